@@ -1,0 +1,149 @@
+//! The one error type of the engine.
+//!
+//! Every fallible call returns [`Result<T>`]. An [`Error`] says what kind of failure it is
+//! ([`Error::kind`]) and carries what a person needs to find the cause: the path of the file
+//! for IO errors, the file and byte offset for corruption.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The result type of every fallible Strata call.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The broad class of an [`Error`], for callers that branch on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The operating system reported an IO error.
+    Io,
+    /// Data on disk failed a checksum or could not be decoded.
+    Corruption,
+    /// The caller passed an argument or option the engine cannot accept.
+    InvalidArgument,
+    /// The database is held by another process or handle.
+    Busy,
+    /// A database or file that must exist does not.
+    NotFound,
+    /// The database is in a state that refuses the call (closed, or stopped by an error).
+    Unavailable,
+}
+
+/// An error from Strata.
+#[derive(Debug)]
+pub enum Error {
+    /// An IO call failed on `path`.
+    Io {
+        /// The file or directory the call was about.
+        path: PathBuf,
+        /// What the engine was doing, e.g. "append", "fdatasync".
+        op: &'static str,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// Bytes on disk are not what the format says they must be.
+    Corruption {
+        /// The file holding the bad bytes.
+        file: PathBuf,
+        /// Byte offset in `file` where the bad record or block starts.
+        offset: u64,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A bad argument or option; the message names it.
+    InvalidArgument(String),
+    /// The database is locked by another process or handle.
+    Busy(String),
+    /// Something that must exist does not; the message names it.
+    NotFound(String),
+    /// The database refuses the call in its current state.
+    Unavailable(String),
+}
+
+impl Error {
+    /// The class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Corruption { .. } => ErrorKind::Corruption,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Busy(_) => ErrorKind::Busy,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Unavailable(_) => ErrorKind::Unavailable,
+        }
+    }
+
+    /// An IO error on `path` during `op`.
+    pub fn io(op: &'static str, path: impl AsRef<Path>, source: io::Error) -> Error {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            op,
+            source,
+        }
+    }
+
+    /// Corruption found in `file` at byte `offset`.
+    pub fn corruption(file: impl AsRef<Path>, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corruption {
+            file: file.as_ref().to_path_buf(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    /// A copy of this error for handing to several waiters (group commit followers).
+    /// The `io::Error` source is rebuilt from its kind and message.
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::Io { path, op, source } => Error::Io {
+                path: path.clone(),
+                op,
+                source: io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                reason: reason.clone(),
+            },
+            Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
+            Error::Busy(m) => Error::Busy(m.clone()),
+            Error::NotFound(m) => Error::NotFound(m.clone()),
+            Error::Unavailable(m) => Error::Unavailable(m.clone()),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { path, op, source } => {
+                write!(f, "IO error: {op} {}: {source}", path.display())
+            }
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "corruption in {} at offset {offset}: {reason}",
+                file.display()
+            ),
+            Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::Busy(m) => write!(f, "busy: {m}"),
+            Error::NotFound(m) => write!(f, "not found: {m}"),
+            Error::Unavailable(m) => write!(f, "unavailable: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! Log records: the framing of the write-ahead log (and, later, the manifest).
+//!
+//! A log file is a sequence of 32 KiB blocks. A record is written as one or more fragments;
+//! a fragment never crosses a block boundary. Byte layout of a fragment (do not change):
+//!
+//! ```text
+//! +---------------------+----------------+----------+-----------------+
+//! | masked crc32c: u32  | length: u16 LE | type: u8 | payload (length) |
+//! +---------------------+----------------+----------+-----------------+
+//! ```
+//!
+//! - the crc covers the type byte and the payload, and is masked (`codec::mask_crc`);
+//! - type is FULL (1, the whole record), or FIRST (2), MIDDLE (3), LAST (4) for a record split
+//!   over blocks; 0 is never written (zero-filled space reads as corruption);
+//! - when fewer than 7 bytes are left in a block, they are zero-filled and the next fragment
+//!   starts the next block.
+//!
+//! The reader checks every fragment; a torn or corrupt record is reported with the byte offset
+//! where it starts, so recovery can apply the point-in-time rule (keep everything before the
+//! first bad record, drop everything after it).
+
+use std::path::Path;
+
+use crate::codec::{crc32c, crc32c_extend, decode_fixed32, mask_crc, unmask_crc};
+use crate::error::{Error, Result};
+use crate::fs::{SequentialFile, WritableFile};
+
+/// Bytes in a log block.
+pub const BLOCK_SIZE: usize = 32 * 1024;
+/// Bytes in a fragment header.
+pub const HEADER_SIZE: usize = 7;
+
+const FULL: u8 = 1;
+const FIRST: u8 = 2;
+const MIDDLE: u8 = 3;
+const LAST: u8 = 4;
+
+/// Appends records to a log file.
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    block_offset: usize,
+    /// The fragments of one record, so that a record goes to the OS in one append.
+    buf: Vec<u8>,
+}
+
+impl LogWriter {
+    /// A writer appending to `file` (which may already hold records).
+    pub fn new(file: Box<dyn WritableFile>) -> LogWriter {
+        let block_offset = (file.len() % BLOCK_SIZE as u64) as usize;
+        LogWriter {
+            file,
+            block_offset,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Appends `data` as one record, with one call to the file.
+    pub fn add_record(&mut self, data: &[u8]) -> Result<()> {
+        self.buf.clear();
+        let mut left = data;
+        let mut begin = true;
+        loop {
+            let leftover = BLOCK_SIZE - self.block_offset;
+            if leftover < HEADER_SIZE {
+                self.buf.extend_from_slice(&[0u8; HEADER_SIZE][..leftover]);
+                self.block_offset = 0;
+            }
+            let avail = BLOCK_SIZE - self.block_offset - HEADER_SIZE;
+            let frag_len = left.len().min(avail);
+            let end = frag_len == left.len();
+            let kind = match (begin, end) {
+                (true, true) => FULL,
+                (true, false) => FIRST,
+                (false, true) => LAST,
+                (false, false) => MIDDLE,
+            };
+            let (frag, rest) = left.split_at(frag_len);
+            let crc = mask_crc(crc32c_extend(crc32c(&[kind]), frag));
+            self.buf.extend_from_slice(&crc.to_le_bytes());
+            self.buf.extend_from_slice(&(frag_len as u16).to_le_bytes());
+            self.buf.push(kind);
+            self.buf.extend_from_slice(frag);
+            self.block_offset += HEADER_SIZE + frag_len;
+            left = rest;
+            begin = false;
+            if end {
+                break;
+            }
+        }
+        self.file.append(&self.buf)?;
+        if self.buf.capacity() > 4 * BLOCK_SIZE {
+            self.buf = Vec::new(); // do not keep a huge record's buffer alive
+        }
+        Ok(())
+    }
+
+    /// Makes every record appended so far durable.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
+    /// Bytes in the file.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// True when no record was written.
+    pub fn is_empty(&self) -> bool {
+        self.file.is_empty()
+    }
+}
+
+/// What went wrong with a record: where it starts and why it is bad.
+#[derive(Debug, Clone)]
+pub struct BadRecord {
+    /// Byte offset of the start of the bad record (or fragment) in the file.
+    pub offset: u64,
+    /// What was wrong.
+    pub reason: String,
+}
+
+impl BadRecord {
+    /// The corruption error for this bad record in `path`.
+    pub fn into_error(self, path: &Path) -> Error {
+        Error::corruption(path, self.offset, self.reason)
+    }
+}
+
+/// Why [`LogReader::read_record`] could not return the next record.
+#[derive(Debug)]
+pub enum ReadError {
+    /// A torn or corrupt record: the good prefix of the file ends at its offset.
+    Bad(BadRecord),
+    /// The file could not be read.
+    Io(Error),
+}
+
+impl From<Error> for ReadError {
+    fn from(e: Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+/// Reads the records of a log file in order.
+pub struct LogReader {
+    file: Box<dyn SequentialFile>,
+    block: Vec<u8>,
+    /// Valid bytes in `block`.
+    block_len: usize,
+    /// Read position in `block`.
+    pos: usize,
+    /// File offset of `block[0]`.
+    block_start: u64,
+    eof: bool,
+    record: Vec<u8>,
+    /// File offset just past the last whole record returned.
+    end_of_last_record: u64,
+    bytes_read: u64,
+}
+
+impl LogReader {
+    /// A reader of `file` from its start.
+    pub fn new(file: Box<dyn SequentialFile>) -> LogReader {
+        LogReader {
+            file,
+            block: vec![0; BLOCK_SIZE],
+            block_len: 0,
+            pos: 0,
+            block_start: 0,
+            eof: false,
+            record: Vec::new(),
+            end_of_last_record: 0,
+            bytes_read: 0,
+        }
+    }
+
+    /// File offset just past the last whole record returned: the length of the good prefix.
+    pub fn end_of_last_record(&self) -> u64 {
+        self.end_of_last_record
+    }
+
+    /// Bytes read from the file so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// The next record, `Ok(None)` at a clean end of the file.
+    pub fn read_record(&mut self) -> std::result::Result<Option<&[u8]>, ReadError> {
+        self.record.clear();
+        let mut record_start: Option<u64> = None;
+        loop {
+            let frag_offset = self.offset();
+            let Some((kind, start, len)) = self.read_fragment()? else {
+                return match record_start {
+                    Some(offset) => Err(bad(offset, "log ends inside a fragmented record")),
+                    None => Ok(None),
+                };
+            };
+            let payload = &self.block[start..start + len];
+            match (kind, record_start) {
+                (FULL | FIRST, Some(offset)) => {
+                    return Err(bad(
+                        offset,
+                        "fragmented record not finished before the next one",
+                    ))
+                }
+                (MIDDLE | LAST, None) => {
+                    return Err(bad(frag_offset, "record fragment without a first fragment"))
+                }
+                (FIRST, None) => {
+                    record_start = Some(frag_offset);
+                    self.record.extend_from_slice(payload);
+                }
+                (MIDDLE, Some(_)) => self.record.extend_from_slice(payload),
+                _ => {
+                    // FULL, or LAST of a fragmented record.
+                    self.record.extend_from_slice(payload);
+                    self.end_of_last_record = self.offset();
+                    return Ok(Some(&self.record));
+                }
+            }
+        }
+    }
+
+    /// Counts the whole, checksummed records that follow a bad one, by resynchronising at
+    /// each following block boundary. Used to report what the point-in-time rule dropped.
+    pub fn count_records_after_corruption(&mut self) -> Result<u64> {
+        let mut count = 0;
+        loop {
+            if self.eof && self.pos >= self.block_len {
+                return Ok(count);
+            }
+            // Skip the rest of the current block; fragments never cross a boundary.
+            self.pos = self.block_len;
+            loop {
+                let bad_at = match self.read_record() {
+                    Ok(Some(_)) => {
+                        count += 1;
+                        continue;
+                    }
+                    Ok(None) => return Ok(count),
+                    Err(ReadError::Bad(b)) => b.offset,
+                    Err(ReadError::Io(e)) => return Err(e),
+                };
+                // When the reader moved past the bad fragment (a continuation of a record that
+                // started before the resync point), keep reading this block.
+                if self.offset() <= bad_at {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.block_start + self.pos as u64
+    }
+
+    fn fill_block(&mut self) -> Result<()> {
+        self.block_start += self.block_len as u64;
+        self.block_len = 0;
+        self.pos = 0;
+        while self.block_len < BLOCK_SIZE {
+            let n = self.file.read(&mut self.block[self.block_len..])?;
+            if n == 0 {
+                self.eof = true;
+                break;
+            }
+            self.block_len += n;
+        }
+        self.bytes_read += self.block_len as u64;
+        Ok(())
+    }
+
+    /// The next fragment as (type, payload start in `block`, payload length); `None` at a
+    /// clean end of file.
+    fn read_fragment(&mut self) -> std::result::Result<Option<(u8, usize, usize)>, ReadError> {
+        loop {
+            let remaining = self.block_len - self.pos;
+            if remaining < HEADER_SIZE {
+                if self.eof {
+                    if remaining == 0 {
+                        return Ok(None);
+                    }
+                    return Err(bad(self.offset(), "log ends inside a record header"));
+                }
+                if self.block[self.pos..self.block_len].iter().any(|&b| b != 0) {
+                    return Err(bad(self.offset(), "non-zero bytes in a block trailer"));
+                }
+                self.fill_block()?;
+                continue;
+            }
+            let h = &self.block[self.pos..self.pos + HEADER_SIZE];
+            let stored_crc = decode_fixed32(h).unwrap_or_default();
+            let len = u16::from_le_bytes([h[4], h[5]]) as usize;
+            let kind = h[6];
+            if HEADER_SIZE + len > remaining {
+                let reason = if self.eof {
+                    "log ends inside a record"
+                } else {
+                    "record length runs past its block"
+                };
+                return Err(bad(self.offset(), reason));
+            }
+            let start = self.pos + HEADER_SIZE;
+            let actual = crc32c_extend(crc32c(&[kind]), &self.block[start..start + len]);
+            if unmask_crc(stored_crc) != actual {
+                return Err(bad(self.offset(), "record checksum mismatch"));
+            }
+            if !(FULL..=LAST).contains(&kind) {
+                return Err(bad(self.offset(), &format!("unknown record type {kind}")));
+            }
+            self.pos = start + len;
+            return Ok(Some((kind, start, len)));
+        }
+    }
+}
+
+fn bad(offset: u64, reason: &str) -> ReadError {
+    ReadError::Bad(BadRecord {
+        offset,
+        reason: reason.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::{FileSystem, PosixFs};
+    use crate::util::Rng;
+
+    fn write_log(path: &Path, records: &[Vec<u8>]) {
+        let mut w = LogWriter::new(PosixFs.create_writable(path).unwrap());
+        for r in records {
+            w.add_record(r).unwrap();
+        }
+        w.sync().unwrap();
+    }
+
+    fn read_all(path: &Path) -> (Vec<Vec<u8>>, Option<BadRecord>, u64) {
+        let mut r = LogReader::new(PosixFs.open_sequential(path).unwrap());
+        let mut out = Vec::new();
+        loop {
+            match r.read_record() {
+                Ok(Some(rec)) => out.push(rec.to_vec()),
+                Ok(None) => return (out, None, r.end_of_last_record()),
+                Err(ReadError::Bad(b)) => return (out, Some(b), r.end_of_last_record()),
+                Err(ReadError::Io(e)) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// A log held in memory, so that tests can read thousands of variants quickly.
+    struct MemLog(Vec<u8>, usize);
+
+    impl SequentialFile for MemLog {
+        fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+            let n = buf.len().min(self.0.len() - self.1);
+            buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    fn read_bytes(bytes: &[u8]) -> (Vec<Vec<u8>>, Option<BadRecord>, u64) {
+        let mut r = LogReader::new(Box::new(MemLog(bytes.to_vec(), 0)));
+        let mut out = Vec::new();
+        loop {
+            match r.read_record() {
+                Ok(Some(rec)) => out.push(rec.to_vec()),
+                Ok(None) => return (out, None, r.end_of_last_record()),
+                Err(ReadError::Bad(b)) => return (out, Some(b), r.end_of_last_record()),
+                Err(ReadError::Io(e)) => panic!("{e}"),
+            }
+        }
+    }
+
+    fn sample_records() -> Vec<Vec<u8>> {
+        let mut rng = Rng::new(7);
+        let mut recs = vec![Vec::new(), b"small".to_vec()];
+        // Sizes around block and header boundaries, and records spanning several blocks.
+        for len in [
+            BLOCK_SIZE - 2 * HEADER_SIZE - 5,
+            BLOCK_SIZE - HEADER_SIZE,
+            BLOCK_SIZE,
+            3 * BLOCK_SIZE + 17,
+            1,
+            100,
+        ] {
+            recs.push((0..len).map(|_| rng.next_u64() as u8).collect());
+        }
+        recs
+    }
+
+    #[test]
+    fn records_round_trip_across_block_boundaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.log");
+        let recs = sample_records();
+        write_log(&p, &recs);
+        let (got, bad, end) = read_all(&p);
+        assert!(bad.is_none(), "{bad:?}");
+        assert_eq!(got, recs);
+        assert_eq!(end, PosixFs.file_size(&p).unwrap());
+    }
+
+    #[test]
+    fn every_truncation_yields_a_prefix_of_whole_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.log");
+        let recs: Vec<Vec<u8>> = (0..40u32)
+            .map(|i| vec![i as u8; (i as usize * 97) % 3000])
+            .collect();
+        write_log(&p, &recs);
+        let full = std::fs::read(&p).unwrap();
+        for cut in 0..full.len() {
+            let (got, _bad, end) = read_bytes(&full[..cut]);
+            assert!(end <= cut as u64);
+            assert_eq!(got[..], recs[..got.len()], "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn flipped_bytes_are_reported_never_returned_as_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.log");
+        let recs = sample_records();
+        write_log(&p, &recs);
+        let full = std::fs::read(&p).unwrap();
+        let mut rng = Rng::new(99);
+        for _ in 0..2000 {
+            let mut bytes = full.clone();
+            let at = rng.below(bytes.len() as u64) as usize;
+            bytes[at] ^= 1 << rng.below(8);
+            let (got, bad, _) = read_bytes(&bytes);
+            assert_eq!(got[..], recs[..got.len()], "flip at {at}");
+            if got.len() < recs.len() {
+                let b = bad.expect("a short read must report why");
+                assert!(
+                    b.offset <= at as u64,
+                    "bad record at {} after flip at {at}",
+                    b.offset
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn records_after_a_corruption_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.log");
+        let recs: Vec<Vec<u8>> = (0..20).map(|_| vec![b'x'; 10_000]).collect();
+        write_log(&p, &recs);
+        let mut bytes = std::fs::read(&p).unwrap();
+        bytes[HEADER_SIZE + 3] ^= 0xff; // first record's payload
+        std::fs::write(&p, &bytes).unwrap();
+        let mut r = LogReader::new(PosixFs.open_sequential(&p).unwrap());
+        assert!(matches!(r.read_record(), Err(ReadError::Bad(ref b)) if b.offset == 0));
+        let after = r.count_records_after_corruption().unwrap();
+        // Records whose start lies in the first block are skipped with it.
+        assert!((15..20).contains(&after), "{after}");
+    }
+}

@@ -1,0 +1,317 @@
+//! The memtable: recent writes in memory, ordered by internal key.
+//!
+//! A memtable is an arena skiplist ([`skiplist`]) of internal keys and values. Writes come
+//! from one writer at a time (the group-commit leader); reads and iterators take no lock.
+//! When its memory passes `write_buffer_size` the database makes it immutable and starts a
+//! new one; it is then read-only until it is flushed to a table.
+//!
+//! A memtable records the number of the WAL that holds its writes (`log_number`): the WAL
+//! can be deleted once the memtable is flushed.
+
+pub mod skiplist;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::iterator::InternalIterator;
+use crate::key::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
+use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
+
+/// What a memtable knows about a key at a sequence number.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Lookup<'a> {
+    /// The newest visible entry is a put of this value.
+    Found(&'a [u8]),
+    /// The newest visible entry deletes the key: older tables must not be consulted.
+    Deleted,
+    /// The memtable has no visible entry for the key.
+    Missing,
+}
+
+/// Recent writes, in memory.
+pub struct MemTable {
+    list: SkipList,
+    log_number: u64,
+    entries: AtomicU64,
+    deletes: AtomicU64,
+    payload_bytes: AtomicU64,
+}
+
+impl MemTable {
+    /// An empty memtable whose writes are logged in WAL `log_number`.
+    pub fn new(log_number: u64) -> MemTable {
+        MemTable {
+            list: SkipList::new(log_number ^ 0x5eed),
+            log_number,
+            entries: AtomicU64::new(0),
+            deletes: AtomicU64::new(0),
+            payload_bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// The WAL that holds this memtable's writes.
+    pub fn log_number(&self) -> u64 {
+        self.log_number
+    }
+
+    /// Adds one entry. Callers serialise adds (the write leader); each `(key, seq)` is new.
+    pub fn add(&self, seq: SequenceNumber, kind: ValueKind, key: &[u8], value: &[u8]) {
+        self.list.insert(key, pack_trailer(seq, kind as u8), value);
+        self.entries.fetch_add(1, Ordering::Relaxed);
+        if kind != ValueKind::Put {
+            self.deletes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.payload_bytes
+            .fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
+    }
+
+    /// The newest entry for `key` with a sequence number at most `seq`.
+    pub fn get(&self, key: &[u8], seq: SequenceNumber) -> Lookup<'_> {
+        let target = Target {
+            user_key: key,
+            trailer: pack_trailer(seq, KIND_FOR_SEEK),
+        };
+        let node = self.list.find_greater_or_equal(&target, None);
+        if node.is_null() {
+            return Lookup::Missing;
+        }
+        // SAFETY: `node` is a linked node of `self.list`, which lives as long as `self`.
+        let ikey = unsafe { node_key(node) };
+        let (user_key, trailer) = ikey.split_at(ikey.len() - 8);
+        if user_key != key {
+            return Lookup::Missing;
+        }
+        match ValueKind::from_byte(trailer[0]) {
+            // SAFETY: as above.
+            Some(ValueKind::Put) => Lookup::Found(unsafe { node_value(node) }),
+            Some(ValueKind::Delete | ValueKind::SingleDelete) => Lookup::Deleted,
+            None => Lookup::Missing,
+        }
+    }
+
+    /// Bytes of memory used, what the switch to a new memtable is decided on.
+    pub fn memory_usage(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    /// Entries added.
+    pub fn num_entries(&self) -> u64 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// Deletes and single-deletes added.
+    pub fn num_deletes(&self) -> u64 {
+        self.deletes.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of user keys and values added.
+    pub fn payload_bytes(&self) -> u64 {
+        self.payload_bytes.load(Ordering::Relaxed)
+    }
+
+    /// True when nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.num_entries() == 0
+    }
+
+    /// An iterator over the memtable's internal keys; it keeps the memtable alive.
+    pub fn iter(self: &Arc<Self>) -> MemTableIterator {
+        MemTableIterator {
+            mem: self.clone(),
+            node: std::ptr::null(),
+        }
+    }
+}
+
+/// An internal iterator over one memtable.
+pub struct MemTableIterator {
+    mem: Arc<MemTable>,
+    /// The current node; null when not valid.
+    node: Node,
+}
+
+// SAFETY: the node pointer points into `mem`'s skiplist, which the iterator keeps alive and
+// which is safe to read from any thread (see `skiplist`).
+unsafe impl Send for MemTableIterator {}
+
+impl MemTableIterator {
+    fn set(&mut self, node: Node) {
+        self.node = if node == self.mem.list.head() {
+            std::ptr::null()
+        } else {
+            node
+        };
+    }
+}
+
+impl InternalIterator for MemTableIterator {
+    fn valid(&self) -> bool {
+        !self.node.is_null()
+    }
+
+    fn seek_to_first(&mut self) {
+        // SAFETY: the head of a live list.
+        let first = unsafe { node_next(self.mem.list.head()) };
+        self.set(first);
+    }
+
+    fn seek_to_last(&mut self) {
+        let last = self.mem.list.find_last();
+        self.set(last);
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        let node = match Target::from_internal(target) {
+            Some(t) => self.mem.list.find_greater_or_equal(&t, None),
+            None => std::ptr::null(),
+        };
+        self.set(node);
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        let Some(t) = Target::from_internal(target) else {
+            self.set(std::ptr::null());
+            return;
+        };
+        // The last node <= target: the first node >= target if it equals it, else the one
+        // before it.
+        let ge = self.mem.list.find_greater_or_equal(&t, None);
+        // SAFETY: `ge` is a linked node when non-null.
+        if !ge.is_null() && unsafe { node_key(ge) } == target {
+            self.set(ge);
+        } else {
+            let lt = self.mem.list.find_less_than(&t);
+            self.set(lt);
+        }
+    }
+
+    fn next(&mut self) {
+        if self.valid() {
+            // SAFETY: a valid iterator is on a linked node of its live list.
+            let n = unsafe { node_next(self.node) };
+            self.set(n);
+        }
+    }
+
+    fn prev(&mut self) {
+        if self.valid() {
+            // SAFETY: as in `next`.
+            let key = unsafe { node_key(self.node) };
+            let node = match Target::from_internal(key) {
+                Some(t) => self.mem.list.find_less_than(&t),
+                None => std::ptr::null(),
+            };
+            self.set(node);
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        if self.node.is_null() {
+            return &[];
+        }
+        // SAFETY: as in `next`; the slice lives as long as `self.mem`, which outlives `&self`.
+        unsafe { node_key(self.node) }
+    }
+
+    fn value(&self) -> &[u8] {
+        if self.node.is_null() {
+            return &[];
+        }
+        // SAFETY: as in `key`.
+        unsafe { node_value(self.node) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{seek_key, ParsedKey};
+    use crate::util::Rng;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn get_sees_the_newest_visible_version() {
+        let mem = MemTable::new(1);
+        mem.add(1, ValueKind::Put, b"k", b"v1");
+        mem.add(2, ValueKind::Put, b"k", b"v2");
+        mem.add(3, ValueKind::Delete, b"k", b"");
+        mem.add(4, ValueKind::Put, b"k", b"v4");
+        assert_eq!(mem.get(b"k", 0), Lookup::Missing);
+        assert_eq!(mem.get(b"k", 1), Lookup::Found(b"v1"));
+        assert_eq!(mem.get(b"k", 2), Lookup::Found(b"v2"));
+        assert_eq!(mem.get(b"k", 3), Lookup::Deleted);
+        assert_eq!(mem.get(b"k", 100), Lookup::Found(b"v4"));
+        assert_eq!(mem.get(b"j", 100), Lookup::Missing);
+        assert_eq!(mem.get(b"kk", 100), Lookup::Missing);
+        assert_eq!(mem.num_entries(), 4);
+        assert_eq!(mem.num_deletes(), 1);
+    }
+
+    /// The memtable against a BTreeMap of (user key, Reverse(seq)) -> value: every get at
+    /// every snapshot, and iteration both ways from every seek.
+    #[test]
+    fn matches_a_btreemap_model() {
+        for seed in 0..20 {
+            let mut rng = Rng::new(seed);
+            let mem = Arc::new(MemTable::new(seed));
+            let mut model: BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>> =
+                BTreeMap::new();
+            let n = 200 + rng.below(800);
+            for seq in 1..=n {
+                let key = format!("{:03}", rng.below(100)).into_bytes();
+                if rng.one_in(4) {
+                    mem.add(seq, ValueKind::Delete, &key, b"");
+                    model.insert((key, std::cmp::Reverse(seq)), None);
+                } else {
+                    let v = format!("v{seq}").into_bytes();
+                    mem.add(seq, ValueKind::Put, &key, &v);
+                    model.insert((key, std::cmp::Reverse(seq)), Some(v));
+                }
+            }
+            for k in 0..101 {
+                let key = format!("{k:03}").into_bytes();
+                let at = rng.below(n + 2);
+                let expect = model
+                    .range((key.clone(), std::cmp::Reverse(at))..)
+                    .next()
+                    .filter(|((uk, _), _)| *uk == key)
+                    .map(|(_, v)| v.clone());
+                let got = match mem.get(&key, at) {
+                    Lookup::Found(v) => Some(Some(v.to_vec())),
+                    Lookup::Deleted => Some(None),
+                    Lookup::Missing => None,
+                };
+                assert_eq!(got, expect, "seed {seed} key {k} at {at}");
+            }
+            let flat: Vec<(Vec<u8>, u64)> = model.keys().map(|(k, s)| (k.clone(), s.0)).collect();
+            let mut it = mem.iter();
+            it.seek_to_first();
+            let mut seen = Vec::new();
+            while it.valid() {
+                let p = ParsedKey::parse(it.key()).unwrap();
+                seen.push((p.user_key.to_vec(), p.seq));
+                it.next();
+            }
+            assert_eq!(seen, flat);
+            it.seek_to_last();
+            let mut back = Vec::new();
+            while it.valid() {
+                let p = ParsedKey::parse(it.key()).unwrap();
+                back.push((p.user_key.to_vec(), p.seq));
+                it.prev();
+            }
+            back.reverse();
+            assert_eq!(back, flat);
+            let probe = format!("{:03}", rng.below(100)).into_bytes();
+            it.seek(&seek_key(&probe, n));
+            let idx = flat.partition_point(|(k, _)| *k < probe);
+            match flat.get(idx) {
+                Some((k, s)) => {
+                    let p = ParsedKey::parse(it.key()).unwrap();
+                    assert_eq!((p.user_key, p.seq), (&k[..], *s));
+                }
+                None => assert!(!it.valid()),
+            }
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! An arena-allocated skiplist of internal keys with lock-free readers.
+//!
+//! Invariants (what makes the `unsafe` below sound):
+//!
+//! - Nodes live in memory blocks owned by the list and freed only when the list is dropped;
+//!   a node is never moved, changed (but for its tower of next pointers) or freed while the
+//!   list lives. Readers hold the list (through an `Arc` of the memtable), so every node
+//!   pointer they load stays valid.
+//! - One writer at a time: `insert` holds the `writer` mutex for the whole insert, and that
+//!   mutex owns the allocator. Readers take no lock.
+//! - A node is fully written (header, key, value, its own next pointers) before it is linked;
+//!   links are published with `Release` stores and read with `Acquire` loads, so a reader that
+//!   sees a node sees its contents.
+//!
+//! Node layout in the arena (8-byte aligned):
+//!
+//! ```text
+//! +-------------+---------------+------------+-----------+----------------------+-----+-------+
+//! | key_len u32 | value_len u32 | height u32 | (pad u32) | next[height]: ptr*8  | key | value |
+//! +-------------+---------------+------------+-----------+----------------------+-----+-------+
+//! ```
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cmp::Ordering;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
+
+use parking_lot::Mutex;
+
+use crate::key::TRAILER_LEN;
+use crate::util::Rng;
+
+/// The tallest tower. With branching 4, enough for tens of millions of entries.
+pub const MAX_HEIGHT: usize = 12;
+const BRANCHING: u64 = 4;
+const NODE_HEADER: usize = 16;
+const PTR: usize = std::mem::size_of::<usize>();
+/// Bytes in a normal arena block; larger nodes get a block of their own.
+const BLOCK_SIZE: usize = 1 << 20;
+
+/// A target for a search: an internal key given as its user key and trailer, so that lookups
+/// need not build an encoded key.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    /// The user key.
+    pub user_key: &'a [u8],
+    /// `(seq << 8) | kind`.
+    pub trailer: u64,
+}
+
+impl<'a> Target<'a> {
+    /// The target for an encoded internal key (`None` if too short).
+    pub fn from_internal(ikey: &'a [u8]) -> Option<Target<'a>> {
+        let split = ikey.len().checked_sub(TRAILER_LEN)?;
+        let (user_key, t) = ikey.split_at(split);
+        Some(Target {
+            user_key,
+            trailer: u64::from_le_bytes(t.try_into().ok()?),
+        })
+    }
+}
+
+/// Orders a stored internal key against a target: user key ascending, trailer descending.
+#[inline]
+fn compare_with(stored: &[u8], target: &Target<'_>) -> Ordering {
+    let split = stored.len() - TRAILER_LEN;
+    match stored[..split].cmp(target.user_key) {
+        Ordering::Equal => {
+            let mut t = [0u8; 8];
+            t.copy_from_slice(&stored[split..]);
+            target.trailer.cmp(&u64::from_le_bytes(t))
+        }
+        other => other,
+    }
+}
+
+struct Arena {
+    blocks: Vec<(*mut u8, Layout)>,
+    ptr: *mut u8,
+    remaining: usize,
+    rng: Rng,
+}
+
+impl Arena {
+    /// Zeroed, 8-byte aligned memory for `size` bytes. Returns null only if the allocator
+    /// fails, which `handle_alloc_error` turns into an abort as for any Rust allocation.
+    fn alloc(&mut self, size: usize, usage: &AtomicUsize) -> *mut u8 {
+        let size = (size + 7) & !7;
+        if size > self.remaining {
+            if size > BLOCK_SIZE / 4 {
+                return self.new_block(size, usage);
+            }
+            self.ptr = self.new_block(BLOCK_SIZE, usage);
+            self.remaining = BLOCK_SIZE;
+        }
+        let p = self.ptr;
+        // SAFETY: `size <= remaining`, so the result stays inside the current block.
+        self.ptr = unsafe { self.ptr.add(size) };
+        self.remaining -= size;
+        p
+    }
+
+    fn new_block(&mut self, size: usize, usage: &AtomicUsize) -> *mut u8 {
+        let layout = match Layout::from_size_align(size, 8) {
+            Ok(l) => l,
+            Err(_) => std::alloc::handle_alloc_error(Layout::new::<u64>()),
+        };
+        // SAFETY: the layout has a non-zero size (every node has a header).
+        let p = unsafe { alloc_zeroed(layout) };
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        self.blocks.push((p, layout));
+        usage.fetch_add(size, AtomicOrdering::Relaxed);
+        p
+    }
+}
+
+/// The skiplist. See the module doc for its invariants.
+pub struct SkipList {
+    head: *mut u8,
+    max_height: AtomicUsize,
+    memory: AtomicUsize,
+    writer: Mutex<Arena>,
+}
+
+// SAFETY: the raw pointers point into blocks owned by the list; nodes are immutable once
+// linked except for their atomic next pointers, and all mutation of the allocator happens
+// under the `writer` mutex (see the module doc).
+unsafe impl Send for SkipList {}
+// SAFETY: as above; readers only perform atomic loads and reads of immutable bytes.
+unsafe impl Sync for SkipList {}
+
+impl Drop for SkipList {
+    fn drop(&mut self) {
+        for &(p, layout) in &self.writer.get_mut().blocks {
+            // SAFETY: each block was allocated by `alloc_zeroed` with this layout and is
+            // freed once, here, when no reader can hold the list any more.
+            unsafe { dealloc(p, layout) };
+        }
+    }
+}
+
+/// A node pointer: null means "none" (past the end, or before the start for `head`).
+pub type Node = *const u8;
+
+// Accessors. Each is `unsafe`: `node` must be a linked node (or the head) of a live list.
+
+unsafe fn header(node: Node, i: usize) -> usize {
+    // SAFETY: the header holds three aligned u32 fields at offsets 0, 4, 8.
+    unsafe { *(node.add(4 * i) as *const u32) as usize }
+}
+
+unsafe fn tower<'a>(node: Node, level: usize) -> &'a AtomicPtr<u8> {
+    // SAFETY: `level < height(node)`, checked by callers; the slot is 8-byte aligned and was
+    // zero-initialised (a null pointer) by the allocator.
+    unsafe { &*(node.add(NODE_HEADER + PTR * level) as *const AtomicPtr<u8>) }
+}
+
+/// The stored internal key of `node`.
+///
+/// # Safety
+/// `node` is a non-head node of a list that outlives `'a`.
+pub unsafe fn node_key<'a>(node: Node) -> &'a [u8] {
+    // SAFETY: the key follows the tower; its length is in the header (module doc).
+    unsafe {
+        let (klen, height) = (header(node, 0), header(node, 2));
+        std::slice::from_raw_parts(node.add(NODE_HEADER + PTR * height), klen)
+    }
+}
+
+/// The value of `node`.
+///
+/// # Safety
+/// As for [`node_key`].
+pub unsafe fn node_value<'a>(node: Node) -> &'a [u8] {
+    // SAFETY: the value follows the key (module doc).
+    unsafe {
+        let (klen, vlen, height) = (header(node, 0), header(node, 1), header(node, 2));
+        std::slice::from_raw_parts(node.add(NODE_HEADER + PTR * height + klen), vlen)
+    }
+}
+
+/// The successor of `node` at level 0 (null at the end).
+///
+/// # Safety
+/// `node` is a node or the head of a live list.
+pub unsafe fn node_next(node: Node) -> Node {
+    // SAFETY: every node has height >= 1.
+    unsafe { tower(node, 0).load(AtomicOrdering::Acquire) }
+}
+
+impl SkipList {
+    /// An empty list.
+    pub fn new(seed: u64) -> SkipList {
+        let memory = AtomicUsize::new(0);
+        let mut arena = Arena {
+            blocks: Vec::new(),
+            ptr: ptr::null_mut(),
+            remaining: 0,
+            rng: Rng::new(seed),
+        };
+        let head = arena.alloc(NODE_HEADER + PTR * MAX_HEIGHT, &memory);
+        // SAFETY: fresh zeroed memory of the head's size; the header is written once here.
+        unsafe { *(head.add(8) as *mut u32) = MAX_HEIGHT as u32 };
+        SkipList {
+            head,
+            max_height: AtomicUsize::new(1),
+            memory,
+            writer: Mutex::new(arena),
+        }
+    }
+
+    /// Bytes of memory the list has allocated.
+    pub fn memory_usage(&self) -> usize {
+        self.memory.load(AtomicOrdering::Relaxed)
+    }
+
+    /// The head (before the first node).
+    pub fn head(&self) -> Node {
+        self.head
+    }
+
+    /// Inserts the internal key `(user_key, trailer)`, which must not be present, with `value`.
+    pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
+        let target = Target { user_key, trailer };
+        let key_len = user_key.len() + TRAILER_LEN;
+        let mut arena = self.writer.lock();
+        let mut height = 1;
+        while height < MAX_HEIGHT && arena.rng.one_in(BRANCHING) {
+            height += 1;
+        }
+        let mut prev = [self.head as Node; MAX_HEIGHT];
+        self.find_greater_or_equal(&target, Some(&mut prev));
+        let list_height = self.max_height.load(AtomicOrdering::Relaxed);
+        if height > list_height {
+            // `prev` already holds the head for the new levels. A reader that sees the new
+            // height before the links sees null next pointers at those levels: harmless.
+            self.max_height.store(height, AtomicOrdering::Relaxed);
+        }
+        let size = NODE_HEADER + PTR * height + key_len + value.len();
+        let node = arena.alloc(size, &self.memory);
+        // SAFETY: `node` is fresh, zeroed, 8-aligned memory of `size` bytes owned by this list;
+        // nothing else sees it until it is linked below.
+        unsafe {
+            *(node as *mut u32) = key_len as u32;
+            *(node.add(4) as *mut u32) = value.len() as u32;
+            *(node.add(8) as *mut u32) = height as u32;
+            let data = node.add(NODE_HEADER + PTR * height);
+            ptr::copy_nonoverlapping(user_key.as_ptr(), data, user_key.len());
+            let trailer = trailer.to_le_bytes();
+            ptr::copy_nonoverlapping(trailer.as_ptr(), data.add(user_key.len()), TRAILER_LEN);
+            ptr::copy_nonoverlapping(value.as_ptr(), data.add(key_len), value.len());
+            for (level, &p) in prev.iter().enumerate().take(height) {
+                let next = tower(p, level).load(AtomicOrdering::Acquire);
+                tower(node, level).store(next, AtomicOrdering::Relaxed);
+                // Publish: the node's contents happen-before any Acquire load that sees it.
+                tower(p, level).store(node, AtomicOrdering::Release);
+            }
+        }
+    }
+
+    fn height(&self) -> usize {
+        self.max_height.load(AtomicOrdering::Relaxed)
+    }
+
+    /// The first node at or after `target` (null if none). Fills `prev` with the last node
+    /// before `target` at each level when asked.
+    pub fn find_greater_or_equal(
+        &self,
+        target: &Target<'_>,
+        mut prev: Option<&mut [Node; MAX_HEIGHT]>,
+    ) -> Node {
+        let mut x: Node = self.head;
+        let mut level = self.height() - 1;
+        loop {
+            // SAFETY: `x` is the head or a linked node; `level` is below its height because
+            // towers are searched top-down from a level `x` was reached at.
+            let next = unsafe { tower(x, level).load(AtomicOrdering::Acquire) };
+            // SAFETY: `next` is a linked, non-head node when non-null.
+            if !next.is_null() && compare_with(unsafe { node_key(next) }, target) == Ordering::Less
+            {
+                x = next;
+                continue;
+            }
+            if let Some(p) = prev.as_deref_mut() {
+                p[level] = x;
+            }
+            if level == 0 {
+                return next;
+            }
+            level -= 1;
+        }
+    }
+
+    /// The last node before `target` (the head if none).
+    pub fn find_less_than(&self, target: &Target<'_>) -> Node {
+        let mut prev = [self.head as Node; MAX_HEIGHT];
+        self.find_greater_or_equal(target, Some(&mut prev));
+        prev[0]
+    }
+
+    /// The last node (the head if the list is empty).
+    pub fn find_last(&self) -> Node {
+        let mut x: Node = self.head;
+        let mut level = self.height() - 1;
+        loop {
+            // SAFETY: as in `find_greater_or_equal`.
+            let next = unsafe { tower(x, level).load(AtomicOrdering::Acquire) };
+            if !next.is_null() {
+                x = next;
+            } else if level == 0 {
+                return x;
+            } else {
+                level -= 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{append_internal_key, compare_internal};
+    use std::sync::Arc;
+
+    fn ik(k: u64, seq: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        append_internal_key(&mut v, &k.to_be_bytes(), seq, 1);
+        v
+    }
+
+    fn insert(list: &SkipList, ikey: &[u8], value: &[u8]) {
+        let t = Target::from_internal(ikey).unwrap();
+        list.insert(t.user_key, t.trailer, value);
+    }
+
+    fn collect(list: &SkipList) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        // SAFETY: the list is alive for the whole walk.
+        unsafe {
+            let mut n = node_next(list.head());
+            while !n.is_null() {
+                out.push(node_key(n).to_vec());
+                n = node_next(n);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn matches_a_sorted_model_and_finds_neighbours() {
+        let list = SkipList::new(1);
+        let mut rng = Rng::new(5);
+        let mut model: Vec<Vec<u8>> = Vec::new();
+        for seq in 0..5000 {
+            let k = ik(rng.below(1000), seq);
+            insert(&list, &k, &k[..3]);
+            model.push(k);
+        }
+        model.sort_by(|a, b| compare_internal(a, b));
+        assert_eq!(collect(&list), model);
+        for probe in 0..1001u64 {
+            let t = ik(probe, u64::MAX >> 8);
+            let target = Target::from_internal(&t).unwrap();
+            let ge = list.find_greater_or_equal(&target, None);
+            let idx = model.partition_point(|m| compare_internal(m, &t) == Ordering::Less);
+            // SAFETY: the list is alive.
+            unsafe {
+                match model.get(idx) {
+                    Some(m) => assert_eq!(node_key(ge), &m[..]),
+                    None => assert!(ge.is_null()),
+                }
+                let lt = list.find_less_than(&target);
+                if idx == 0 {
+                    assert_eq!(lt, list.head());
+                } else {
+                    assert_eq!(node_key(lt), &model[idx - 1][..]);
+                    assert_eq!(node_value(lt), &model[idx - 1][..3]);
+                }
+            }
+        }
+        // SAFETY: the list is alive.
+        assert_eq!(
+            unsafe { node_key(list.find_last()) },
+            &model[model.len() - 1][..]
+        );
+    }
+
+    #[test]
+    fn large_nodes_get_their_own_blocks() {
+        let list = SkipList::new(2);
+        let big = vec![7u8; BLOCK_SIZE];
+        insert(&list, &ik(1, 1), &big);
+        insert(&list, &ik(2, 2), b"small");
+        assert!(list.memory_usage() > BLOCK_SIZE);
+        // SAFETY: the list is alive.
+        unsafe {
+            let first = node_next(list.head());
+            assert_eq!(node_value(first), &big[..]);
+            assert_eq!(node_value(node_next(first)), b"small");
+        }
+    }
+
+    #[test]
+    fn readers_see_a_consistent_sorted_list_while_a_writer_inserts() {
+        let list = Arc::new(SkipList::new(3));
+        let writer = {
+            let list = list.clone();
+            std::thread::spawn(move || {
+                for seq in 0..20_000u64 {
+                    insert(&list, &ik(seq.wrapping_mul(2654435761) % 10_000, seq), b"v");
+                }
+            })
+        };
+        let mut last_len = 0;
+        while !writer.is_finished() {
+            let keys = collect(&list);
+            assert!(keys.len() >= last_len);
+            assert!(keys
+                .windows(2)
+                .all(|w| compare_internal(&w[0], &w[1]) == Ordering::Less));
+            last_len = keys.len();
+        }
+        writer.join().unwrap();
+        assert_eq!(collect(&list).len(), 20_000);
+    }
+}
