@@ -12,9 +12,7 @@
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
 
-use crate::codec::{
-    decode_fixed32, decode_fixed64, get_length_prefixed, put_length_prefixed, varint_len,
-};
+use crate::codec::{decode_fixed32, decode_fixed64, get_length_prefixed, put_length_prefixed};
 use crate::key::{SequenceNumber, ValueKind};
 
 /// Bytes of the batch header (sequence and count).
@@ -168,6 +166,11 @@ impl WriteBatch {
         self.invalid.as_deref()
     }
 
+    /// The encoded batch, header included (the write path fills in the header).
+    pub(crate) fn rep_mut(&mut self) -> &mut [u8] {
+        &mut self.rep
+    }
+
     /// The records without the header.
     pub(crate) fn records(&self) -> &[u8] {
         &self.rep[HEADER_LEN..]
@@ -180,11 +183,6 @@ impl WriteBatch {
             remaining: self.count,
         }
     }
-}
-
-/// The estimated encoded size of one put, for planning buffers.
-pub(crate) fn put_record_len(key_len: usize, value_len: usize) -> usize {
-    1 + varint_len(key_len as u64) + key_len + varint_len(value_len as u64) + value_len
 }
 
 /// Appends the header of a group record: `seq` and `count`.

@@ -38,10 +38,11 @@ pub struct MemTable {
 }
 
 impl MemTable {
-    /// An empty memtable whose writes are logged in WAL `log_number`.
-    pub fn new(log_number: u64) -> MemTable {
+    /// An empty memtable whose writes are logged in WAL `log_number`, sized for a switch at
+    /// `write_buffer_size` bytes (its arena grows in blocks of an eighth of that, as RocksDB's).
+    pub fn new(log_number: u64, write_buffer_size: usize) -> MemTable {
         MemTable {
-            list: SkipList::new(log_number ^ 0x5eed),
+            list: SkipList::new(log_number ^ 0x5eed, write_buffer_size / 8),
             log_number,
             entries: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
@@ -231,7 +232,7 @@ mod tests {
 
     #[test]
     fn get_sees_the_newest_visible_version() {
-        let mem = MemTable::new(1);
+        let mem = MemTable::new(1, 1 << 20);
         mem.add(1, ValueKind::Put, b"k", b"v1");
         mem.add(2, ValueKind::Put, b"k", b"v2");
         mem.add(3, ValueKind::Delete, b"k", b"");
@@ -253,7 +254,7 @@ mod tests {
     fn matches_a_btreemap_model() {
         for seed in 0..20 {
             let mut rng = Rng::new(seed);
-            let mem = Arc::new(MemTable::new(seed));
+            let mem = Arc::new(MemTable::new(seed, 1 << 20));
             let mut model: BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>> =
                 BTreeMap::new();
             let n = 200 + rng.below(800);

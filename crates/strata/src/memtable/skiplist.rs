@@ -35,8 +35,8 @@ pub const MAX_HEIGHT: usize = 12;
 const BRANCHING: u64 = 4;
 const NODE_HEADER: usize = 16;
 const PTR: usize = std::mem::size_of::<usize>();
-/// Bytes in a normal arena block; larger nodes get a block of their own.
-const BLOCK_SIZE: usize = 1 << 20;
+/// The largest arena block; nodes over a quarter of the block size get a block of their own.
+pub const MAX_BLOCK_SIZE: usize = 1 << 20;
 
 /// A target for a search: an internal key given as its user key and trailer, so that lookups
 /// need not build an encoded key.
@@ -75,6 +75,7 @@ fn compare_with(stored: &[u8], target: &Target<'_>) -> Ordering {
 }
 
 struct Arena {
+    block_size: usize,
     blocks: Vec<(*mut u8, Layout)>,
     ptr: *mut u8,
     remaining: usize,
@@ -87,11 +88,11 @@ impl Arena {
     fn alloc(&mut self, size: usize, usage: &AtomicUsize) -> *mut u8 {
         let size = (size + 7) & !7;
         if size > self.remaining {
-            if size > BLOCK_SIZE / 4 {
+            if size > self.block_size / 4 {
                 return self.new_block(size, usage);
             }
-            self.ptr = self.new_block(BLOCK_SIZE, usage);
-            self.remaining = BLOCK_SIZE;
+            self.ptr = self.new_block(self.block_size, usage);
+            self.remaining = self.block_size;
         }
         let p = self.ptr;
         // SAFETY: `size <= remaining`, so the result stays inside the current block.
@@ -191,10 +192,12 @@ pub unsafe fn node_next(node: Node) -> Node {
 }
 
 impl SkipList {
-    /// An empty list.
-    pub fn new(seed: u64) -> SkipList {
+    /// An empty list whose arena allocates blocks of `block_size` bytes (at most
+    /// [`MAX_BLOCK_SIZE`]); the memory usage grows in such steps.
+    pub fn new(seed: u64, block_size: usize) -> SkipList {
         let memory = AtomicUsize::new(0);
         let mut arena = Arena {
+            block_size: block_size.clamp(1024, MAX_BLOCK_SIZE),
             blocks: Vec::new(),
             ptr: ptr::null_mut(),
             remaining: 0,
@@ -350,7 +353,7 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_model_and_finds_neighbours() {
-        let list = SkipList::new(1);
+        let list = SkipList::new(1, MAX_BLOCK_SIZE);
         let mut rng = Rng::new(5);
         let mut model: Vec<Vec<u8>> = Vec::new();
         for seq in 0..5000 {
@@ -389,11 +392,11 @@ mod tests {
 
     #[test]
     fn large_nodes_get_their_own_blocks() {
-        let list = SkipList::new(2);
-        let big = vec![7u8; BLOCK_SIZE];
+        let list = SkipList::new(2, MAX_BLOCK_SIZE);
+        let big = vec![7u8; MAX_BLOCK_SIZE];
         insert(&list, &ik(1, 1), &big);
         insert(&list, &ik(2, 2), b"small");
-        assert!(list.memory_usage() > BLOCK_SIZE);
+        assert!(list.memory_usage() > MAX_BLOCK_SIZE);
         // SAFETY: the list is alive.
         unsafe {
             let first = node_next(list.head());
@@ -404,7 +407,7 @@ mod tests {
 
     #[test]
     fn readers_see_a_consistent_sorted_list_while_a_writer_inserts() {
-        let list = Arc::new(SkipList::new(3));
+        let list = Arc::new(SkipList::new(3, 4096));
         let writer = {
             let list = list.clone();
             std::thread::spawn(move || {

@@ -1,0 +1,102 @@
+//! The files of a database directory and their names.
+//!
+//! - `IDENTITY`: marks the directory as a Strata database; one line
+//!   `strata format=<version> id=<hex>`. Written once at creation (via a temporary file and
+//!   an atomic rename).
+//! - `LOCK`: held with `flock` while the database is open.
+//! - `NNNNNN.log`: write-ahead logs, numbered in creation order from one counter shared by
+//!   every numbered file (tables will take numbers from it too).
+//! - `NNNNNN.log.dropped`: bytes that recovery cut from a WAL (a torn or corrupt tail), kept
+//!   for diagnosis, never read by the engine.
+
+use std::path::{Path, PathBuf};
+
+/// The on-disk format version this build writes and reads. Do not lower it.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Name of the identity file.
+pub const IDENTITY: &str = "IDENTITY";
+/// Name of the lock file.
+pub const LOCK: &str = "LOCK";
+
+/// What a file in the database directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A write-ahead log with its number.
+    Wal(u64),
+    /// Bytes cut from a WAL by recovery, with the WAL's number.
+    DroppedWalTail(u64),
+}
+
+/// Path of WAL number `n` in `dir`.
+pub fn wal_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("{n:06}.log"))
+}
+
+/// Path where recovery keeps the bytes it cut from WAL `n`.
+pub fn dropped_wal_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("{n:06}.log.dropped"))
+}
+
+/// Classifies a file name; `None` for files the engine does not number.
+pub fn parse_file_name(name: &str) -> Option<FileKind> {
+    if let Some(stem) = name.strip_suffix(".log.dropped") {
+        return parse_number(stem).map(FileKind::DroppedWalTail);
+    }
+    if let Some(stem) = name.strip_suffix(".log") {
+        return parse_number(stem).map(FileKind::Wal);
+    }
+    None
+}
+
+fn parse_number(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// The content of a new identity file.
+pub fn identity_line(id: u64) -> String {
+    format!("strata format={FORMAT_VERSION} id={id:016x}\n")
+}
+
+/// The format version named by an identity file's content.
+pub fn parse_identity(content: &str) -> Option<u32> {
+    let rest = content.strip_prefix("strata format=")?;
+    let version: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    version.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let dir = Path::new("/d");
+        assert_eq!(wal_path(dir, 7), Path::new("/d/000007.log"));
+        assert_eq!(parse_file_name("000007.log"), Some(FileKind::Wal(7)));
+        assert_eq!(
+            parse_file_name("12345678.log"),
+            Some(FileKind::Wal(12345678))
+        );
+        assert_eq!(
+            parse_file_name("000007.log.dropped"),
+            Some(FileKind::DroppedWalTail(7))
+        );
+        for other in [
+            "LOCK",
+            "IDENTITY",
+            ".log",
+            "x1.log",
+            "000001.sst.tmp",
+            "-1.log",
+        ] {
+            assert_eq!(parse_file_name(other), None, "{other}");
+        }
+        assert_eq!(parse_identity(&identity_line(5)), Some(FORMAT_VERSION));
+        assert_eq!(parse_identity("strata format=12 id=0\n"), Some(12));
+        assert_eq!(parse_identity("rocksdb"), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! Recovery: replaying the write-ahead logs into memtables at open.
+//!
+//! WALs are replayed oldest first, each into a memtable of its own (so that each memtable's
+//! writes sit in exactly one WAL). A batch is applied whole or not at all. At the first bad
+//! record (torn, corrupt, undecodable, or out of sequence order):
+//!
+//! - in the newest WAL, or with [`WalRecoveryMode::PointInTime`], everything from the bad
+//!   record on is dropped: the bytes are copied to `NNNNNN.log.dropped` for diagnosis, the WAL
+//!   is truncated to its good prefix (so it reads cleanly as an older WAL later), and with
+//!   point-in-time recovery any newer WAL is set aside as `NNNNNN.log.dropped`;
+//! - in an older WAL with the default mode, open fails with a corruption error naming the
+//!   file and offset: the older WALs were synced when they were closed, so damage there is not
+//!   a crash artefact and dropping it silently could lose acknowledged writes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::db::filename::{dropped_wal_path, wal_path};
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, IoClass, IoStats};
+use crate::key::SequenceNumber;
+use crate::log::{BadRecord, LogReader, ReadError};
+use crate::memtable::MemTable;
+use crate::options::WalRecoveryMode;
+use crate::write_batch::DecodedBatch;
+
+/// What open found in the write-ahead logs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// WAL files read.
+    pub wal_files: usize,
+    /// Batches (WAL records) replayed.
+    pub batches: u64,
+    /// Updates replayed.
+    pub entries: u64,
+    /// Bytes of WAL read.
+    pub bytes_read: u64,
+    /// Bytes cut from WALs by the point-in-time rule (kept in `*.log.dropped`).
+    pub dropped_bytes: u64,
+    /// Records dropped: the bad one and every intact record after it.
+    pub dropped_records: u64,
+    /// The first bad record met, as "file at offset: reason".
+    pub corruption: Option<String>,
+    /// Files where dropped bytes or whole dropped WALs were set aside.
+    pub set_aside: Vec<PathBuf>,
+}
+
+/// The state rebuilt from the WALs.
+pub(crate) struct Recovered {
+    /// Memtables with at least one entry, oldest first.
+    pub mems: Vec<Arc<MemTable>>,
+    /// The largest sequence number replayed.
+    pub last_sequence: SequenceNumber,
+    pub report: RecoveryReport,
+}
+
+/// Replays WALs `numbers` (ascending) of database `dir`.
+pub(crate) fn replay_wals(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    numbers: &[u64],
+    mode: WalRecoveryMode,
+    write_buffer_size: usize,
+    io: &IoStats,
+) -> Result<Recovered> {
+    let mut out = Recovered {
+        mems: Vec::new(),
+        last_sequence: 0,
+        report: RecoveryReport::default(),
+    };
+    for (i, &number) in numbers.iter().enumerate() {
+        let path = wal_path(dir, number);
+        let is_newest = i + 1 == numbers.len();
+        let mem = Arc::new(MemTable::new(number, write_buffer_size));
+        let mut reader = LogReader::new(fs.open_sequential(&path)?);
+        let bad = replay_one(&mut reader, &mem, &mut out);
+        out.report.wal_files += 1;
+        out.report.bytes_read += reader.bytes_read();
+        let bad = match bad {
+            Ok(None) => None,
+            Ok(Some(bad)) => Some(bad),
+            Err(e) => return Err(e),
+        };
+        if let Some(bad) = bad {
+            if !is_newest && mode == WalRecoveryMode::TolerateCorruptedTail {
+                let mut err = bad.into_error(&path);
+                if let Error::Corruption { reason, .. } = &mut err {
+                    reason.push_str(
+                        "; the WAL is not the newest, so this is not a torn write \
+                         (open with WalRecoveryMode::PointInTime to keep only what precedes it)",
+                    );
+                }
+                return Err(err);
+            }
+            let dropped_records = 1 + reader.count_records_after_corruption()?;
+            io.add_read(IoClass::Recovery, reader.bytes_read());
+            cut_tail(
+                fs,
+                dir,
+                number,
+                reader.end_of_last_record(),
+                &mut out.report,
+            )?;
+            out.report.dropped_records += dropped_records;
+            out.report.corruption = Some(format!(
+                "{} at offset {}: {}",
+                path.display(),
+                bad.offset,
+                bad.reason
+            ));
+            keep_or_remove(fs, &path, mem, &mut out.mems)?;
+            for &later in &numbers[i + 1..] {
+                let from = wal_path(dir, later);
+                let to = dropped_wal_path(dir, later);
+                out.report.dropped_bytes += fs.file_size(&from)?;
+                fs.rename(&from, &to)?;
+                out.report.set_aside.push(to);
+            }
+            fs.sync_dir(dir)?;
+            return Ok(out);
+        }
+        io.add_read(IoClass::Recovery, reader.bytes_read());
+        keep_or_remove(fs, &path, mem, &mut out.mems)?;
+    }
+    Ok(out)
+}
+
+/// Applies the records of one WAL to `mem`; returns the first bad record, if any.
+fn replay_one(
+    reader: &mut LogReader,
+    mem: &MemTable,
+    out: &mut Recovered,
+) -> Result<Option<BadRecord>> {
+    loop {
+        let start = reader.end_of_last_record();
+        let record = match reader.read_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(None),
+            Err(ReadError::Bad(b)) => return Ok(Some(b)),
+            Err(ReadError::Io(e)) => return Err(e),
+        };
+        let bad = |reason: String| {
+            Ok(Some(BadRecord {
+                offset: start,
+                reason,
+            }))
+        };
+        let batch = match DecodedBatch::parse(record) {
+            Ok(b) => b,
+            Err(reason) => return bad(reason),
+        };
+        if batch.seq <= out.last_sequence && out.last_sequence > 0 {
+            return bad(format!(
+                "batch sequence {} is not after the previous batch's last sequence {}",
+                batch.seq, out.last_sequence
+            ));
+        }
+        // Check the whole batch before applying any of it: a batch is all or nothing.
+        if let Some(Err(reason)) = batch.iter().find(|e| e.is_err()) {
+            return bad(reason);
+        }
+        let mut seq = batch.seq;
+        for entry in batch.iter().flatten() {
+            mem.add(seq, entry.kind, entry.key, entry.value);
+            seq += 1;
+        }
+        if batch.count > 0 {
+            out.last_sequence = seq - 1;
+        }
+        out.report.batches += 1;
+        out.report.entries += u64::from(batch.count);
+    }
+}
+
+/// Copies the bytes of WAL `number` after `good_len` to its `.dropped` file, then truncates
+/// the WAL to `good_len`.
+fn cut_tail(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+    good_len: u64,
+    report: &mut RecoveryReport,
+) -> Result<()> {
+    let path = wal_path(dir, number);
+    let len = fs.file_size(&path)?;
+    if len <= good_len {
+        return Ok(());
+    }
+    let mut src = fs.open_sequential(&path)?;
+    let dropped_path = dropped_wal_path(dir, number);
+    let mut dst = fs.create_writable(&dropped_path)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut pos = 0u64;
+    loop {
+        let n = src.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        let chunk_end = pos + n as u64;
+        if chunk_end > good_len {
+            let from = good_len.saturating_sub(pos) as usize;
+            dst.append(&buf[from..n])?;
+        }
+        pos = chunk_end;
+    }
+    dst.sync()?;
+    fs.truncate(&path, good_len)?;
+    report.dropped_bytes += len - good_len;
+    report.set_aside.push(dropped_path);
+    Ok(())
+}
+
+fn keep_or_remove(
+    fs: &dyn FileSystem,
+    path: &Path,
+    mem: Arc<MemTable>,
+    mems: &mut Vec<Arc<MemTable>>,
+) -> Result<()> {
+    if mem.is_empty() {
+        // Nothing in it is needed: remove it so empty WALs do not pile up across reopens.
+        fs.remove_file(path)
+    } else {
+        mems.push(mem);
+        Ok(())
+    }
+}

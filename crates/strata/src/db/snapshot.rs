@@ -1,0 +1,101 @@
+//! Snapshots: handles that pin a sequence number so reads see the database as of one moment.
+//!
+//! The database keeps a count per pinned sequence number; compaction (when it lands) keeps
+//! every version that the oldest live snapshot can see.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::key::SequenceNumber;
+
+/// The live snapshots of one database: sequence number -> number of handles.
+#[derive(Debug, Default)]
+pub(crate) struct SnapshotList {
+    live: Mutex<BTreeMap<SequenceNumber, usize>>,
+}
+
+impl SnapshotList {
+    /// The oldest pinned sequence number, if any snapshot is live.
+    pub fn oldest(&self) -> Option<SequenceNumber> {
+        self.live.lock().keys().next().copied()
+    }
+
+    /// Number of live snapshot handles.
+    pub fn count(&self) -> usize {
+        self.live.lock().values().sum()
+    }
+}
+
+struct Pin {
+    seq: SequenceNumber,
+    list: Arc<SnapshotList>,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let mut live = self.list.live.lock();
+        if let Some(n) = live.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                live.remove(&self.seq);
+            }
+        }
+    }
+}
+
+/// A consistent view of the database as of one sequence number. Cheap to clone; the view is
+/// released when the last clone is dropped.
+#[derive(Clone)]
+pub struct Snapshot {
+    pin: Arc<Pin>,
+}
+
+impl Snapshot {
+    pub(crate) fn new(list: &Arc<SnapshotList>, seq: SequenceNumber) -> Snapshot {
+        *list.live.lock().entry(seq).or_insert(0) += 1;
+        Snapshot {
+            pin: Arc::new(Pin {
+                seq,
+                list: list.clone(),
+            }),
+        }
+    }
+
+    /// The sequence number this snapshot reads at.
+    pub fn sequence(&self) -> SequenceNumber {
+        self.pin.seq
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Snapshot(seq {})", self.pin.seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_are_counted_and_released() {
+        let list = Arc::new(SnapshotList::default());
+        let a = Snapshot::new(&list, 5);
+        let b = Snapshot::new(&list, 3);
+        let c = b.clone();
+        let d = Snapshot::new(&list, 3);
+        assert_eq!(list.oldest(), Some(3));
+        assert_eq!(list.count(), 3);
+        drop(b);
+        drop(c);
+        assert_eq!(list.oldest(), Some(3));
+        drop(d);
+        assert_eq!(list.oldest(), Some(5));
+        assert_eq!(a.sequence(), 5);
+        drop(a);
+        assert_eq!(list.oldest(), None);
+    }
+}

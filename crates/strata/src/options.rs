@@ -1,0 +1,115 @@
+//! Options for opening a database, writing and reading.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::db::Snapshot;
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, PosixFs};
+
+/// What recovery does with a torn or corrupt record in the write-ahead logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalRecoveryMode {
+    /// Drop a torn or corrupt tail of the newest WAL (what a crash mid-write leaves) and
+    /// refuse to open with a corruption error anywhere else. The default.
+    #[default]
+    TolerateCorruptedTail,
+    /// Keep everything before the first bad record of any WAL and drop everything after it,
+    /// newer WALs included (they are set aside as `NNNNNN.log.dropped`, not deleted). The
+    /// database opens as of a point in time; writes after that point are lost.
+    PointInTime,
+}
+
+/// Options for [`crate::Db::open`].
+#[derive(Clone)]
+pub struct Options {
+    /// Create the database if the directory holds none. Default: false.
+    pub create_if_missing: bool,
+    /// Fail if the database already exists. Default: false.
+    pub error_if_exists: bool,
+    /// Bytes of memtable memory after which the memtable becomes immutable and a new one
+    /// (with a new WAL) starts. Default: 64 MiB. At least 4 KiB.
+    pub write_buffer_size: usize,
+    /// The most memtables (active plus immutable) held before writes stop to wait for a
+    /// flush. Default: 2. At least 1. Enforced once memtables are flushed to tables.
+    pub max_write_buffer_number: usize,
+    /// How recovery treats bad WAL records. Default: [`WalRecoveryMode::TolerateCorruptedTail`].
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// The most bytes of batches a group-commit leader joins into one WAL write (its own
+    /// batch always goes in whole). Default: 1 MiB.
+    pub max_write_group_bytes: usize,
+    /// The file system all IO goes through. Default: the real one ([`PosixFs`]).
+    pub fs: Arc<dyn FileSystem>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: false,
+            error_if_exists: false,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            wal_recovery_mode: WalRecoveryMode::default(),
+            max_write_group_bytes: 1 << 20,
+            fs: Arc::new(PosixFs),
+        }
+    }
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_write_buffer_number", &self.max_write_buffer_number)
+            .field("wal_recovery_mode", &self.wal_recovery_mode)
+            .field("max_write_group_bytes", &self.max_write_group_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    /// Checks the options against each other and their limits; the error names the option.
+    pub fn validate(&self) -> Result<()> {
+        if self.write_buffer_size < 4096 {
+            return Err(Error::InvalidArgument(format!(
+                "write_buffer_size is {}, it must be at least 4096",
+                self.write_buffer_size
+            )));
+        }
+        if self.max_write_buffer_number < 1 {
+            return Err(Error::InvalidArgument(
+                "max_write_buffer_number must be at least 1".into(),
+            ));
+        }
+        if self.max_write_group_bytes < 1 {
+            return Err(Error::InvalidArgument(
+                "max_write_group_bytes must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Options for one write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Return only once the write is durable (fdatasync of the WAL). Without it a write
+    /// survives a process crash but may be lost in a power cut; recovery then yields a prefix
+    /// of the acknowledged writes.
+    pub sync: bool,
+    /// Skip the WAL: the write lives only in memory until flushed, and a crash loses it.
+    pub disable_wal: bool,
+}
+
+/// Options for reads and iterators.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Read as of this snapshot; by default, as of the start of the read.
+    pub snapshot: Option<Snapshot>,
+    /// Iterators see no key below this one (inclusive bound).
+    pub lower_bound: Option<Vec<u8>>,
+    /// Iterators see no key at or above this one (exclusive bound).
+    pub upper_bound: Option<Vec<u8>>,
+}
