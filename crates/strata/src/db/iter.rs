@@ -251,13 +251,14 @@ impl DbIterator {
                         self.saved_key.extend_from_slice(p.user_key);
                         skipping = true;
                     }
-                    Some(ValueKind::Put) => {
-                        if !(skipping && p.user_key <= self.saved_key.as_slice()) {
-                            self.valid = true;
-                            self.saved_key.clear();
-                            return;
-                        }
+                    Some(ValueKind::Put)
+                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                    {
+                        self.valid = true;
+                        self.saved_key.clear();
+                        return;
                     }
+                    Some(ValueKind::Put) => {} // hidden by a newer delete or already returned
                     None => {}
                 }
             }

@@ -248,6 +248,9 @@ mod tests {
         assert_eq!(mem.num_deletes(), 1);
     }
 
+    /// (user key, newest first) -> value, `None` for a delete.
+    type VersionModel = BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>>;
+
     /// The memtable against a BTreeMap of (user key, Reverse(seq)) -> value: every get at
     /// every snapshot, and iteration both ways from every seek.
     #[test]
@@ -255,8 +258,7 @@ mod tests {
         for seed in 0..20 {
             let mut rng = Rng::new(seed);
             let mem = Arc::new(MemTable::new(seed, 1 << 20));
-            let mut model: BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>> =
-                BTreeMap::new();
+            let mut model: VersionModel = BTreeMap::new();
             let n = 200 + rng.below(800);
             for seq in 1..=n {
                 let key = format!("{:03}", rng.below(100)).into_bytes();

@@ -1,0 +1,180 @@
+//! The flags of `strata bench`, with db_bench's names and defaults.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "false" | "FALSE" | "False" => Ok(false),
+        other => Err(format!("expected 0, 1, true or false, got {other:?}")),
+    }
+}
+
+const NO_EFFECT_HELP: &str = "\
+Flags accepted for command-line compatibility with db_bench that have no effect yet, because the
+engine part they tune does not exist yet (sorted tables, compaction, caches):
+  --compression_type (only 'none' is accepted), --bloom_bits, --cache_size,
+  --target_file_size_base, --max_bytes_for_level_base, --max_background_jobs.
+Any other flag that Strata does not implement is an error that names it.";
+
+/// `strata bench` flags. Names and defaults follow RocksDB's db_bench.
+#[derive(Args, Debug, Clone)]
+#[command(after_help = NO_EFFECT_HELP, rename_all = "snake_case")]
+pub struct BenchArgs {
+    /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
+    /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
+    /// readmissing, readseq, readreverse, seekrandom. Meta: waitforcompaction, stats.
+    #[arg(
+        long,
+        default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
+    )]
+    pub benchmarks: String,
+
+    /// Number of key/value pairs (per thread, as in db_bench).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub num: u64,
+
+    /// Number of read operations per thread; -1 means --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub reads: i64,
+
+    /// Number of concurrent threads running each step.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+
+    /// Size of each key in bytes (at least 1; keys are db_bench's: 8-byte big-endian integer
+    /// padded with '0').
+    #[arg(long, default_value_t = 16)]
+    pub key_size: usize,
+
+    /// Size of each value in bytes.
+    #[arg(long, default_value_t = 100)]
+    pub value_size: usize,
+
+    /// Fraction of a value left after compression (values are generated this compressible).
+    #[arg(long, default_value_t = 0.5)]
+    pub compression_ratio: f64,
+
+    /// Seed for the key generators; thread i uses seed + i. 0 means a fixed default.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Database directory.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+
+    /// Use the existing database instead of destroying it first.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub use_existing_db: bool,
+
+    /// Write without the write-ahead log.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub disable_wal: bool,
+
+    /// fdatasync the WAL on every write.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub sync: bool,
+
+    /// Memtable size in bytes before it is switched.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub write_buffer_size: usize,
+
+    /// Most memtables held in memory.
+    #[arg(long, default_value_t = 2)]
+    pub max_write_buffer_number: usize,
+
+    /// Number of next() calls after each seek in seekrandom.
+    #[arg(long, default_value_t = 0)]
+    pub seek_nexts: u64,
+
+    /// Print latency percentiles per step.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub histogram: bool,
+
+    /// No effect yet (see below). Only "none" is accepted.
+    #[arg(long, default_value = "none", value_parser = ["none"])]
+    pub compression_type: String,
+
+    /// No effect yet (see below).
+    #[arg(long)]
+    pub bloom_bits: Option<i64>,
+
+    /// No effect yet (see below).
+    #[arg(long)]
+    pub cache_size: Option<i64>,
+
+    /// No effect yet (see below).
+    #[arg(long)]
+    pub target_file_size_base: Option<u64>,
+
+    /// No effect yet (see below).
+    #[arg(long)]
+    pub max_bytes_for_level_base: Option<u64>,
+
+    /// No effect yet (see below).
+    #[arg(long)]
+    pub max_background_jobs: Option<u32>,
+}
+
+impl BenchArgs {
+    /// Reads per thread.
+    pub fn reads(&self) -> u64 {
+        if self.reads < 0 {
+            self.num
+        } else {
+            self.reads as u64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn parse(flags: &[&str]) -> Result<BenchArgs, clap::Error> {
+        let mut argv = vec!["bench"];
+        argv.extend_from_slice(flags);
+        Wrap::try_parse_from(argv).map(|w| w.args)
+    }
+
+    #[test]
+    fn db_bench_flag_forms_parse() {
+        let a = parse(&[
+            "--num=10",
+            "--disable_wal=1",
+            "--sync",
+            "--use_existing_db=0",
+            "--benchmarks=fillseq,readrandom",
+            "--reads=-1",
+            "--compression_type=none",
+            "--bloom_bits=10",
+        ])
+        .unwrap();
+        assert_eq!(a.num, 10);
+        assert!(a.disable_wal && a.sync && !a.use_existing_db);
+        assert_eq!(a.reads(), 10);
+    }
+
+    #[test]
+    fn unknown_flags_and_bad_values_are_errors_that_name_them() {
+        let e = parse(&["--max_sequential_skip_in_iterations=8"]).unwrap_err();
+        assert!(
+            e.to_string().contains("max_sequential_skip_in_iterations"),
+            "{e}"
+        );
+        let e = parse(&["--compression_type=zstd"]).unwrap_err();
+        assert!(e.to_string().contains("zstd"), "{e}");
+        let e = parse(&["--sync=maybe"]).unwrap_err();
+        assert!(e.to_string().contains("maybe"), "{e}");
+    }
+}

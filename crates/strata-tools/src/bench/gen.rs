@@ -1,0 +1,91 @@
+//! Keys and values generated as db_bench generates them.
+//!
+//! A key is the integer's low `min(key_size, 8)` bytes big-endian, padded with ASCII '0' to
+//! `key_size` (db_bench's `GenerateKeyFromInt` without prefixes). Values are slices of a
+//! 1 MiB buffer built from 100-byte pieces that each compress to `compression_ratio` of their
+//! size: random printable bytes repeated (db_bench's `RandomGenerator`).
+
+use strata::util::Rng;
+
+/// Writes the db_bench key for `v` into `key` (whose length is the key size).
+pub fn fill_key(v: u64, key: &mut [u8]) {
+    let n = key.len().min(8);
+    for (i, b) in key[..n].iter_mut().enumerate() {
+        *b = (v >> ((n - i - 1) * 8)) as u8;
+    }
+    key[n..].fill(b'0');
+}
+
+/// A source of compressible values.
+pub struct ValueGen {
+    data: Vec<u8>,
+    pos: usize,
+}
+
+impl ValueGen {
+    /// A generator seeded with `seed`, for values up to `max_len` bytes.
+    pub fn new(seed: u64, compression_ratio: f64, max_len: usize) -> ValueGen {
+        let mut rng = Rng::new(seed ^ 301);
+        let size = (1 << 20).max(max_len);
+        let mut data = Vec::with_capacity(size + 100);
+        while data.len() < size {
+            let raw_len = ((100.0 * compression_ratio) as usize).clamp(1, 100);
+            let raw: Vec<u8> = (0..raw_len).map(|_| b' ' + rng.below(95) as u8).collect();
+            let mut piece = Vec::with_capacity(100);
+            while piece.len() < 100 {
+                let take = raw.len().min(100 - piece.len());
+                piece.extend_from_slice(&raw[..take]);
+            }
+            data.extend_from_slice(&piece);
+        }
+        ValueGen { data, pos: 0 }
+    }
+
+    /// The next value of `len` bytes.
+    pub fn next(&mut self, len: usize) -> &[u8] {
+        if self.pos + len > self.data.len() {
+            self.pos = 0;
+        }
+        let v = &self.data[self.pos..self.pos + len];
+        self.pos += len;
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// db_bench's keys for the same integers, written out by hand from its definition.
+    #[test]
+    fn keys_equal_db_bench_keys() {
+        let mut k8 = [0u8; 8];
+        fill_key(0x0102_0304_0506_0708, &mut k8);
+        assert_eq!(k8, [1, 2, 3, 4, 5, 6, 7, 8]);
+        let mut k16 = [0u8; 16];
+        fill_key(258, &mut k16);
+        assert_eq!(&k16, b"\0\0\0\0\0\0\x01\x0200000000");
+        let mut k24 = [0u8; 24];
+        fill_key(u64::MAX, &mut k24);
+        assert_eq!(&k24[..8], &[0xff; 8]);
+        assert_eq!(&k24[8..], b"0000000000000000");
+        let mut k4 = [0u8; 4];
+        fill_key(0x0102_0304_0506_0708, &mut k4);
+        assert_eq!(k4, [5, 6, 7, 8], "short keys keep the low bytes");
+        // Order of keys follows the integers for key_size >= 8.
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        fill_key(999, &mut a);
+        fill_key(1000, &mut b);
+        assert!(a < b);
+    }
+
+    #[test]
+    fn values_compress_to_about_the_ratio() {
+        let mut g = ValueGen::new(1, 0.5, 100);
+        let v = g.next(100).to_vec();
+        assert_eq!(v.len(), 100);
+        assert_eq!(v[..50], v[50..], "a piece is its random half repeated");
+        let w = g.next(100).to_vec();
+        assert_ne!(v, w);
+    }
+}

@@ -1,0 +1,396 @@
+//! `strata bench`: db_bench's benchmarks on a Strata database.
+//!
+//! Each step of `--benchmarks` runs on `--threads` threads, each doing `--num` (writes) or
+//! `--reads` (reads) operations as in db_bench, and prints db_bench's result line followed by
+//! lines that explain it: write-amp from the engine's IO accounting, disk IO and CPU time of
+//! the process from /proc, latency percentiles with `--histogram`, and the memory state.
+
+mod args;
+mod gen;
+mod report;
+
+use std::time::Instant;
+
+use strata::util::Rng;
+use strata::{Db, DbStats, Options, ReadOptions, WriteOptions};
+
+pub use args::BenchArgs;
+use gen::{fill_key, ValueGen};
+use report::{dir_size, mb, result_line, Histogram, ProcSample, ThreadStats};
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// What kind of work a step does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Step {
+    Fill(KeyOrder),
+    FillSync,
+    Delete(KeyOrder),
+    ReadRandom { missing: bool },
+    ReadSeq { reverse: bool },
+    SeekRandom,
+    WaitForCompaction,
+    Stats,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum KeyOrder {
+    Sequential,
+    Random,
+    UniqueRandom,
+}
+
+fn parse_step(name: &str) -> Result<Step, String> {
+    Ok(match name {
+        "fillseq" => Step::Fill(KeyOrder::Sequential),
+        "fillrandom" | "overwrite" => Step::Fill(KeyOrder::Random),
+        "filluniquerandom" => Step::Fill(KeyOrder::UniqueRandom),
+        "fillsync" => Step::FillSync,
+        "deleteseq" => Step::Delete(KeyOrder::Sequential),
+        "deleterandom" => Step::Delete(KeyOrder::Random),
+        "readrandom" => Step::ReadRandom { missing: false },
+        "readmissing" => Step::ReadRandom { missing: true },
+        "readseq" => Step::ReadSeq { reverse: false },
+        "readreverse" => Step::ReadSeq { reverse: true },
+        "seekrandom" => Step::SeekRandom,
+        "waitforcompaction" => Step::WaitForCompaction,
+        "stats" => Step::Stats,
+        "flush" | "compact" | "compact0" | "compact1" | "compactall" | "levelstats" => {
+            return Err(format!(
+                "benchmark step '{name}' needs sorted tables on disk, which this build of \
+                 Strata does not have yet (memtables and WAL only)"
+            ))
+        }
+        other => return Err(format!("unknown benchmark '{other}'")),
+    })
+}
+
+/// Runs the benchmarks named in `args`.
+pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
+    if args.key_size == 0 {
+        return Err("--key_size must be at least 1".into());
+    }
+    if args.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    if !(0.0..=1.0).contains(&args.compression_ratio) {
+        return Err("--compression_ratio must be between 0 and 1".into());
+    }
+    let steps: Vec<(String, Step)> = args
+        .benchmarks
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|name| parse_step(name).map(|s| (name.to_string(), s)))
+        .collect::<Result<_, _>>()?;
+
+    let path = args.db.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("strata-bench-{}", std::process::id()))
+    });
+    if !args.use_existing_db && path.exists() {
+        remove_database(&path)?;
+    }
+    let options = Options {
+        create_if_missing: !args.use_existing_db,
+        write_buffer_size: args.write_buffer_size,
+        max_write_buffer_number: args.max_write_buffer_number,
+        ..Options::default()
+    };
+    let db = Db::open(&path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
+    print_header(args, &path, &db);
+
+    for (name, step) in steps {
+        run_step(args, &db, &name, step)?;
+    }
+    db.close()?;
+    if args.db.is_none() {
+        let _ = std::fs::remove_dir_all(&path);
+    }
+    Ok(())
+}
+
+/// Removes a previous benchmark database, refusing directories that are not one.
+fn remove_database(path: &std::path::Path) -> Result<(), BoxError> {
+    let is_db = path.join("IDENTITY").exists();
+    let is_empty = std::fs::read_dir(path)?.next().is_none();
+    if !is_db && !is_empty {
+        return Err(format!(
+            "{} exists and is not a Strata database; refusing to delete it",
+            path.display()
+        )
+        .into());
+    }
+    std::fs::remove_dir_all(path)?;
+    Ok(())
+}
+
+fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
+    let entry = (args.key_size + args.value_size) as u64;
+    println!("Strata:     version {}", env!("CARGO_PKG_VERSION"));
+    println!("Database:   {}", path.display());
+    println!("Keys:       {} bytes each", args.key_size);
+    println!(
+        "Values:     {} bytes each ({} bytes after compression)",
+        args.value_size,
+        (args.value_size as f64 * args.compression_ratio) as u64
+    );
+    println!("Entries:    {}", args.num);
+    println!("Threads:    {}", args.threads);
+    println!("RawSize:    {} (estimated)", mb(entry * args.num));
+    println!(
+        "WAL:        {}, sync {}",
+        if args.disable_wal {
+            "disabled"
+        } else {
+            "enabled"
+        },
+        if args.sync { "on" } else { "off" }
+    );
+    println!(
+        "Memtable:   {} write buffer",
+        mb(args.write_buffer_size as u64)
+    );
+    let r = db.recovery_report();
+    if r.wal_files > 0 {
+        println!(
+            "Recovered:  {} entries from {} WAL files ({} read)",
+            r.entries,
+            r.wal_files,
+            mb(r.bytes_read)
+        );
+    }
+    println!("------------------------------------------------");
+}
+
+fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), BoxError> {
+    match step {
+        Step::WaitForCompaction => return Ok(()), // no background work exists to wait for
+        Step::Stats => {
+            print!("{}", db.property("strata.stats").unwrap_or_default());
+            return Ok(());
+        }
+        _ => {}
+    }
+    let before_db = db.stats();
+    let before_proc = ProcSample::now();
+    let start = Instant::now();
+    let results: Vec<Result<ThreadStats, strata::Error>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..args.threads)
+            .map(|t| s.spawn(move || run_thread(args, db, step, t as u64)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect()
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    let after_proc = ProcSample::now();
+    let after_db = db.stats();
+
+    let mut total = ThreadStats::default();
+    for r in results {
+        total.merge(&r.map_err(|e| format!("{name}: {e}"))?);
+    }
+    let message = match step {
+        Step::ReadRandom { .. } | Step::SeekRandom => {
+            format!("({} of {} found)", total.found, total.done)
+        }
+        _ => String::new(),
+    };
+    println!("{}", result_line(name, &total, elapsed, &message));
+    print_explanation(
+        args,
+        db,
+        &total,
+        &before_db,
+        &after_db,
+        &before_proc,
+        &after_proc,
+    );
+    Ok(())
+}
+
+fn print_explanation(
+    args: &BenchArgs,
+    db: &Db,
+    total: &ThreadStats,
+    before: &DbStats,
+    after: &DbStats,
+    before_proc: &ProcSample,
+    after_proc: &ProcSample,
+) {
+    let ops = total.done.max(1) as f64;
+    let user = after.user_bytes_written - before.user_bytes_written;
+    let engine = after.io.total_written() - before.io.total_written();
+    let write_amp = if user > 0 {
+        format!("{:.2}", engine as f64 / user as f64)
+    } else {
+        "-".into()
+    };
+    println!(
+        "             : write-amp {write_amp} (engine wrote {} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
+        mb(engine),
+        mb(user),
+        mb(after_proc.disk_written.saturating_sub(before_proc.disk_written)),
+        after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / ops,
+        (after_proc.cpu_seconds - before_proc.cpu_seconds) * 1e6 / ops,
+    );
+    if after.write_groups > before.write_groups {
+        let batches = after.batches - before.batches;
+        let groups = after.write_groups - before.write_groups;
+        println!(
+            "             : group commit {:.2} batches/group, {} WAL syncs",
+            batches as f64 / groups as f64,
+            after.wal_syncs - before.wal_syncs
+        );
+    }
+    println!(
+        "             : tree: memtable {} ({} entries), {} immutable ({}), no tables yet | db {} on disk",
+        mb(after.active_memtable_bytes),
+        after.active_memtable_entries,
+        after.immutable_memtables,
+        mb(after.immutable_memtable_bytes),
+        mb(dir_size(db.path())),
+    );
+    if args.histogram && total.hist.count() > 0 {
+        let h = &total.hist;
+        println!(
+            "             : latency us: p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1}",
+            h.percentile_us(0.5),
+            h.percentile_us(0.99),
+            h.percentile_us(0.999),
+            h.max_us()
+        );
+    }
+}
+
+/// One thread's share of a step.
+fn run_thread(args: &BenchArgs, db: &Db, step: Step, tid: u64) -> strata::Result<ThreadStats> {
+    let seed = if args.seed == 0 { 1000 } else { args.seed };
+    let mut rng = Rng::new(seed.wrapping_add(tid));
+    let mut values = ValueGen::new(
+        seed.wrapping_add(tid),
+        args.compression_ratio,
+        args.value_size,
+    );
+    let key_size = match step {
+        Step::ReadRandom { missing: true } => args.key_size + 1, // as db_bench: never found
+        _ => args.key_size,
+    };
+    let mut key = vec![0u8; key_size];
+    let mut stats = ThreadStats::default();
+    let mut hist = Histogram::default();
+    let write_options = WriteOptions {
+        sync: args.sync || step == Step::FillSync,
+        disable_wal: args.disable_wal,
+    };
+    let num = args.num.max(1);
+    let start = Instant::now();
+    let mut timed = |stats: &mut ThreadStats, op_start: Option<Instant>| {
+        stats.done += 1;
+        if let Some(t) = op_start {
+            hist.record(t.elapsed());
+        }
+    };
+    let clock = || args.histogram.then(Instant::now);
+
+    match step {
+        Step::Fill(order) | Step::Delete(order) => {
+            let ops = args.num;
+            let permutation = (order == KeyOrder::UniqueRandom).then(|| shuffled(num, &mut rng));
+            for i in 0..ops {
+                let k = match order {
+                    KeyOrder::Sequential => i,
+                    KeyOrder::Random => rng.below(num),
+                    KeyOrder::UniqueRandom => permutation.as_ref().map_or(i, |p| p[i as usize]),
+                };
+                fill_key(k, &mut key);
+                let t = clock();
+                if matches!(step, Step::Delete(_)) {
+                    db.delete_opt(&key, &write_options)?;
+                    stats.bytes += key_size as u64;
+                } else {
+                    let value = values.next(args.value_size);
+                    db.put_opt(&key, value, &write_options)?;
+                    stats.bytes += (key_size + args.value_size) as u64;
+                }
+                timed(&mut stats, t);
+            }
+        }
+        Step::FillSync => {
+            for _ in 0..(args.num / 1000).max(1) {
+                fill_key(rng.below(num), &mut key);
+                let value = values.next(args.value_size);
+                let t = clock();
+                db.put_opt(&key, value, &write_options)?;
+                stats.bytes += (key_size + args.value_size) as u64;
+                timed(&mut stats, t);
+            }
+        }
+        Step::ReadRandom { .. } => {
+            for _ in 0..args.reads() {
+                fill_key(rng.below(num), &mut key);
+                let t = clock();
+                if let Some(v) = db.get(&key)? {
+                    stats.found += 1;
+                    stats.bytes += (key.len() + v.len()) as u64;
+                }
+                timed(&mut stats, t);
+            }
+        }
+        Step::ReadSeq { reverse } => {
+            let mut it = db.iter(ReadOptions::default());
+            if reverse {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            let reads = args.reads();
+            while it.valid() && stats.done < reads {
+                let t = clock();
+                stats.bytes += (it.key().len() + it.value().len()) as u64;
+                if reverse {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+                timed(&mut stats, t);
+            }
+            it.status()?;
+        }
+        Step::SeekRandom => {
+            let mut it = db.iter(ReadOptions::default());
+            for _ in 0..args.reads() {
+                fill_key(rng.below(num), &mut key);
+                let t = clock();
+                it.seek(&key);
+                if it.valid() && it.key() == key.as_slice() {
+                    stats.found += 1;
+                }
+                for _ in 0..args.seek_nexts {
+                    if !it.valid() {
+                        break;
+                    }
+                    stats.bytes += (it.key().len() + it.value().len()) as u64;
+                    it.next();
+                }
+                timed(&mut stats, t);
+            }
+            it.status()?;
+        }
+        Step::WaitForCompaction | Step::Stats => {}
+    }
+    stats.seconds = start.elapsed().as_secs_f64();
+    stats.hist = hist;
+    Ok(stats)
+}
+
+/// 0..n in a random order (Fisher-Yates).
+fn shuffled(n: u64, rng: &mut Rng) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).collect();
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+    v
+}

@@ -1,0 +1,238 @@
+//! Measuring a step and printing it: db_bench's result line, then Strata's lines with the
+//! figures that explain it (write-amp, disk IO per operation, CPU per operation, latency
+//! percentiles, the tree's shape).
+
+use std::path::Path;
+use std::time::Duration;
+
+/// A latency histogram with buckets 1/16 of a power of two wide (relative error under 7%).
+#[derive(Clone)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    total: u64,
+    max_ns: u64,
+}
+
+const SUB_BUCKETS: usize = 16;
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: vec![0; 64 * SUB_BUCKETS],
+            total: 0,
+            max_ns: 0,
+        }
+    }
+}
+
+impl Histogram {
+    fn bucket(ns: u64) -> usize {
+        if ns < SUB_BUCKETS as u64 {
+            return ns as usize;
+        }
+        let exp = 63 - ns.leading_zeros() as usize; // >= 4
+        let sub = ((ns >> (exp - 4)) & (SUB_BUCKETS as u64 - 1)) as usize;
+        (exp - 3) * SUB_BUCKETS + sub
+    }
+
+    /// The upper edge of a bucket, in nanoseconds.
+    fn bucket_limit(b: usize) -> u64 {
+        if b < SUB_BUCKETS {
+            return b as u64;
+        }
+        let exp = b / SUB_BUCKETS + 3;
+        let sub = (b % SUB_BUCKETS) as u64;
+        ((SUB_BUCKETS as u64 + sub + 1) << (exp - 4)) - 1
+    }
+
+    /// Records one latency.
+    pub fn record(&mut self, d: Duration) {
+        let ns = d.as_nanos().min(u128::from(u64::MAX)) as u64;
+        self.counts[Self::bucket(ns)] += 1;
+        self.total += 1;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Adds `other`'s counts to this one.
+    pub fn merge(&mut self, other: &Histogram) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    /// The latency at quantile `q` (0..=1), in microseconds.
+    pub fn percentile_us(&self, q: f64) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Self::bucket_limit(b).min(self.max_ns) as f64 / 1000.0;
+            }
+        }
+        self.max_ns as f64 / 1000.0
+    }
+
+    /// Recorded latencies.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// The largest latency, in microseconds.
+    pub fn max_us(&self) -> f64 {
+        self.max_ns as f64 / 1000.0
+    }
+}
+
+/// What one thread did in a step.
+#[derive(Default, Clone)]
+pub struct ThreadStats {
+    pub done: u64,
+    pub bytes: u64,
+    pub found: u64,
+    pub seconds: f64,
+    pub hist: Histogram,
+}
+
+impl ThreadStats {
+    pub fn merge(&mut self, o: &ThreadStats) {
+        self.done += o.done;
+        self.bytes += o.bytes;
+        self.found += o.found;
+        self.seconds += o.seconds;
+        self.hist.merge(&o.hist);
+    }
+}
+
+/// db_bench's result line: `name : X micros/op Y ops/sec Z seconds N operations; M MB/s msg`.
+/// micros/op is the sum of the threads' time per operation, ops/sec the wall-clock rate.
+pub fn result_line(name: &str, s: &ThreadStats, elapsed: f64, message: &str) -> String {
+    let done = s.done.max(1);
+    let elapsed = elapsed.max(1e-9);
+    let mut extra = String::new();
+    if s.bytes > 0 {
+        extra = format!("{:6.1} MB/s", s.bytes as f64 / 1048576.0 / elapsed);
+    }
+    if !message.is_empty() {
+        if !extra.is_empty() {
+            extra.push(' ');
+        }
+        extra.push_str(message);
+    }
+    format!(
+        "{:<12} : {:11.3} micros/op {} ops/sec {:.3} seconds {} operations;{}{}",
+        name,
+        s.seconds * 1e6 / done as f64,
+        (done as f64 / elapsed) as i64,
+        elapsed,
+        done,
+        if extra.is_empty() { "" } else { " " },
+        extra
+    )
+}
+
+/// Process-wide counters from /proc: CPU time and bytes that reached the block layer.
+#[derive(Default, Clone, Copy)]
+pub struct ProcSample {
+    pub cpu_seconds: f64,
+    pub disk_read: u64,
+    pub disk_written: u64,
+}
+
+impl ProcSample {
+    /// Reads /proc/self/stat and /proc/self/io (zeros where they cannot be read).
+    pub fn now() -> ProcSample {
+        let mut s = ProcSample::default();
+        if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
+            // Fields after the command name (which may hold spaces) start after ')'.
+            if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
+                let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+                s.cpu_seconds = (ticks(11) + ticks(12)) / 100.0;
+            }
+        }
+        if let Ok(io) = std::fs::read_to_string("/proc/self/io") {
+            for line in io.lines() {
+                let mut parts = line.split(':');
+                let (Some(k), Some(v)) = (parts.next(), parts.next()) else {
+                    continue;
+                };
+                let v = v.trim().parse().unwrap_or(0);
+                match k {
+                    "read_bytes" => s.disk_read = v,
+                    "write_bytes" => s.disk_written = v,
+                    _ => {}
+                }
+            }
+        }
+        s
+    }
+}
+
+/// Total bytes of the files under `dir`.
+pub fn dir_size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Bytes as MB with one decimal.
+pub fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1048576.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_line_matches_db_bench_format() {
+        let s = ThreadStats {
+            done: 1000,
+            bytes: 116_000,
+            seconds: 0.5,
+            ..ThreadStats::default()
+        };
+        let line = result_line("fillseq", &s, 0.5, "");
+        assert_eq!(
+            line,
+            "fillseq      :     500.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    0.2 MB/s"
+        );
+        let line = result_line("readrandom", &s, 0.5, "(10 of 1000 found)");
+        assert!(line.ends_with("MB/s (10 of 1000 found)"), "{line}");
+    }
+
+    #[test]
+    fn histogram_percentiles_are_within_bucket_error() {
+        let mut h = Histogram::default();
+        for us in 1..=1000u64 {
+            h.record(Duration::from_micros(us));
+        }
+        let p50 = h.percentile_us(0.5);
+        let p99 = h.percentile_us(0.99);
+        assert!((470.0..=540.0).contains(&p50), "{p50}");
+        assert!((930.0..=1000.0).contains(&p99), "{p99}");
+        assert_eq!(h.max_us(), 1000.0);
+        for ns in [0u64, 1, 15, 16, 17, 1000, 123_456_789] {
+            let b = Histogram::bucket(ns);
+            assert!(Histogram::bucket_limit(b) >= ns, "{ns}");
+            if b > 0 {
+                assert!(Histogram::bucket_limit(b - 1) < ns, "{ns}");
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! `strata bench` end to end: every step runs at a small --num, its db_bench result line
+//! parses, and the counts are right.
+
+use std::process::Command;
+
+struct Line {
+    name: String,
+    ops: u64,
+    found: Option<(u64, u64)>,
+}
+
+fn parse(stdout: &str) -> Vec<Line> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(" : ")?;
+            let name = name.trim();
+            if name.is_empty() || !rest.contains("micros/op") {
+                return None;
+            }
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let ops_at = words.iter().position(|w| *w == "operations;")?;
+            let ops = words[ops_at - 1].parse().ok()?;
+            let found = rest.split_once('(').and_then(|(_, f)| {
+                let f: Vec<&str> = f.split_whitespace().collect();
+                Some((f.first()?.parse().ok()?, f.get(2)?.parse().ok()?))
+            });
+            Some(Line {
+                name: name.to_string(),
+                ops,
+                found,
+            })
+        })
+        .collect()
+}
+
+fn bench(dir: &std::path::Path, flags: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .arg("bench")
+        .arg(format!("--db={}", dir.display()))
+        .args(flags)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_step_reports_its_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--num=2000",
+            "--benchmarks=fillseq,readrandom,readmissing,readseq,readreverse,seekrandom,\
+             overwrite,fillrandom,filluniquerandom,fillsync,deleterandom,deleteseq,\
+             readrandom,waitforcompaction,stats",
+            "--seek_nexts=3",
+            "--histogram=1",
+            "--write_buffer_size=65536",
+        ],
+    );
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    let lines = parse(&out);
+    let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "fillseq",
+            "readrandom",
+            "readmissing",
+            "readseq",
+            "readreverse",
+            "seekrandom",
+            "overwrite",
+            "fillrandom",
+            "filluniquerandom",
+            "fillsync",
+            "deleterandom",
+            "deleteseq",
+            "readrandom"
+        ]
+    );
+    let by = |i: usize| &lines[i];
+    assert_eq!(by(0).ops, 2000);
+    assert_eq!(
+        by(1).found,
+        Some((2000, 2000)),
+        "readrandom after fillseq finds all"
+    );
+    assert_eq!(by(2).found, Some((0, 2000)), "readmissing finds none");
+    assert_eq!(by(3).ops, 2000, "readseq visits every key");
+    assert_eq!(by(4).ops, 2000, "readreverse visits every key");
+    assert_eq!(by(5).found, Some((2000, 2000)));
+    assert_eq!(by(9).ops, 2, "fillsync writes num/1000");
+    assert_eq!(
+        by(12).found,
+        Some((0, 2000)),
+        "after deleteseq nothing is found"
+    );
+    assert!(out.contains("write-amp"), "{out}");
+    assert!(out.contains("latency us: p50"), "{out}");
+    assert!(out.contains("** Strata stats **"), "{out}");
+}
+
+#[test]
+fn threads_multiply_operations_as_in_db_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=500",
+            "--threads=4",
+            "--benchmarks=fillrandom,readrandom",
+            "--sync=1",
+        ],
+    );
+    assert!(ok, "{err}");
+    let lines = parse(&out);
+    assert_eq!(lines[0].ops, 2000);
+    assert_eq!(lines[1].ops, 2000);
+    assert!(out.contains("batches/group"), "{out}");
+}
+
+#[test]
+fn existing_database_is_reused_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, _, err) = bench(&db, &["--num=1000", "--benchmarks=fillseq"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--num=1000",
+            "--benchmarks=readrandom",
+            "--use_existing_db=1",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(parse(&out)[0].found, Some((1000, 1000)), "{out}");
+    assert!(out.contains("Recovered:"), "{out}");
+}
+
+#[test]
+fn bad_flags_and_steps_are_errors_that_name_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, _, err) = bench(&db, &["--no_such_flag=1"]);
+    assert!(!ok);
+    assert!(err.contains("no_such_flag"), "{err}");
+    let (ok, _, err) = bench(&db, &["--benchmarks=fillseq,nosuchbench", "--num=10"]);
+    assert!(!ok);
+    assert!(err.contains("nosuchbench"), "{err}");
+    let (ok, _, err) = bench(&db, &["--benchmarks=flush", "--num=10"]);
+    assert!(!ok);
+    assert!(err.contains("flush"), "{err}");
+    let (ok, _, err) = bench(&db, &["--use_existing_db=1", "--benchmarks=readrandom"]);
+    assert!(!ok);
+    assert!(err.contains("no database"), "{err}");
+
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("keep.txt"), "important").unwrap();
+    let (ok, _, err) = bench(&foreign, &["--benchmarks=fillseq", "--num=10"]);
+    assert!(!ok);
+    assert!(err.contains("not a Strata database"), "{err}");
+    assert!(
+        foreign.join("keep.txt").exists(),
+        "a foreign directory must never be deleted"
+    );
+}
