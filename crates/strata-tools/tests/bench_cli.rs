@@ -127,6 +127,23 @@ fn threads_multiply_operations_as_in_db_bench() {
 }
 
 #[test]
+fn each_step_draws_its_own_keys_as_in_db_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &["--num=4000", "--benchmarks=fillrandom,readrandom"],
+    );
+    assert!(ok, "{err}");
+    // fillrandom covers about 1 - 1/e of the key space; readrandom, with its own seed, finds
+    // about that share (it would find all if it replayed fillrandom's keys).
+    let (found, reads) = parse(&out)[1].found.unwrap();
+    assert!(
+        found > reads / 2 && found < reads * 3 / 4,
+        "{found} of {reads}"
+    );
+}
+
+#[test]
 fn existing_database_is_reused_and_recovered() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");

@@ -22,7 +22,7 @@ Any other flag that Strata does not implement is an error that names it.";
 
 /// `strata bench` flags. Names and defaults follow RocksDB's db_bench.
 #[derive(Args, Debug, Clone)]
-#[command(after_help = NO_EFFECT_HELP, rename_all = "snake_case")]
+#[command(after_help = NO_EFFECT_HELP, rename_all = "snake_case", args_override_self = true)]
 pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
@@ -163,6 +163,10 @@ mod tests {
         assert_eq!(a.num, 10);
         assert!(a.disable_wal && a.sync && !a.use_existing_db);
         assert_eq!(a.reads(), 10);
+        // As with gflags, a repeated flag takes its last value.
+        let a = parse(&["--num=10", "--disable_wal=1", "--num=20", "--disable_wal=0"]).unwrap();
+        assert_eq!(a.num, 20);
+        assert!(!a.disable_wal);
     }
 
     #[test]

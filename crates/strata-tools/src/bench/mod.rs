@@ -9,6 +9,7 @@ mod args;
 mod gen;
 mod report;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use strata::util::Rng;
@@ -19,6 +20,11 @@ use gen::{fill_key, ValueGen};
 use report::{dir_size, mb, result_line, Histogram, ProcSample, ThreadStats};
 
 type BoxError = Box<dyn std::error::Error>;
+
+/// Threads started so far in this process. As in db_bench, thread seeds are
+/// `--seed + (number of threads started, this one included)`, so successive steps of one run
+/// draw different keys (readrandom after fillrandom finds about 63% of its keys, not all).
+static THREADS_STARTED: AtomicU64 = AtomicU64::new(0);
 
 /// What kind of work a step does.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -176,7 +182,10 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
     let start = Instant::now();
     let results: Vec<Result<ThreadStats, strata::Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..args.threads)
-            .map(|t| s.spawn(move || run_thread(args, db, step, t as u64)))
+            .map(|_| {
+                let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
+                s.spawn(move || run_thread(args, db, step, n))
+            })
             .collect();
         handles
             .into_iter()

@@ -535,3 +535,19 @@ fn format_stats(s: &DbStats) -> String {
         s.last_sequence,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn handles_can_cross_threads() {
+        assert_send_sync::<Db>();
+        assert_send_sync::<Snapshot>();
+        assert_send::<DbIterator>();
+        assert_send::<Range>();
+    }
+}
