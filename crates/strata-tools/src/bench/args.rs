@@ -58,11 +58,13 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0.5)]
     pub compression_ratio: f64,
 
-    /// Seed for the key generators; thread i uses seed + i. 0 means a fixed default.
+    /// Seed for the key generators: the n-th thread started in the run uses seed + n, as in
+    /// db_bench. 0 means the default base, 1000.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 
-    /// Database directory.
+    /// Database directory (default: a new directory under the system temp dir, removed at
+    /// the end).
     #[arg(long)]
     pub db: Option<PathBuf>,
 
