@@ -35,6 +35,14 @@ pub trait SequentialFile: Send {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
 }
 
+/// A file read at arbitrary offsets (tables).
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `buf.len()` bytes at `offset`; fails if the file is shorter.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Bytes in the file.
+    fn size(&self) -> u64;
+}
+
 /// A held lock on a database directory; dropping it releases the lock.
 pub trait FileLock: Send + Sync {}
 
@@ -46,6 +54,8 @@ pub trait FileSystem: Send + Sync {
     fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens `path` to read it front to back.
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// Opens `path` for reads at any offset.
+    fn open_random(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>>;
     /// Names (not paths) of the entries in directory `path`.
     fn list_dir(&self, path: &Path) -> Result<Vec<String>>;
     /// True if `path` exists.
@@ -112,6 +122,25 @@ impl SequentialFile for PosixSequential {
     }
 }
 
+struct PosixRandom {
+    file: File,
+    path: PathBuf,
+    size: u64,
+}
+
+impl RandomAccessFile for PosixRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io("read", &self.path, e))
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 struct PosixLock {
     _file: File,
 }
@@ -142,6 +171,19 @@ impl FileSystem for PosixFs {
         Ok(Box::new(PosixSequential {
             file,
             path: path.to_path_buf(),
+        }))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
+        Ok(Box::new(PosixRandom {
+            file,
+            path: path.to_path_buf(),
+            size,
         }))
     }
 

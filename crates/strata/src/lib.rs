@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cache;
 pub mod codec;
 pub mod db;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod key;
 pub mod log;
 pub mod memtable;
 pub mod options;
+pub mod table;
 pub mod util;
 pub mod write_batch;
 

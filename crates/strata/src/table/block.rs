@@ -1,0 +1,478 @@
+//! Blocks of sorted key-value entries with shared key prefixes and restart points (data,
+//! index, meta-index and properties blocks all use this layout).
+//!
+//! Byte layout of a block's raw contents (on disk; do not change):
+//!
+//! ```text
+//! entry*  | restart offset: u32 LE * n | n: u32 LE
+//! entry   := shared: varint32 | unshared: varint32 | value length: varint32
+//!            | unshared key bytes | value bytes
+//! ```
+//!
+//! An entry's key is the first `shared` bytes of the previous key followed by its unshared
+//! bytes. Every `restart_interval` entries a restart point stores its key whole (`shared` = 0)
+//! and its offset goes in the restart array, so a seek binary-searches the restarts and then
+//! scans at most one interval. The block layer orders keys with a caller's comparator and
+//! knows nothing of sequence numbers.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::codec::{decode_fixed32, put_varint32};
+
+/// How a table orders its keys.
+pub type Comparator = fn(&[u8], &[u8]) -> Ordering;
+
+/// Builds one block.
+pub struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    restart_interval: usize,
+    counter: usize,
+    last_key: Vec<u8>,
+    entries: usize,
+}
+
+impl BlockBuilder {
+    /// A builder with a restart point every `restart_interval` entries (at least 1).
+    pub fn new(restart_interval: usize) -> BlockBuilder {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: vec![0],
+            restart_interval: restart_interval.max(1),
+            counter: 0,
+            last_key: Vec::new(),
+            entries: 0,
+        }
+    }
+
+    /// Appends an entry; keys must come in increasing order.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) {
+        let mut shared = 0;
+        if self.counter < self.restart_interval {
+            shared = self
+                .last_key
+                .iter()
+                .zip(key)
+                .take_while(|(a, b)| a == b)
+                .count();
+        } else {
+            self.restarts.push(self.buf.len() as u32);
+            self.counter = 0;
+        }
+        put_varint32(&mut self.buf, shared as u32);
+        put_varint32(&mut self.buf, (key.len() - shared) as u32);
+        put_varint32(&mut self.buf, value.len() as u32);
+        self.buf.extend_from_slice(&key[shared..]);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(&key[shared..]);
+        self.counter += 1;
+        self.entries += 1;
+    }
+
+    /// Bytes the block will have when finished.
+    pub fn estimated_size(&self) -> usize {
+        self.buf.len() + 4 * self.restarts.len() + 4
+    }
+
+    /// True when no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// The last key added.
+    pub fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+
+    /// Appends the restart array and returns the block's contents; then `reset` for reuse.
+    pub fn finish(&mut self) -> &[u8] {
+        for r in &self.restarts {
+            self.buf.extend_from_slice(&r.to_le_bytes());
+        }
+        self.buf
+            .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+        &self.buf
+    }
+
+    /// Empties the builder for the next block.
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.restarts.clear();
+        self.restarts.push(0);
+        self.counter = 0;
+        self.last_key.clear();
+        self.entries = 0;
+    }
+}
+
+/// A decoded block, shared by iterators and the block cache.
+pub struct Block {
+    data: Vec<u8>,
+    restarts_at: usize,
+    num_restarts: usize,
+}
+
+impl Block {
+    /// Checks the restart array of `data`; the error says what is wrong.
+    pub fn new(data: Vec<u8>) -> Result<Block, String> {
+        let n = decode_fixed32(data.len().checked_sub(4).map_or(&[][..], |at| &data[at..]))
+            .ok_or("block shorter than its restart count")? as usize;
+        let restarts_at = n
+            .checked_mul(4)
+            .and_then(|r| data.len().checked_sub(4 + r))
+            .ok_or("restart array larger than the block")?;
+        if n == 0 {
+            return Err("block has no restart point".into());
+        }
+        Ok(Block {
+            data,
+            restarts_at,
+            num_restarts: n,
+        })
+    }
+
+    /// Bytes of memory the block holds (what the cache charges).
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    fn restart(&self, i: usize) -> usize {
+        decode_fixed32(&self.data[self.restarts_at + 4 * i..]).unwrap_or_default() as usize
+    }
+}
+
+/// Decodes the entry header at `at`: (shared, unshared, value length, offset of key bytes).
+#[inline]
+fn decode_entry(data: &[u8], at: usize, limit: usize) -> Option<(usize, usize, usize, usize)> {
+    let p = data.get(at..limit)?;
+    if p.len() >= 3 && (p[0] | p[1] | p[2]) < 0x80 {
+        // Fast path: all three lengths fit in one byte each.
+        let (s, u, v) = (p[0] as usize, p[1] as usize, p[2] as usize);
+        if u + v > p.len() - 3 {
+            return None;
+        }
+        return Some((s, u, v, at + 3));
+    }
+    let mut src = p;
+    let s = crate::codec::get_varint32(&mut src)? as usize;
+    let u = crate::codec::get_varint32(&mut src)? as usize;
+    let v = crate::codec::get_varint32(&mut src)? as usize;
+    let header = p.len() - src.len();
+    if u.checked_add(v)? > src.len() {
+        return None;
+    }
+    Some((s, u, v, at + header))
+}
+
+/// A cursor over one block. On malformed bytes it becomes invalid and `corrupt()` says why.
+pub struct BlockIter {
+    block: Arc<Block>,
+    cmp: Comparator,
+    /// Offset of the current entry; `restarts_at` when past the end.
+    current: usize,
+    /// Offset just after the current entry.
+    next: usize,
+    restart_index: usize,
+    key: Vec<u8>,
+    value: (usize, usize),
+    corrupt: Option<String>,
+}
+
+impl BlockIter {
+    /// An unpositioned cursor over `block` ordered by `cmp`.
+    pub fn new(block: Arc<Block>, cmp: Comparator) -> BlockIter {
+        let end = block.restarts_at;
+        BlockIter {
+            block,
+            cmp,
+            current: end,
+            next: end,
+            restart_index: 0,
+            key: Vec::new(),
+            value: (0, 0),
+            corrupt: None,
+        }
+    }
+
+    /// True when on an entry.
+    pub fn valid(&self) -> bool {
+        self.current < self.block.restarts_at && self.corrupt.is_none()
+    }
+
+    /// The current key.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The current value.
+    pub fn value(&self) -> &[u8] {
+        &self.block.data[self.value.0..self.value.0 + self.value.1]
+    }
+
+    /// Why the block could not be decoded, if it could not.
+    pub fn corrupt(&self) -> Option<&str> {
+        self.corrupt.as_deref()
+    }
+
+    fn mark_corrupt(&mut self, why: &str) {
+        self.corrupt = Some(why.to_string());
+        self.current = self.block.restarts_at;
+        self.next = self.block.restarts_at;
+    }
+
+    /// Decodes the entry at `self.next` into current; false at the end or on corruption.
+    fn parse_next(&mut self) -> bool {
+        let at = self.next;
+        let limit = self.block.restarts_at;
+        if at >= limit {
+            self.current = limit;
+            return false;
+        }
+        let Some((shared, unshared, vlen, kat)) = decode_entry(&self.block.data, at, limit) else {
+            self.mark_corrupt("bad entry in block");
+            return false;
+        };
+        if shared > self.key.len() {
+            self.mark_corrupt("entry shares more bytes than the previous key has");
+            return false;
+        }
+        self.current = at;
+        self.key.truncate(shared);
+        self.key
+            .extend_from_slice(&self.block.data[kat..kat + unshared]);
+        self.value = (kat + unshared, vlen);
+        self.next = kat + unshared + vlen;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart(self.restart_index + 1) <= self.current
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    fn seek_to_restart(&mut self, index: usize) {
+        self.key.clear();
+        self.restart_index = index;
+        self.next = self.block.restart(index);
+        if self.next > self.block.restarts_at {
+            self.mark_corrupt("restart point past the entries");
+        }
+    }
+
+    /// Moves to the first entry.
+    pub fn seek_to_first(&mut self) {
+        if self.corrupt.is_some() {
+            return;
+        }
+        self.seek_to_restart(0);
+        self.parse_next();
+    }
+
+    /// Moves to the last entry.
+    pub fn seek_to_last(&mut self) {
+        if self.corrupt.is_some() {
+            return;
+        }
+        self.seek_to_restart(self.block.num_restarts - 1);
+        while self.parse_next() && self.next < self.block.restarts_at {}
+    }
+
+    /// Moves to the first entry with key >= `target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        if self.corrupt.is_some() {
+            return;
+        }
+        // The last restart point whose key is < target.
+        let (mut left, mut right) = (0, self.block.num_restarts - 1);
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            let at = self.block.restart(mid);
+            let Some((shared, unshared, _, kat)) =
+                decode_entry(&self.block.data, at, self.block.restarts_at)
+            else {
+                self.mark_corrupt("bad entry at a restart point");
+                return;
+            };
+            if shared != 0 {
+                self.mark_corrupt("restart entry shares a prefix");
+                return;
+            }
+            if (self.cmp)(&self.block.data[kat..kat + unshared], target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        self.seek_to_restart(left);
+        while self.parse_next() {
+            if (self.cmp)(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    /// Moves to the last entry with key <= `target`.
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if !self.valid() {
+            if self.corrupt.is_none() {
+                self.seek_to_last();
+            }
+            return;
+        }
+        if (self.cmp)(&self.key, target) == Ordering::Greater {
+            self.prev();
+        }
+    }
+
+    /// Moves to the next entry.
+    pub fn next(&mut self) {
+        if self.valid() {
+            self.parse_next();
+        }
+    }
+
+    /// Moves to the previous entry (invalid before the first).
+    pub fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        let original = self.current;
+        // Back up to a restart point strictly before the current entry.
+        while self.block.restart(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.current = self.block.restarts_at;
+                self.next = self.block.restarts_at;
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.seek_to_restart(self.restart_index);
+        while self.parse_next() && self.next < original {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::Rng;
+    use std::collections::BTreeMap;
+
+    fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
+        a.cmp(b)
+    }
+
+    fn build(model: &BTreeMap<Vec<u8>, Vec<u8>>, interval: usize) -> Arc<Block> {
+        let mut b = BlockBuilder::new(interval);
+        for (k, v) in model {
+            b.add(k, v);
+        }
+        let est = b.estimated_size();
+        let data = b.finish().to_vec();
+        assert_eq!(data.len(), est);
+        Arc::new(Block::new(data).unwrap())
+    }
+
+    fn random_model(rng: &mut Rng, n: usize) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        (0..n)
+            .map(|_| {
+                let klen = match rng.below(10) {
+                    0 => 0,
+                    1 => 1,
+                    2 => 300,
+                    _ => 1 + rng.below(12) as usize,
+                };
+                let k: Vec<u8> = (0..klen).map(|_| b'a' + rng.below(4) as u8).collect();
+                let v: Vec<u8> = (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect();
+                (k, v)
+            })
+            .collect()
+    }
+
+    /// Blocks against a BTreeMap: full scans both ways and seeks to every key and between.
+    #[test]
+    fn blocks_match_a_btreemap_for_many_restart_intervals() {
+        let mut rng = Rng::new(11);
+        for interval in [1, 2, 3, 16, 1000] {
+            for n in [0, 1, 2, 17, 300] {
+                let model = random_model(&mut rng, n);
+                let block = build(&model, interval);
+                let mut it = BlockIter::new(block.clone(), bytewise);
+                it.seek_to_first();
+                let mut fwd = Vec::new();
+                while it.valid() {
+                    fwd.push((it.key().to_vec(), it.value().to_vec()));
+                    it.next();
+                }
+                let want: Vec<_> = model.clone().into_iter().collect();
+                assert_eq!(fwd, want);
+                it.seek_to_last();
+                let mut back = Vec::new();
+                while it.valid() {
+                    back.push((it.key().to_vec(), it.value().to_vec()));
+                    it.prev();
+                }
+                back.reverse();
+                assert_eq!(back, want, "interval {interval} n {n}");
+                for _ in 0..50 {
+                    let probe: Vec<u8> = (0..rng.below(6))
+                        .map(|_| b'a' + rng.below(5) as u8)
+                        .collect();
+                    it.seek(&probe);
+                    let expect = model.range(probe.clone()..).next();
+                    assert_eq!(
+                        it.valid().then(|| it.key().to_vec()),
+                        expect.map(|e| e.0.clone())
+                    );
+                    it.seek_for_prev(&probe);
+                    let expect = model.range(..=probe.clone()).next_back();
+                    assert_eq!(
+                        it.valid().then(|| it.key().to_vec()),
+                        expect.map(|e| e.0.clone())
+                    );
+                }
+                assert!(it.corrupt().is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn a_64k_key_round_trips() {
+        let mut model = BTreeMap::new();
+        model.insert(vec![b'x'; 65536], b"big".to_vec());
+        model.insert(vec![b'x'; 65537], b"bigger".to_vec());
+        let block = build(&model, 16);
+        let mut it = BlockIter::new(block, bytewise);
+        it.seek(&vec![b'x'; 65537]);
+        assert_eq!(it.value(), b"bigger");
+    }
+
+    #[test]
+    fn damaged_blocks_never_panic() {
+        let mut rng = Rng::new(5);
+        let model = random_model(&mut rng, 60);
+        let good = build(&model, 4).data.clone();
+        for i in 0..good.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut d = good.clone();
+                d[i] ^= bit;
+                let Ok(block) = Block::new(d) else { continue };
+                let mut it = BlockIter::new(Arc::new(block), bytewise);
+                it.seek_to_first();
+                let mut steps = 0;
+                while it.valid() && steps < 1000 {
+                    it.next();
+                    steps += 1;
+                }
+                it.seek(b"ab");
+                it.seek_to_last();
+                it.prev();
+            }
+        }
+        assert!(Block::new(vec![1, 0]).is_err());
+        assert!(Block::new(vec![0, 0, 0, 0]).is_err());
+        assert!(Block::new(vec![9, 0, 0, 0]).is_err());
+    }
+}

@@ -1,0 +1,335 @@
+//! The framing shared by every block of a table: handles, the block trailer, compression and
+//! the footer.
+//!
+//! Byte layout (on disk; do not change):
+//!
+//! ```text
+//! block      := contents | compression type: u8 | masked crc32c of (contents, type): u32 LE
+//! contents   := raw block bytes                         (type 0, none)
+//!             | varint32 raw length | compressed bytes   (types 1 snappy, 4 lz4, 7 zstd)
+//! handle     := offset: varint64 | size: varint64        (size of contents, trailer excluded)
+//! footer     := metaindex handle | index handle | zero padding to 40 bytes
+//!               | format version: u32 LE | masked crc32c of the 44 bytes before: u32 LE
+//!               | magic: u64 LE                          (56 bytes, at the end of the file)
+//! ```
+//!
+//! Compression type numbers are RocksDB's. A block is stored compressed only if that saves at
+//! least 1/8 of its size.
+
+use std::path::Path;
+
+use crate::codec::{
+    crc32c, crc32c_extend, decode_fixed32, decode_fixed64, get_varint32, get_varint64, mask_crc,
+    put_varint32, put_varint64, unmask_crc,
+};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+
+/// Bytes after each block's contents: compression type and checksum.
+pub const BLOCK_TRAILER_LEN: usize = 5;
+/// Bytes of the footer.
+pub const FOOTER_LEN: usize = 56;
+/// The footer's magic number ("STRATsst" read as little-endian bytes). On disk.
+pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"STRATsst");
+/// The table format version this build writes.
+pub const TABLE_FORMAT_VERSION: u32 = 1;
+/// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
+const MAX_RAW_BLOCK: usize = 1 << 30;
+
+/// Per-block compression. The numbers are on disk (RocksDB's numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Compression {
+    /// Stored as is.
+    #[default]
+    None = 0,
+    /// Snappy (raw format).
+    Snappy = 1,
+    /// LZ4 (block format).
+    Lz4 = 4,
+    /// Zstandard (level 3).
+    Zstd = 7,
+}
+
+impl Compression {
+    /// The compression stored as `byte`, if any.
+    pub fn from_byte(byte: u8) -> Option<Compression> {
+        match byte {
+            0 => Some(Compression::None),
+            1 => Some(Compression::Snappy),
+            4 => Some(Compression::Lz4),
+            7 => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The name used by options, properties and db_bench (`none`, `snappy`, `lz4`, `zstd`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The compression with this name.
+    pub fn from_name(name: &str) -> Option<Compression> {
+        [
+            Compression::None,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
+    }
+}
+
+/// Where a block lives in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// Offset of the block's first byte.
+    pub offset: u64,
+    /// Bytes of the block's contents, trailer excluded.
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Appends the handle's encoding.
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    /// Takes a handle off the front of `src`.
+    pub fn decode_from(src: &mut &[u8]) -> Option<BlockHandle> {
+        Some(BlockHandle {
+            offset: get_varint64(src)?,
+            size: get_varint64(src)?,
+        })
+    }
+}
+
+/// The footer: where the meta-index and index blocks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// The meta-index block (names of the filter and properties blocks).
+    pub metaindex: BlockHandle,
+    /// The index block.
+    pub index: BlockHandle,
+}
+
+impl Footer {
+    /// The 56-byte encoding.
+    pub fn encode(&self) -> [u8; FOOTER_LEN] {
+        let mut buf = Vec::with_capacity(FOOTER_LEN);
+        self.metaindex.encode_to(&mut buf);
+        self.index.encode_to(&mut buf);
+        buf.resize(40, 0);
+        buf.extend_from_slice(&TABLE_FORMAT_VERSION.to_le_bytes());
+        let crc = mask_crc(crc32c(&buf));
+        buf.extend_from_slice(&crc.to_le_bytes());
+        buf.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+        let mut out = [0u8; FOOTER_LEN];
+        out.copy_from_slice(&buf);
+        out
+    }
+
+    /// Decodes and checks a footer; the error says what is wrong.
+    pub fn decode(bytes: &[u8]) -> std::result::Result<Footer, String> {
+        if bytes.len() != FOOTER_LEN {
+            return Err("file too short for a table footer".into());
+        }
+        if decode_fixed64(&bytes[48..]) != Some(TABLE_MAGIC) {
+            return Err("bad magic number: not a Strata table".into());
+        }
+        let version = decode_fixed32(&bytes[40..]).unwrap_or_default();
+        let stored = decode_fixed32(&bytes[44..]).unwrap_or_default();
+        if unmask_crc(stored) != crc32c(&bytes[..44]) {
+            return Err("footer checksum mismatch".into());
+        }
+        if version > TABLE_FORMAT_VERSION {
+            return Err(format!(
+                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION})"
+            ));
+        }
+        let mut src = &bytes[..40];
+        let metaindex = BlockHandle::decode_from(&mut src).ok_or("bad meta-index handle")?;
+        let index = BlockHandle::decode_from(&mut src).ok_or("bad index handle")?;
+        Ok(Footer { metaindex, index })
+    }
+}
+
+/// Compresses `raw` with `kind` into `out` (cleared first) and returns the compression used:
+/// `None` when the result would not save at least 1/8.
+pub fn compress_block(kind: Compression, raw: &[u8], out: &mut Vec<u8>) -> Compression {
+    out.clear();
+    if kind == Compression::None || raw.is_empty() {
+        return Compression::None;
+    }
+    put_varint32(out, raw.len() as u32);
+    let header = out.len();
+    let ok = match kind {
+        Compression::None => false,
+        Compression::Snappy => {
+            out.resize(header + snap::raw::max_compress_len(raw.len()), 0);
+            match snap::raw::Encoder::new().compress(raw, &mut out[header..]) {
+                Ok(n) => {
+                    out.truncate(header + n);
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        Compression::Lz4 => {
+            out.resize(
+                header + lz4_flex::block::get_maximum_output_size(raw.len()),
+                0,
+            );
+            match lz4_flex::block::compress_into(raw, &mut out[header..]) {
+                Ok(n) => {
+                    out.truncate(header + n);
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        Compression::Zstd => match zstd::bulk::compress(raw, 3) {
+            Ok(c) => {
+                out.extend_from_slice(&c);
+                true
+            }
+            Err(_) => false,
+        },
+    };
+    if ok && out.len() <= raw.len() - raw.len() / 8 {
+        kind
+    } else {
+        out.clear();
+        Compression::None
+    }
+}
+
+/// Undoes [`compress_block`]; the error says what is wrong.
+pub fn decompress_block(
+    kind: Compression,
+    contents: &[u8],
+) -> std::result::Result<Vec<u8>, String> {
+    if kind == Compression::None {
+        return Ok(contents.to_vec());
+    }
+    let mut src = contents;
+    let raw_len = get_varint32(&mut src).ok_or("bad raw length of a compressed block")? as usize;
+    if raw_len > MAX_RAW_BLOCK {
+        return Err(format!("compressed block claims {raw_len} raw bytes"));
+    }
+    let mut raw = vec![0u8; raw_len];
+    let n = match kind {
+        Compression::None => unreachable!("handled above"),
+        Compression::Snappy => snap::raw::Decoder::new()
+            .decompress(src, &mut raw)
+            .map_err(|e| format!("snappy: {e}"))?,
+        Compression::Lz4 => {
+            lz4_flex::block::decompress_into(src, &mut raw).map_err(|e| format!("lz4: {e}"))?
+        }
+        Compression::Zstd => {
+            zstd::bulk::decompress_to_buffer(src, &mut raw).map_err(|e| format!("zstd: {e}"))?
+        }
+    };
+    if n != raw_len {
+        return Err(format!(
+            "{} block decompressed to {n} bytes, expected {raw_len}",
+            kind.name()
+        ));
+    }
+    Ok(raw)
+}
+
+/// Appends a block's trailer for `contents` stored with `kind`.
+pub fn block_trailer(contents: &[u8], kind: Compression) -> [u8; BLOCK_TRAILER_LEN] {
+    let crc = mask_crc(crc32c_extend(crc32c(contents), &[kind as u8]));
+    let mut t = [0u8; BLOCK_TRAILER_LEN];
+    t[0] = kind as u8;
+    t[1..].copy_from_slice(&crc.to_le_bytes());
+    t
+}
+
+/// Reads, checks and decompresses the block at `handle`. `path` names the file in errors.
+pub fn read_block(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: BlockHandle,
+) -> Result<Vec<u8>> {
+    let bad = |reason: String| Error::corruption(path, handle.offset, reason);
+    let len = usize::try_from(handle.size)
+        .ok()
+        .filter(|&l| l <= MAX_RAW_BLOCK)
+        .ok_or_else(|| bad(format!("block size {} is impossible", handle.size)))?;
+    let fits = handle
+        .offset
+        .checked_add(len as u64 + BLOCK_TRAILER_LEN as u64)
+        .is_some_and(|end| end <= file.size());
+    if !fits {
+        return Err(bad("block runs past the end of the file".into()));
+    }
+    let mut buf = vec![0u8; len + BLOCK_TRAILER_LEN];
+    file.read_exact_at(handle.offset, &mut buf)?;
+    let (contents, trailer) = buf.split_at(len);
+    let stored = decode_fixed32(&trailer[1..]).unwrap_or_default();
+    let actual = crc32c_extend(crc32c(contents), &trailer[..1]);
+    if unmask_crc(stored) != actual {
+        return Err(bad("block checksum mismatch".into()));
+    }
+    let kind = Compression::from_byte(trailer[0])
+        .ok_or_else(|| bad(format!("unknown compression type {}", trailer[0])))?;
+    if kind == Compression::None {
+        buf.truncate(len);
+        return Ok(buf);
+    }
+    decompress_block(kind, contents).map_err(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trips_and_detects_damage() {
+        let f = Footer {
+            metaindex: BlockHandle {
+                offset: 1234,
+                size: 56,
+            },
+            index: BlockHandle {
+                offset: u64::MAX >> 1,
+                size: 99,
+            },
+        };
+        let bytes = f.encode();
+        assert_eq!(Footer::decode(&bytes), Ok(f));
+        for i in 0..FOOTER_LEN {
+            let mut d = bytes;
+            d[i] ^= 0x20;
+            assert!(Footer::decode(&d).is_err(), "flip at {i} undetected");
+        }
+    }
+
+    #[test]
+    fn every_compression_round_trips_and_incompressible_data_stays_raw() {
+        let text: Vec<u8> = b"strata compresses repetitive text well. ".repeat(100);
+        let noise: Vec<u8> = {
+            let mut r = crate::util::Rng::new(3);
+            (0..4000).map(|_| r.next_u64() as u8).collect()
+        };
+        for kind in [Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+            let mut out = Vec::new();
+            assert_eq!(compress_block(kind, &text, &mut out), kind);
+            assert!(out.len() < text.len() / 4);
+            assert_eq!(decompress_block(kind, &out).unwrap(), text);
+            assert_eq!(compress_block(kind, &noise, &mut out), Compression::None);
+            assert!(decompress_block(kind, b"\x05garbage").is_err());
+            assert_eq!(Compression::from_name(kind.name()), Some(kind));
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Table properties: what a table holds, recorded in its properties block.
+//!
+//! The block is an ordinary block (restart interval 1) of `name -> value` entries in name
+//! order; numbers are varint64, the compression is its name. Unknown names are ignored, so
+//! properties can be added without a format change.
+
+use crate::codec::{get_varint64, put_varint64};
+use crate::table::block::{Block, BlockBuilder, BlockIter};
+
+/// Counts and sizes of one table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableProperties {
+    /// Entries (all kinds).
+    pub entries: u64,
+    /// Deletions and single-deletions.
+    pub deletions: u64,
+    /// Bytes of keys as given (before prefix sharing).
+    pub raw_key_bytes: u64,
+    /// Bytes of values as given (before compression).
+    pub raw_value_bytes: u64,
+    /// Smallest sequence number of an entry.
+    pub smallest_seq: u64,
+    /// Largest sequence number of an entry.
+    pub largest_seq: u64,
+    /// Compression of the data blocks (name).
+    pub compression: String,
+    /// Seconds since the Unix epoch when the table was written.
+    pub creation_time: u64,
+    /// Data blocks.
+    pub data_blocks: u64,
+    /// Bytes of data blocks as stored.
+    pub data_bytes: u64,
+    /// Bytes of the index block.
+    pub index_bytes: u64,
+    /// Bytes of the filter block (0 without a filter).
+    pub filter_bytes: u64,
+}
+
+const NUMBERS: [&str; 11] = [
+    "strata.creation-time",
+    "strata.data-blocks",
+    "strata.data-bytes",
+    "strata.deletions",
+    "strata.entries",
+    "strata.filter-bytes",
+    "strata.index-bytes",
+    "strata.largest-seq",
+    "strata.raw-key-bytes",
+    "strata.raw-value-bytes",
+    "strata.smallest-seq",
+];
+
+impl TableProperties {
+    fn number(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "strata.creation-time" => &mut self.creation_time,
+            "strata.data-blocks" => &mut self.data_blocks,
+            "strata.data-bytes" => &mut self.data_bytes,
+            "strata.deletions" => &mut self.deletions,
+            "strata.entries" => &mut self.entries,
+            "strata.filter-bytes" => &mut self.filter_bytes,
+            "strata.index-bytes" => &mut self.index_bytes,
+            "strata.largest-seq" => &mut self.largest_seq,
+            "strata.raw-key-bytes" => &mut self.raw_key_bytes,
+            "strata.raw-value-bytes" => &mut self.raw_value_bytes,
+            "strata.smallest-seq" => &mut self.smallest_seq,
+            _ => return None,
+        })
+    }
+
+    /// The properties block's contents.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut copy = self.clone();
+        let mut b = BlockBuilder::new(1);
+        let mut entries: Vec<(&str, Vec<u8>)> = NUMBERS
+            .iter()
+            .map(|&n| {
+                let mut v = Vec::new();
+                put_varint64(&mut v, copy.number(n).map_or(0, |x| *x));
+                (n, v)
+            })
+            .collect();
+        entries.push(("strata.compression", self.compression.clone().into_bytes()));
+        entries.sort();
+        for (name, value) in entries {
+            b.add(name.as_bytes(), &value);
+        }
+        b.finish().to_vec()
+    }
+
+    /// Decodes a properties block; the error says what is wrong.
+    pub fn decode(data: Vec<u8>) -> Result<TableProperties, String> {
+        let block = std::sync::Arc::new(Block::new(data)?);
+        let mut it = BlockIter::new(block, |a, b| a.cmp(b));
+        let mut p = TableProperties::default();
+        it.seek_to_first();
+        while it.valid() {
+            let name = String::from_utf8_lossy(it.key()).into_owned();
+            if name == "strata.compression" {
+                p.compression = String::from_utf8_lossy(it.value()).into_owned();
+            } else if let Some(slot) = p.number(&name) {
+                let mut v = it.value();
+                *slot = get_varint64(&mut v).ok_or_else(|| format!("bad value of {name}"))?;
+            }
+            it.next();
+        }
+        if let Some(why) = it.corrupt() {
+            return Err(why.to_string());
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_round_trip() {
+        let p = TableProperties {
+            entries: 10,
+            deletions: 2,
+            raw_key_bytes: 100,
+            raw_value_bytes: 1000,
+            smallest_seq: 5,
+            largest_seq: u64::MAX >> 8,
+            compression: "zstd".into(),
+            creation_time: 1_700_000_000,
+            data_blocks: 3,
+            data_bytes: 900,
+            index_bytes: 40,
+            filter_bytes: 64,
+        };
+        assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
+    }
+}

@@ -1,0 +1,405 @@
+//! Reads a table: point lookups (filter first, then index, then one data block) and
+//! iterators. Data blocks go through the shared block cache; the index and filter blocks are
+//! read at open and kept with the open table.
+//!
+//! Every error names the file and the offset of the block it concerns.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::cache::LruCache;
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iterator::InternalIterator;
+use crate::table::block::{Block, BlockIter};
+use crate::table::filter::Filter;
+use crate::table::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use crate::table::properties::TableProperties;
+use crate::table::TableOptions;
+
+/// The block cache: (table cache id, block offset) -> block, charged by block size.
+pub type BlockCache = LruCache<(u64, u64), Block>;
+
+/// Counters of table reads, shared by all tables of a database.
+#[derive(Debug, Default)]
+pub struct TableReadStats {
+    /// Lookups that consulted a bloom filter.
+    pub bloom_checks: AtomicU64,
+    /// Lookups the filter answered "not here" (a table read saved).
+    pub bloom_negatives: AtomicU64,
+    /// Data blocks found in the block cache.
+    pub cache_hits: AtomicU64,
+    /// Data blocks read from the file.
+    pub cache_misses: AtomicU64,
+    /// Bytes of data blocks read from files (trailer included).
+    pub bytes_read: AtomicU64,
+}
+
+/// An open table.
+pub struct Table {
+    file: Box<dyn RandomAccessFile>,
+    path: PathBuf,
+    cache_id: u64,
+    options: TableOptions,
+    index: Arc<Block>,
+    filter: Option<Filter>,
+    properties: TableProperties,
+    cache: Option<Arc<BlockCache>>,
+    stats: Arc<TableReadStats>,
+}
+
+impl Table {
+    /// Opens a table: reads and checks the footer, meta-index, index, filter and properties.
+    /// `cache_id` must be unique among the tables sharing `cache`.
+    pub fn open(
+        file: Box<dyn RandomAccessFile>,
+        path: &Path,
+        cache_id: u64,
+        options: TableOptions,
+        cache: Option<Arc<BlockCache>>,
+        stats: Arc<TableReadStats>,
+    ) -> Result<Table> {
+        let size = file.size();
+        if size < FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                path,
+                0,
+                format!("file of {size} bytes is too short to be a table"),
+            ));
+        }
+        let footer_at = size - FOOTER_LEN as u64;
+        let mut footer = [0u8; FOOTER_LEN];
+        file.read_exact_at(footer_at, &mut footer)?;
+        let footer =
+            Footer::decode(&footer).map_err(|why| Error::corruption(path, footer_at, why))?;
+        let block = |h: BlockHandle| -> Result<Arc<Block>> {
+            let data = read_block(file.as_ref(), path, h)?;
+            Block::new(data)
+                .map(Arc::new)
+                .map_err(|why| Error::corruption(path, h.offset, why))
+        };
+        let index = block(footer.index)?;
+        let meta = block(footer.metaindex)?;
+        let mut filter_handle = None;
+        let mut props_handle = None;
+        let mut it = BlockIter::new(meta, |a, b| a.cmp(b));
+        it.seek_to_first();
+        while it.valid() {
+            let mut v = it.value();
+            let h = BlockHandle::decode_from(&mut v).ok_or_else(|| {
+                Error::corruption(path, footer.metaindex.offset, "bad handle in meta-index")
+            })?;
+            match it.key() {
+                b"strata.filter" => filter_handle = Some(h),
+                b"strata.properties" => props_handle = Some(h),
+                _ => {}
+            }
+            it.next();
+        }
+        if let Some(why) = it.corrupt() {
+            return Err(Error::corruption(path, footer.metaindex.offset, why));
+        }
+        let filter = match filter_handle {
+            Some(h) => Some(
+                Filter::new(read_block(file.as_ref(), path, h)?)
+                    .map_err(|why| Error::corruption(path, h.offset, why))?,
+            ),
+            None => None,
+        };
+        let props_handle = props_handle.ok_or_else(|| {
+            Error::corruption(path, footer.metaindex.offset, "no properties block")
+        })?;
+        let properties = TableProperties::decode(read_block(file.as_ref(), path, props_handle)?)
+            .map_err(|why| Error::corruption(path, props_handle.offset, why))?;
+        Ok(Table {
+            file,
+            path: path.to_path_buf(),
+            cache_id,
+            options,
+            index,
+            filter,
+            properties,
+            cache,
+            stats,
+        })
+    }
+
+    /// What the table holds.
+    pub fn properties(&self) -> &TableProperties {
+        &self.properties
+    }
+
+    /// The table's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes of memory pinned by the open table (index and filter).
+    pub fn pinned_bytes(&self) -> usize {
+        self.index.size() + self.filter.as_ref().map_or(0, |f| f.size())
+    }
+
+    /// False only if no key with this filter key is in the table (counted in the stats).
+    pub fn may_contain(&self, filter_key: &[u8]) -> bool {
+        let Some(f) = &self.filter else { return true };
+        self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
+        let maybe = f.may_contain(filter_key);
+        if !maybe {
+            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+        }
+        maybe
+    }
+
+    fn handle_from_index(&self, index: &BlockIter) -> Result<BlockHandle> {
+        let mut v = index.value();
+        BlockHandle::decode_from(&mut v)
+            .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in the index block"))
+    }
+
+    /// The data block at `handle`, from the cache or the file.
+    fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        let key = (self.cache_id, handle.offset);
+        if let Some(cache) = &self.cache {
+            if let Some(b) = cache.get(&key) {
+                self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(b);
+            }
+        }
+        self.stats.cache_misses.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes_read
+            .fetch_add(handle.size + 5, Ordering::Relaxed);
+        let data = read_block(self.file.as_ref(), &self.path, handle)?;
+        let block = Arc::new(
+            Block::new(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
+        );
+        if let Some(cache) = &self.cache {
+            cache.insert(key, block.clone(), block.size());
+        }
+        Ok(block)
+    }
+
+    /// Calls `f` with the first entry at or after `target`, if the filter and index allow
+    /// one in this table. The caller checks that the entry is the key it wants.
+    pub fn get<R>(&self, target: &[u8], f: impl FnOnce(&[u8], &[u8]) -> R) -> Result<Option<R>> {
+        if !self.may_contain((self.options.filter_key)(target)) {
+            return Ok(None);
+        }
+        let mut index = BlockIter::new(self.index.clone(), self.options.comparator);
+        index.seek(target);
+        if !index.valid() {
+            return match index.corrupt() {
+                Some(why) => Err(Error::corruption(
+                    &self.path,
+                    0,
+                    format!("index block: {why}"),
+                )),
+                None => Ok(None),
+            };
+        }
+        let handle = self.handle_from_index(&index)?;
+        let mut data = BlockIter::new(self.data_block(handle)?, self.options.comparator);
+        data.seek(target);
+        if let Some(why) = data.corrupt() {
+            return Err(Error::corruption(&self.path, handle.offset, why));
+        }
+        Ok(data.valid().then(|| f(data.key(), data.value())))
+    }
+
+    /// An iterator over the table; it keeps the table open.
+    pub fn iter(self: &Arc<Self>) -> TableIterator {
+        TableIterator {
+            index: BlockIter::new(self.index.clone(), self.options.comparator),
+            table: self.clone(),
+            data: None,
+            data_offset: 0,
+            error: None,
+        }
+    }
+
+    /// Reads and checks every block; returns the number of entries.
+    pub fn verify(self: &Arc<Self>) -> Result<u64> {
+        let mut it = self.iter();
+        it.seek_to_first();
+        let mut n = 0;
+        let mut last: Vec<u8> = Vec::new();
+        while it.valid() {
+            if n > 0 && (self.options.comparator)(&last, it.key()).is_ge() {
+                return Err(Error::corruption(
+                    &self.path,
+                    it.data_offset,
+                    "keys out of order",
+                ));
+            }
+            last.clear();
+            last.extend_from_slice(it.key());
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        if n != self.properties.entries {
+            return Err(Error::corruption(
+                &self.path,
+                0,
+                format!(
+                    "{n} entries found, the properties say {}",
+                    self.properties.entries
+                ),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// An iterator over one table (index block over data blocks).
+pub struct TableIterator {
+    table: Arc<Table>,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    data_offset: u64,
+    error: Option<Error>,
+}
+
+impl TableIterator {
+    fn fail(&mut self, e: Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+        self.data = None;
+    }
+
+    /// Loads the data block the index is on; `data` is `None` if the index is not valid.
+    fn load_block(&mut self) {
+        self.data = None;
+        if !self.index.valid() {
+            if let Some(why) = self.index.corrupt() {
+                let e = Error::corruption(&self.table.path, 0, format!("index block: {why}"));
+                self.fail(e);
+            }
+            return;
+        }
+        let loaded = self
+            .table
+            .handle_from_index(&self.index)
+            .and_then(|h| Ok((h, self.table.data_block(h)?)));
+        match loaded {
+            Ok((h, block)) => {
+                self.data_offset = h.offset;
+                self.data = Some(BlockIter::new(block, self.table.options.comparator));
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn check_data(&mut self) -> bool {
+        if let Some(why) = self.data.as_ref().and_then(|d| d.corrupt()) {
+            let e = Error::corruption(&self.table.path, self.data_offset, why.to_string());
+            self.fail(e);
+            return false;
+        }
+        true
+    }
+
+    fn skip_forward(&mut self) {
+        while self.error.is_none() && self.data.as_ref().is_some_and(|d| !d.valid()) {
+            if !self.check_data() {
+                return;
+            }
+            self.index.next();
+            self.load_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+        self.check_data();
+    }
+
+    fn skip_backward(&mut self) {
+        while self.error.is_none() && self.data.as_ref().is_some_and(|d| !d.valid()) {
+            if !self.check_data() {
+                return;
+            }
+            self.index.prev();
+            self.load_block();
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+        self.check_data();
+    }
+}
+
+impl InternalIterator for TableIterator {
+    fn valid(&self) -> bool {
+        self.error.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        self.index.seek_to_first();
+        self.load_block();
+        if let Some(d) = &mut self.data {
+            d.seek_to_first();
+        }
+        self.skip_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.index.seek_to_last();
+        self.load_block();
+        if let Some(d) = &mut self.data {
+            d.seek_to_last();
+        }
+        self.skip_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        self.load_block();
+        if let Some(d) = &mut self.data {
+            d.seek(target);
+        }
+        self.skip_forward();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        if !self.index.valid() && self.index.corrupt().is_none() {
+            self.index.seek_to_last();
+        }
+        self.load_block();
+        if let Some(d) = &mut self.data {
+            d.seek_for_prev(target);
+        }
+        self.skip_backward();
+    }
+
+    fn next(&mut self) {
+        if let Some(d) = &mut self.data {
+            d.next();
+        }
+        self.skip_forward();
+    }
+
+    fn prev(&mut self) {
+        if let Some(d) = &mut self.data {
+            d.prev();
+        }
+        self.skip_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(e.duplicate()),
+            None => Ok(()),
+        }
+    }
+}
