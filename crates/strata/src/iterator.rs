@@ -193,3 +193,37 @@ impl InternalIterator for MergingIterator {
         self.children.iter().try_for_each(|c| c.status())
     }
 }
+
+/// An iterator that holds nothing and reports an error: stands in for a source that could
+/// not be opened, so the error surfaces through `status()`.
+pub struct FailedIterator {
+    error: crate::error::Error,
+}
+
+impl FailedIterator {
+    /// An iterator reporting `error`.
+    pub fn new(error: crate::error::Error) -> FailedIterator {
+        FailedIterator { error }
+    }
+}
+
+impl InternalIterator for FailedIterator {
+    fn valid(&self) -> bool {
+        false
+    }
+    fn seek_to_first(&mut self) {}
+    fn seek_to_last(&mut self) {}
+    fn seek(&mut self, _: &[u8]) {}
+    fn seek_for_prev(&mut self, _: &[u8]) {}
+    fn next(&mut self) {}
+    fn prev(&mut self) {}
+    fn key(&self) -> &[u8] {
+        &[]
+    }
+    fn value(&self) -> &[u8] {
+        &[]
+    }
+    fn status(&self) -> Result<()> {
+        Err(self.error.duplicate())
+    }
+}

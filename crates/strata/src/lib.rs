@@ -22,6 +22,7 @@ pub mod memtable;
 pub mod options;
 pub mod table;
 pub mod util;
+pub mod version;
 pub mod write_batch;
 
 pub use db::{Db, DbIterator, DbStats, Range, RecoveryReport, Snapshot};

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
+use crate::table::{Compression, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -38,6 +39,22 @@ pub struct Options {
     /// The most bytes of batches a group-commit leader joins into one WAL write (its own
     /// batch always goes in whole). Default: 1 MiB.
     pub max_write_group_bytes: usize,
+    /// Target raw size of a table's data blocks. Default: 4 KiB.
+    pub block_size: usize,
+    /// Entries between restart points in data blocks. Default: 16.
+    pub block_restart_interval: usize,
+    /// Bloom filter bits per key in tables; 0 builds no filters. Default: 10 (about 1%
+    /// false positives).
+    pub bloom_bits_per_key: u32,
+    /// Compression of data blocks. Default: none.
+    pub compression: Compression,
+    /// Compression of data blocks in the last level (used once compaction exists); `None`
+    /// means the same as `compression`. Default: `None`.
+    pub bottommost_compression: Option<Compression>,
+    /// Bytes of the shared block cache for data blocks; 0 disables it. Default: 8 MiB.
+    pub block_cache_size: usize,
+    /// The most table files held open at once. Default: 1000.
+    pub max_open_files: usize,
     /// The file system all IO goes through. Default: the real one ([`PosixFs`]).
     pub fs: Arc<dyn FileSystem>,
 }
@@ -51,6 +68,13 @@ impl Default for Options {
             max_write_buffer_number: 2,
             wal_recovery_mode: WalRecoveryMode::default(),
             max_write_group_bytes: 1 << 20,
+            block_size: 4096,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: Compression::None,
+            bottommost_compression: None,
+            block_cache_size: 8 << 20,
+            max_open_files: 1000,
             fs: Arc::new(PosixFs),
         }
     }
@@ -65,6 +89,13 @@ impl fmt::Debug for Options {
             .field("max_write_buffer_number", &self.max_write_buffer_number)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
             .field("max_write_group_bytes", &self.max_write_group_bytes)
+            .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
+            .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("compression", &self.compression)
+            .field("bottommost_compression", &self.bottommost_compression)
+            .field("block_cache_size", &self.block_cache_size)
+            .field("max_open_files", &self.max_open_files)
             .finish_non_exhaustive()
     }
 }
@@ -83,12 +114,44 @@ impl Options {
                 "max_write_buffer_number must be at least 1".into(),
             ));
         }
+        if self.block_size < 64 || self.block_size > (256 << 20) {
+            return Err(Error::InvalidArgument(format!(
+                "block_size is {}, it must be between 64 bytes and 256 MiB",
+                self.block_size
+            )));
+        }
+        if self.block_restart_interval < 1 {
+            return Err(Error::InvalidArgument(
+                "block_restart_interval must be at least 1".into(),
+            ));
+        }
+        if self.max_open_files < 1 {
+            return Err(Error::InvalidArgument(
+                "max_open_files must be at least 1".into(),
+            ));
+        }
         if self.max_write_group_bytes < 1 {
             return Err(Error::InvalidArgument(
                 "max_write_group_bytes must be at least 1".into(),
             ));
         }
         Ok(())
+    }
+}
+
+impl Options {
+    /// The options of the tables this database writes at `level`.
+    pub(crate) fn table_options(&self, bottommost: bool) -> TableOptions {
+        TableOptions {
+            block_size: self.block_size,
+            restart_interval: self.block_restart_interval,
+            bloom_bits_per_key: self.bloom_bits_per_key,
+            compression: match (bottommost, self.bottommost_compression) {
+                (true, Some(c)) => c,
+                _ => self.compression,
+            },
+            ..TableOptions::for_internal_keys()
+        }
     }
 }
 

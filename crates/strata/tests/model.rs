@@ -1,6 +1,7 @@
 //! The database against a `BTreeMap` model: random puts, deletes, single-deletes, batches,
-//! gets, snapshot reads, iterations in both directions with bounds, and reopens, over many
-//! seeds, with tiny memtables so that many memtable switches (and WALs) happen.
+//! gets, snapshot reads, iterations in both directions with bounds, flushes and reopens, over
+//! many seeds, with tiny memtables so that many flushes to level-0 tables happen, and random
+//! table options (compression, block size, restart interval, filters, caches).
 //!
 //! A failure prints the seed; rerun one seed with `STRATA_MODEL_SEED=<n>`.
 
@@ -57,9 +58,23 @@ impl Harness {
 }
 
 fn options(rng: &mut Rng) -> Options {
+    use strata::table::Compression;
+    let compression = [
+        Compression::None,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ][rng.below(4) as usize];
     Options {
         create_if_missing: true,
         write_buffer_size: 4096 << rng.below(5),
+        max_write_buffer_number: 2 + rng.below(3) as usize,
+        block_size: 128 << rng.below(6),
+        block_restart_interval: 1 + rng.below(16) as usize,
+        bloom_bits_per_key: [0, 1, 10][rng.below(3) as usize],
+        block_cache_size: [0, 4096, 1 << 20][rng.below(3) as usize],
+        max_open_files: 1 + rng.below(20) as usize,
+        compression,
         ..Options::default()
     }
 }
@@ -222,8 +237,9 @@ fn run_seed(seed: u64) {
                     .collect();
                 assert_eq!(got, want, "{ctx} range");
             }
+            97 => db.flush().unwrap(),
             _ => {
-                // Reopen: every acknowledged write must come back from the WALs.
+                // Reopen: every acknowledged write must come back from tables and WALs.
                 h.snapshots.clear();
                 db.close().unwrap();
                 opts = options(&mut rng);

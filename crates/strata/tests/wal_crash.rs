@@ -189,38 +189,60 @@ fn recovered_torn_tail_is_cut_so_later_opens_stay_clean() {
     assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"crash"[..]));
 }
 
-#[test]
-fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("two-wals");
-    // Two opens leave two WALs: the first holds old0..old9, the second `newest`.
-    let db = Db::open(&dir, open_options()).unwrap();
+/// Builds a database directory with two WALs: 000001.log holds old0..old9, 000002.log holds
+/// `newest`. They are cut from one session's WAL at a record boundary inside its first block,
+/// so both read as logs of their own (the flush thread would otherwise race to remove the
+/// older WAL of a real two-WAL database).
+fn two_wal_database(root: &Path) -> PathBuf {
+    let session = root.join("session");
+    let db = Db::open(&session, open_options()).unwrap();
     for i in 0..10 {
         db.put(format!("old{i}").as_bytes(), b"v").unwrap();
     }
-    db.close().unwrap();
-    let db = Db::open(&dir, open_options()).unwrap();
+    db.sync_wal().unwrap();
+    let wal = largest_wal(&session);
+    let split = fs::metadata(&wal).unwrap().len() as usize;
     db.put(b"newest", b"v").unwrap();
     db.close().unwrap();
-    let mut wals: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .filter(|p| fs::metadata(p).unwrap().len() > 0)
-        .collect();
-    wals.sort();
-    assert_eq!(wals.len(), 2, "{wals:?}");
+    let bytes = fs::read(&wal).unwrap();
+    assert!(
+        bytes.len() < 32 * 1024,
+        "both parts must lie in the first log block"
+    );
 
+    let dir = root.join("two-wals");
+    fs::create_dir_all(&dir).unwrap();
+    fs::copy(session.join("IDENTITY"), dir.join("IDENTITY")).unwrap();
+    fs::write(dir.join("000001.log"), &bytes[..split]).unwrap();
+    fs::write(dir.join("000002.log"), &bytes[split..]).unwrap();
+    dir
+}
+
+#[test]
+fn two_wals_replay_in_order() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = two_wal_database(root.path());
+    let db = Db::open(&dir, open_options()).unwrap();
+    assert_eq!(db.recovery_report().wal_files, 2);
+    assert_eq!(db.recovery_report().batches, 11);
+    assert_eq!(db.get(b"old9").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"newest").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+#[test]
+fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = two_wal_database(root.path());
     // Damage the last record of the older WAL (old9).
-    let mut old = fs::read(&wals[0]).unwrap();
+    let older = dir.join("000001.log");
+    let mut old = fs::read(&older).unwrap();
     let len = old.len();
     old[len - 3] ^= 0x01;
-    fs::write(&wals[0], &old).unwrap();
+    fs::write(&older, &old).unwrap();
 
     let err = Db::open(&dir, open_options()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corruption);
-    let name = wals[0].file_name().unwrap().to_string_lossy().into_owned();
-    assert!(err.to_string().contains(&name), "{err}");
+    assert!(err.to_string().contains("000001.log"), "{err}");
     assert!(err.to_string().contains("PointInTime"), "{err}");
 
     let db = Db::open(
@@ -236,7 +258,7 @@ fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
     assert!(report
         .set_aside
         .iter()
-        .any(|p| p.to_string_lossy().ends_with(".log.dropped")));
+        .any(|p| p.to_string_lossy().ends_with("000002.log.dropped")));
     // Writes before the damaged record survive; the damaged one and the newer WAL's are gone,
     // and the newer WAL is kept aside, not deleted.
     assert_eq!(db.get(b"old8").unwrap().as_deref(), Some(&b"v"[..]));

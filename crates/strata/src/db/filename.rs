@@ -8,6 +8,9 @@
 //!   every numbered file (tables will take numbers from it too).
 //! - `NNNNNN.log.dropped`: bytes that recovery cut from a WAL (a torn or corrupt tail), kept
 //!   for diagnosis, never read by the engine.
+//! - `NNNNNN.sst`: sorted tables.
+//! - `MANIFEST-NNNNNN`: the log of version edits; `CURRENT` names the live one.
+//! - `*.tmp`: files being written for an atomic rename; left over only by a crash.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,12 @@ pub enum FileKind {
     Wal(u64),
     /// Bytes cut from a WAL by recovery, with the WAL's number.
     DroppedWalTail(u64),
+    /// A sorted table with its number.
+    Table(u64),
+    /// A manifest with its number.
+    Manifest(u64),
+    /// A temporary file (`*.tmp`).
+    Temp,
 }
 
 /// Path of WAL number `n` in `dir`.
@@ -38,8 +47,22 @@ pub fn dropped_wal_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("{n:06}.log.dropped"))
 }
 
+/// Path of table number `n` in `dir`.
+pub fn table_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("{n:06}.sst"))
+}
+
 /// Classifies a file name; `None` for files the engine does not number.
 pub fn parse_file_name(name: &str) -> Option<FileKind> {
+    if name.ends_with(".tmp") {
+        return Some(FileKind::Temp);
+    }
+    if let Some(n) = name.strip_prefix("MANIFEST-") {
+        return parse_number(n).map(FileKind::Manifest);
+    }
+    if let Some(stem) = name.strip_suffix(".sst") {
+        return parse_number(stem).map(FileKind::Table);
+    }
     if let Some(stem) = name.strip_suffix(".log.dropped") {
         return parse_number(stem).map(FileKind::DroppedWalTail);
     }
@@ -85,13 +108,20 @@ mod tests {
             parse_file_name("000007.log.dropped"),
             Some(FileKind::DroppedWalTail(7))
         );
+        assert_eq!(parse_file_name("000009.sst"), Some(FileKind::Table(9)));
+        assert_eq!(
+            parse_file_name("MANIFEST-000003"),
+            Some(FileKind::Manifest(3))
+        );
+        assert_eq!(parse_file_name("CURRENT.tmp"), Some(FileKind::Temp));
         for other in [
             "LOCK",
             "IDENTITY",
+            "CURRENT",
             ".log",
             "x1.log",
-            "000001.sst.tmp",
             "-1.log",
+            "MANIFEST-",
         ] {
             assert_eq!(parse_file_name(other), None, "{other}");
         }

@@ -6,30 +6,37 @@
 //!   append and at most one fdatasync for the group, then memtable inserts, then the new last
 //!   sequence is published. Only the leader touches the WAL and inserts into the memtable
 //!   (it holds `writer`).
-//! - Readers load the published sequence first, then the current set of memtables (`mems`,
-//!   an `Arc` swapped under a short lock), and never wait for writers: every entry at or below
-//!   the published sequence is already in a memtable of that set.
+//! - Readers load the published sequence first, then the current [`SuperVersion`] (memtables
+//!   and table files, one `Arc` swapped under a short lock), and never wait for writers or
+//!   flushes: every entry at or below the published sequence is in a memtable or table of it.
+//! - One background thread flushes immutable memtables to L0 tables (`flush`); the manifest
+//!   records each table before the flushed memtable leaves the super version and its WAL is
+//!   deleted.
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 
 mod filename;
+mod flush;
 mod iter;
 mod recovery;
 mod snapshot;
+mod table_cache;
 mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoSnapshot, IoStats};
 use crate::iterator::{InternalIterator, MergingIterator};
-use crate::key::SequenceNumber;
+use crate::key::{seek_key, ParsedKey, SequenceNumber, ValueKind};
 use crate::log::LogWriter;
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::version::{Version, VersionSet, CURRENT, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
 pub use filename::FORMAT_VERSION;
@@ -39,13 +46,25 @@ pub use snapshot::Snapshot;
 
 use filename::{parse_file_name, FileKind};
 use snapshot::SnapshotList;
+use table_cache::TableCache;
 use write::{WriteQueue, WriterState};
 
-/// The memtables a read must consult: the active one and the immutable ones, newest first.
-pub(crate) struct MemSet {
+/// Everything a read consults, swapped as one `Arc`: the active memtable, the immutable ones
+/// (newest first) and the version of table files. A flush installs the new table and drops
+/// the flushed memtable in one swap, so no read sees the data twice or not at all.
+pub(crate) struct SuperVersion {
     pub active: Arc<MemTable>,
     /// Immutable memtables, newest first.
     pub immutables: Vec<Arc<MemTable>>,
+    pub version: Arc<Version>,
+}
+
+/// The background flush's shared state.
+#[derive(Default)]
+pub(crate) struct BgState {
+    pub shutdown: bool,
+    /// The error that stopped background work, if one did.
+    pub error: Option<Error>,
 }
 
 /// Counters of the database's work since open (cheap relaxed atomics).
@@ -59,6 +78,9 @@ pub(crate) struct Counters {
     pub gets: AtomicU64,
     pub gets_found: AtomicU64,
     pub memtable_switches: AtomicU64,
+    pub flushes: AtomicU64,
+    pub write_stalls: AtomicU64,
+    pub stall_micros: AtomicU64,
 }
 
 /// A snapshot of the database's counters and memory state, from [`Db::stats`].
@@ -94,6 +116,28 @@ pub struct DbStats {
     pub oldest_snapshot: Option<u64>,
     /// The last published sequence number.
     pub last_sequence: u64,
+    /// Memtables flushed to tables.
+    pub flushes: u64,
+    /// Writes that waited for a flush (too many immutable memtables).
+    pub write_stalls: u64,
+    /// Microseconds writes spent waiting for flushes.
+    pub stall_micros: u64,
+    /// Table files per level.
+    pub level_files: Vec<u64>,
+    /// Bytes of table files per level.
+    pub level_bytes: Vec<u64>,
+    /// Lookups that consulted a table's bloom filter.
+    pub bloom_checks: u64,
+    /// Lookups a bloom filter answered "not in this table".
+    pub bloom_negatives: u64,
+    /// Data blocks served by the block cache.
+    pub block_cache_hits: u64,
+    /// Data blocks read from table files.
+    pub block_cache_misses: u64,
+    /// Bytes of data blocks read from table files by user reads.
+    pub table_bytes_read: u64,
+    /// Table files held open.
+    pub open_tables: u64,
     /// Bytes read and written by the engine, by purpose.
     pub io: IoSnapshot,
 }
@@ -105,9 +149,17 @@ pub(crate) struct DbInner {
     io: Arc<IoStats>,
     /// The last sequence number whose writes are all in a memtable (what readers see).
     last_sequence: AtomicU64,
-    mems: RwLock<Arc<MemSet>>,
+    sv: RwLock<Arc<SuperVersion>>,
     queue: Mutex<WriteQueue>,
     writer: Mutex<WriterState>,
+    versions: Mutex<VersionSet>,
+    tables: TableCache,
+    bg: Mutex<BgState>,
+    bg_cv: Condvar,
+    bg_failed: AtomicBool,
+    bg_thread: Mutex<Option<JoinHandle<()>>>,
+    /// True when a write skipped the WAL since the last full flush: close must flush.
+    unpersisted: AtomicBool,
     snapshots: Arc<SnapshotList>,
     closed: AtomicBool,
     counters: Counters,
@@ -178,16 +230,43 @@ impl Db {
             create_identity(fs.as_ref(), &path)?;
         }
 
+        let names = fs.list_dir(&path)?;
+        let max_number = names
+            .iter()
+            .filter_map(|n| match parse_file_name(n)? {
+                FileKind::Wal(n)
+                | FileKind::DroppedWalTail(n)
+                | FileKind::Table(n)
+                | FileKind::Manifest(n) => Some(n),
+                FileKind::Temp => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut versions = if fs.exists(&path.join(CURRENT)) {
+            VersionSet::recover(fs.clone(), &path, io.clone())?.set
+        } else {
+            // A new database, or one written before manifests existed (WALs only).
+            VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?
+        };
+        versions.mark_file_number_used(max_number);
+        let version = versions.current();
+        let live = version.live_files();
         let mut wals = Vec::new();
-        let mut max_number = 0;
-        for name in fs.list_dir(&path)? {
-            match parse_file_name(&name) {
-                Some(FileKind::Wal(n)) => {
+        // Listed again: recovery wrote a new manifest and CURRENT.
+        for name in &fs.list_dir(&path)? {
+            let obsolete = match parse_file_name(name) {
+                Some(FileKind::Wal(n)) if n >= versions.log_number => {
                     wals.push(n);
-                    max_number = max_number.max(n);
+                    false
                 }
-                Some(FileKind::DroppedWalTail(n)) => max_number = max_number.max(n),
-                None => {}
+                Some(FileKind::Wal(_)) | Some(FileKind::Temp) => true,
+                Some(FileKind::Table(n)) => !live.contains(&n),
+                Some(FileKind::Manifest(n)) => n != versions.manifest_number(),
+                Some(FileKind::DroppedWalTail(_)) | None => false,
+            };
+            if obsolete {
+                // Flushed WALs, tables a crash left behind, old manifests, temp files.
+                fs.remove_file(&path.join(name))?;
             }
         }
         wals.sort_unstable();
@@ -199,8 +278,9 @@ impl Db {
             options.write_buffer_size,
             &io,
         )?;
+        let last_sequence = recovered.last_sequence.max(versions.last_sequence);
 
-        let log_number = max_number + 1;
+        let log_number = versions.new_file_number();
         let wal_file = fs.create_writable(&filename::wal_path(&path, log_number))?;
         fs.sync_dir(&path)?;
         let wal = LogWriter::new(Box::new(CountedFile::new(
@@ -210,32 +290,47 @@ impl Db {
         )));
         let mut immutables = recovered.mems;
         immutables.reverse();
-        let mems = MemSet {
+        let pending_flush = !immutables.is_empty();
+        let sv = SuperVersion {
             active: Arc::new(MemTable::new(log_number, options.write_buffer_size)),
             immutables,
+            version,
         };
-        let inner = DbInner {
+        let tables = TableCache::new(
+            path.clone(),
+            fs.clone(),
+            options.table_options(false),
+            options.block_cache_size,
+            options.max_open_files,
+        );
+        let inner = Arc::new(DbInner {
             path,
             fs,
             io,
-            last_sequence: AtomicU64::new(recovered.last_sequence),
-            mems: RwLock::new(Arc::new(mems)),
+            last_sequence: AtomicU64::new(last_sequence),
+            sv: RwLock::new(Arc::new(sv)),
             queue: Mutex::new(WriteQueue::default()),
-            writer: Mutex::new(WriterState::new(
-                wal,
-                log_number + 1,
-                recovered.last_sequence,
-            )),
+            writer: Mutex::new(WriterState::new(wal, last_sequence)),
+            versions: Mutex::new(versions),
+            tables,
+            bg: Mutex::new(BgState::default()),
+            bg_cv: Condvar::new(),
+            bg_failed: AtomicBool::new(false),
+            bg_thread: Mutex::new(None),
+            unpersisted: AtomicBool::new(false),
             snapshots: Arc::new(SnapshotList::default()),
             closed: AtomicBool::new(false),
             counters: Counters::default(),
             recovery: recovered.report,
             lock: Mutex::new(Some(lock)),
             options,
-        };
-        Ok(Db {
-            inner: Arc::new(inner),
-        })
+        });
+        let handle = flush::spawn(&inner)?;
+        *inner.bg_thread.lock() = Some(handle);
+        if pending_flush {
+            inner.wake_background();
+        }
+        Ok(Db { inner })
     }
 
     /// The directory of the database.
@@ -315,11 +410,17 @@ impl Db {
             Some(s) => s,
             None => self.snapshot(),
         };
-        let mems = self.inner.mems.read().clone();
+        let sv = self.inner.sv.read().clone();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        children.push(Box::new(mems.active.iter()));
-        for m in &mems.immutables {
+        children.push(Box::new(sv.active.iter()));
+        for m in &sv.immutables {
             children.push(Box::new(m.iter()));
+        }
+        for f in sv.version.levels.iter().flatten() {
+            match self.inner.tables.get(f.number) {
+                Ok(t) => children.push(Box::new(t.iter())),
+                Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
+            }
         }
         DbIterator::new(
             MergingIterator::new(children),
@@ -350,9 +451,13 @@ impl Db {
     ///
     /// Known names: `strata.stats` (a readable report), `strata.num-immutable-mem-table`,
     /// `strata.cur-size-active-mem-table`, `strata.num-entries-active-mem-table`,
-    /// `strata.num-snapshots`, `strata.last-sequence`.
+    /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`.
     pub fn property(&self, name: &str) -> Option<String> {
         let s = self.stats();
+        if let Some(level) = name.strip_prefix("strata.num-files-at-level") {
+            let level: usize = level.parse().ok()?;
+            return s.level_files.get(level).map(|n| n.to_string());
+        }
         Some(match name {
             "strata.stats" => format_stats(&s),
             "strata.num-immutable-mem-table" => s.immutable_memtables.to_string(),
@@ -362,6 +467,12 @@ impl Db {
             "strata.last-sequence" => s.last_sequence.to_string(),
             _ => return None,
         })
+    }
+
+    /// Writes the memtables to tables and waits until that is done (RocksDB's `Flush` with
+    /// `wait = true`). Afterwards no WAL is needed to recover the data written so far.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush_memtables()
     }
 
     /// Makes every write so far durable (fdatasync of the WAL), as a `sync` write would.
@@ -386,18 +497,39 @@ impl DbInner {
     fn get(&self, key: &[u8], seq: SequenceNumber) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
         self.counters.gets.fetch_add(1, Ordering::Relaxed);
-        let mems = self.mems.read().clone();
-        let found = std::iter::once(&mems.active)
-            .chain(mems.immutables.iter())
-            .map(|m| m.get(key, seq))
-            .find(|l| *l != Lookup::Missing);
-        match found {
-            Some(Lookup::Found(v)) => {
-                self.counters.gets_found.fetch_add(1, Ordering::Relaxed);
-                Ok(Some(v.to_vec()))
+        let sv = self.sv.read().clone();
+        for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
+            match mem.get(key, seq) {
+                Lookup::Found(v) => {
+                    self.counters.gets_found.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Some(v.to_vec()));
+                }
+                Lookup::Deleted => return Ok(None),
+                Lookup::Missing => {}
             }
-            _ => Ok(None),
         }
+        let target = seek_key(key, seq);
+        for f in sv.version.files_for_key(key) {
+            if f.smallest_seq > seq {
+                continue; // everything in it is newer than the read
+            }
+            let table = self.tables.get(f.number)?;
+            let hit = table
+                .get(&target, |k, v| {
+                    let p = ParsedKey::parse(k)?;
+                    (p.user_key == key).then(|| (p.kind, v.to_vec()))
+                })?
+                .flatten();
+            match hit {
+                Some((kind, v)) if kind == ValueKind::Put as u8 => {
+                    self.counters.gets_found.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Some(v));
+                }
+                Some(_) => return Ok(None),
+                None => {}
+            }
+        }
+        Ok(None)
     }
 
     fn check_open(&self) -> Result<()> {
@@ -413,7 +545,8 @@ impl DbInner {
     fn stats(&self) -> DbStats {
         let c = &self.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let mems = self.mems.read().clone();
+        let sv = self.sv.read().clone();
+        let t = &self.tables.stats;
         DbStats {
             batches: load(&c.batches),
             write_groups: load(&c.write_groups),
@@ -423,28 +556,58 @@ impl DbInner {
             gets: load(&c.gets),
             gets_found: load(&c.gets_found),
             memtable_switches: load(&c.memtable_switches),
-            active_memtable_entries: mems.active.num_entries(),
-            active_memtable_bytes: mems.active.memory_usage() as u64,
-            immutable_memtables: mems.immutables.len() as u64,
-            immutable_memtable_bytes: mems
-                .immutables
-                .iter()
-                .map(|m| m.memory_usage() as u64)
-                .sum(),
+            active_memtable_entries: sv.active.num_entries(),
+            active_memtable_bytes: sv.active.memory_usage() as u64,
+            immutable_memtables: sv.immutables.len() as u64,
+            immutable_memtable_bytes: sv.immutables.iter().map(|m| m.memory_usage() as u64).sum(),
             live_snapshots: self.snapshots.count() as u64,
             oldest_snapshot: self.snapshots.oldest(),
             last_sequence: self.last_sequence.load(Ordering::Acquire),
+            flushes: load(&c.flushes),
+            write_stalls: load(&c.write_stalls),
+            stall_micros: load(&c.stall_micros),
+            level_files: (0..NUM_LEVELS)
+                .map(|l| sv.version.levels[l].len() as u64)
+                .collect(),
+            level_bytes: (0..NUM_LEVELS).map(|l| sv.version.level_bytes(l)).collect(),
+            bloom_checks: load(&t.bloom_checks),
+            bloom_negatives: load(&t.bloom_negatives),
+            block_cache_hits: load(&t.cache_hits),
+            block_cache_misses: load(&t.cache_misses),
+            table_bytes_read: load(&t.bytes_read),
+            open_tables: self.tables.open_tables() as u64,
             io: self.io.snapshot(),
         }
     }
 
+    /// Wakes the flush thread.
+    fn wake_background(&self) {
+        let _bg = self.bg.lock();
+        self.bg_cv.notify_all();
+    }
+
     fn close(&self) -> Result<()> {
-        if self.closed.swap(true, Ordering::AcqRel) {
+        if self.closed.load(Ordering::Acquire) {
             return Ok(());
         }
-        let result = self.writer.lock().sync_wal();
+        // Writes that skipped the WAL exist only in memory: flush them, as RocksDB does.
+        let flushed = if self.unpersisted.load(Ordering::Acquire) {
+            self.flush_memtables()
+        } else {
+            Ok(())
+        };
+        self.closed.store(true, Ordering::Release);
+        {
+            let mut bg = self.bg.lock();
+            bg.shutdown = true;
+            self.bg_cv.notify_all();
+        }
+        if let Some(handle) = self.bg_thread.lock().take() {
+            let _ = handle.join();
+        }
+        let synced = self.writer.lock().sync_wal();
         self.lock.lock().take();
-        result
+        flushed.and(synced)
     }
 }
 
@@ -515,7 +678,10 @@ fn format_stats(s: &DbStats) -> String {
          WAL: {} bytes written; write-amp {:.2}\n\
          reads: {} gets, {} found\n\
          memtables: active {} entries / {} bytes, {} immutable / {} bytes, {} switches\n\
-         snapshots: {} live; last sequence {}\n",
+         snapshots: {} live; last sequence {}\n\
+         flushes: {}; write stalls: {} ({} us)\n\
+         tables per level: {:?}; bytes per level: {:?}; {} open\n\
+         bloom: {} checks, {} negatives; block cache: {} hits, {} misses; {} table bytes read\n",
         s.batches,
         s.keys_written,
         s.user_bytes_written,
@@ -533,6 +699,17 @@ fn format_stats(s: &DbStats) -> String {
         s.memtable_switches,
         s.live_snapshots,
         s.last_sequence,
+        s.flushes,
+        s.write_stalls,
+        s.stall_micros,
+        s.level_files,
+        s.level_bytes,
+        s.open_tables,
+        s.bloom_checks,
+        s.bloom_negatives,
+        s.block_cache_hits,
+        s.block_cache_misses,
+        s.table_bytes_read,
     )
 }
 

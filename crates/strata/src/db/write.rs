@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::{DbInner, MemSet};
+use super::flush::background_error;
+use super::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
@@ -66,7 +67,6 @@ pub(crate) struct WriterState {
     wal: LogWriter,
     /// True when the WAL has appends not yet synced.
     wal_dirty: bool,
-    next_file_number: u64,
     last_sequence: SequenceNumber,
     /// The group's WAL record, reused between groups.
     record: Vec<u8>,
@@ -75,14 +75,21 @@ pub(crate) struct WriterState {
 }
 
 impl WriterState {
-    pub fn new(wal: LogWriter, next_file_number: u64, last_sequence: SequenceNumber) -> Self {
+    pub fn new(wal: LogWriter, last_sequence: SequenceNumber) -> Self {
         WriterState {
             wal,
             wal_dirty: false,
-            next_file_number,
             last_sequence,
             record: Vec::new(),
             stopped: None,
+        }
+    }
+
+    /// Fails if an earlier WAL failure stopped the write path.
+    pub fn check_stopped(&self) -> Result<()> {
+        match &self.stopped {
+            Some(e) => Err(stopped_error(e)),
+            None => Ok(()),
         }
     }
 
@@ -189,14 +196,13 @@ impl DbInner {
 
     fn commit_group(&self, group: &mut [Request]) -> Result<()> {
         let mut w = self.writer.lock();
-        if let Some(e) = &w.stopped {
-            return Err(stopped_error(e));
-        }
+        w.check_stopped()?;
         self.check_open()?;
-        let mems = self.mems.read().clone();
-        let mut mem = mems.active.clone();
+        self.check_background()?;
+        let mut mem = self.sv.read().active.clone();
         if mem.memory_usage() >= self.options.write_buffer_size {
-            mem = self.switch_memtable(&mut w, &mems)?;
+            self.wait_for_flush_room()?;
+            mem = self.switch_memtable(&mut w)?;
         }
 
         let count: u64 = group.iter().map(|r| r.batch.len() as u64).sum();
@@ -216,6 +222,8 @@ impl DbInner {
             if sync {
                 self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
             }
+        } else {
+            self.unpersisted.store(true, Ordering::Release);
         }
 
         let mut seq = first_seq;
@@ -270,31 +278,68 @@ impl DbInner {
         Ok(())
     }
 
-    /// Makes the active memtable immutable and starts a new one with a new WAL. The old WAL
-    /// is synced first, so that every WAL but the newest is complete on disk.
-    fn switch_memtable(&self, w: &mut WriterState, mems: &MemSet) -> Result<Arc<MemTable>> {
-        let number = w.next_file_number;
+    /// Fails if background work stopped on an error.
+    fn check_background(&self) -> Result<()> {
+        if self.bg_failed.load(Ordering::Acquire) {
+            if let Some(e) = &self.bg.lock().error {
+                return Err(background_error(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits while the immutable memtables reach `max_write_buffer_number - 1`: the next
+    /// switch would hold more memtables than allowed. Counted as a write stall.
+    fn wait_for_flush_room(&self) -> Result<()> {
+        let limit = self.options.max_write_buffer_number.saturating_sub(1);
+        let mut started = None;
+        let mut bg = self.bg.lock();
+        while self.sv.read().immutables.len() >= limit.max(1) {
+            if let Some(e) = &bg.error {
+                return Err(background_error(e));
+            }
+            started.get_or_insert_with(std::time::Instant::now);
+            self.bg_cv.wait(&mut bg);
+        }
+        if let Some(t) = started {
+            let c = &self.counters;
+            c.write_stalls.fetch_add(1, Ordering::Relaxed);
+            c.stall_micros
+                .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Makes the active memtable immutable and starts a new one with a new WAL, then wakes
+    /// the flush thread. The old WAL is synced first, so that every WAL but the newest is
+    /// complete on disk.
+    pub(super) fn switch_memtable(&self, w: &mut WriterState) -> Result<Arc<MemTable>> {
+        let number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, number);
         let file = self.fs.create_writable(&path)?;
         self.fs.sync_dir(&self.path)?;
         w.sync_wal()?;
-        w.next_file_number += 1;
         w.wal = LogWriter::new(Box::new(CountedFile::new(
             file,
             self.io.clone(),
             IoClass::Wal,
         )));
         let fresh = Arc::new(MemTable::new(number, self.options.write_buffer_size));
-        let mut immutables = Vec::with_capacity(mems.immutables.len() + 1);
-        immutables.push(mems.active.clone());
-        immutables.extend(mems.immutables.iter().cloned());
-        *self.mems.write() = Arc::new(MemSet {
-            active: fresh.clone(),
-            immutables,
-        });
+        {
+            let mut current = self.sv.write();
+            let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
+            immutables.push(current.active.clone());
+            immutables.extend(current.immutables.iter().cloned());
+            *current = Arc::new(SuperVersion {
+                active: fresh.clone(),
+                immutables,
+                version: current.version.clone(),
+            });
+        }
         self.counters
             .memtable_switches
             .fetch_add(1, Ordering::Relaxed);
+        self.wake_background();
         Ok(fresh)
     }
 

@@ -1,0 +1,182 @@
+//! Flush: the background thread that writes immutable memtables to level-0 tables.
+//!
+//! Order of a flush, each step durable before the next:
+//! 1. build `NNNNNN.sst` from the oldest immutable memtable, fsync it and the directory;
+//! 2. record the table and the new log number (the oldest WAL still needed) in the
+//!    manifest, fsync;
+//! 3. install a super version with the table and without the memtable;
+//! 4. delete the memtable's WAL.
+//!
+//! A crash between steps leaves either an orphan table (deleted at the next open, the WAL
+//! replays the data) or a WAL that is no longer needed (deleted at the next open). A failed
+//! flush stops background work: writes then fail with the cause, reads go on.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::filename::{table_path, wal_path};
+use super::{DbInner, SuperVersion};
+use crate::error::{Error, Result};
+use crate::fs::{CountedFile, IoClass};
+use crate::iterator::InternalIterator;
+use crate::memtable::MemTable;
+use crate::table::TableBuilder;
+use crate::version::{FileMeta, VersionEdit};
+
+/// Starts the flush thread of `inner`.
+pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<JoinHandle<()>> {
+    let path = inner.path.clone();
+    let inner = inner.clone();
+    std::thread::Builder::new()
+        .name("strata-flush".into())
+        .spawn(move || inner.flush_loop())
+        .map_err(|e| Error::io("start the flush thread of", &path, e))
+}
+
+impl DbInner {
+    fn flush_loop(&self) {
+        loop {
+            {
+                let mut bg = self.bg.lock();
+                loop {
+                    if bg.shutdown {
+                        return;
+                    }
+                    if bg.error.is_none() && !self.sv.read().immutables.is_empty() {
+                        break;
+                    }
+                    self.bg_cv.wait(&mut bg);
+                }
+            }
+            let result = self.flush_oldest_immutable();
+            let mut bg = self.bg.lock();
+            if let Err(e) = result {
+                bg.error = Some(e);
+                self.bg_failed.store(true, Ordering::Release);
+            }
+            self.bg_cv.notify_all();
+        }
+    }
+
+    /// Flushes the oldest immutable memtable, if there is one.
+    fn flush_oldest_immutable(&self) -> Result<()> {
+        let sv = self.sv.read().clone();
+        let Some(imm) = sv.immutables.last().cloned() else {
+            return Ok(());
+        };
+        // The oldest WAL still needed once `imm` is in a table: that of the next memtable.
+        let next_log = match sv.immutables.len() {
+            1 => sv.active.log_number(),
+            n => sv.immutables[n - 2].log_number(),
+        };
+        let number = self.versions.lock().new_file_number();
+        let meta = match self.write_level0_table(&imm, number) {
+            Ok(meta) => meta,
+            Err(e) => {
+                let _ = self.fs.remove_file(&table_path(&self.path, number));
+                return Err(e);
+            }
+        };
+        let mut edit = VersionEdit {
+            log_number: Some(next_log),
+            ..VersionEdit::default()
+        };
+        if let Some(meta) = meta {
+            edit.last_sequence = Some(meta.largest_seq);
+            edit.new_files.push((0, meta));
+        }
+        {
+            let mut versions = self.versions.lock();
+            let version = versions.log_and_apply(edit)?;
+            let mut current = self.sv.write();
+            let immutables = current
+                .immutables
+                .iter()
+                .filter(|m| !Arc::ptr_eq(m, &imm))
+                .cloned()
+                .collect();
+            *current = Arc::new(SuperVersion {
+                active: current.active.clone(),
+                immutables,
+                version,
+            });
+        }
+        match self.fs.remove_file(&wal_path(&self.path, imm.log_number())) {
+            Ok(()) => {}
+            // Already gone (the memtable came from a WAL that recovery removed).
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Writes `mem` to table `number`; `None` if the memtable is empty.
+    fn write_level0_table(&self, mem: &Arc<MemTable>, number: u64) -> Result<Option<FileMeta>> {
+        if mem.is_empty() {
+            return Ok(None);
+        }
+        let path = table_path(&self.path, number);
+        let file = CountedFile::new(
+            self.fs.create_writable(&path)?,
+            self.io.clone(),
+            IoClass::Flush,
+        );
+        let mut builder = TableBuilder::new(Box::new(file), self.options.table_options(false));
+        let mut it = mem.iter();
+        it.seek_to_first();
+        let smallest = it.key().to_vec();
+        let mut largest = Vec::new();
+        while it.valid() {
+            builder.add(it.key(), it.value())?;
+            largest.clear();
+            largest.extend_from_slice(it.key());
+            it.next();
+        }
+        let (size, props) = builder.finish()?;
+        self.fs.sync_dir(&self.path)?;
+        Ok(Some(FileMeta {
+            number,
+            size,
+            smallest,
+            largest,
+            smallest_seq: props.smallest_seq,
+            largest_seq: props.largest_seq,
+            entries: props.entries,
+            deletions: props.deletions,
+        }))
+    }
+
+    /// Switches the active memtable if it holds anything, then waits until every immutable
+    /// memtable is flushed.
+    pub(super) fn flush_memtables(&self) -> Result<()> {
+        self.check_open()?;
+        {
+            let mut w = self.writer.lock();
+            w.check_stopped()?;
+            if !self.sv.read().active.is_empty() {
+                self.switch_memtable(&mut w)?;
+            }
+        }
+        let mut bg = self.bg.lock();
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(background_error(e));
+            }
+            if self.sv.read().immutables.is_empty() {
+                break;
+            }
+            self.bg_cv.wait(&mut bg);
+        }
+        self.unpersisted.store(false, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The error a write or flush reports once background work has stopped.
+pub(super) fn background_error(cause: &Error) -> Error {
+    Error::Unavailable(format!(
+        "background work stopped after an error; writes are refused: {cause}"
+    ))
+}

@@ -1,0 +1,451 @@
+//! Versions: which table files make up the database, and the manifest that records them.
+//!
+//! A [`Version`] is an immutable set of files per level, shared by `Arc`: readers hold the
+//! version they started with while flushes and compactions install new ones. The
+//! [`VersionSet`] owns the current version and the manifest, a log (in the WAL's record
+//! format) of [`VersionEdit`]s; `CURRENT` names the live manifest and is switched by an
+//! atomic rename.
+//!
+//! Invariants: L0 files are ordered newest first (by largest sequence number, then file
+//! number) and may overlap; in levels 1 and up files are sorted by key and do not overlap.
+//! Each open writes a fresh manifest holding one edit with the whole current state, so a
+//! manifest never grows past one session's edits.
+
+pub mod edit;
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::{CountedFile, FileSystem, IoClass, IoStats};
+use crate::key::{compare_internal, user_key};
+use crate::log::{LogReader, LogWriter, ReadError};
+
+pub use edit::{FileMeta, VersionEdit, COMPARATOR_NAME};
+
+/// Levels of the tree.
+pub const NUM_LEVELS: usize = 7;
+
+/// An immutable set of table files per level.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// Files per level; L0 newest first, other levels sorted by smallest key.
+    pub levels: Vec<Vec<Arc<FileMeta>>>,
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Version {
+            levels: vec![Vec::new(); NUM_LEVELS],
+        }
+    }
+}
+
+impl Version {
+    /// A new version: this one with `edit` applied. Fails if the edit names a level out of
+    /// range, removes a file that is not there, or adds one twice.
+    pub fn apply(&self, edit: &VersionEdit) -> std::result::Result<Version, String> {
+        let mut levels = self.levels.clone();
+        for &(level, number) in &edit.deleted_files {
+            let files = levels
+                .get_mut(level)
+                .ok_or_else(|| format!("edit deletes a file at level {level}"))?;
+            let before = files.len();
+            files.retain(|f| f.number != number);
+            if files.len() == before {
+                return Err(format!("edit deletes file {number} not in level {level}"));
+            }
+        }
+        let mut present: HashSet<u64> = levels.iter().flatten().map(|f| f.number).collect();
+        for (level, f) in &edit.new_files {
+            if !present.insert(f.number) {
+                return Err(format!("edit adds file {} twice", f.number));
+            }
+            levels
+                .get_mut(*level)
+                .ok_or_else(|| format!("edit adds a file at level {level}"))?
+                .push(Arc::new(f.clone()));
+        }
+        levels[0].sort_by(|a, b| {
+            b.largest_seq
+                .cmp(&a.largest_seq)
+                .then(b.number.cmp(&a.number))
+        });
+        for files in levels.iter_mut().skip(1) {
+            files.sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
+        }
+        Ok(Version { levels })
+    }
+
+    /// Every file number in the version.
+    pub fn live_files(&self) -> HashSet<u64> {
+        self.levels.iter().flatten().map(|f| f.number).collect()
+    }
+
+    /// Bytes of the files of `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.levels[level].iter().map(|f| f.size).sum()
+    }
+
+    /// The files whose key range holds `key` (a user key), in the order a read must consult
+    /// them: L0 newest first, then at most one file per deeper level.
+    pub fn files_for_key<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<FileMeta>> {
+        let covers =
+            move |f: &&Arc<FileMeta>| user_key(&f.smallest) <= key && key <= user_key(&f.largest);
+        let l0 = self.levels[0].iter().filter(covers);
+        let deeper = self.levels[1..].iter().filter_map(move |files| {
+            let i = files.partition_point(|f| user_key(&f.largest).cmp(key) == Ordering::Less);
+            files.get(i).filter(|f| user_key(&f.smallest) <= key)
+        });
+        l0.chain(deeper)
+    }
+
+    /// The edit that recreates this version from nothing.
+    fn snapshot_edit(&self) -> VersionEdit {
+        VersionEdit {
+            new_files: self
+                .levels
+                .iter()
+                .enumerate()
+                .flat_map(|(level, files)| files.iter().map(move |f| (level, (**f).clone())))
+                .collect(),
+            ..VersionEdit::default()
+        }
+    }
+}
+
+/// Name of the file naming the live manifest.
+pub const CURRENT: &str = "CURRENT";
+
+/// Path of manifest `n`.
+pub fn manifest_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("MANIFEST-{n:06}"))
+}
+
+/// The current version, the manifest, and the numbers recorded with them.
+pub struct VersionSet {
+    dir: PathBuf,
+    manifest: LogWriter,
+    manifest_number: u64,
+    current: Arc<Version>,
+    /// WALs below this number are flushed.
+    pub log_number: u64,
+    /// The next unused file number.
+    next_file_number: u64,
+    /// The last sequence number recorded in the manifest.
+    pub last_sequence: u64,
+}
+
+/// What recovering a manifest found.
+pub struct Recovered {
+    /// The version set, writing to a fresh manifest.
+    pub set: VersionSet,
+    /// The manifest it was read from (now obsolete), if any.
+    pub old_manifest: Option<u64>,
+}
+
+impl VersionSet {
+    /// Creates the manifest of a new (or manifest-less) database, whose files numbered below
+    /// `next_file_number` may already exist (WALs of an older format).
+    pub fn create(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        next_file_number: u64,
+        io: Arc<IoStats>,
+    ) -> Result<VersionSet> {
+        let state = State {
+            version: Version::default(),
+            log_number: 0,
+            next_file_number: next_file_number.max(1),
+            last_sequence: 0,
+        };
+        VersionSet::start(fs, dir, io, state)
+    }
+
+    /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
+    pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<Recovered> {
+        let current_path = dir.join(CURRENT);
+        let mut name = Vec::new();
+        let mut f = fs.open_sequential(&current_path)?;
+        let mut buf = [0u8; 128];
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 || name.len() > 256 {
+                break;
+            }
+            name.extend_from_slice(&buf[..n]);
+        }
+        let name = String::from_utf8_lossy(&name);
+        let number = name
+            .strip_suffix('\n')
+            .and_then(|n| n.strip_prefix("MANIFEST-"))
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| {
+                Error::corruption(
+                    &current_path,
+                    0,
+                    format!("CURRENT holds {name:?}, not a manifest name"),
+                )
+            })?;
+        let path = manifest_path(dir, number);
+        if !fs.exists(&path) {
+            return Err(Error::corruption(
+                &current_path,
+                0,
+                format!("CURRENT names {}, which does not exist", path.display()),
+            ));
+        }
+        let mut reader = LogReader::new(fs.open_sequential(&path)?);
+        let mut state = State {
+            version: Version::default(),
+            log_number: 0,
+            next_file_number: 1,
+            last_sequence: 0,
+        };
+        let mut saw_comparator = false;
+        loop {
+            let at = reader.end_of_last_record();
+            let record = match reader.read_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                // A torn last edit was never acknowledged (its sync did not return); edits
+                // before it are whole. Anything else is corruption.
+                Err(ReadError::Bad(b)) if b.reason.contains("ends inside") => break,
+                Err(ReadError::Bad(b)) => return Err(b.into_error(&path)),
+                Err(ReadError::Io(e)) => return Err(e),
+            };
+            let edit =
+                VersionEdit::decode(record).map_err(|why| Error::corruption(&path, at, why))?;
+            if let Some(c) = &edit.comparator {
+                if c != COMPARATOR_NAME {
+                    return Err(Error::InvalidArgument(format!(
+                        "the database orders keys by {c:?}, this build by {COMPARATOR_NAME:?}"
+                    )));
+                }
+                saw_comparator = true;
+            }
+            state.version = state
+                .version
+                .apply(&edit)
+                .map_err(|why| Error::corruption(&path, at, why))?;
+            state.absorb(&edit);
+        }
+        if !saw_comparator {
+            return Err(Error::corruption(
+                &path,
+                0,
+                "manifest has no comparator record",
+            ));
+        }
+        state.next_file_number = state.next_file_number.max(number + 1);
+        let set = VersionSet::start(fs, dir, io, state)?;
+        Ok(Recovered {
+            set,
+            old_manifest: Some(number),
+        })
+    }
+
+    /// Writes a new manifest holding `state`, points CURRENT at it.
+    fn start(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+        mut state: State,
+    ) -> Result<VersionSet> {
+        let number = state.next_file_number;
+        state.next_file_number += 1;
+        let path = manifest_path(dir, number);
+        let file = fs.create_writable(&path)?;
+        let mut manifest =
+            LogWriter::new(Box::new(CountedFile::new(file, io.clone(), IoClass::Meta)));
+        let mut edit = state.version.snapshot_edit();
+        edit.comparator = Some(COMPARATOR_NAME.to_string());
+        edit.log_number = Some(state.log_number);
+        edit.next_file_number = Some(state.next_file_number);
+        edit.last_sequence = Some(state.last_sequence);
+        manifest.add_record(&edit.encode())?;
+        manifest.sync()?;
+        set_current(fs.as_ref(), dir, number)?;
+        Ok(VersionSet {
+            dir: dir.to_path_buf(),
+            manifest,
+            manifest_number: number,
+            current: Arc::new(state.version),
+            log_number: state.log_number,
+            next_file_number: state.next_file_number,
+            last_sequence: state.last_sequence,
+        })
+    }
+
+    /// The current version.
+    pub fn current(&self) -> Arc<Version> {
+        self.current.clone()
+    }
+
+    /// The live manifest's number.
+    pub fn manifest_number(&self) -> u64 {
+        self.manifest_number
+    }
+
+    /// Takes a new file number.
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    /// Makes sure future file numbers are at least `n`.
+    pub fn mark_file_number_used(&mut self, n: u64) {
+        self.next_file_number = self.next_file_number.max(n + 1);
+    }
+
+    /// Applies `edit`, makes it durable in the manifest, and installs the new version.
+    /// Nothing is installed if the manifest write or sync fails.
+    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        let path = manifest_path(&self.dir, self.manifest_number);
+        let version = self
+            .current
+            .apply(&edit)
+            .map_err(|why| Error::corruption(&path, 0, format!("bad edit: {why}")))?;
+        edit.next_file_number = Some(self.next_file_number);
+        if edit.last_sequence.is_none() {
+            edit.last_sequence = Some(self.last_sequence);
+        }
+        self.manifest.add_record(&edit.encode())?;
+        self.manifest.sync()?;
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(s) = edit.last_sequence {
+            self.last_sequence = self.last_sequence.max(s);
+        }
+        self.current = Arc::new(version);
+        Ok(self.current.clone())
+    }
+}
+
+/// The state a manifest describes.
+struct State {
+    version: Version,
+    log_number: u64,
+    next_file_number: u64,
+    last_sequence: u64,
+}
+
+impl State {
+    fn absorb(&mut self, edit: &VersionEdit) {
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = n;
+        }
+        if let Some(s) = edit.last_sequence {
+            self.last_sequence = s;
+        }
+        for (_, f) in &edit.new_files {
+            self.next_file_number = self.next_file_number.max(f.number + 1);
+        }
+    }
+}
+
+/// Points CURRENT at manifest `number`: temp file, sync, atomic rename, sync of the directory.
+fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let tmp = dir.join("CURRENT.tmp");
+    let mut f = fs.create_writable(&tmp)?;
+    f.append(format!("MANIFEST-{number:06}\n").as_bytes())?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &dir.join(CURRENT))?;
+    fs.sync_dir(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::PosixFs;
+    use crate::key::{append_internal_key, ValueKind};
+
+    fn file(number: u64, a: &str, b: &str, seq: u64) -> FileMeta {
+        let ik = |k: &str| {
+            let mut v = Vec::new();
+            append_internal_key(&mut v, k.as_bytes(), seq, ValueKind::Put as u8);
+            v
+        };
+        FileMeta {
+            number,
+            size: 100,
+            smallest: ik(a),
+            largest: ik(b),
+            smallest_seq: seq,
+            largest_seq: seq,
+            entries: 1,
+            deletions: 0,
+        }
+    }
+
+    #[test]
+    fn edits_apply_and_reads_find_the_right_files() {
+        let v = Version::default();
+        let e = VersionEdit {
+            new_files: vec![
+                (0, file(5, "a", "m", 10)),
+                (0, file(6, "c", "z", 20)),
+                (1, file(3, "n", "p", 1)),
+                (1, file(2, "a", "f", 1)),
+            ],
+            ..VersionEdit::default()
+        };
+        let v = v.apply(&e).unwrap();
+        assert_eq!(
+            format!("{:?}", v.levels[0]),
+            "[000006:[c#20,PUT-z#20,PUT], 000005:[a#10,PUT-m#10,PUT]]"
+        );
+        let found: Vec<u64> = v.files_for_key(b"d").map(|f| f.number).collect();
+        assert_eq!(found, vec![6, 5, 2]);
+        let found: Vec<u64> = v.files_for_key(b"o").map(|f| f.number).collect();
+        assert_eq!(found, vec![6, 3]);
+        assert!(v.apply(&e).is_err(), "adding a file twice");
+        let del = VersionEdit {
+            deleted_files: vec![(1, 9)],
+            ..VersionEdit::default()
+        };
+        assert!(v.apply(&del).is_err(), "deleting a missing file");
+    }
+
+    #[test]
+    fn manifest_survives_reopen_and_starts_fresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+        let io = Arc::new(IoStats::default());
+        let mut set = VersionSet::create(fs.clone(), dir.path(), 1, io.clone()).unwrap();
+        let n = set.new_file_number();
+        set.log_and_apply(VersionEdit {
+            new_files: vec![(0, file(n, "a", "b", 5))],
+            log_number: Some(4),
+            last_sequence: Some(5),
+            ..VersionEdit::default()
+        })
+        .unwrap();
+        let first_manifest = set.manifest_number();
+        drop(set);
+        let r = VersionSet::recover(fs.clone(), dir.path(), io.clone()).unwrap();
+        assert_eq!(r.old_manifest, Some(first_manifest));
+        assert_eq!(r.set.log_number, 4);
+        assert_eq!(r.set.last_sequence, 5);
+        assert_eq!(r.set.current().live_files(), [n].into_iter().collect());
+        assert!(r.set.manifest_number() > n);
+
+        // A damaged CURRENT is a corruption error naming it.
+        std::fs::write(dir.path().join(CURRENT), "MANIFEST-999999\n").unwrap();
+        let err = VersionSet::recover(fs.clone(), dir.path(), io.clone())
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        std::fs::write(dir.path().join(CURRENT), "garbage").unwrap();
+        let err = VersionSet::recover(fs, dir.path(), io).err().unwrap();
+        assert!(err.to_string().contains("CURRENT"), "{err}");
+    }
+}
