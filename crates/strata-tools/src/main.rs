@@ -2,10 +2,14 @@
 //!
 //! - `strata bench`: a benchmark that takes RocksDB `db_bench`'s flags and prints its result
 //!   lines, plus the figures that explain them.
+//! - `strata sst dump|verify FILE`, `strata manifest dump DIR`: inspection.
 
+mod admin;
 mod bench;
 
 use std::process::ExitCode;
+
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
@@ -24,15 +28,72 @@ struct Cli {
 enum Command {
     /// Run db_bench-style benchmarks (same flags and result lines as RocksDB's db_bench).
     Bench(Box<bench::BenchArgs>),
+    /// Inspect a table file.
+    Sst {
+        #[command(subcommand)]
+        command: SstCommand,
+    },
+    /// Inspect a database's manifest.
+    Manifest {
+        #[command(subcommand)]
+        command: ManifestCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SstCommand {
+    /// Print a table's properties and entries (`key#seq,KIND => value`).
+    Dump {
+        /// The table file.
+        file: PathBuf,
+        /// Print keys and values as hex even when printable.
+        #[arg(long)]
+        hex: bool,
+        /// Print keys only.
+        #[arg(long)]
+        keys_only: bool,
+    },
+    /// Read and checksum every block of a table.
+    Verify {
+        /// The table file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ManifestCommand {
+    /// Print the version edits of the live manifest and the files they make up.
+    Dump {
+        /// The database directory.
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
+        Command::Sst { command } => match command {
+            SstCommand::Dump {
+                file,
+                hex,
+                keys_only,
+            } => admin::sst_dump(&file, hex, keys_only),
+            SstCommand::Verify { file } => admin::sst_verify(&file),
+        },
+        Command::Manifest {
+            command: ManifestCommand::Dump { dir },
+        } => admin::manifest_dump(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`strata sst dump F | head`) is the reader's choice, not an error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("strata: {e}");
             ExitCode::FAILURE

@@ -14,11 +14,19 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 }
 
 const NO_EFFECT_HELP: &str = "\
-Flags accepted for command-line compatibility with db_bench that have no effect yet, because the
-engine part they tune does not exist yet (sorted tables, compaction, caches):
-  --compression_type (only 'none' is accepted), --bloom_bits, --cache_size,
-  --target_file_size_base, --max_bytes_for_level_base, --max_background_jobs.
+Flags accepted for command-line compatibility with db_bench that have no effect yet, because
+compaction does not exist yet: --target_file_size_base, --max_bytes_for_level_base,
+--max_background_jobs (one flush thread runs).
 Any other flag that Strata does not implement is an error that names it.";
+
+fn parse_compression(s: &str) -> Result<String, String> {
+    match s {
+        "none" | "snappy" | "lz4" | "zstd" => Ok(s.to_string()),
+        other => Err(format!(
+            "compression {other:?} is not supported (none, snappy, lz4, zstd)"
+        )),
+    }
+}
 
 /// `strata bench` flags. Names and defaults follow RocksDB's db_bench.
 #[derive(Args, Debug, Clone)]
@@ -26,7 +34,8 @@ Any other flag that Strata does not implement is an error that names it.";
 pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
-    /// readmissing, readseq, readreverse, seekrandom. Meta: waitforcompaction, stats.
+    /// readmissing, readseq, readreverse, seekrandom. Meta: flush, waitforcompaction, stats,
+    /// levelstats.
     #[arg(
         long,
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
@@ -96,17 +105,21 @@ pub struct BenchArgs {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub histogram: bool,
 
-    /// No effect yet (see below). Only "none" is accepted.
-    #[arg(long, default_value = "none", value_parser = ["none"])]
+    /// Compression of table data blocks: none, snappy, lz4, zstd.
+    #[arg(long, default_value = "snappy", value_parser = parse_compression)]
     pub compression_type: String,
 
-    /// No effect yet (see below).
-    #[arg(long)]
-    pub bloom_bits: Option<i64>,
+    /// Bloom filter bits per key; negative or 0 means no filter (db_bench's default, -1).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub bloom_bits: i64,
 
-    /// No effect yet (see below).
-    #[arg(long)]
-    pub cache_size: Option<i64>,
+    /// Bytes of block cache; 0 or negative disables it.
+    #[arg(long, default_value_t = 8 << 20, allow_negative_numbers = true)]
+    pub cache_size: i64,
+
+    /// Target size of table data blocks in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub block_size: usize,
 
     /// No effect yet (see below).
     #[arg(long)]
@@ -178,8 +191,8 @@ mod tests {
             e.to_string().contains("max_sequential_skip_in_iterations"),
             "{e}"
         );
-        let e = parse(&["--compression_type=zstd"]).unwrap_err();
-        assert!(e.to_string().contains("zstd"), "{e}");
+        let e = parse(&["--compression_type=zlib"]).unwrap_err();
+        assert!(e.to_string().contains("zlib"), "{e}");
         let e = parse(&["--sync=maybe"]).unwrap_err();
         assert!(e.to_string().contains("maybe"), "{e}");
     }

@@ -12,6 +12,7 @@ mod report;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use strata::table::Compression;
 use strata::util::Rng;
 use strata::{Db, DbStats, Options, ReadOptions, WriteOptions};
 
@@ -35,8 +36,10 @@ enum Step {
     ReadRandom { missing: bool },
     ReadSeq { reverse: bool },
     SeekRandom,
+    Flush,
     WaitForCompaction,
     Stats,
+    LevelStats,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -59,12 +62,14 @@ fn parse_step(name: &str) -> Result<Step, String> {
         "readseq" => Step::ReadSeq { reverse: false },
         "readreverse" => Step::ReadSeq { reverse: true },
         "seekrandom" => Step::SeekRandom,
+        "flush" => Step::Flush,
         "waitforcompaction" => Step::WaitForCompaction,
         "stats" => Step::Stats,
-        "flush" | "compact" | "compact0" | "compact1" | "compactall" | "levelstats" => {
+        "levelstats" => Step::LevelStats,
+        "compact" | "compact0" | "compact1" | "compactall" => {
             return Err(format!(
-                "benchmark step '{name}' needs sorted tables on disk, which this build of \
-                 Strata does not have yet (memtables and WAL only)"
+                "benchmark step '{name}' needs compaction, which this build of Strata does \
+                 not have yet (tables stay in level 0)"
             ))
         }
         other => return Err(format!("unknown benchmark '{other}'")),
@@ -100,6 +105,11 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         create_if_missing: !args.use_existing_db,
         write_buffer_size: args.write_buffer_size,
         max_write_buffer_number: args.max_write_buffer_number,
+        compression: Compression::from_name(&args.compression_type)
+            .ok_or("--compression_type is not supported")?,
+        bloom_bits_per_key: args.bloom_bits.clamp(0, 100) as u32,
+        block_cache_size: args.cache_size.max(0) as usize,
+        block_size: args.block_size,
         ..Options::default()
     };
     let db = Db::open(&path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
@@ -170,9 +180,30 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
 
 fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), BoxError> {
     match step {
-        Step::WaitForCompaction => return Ok(()), // no background work exists to wait for
+        // Compaction does not exist yet: there is nothing to wait for.
+        Step::WaitForCompaction => return Ok(()),
         Step::Stats => {
             print!("{}", db.property("strata.stats").unwrap_or_default());
+            return Ok(());
+        }
+        Step::LevelStats => {
+            let s = db.stats();
+            println!("Level Files Size(MB)");
+            println!("--------------------");
+            for (level, (files, bytes)) in s.level_files.iter().zip(&s.level_bytes).enumerate() {
+                println!("{level:5} {files:5} {:8.1}", *bytes as f64 / 1048576.0);
+            }
+            return Ok(());
+        }
+        Step::Flush => {
+            let start = Instant::now();
+            db.flush()?;
+            println!(
+                "{:<12} : flushed in {:.3} seconds; {} tables in level 0",
+                "flush",
+                start.elapsed().as_secs_f64(),
+                db.stats().level_files[0]
+            );
             return Ok(());
         }
         _ => {}
@@ -253,14 +284,41 @@ fn print_explanation(
             after.wal_syncs - before.wal_syncs
         );
     }
+    let levels: Vec<String> = after
+        .level_files
+        .iter()
+        .zip(&after.level_bytes)
+        .enumerate()
+        .filter(|(_, (files, _))| **files > 0)
+        .map(|(l, (files, bytes))| format!("L{l} {files} files {}", mb(*bytes)))
+        .collect();
     println!(
-        "             : tree: memtable {} ({} entries), {} immutable ({}), no tables yet | db {} on disk",
+        "             : tree: memtable {} ({} entries), {} immutable ({}), {} | db {} on disk",
         mb(after.active_memtable_bytes),
         after.active_memtable_entries,
         after.immutable_memtables,
         mb(after.immutable_memtable_bytes),
+        if levels.is_empty() {
+            "no tables".to_string()
+        } else {
+            levels.join(", ")
+        },
         mb(dir_size(db.path())),
     );
+    let checks = after.bloom_checks - before.bloom_checks;
+    let misses = after.block_cache_misses - before.block_cache_misses;
+    let hits = after.block_cache_hits - before.block_cache_hits;
+    if checks + misses + hits > 0 {
+        println!(
+            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses, {:.0} table bytes read/op, {} stalls",
+            checks as f64 / ops,
+            100.0 * (after.bloom_negatives - before.bloom_negatives) as f64 / checks.max(1) as f64,
+            hits,
+            misses,
+            (after.table_bytes_read - before.table_bytes_read) as f64 / ops,
+            after.write_stalls - before.write_stalls,
+        );
+    }
     if args.histogram && total.hist.count() > 0 {
         let h = &total.hist;
         println!(
@@ -387,7 +445,7 @@ fn run_thread(args: &BenchArgs, db: &Db, step: Step, tid: u64) -> strata::Result
             }
             it.status()?;
         }
-        Step::WaitForCompaction | Step::Stats => {}
+        Step::WaitForCompaction | Step::Stats | Step::LevelStats | Step::Flush => {}
     }
     stats.seconds = start.elapsed().as_secs_f64();
     stats.hist = hist;

@@ -166,78 +166,19 @@ impl VersionSet {
 
     /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<Recovered> {
-        let current_path = dir.join(CURRENT);
-        let mut name = Vec::new();
-        let mut f = fs.open_sequential(&current_path)?;
-        let mut buf = [0u8; 128];
-        loop {
-            let n = f.read(&mut buf)?;
-            if n == 0 || name.len() > 256 {
-                break;
-            }
-            name.extend_from_slice(&buf[..n]);
-        }
-        let name = String::from_utf8_lossy(&name);
-        let number = name
-            .strip_suffix('\n')
-            .and_then(|n| n.strip_prefix("MANIFEST-"))
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| {
-                Error::corruption(
-                    &current_path,
-                    0,
-                    format!("CURRENT holds {name:?}, not a manifest name"),
-                )
-            })?;
-        let path = manifest_path(dir, number);
-        if !fs.exists(&path) {
-            return Err(Error::corruption(
-                &current_path,
-                0,
-                format!("CURRENT names {}, which does not exist", path.display()),
-            ));
-        }
-        let mut reader = LogReader::new(fs.open_sequential(&path)?);
+        let (number, path) = current_manifest(fs.as_ref(), dir)?;
         let mut state = State {
             version: Version::default(),
             log_number: 0,
             next_file_number: 1,
             last_sequence: 0,
         };
-        let mut saw_comparator = false;
-        loop {
-            let at = reader.end_of_last_record();
-            let record = match reader.read_record() {
-                Ok(Some(r)) => r,
-                Ok(None) => break,
-                // A torn last edit was never acknowledged (its sync did not return); edits
-                // before it are whole. Anything else is corruption.
-                Err(ReadError::Bad(b)) if b.reason.contains("ends inside") => break,
-                Err(ReadError::Bad(b)) => return Err(b.into_error(&path)),
-                Err(ReadError::Io(e)) => return Err(e),
-            };
-            let edit =
-                VersionEdit::decode(record).map_err(|why| Error::corruption(&path, at, why))?;
-            if let Some(c) = &edit.comparator {
-                if c != COMPARATOR_NAME {
-                    return Err(Error::InvalidArgument(format!(
-                        "the database orders keys by {c:?}, this build by {COMPARATOR_NAME:?}"
-                    )));
-                }
-                saw_comparator = true;
-            }
+        for (at, edit) in read_edits(fs.as_ref(), &path)? {
             state.version = state
                 .version
                 .apply(&edit)
                 .map_err(|why| Error::corruption(&path, at, why))?;
             state.absorb(&edit);
-        }
-        if !saw_comparator {
-            return Err(Error::corruption(
-                &path,
-                0,
-                "manifest has no comparator record",
-            ));
         }
         state.next_file_number = state.next_file_number.max(number + 1);
         let set = VersionSet::start(fs, dir, io, state)?;
@@ -349,6 +290,79 @@ impl State {
             self.next_file_number = self.next_file_number.max(f.number + 1);
         }
     }
+}
+
+/// The number and path of the manifest `CURRENT` names.
+pub fn current_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, PathBuf)> {
+    let current_path = dir.join(CURRENT);
+    let mut name = Vec::new();
+    let mut f = fs.open_sequential(&current_path)?;
+    let mut buf = [0u8; 128];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 || name.len() > 256 {
+            break;
+        }
+        name.extend_from_slice(&buf[..n]);
+    }
+    let name = String::from_utf8_lossy(&name);
+    let number = name
+        .strip_suffix('\n')
+        .and_then(|n| n.strip_prefix("MANIFEST-"))
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| {
+            Error::corruption(
+                &current_path,
+                0,
+                format!("CURRENT holds {name:?}, not a manifest name"),
+            )
+        })?;
+    let path = manifest_path(dir, number);
+    if !fs.exists(&path) {
+        return Err(Error::corruption(
+            &current_path,
+            0,
+            format!("CURRENT names {}, which does not exist", path.display()),
+        ));
+    }
+    Ok((number, path))
+}
+
+/// The edits of a manifest with the offset of each, checked for the comparator. A torn last
+/// edit (its sync never returned, so it was never acknowledged) ends the list; any other bad
+/// record is a corruption error.
+pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionEdit)>> {
+    let mut reader = LogReader::new(fs.open_sequential(path)?);
+    let mut edits = Vec::new();
+    let mut saw_comparator = false;
+    loop {
+        let at = reader.end_of_last_record();
+        let record = match reader.read_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(ReadError::Bad(b)) if b.reason.contains("ends inside") => break,
+            Err(ReadError::Bad(b)) => return Err(b.into_error(path)),
+            Err(ReadError::Io(e)) => return Err(e),
+        };
+        let edit = VersionEdit::decode(record).map_err(|why| Error::corruption(path, at, why))?;
+        if let Some(c) = &edit.comparator {
+            if c != COMPARATOR_NAME {
+                return Err(Error::InvalidArgument(format!(
+                    "the database orders keys by {c:?}, this build by {COMPARATOR_NAME:?}"
+                )));
+            }
+            saw_comparator = true;
+        }
+        edits.push((at, edit));
+    }
+    if !saw_comparator {
+        return Err(Error::corruption(
+            path,
+            0,
+            "manifest has no comparator record",
+        ));
+    }
+    Ok(edits)
 }
 
 /// Points CURRENT at manifest `number`: temp file, sync, atomic rename, sync of the directory.
