@@ -208,6 +208,8 @@ impl VersionSet {
         edit.last_sequence = Some(state.last_sequence);
         manifest.add_record(&edit.encode())?;
         manifest.sync()?;
+        // The manifest's name must be durable before CURRENT can point at it.
+        fs.sync_dir(dir)?;
         set_current(fs.as_ref(), dir, number)?;
         Ok(VersionSet {
             dir: dir.to_path_buf(),

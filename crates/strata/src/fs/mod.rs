@@ -1,8 +1,8 @@
 //! The file-system layer: a small trait the engine does all its IO through, the POSIX
 //! implementation, and the IO counters that write-amp and IO-per-operation come from.
 //!
-//! Tests can plug in another [`FileSystem`] (fault injection, power-loss images) through
-//! [`crate::Options::fs`]. Every byte the engine writes or reads is counted in [`IoStats`] by
+//! Tests can plug in another [`FileSystem`] through [`crate::Options::fs`]: [`fault::FaultFs`]
+//! crashes at a chosen operation and simulates power loss. Every byte the engine writes or reads is counted in [`IoStats`] by
 //! purpose ([`IoClass`]), at the point where the engine knows why it does the IO.
 
 use std::fs::{self, File, OpenOptions};
@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+
+pub mod fault;
 
 /// A file open for appending. Every `append` reaches the operating system before it returns
 /// (no user-space buffering), so a killed process loses nothing appended; `sync` makes it
