@@ -509,13 +509,14 @@ impl DbInner {
             }
         }
         let target = seek_key(key, seq);
+        let hash = crate::table::filter::filter_hash(key);
         for f in sv.version.files_for_key(key) {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
             let table = self.tables.get(f.number)?;
             let hit = table
-                .get(&target, |k, v| {
+                .get_hashed(&target, hash, |k, v| {
                     let p = ParsedKey::parse(k)?;
                     (p.user_key == key).then(|| (p.kind, v.to_vec()))
                 })?

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cache::LruCache;
+use crate::cache::ClockCache;
 use crate::db::filename::table_path;
 use crate::error::Result;
 use crate::fs::FileSystem;
@@ -16,7 +16,7 @@ pub(crate) struct TableCache {
     options: TableOptions,
     pub block_cache: Option<Arc<BlockCache>>,
     pub stats: Arc<TableReadStats>,
-    open: LruCache<u64, Table>,
+    open: ClockCache<u64, Table>,
 }
 
 impl TableCache {
@@ -34,7 +34,7 @@ impl TableCache {
             block_cache: (block_cache_size > 0)
                 .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
             stats: Arc::new(TableReadStats::default()),
-            open: LruCache::new(max_open_files, 1),
+            open: ClockCache::new(max_open_files, 16),
         }
     }
 

@@ -8,18 +8,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::cache::LruCache;
+use crate::cache::ClockCache;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::table::block::{Block, BlockIter};
-use crate::table::filter::Filter;
+use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::table::properties::TableProperties;
 use crate::table::TableOptions;
 
 /// The block cache: (table cache id, block offset) -> block, charged by block size.
-pub type BlockCache = LruCache<(u64, u64), Block>;
+pub type BlockCache = ClockCache<(u64, u64), Block>;
 
 /// Counters of table reads, shared by all tables of a database.
 #[derive(Debug, Default)]
@@ -142,9 +142,15 @@ impl Table {
 
     /// False only if no key with this filter key is in the table (counted in the stats).
     pub fn may_contain(&self, filter_key: &[u8]) -> bool {
+        self.may_contain_hash(filter_hash(filter_key))
+    }
+
+    /// [`Table::may_contain`] for a key's precomputed [`filter_hash`], so that a read
+    /// probing many tables hashes its key once.
+    pub fn may_contain_hash(&self, hash: u64) -> bool {
         let Some(f) = &self.filter else { return true };
         self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
-        let maybe = f.may_contain(filter_key);
+        let maybe = f.may_contain_hash(hash);
         if !maybe {
             self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
         }
@@ -183,7 +189,18 @@ impl Table {
     /// Calls `f` with the first entry at or after `target`, if the filter and index allow
     /// one in this table. The caller checks that the entry is the key it wants.
     pub fn get<R>(&self, target: &[u8], f: impl FnOnce(&[u8], &[u8]) -> R) -> Result<Option<R>> {
-        if !self.may_contain((self.options.filter_key)(target)) {
+        let hash = filter_hash((self.options.filter_key)(target));
+        self.get_hashed(target, hash, f)
+    }
+
+    /// [`Table::get`] with the [`filter_hash`] of the target's filter key precomputed.
+    pub fn get_hashed<R>(
+        &self,
+        target: &[u8],
+        hash: u64,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        if !self.may_contain_hash(hash) {
             return Ok(None);
         }
         let mut index = BlockIter::new(self.index.clone(), self.options.comparator);
