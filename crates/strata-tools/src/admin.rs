@@ -21,6 +21,7 @@ fn open_table(path: &Path) -> Result<Arc<Table>, BoxError> {
         0,
         TableOptions::for_internal_keys(),
         None,
+        false,
         Arc::new(TableReadStats::default()),
     )?))
 }

@@ -53,6 +53,9 @@ pub struct Options {
     pub bottommost_compression: Option<Compression>,
     /// Bytes of the shared block cache for data blocks; 0 disables it. Default: 8 MiB.
     pub block_cache_size: usize,
+    /// Keep tables' index and filter blocks in the block cache (charged and evicted like data
+    /// blocks) instead of pinned with each open table. Default: false (pinned).
+    pub cache_index_and_filter_blocks: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
     /// The file system all IO goes through. Default: the real one ([`PosixFs`]).
@@ -74,6 +77,7 @@ impl Default for Options {
             compression: Compression::None,
             bottommost_compression: None,
             block_cache_size: 8 << 20,
+            cache_index_and_filter_blocks: false,
             max_open_files: 1000,
             fs: Arc::new(PosixFs),
         }
@@ -95,6 +99,10 @@ impl fmt::Debug for Options {
             .field("compression", &self.compression)
             .field("bottommost_compression", &self.bottommost_compression)
             .field("block_cache_size", &self.block_cache_size)
+            .field(
+                "cache_index_and_filter_blocks",
+                &self.cache_index_and_filter_blocks,
+            )
             .field("max_open_files", &self.max_open_files)
             .finish_non_exhaustive()
     }

@@ -211,3 +211,35 @@ fn a_damaged_table_is_reported_with_its_name_never_as_wrong_data() {
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
 }
+
+#[test]
+fn index_and_filter_blocks_can_live_in_a_small_block_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        block_cache_size: 16 << 10,
+        cache_index_and_filter_blocks: true,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    for i in 0..5000 {
+        db.put(&key(i), format!("value{i}").as_bytes()).unwrap();
+    }
+    db.flush().unwrap();
+    for round in 0..2 {
+        for i in (0..5000).step_by(3) {
+            let got = db.get(&key(i)).unwrap();
+            assert_eq!(got, Some(format!("value{i}").into_bytes()), "round {round}");
+            assert_eq!(db.get(&key(i + 100_000)).unwrap(), None);
+        }
+    }
+    let s = db.stats();
+    let [data, index, filter] = s.block_cache_by_kind;
+    // The cache is far smaller than the tables' index and filter blocks: they are evicted
+    // and read again, and every read of them is counted by kind.
+    assert!(index.1 > 0 && filter.1 > 0, "{:?}", s.block_cache_by_kind);
+    assert!(index.0 + filter.0 > 0, "{:?}", s.block_cache_by_kind);
+    assert!(data.1 > 0);
+    assert!(db.property("strata.stats").unwrap().contains("index"));
+}

@@ -73,6 +73,7 @@ fn options(rng: &mut Rng) -> Options {
         block_restart_interval: 1 + rng.below(16) as usize,
         bloom_bits_per_key: [0, 1, 10][rng.below(3) as usize],
         block_cache_size: [0, 4096, 1 << 20][rng.below(3) as usize],
+        cache_index_and_filter_blocks: rng.one_in(2),
         max_open_files: 1 + rng.below(20) as usize,
         compression,
         ..Options::default()

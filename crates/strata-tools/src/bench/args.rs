@@ -117,6 +117,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 8 << 20, allow_negative_numbers = true)]
     pub cache_size: i64,
 
+    /// Keep index and filter blocks in the block cache instead of pinned with open tables.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub cache_index_and_filter_blocks: bool,
+
     /// Target size of table data blocks in bytes.
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,

@@ -109,6 +109,7 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
             .ok_or("--compression_type is not supported")?,
         bloom_bits_per_key: args.bloom_bits.clamp(0, 100) as u32,
         block_cache_size: args.cache_size.max(0) as usize,
+        cache_index_and_filter_blocks: args.cache_index_and_filter_blocks,
         block_size: args.block_size,
         ..Options::default()
     };

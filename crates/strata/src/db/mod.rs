@@ -130,11 +130,13 @@ pub struct DbStats {
     pub bloom_checks: u64,
     /// Lookups a bloom filter answered "not in this table".
     pub bloom_negatives: u64,
-    /// Data blocks served by the block cache.
+    /// Blocks served by the block cache (all kinds).
     pub block_cache_hits: u64,
-    /// Data blocks read from table files.
+    /// Blocks read from table files after open (all kinds).
     pub block_cache_misses: u64,
-    /// Bytes of data blocks read from table files by user reads.
+    /// (hits, misses) of the block cache for data, index and filter blocks.
+    pub block_cache_by_kind: [(u64, u64); 3],
+    /// Bytes of blocks read from table files by reads.
     pub table_bytes_read: u64,
     /// Table files held open.
     pub open_tables: u64,
@@ -301,6 +303,7 @@ impl Db {
             fs.clone(),
             options.table_options(false),
             options.block_cache_size,
+            options.cache_index_and_filter_blocks,
             options.max_open_files,
         );
         let inner = Arc::new(DbInner {
@@ -573,8 +576,11 @@ impl DbInner {
             level_bytes: (0..NUM_LEVELS).map(|l| sv.version.level_bytes(l)).collect(),
             bloom_checks: load(&t.bloom_checks),
             bloom_negatives: load(&t.bloom_negatives),
-            block_cache_hits: load(&t.cache_hits),
-            block_cache_misses: load(&t.cache_misses),
+            block_cache_hits: t.cache_hits.iter().map(load).sum(),
+            block_cache_misses: t.cache_misses.iter().map(load).sum(),
+            block_cache_by_kind: std::array::from_fn(|k| {
+                (load(&t.cache_hits[k]), load(&t.cache_misses[k]))
+            }),
             table_bytes_read: load(&t.bytes_read),
             open_tables: self.tables.open_tables() as u64,
             io: self.io.snapshot(),
@@ -682,7 +688,7 @@ fn format_stats(s: &DbStats) -> String {
          snapshots: {} live; last sequence {}\n\
          flushes: {}; write stalls: {} ({} us)\n\
          tables per level: {:?}; bytes per level: {:?}; {} open\n\
-         bloom: {} checks, {} negatives; block cache: {} hits, {} misses; {} table bytes read\n",
+         bloom: {} checks, {} negatives; block cache hits/misses: data {}/{}, index {}/{}, filter {}/{}; {} table bytes read\n",
         s.batches,
         s.keys_written,
         s.user_bytes_written,
@@ -708,8 +714,12 @@ fn format_stats(s: &DbStats) -> String {
         s.open_tables,
         s.bloom_checks,
         s.bloom_negatives,
-        s.block_cache_hits,
-        s.block_cache_misses,
+        s.block_cache_by_kind[0].0,
+        s.block_cache_by_kind[0].1,
+        s.block_cache_by_kind[1].0,
+        s.block_cache_by_kind[1].1,
+        s.block_cache_by_kind[2].0,
+        s.block_cache_by_kind[2].1,
         s.table_bytes_read,
     )
 }

@@ -14,6 +14,7 @@ pub(crate) struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     options: TableOptions,
+    cache_index_and_filter: bool,
     pub block_cache: Option<Arc<BlockCache>>,
     pub stats: Arc<TableReadStats>,
     open: ClockCache<u64, Table>,
@@ -25,12 +26,14 @@ impl TableCache {
         fs: Arc<dyn FileSystem>,
         options: TableOptions,
         block_cache_size: usize,
+        cache_index_and_filter: bool,
         max_open_files: usize,
     ) -> TableCache {
         TableCache {
             dir,
             fs,
             options,
+            cache_index_and_filter,
             block_cache: (block_cache_size > 0)
                 .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
             stats: Arc::new(TableReadStats::default()),
@@ -51,6 +54,7 @@ impl TableCache {
             number,
             self.options,
             self.block_cache.clone(),
+            self.cache_index_and_filter,
             self.stats.clone(),
         )?);
         self.open.insert(number, table.clone(), 1);

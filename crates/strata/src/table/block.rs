@@ -133,6 +133,15 @@ impl Block {
         })
     }
 
+    /// A block with no entries.
+    pub fn empty() -> Block {
+        Block {
+            data: vec![0, 0, 0, 0, 1, 0, 0, 0],
+            restarts_at: 0,
+            num_restarts: 1,
+        }
+    }
+
     /// Bytes of memory the block holds (what the cache charges).
     pub fn size(&self) -> usize {
         self.data.len()

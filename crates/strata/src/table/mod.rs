@@ -115,14 +115,18 @@ mod tests {
         size
     }
 
-    fn open(path: &Path, options: TableOptions, cache: bool) -> crate::Result<Arc<Table>> {
-        let cache = cache.then(|| Arc::new(reader::BlockCache::new(1 << 20, 4)));
+    /// Opens a table; `cache`: 0 none, 1 a block cache, 2 a small cache that also holds the
+    /// index and filter blocks (so they are evicted and read again).
+    fn open(path: &Path, options: TableOptions, cache: u8) -> crate::Result<Arc<Table>> {
+        let size = if cache == 2 { 8 << 10 } else { 1 << 20 };
+        let block_cache = (cache > 0).then(|| Arc::new(reader::BlockCache::new(size, 4)));
         Table::open(
             PosixFs.open_random(path)?,
             path,
             1,
             options,
-            cache,
+            block_cache,
+            cache == 2,
             Arc::new(TableReadStats::default()),
         )
         .map(Arc::new)
@@ -177,7 +181,7 @@ mod tests {
                 };
                 let path = dir.path().join(format!("{case}.sst"));
                 write_table(&path, &model, options);
-                let table = open(&path, options, case % 2 == 1).unwrap();
+                let table = open(&path, options, (case % 3) as u8).unwrap();
                 assert_eq!(table.verify().unwrap(), model.len() as u64);
                 let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
                 let mut it = table.iter();
@@ -275,6 +279,7 @@ mod tests {
                     1,
                     options,
                     None,
+                    false,
                     Arc::new(TableReadStats::default()),
                 )
                 .and_then(|t| Arc::new(t).verify());
@@ -296,7 +301,7 @@ mod tests {
         let good = std::fs::read(&path).unwrap();
         for cut in [0, 1, 55, 56, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            let err = open(&path, options, false)
+            let err = open(&path, options, 0)
                 .and_then(|t| t.verify())
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}: {err}");

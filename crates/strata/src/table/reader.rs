@@ -1,6 +1,8 @@
 //! Reads a table: point lookups (filter first, then index, then one data block) and
-//! iterators. Data blocks go through the shared block cache; the index and filter blocks are
-//! read at open and kept with the open table.
+//! iterators. Data blocks go through the shared block cache. The index and filter blocks are
+//! read and checked at open, then either pinned with the open table (the default) or, with
+//! `cache_index_and_filter_blocks` (RocksDB's option of that name), kept in the block cache,
+//! where they compete with data blocks for memory and are read again after eviction.
 //!
 //! Every error names the file and the offset of the block it concerns.
 
@@ -18,8 +20,27 @@ use crate::table::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::table::properties::TableProperties;
 use crate::table::TableOptions;
 
+/// What the block cache holds.
+pub enum CachedBlock {
+    /// A data or index block.
+    Block(Arc<Block>),
+    /// A filter block.
+    Filter(Arc<Filter>),
+}
+
 /// The block cache: (table cache id, block offset) -> block, charged by block size.
-pub type BlockCache = ClockCache<(u64, u64), Block>;
+pub type BlockCache = ClockCache<(u64, u64), CachedBlock>;
+
+/// The kinds of blocks read through the cache, for the statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    /// Data blocks.
+    Data = 0,
+    /// Index blocks.
+    Index = 1,
+    /// Filter blocks.
+    Filter = 2,
+}
 
 /// Counters of table reads, shared by all tables of a database.
 #[derive(Debug, Default)]
@@ -28,12 +49,18 @@ pub struct TableReadStats {
     pub bloom_checks: AtomicU64,
     /// Lookups the filter answered "not here" (a table read saved).
     pub bloom_negatives: AtomicU64,
-    /// Data blocks found in the block cache.
-    pub cache_hits: AtomicU64,
-    /// Data blocks read from the file.
-    pub cache_misses: AtomicU64,
-    /// Bytes of data blocks read from files (trailer included).
+    /// Block cache hits by [`BlockKind`].
+    pub cache_hits: [AtomicU64; 3],
+    /// Block cache misses (blocks read from files) by [`BlockKind`].
+    pub cache_misses: [AtomicU64; 3],
+    /// Bytes of blocks read from files after open (trailers included).
     pub bytes_read: AtomicU64,
+}
+
+/// A block held with the open table, or only its handle when it lives in the block cache.
+enum Part<T> {
+    Pinned(Arc<T>),
+    Cached(BlockHandle),
 }
 
 /// An open table.
@@ -42,8 +69,8 @@ pub struct Table {
     path: PathBuf,
     cache_id: u64,
     options: TableOptions,
-    index: Arc<Block>,
-    filter: Option<Filter>,
+    index: Part<Block>,
+    filter: Option<Part<Filter>>,
     properties: TableProperties,
     cache: Option<Arc<BlockCache>>,
     stats: Arc<TableReadStats>,
@@ -51,13 +78,16 @@ pub struct Table {
 
 impl Table {
     /// Opens a table: reads and checks the footer, meta-index, index, filter and properties.
-    /// `cache_id` must be unique among the tables sharing `cache`.
+    /// `cache_id` must be unique among the tables sharing `cache`. With
+    /// `cache_index_and_filter` (and a cache), the index and filter blocks go to the cache
+    /// instead of staying pinned with the table.
     pub fn open(
         file: Box<dyn RandomAccessFile>,
         path: &Path,
         cache_id: u64,
         options: TableOptions,
         cache: Option<Arc<BlockCache>>,
+        cache_index_and_filter: bool,
         stats: Arc<TableReadStats>,
     ) -> Result<Table> {
         let size = file.size();
@@ -101,10 +131,13 @@ impl Table {
             return Err(Error::corruption(path, footer.metaindex.offset, why));
         }
         let filter = match filter_handle {
-            Some(h) => Some(
-                Filter::new(read_block(file.as_ref(), path, h)?)
-                    .map_err(|why| Error::corruption(path, h.offset, why))?,
-            ),
+            Some(h) => Some((
+                h,
+                Arc::new(
+                    Filter::new(read_block(file.as_ref(), path, h)?)
+                        .map_err(|why| Error::corruption(path, h.offset, why))?,
+                ),
+            )),
             None => None,
         };
         let props_handle = props_handle.ok_or_else(|| {
@@ -112,6 +145,25 @@ impl Table {
         })?;
         let properties = TableProperties::decode(read_block(file.as_ref(), path, props_handle)?)
             .map_err(|why| Error::corruption(path, props_handle.offset, why))?;
+        let (index, filter) = match &cache {
+            Some(c) if cache_index_and_filter => {
+                c.insert(
+                    (cache_id, footer.index.offset),
+                    Arc::new(CachedBlock::Block(index.clone())),
+                    index.size(),
+                );
+                let filter = filter.map(|(h, f)| {
+                    c.insert(
+                        (cache_id, h.offset),
+                        Arc::new(CachedBlock::Filter(f.clone())),
+                        f.size(),
+                    );
+                    Part::Cached(h)
+                });
+                (Part::Cached(footer.index), filter)
+            }
+            _ => (Part::Pinned(index), filter.map(|(_, f)| Part::Pinned(f))),
+        };
         Ok(Table {
             file,
             path: path.to_path_buf(),
@@ -135,26 +187,101 @@ impl Table {
         &self.path
     }
 
-    /// Bytes of memory pinned by the open table (index and filter).
+    /// Bytes of memory pinned by the open table (index and filter, unless they are cached).
     pub fn pinned_bytes(&self) -> usize {
-        self.index.size() + self.filter.as_ref().map_or(0, |f| f.size())
+        let index = match &self.index {
+            Part::Pinned(b) => b.size(),
+            Part::Cached(_) => 0,
+        };
+        let filter = match &self.filter {
+            Some(Part::Pinned(f)) => f.size(),
+            _ => 0,
+        };
+        index + filter
+    }
+
+    /// The block at `handle` of `kind`, from the cache or the file (then cached).
+    fn cached_block<T>(
+        &self,
+        handle: BlockHandle,
+        kind: BlockKind,
+        unwrap: fn(&CachedBlock) -> Option<Arc<T>>,
+        wrap: fn(Arc<T>) -> CachedBlock,
+        decode: fn(Vec<u8>) -> std::result::Result<T, String>,
+        size: fn(&T) -> usize,
+    ) -> Result<Arc<T>> {
+        let key = (self.cache_id, handle.offset);
+        if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
+            if let Some(v) = unwrap(&hit) {
+                self.stats.cache_hits[kind as usize].fetch_add(1, Ordering::Relaxed);
+                return Ok(v);
+            }
+        }
+        self.stats.cache_misses[kind as usize].fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes_read
+            .fetch_add(handle.size + 5, Ordering::Relaxed);
+        let data = read_block(self.file.as_ref(), &self.path, handle)?;
+        let value = Arc::new(
+            decode(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
+        );
+        if let Some(cache) = &self.cache {
+            cache.insert(key, Arc::new(wrap(value.clone())), size(&value));
+        }
+        Ok(value)
+    }
+
+    fn index_block(&self) -> Result<Arc<Block>> {
+        match &self.index {
+            Part::Pinned(b) => Ok(b.clone()),
+            Part::Cached(h) => self.cached_block(
+                *h,
+                BlockKind::Index,
+                unwrap_block,
+                CachedBlock::Block,
+                Block::new,
+                Block::size,
+            ),
+        }
+    }
+
+    fn filter_block(&self) -> Result<Option<Arc<Filter>>> {
+        match &self.filter {
+            None => Ok(None),
+            Some(Part::Pinned(f)) => Ok(Some(f.clone())),
+            Some(Part::Cached(h)) => self
+                .cached_block(
+                    *h,
+                    BlockKind::Filter,
+                    |c| match c {
+                        CachedBlock::Filter(f) => Some(f.clone()),
+                        CachedBlock::Block(_) => None,
+                    },
+                    CachedBlock::Filter,
+                    Filter::new,
+                    Filter::size,
+                )
+                .map(Some),
+        }
     }
 
     /// False only if no key with this filter key is in the table (counted in the stats).
-    pub fn may_contain(&self, filter_key: &[u8]) -> bool {
+    pub fn may_contain(&self, filter_key: &[u8]) -> Result<bool> {
         self.may_contain_hash(filter_hash(filter_key))
     }
 
     /// [`Table::may_contain`] for a key's precomputed [`filter_hash`], so that a read
     /// probing many tables hashes its key once.
-    pub fn may_contain_hash(&self, hash: u64) -> bool {
-        let Some(f) = &self.filter else { return true };
+    pub fn may_contain_hash(&self, hash: u64) -> Result<bool> {
+        let Some(f) = self.filter_block()? else {
+            return Ok(true);
+        };
         self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
         let maybe = f.may_contain_hash(hash);
         if !maybe {
             self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
         }
-        maybe
+        Ok(maybe)
     }
 
     fn handle_from_index(&self, index: &BlockIter) -> Result<BlockHandle> {
@@ -165,25 +292,14 @@ impl Table {
 
     /// The data block at `handle`, from the cache or the file.
     fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
-        let key = (self.cache_id, handle.offset);
-        if let Some(cache) = &self.cache {
-            if let Some(b) = cache.get(&key) {
-                self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-                return Ok(b);
-            }
-        }
-        self.stats.cache_misses.fetch_add(1, Ordering::Relaxed);
-        self.stats
-            .bytes_read
-            .fetch_add(handle.size + 5, Ordering::Relaxed);
-        let data = read_block(self.file.as_ref(), &self.path, handle)?;
-        let block = Arc::new(
-            Block::new(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
-        );
-        if let Some(cache) = &self.cache {
-            cache.insert(key, block.clone(), block.size());
-        }
-        Ok(block)
+        self.cached_block(
+            handle,
+            BlockKind::Data,
+            unwrap_block,
+            CachedBlock::Block,
+            Block::new,
+            Block::size,
+        )
     }
 
     /// Calls `f` with the first entry at or after `target`, if the filter and index allow
@@ -200,10 +316,10 @@ impl Table {
         hash: u64,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        if !self.may_contain_hash(hash) {
+        if !self.may_contain_hash(hash)? {
             return Ok(None);
         }
-        let mut index = BlockIter::new(self.index.clone(), self.options.comparator);
+        let mut index = BlockIter::new(self.index_block()?, self.options.comparator);
         index.seek(target);
         if !index.valid() {
             return match index.corrupt() {
@@ -226,12 +342,16 @@ impl Table {
 
     /// An iterator over the table; it keeps the table open.
     pub fn iter(self: &Arc<Self>) -> TableIterator {
+        let (index, error) = match self.index_block() {
+            Ok(b) => (b, None),
+            Err(e) => (Arc::new(Block::empty()), Some(e)),
+        };
         TableIterator {
-            index: BlockIter::new(self.index.clone(), self.options.comparator),
+            index: BlockIter::new(index, self.options.comparator),
             table: self.clone(),
             data: None,
             data_offset: 0,
-            error: None,
+            error,
         }
     }
 
@@ -266,6 +386,13 @@ impl Table {
             ));
         }
         Ok(n)
+    }
+}
+
+fn unwrap_block(c: &CachedBlock) -> Option<Arc<Block>> {
+    match c {
+        CachedBlock::Block(b) => Some(b.clone()),
+        CachedBlock::Filter(_) => None,
     }
 }
 
