@@ -32,7 +32,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoSnapshot, IoStats};
 use crate::iterator::{InternalIterator, MergingIterator};
-use crate::key::{seek_key, ParsedKey, SequenceNumber, ValueKind};
+use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::log::LogWriter;
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
@@ -511,7 +511,22 @@ impl DbInner {
                 Lookup::Missing => {}
             }
         }
-        let target = seek_key(key, seq);
+        let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        target.clear();
+        crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
+        let result = self.get_from_tables(&sv, key, &target, seq);
+        SEEK_KEY.with(|b| *b.borrow_mut() = target);
+        result
+    }
+
+    /// The table half of a point lookup; `target` is the seek key for `(key, seq)`.
+    fn get_from_tables(
+        &self,
+        sv: &SuperVersion,
+        key: &[u8],
+        target: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<Option<Vec<u8>>> {
         let hash = crate::table::filter::filter_hash(key);
         for f in sv.version.files_for_key(key) {
             if f.smallest_seq > seq {
@@ -519,7 +534,7 @@ impl DbInner {
             }
             let table = self.tables.get(f.number)?;
             let hit = table
-                .get_hashed(&target, hash, |k, v| {
+                .get_hashed(target, hash, |k, v| {
                     let p = ParsedKey::parse(k)?;
                     (p.user_key == key).then(|| (p.kind, v.to_vec()))
                 })?
@@ -616,6 +631,11 @@ impl DbInner {
         self.lock.lock().take();
         flushed.and(synced)
     }
+}
+
+thread_local! {
+    /// The seek key of point lookups, reused by each thread.
+    static SEEK_KEY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Whether `path` holds a database: `Ok(false)` if missing or empty, an error if it holds

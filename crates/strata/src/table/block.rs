@@ -192,6 +192,13 @@ pub struct BlockIter {
 impl BlockIter {
     /// An unpositioned cursor over `block` ordered by `cmp`.
     pub fn new(block: Arc<Block>, cmp: Comparator) -> BlockIter {
+        BlockIter::with_buffer(block, cmp, Vec::new())
+    }
+
+    /// As [`BlockIter::new`], decoding keys into `buffer` (its capacity is reused; get it
+    /// back with [`BlockIter::into_buffer`]), so that hot paths do not allocate.
+    pub fn with_buffer(block: Arc<Block>, cmp: Comparator, mut buffer: Vec<u8>) -> BlockIter {
+        buffer.clear();
         let end = block.restarts_at;
         BlockIter {
             block,
@@ -199,10 +206,15 @@ impl BlockIter {
             current: end,
             next: end,
             restart_index: 0,
-            key: Vec::new(),
+            key: buffer,
             value: (0, 0),
             corrupt: None,
         }
+    }
+
+    /// The key buffer, for reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.key
     }
 
     /// True when on an entry.

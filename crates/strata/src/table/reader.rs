@@ -319,25 +319,47 @@ impl Table {
         if !self.may_contain_hash(hash)? {
             return Ok(None);
         }
-        let mut index = BlockIter::new(self.index_block()?, self.options.comparator);
+        // Key buffers reused across lookups of this thread: taken out and put back, so a
+        // reentrant call (from `f`) allocates instead of failing.
+        let (index_buf, data_buf) = GET_BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let mut index =
+            BlockIter::with_buffer(self.index_block()?, self.options.comparator, index_buf);
         index.seek(target);
-        if !index.valid() {
-            return match index.corrupt() {
+        let result = if !index.valid() {
+            match index.corrupt() {
                 Some(why) => Err(Error::corruption(
                     &self.path,
                     0,
                     format!("index block: {why}"),
                 )),
-                None => Ok(None),
-            };
-        }
-        let handle = self.handle_from_index(&index)?;
-        let mut data = BlockIter::new(self.data_block(handle)?, self.options.comparator);
+                None => Ok((None, Vec::new())),
+            }
+        } else {
+            self.get_in_block(&index, target, data_buf, f)
+        };
+        let index_buf = index.into_buffer();
+        let (found, data_buf) = result?;
+        GET_BUFFERS.with(|b| *b.borrow_mut() = (index_buf, data_buf));
+        Ok(found)
+    }
+
+    /// The data-block half of [`Table::get_hashed`]; returns the data key buffer for reuse.
+    fn get_in_block<R>(
+        &self,
+        index: &BlockIter,
+        target: &[u8],
+        data_buf: Vec<u8>,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<(Option<R>, Vec<u8>)> {
+        let handle = self.handle_from_index(index)?;
+        let mut data =
+            BlockIter::with_buffer(self.data_block(handle)?, self.options.comparator, data_buf);
         data.seek(target);
         if let Some(why) = data.corrupt() {
             return Err(Error::corruption(&self.path, handle.offset, why));
         }
-        Ok(data.valid().then(|| f(data.key(), data.value())))
+        let found = data.valid().then(|| f(data.key(), data.value()));
+        Ok((found, data.into_buffer()))
     }
 
     /// An iterator over the table; it keeps the table open.
@@ -387,6 +409,13 @@ impl Table {
         }
         Ok(n)
     }
+}
+
+thread_local! {
+    /// Key buffers of point lookups (index block, data block), reused by each thread.
+    static GET_BUFFERS: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
 }
 
 fn unwrap_block(c: &CachedBlock) -> Option<Arc<Block>> {
