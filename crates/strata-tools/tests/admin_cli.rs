@@ -26,6 +26,7 @@ fn dump_and_verify_tables_and_the_manifest() {
         "--benchmarks=fillseq,flush",
         "--write_buffer_size=100000",
         "--bloom_bits=10",
+        "--disable_auto_compactions=1",
     ]);
     assert!(ok, "{err}");
     let mut tables: Vec<_> = std::fs::read_dir(&db)

@@ -12,6 +12,7 @@
 
 pub mod cache;
 pub mod codec;
+pub mod compaction;
 pub mod db;
 pub mod error;
 pub mod fs;

@@ -58,6 +58,23 @@ pub struct Options {
     pub cache_index_and_filter_blocks: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
+    /// L0 files that trigger a compaction into the base level. Default: 4.
+    pub level0_file_num_compaction_trigger: usize,
+    /// L0 files at which writes are slowed down (a short delay per write group, growing with
+    /// every file above). Default: 20.
+    pub level0_slowdown_writes_trigger: usize,
+    /// L0 files at which writes stop until compaction catches up. Default: 36.
+    pub level0_stop_writes_trigger: usize,
+    /// The smallest target size of the base level (dynamic level sizes). Default: 256 MiB.
+    pub max_bytes_for_level_base: u64,
+    /// Growth factor between adjacent levels. Default: 10.
+    pub max_bytes_for_level_multiplier: f64,
+    /// Levels of the tree, 2 to 7. Default: 7.
+    pub num_levels: usize,
+    /// Compaction output files are cut at this size (at a user-key boundary). Default: 64 MiB.
+    pub target_file_size_base: u64,
+    /// Run no compaction in the background (manual compaction still works). Default: false.
+    pub disable_auto_compactions: bool,
     /// The file system all IO goes through. Default: the real one ([`PosixFs`]).
     pub fs: Arc<dyn FileSystem>,
 }
@@ -79,6 +96,14 @@ impl Default for Options {
             block_cache_size: 8 << 20,
             cache_index_and_filter_blocks: false,
             max_open_files: 1000,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            num_levels: 7,
+            target_file_size_base: 64 << 20,
+            disable_auto_compactions: false,
             fs: Arc::new(PosixFs),
         }
     }
@@ -104,6 +129,26 @@ impl fmt::Debug for Options {
                 &self.cache_index_and_filter_blocks,
             )
             .field("max_open_files", &self.max_open_files)
+            .field(
+                "level0_file_num_compaction_trigger",
+                &self.level0_file_num_compaction_trigger,
+            )
+            .field(
+                "level0_slowdown_writes_trigger",
+                &self.level0_slowdown_writes_trigger,
+            )
+            .field(
+                "level0_stop_writes_trigger",
+                &self.level0_stop_writes_trigger,
+            )
+            .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
+            .field(
+                "max_bytes_for_level_multiplier",
+                &self.max_bytes_for_level_multiplier,
+            )
+            .field("num_levels", &self.num_levels)
+            .field("target_file_size_base", &self.target_file_size_base)
+            .field("disable_auto_compactions", &self.disable_auto_compactions)
             .finish_non_exhaustive()
     }
 }
@@ -138,6 +183,36 @@ impl Options {
                 "max_open_files must be at least 1".into(),
             ));
         }
+        if !(2..=crate::version::NUM_LEVELS).contains(&self.num_levels) {
+            return Err(Error::InvalidArgument(format!(
+                "num_levels is {}, it must be between 2 and {}",
+                self.num_levels,
+                crate::version::NUM_LEVELS
+            )));
+        }
+        if self.level0_file_num_compaction_trigger < 1
+            || self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
+            || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
+        {
+            return Err(Error::InvalidArgument(format!(
+                "level0 triggers must satisfy 1 <= level0_file_num_compaction_trigger ({}) <= \
+                 level0_slowdown_writes_trigger ({}) <= level0_stop_writes_trigger ({})",
+                self.level0_file_num_compaction_trigger,
+                self.level0_slowdown_writes_trigger,
+                self.level0_stop_writes_trigger
+            )));
+        }
+        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier < 1.0
+        {
+            return Err(Error::InvalidArgument(
+                "max_bytes_for_level_multiplier must be at least 1".into(),
+            ));
+        }
+        if self.max_bytes_for_level_base < 1 || self.target_file_size_base < 1 {
+            return Err(Error::InvalidArgument(
+                "max_bytes_for_level_base and target_file_size_base must be at least 1".into(),
+            ));
+        }
         if self.max_write_group_bytes < 1 {
             return Err(Error::InvalidArgument(
                 "max_write_group_bytes must be at least 1".into(),
@@ -159,6 +234,18 @@ impl Options {
                 _ => self.compression,
             },
             ..TableOptions::for_internal_keys()
+        }
+    }
+}
+
+impl Options {
+    /// The options the compaction picker reads.
+    pub(crate) fn picker_options(&self) -> crate::compaction::picker::PickerOptions {
+        crate::compaction::picker::PickerOptions {
+            num_levels: self.num_levels,
+            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
         }
     }
 }

@@ -6,11 +6,13 @@ use std::path::Path;
 
 use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
 
+/// Small memtables; compaction off, so that flushed tables stay in L0 where the tests look.
 fn small(dir: &Path) -> (Db, Options) {
     let opts = Options {
         create_if_missing: true,
         write_buffer_size: 32 << 10,
         block_size: 512,
+        disable_auto_compactions: true,
         ..Options::default()
     };
     (Db::open(dir, opts.clone()).unwrap(), opts)

@@ -1,7 +1,8 @@
-//! Crash at every step of a workload that flushes, with and without a power cut.
+//! Crash at every step of a workload that flushes and compacts, with and without a power cut.
 //!
 //! A workload writes keys in order (every fifth with `sync`), with memtables small enough to
-//! flush several times (table written, synced, manifest edit, CURRENT, WAL removal). For each
+//! flush several times (table written, synced, manifest edit, CURRENT, WAL removal), and
+//! compacts everything twice (output tables, manifest edit, input tables deleted). For each
 //! operation N that changes a file, the fault file system crashes at N; then, in power-cut
 //! mode, unsynced bytes and unsynced file names are dropped. The reopened database must hold
 //! every write acknowledged before the last acknowledged sync write (a sync makes the WAL
@@ -32,6 +33,10 @@ fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
     let opts = Options {
         create_if_missing: true,
         write_buffer_size: 4096,
+        // Compactions run in this thread at fixed points, so every run does the same
+        // operations in the same order.
+        disable_auto_compactions: true,
+        target_file_size_base: 8192,
         fs: Arc::new(fs.clone()),
         ..Options::default()
     };
@@ -54,6 +59,9 @@ fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
             last_sync = Some(i);
         }
         if i == KEYS / 2 && db.flush().is_err() {
+            break;
+        }
+        if (i == KEYS / 3 || i == KEYS * 3 / 4) && db.compact_all().is_err() {
             break;
         }
     }

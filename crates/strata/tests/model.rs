@@ -1,7 +1,9 @@
 //! The database against a `BTreeMap` model: random puts, deletes, single-deletes, batches,
 //! gets, snapshot reads, iterations in both directions with bounds, flushes and reopens, over
-//! many seeds, with tiny memtables so that many flushes to level-0 tables happen, and random
-//! table options (compression, block size, restart interval, filters, caches).
+//! many seeds, with tiny memtables and level targets so that many flushes and compactions
+//! happen (automatic and manual, with snapshots alive), and random table options
+//! (compression, block size, restart interval, filters, caches). Debug builds check the
+//! version invariants after every compaction.
 //!
 //! A failure prints the seed; rerun one seed with `STRATA_MODEL_SEED=<n>`.
 
@@ -57,7 +59,7 @@ impl Harness {
     }
 }
 
-fn options(rng: &mut Rng) -> Options {
+fn options(rng: &mut Rng, num_levels: usize) -> Options {
     use strata::table::Compression;
     let compression = [
         Compression::None,
@@ -75,6 +77,14 @@ fn options(rng: &mut Rng) -> Options {
         block_cache_size: [0, 4096, 1 << 20][rng.below(3) as usize],
         cache_index_and_filter_blocks: rng.one_in(2),
         max_open_files: 1 + rng.below(20) as usize,
+        level0_file_num_compaction_trigger: 1 + rng.below(4) as usize,
+        level0_slowdown_writes_trigger: 8,
+        level0_stop_writes_trigger: 12,
+        max_bytes_for_level_base: 8192 << rng.below(5),
+        max_bytes_for_level_multiplier: [2.0, 4.0, 10.0][rng.below(3) as usize],
+        num_levels,
+        target_file_size_base: 2048 << rng.below(5),
+        disable_auto_compactions: rng.one_in(8),
         compression,
         ..Options::default()
     }
@@ -144,7 +154,9 @@ fn check_walk(
 fn run_seed(seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng::new(seed);
-    let mut opts = options(&mut rng);
+    // Fixed per database: a database cannot be reopened with fewer levels than it uses.
+    let num_levels = 2 + rng.below(6) as usize;
+    let mut opts = options(&mut rng, num_levels);
     let mut db = Db::open(dir.path(), opts.clone()).unwrap();
     let mut h = Harness {
         rng: Rng::new(seed ^ 0xabcdef),
@@ -223,7 +235,7 @@ fn run_seed(seed: u64) {
                     &ctx,
                 );
             }
-            95..=96 => {
+            95 => {
                 let a = format!("k{:04}", h.rng.below(220)).into_bytes();
                 let b = format!("k{:04}", h.rng.below(220)).into_bytes();
                 let got: Vec<_> = db
@@ -238,16 +250,44 @@ fn run_seed(seed: u64) {
                     .collect();
                 assert_eq!(got, want, "{ctx} range");
             }
+            96 => {
+                let a = format!("k{:04}", h.rng.below(220)).into_bytes();
+                let b = format!("k{:04}", h.rng.below(220)).into_bytes();
+                match h.rng.below(3) {
+                    0 => db.compact_range(Some(&a), Some(&b)).unwrap(),
+                    1 => db
+                        .compact_level(h.rng.below(opts.num_levels as u64 - 1) as usize)
+                        .unwrap(),
+                    _ => db.wait_for_compactions().unwrap(),
+                }
+            }
             97 => db.flush().unwrap(),
             _ => {
                 // Reopen: every acknowledged write must come back from tables and WALs.
                 h.snapshots.clear();
                 db.close().unwrap();
-                opts = options(&mut rng);
+                opts = options(&mut rng, num_levels);
                 db = Db::open(dir.path(), opts.clone()).unwrap();
                 assert_eq!(db.recovery_report().dropped_records, 0, "{ctx}");
                 let all: Model = db.range::<&[u8], _>(..).collect::<Result<_, _>>().unwrap();
-                assert_eq!(all, h.model, "{ctx} after reopen");
+                if all != h.model {
+                    let diff: Vec<String> = all
+                        .keys()
+                        .chain(h.model.keys())
+                        .filter(|k| all.get(*k) != h.model.get(*k))
+                        .map(|k| {
+                            format!(
+                                "{}: db {:?} model {:?}",
+                                String::from_utf8_lossy(k),
+                                all.get(k).map(|v| String::from_utf8_lossy(v).into_owned()),
+                                h.model
+                                    .get(k)
+                                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                            )
+                        })
+                        .collect();
+                    panic!("{ctx} after reopen, differences:\n{}", diff.join("\n"));
+                }
             }
         }
     }

@@ -14,9 +14,8 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 }
 
 const NO_EFFECT_HELP: &str = "\
-Flags accepted for command-line compatibility with db_bench that have no effect yet, because
-compaction does not exist yet: --target_file_size_base, --max_bytes_for_level_base,
---max_background_jobs (one flush thread runs).
+Flags accepted for command-line compatibility with db_bench that have no effect yet:
+--max_background_jobs (one background thread runs flushes, then compactions).
 Any other flag that Strata does not implement is an error that names it.";
 
 fn parse_compression(s: &str) -> Result<String, String> {
@@ -34,8 +33,8 @@ fn parse_compression(s: &str) -> Result<String, String> {
 pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
-    /// readmissing, readseq, readreverse, seekrandom. Meta: flush, waitforcompaction, stats,
-    /// levelstats.
+    /// readmissing, readseq, readreverse, seekrandom. Meta: flush, compact0, compact1,
+    /// compactall (also "compact"), waitforcompaction, stats, levelstats.
     #[arg(
         long,
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
@@ -125,13 +124,37 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
 
-    /// No effect yet (see below).
-    #[arg(long)]
-    pub target_file_size_base: Option<u64>,
+    /// Compaction output files are cut at this size.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub target_file_size_base: u64,
 
-    /// No effect yet (see below).
-    #[arg(long)]
-    pub max_bytes_for_level_base: Option<u64>,
+    /// Smallest target size of the base level (levels are sized dynamically).
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_bytes_for_level_base: u64,
+
+    /// Growth factor between levels.
+    #[arg(long, default_value_t = 10.0)]
+    pub max_bytes_for_level_multiplier: f64,
+
+    /// Levels of the tree (2 to 7).
+    #[arg(long, default_value_t = 7)]
+    pub num_levels: usize,
+
+    /// L0 files that trigger a compaction.
+    #[arg(long, default_value_t = 4)]
+    pub level0_file_num_compaction_trigger: usize,
+
+    /// L0 files at which writes slow down.
+    #[arg(long, default_value_t = 20)]
+    pub level0_slowdown_writes_trigger: usize,
+
+    /// L0 files at which writes stop.
+    #[arg(long, default_value_t = 36)]
+    pub level0_stop_writes_trigger: usize,
+
+    /// Run no compaction in the background.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub disable_auto_compactions: bool,
 
     /// No effect yet (see below).
     #[arg(long)]

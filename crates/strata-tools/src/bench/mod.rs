@@ -37,6 +37,7 @@ enum Step {
     ReadSeq { reverse: bool },
     SeekRandom,
     Flush,
+    Compact(Option<usize>),
     WaitForCompaction,
     Stats,
     LevelStats,
@@ -66,12 +67,9 @@ fn parse_step(name: &str) -> Result<Step, String> {
         "waitforcompaction" => Step::WaitForCompaction,
         "stats" => Step::Stats,
         "levelstats" => Step::LevelStats,
-        "compact" | "compact0" | "compact1" | "compactall" => {
-            return Err(format!(
-                "benchmark step '{name}' needs compaction, which this build of Strata does \
-                 not have yet (tables stay in level 0)"
-            ))
-        }
+        "compact" | "compactall" => Step::Compact(None),
+        "compact0" => Step::Compact(Some(0)),
+        "compact1" => Step::Compact(Some(1)),
         other => return Err(format!("unknown benchmark '{other}'")),
     })
 }
@@ -111,6 +109,14 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         block_cache_size: args.cache_size.max(0) as usize,
         cache_index_and_filter_blocks: args.cache_index_and_filter_blocks,
         block_size: args.block_size,
+        target_file_size_base: args.target_file_size_base,
+        max_bytes_for_level_base: args.max_bytes_for_level_base,
+        max_bytes_for_level_multiplier: args.max_bytes_for_level_multiplier,
+        num_levels: args.num_levels,
+        level0_file_num_compaction_trigger: args.level0_file_num_compaction_trigger,
+        level0_slowdown_writes_trigger: args.level0_slowdown_writes_trigger,
+        level0_stop_writes_trigger: args.level0_stop_writes_trigger,
+        disable_auto_compactions: args.disable_auto_compactions,
         ..Options::default()
     };
     let db = Db::open(&path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
@@ -181,19 +187,31 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
 
 fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), BoxError> {
     match step {
-        // Compaction does not exist yet: there is nothing to wait for.
-        Step::WaitForCompaction => return Ok(()),
+        Step::WaitForCompaction | Step::Compact(_) => {
+            let start = Instant::now();
+            match step {
+                Step::Compact(Some(level)) => db.compact_level(level)?,
+                Step::Compact(None) => db.compact_all()?,
+                _ => db.wait_for_compactions()?,
+            }
+            let s = db.stats();
+            println!(
+                "{:<12} : done in {:.3} seconds; files per level {:?}",
+                name,
+                start.elapsed().as_secs_f64(),
+                s.level_files
+            );
+            return Ok(());
+        }
         Step::Stats => {
             print!("{}", db.property("strata.stats").unwrap_or_default());
             return Ok(());
         }
         Step::LevelStats => {
-            let s = db.stats();
-            println!("Level Files Size(MB)");
-            println!("--------------------");
-            for (level, (files, bytes)) in s.level_files.iter().zip(&s.level_bytes).enumerate() {
-                println!("{level:5} {files:5} {:8.1}", *bytes as f64 / 1048576.0);
-            }
+            print!(
+                "{}",
+                db.property("strata.compaction-stats").unwrap_or_default()
+            );
             return Ok(());
         }
         Step::Flush => {
@@ -311,13 +329,27 @@ fn print_explanation(
     let hits = after.block_cache_hits - before.block_cache_hits;
     if checks + misses + hits > 0 {
         println!(
-            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses, {:.0} table bytes read/op, {} stalls",
+            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses, {:.0} table bytes read/op, {} memtable stalls",
             checks as f64 / ops,
             100.0 * (after.bloom_negatives - before.bloom_negatives) as f64 / checks.max(1) as f64,
             hits,
             misses,
             (after.table_bytes_read - before.table_bytes_read) as f64 / ops,
             after.write_stalls - before.write_stalls,
+        );
+    }
+    let slowdowns = after.l0_slowdowns - before.l0_slowdowns;
+    let stops = after.l0_stops - before.l0_stops;
+    let mem_stalls = after.write_stalls - before.write_stalls;
+    if slowdowns + stops + mem_stalls > 0 {
+        println!(
+            "             : write stalls: {} L0 slowdowns ({:.1} ms), {} L0 stops ({:.1} ms), {} memtable waits ({:.1} ms)",
+            slowdowns,
+            (after.l0_slowdown_micros - before.l0_slowdown_micros) as f64 / 1000.0,
+            stops,
+            (after.l0_stop_micros - before.l0_stop_micros) as f64 / 1000.0,
+            mem_stalls,
+            (after.stall_micros - before.stall_micros) as f64 / 1000.0,
         );
     }
     if args.histogram && total.hist.count() > 0 {
@@ -446,7 +478,11 @@ fn run_thread(args: &BenchArgs, db: &Db, step: Step, tid: u64) -> strata::Result
             }
             it.status()?;
         }
-        Step::WaitForCompaction | Step::Stats | Step::LevelStats | Step::Flush => {}
+        Step::WaitForCompaction
+        | Step::Compact(_)
+        | Step::Stats
+        | Step::LevelStats
+        | Step::Flush => {}
     }
     stats.seconds = start.elapsed().as_secs_f64();
     stats.hist = hist;

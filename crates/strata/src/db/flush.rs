@@ -1,4 +1,5 @@
-//! Flush: the background thread that writes immutable memtables to level-0 tables.
+//! Flush: the background thread that writes immutable memtables to level-0 tables (and,
+//! when no flush is pending, runs the compactions the picker asks for; see `compact`).
 //!
 //! Order of a flush, each step durable before the next:
 //! 1. build `NNNNNN.sst` from the oldest immutable memtable, fsync it and the directory;
@@ -37,20 +38,34 @@ pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<JoinHandle<()>> {
 impl DbInner {
     fn flush_loop(&self) {
         loop {
-            {
+            let flush = {
                 let mut bg = self.bg.lock();
                 loop {
                     if bg.shutdown {
                         return;
                     }
-                    if bg.error.is_none() && !self.sv.read().immutables.is_empty() {
-                        break;
+                    if bg.error.is_none() {
+                        if !self.sv.read().immutables.is_empty() {
+                            break true;
+                        }
+                        if !self.options.disable_auto_compactions
+                            && self.pick_compaction().is_some()
+                        {
+                            break false;
+                        }
                     }
                     self.bg_cv.wait(&mut bg);
                 }
-            }
-            let result = self.flush_oldest_immutable();
+            };
+            self.bg.lock().busy = true;
+            // Flushes go first: they free memory that writers may be waiting for.
+            let result = if flush {
+                self.flush_oldest_immutable()
+            } else {
+                self.compact_once().map(|_| ())
+            };
             let mut bg = self.bg.lock();
+            bg.busy = false;
             if let Err(e) = result {
                 bg.error = Some(e);
                 self.bg_failed.store(true, Ordering::Release);

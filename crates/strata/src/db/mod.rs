@@ -14,6 +14,7 @@
 //!   deleted.
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 
+mod compact;
 mod filename;
 mod flush;
 mod iter;
@@ -39,6 +40,7 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::version::{Version, VersionSet, CURRENT, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
+pub use compact::LevelCompactionStats;
 pub use filename::FORMAT_VERSION;
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
@@ -59,10 +61,12 @@ pub(crate) struct SuperVersion {
     pub version: Arc<Version>,
 }
 
-/// The background flush's shared state.
+/// The background thread's shared state.
 #[derive(Default)]
 pub(crate) struct BgState {
     pub shutdown: bool,
+    /// True while the background thread runs a flush or compaction.
+    pub busy: bool,
     /// The error that stopped background work, if one did.
     pub error: Option<Error>,
 }
@@ -81,6 +85,10 @@ pub(crate) struct Counters {
     pub flushes: AtomicU64,
     pub write_stalls: AtomicU64,
     pub stall_micros: AtomicU64,
+    pub l0_slowdowns: AtomicU64,
+    pub l0_slowdown_micros: AtomicU64,
+    pub l0_stops: AtomicU64,
+    pub l0_stop_micros: AtomicU64,
 }
 
 /// A snapshot of the database's counters and memory state, from [`Db::stats`].
@@ -122,6 +130,16 @@ pub struct DbStats {
     pub write_stalls: u64,
     /// Microseconds writes spent waiting for flushes.
     pub stall_micros: u64,
+    /// Write groups delayed because L0 reached `level0_slowdown_writes_trigger`.
+    pub l0_slowdowns: u64,
+    /// Microseconds of those delays.
+    pub l0_slowdown_micros: u64,
+    /// Write groups stopped because L0 reached `level0_stop_writes_trigger`.
+    pub l0_stops: u64,
+    /// Microseconds of those stops.
+    pub l0_stop_micros: u64,
+    /// Compaction work per output level.
+    pub compactions: Vec<LevelCompactionStats>,
     /// Table files per level.
     pub level_files: Vec<u64>,
     /// Bytes of table files per level.
@@ -160,6 +178,11 @@ pub(crate) struct DbInner {
     bg_cv: Condvar,
     bg_failed: AtomicBool,
     bg_thread: Mutex<Option<JoinHandle<()>>>,
+    /// Held by the one compaction that runs at a time.
+    compaction_lock: Mutex<()>,
+    compaction_stats: Mutex<Vec<LevelCompactionStats>>,
+    /// Tables compacted away, deleted once no version in use names them.
+    obsolete_tables: Mutex<Vec<u64>>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
     unpersisted: AtomicBool,
     snapshots: Arc<SnapshotList>,
@@ -252,6 +275,17 @@ impl Db {
         };
         versions.mark_file_number_used(max_number);
         let version = versions.current();
+        if let Some(level) =
+            (options.num_levels..NUM_LEVELS).find(|&l| !version.levels[l].is_empty())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "num_levels is {} but {} has files in level {level}; open it with num_levels \
+                 of at least {}",
+                options.num_levels,
+                path.display(),
+                level + 1
+            )));
+        }
         let live = version.live_files();
         let mut wals = Vec::new();
         // Listed again: recovery wrote a new manifest and CURRENT.
@@ -320,6 +354,9 @@ impl Db {
             bg_cv: Condvar::new(),
             bg_failed: AtomicBool::new(false),
             bg_thread: Mutex::new(None),
+            compaction_lock: Mutex::new(()),
+            compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
+            obsolete_tables: Mutex::new(Vec::new()),
             unpersisted: AtomicBool::new(false),
             snapshots: Arc::new(SnapshotList::default()),
             closed: AtomicBool::new(false),
@@ -454,7 +491,9 @@ impl Db {
     ///
     /// Known names: `strata.stats` (a readable report), `strata.num-immutable-mem-table`,
     /// `strata.cur-size-active-mem-table`, `strata.num-entries-active-mem-table`,
-    /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`.
+    /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`,
+    /// `strata.compaction-stats` (per level: files, size, compactions, bytes read and
+    /// written, write-amp, seconds).
     pub fn property(&self, name: &str) -> Option<String> {
         let s = self.stats();
         if let Some(level) = name.strip_prefix("strata.num-files-at-level") {
@@ -462,7 +501,8 @@ impl Db {
             return s.level_files.get(level).map(|n| n.to_string());
         }
         Some(match name {
-            "strata.stats" => format_stats(&s),
+            "strata.stats" => format_stats(&s) + &format_compaction_table(&s),
+            "strata.compaction-stats" => format_compaction_table(&s),
             "strata.num-immutable-mem-table" => s.immutable_memtables.to_string(),
             "strata.cur-size-active-mem-table" => s.active_memtable_bytes.to_string(),
             "strata.num-entries-active-mem-table" => s.active_memtable_entries.to_string(),
@@ -476,6 +516,31 @@ impl Db {
     /// `wait = true`). Afterwards no WAL is needed to recover the data written so far.
     pub fn flush(&self) -> Result<()> {
         self.inner.flush_memtables()
+    }
+
+    /// Compacts the keys in [begin, end] (`None` = open bound) down to the last level,
+    /// flushing the memtables first (RocksDB's `CompactRange`).
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.compact_range(begin, end)
+    }
+
+    /// Compacts all of level `level` into the next one (L0 into the base level), as
+    /// db_bench's `compact0` and `compact1` steps.
+    pub fn compact_level(&self, level: usize) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.compact_level_range(level, None, None)
+    }
+
+    /// Compacts the whole database down to the last level.
+    pub fn compact_all(&self) -> Result<()> {
+        self.compact_range(None, None)
+    }
+
+    /// Waits until no flush is pending and no compaction is needed.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.wait_for_compactions()
     }
 
     /// Makes every write so far durable (fdatasync of the WAL), as a `sync` write would.
@@ -585,6 +650,11 @@ impl DbInner {
             flushes: load(&c.flushes),
             write_stalls: load(&c.write_stalls),
             stall_micros: load(&c.stall_micros),
+            l0_slowdowns: load(&c.l0_slowdowns),
+            l0_slowdown_micros: load(&c.l0_slowdown_micros),
+            l0_stops: load(&c.l0_stops),
+            l0_stop_micros: load(&c.l0_stop_micros),
+            compactions: self.compaction_stats.lock().clone(),
             level_files: (0..NUM_LEVELS)
                 .map(|l| sv.version.levels[l].len() as u64)
                 .collect(),
@@ -692,6 +762,37 @@ fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
     fs.sync_dir(path)
 }
 
+fn format_compaction_table(s: &DbStats) -> String {
+    let mut out = String::from(
+        "Level Files   Size(MB)  Count  Moves  Read(MB)  Write(MB)  W-Amp   Seconds\n",
+    );
+    let user = s.user_bytes_written.max(1) as f64;
+    for (level, c) in s.compactions.iter().enumerate() {
+        let files = s.level_files.get(level).copied().unwrap_or(0);
+        let bytes = s.level_bytes.get(level).copied().unwrap_or(0);
+        if files == 0 && c.count == 0 {
+            continue;
+        }
+        // L0's writes are the flushes; a level's write-amp is what reached it per user byte.
+        let written = if level == 0 {
+            s.io.written(IoClass::Flush)
+        } else {
+            c.bytes_written
+        };
+        out.push_str(&format!(
+            "L{level:<4} {files:>5} {:>10.1} {:>6} {:>6} {:>9.1} {:>10.1} {:>6.2} {:>9.2}\n",
+            bytes as f64 / 1048576.0,
+            c.count,
+            c.moves,
+            c.bytes_read as f64 / 1048576.0,
+            written as f64 / 1048576.0,
+            written as f64 / user,
+            c.micros as f64 / 1e6,
+        ));
+    }
+    out
+}
+
 fn format_stats(s: &DbStats) -> String {
     let wal = s.io.written(IoClass::Wal);
     let wamp = if s.user_bytes_written > 0 {
@@ -706,7 +807,7 @@ fn format_stats(s: &DbStats) -> String {
          reads: {} gets, {} found\n\
          memtables: active {} entries / {} bytes, {} immutable / {} bytes, {} switches\n\
          snapshots: {} live; last sequence {}\n\
-         flushes: {}; write stalls: {} ({} us)\n\
+         flushes: {}; stalls: memtable {} ({} us), L0 slowdown {} ({} us), L0 stop {} ({} us)\n\
          tables per level: {:?}; bytes per level: {:?}; {} open\n\
          bloom: {} checks, {} negatives; block cache hits/misses: data {}/{}, index {}/{}, filter {}/{}; {} table bytes read\n",
         s.batches,
@@ -729,6 +830,10 @@ fn format_stats(s: &DbStats) -> String {
         s.flushes,
         s.write_stalls,
         s.stall_micros,
+        s.l0_slowdowns,
+        s.l0_slowdown_micros,
+        s.l0_stops,
+        s.l0_stop_micros,
         s.level_files,
         s.level_bytes,
         s.open_tables,

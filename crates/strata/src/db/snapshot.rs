@@ -23,6 +23,11 @@ impl SnapshotList {
         self.live.lock().keys().next().copied()
     }
 
+    /// The pinned sequence numbers, ascending.
+    pub fn all(&self) -> Vec<SequenceNumber> {
+        self.live.lock().keys().copied().collect()
+    }
+
     /// Number of live snapshot handles.
     pub fn count(&self) -> usize {
         self.live.lock().values().sum()

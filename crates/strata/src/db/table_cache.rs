@@ -62,7 +62,6 @@ impl TableCache {
     }
 
     /// Forgets table `number` (deleted by a compaction).
-    #[expect(dead_code, reason = "compaction will delete tables")]
     pub fn evict(&self, number: u64) {
         self.open.remove(&number);
     }

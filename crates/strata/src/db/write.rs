@@ -199,6 +199,7 @@ impl DbInner {
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
+        self.throttle_for_level0()?;
         let mut mem = self.sv.read().active.clone();
         if mem.memory_usage() >= self.options.write_buffer_size {
             self.wait_for_flush_room()?;
@@ -284,6 +285,41 @@ impl DbInner {
             if let Some(e) = &self.bg.lock().error {
                 return Err(background_error(e));
             }
+        }
+        Ok(())
+    }
+
+    /// Slows writes down when L0 reaches `level0_slowdown_writes_trigger` files (a delay per
+    /// write group of 1 ms times the files above the trigger, at most 20 ms), and stops them
+    /// at `level0_stop_writes_trigger` until compaction brings L0 back below it. Both are
+    /// counted. Without background compaction nothing would bring L0 down, so nothing waits.
+    fn throttle_for_level0(&self) -> Result<()> {
+        if self.options.disable_auto_compactions {
+            return Ok(());
+        }
+        let o = &self.options;
+        let l0 = self.sv.read().version.levels[0].len();
+        if l0 >= o.level0_stop_writes_trigger {
+            let started = std::time::Instant::now();
+            let mut bg = self.bg.lock();
+            while self.sv.read().version.levels[0].len() >= o.level0_stop_writes_trigger {
+                if let Some(e) = &bg.error {
+                    return Err(background_error(e));
+                }
+                self.bg_cv.wait(&mut bg);
+            }
+            let c = &self.counters;
+            c.l0_stops.fetch_add(1, Ordering::Relaxed);
+            c.l0_stop_micros
+                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        } else if l0 >= o.level0_slowdown_writes_trigger {
+            let over = (l0 - o.level0_slowdown_writes_trigger + 1) as u64;
+            let delay = std::time::Duration::from_millis(over.min(20));
+            std::thread::sleep(delay);
+            let c = &self.counters;
+            c.l0_slowdowns.fetch_add(1, Ordering::Relaxed);
+            c.l0_slowdown_micros
+                .fetch_add(delay.as_micros() as u64, Ordering::Relaxed);
         }
         Ok(())
     }

@@ -79,6 +79,27 @@ impl Version {
         Ok(Version { levels })
     }
 
+    /// Checks the invariants: levels 1 and up sorted by key with no two files sharing a
+    /// user key; every file's smallest key not above its largest.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        for (level, files) in self.levels.iter().enumerate() {
+            for f in files {
+                if compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
+                    return Err(format!("L{level} {f:?}: smallest key above largest"));
+                }
+            }
+            if level == 0 {
+                continue;
+            }
+            for w in files.windows(2) {
+                if user_key(&w[0].largest) >= user_key(&w[1].smallest) {
+                    return Err(format!("L{level}: {:?} overlaps {:?}", w[0], w[1]));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every file number in the version.
     pub fn live_files(&self) -> HashSet<u64> {
         self.levels.iter().flatten().map(|f| f.number).collect()
@@ -136,6 +157,8 @@ pub struct VersionSet {
     next_file_number: u64,
     /// The last sequence number recorded in the manifest.
     pub last_sequence: u64,
+    /// Versions handed out and maybe still held by readers.
+    handed_out: Vec<std::sync::Weak<Version>>,
 }
 
 /// What recovering a manifest found.
@@ -219,6 +242,7 @@ impl VersionSet {
             log_number: state.log_number,
             next_file_number: state.next_file_number,
             last_sequence: state.last_sequence,
+            handed_out: Vec::new(),
         })
     }
 
@@ -264,8 +288,20 @@ impl VersionSet {
         if let Some(s) = edit.last_sequence {
             self.last_sequence = self.last_sequence.max(s);
         }
-        self.current = Arc::new(version);
+        let old = std::mem::replace(&mut self.current, Arc::new(version));
+        self.handed_out.retain(|w| w.strong_count() > 0);
+        self.handed_out.push(Arc::downgrade(&old));
         Ok(self.current.clone())
+    }
+
+    /// The files of every version still in use (the current one and any a reader holds).
+    pub fn files_in_use(&mut self) -> HashSet<u64> {
+        self.handed_out.retain(|w| w.strong_count() > 0);
+        let mut live = self.current.live_files();
+        for v in self.handed_out.iter().filter_map(|w| w.upgrade()) {
+            live.extend(v.live_files());
+        }
+        live
     }
 }
 
