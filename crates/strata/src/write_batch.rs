@@ -96,8 +96,9 @@ impl WriteBatch {
     }
 
     /// Removes the single put of `key`. The caller promises `key` was put at most once since
-    /// it was last deleted and never overwritten; otherwise the result is undefined (as in
-    /// RocksDB). It lets compaction drop both entries as soon as they meet.
+    /// it was last deleted or single-deleted; otherwise the result is undefined (RocksDB's
+    /// contract). In return, compaction drops the put as soon as the two meet, and the
+    /// single-delete itself at the bottom of the tree.
     pub fn single_delete(&mut self, key: &[u8]) -> &mut Self {
         self.push_key_only(ValueKind::SingleDelete, key)
     }

@@ -11,7 +11,9 @@
 //!   is kept: an older one in the same stripe is visible to no reader.
 //! - A delete is dropped at the bottom of the tree (no older version of the key can exist
 //!   below the output) when no snapshot is older than it.
-//! - A single-delete and the put it removes are both dropped when they meet in one stripe.
+//! - A single-delete and the put it removes, meeting in one stripe: the put is dropped; the
+//!   single-delete too at the bottom of the tree, else it is kept, since lower levels may
+//!   hold older versions it must go on hiding.
 
 pub mod picker;
 
@@ -90,10 +92,16 @@ impl CompactionFilter {
         if let Some((held, held_seq)) = self.held_single_delete.take() {
             let meets = !new_key && self.stripe(held_seq) == stripe;
             if meets && p.kind == ValueKind::Put as u8 {
-                // Both go. Nothing newer now hides the older versions of this stripe: the
-                // next one (a delete hiding an older put below, say) must be judged afresh.
-                self.prev_stripe = None;
-                return (None, Decision::Drop);
+                // The put goes. Older versions of this stripe stay hidden (the single-delete
+                // is what readers of the stripe see). The single-delete itself goes only
+                // where a delete would: at the bottom with no older snapshot. Above the
+                // bottom, lower levels may hold older puts whose delete an earlier compaction
+                // dropped as hidden by the put now cancelled; with an older snapshot, that
+                // snapshot's version in an older stripe is kept and must stay hidden.
+                let droppable =
+                    self.bottommost && self.snapshots.first().is_none_or(|&s| s >= held_seq);
+                let keep = (!droppable).then_some((held, Vec::new()));
+                return (keep, Decision::Drop);
             }
             released = Some((held, Vec::new()));
         }
@@ -192,9 +200,14 @@ mod tests {
     }
 
     #[test]
-    fn single_delete_and_its_put_vanish_together() {
+    fn single_delete_cancels_its_put_and_vanishes_at_the_bottom() {
         let e = [("a", 9, SD), ("a", 5, P), ("b", 4, P)];
-        assert_eq!(run(&[], false, &e), "b#4,PUT");
+        assert_eq!(run(&[], true, &e), "b#4,PUT");
+        assert_eq!(
+            run(&[], false, &e),
+            "a#9,SINGLEDEL b#4,PUT",
+            "kept above the bottom"
+        );
         // A snapshot between them keeps both.
         assert_eq!(run(&[6], false, &e), "a#9,SINGLEDEL a#5,PUT b#4,PUT");
         // With no put to meet, the single-delete is written (above the bottom).
@@ -207,5 +220,47 @@ mod tests {
             "z#9,SINGLEDEL",
             "held to the end, then written"
         );
+    }
+
+    /// Found by the model test: put, delete, put, single-delete, with the first put in a
+    /// lower level. The single-delete cancels the second put and must stay to hide the first.
+    #[test]
+    fn a_cancelled_pair_still_hides_what_lies_below() {
+        let e = [("a", 9, SD), ("a", 7, P), ("a", 5, D), ("a", 3, D)];
+        assert_eq!(run(&[], false, &e), "a#9,SINGLEDEL");
+        assert_eq!(
+            run(&[], true, &e),
+            "",
+            "at the bottom nothing is left to hide"
+        );
+    }
+
+    /// Also found by the model test: put, single-delete, put, single-delete with a snapshot
+    /// between the last two. The first compaction keeps both (different stripes) and drops
+    /// the older single-delete as hidden by the put. Once the snapshot is gone the pair
+    /// meets: the single-delete must stay above the bottom, where the first put may lie.
+    #[test]
+    fn a_pair_meeting_later_keeps_hiding_older_puts() {
+        let first = [("a", 4, SD), ("a", 3, P), ("a", 2, SD)];
+        assert_eq!(run(&[3], false, &first), "a#4,SINGLEDEL a#3,PUT");
+        let later = [("a", 4, SD), ("a", 3, P)];
+        assert_eq!(run(&[], false, &later), "a#4,SINGLEDEL");
+    }
+
+    /// Found by the model test (seed 12): at the bottom, with snapshots 524 and 556, a
+    /// single-delete and its put meet above an older delete and an older put that snapshot
+    /// 524 needs. The put at 520 is kept for that snapshot, so the single-delete must stay,
+    /// or the put at 520 would become the newest version for current readers.
+    #[test]
+    fn a_pair_at_the_bottom_stays_hidden_from_readers_after_an_older_snapshot() {
+        let e = [
+            ("a", 544, SD),
+            ("a", 543, P),
+            ("a", 538, D),
+            ("a", 520, P),
+            ("a", 457, P),
+        ];
+        assert_eq!(run(&[524, 556], true, &e), "a#544,SINGLEDEL a#520,PUT");
+        assert_eq!(run(&[], true, &e), "");
     }
 }
