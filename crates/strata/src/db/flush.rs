@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 
 use super::filename::{table_path, wal_path};
 use super::{DbInner, SuperVersion};
+use crate::compaction::{CompactionFilter, Decision};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
 use crate::iterator::InternalIterator;
@@ -139,16 +140,34 @@ impl DbInner {
             IoClass::Flush,
         );
         let mut builder = TableBuilder::new(Box::new(file), self.options.table_options(false));
+        // Versions a newer write in this memtable hides from every reader are dropped here,
+        // as a compaction would (never as the bottom of the tree: older data lies below).
+        let mut filter = CompactionFilter::new(self.snapshots.all(), false);
         let mut it = mem.iter();
         it.seek_to_first();
-        let smallest = it.key().to_vec();
+        let mut smallest: Option<Vec<u8>> = None;
         let mut largest = Vec::new();
-        while it.valid() {
-            builder.add(it.key(), it.value())?;
+        let mut add = |builder: &mut TableBuilder, key: &[u8], value: &[u8]| -> Result<()> {
+            builder.add(key, value)?;
+            smallest.get_or_insert_with(|| key.to_vec());
             largest.clear();
-            largest.extend_from_slice(it.key());
+            largest.extend_from_slice(key);
+            Ok(())
+        };
+        while it.valid() {
+            let (released, decision) = filter.decide(it.key());
+            if let Some((k, v)) = released {
+                add(&mut builder, &k, &v)?;
+            }
+            if decision == Decision::Keep {
+                add(&mut builder, it.key(), it.value())?;
+            }
             it.next();
         }
+        if let Some((k, v)) = filter.release() {
+            add(&mut builder, &k, &v)?;
+        }
+        let smallest = smallest.unwrap_or_default();
         let (size, props) = builder.finish()?;
         self.fs.sync_dir(&self.path)?;
         Ok(Some(FileMeta {

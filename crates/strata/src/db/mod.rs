@@ -726,16 +726,7 @@ fn identify(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
             filename::IDENTITY
         )));
     }
-    let mut content = Vec::new();
-    let mut file = fs.open_sequential(&id_path)?;
-    let mut buf = [0u8; 256];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 || content.len() > 4096 {
-            break;
-        }
-        content.extend_from_slice(&buf[..n]);
-    }
+    let content = crate::fs::read_small_file(fs, &id_path, 4096)?;
     let text = String::from_utf8_lossy(&content);
     match filename::parse_identity(&text) {
         Some(v) if v <= FORMAT_VERSION => Ok(true),
@@ -748,18 +739,17 @@ fn identify(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
 }
 
 fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
-    let tmp = path.join("IDENTITY.tmp");
     let id = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or_default()
         ^ u64::from(std::process::id()).rotate_left(32);
-    let mut f = fs.create_writable(&tmp)?;
-    f.append(filename::identity_line(id).as_bytes())?;
-    f.sync()?;
-    drop(f);
-    fs.rename(&tmp, &path.join(filename::IDENTITY))?;
-    fs.sync_dir(path)
+    crate::fs::write_file_atomically(
+        fs,
+        path,
+        filename::IDENTITY,
+        filename::identity_line(id).as_bytes(),
+    )
 }
 
 fn format_compaction_table(s: &DbStats) -> String {

@@ -77,6 +77,39 @@ pub trait FileSystem: Send + Sync {
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 }
 
+/// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
+pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
+    let mut content = Vec::new();
+    let mut file = fs.open_sequential(path)?;
+    let mut buf = [0u8; 256];
+    while content.len() < limit {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        content.extend_from_slice(&buf[..n]);
+    }
+    content.truncate(limit);
+    Ok(content)
+}
+
+/// Replaces `dir/name` with `content` atomically and durably: a temporary file written and
+/// synced, renamed over the target, then the directory synced.
+pub fn write_file_atomically(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    name: &str,
+    content: &[u8],
+) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let mut f = fs.create_writable(&tmp)?;
+    f.append(content)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &dir.join(name))?;
+    fs.sync_dir(dir)
+}
+
 /// The real file system, through the standard library (pwrite, fdatasync, flock).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PosixFs;

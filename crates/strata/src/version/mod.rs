@@ -333,16 +333,7 @@ impl State {
 /// The number and path of the manifest `CURRENT` names.
 pub fn current_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, PathBuf)> {
     let current_path = dir.join(CURRENT);
-    let mut name = Vec::new();
-    let mut f = fs.open_sequential(&current_path)?;
-    let mut buf = [0u8; 128];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 || name.len() > 256 {
-            break;
-        }
-        name.extend_from_slice(&buf[..n]);
-    }
+    let name = crate::fs::read_small_file(fs, &current_path, 256)?;
     let name = String::from_utf8_lossy(&name);
     let number = name
         .strip_suffix('\n')
@@ -405,13 +396,8 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
 
 /// Points CURRENT at manifest `number`: temp file, sync, atomic rename, sync of the directory.
 fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
-    let tmp = dir.join("CURRENT.tmp");
-    let mut f = fs.create_writable(&tmp)?;
-    f.append(format!("MANIFEST-{number:06}\n").as_bytes())?;
-    f.sync()?;
-    drop(f);
-    fs.rename(&tmp, &dir.join(CURRENT))?;
-    fs.sync_dir(dir)
+    let line = format!("MANIFEST-{number:06}\n");
+    crate::fs::write_file_atomically(fs, dir, CURRENT, line.as_bytes())
 }
 
 #[cfg(test)]
