@@ -193,3 +193,25 @@ fn bad_flags_and_steps_are_errors_that_name_them() {
         "a foreign directory must never be deleted"
     );
 }
+
+#[test]
+fn readwhilewriting_reports_the_readers_beside_a_rate_limited_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=3000",
+            "--threads=2",
+            "--benchmarks=fillseq,readwhilewriting,seekrandomwhilewriting",
+            "--benchmark_write_rate_limit=100000",
+        ],
+    );
+    assert!(ok, "{err}");
+    let lines = parse(&out);
+    assert_eq!(lines[1].name, "readwhilewriting");
+    // Two readers of 3000 reads each; every key was written by fillseq.
+    assert_eq!(lines[1].found, Some((6000, 6000)), "{out}");
+    assert_eq!(lines[2].name, "seekrandomwhilewriting");
+    assert_eq!(lines[2].ops, 6000);
+    assert!(out.contains("writer:"), "{out}");
+}

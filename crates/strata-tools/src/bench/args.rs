@@ -33,7 +33,8 @@ fn parse_compression(s: &str) -> Result<String, String> {
 pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
-    /// readmissing, readseq, readreverse, seekrandom. Meta: flush, compact0, compact1,
+    /// readmissing, readseq, readreverse, seekrandom. Mixed: readwhilewriting,
+    /// seekrandomwhilewriting (one extra writer thread). Meta: flush, compact0, compact1,
     /// compactall (also "compact"), waitforcompaction, stats, levelstats.
     #[arg(
         long,
@@ -95,6 +96,10 @@ pub struct BenchArgs {
     /// Most memtables held in memory.
     #[arg(long, default_value_t = 2)]
     pub max_write_buffer_number: usize,
+
+    /// Bytes per second the writer of the *whilewriting steps writes; 0 means no limit.
+    #[arg(long, default_value_t = 0)]
+    pub benchmark_write_rate_limit: u64,
 
     /// Number of next() calls after each seek in seekrandom.
     #[arg(long, default_value_t = 0)]

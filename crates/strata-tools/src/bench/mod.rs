@@ -9,7 +9,7 @@ mod args;
 mod gen;
 mod report;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use strata::table::Compression;
@@ -33,9 +33,17 @@ enum Step {
     Fill(KeyOrder),
     FillSync,
     Delete(KeyOrder),
-    ReadRandom { missing: bool },
-    ReadSeq { reverse: bool },
+    ReadRandom {
+        missing: bool,
+    },
+    ReadSeq {
+        reverse: bool,
+    },
     SeekRandom,
+    /// Readers (random gets, or seeks) while one more thread writes.
+    WhileWriting {
+        seek: bool,
+    },
     Flush,
     Compact(Option<usize>),
     WaitForCompaction,
@@ -63,6 +71,8 @@ fn parse_step(name: &str) -> Result<Step, String> {
         "readseq" => Step::ReadSeq { reverse: false },
         "readreverse" => Step::ReadSeq { reverse: true },
         "seekrandom" => Step::SeekRandom,
+        "readwhilewriting" => Step::WhileWriting { seek: false },
+        "seekrandomwhilewriting" => Step::WhileWriting { seek: true },
         "flush" => Step::Flush,
         "waitforcompaction" => Step::WaitForCompaction,
         "stats" => Step::Stats,
@@ -230,18 +240,38 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
     let before_db = db.stats();
     let before_proc = ProcSample::now();
     let start = Instant::now();
-    let results: Vec<Result<ThreadStats, strata::Error>> = std::thread::scope(|s| {
+    // In the *whilewriting steps the threads read (as readrandom or seekrandom) and one more
+    // thread writes until they are done; as in db_bench, only the readers are reported.
+    let (reader_step, with_writer) = match step {
+        Step::WhileWriting { seek: false } => (Step::ReadRandom { missing: false }, true),
+        Step::WhileWriting { seek: true } => (Step::SeekRandom, true),
+        other => (other, false),
+    };
+    let readers_done = AtomicBool::new(false);
+    let (results, writer_result) = std::thread::scope(|s| {
+        let writer = with_writer.then(|| {
+            let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
+            let done = &readers_done;
+            s.spawn(move || background_writer(args, db, done, n))
+        });
         let handles: Vec<_> = (0..args.threads)
             .map(|_| {
                 let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
-                s.spawn(move || run_thread(args, db, step, n))
+                s.spawn(move || run_thread(args, db, reader_step, n))
             })
             .collect();
-        handles
+        let results: Vec<Result<ThreadStats, strata::Error>> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
-            .collect()
+            .collect();
+        readers_done.store(true, Ordering::Release);
+        let writer_result = writer.map(|w| w.join().expect("writer thread panicked"));
+        (results, writer_result)
     });
+    let writes = match writer_result {
+        Some(r) => Some(r.map_err(|e| format!("{name}: writer: {e}"))?),
+        None => None,
+    };
     let elapsed = start.elapsed().as_secs_f64();
     let after_proc = ProcSample::now();
     let after_db = db.stats();
@@ -250,13 +280,19 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
     for r in results {
         total.merge(&r.map_err(|e| format!("{name}: {e}"))?);
     }
-    let message = match step {
+    let message = match reader_step {
         Step::ReadRandom { .. } | Step::SeekRandom => {
             format!("({} of {} found)", total.found, total.done)
         }
         _ => String::new(),
     };
     println!("{}", result_line(name, &total, elapsed, &message));
+    if let Some(w) = writes {
+        println!(
+            "             : writer: {w} puts ({:.0}/s) beside the readers",
+            w as f64 / elapsed.max(1e-9)
+        );
+    }
     print_explanation(
         args,
         db,
@@ -479,6 +515,7 @@ fn run_thread(args: &BenchArgs, db: &Db, step: Step, tid: u64) -> strata::Result
             it.status()?;
         }
         Step::WaitForCompaction
+        | Step::WhileWriting { .. }
         | Step::Compact(_)
         | Step::Stats
         | Step::LevelStats
@@ -487,6 +524,42 @@ fn run_thread(args: &BenchArgs, db: &Db, step: Step, tid: u64) -> strata::Result
     stats.seconds = start.elapsed().as_secs_f64();
     stats.hist = hist;
     Ok(stats)
+}
+
+/// The writer of the *whilewriting steps: random puts, at most
+/// `--benchmark_write_rate_limit` bytes per second, until `done`. Returns the puts done.
+fn background_writer(
+    args: &BenchArgs,
+    db: &Db,
+    done: &AtomicBool,
+    thread_number: u64,
+) -> strata::Result<u64> {
+    let base = if args.seed == 0 { 1000 } else { args.seed };
+    let seed = base.wrapping_add(thread_number);
+    let mut rng = Rng::new(seed);
+    let mut values = ValueGen::new(seed, args.compression_ratio, args.value_size);
+    let mut key = vec![0u8; args.key_size];
+    let options = WriteOptions {
+        sync: args.sync,
+        disable_wal: args.disable_wal,
+    };
+    let start = Instant::now();
+    let mut bytes = 0u64;
+    let mut puts = 0;
+    while !done.load(Ordering::Acquire) {
+        fill_key(rng.below(args.num.max(1)), &mut key);
+        db.put_opt(&key, values.next(args.value_size), &options)?;
+        puts += 1;
+        bytes += (args.key_size + args.value_size) as u64;
+        if args.benchmark_write_rate_limit > 0 {
+            let due = bytes as f64 / args.benchmark_write_rate_limit as f64;
+            let ahead = due - start.elapsed().as_secs_f64();
+            if ahead > 0.0 {
+                std::thread::sleep(std::time::Duration::from_secs_f64(ahead.min(0.1)));
+            }
+        }
+    }
+    Ok(puts)
 }
 
 /// 0..n in a random order (Fisher-Yates).
