@@ -365,13 +365,12 @@ fn print_explanation(
     let hits = after.block_cache_hits - before.block_cache_hits;
     if checks + misses + hits > 0 {
         println!(
-            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses, {:.0} table bytes read/op, {} memtable stalls",
+            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses, {:.0} table bytes read/op",
             checks as f64 / ops,
             100.0 * (after.bloom_negatives - before.bloom_negatives) as f64 / checks.max(1) as f64,
             hits,
             misses,
             (after.table_bytes_read - before.table_bytes_read) as f64 / ops,
-            after.write_stalls - before.write_stalls,
         );
     }
     let slowdowns = after.l0_slowdowns - before.l0_slowdowns;
@@ -400,15 +399,25 @@ fn print_explanation(
     }
 }
 
-/// One thread's share of a step.
-fn run_thread(args: &BenchArgs, db: &Db, step: Step, tid: u64) -> strata::Result<ThreadStats> {
-    let seed = if args.seed == 0 { 1000 } else { args.seed };
-    let mut rng = Rng::new(seed.wrapping_add(tid));
-    let mut values = ValueGen::new(
-        seed.wrapping_add(tid),
-        args.compression_ratio,
-        args.value_size,
-    );
+/// The key and value generators of the `thread_number`-th thread of the run, seeded with
+/// `--seed + thread_number` as in db_bench.
+fn thread_generators(args: &BenchArgs, thread_number: u64) -> (Rng, ValueGen) {
+    let base = if args.seed == 0 { 1000 } else { args.seed };
+    let seed = base.wrapping_add(thread_number);
+    (
+        Rng::new(seed),
+        ValueGen::new(seed, args.compression_ratio, args.value_size),
+    )
+}
+
+/// One thread's share of a step; `thread_number` counts the threads of the whole run.
+fn run_thread(
+    args: &BenchArgs,
+    db: &Db,
+    step: Step,
+    thread_number: u64,
+) -> strata::Result<ThreadStats> {
+    let (mut rng, mut values) = thread_generators(args, thread_number);
     let key_size = match step {
         Step::ReadRandom { missing: true } => args.key_size + 1, // as db_bench: never found
         _ => args.key_size,
@@ -534,10 +543,7 @@ fn background_writer(
     done: &AtomicBool,
     thread_number: u64,
 ) -> strata::Result<u64> {
-    let base = if args.seed == 0 { 1000 } else { args.seed };
-    let seed = base.wrapping_add(thread_number);
-    let mut rng = Rng::new(seed);
-    let mut values = ValueGen::new(seed, args.compression_ratio, args.value_size);
+    let (mut rng, mut values) = thread_generators(args, thread_number);
     let mut key = vec![0u8; args.key_size];
     let options = WriteOptions {
         sync: args.sync,
