@@ -26,7 +26,9 @@ pub mod util;
 pub mod version;
 pub mod write_batch;
 
-pub use db::{Db, DbIterator, DbStats, Range, RecoveryReport, Snapshot};
+pub use db::{Db, DbIterator, DbStats, LevelShape, Range, RecoveryReport, Snapshot, TreeShape};
 pub use error::{Error, ErrorKind, Result};
-pub use options::{Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{
+    CompactionStyle, Options, ReadOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
+};
 pub use write_batch::WriteBatch;

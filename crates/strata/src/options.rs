@@ -21,6 +21,51 @@ pub enum WalRecoveryMode {
     PointInTime,
 }
 
+/// How the tree is shaped by compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStyle {
+    /// Levels of sorted, non-overlapping files, each about `max_bytes_for_level_multiplier`
+    /// times the one above (dynamic level sizes). Low space-amp and read cost. The default.
+    #[default]
+    Leveled,
+    /// Sorted runs merged by size ratio (tiered): fewer rewrites per byte, more space-amp.
+    /// See [`UniversalOptions`].
+    Universal,
+}
+
+/// Options of universal (tiered) compaction, as RocksDB's `CompactionOptionsUniversal`.
+///
+/// The sorted runs are each L0 file and each non-empty level below, newest first. Nothing is
+/// merged while there are fewer runs than `level0_file_num_compaction_trigger`. Then, in
+/// order: if the runs above the oldest hold more than `max_size_amplification_percent` of
+/// its size, everything is merged into the last level; otherwise the first window of runs,
+/// newest first, in which each next run is at most `size_ratio`% larger than the runs before
+/// it together, with between `min_merge_width` and `max_merge_width` runs; otherwise the
+/// newest runs, enough to bring the count back to the trigger.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UniversalOptions {
+    /// Percent of slack in the size comparison of runs. Default: 1.
+    pub size_ratio: u32,
+    /// Fewest runs merged at once by size ratio. Default: 2.
+    pub min_merge_width: usize,
+    /// Most runs merged at once by size ratio. Default: unlimited.
+    pub max_merge_width: usize,
+    /// Bytes of newer runs, as a percent of the oldest run, that trigger a full merge.
+    /// Default: 200.
+    pub max_size_amplification_percent: u32,
+}
+
+impl Default for UniversalOptions {
+    fn default() -> Self {
+        UniversalOptions {
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: usize::MAX,
+            max_size_amplification_percent: 200,
+        }
+    }
+}
+
 /// Options for [`crate::Db::open`].
 #[derive(Clone)]
 pub struct Options {
@@ -75,6 +120,26 @@ pub struct Options {
     pub target_file_size_base: u64,
     /// Run no compaction in the background (manual compaction still works). Default: false.
     pub disable_auto_compactions: bool,
+    /// Leveled or universal compaction. Default: leveled.
+    pub compaction_style: CompactionStyle,
+    /// Options of universal compaction.
+    pub universal: UniversalOptions,
+    /// Background threads: one flushes memtables, the others (at least one) compact. Several
+    /// leveled compactions run at once when their files do not meet. Default: 2.
+    pub max_background_jobs: usize,
+    /// The most threads one compaction is split into, each merging one key range of its
+    /// inputs. Default: 1 (no split).
+    pub max_subcompactions: usize,
+    /// A compaction output is cut early once it overlaps this many bytes of the level below
+    /// its output level, so that a later compaction of it stays small. 0 means 25 times
+    /// `target_file_size_base` (RocksDB's default). Default: 0.
+    pub max_compaction_bytes: u64,
+    /// Writes are delayed once the estimated bytes compaction still has to rewrite reach
+    /// this; the delay grows toward the hard limit. 0 disables it. Default: 64 GiB.
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Writes stop once the estimated pending compaction bytes reach this, until compaction
+    /// catches up. 0 disables it. Default: 256 GiB.
+    pub hard_pending_compaction_bytes_limit: u64,
     /// The file system all IO goes through. Default: the real one ([`PosixFs`]).
     pub fs: Arc<dyn FileSystem>,
 }
@@ -104,6 +169,13 @@ impl Default for Options {
             num_levels: 7,
             target_file_size_base: 64 << 20,
             disable_auto_compactions: false,
+            compaction_style: CompactionStyle::Leveled,
+            universal: UniversalOptions::default(),
+            max_background_jobs: 2,
+            max_subcompactions: 1,
+            max_compaction_bytes: 0,
+            soft_pending_compaction_bytes_limit: 64 << 30,
+            hard_pending_compaction_bytes_limit: 256 << 30,
             fs: Arc::new(PosixFs),
         }
     }
@@ -149,6 +221,19 @@ impl fmt::Debug for Options {
             .field("num_levels", &self.num_levels)
             .field("target_file_size_base", &self.target_file_size_base)
             .field("disable_auto_compactions", &self.disable_auto_compactions)
+            .field("compaction_style", &self.compaction_style)
+            .field("universal", &self.universal)
+            .field("max_background_jobs", &self.max_background_jobs)
+            .field("max_subcompactions", &self.max_subcompactions)
+            .field("max_compaction_bytes", &self.max_compaction_bytes)
+            .field(
+                "soft_pending_compaction_bytes_limit",
+                &self.soft_pending_compaction_bytes_limit,
+            )
+            .field(
+                "hard_pending_compaction_bytes_limit",
+                &self.hard_pending_compaction_bytes_limit,
+            )
             .finish_non_exhaustive()
     }
 }
@@ -213,6 +298,29 @@ impl Options {
                 "max_bytes_for_level_base and target_file_size_base must be at least 1".into(),
             ));
         }
+        if self.max_background_jobs < 1 || self.max_subcompactions < 1 {
+            return Err(Error::InvalidArgument(format!(
+                "max_background_jobs ({}) and max_subcompactions ({}) must be at least 1",
+                self.max_background_jobs, self.max_subcompactions
+            )));
+        }
+        let u = &self.universal;
+        if u.min_merge_width < 2 || u.max_merge_width < u.min_merge_width {
+            return Err(Error::InvalidArgument(format!(
+                "universal merge widths must satisfy 2 <= min_merge_width ({}) <= \
+                 max_merge_width ({})",
+                u.min_merge_width, u.max_merge_width
+            )));
+        }
+        if self.hard_pending_compaction_bytes_limit != 0
+            && self.hard_pending_compaction_bytes_limit < self.soft_pending_compaction_bytes_limit
+        {
+            return Err(Error::InvalidArgument(format!(
+                "hard_pending_compaction_bytes_limit ({}) is below \
+                 soft_pending_compaction_bytes_limit ({})",
+                self.hard_pending_compaction_bytes_limit, self.soft_pending_compaction_bytes_limit
+            )));
+        }
         if self.max_write_group_bytes < 1 {
             return Err(Error::InvalidArgument(
                 "max_write_group_bytes must be at least 1".into(),
@@ -246,7 +354,22 @@ impl Options {
             level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
             max_bytes_for_level_base: self.max_bytes_for_level_base,
             max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
+            style: self.compaction_style,
+            universal: self.universal,
         }
+    }
+
+    /// The grandparent overlap at which a compaction output is cut.
+    pub(crate) fn max_compaction_bytes(&self) -> u64 {
+        match self.max_compaction_bytes {
+            0 => self.target_file_size_base.saturating_mul(25),
+            n => n,
+        }
+    }
+
+    /// Threads that run compactions (all background jobs but the flush thread).
+    pub(crate) fn compaction_threads(&self) -> usize {
+        self.max_background_jobs.saturating_sub(1).max(1)
     }
 }
 

@@ -2,15 +2,18 @@
 //! gets, snapshot reads, iterations in both directions with bounds, flushes and reopens, over
 //! many seeds, with tiny memtables and level targets so that many flushes and compactions
 //! happen (automatic and manual, with snapshots alive), and random table options
-//! (compression, block size, restart interval, filters, caches). Debug builds check the
-//! version invariants after every compaction.
+//! (compression, block size, restart interval, filters, caches), leveled and universal
+//! compaction (the style may change at a reopen), several background jobs and
+//! subcompactions. Debug builds check the version invariants after every compaction.
 //!
 //! A failure prints the seed; rerun one seed with `STRATA_MODEL_SEED=<n>`.
 
 use std::collections::{BTreeMap, HashMap};
 
 use strata::util::Rng;
-use strata::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use strata::{
+    CompactionStyle, Db, Options, ReadOptions, Snapshot, UniversalOptions, WriteBatch, WriteOptions,
+};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -85,6 +88,20 @@ fn options(rng: &mut Rng, num_levels: usize) -> Options {
         num_levels,
         target_file_size_base: 2048 << rng.below(5),
         disable_auto_compactions: rng.one_in(8),
+        compaction_style: if rng.one_in(3) {
+            CompactionStyle::Universal
+        } else {
+            CompactionStyle::Leveled
+        },
+        universal: UniversalOptions {
+            size_ratio: [1, 10, 50][rng.below(3) as usize],
+            max_size_amplification_percent: [25, 200][rng.below(2) as usize],
+            max_merge_width: [3, usize::MAX][rng.below(2) as usize],
+            ..UniversalOptions::default()
+        },
+        max_background_jobs: 1 + rng.below(4) as usize,
+        max_subcompactions: 1 + rng.below(3) as usize,
+        max_compaction_bytes: [0, 4096][rng.below(2) as usize],
         compression,
         ..Options::default()
     }
@@ -255,9 +272,10 @@ fn run_seed(seed: u64) {
                 let b = format!("k{:04}", h.rng.below(220)).into_bytes();
                 match h.rng.below(3) {
                     0 => db.compact_range(Some(&a), Some(&b)).unwrap(),
-                    1 => db
+                    1 if opts.compaction_style == CompactionStyle::Leveled => db
                         .compact_level(h.rng.below(opts.num_levels as u64 - 1) as usize)
                         .unwrap(),
+                    1 => db.compact_all().unwrap(),
                     _ => db.wait_for_compactions().unwrap(),
                 }
             }

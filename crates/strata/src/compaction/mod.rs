@@ -1,6 +1,7 @@
 //! Compaction: merging table files into the next level, dropping what no reader can see.
 //!
-//! [`picker`] chooses what to compact (a pure function of a version); [`CompactionFilter`]
+//! [`picker`] (leveled) and [`universal`] choose what to compact (pure functions of a
+//! version); [`CompactionFilter`]
 //! decides entry by entry what the merge keeps; the database runs the job and installs the
 //! result (see `db::compact`).
 //!
@@ -16,6 +17,7 @@
 //!   hold older versions it must go on hiding.
 
 pub mod picker;
+pub mod universal;
 
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 

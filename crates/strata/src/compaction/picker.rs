@@ -1,23 +1,29 @@
-//! The leveled compaction picker: a pure function of a [`Version`] and the options, so it can
-//! be tested from a text description of a tree.
+//! Choosing what to compact: a pure function of a [`Version`] and the options, so it can be
+//! tested from a text description of a tree (`testdata/*.txt`). The leveled picker is here;
+//! the universal one is in [`super::universal`].
 //!
-//! Level targets are dynamic (RocksDB's `level_compaction_dynamic_level_bytes`): the last
-//! level's target is its actual size (at least `max_bytes_for_level_base`); each level above
-//! has the target of the one below divided by the multiplier, stopping at the first level
-//! whose target would fall below the base. That level is the *base level*: L0 compacts into
-//! it, and the levels between L0 and it stay empty, so a small tree never has a level more
-//! than its size needs.
+//! Leveled level targets are dynamic (RocksDB's `level_compaction_dynamic_level_bytes`): the
+//! last level's target is its actual size (at least `max_bytes_for_level_base`); each level
+//! above has the target of the one below divided by the multiplier, stopping at the first
+//! level whose target would fall below the base. That level is the *base level*: L0 compacts
+//! into it, and the levels between L0 and it stay empty, so a small tree never has a level
+//! more than its size needs.
 //!
-//! Scores: L0's is its file count over `level0_file_num_compaction_trigger`; a level from the
-//! base level down to the second-to-last has its bytes over its target. The highest score at
-//! or above 1 is compacted: L0 merges all its files with what they overlap in the base level;
-//! another level merges its largest file with what it overlaps in the next level, or moves
-//! the file down unchanged when nothing there overlaps.
+//! Leveled scores: L0's is its file count over `level0_file_num_compaction_trigger`; a level
+//! from the base level down to the second-to-last has its bytes over its target. The highest
+//! score at or above 1 is compacted: L0 merges all its files with what they overlap in the
+//! base level; another level merges its largest file with what it overlaps in the next level,
+//! or moves the file down unchanged when nothing there overlaps.
+//!
+//! Several compactions may run at once (see [`Busy`]): a task is only picked if none of its
+//! files is being compacted and its key range does not meet the output of a running task in
+//! the same output level.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::key::user_key;
+use crate::options::{CompactionStyle, UniversalOptions};
 use crate::version::{FileMeta, Version};
 
 /// The options the picker reads.
@@ -25,39 +31,230 @@ use crate::version::{FileMeta, Version};
 pub struct PickerOptions {
     /// Levels in the tree.
     pub num_levels: usize,
-    /// L0 files that trigger an L0 compaction.
+    /// L0 files (leveled) or sorted runs (universal) that trigger a compaction.
     pub level0_file_num_compaction_trigger: usize,
     /// The smallest target of the base level.
     pub max_bytes_for_level_base: u64,
     /// Growth factor between adjacent levels.
     pub max_bytes_for_level_multiplier: f64,
+    /// Leveled or universal.
+    pub style: CompactionStyle,
+    /// Universal compaction's options.
+    pub universal: UniversalOptions,
+}
+
+/// Why a compaction was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Leveled: L0 reached its file-count trigger.
+    Level0FileCount,
+    /// Leveled: a level outgrew its target.
+    LevelSize,
+    /// Universal: the newer runs outgrew `max_size_amplification_percent` of the oldest.
+    SizeAmplification,
+    /// Universal: a window of runs of similar size.
+    SizeRatio,
+    /// Universal: too many sorted runs and no better choice.
+    RunCount,
+    /// Asked for through the API.
+    Manual,
+}
+
+impl Reason {
+    /// A short name for logs and tests.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Level0FileCount => "l0-files",
+            Reason::LevelSize => "level-size",
+            Reason::SizeAmplification => "size-amp",
+            Reason::SizeRatio => "size-ratio",
+            Reason::RunCount => "run-count",
+            Reason::Manual => "manual",
+        }
+    }
+}
+
+/// The input files of one level.
+#[derive(Debug, Clone)]
+pub struct LevelInputs {
+    /// The level.
+    pub level: usize,
+    /// Its files in the compaction (L0: newest first; other levels: in key order).
+    pub files: Vec<Arc<FileMeta>>,
 }
 
 /// One compaction to run.
 #[derive(Debug, Clone)]
 pub struct CompactionTask {
-    /// The level of the files being compacted.
-    pub level: usize,
+    /// Inputs by level, the upper (newer) levels first; no group is empty.
+    pub inputs: Vec<LevelInputs>,
     /// The level the outputs go to.
     pub output_level: usize,
-    /// Input files at `level` (L0: newest first).
-    pub inputs: Vec<Arc<FileMeta>>,
-    /// Input files at `output_level` that overlap them.
-    pub output_inputs: Vec<Arc<FileMeta>>,
     /// The score that chose it (0 for manual compactions).
     pub score: f64,
+    /// Why it was chosen.
+    pub reason: Reason,
 }
 
 impl CompactionTask {
+    /// A task merging `files` of `level` with `output_inputs` of `output_level`.
+    pub fn between(
+        level: usize,
+        files: Vec<Arc<FileMeta>>,
+        output_level: usize,
+        output_inputs: Vec<Arc<FileMeta>>,
+        score: f64,
+        reason: Reason,
+    ) -> CompactionTask {
+        let mut inputs = vec![LevelInputs { level, files }];
+        if !output_inputs.is_empty() {
+            inputs.push(LevelInputs {
+                level: output_level,
+                files: output_inputs,
+            });
+        }
+        CompactionTask {
+            inputs,
+            output_level,
+            score,
+            reason,
+        }
+    }
+
+    /// The level of the newest inputs.
+    pub fn start_level(&self) -> usize {
+        self.inputs.first().map_or(self.output_level, |g| g.level)
+    }
+
+    /// The input files at `level`.
+    pub fn files_at(&self, level: usize) -> &[Arc<FileMeta>] {
+        self.inputs
+            .iter()
+            .find(|g| g.level == level)
+            .map_or(&[], |g| &g.files)
+    }
+
     /// True when the task moves one file down without rewriting it.
     pub fn is_trivial_move(&self) -> bool {
-        self.level > 0 && self.inputs.len() == 1 && self.output_inputs.is_empty()
+        self.inputs.len() == 1
+            && self.inputs[0].files.len() == 1
+            && self.inputs[0].level > 0
+            && self.inputs[0].level != self.output_level
     }
 
     /// Every input file.
     pub fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
-        self.inputs.iter().chain(self.output_inputs.iter())
+        self.inputs.iter().flat_map(|g| g.files.iter())
     }
+
+    /// Every input file with its level.
+    pub fn inputs_by_level(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+        self.inputs
+            .iter()
+            .flat_map(|g| g.files.iter().map(move |f| (g.level, f)))
+    }
+
+    /// Bytes of all input files.
+    pub fn input_bytes(&self) -> u64 {
+        self.all_inputs().map(|f| f.size).sum()
+    }
+
+    /// The user-key range of all inputs.
+    pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let files: Vec<Arc<FileMeta>> = self.all_inputs().cloned().collect();
+        key_range(&files)
+    }
+}
+
+/// What running compactions hold: their input files and the key range of their output.
+#[derive(Debug, Default, Clone)]
+pub struct Busy {
+    /// Numbers of the files being compacted.
+    pub files: HashSet<u64>,
+    /// (output level, smallest, largest user key) of each running compaction.
+    pub outputs: Vec<(usize, Vec<u8>, Vec<u8>)>,
+}
+
+impl Busy {
+    /// True when no compaction runs.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.outputs.is_empty()
+    }
+
+    /// True when `task` can run beside the running compactions.
+    pub fn allows(&self, task: &CompactionTask) -> bool {
+        if task.all_inputs().any(|f| self.files.contains(&f.number)) {
+            return false;
+        }
+        let Some((lo, hi)) = task.key_range() else {
+            return true;
+        };
+        !self
+            .outputs
+            .iter()
+            .any(|(level, a, b)| *level == task.output_level && a <= &hi && &lo <= b)
+    }
+
+    /// Records `task` as running.
+    pub fn add(&mut self, task: &CompactionTask) {
+        self.files.extend(task.all_inputs().map(|f| f.number));
+        if let Some((lo, hi)) = task.key_range() {
+            self.outputs.push((task.output_level, lo, hi));
+        }
+    }
+
+    /// Records `task` as finished.
+    pub fn remove(&mut self, task: &CompactionTask) {
+        for f in task.all_inputs() {
+            self.files.remove(&f.number);
+        }
+        if let Some((lo, hi)) = task.key_range() {
+            if let Some(i) = self
+                .outputs
+                .iter()
+                .position(|(l, a, b)| *l == task.output_level && *a == lo && *b == hi)
+            {
+                self.outputs.swap_remove(i);
+            }
+        }
+    }
+}
+
+/// Picks the most urgent compaction that can run beside the `busy` ones.
+pub fn pick(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<CompactionTask> {
+    match o.style {
+        CompactionStyle::Leveled => pick_leveled(version, o, busy),
+        CompactionStyle::Universal => super::universal::pick(version, o, busy),
+    }
+}
+
+/// The bytes compaction is estimated to still have to rewrite to bring the tree in shape
+/// (RocksDB's estimate): what write stalls on pending compaction bytes look at.
+pub fn pending_compaction_bytes(version: &Version, o: &PickerOptions) -> u64 {
+    match o.style {
+        CompactionStyle::Leveled => pending_leveled(version, o),
+        CompactionStyle::Universal => super::universal::pending_bytes(version, o),
+    }
+}
+
+/// Leveled estimate: L0 once at its trigger (with the base level it merges into), then each
+/// level's excess over its target, rewritten once into the next level along with about
+/// `multiplier` times as many bytes there, carried down level by level.
+fn pending_leveled(version: &Version, o: &PickerOptions) -> u64 {
+    let targets = level_targets(version, o);
+    let mut pending = 0u64;
+    let mut incoming = 0u64;
+    if version.levels[0].len() >= o.level0_file_num_compaction_trigger {
+        incoming = version.level_bytes(0);
+        pending += incoming + version.level_bytes(targets.base_level);
+    }
+    for level in targets.base_level..o.num_levels - 1 {
+        let size = version.level_bytes(level) + incoming;
+        let target = targets.targets[level];
+        incoming = size.saturating_sub(target);
+        pending += (incoming as f64 * (o.max_bytes_for_level_multiplier + 1.0)) as u64;
+    }
+    pending
 }
 
 /// Level targets and the base level of a version.
@@ -129,8 +326,8 @@ pub fn key_range(files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((lo.to_vec(), hi.to_vec()))
 }
 
-/// Picks the most urgent compaction, skipping any that would touch a file in `busy`.
-pub fn pick(version: &Version, o: &PickerOptions, busy: &HashSet<u64>) -> Option<CompactionTask> {
+/// The leveled pick: levels by score, most urgent first.
+fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<CompactionTask> {
     let targets = level_targets(version, o);
     let scores = scores(version, o, &targets);
     let mut order: Vec<usize> = (0..o.num_levels - 1)
@@ -143,10 +340,8 @@ pub fn pick(version: &Version, o: &PickerOptions, busy: &HashSet<u64>) -> Option
         } else {
             compact_level(version, level, scores[level], busy)
         };
-        if let Some(t) = task {
-            if t.all_inputs().all(|f| !busy.contains(&f.number)) {
-                return Some(t);
-            }
+        if let Some(t) = task.filter(|t| busy.allows(t)) {
+            return Some(t);
         }
     }
     None
@@ -156,34 +351,43 @@ pub fn pick(version: &Version, o: &PickerOptions, busy: &HashSet<u64>) -> Option
 pub fn compact_level0(version: &Version, base_level: usize, score: f64) -> Option<CompactionTask> {
     let inputs = version.levels[0].clone();
     let (lo, hi) = key_range(&inputs)?;
-    Some(CompactionTask {
-        level: 0,
-        output_level: base_level,
-        output_inputs: overlapping(&version.levels[base_level], &lo, &hi),
+    let output_inputs = overlapping(&version.levels[base_level], &lo, &hi);
+    Some(CompactionTask::between(
+        0,
         inputs,
+        base_level,
+        output_inputs,
         score,
-    })
+        Reason::Level0FileCount,
+    ))
 }
 
-/// The largest file of `level` not in `busy`, with what it overlaps in the next level.
+/// The largest file of `level` whose compaction can run beside the `busy` ones, with what
+/// it overlaps in the next level.
 pub fn compact_level(
     version: &Version,
     level: usize,
     score: f64,
-    busy: &HashSet<u64>,
+    busy: &Busy,
 ) -> Option<CompactionTask> {
-    let file = version.levels[level]
+    let mut candidates: Vec<&Arc<FileMeta>> = version.levels[level]
         .iter()
-        .filter(|f| !busy.contains(&f.number))
-        .max_by_key(|f| f.size)?
-        .clone();
+        .filter(|f| !busy.files.contains(&f.number))
+        .collect();
+    // Largest first; among equals, the first in key order.
+    candidates.sort_by_key(|f| std::cmp::Reverse(f.size));
     let next = &version.levels[level + 1];
-    Some(CompactionTask {
-        level,
-        output_level: level + 1,
-        output_inputs: overlapping(next, user_key(&file.smallest), user_key(&file.largest)),
-        inputs: vec![file],
-        score,
+    candidates.into_iter().find_map(|file| {
+        let output_inputs = overlapping(next, user_key(&file.smallest), user_key(&file.largest));
+        let task = CompactionTask::between(
+            level,
+            vec![file.clone()],
+            level + 1,
+            output_inputs,
+            score,
+            Reason::LevelSize,
+        );
+        busy.allows(&task).then_some(task)
     })
 }
 

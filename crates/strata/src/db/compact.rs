@@ -1,27 +1,44 @@
 //! Running compactions: the merge job, installing its result, deleting files no reader
-//! needs, and manual control (`compact_range`, `compact_level`, `compact_all`,
-//! `wait_for_compactions`).
+//! needs, and manual control (`compact_range`, `compact_level`, `compact_all`).
 //!
-//! One compaction runs at a time (`compaction_lock`), in the background thread or in the
-//! caller of a manual compaction. A job reads its inputs through table readers of its own
-//! (no block cache, so a compaction does not evict what user reads need), merges them in
-//! internal-key order through a [`CompactionFilter`], and cuts outputs at
-//! `target_file_size_base` on user-key boundaries, so no user key spans two files of a level.
+//! A job reads its inputs through table readers of its own (no block cache, so a compaction
+//! does not evict what user reads need): one cursor per L0 file and one per deeper level
+//! (a [`ConcatIterator`] that opens the level's files in turn), merged by a heap. Entries
+//! pass through a [`CompactionFilter`]; outputs are cut on user-key boundaries (no user key
+//! spans two files of a level) once they reach `target_file_size_base` or overlap more than
+//! `max_compaction_bytes` of the level below the output (so that compacting them later
+//! stays small). Universal compactions writing to L0 produce one file: each L0 file is a
+//! sorted run.
+//!
+//! With `max_subcompactions` > 1, a job is split into key ranges at the first keys of its
+//! input files below L0 (those files are sorted and disjoint, so their sizes tell where the
+//! bytes are), merged by scoped threads; each range's outputs are disjoint from the others'.
+//!
+//! Before a rewrite starts, the free space of the file system is checked against the bytes
+//! of the inputs (what the outputs may take at most, before compression), plus what running
+//! compactions have reserved the same way, plus room for the writes that go on meanwhile
+//! (a WAL and a flushed table for each memtable allowed): a job that may not fit is skipped,
+//! logged and counted, so a nearly full disk keeps serving reads and writes instead of
+//! failing a compaction half-way.
+//!
 //! The manifest edit deletes the inputs and adds the outputs; the input files are deleted
 //! once no version that a reader may hold names them.
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::filename::table_path;
 use super::{DbInner, SuperVersion};
-use crate::compaction::picker::{self, CompactionTask};
+use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
+use crate::compaction::universal;
 use crate::compaction::{CompactionFilter, Decision};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
-use crate::iterator::{InternalIterator, MergingIterator};
-use crate::key::user_key;
+use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
+use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
+use crate::options::CompactionStyle;
 use crate::table::reader::TableReadStats;
 use crate::table::{Table, TableBuilder};
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -41,82 +58,109 @@ pub struct LevelCompactionStats {
     pub micros: u64,
 }
 
-/// A table being written by a compaction.
-struct Output {
-    builder: TableBuilder,
-    number: u64,
-    smallest: Vec<u8>,
-    largest: Vec<u8>,
+/// How a compaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ran {
+    /// Its result is installed.
+    Done,
+    /// It was not started: its output might not fit in the free disk space.
+    SkippedForSpace,
 }
 
-impl DbInner {
-    /// The compaction the picker wants now, if any.
-    pub(super) fn pick_compaction(&self) -> Option<CompactionTask> {
-        let version = self.sv.read().version.clone();
-        picker::pick(
-            &version,
-            &self.options.picker_options(),
-            &Default::default(),
-        )
-    }
+/// A user-key range of a subcompaction: [start, end), `None` = open.
+type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-    /// Runs one picked compaction (under the compaction lock, re-picking on the current
-    /// version); returns false if there was nothing to do.
-    pub(super) fn compact_once(&self) -> Result<bool> {
-        let _one_at_a_time = self.compaction_lock.lock();
-        match self.pick_compaction() {
-            Some(task) => self.run_compaction(task).map(|()| true),
-            None => Ok(false),
-        }
+impl DbInner {
+    /// The compaction the picker wants now beside the `busy` ones, if any.
+    pub(super) fn pick_compaction(&self, busy: &Busy) -> Option<CompactionTask> {
+        let version = self.sv.read().version.clone();
+        picker::pick(&version, &self.options.picker_options(), busy)
     }
 
     /// Runs `task` and installs its result.
-    fn run_compaction(&self, task: CompactionTask) -> Result<()> {
+    pub(super) fn run_compaction(&self, task: &CompactionTask) -> Result<Ran> {
         let started = Instant::now();
-        let bytes_read: u64 = task.all_inputs().map(|f| f.size).sum();
         let mut edit = VersionEdit::default();
-        for f in &task.inputs {
-            edit.deleted_files.push((task.level, f.number));
+        for (level, f) in task.inputs_by_level() {
+            edit.deleted_files.push((level, f.number));
         }
-        for f in &task.output_inputs {
-            edit.deleted_files.push((task.output_level, f.number));
-        }
+        let trivial = task.is_trivial_move();
+        let bytes_read = task.input_bytes();
         let mut written = 0;
-        if task.is_trivial_move() {
+        let describe = || {
+            format!(
+                "{} L{}->L{} ({} files, {bytes_read} bytes)",
+                task.reason.name(),
+                task.start_level(),
+                task.output_level,
+                task.all_inputs().count()
+            )
+        };
+        if trivial {
             edit.new_files
-                .push((task.output_level, (*task.inputs[0]).clone()));
+                .push((task.output_level, (*task.inputs[0].files[0]).clone()));
         } else {
-            let outputs = self.merge(&task)?;
+            // A file system that cannot say is assumed to have room.
+            let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
+            let for_writes = (self.options.write_buffer_size as u64)
+                .saturating_mul(self.options.max_write_buffer_number as u64 * 2);
+            let reserved = self
+                .compaction_reserved
+                .fetch_add(bytes_read, Ordering::Relaxed);
+            let _release = ReleaseOnDrop(&self.compaction_reserved, bytes_read);
+            if available
+                < bytes_read
+                    .saturating_add(reserved)
+                    .saturating_add(for_writes)
+            {
+                self.counters
+                    .compactions_skipped_for_space
+                    .fetch_add(1, Ordering::Relaxed);
+                self.info_log.log(format_args!(
+                    "compaction {} skipped: its output may take {bytes_read} bytes, running \
+                     compactions {reserved} and writes meanwhile {for_writes}, and the disk \
+                     has {available} free",
+                    describe()
+                ));
+                return Ok(Ran::SkippedForSpace);
+            }
+            let outputs = self.merge(task)?;
             written = outputs.iter().map(|f| f.size).sum();
             for f in outputs {
                 edit.new_files.push((task.output_level, f));
             }
         }
+        let outputs = edit.new_files.len();
         self.install(edit)?;
-        if !task.is_trivial_move() {
+        if !trivial {
             let inputs = task.all_inputs().map(|f| f.number);
             self.obsolete_tables.lock().extend(inputs);
         }
-        let mut stats = self.compaction_stats.lock();
-        let s = &mut stats[task.output_level];
-        s.count += 1;
-        s.moves += u64::from(task.is_trivial_move());
-        s.bytes_read += if task.is_trivial_move() {
-            0
-        } else {
-            bytes_read
-        };
-        s.bytes_written += written;
-        s.micros += started.elapsed().as_micros() as u64;
-        drop(stats);
+        let micros = started.elapsed().as_micros() as u64;
+        {
+            let mut stats = self.compaction_stats.lock();
+            let s = &mut stats[task.output_level];
+            s.count += 1;
+            s.moves += u64::from(trivial);
+            s.bytes_read += if trivial { 0 } else { bytes_read };
+            s.bytes_written += written;
+            s.micros += micros;
+        }
+        self.info_log.log(format_args!(
+            "compaction {} {}: {outputs} files, {written} bytes written in {} ms",
+            describe(),
+            if trivial { "moved" } else { "merged" },
+            micros / 1000
+        ));
         self.purge_obsolete_files();
-        Ok(())
+        Ok(Ran::Done)
     }
 
     /// Applies a compaction's edit and installs the new version for readers.
     fn install(&self, edit: VersionEdit) -> Result<()> {
         let mut versions = self.versions.lock();
         let version = versions.log_and_apply(edit)?;
+        self.note_new_version(&version);
         if cfg!(debug_assertions) {
             if let Err(why) = version.check() {
                 panic!("compaction broke the version invariants: {why}\n{version:?}");
@@ -146,127 +190,97 @@ impl DbInner {
         });
     }
 
-    /// Merges the task's inputs into new tables.
+    /// Merges the task's inputs into new tables, in one or several key ranges.
     fn merge(&self, task: &CompactionTask) -> Result<Vec<FileMeta>> {
-        let stats = Arc::new(TableReadStats::default());
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        for f in task.all_inputs() {
-            let path = table_path(&self.path, f.number);
-            let table = Table::open(
-                self.fs.open_random(&path)?,
-                &path,
-                f.number,
-                self.options.table_options(false),
-                None,
-                false,
-                stats.clone(),
-            )?;
-            children.push(Box::new(Arc::new(table).iter()));
-        }
         let version = self.sv.read().version.clone();
-        let bottommost = is_bottommost(&version, task);
-        let mut filter = CompactionFilter::new(self.snapshots.all(), bottommost);
-        let mut it = MergingIterator::new(children);
+        let job = MergeJob {
+            db: self,
+            task,
+            bottommost: is_bottommost(&version, task),
+            snapshots: self.snapshots.all(),
+            grandparents: version
+                .levels
+                .get(task.output_level + 1)
+                .filter(|_| task.output_level > 0)
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let ranges = self.subcompaction_ranges(task);
+        let results: Vec<Result<Vec<FileMeta>>> = if ranges.len() == 1 {
+            vec![job.run(&ranges[0])]
+        } else {
+            self.counters
+                .subcompactions
+                .fetch_add(ranges.len() as u64, Ordering::Relaxed);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = ranges
+                    .iter()
+                    .map(|range| {
+                        let job = &job;
+                        s.spawn(move || job.run(range))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
         let mut outputs = Vec::new();
-        let mut current: Option<Output> = None;
-        let result = (|| -> Result<()> {
-            it.seek_to_first();
-            while it.valid() {
-                let (released, decision) = filter.decide(it.key());
-                if let Some((k, v)) = released {
-                    self.emit(&mut current, &mut outputs, task, &k, &v, bottommost)?;
+        let mut failure = None;
+        for result in results {
+            match result {
+                Ok(files) => outputs.extend(files),
+                Err(e) => {
+                    failure.get_or_insert(e);
                 }
-                if decision == Decision::Keep {
-                    let (k, v) = (it.key().to_vec(), it.value().to_vec());
-                    self.emit(&mut current, &mut outputs, task, &k, &v, bottommost)?;
-                }
-                it.next();
             }
-            it.status()?;
-            if let Some((k, v)) = filter.release() {
-                self.emit(&mut current, &mut outputs, task, &k, &v, bottommost)?;
-            }
-            if let Some(out) = current.take() {
-                outputs.push(self.finish_output(out)?);
-            }
-            Ok(())
-        })();
-        self.io.add_read(
-            IoClass::Compaction,
-            stats.bytes_read.load(Ordering::Relaxed),
-        );
-        if let Err(e) = result {
+        }
+        if let Some(e) = failure {
             for f in &outputs {
                 let _ = self.fs.remove_file(&table_path(&self.path, f.number));
-            }
-            if let Some(out) = current {
-                let _ = self.fs.remove_file(&table_path(&self.path, out.number));
             }
             return Err(e);
         }
         Ok(outputs)
     }
 
-    /// Adds an entry to the current output, starting a new table at a user-key boundary once
-    /// the current one reaches the target size.
-    fn emit(
-        &self,
-        current: &mut Option<Output>,
-        outputs: &mut Vec<FileMeta>,
-        task: &CompactionTask,
-        key: &[u8],
-        value: &[u8],
-        bottommost: bool,
-    ) -> Result<()> {
-        let full = current.as_ref().is_some_and(|o| {
-            o.builder.file_size() >= self.options.target_file_size_base
-                && user_key(&o.largest) != user_key(key)
-        });
-        if full {
-            if let Some(out) = current.take() {
-                outputs.push(self.finish_output(out)?);
+    /// The key ranges a task is split into (one unless `max_subcompactions` > 1).
+    fn subcompaction_ranges(&self, task: &CompactionTask) -> Vec<KeyRange> {
+        let n = self.options.max_subcompactions as u64;
+        if n <= 1 || task.output_level == 0 {
+            return vec![(None, None)];
+        }
+        let mut files: Vec<&Arc<FileMeta>> = task
+            .inputs
+            .iter()
+            .filter(|g| g.level > 0)
+            .flat_map(|g| g.files.iter())
+            .collect();
+        files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+        let total: u64 = files.iter().map(|f| f.size).sum();
+        let mut bounds: Vec<Vec<u8>> = Vec::new();
+        let mut before = 0u64;
+        for f in files {
+            let next_share = total * (bounds.len() as u64 + 1) / n;
+            let key = user_key(&f.smallest);
+            if before > 0 && before >= next_share && bounds.last().is_none_or(|b| b < &key.to_vec())
+            {
+                bounds.push(key.to_vec());
+                if bounds.len() as u64 + 1 == n {
+                    break;
+                }
             }
+            before += f.size;
         }
-        if current.is_none() {
-            let number = self.versions.lock().new_file_number();
-            let path = table_path(&self.path, number);
-            let file = CountedFile::new(
-                self.fs.create_writable(&path)?,
-                self.io.clone(),
-                IoClass::Compaction,
-            );
-            let last_level = task.output_level + 1 == self.options.num_levels;
-            *current = Some(Output {
-                builder: TableBuilder::new(
-                    Box::new(file),
-                    self.options.table_options(bottommost && last_level),
-                ),
-                number,
-                smallest: key.to_vec(),
-                largest: Vec::new(),
-            });
+        let mut ranges = Vec::with_capacity(bounds.len() + 1);
+        let mut start = None;
+        for b in bounds {
+            ranges.push((start, Some(b.clone())));
+            start = Some(b);
         }
-        if let Some(out) = current.as_mut() {
-            out.builder.add(key, value)?;
-            out.largest.clear();
-            out.largest.extend_from_slice(key);
-        }
-        Ok(())
-    }
-
-    fn finish_output(&self, out: Output) -> Result<FileMeta> {
-        let (size, props) = out.builder.finish()?;
-        self.fs.sync_dir(&self.path)?;
-        Ok(FileMeta {
-            number: out.number,
-            size,
-            smallest: out.smallest,
-            largest: out.largest,
-            smallest_seq: props.smallest_seq,
-            largest_seq: props.largest_seq,
-            entries: props.entries,
-            deletions: props.deletions,
-        })
+        ranges.push((start, None));
+        ranges
     }
 
     /// Compacts every file of `level` whose keys meet [begin, end] into the next level (L0
@@ -283,7 +297,14 @@ impl DbInner {
                 self.options.num_levels
             )));
         }
-        let _one_at_a_time = self.compaction_lock.lock();
+        if self.options.compaction_style == CompactionStyle::Universal {
+            return Err(Error::InvalidArgument(
+                "compacting one level is for leveled compaction; with universal compaction \
+                 use compact_range or compact_all"
+                    .into(),
+            ));
+        }
+        let _exclusive = self.begin_manual_compaction()?;
         let version = self.sv.read().version.clone();
         let in_range = |f: &Arc<FileMeta>| {
             begin.is_none_or(|b| user_key(&f.largest) >= b)
@@ -313,51 +334,326 @@ impl DbInner {
         } else {
             level + 1
         };
-        let task = CompactionTask {
+        let output_inputs = picker::overlapping(&version.levels[output_level], &lo, &hi);
+        let task = CompactionTask::between(
             level,
-            output_level,
-            output_inputs: picker::overlapping(&version.levels[output_level], &lo, &hi),
             inputs,
-            score: 0.0,
-        };
-        self.run_compaction(task)
+            output_level,
+            output_inputs,
+            0.0,
+            Reason::Manual,
+        );
+        self.run_manual(&task)
+    }
+
+    /// Runs a manual compaction; a skip for lack of space is an error here.
+    fn run_manual(&self, task: &CompactionTask) -> Result<()> {
+        match self.run_compaction(task)? {
+            Ran::Done => Ok(()),
+            Ran::SkippedForSpace => Err(Error::Unavailable(format!(
+                "compaction of {} bytes not started: not enough free disk space in {}",
+                task.input_bytes(),
+                self.path.display()
+            ))),
+        }
     }
 
     /// Flushes the memtables, then compacts every level that holds files meeting
     /// [begin, end] into the next, top to bottom, so those keys end in the last level.
+    /// Universal compaction merges every sorted run into the last level (as RocksDB's
+    /// universal `CompactRange` does), whatever the bounds.
     pub(super) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush_memtables()?;
+        if self.options.compaction_style == CompactionStyle::Universal {
+            let _exclusive = self.begin_manual_compaction()?;
+            let version = self.sv.read().version.clone();
+            let runs = universal::sorted_runs(&version);
+            let last = self.options.num_levels - 1;
+            if runs.is_empty() || (runs.len() == 1 && runs[0].level == last) {
+                return Ok(());
+            }
+            let mut task = CompactionTask {
+                inputs: Vec::new(),
+                output_level: last,
+                score: 0.0,
+                reason: Reason::Manual,
+            };
+            for run in runs {
+                match task.inputs.last_mut() {
+                    Some(g) if g.level == run.level => g.files.extend(run.files),
+                    _ => task.inputs.push(picker::LevelInputs {
+                        level: run.level,
+                        files: run.files,
+                    }),
+                }
+            }
+            return self.run_manual(&task);
+        }
         for level in 0..self.options.num_levels - 1 {
             self.compact_level_range(level, begin, end)?;
         }
         Ok(())
     }
+}
 
-    /// Waits until no flush is pending and the picker finds nothing to compact.
-    pub(super) fn wait_for_compactions(&self) -> Result<()> {
-        let mut bg = self.bg.lock();
-        loop {
-            if let Some(e) = &bg.error {
-                return Err(super::flush::background_error(e));
+/// Gives back bytes reserved in a counter when dropped.
+struct ReleaseOnDrop<'a>(&'a std::sync::atomic::AtomicU64, u64);
+
+impl Drop for ReleaseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::Relaxed);
+    }
+}
+
+/// One merge: the task, what the compaction filter needs, and the level below the output.
+struct MergeJob<'a> {
+    db: &'a DbInner,
+    task: &'a CompactionTask,
+    bottommost: bool,
+    snapshots: Vec<SequenceNumber>,
+    /// Files of the level below the output level, where outputs are cut by overlap.
+    grandparents: Vec<Arc<FileMeta>>,
+}
+
+/// The outputs of one key range as they are written.
+struct Outputs<'a> {
+    job: &'a MergeJob<'a>,
+    done: Vec<FileMeta>,
+    current: Option<Output>,
+    /// Grandparent files passed so far, and the bytes of those the current output overlaps.
+    grandparent_index: usize,
+    grandparent_overlap: u64,
+    seen_key: bool,
+}
+
+/// A table being written by a compaction.
+struct Output {
+    builder: TableBuilder,
+    number: u64,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+impl MergeJob<'_> {
+    /// Merges the entries in `range` into tables.
+    fn run(&self, range: &KeyRange) -> Result<Vec<FileMeta>> {
+        let db = self.db;
+        let stats = Arc::new(TableReadStats::default());
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for group in &self.task.inputs {
+            if group.level == 0 {
+                for f in &group.files {
+                    children.push(open_input(db, &stats)(f)?);
+                }
+            } else {
+                let bounds = group
+                    .files
+                    .iter()
+                    .map(|f| (f.smallest.clone(), f.largest.clone()))
+                    .collect();
+                children.push(Box::new(ConcatIterator::new(
+                    group.files.clone(),
+                    bounds,
+                    Box::new(open_input(db, &stats)),
+                )));
             }
-            let idle = !bg.busy
-                && self.sv.read().immutables.is_empty()
-                && (self.options.disable_auto_compactions || self.pick_compaction().is_none());
-            if idle {
-                return Ok(());
+        }
+        let mut it = MergingIterator::new(children);
+        let mut filter = CompactionFilter::new(self.snapshots.clone(), self.bottommost);
+        let mut out = Outputs {
+            job: self,
+            done: Vec::new(),
+            current: None,
+            grandparent_index: 0,
+            grandparent_overlap: 0,
+            seen_key: false,
+        };
+        let result = (|| -> Result<()> {
+            match &range.0 {
+                Some(start) => {
+                    let mut target = Vec::new();
+                    append_internal_key(&mut target, start, MAX_SEQUENCE, KIND_FOR_SEEK);
+                    it.seek(&target);
+                }
+                None => it.seek_to_first(),
             }
-            self.bg_cv.wait(&mut bg);
+            while it.valid() {
+                if range
+                    .1
+                    .as_deref()
+                    .is_some_and(|end| user_key(it.key()) >= end)
+                {
+                    break;
+                }
+                let (released, decision) = filter.decide(it.key());
+                if let Some((k, v)) = released {
+                    out.add(&k, &v)?;
+                }
+                if decision == Decision::Keep {
+                    out.add(it.key(), it.value())?;
+                }
+                it.next();
+            }
+            it.status()?;
+            if let Some((k, v)) = filter.release() {
+                out.add(&k, &v)?;
+            }
+            out.finish_current()
+        })();
+        db.io.add_read(
+            IoClass::Compaction,
+            stats.bytes_read.load(Ordering::Relaxed),
+        );
+        match result {
+            Ok(()) => Ok(out.done),
+            Err(e) => {
+                let written = out.done.iter().map(|f| f.number);
+                for n in written.chain(out.current.as_ref().map(|o| o.number)) {
+                    let _ = db.fs.remove_file(&table_path(&db.path, n));
+                }
+                Err(e)
+            }
         }
     }
 }
 
-/// True when no level below the task's output holds keys in its range.
+impl Outputs<'_> {
+    /// Adds an entry, first cutting the current output at a user-key boundary if it is big
+    /// enough or overlaps enough of the level below.
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let job = self.job;
+        let options = &job.db.options;
+        let overlap_full = self.passes_grandparents(key);
+        let cut = job.task.output_level > 0
+            && self.current.as_ref().is_some_and(|o| {
+                user_key(&o.largest) != user_key(key)
+                    && (o.builder.file_size() >= options.target_file_size_base || overlap_full)
+            });
+        if cut {
+            self.finish_current()?;
+            self.grandparent_overlap = 0;
+        }
+        if self.current.is_none() {
+            let db = job.db;
+            let number = db.versions.lock().new_file_number();
+            let path = table_path(&db.path, number);
+            let file = CountedFile::new(
+                db.fs.create_writable(&path)?,
+                db.io.clone(),
+                IoClass::Compaction,
+            );
+            let last_level = job.task.output_level + 1 == options.num_levels;
+            self.current = Some(Output {
+                builder: TableBuilder::new(
+                    Box::new(file),
+                    options.table_options(job.bottommost && last_level),
+                ),
+                number,
+                smallest: key.to_vec(),
+                largest: Vec::new(),
+            });
+        }
+        if let Some(out) = self.current.as_mut() {
+            out.builder.add(key, value)?;
+            out.largest.clear();
+            out.largest.extend_from_slice(key);
+        }
+        Ok(())
+    }
+
+    /// Advances over the grandparent files that end before `key`, adding those the current
+    /// output overlaps; true once that overlap passes `max_compaction_bytes`.
+    fn passes_grandparents(&mut self, key: &[u8]) -> bool {
+        let gps = &self.job.grandparents;
+        let k = user_key(key);
+        while self.grandparent_index < gps.len()
+            && user_key(&gps[self.grandparent_index].largest) < k
+        {
+            if self.seen_key {
+                self.grandparent_overlap += gps[self.grandparent_index].size;
+            }
+            self.grandparent_index += 1;
+        }
+        self.seen_key = true;
+        self.grandparent_overlap > self.job.db.options.max_compaction_bytes()
+    }
+
+    /// Finishes the table being written, if any.
+    fn finish_current(&mut self) -> Result<()> {
+        let Some(out) = self.current.take() else {
+            return Ok(());
+        };
+        let db = self.job.db;
+        let number = out.number;
+        let finished = (|| {
+            let (size, props) = out.builder.finish()?;
+            db.fs.sync_dir(&db.path)?;
+            Ok(FileMeta {
+                number,
+                size,
+                smallest: out.smallest,
+                largest: out.largest,
+                smallest_seq: props.smallest_seq,
+                largest_seq: props.largest_seq,
+                entries: props.entries,
+                deletions: props.deletions,
+            })
+        })();
+        match finished {
+            Ok(meta) => {
+                self.done.push(meta);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = db.fs.remove_file(&table_path(&db.path, number));
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Opens an input table of a compaction (no block cache) as an iterator.
+fn open_input(
+    db: &DbInner,
+    stats: &Arc<TableReadStats>,
+) -> impl Fn(&Arc<FileMeta>) -> Result<Box<dyn InternalIterator>> + Send + 'static {
+    let fs = db.fs.clone();
+    let dir = db.path.clone();
+    let options = db.options.table_options(false);
+    let stats = stats.clone();
+    move |f: &Arc<FileMeta>| {
+        let path = table_path(&dir, f.number);
+        let table = Table::open(
+            fs.open_random(&path)?,
+            &path,
+            f.number,
+            options,
+            None,
+            false,
+            stats.clone(),
+        )?;
+        Ok(Box::new(Arc::new(table).iter()) as Box<dyn InternalIterator>)
+    }
+}
+
+/// True when no file outside the task may hold older versions of keys in its range: none
+/// in the levels below the output, and (for an output in L0) no older L0 file.
 fn is_bottommost(version: &Version, task: &CompactionTask) -> bool {
-    let inputs: Vec<Arc<FileMeta>> = task.all_inputs().cloned().collect();
-    let Some((lo, hi)) = picker::key_range(&inputs) else {
+    let Some((lo, hi)) = task.key_range() else {
         return true;
     };
-    version.levels[task.output_level + 1..]
-        .iter()
-        .all(|files| picker::overlapping(files, &lo, &hi).is_empty())
+    let inputs: HashSet<u64> = task.all_inputs().map(|f| f.number).collect();
+    let oldest_input = task.all_inputs().map(|f| f.smallest_seq).min().unwrap_or(0);
+    version.levels.iter().enumerate().all(|(level, files)| {
+        files.iter().all(|f| {
+            let older = if level == 0 {
+                f.largest_seq < oldest_input
+            } else {
+                level >= task.output_level
+            };
+            let meets =
+                user_key(&f.largest) >= lo.as_slice() && user_key(&f.smallest) <= hi.as_slice();
+            inputs.contains(&f.number) || !older || !meets
+        })
+    })
 }

@@ -1,5 +1,5 @@
-//! Flush: the background thread that writes immutable memtables to level-0 tables (and,
-//! when no flush is pending, runs the compactions the picker asks for; see `compact`).
+//! Flush: writing immutable memtables to level-0 tables (run by the flush thread, see
+//! `background`).
 //!
 //! Order of a flush, each step durable before the next:
 //! 1. build `NNNNNN.sst` from the oldest immutable memtable, fsync it and the directory;
@@ -14,8 +14,8 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
+use super::background::background_error;
 use super::filename::{table_path, wal_path};
 use super::{DbInner, SuperVersion};
 use crate::compaction::{CompactionFilter, Decision};
@@ -26,57 +26,9 @@ use crate::memtable::MemTable;
 use crate::table::TableBuilder;
 use crate::version::{FileMeta, VersionEdit};
 
-/// Starts the flush thread of `inner`.
-pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<JoinHandle<()>> {
-    let path = inner.path.clone();
-    let inner = inner.clone();
-    std::thread::Builder::new()
-        .name("strata-flush".into())
-        .spawn(move || inner.flush_loop())
-        .map_err(|e| Error::io("start the flush thread of", &path, e))
-}
-
 impl DbInner {
-    fn flush_loop(&self) {
-        loop {
-            let flush = {
-                let mut bg = self.bg.lock();
-                loop {
-                    if bg.shutdown {
-                        return;
-                    }
-                    if bg.error.is_none() {
-                        if !self.sv.read().immutables.is_empty() {
-                            break true;
-                        }
-                        if !self.options.disable_auto_compactions
-                            && self.pick_compaction().is_some()
-                        {
-                            break false;
-                        }
-                    }
-                    self.bg_cv.wait(&mut bg);
-                }
-            };
-            self.bg.lock().busy = true;
-            // Flushes go first: they free memory that writers may be waiting for.
-            let result = if flush {
-                self.flush_oldest_immutable()
-            } else {
-                self.compact_once().map(|_| ())
-            };
-            let mut bg = self.bg.lock();
-            bg.busy = false;
-            if let Err(e) = result {
-                bg.error = Some(e);
-                self.bg_failed.store(true, Ordering::Release);
-            }
-            self.bg_cv.notify_all();
-        }
-    }
-
     /// Flushes the oldest immutable memtable, if there is one.
-    fn flush_oldest_immutable(&self) -> Result<()> {
+    pub(super) fn flush_oldest_immutable(&self) -> Result<()> {
         let sv = self.sv.read().clone();
         let Some(imm) = sv.immutables.last().cloned() else {
             return Ok(());
@@ -98,6 +50,19 @@ impl DbInner {
             log_number: Some(next_log),
             ..VersionEdit::default()
         };
+        match &meta {
+            Some(m) => self.info_log.log(format_args!(
+                "flush: memtable of WAL {} to table {} ({} entries, {} bytes)",
+                imm.log_number(),
+                m.number,
+                m.entries,
+                m.size
+            )),
+            None => self.info_log.log(format_args!(
+                "flush: memtable of WAL {} was empty",
+                imm.log_number()
+            )),
+        }
         if let Some(meta) = meta {
             edit.last_sequence = Some(meta.largest_seq);
             edit.new_files.push((0, meta));
@@ -105,6 +70,7 @@ impl DbInner {
         {
             let mut versions = self.versions.lock();
             let version = versions.log_and_apply(edit)?;
+            self.note_new_version(&version);
             let mut current = self.sv.write();
             let immutables = current
                 .immutables
@@ -206,11 +172,4 @@ impl DbInner {
         self.unpersisted.store(false, Ordering::Release);
         Ok(())
     }
-}
-
-/// The error a write or flush reports once background work has stopped.
-pub(super) fn background_error(cause: &Error) -> Error {
-    Error::Unavailable(format!(
-        "background work stopped after an error; writes are refused: {cause}"
-    ))
 }

@@ -11,12 +11,14 @@
 //!   flushes: every entry at or below the published sequence is in a memtable or table of it.
 //! - One background thread flushes immutable memtables to L0 tables (`flush`); the manifest
 //!   records each table before the flushed memtable leaves the super version and its WAL is
-//!   deleted.
+//!   deleted. Other background threads compact (`background`, `compact`).
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 
+mod background;
 mod compact;
 mod filename;
 mod flush;
+mod info_log;
 mod iter;
 mod recovery;
 mod snapshot;
@@ -32,12 +34,12 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoSnapshot, IoStats};
-use crate::iterator::{InternalIterator, MergingIterator};
+use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::log::LogWriter;
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
-use crate::version::{Version, VersionSet, CURRENT, NUM_LEVELS};
+use crate::version::{FileMeta, Version, VersionSet, CURRENT, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
 pub use compact::LevelCompactionStats;
@@ -46,7 +48,9 @@ pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
 pub use snapshot::Snapshot;
 
+use background::BgState;
 use filename::{parse_file_name, FileKind};
+use info_log::InfoLog;
 use snapshot::SnapshotList;
 use table_cache::TableCache;
 use write::{WriteQueue, WriterState};
@@ -59,16 +63,6 @@ pub(crate) struct SuperVersion {
     /// Immutable memtables, newest first.
     pub immutables: Vec<Arc<MemTable>>,
     pub version: Arc<Version>,
-}
-
-/// The background thread's shared state.
-#[derive(Default)]
-pub(crate) struct BgState {
-    pub shutdown: bool,
-    /// True while the background thread runs a flush or compaction.
-    pub busy: bool,
-    /// The error that stopped background work, if one did.
-    pub error: Option<Error>,
 }
 
 /// Counters of the database's work since open (cheap relaxed atomics).
@@ -89,6 +83,12 @@ pub(crate) struct Counters {
     pub l0_slowdown_micros: AtomicU64,
     pub l0_stops: AtomicU64,
     pub l0_stop_micros: AtomicU64,
+    pub pending_slowdowns: AtomicU64,
+    pub pending_slowdown_micros: AtomicU64,
+    pub pending_stops: AtomicU64,
+    pub pending_stop_micros: AtomicU64,
+    pub compactions_skipped_for_space: AtomicU64,
+    pub subcompactions: AtomicU64,
 }
 
 /// A snapshot of the database's counters and memory state, from [`Db::stats`].
@@ -138,6 +138,22 @@ pub struct DbStats {
     pub l0_stops: u64,
     /// Microseconds of those stops.
     pub l0_stop_micros: u64,
+    /// Write groups delayed because pending compaction bytes passed the soft limit.
+    pub pending_slowdowns: u64,
+    /// Microseconds of those delays.
+    pub pending_slowdown_micros: u64,
+    /// Write groups stopped because pending compaction bytes reached the hard limit.
+    pub pending_stops: u64,
+    /// Microseconds of those stops.
+    pub pending_stop_micros: u64,
+    /// Estimated bytes compaction still has to rewrite.
+    pub pending_compaction_bytes: u64,
+    /// Compactions not started because their output might not fit on the disk.
+    pub compactions_skipped_for_space: u64,
+    /// Compactions running now.
+    pub compactions_running: u64,
+    /// Key ranges merged in parallel by compactions split with `max_subcompactions`.
+    pub subcompactions: u64,
     /// Compaction work per output level.
     pub compactions: Vec<LevelCompactionStats>,
     /// Table files per level.
@@ -162,6 +178,64 @@ pub struct DbStats {
     pub io: IoSnapshot,
 }
 
+/// The shape of the tree, from [`Db::tree_shape`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TreeShape {
+    /// Entries in the active memtable.
+    pub active_memtable_entries: u64,
+    /// Bytes of memory used by the active memtable.
+    pub active_memtable_bytes: u64,
+    /// Immutable memtables waiting for a flush.
+    pub immutable_memtables: u64,
+    /// Bytes of memory used by them.
+    pub immutable_memtable_bytes: u64,
+    /// Files and bytes per level, L0 first (each L0 file is one sorted run).
+    pub levels: Vec<LevelShape>,
+}
+
+/// Files and bytes of one level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelShape {
+    /// Table files.
+    pub files: u64,
+    /// Bytes of them.
+    pub bytes: u64,
+}
+
+impl TreeShape {
+    /// Sorted runs a read may have to consult: memtables, L0 files, non-empty levels below.
+    pub fn sorted_runs(&self) -> u64 {
+        let l0 = self.levels.first().map_or(0, |l| l.files);
+        let deeper = self.levels.iter().skip(1).filter(|l| l.files > 0).count() as u64;
+        1 + self.immutable_memtables + l0 + deeper
+    }
+
+    /// Bytes of all table files.
+    pub fn table_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.bytes).sum()
+    }
+}
+
+impl std::fmt::Display for TreeShape {
+    /// `mem 12.0 MiB (81234 entries) + 1 imm | L0 3 files 24.1 MiB | L5 4 files 98.0 MiB`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = |b: u64| b as f64 / 1048576.0;
+        write!(
+            f,
+            "mem {:.1} MiB ({} entries) + {} imm",
+            mib(self.active_memtable_bytes),
+            self.active_memtable_entries,
+            self.immutable_memtables
+        )?;
+        for (level, l) in self.levels.iter().enumerate() {
+            if l.files > 0 {
+                write!(f, " | L{level} {} files {:.1} MiB", l.files, mib(l.bytes))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 pub(crate) struct DbInner {
     path: PathBuf,
     options: Options,
@@ -177,9 +251,12 @@ pub(crate) struct DbInner {
     bg: Mutex<BgState>,
     bg_cv: Condvar,
     bg_failed: AtomicBool,
-    bg_thread: Mutex<Option<JoinHandle<()>>>,
-    /// Held by the one compaction that runs at a time.
-    compaction_lock: Mutex<()>,
+    bg_threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Estimated bytes compaction still has to rewrite, updated with each new version.
+    pending_compaction_bytes: AtomicU64,
+    /// Disk bytes the running compactions may still write (see `compact`).
+    compaction_reserved: AtomicU64,
+    info_log: InfoLog,
     compaction_stats: Mutex<Vec<LevelCompactionStats>>,
     /// Tables compacted away, deleted once no version in use names them.
     obsolete_tables: Mutex<Vec<u64>>,
@@ -332,6 +409,7 @@ impl Db {
             immutables,
             version,
         };
+        let info_log = InfoLog::open(fs.as_ref(), &path);
         let tables = TableCache::new(
             path.clone(),
             fs.clone(),
@@ -353,8 +431,10 @@ impl Db {
             bg: Mutex::new(BgState::default()),
             bg_cv: Condvar::new(),
             bg_failed: AtomicBool::new(false),
-            bg_thread: Mutex::new(None),
-            compaction_lock: Mutex::new(()),
+            bg_threads: Mutex::new(Vec::new()),
+            pending_compaction_bytes: AtomicU64::new(0),
+            compaction_reserved: AtomicU64::new(0),
+            info_log,
             compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
             obsolete_tables: Mutex::new(Vec::new()),
             unpersisted: AtomicBool::new(false),
@@ -365,8 +445,14 @@ impl Db {
             lock: Mutex::new(Some(lock)),
             options,
         });
-        let handle = flush::spawn(&inner)?;
-        *inner.bg_thread.lock() = Some(handle);
+        inner.info_log.log(format_args!(
+            "opened {} ({} WALs replayed, last sequence {last_sequence}); {:?}",
+            inner.path.display(),
+            wals.len(),
+            inner.options
+        ));
+        inner.note_new_version(&inner.sv.read().version.clone());
+        *inner.bg_threads.lock() = background::spawn(&inner)?;
         if pending_flush {
             inner.wake_background();
         }
@@ -456,11 +542,29 @@ impl Db {
         for m in &sv.immutables {
             children.push(Box::new(m.iter()));
         }
-        for f in sv.version.levels.iter().flatten() {
+        for f in &sv.version.levels[0] {
             match self.inner.tables.get(f.number) {
                 Ok(t) => children.push(Box::new(t.iter())),
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
+        }
+        // One cursor per deeper level, opening its files as it reaches them. Each holds the
+        // version, so that no compaction deletes a file before the cursor has opened it.
+        for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
+            let inner = self.inner.clone();
+            let version = sv.version.clone();
+            let bounds = files
+                .iter()
+                .map(|f| (f.smallest.clone(), f.largest.clone()))
+                .collect();
+            children.push(Box::new(ConcatIterator::new(
+                files.clone(),
+                bounds,
+                Box::new(move |f: &Arc<FileMeta>| {
+                    let _pinned = &version;
+                    Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)
+                }),
+            )));
         }
         DbIterator::new(
             MergingIterator::new(children),
@@ -480,6 +584,28 @@ impl Db {
         R: std::ops::RangeBounds<K>,
     {
         Range::new(self, range)
+    }
+
+    /// The shape of the tree now: memtables, L0 runs, files and bytes per level.
+    pub fn tree_shape(&self) -> TreeShape {
+        let sv = self.inner.sv.read().clone();
+        TreeShape {
+            active_memtable_entries: sv.active.num_entries(),
+            active_memtable_bytes: sv.active.memory_usage() as u64,
+            immutable_memtables: sv.immutables.len() as u64,
+            immutable_memtable_bytes: sv.immutables.iter().map(|m| m.memory_usage() as u64).sum(),
+            levels: sv
+                .version
+                .levels
+                .iter()
+                .take(self.inner.options.num_levels)
+                .enumerate()
+                .map(|(level, files)| LevelShape {
+                    files: files.len() as u64,
+                    bytes: sv.version.level_bytes(level),
+                })
+                .collect(),
+        }
     }
 
     /// Counters and memory state.
@@ -654,6 +780,14 @@ impl DbInner {
             l0_slowdown_micros: load(&c.l0_slowdown_micros),
             l0_stops: load(&c.l0_stops),
             l0_stop_micros: load(&c.l0_stop_micros),
+            pending_slowdowns: load(&c.pending_slowdowns),
+            pending_slowdown_micros: load(&c.pending_slowdown_micros),
+            pending_stops: load(&c.pending_stops),
+            pending_stop_micros: load(&c.pending_stop_micros),
+            pending_compaction_bytes: load(&self.pending_compaction_bytes),
+            compactions_skipped_for_space: load(&c.compactions_skipped_for_space),
+            compactions_running: self.bg.lock().compactions_running as u64,
+            subcompactions: load(&c.subcompactions),
             compactions: self.compaction_stats.lock().clone(),
             level_files: (0..NUM_LEVELS)
                 .map(|l| sv.version.levels[l].len() as u64)
@@ -672,10 +806,14 @@ impl DbInner {
         }
     }
 
-    /// Wakes the flush thread.
-    fn wake_background(&self) {
-        let _bg = self.bg.lock();
-        self.bg_cv.notify_all();
+    /// Updates what is derived from the current version (for write stalls).
+    fn note_new_version(&self, version: &Version) {
+        let pending = crate::compaction::picker::pending_compaction_bytes(
+            version,
+            &self.options.picker_options(),
+        );
+        self.pending_compaction_bytes
+            .store(pending, Ordering::Relaxed);
     }
 
     fn close(&self) -> Result<()> {
@@ -694,7 +832,8 @@ impl DbInner {
             bg.shutdown = true;
             self.bg_cv.notify_all();
         }
-        if let Some(handle) = self.bg_thread.lock().take() {
+        let threads = std::mem::take(&mut *self.bg_threads.lock());
+        for handle in threads {
             let _ = handle.join();
         }
         let synced = self.writer.lock().sync_wal();
@@ -797,7 +936,8 @@ fn format_stats(s: &DbStats) -> String {
          reads: {} gets, {} found\n\
          memtables: active {} entries / {} bytes, {} immutable / {} bytes, {} switches\n\
          snapshots: {} live; last sequence {}\n\
-         flushes: {}; stalls: memtable {} ({} us), L0 slowdown {} ({} us), L0 stop {} ({} us)\n\
+         flushes: {}; stalls: memtable {} ({} us), L0 slowdown {} ({} us), L0 stop {} ({} us), pending-bytes slowdown {} ({} us), pending-bytes stop {} ({} us)\n\
+         compaction: {} pending bytes, {} running, {} skipped for disk space, {} subcompactions\n\
          tables per level: {:?}; bytes per level: {:?}; {} open\n\
          bloom: {} checks, {} negatives; block cache hits/misses: data {}/{}, index {}/{}, filter {}/{}; {} table bytes read\n",
         s.batches,
@@ -824,6 +964,14 @@ fn format_stats(s: &DbStats) -> String {
         s.l0_slowdown_micros,
         s.l0_stops,
         s.l0_stop_micros,
+        s.pending_slowdowns,
+        s.pending_slowdown_micros,
+        s.pending_stops,
+        s.pending_stop_micros,
+        s.pending_compaction_bytes,
+        s.compactions_running,
+        s.compactions_skipped_for_space,
+        s.subcompactions,
         s.level_files,
         s.level_bytes,
         s.open_tables,

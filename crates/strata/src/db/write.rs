@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::flush::background_error;
+use super::background::background_error;
 use super::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
@@ -199,7 +199,7 @@ impl DbInner {
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
-        self.throttle_for_level0()?;
+        self.throttle_writes()?;
         let mut mem = self.sv.read().active.clone();
         if mem.memory_usage() >= self.options.write_buffer_size {
             self.wait_for_flush_room()?;
@@ -289,36 +289,71 @@ impl DbInner {
         Ok(())
     }
 
-    /// Slows writes down when L0 reaches `level0_slowdown_writes_trigger` files (a delay per
-    /// write group of 1 ms times the files above the trigger, at most 20 ms), and stops them
-    /// at `level0_stop_writes_trigger` until compaction brings L0 back below it. Both are
-    /// counted. Without background compaction nothing would bring L0 down, so nothing waits.
-    fn throttle_for_level0(&self) -> Result<()> {
+    /// Slows writes down, or stops them, while compaction is behind. Causes, each counted
+    /// with its time:
+    ///
+    /// - L0 at `level0_slowdown_writes_trigger` files: a delay per write group of 1 ms per
+    ///   file at or above the trigger, at most 20 ms; at `level0_stop_writes_trigger`, writes
+    ///   wait until compaction brings L0 below it.
+    /// - Pending compaction bytes at the soft limit: a delay growing from 1 ms to 20 ms as
+    ///   they approach the hard limit; at the hard limit, writes wait.
+    ///
+    /// Without background compaction nothing would catch up, so nothing waits.
+    fn throttle_writes(&self) -> Result<()> {
         if self.options.disable_auto_compactions {
             return Ok(());
         }
         let o = &self.options;
-        let l0 = self.sv.read().version.levels[0].len();
-        if l0 >= o.level0_stop_writes_trigger {
+        let c = &self.counters;
+        let l0_files = || self.sv.read().version.levels[0].len();
+        let pending = || self.pending_compaction_bytes.load(Ordering::Relaxed);
+        let hard = o.hard_pending_compaction_bytes_limit;
+        let soft = o.soft_pending_compaction_bytes_limit;
+        let l0_stopped = || l0_files() >= o.level0_stop_writes_trigger;
+        let pending_stopped = || hard > 0 && pending() >= hard;
+        for (stopped, count, micros) in [
+            (
+                &l0_stopped as &dyn Fn() -> bool,
+                &c.l0_stops,
+                &c.l0_stop_micros,
+            ),
+            (&pending_stopped, &c.pending_stops, &c.pending_stop_micros),
+        ] {
+            if !stopped() {
+                continue;
+            }
             let started = std::time::Instant::now();
             let mut bg = self.bg.lock();
-            while self.sv.read().version.levels[0].len() >= o.level0_stop_writes_trigger {
+            while stopped() {
                 if let Some(e) = &bg.error {
                     return Err(background_error(e));
                 }
                 self.bg_cv.wait(&mut bg);
             }
-            let c = &self.counters;
-            c.l0_stops.fetch_add(1, Ordering::Relaxed);
-            c.l0_stop_micros
-                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
-        } else if l0 >= o.level0_slowdown_writes_trigger {
+            count.fetch_add(1, Ordering::Relaxed);
+            micros.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        }
+        let l0 = l0_files();
+        if l0 >= o.level0_slowdown_writes_trigger {
             let over = (l0 - o.level0_slowdown_writes_trigger + 1) as u64;
             let delay = std::time::Duration::from_millis(over.min(20));
             std::thread::sleep(delay);
-            let c = &self.counters;
             c.l0_slowdowns.fetch_add(1, Ordering::Relaxed);
             c.l0_slowdown_micros
+                .fetch_add(delay.as_micros() as u64, Ordering::Relaxed);
+        }
+        let pending = pending();
+        if soft > 0 && pending >= soft {
+            // Without a hard limit above the soft one, the delay stays at its least.
+            let share = if hard > soft {
+                ((pending - soft) as f64 / (hard - soft) as f64).min(1.0)
+            } else {
+                0.0
+            };
+            let delay = std::time::Duration::from_micros(1000 + (19_000.0 * share) as u64);
+            std::thread::sleep(delay);
+            c.pending_slowdowns.fetch_add(1, Ordering::Relaxed);
+            c.pending_slowdown_micros
                 .fetch_add(delay.as_micros() as u64, Ordering::Relaxed);
         }
         Ok(())

@@ -2,6 +2,10 @@
 //! files, fails the N-th and every later one (a process crash at that point), and can then
 //! simulate a power cut on the files it wrote.
 //!
+//! It can also stand in for a small disk: with [`FaultFs::set_space_limit`], appends that
+//! would take the bytes of the files it wrote past the limit fail with ENOSPC (the file is
+//! left as it was), and `available_space` reports what is left.
+//!
 //! The power-cut model: every file loses the bytes appended after its last sync; a file
 //! created since the last sync of its directory disappears. Renames count as durable once
 //! done (as on ext4, which orders a rename after the data it replaces); the engine syncs the
@@ -30,6 +34,11 @@ struct State {
     crash_at: Option<u64>,
     crashed: bool,
     files: HashMap<PathBuf, FileState>,
+    /// Bytes of the live files written through this file system.
+    used: u64,
+    space_limit: Option<u64>,
+    /// Appends refused for lack of space.
+    enospc: u64,
 }
 
 impl State {
@@ -73,6 +82,21 @@ impl FaultFs {
         s.crash_at = Some(s.ops + n);
     }
 
+    /// Limits the bytes of the files written through this file system (`None`: no limit).
+    pub fn set_space_limit(&self, limit: Option<u64>) {
+        self.state.lock().space_limit = limit;
+    }
+
+    /// Bytes of the live files written through this file system.
+    pub fn used_space(&self) -> u64 {
+        self.state.lock().used
+    }
+
+    /// Appends refused with ENOSPC so far.
+    pub fn enospc_errors(&self) -> u64 {
+        self.state.lock().enospc
+    }
+
     /// Changing operations done so far.
     pub fn ops(&self) -> u64 {
         self.state.lock().ops
@@ -114,9 +138,19 @@ impl WritableFile for FaultWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let mut s = self.state.lock();
         s.step("append", &self.path)?;
+        let n = data.len() as u64;
+        if s.space_limit.is_some_and(|limit| s.used + n > limit) {
+            s.enospc += 1;
+            return Err(Error::io(
+                "append to",
+                &self.path,
+                std::io::Error::from_raw_os_error(28),
+            ));
+        }
         self.inner.append(data)?;
+        s.used += n;
         if let Some(f) = s.files.get_mut(&self.path) {
-            f.len += data.len() as u64;
+            f.len += n;
         }
         Ok(())
     }
@@ -146,7 +180,9 @@ impl FileSystem for FaultFs {
         let mut s = self.state.lock();
         s.step("create", path)?;
         let inner = PosixFs.create_writable(path)?;
-        s.files.insert(path.to_path_buf(), FileState::default());
+        if let Some(old) = s.files.insert(path.to_path_buf(), FileState::default()) {
+            s.used -= old.len;
+        }
         Ok(Box::new(FaultWritable {
             inner,
             path: path.to_path_buf(),
@@ -175,12 +211,14 @@ impl FileSystem for FaultFs {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> Result<()> {
-        let mut s = self.state.lock();
+        let mut guard = self.state.lock();
+        let s = &mut *guard;
         s.step("truncate", path)?;
         PosixFs.truncate(path, len)?;
         if let Some(f) = s.files.get_mut(path) {
-            f.len = len;
-            f.synced_len = len;
+            s.used = s.used - f.len + len.min(f.len);
+            f.len = len.min(f.len);
+            f.synced_len = f.len;
         }
         Ok(())
     }
@@ -189,7 +227,9 @@ impl FileSystem for FaultFs {
         let mut s = self.state.lock();
         s.step("remove", path)?;
         PosixFs.remove_file(path)?;
-        s.files.remove(path);
+        if let Some(f) = s.files.remove(path) {
+            s.used -= f.len;
+        }
         Ok(())
     }
 
@@ -199,7 +239,9 @@ impl FileSystem for FaultFs {
         PosixFs.rename(from, to)?;
         if let Some(mut f) = s.files.remove(from) {
             f.named = true;
-            s.files.insert(to.to_path_buf(), f);
+            if let Some(old) = s.files.insert(to.to_path_buf(), f) {
+                s.used -= old.len;
+            }
         }
         Ok(())
     }
@@ -218,5 +260,13 @@ impl FileSystem for FaultFs {
 
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         PosixFs.lock(path)
+    }
+
+    fn available_space(&self, path: &Path) -> Result<u64> {
+        let s = self.state.lock();
+        match s.space_limit {
+            Some(limit) => Ok(limit.saturating_sub(s.used)),
+            None => PosixFs.available_space(path),
+        }
     }
 }

@@ -75,6 +75,9 @@ pub trait FileSystem: Send + Sync {
     /// Takes an exclusive lock on `path` (created if missing); fails with `Busy` if another
     /// process or handle holds it.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Bytes free for an unprivileged writer on the file system holding `path` (a
+    /// compaction checks this before it starts).
+    fn available_space(&self, path: &Path) -> Result<u64>;
 }
 
 /// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
@@ -266,6 +269,12 @@ impl FileSystem for PosixFs {
         let dir = File::open(path).map_err(|e| Error::io("open directory", path, e))?;
         dir.sync_all()
             .map_err(|e| Error::io("fsync directory", path, e))
+    }
+
+    fn available_space(&self, path: &Path) -> Result<u64> {
+        let stat = rustix::fs::statvfs(path)
+            .map_err(|e| Error::io("statvfs", path, std::io::Error::from(e)))?;
+        Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
     }
 
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {

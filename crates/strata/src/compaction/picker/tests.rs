@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::key::{append_internal_key, ValueKind};
+use crate::options::{CompactionStyle, UniversalOptions};
 use crate::version::VersionEdit;
 
 fn ik(k: &str, seq: u64) -> Vec<u8> {
@@ -35,26 +36,53 @@ fn numbers(files: &[Arc<FileMeta>]) -> String {
         .join(",")
 }
 
-fn describe(task: &Option<CompactionTask>) -> String {
-    match task {
-        None => "none".into(),
-        Some(t) if t.is_trivial_move() => format!(
-            "move L{}->L{} file={}",
-            t.level, t.output_level, t.inputs[0].number
-        ),
-        Some(t) => format!(
-            "L{}->L{} inputs={} output_inputs={}",
-            t.level,
+fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
+    let Some(t) = task else {
+        return "none".into();
+    };
+    if style == CompactionStyle::Universal {
+        let groups: Vec<String> = t
+            .inputs
+            .iter()
+            .map(|g| format!("L{}:{}", g.level, numbers(&g.files)))
+            .collect();
+        return format!(
+            "{} L{}->L{} inputs={}",
+            t.reason.name(),
+            t.start_level(),
             t.output_level,
-            numbers(&t.inputs),
-            numbers(&t.output_inputs)
-        ),
+            groups.join(" ")
+        );
     }
+    if t.is_trivial_move() {
+        return format!(
+            "move L{}->L{} file={}",
+            t.start_level(),
+            t.output_level,
+            t.inputs[0].files[0].number
+        );
+    }
+    format!(
+        "L{}->L{} inputs={} output_inputs={}",
+        t.start_level(),
+        t.output_level,
+        numbers(t.files_at(t.start_level())),
+        numbers(t.files_at(t.output_level))
+    )
 }
 
 #[test]
 fn leveled_picker_cases() {
-    let text = include_str!("../testdata/leveled.txt");
+    assert!(run_cases(include_str!("../testdata/leveled.txt")) >= 10);
+}
+
+#[test]
+fn universal_picker_cases() {
+    assert!(run_cases(include_str!("../testdata/universal.txt")) >= 8);
+}
+
+/// Runs every case of a test-data file; returns how many ran.
+fn run_cases(text: &str) -> usize {
     let mut ran = 0;
     for case in text.split("\ncase: ").skip(1) {
         let mut lines = case.lines();
@@ -64,11 +92,14 @@ fn leveled_picker_cases() {
             level0_file_num_compaction_trigger: 4,
             max_bytes_for_level_base: 1000,
             max_bytes_for_level_multiplier: 10.0,
+            style: CompactionStyle::Leveled,
+            universal: UniversalOptions::default(),
         };
         let mut edit = VersionEdit::default();
-        let mut busy = HashSet::new();
+        let mut busy = Busy::default();
         let mut expect = None;
         let mut expect_targets = None;
+        let mut expect_pending = None;
         for line in lines.filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
             let (tag, rest) = line.split_once(':').unwrap();
             let rest = rest.trim();
@@ -85,13 +116,34 @@ fn leveled_picker_cases() {
                                 opts.max_bytes_for_level_multiplier = v.parse().unwrap()
                             }
                             "levels" => opts.num_levels = v.parse().unwrap(),
+                            "style" => {
+                                opts.style = match v {
+                                    "leveled" => CompactionStyle::Leveled,
+                                    "universal" => CompactionStyle::Universal,
+                                    other => panic!("{name}: unknown style {other}"),
+                                }
+                            }
+                            "ratio" => opts.universal.size_ratio = v.parse().unwrap(),
+                            "min_width" => opts.universal.min_merge_width = v.parse().unwrap(),
+                            "max_width" => opts.universal.max_merge_width = v.parse().unwrap(),
+                            "amp" => {
+                                opts.universal.max_size_amplification_percent = v.parse().unwrap()
+                            }
                             other => panic!("{name}: unknown option {other}"),
                         }
                     }
                 }
-                "busy" => busy = rest.split(',').map(|n| n.trim().parse().unwrap()).collect(),
+                "busy" => busy.files = rest.split(',').map(|n| n.trim().parse().unwrap()).collect(),
+                "running" => {
+                    // A running compaction's output: `Ln:lo-hi`.
+                    let (level, range) = rest.split_once(':').unwrap();
+                    let (lo, hi) = range.split_once('-').unwrap();
+                    let level = level.trim_start_matches('L').parse().unwrap();
+                    busy.outputs.push((level, lo.into(), hi.into()));
+                }
                 "expect" => expect = Some(rest.to_string()),
                 "targets" => expect_targets = Some(rest.to_string()),
+                "pending" => expect_pending = Some(rest.to_string()),
                 level if level.starts_with('L') => {
                     let l: usize = level[1..].parse().unwrap();
                     for spec in rest.split_whitespace() {
@@ -112,9 +164,13 @@ fn leveled_picker_cases() {
             }
             assert_eq!(desc, t, "case '{name}': targets");
         }
-        let got = describe(&pick(&version, &opts, &busy));
+        let got = describe(&pick(&version, &opts, &busy), opts.style);
         assert_eq!(got, expect.unwrap(), "case '{name}'");
+        if let Some(p) = expect_pending {
+            let got = pending_compaction_bytes(&version, &opts);
+            assert_eq!(got.to_string(), p, "case '{name}': pending bytes");
+        }
         ran += 1;
     }
-    assert!(ran >= 8);
+    ran
 }

@@ -1,0 +1,208 @@
+//! Background work: one thread flushes memtables, `max_background_jobs - 1` threads (at
+//! least one) compact, and manual compactions take the tree for themselves.
+//!
+//! All of it is coordinated under one mutex ([`BgState`]) and its condition variable:
+//!
+//! - The flush thread waits for an immutable memtable and flushes the oldest. Flushes never
+//!   wait for compactions: they free the memory writers may be waiting for.
+//! - A compaction thread picks a task the picker allows beside the running ones (no shared
+//!   file, no overlapping output in the same level; universal runs one at a time), records
+//!   it in [`Busy`], runs it without the lock, and removes it.
+//! - A manual compaction announces itself (background threads then start nothing new),
+//!   waits until no compaction runs, and runs in the caller's thread.
+//! - A compaction skipped for lack of disk space is retried after a second, or sooner when a
+//!   flush or compaction changes the tree.
+//! - The first background error stops all background work; writes then fail with it.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::compact::Ran;
+use super::DbInner;
+use crate::compaction::picker::Busy;
+use crate::error::{Error, Result};
+
+/// How long a compaction skipped for lack of space waits before it is tried again.
+const SPACE_RETRY: Duration = Duration::from_secs(1);
+
+/// The background threads' shared state.
+#[derive(Default)]
+pub(crate) struct BgState {
+    pub shutdown: bool,
+    /// True while the flush thread writes a memtable.
+    pub flushing: bool,
+    /// Compactions running, background and manual.
+    pub compactions_running: usize,
+    /// Files and output ranges of the running compactions.
+    pub busy: Busy,
+    /// Manual compactions running or waiting to run.
+    pub manual: usize,
+    /// Set when a compaction was skipped for lack of disk space: when to try again.
+    pub space_retry_at: Option<Instant>,
+    /// The error that stopped background work, if one did.
+    pub error: Option<Error>,
+}
+
+/// Starts the flush thread and the compaction threads of `inner`.
+pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
+    let mut handles = Vec::new();
+    let start = |name: String, job: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(job)
+            .map_err(|e| Error::io("start a background thread of", &inner.path, e))
+    };
+    let db = inner.clone();
+    handles.push(start(
+        "strata-flush".into(),
+        Box::new(move || db.flush_loop()),
+    )?);
+    for i in 0..inner.options.compaction_threads() {
+        let db = inner.clone();
+        handles.push(start(
+            format!("strata-compact-{i}"),
+            Box::new(move || db.compaction_loop()),
+        )?);
+    }
+    Ok(handles)
+}
+
+/// Holds the tree for a manual compaction; dropping it lets background compactions go on.
+pub(super) struct ManualCompaction<'a> {
+    db: &'a DbInner,
+}
+
+impl Drop for ManualCompaction<'_> {
+    fn drop(&mut self) {
+        let mut bg = self.db.bg.lock();
+        bg.compactions_running -= 1;
+        bg.manual -= 1;
+        self.db.bg_cv.notify_all();
+    }
+}
+
+impl DbInner {
+    fn flush_loop(&self) {
+        loop {
+            {
+                let mut bg = self.bg.lock();
+                loop {
+                    if bg.shutdown {
+                        return;
+                    }
+                    if bg.error.is_none() && !self.sv.read().immutables.is_empty() {
+                        break;
+                    }
+                    self.bg_cv.wait(&mut bg);
+                }
+                bg.flushing = true;
+            }
+            let result = self.flush_oldest_immutable();
+            let mut bg = self.bg.lock();
+            bg.flushing = false;
+            // The tree changed: a compaction skipped for space may fit now.
+            bg.space_retry_at = None;
+            if let Err(e) = result {
+                self.stop_background(&mut bg, "flush", e);
+            }
+            self.bg_cv.notify_all();
+        }
+    }
+
+    fn compaction_loop(&self) {
+        loop {
+            let task = {
+                let mut bg = self.bg.lock();
+                loop {
+                    if bg.shutdown {
+                        return;
+                    }
+                    let may_start = bg.error.is_none()
+                        && bg.manual == 0
+                        && !self.options.disable_auto_compactions;
+                    if may_start {
+                        if let Some(at) = bg.space_retry_at.filter(|&t| t > Instant::now()) {
+                            self.bg_cv.wait_until(&mut bg, at);
+                            continue;
+                        }
+                        if let Some(task) = self.pick_compaction(&bg.busy) {
+                            bg.busy.add(&task);
+                            bg.compactions_running += 1;
+                            break task;
+                        }
+                    }
+                    self.bg_cv.wait(&mut bg);
+                }
+            };
+            let result = self.run_compaction(&task);
+            let mut bg = self.bg.lock();
+            bg.busy.remove(&task);
+            bg.compactions_running -= 1;
+            match result {
+                Ok(Ran::Done) => bg.space_retry_at = None,
+                Ok(Ran::SkippedForSpace) => bg.space_retry_at = Some(Instant::now() + SPACE_RETRY),
+                Err(e) => self.stop_background(&mut bg, "compaction", e),
+            }
+            self.bg_cv.notify_all();
+        }
+    }
+
+    /// Records the error that stops background work.
+    fn stop_background(&self, bg: &mut BgState, what: &str, e: Error) {
+        self.info_log
+            .log(format_args!("{what} failed, background work stopped: {e}"));
+        bg.error = Some(e);
+        self.bg_failed.store(true, Ordering::Release);
+    }
+
+    /// Waits until no compaction runs and keeps background compactions from starting until
+    /// the returned guard is dropped.
+    pub(super) fn begin_manual_compaction(&self) -> Result<ManualCompaction<'_>> {
+        let mut bg = self.bg.lock();
+        if let Some(e) = &bg.error {
+            return Err(background_error(e));
+        }
+        bg.manual += 1;
+        while bg.compactions_running > 0 {
+            self.bg_cv.wait(&mut bg);
+        }
+        bg.compactions_running += 1;
+        Ok(ManualCompaction { db: self })
+    }
+
+    /// Waits until no flush is pending or running, no compaction runs and the picker finds
+    /// nothing to do (or only what does not fit on the disk now).
+    pub(super) fn wait_for_compactions(&self) -> Result<()> {
+        let mut bg = self.bg.lock();
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(background_error(e));
+            }
+            let idle = !bg.flushing
+                && bg.compactions_running == 0
+                && self.sv.read().immutables.is_empty()
+                && (self.options.disable_auto_compactions
+                    || bg.space_retry_at.is_some()
+                    || self.pick_compaction(&bg.busy).is_none());
+            if idle {
+                return Ok(());
+            }
+            self.bg_cv.wait(&mut bg);
+        }
+    }
+
+    /// Wakes the background threads.
+    pub(super) fn wake_background(&self) {
+        let _bg = self.bg.lock();
+        self.bg_cv.notify_all();
+    }
+}
+
+/// The error a write or flush reports once background work has stopped.
+pub(super) fn background_error(cause: &Error) -> Error {
+    Error::Unavailable(format!(
+        "background work stopped after an error; writes are refused: {cause}"
+    ))
+}

@@ -1,0 +1,315 @@
+//! Compaction end to end: universal and leveled trees keep their shape under load, a
+//! nearly full disk skips compactions instead of failing them, subcompactions and the
+//! grandparent cut split work as configured, write stalls on pending compaction bytes, and
+//! the tree shape agrees with the stats.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use strata::fs::fault::FaultFs;
+use strata::{CompactionStyle, Db, ErrorKind, Options, TreeShape, UniversalOptions};
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:07}").into_bytes()
+}
+
+fn value(i: u64, round: u64) -> Vec<u8> {
+    format!("value-{i}-{round}-").repeat(4).into_bytes()
+}
+
+fn small(style: CompactionStyle) -> Options {
+    Options {
+        create_if_missing: true,
+        write_buffer_size: 32 << 10,
+        max_write_buffer_number: 3,
+        block_size: 1024,
+        level0_file_num_compaction_trigger: 4,
+        max_bytes_for_level_base: 128 << 10,
+        target_file_size_base: 64 << 10,
+        compaction_style: style,
+        ..Options::default()
+    }
+}
+
+/// Writes `rounds` overwrites of keys 0..n, returning the expected contents.
+fn write_rounds(db: &Db, n: u64, rounds: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut model = BTreeMap::new();
+    for round in 0..rounds {
+        for i in 0..n {
+            // A scattered order, so that every flush overlaps every other.
+            let k = (i * 7919) % n;
+            db.put(&key(k), &value(k, round)).unwrap();
+            model.insert(key(k), value(k, round));
+        }
+    }
+    model
+}
+
+/// Sorted runs in tables (L0 files and non-empty levels below).
+fn table_runs(shape: &TreeShape) -> u64 {
+    shape.sorted_runs() - 1 - shape.immutable_memtables
+}
+
+fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    let all: BTreeMap<Vec<u8>, Vec<u8>> =
+        db.range::<&[u8], _>(..).collect::<Result<_, _>>().unwrap();
+    assert!(all == *model, "database differs from the model");
+    for (k, v) in model.iter().step_by(97) {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+    }
+}
+
+#[test]
+fn universal_compaction_keeps_few_sorted_runs_and_uses_the_bottom_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small(CompactionStyle::Universal);
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let model = write_rounds(&db, 4000, 5);
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let shape = db.tree_shape();
+    let stats = db.stats();
+    assert!(
+        table_runs(&shape) < opts.level0_file_num_compaction_trigger as u64,
+        "{shape}"
+    );
+    assert!(
+        shape.levels[6].files > 0,
+        "the oldest run is in the last level: {shape}"
+    );
+    let compactions: u64 = stats.compactions.iter().map(|c| c.count).sum();
+    assert!(compactions >= 3, "{stats:?}");
+    check(&db, &model);
+    // A full merge leaves one run; the data survives a reopen as leveled.
+    db.compact_all().unwrap();
+    assert_eq!(table_runs(&db.tree_shape()), 1, "{}", db.tree_shape());
+    db.close().unwrap();
+    let db = Db::open(dir.path(), small(CompactionStyle::Leveled)).unwrap();
+    check(&db, &model);
+}
+
+#[test]
+fn universal_size_amplification_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        universal: UniversalOptions {
+            max_size_amplification_percent: 50,
+            ..UniversalOptions::default()
+        },
+        ..small(CompactionStyle::Universal)
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let model = write_rounds(&db, 3000, 6);
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let shape = db.tree_shape();
+    let last = shape
+        .levels
+        .iter()
+        .rev()
+        .find(|l| l.files > 0)
+        .unwrap()
+        .bytes;
+    let newer = shape.table_bytes() - last;
+    assert!(
+        newer * 100 <= last * 50 || table_runs(&shape) < 4,
+        "newer runs hold {newer} bytes over a {last}-byte oldest run: {shape}"
+    );
+    check(&db, &model);
+}
+
+#[test]
+fn a_nearly_full_disk_skips_compactions_and_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let opts = Options {
+        fs: Arc::new(fs.clone()),
+        // Every merge would be a full one (the runs above the oldest are large).
+        universal: UniversalOptions {
+            max_size_amplification_percent: 1,
+            ..UniversalOptions::default()
+        },
+        ..small(CompactionStyle::Universal)
+    };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    let mut model = write_rounds(&db, 6000, 2);
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    // Room for another copy of the data in flushed tables (and the WALs on the way), not
+    // for a merge of everything with it.
+    let used = fs.used_space();
+    fs.set_space_limit(Some(used * 5 / 2));
+    let before = db.stats().compactions_skipped_for_space;
+    for i in 0..6000u64 {
+        db.put(&key(i), &value(i, 9)).unwrap();
+        model.insert(key(i), value(i, 9));
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let stats = db.stats();
+    assert!(
+        stats.compactions_skipped_for_space > before,
+        "no compaction was skipped: {stats:?}"
+    );
+    assert_eq!(
+        fs.enospc_errors(),
+        0,
+        "a write hit the full disk: {used} used before, limit {}",
+        used * 5 / 2
+    );
+    // Reads and writes go on.
+    check(&db, &model);
+    db.put(b"after", b"full").unwrap();
+    model.insert(b"after".to_vec(), b"full".to_vec());
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    assert!(log.contains("skipped: its output may take"), "{log}");
+    // With room again, compaction catches up, and nothing was damaged.
+    fs.set_space_limit(None);
+    db.flush().unwrap();
+    db.compact_all().unwrap();
+    check(&db, &model);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts).unwrap();
+    check(&db, &model);
+}
+
+#[test]
+fn a_manual_compaction_without_room_is_an_error_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let opts = Options {
+        fs: Arc::new(fs.clone()),
+        disable_auto_compactions: true,
+        ..small(CompactionStyle::Leveled)
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let model = write_rounds(&db, 2000, 2);
+    db.flush().unwrap();
+    let shape = db.tree_shape();
+    fs.set_space_limit(Some(fs.used_space() + 1000));
+    let err = db.compact_all().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("free disk space"), "{err}");
+    assert_eq!(db.tree_shape(), shape);
+    check(&db, &model);
+}
+
+#[test]
+fn subcompactions_split_a_big_compaction_into_key_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        max_subcompactions: 4,
+        target_file_size_base: 16 << 10,
+        disable_auto_compactions: true,
+        ..small(CompactionStyle::Leveled)
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut model = write_rounds(&db, 4000, 1);
+    db.compact_all().unwrap();
+    assert_eq!(
+        db.stats().subcompactions,
+        0,
+        "a first compaction has no files below L0"
+    );
+    for i in (0..4000).step_by(3) {
+        db.put(&key(i), &value(i, 7)).unwrap();
+        model.insert(key(i), value(i, 7));
+    }
+    db.compact_all().unwrap();
+    let stats = db.stats();
+    assert!(stats.subcompactions >= 2, "{stats:?}");
+    check(&db, &model);
+}
+
+#[test]
+fn outputs_are_cut_where_they_overlap_too_much_of_the_level_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = Options {
+        num_levels: 3,
+        max_bytes_for_level_base: 64 << 10,
+        max_bytes_for_level_multiplier: 2.0,
+        disable_auto_compactions: true,
+        ..small(CompactionStyle::Leveled)
+    };
+    // A last level of many small files.
+    let db = Db::open(
+        dir.path(),
+        Options {
+            target_file_size_base: 4 << 10,
+            ..base.clone()
+        },
+    )
+    .unwrap();
+    let mut model = write_rounds(&db, 3000, 1);
+    db.compact_all().unwrap();
+    let l2_files = db.tree_shape().levels[2].files;
+    assert!(l2_files >= 20, "{}", db.tree_shape());
+    db.close().unwrap();
+    // Big output files, but cut at 8 KiB of overlap with L2.
+    let db = Db::open(
+        dir.path(),
+        Options {
+            target_file_size_base: 1 << 20,
+            max_compaction_bytes: 8 << 10,
+            ..base
+        },
+    )
+    .unwrap();
+    for i in (0..3000).step_by(2) {
+        db.put(&key(i), &value(i, 5)).unwrap();
+        model.insert(key(i), value(i, 5));
+    }
+    db.flush().unwrap();
+    db.compact_level(0).unwrap();
+    let shape = db.tree_shape();
+    assert!(
+        shape.levels[1].files >= 5,
+        "L0 went to L1 in few files: {shape}"
+    );
+    check(&db, &model);
+}
+
+#[test]
+fn pending_compaction_bytes_slow_and_stop_writes_until_compaction_catches_up() {
+    // L0 at its trigger is well over 64 KiB of pending bytes.
+    for (soft, hard) in [(1, 0), (1, 64 << 10)] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            soft_pending_compaction_bytes_limit: soft,
+            hard_pending_compaction_bytes_limit: hard,
+            max_background_jobs: 3,
+            ..small(CompactionStyle::Leveled)
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        let model = write_rounds(&db, 2000, 2);
+        db.flush().unwrap();
+        db.wait_for_compactions().unwrap();
+        let stats = db.stats();
+        if hard == 0 {
+            assert!(stats.pending_slowdowns > 0, "{stats:?}");
+        } else {
+            assert!(stats.pending_stops > 0, "{stats:?}");
+            assert!(stats.pending_compaction_bytes < hard, "{stats:?}");
+        }
+        let text = db.property("strata.stats").unwrap();
+        assert!(text.contains("pending-bytes stop"), "{text}");
+        check(&db, &model);
+    }
+}
+
+#[test]
+fn tree_shape_agrees_with_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small(CompactionStyle::Leveled)).unwrap();
+    write_rounds(&db, 2000, 2);
+    db.wait_for_compactions().unwrap();
+    let shape = db.tree_shape();
+    let stats = db.stats();
+    for (level, l) in shape.levels.iter().enumerate() {
+        assert_eq!(l.files, stats.level_files[level]);
+        assert_eq!(l.bytes, stats.level_bytes[level]);
+    }
+    assert_eq!(shape.immutable_memtables, stats.immutable_memtables);
+    let text = shape.to_string();
+    assert!(text.starts_with("mem "), "{text}");
+}
