@@ -144,3 +144,19 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
     }
     Ok(())
 }
+
+/// `strata stats DIR`: the tree shape and `strata.stats` of a database.
+pub fn stats(dir: &Path) -> Result<(), BoxError> {
+    // No background compaction: looking must not reshape the tree.
+    let options = strata::Options {
+        disable_auto_compactions: true,
+        ..strata::Options::default()
+    };
+    let db =
+        strata::Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "tree: {}", db.tree_shape())?;
+    write!(out, "{}", db.property("strata.stats").unwrap_or_default())?;
+    db.close()?;
+    Ok(())
+}

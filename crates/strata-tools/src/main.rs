@@ -2,7 +2,8 @@
 //!
 //! - `strata bench`: a benchmark that takes RocksDB `db_bench`'s flags and prints its result
 //!   lines, plus the figures that explain them.
-//! - `strata sst dump|verify FILE`, `strata manifest dump DIR`: inspection.
+//! - `strata sst dump|verify FILE`, `strata manifest dump DIR`, `strata stats DIR`:
+//!   inspection.
 
 mod admin;
 mod bench;
@@ -37,6 +38,12 @@ enum Command {
     Manifest {
         #[command(subcommand)]
         command: ManifestCommand,
+    },
+    /// Open a database (recovering its WALs, as any open does) and print its tree shape,
+    /// counters and per-level compaction table.
+    Stats {
+        /// The database directory.
+        dir: PathBuf,
     },
 }
 
@@ -84,6 +91,7 @@ fn main() -> ExitCode {
         Command::Manifest {
             command: ManifestCommand::Dump { dir },
         } => admin::manifest_dump(&dir),
+        Command::Stats { dir } => admin::stats(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -48,6 +48,16 @@ fn dump_and_verify_tables_and_the_manifest() {
         "{out}"
     );
 
+    let (ok, out, err) = strata(&["stats", db.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("(0 entries) + 0 imm | L0 {} files", tables.len())),
+        "{out}"
+    );
+    assert!(out.contains("** Strata stats **"), "{out}");
+    let (ok, _, err) = strata(&["stats", dir.path().join("missing").to_str().unwrap()]);
+    assert!(!ok && err.contains("no database"), "{err}");
+
     let first = tables[0].to_str().unwrap();
     let (ok, out, _) = strata(&["sst", "verify", first]);
     assert!(ok && out.contains("OK"), "{out}");

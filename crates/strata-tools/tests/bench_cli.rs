@@ -215,3 +215,110 @@ fn readwhilewriting_reports_the_readers_beside_a_rate_limited_writer() {
     assert_eq!(lines[2].ops, 6000);
     assert!(out.contains("writer:"), "{out}");
 }
+
+/// The `name:value` fields of a result line's message, as db_bench prints them for the
+/// mixed steps: `( reads:9 writes:1 total:10 found:9)`.
+fn fields(out: &str, step: &str) -> std::collections::HashMap<String, u64> {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(step) && l.contains("micros/op"))
+        .unwrap_or_else(|| panic!("no {step} line in:\n{out}"));
+    let message = line.split_once('(').map_or("", |(_, m)| m);
+    message
+        .split_whitespace()
+        .filter_map(|w| {
+            let (k, v) = w.trim_end_matches(')').split_once(':')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn mixed_steps_count_their_reads_and_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=3000",
+            "--benchmarks=fillseq,readrandomwriterandom,updaterandom,resetstats,readrandom",
+            "--readwritepercent=70",
+        ],
+    );
+    assert!(ok, "{err}");
+    let rw = fields(&out, "readrandomwriterandom");
+    assert_eq!(rw["reads"] + rw["writes"], 3000, "{out}");
+    assert_eq!(rw["total"], 3000);
+    assert_eq!(rw["found"], rw["reads"], "every key was written by fillseq");
+    let share = rw["reads"] as f64 / 3000.0;
+    assert!((0.6..0.8).contains(&share), "{share}");
+    let up = fields(&out, "updaterandom");
+    assert_eq!((up["updates"], up["found"]), (3000, 3000), "{out}");
+    assert!(out.contains("counters and compaction stats reset"), "{out}");
+    assert!(out.contains("space-amp"), "{out}");
+    let lines = parse(&out);
+    assert_eq!(lines.last().unwrap().found, Some((3000, 3000)));
+}
+
+#[test]
+fn duration_runs_by_time_and_report_file_gets_one_line_per_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.csv");
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=2000",
+            "--benchmarks=fillseq,readrandom",
+            "--duration=2",
+            "--report_interval_seconds=1",
+            &format!("--report_file={}", report.display()),
+        ],
+    );
+    assert!(ok, "{err}");
+    let lines = parse(&out);
+    // Two seconds of reads do far more than --num of them.
+    assert!(lines[1].ops > 2000, "{out}");
+    let csv = std::fs::read_to_string(&report).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        rows[0],
+        "step,secs_elapsed,interval_ops,interval_qps,p99_us,stalls"
+    );
+    let reads: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.starts_with("readrandom,"))
+        .copied()
+        .collect();
+    assert!(!reads.is_empty(), "{csv}");
+    for r in &reads {
+        let cols: Vec<&str> = r.split(',').collect();
+        assert_eq!(cols.len(), 6, "{r}");
+        assert!(cols[2].parse::<u64>().unwrap() > 0, "{r}");
+    }
+    assert!(out.contains("cv "), "{out}");
+}
+
+#[test]
+fn universal_compaction_and_background_jobs_run_from_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=20000",
+            "--benchmarks=fillrandom,waitforcompaction,compactall,readrandom,levelstats",
+            "--compaction_style=1",
+            "--write_buffer_size=65536",
+            "--max_background_jobs=3",
+            "--max_subcompactions=2",
+        ],
+    );
+    assert!(ok, "{err}");
+    let lines = parse(&out);
+    let found = lines[1].found.unwrap();
+    assert_eq!(found.1, 20000);
+    // fillrandom draws about 63% of the keys; the reads see exactly what was written.
+    assert!(found.0 > 10000, "{out}");
+    assert!(out.contains("L6 "), "{out}");
+    let (ok, _, err) = bench(&dir.path().join("db"), &["--compaction_style=2"]);
+    assert!(!ok);
+    assert!(err.contains("compaction_style"), "{err}");
+}

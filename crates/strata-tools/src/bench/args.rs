@@ -14,9 +14,7 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 }
 
 const NO_EFFECT_HELP: &str = "\
-Flags accepted for command-line compatibility with db_bench that have no effect yet:
---max_background_jobs (one background thread runs flushes, then compactions).
-Any other flag that Strata does not implement is an error that names it.";
+Every flag above is implemented; any other flag is an error that names it.";
 
 fn parse_compression(s: &str) -> Result<String, String> {
     match s {
@@ -34,8 +32,10 @@ pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
     /// readmissing, readseq, readreverse, seekrandom. Mixed: readwhilewriting,
-    /// seekrandomwhilewriting (one extra writer thread). Meta: flush, compact0, compact1,
-    /// compactall (also "compact"), waitforcompaction, stats, levelstats.
+    /// seekrandomwhilewriting (one extra writer thread), readrandomwriterandom
+    /// (--readwritepercent), updaterandom (read-modify-write). Meta: flush, compact0,
+    /// compact1, compactall (also "compact"), waitforcompaction, stats, levelstats,
+    /// resetstats.
     #[arg(
         long,
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
@@ -161,9 +161,67 @@ pub struct BenchArgs {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub disable_auto_compactions: bool,
 
-    /// No effect yet (see below).
-    #[arg(long)]
-    pub max_background_jobs: Option<u32>,
+    /// Background threads: one flushes, the others compact.
+    #[arg(long, default_value_t = 2)]
+    pub max_background_jobs: usize,
+
+    /// Threads one compaction may be split into (key ranges merged in parallel).
+    #[arg(long, default_value_t = 1)]
+    pub max_subcompactions: usize,
+
+    /// 0 = leveled, 1 = universal (2, FIFO, is not supported).
+    #[arg(long, default_value_t = 0)]
+    pub compaction_style: u32,
+
+    /// Universal: percent of slack when comparing run sizes.
+    #[arg(long, default_value_t = 1)]
+    pub universal_size_ratio: u32,
+
+    /// Universal: fewest runs merged at once.
+    #[arg(long, default_value_t = 2)]
+    pub universal_min_merge_width: usize,
+
+    /// Universal: most runs merged at once (0 = no limit).
+    #[arg(long, default_value_t = 0)]
+    pub universal_max_merge_width: usize,
+
+    /// Universal: newer runs' bytes, in percent of the oldest run, that force a full merge.
+    #[arg(long, default_value_t = 200)]
+    pub universal_max_size_amplification_percent: u32,
+
+    /// Pending compaction bytes at which writes are delayed (0 = never).
+    #[arg(long, default_value_t = 64 << 30)]
+    pub soft_pending_compaction_bytes_limit: u64,
+
+    /// Pending compaction bytes at which writes stop (0 = never).
+    #[arg(long, default_value_t = 256 << 30)]
+    pub hard_pending_compaction_bytes_limit: u64,
+
+    /// Overlap with the level below at which a compaction output is cut (0 = 25 times
+    /// --target_file_size_base).
+    #[arg(long, default_value_t = 0)]
+    pub max_compaction_bytes: u64,
+
+    /// Percent of operations that are reads in readrandomwriterandom.
+    #[arg(long, default_value_t = 90)]
+    pub readwritepercent: u32,
+
+    /// Seconds each step runs for, ignoring --num and --reads (0 = run by count).
+    #[arg(long, default_value_t = 0)]
+    pub duration: u64,
+
+    /// Every this many seconds, append a line to --report_file: seconds, operations and
+    /// operations per second in the interval, p99 latency, write stalls (0 = no report).
+    #[arg(long, default_value_t = 0)]
+    pub report_interval_seconds: u64,
+
+    /// The CSV file of --report_interval_seconds.
+    #[arg(long, default_value = "report.csv")]
+    pub report_file: PathBuf,
+
+    /// Print the engine's statistics (the stats step) after the last step.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub statistics: bool,
 }
 
 impl BenchArgs {

@@ -5,7 +5,51 @@
 //! 1 MiB buffer built from 100-byte pieces that each compress to `compression_ratio` of their
 //! size: random printable bytes repeated (db_bench's `RandomGenerator`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use strata::util::Rng;
+
+/// Which of the keys `0..num` hold a value, as this run wrote them: what space-amp divides
+/// by (live keys times key and value size). Unknown when the run began on an existing
+/// database, whose keys it did not write.
+pub struct LiveKeys {
+    bits: Vec<AtomicU64>,
+    known: bool,
+}
+
+impl LiveKeys {
+    /// No key live yet; `known` is false for a run on an existing database.
+    pub fn new(num: u64, known: bool) -> LiveKeys {
+        LiveKeys {
+            bits: (0..num.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            known,
+        }
+    }
+
+    /// Key `k` was written.
+    pub fn put(&self, k: u64) {
+        if let Some(w) = self.bits.get((k / 64) as usize) {
+            w.fetch_or(1 << (k % 64), Ordering::Relaxed);
+        }
+    }
+
+    /// Key `k` was deleted.
+    pub fn delete(&self, k: u64) {
+        if let Some(w) = self.bits.get((k / 64) as usize) {
+            w.fetch_and(!(1 << (k % 64)), Ordering::Relaxed);
+        }
+    }
+
+    /// The number of live keys, if known.
+    pub fn count(&self) -> Option<u64> {
+        self.known.then(|| {
+            self.bits
+                .iter()
+                .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
+                .sum()
+        })
+    }
+}
 
 /// Writes the db_bench key for `v` into `key` (whose length is the key size).
 pub fn fill_key(v: u64, key: &mut [u8]) {

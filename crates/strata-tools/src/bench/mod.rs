@@ -10,15 +10,16 @@ mod gen;
 mod report;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use strata::fs::IoClass;
 use strata::table::Compression;
 use strata::util::Rng;
-use strata::{Db, DbStats, Options, ReadOptions, WriteOptions};
+use strata::{CompactionStyle, Db, DbStats, Options, ReadOptions, UniversalOptions, WriteOptions};
 
 pub use args::BenchArgs;
-use gen::{fill_key, ValueGen};
-use report::{dir_size, mb, result_line, Histogram, ProcSample, ThreadStats};
+use gen::{fill_key, LiveKeys, ValueGen};
+use report::{dir_size, mb, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -44,11 +45,16 @@ enum Step {
     WhileWriting {
         seek: bool,
     },
+    /// Random gets and puts mixed by --readwritepercent.
+    ReadRandomWriteRandom,
+    /// Read-modify-write of random keys.
+    UpdateRandom,
     Flush,
     Compact(Option<usize>),
     WaitForCompaction,
     Stats,
     LevelStats,
+    ResetStats,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -77,6 +83,9 @@ fn parse_step(name: &str) -> Result<Step, String> {
         "waitforcompaction" => Step::WaitForCompaction,
         "stats" => Step::Stats,
         "levelstats" => Step::LevelStats,
+        "resetstats" => Step::ResetStats,
+        "readrandomwriterandom" => Step::ReadRandomWriteRandom,
+        "updaterandom" => Step::UpdateRandom,
         "compact" | "compactall" => Step::Compact(None),
         "compact0" => Step::Compact(Some(0)),
         "compact1" => Step::Compact(Some(1)),
@@ -95,6 +104,19 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     if !(0.0..=1.0).contains(&args.compression_ratio) {
         return Err("--compression_ratio must be between 0 and 1".into());
     }
+    if args.readwritepercent > 100 {
+        return Err("--readwritepercent must be between 0 and 100".into());
+    }
+    let compaction_style = match args.compaction_style {
+        0 => CompactionStyle::Leveled,
+        1 => CompactionStyle::Universal,
+        other => {
+            return Err(format!(
+                "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
+            )
+            .into())
+        }
+    };
     let steps: Vec<(String, Step)> = args
         .benchmarks
         .split(',')
@@ -127,13 +149,37 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         level0_slowdown_writes_trigger: args.level0_slowdown_writes_trigger,
         level0_stop_writes_trigger: args.level0_stop_writes_trigger,
         disable_auto_compactions: args.disable_auto_compactions,
+        compaction_style,
+        universal: UniversalOptions {
+            size_ratio: args.universal_size_ratio,
+            min_merge_width: args.universal_min_merge_width,
+            max_merge_width: match args.universal_max_merge_width {
+                0 => usize::MAX,
+                n => n,
+            },
+            max_size_amplification_percent: args.universal_max_size_amplification_percent,
+        },
+        max_background_jobs: args.max_background_jobs,
+        max_subcompactions: args.max_subcompactions,
+        max_compaction_bytes: args.max_compaction_bytes,
+        soft_pending_compaction_bytes_limit: args.soft_pending_compaction_bytes_limit,
+        hard_pending_compaction_bytes_limit: args.hard_pending_compaction_bytes_limit,
         ..Options::default()
     };
+    if args.report_interval_seconds > 0 {
+        std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
+            .map_err(|e| format!("--report_file {}: {e}", args.report_file.display()))?;
+    }
     let db = Db::open(&path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
     print_header(args, &path, &db);
 
+    let started = Instant::now();
+    let live = LiveKeys::new(args.num, !args.use_existing_db);
     for (name, step) in steps {
-        run_step(args, &db, &name, step)?;
+        run_step(args, &db, &live, &name, step, started)?;
+    }
+    if args.statistics {
+        print!("{}", db.property("strata.stats").unwrap_or_default());
     }
     db.close()?;
     if args.db.is_none() {
@@ -195,7 +241,14 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
     println!("------------------------------------------------");
 }
 
-fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), BoxError> {
+fn run_step(
+    args: &BenchArgs,
+    db: &Db,
+    live: &LiveKeys,
+    name: &str,
+    step: Step,
+    run_started: Instant,
+) -> Result<(), BoxError> {
     match step {
         Step::WaitForCompaction | Step::Compact(_) => {
             let start = Instant::now();
@@ -224,6 +277,11 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
             );
             return Ok(());
         }
+        Step::ResetStats => {
+            db.reset_stats();
+            println!("{name:<12} : counters and compaction stats reset");
+            return Ok(());
+        }
         Step::Flush => {
             let start = Instant::now();
             db.flush()?;
@@ -248,16 +306,23 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
         other => (other, false),
     };
     let readers_done = AtomicBool::new(false);
-    let (results, writer_result) = std::thread::scope(|s| {
+    let reporter = (args.report_interval_seconds > 0)
+        .then(|| IntervalReporter::new(args, name, args.threads, run_started));
+    let (results, writer_result, intervals) = std::thread::scope(|s| {
         let writer = with_writer.then(|| {
             let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
             let done = &readers_done;
-            s.spawn(move || background_writer(args, db, done, n))
+            s.spawn(move || background_writer(args, db, live, done, n))
+        });
+        let reporting = reporter.as_ref().map(|r| {
+            let done = &readers_done;
+            s.spawn(move || r.run(db, done))
         });
         let handles: Vec<_> = (0..args.threads)
-            .map(|_| {
+            .map(|i| {
                 let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
-                s.spawn(move || run_thread(args, db, reader_step, n))
+                let meter = reporter.as_ref().map(|r| r.meter(i));
+                s.spawn(move || run_thread(args, db, live, reader_step, n, meter))
             })
             .collect();
         let results: Vec<Result<ThreadStats, strata::Error>> = handles
@@ -266,7 +331,8 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
             .collect();
         readers_done.store(true, Ordering::Release);
         let writer_result = writer.map(|w| w.join().expect("writer thread panicked"));
-        (results, writer_result)
+        let intervals = reporting.map(|r| r.join().expect("report thread panicked"));
+        (results, writer_result, intervals)
     });
     let writes = match writer_result {
         Some(r) => Some(r.map_err(|e| format!("{name}: writer: {e}"))?),
@@ -284,6 +350,14 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
         Step::ReadRandom { .. } | Step::SeekRandom => {
             format!("({} of {} found)", total.found, total.done)
         }
+        Step::ReadRandomWriteRandom => format!(
+            "( reads:{} writes:{} total:{} found:{})",
+            total.reads,
+            total.done - total.reads,
+            total.done,
+            total.found
+        ),
+        Step::UpdateRandom => format!("( updates:{} found:{})", total.done, total.found),
         _ => String::new(),
     };
     println!("{}", result_line(name, &total, elapsed, &message));
@@ -293,14 +367,16 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
             w as f64 / elapsed.max(1e-9)
         );
     }
+    if let Some(summary) = intervals.and_then(|i| i.summary()) {
+        println!("             : {summary}");
+    }
     print_explanation(
         args,
         db,
+        live,
         &total,
-        &before_db,
-        &after_db,
-        &before_proc,
-        &after_proc,
+        (&before_db, &before_proc),
+        (&after_db, &after_proc),
     );
     Ok(())
 }
@@ -308,11 +384,10 @@ fn run_step(args: &BenchArgs, db: &Db, name: &str, step: Step) -> Result<(), Box
 fn print_explanation(
     args: &BenchArgs,
     db: &Db,
+    live: &LiveKeys,
     total: &ThreadStats,
-    before: &DbStats,
-    after: &DbStats,
-    before_proc: &ProcSample,
-    after_proc: &ProcSample,
+    (before, before_proc): (&DbStats, &ProcSample),
+    (after, after_proc): (&DbStats, &ProcSample),
 ) {
     let ops = total.done.max(1) as f64;
     let user = after.user_bytes_written - before.user_bytes_written;
@@ -339,27 +414,20 @@ fn print_explanation(
             after.wal_syncs - before.wal_syncs
         );
     }
-    let levels: Vec<String> = after
-        .level_files
-        .iter()
-        .zip(&after.level_bytes)
-        .enumerate()
-        .filter(|(_, (files, _))| **files > 0)
-        .map(|(l, (files, bytes))| format!("L{l} {files} files {}", mb(*bytes)))
-        .collect();
-    println!(
-        "             : tree: memtable {} ({} entries), {} immutable ({}), {} | db {} on disk",
-        mb(after.active_memtable_bytes),
-        after.active_memtable_entries,
-        after.immutable_memtables,
-        mb(after.immutable_memtable_bytes),
-        if levels.is_empty() {
-            "no tables".to_string()
-        } else {
-            levels.join(", ")
-        },
-        mb(dir_size(db.path())),
-    );
+    let on_disk = dir_size(db.path());
+    let live_bytes = live
+        .count()
+        .map(|n| n * (args.key_size + args.value_size) as u64);
+    let space_amp = match live_bytes {
+        Some(b) if b > 0 => format!(
+            "space-amp {:.2} ({} on disk / {} live user data)",
+            on_disk as f64 / b as f64,
+            mb(on_disk),
+            mb(b)
+        ),
+        _ => format!("{} on disk", mb(on_disk)),
+    };
+    println!("             : tree: {} | {space_amp}", db.tree_shape());
     let checks = after.bloom_checks - before.bloom_checks;
     let misses = after.block_cache_misses - before.block_cache_misses;
     let hits = after.block_cache_hits - before.block_cache_hits;
@@ -373,18 +441,45 @@ fn print_explanation(
             (after.table_bytes_read - before.table_bytes_read) as f64 / ops,
         );
     }
-    let slowdowns = after.l0_slowdowns - before.l0_slowdowns;
-    let stops = after.l0_stops - before.l0_stops;
-    let mem_stalls = after.write_stalls - before.write_stalls;
-    if slowdowns + stops + mem_stalls > 0 {
+    let delta = |count: fn(&DbStats) -> u64, micros: fn(&DbStats) -> u64| {
+        (count(after) - count(before), micros(after) - micros(before))
+    };
+    let stalls = [
+        (
+            "L0 slowdowns",
+            delta(|s| s.l0_slowdowns, |s| s.l0_slowdown_micros),
+        ),
+        ("L0 stops", delta(|s| s.l0_stops, |s| s.l0_stop_micros)),
+        (
+            "pending-bytes slowdowns",
+            delta(|s| s.pending_slowdowns, |s| s.pending_slowdown_micros),
+        ),
+        (
+            "pending-bytes stops",
+            delta(|s| s.pending_stops, |s| s.pending_stop_micros),
+        ),
+        (
+            "memtable waits",
+            delta(|s| s.write_stalls, |s| s.stall_micros),
+        ),
+    ];
+    if stalls.iter().any(|(_, (n, _))| *n > 0) {
+        let parts: Vec<String> = stalls
+            .iter()
+            .map(|(what, (n, micros))| format!("{n} {what} ({:.1} ms)", *micros as f64 / 1000.0))
+            .collect();
+        println!("             : write stalls: {}", parts.join(", "));
+    }
+    let compactions: u64 = after.compactions.iter().map(|c| c.count).sum::<u64>()
+        - before.compactions.iter().map(|c| c.count).sum::<u64>();
+    let skipped = after.compactions_skipped_for_space - before.compactions_skipped_for_space;
+    if compactions + skipped > 0 {
         println!(
-            "             : write stalls: {} L0 slowdowns ({:.1} ms), {} L0 stops ({:.1} ms), {} memtable waits ({:.1} ms)",
-            slowdowns,
-            (after.l0_slowdown_micros - before.l0_slowdown_micros) as f64 / 1000.0,
-            stops,
-            (after.l0_stop_micros - before.l0_stop_micros) as f64 / 1000.0,
-            mem_stalls,
-            (after.stall_micros - before.stall_micros) as f64 / 1000.0,
+            "             : compactions: {compactions} ({} read, {} written), {} pending bytes after{}",
+            mb(after.io.read(IoClass::Compaction) - before.io.read(IoClass::Compaction)),
+            mb(after.io.written(IoClass::Compaction) - before.io.written(IoClass::Compaction)),
+            mb(after.pending_compaction_bytes),
+            if skipped > 0 { format!(", {skipped} skipped for disk space") } else { String::new() },
         );
     }
     if args.histogram && total.hist.count() > 0 {
@@ -411,11 +506,15 @@ fn thread_generators(args: &BenchArgs, thread_number: u64) -> (Rng, ValueGen) {
 }
 
 /// One thread's share of a step; `thread_number` counts the threads of the whole run.
+/// With `--duration` a step runs until the time is up instead of for `--num` or `--reads`
+/// operations.
 fn run_thread(
     args: &BenchArgs,
     db: &Db,
+    live: &LiveKeys,
     step: Step,
     thread_number: u64,
+    meter: Option<report::Meter<'_>>,
 ) -> strata::Result<ThreadStats> {
     let (mut rng, mut values) = thread_generators(args, thread_number);
     let key_size = match step {
@@ -431,49 +530,69 @@ fn run_thread(
     };
     let num = args.num.max(1);
     let start = Instant::now();
+    let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
+    // True while the thread should do operation number `done` of `limit`.
+    let more = |done: u64, limit: u64| match deadline {
+        Some(d) => Instant::now() < d,
+        None => done < limit,
+    };
+    let timing = args.histogram || meter.is_some();
+    let clock = || timing.then(Instant::now);
     let mut timed = |stats: &mut ThreadStats, op_start: Option<Instant>| {
         stats.done += 1;
-        if let Some(t) = op_start {
-            hist.record(t.elapsed());
+        let latency = op_start.map(|t| t.elapsed());
+        if let Some(d) = latency {
+            if args.histogram {
+                hist.record(d);
+            }
+        }
+        if let Some(m) = &meter {
+            m.record(latency);
         }
     };
-    let clock = || args.histogram.then(Instant::now);
 
     match step {
         Step::Fill(order) | Step::Delete(order) => {
-            let ops = args.num;
             let permutation = (order == KeyOrder::UniqueRandom).then(|| shuffled(num, &mut rng));
-            for i in 0..ops {
+            let mut i = 0;
+            while more(i, args.num) {
                 let k = match order {
-                    KeyOrder::Sequential => i,
+                    KeyOrder::Sequential => i % num,
                     KeyOrder::Random => rng.below(num),
-                    KeyOrder::UniqueRandom => permutation.as_ref().map_or(i, |p| p[i as usize]),
+                    KeyOrder::UniqueRandom => {
+                        permutation.as_ref().map_or(i, |p| p[(i % num) as usize])
+                    }
                 };
+                i += 1;
                 fill_key(k, &mut key);
                 let t = clock();
                 if matches!(step, Step::Delete(_)) {
                     db.delete_opt(&key, &write_options)?;
+                    live.delete(k);
                     stats.bytes += key_size as u64;
                 } else {
                     let value = values.next(args.value_size);
                     db.put_opt(&key, value, &write_options)?;
+                    live.put(k);
                     stats.bytes += (key_size + args.value_size) as u64;
                 }
                 timed(&mut stats, t);
             }
         }
         Step::FillSync => {
-            for _ in 0..(args.num / 1000).max(1) {
-                fill_key(rng.below(num), &mut key);
+            while more(stats.done, (args.num / 1000).max(1)) {
+                let k = rng.below(num);
+                fill_key(k, &mut key);
                 let value = values.next(args.value_size);
                 let t = clock();
                 db.put_opt(&key, value, &write_options)?;
+                live.put(k);
                 stats.bytes += (key_size + args.value_size) as u64;
                 timed(&mut stats, t);
             }
         }
         Step::ReadRandom { .. } => {
-            for _ in 0..args.reads() {
+            while more(stats.done, args.reads()) {
                 fill_key(rng.below(num), &mut key);
                 let t = clock();
                 if let Some(v) = db.get(&key)? {
@@ -483,15 +602,44 @@ fn run_thread(
                 timed(&mut stats, t);
             }
         }
+        Step::ReadRandomWriteRandom | Step::UpdateRandom => {
+            // db_bench's loops: a read, then (by --readwritepercent, or always for an
+            // update) a write of the same key.
+            while more(stats.done, args.reads()) {
+                let k = rng.below(num);
+                fill_key(k, &mut key);
+                let read =
+                    step == Step::UpdateRandom || rng.below(100) < u64::from(args.readwritepercent);
+                let t = clock();
+                if read {
+                    if let Some(v) = db.get(&key)? {
+                        stats.found += 1;
+                        stats.bytes += (key.len() + v.len()) as u64;
+                    }
+                    stats.reads += 1;
+                }
+                if !read || step == Step::UpdateRandom {
+                    db.put_opt(&key, values.next(args.value_size), &write_options)?;
+                    live.put(k);
+                    stats.bytes += (key_size + args.value_size) as u64;
+                }
+                timed(&mut stats, t);
+            }
+            if step == Step::UpdateRandom {
+                stats.reads = 0;
+            }
+        }
         Step::ReadSeq { reverse } => {
             let mut it = db.iter(ReadOptions::default());
-            if reverse {
-                it.seek_to_last();
-            } else {
-                it.seek_to_first();
-            }
-            let reads = args.reads();
-            while it.valid() && stats.done < reads {
+            let restart = |it: &mut strata::DbIterator| {
+                if reverse {
+                    it.seek_to_last();
+                } else {
+                    it.seek_to_first();
+                }
+            };
+            restart(&mut it);
+            while it.valid() && more(stats.done, args.reads()) {
                 let t = clock();
                 stats.bytes += (it.key().len() + it.value().len()) as u64;
                 if reverse {
@@ -500,12 +648,16 @@ fn run_thread(
                     it.next();
                 }
                 timed(&mut stats, t);
+                if !it.valid() && deadline.is_some() {
+                    it.status()?;
+                    restart(&mut it); // with --duration, start over at the end
+                }
             }
             it.status()?;
         }
         Step::SeekRandom => {
             let mut it = db.iter(ReadOptions::default());
-            for _ in 0..args.reads() {
+            while more(stats.done, args.reads()) {
                 fill_key(rng.below(num), &mut key);
                 let t = clock();
                 it.seek(&key);
@@ -528,6 +680,7 @@ fn run_thread(
         | Step::Compact(_)
         | Step::Stats
         | Step::LevelStats
+        | Step::ResetStats
         | Step::Flush => {}
     }
     stats.seconds = start.elapsed().as_secs_f64();
@@ -540,6 +693,7 @@ fn run_thread(
 fn background_writer(
     args: &BenchArgs,
     db: &Db,
+    live: &LiveKeys,
     done: &AtomicBool,
     thread_number: u64,
 ) -> strata::Result<u64> {
@@ -553,8 +707,10 @@ fn background_writer(
     let mut bytes = 0u64;
     let mut puts = 0;
     while !done.load(Ordering::Acquire) {
-        fill_key(rng.below(args.num.max(1)), &mut key);
+        let k = rng.below(args.num.max(1));
+        fill_key(k, &mut key);
         db.put_opt(&key, values.next(args.value_size), &options)?;
+        live.put(k);
         puts += 1;
         bytes += (args.key_size + args.value_size) as u64;
         if args.benchmark_write_rate_limit > 0 {

@@ -2,8 +2,150 @@
 //! figures that explain it (write-amp, disk IO per operation, CPU per operation, latency
 //! percentiles, the tree's shape).
 
-use std::path::Path;
-use std::time::Duration;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use strata::{Db, DbStats};
+
+use super::BenchArgs;
+
+/// The columns of `--report_file`.
+pub const INTERVAL_HEADER: &str = "step,secs_elapsed,interval_ops,interval_qps,p99_us,stalls";
+
+/// Samples a step every `--report_interval_seconds`: operations done in the interval (all
+/// threads), their p99 latency and the write stalls that began, appended to the report file.
+pub struct IntervalReporter {
+    step: String,
+    interval: Duration,
+    file: PathBuf,
+    run_started: Instant,
+    ops: AtomicU64,
+    /// One histogram per thread for the current interval (uncontended but for the swap).
+    hists: Vec<Mutex<Histogram>>,
+}
+
+/// What a thread records into the reporter.
+pub struct Meter<'a> {
+    reporter: &'a IntervalReporter,
+    index: usize,
+}
+
+impl Meter<'_> {
+    /// Counts one operation and, if timed, its latency.
+    pub fn record(&self, latency: Option<Duration>) {
+        self.reporter.ops.fetch_add(1, Ordering::Relaxed);
+        if let Some(d) = latency {
+            if let Ok(mut h) = self.reporter.hists[self.index].lock() {
+                h.record(d);
+            }
+        }
+    }
+}
+
+/// Throughput of each full interval of a step.
+pub struct Intervals {
+    seconds: f64,
+    qps: Vec<f64>,
+}
+
+impl Intervals {
+    /// `per 1 s: mean X ops/s, min, max, cv` (the coefficient of variation: steadiness).
+    pub fn summary(&self) -> Option<String> {
+        let n = self.qps.len();
+        if n == 0 {
+            return None;
+        }
+        let mean = self.qps.iter().sum::<f64>() / n as f64;
+        let var = self.qps.iter().map(|q| (q - mean).powi(2)).sum::<f64>() / n as f64;
+        let min = self.qps.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = self.qps.iter().copied().fold(0.0, f64::max);
+        Some(format!(
+            "throughput per {}s interval: mean {mean:.0} ops/s, min {min:.0}, max {max:.0}, cv {:.1}% ({n} intervals)",
+            self.seconds,
+            100.0 * var.sqrt() / mean.max(1e-9)
+        ))
+    }
+}
+
+fn stalls(s: &DbStats) -> u64 {
+    s.l0_slowdowns + s.l0_stops + s.write_stalls + s.pending_slowdowns + s.pending_stops
+}
+
+impl IntervalReporter {
+    pub fn new(args: &BenchArgs, step: &str, threads: usize, run_started: Instant) -> Self {
+        IntervalReporter {
+            step: step.to_string(),
+            interval: Duration::from_secs(args.report_interval_seconds.max(1)),
+            file: args.report_file.clone(),
+            run_started,
+            ops: AtomicU64::new(0),
+            hists: (0..threads)
+                .map(|_| Mutex::new(Histogram::default()))
+                .collect(),
+        }
+    }
+
+    /// The meter of thread `index`.
+    pub fn meter(&self, index: usize) -> Meter<'_> {
+        Meter {
+            reporter: self,
+            index,
+        }
+    }
+
+    /// Reports every interval until `done`; returns the throughput of each full interval.
+    pub fn run(&self, db: &Db, done: &AtomicBool) -> Intervals {
+        let mut qps = Vec::new();
+        let mut last_ops = 0;
+        let mut last_stalls = stalls(&db.stats());
+        let mut next = Instant::now() + self.interval;
+        'outer: loop {
+            while Instant::now() < next {
+                if done.load(Ordering::Acquire) {
+                    break 'outer;
+                }
+                std::thread::sleep(Duration::from_millis(20).min(next - Instant::now()));
+            }
+            next += self.interval;
+            let ops = self.ops.load(Ordering::Relaxed);
+            let mut hist = Histogram::default();
+            for h in &self.hists {
+                if let Ok(mut h) = h.lock() {
+                    hist.merge(&h);
+                    *h = Histogram::default();
+                }
+            }
+            let now_stalls = stalls(&db.stats());
+            let rate = (ops - last_ops) as f64 / self.interval.as_secs_f64();
+            qps.push(rate);
+            let line = format!(
+                "{},{:.1},{},{:.0},{:.1},{}\n",
+                self.step,
+                self.run_started.elapsed().as_secs_f64(),
+                ops - last_ops,
+                rate,
+                hist.percentile_us(0.99),
+                now_stalls - last_stalls
+            );
+            let appended = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&self.file)
+                .and_then(|mut f| f.write_all(line.as_bytes()));
+            if let Err(e) = appended {
+                eprintln!("--report_file {}: {e}", self.file.display());
+            }
+            last_ops = ops;
+            last_stalls = now_stalls;
+        }
+        Intervals {
+            seconds: self.interval.as_secs_f64(),
+            qps,
+        }
+    }
+}
 
 /// A latency histogram with buckets 1/16 of a power of two wide (relative error under 7%).
 #[derive(Clone)]
@@ -93,6 +235,8 @@ impl Histogram {
 #[derive(Default, Clone)]
 pub struct ThreadStats {
     pub done: u64,
+    /// Of `done`, the reads (readrandomwriterandom).
+    pub reads: u64,
     pub bytes: u64,
     pub found: u64,
     pub seconds: f64,
@@ -102,6 +246,7 @@ pub struct ThreadStats {
 impl ThreadStats {
     pub fn merge(&mut self, o: &ThreadStats) {
         self.done += o.done;
+        self.reads += o.reads;
         self.bytes += o.bytes;
         self.found += o.found;
         self.seconds += o.seconds;

@@ -91,6 +91,37 @@ pub(crate) struct Counters {
     pub subcompactions: AtomicU64,
 }
 
+impl Counters {
+    /// Sets every counter back to zero.
+    fn reset(&self) {
+        for c in [
+            &self.batches,
+            &self.write_groups,
+            &self.wal_syncs,
+            &self.keys_written,
+            &self.user_bytes_written,
+            &self.gets,
+            &self.gets_found,
+            &self.memtable_switches,
+            &self.flushes,
+            &self.write_stalls,
+            &self.stall_micros,
+            &self.l0_slowdowns,
+            &self.l0_slowdown_micros,
+            &self.l0_stops,
+            &self.l0_stop_micros,
+            &self.pending_slowdowns,
+            &self.pending_slowdown_micros,
+            &self.pending_stops,
+            &self.pending_stop_micros,
+            &self.compactions_skipped_for_space,
+            &self.subcompactions,
+        ] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A snapshot of the database's counters and memory state, from [`Db::stats`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DbStats {
@@ -605,6 +636,18 @@ impl Db {
                     bytes: sv.version.level_bytes(level),
                 })
                 .collect(),
+        }
+    }
+
+    /// Sets the counters, the IO accounting and the compaction stats back to zero (db_bench's
+    /// `resetstats`); the tree and memory state are unaffected.
+    pub fn reset_stats(&self) {
+        let inner = &self.inner;
+        inner.counters.reset();
+        inner.io.reset();
+        inner.tables.stats.reset();
+        for s in inner.compaction_stats.lock().iter_mut() {
+            *s = LevelCompactionStats::default();
         }
     }
 

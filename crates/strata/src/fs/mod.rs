@@ -369,6 +369,14 @@ impl IoStats {
     pub fn add_sync(&self, class: IoClass) {
         self.syncs[class as usize].fetch_add(1, Ordering::Relaxed);
     }
+
+    /// Sets every count back to zero.
+    pub fn reset(&self) {
+        for a in self.written.iter().chain(&self.read).chain(&self.syncs) {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> IoSnapshot {
         let load = |a: &[AtomicU64; CLASSES]| std::array::from_fn(|i| a[i].load(Ordering::Relaxed));

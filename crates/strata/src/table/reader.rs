@@ -57,6 +57,20 @@ pub struct TableReadStats {
     pub bytes_read: AtomicU64,
 }
 
+impl TableReadStats {
+    /// Sets every count back to zero.
+    pub fn reset(&self) {
+        let all = [&self.bloom_checks, &self.bloom_negatives, &self.bytes_read];
+        for a in all
+            .into_iter()
+            .chain(&self.cache_hits)
+            .chain(&self.cache_misses)
+        {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A block held with the open table, or only its handle when it lives in the block cache.
 enum Part<T> {
     Pinned(Arc<T>),
