@@ -134,12 +134,24 @@ impl CompactionTask {
             .map_or(&[], |g| &g.files)
     }
 
-    /// True when the task moves one file down without rewriting it.
+    /// True when the task moves files down without rewriting them: all inputs are in one
+    /// level (nothing overlaps them in the output level) and, for L0 files, no two of them
+    /// share a key (as after sequential writes).
     pub fn is_trivial_move(&self) -> bool {
-        self.inputs.len() == 1
-            && self.inputs[0].files.len() == 1
-            && self.inputs[0].level > 0
-            && self.inputs[0].level != self.output_level
+        let [group] = self.inputs.as_slice() else {
+            return false;
+        };
+        if group.level == self.output_level {
+            return false;
+        }
+        if group.level > 0 {
+            return group.files.len() == 1;
+        }
+        let mut files: Vec<&Arc<FileMeta>> = group.files.iter().collect();
+        files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+        files
+            .windows(2)
+            .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest))
     }
 
     /// Every input file.

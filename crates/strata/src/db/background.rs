@@ -13,6 +13,8 @@
 //! - A compaction skipped for lack of disk space is retried after a second, or sooner when a
 //!   flush or compaction changes the tree.
 //! - The first background error stops all background work; writes then fail with it.
+//! - Closing cancels running compactions (as RocksDB does): their outputs are deleted and
+//!   their inputs stay, so close does not wait for a long merge.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -143,6 +145,8 @@ impl DbInner {
             match result {
                 Ok(Ran::Done) => bg.space_retry_at = None,
                 Ok(Ran::SkippedForSpace) => bg.space_retry_at = Some(Instant::now() + SPACE_RETRY),
+                // Cancelled by close: nothing was installed, the inputs stay.
+                Err(_) if self.shutting_down.load(Ordering::Acquire) => {}
                 Err(e) => self.stop_background(&mut bg, "compaction", e),
             }
             self.bg_cv.notify_all();

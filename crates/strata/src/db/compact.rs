@@ -97,8 +97,9 @@ impl DbInner {
             )
         };
         if trivial {
-            edit.new_files
-                .push((task.output_level, (*task.inputs[0].files[0]).clone()));
+            for f in task.all_inputs() {
+                edit.new_files.push((task.output_level, (**f).clone()));
+            }
         } else {
             // A file system that cannot say is assumed to have room.
             let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
@@ -477,6 +478,7 @@ impl MergeJob<'_> {
                 }
                 None => it.seek_to_first(),
             }
+            let mut entries = 0u32;
             while it.valid() {
                 if range
                     .1
@@ -484,6 +486,12 @@ impl MergeJob<'_> {
                     .is_some_and(|end| user_key(it.key()) >= end)
                 {
                     break;
+                }
+                entries = entries.wrapping_add(1);
+                if entries.is_multiple_of(1024) && db.shutting_down.load(Ordering::Acquire) {
+                    return Err(Error::Unavailable(
+                        "compaction cancelled: the database is closing".into(),
+                    ));
                 }
                 let (released, decision) = filter.decide(it.key());
                 if let Some((k, v)) = released {

@@ -285,6 +285,8 @@ pub(crate) struct DbInner {
     bg_threads: Mutex<Vec<JoinHandle<()>>>,
     /// Estimated bytes compaction still has to rewrite, updated with each new version.
     pending_compaction_bytes: AtomicU64,
+    /// Set by close: running compactions stop and discard their outputs.
+    shutting_down: AtomicBool,
     /// Disk bytes the running compactions may still write (see `compact`).
     compaction_reserved: AtomicU64,
     info_log: InfoLog,
@@ -465,6 +467,7 @@ impl Db {
             bg_threads: Mutex::new(Vec::new()),
             pending_compaction_bytes: AtomicU64::new(0),
             compaction_reserved: AtomicU64::new(0),
+            shutting_down: AtomicBool::new(false),
             info_log,
             compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
             obsolete_tables: Mutex::new(Vec::new()),
@@ -870,6 +873,7 @@ impl DbInner {
             Ok(())
         };
         self.closed.store(true, Ordering::Release);
+        self.shutting_down.store(true, Ordering::Release);
         {
             let mut bg = self.bg.lock();
             bg.shutdown = true;

@@ -59,7 +59,7 @@ fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
             "move L{}->L{} file={}",
             t.start_level(),
             t.output_level,
-            t.inputs[0].files[0].number
+            numbers(&t.inputs[0].files)
         );
     }
     format!(
