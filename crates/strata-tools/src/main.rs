@@ -2,11 +2,14 @@
 //!
 //! - `strata bench`: a benchmark that takes RocksDB `db_bench`'s flags and prints its result
 //!   lines, plus the figures that explain them.
+//! - `strata stress [--crash]`: random operations checked against an expected state, and
+//!   kills at random moments followed by verification.
 //! - `strata sst dump|verify FILE`, `strata manifest dump DIR`, `strata stats DIR`:
 //!   inspection.
 
 mod admin;
 mod bench;
+mod stress;
 
 use std::process::ExitCode;
 
@@ -29,6 +32,9 @@ struct Cli {
 enum Command {
     /// Run db_bench-style benchmarks (same flags and result lines as RocksDB's db_bench).
     Bench(Box<bench::BenchArgs>),
+    /// Random operations on many threads checked against an expected state; with --crash,
+    /// kill the process at random moments and verify what recovery brings back.
+    Stress(Box<stress::StressArgs>),
     /// Inspect a table file.
     Sst {
         #[command(subcommand)]
@@ -80,6 +86,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
+        Command::Stress(args) => match stress::run(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Sst { command } => match command {
             SstCommand::Dump {
                 file,

@@ -1,18 +1,7 @@
 //! `strata sst dump|verify` and `strata manifest dump` on a database built by `strata bench`.
 
-use std::process::Command;
-
-fn strata(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::strata;
 
 #[test]
 fn dump_and_verify_tables_and_the_manifest() {

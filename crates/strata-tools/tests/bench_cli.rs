@@ -1,7 +1,7 @@
 //! `strata bench` end to end: every step runs at a small --num, its db_bench result line
 //! parses, and the counts are right.
 
-use std::process::Command;
+mod common;
 
 struct Line {
     name: String,
@@ -35,17 +35,10 @@ fn parse(stdout: &str) -> Vec<Line> {
 }
 
 fn bench(dir: &std::path::Path, flags: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
-        .arg("bench")
-        .arg(format!("--db={}", dir.display()))
-        .args(flags)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let db = format!("--db={}", dir.display());
+    let mut args = vec!["bench", db.as_str()];
+    args.extend_from_slice(flags);
+    common::strata(&args)
 }
 
 #[test]

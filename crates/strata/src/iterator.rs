@@ -247,8 +247,12 @@ impl<F: Send> ConcatIterator<F> {
         }
     }
 
-    /// Positions on file `i` (none if out of range or it cannot be opened).
+    /// Positions on file `i` (none if out of range or it cannot be opened). The open file
+    /// is kept when it is the one asked for: repeated seeks into one file open it once.
     fn open_file(&mut self, i: usize) -> bool {
+        if i == self.index && self.current.is_some() {
+            return true;
+        }
         self.current = None;
         self.index = i;
         if i >= self.files.len() || self.error.is_some() {

@@ -134,20 +134,15 @@ impl CompactionTask {
             .map_or(&[], |g| &g.files)
     }
 
-    /// True when the task moves files down without rewriting them: all inputs are in one
-    /// level (nothing overlaps them in the output level) and, for L0 files, no two of them
-    /// share a key (as after sequential writes).
+    /// True when the task can move its files into the output level without rewriting them:
+    /// no two input files share a user key (as after sequential writes, or a file with
+    /// nothing below it), and some input is above the output level. Files already in the
+    /// output level stay where they are.
     pub fn is_trivial_move(&self) -> bool {
-        let [group] = self.inputs.as_slice() else {
-            return false;
-        };
-        if group.level == self.output_level {
+        if self.inputs.iter().all(|g| g.level == self.output_level) {
             return false;
         }
-        if group.level > 0 {
-            return group.files.len() == 1;
-        }
-        let mut files: Vec<&Arc<FileMeta>> = group.files.iter().collect();
+        let mut files: Vec<&Arc<FileMeta>> = self.all_inputs().collect();
         files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
         files
             .windows(2)

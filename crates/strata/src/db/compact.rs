@@ -81,10 +81,12 @@ impl DbInner {
     pub(super) fn run_compaction(&self, task: &CompactionTask) -> Result<Ran> {
         let started = Instant::now();
         let mut edit = VersionEdit::default();
-        for (level, f) in task.inputs_by_level() {
-            edit.deleted_files.push((level, f.number));
-        }
         let trivial = task.is_trivial_move();
+        for (level, f) in task.inputs_by_level() {
+            if !(trivial && level == task.output_level) {
+                edit.deleted_files.push((level, f.number));
+            }
+        }
         let bytes_read = task.input_bytes();
         let mut written = 0;
         let describe = || {
@@ -97,8 +99,10 @@ impl DbInner {
             )
         };
         if trivial {
-            for f in task.all_inputs() {
-                edit.new_files.push((task.output_level, (**f).clone()));
+            for (level, f) in task.inputs_by_level() {
+                if level != task.output_level {
+                    edit.new_files.push((task.output_level, (**f).clone()));
+                }
             }
         } else {
             // A file system that cannot say is assumed to have room.

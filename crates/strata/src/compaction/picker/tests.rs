@@ -47,11 +47,12 @@ fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
             .map(|g| format!("L{}:{}", g.level, numbers(&g.files)))
             .collect();
         return format!(
-            "{} L{}->L{} inputs={}",
+            "{} L{}->L{} inputs={}{}",
             t.reason.name(),
             t.start_level(),
             t.output_level,
-            groups.join(" ")
+            groups.join(" "),
+            if t.is_trivial_move() { " (move)" } else { "" }
         );
     }
     if t.is_trivial_move() {
@@ -59,7 +60,7 @@ fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
             "move L{}->L{} file={}",
             t.start_level(),
             t.output_level,
-            numbers(&t.inputs[0].files)
+            numbers(&t.all_inputs().cloned().collect::<Vec<_>>())
         );
     }
     format!(

@@ -1,0 +1,814 @@
+//! `strata stress`: random operations on many threads checked against an expected state kept
+//! outside the database (RocksDB's db_stress in spirit), and a crash mode that kills the
+//! process at random moments and verifies what comes back.
+//!
+//! Each thread owns the keys `k` with `k % threads == thread`, so the expected value of an
+//! owned key is known exactly between the thread's own operations: gets, iterations and
+//! snapshot reads of owned keys are checked against it while the run goes on. Writes go
+//! through the [`oracle`]: pending before, committed after the acknowledgement.
+//!
+//! Verification after a run or a kill: for every key, the database holds its committed value
+//! or the one of a write that was in flight; a full scan agrees with point reads and holds
+//! no key outside the key space. With or without `--sync`, a killed process loses no
+//! acknowledged write (the WAL is written before a write is acknowledged, and the kernel
+//! keeps what a killed process wrote). Atomicity of a batch across its keys is covered by
+//! the WAL crash tests, not here.
+
+mod oracle;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use strata::table::Compression;
+use strata::util::Rng;
+use strata::{CompactionStyle, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+
+use oracle::Oracle;
+
+type BoxError = Box<dyn std::error::Error>;
+
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        other => Err(format!("expected 0, 1, true or false, got {other:?}")),
+    }
+}
+
+/// `strata stress` flags.
+#[derive(Args, Debug, Clone)]
+#[command(rename_all = "snake_case", args_override_self = true)]
+pub struct StressArgs {
+    /// Database directory (created if missing; an existing one is verified first).
+    #[arg(long)]
+    pub db: PathBuf,
+
+    /// The expected-state file (default: the database path with `.expected` appended).
+    #[arg(long)]
+    pub expected_state: Option<PathBuf>,
+
+    /// Seconds to run (in crash mode: the whole loop of runs and kills).
+    #[arg(long, default_value_t = 60)]
+    pub duration: u64,
+
+    /// Worker threads.
+    #[arg(long, default_value_t = 4)]
+    pub threads: u64,
+
+    /// Size of the key space.
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u64,
+
+    /// Smallest value in bytes.
+    #[arg(long, default_value_t = 16)]
+    pub min_value_size: usize,
+
+    /// Largest value in bytes.
+    #[arg(long, default_value_t = 300)]
+    pub max_value_size: usize,
+
+    /// Operation mix as weights: put, delete, single_delete, batch, get, iter, snapshot.
+    #[arg(
+        long,
+        default_value = "put=40,delete=8,single_delete=4,batch=10,get=25,iter=8,snapshot=5"
+    )]
+    pub ops: String,
+
+    /// Memtable size (tiny, so that flushes happen all the time).
+    #[arg(long, default_value_t = 64 << 10)]
+    pub write_buffer_size: usize,
+
+    /// Compaction output file size.
+    #[arg(long, default_value_t = 64 << 10)]
+    pub target_file_size_base: u64,
+
+    /// Smallest base-level target (tiny, so that compactions happen all the time).
+    #[arg(long, default_value_t = 256 << 10)]
+    pub max_bytes_for_level_base: u64,
+
+    /// L0 files (leveled) or sorted runs (universal) that trigger a compaction.
+    #[arg(long, default_value_t = 4)]
+    pub level0_file_num_compaction_trigger: usize,
+
+    /// 0 = leveled, 1 = universal.
+    #[arg(long, default_value_t = 0)]
+    pub compaction_style: u32,
+
+    /// none, snappy, lz4 or zstd.
+    #[arg(long, default_value = "none")]
+    pub compression_type: String,
+
+    /// fdatasync the WAL on every write.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub sync: bool,
+
+    /// Background threads (one flushes, the others compact).
+    #[arg(long, default_value_t = 3)]
+    pub max_background_jobs: usize,
+
+    /// Threads one compaction may be split into.
+    #[arg(long, default_value_t = 2)]
+    pub max_subcompactions: usize,
+
+    /// Seed of the operations (0: from the clock; printed).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Crash mode: run the stress test as a child process, kill it (SIGKILL) at a random
+    /// moment, verify the database against the expected state, and repeat.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub crash: bool,
+
+    /// Crash mode: a child is killed after a random time up to this many milliseconds.
+    #[arg(long, default_value_t = 3000)]
+    pub kill_interval_ms: u64,
+
+    /// Set on the child processes of crash mode.
+    #[arg(long, hide = true, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub child: bool,
+}
+
+/// Operation weights.
+#[derive(Debug, Clone, Copy, Default)]
+struct Mix {
+    put: u64,
+    delete: u64,
+    single_delete: u64,
+    batch: u64,
+    get: u64,
+    iter: u64,
+    snapshot: u64,
+}
+
+impl Mix {
+    fn parse(s: &str) -> Result<Mix, String> {
+        let mut m = Mix::default();
+        for part in s.split(',').filter(|p| !p.is_empty()) {
+            let (name, w) = part
+                .split_once('=')
+                .ok_or_else(|| format!("--ops: {part:?} is not name=weight"))?;
+            let w: u64 = w
+                .parse()
+                .map_err(|_| format!("--ops: weight of {name} is not a number"))?;
+            match name {
+                "put" => m.put = w,
+                "delete" => m.delete = w,
+                "single_delete" => m.single_delete = w,
+                "batch" => m.batch = w,
+                "get" => m.get = w,
+                "iter" => m.iter = w,
+                "snapshot" => m.snapshot = w,
+                other => return Err(format!("--ops: unknown operation {other:?}")),
+            }
+        }
+        if m.total() == 0 {
+            return Err("--ops: all weights are 0".into());
+        }
+        Ok(m)
+    }
+
+    fn total(&self) -> u64 {
+        self.put
+            + self.delete
+            + self.single_delete
+            + self.batch
+            + self.get
+            + self.iter
+            + self.snapshot
+    }
+}
+
+/// The key of index `k`.
+fn key(k: u64) -> Vec<u8> {
+    format!("k{k:08}").into_bytes()
+}
+
+/// The index of a key, if it is one of ours.
+fn key_index(key: &[u8]) -> Option<u64> {
+    std::str::from_utf8(key.strip_prefix(b"k")?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// The value with id `id` of key `k`: its length and bytes follow from (k, id).
+fn value(k: u64, id: u32, a: &StressArgs) -> Vec<u8> {
+    let mut rng = Rng::new(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(id));
+    let span = (a.max_value_size - a.min_value_size + 1) as u64;
+    let mut v = format!("{k}:{id}:").into_bytes();
+    let len = (a.min_value_size + rng.below(span) as usize).max(v.len());
+    while v.len() < len {
+        v.push(b'a' + rng.below(26) as u8);
+    }
+    v
+}
+
+/// The id of `v` as a value of key `k`, if it is a well-formed one.
+fn value_id(k: u64, v: &[u8], a: &StressArgs) -> Option<u32> {
+    let text = std::str::from_utf8(v).ok()?;
+    let mut parts = text.splitn(3, ':');
+    let vk: u64 = parts.next()?.parse().ok()?;
+    let id: u32 = parts.next()?.parse().ok()?;
+    (vk == k && id != 0 && value(k, id, a) == v).then_some(id)
+}
+
+/// Runs `strata stress`.
+pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
+    if args.threads == 0 || args.keys < args.threads {
+        return Err("--threads must be at least 1 and --keys at least --threads".into());
+    }
+    if args.min_value_size > args.max_value_size {
+        return Err("--min_value_size is above --max_value_size".into());
+    }
+    Mix::parse(&args.ops)?;
+    let oracle_path = args.expected_state.clone().unwrap_or_else(|| {
+        let mut p = args.db.clone().into_os_string();
+        p.push(".expected");
+        PathBuf::from(p)
+    });
+    if args.crash {
+        return crash_loop(args, &oracle_path);
+    }
+    let oracle = Oracle::open(&oracle_path, args.keys)?;
+    let seed = match args.seed {
+        0 => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+        s => s,
+    };
+    let db = Db::open(&args.db, options(args)?)?;
+    if !args.child {
+        println!("seed {seed}; expected state in {}", oracle_path.display());
+        let checked = verify(&db, &oracle, args)?;
+        println!("verified {checked} keys before the run");
+    }
+    let ops = run_workers(args, &db, &oracle, seed)?;
+    db.close()?;
+    let db = Db::open(&args.db, options(args)?)?;
+    let checked = verify(&db, &oracle, args)?;
+    println!(
+        "{ops} operations on {} threads in {} s; reopened and verified {checked} keys",
+        args.threads, args.duration
+    );
+    db.close()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn options(a: &StressArgs) -> Result<Options, BoxError> {
+    Ok(Options {
+        create_if_missing: true,
+        write_buffer_size: a.write_buffer_size,
+        target_file_size_base: a.target_file_size_base,
+        max_bytes_for_level_base: a.max_bytes_for_level_base,
+        level0_file_num_compaction_trigger: a.level0_file_num_compaction_trigger,
+        compaction_style: match a.compaction_style {
+            0 => CompactionStyle::Leveled,
+            1 => CompactionStyle::Universal,
+            n => return Err(format!("--compaction_style={n}: 0 = leveled, 1 = universal").into()),
+        },
+        compression: Compression::from_name(&a.compression_type)
+            .ok_or_else(|| format!("--compression_type={} is not supported", a.compression_type))?,
+        max_background_jobs: a.max_background_jobs,
+        max_subcompactions: a.max_subcompactions,
+        ..Options::default()
+    })
+}
+
+/// Checks every key of the database against the oracle, then makes the oracle what the
+/// database holds (no write in flight any more). Returns the keys checked.
+fn verify(db: &Db, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
+    let mut observed = Vec::with_capacity(oracle.keys() as usize);
+    for k in 0..oracle.keys() {
+        let got = db.get(&key(k)).map_err(|e| format!("get {k}: {e}"))?;
+        let id = match &got {
+            None => 0,
+            Some(v) => value_id(k, v, a).ok_or_else(|| {
+                format!(
+                    "key {k} holds a value that is no value of it: {:?}",
+                    String::from_utf8_lossy(v)
+                )
+            })?,
+        };
+        let state = oracle.state(k);
+        if !state.allows(id) {
+            return Err(format!(
+                "key {k} holds value id {id}; expected {} (or {:?} in flight)",
+                state.committed, state.pending
+            ));
+        }
+        observed.push(id);
+    }
+    // A scan agrees with the point reads and holds nothing else.
+    let mut seen = 0u64;
+    for kv in db.range::<&[u8], _>(..) {
+        let (kb, v) = kv.map_err(|e| format!("scan: {e}"))?;
+        let k = key_index(&kb)
+            .filter(|&k| k < oracle.keys())
+            .ok_or_else(|| {
+                format!(
+                    "the scan found a key outside the key space: {:?}",
+                    String::from_utf8_lossy(&kb)
+                )
+            })?;
+        if value_id(k, &v, a) != Some(observed[k as usize]) || observed[k as usize] == 0 {
+            return Err(format!("the scan disagrees with a get for key {k}"));
+        }
+        seen += 1;
+    }
+    let live = observed.iter().filter(|&&id| id != 0).count() as u64;
+    if seen != live {
+        return Err(format!("the scan found {seen} keys, point reads {live}"));
+    }
+    for (k, &id) in observed.iter().enumerate() {
+        let state = oracle.state(k as u64);
+        if state.pending.is_some() || state.committed != id {
+            oracle.commit(k as u64, id)?;
+        }
+    }
+    Ok(oracle.keys())
+}
+
+/// Runs the worker threads for `--duration` seconds (or until a check fails).
+fn run_workers(a: &StressArgs, db: &Db, oracle: &Oracle, seed: u64) -> Result<u64, BoxError> {
+    let mix = Mix::parse(&a.ops)?;
+    let stop = AtomicBool::new(false);
+    let ops = AtomicU64::new(0);
+    let deadline = Instant::now() + Duration::from_secs(a.duration);
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..a.threads)
+            .map(|t| {
+                let (stop, ops) = (&stop, &ops);
+                s.spawn(move || {
+                    let mut w = Worker::new(a, db, oracle, t, seed.wrapping_add(t), mix);
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                        if let Err(e) = w.step() {
+                            stop.store(true, Ordering::Relaxed);
+                            return Some(format!("thread {t}: {e}"));
+                        }
+                        if ops.fetch_add(1, Ordering::Relaxed) % 1000 == 999 {
+                            if let Err(e) = oracle.add_ops(1000) {
+                                return Some(e);
+                            }
+                        }
+                    }
+                    None
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Some("a thread panicked".into()))
+            })
+            .collect()
+    });
+    if let Some(f) = failures.first() {
+        return Err(format!("verification failed: {f}").into());
+    }
+    Ok(ops.load(Ordering::Relaxed))
+}
+
+/// One worker thread: random operations on its own keys (and reads of any key).
+struct Worker<'a> {
+    a: &'a StressArgs,
+    db: &'a Db,
+    oracle: &'a Oracle,
+    thread: u64,
+    rng: Rng,
+    mix: Mix,
+    /// Puts since the last delete of each owned key (single-delete needs at most one).
+    puts_since_delete: std::collections::HashMap<u64, u32>,
+    write_options: WriteOptions,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        a: &'a StressArgs,
+        db: &'a Db,
+        oracle: &'a Oracle,
+        thread: u64,
+        seed: u64,
+        mix: Mix,
+    ) -> Self {
+        Worker {
+            a,
+            db,
+            oracle,
+            thread,
+            rng: Rng::new(seed),
+            mix,
+            puts_since_delete: Default::default(),
+            write_options: WriteOptions {
+                sync: a.sync,
+                disable_wal: false,
+            },
+        }
+    }
+
+    /// A random key this thread owns.
+    fn own_key(&mut self) -> u64 {
+        let per = (self.a.keys - self.thread).div_ceil(self.a.threads);
+        self.thread + self.a.threads * self.rng.below(per)
+    }
+
+    fn owns(&self, k: u64) -> bool {
+        k % self.a.threads == self.thread
+    }
+
+    /// The next id to write to `k` (never its current one, never 0).
+    fn next_id(&self, k: u64) -> u32 {
+        self.oracle.state(k).committed.wrapping_add(1).max(1)
+    }
+
+    fn step(&mut self) -> Result<(), String> {
+        let mut pick = self.rng.below(self.mix.total());
+        let m = self.mix;
+        for (weight, op) in [
+            (m.put, 0),
+            (m.delete, 1),
+            (m.single_delete, 2),
+            (m.batch, 3),
+            (m.get, 4),
+            (m.iter, 5),
+            (m.snapshot, 6),
+        ] {
+            if pick < weight {
+                return match op {
+                    0 => {
+                        let k = self.own_key();
+                        self.put(k)
+                    }
+                    1 => {
+                        let k = self.own_key();
+                        self.delete(k, false)
+                    }
+                    2 => {
+                        let k = self.own_key();
+                        let single =
+                            self.puts_since_delete.get(&k).copied().unwrap_or(u32::MAX) <= 1;
+                        self.delete(k, single)
+                    }
+                    3 => self.batch(),
+                    4 => self.get(),
+                    5 => self.iterate(),
+                    _ => self.snapshot_read(),
+                };
+            }
+            pick -= weight;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, k: u64) -> Result<(), String> {
+        let id = self.next_id(k);
+        self.oracle.begin(k, id)?;
+        self.db
+            .put_opt(&key(k), &value(k, id, self.a), &self.write_options)
+            .map_err(|e| format!("put {k}: {e}"))?;
+        self.oracle.commit(k, id)?;
+        *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
+        Ok(())
+    }
+
+    fn delete(&mut self, k: u64, single: bool) -> Result<(), String> {
+        self.oracle.begin(k, 0)?;
+        let mut batch = WriteBatch::new();
+        if single {
+            batch.single_delete(&key(k));
+        } else {
+            batch.delete(&key(k));
+        }
+        self.db
+            .write(batch, &self.write_options)
+            .map_err(|e| format!("delete {k}: {e}"))?;
+        self.oracle.commit(k, 0)?;
+        self.puts_since_delete.insert(k, 0);
+        Ok(())
+    }
+
+    fn batch(&mut self) -> Result<(), String> {
+        let mut keys: Vec<u64> = (0..2 + self.rng.below(4)).map(|_| self.own_key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut batch = WriteBatch::new();
+        let mut writes = Vec::new();
+        for &k in &keys {
+            let id = if self.rng.one_in(4) {
+                0
+            } else {
+                self.next_id(k)
+            };
+            self.oracle.begin(k, id)?;
+            if id == 0 {
+                batch.delete(&key(k));
+            } else {
+                batch.put(&key(k), &value(k, id, self.a));
+            }
+            writes.push((k, id));
+        }
+        self.db
+            .write(batch, &self.write_options)
+            .map_err(|e| format!("batch: {e}"))?;
+        for (k, id) in writes {
+            self.oracle.commit(k, id)?;
+            if id == 0 {
+                self.puts_since_delete.insert(k, 0);
+            } else {
+                *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what the database returned for `k` (`got` as a value id).
+    fn check(&self, k: u64, got: Option<&[u8]>, what: &str) -> Result<(), String> {
+        let id = match got {
+            None => 0,
+            Some(v) => value_id(k, v, self.a)
+                .ok_or_else(|| format!("{what}: key {k} holds a value that is no value of it"))?,
+        };
+        if self.owns(k) {
+            let expected = self.oracle.state(k).committed;
+            if id != expected {
+                return Err(format!(
+                    "{what}: key {k} has value id {id}, expected {expected}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&mut self) -> Result<(), String> {
+        let k = if self.rng.one_in(2) {
+            self.own_key()
+        } else {
+            self.rng.below(self.a.keys)
+        };
+        let got = self.db.get(&key(k)).map_err(|e| format!("get {k}: {e}"))?;
+        self.check(k, got.as_deref(), "get")
+    }
+
+    /// A walk of up to 50 entries forward or backward from a random key: every entry is
+    /// well formed, owned keys hold their expected values, and no live owned key is skipped.
+    fn iterate(&mut self) -> Result<(), String> {
+        let start = self.rng.below(self.a.keys);
+        let forward = self.rng.one_in(2);
+        let mut it = self.db.iter(ReadOptions::default());
+        if forward {
+            it.seek(&key(start));
+        } else {
+            it.seek_for_prev(&key(start));
+        }
+        // The keys not yet passed: [next, end of the key space) going forward, [0, next]
+        // going backward (as u64 + 1, so that "nothing left" is 0).
+        let mut next = if forward { start } else { start + 1 };
+        let mut steps = 0;
+        while it.valid() && steps < 50 {
+            let k = key_index(it.key()).ok_or("iterator: a key outside the key space")?;
+            let passed = if forward { next..k } else { k + 1..next };
+            self.check_none_live(passed)?;
+            self.check(k, Some(it.value()), "iterator")?;
+            next = if forward { k + 1 } else { k };
+            steps += 1;
+            if forward {
+                it.next();
+            } else {
+                it.prev();
+            }
+        }
+        it.status().map_err(|e| format!("iterator: {e}"))?;
+        if !it.valid() {
+            // The walk reached the end: nothing live may lie beyond it.
+            let rest = if forward { next..self.a.keys } else { 0..next };
+            self.check_none_live(rest)?;
+        }
+        Ok(())
+    }
+
+    /// Fails if an owned key in `keys` is live (an iterator passed over it).
+    fn check_none_live(&self, keys: std::ops::Range<u64>) -> Result<(), String> {
+        match keys
+            .filter(|&k| self.owns(k))
+            .find(|&k| self.oracle.state(k).committed != 0)
+        {
+            Some(k) => Err(format!("iterator skipped live key {k}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads an owned key through a snapshot taken before it was overwritten.
+    fn snapshot_read(&mut self) -> Result<(), String> {
+        let k = self.own_key();
+        let before = self.oracle.state(k).committed;
+        let snapshot = self.db.snapshot();
+        self.put(k)?;
+        let got = self
+            .db
+            .get_at(&snapshot, &key(k))
+            .map_err(|e| format!("snapshot get {k}: {e}"))?;
+        let id = got.as_deref().map_or(Some(0), |v| value_id(k, v, self.a));
+        if id != Some(before) {
+            return Err(format!(
+                "snapshot read of key {k}: value id {id:?}, expected {before}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Crash mode: children run the stress test and are killed; the parent verifies each time.
+fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(a.duration);
+    let seed = match a.seed {
+        0 => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+        s => s,
+    };
+    let mut rng = Rng::new(seed);
+    println!(
+        "crash test: seed {seed}; database {}, expected state {}",
+        a.db.display(),
+        oracle_path.display()
+    );
+    {
+        let oracle = Oracle::open(oracle_path, a.keys)?;
+        let db = Db::open(&a.db, options(a)?)?;
+        verify(&db, &oracle, a).map_err(|e| format!("before the first run: {e}"))?;
+        db.close()?;
+    }
+    let exe = std::env::current_exe()?;
+    let (mut runs, mut kills, mut verified) = (0u64, 0u64, 0u64);
+    let ops_before = Oracle::open(oracle_path, a.keys)?.ops();
+    while Instant::now() < deadline {
+        runs += 1;
+        let mut child = Command::new(&exe)
+            .arg("stress")
+            .args(child_args(a, oracle_path, rng.next_u64()))
+            .stdout(Stdio::null())
+            .spawn()?;
+        let wait = Duration::from_millis(1 + rng.below(a.kill_interval_ms.max(1)));
+        let kill_at = (Instant::now() + wait).min(deadline);
+        let mut exited = None;
+        while Instant::now() < kill_at {
+            if let Some(status) = child.try_wait()? {
+                exited = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        match exited {
+            Some(status) => {
+                return Ok(keep_evidence(
+                    a,
+                    oracle_path,
+                    &format!("run {runs}: the child exited on its own ({status})"),
+                ));
+            }
+            None => {
+                child.kill()?;
+                child.wait()?;
+                kills += 1;
+            }
+        }
+        let oracle = Oracle::open(oracle_path, a.keys)?;
+        let db = match Db::open(&a.db, options(a)?) {
+            Ok(db) => db,
+            Err(e) => {
+                return Ok(keep_evidence(
+                    a,
+                    oracle_path,
+                    &format!("run {runs}: reopening after the kill failed: {e}"),
+                ));
+            }
+        };
+        match verify(&db, &oracle, a) {
+            Ok(n) => verified += n,
+            Err(e) => {
+                return Ok(keep_evidence(
+                    a,
+                    oracle_path,
+                    &format!("run {runs}: VIOLATION after the kill: {e}"),
+                ));
+            }
+        }
+        db.close()?;
+    }
+    let ops = Oracle::open(oracle_path, a.keys)?.ops() - ops_before;
+    println!(
+        "crash test passed: {runs} runs, {kills} kills, about {ops} operations, {verified} key checks in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reports a failed crash run; the database and the expected state stay for diagnosis.
+fn keep_evidence(a: &StressArgs, oracle_path: &Path, what: &str) -> ExitCode {
+    println!(
+        "{what}; keeping {} and {}",
+        a.db.display(),
+        oracle_path.display()
+    );
+    ExitCode::FAILURE
+}
+
+/// The flags of a crash-mode child: the parent's, as a plain run that outlives the kill.
+fn child_args(a: &StressArgs, oracle_path: &Path, seed: u64) -> Vec<String> {
+    vec![
+        format!("--db={}", a.db.display()),
+        format!("--expected_state={}", oracle_path.display()),
+        "--duration=1000000".into(),
+        format!("--threads={}", a.threads),
+        format!("--keys={}", a.keys),
+        format!("--min_value_size={}", a.min_value_size),
+        format!("--max_value_size={}", a.max_value_size),
+        format!("--ops={}", a.ops),
+        format!("--write_buffer_size={}", a.write_buffer_size),
+        format!("--target_file_size_base={}", a.target_file_size_base),
+        format!("--max_bytes_for_level_base={}", a.max_bytes_for_level_base),
+        format!(
+            "--level0_file_num_compaction_trigger={}",
+            a.level0_file_num_compaction_trigger
+        ),
+        format!("--compaction_style={}", a.compaction_style),
+        format!("--compression_type={}", a.compression_type),
+        format!("--sync={}", a.sync),
+        format!("--max_background_jobs={}", a.max_background_jobs),
+        format!("--max_subcompactions={}", a.max_subcompactions),
+        format!("--seed={}", seed.max(1)),
+        "--child".into(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: StressArgs,
+    }
+
+    fn args(flags: &[&str]) -> StressArgs {
+        let mut argv = vec!["stress", "--db=/nonexistent"];
+        argv.extend_from_slice(flags);
+        Wrap::try_parse_from(argv).unwrap().args
+    }
+
+    #[test]
+    fn values_identify_their_key_and_id_and_nothing_else() {
+        let a = args(&["--min_value_size=1", "--max_value_size=40"]);
+        for k in [0, 7, 123_456] {
+            for id in [1, 2, u32::MAX] {
+                let v = value(k, id, &a);
+                assert_eq!(value_id(k, &v, &a), Some(id));
+                assert_eq!(value_id(k + 1, &v, &a), None);
+                let mut bad = v.clone();
+                let last = bad.len() - 1;
+                bad[last] ^= 1;
+                assert_eq!(
+                    value_id(k, &bad, &a),
+                    None,
+                    "{:?}",
+                    String::from_utf8_lossy(&v)
+                );
+            }
+        }
+        assert_eq!(key_index(&key(42)), Some(42));
+        assert_eq!(key_index(b"x42"), None);
+    }
+
+    #[test]
+    fn the_child_gets_every_setting_of_the_parent() {
+        let a = args(&[
+            "--compaction_style=1",
+            "--sync=1",
+            "--keys=77",
+            "--ops=put=1",
+        ]);
+        let child = args(
+            &child_args(&a, Path::new("/tmp/o"), 9)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(child.compaction_style, 1);
+        assert!(child.sync && child.child && !child.crash);
+        assert_eq!((child.keys, child.ops.as_str()), (77, "put=1"));
+        assert_eq!(child.expected_state.as_deref(), Some(Path::new("/tmp/o")));
+    }
+
+    #[test]
+    fn operation_mixes_parse_and_bad_ones_are_named() {
+        assert_eq!(Mix::parse("put=3,get=1").unwrap().total(), 4);
+        assert!(Mix::parse("put=1,scan=2").unwrap_err().contains("scan"));
+        assert!(Mix::parse("put=0").is_err());
+    }
+}

@@ -1,0 +1,16 @@
+//! Running the `strata` binary from the end-to-end tests.
+
+use std::process::Command;
+
+/// Runs `strata ARGS`; returns (success, stdout, stderr).
+pub fn strata(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
