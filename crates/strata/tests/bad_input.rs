@@ -152,3 +152,148 @@ fn oversized_keys_and_values_are_refused_and_the_batch_is_not_applied() {
     assert_eq!(db.get(&max_key).unwrap().as_deref(), Some(&b"ok"[..]));
     assert_eq!(db.get(b"").unwrap().as_deref(), Some(&b"empty key"[..]));
 }
+
+#[test]
+fn a_current_file_naming_a_missing_manifest_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), create()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    fs::write(dir.path().join("CURRENT"), b"MANIFEST-009999\n").unwrap();
+    let err = Db::open(dir.path(), create()).unwrap_err();
+    assert!(err.to_string().contains("MANIFEST-009999"), "{err}");
+    let tables = fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count();
+    assert_eq!(tables, 1, "a failed open deletes no table");
+}
+
+#[test]
+fn a_truncated_table_is_corruption_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), create()).unwrap();
+    for i in 0..1000 {
+        db.put(format!("key{i:04}").as_bytes(), b"value").unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let table = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .unwrap();
+    let len = fs::metadata(&table).unwrap().len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&table)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let name = table.file_name().unwrap().to_string_lossy().into_owned();
+    let err = match Db::open(dir.path(), create()) {
+        Err(e) => e,
+        Ok(db) => db.get(b"key0500").unwrap_err(),
+    };
+    assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
+    assert!(err.to_string().contains(&name), "{err}");
+}
+
+/// Small memtables on a file system that can refuse table writes as a full disk does.
+fn fault_options(fs: &strata::fs::fault::FaultFs, auto_compactions: bool) -> Options {
+    Options {
+        create_if_missing: true,
+        write_buffer_size: 16 << 10,
+        level0_file_num_compaction_trigger: 2,
+        disable_auto_compactions: !auto_compactions,
+        fs: std::sync::Arc::new(fs.clone()),
+        ..Options::default()
+    }
+}
+
+fn fill(db: &Db, from: u32, to: u32) {
+    for i in from..to {
+        db.put(format!("key{i:06}").as_bytes(), &[b'v'; 100])
+            .unwrap();
+    }
+}
+
+/// After the background error: writes refused with the cause, reads fine; after `resume`
+/// everything goes on, and a reopen finds every acknowledged write.
+fn check_stopped_then_resumed(
+    db: Db,
+    fs: &strata::fs::fault::FaultFs,
+    dir: &std::path::Path,
+    written: u32,
+) {
+    let err = loop {
+        match db.put(b"more", b"x") {
+            Err(e) => break e,
+            Ok(()) => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    };
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("No space left"), "{err}");
+    assert!(db.get(b"key000000").unwrap().is_some());
+    assert!(
+        db.resume().is_ok(),
+        "resume succeeds; the job fails again while the disk is full"
+    );
+    fs.set_full_for(None);
+    db.resume().unwrap();
+    db.flush().unwrap();
+    db.compact_all().unwrap();
+    db.put(b"after", b"resume").unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir, Options::default()).unwrap();
+    for i in (0..written).step_by(37) {
+        assert!(
+            db.get(format!("key{i:06}").as_bytes()).unwrap().is_some(),
+            "key {i}"
+        );
+    }
+    assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"resume"[..]));
+}
+
+#[test]
+fn a_full_disk_during_flush_stops_writes_until_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = strata::fs::fault::FaultFs::new();
+    let db = Db::open(dir.path(), fault_options(&fs, true)).unwrap();
+    fill(&db, 0, 100);
+    fs.set_full_for(Some(".sst"));
+    // Write until the failed flush stops writes (the memtables fill up or the error shows).
+    let mut written = 100;
+    while written < 100_000
+        && db
+            .put(format!("key{written:06}").as_bytes(), &[b'v'; 100])
+            .is_ok()
+    {
+        written += 1;
+    }
+    assert!(written < 100_000, "writes never stopped");
+    check_stopped_then_resumed(db, &fs, dir.path(), written);
+}
+
+#[test]
+fn a_full_disk_during_compaction_stops_writes_until_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = strata::fs::fault::FaultFs::new();
+    // Several L0 tables, written with compaction off.
+    let db = Db::open(dir.path(), fault_options(&fs, false)).unwrap();
+    fill(&db, 0, 900);
+    db.flush().unwrap();
+    assert!(db.stats().level_files[0] >= 2);
+    db.close().unwrap();
+    // Reopened with compaction on and a full disk: the first merge fails.
+    fs.set_full_for(Some(".sst"));
+    let db = Db::open(dir.path(), fault_options(&fs, true)).unwrap();
+    check_stopped_then_resumed(db, &fs, dir.path(), 900);
+}

@@ -350,3 +350,40 @@ fn close_cancels_a_running_compaction_and_loses_nothing() {
     let db = Db::open(dir.path(), opts).unwrap();
     check(&db, &model);
 }
+
+#[test]
+fn tables_a_reader_held_are_deleted_once_it_lets_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        disable_auto_compactions: true,
+        ..small(CompactionStyle::Leveled)
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    write_rounds(&db, 3000, 2);
+    db.flush().unwrap();
+    let sst_files = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "sst")
+            })
+            .count() as u64
+    };
+    let live = |db: &Db| db.tree_shape().levels.iter().map(|l| l.files).sum::<u64>();
+    let mut it = db.iter(strata::ReadOptions::default());
+    it.seek_to_first();
+    db.compact_all().unwrap();
+    assert!(
+        sst_files() > live(&db),
+        "the reader's tables stay while it reads"
+    );
+    assert!(it.valid());
+    drop(it);
+    db.put(b"x", b"y").unwrap();
+    db.flush().unwrap();
+    assert_eq!(sst_files(), live(&db), "the next flush deletes them");
+}

@@ -180,8 +180,9 @@ impl DbInner {
         Ok(())
     }
 
-    /// Deletes table files that no version in use names any more.
-    fn purge_obsolete_files(&self) {
+    /// Deletes table files that no version in use names any more. Called after each flush
+    /// and compaction and at close: a file a reader still held is deleted at the next call.
+    pub(super) fn purge_obsolete_files(&self) {
         let in_use = self.versions.lock().files_in_use();
         let mut pending = self.obsolete_tables.lock();
         pending.retain(|&n| {

@@ -91,6 +91,8 @@ impl DbInner {
             Err(e) => return Err(e),
         }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        // Tables a compaction could not delete while this flush held an older version.
+        self.purge_obsolete_files();
         Ok(())
     }
 

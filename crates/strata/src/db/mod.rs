@@ -715,6 +715,25 @@ impl Db {
         self.inner.wait_for_compactions()
     }
 
+    /// Restarts background work after the error that stopped it (a failed flush or
+    /// compaction, say for a full disk), once the cause is cleared, as RocksDB's `Resume`.
+    /// The failed job left nothing behind and is retried; if it fails again, background work
+    /// stops again and writes report the new error. A failed WAL write is not resumable: the
+    /// database must be reopened, so that recovery can cut the log at its last whole record.
+    pub fn resume(&self) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.writer.lock().check_stopped()?;
+        let mut bg = self.inner.bg.lock();
+        if let Some(e) = bg.error.take() {
+            self.inner
+                .info_log
+                .log(format_args!("resuming background work after: {e}"));
+        }
+        self.inner.bg_failed.store(false, Ordering::Release);
+        self.inner.bg_cv.notify_all();
+        Ok(())
+    }
+
     /// Makes every write so far durable (fdatasync of the WAL), as a `sync` write would.
     pub fn sync_wal(&self) -> Result<()> {
         self.inner.sync_wal()
@@ -883,6 +902,7 @@ impl DbInner {
         for handle in threads {
             let _ = handle.join();
         }
+        self.purge_obsolete_files();
         let synced = self.writer.lock().sync_wal();
         self.lock.lock().take();
         flushed.and(synced)
