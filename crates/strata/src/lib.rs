@@ -16,6 +16,8 @@ pub mod compaction;
 pub mod db;
 pub mod error;
 pub mod fs;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod iterator;
 pub mod key;
 pub mod log;

@@ -4,16 +4,19 @@
 //!
 //! Leveled level targets are dynamic (RocksDB's `level_compaction_dynamic_level_bytes`): the
 //! last level's target is its actual size (at least `max_bytes_for_level_base`); each level
-//! above has the target of the one below divided by the multiplier, stopping at the first
-//! level whose target would fall below the base. That level is the *base level*: L0 compacts
-//! into it, and the levels between L0 and it stay empty, so a small tree never has a level
-//! more than its size needs.
+//! above has the target of the one below divided by the multiplier, up to the first level
+//! whose target is at most `max_bytes_for_level_base` (so between base/multiplier and base,
+//! as RocksDB chooses it). That level is the *base level*: L0 compacts into it, and the
+//! levels between L0 and it stay empty. Most of the data sits in the last level (about
+//! `1 - 1/multiplier` of it), which bounds space-amp, and L0 merges into a level no larger
+//! than the base size, which bounds their cost.
 //!
 //! Leveled scores: L0's is its file count over `level0_file_num_compaction_trigger`; a level
 //! from the base level down to the second-to-last has its bytes over its target. The highest
 //! score at or above 1 is compacted: L0 merges all its files with what they overlap in the
-//! base level; another level merges its largest file with what it overlaps in the next level,
-//! or moves the file down unchanged when nothing there overlaps.
+//! base level; another level merges the file whose overlap in the next level is smallest for
+//! its size (RocksDB's `kMinOverlappingRatio`: the least rewriting per byte moved down), or
+//! moves a file down unchanged when nothing there overlaps it.
 //!
 //! Several compactions may run at once (see [`Busy`]): a task is only picked if none of its
 //! files is being compacted and its key range does not meet the output of a running task in
@@ -279,10 +282,10 @@ pub fn level_targets(version: &Version, o: &PickerOptions) -> LevelTargets {
     let base = o.max_bytes_for_level_base.max(1);
     let mut targets = vec![0u64; o.num_levels];
     let mut level = last;
-    let mut target = version.level_bytes(last).max(base);
-    targets[last] = target;
-    while level > 1 && (target as f64 / o.max_bytes_for_level_multiplier) as u64 >= base {
-        target = (target as f64 / o.max_bytes_for_level_multiplier) as u64;
+    let mut target = version.level_bytes(last);
+    targets[last] = target.max(base);
+    while level > 1 && target > base {
+        target = ((target as f64 / o.max_bytes_for_level_multiplier) as u64).max(1);
         level -= 1;
         targets[level] = target;
     }
@@ -369,23 +372,33 @@ pub fn compact_level0(version: &Version, base_level: usize, score: f64) -> Optio
     ))
 }
 
-/// The largest file of `level` whose compaction can run beside the `busy` ones, with what
-/// it overlaps in the next level.
+/// The file of `level` with the least overlap in the next level per byte of its own (a file
+/// with none moves down as it is) whose compaction can run beside the `busy` ones, with what
+/// it overlaps.
 pub fn compact_level(
     version: &Version,
     level: usize,
     score: f64,
     busy: &Busy,
 ) -> Option<CompactionTask> {
-    let mut candidates: Vec<&Arc<FileMeta>> = version.levels[level]
+    let next = &version.levels[level + 1];
+    type Candidate<'a> = (u128, &'a Arc<FileMeta>, Vec<Arc<FileMeta>>);
+    let mut candidates: Vec<Candidate> = version.levels[level]
         .iter()
         .filter(|f| !busy.files.contains(&f.number))
+        .map(|f| {
+            let below = overlapping(next, user_key(&f.smallest), user_key(&f.largest));
+            let overlap: u64 = below.iter().map(|g| g.size).sum();
+            // Overlap per byte, scaled to stay an integer; ties go to the first in key order.
+            (
+                u128::from(overlap) * 1024 / u128::from(f.size.max(1)),
+                f,
+                below,
+            )
+        })
         .collect();
-    // Largest first; among equals, the first in key order.
-    candidates.sort_by_key(|f| std::cmp::Reverse(f.size));
-    let next = &version.levels[level + 1];
-    candidates.into_iter().find_map(|file| {
-        let output_inputs = overlapping(next, user_key(&file.smallest), user_key(&file.largest));
+    candidates.sort_by_key(|(ratio, _, _)| *ratio);
+    candidates.into_iter().find_map(|(_, file, output_inputs)| {
         let task = CompactionTask::between(
             level,
             vec![file.clone()],
