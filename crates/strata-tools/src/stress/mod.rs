@@ -11,8 +11,8 @@
 //! or the one of a write that was in flight; a full scan agrees with point reads and holds
 //! no key outside the key space. With or without `--sync`, a killed process loses no
 //! acknowledged write (the WAL is written before a write is acknowledged, and the kernel
-//! keeps what a killed process wrote). Atomicity of a batch across its keys is covered by
-//! the WAL crash tests, not here.
+//! keeps what a killed process wrote). A batch in flight at the kill is all there or not at
+//! all: a thread has one write in flight, so its keys still marked pending are one batch.
 
 mod oracle;
 
@@ -321,6 +321,30 @@ fn verify(db: &Db, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
     let live = observed.iter().filter(|&&id| id != 0).count() as u64;
     if seen != live {
         return Err(format!("the scan found {seen} keys, point reads {live}"));
+    }
+    // A thread has one write in flight at a time, so its keys still marked pending belong to
+    // one batch: all of them hold the new value or none does.
+    for thread in 0..a.threads.min(oracle.keys()) {
+        let (mut applied, mut not_applied) = (Vec::new(), Vec::new());
+        for k in (thread..oracle.keys()).step_by(a.threads as usize) {
+            let state = oracle.state(k);
+            match state.pending {
+                Some(p) if p != state.committed => {
+                    if observed[k as usize] == p {
+                        applied.push(k);
+                    } else {
+                        not_applied.push(k);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !applied.is_empty() && !not_applied.is_empty() {
+            return Err(format!(
+                "a batch of thread {thread} was applied in part: keys {applied:?} hold their \
+                 new values, keys {not_applied:?} their old ones"
+            ));
+        }
     }
     for (k, &id) in observed.iter().enumerate() {
         let state = oracle.state(k as u64);
@@ -803,6 +827,24 @@ mod tests {
         assert!(child.sync && child.child && !child.crash);
         assert_eq!((child.keys, child.ops.as_str()), (77, "put=1"));
         assert_eq!(child.expected_state.as_deref(), Some(Path::new("/tmp/o")));
+    }
+
+    #[test]
+    fn a_batch_found_applied_in_part_is_a_violation() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = args(&["--threads=2", "--keys=10"]);
+        let oracle = Oracle::open(&dir.path().join("expected"), 10).unwrap();
+        let db = Db::open(dir.path().join("db"), options(&a).unwrap()).unwrap();
+        // Thread 0 (even keys) had a batch writing id 1 to keys 2 and 4 in flight.
+        oracle.begin(2, 1).unwrap();
+        oracle.begin(4, 1).unwrap();
+        db.put(&key(2), &value(2, 1, &a)).unwrap();
+        let e = verify(&db, &oracle, &a).unwrap_err();
+        assert!(e.contains("applied in part"), "{e}");
+        // Both applied (or neither) is fine, and the oracle then holds what the db holds.
+        db.put(&key(4), &value(4, 1, &a)).unwrap();
+        assert_eq!(verify(&db, &oracle, &a), Ok(10));
+        assert_eq!(oracle.state(4).committed, 1);
     }
 
     #[test]

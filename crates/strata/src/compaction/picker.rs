@@ -238,6 +238,21 @@ pub fn pick(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Compact
     }
 }
 
+/// The compaction score of each level, as the picker sees it: leveled, L0 files over the
+/// trigger and other levels' bytes over their targets; universal, sorted runs over the
+/// trigger (shown at L0). At 1 or more a level is due for compaction.
+pub fn level_scores(version: &Version, o: &PickerOptions) -> Vec<f64> {
+    match o.style {
+        CompactionStyle::Leveled => scores(version, o, &level_targets(version, o)),
+        CompactionStyle::Universal => {
+            let mut s = vec![0.0; o.num_levels];
+            s[0] = super::universal::sorted_runs(version).len() as f64
+                / o.level0_file_num_compaction_trigger.max(1) as f64;
+            s
+        }
+    }
+}
+
 /// The bytes compaction is estimated to still have to rewrite to bring the tree in shape
 /// (RocksDB's estimate): what write stalls on pending compaction bytes look at.
 pub fn pending_compaction_bytes(version: &Version, o: &PickerOptions) -> u64 {

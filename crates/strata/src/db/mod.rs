@@ -123,7 +123,7 @@ impl Counters {
 }
 
 /// A snapshot of the database's counters and memory state, from [`Db::stats`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DbStats {
     /// Write batches committed (each `put` and `delete` is one).
     pub batches: u64,
@@ -191,6 +191,8 @@ pub struct DbStats {
     pub level_files: Vec<u64>,
     /// Bytes of table files per level.
     pub level_bytes: Vec<u64>,
+    /// Compaction score per level (at 1 or more the level is due; see the picker).
+    pub level_scores: Vec<f64>,
     /// Lookups that consulted a table's bloom filter.
     pub bloom_checks: u64,
     /// Lookups a bloom filter answered "not in this table".
@@ -858,6 +860,10 @@ impl DbInner {
                 .map(|l| sv.version.levels[l].len() as u64)
                 .collect(),
             level_bytes: (0..NUM_LEVELS).map(|l| sv.version.level_bytes(l)).collect(),
+            level_scores: crate::compaction::picker::level_scores(
+                &sv.version,
+                &self.options.picker_options(),
+            ),
             bloom_checks: load(&t.bloom_checks),
             bloom_negatives: load(&t.bloom_negatives),
             block_cache_hits: t.cache_hits.iter().map(load).sum(),
@@ -960,7 +966,7 @@ fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
 
 fn format_compaction_table(s: &DbStats) -> String {
     let mut out = String::from(
-        "Level Files   Size(MB)  Count  Moves  Read(MB)  Write(MB)  W-Amp   Seconds\n",
+        "Level Files   Size(MB)  Score  Count  Moves  Read(MB)  Write(MB)  W-Amp   Seconds\n",
     );
     let user = s.user_bytes_written.max(1) as f64;
     for (level, c) in s.compactions.iter().enumerate() {
@@ -976,8 +982,9 @@ fn format_compaction_table(s: &DbStats) -> String {
             c.bytes_written
         };
         out.push_str(&format!(
-            "L{level:<4} {files:>5} {:>10.1} {:>6} {:>6} {:>9.1} {:>10.1} {:>6.2} {:>9.2}\n",
+            "L{level:<4} {files:>5} {:>10.1} {:>6.2} {:>6} {:>6} {:>9.1} {:>10.1} {:>6.2} {:>9.2}\n",
             bytes as f64 / 1048576.0,
+            s.level_scores.get(level).copied().unwrap_or(0.0),
             c.count,
             c.moves,
             c.bytes_read as f64 / 1048576.0,
