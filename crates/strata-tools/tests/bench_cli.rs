@@ -315,3 +315,25 @@ fn universal_compaction_and_background_jobs_run_from_flags() {
     assert!(!ok);
     assert!(err.contains("compaction_style"), "{err}");
 }
+
+#[test]
+fn plot_draws_each_step_sampled() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("run.svg");
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=1000",
+            "--benchmarks=fillseq,readrandom",
+            "--duration=3",
+            &format!("--plot={}", svg.display()),
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("plot: "), "{out}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    assert!(text.contains(">readrandom</text>"), "{text}");
+    // Throughput and latency lines for each of the two steps.
+    assert_eq!(text.matches("<polyline").count(), 4, "{text}");
+}

@@ -219,12 +219,26 @@ pub struct BenchArgs {
     #[arg(long, default_value = "report.csv")]
     pub report_file: PathBuf,
 
+    /// Draw throughput and p99 latency over time, one line per step, as an SVG picture
+    /// (samples every --report_interval_seconds, or every second if that is 0).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+
     /// Print the engine's statistics (the stats step) after the last step.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub statistics: bool,
 }
 
 impl BenchArgs {
+    /// Seconds between interval samples: --report_interval_seconds, or 1 for --plot alone;
+    /// 0 = no sampling.
+    pub fn report_interval(&self) -> u64 {
+        match (self.report_interval_seconds, &self.plot) {
+            (0, Some(_)) => 1,
+            (n, _) => n,
+        }
+    }
+
     /// Reads per thread.
     pub fn reads(&self) -> u64 {
         if self.reads < 0 {

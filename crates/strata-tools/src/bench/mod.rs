@@ -7,8 +7,10 @@
 
 mod args;
 mod gen;
+mod plot;
 mod report;
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -175,8 +177,20 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
 
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
+    let mut series = Vec::new();
     for (name, step) in steps {
-        run_step(args, &db, &live, &name, step, started)?;
+        run_step(args, &db, &live, &name, step, started, &mut series)?;
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "strata bench --num={} --threads={} ({}s samples)",
+            args.num,
+            args.threads,
+            args.report_interval()
+        );
+        plot::write_svg(path, &title, &series)
+            .map_err(|e| format!("--plot {}: {e}", path.display()))?;
+        println!("plot: {}", path.display());
     }
     if args.statistics {
         print!("{}", db.property("strata.stats").unwrap_or_default());
@@ -248,6 +262,7 @@ fn run_step(
     name: &str,
     step: Step,
     run_started: Instant,
+    series: &mut Vec<(String, Vec<plot::Point>)>,
 ) -> Result<(), BoxError> {
     match step {
         Step::WaitForCompaction | Step::Compact(_) => {
@@ -306,7 +321,9 @@ fn run_step(
         other => (other, false),
     };
     let readers_done = AtomicBool::new(false);
-    let reporter = (args.report_interval_seconds > 0)
+    // A progress bar on stderr when it is a terminal, nothing otherwise.
+    let progress = std::io::stderr().is_terminal().then(|| AtomicU64::new(0));
+    let reporter = (args.report_interval() > 0)
         .then(|| IntervalReporter::new(args, name, args.threads, run_started));
     let (results, writer_result, intervals) = std::thread::scope(|s| {
         let writer = with_writer.then(|| {
@@ -318,11 +335,16 @@ fn run_step(
             let done = &readers_done;
             s.spawn(move || r.run(db, done))
         });
+        let ticker = progress.as_ref().map(|p| {
+            let done = &readers_done;
+            s.spawn(move || show_progress(args, name, reader_step, p, done))
+        });
         let handles: Vec<_> = (0..args.threads)
             .map(|i| {
                 let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
                 let meter = reporter.as_ref().map(|r| r.meter(i));
-                s.spawn(move || run_thread(args, db, live, reader_step, n, meter))
+                let progress = progress.as_ref();
+                s.spawn(move || run_thread(args, db, live, reader_step, n, (meter, progress)))
             })
             .collect();
         let results: Vec<Result<ThreadStats, strata::Error>> = handles
@@ -330,6 +352,9 @@ fn run_step(
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
         readers_done.store(true, Ordering::Release);
+        if let Some(t) = ticker {
+            t.join().expect("progress thread panicked");
+        }
         let writer_result = writer.map(|w| w.join().expect("writer thread panicked"));
         let intervals = reporting.map(|r| r.join().expect("report thread panicked"));
         (results, writer_result, intervals)
@@ -367,8 +392,11 @@ fn run_step(
             w as f64 / elapsed.max(1e-9)
         );
     }
-    if let Some(summary) = intervals.and_then(|i| i.summary()) {
-        println!("             : {summary}");
+    if let Some(intervals) = intervals {
+        if let Some(summary) = intervals.summary() {
+            println!("             : {summary}");
+        }
+        series.push((name.to_string(), intervals.points));
     }
     print_explanation(
         args,
@@ -514,7 +542,7 @@ fn run_thread(
     live: &LiveKeys,
     step: Step,
     thread_number: u64,
-    meter: Option<report::Meter<'_>>,
+    (meter, progress): (Option<report::Meter<'_>>, Option<&AtomicU64>),
 ) -> strata::Result<ThreadStats> {
     let (mut rng, mut values) = thread_generators(args, thread_number);
     let key_size = match step {
@@ -548,6 +576,9 @@ fn run_thread(
         }
         if let Some(m) = &meter {
             m.record(latency);
+        }
+        if let Some(p) = progress {
+            p.fetch_add(1, Ordering::Relaxed);
         }
     };
 
@@ -686,6 +717,38 @@ fn run_thread(
     stats.seconds = start.elapsed().as_secs_f64();
     stats.hist = hist;
     Ok(stats)
+}
+
+/// Draws a step's progress bar until `done`: operations out of the step's total, or seconds
+/// out of --duration.
+fn show_progress(args: &BenchArgs, name: &str, step: Step, ops: &AtomicU64, done: &AtomicBool) {
+    let threads = args.threads as u64;
+    let (total, by_time) = match step {
+        _ if args.duration > 0 => (args.duration, true),
+        Step::Fill(_) | Step::Delete(_) => (args.num * threads, false),
+        Step::FillSync => ((args.num / 1000).max(1) * threads, false),
+        _ => (args.reads() * threads, false),
+    };
+    let bar = indicatif::ProgressBar::new(total);
+    let template = if by_time {
+        "{msg:>12} [{bar:40}] {pos}/{len} s"
+    } else {
+        "{msg:>12} [{bar:40}] {pos}/{len} ops, {per_sec}, eta {eta}"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(name.to_string());
+    let start = Instant::now();
+    while !done.load(Ordering::Acquire) {
+        bar.set_position(if by_time {
+            start.elapsed().as_secs()
+        } else {
+            ops.load(Ordering::Relaxed)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
 }
 
 /// The writer of the *whilewriting steps: random puts, at most

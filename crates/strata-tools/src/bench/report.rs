@@ -45,10 +45,12 @@ impl Meter<'_> {
     }
 }
 
-/// Throughput of each full interval of a step.
+/// The samples of each full interval of a step.
 pub struct Intervals {
     seconds: f64,
     qps: Vec<f64>,
+    /// (seconds since the run began, ops/s, p99 us) per interval, for --plot.
+    pub points: Vec<super::plot::Point>,
 }
 
 impl Intervals {
@@ -78,7 +80,7 @@ impl IntervalReporter {
     pub fn new(args: &BenchArgs, step: &str, threads: usize, run_started: Instant) -> Self {
         IntervalReporter {
             step: step.to_string(),
-            interval: Duration::from_secs(args.report_interval_seconds.max(1)),
+            interval: Duration::from_secs(args.report_interval().max(1)),
             file: args.report_file.clone(),
             run_started,
             ops: AtomicU64::new(0),
@@ -99,6 +101,7 @@ impl IntervalReporter {
     /// Reports every interval until `done`; returns the throughput of each full interval.
     pub fn run(&self, db: &Db, done: &AtomicBool) -> Intervals {
         let mut qps = Vec::new();
+        let mut points = Vec::new();
         let mut last_ops = 0;
         let mut last_stalls = stalls(&db.stats());
         let mut next = Instant::now() + self.interval;
@@ -121,6 +124,11 @@ impl IntervalReporter {
             let now_stalls = stalls(&db.stats());
             let rate = (ops - last_ops) as f64 / self.interval.as_secs_f64();
             qps.push(rate);
+            points.push(super::plot::Point {
+                seconds: self.run_started.elapsed().as_secs_f64(),
+                ops_per_sec: rate,
+                p99_us: hist.percentile_us(0.99),
+            });
             let line = format!(
                 "{},{:.1},{},{:.0},{:.1},{}\n",
                 self.step,
@@ -143,6 +151,7 @@ impl IntervalReporter {
         Intervals {
             seconds: self.interval.as_secs_f64(),
             qps,
+            points,
         }
     }
 }
