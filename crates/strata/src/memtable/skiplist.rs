@@ -15,10 +15,14 @@
 //! Node layout in the arena (8-byte aligned):
 //!
 //! ```text
-//! +-------------+---------------+------------+-----------+----------------------+-----+-------+
-//! | key_len u32 | value_len u32 | height u32 | (pad u32) | next[height]: ptr*8  | key | value |
-//! +-------------+---------------+------------+-----------+----------------------+-----+-------+
+//! +-------------------------------+---------------+----------------------+-----+-------+
+//! | key_len:28 bits | height:4 bits | value_len u32 | next[height]: ptr*8  | key | value |
+//! +-------------------------------+---------------+----------------------+-----+-------+
 //! ```
+//!
+//! The first word packs the internal key's length (keys are at most 1 MiB + 8, well under
+//! 2^28) with the tower height (at most [`MAX_HEIGHT`] = 12, under 16), so a node's header
+//! is 8 bytes: a memtable of a given size holds more entries.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cmp::Ordering;
@@ -33,7 +37,9 @@ use crate::util::Rng;
 /// The tallest tower. With branching 4, enough for tens of millions of entries.
 pub const MAX_HEIGHT: usize = 12;
 const BRANCHING: u64 = 4;
-const NODE_HEADER: usize = 16;
+const NODE_HEADER: usize = 8;
+const KEY_LEN_BITS: u32 = 28;
+const KEY_LEN_MASK: u32 = (1 << KEY_LEN_BITS) - 1;
 const PTR: usize = std::mem::size_of::<usize>();
 /// The largest arena block; nodes over a quarter of the block size get a block of their own.
 pub const MAX_BLOCK_SIZE: usize = 1 << 20;
@@ -147,9 +153,25 @@ pub type Node = *const u8;
 
 // Accessors. Each is `unsafe`: `node` must be a linked node (or the head) of a live list.
 
-unsafe fn header(node: Node, i: usize) -> usize {
-    // SAFETY: the header holds three aligned u32 fields at offsets 0, 4, 8.
-    unsafe { *(node.add(4 * i) as *const u32) as usize }
+/// (internal key length, tower height, value length) of `node`.
+unsafe fn header(node: Node) -> (usize, usize, usize) {
+    // SAFETY: the header holds two aligned u32 fields at offsets 0 and 4.
+    let (packed, value_len) = unsafe { (*(node as *const u32), *(node.add(4) as *const u32)) };
+    (
+        (packed & KEY_LEN_MASK) as usize,
+        (packed >> KEY_LEN_BITS) as usize,
+        value_len as usize,
+    )
+}
+
+/// Writes the header of a fresh node.
+unsafe fn write_header(node: *mut u8, key_len: usize, height: usize, value_len: usize) {
+    debug_assert!(key_len <= KEY_LEN_MASK as usize && height <= MAX_HEIGHT);
+    // SAFETY: the caller owns the fresh, 8-aligned node; the header is its first 8 bytes.
+    unsafe {
+        *(node as *mut u32) = key_len as u32 | (height as u32) << KEY_LEN_BITS;
+        *(node.add(4) as *mut u32) = value_len as u32;
+    }
 }
 
 unsafe fn tower<'a>(node: Node, level: usize) -> &'a AtomicPtr<u8> {
@@ -165,7 +187,7 @@ unsafe fn tower<'a>(node: Node, level: usize) -> &'a AtomicPtr<u8> {
 pub unsafe fn node_key<'a>(node: Node) -> &'a [u8] {
     // SAFETY: the key follows the tower; its length is in the header (module doc).
     unsafe {
-        let (klen, height) = (header(node, 0), header(node, 2));
+        let (klen, height, _) = header(node);
         std::slice::from_raw_parts(node.add(NODE_HEADER + PTR * height), klen)
     }
 }
@@ -177,7 +199,7 @@ pub unsafe fn node_key<'a>(node: Node) -> &'a [u8] {
 pub unsafe fn node_value<'a>(node: Node) -> &'a [u8] {
     // SAFETY: the value follows the key (module doc).
     unsafe {
-        let (klen, vlen, height) = (header(node, 0), header(node, 1), header(node, 2));
+        let (klen, height, vlen) = header(node);
         std::slice::from_raw_parts(node.add(NODE_HEADER + PTR * height + klen), vlen)
     }
 }
@@ -205,7 +227,7 @@ impl SkipList {
         };
         let head = arena.alloc(NODE_HEADER + PTR * MAX_HEIGHT, &memory);
         // SAFETY: fresh zeroed memory of the head's size; the header is written once here.
-        unsafe { *(head.add(8) as *mut u32) = MAX_HEIGHT as u32 };
+        unsafe { write_header(head, 0, MAX_HEIGHT, 0) };
         SkipList {
             head,
             max_height: AtomicUsize::new(1),
@@ -246,9 +268,7 @@ impl SkipList {
         // SAFETY: `node` is fresh, zeroed, 8-aligned memory of `size` bytes owned by this list;
         // nothing else sees it until it is linked below.
         unsafe {
-            *(node as *mut u32) = key_len as u32;
-            *(node.add(4) as *mut u32) = value.len() as u32;
-            *(node.add(8) as *mut u32) = height as u32;
+            write_header(node, key_len, height, value.len());
             let data = node.add(NODE_HEADER + PTR * height);
             ptr::copy_nonoverlapping(user_key.as_ptr(), data, user_key.len());
             let trailer = trailer.to_le_bytes();
@@ -403,6 +423,37 @@ mod tests {
             assert_eq!(node_value(first), &big[..]);
             assert_eq!(node_value(node_next(first)), b"small");
         }
+    }
+
+    #[test]
+    fn the_largest_key_and_every_height_survive_the_packed_header() {
+        let list = SkipList::new(4, MAX_BLOCK_SIZE);
+        let mut key = vec![b'k'; crate::write_batch::MAX_KEY_LEN];
+        key.extend_from_slice(&9u64.to_le_bytes());
+        let value = vec![3u8; 3 << 20];
+        insert(&list, &key, &value);
+        // Enough entries for towers of many heights.
+        for i in 0..50_000u64 {
+            insert(&list, &ik(i, i + 10), b"v");
+        }
+        // SAFETY: the list is alive.
+        unsafe {
+            let mut n = node_next(list.head());
+            let mut count = 0;
+            while !n.is_null() {
+                let (klen, height, vlen) = header(n);
+                assert!((1..=MAX_HEIGHT).contains(&height));
+                if klen == key.len() {
+                    assert_eq!(node_key(n), &key[..]);
+                    assert_eq!(vlen, value.len());
+                    assert_eq!(node_value(n), &value[..]);
+                }
+                count += 1;
+                n = node_next(n);
+            }
+            assert_eq!(count, 50_001);
+        }
+        assert!(list.height() > 4, "towers grew");
     }
 
     #[test]
