@@ -221,25 +221,38 @@ impl InternalIterator for MergingIterator {
 /// Opens the iterator of one file of a level (see [`ConcatIterator`]).
 pub type OpenFile<F> = Box<dyn Fn(&F) -> Result<Box<dyn InternalIterator>> + Send>;
 
+/// A file of a sorted run, as [`ConcatIterator`] sees it: its key bounds.
+pub trait FileBounds {
+    /// The smallest internal key in the file.
+    fn smallest(&self) -> &[u8];
+    /// The largest internal key in the file.
+    fn largest(&self) -> &[u8];
+}
+
+impl<T: FileBounds> FileBounds for std::sync::Arc<T> {
+    fn smallest(&self) -> &[u8] {
+        (**self).smallest()
+    }
+    fn largest(&self) -> &[u8] {
+        (**self).largest()
+    }
+}
+
 /// The entries of a sorted run of files (one level below L0: sorted by key, no two sharing a
-/// key), opening one file at a time as the cursor reaches it. `bounds[i]` holds the
-/// smallest and largest internal keys of file `i`.
+/// key), opening one file at a time as the cursor reaches it.
 pub struct ConcatIterator<F> {
     files: Vec<F>,
-    bounds: Vec<(Vec<u8>, Vec<u8>)>,
     open: OpenFile<F>,
     index: usize,
     current: Option<Box<dyn InternalIterator>>,
     error: Option<crate::error::Error>,
 }
 
-impl<F: Send> ConcatIterator<F> {
-    /// A cursor over `files`, with their key bounds, opened by `open`.
-    pub fn new(files: Vec<F>, bounds: Vec<(Vec<u8>, Vec<u8>)>, open: OpenFile<F>) -> Self {
-        assert_eq!(files.len(), bounds.len());
+impl<F: FileBounds + Send> ConcatIterator<F> {
+    /// A cursor over `files`, opened by `open`.
+    pub fn new(files: Vec<F>, open: OpenFile<F>) -> Self {
         ConcatIterator {
             files,
-            bounds,
             open,
             index: 0,
             current: None,
@@ -312,7 +325,7 @@ impl<F: Send> ConcatIterator<F> {
     }
 }
 
-impl<F: Send> InternalIterator for ConcatIterator<F> {
+impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     fn valid(&self) -> bool {
         self.current.as_ref().is_some_and(|c| c.valid())
     }
@@ -337,8 +350,8 @@ impl<F: Send> InternalIterator for ConcatIterator<F> {
 
     fn seek(&mut self, target: &[u8]) {
         let i = self
-            .bounds
-            .partition_point(|(_, largest)| compare_internal(largest, target) == Ordering::Less);
+            .files
+            .partition_point(|f| compare_internal(f.largest(), target) == Ordering::Less);
         if self.open_file(i) {
             if let Some(c) = self.current.as_mut() {
                 c.seek(target);
@@ -348,9 +361,9 @@ impl<F: Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let i = self.bounds.partition_point(|(smallest, _)| {
-            compare_internal(smallest, target) != Ordering::Greater
-        });
+        let i = self
+            .files
+            .partition_point(|f| compare_internal(f.smallest(), target) != Ordering::Greater);
         if i == 0 {
             self.current = None;
             return;
@@ -487,6 +500,18 @@ mod tests {
         }
     }
 
+    /// A file of a sorted run held in memory (never empty).
+    struct MemFile(Vec<(Vec<u8>, Vec<u8>)>);
+
+    impl FileBounds for MemFile {
+        fn smallest(&self) -> &[u8] {
+            &self.0[0].0
+        }
+        fn largest(&self) -> &[u8] {
+            &self.0[self.0.len() - 1].0
+        }
+    }
+
     fn ikey(n: u64, seq: u64) -> Vec<u8> {
         let mut k = Vec::new();
         append_internal_key(
@@ -522,23 +547,18 @@ mod tests {
                     children.push(Box::new(VecIter::new(entries)));
                     continue;
                 }
-                // Split the run into files at random points (some may be empty-handed).
-                let mut files: Vec<Vec<(Vec<u8>, Vec<u8>)>> = Vec::new();
+                // Split the run into files at random points.
+                let mut files: Vec<MemFile> = Vec::new();
                 for e in entries {
                     if files.is_empty() || rng.below(5) == 0 {
-                        files.push(Vec::new());
+                        files.push(MemFile(Vec::new()));
                     }
-                    files.last_mut().unwrap().push(e);
+                    files.last_mut().unwrap().0.push(e);
                 }
-                let bounds = files
-                    .iter()
-                    .map(|f| (f[0].0.clone(), f[f.len() - 1].0.clone()))
-                    .collect();
                 children.push(Box::new(ConcatIterator::new(
                     files,
-                    bounds,
-                    Box::new(|f: &Vec<(Vec<u8>, Vec<u8>)>| {
-                        Ok(Box::new(VecIter::new(f.clone())) as Box<dyn InternalIterator>)
+                    Box::new(|f: &MemFile| {
+                        Ok(Box::new(VecIter::new(f.0.clone())) as Box<dyn InternalIterator>)
                     }),
                 )));
             }
@@ -594,24 +614,26 @@ mod tests {
 
     #[test]
     fn a_file_that_cannot_be_opened_ends_the_walk_with_its_error() {
-        let files: Vec<u64> = vec![1, 2, 3];
-        let bounds = files
-            .iter()
-            .map(|&n| (ikey(n * 10, 1), ikey(n * 10 + 5, 1)))
+        let files: Vec<MemFile> = (1..=3u64)
+            .map(|n| {
+                MemFile(
+                    (0..6)
+                        .map(|i| (ikey(n * 10 + i, 1), b"v".to_vec()))
+                        .collect(),
+                )
+            })
             .collect();
         let mut it = ConcatIterator::new(
             files,
-            bounds,
-            Box::new(|&n: &u64| {
-                if n == 2 {
+            Box::new(|f: &MemFile| {
+                if f.0[0].0 == ikey(20, 1) {
                     return Err(crate::error::Error::Corruption {
                         file: "000002.sst".into(),
                         offset: 0,
                         reason: "bad".into(),
                     });
                 }
-                let entries = (0..6).map(|i| (ikey(n * 10 + i, 1), b"v".to_vec()));
-                Ok(Box::new(VecIter::new(entries.collect())) as Box<dyn InternalIterator>)
+                Ok(Box::new(VecIter::new(f.0.clone())) as Box<dyn InternalIterator>)
             }),
         );
         it.seek_to_first();

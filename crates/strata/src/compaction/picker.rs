@@ -171,8 +171,9 @@ impl CompactionTask {
 
     /// The user-key range of all inputs.
     pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let files: Vec<Arc<FileMeta>> = self.all_inputs().cloned().collect();
-        key_range(&files)
+        let lo = self.all_inputs().map(|f| user_key(&f.smallest)).min()?;
+        let hi = self.all_inputs().map(|f| user_key(&f.largest)).max()?;
+        Some((lo.to_vec(), hi.to_vec()))
     }
 }
 
@@ -335,13 +336,12 @@ pub fn scores(version: &Version, o: &PickerOptions, targets: &LevelTargets) -> V
     s
 }
 
-/// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi].
+/// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi]:
+/// a contiguous slice, found by binary search (the picker asks this for every candidate).
 pub fn overlapping(files: &[Arc<FileMeta>], lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
-    files
-        .iter()
-        .filter(|f| user_key(&f.largest) >= lo && user_key(&f.smallest) <= hi)
-        .cloned()
-        .collect()
+    let start = files.partition_point(|f| user_key(&f.largest) < lo);
+    let end = start + files[start..].partition_point(|f| user_key(&f.smallest) <= hi);
+    files[start..end].to_vec()
 }
 
 /// The user-key range covered by `files`.

@@ -452,14 +452,8 @@ impl MergeJob<'_> {
                     children.push(open_input(db, &stats)(f)?);
                 }
             } else {
-                let bounds = group
-                    .files
-                    .iter()
-                    .map(|f| (f.smallest.clone(), f.largest.clone()))
-                    .collect();
                 children.push(Box::new(ConcatIterator::new(
                     group.files.clone(),
-                    bounds,
                     Box::new(open_input(db, &stats)),
                 )));
             }

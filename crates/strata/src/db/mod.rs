@@ -589,13 +589,8 @@ impl Db {
         for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
             let inner = self.inner.clone();
             let version = sv.version.clone();
-            let bounds = files
-                .iter()
-                .map(|f| (f.smallest.clone(), f.largest.clone()))
-                .collect();
             children.push(Box::new(ConcatIterator::new(
                 files.clone(),
-                bounds,
                 Box::new(move |f: &Arc<FileMeta>| {
                     let _pinned = &version;
                     Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)

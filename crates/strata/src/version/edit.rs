@@ -174,6 +174,15 @@ impl VersionEdit {
     }
 }
 
+impl crate::iterator::FileBounds for FileMeta {
+    fn smallest(&self) -> &[u8] {
+        &self.smallest
+    }
+    fn largest(&self) -> &[u8] {
+        &self.largest
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
