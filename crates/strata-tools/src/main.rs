@@ -85,7 +85,7 @@ enum ManifestCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Bench(args) => bench::run(&args),
+        Command::Bench(args) => bench::run(&args).map_err(|e| e as Box<dyn std::error::Error>),
         Command::Stress(args) => match stress::run(&args) {
             Ok(code) => return code,
             Err(e) => Err(e),

@@ -14,7 +14,21 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 }
 
 const NO_EFFECT_HELP: &str = "\
-Every flag above is implemented; any other flag is an error that names it.";
+Any flag not listed above is an error that names it. Every flag above has its effect on
+--engine=strata and, mapped to RocksDB's option of the same name, on --engine=rocksdb (where
+compact0 and compact1 are not available: the rocksdb crate has no CompactFiles).
+With --engine=lmdb these flags are accepted and have no effect (LMDB is a copy-on-write
+B-tree: no log, memtable, levels, compaction, compression, filter or cache of its own):
+  --disable_wal --write_buffer_size --max_write_buffer_number --compression_type
+  --bloom_bits --cache_size --cache_index_and_filter_blocks --block_size
+  --target_file_size_base --max_bytes_for_level_base --max_bytes_for_level_multiplier
+  --num_levels --level0_file_num_compaction_trigger --level0_slowdown_writes_trigger
+  --level0_stop_writes_trigger --disable_auto_compactions --max_background_jobs
+  --max_subcompactions --compaction_style --universal_* --soft_pending_compaction_bytes_limit
+  --hard_pending_compaction_bytes_limit --max_compaction_bytes
+and flush is an fsync of the data file, the compaction steps do nothing.
+The rocksdb and lmdb engines are cargo features, off by default:
+  cargo build --release -p strata-tools --features rocksdb,lmdb";
 
 fn parse_compression(s: &str) -> Result<String, String> {
     match s {
@@ -41,6 +55,11 @@ pub struct BenchArgs {
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
     )]
     pub benchmarks: String,
+
+    /// The engine under the benchmark loop: strata, rocksdb or lmdb (the last two need the
+    /// cargo features of the same names; see the end of this help for the flags each uses).
+    #[arg(long, value_enum, default_value = "strata")]
+    pub engine: super::engine::EngineKind,
 
     /// Number of key/value pairs (per thread, as in db_bench).
     #[arg(long, default_value_t = 1_000_000)]

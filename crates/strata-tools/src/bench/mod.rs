@@ -1,4 +1,5 @@
-//! `strata bench`: db_bench's benchmarks on a Strata database.
+//! `strata bench`: db_bench's benchmarks on a Strata database (or, with `--engine`, on
+//! RocksDB or LMDB through the same client loop).
 //!
 //! Each step of `--benchmarks` runs on `--threads` threads, each doing `--num` (writes) or
 //! `--reads` (reads) operations as in db_bench, and prints db_bench's result line followed by
@@ -6,6 +7,7 @@
 //! the process from /proc, latency percentiles with `--histogram`, and the memory state.
 
 mod args;
+mod engine;
 mod gen;
 mod plot;
 mod report;
@@ -14,16 +16,14 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use strata::fs::IoClass;
-use strata::table::Compression;
 use strata::util::Rng;
-use strata::{CompactionStyle, Db, DbStats, Options, ReadOptions, UniversalOptions, WriteOptions};
 
 pub use args::BenchArgs;
+use engine::{Counters, Engine, EngineResult};
 use gen::{fill_key, LiveKeys, ValueGen};
 use report::{dir_size, mb, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
 
-type BoxError = Box<dyn std::error::Error>;
+type BoxError = engine::EngineError;
 
 /// Threads started so far in this process. As in db_bench, thread seeds are
 /// `--seed + (number of threads started, this one included)`, so successive steps of one run
@@ -109,16 +109,6 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     if args.readwritepercent > 100 {
         return Err("--readwritepercent must be between 0 and 100".into());
     }
-    let compaction_style = match args.compaction_style {
-        0 => CompactionStyle::Leveled,
-        1 => CompactionStyle::Universal,
-        other => {
-            return Err(format!(
-                "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
-            )
-            .into())
-        }
-    };
     let steps: Vec<(String, Step)> = args
         .benchmarks
         .split(',')
@@ -133,53 +123,19 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     if !args.use_existing_db && path.exists() {
         remove_database(&path)?;
     }
-    let options = Options {
-        create_if_missing: !args.use_existing_db,
-        write_buffer_size: args.write_buffer_size,
-        max_write_buffer_number: args.max_write_buffer_number,
-        compression: Compression::from_name(&args.compression_type)
-            .ok_or("--compression_type is not supported")?,
-        bloom_bits_per_key: args.bloom_bits.clamp(0, 100) as u32,
-        block_cache_size: args.cache_size.max(0) as usize,
-        cache_index_and_filter_blocks: args.cache_index_and_filter_blocks,
-        block_size: args.block_size,
-        target_file_size_base: args.target_file_size_base,
-        max_bytes_for_level_base: args.max_bytes_for_level_base,
-        max_bytes_for_level_multiplier: args.max_bytes_for_level_multiplier,
-        num_levels: args.num_levels,
-        level0_file_num_compaction_trigger: args.level0_file_num_compaction_trigger,
-        level0_slowdown_writes_trigger: args.level0_slowdown_writes_trigger,
-        level0_stop_writes_trigger: args.level0_stop_writes_trigger,
-        disable_auto_compactions: args.disable_auto_compactions,
-        compaction_style,
-        universal: UniversalOptions {
-            size_ratio: args.universal_size_ratio,
-            min_merge_width: args.universal_min_merge_width,
-            max_merge_width: match args.universal_max_merge_width {
-                0 => usize::MAX,
-                n => n,
-            },
-            max_size_amplification_percent: args.universal_max_size_amplification_percent,
-        },
-        max_background_jobs: args.max_background_jobs,
-        max_subcompactions: args.max_subcompactions,
-        max_compaction_bytes: args.max_compaction_bytes,
-        soft_pending_compaction_bytes_limit: args.soft_pending_compaction_bytes_limit,
-        hard_pending_compaction_bytes_limit: args.hard_pending_compaction_bytes_limit,
-        ..Options::default()
-    };
     if args.report_interval_seconds > 0 {
         std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
             .map_err(|e| format!("--report_file {}: {e}", args.report_file.display()))?;
     }
-    let db = Db::open(&path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
-    print_header(args, &path, &db);
+    let opened = engine::open(args.engine, args, &path)?;
+    let db = opened.as_ref();
+    print_header(args, &path, db);
 
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
     let mut series = Vec::new();
     for (name, step) in steps {
-        run_step(args, &db, &live, &name, step, started, &mut series)?;
+        run_step(args, db, &live, &name, step, started, &mut series)?;
     }
     if let Some(path) = &args.plot {
         let title = format!(
@@ -193,9 +149,9 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         println!("plot: {}", path.display());
     }
     if args.statistics {
-        print!("{}", db.property("strata.stats").unwrap_or_default());
+        print!("{}", db.stats_text());
     }
-    db.close()?;
+    opened.close()?;
     if args.db.is_none() {
         let _ = std::fs::remove_dir_all(&path);
     }
@@ -204,11 +160,11 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
 
 /// Removes a previous benchmark database, refusing directories that are not one.
 fn remove_database(path: &std::path::Path) -> Result<(), BoxError> {
-    let is_db = path.join("IDENTITY").exists();
+    let is_db = engine::looks_like_database(path);
     let is_empty = std::fs::read_dir(path)?.next().is_none();
     if !is_db && !is_empty {
         return Err(format!(
-            "{} exists and is not a Strata database; refusing to delete it",
+            "{} exists and is not a database; refusing to delete it",
             path.display()
         )
         .into());
@@ -217,9 +173,9 @@ fn remove_database(path: &std::path::Path) -> Result<(), BoxError> {
     Ok(())
 }
 
-fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
+fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) {
     let entry = (args.key_size + args.value_size) as u64;
-    println!("Strata:     version {}", env!("CARGO_PKG_VERSION"));
+    println!("Engine:     {}", db.version());
     println!("Database:   {}", path.display());
     println!("Keys:       {} bytes each", args.key_size);
     println!(
@@ -232,7 +188,9 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
     println!("RawSize:    {} (estimated)", mb(entry * args.num));
     println!(
         "WAL:        {}, sync {}",
-        if args.disable_wal {
+        if args.engine == engine::EngineKind::Lmdb {
+            "none (LMDB writes its pages at each commit)"
+        } else if args.disable_wal {
             "disabled"
         } else {
             "enabled"
@@ -243,21 +201,19 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &Db) {
         "Memtable:   {} write buffer",
         mb(args.write_buffer_size as u64)
     );
-    let r = db.recovery_report();
-    if r.wal_files > 0 {
-        println!(
-            "Recovered:  {} entries from {} WAL files ({} read)",
-            r.entries,
-            r.wal_files,
-            mb(r.bytes_read)
-        );
+    let unused = engine::unused_flags(args.engine);
+    if !unused.is_empty() {
+        println!("Unused:     {} (no meaning here)", unused.join(", "));
+    }
+    if let Some(r) = db.recovery() {
+        println!("Recovered:  {r}");
     }
     println!("------------------------------------------------");
 }
 
 fn run_step(
     args: &BenchArgs,
-    db: &Db,
+    db: &dyn Engine,
     live: &LiveKeys,
     name: &str,
     step: Step,
@@ -268,28 +224,23 @@ fn run_step(
         Step::WaitForCompaction | Step::Compact(_) => {
             let start = Instant::now();
             match step {
-                Step::Compact(Some(level)) => db.compact_level(level)?,
-                Step::Compact(None) => db.compact_all()?,
+                Step::Compact(level) => db.compact(level)?,
                 _ => db.wait_for_compactions()?,
             }
-            let s = db.stats();
             println!(
-                "{:<12} : done in {:.3} seconds; files per level {:?}",
+                "{:<12} : done in {:.3} seconds; {}",
                 name,
                 start.elapsed().as_secs_f64(),
-                s.level_files
+                db.shape()
             );
             return Ok(());
         }
         Step::Stats => {
-            print!("{}", db.property("strata.stats").unwrap_or_default());
+            print!("{}", db.stats_text());
             return Ok(());
         }
         Step::LevelStats => {
-            print!(
-                "{}",
-                db.property("strata.compaction-stats").unwrap_or_default()
-            );
+            print!("{}", db.level_stats_text());
             return Ok(());
         }
         Step::ResetStats => {
@@ -301,16 +252,16 @@ fn run_step(
             let start = Instant::now();
             db.flush()?;
             println!(
-                "{:<12} : flushed in {:.3} seconds; {} tables in level 0",
+                "{:<12} : flushed in {:.3} seconds; {}",
                 "flush",
                 start.elapsed().as_secs_f64(),
-                db.stats().level_files[0]
+                db.shape()
             );
             return Ok(());
         }
         _ => {}
     }
-    let before_db = db.stats();
+    let before_db = db.counters();
     let before_proc = ProcSample::now();
     let start = Instant::now();
     // In the *whilewriting steps the threads read (as readrandom or seekrandom) and one more
@@ -347,7 +298,7 @@ fn run_step(
                 s.spawn(move || run_thread(args, db, live, reader_step, n, (meter, progress)))
             })
             .collect();
-        let results: Vec<Result<ThreadStats, strata::Error>> = handles
+        let results: Vec<EngineResult<ThreadStats>> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
@@ -359,18 +310,19 @@ fn run_step(
         let intervals = reporting.map(|r| r.join().expect("report thread panicked"));
         (results, writer_result, intervals)
     });
-    let writes = match writer_result {
+    let writer = match writer_result {
         Some(r) => Some(r.map_err(|e| format!("{name}: writer: {e}"))?),
         None => None,
     };
     let elapsed = start.elapsed().as_secs_f64();
     let after_proc = ProcSample::now();
-    let after_db = db.stats();
+    let after_db = db.counters();
 
     let mut total = ThreadStats::default();
     for r in results {
         total.merge(&r.map_err(|e| format!("{name}: {e}"))?);
     }
+    let user_bytes_written = total.written + writer.as_ref().map_or(0, |w| w.bytes);
     let message = match reader_step {
         Step::ReadRandom { .. } | Step::SeekRandom => {
             format!("({} of {} found)", total.found, total.done)
@@ -386,10 +338,11 @@ fn run_step(
         _ => String::new(),
     };
     println!("{}", result_line(name, &total, elapsed, &message));
-    if let Some(w) = writes {
+    if let Some(w) = writer {
         println!(
-            "             : writer: {w} puts ({:.0}/s) beside the readers",
-            w as f64 / elapsed.max(1e-9)
+            "             : writer: {} puts ({:.0}/s) beside the readers",
+            w.puts,
+            w.puts as f64 / elapsed.max(1e-9)
         );
     }
     if let Some(intervals) = intervals {
@@ -402,44 +355,50 @@ fn run_step(
         args,
         db,
         live,
-        &total,
-        (&before_db, &before_proc),
-        (&after_db, &after_proc),
+        (&total, user_bytes_written),
+        &after_db.since(&before_db),
+        (&before_proc, &after_proc),
     );
     Ok(())
 }
 
 fn print_explanation(
     args: &BenchArgs,
-    db: &Db,
+    db: &dyn Engine,
     live: &LiveKeys,
-    total: &ThreadStats,
-    (before, before_proc): (&DbStats, &ProcSample),
-    (after, after_proc): (&DbStats, &ProcSample),
+    (total, user_bytes): (&ThreadStats, u64),
+    step: &Counters,
+    (before_proc, after_proc): (&ProcSample, &ProcSample),
 ) {
     let ops = total.done.max(1) as f64;
-    let user = after.user_bytes_written - before.user_bytes_written;
-    let engine = after.io.total_written() - before.io.total_written();
-    let write_amp = if user > 0 {
-        format!("{:.2}", engine as f64 / user as f64)
+    // The engine's own count of the bytes it wrote, or else every byte the process wrote.
+    let (engine, source) = match step.bytes_written {
+        Some(b) => (b, "engine wrote"),
+        None => (
+            after_proc
+                .syscall_written
+                .saturating_sub(before_proc.syscall_written),
+            "process wrote (wchar)",
+        ),
+    };
+    let write_amp = if user_bytes > 0 {
+        format!("{:.2}", engine as f64 / user_bytes as f64)
     } else {
         "-".into()
     };
     println!(
-        "             : write-amp {write_amp} (engine wrote {} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
+        "             : write-amp {write_amp} ({source} {} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
         mb(engine),
-        mb(user),
+        mb(user_bytes),
         mb(after_proc.disk_written.saturating_sub(before_proc.disk_written)),
         after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / ops,
         (after_proc.cpu_seconds - before_proc.cpu_seconds) * 1e6 / ops,
     );
-    if after.write_groups > before.write_groups {
-        let batches = after.batches - before.batches;
-        let groups = after.write_groups - before.write_groups;
+    if step.write_groups > 0 {
         println!(
             "             : group commit {:.2} batches/group, {} WAL syncs",
-            batches as f64 / groups as f64,
-            after.wal_syncs - before.wal_syncs
+            step.batches as f64 / step.write_groups as f64,
+            step.wal_syncs
         );
     }
     let on_disk = dir_size(db.path());
@@ -455,59 +414,49 @@ fn print_explanation(
         ),
         _ => format!("{} on disk", mb(on_disk)),
     };
-    println!("             : tree: {} | {space_amp}", db.tree_shape());
-    let checks = after.bloom_checks - before.bloom_checks;
-    let misses = after.block_cache_misses - before.block_cache_misses;
-    let hits = after.block_cache_hits - before.block_cache_hits;
-    if checks + misses + hits > 0 {
+    println!("             : tree: {} | {space_amp}", db.shape());
+    if step.bloom_checks + step.cache_hits + step.cache_misses > 0 {
+        let table_read = match step.table_bytes_read {
+            Some(b) => format!(", {:.0} table bytes read/op", b as f64 / ops),
+            None => String::new(),
+        };
         println!(
-            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses, {:.0} table bytes read/op",
-            checks as f64 / ops,
-            100.0 * (after.bloom_negatives - before.bloom_negatives) as f64 / checks.max(1) as f64,
-            hits,
-            misses,
-            (after.table_bytes_read - before.table_bytes_read) as f64 / ops,
+            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses{table_read}",
+            step.bloom_checks as f64 / ops,
+            100.0 * step.bloom_negatives as f64 / step.bloom_checks.max(1) as f64,
+            step.cache_hits,
+            step.cache_misses,
         );
     }
-    let delta = |count: fn(&DbStats) -> u64, micros: fn(&DbStats) -> u64| {
-        (count(after) - count(before), micros(after) - micros(before))
-    };
-    let stalls = [
-        (
-            "L0 slowdowns",
-            delta(|s| s.l0_slowdowns, |s| s.l0_slowdown_micros),
-        ),
-        ("L0 stops", delta(|s| s.l0_stops, |s| s.l0_stop_micros)),
-        (
-            "pending-bytes slowdowns",
-            delta(|s| s.pending_slowdowns, |s| s.pending_slowdown_micros),
-        ),
-        (
-            "pending-bytes stops",
-            delta(|s| s.pending_stops, |s| s.pending_stop_micros),
-        ),
-        (
-            "memtable waits",
-            delta(|s| s.write_stalls, |s| s.stall_micros),
-        ),
-    ];
-    if stalls.iter().any(|(_, (n, _))| *n > 0) {
-        let parts: Vec<String> = stalls
+    if step
+        .stalls
+        .iter()
+        .any(|&(_, n, micros)| n.unwrap_or(0) > 0 || micros > 0)
+    {
+        let parts: Vec<String> = step
+            .stalls
             .iter()
-            .map(|(what, (n, micros))| format!("{n} {what} ({:.1} ms)", *micros as f64 / 1000.0))
+            .map(|&(what, n, micros)| match n {
+                Some(n) => format!("{n} {what} ({:.1} ms)", micros as f64 / 1000.0),
+                None => format!("{what} {:.1} ms", micros as f64 / 1000.0),
+            })
             .collect();
         println!("             : write stalls: {}", parts.join(", "));
     }
-    let compactions: u64 = after.compactions.iter().map(|c| c.count).sum::<u64>()
-        - before.compactions.iter().map(|c| c.count).sum::<u64>();
-    let skipped = after.compactions_skipped_for_space - before.compactions_skipped_for_space;
-    if compactions + skipped > 0 {
+    let compactions = step.compactions.unwrap_or(0);
+    let skipped = step.compactions_skipped_for_space;
+    if compactions + skipped + step.compaction_bytes_written > 0 {
         println!(
-            "             : compactions: {compactions} ({} read, {} written), {} pending bytes after{}",
-            mb(after.io.read(IoClass::Compaction) - before.io.read(IoClass::Compaction)),
-            mb(after.io.written(IoClass::Compaction) - before.io.written(IoClass::Compaction)),
-            mb(after.pending_compaction_bytes),
-            if skipped > 0 { format!(", {skipped} skipped for disk space") } else { String::new() },
+            "             : compactions: {} ({} read, {} written), {} pending bytes after{}",
+            step.compactions.map_or("-".to_string(), |n| n.to_string()),
+            mb(step.compaction_bytes_read),
+            mb(step.compaction_bytes_written),
+            mb(step.pending_compaction_bytes),
+            if skipped > 0 {
+                format!(", {skipped} skipped for disk space")
+            } else {
+                String::new()
+            },
         );
     }
     if args.histogram && total.hist.count() > 0 {
@@ -538,12 +487,12 @@ fn thread_generators(args: &BenchArgs, thread_number: u64) -> (Rng, ValueGen) {
 /// operations.
 fn run_thread(
     args: &BenchArgs,
-    db: &Db,
+    db: &dyn Engine,
     live: &LiveKeys,
     step: Step,
     thread_number: u64,
     (meter, progress): (Option<report::Meter<'_>>, Option<&AtomicU64>),
-) -> strata::Result<ThreadStats> {
+) -> EngineResult<ThreadStats> {
     let (mut rng, mut values) = thread_generators(args, thread_number);
     let key_size = match step {
         Step::ReadRandom { missing: true } => args.key_size + 1, // as db_bench: never found
@@ -552,10 +501,7 @@ fn run_thread(
     let mut key = vec![0u8; key_size];
     let mut stats = ThreadStats::default();
     let mut hist = Histogram::default();
-    let write_options = WriteOptions {
-        sync: args.sync || step == Step::FillSync,
-        disable_wal: args.disable_wal,
-    };
+    let sync = args.sync || step == Step::FillSync;
     let num = args.num.max(1);
     let start = Instant::now();
     let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
@@ -598,14 +544,16 @@ fn run_thread(
                 fill_key(k, &mut key);
                 let t = clock();
                 if matches!(step, Step::Delete(_)) {
-                    db.delete_opt(&key, &write_options)?;
+                    db.delete(&key, sync)?;
                     live.delete(k);
                     stats.bytes += key_size as u64;
+                    stats.written += key_size as u64;
                 } else {
                     let value = values.next(args.value_size);
-                    db.put_opt(&key, value, &write_options)?;
+                    db.put(&key, value, sync)?;
                     live.put(k);
                     stats.bytes += (key_size + args.value_size) as u64;
+                    stats.written += (key_size + args.value_size) as u64;
                 }
                 timed(&mut stats, t);
             }
@@ -616,9 +564,10 @@ fn run_thread(
                 fill_key(k, &mut key);
                 let value = values.next(args.value_size);
                 let t = clock();
-                db.put_opt(&key, value, &write_options)?;
+                db.put(&key, value, sync)?;
                 live.put(k);
                 stats.bytes += (key_size + args.value_size) as u64;
+                stats.written += (key_size + args.value_size) as u64;
                 timed(&mut stats, t);
             }
         }
@@ -626,9 +575,9 @@ fn run_thread(
             while more(stats.done, args.reads()) {
                 fill_key(rng.below(num), &mut key);
                 let t = clock();
-                if let Some(v) = db.get(&key)? {
+                if let Some(len) = db.get(&key)? {
                     stats.found += 1;
-                    stats.bytes += (key.len() + v.len()) as u64;
+                    stats.bytes += (key.len() + len) as u64;
                 }
                 timed(&mut stats, t);
             }
@@ -643,16 +592,17 @@ fn run_thread(
                     step == Step::UpdateRandom || rng.below(100) < u64::from(args.readwritepercent);
                 let t = clock();
                 if read {
-                    if let Some(v) = db.get(&key)? {
+                    if let Some(len) = db.get(&key)? {
                         stats.found += 1;
-                        stats.bytes += (key.len() + v.len()) as u64;
+                        stats.bytes += (key.len() + len) as u64;
                     }
                     stats.reads += 1;
                 }
                 if !read || step == Step::UpdateRandom {
-                    db.put_opt(&key, values.next(args.value_size), &write_options)?;
+                    db.put(&key, values.next(args.value_size), sync)?;
                     live.put(k);
                     stats.bytes += (key_size + args.value_size) as u64;
+                    stats.written += (key_size + args.value_size) as u64;
                 }
                 timed(&mut stats, t);
             }
@@ -661,50 +611,31 @@ fn run_thread(
             }
         }
         Step::ReadSeq { reverse } => {
-            let mut it = db.iter(ReadOptions::default());
-            let restart = |it: &mut strata::DbIterator| {
-                if reverse {
-                    it.seek_to_last();
-                } else {
-                    it.seek_to_first();
-                }
-            };
-            restart(&mut it);
-            while it.valid() && more(stats.done, args.reads()) {
-                let t = clock();
-                stats.bytes += (it.key().len() + it.value().len()) as u64;
-                if reverse {
-                    it.prev();
-                } else {
-                    it.next();
-                }
-                timed(&mut stats, t);
-                if !it.valid() && deadline.is_some() {
-                    it.status()?;
-                    restart(&mut it); // with --duration, start over at the end
+            // One pass over the database; with --duration, passes until the time is up.
+            while more(stats.done, args.reads()) {
+                let mut t = clock();
+                let mut visited = false;
+                db.scan(reverse, &mut |k, v| {
+                    visited = true;
+                    stats.bytes += (k.len() + v.len()) as u64;
+                    timed(&mut stats, t);
+                    t = clock();
+                    more(stats.done, args.reads())
+                })?;
+                if deadline.is_none() || !visited {
+                    break;
                 }
             }
-            it.status()?;
         }
         Step::SeekRandom => {
-            let mut it = db.iter(ReadOptions::default());
             while more(stats.done, args.reads()) {
                 fill_key(rng.below(num), &mut key);
                 let t = clock();
-                it.seek(&key);
-                if it.valid() && it.key() == key.as_slice() {
-                    stats.found += 1;
-                }
-                for _ in 0..args.seek_nexts {
-                    if !it.valid() {
-                        break;
-                    }
-                    stats.bytes += (it.key().len() + it.value().len()) as u64;
-                    it.next();
-                }
+                let (found, bytes) = db.seek(&key, args.seek_nexts)?;
+                stats.found += u64::from(found);
+                stats.bytes += bytes;
                 timed(&mut stats, t);
             }
-            it.status()?;
         }
         Step::WaitForCompaction
         | Step::WhileWriting { .. }
@@ -752,27 +683,23 @@ fn show_progress(args: &BenchArgs, name: &str, step: Step, ops: &AtomicU64, done
 }
 
 /// The writer of the *whilewriting steps: random puts, at most
-/// `--benchmark_write_rate_limit` bytes per second, until `done`. Returns the puts done.
+/// `--benchmark_write_rate_limit` bytes per second, until `done`.
 fn background_writer(
     args: &BenchArgs,
-    db: &Db,
+    db: &dyn Engine,
     live: &LiveKeys,
     done: &AtomicBool,
     thread_number: u64,
-) -> strata::Result<u64> {
+) -> EngineResult<WriterStats> {
     let (mut rng, mut values) = thread_generators(args, thread_number);
     let mut key = vec![0u8; args.key_size];
-    let options = WriteOptions {
-        sync: args.sync,
-        disable_wal: args.disable_wal,
-    };
     let start = Instant::now();
     let mut bytes = 0u64;
     let mut puts = 0;
     while !done.load(Ordering::Acquire) {
         let k = rng.below(args.num.max(1));
         fill_key(k, &mut key);
-        db.put_opt(&key, values.next(args.value_size), &options)?;
+        db.put(&key, values.next(args.value_size), args.sync)?;
         live.put(k);
         puts += 1;
         bytes += (args.key_size + args.value_size) as u64;
@@ -784,7 +711,13 @@ fn background_writer(
             }
         }
     }
-    Ok(puts)
+    Ok(WriterStats { puts, bytes })
+}
+
+/// What the writer of a *whilewriting step did.
+struct WriterStats {
+    puts: u64,
+    bytes: u64,
 }
 
 /// 0..n in a random order (Fisher-Yates).

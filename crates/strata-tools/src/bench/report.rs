@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use strata::{Db, DbStats};
+use super::engine::Engine;
 
 use super::BenchArgs;
 
@@ -72,10 +72,6 @@ impl Intervals {
     }
 }
 
-fn stalls(s: &DbStats) -> u64 {
-    s.l0_slowdowns + s.l0_stops + s.write_stalls + s.pending_slowdowns + s.pending_stops
-}
-
 impl IntervalReporter {
     pub fn new(args: &BenchArgs, step: &str, threads: usize, run_started: Instant) -> Self {
         IntervalReporter {
@@ -99,11 +95,11 @@ impl IntervalReporter {
     }
 
     /// Reports every interval until `done`; returns the throughput of each full interval.
-    pub fn run(&self, db: &Db, done: &AtomicBool) -> Intervals {
+    pub fn run(&self, db: &dyn Engine, done: &AtomicBool) -> Intervals {
         let mut qps = Vec::new();
         let mut points = Vec::new();
         let mut last_ops = 0;
-        let mut last_stalls = stalls(&db.stats());
+        let mut last_stalls = db.counters().stall_count();
         let mut next = Instant::now() + self.interval;
         'outer: loop {
             while Instant::now() < next {
@@ -121,7 +117,7 @@ impl IntervalReporter {
                     *h = Histogram::default();
                 }
             }
-            let now_stalls = stalls(&db.stats());
+            let now_stalls = db.counters().stall_count();
             let rate = (ops - last_ops) as f64 / self.interval.as_secs_f64();
             qps.push(rate);
             points.push(super::plot::Point {
@@ -247,6 +243,8 @@ pub struct ThreadStats {
     /// Of `done`, the reads (readrandomwriterandom).
     pub reads: u64,
     pub bytes: u64,
+    /// Bytes of keys and values the thread wrote (the denominator of write-amp).
+    pub written: u64,
     pub found: u64,
     pub seconds: f64,
     pub hist: Histogram,
@@ -257,6 +255,7 @@ impl ThreadStats {
         self.done += o.done;
         self.reads += o.reads;
         self.bytes += o.bytes;
+        self.written += o.written;
         self.found += o.found;
         self.seconds += o.seconds;
         self.hist.merge(&o.hist);
@@ -296,6 +295,8 @@ pub struct ProcSample {
     pub cpu_seconds: f64,
     pub disk_read: u64,
     pub disk_written: u64,
+    /// Bytes passed to write system calls (wchar), whether or not they reached a disk.
+    pub syscall_written: u64,
 }
 
 impl ProcSample {
@@ -321,6 +322,7 @@ impl ProcSample {
                 match k {
                     "read_bytes" => s.disk_read = v,
                     "write_bytes" => s.disk_written = v,
+                    "wchar" => s.syscall_written = v,
                     _ => {}
                 }
             }

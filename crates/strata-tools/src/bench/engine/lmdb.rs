@@ -1,0 +1,220 @@
+//! LMDB under the bench loop (feature `lmdb`, through `heed`): a copy-on-write B+tree in one
+//! memory-mapped file, the reference for read speed.
+//!
+//! Each put or delete is one write transaction, as each is one write batch in an LSM. With
+//! `--sync=0` the environment is opened with MDB_NOSYNC (commits reach the page cache, not
+//! the disk, as an LSM's unsynced WAL writes); fillsync's writes then sync the file after
+//! their commit. LMDB has no log, memtable, levels, compression, filter or cache: the flags
+//! for those have no effect (listed in `strata bench --help`). It keeps no count of bytes
+//! written, so write-amp comes from /proc/self/io's wchar: LMDB writes its dirty pages with
+//! write system calls at each commit.
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use heed::types::Bytes;
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
+
+use super::{Counters, Engine, EngineResult};
+use crate::bench::BenchArgs;
+
+/// Address space reserved for the map: the file grows only as pages are written.
+const MAP_SIZE: usize = 1 << 40;
+
+pub struct LmdbEngine {
+    env: Env<WithoutTls>,
+    db: Database<Bytes, Bytes>,
+    /// Opened with MDB_NOSYNC: a synced write must sync the file itself.
+    no_sync: bool,
+    path: PathBuf,
+}
+
+impl LmdbEngine {
+    pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+        if args.use_existing_db {
+            if !path.join("data.mdb").exists() {
+                return Err(format!(
+                    "--use_existing_db: no database at {} (no data.mdb)",
+                    path.display()
+                )
+                .into());
+            }
+        } else {
+            std::fs::create_dir_all(path)
+                .map_err(|e| format!("creating {}: {e}", path.display()))?;
+        }
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        options
+            .map_size(MAP_SIZE)
+            .max_readers(args.threads as u32 + 126);
+        let no_sync = !args.sync;
+        if no_sync {
+            // SAFETY: MDB_NOSYNC trades durability of the last commits for speed, as an
+            // unsynced log does; the environment is opened once in this process.
+            unsafe {
+                options.flags(EnvFlags::NO_SYNC);
+            }
+        }
+        // SAFETY: the directory is this run's; no other process or environment maps it.
+        let env = unsafe { options.open(path) }
+            .map_err(|e| format!("opening {} with LMDB: {e}", path.display()))?;
+        let mut txn = env.write_txn()?;
+        let db = env.create_database(&mut txn, None)?;
+        txn.commit()?;
+        Ok(LmdbEngine {
+            env,
+            db,
+            no_sync,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn stat(&self) -> Option<heed::DatabaseStat> {
+        let txn = self.env.read_txn().ok()?;
+        self.db.stat(&txn).ok()
+    }
+}
+
+impl Engine for LmdbEngine {
+    fn version(&self) -> String {
+        let v = heed::lmdb_version();
+        format!("lmdb {}.{}.{} (mdb.master)", v.major, v.minor, v.patch)
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
+        let mut txn = self.env.write_txn()?;
+        self.db.put(&mut txn, key, value)?;
+        txn.commit()?;
+        if sync && self.no_sync {
+            self.env.force_sync()?;
+        }
+        Ok(())
+    }
+
+    fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
+        let mut txn = self.env.write_txn()?;
+        self.db.delete(&mut txn, key)?;
+        txn.commit()?;
+        if sync && self.no_sync {
+            self.env.force_sync()?;
+        }
+        Ok(())
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
+        let txn = self.env.read_txn()?;
+        Ok(self.db.get(&txn, key)?.map(<[u8]>::len))
+    }
+
+    fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
+        let txn = self.env.read_txn()?;
+        if reverse {
+            for entry in self.db.rev_iter(&txn)? {
+                let (k, v) = entry?;
+                if !visit(k, v) {
+                    break;
+                }
+            }
+        } else {
+            for entry in self.db.iter(&txn)? {
+                let (k, v) = entry?;
+                if !visit(k, v) {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
+        let txn = self.env.read_txn()?;
+        let range: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(key), Bound::Unbounded);
+        let mut entries = self.db.range(&txn, &range)?;
+        let Some(first) = entries.next().transpose()? else {
+            return Ok((false, 0));
+        };
+        let found = first.0 == key;
+        let mut bytes = 0;
+        if nexts > 0 {
+            bytes += (first.0.len() + first.1.len()) as u64;
+            for entry in entries.take(nexts as usize - 1) {
+                let (k, v) = entry?;
+                bytes += (k.len() + v.len()) as u64;
+            }
+        }
+        Ok((found, bytes))
+    }
+
+    fn flush(&self) -> EngineResult<()> {
+        // No memtable: the closest thing is making the committed pages durable.
+        Ok(self.env.force_sync()?)
+    }
+
+    fn compact(&self, _level: Option<usize>) -> EngineResult<()> {
+        Ok(())
+    }
+
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        Ok(())
+    }
+
+    fn counters(&self) -> Counters {
+        Counters::default()
+    }
+
+    fn reset_stats(&self) {}
+
+    fn stats_text(&self) -> String {
+        let info = self.env.info();
+        let mut text = format!(
+            "** LMDB stats **\nmap size {} MiB, last page {}, last transaction {}, readers {} of {}\n",
+            info.map_size >> 20,
+            info.last_page_number,
+            info.last_txn_id,
+            info.number_of_readers,
+            info.maximum_number_of_readers
+        );
+        text.push_str(&self.level_stats_text());
+        text
+    }
+
+    fn level_stats_text(&self) -> String {
+        match self.stat() {
+            Some(s) => format!(
+                "B+tree: depth {}, {} branch pages, {} leaf pages, {} overflow pages of {} bytes, {} entries\n",
+                s.depth, s.branch_pages, s.leaf_pages, s.overflow_pages, s.page_size, s.entries
+            ),
+            None => String::new(),
+        }
+    }
+
+    fn shape(&self) -> String {
+        match self.stat() {
+            Some(s) => {
+                let pages = s.branch_pages + s.leaf_pages + s.overflow_pages;
+                format!(
+                    "B+tree depth {}, {} pages ({:.1} MiB in use), {} entries",
+                    s.depth,
+                    pages,
+                    (pages as u64 * u64::from(s.page_size)) as f64 / 1048576.0,
+                    s.entries
+                )
+            }
+            None => "B+tree (no stat)".into(),
+        }
+    }
+
+    fn recovery(&self) -> Option<String> {
+        None
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        let LmdbEngine { env, .. } = *self;
+        env.prepare_for_closing().wait();
+        Ok(())
+    }
+}

@@ -1,0 +1,239 @@
+//! The engines `strata bench` drives: one client loop (key and value generation, threads,
+//! timing, reporting) on Strata, RocksDB (cargo feature `rocksdb`) or LMDB (feature `lmdb`),
+//! so that a comparison differs only in the engine.
+//!
+//! Each engine maps every bench flag to its own option where it has one; the flags it has no
+//! use for are listed by [`unused_flags`] (printed by `--help` and at the start of a run).
+//! What an engine counts about itself comes back as [`Counters`]; a figure it does not keep is
+//! `None` and the report says so or falls back to /proc (bytes written).
+
+mod strata;
+
+#[cfg(feature = "lmdb")]
+mod lmdb;
+#[cfg(feature = "rocksdb")]
+mod rocksdb;
+
+use std::path::Path;
+
+use super::BenchArgs;
+
+pub type EngineError = Box<dyn std::error::Error + Send + Sync>;
+pub type EngineResult<T> = Result<T, EngineError>;
+
+/// The engine named by `--engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineKind {
+    Strata,
+    Rocksdb,
+    Lmdb,
+}
+
+/// The operations of the benchmark steps, on one open database.
+pub trait Engine: Send + Sync {
+    /// Name and version of the engine, as `rocksdb 11.8.1`.
+    fn version(&self) -> String;
+    /// The database directory.
+    fn path(&self) -> &Path;
+    /// Writes one key (`sync`: durable before returning, as fillsync's writes).
+    fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()>;
+    fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()>;
+    /// The length of the key's value, if the key is there.
+    fn get(&self, key: &[u8]) -> EngineResult<Option<usize>>;
+    /// Visits the entries from the first (or, `reverse`, from the last) while `visit` returns
+    /// true.
+    fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()>;
+    /// As db_bench's seekrandom: a new iterator seeks to `key`, then reads up to `nexts`
+    /// entries. Returns whether `key` itself was found and the bytes of the entries read.
+    fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)>;
+    /// Writes the memtable out (what that means for the engine).
+    fn flush(&self) -> EngineResult<()>;
+    /// Compacts level `level` into the next (compact0, compact1), or everything (`None`).
+    fn compact(&self, level: Option<usize>) -> EngineResult<()>;
+    fn wait_for_compactions(&self) -> EngineResult<()>;
+    fn counters(&self) -> Counters;
+    /// Starts the engine's own statistics (the `stats` step's text) afresh.
+    fn reset_stats(&self);
+    /// The `stats` step: the engine's statistics as it prints them.
+    fn stats_text(&self) -> String;
+    /// The `levelstats` step: per level (or per tree) sizes and work.
+    fn level_stats_text(&self) -> String;
+    /// One line: memtable, files and bytes per level (or the B-tree's pages).
+    fn shape(&self) -> String;
+    /// What opening the database recovered, if anything.
+    fn recovery(&self) -> Option<String>;
+    fn close(self: Box<Self>) -> EngineResult<()>;
+}
+
+/// A snapshot of an engine's cumulative counters; a step reports the difference of two.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Bytes the engine wrote to its files (log, tables, manifest) by its own accounting;
+    /// `None` when it keeps none (the report then uses /proc/self/io's wchar).
+    pub bytes_written: Option<u64>,
+    /// Write groups (a leader's commit for itself and the writers queued behind it) and the
+    /// batches they held.
+    pub write_groups: u64,
+    pub batches: u64,
+    pub wal_syncs: u64,
+    pub bloom_checks: u64,
+    pub bloom_negatives: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    /// Bytes read from table files for reads (not compactions), where counted.
+    pub table_bytes_read: Option<u64>,
+    /// Write stalls by cause: (cause, times if counted, microseconds).
+    pub stalls: Vec<(&'static str, Option<u64>, u64)>,
+    /// Compactions run, where counted.
+    pub compactions: Option<u64>,
+    pub compaction_bytes_read: u64,
+    pub compaction_bytes_written: u64,
+    /// Compaction debt now (not a counter).
+    pub pending_compaction_bytes: u64,
+    pub compactions_skipped_for_space: u64,
+}
+
+impl Counters {
+    /// The counts between `before` and `self` (gauges keep their value of `self`).
+    pub fn since(&self, before: &Counters) -> Counters {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let dopt = |a: Option<u64>, b: Option<u64>| Some(d(a?, b.unwrap_or(0)));
+        Counters {
+            bytes_written: dopt(self.bytes_written, before.bytes_written),
+            write_groups: d(self.write_groups, before.write_groups),
+            batches: d(self.batches, before.batches),
+            wal_syncs: d(self.wal_syncs, before.wal_syncs),
+            bloom_checks: d(self.bloom_checks, before.bloom_checks),
+            bloom_negatives: d(self.bloom_negatives, before.bloom_negatives),
+            cache_hits: d(self.cache_hits, before.cache_hits),
+            cache_misses: d(self.cache_misses, before.cache_misses),
+            table_bytes_read: dopt(self.table_bytes_read, before.table_bytes_read),
+            stalls: self
+                .stalls
+                .iter()
+                .map(|&(what, n, micros)| {
+                    let was = before.stalls.iter().find(|s| s.0 == what);
+                    (
+                        what,
+                        n.map(|n| d(n, was.and_then(|s| s.1).unwrap_or(0))),
+                        d(micros, was.map_or(0, |s| s.2)),
+                    )
+                })
+                .collect(),
+            compactions: dopt(self.compactions, before.compactions),
+            compaction_bytes_read: d(self.compaction_bytes_read, before.compaction_bytes_read),
+            compaction_bytes_written: d(
+                self.compaction_bytes_written,
+                before.compaction_bytes_written,
+            ),
+            pending_compaction_bytes: self.pending_compaction_bytes,
+            compactions_skipped_for_space: d(
+                self.compactions_skipped_for_space,
+                before.compactions_skipped_for_space,
+            ),
+        }
+    }
+
+    /// Write stalls begun, of every cause (0 where the engine counts only their time).
+    pub fn stall_count(&self) -> u64 {
+        self.stalls.iter().filter_map(|s| s.1).sum()
+    }
+}
+
+/// The flags that mean nothing to `kind` (accepted, without effect).
+pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
+    match kind {
+        EngineKind::Strata | EngineKind::Rocksdb => &[],
+        EngineKind::Lmdb => &[
+            "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
+            "--write_buffer_size",
+            "--max_write_buffer_number",
+            "--compression_type (LMDB does not compress)",
+            "--bloom_bits",
+            "--cache_size (LMDB reads through the OS page cache)",
+            "--cache_index_and_filter_blocks",
+            "--block_size (pages are the OS page size)",
+            "--target_file_size_base",
+            "--max_bytes_for_level_base",
+            "--max_bytes_for_level_multiplier",
+            "--num_levels",
+            "--level0_file_num_compaction_trigger",
+            "--level0_slowdown_writes_trigger",
+            "--level0_stop_writes_trigger",
+            "--disable_auto_compactions",
+            "--max_background_jobs",
+            "--max_subcompactions",
+            "--compaction_style",
+            "--universal_*",
+            "--soft_pending_compaction_bytes_limit",
+            "--hard_pending_compaction_bytes_limit",
+            "--max_compaction_bytes",
+        ],
+    }
+}
+
+/// Whether `path` holds a database of some engine (so that a run may delete it).
+pub fn looks_like_database(path: &Path) -> bool {
+    ["IDENTITY", "CURRENT", "data.mdb"]
+        .iter()
+        .any(|f| path.join(f).exists())
+}
+
+/// Opens (or creates, unless --use_existing_db) the database at `path` with `args`' options.
+pub fn open(kind: EngineKind, args: &BenchArgs, path: &Path) -> EngineResult<Box<dyn Engine>> {
+    match kind {
+        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open(args, path)?)),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksDbEngine::open(args, path)?)),
+        #[cfg(feature = "lmdb")]
+        EngineKind::Lmdb => Ok(Box::new(lmdb::LmdbEngine::open(args, path)?)),
+        #[allow(unreachable_patterns)]
+        other => Err(not_built(other).into()),
+    }
+}
+
+fn not_built(kind: EngineKind) -> String {
+    let (name, cost) = match kind {
+        EngineKind::Rocksdb => (
+            "rocksdb",
+            "it compiles RocksDB's C++, about 25 minutes on 2 cores, and needs libclang-dev",
+        ),
+        _ => ("lmdb", "it compiles LMDB's C in seconds"),
+    };
+    format!(
+        "--engine={name}: this strata was built without the `{name}` feature; build it with \
+         `cargo build --release -p strata-tools --features {name}` ({cost})"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_subtracts_counters_and_keeps_gauges() {
+        let before = Counters {
+            bytes_written: Some(100),
+            batches: 5,
+            table_bytes_read: None,
+            stalls: vec![("L0 stops", Some(1), 10), ("time", None, 7)],
+            pending_compaction_bytes: 50,
+            ..Counters::default()
+        };
+        let after = Counters {
+            bytes_written: Some(160),
+            batches: 9,
+            table_bytes_read: None,
+            stalls: vec![("L0 stops", Some(3), 25), ("time", None, 9)],
+            pending_compaction_bytes: 20,
+            ..Counters::default()
+        };
+        let d = after.since(&before);
+        assert_eq!(d.bytes_written, Some(60));
+        assert_eq!(d.batches, 4);
+        assert_eq!(d.table_bytes_read, None);
+        assert_eq!(d.stalls, vec![("L0 stops", Some(2), 15), ("time", None, 2)]);
+        assert_eq!(d.stall_count(), 2);
+        assert_eq!(d.pending_compaction_bytes, 20);
+    }
+}

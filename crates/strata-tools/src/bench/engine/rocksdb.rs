@@ -1,0 +1,364 @@
+//! RocksDB under the bench loop (feature `rocksdb`: the `rocksdb` crate, a release build of
+//! RocksDB's C++ compiled from source).
+//!
+//! Every flag maps to RocksDB's option of the same name, as db_bench sets it. Two settings
+//! are made beside the flags: dynamic level sizing (RocksDB's default since 8.4, and Strata's
+//! rule) and statistics at their cheapest level (tickers only, no timers or histograms), which
+//! give the counters of the report. Only compact0 and compact1 are missing: the crate has no
+//! CompactFiles.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rocksdb::statistics::{StatsLevel, Ticker};
+use rocksdb::{
+    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompactionStyle,
+    DBCompressionType, Options, ReadOptions, UniversalCompactOptions, WaitForCompactOptions,
+    WriteOptions, DB,
+};
+
+use super::{Counters, Engine, EngineResult};
+use crate::bench::BenchArgs;
+
+pub struct RocksDbEngine {
+    db: DB,
+    /// The options the database was opened with: they hold its statistics.
+    options: Mutex<Options>,
+    disable_wal: bool,
+    path: PathBuf,
+    version: String,
+}
+
+thread_local! {
+    /// Each thread's write options (sync, disable_wal, options), as db_bench keeps one per
+    /// thread: creating them per write would cost an allocation in the C API.
+    static WRITE_OPTIONS: RefCell<Option<(bool, bool, WriteOptions)>> = const { RefCell::new(None) };
+    static READ_OPTIONS: ReadOptions = ReadOptions::default();
+}
+
+fn with_write_options<T>(sync: bool, disable_wal: bool, f: impl FnOnce(&WriteOptions) -> T) -> T {
+    WRITE_OPTIONS.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        if !matches!(&*cached, Some((s, d, _)) if *s == sync && *d == disable_wal) {
+            let mut o = WriteOptions::default();
+            o.set_sync(sync);
+            o.disable_wal(disable_wal);
+            *cached = Some((sync, disable_wal, o));
+        }
+        let (_, _, options) = cached.as_ref().expect("just set");
+        f(options)
+    })
+}
+
+fn int(v: usize, flag: &str) -> EngineResult<i32> {
+    i32::try_from(v).map_err(|_| format!("{flag}={v} is too large for RocksDB").into())
+}
+
+/// RocksDB's options for the bench flags.
+fn options(args: &BenchArgs) -> EngineResult<Options> {
+    let mut o = Options::default();
+    o.create_if_missing(!args.use_existing_db);
+    o.set_write_buffer_size(args.write_buffer_size);
+    o.set_max_write_buffer_number(int(
+        args.max_write_buffer_number,
+        "--max_write_buffer_number",
+    )?);
+    o.set_compression_type(match args.compression_type.as_str() {
+        "none" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "lz4" => DBCompressionType::Lz4,
+        "zstd" => DBCompressionType::Zstd,
+        other => return Err(format!("--compression_type={other} is not supported").into()),
+    });
+    o.set_target_file_size_base(args.target_file_size_base);
+    o.set_max_bytes_for_level_base(args.max_bytes_for_level_base);
+    o.set_max_bytes_for_level_multiplier(args.max_bytes_for_level_multiplier);
+    o.set_level_compaction_dynamic_level_bytes(true);
+    o.set_num_levels(int(args.num_levels, "--num_levels")?);
+    o.set_level_zero_file_num_compaction_trigger(int(
+        args.level0_file_num_compaction_trigger,
+        "--level0_file_num_compaction_trigger",
+    )?);
+    o.set_level_zero_slowdown_writes_trigger(int(
+        args.level0_slowdown_writes_trigger,
+        "--level0_slowdown_writes_trigger",
+    )?);
+    o.set_level_zero_stop_writes_trigger(int(
+        args.level0_stop_writes_trigger,
+        "--level0_stop_writes_trigger",
+    )?);
+    o.set_disable_auto_compactions(args.disable_auto_compactions);
+    o.set_compaction_style(match args.compaction_style {
+        0 => DBCompactionStyle::Level,
+        1 => DBCompactionStyle::Universal,
+        other => {
+            return Err(format!(
+                "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
+            )
+            .into())
+        }
+    });
+    let mut universal = UniversalCompactOptions::default();
+    universal.set_size_ratio(args.universal_size_ratio as i32);
+    universal.set_min_merge_width(int(
+        args.universal_min_merge_width,
+        "--universal_min_merge_width",
+    )?);
+    if args.universal_max_merge_width > 0 {
+        universal.set_max_merge_width(int(
+            args.universal_max_merge_width,
+            "--universal_max_merge_width",
+        )?);
+    }
+    universal
+        .set_max_size_amplification_percent(args.universal_max_size_amplification_percent as i32);
+    o.set_universal_compaction_options(&universal);
+    o.set_max_background_jobs(int(args.max_background_jobs, "--max_background_jobs")?);
+    o.set_max_subcompactions(args.max_subcompactions as u32);
+    if args.max_compaction_bytes > 0 {
+        o.set_max_compaction_bytes(args.max_compaction_bytes);
+    }
+    o.set_soft_pending_compaction_bytes_limit(args.soft_pending_compaction_bytes_limit as usize);
+    o.set_hard_pending_compaction_bytes_limit(args.hard_pending_compaction_bytes_limit as usize);
+
+    let mut table = BlockBasedOptions::default();
+    table.set_block_size(args.block_size);
+    if args.cache_size > 0 {
+        table.set_block_cache(&Cache::new_lru_cache(args.cache_size as usize));
+    } else {
+        table.disable_cache();
+    }
+    table.set_cache_index_and_filter_blocks(args.cache_index_and_filter_blocks);
+    if args.bloom_bits > 0 {
+        table.set_bloom_filter(args.bloom_bits as f64, false);
+    }
+    o.set_block_based_table_factory(&table);
+
+    o.enable_statistics();
+    o.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+    Ok(o)
+}
+
+/// RocksDB's version, from the OPTIONS file it writes at open (`rocksdb_version=11.8.1`).
+fn version_of(path: &Path) -> Option<String> {
+    std::fs::read_dir(path)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS-"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .find_map(|text| {
+            text.lines().find_map(|l| {
+                l.trim()
+                    .strip_prefix("rocksdb_version=")
+                    .map(str::to_string)
+            })
+        })
+}
+
+impl RocksDbEngine {
+    pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+        if args.use_existing_db && !path.join("CURRENT").exists() {
+            return Err(format!(
+                "--use_existing_db: no database at {} (no CURRENT file)",
+                path.display()
+            )
+            .into());
+        }
+        let options = options(args)?;
+        let db = DB::open(&options, path)
+            .map_err(|e| format!("opening {} with RocksDB: {e}", path.display()))?;
+        let version = format!(
+            "rocksdb {}",
+            version_of(path).unwrap_or_else(|| "(version unknown)".into())
+        );
+        Ok(RocksDbEngine {
+            db,
+            options: Mutex::new(options),
+            disable_wal: args.disable_wal,
+            path: path.to_path_buf(),
+            version,
+        })
+    }
+
+    fn ticker(&self, options: &Options, t: Ticker) -> u64 {
+        options.get_ticker_count(t)
+    }
+
+    fn property(&self, name: &str) -> u64 {
+        self.db.property_int_value(name).ok().flatten().unwrap_or(0)
+    }
+}
+
+impl Engine for RocksDbEngine {
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
+        with_write_options(sync, self.disable_wal, |o| self.db.put_opt(key, value, o))?;
+        Ok(())
+    }
+
+    fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
+        with_write_options(sync, self.disable_wal, |o| self.db.delete_opt(key, o))?;
+        Ok(())
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
+        let value = READ_OPTIONS.with(|o| self.db.get_pinned_opt(key, o))?;
+        Ok(value.map(|v| v.len()))
+    }
+
+    fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
+        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            if !visit(k, v) {
+                break;
+            }
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        Ok(it.status()?)
+    }
+
+    fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
+        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        it.seek(key);
+        let found = it.key() == Some(key);
+        let mut bytes = 0;
+        for _ in 0..nexts {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
+            bytes += (k.len() + v.len()) as u64;
+            it.next();
+        }
+        it.status()?;
+        Ok((found, bytes))
+    }
+
+    fn flush(&self) -> EngineResult<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn compact(&self, level: Option<usize>) -> EngineResult<()> {
+        if let Some(level) = level {
+            return Err(format!(
+                "compact{level} is not available with --engine=rocksdb (the rocksdb crate has \
+                 no CompactFiles); use compactall"
+            )
+            .into());
+        }
+        // As db_bench's compactall: everything, the last level included.
+        let mut o = CompactOptions::default();
+        o.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+        self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &o);
+        Ok(())
+    }
+
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        Ok(self
+            .db
+            .wait_for_compact(&WaitForCompactOptions::default())?)
+    }
+
+    fn counters(&self) -> Counters {
+        let Ok(o) = self.options.lock() else {
+            return Counters::default();
+        };
+        let t = |ticker| self.ticker(&o, ticker);
+        let leaders = t(Ticker::WriteDoneBySelf);
+        Counters {
+            bytes_written: Some(
+                t(Ticker::WalFileBytes) + t(Ticker::FlushWriteBytes) + t(Ticker::CompactWriteBytes),
+            ),
+            write_groups: leaders,
+            batches: leaders + t(Ticker::WriteDoneByOther),
+            wal_syncs: t(Ticker::WalFileSynced),
+            bloom_checks: t(Ticker::BloomFilterUseful) + t(Ticker::BloomFilterFullPositive),
+            bloom_negatives: t(Ticker::BloomFilterUseful),
+            cache_hits: t(Ticker::BlockCacheHit),
+            cache_misses: t(Ticker::BlockCacheMiss),
+            table_bytes_read: None,
+            stalls: vec![("stall time", None, t(Ticker::StallMicros))],
+            compactions: None,
+            compaction_bytes_read: t(Ticker::CompactReadBytes),
+            compaction_bytes_written: t(Ticker::CompactWriteBytes),
+            pending_compaction_bytes: self.property("rocksdb.estimate-pending-compaction-bytes"),
+            compactions_skipped_for_space: 0,
+        }
+    }
+
+    fn reset_stats(&self) {
+        // The tickers are cumulative and each step reports differences, so only the text of
+        // the stats step starts afresh: RocksDB's own "stats" property has no reset in the C
+        // API, so it goes on counting from the open.
+    }
+
+    fn stats_text(&self) -> String {
+        let mut text = self
+            .db
+            .property_value("rocksdb.stats")
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        if let Ok(o) = self.options.lock() {
+            if let Some(s) = o.get_statistics() {
+                text.push_str(&s);
+            }
+        }
+        text
+    }
+
+    fn level_stats_text(&self) -> String {
+        self.db
+            .property_value("rocksdb.levelstats")
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn shape(&self) -> String {
+        let mib = |b: u64| b as f64 / 1048576.0;
+        let mut line = format!(
+            "mem {:.1} MiB ({} entries) + {} imm",
+            mib(self.property("rocksdb.cur-size-active-mem-table")),
+            self.property("rocksdb.num-entries-active-mem-table"),
+            self.property("rocksdb.num-immutable-mem-table"),
+        );
+        let files = self.db.live_files().unwrap_or_default();
+        let deepest = files.iter().map(|f| f.level).max().unwrap_or(-1);
+        for level in 0..=deepest {
+            let (n, bytes) = files
+                .iter()
+                .filter(|f| f.level == level)
+                .fold((0, 0u64), |(n, b), f| (n + 1, b + f.size as u64));
+            if n > 0 {
+                line.push_str(&format!(" | L{level} {n} files {:.1} MiB", mib(bytes)));
+            }
+        }
+        line
+    }
+
+    fn recovery(&self) -> Option<String> {
+        None
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        drop(self.db);
+        Ok(())
+    }
+}

@@ -1,0 +1,224 @@
+//! Strata under the bench loop: every flag maps to an option of [`strata::Options`].
+
+use std::path::Path;
+
+use strata::fs::IoClass;
+use strata::table::Compression;
+use strata::{CompactionStyle, Db, Options, ReadOptions, UniversalOptions, WriteOptions};
+
+use super::{Counters, Engine, EngineResult};
+use crate::bench::report::mb;
+use crate::bench::BenchArgs;
+
+pub struct StrataEngine {
+    db: Db,
+    disable_wal: bool,
+}
+
+/// Strata's options for the bench flags.
+pub fn options(args: &BenchArgs) -> EngineResult<Options> {
+    let compaction_style = match args.compaction_style {
+        0 => CompactionStyle::Leveled,
+        1 => CompactionStyle::Universal,
+        other => {
+            return Err(format!(
+                "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
+            )
+            .into())
+        }
+    };
+    Ok(Options {
+        create_if_missing: !args.use_existing_db,
+        write_buffer_size: args.write_buffer_size,
+        max_write_buffer_number: args.max_write_buffer_number,
+        compression: Compression::from_name(&args.compression_type)
+            .ok_or("--compression_type is not supported")?,
+        bloom_bits_per_key: args.bloom_bits.clamp(0, 100) as u32,
+        block_cache_size: args.cache_size.max(0) as usize,
+        cache_index_and_filter_blocks: args.cache_index_and_filter_blocks,
+        block_size: args.block_size,
+        target_file_size_base: args.target_file_size_base,
+        max_bytes_for_level_base: args.max_bytes_for_level_base,
+        max_bytes_for_level_multiplier: args.max_bytes_for_level_multiplier,
+        num_levels: args.num_levels,
+        level0_file_num_compaction_trigger: args.level0_file_num_compaction_trigger,
+        level0_slowdown_writes_trigger: args.level0_slowdown_writes_trigger,
+        level0_stop_writes_trigger: args.level0_stop_writes_trigger,
+        disable_auto_compactions: args.disable_auto_compactions,
+        compaction_style,
+        universal: UniversalOptions {
+            size_ratio: args.universal_size_ratio,
+            min_merge_width: args.universal_min_merge_width,
+            max_merge_width: match args.universal_max_merge_width {
+                0 => usize::MAX,
+                n => n,
+            },
+            max_size_amplification_percent: args.universal_max_size_amplification_percent,
+        },
+        max_background_jobs: args.max_background_jobs,
+        max_subcompactions: args.max_subcompactions,
+        max_compaction_bytes: args.max_compaction_bytes,
+        soft_pending_compaction_bytes_limit: args.soft_pending_compaction_bytes_limit,
+        hard_pending_compaction_bytes_limit: args.hard_pending_compaction_bytes_limit,
+        ..Options::default()
+    })
+}
+
+impl StrataEngine {
+    pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+        let db = Db::open(path, options(args)?)
+            .map_err(|e| format!("opening {}: {e}", path.display()))?;
+        Ok(StrataEngine {
+            db,
+            disable_wal: args.disable_wal,
+        })
+    }
+}
+
+impl Engine for StrataEngine {
+    fn version(&self) -> String {
+        format!("strata {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn path(&self) -> &Path {
+        self.db.path()
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
+        let options = WriteOptions {
+            sync,
+            disable_wal: self.disable_wal,
+        };
+        Ok(self.db.put_opt(key, value, &options)?)
+    }
+
+    fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
+        let options = WriteOptions {
+            sync,
+            disable_wal: self.disable_wal,
+        };
+        Ok(self.db.delete_opt(key, &options)?)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
+        Ok(self.db.get(key)?.map(|v| v.len()))
+    }
+
+    fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
+        let mut it = self.db.iter(ReadOptions::default());
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while it.valid() && visit(it.key(), it.value()) {
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        Ok(it.status()?)
+    }
+
+    fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
+        let mut it = self.db.iter(ReadOptions::default());
+        it.seek(key);
+        let found = it.valid() && it.key() == key;
+        let mut bytes = 0;
+        for _ in 0..nexts {
+            if !it.valid() {
+                break;
+            }
+            bytes += (it.key().len() + it.value().len()) as u64;
+            it.next();
+        }
+        it.status()?;
+        Ok((found, bytes))
+    }
+
+    fn flush(&self) -> EngineResult<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn compact(&self, level: Option<usize>) -> EngineResult<()> {
+        match level {
+            Some(level) => self.db.compact_level(level)?,
+            None => self.db.compact_all()?,
+        }
+        Ok(())
+    }
+
+    fn wait_for_compactions(&self) -> EngineResult<()> {
+        Ok(self.db.wait_for_compactions()?)
+    }
+
+    fn counters(&self) -> Counters {
+        let s = self.db.stats();
+        Counters {
+            bytes_written: Some(s.io.total_written()),
+            write_groups: s.write_groups,
+            batches: s.batches,
+            wal_syncs: s.wal_syncs,
+            bloom_checks: s.bloom_checks,
+            bloom_negatives: s.bloom_negatives,
+            cache_hits: s.block_cache_hits,
+            cache_misses: s.block_cache_misses,
+            table_bytes_read: Some(s.table_bytes_read),
+            stalls: vec![
+                ("L0 slowdowns", Some(s.l0_slowdowns), s.l0_slowdown_micros),
+                ("L0 stops", Some(s.l0_stops), s.l0_stop_micros),
+                (
+                    "pending-bytes slowdowns",
+                    Some(s.pending_slowdowns),
+                    s.pending_slowdown_micros,
+                ),
+                (
+                    "pending-bytes stops",
+                    Some(s.pending_stops),
+                    s.pending_stop_micros,
+                ),
+                ("memtable waits", Some(s.write_stalls), s.stall_micros),
+            ],
+            compactions: Some(s.compactions.iter().map(|c| c.count).sum()),
+            compaction_bytes_read: s.io.read(IoClass::Compaction),
+            compaction_bytes_written: s.io.written(IoClass::Compaction),
+            pending_compaction_bytes: s.pending_compaction_bytes,
+            compactions_skipped_for_space: s.compactions_skipped_for_space,
+        }
+    }
+
+    fn reset_stats(&self) {
+        self.db.reset_stats();
+    }
+
+    fn stats_text(&self) -> String {
+        self.db.property("strata.stats").unwrap_or_default()
+    }
+
+    fn level_stats_text(&self) -> String {
+        self.db
+            .property("strata.compaction-stats")
+            .unwrap_or_default()
+    }
+
+    fn shape(&self) -> String {
+        self.db.tree_shape().to_string()
+    }
+
+    fn recovery(&self) -> Option<String> {
+        let r = self.db.recovery_report();
+        (r.wal_files > 0).then(|| {
+            format!(
+                "{} entries from {} WAL files ({} read)",
+                r.entries,
+                r.wal_files,
+                mb(r.bytes_read)
+            )
+        })
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        Ok(self.db.close()?)
+    }
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Run the standard suite with `strata bench --engine=E` for several engines and print one table.
+
+The steps and flags are those of shared/bench/vs_rocksdb.py's standard suite (each step a
+separate process on a database the earlier steps left), so the only difference between two
+columns is the engine under the same client loop. The engines alternate step by step, so that
+the machine's slow minutes fall on all of them alike.
+
+    scripts/engines_table.py --strata target/engines/release/strata --num 2000000
+    scripts/engines_table.py --strata ... --engines strata,lmdb --extra=--compaction_style=1
+
+For each step and engine it prints ops/s, write-amp (engine bytes written over user bytes, as
+the step's report line gives it), space-amp (size on disk over live user bytes: the bench's
+figure where it knows the live keys, else size over num x entry size, right for the steps after
+fillseq, where every key is live) and CPU microseconds per operation. The full output of every
+process goes to the log file (--log).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+COMMON = [
+    "--key_size=16",
+    "--compression_type=none",
+    "--bloom_bits=10",
+    "--cache_size=1073741824",
+    "--write_buffer_size=67108864",
+    "--target_file_size_base=67108864",
+    "--max_bytes_for_level_base=268435456",
+    "--max_background_jobs=2",
+    "--disable_wal=1",
+    "--seed=1",
+]
+
+RESULT = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
+WRITE_AMP = re.compile(r"write-amp ([\d.]+)")
+SPACE_AMP = re.compile(r"space-amp ([\d.]+)")
+CPU = re.compile(r"cpu ([\d.]+) us/op")
+
+
+def suite(num, value_size):
+    """(label, db, fresh?, benchmarks, extra flags, step whose line is reported)."""
+    w = 1000 * (16 + value_size)
+    n10 = max(num // 10, 1)
+    return [
+        ("fillrandom", "r", True, "fillrandom", [], "fillrandom"),
+        ("fillseq", "s", True, "fillseq", [], "fillseq"),
+        ("overwrite", "s", False, "overwrite", [], "overwrite"),
+        ("readrandom", "s", False, "flush,waitforcompaction,readrandom", [], "readrandom"),
+        ("readrandom_t2", "s", False, "readrandom", ["--threads=2"], "readrandom"),
+        ("seekrandom", "s", False, "seekrandom", [f"--reads={n10}", "--seek_nexts=10"], "seekrandom"),
+        ("readseq", "s", False, "readseq", [], "readseq"),
+        ("readwhilewriting", "s", False, "readwhilewriting",
+         [f"--benchmark_write_rate_limit={w}", f"--reads={num}"], "readwhilewriting"),
+        ("fillsync_t4", "y", True, "fillrandom",
+         ["--disable_wal=0", "--sync=1", f"--num={max(num // 100, 100)}", "--threads=4"], "fillrandom"),
+    ]
+
+
+def du(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def step_figures(text, step):
+    """ops/s, write-amp, space-amp, cpu us/op from the report of `step` in `text`."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = RESULT.match(line.strip())
+        if not m or m.group(1) != step:
+            continue
+        block = [line]
+        for follow in lines[i + 1:]:
+            if not follow.startswith(" " * 13 + ":"):
+                break
+            block.append(follow)
+        joined = "\n".join(block)
+        find = lambda r: (lambda x: float(x.group(1)) if x else None)(r.search(joined))
+        return int(m.group(3)), find(WRITE_AMP), find(SPACE_AMP), find(CPU)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--strata", required=True, help="a strata binary built with the engines' features")
+    ap.add_argument("--engines", default="strata,rocksdb,lmdb")
+    ap.add_argument("--num", type=int, default=1_000_000)
+    ap.add_argument("--value_size", type=int, default=100)
+    ap.add_argument("--extra", action="append", default=[], help="more flags for every step")
+    ap.add_argument("--dir", help="where the databases go (default: a temporary directory)")
+    ap.add_argument("--log", default="engines_table.log")
+    a = ap.parse_args()
+    engines = a.engines.split(",")
+    root = a.dir or tempfile.mkdtemp(prefix="engines-")
+    flags = COMMON + [f"--num={a.num}", f"--value_size={a.value_size}"] + a.extra
+    entry = 16 + a.value_size
+    open(a.log, "w").close()
+    rows = []
+    failed = False
+    for label, db, fresh, benches, extra, step in suite(a.num, a.value_size):
+        row = {}
+        for engine in engines:
+            path = os.path.join(root, f"{engine}-{db}")
+            cmd = [a.strata, "bench", f"--engine={engine}", *flags, *extra, f"--db={path}",
+                   f"--benchmarks={benches}", f"--use_existing_db={0 if fresh else 1}"]
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, text=True)
+            with open(a.log, "a") as log:
+                log.write("\n$ " + " ".join(cmd) + "\n" + p.stdout)
+            figures = step_figures(p.stdout, step) if p.returncode == 0 else None
+            if figures is None:
+                print(f"{label} on {engine} failed (exit {p.returncode}); see {a.log}", file=sys.stderr)
+                failed = True
+                row[engine] = None
+                continue
+            ops, wamp, samp, cpu = figures
+            if samp is None and db == "s":
+                samp = du(path) / (a.num * entry)
+            row[engine] = (ops, wamp, samp, cpu)
+            print(f"{label:<17} {engine:<8} {ops:>9} ops/s", file=sys.stderr)
+        rows.append((label, row))
+
+    fmt = lambda v, spec: "-" if v is None else format(v, spec)
+    print(f"\nstrata bench --num={a.num} {' '.join(a.extra)}: ops/s | write-amp | space-amp | CPU us/op\n")
+    print("| step | " + " | ".join(engines) + " |")
+    print("| --- |" + " --- |" * len(engines))
+    for label, row in rows:
+        cells = []
+        for engine in engines:
+            r = row.get(engine)
+            if r is None:
+                cells.append("failed")
+            else:
+                ops, wamp, samp, cpu = r
+                cells.append(f"{ops:,} / {fmt(wamp, '.2f')} / {fmt(samp, '.2f')} / {fmt(cpu, '.2f')}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    if not a.dir:
+        subprocess.run(["rm", "-rf", root])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
