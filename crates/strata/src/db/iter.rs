@@ -13,7 +13,9 @@ use std::ops::Bound;
 use crate::db::{Db, Snapshot};
 use crate::error::{Error, Result};
 use crate::iterator::{InternalIterator, MergingIterator};
-use crate::key::{append_internal_key, seek_key, ParsedKey, ValueKind, MAX_SEQUENCE};
+use crate::key::{
+    append_internal_key, seek_key, ParsedKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
+};
 use crate::options::ReadOptions;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -29,7 +31,12 @@ enum Direction {
 /// `next` / `prev` while `valid()`; check `status()` when it becomes invalid.
 pub struct DbIterator {
     iter: MergingIterator,
-    snapshot: Snapshot,
+    /// The sequence number the iterator reads at.
+    sequence: SequenceNumber,
+    /// The caller's snapshot, held for as long as the iterator lives. Without one the
+    /// iterator needs no registered snapshot: it reads only the memtables and files of the
+    /// version it holds, which no flush or compaction changes.
+    _snapshot: Option<Snapshot>,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     direction: Direction,
@@ -42,13 +49,14 @@ pub struct DbIterator {
 impl DbIterator {
     pub(crate) fn new(
         iter: MergingIterator,
-        snapshot: Snapshot,
+        (sequence, snapshot): (SequenceNumber, Option<Snapshot>),
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> DbIterator {
         DbIterator {
             iter,
-            snapshot,
+            sequence,
+            _snapshot: snapshot,
             lower,
             upper,
             direction: Direction::Forward,
@@ -60,7 +68,7 @@ impl DbIterator {
     }
 
     fn seq(&self) -> u64 {
-        self.snapshot.sequence()
+        self.sequence
     }
 
     /// True when positioned on a key.

@@ -568,9 +568,11 @@ impl Db {
 
     /// A cursor over the database, unpositioned: call a seek first.
     pub fn iter(&self, options: ReadOptions) -> DbIterator {
-        let snapshot = match options.snapshot {
-            Some(s) => s,
-            None => self.snapshot(),
+        // The sequence number before the super version: the version then holds every write
+        // up to it (a flush in between moves writes from a memtable to a file of it).
+        let at = match options.snapshot {
+            Some(s) => (s.sequence(), Some(s)),
+            None => (self.inner.last_sequence.load(Ordering::Acquire), None),
         };
         let sv = self.inner.sv.read().clone();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
@@ -599,7 +601,7 @@ impl Db {
         }
         DbIterator::new(
             MergingIterator::new(children),
-            snapshot,
+            at,
             options.lower_bound,
             options.upper_bound,
         )
