@@ -7,10 +7,14 @@
 //! and moves it to the back), and evicts the first unreferenced one. Entries are `Arc`s, so an
 //! entry evicted while in use stays alive for its users. An entry larger than a shard's
 //! capacity is not kept.
+//!
+//! Keys are the engine's own numbers (file numbers, block offsets), never chosen by a user, so
+//! they are hashed with a multiply-rotate hash instead of SipHash, once for the shard and once
+//! in the shard's map; the hit and miss counts live in the shards, under the lock a lookup
+//! takes anyway, so that threads reading different shards share no cache line.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -21,17 +25,59 @@ struct Entry<V> {
     referenced: bool,
 }
 
+/// A fast hash for the engine's integer keys (see the module doc for why not SipHash).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // A final mix, so that both the low bits (the map's bucket) and the high bits (its
+        // tag and the shard) depend on every input bit.
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^ (x >> 33)
+    }
+}
+
+type IntHash = BuildHasherDefault<IntHasher>;
+
 struct Shard<K, V> {
-    map: HashMap<K, Entry<V>>,
+    map: HashMap<K, Entry<V>, IntHash>,
     ring: VecDeque<K>,
     usage: usize,
     capacity: usize,
+    hits: u64,
+    misses: u64,
 }
 
 impl<K: Hash + Eq + Clone, V> Shard<K, V> {
     fn get(&mut self, key: &K) -> Option<Arc<V>> {
-        let e = self.map.get_mut(key)?;
+        let Some(e) = self.map.get_mut(key) else {
+            self.misses += 1;
+            return None;
+        };
         e.referenced = true;
+        self.hits += 1;
         Some(e.value.clone())
     }
 
@@ -87,9 +133,6 @@ impl<K: Hash + Eq + Clone, V> Shard<K, V> {
 /// The cache.
 pub struct ClockCache<K, V> {
     shards: Vec<Mutex<Shard<K, V>>>,
-    hasher: std::collections::hash_map::RandomState,
-    hits: AtomicU64,
-    misses: AtomicU64,
 }
 
 impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
@@ -101,34 +144,26 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
             shards: (0..shards)
                 .map(|_| {
                     Mutex::new(Shard {
-                        map: HashMap::new(),
+                        map: HashMap::default(),
                         ring: VecDeque::new(),
                         usage: 0,
                         capacity: capacity / shards,
+                        hits: 0,
+                        misses: 0,
                     })
                 })
                 .collect(),
-            hasher: Default::default(),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
         }
     }
 
     fn shard(&self, key: &K) -> &Mutex<Shard<K, V>> {
-        let h = self.hasher.hash_one(key);
-        &self.shards[(h % self.shards.len() as u64) as usize]
+        let h = IntHash::default().hash_one(key);
+        &self.shards[((h >> 32) % self.shards.len() as u64) as usize]
     }
 
     /// The entry for `key`, marked as recently used.
     pub fn get(&self, key: &K) -> Option<Arc<V>> {
-        let found = self.shard(key).lock().get(key);
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        found
+        self.shard(key).lock().get(key)
     }
 
     /// Inserts (or replaces) `key`, evicting entries not used recently to make room.
@@ -148,10 +183,10 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
 
     /// (hits, misses) of `get` since creation.
     pub fn hit_counts(&self) -> (u64, u64) {
-        (
-            self.hits.load(Ordering::Relaxed),
-            self.misses.load(Ordering::Relaxed),
-        )
+        self.shards.iter().fold((0, 0), |(hits, misses), s| {
+            let s = s.lock();
+            (hits + s.hits, misses + s.misses)
+        })
     }
 }
 
@@ -197,5 +232,27 @@ mod tests {
                 c.insert(7777, Arc::new(0), 1);
             }
         }
+    }
+
+    #[test]
+    fn block_keys_spread_evenly_over_shards_and_buckets() {
+        // Block keys are (file number, offset) with offsets a few KiB apart: regular inputs
+        // that a weak hash would pile into a few shards or buckets.
+        let counts = |bucket: fn(u64) -> usize, n: usize| {
+            let mut counts = vec![0usize; n];
+            for file in 1..5u64 {
+                for block in 0..4096u64 {
+                    counts[bucket(IntHash::default().hash_one((file, block * 4096)))] += 1;
+                }
+            }
+            counts
+        };
+        let even = |counts: Vec<usize>| {
+            let mean = counts.iter().sum::<usize>() / counts.len();
+            counts.iter().all(|&c| c > mean / 2 && c < mean * 2)
+        };
+        assert!(even(counts(|h| ((h >> 32) % 16) as usize, 16)), "shards");
+        assert!(even(counts(|h| (h % 256) as usize, 256)), "low bits");
+        assert!(even(counts(|h| (h >> 57) as usize, 128)), "top 7 bits");
     }
 }
