@@ -9,11 +9,14 @@ the machine's slow minutes fall on all of them alike.
     scripts/engines_table.py --strata target/engines/release/strata --num 2000000
     scripts/engines_table.py --strata ... --engines strata,lmdb --extra=--compaction_style=1
 
-For each step and engine it prints ops/s, write-amp (engine bytes written over user bytes, as
-the step's report line gives it), space-amp (size on disk over live user bytes: the bench's
-figure where it knows the live keys, else size over num x entry size, right for the steps after
-fillseq, where every key is live) and CPU microseconds per operation. The full output of every
-process goes to the log file (--log).
+For each step and engine it prints ops/s and CPU microseconds per operation (from the step's
+report), write-amp and space-amp. A step that writes runs as `STEP,flush,waitforcompaction`, and
+its write-amp is the process's "run total" line: the bytes the engine wrote for the step's
+writes including the flush and compactions they set off, over the user bytes (a step's own line
+counts only the work done before it ends, which favours whichever engine defers more). Space-amp
+is size on disk over live user bytes after that: the bench's figure where it knows the live
+keys, else size over num x entry size, right for the steps after fillseq, where every key is
+live. The full output of every process goes to the log file (--log).
 """
 import argparse
 import os
@@ -37,6 +40,7 @@ COMMON = [
 
 RESULT = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
 WRITE_AMP = re.compile(r"write-amp ([\d.]+)")
+RUN_TOTAL = re.compile(r"^run total\s*:.*$", re.M)
 SPACE_AMP = re.compile(r"space-amp ([\d.]+)")
 CPU = re.compile(r"cpu ([\d.]+) us/op")
 
@@ -83,9 +87,10 @@ def step_figures(text, step):
             if not follow.startswith(" " * 13 + ":"):
                 break
             block.append(follow)
-        joined = "\n".join(block)
-        find = lambda r: (lambda x: float(x.group(1)) if x else None)(r.search(joined))
-        return int(m.group(3)), find(WRITE_AMP), find(SPACE_AMP), find(CPU)
+        find = lambda r, t: (lambda x: float(x.group(1)) if x else None)(r.search(t))
+        total = RUN_TOTAL.search(text)
+        total = total.group(0) if total else ""
+        return int(m.group(3)), find(WRITE_AMP, total), find(SPACE_AMP, total), find(CPU, "\n".join(block))
     return None
 
 
@@ -107,6 +112,8 @@ def main():
     rows = []
     failed = False
     for label, db, fresh, benches, extra, step in suite(a.num, a.value_size):
+        if step.startswith(("fill", "overwrite")) or step == "readwhilewriting":
+            benches += ",flush,waitforcompaction"
         row = {}
         for engine in engines:
             path = os.path.join(root, f"{engine}-{db}")

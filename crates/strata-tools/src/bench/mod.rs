@@ -134,9 +134,25 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
     let mut series = Vec::new();
+    let run_before = (db.counters(), ProcSample::now());
+    let mut run_user_bytes = 0;
     for (name, step) in steps {
-        run_step(args, db, &live, &name, step, started, &mut series)?;
+        run_user_bytes += run_step(args, db, &live, &name, step, started, &mut series)?;
     }
+    // The whole run, background work included: what a step leaves to later steps (the
+    // compactions its writes set off) is counted here.
+    let (counters, proc) = (db.counters(), ProcSample::now());
+    let (amp, written) = write_amp(
+        &counters.since(&run_before.0),
+        (&run_before.1, &proc),
+        run_user_bytes,
+    );
+    println!(
+        "{:<12} : write-amp {amp} ({written} for {} of user data, every step and its background work) | {}",
+        "run total",
+        mb(run_user_bytes),
+        space_amp(args, db, &live)
+    );
     if let Some(path) = &args.plot {
         let title = format!(
             "strata bench --num={} --threads={} ({}s samples)",
@@ -219,7 +235,7 @@ fn run_step(
     step: Step,
     run_started: Instant,
     series: &mut Vec<(String, Vec<plot::Point>)>,
-) -> Result<(), BoxError> {
+) -> Result<u64, BoxError> {
     match step {
         Step::WaitForCompaction | Step::Compact(_) => {
             let start = Instant::now();
@@ -233,20 +249,20 @@ fn run_step(
                 start.elapsed().as_secs_f64(),
                 db.shape()
             );
-            return Ok(());
+            return Ok(0);
         }
         Step::Stats => {
             print!("{}", db.stats_text());
-            return Ok(());
+            return Ok(0);
         }
         Step::LevelStats => {
             print!("{}", db.level_stats_text());
-            return Ok(());
+            return Ok(0);
         }
         Step::ResetStats => {
             db.reset_stats();
             println!("{name:<12} : counters and compaction stats reset");
-            return Ok(());
+            return Ok(0);
         }
         Step::Flush => {
             let start = Instant::now();
@@ -257,7 +273,7 @@ fn run_step(
                 start.elapsed().as_secs_f64(),
                 db.shape()
             );
-            return Ok(());
+            return Ok(0);
         }
         _ => {}
     }
@@ -359,7 +375,7 @@ fn run_step(
         &after_db.since(&before_db),
         (&before_proc, &after_proc),
     );
-    Ok(())
+    Ok(user_bytes_written)
 }
 
 fn print_explanation(
@@ -371,24 +387,9 @@ fn print_explanation(
     (before_proc, after_proc): (&ProcSample, &ProcSample),
 ) {
     let ops = total.done.max(1) as f64;
-    // The engine's own count of the bytes it wrote, or else every byte the process wrote.
-    let (engine, source) = match step.bytes_written {
-        Some(b) => (b, "engine wrote"),
-        None => (
-            after_proc
-                .syscall_written
-                .saturating_sub(before_proc.syscall_written),
-            "process wrote (wchar)",
-        ),
-    };
-    let write_amp = if user_bytes > 0 {
-        format!("{:.2}", engine as f64 / user_bytes as f64)
-    } else {
-        "-".into()
-    };
+    let (write_amp, written) = write_amp(step, (before_proc, after_proc), user_bytes);
     println!(
-        "             : write-amp {write_amp} ({source} {} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
-        mb(engine),
+        "             : write-amp {write_amp} ({written} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
         mb(user_bytes),
         mb(after_proc.disk_written.saturating_sub(before_proc.disk_written)),
         after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / ops,
@@ -401,20 +402,11 @@ fn print_explanation(
             step.wal_syncs
         );
     }
-    let on_disk = dir_size(db.path());
-    let live_bytes = live
-        .count()
-        .map(|n| n * (args.key_size + args.value_size) as u64);
-    let space_amp = match live_bytes {
-        Some(b) if b > 0 => format!(
-            "space-amp {:.2} ({} on disk / {} live user data)",
-            on_disk as f64 / b as f64,
-            mb(on_disk),
-            mb(b)
-        ),
-        _ => format!("{} on disk", mb(on_disk)),
-    };
-    println!("             : tree: {} | {space_amp}", db.shape());
+    println!(
+        "             : tree: {} | {}",
+        db.shape(),
+        space_amp(args, db, live)
+    );
     if step.bloom_checks + step.cache_hits + step.cache_misses > 0 {
         let table_read = match step.table_bytes_read {
             Some(b) => format!(", {:.0} table bytes read/op", b as f64 / ops),
@@ -468,6 +460,46 @@ fn print_explanation(
             h.percentile_us(0.999),
             h.max_us()
         );
+    }
+}
+
+/// Write-amp over some interval, and what it counts: the engine's own count of the bytes it
+/// wrote, or else (an engine that keeps none) every byte the process passed to write calls.
+fn write_amp(
+    counters: &Counters,
+    (before, after): (&ProcSample, &ProcSample),
+    user_bytes: u64,
+) -> (String, String) {
+    let (engine, source) = match counters.bytes_written {
+        Some(b) => (b, "engine wrote"),
+        None => (
+            after.syscall_written.saturating_sub(before.syscall_written),
+            "process wrote (wchar)",
+        ),
+    };
+    let amp = if user_bytes > 0 {
+        format!("{:.2}", engine as f64 / user_bytes as f64)
+    } else {
+        "-".into()
+    };
+    (amp, format!("{source} {}", mb(engine)))
+}
+
+/// `space-amp S (size on disk / live user data)` where the run knows the live keys, else the
+/// size on disk.
+fn space_amp(args: &BenchArgs, db: &dyn Engine, live: &LiveKeys) -> String {
+    let on_disk = dir_size(db.path());
+    let live_bytes = live
+        .count()
+        .map(|n| n * (args.key_size + args.value_size) as u64);
+    match live_bytes {
+        Some(b) if b > 0 => format!(
+            "space-amp {:.2} ({} on disk / {} live user data)",
+            on_disk as f64 / b as f64,
+            mb(on_disk),
+            mb(b)
+        ),
+        _ => format!("{} on disk", mb(on_disk)),
     }
 }
 
