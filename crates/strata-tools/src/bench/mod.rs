@@ -155,7 +155,8 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     );
     if let Some(path) = &args.plot {
         let title = format!(
-            "strata bench --num={} --threads={} ({}s samples)",
+            "strata bench --engine={} --num={} --threads={} ({}s samples)",
+            db.version(),
             args.num,
             args.threads,
             args.report_interval()
