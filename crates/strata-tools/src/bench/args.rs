@@ -13,22 +13,23 @@ fn parse_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-const NO_EFFECT_HELP: &str = "\
-Any flag not listed above is an error that names it. Every flag above has its effect on
+/// The text after the flags: which engine uses which flags, built from
+/// [`super::engine::unused_flags`] so that the list is written once.
+fn engines_help() -> String {
+    let lmdb = super::engine::unused_flags(super::engine::EngineKind::Lmdb);
+    format!(
+        "Any flag not listed above is an error that names it. Every flag above has its effect on
 --engine=strata and, mapped to RocksDB's option of the same name, on --engine=rocksdb (where
 compact0 and compact1 are not available: the rocksdb crate has no CompactFiles).
 With --engine=lmdb these flags are accepted and have no effect (LMDB is a copy-on-write
 B-tree: no log, memtable, levels, compaction, compression, filter or cache of its own):
-  --disable_wal --write_buffer_size --max_write_buffer_number --compression_type
-  --bloom_bits --cache_size --cache_index_and_filter_blocks --block_size
-  --target_file_size_base --max_bytes_for_level_base --max_bytes_for_level_multiplier
-  --num_levels --level0_file_num_compaction_trigger --level0_slowdown_writes_trigger
-  --level0_stop_writes_trigger --disable_auto_compactions --max_background_jobs
-  --max_subcompactions --compaction_style --universal_* --soft_pending_compaction_bytes_limit
-  --hard_pending_compaction_bytes_limit --max_compaction_bytes
+  {}
 and flush is an fsync of the data file, the compaction steps do nothing.
 The rocksdb and lmdb engines are cargo features, off by default:
-  cargo build --release -p strata-tools --features rocksdb,lmdb";
+  cargo build --release -p strata-tools --features rocksdb,lmdb",
+        lmdb.join("\n  ")
+    )
+}
 
 fn parse_compression(s: &str) -> Result<String, String> {
     match s {
@@ -41,7 +42,7 @@ fn parse_compression(s: &str) -> Result<String, String> {
 
 /// `strata bench` flags. Names and defaults follow RocksDB's db_bench.
 #[derive(Args, Debug, Clone)]
-#[command(after_help = NO_EFFECT_HELP, rename_all = "snake_case", args_override_self = true)]
+#[command(after_help = engines_help(), rename_all = "snake_case", args_override_self = true)]
 pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,

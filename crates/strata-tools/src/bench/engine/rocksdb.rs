@@ -181,10 +181,6 @@ impl RocksDbEngine {
         })
     }
 
-    fn ticker(&self, options: &Options, t: Ticker) -> u64 {
-        options.get_ticker_count(t)
-    }
-
     fn property(&self, name: &str) -> u64 {
         self.db.property_int_value(name).ok().flatten().unwrap_or(0)
     }
@@ -279,7 +275,7 @@ impl Engine for RocksDbEngine {
         let Ok(o) = self.options.lock() else {
             return Counters::default();
         };
-        let t = |ticker| self.ticker(&o, ticker);
+        let t = |ticker| o.get_ticker_count(ticker);
         let leaders = t(Ticker::WriteDoneBySelf);
         Counters {
             bytes_written: Some(
