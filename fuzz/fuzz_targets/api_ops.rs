@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| strata::fuzzing::api_ops(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| strata::internals::fuzzing::api_ops(data));

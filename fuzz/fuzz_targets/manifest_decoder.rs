@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| strata::fuzzing::manifest_decoder(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| strata::internals::fuzzing::manifest_decoder(data));

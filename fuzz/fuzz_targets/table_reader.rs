@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| strata::fuzzing::table_reader(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| strata::internals::fuzzing::table_reader(data));

@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use strata::fs::{FileSystem, PosixFs};
-use strata::key::ParsedKey;
-use strata::table::reader::TableReadStats;
-use strata::table::{Table, TableOptions};
-use strata::version::{current_manifest, read_edits, Version};
+use strata::internals::ParsedKey;
+use strata::internals::TableReadStats;
+use strata::internals::{current_manifest, read_edits, Version};
+use strata::internals::{Table, TableOptions};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -41,7 +41,7 @@ fn show(bytes: &[u8], hex: bool) -> String {
 /// Prints a table's properties, then every entry as `key#seq,KIND => value`.
 pub fn sst_dump(path: &Path, hex: bool, keys_only: bool) -> Result<(), BoxError> {
     let mut out = std::io::stdout().lock();
-    use strata::iterator::InternalIterator;
+    use strata::internals::InternalIterator;
     let table = open_table(path)?;
     let p = table.properties();
     writeln!(out, "table: {}", path.display())?;
@@ -81,7 +81,7 @@ pub fn sst_dump(path: &Path, hex: bool, keys_only: bool) -> Result<(), BoxError>
 }
 
 fn kind_name(kind: u8) -> String {
-    strata::key::ValueKind::from_byte(kind)
+    strata::internals::ValueKind::from_byte(kind)
         .map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
 }
 

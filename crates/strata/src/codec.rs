@@ -10,16 +10,6 @@
 //! Decoders take a `&mut &[u8]` cursor and return `None` on truncated or malformed input;
 //! they never panic on any bytes.
 
-/// Appends `v` as 4 little-endian bytes.
-pub fn put_fixed32(dst: &mut Vec<u8>, v: u32) {
-    dst.extend_from_slice(&v.to_le_bytes());
-}
-
-/// Appends `v` as 8 little-endian bytes.
-pub fn put_fixed64(dst: &mut Vec<u8>, v: u64) {
-    dst.extend_from_slice(&v.to_le_bytes());
-}
-
 /// Reads 4 little-endian bytes at the start of `src`; `None` if it is shorter.
 pub fn decode_fixed32(src: &[u8]) -> Option<u32> {
     Some(u32::from_le_bytes(src.get(..4)?.try_into().ok()?))
@@ -45,7 +35,8 @@ pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
 }
 
 /// The number of bytes `put_varint64(v)` appends.
-pub fn varint_len(mut v: u64) -> usize {
+#[cfg(test)]
+fn varint_len(mut v: u64) -> usize {
     let mut n = 1;
     while v >= 0x80 {
         v >>= 7;

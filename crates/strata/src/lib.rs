@@ -1,36 +1,52 @@
 //! Strata: a persistent, ordered key-value store in the LevelDB and RocksDB family.
 //!
 //! Writes go to a write-ahead log (group-committed across threads) and an in-memory skiplist;
-//! reads see a consistent snapshot without waiting for writers. See [`Db`] for the API and
-//! `docs/formats.md` for the bytes on disk.
+//! reads see a consistent snapshot without waiting for writers. See [`Db`] for the API,
+//! `docs/design.md` for how it works and `docs/formats.md` for the bytes on disk.
 //!
-//! Limits: keys up to [`write_batch::MAX_KEY_LEN`] bytes (1 MiB), values up to
-//! [`write_batch::MAX_VALUE_LEN`] (64 MiB), batches up to [`write_batch::MAX_BATCH_LEN`]
-//! (1 GiB); larger ones are refused with [`ErrorKind::InvalidArgument`].
+//! Limits: keys up to [`MAX_KEY_LEN`] bytes (1 MiB), values up to [`MAX_VALUE_LEN`] (64 MiB),
+//! batches up to [`MAX_BATCH_LEN`] (1 GiB); larger ones are refused with
+//! [`ErrorKind::InvalidArgument`].
+//!
+//! The public API is what this page lists. [`fs`] is public so that an application can plug in
+//! its own file system ([`Options::fs`]); everything else is internal. The hidden
+//! `internals` module opens some of it to the `strata` command and the fuzz targets, and
+//! promises nothing.
+//!
+//! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
+//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
+//! `log`, `cache`; `iterator`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
+//! `compaction`; `options`; `db`; `internals` on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod cache;
-pub mod codec;
-pub mod compaction;
-pub mod db;
-pub mod error;
+pub(crate) mod cache;
+pub(crate) mod codec;
+pub(crate) mod compaction;
+pub(crate) mod db;
+pub(crate) mod error;
+pub(crate) mod filename;
 pub mod fs;
 #[doc(hidden)]
-pub mod fuzzing;
-pub mod iterator;
-pub mod key;
-pub mod log;
-pub mod memtable;
-pub mod options;
-pub mod table;
-pub mod util;
-pub mod version;
-pub mod write_batch;
+pub mod internals;
+pub(crate) mod iterator;
+pub(crate) mod key;
+pub(crate) mod log;
+pub(crate) mod memtable;
+pub(crate) mod options;
+pub(crate) mod snapshot;
+pub(crate) mod table;
+pub(crate) mod util;
+pub(crate) mod version;
+pub(crate) mod write_batch;
 
-pub use db::{Db, DbIterator, DbStats, LevelShape, Range, RecoveryReport, Snapshot, TreeShape};
-pub use error::{Error, ErrorKind, Result};
-pub use options::{
-    CompactionStyle, Options, ReadOptions, UniversalOptions, WalRecoveryMode, WriteOptions,
+pub use compaction::{CompactionStyle, UniversalOptions};
+pub use db::{
+    Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
 };
-pub use write_batch::WriteBatch;
+pub use error::{Error, ErrorKind, Result};
+pub use filename::FORMAT_VERSION;
+pub use options::{Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use snapshot::Snapshot;
+pub use table::Compression;
+pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

@@ -98,16 +98,6 @@ impl LogWriter {
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()
     }
-
-    /// Bytes in the file.
-    pub fn len(&self) -> u64 {
-        self.file.len()
-    }
-
-    /// True when no record was written.
-    pub fn is_empty(&self) -> bool {
-        self.file.is_empty()
-    }
 }
 
 /// What went wrong with a record: where it starts and why it is bad.

@@ -2,8 +2,8 @@
 
 use std::fs;
 
-use strata::write_batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use strata::{Db, ErrorKind, Options, WriteBatch, WriteOptions};
+use strata::{MAX_KEY_LEN, MAX_VALUE_LEN};
 
 fn create() -> Options {
     Options {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use strata::fs::fault::FaultFs;
 use strata::fs::PosixFs;
-use strata::version::{current_manifest, read_edits, Version};
+use strata::internals::{current_manifest, read_edits, Version};
 use strata::{Db, Options, WriteOptions};
 
 const KEYS: usize = 150;

@@ -1,5 +1,5 @@
 //! Replays the fuzz corpora checked in under `fuzz/corpus/<target>/` through the fuzz
-//! targets' logic (`strata::fuzzing`), so that every input the fuzzers found interesting,
+//! targets' logic (`strata::internals::fuzzing`), so that every input the fuzzers found interesting,
 //! and every crash they found and we fixed, is checked by every test run.
 //!
 //! `STRATA_WRITE_SEEDS=1 cargo test -p strata --test fuzz_corpus` (re)writes the seed inputs
@@ -10,12 +10,15 @@ use std::path::{Path, PathBuf};
 type Target = fn(&[u8]);
 
 const TARGETS: [(&str, Target); 6] = [
-    ("wal_reader", strata::fuzzing::wal_reader),
-    ("block_reader", strata::fuzzing::block_reader),
-    ("table_reader", strata::fuzzing::table_reader),
-    ("filter_reader", strata::fuzzing::filter_reader),
-    ("manifest_decoder", strata::fuzzing::manifest_decoder),
-    ("api_ops", strata::fuzzing::api_ops),
+    ("wal_reader", strata::internals::fuzzing::wal_reader),
+    ("block_reader", strata::internals::fuzzing::block_reader),
+    ("table_reader", strata::internals::fuzzing::table_reader),
+    ("filter_reader", strata::internals::fuzzing::filter_reader),
+    (
+        "manifest_decoder",
+        strata::internals::fuzzing::manifest_decoder,
+    ),
+    ("api_ops", strata::internals::fuzzing::api_ops),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -88,14 +91,14 @@ fn write_seeds() {
     db.flush().unwrap();
     let table = std::fs::read(&files(".sst")[0]).unwrap();
     write("table_reader", "seed-table", &table);
-    let mut block = strata::table::block::BlockBuilder::new(4);
+    let mut block = strata::internals::BlockBuilder::new(4);
     for i in 0..40u64 {
         let mut k = Vec::new();
-        strata::key::append_internal_key(
+        strata::internals::append_internal_key(
             &mut k,
             format!("key{i:03}").as_bytes(),
             i + 1,
-            strata::key::ValueKind::Put as u8,
+            strata::internals::ValueKind::Put as u8,
         );
         block.add(&k, format!("value{i}").as_bytes());
     }
@@ -113,7 +116,7 @@ fn write_seeds() {
     let mut record = std::fs::read(manifest).unwrap();
     record.drain(..7.min(record.len())); // the first record's payload, after its log header
     write("manifest_decoder", "seed-manifest-record", &record);
-    let mut fb = strata::table::filter::FilterBuilder::new(10);
+    let mut fb = strata::internals::FilterBuilder::new(10);
     for i in 0..100u32 {
         fb.add(format!("key{i}").as_bytes());
     }

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use strata::util::Rng;
+use strata::internals::Rng;
 use strata::{Db, Options, WriteOptions};
 
 const THREADS: usize = 4;

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use strata::util::Rng;
+use strata::internals::Rng;
 use strata::{
     CompactionStyle, Db, Options, ReadOptions, Snapshot, UniversalOptions, WriteBatch, WriteOptions,
 };
@@ -63,7 +63,7 @@ impl Harness {
 }
 
 fn options(rng: &mut Rng, num_levels: usize) -> Options {
-    use strata::table::Compression;
+    use strata::Compression;
     let compression = [
         Compression::None,
         Compression::Snappy,

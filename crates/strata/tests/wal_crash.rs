@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use strata::util::Rng;
+use strata::internals::Rng;
 use strata::{Db, ErrorKind, Options, WalRecoveryMode, WriteBatch, WriteOptions};
 
 const BATCHES: usize = 60;

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use strata::util::Rng;
+use strata::internals::Rng;
 
 /// Which of the keys `0..num` hold a value, as this run wrote them: what space-amp divides
 /// by (live keys times key and value size). Unknown when the run began on an existing

@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use strata::util::Rng;
+use strata::internals::Rng;
 
 pub use args::BenchArgs;
 use engine::{Counters, Engine, EngineResult};

@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use strata::table::Compression;
-use strata::util::Rng;
+use strata::internals::Rng;
+use strata::Compression;
 use strata::{CompactionStyle, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use oracle::Oracle;

@@ -25,8 +25,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::compaction::style::{CompactionStyle, UniversalOptions};
 use crate::key::user_key;
-use crate::options::{CompactionStyle, UniversalOptions};
 use crate::version::{FileMeta, Version};
 
 /// The options the picker reads.
@@ -130,6 +130,7 @@ impl CompactionTask {
     }
 
     /// The input files at `level`.
+    #[cfg(test)]
     pub fn files_at(&self, level: usize) -> &[Arc<FileMeta>] {
         self.inputs
             .iter()

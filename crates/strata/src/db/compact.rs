@@ -4,7 +4,7 @@
 //! A job reads its inputs through table readers of its own (no block cache, so a compaction
 //! does not evict what user reads need): one cursor per L0 file and one per deeper level
 //! (a [`ConcatIterator`] that opens the level's files in turn), merged by a heap. Entries
-//! pass through a [`CompactionFilter`]; outputs are cut on user-key boundaries (no user key
+//! pass through a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
 //! spans two files of a level) once they reach `target_file_size_base` or overlap more than
 //! `max_compaction_bytes` of the level below the output (so that compacting them later
 //! stays small). Universal compactions writing to L0 produce one file: each L0 file is a
@@ -29,16 +29,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::filename::table_path;
 use super::{DbInner, SuperVersion};
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
-use crate::compaction::{CompactionFilter, Decision};
+use crate::compaction::CompactionStyle;
+use crate::compaction::{Decision, VisibilityFilter};
 use crate::error::{Error, Result};
+use crate::filename::table_path;
 use crate::fs::{CountedFile, IoClass};
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
-use crate::options::CompactionStyle;
 use crate::table::reader::TableReadStats;
 use crate::table::{Table, TableBuilder};
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -91,10 +91,11 @@ impl DbInner {
         let mut written = 0;
         let describe = || {
             format!(
-                "{} L{}->L{} ({} files, {bytes_read} bytes)",
+                "{} L{}->L{} (score {:.2}, {} files, {bytes_read} bytes)",
                 task.reason.name(),
                 task.start_level(),
                 task.output_level,
+                task.score,
                 task.all_inputs().count()
             )
         };
@@ -459,7 +460,7 @@ impl MergeJob<'_> {
             }
         }
         let mut it = MergingIterator::new(children);
-        let mut filter = CompactionFilter::new(self.snapshots.clone(), self.bottommost);
+        let mut filter = VisibilityFilter::new(self.snapshots.clone(), self.bottommost);
         let mut out = Outputs {
             job: self,
             done: Vec::new(),

@@ -16,10 +16,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::background_error;
-use super::filename::{table_path, wal_path};
 use super::{DbInner, SuperVersion};
-use crate::compaction::{CompactionFilter, Decision};
+use crate::compaction::{Decision, VisibilityFilter};
 use crate::error::{Error, Result};
+use crate::filename::{table_path, wal_path};
 use crate::fs::{CountedFile, IoClass};
 use crate::iterator::InternalIterator;
 use crate::memtable::MemTable;
@@ -110,7 +110,7 @@ impl DbInner {
         let mut builder = TableBuilder::new(Box::new(file), self.options.table_options(false));
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).
-        let mut filter = CompactionFilter::new(self.snapshots.all(), false);
+        let mut filter = VisibilityFilter::new(self.snapshots.all(), false);
         let mut it = mem.iter();
         it.seek_to_first();
         let mut smallest: Option<Vec<u8>> = None;

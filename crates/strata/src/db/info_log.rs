@@ -10,12 +10,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
+use crate::filename::{LOG, LOG_OLD};
 use crate::fs::{FileSystem, WritableFile};
-
-/// Name of the info log.
-pub const LOG: &str = "LOG";
-/// Name of the previous info log.
-pub const LOG_OLD: &str = "LOG.old";
 
 /// The info log of an open database.
 pub(crate) struct InfoLog {

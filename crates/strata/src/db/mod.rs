@@ -16,12 +16,10 @@
 
 mod background;
 mod compact;
-mod filename;
 mod flush;
 mod info_log;
 mod iter;
 mod recovery;
-mod snapshot;
 mod table_cache;
 mod write;
 
@@ -39,19 +37,18 @@ use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::log::LogWriter;
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
-use crate::version::{FileMeta, Version, VersionSet, CURRENT, NUM_LEVELS};
+use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
+use crate::filename::FORMAT_VERSION;
 pub use compact::LevelCompactionStats;
-pub use filename::FORMAT_VERSION;
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
-pub use snapshot::Snapshot;
 
+use crate::filename::{self, parse_file_name, FileKind};
+use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
-use filename::{parse_file_name, FileKind};
 use info_log::InfoLog;
-use snapshot::SnapshotList;
 use table_cache::TableCache;
 use write::{WriteQueue, WriterState};
 
@@ -379,8 +376,8 @@ impl Db {
             })
             .max()
             .unwrap_or(0);
-        let mut versions = if fs.exists(&path.join(CURRENT)) {
-            VersionSet::recover(fs.clone(), &path, io.clone())?.set
+        let mut versions = if fs.exists(&path.join(filename::CURRENT)) {
+            VersionSet::recover(fs.clone(), &path, io.clone())?
         } else {
             // A new database, or one written before manifests existed (WALs only).
             VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?

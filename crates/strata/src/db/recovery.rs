@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::db::filename::{dropped_wal_path, wal_path};
 use crate::error::{Error, Result};
+use crate::filename::{dropped_wal_path, wal_path};
 use crate::fs::{FileSystem, IoClass, IoStats};
 use crate::key::SequenceNumber;
 use crate::log::{BadRecord, LogReader, ReadError};

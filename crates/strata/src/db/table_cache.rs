@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cache::ClockCache;
-use crate::db::filename::table_path;
 use crate::error::Result;
+use crate::filename::table_path;
 use crate::fs::FileSystem;
 use crate::table::reader::{BlockCache, TableReadStats};
 use crate::table::{Table, TableOptions};

@@ -28,7 +28,7 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::write_batch::{encode_header, WriteBatch, HEADER_LEN};
 
-use super::filename::wal_path;
+use crate::filename::wal_path;
 
 enum SlotState {
     Waiting,

@@ -33,8 +33,6 @@ pub struct MemTable {
     list: SkipList,
     log_number: u64,
     entries: AtomicU64,
-    deletes: AtomicU64,
-    payload_bytes: AtomicU64,
 }
 
 impl MemTable {
@@ -45,8 +43,6 @@ impl MemTable {
             list: SkipList::new(log_number ^ 0x5eed, write_buffer_size / 8),
             log_number,
             entries: AtomicU64::new(0),
-            deletes: AtomicU64::new(0),
-            payload_bytes: AtomicU64::new(0),
         }
     }
 
@@ -59,11 +55,6 @@ impl MemTable {
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, key: &[u8], value: &[u8]) {
         self.list.insert(key, pack_trailer(seq, kind as u8), value);
         self.entries.fetch_add(1, Ordering::Relaxed);
-        if kind != ValueKind::Put {
-            self.deletes.fetch_add(1, Ordering::Relaxed);
-        }
-        self.payload_bytes
-            .fetch_add((key.len() + value.len()) as u64, Ordering::Relaxed);
     }
 
     /// The newest entry for `key` with a sequence number at most `seq`.
@@ -98,16 +89,6 @@ impl MemTable {
     /// Entries added.
     pub fn num_entries(&self) -> u64 {
         self.entries.load(Ordering::Relaxed)
-    }
-
-    /// Deletes and single-deletes added.
-    pub fn num_deletes(&self) -> u64 {
-        self.deletes.load(Ordering::Relaxed)
-    }
-
-    /// Bytes of user keys and values added.
-    pub fn payload_bytes(&self) -> u64 {
-        self.payload_bytes.load(Ordering::Relaxed)
     }
 
     /// True when nothing was added.
@@ -245,7 +226,6 @@ mod tests {
         assert_eq!(mem.get(b"j", 100), Lookup::Missing);
         assert_eq!(mem.get(b"kk", 100), Lookup::Missing);
         assert_eq!(mem.num_entries(), 4);
-        assert_eq!(mem.num_deletes(), 1);
     }
 
     /// (user key, newest first) -> value, `None` for a delete.

@@ -75,11 +75,6 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Entries added so far.
-    pub fn num_entries(&self) -> u64 {
-        self.props.entries
-    }
-
     /// Bytes the file will have if finished now (roughly).
     pub fn file_size(&self) -> u64 {
         self.offset + self.out.len() as u64 + self.data_block.estimated_size() as u64

@@ -54,16 +54,6 @@ impl FilterBuilder {
         }
     }
 
-    /// Keys added.
-    pub fn len(&self) -> usize {
-        self.hashes.len()
-    }
-
-    /// True when no key was added.
-    pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
-    }
-
     /// The filter block for the keys added.
     pub fn finish(&self) -> Vec<u8> {
         let bits = self.hashes.len() as u64 * u64::from(self.bits_per_key);

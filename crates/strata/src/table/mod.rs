@@ -26,8 +26,7 @@ use std::cmp::Ordering;
 
 pub use builder::TableBuilder;
 pub use format::Compression;
-pub use properties::TableProperties;
-pub use reader::{Table, TableIterator};
+pub use reader::Table;
 
 /// How tables are built and read.
 #[derive(Clone, Copy)]

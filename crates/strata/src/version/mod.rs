@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::filename::{manifest_name, manifest_path, parse_file_name, FileKind, CURRENT};
 use crate::fs::{CountedFile, FileSystem, IoClass, IoStats};
 use crate::key::{compare_internal, user_key};
 use crate::log::{LogReader, LogWriter, ReadError};
@@ -137,14 +138,6 @@ impl Version {
     }
 }
 
-/// Name of the file naming the live manifest.
-pub const CURRENT: &str = "CURRENT";
-
-/// Path of manifest `n`.
-pub fn manifest_path(dir: &Path, n: u64) -> PathBuf {
-    dir.join(format!("MANIFEST-{n:06}"))
-}
-
 /// The current version, the manifest, and the numbers recorded with them.
 pub struct VersionSet {
     dir: PathBuf,
@@ -159,14 +152,6 @@ pub struct VersionSet {
     pub last_sequence: u64,
     /// Versions handed out and maybe still held by readers.
     handed_out: Vec<std::sync::Weak<Version>>,
-}
-
-/// What recovering a manifest found.
-pub struct Recovered {
-    /// The version set, writing to a fresh manifest.
-    pub set: VersionSet,
-    /// The manifest it was read from (now obsolete), if any.
-    pub old_manifest: Option<u64>,
 }
 
 impl VersionSet {
@@ -188,7 +173,7 @@ impl VersionSet {
     }
 
     /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
-    pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<Recovered> {
+    pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<VersionSet> {
         let (number, path) = current_manifest(fs.as_ref(), dir)?;
         let mut state = State {
             version: Version::default(),
@@ -204,11 +189,7 @@ impl VersionSet {
             state.absorb(&edit);
         }
         state.next_file_number = state.next_file_number.max(number + 1);
-        let set = VersionSet::start(fs, dir, io, state)?;
-        Ok(Recovered {
-            set,
-            old_manifest: Some(number),
-        })
+        VersionSet::start(fs, dir, io, state)
     }
 
     /// Writes a new manifest holding `state`, points CURRENT at it.
@@ -337,8 +318,10 @@ pub fn current_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, PathBuf
     let name = String::from_utf8_lossy(&name);
     let number = name
         .strip_suffix('\n')
-        .and_then(|n| n.strip_prefix("MANIFEST-"))
-        .and_then(|n| n.parse::<u64>().ok())
+        .and_then(|n| match parse_file_name(n) {
+            Some(FileKind::Manifest(number)) => Some(number),
+            _ => None,
+        })
         .ok_or_else(|| {
             Error::corruption(
                 &current_path,
@@ -396,7 +379,7 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
 
 /// Points CURRENT at manifest `number`: temp file, sync, atomic rename, sync of the directory.
 fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
-    let line = format!("MANIFEST-{number:06}\n");
+    let line = format!("{}\n", manifest_name(number));
     crate::fs::write_file_atomically(fs, dir, CURRENT, line.as_bytes())
 }
 
@@ -469,12 +452,11 @@ mod tests {
         .unwrap();
         let first_manifest = set.manifest_number();
         drop(set);
-        let r = VersionSet::recover(fs.clone(), dir.path(), io.clone()).unwrap();
-        assert_eq!(r.old_manifest, Some(first_manifest));
-        assert_eq!(r.set.log_number, 4);
-        assert_eq!(r.set.last_sequence, 5);
-        assert_eq!(r.set.current().live_files(), [n].into_iter().collect());
-        assert!(r.set.manifest_number() > n);
+        let set = VersionSet::recover(fs.clone(), dir.path(), io.clone()).unwrap();
+        assert_eq!(set.log_number, 4);
+        assert_eq!(set.last_sequence, 5);
+        assert_eq!(set.current().live_files(), [n].into_iter().collect());
+        assert!(set.manifest_number() > first_manifest);
 
         // A damaged CURRENT is a corruption error naming it.
         std::fs::write(dir.path().join(CURRENT), "MANIFEST-999999\n").unwrap();

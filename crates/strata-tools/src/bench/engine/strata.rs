@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use strata::fs::IoClass;
-use strata::table::Compression;
+use strata::Compression;
 use strata::{CompactionStyle, Db, Options, ReadOptions, UniversalOptions, WriteOptions};
 
 use super::{Counters, Engine, EngineResult};

@@ -1,8 +1,8 @@
 //! Picker tests driven by `testdata/leveled.txt`.
 
 use super::*;
+use crate::compaction::style::{CompactionStyle, UniversalOptions};
 use crate::key::{append_internal_key, ValueKind};
-use crate::options::{CompactionStyle, UniversalOptions};
 use crate::version::VersionEdit;
 
 fn ik(k: &str, seq: u64) -> Vec<u8> {

@@ -4,12 +4,14 @@
 //!   `strata format=<version> id=<hex>`. Written once at creation (via a temporary file and
 //!   an atomic rename).
 //! - `LOCK`: held with `flock` while the database is open.
+//! - `LOG`, `LOG.old`: the info log (text) and the one before it.
 //! - `NNNNNN.log`: write-ahead logs, numbered in creation order from one counter shared by
-//!   every numbered file (tables will take numbers from it too).
+//!   every numbered file (tables and manifests take numbers from it too).
 //! - `NNNNNN.log.dropped`: bytes that recovery cut from a WAL (a torn or corrupt tail), kept
 //!   for diagnosis, never read by the engine.
 //! - `NNNNNN.sst`: sorted tables.
-//! - `MANIFEST-NNNNNN`: the log of version edits; `CURRENT` names the live one.
+//! - `MANIFEST-NNNNNN`: the log of version edits; `CURRENT` names the live one (one line,
+//!   the manifest's name and a newline).
 //! - `*.tmp`: files being written for an atomic rename; left over only by a crash.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +23,12 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const IDENTITY: &str = "IDENTITY";
 /// Name of the lock file.
 pub const LOCK: &str = "LOCK";
+/// Name of the file that names the live manifest.
+pub const CURRENT: &str = "CURRENT";
+/// Name of the info log.
+pub const LOG: &str = "LOG";
+/// Name the previous info log is kept under.
+pub const LOG_OLD: &str = "LOG.old";
 
 /// What a file in the database directory is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +58,16 @@ pub fn dropped_wal_path(dir: &Path, n: u64) -> PathBuf {
 /// Path of table number `n` in `dir`.
 pub fn table_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("{n:06}.sst"))
+}
+
+/// Path of manifest number `n` in `dir`.
+pub fn manifest_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(manifest_name(n))
+}
+
+/// File name of manifest number `n`, as `CURRENT` holds it.
+pub fn manifest_name(n: u64) -> String {
+    format!("MANIFEST-{n:06}")
 }
 
 /// Classifies a file name; `None` for files the engine does not number.

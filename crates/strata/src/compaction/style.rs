@@ -1,0 +1,48 @@
+//! The compaction style a database uses and the options of universal compaction. These are
+//! user-facing options (re-exported at the crate root); they live here, beside the pickers
+//! that read them, so that compaction needs nothing from the layers above it.
+
+/// How the tree is shaped by compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStyle {
+    /// Levels of sorted, non-overlapping files, each about `max_bytes_for_level_multiplier`
+    /// times the one above (dynamic level sizes). Low space-amp and read cost. The default.
+    #[default]
+    Leveled,
+    /// Sorted runs merged by size ratio (tiered): fewer rewrites per byte, more space-amp.
+    /// See [`UniversalOptions`].
+    Universal,
+}
+
+/// Options of universal (tiered) compaction, as RocksDB's `CompactionOptionsUniversal`.
+///
+/// The sorted runs are each L0 file and each non-empty level below, newest first. Nothing is
+/// merged while there are fewer runs than `level0_file_num_compaction_trigger`. Then, in
+/// order: if the runs above the oldest hold more than `max_size_amplification_percent` of
+/// its size, everything is merged into the last level; otherwise the first window of runs,
+/// newest first, in which each next run is at most `size_ratio`% larger than the runs before
+/// it together, with between `min_merge_width` and `max_merge_width` runs; otherwise the
+/// newest runs, enough to bring the count back to the trigger.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UniversalOptions {
+    /// Percent of slack in the size comparison of runs. Default: 1.
+    pub size_ratio: u32,
+    /// Fewest runs merged at once by size ratio. Default: 2.
+    pub min_merge_width: usize,
+    /// Most runs merged at once by size ratio. Default: unlimited.
+    pub max_merge_width: usize,
+    /// Bytes of newer runs, as a percent of the oldest run, that trigger a full merge.
+    /// Default: 200.
+    pub max_size_amplification_percent: u32,
+}
+
+impl Default for UniversalOptions {
+    fn default() -> Self {
+        UniversalOptions {
+            size_ratio: 1,
+            min_merge_width: 2,
+            max_merge_width: usize::MAX,
+            max_size_amplification_percent: 200,
+        }
+    }
+}
