@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use strata::fs::{FileSystem, PosixFs};
 use strata::internals::ParsedKey;
-use strata::internals::TableReadStats;
+use strata::internals::TableReadOptions;
 use strata::internals::{current_manifest, read_edits, Version};
 use strata::internals::{Table, TableOptions};
 
@@ -15,15 +15,8 @@ type BoxError = Box<dyn std::error::Error>;
 
 fn open_table(path: &Path) -> Result<Arc<Table>, BoxError> {
     let file = PosixFs.open_random(path)?;
-    Ok(Arc::new(Table::open(
-        file,
-        path,
-        0,
-        TableOptions::for_internal_keys(),
-        None,
-        false,
-        Arc::new(TableReadStats::default()),
-    )?))
+    let read = TableReadOptions::uncached(TableOptions::for_internal_keys());
+    Ok(Arc::new(Table::open(file, path, &read)?))
 }
 
 /// Bytes as text when printable, else as hex.

@@ -39,7 +39,7 @@ use crate::filename::table_path;
 use crate::fs::{CountedFile, IoClass};
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
-use crate::table::reader::TableReadStats;
+use crate::table::reader::{TableReadOptions, TableReadStats};
 use crate::table::{Table, TableBuilder};
 use crate::version::{FileMeta, Version, VersionEdit};
 
@@ -627,19 +627,15 @@ fn open_input(
 ) -> impl Fn(&Arc<FileMeta>) -> Result<Box<dyn InternalIterator>> + Send + 'static {
     let fs = db.fs.clone();
     let dir = db.path.clone();
-    let options = db.options.table_options(false);
-    let stats = stats.clone();
+    let mut read = TableReadOptions::uncached(db.options.table_options(false));
+    read.stats = stats.clone();
     move |f: &Arc<FileMeta>| {
         let path = table_path(&dir, f.number);
-        let table = Table::open(
-            fs.open_random(&path)?,
-            &path,
-            f.number,
-            options,
-            None,
-            false,
-            stats.clone(),
-        )?;
+        let read = TableReadOptions {
+            cache_id: f.number,
+            ..read.clone()
+        };
+        let table = Table::open(fs.open_random(&path)?, &path, &read)?;
         Ok(Box::new(Arc::new(table).iter()) as Box<dyn InternalIterator>)
     }
 }

@@ -204,6 +204,9 @@ pub struct DbStats {
     pub table_bytes_read: u64,
     /// Table files held open.
     pub open_tables: u64,
+    /// Table files opened since the database was opened (each open reads the footer, index,
+    /// filter and properties; a table evicted by `max_open_files` and read again counts again).
+    pub table_opens: u64,
     /// Bytes read and written by the engine, by purpose.
     pub io: IoSnapshot,
 }
@@ -644,7 +647,7 @@ impl Db {
         let inner = &self.inner;
         inner.counters.reset();
         inner.io.reset();
-        inner.tables.stats.reset();
+        inner.tables.stats().reset();
         for s in inner.compaction_stats.lock().iter_mut() {
             *s = LevelCompactionStats::default();
         }
@@ -817,7 +820,7 @@ impl DbInner {
         let c = &self.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let sv = self.sv.read().clone();
-        let t = &self.tables.stats;
+        let t = self.tables.stats();
         DbStats {
             batches: load(&c.batches),
             write_groups: load(&c.write_groups),
@@ -867,6 +870,7 @@ impl DbInner {
             }),
             table_bytes_read: load(&t.bytes_read),
             open_tables: self.tables.open_tables() as u64,
+            table_opens: self.tables.opens(),
             io: self.io.snapshot(),
         }
     }

@@ -1,23 +1,33 @@
 //! The table cache: open table readers by file number, at most `max_open_files` of them.
+//!
+//! A table is opened once even when several readers miss it at the same moment: the first
+//! one opens it while the others wait on that table's gate, then find it in the cache.
+//! Opening reads the footer, index, filter and properties, so opening it once per miss
+//! would multiply that IO by the number of readers.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::cache::ClockCache;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::FileSystem;
-use crate::table::reader::{BlockCache, TableReadStats};
+use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::{Table, TableOptions};
 
 pub(crate) struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
-    options: TableOptions,
-    cache_index_and_filter: bool,
-    pub block_cache: Option<Arc<BlockCache>>,
-    pub stats: Arc<TableReadStats>,
+    read: TableReadOptions,
     open: ClockCache<u64, Table>,
+    /// One gate per table being opened now; readers that miss the same table wait on it.
+    opening: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
+    /// Tables opened since the cache was made.
+    opens: AtomicU64,
 }
 
 impl TableCache {
@@ -32,13 +42,21 @@ impl TableCache {
         TableCache {
             dir,
             fs,
-            options,
-            cache_index_and_filter,
-            block_cache: (block_cache_size > 0)
-                .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
-            stats: Arc::new(TableReadStats::default()),
+            read: TableReadOptions {
+                block_cache: (block_cache_size > 0)
+                    .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
+                cache_index_and_filter,
+                ..TableReadOptions::uncached(options)
+            },
             open: ClockCache::new(max_open_files, 16),
+            opening: Mutex::new(HashMap::new()),
+            opens: AtomicU64::new(0),
         }
+    }
+
+    /// Where the tables' reads are counted.
+    pub fn stats(&self) -> &Arc<TableReadStats> {
+        &self.read.stats
     }
 
     /// The open table `number`, opening it if needed.
@@ -46,17 +64,31 @@ impl TableCache {
         if let Some(t) = self.open.get(&number) {
             return Ok(t);
         }
+        let gate = self.opening.lock().entry(number).or_default().clone();
+        let result = {
+            let _opening = gate.lock();
+            match self.open.get(&number) {
+                Some(t) => Ok(t), // opened by the reader we waited for
+                None => self.open_table(number),
+            }
+        };
+        let mut opening = self.opening.lock();
+        // The last reader through the gate removes it (the map holds one more reference).
+        if Arc::strong_count(&gate) == 2 {
+            opening.remove(&number);
+        }
+        result
+    }
+
+    fn open_table(&self, number: u64) -> Result<Arc<Table>> {
         let path = table_path(&self.dir, number);
         let file = self.fs.open_random(&path)?;
-        let table = Arc::new(Table::open(
-            file,
-            &path,
-            number,
-            self.options,
-            self.block_cache.clone(),
-            self.cache_index_and_filter,
-            self.stats.clone(),
-        )?);
+        let read = TableReadOptions {
+            cache_id: number,
+            ..self.read.clone()
+        };
+        let table = Arc::new(Table::open(file, &path, &read)?);
+        self.opens.fetch_add(1, Ordering::Relaxed);
         self.open.insert(number, table.clone(), 1);
         Ok(table)
     }
@@ -69,5 +101,49 @@ impl TableCache {
     /// Number of tables open.
     pub fn open_tables(&self) -> usize {
         self.open.usage()
+    }
+
+    /// Tables opened since the cache was made (a table evicted and read again counts twice).
+    pub fn opens(&self) -> u64 {
+        self.opens.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::PosixFs;
+    use crate::key::{append_internal_key, ValueKind};
+    use crate::table::TableBuilder;
+
+    #[test]
+    fn readers_missing_together_open_a_table_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+        let options = TableOptions::for_internal_keys();
+        let file = fs.create_writable(&table_path(dir.path(), 7)).unwrap();
+        let mut builder = TableBuilder::new(file, options);
+        let mut key = Vec::new();
+        append_internal_key(&mut key, b"k", 1, ValueKind::Put as u8);
+        builder.add(&key, b"v").unwrap();
+        builder.finish().unwrap();
+
+        let cache = TableCache::new(dir.path().to_path_buf(), fs, options, 1 << 20, false, 100);
+        let start = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    start.wait();
+                    cache.get(7).unwrap();
+                });
+            }
+        });
+        assert_eq!(cache.opens(), 1);
+        assert_eq!(cache.open_tables(), 1);
+        assert!(cache.opening.lock().is_empty(), "gates left behind");
+
+        // A missing table is an error for every reader and leaves no gate behind.
+        assert!(cache.get(8).is_err());
+        assert!(cache.opening.lock().is_empty());
     }
 }

@@ -15,7 +15,7 @@ use crate::key::{append_internal_key, compare_internal, KIND_FOR_SEEK, MAX_SEQUE
 use crate::log::LogReader;
 use crate::table::block::{Block, BlockIter};
 use crate::table::filter::Filter;
-use crate::table::reader::TableReadStats;
+use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableOptions};
 use crate::version::{Version, VersionEdit};
 use crate::write_batch::DecodedBatch;
@@ -110,11 +110,7 @@ pub fn table_reader(data: &[u8]) {
     let Ok(table) = Table::open(
         Box::new(file),
         std::path::Path::new("fuzz.sst"),
-        1,
-        TableOptions::for_internal_keys(),
-        None,
-        false,
-        Arc::new(TableReadStats::default()),
+        &TableReadOptions::uncached(TableOptions::for_internal_keys()),
     ) else {
         return;
     };

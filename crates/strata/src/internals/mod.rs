@@ -9,7 +9,7 @@ pub use crate::iterator::InternalIterator;
 pub use crate::key::{append_internal_key, ParsedKey, ValueKind};
 pub use crate::table::block::BlockBuilder;
 pub use crate::table::filter::FilterBuilder;
-pub use crate::table::reader::TableReadStats;
+pub use crate::table::reader::{TableReadOptions, TableReadStats};
 pub use crate::table::{Table, TableOptions};
 pub use crate::util::{printable, Rng};
 pub use crate::version::{current_manifest, read_edits, Version, VersionEdit};

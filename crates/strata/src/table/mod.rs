@@ -94,7 +94,6 @@ mod tests {
     use super::*;
     use crate::fs::{FileSystem, PosixFs};
     use crate::iterator::InternalIterator;
-    use crate::table::reader::TableReadStats;
     use crate::util::Rng;
     use crate::ErrorKind;
     use std::collections::BTreeMap;
@@ -119,16 +118,13 @@ mod tests {
     fn open(path: &Path, options: TableOptions, cache: u8) -> crate::Result<Arc<Table>> {
         let size = if cache == 2 { 8 << 10 } else { 1 << 20 };
         let block_cache = (cache > 0).then(|| Arc::new(reader::BlockCache::new(size, 4)));
-        Table::open(
-            PosixFs.open_random(path)?,
-            path,
-            1,
-            options,
+        let read = reader::TableReadOptions {
             block_cache,
-            cache == 2,
-            Arc::new(TableReadStats::default()),
-        )
-        .map(Arc::new)
+            cache_id: 1,
+            cache_index_and_filter: cache == 2,
+            ..reader::TableReadOptions::uncached(options)
+        };
+        Table::open(PosixFs.open_random(path)?, path, &read).map(Arc::new)
     }
 
     fn random_model(rng: &mut Rng, n: usize, odd_keys: bool) -> Model {
@@ -275,11 +271,7 @@ mod tests {
                 let result = Table::open(
                     Box::new(MemFile(bytes)),
                     Path::new("bad.sst"),
-                    1,
-                    options,
-                    None,
-                    false,
-                    Arc::new(TableReadStats::default()),
+                    &reader::TableReadOptions::uncached(options),
                 )
                 .and_then(|t| Arc::new(t).verify());
                 let err = result.expect_err(&format!("flip at {i} went unnoticed"));

@@ -77,6 +77,37 @@ enum Part<T> {
     Cached(BlockHandle),
 }
 
+/// How a table is read: its key order and filter, the block cache it shares and where its
+/// reads are counted.
+#[derive(Clone)]
+pub struct TableReadOptions {
+    /// Key order, filter key and entry decoding.
+    pub table: TableOptions,
+    /// The block cache shared with other tables; `None` reads every block from the file.
+    pub block_cache: Option<Arc<BlockCache>>,
+    /// This table's id in the block cache (its file number): unique among the tables that
+    /// share `block_cache`.
+    pub cache_id: u64,
+    /// With a block cache, keep the index and filter blocks in it (evictable) instead of
+    /// pinned with the table (RocksDB's `cache_index_and_filter_blocks`).
+    pub cache_index_and_filter: bool,
+    /// Where reads, cache hits and filter checks are counted.
+    pub stats: Arc<TableReadStats>,
+}
+
+impl TableReadOptions {
+    /// Reads with no block cache, counted in a fresh [`TableReadStats`].
+    pub fn uncached(table: TableOptions) -> TableReadOptions {
+        TableReadOptions {
+            table,
+            block_cache: None,
+            cache_id: 0,
+            cache_index_and_filter: false,
+            stats: Arc::new(TableReadStats::default()),
+        }
+    }
+}
+
 /// An open table.
 pub struct Table {
     file: Box<dyn RandomAccessFile>,
@@ -92,18 +123,18 @@ pub struct Table {
 
 impl Table {
     /// Opens a table: reads and checks the footer, meta-index, index, filter and properties.
-    /// `cache_id` must be unique among the tables sharing `cache`. With
-    /// `cache_index_and_filter` (and a cache), the index and filter blocks go to the cache
-    /// instead of staying pinned with the table.
     pub fn open(
         file: Box<dyn RandomAccessFile>,
         path: &Path,
-        cache_id: u64,
-        options: TableOptions,
-        cache: Option<Arc<BlockCache>>,
-        cache_index_and_filter: bool,
-        stats: Arc<TableReadStats>,
+        read: &TableReadOptions,
     ) -> Result<Table> {
+        let TableReadOptions {
+            table: options,
+            block_cache: cache,
+            cache_id,
+            cache_index_and_filter,
+            stats,
+        } = read.clone();
         let size = file.size();
         if size < FOOTER_LEN as u64 {
             return Err(Error::corruption(
