@@ -29,6 +29,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::stats::Counter;
 use super::{DbInner, SuperVersion};
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
@@ -119,9 +120,7 @@ impl DbInner {
                     .saturating_add(reserved)
                     .saturating_add(for_writes)
             {
-                self.counters
-                    .compactions_skipped_for_space
-                    .fetch_add(1, Ordering::Relaxed);
+                self.counters.add(Counter::CompactionsSkippedForSpace, 1);
                 self.info_log.log(format_args!(
                     "compaction {} skipped: its output may take {bytes_read} bytes, running \
                      compactions {reserved} and writes meanwhile {for_writes}, and the disk \
@@ -217,8 +216,7 @@ impl DbInner {
             vec![job.run(&ranges[0])]
         } else {
             self.counters
-                .subcompactions
-                .fetch_add(ranges.len() as u64, Ordering::Relaxed);
+                .add(Counter::Subcompactions, ranges.len() as u64);
             std::thread::scope(|s| {
                 let handles: Vec<_> = ranges
                     .iter()

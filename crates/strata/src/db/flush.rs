@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::background_error;
+use super::stats::Counter;
 use super::{DbInner, SuperVersion};
 use crate::compaction::{Decision, VisibilityFilter};
 use crate::error::{Error, Result};
@@ -90,7 +91,7 @@ impl DbInner {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.counters.add(Counter::Flushes, 1);
         // Tables a compaction could not delete while this flush held an older version.
         self.purge_obsolete_files();
         Ok(())

@@ -20,6 +20,8 @@ mod flush;
 mod info_log;
 mod iter;
 mod recovery;
+mod stall;
+mod stats;
 mod table_cache;
 mod write;
 
@@ -31,7 +33,7 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::error::{Error, Result};
-use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoSnapshot, IoStats};
+use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats};
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::log::LogWriter;
@@ -44,11 +46,13 @@ use crate::filename::FORMAT_VERSION;
 pub use compact::LevelCompactionStats;
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
+pub use stats::{DbStats, LevelShape, TreeShape};
 
 use crate::filename::{self, parse_file_name, FileKind};
 use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
 use info_log::InfoLog;
+use stats::{format_compaction_table, format_stats, Counter, Counters};
 use table_cache::TableCache;
 use write::{WriteQueue, WriterState};
 
@@ -60,213 +64,6 @@ pub(crate) struct SuperVersion {
     /// Immutable memtables, newest first.
     pub immutables: Vec<Arc<MemTable>>,
     pub version: Arc<Version>,
-}
-
-/// Counters of the database's work since open (cheap relaxed atomics).
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub batches: AtomicU64,
-    pub write_groups: AtomicU64,
-    pub wal_syncs: AtomicU64,
-    pub keys_written: AtomicU64,
-    pub user_bytes_written: AtomicU64,
-    pub gets: AtomicU64,
-    pub gets_found: AtomicU64,
-    pub memtable_switches: AtomicU64,
-    pub flushes: AtomicU64,
-    pub write_stalls: AtomicU64,
-    pub stall_micros: AtomicU64,
-    pub l0_slowdowns: AtomicU64,
-    pub l0_slowdown_micros: AtomicU64,
-    pub l0_stops: AtomicU64,
-    pub l0_stop_micros: AtomicU64,
-    pub pending_slowdowns: AtomicU64,
-    pub pending_slowdown_micros: AtomicU64,
-    pub pending_stops: AtomicU64,
-    pub pending_stop_micros: AtomicU64,
-    pub compactions_skipped_for_space: AtomicU64,
-    pub subcompactions: AtomicU64,
-}
-
-impl Counters {
-    /// Sets every counter back to zero.
-    fn reset(&self) {
-        for c in [
-            &self.batches,
-            &self.write_groups,
-            &self.wal_syncs,
-            &self.keys_written,
-            &self.user_bytes_written,
-            &self.gets,
-            &self.gets_found,
-            &self.memtable_switches,
-            &self.flushes,
-            &self.write_stalls,
-            &self.stall_micros,
-            &self.l0_slowdowns,
-            &self.l0_slowdown_micros,
-            &self.l0_stops,
-            &self.l0_stop_micros,
-            &self.pending_slowdowns,
-            &self.pending_slowdown_micros,
-            &self.pending_stops,
-            &self.pending_stop_micros,
-            &self.compactions_skipped_for_space,
-            &self.subcompactions,
-        ] {
-            c.store(0, Ordering::Relaxed);
-        }
-    }
-}
-
-/// A snapshot of the database's counters and memory state, from [`Db::stats`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DbStats {
-    /// Write batches committed (each `put` and `delete` is one).
-    pub batches: u64,
-    /// Group commits: WAL writes that carried one or more batches.
-    pub write_groups: u64,
-    /// fdatasync calls on the WAL.
-    pub wal_syncs: u64,
-    /// Updates written.
-    pub keys_written: u64,
-    /// Bytes of user keys and values written (the denominator of write-amp).
-    pub user_bytes_written: u64,
-    /// Point lookups served.
-    pub gets: u64,
-    /// Point lookups that found a value.
-    pub gets_found: u64,
-    /// Times the active memtable became immutable.
-    pub memtable_switches: u64,
-    /// Entries in the active memtable.
-    pub active_memtable_entries: u64,
-    /// Bytes of memory used by the active memtable.
-    pub active_memtable_bytes: u64,
-    /// Number of immutable memtables.
-    pub immutable_memtables: u64,
-    /// Bytes of memory used by the immutable memtables.
-    pub immutable_memtable_bytes: u64,
-    /// Live snapshot handles.
-    pub live_snapshots: u64,
-    /// The sequence number of the oldest live snapshot, if any.
-    pub oldest_snapshot: Option<u64>,
-    /// The last published sequence number.
-    pub last_sequence: u64,
-    /// Memtables flushed to tables.
-    pub flushes: u64,
-    /// Writes that waited for a flush (too many immutable memtables).
-    pub write_stalls: u64,
-    /// Microseconds writes spent waiting for flushes.
-    pub stall_micros: u64,
-    /// Write groups delayed because L0 reached `level0_slowdown_writes_trigger`.
-    pub l0_slowdowns: u64,
-    /// Microseconds of those delays.
-    pub l0_slowdown_micros: u64,
-    /// Write groups stopped because L0 reached `level0_stop_writes_trigger`.
-    pub l0_stops: u64,
-    /// Microseconds of those stops.
-    pub l0_stop_micros: u64,
-    /// Write groups delayed because pending compaction bytes passed the soft limit.
-    pub pending_slowdowns: u64,
-    /// Microseconds of those delays.
-    pub pending_slowdown_micros: u64,
-    /// Write groups stopped because pending compaction bytes reached the hard limit.
-    pub pending_stops: u64,
-    /// Microseconds of those stops.
-    pub pending_stop_micros: u64,
-    /// Estimated bytes compaction still has to rewrite.
-    pub pending_compaction_bytes: u64,
-    /// Compactions not started because their output might not fit on the disk.
-    pub compactions_skipped_for_space: u64,
-    /// Compactions running now.
-    pub compactions_running: u64,
-    /// Key ranges merged in parallel by compactions split with `max_subcompactions`.
-    pub subcompactions: u64,
-    /// Compaction work per output level.
-    pub compactions: Vec<LevelCompactionStats>,
-    /// Table files per level.
-    pub level_files: Vec<u64>,
-    /// Bytes of table files per level.
-    pub level_bytes: Vec<u64>,
-    /// Compaction score per level (at 1 or more the level is due; see the picker).
-    pub level_scores: Vec<f64>,
-    /// Lookups that consulted a table's bloom filter.
-    pub bloom_checks: u64,
-    /// Lookups a bloom filter answered "not in this table".
-    pub bloom_negatives: u64,
-    /// Blocks served by the block cache (all kinds).
-    pub block_cache_hits: u64,
-    /// Blocks read from table files after open (all kinds).
-    pub block_cache_misses: u64,
-    /// (hits, misses) of the block cache for data, index and filter blocks.
-    pub block_cache_by_kind: [(u64, u64); 3],
-    /// Bytes of blocks read from table files by reads.
-    pub table_bytes_read: u64,
-    /// Table files held open.
-    pub open_tables: u64,
-    /// Table files opened since the database was opened (each open reads the footer, index,
-    /// filter and properties; a table evicted by `max_open_files` and read again counts again).
-    pub table_opens: u64,
-    /// Bytes read and written by the engine, by purpose.
-    pub io: IoSnapshot,
-}
-
-/// The shape of the tree, from [`Db::tree_shape`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TreeShape {
-    /// Entries in the active memtable.
-    pub active_memtable_entries: u64,
-    /// Bytes of memory used by the active memtable.
-    pub active_memtable_bytes: u64,
-    /// Immutable memtables waiting for a flush.
-    pub immutable_memtables: u64,
-    /// Bytes of memory used by them.
-    pub immutable_memtable_bytes: u64,
-    /// Files and bytes per level, L0 first (each L0 file is one sorted run).
-    pub levels: Vec<LevelShape>,
-}
-
-/// Files and bytes of one level.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LevelShape {
-    /// Table files.
-    pub files: u64,
-    /// Bytes of them.
-    pub bytes: u64,
-}
-
-impl TreeShape {
-    /// Sorted runs a read may have to consult: memtables, L0 files, non-empty levels below.
-    pub fn sorted_runs(&self) -> u64 {
-        let l0 = self.levels.first().map_or(0, |l| l.files);
-        let deeper = self.levels.iter().skip(1).filter(|l| l.files > 0).count() as u64;
-        1 + self.immutable_memtables + l0 + deeper
-    }
-
-    /// Bytes of all table files.
-    pub fn table_bytes(&self) -> u64 {
-        self.levels.iter().map(|l| l.bytes).sum()
-    }
-}
-
-impl std::fmt::Display for TreeShape {
-    /// `mem 12.0 MiB (81234 entries) + 1 imm | L0 3 files 24.1 MiB | L5 4 files 98.0 MiB`
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mib = |b: u64| b as f64 / 1048576.0;
-        write!(
-            f,
-            "mem {:.1} MiB ({} entries) + {} imm",
-            mib(self.active_memtable_bytes),
-            self.active_memtable_entries,
-            self.immutable_memtables
-        )?;
-        for (level, l) in self.levels.iter().enumerate() {
-            if l.files > 0 {
-                write!(f, " | L{level} {} files {:.1} MiB", l.files, mib(l.bytes))?;
-            }
-        }
-        Ok(())
-    }
 }
 
 pub(crate) struct DbInner {
@@ -754,12 +551,12 @@ impl Drop for Db {
 impl DbInner {
     fn get(&self, key: &[u8], seq: SequenceNumber) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        self.counters.gets.fetch_add(1, Ordering::Relaxed);
+        self.counters.add(Counter::Gets, 1);
         let sv = self.sv.read().clone();
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
             match mem.get(key, seq) {
                 Lookup::Found(v) => {
-                    self.counters.gets_found.fetch_add(1, Ordering::Relaxed);
+                    self.counters.add(Counter::GetsFound, 1);
                     return Ok(Some(v.to_vec()));
                 }
                 Lookup::Deleted => return Ok(None),
@@ -796,7 +593,7 @@ impl DbInner {
                 .flatten();
             match hit {
                 Some((kind, v)) if kind == ValueKind::Put as u8 => {
-                    self.counters.gets_found.fetch_add(1, Ordering::Relaxed);
+                    self.counters.add(Counter::GetsFound, 1);
                     return Ok(Some(v));
                 }
                 Some(_) => return Ok(None),
@@ -817,19 +614,10 @@ impl DbInner {
     }
 
     fn stats(&self) -> DbStats {
-        let c = &self.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let sv = self.sv.read().clone();
         let t = self.tables.stats();
         DbStats {
-            batches: load(&c.batches),
-            write_groups: load(&c.write_groups),
-            wal_syncs: load(&c.wal_syncs),
-            keys_written: load(&c.keys_written),
-            user_bytes_written: load(&c.user_bytes_written),
-            gets: load(&c.gets),
-            gets_found: load(&c.gets_found),
-            memtable_switches: load(&c.memtable_switches),
             active_memtable_entries: sv.active.num_entries(),
             active_memtable_bytes: sv.active.memory_usage() as u64,
             immutable_memtables: sv.immutables.len() as u64,
@@ -837,21 +625,8 @@ impl DbInner {
             live_snapshots: self.snapshots.count() as u64,
             oldest_snapshot: self.snapshots.oldest(),
             last_sequence: self.last_sequence.load(Ordering::Acquire),
-            flushes: load(&c.flushes),
-            write_stalls: load(&c.write_stalls),
-            stall_micros: load(&c.stall_micros),
-            l0_slowdowns: load(&c.l0_slowdowns),
-            l0_slowdown_micros: load(&c.l0_slowdown_micros),
-            l0_stops: load(&c.l0_stops),
-            l0_stop_micros: load(&c.l0_stop_micros),
-            pending_slowdowns: load(&c.pending_slowdowns),
-            pending_slowdown_micros: load(&c.pending_slowdown_micros),
-            pending_stops: load(&c.pending_stops),
-            pending_stop_micros: load(&c.pending_stop_micros),
             pending_compaction_bytes: load(&self.pending_compaction_bytes),
-            compactions_skipped_for_space: load(&c.compactions_skipped_for_space),
             compactions_running: self.bg.lock().compactions_running as u64,
-            subcompactions: load(&c.subcompactions),
             compactions: self.compaction_stats.lock().clone(),
             level_files: (0..NUM_LEVELS)
                 .map(|l| sv.version.levels[l].len() as u64)
@@ -872,6 +647,7 @@ impl DbInner {
             open_tables: self.tables.open_tables() as u64,
             table_opens: self.tables.opens(),
             io: self.io.snapshot(),
+            ..DbStats::from_counters(&self.counters)
         }
     }
 
@@ -959,103 +735,6 @@ fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
         path,
         filename::IDENTITY,
         filename::identity_line(id).as_bytes(),
-    )
-}
-
-fn format_compaction_table(s: &DbStats) -> String {
-    let mut out = String::from(
-        "Level Files   Size(MB)  Score  Count  Moves  Read(MB)  Write(MB)  W-Amp   Seconds\n",
-    );
-    let user = s.user_bytes_written.max(1) as f64;
-    for (level, c) in s.compactions.iter().enumerate() {
-        let files = s.level_files.get(level).copied().unwrap_or(0);
-        let bytes = s.level_bytes.get(level).copied().unwrap_or(0);
-        if files == 0 && c.count == 0 {
-            continue;
-        }
-        // L0's writes are the flushes; a level's write-amp is what reached it per user byte.
-        let written = if level == 0 {
-            s.io.written(IoClass::Flush)
-        } else {
-            c.bytes_written
-        };
-        out.push_str(&format!(
-            "L{level:<4} {files:>5} {:>10.1} {:>6.2} {:>6} {:>6} {:>9.1} {:>10.1} {:>6.2} {:>9.2}\n",
-            bytes as f64 / 1048576.0,
-            s.level_scores.get(level).copied().unwrap_or(0.0),
-            c.count,
-            c.moves,
-            c.bytes_read as f64 / 1048576.0,
-            written as f64 / 1048576.0,
-            written as f64 / user,
-            c.micros as f64 / 1e6,
-        ));
-    }
-    out
-}
-
-fn format_stats(s: &DbStats) -> String {
-    let wal = s.io.written(IoClass::Wal);
-    let wamp = if s.user_bytes_written > 0 {
-        s.io.total_written() as f64 / s.user_bytes_written as f64
-    } else {
-        0.0
-    };
-    format!(
-        "** Strata stats **\n\
-         writes: {} batches, {} keys, {} user bytes, {} groups ({:.2} batches/group), {} WAL syncs\n\
-         WAL: {} bytes written; write-amp {:.2}\n\
-         reads: {} gets, {} found\n\
-         memtables: active {} entries / {} bytes, {} immutable / {} bytes, {} switches\n\
-         snapshots: {} live; last sequence {}\n\
-         flushes: {}; stalls: memtable {} ({} us), L0 slowdown {} ({} us), L0 stop {} ({} us), pending-bytes slowdown {} ({} us), pending-bytes stop {} ({} us)\n\
-         compaction: {} pending bytes, {} running, {} skipped for disk space, {} subcompactions\n\
-         tables per level: {:?}; bytes per level: {:?}; {} open\n\
-         bloom: {} checks, {} negatives; block cache hits/misses: data {}/{}, index {}/{}, filter {}/{}; {} table bytes read\n",
-        s.batches,
-        s.keys_written,
-        s.user_bytes_written,
-        s.write_groups,
-        if s.write_groups > 0 { s.batches as f64 / s.write_groups as f64 } else { 0.0 },
-        s.wal_syncs,
-        wal,
-        wamp,
-        s.gets,
-        s.gets_found,
-        s.active_memtable_entries,
-        s.active_memtable_bytes,
-        s.immutable_memtables,
-        s.immutable_memtable_bytes,
-        s.memtable_switches,
-        s.live_snapshots,
-        s.last_sequence,
-        s.flushes,
-        s.write_stalls,
-        s.stall_micros,
-        s.l0_slowdowns,
-        s.l0_slowdown_micros,
-        s.l0_stops,
-        s.l0_stop_micros,
-        s.pending_slowdowns,
-        s.pending_slowdown_micros,
-        s.pending_stops,
-        s.pending_stop_micros,
-        s.pending_compaction_bytes,
-        s.compactions_running,
-        s.compactions_skipped_for_space,
-        s.subcompactions,
-        s.level_files,
-        s.level_bytes,
-        s.open_tables,
-        s.bloom_checks,
-        s.bloom_negatives,
-        s.block_cache_by_kind[0].0,
-        s.block_cache_by_kind[0].1,
-        s.block_cache_by_kind[1].0,
-        s.block_cache_by_kind[1].1,
-        s.block_cache_by_kind[2].0,
-        s.block_cache_by_kind[2].1,
-        s.table_bytes_read,
     )
 }
 

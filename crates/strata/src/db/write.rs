@@ -19,6 +19,8 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
+use super::stall::{self, StallLimits, StopCause, TreeState};
+use super::stats::Counter;
 use super::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
@@ -199,10 +201,10 @@ impl DbInner {
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
-        self.throttle_writes()?;
         let mut mem = self.sv.read().active.clone();
-        if mem.memory_usage() >= self.options.write_buffer_size {
-            self.wait_for_flush_room()?;
+        let memtable_full = mem.memory_usage() >= self.options.write_buffer_size;
+        self.throttle_writes(memtable_full)?;
+        if memtable_full {
             mem = self.switch_memtable(&mut w)?;
         }
 
@@ -221,7 +223,7 @@ impl DbInner {
                 return Err(e);
             }
             if sync {
-                self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                self.counters.add(Counter::WalSyncs, 1);
             }
         } else {
             self.unpersisted.store(true, Ordering::Release);
@@ -240,10 +242,10 @@ impl DbInner {
         self.last_sequence.store(seq - 1, Ordering::Release);
 
         let c = &self.counters;
-        c.write_groups.fetch_add(1, Ordering::Relaxed);
-        c.batches.fetch_add(group.len() as u64, Ordering::Relaxed);
-        c.keys_written.fetch_add(count, Ordering::Relaxed);
-        c.user_bytes_written.fetch_add(payload, Ordering::Relaxed);
+        c.add(Counter::WriteGroups, 1);
+        c.add(Counter::Batches, group.len() as u64);
+        c.add(Counter::KeysWritten, count);
+        c.add(Counter::UserBytesWritten, payload);
         Ok(())
     }
 
@@ -289,96 +291,67 @@ impl DbInner {
         Ok(())
     }
 
-    /// Slows writes down, or stops them, while compaction is behind. Causes, each counted
-    /// with its time:
-    ///
-    /// - L0 at `level0_slowdown_writes_trigger` files: a delay per write group of 1 ms per
-    ///   file at or above the trigger, at most 20 ms; at `level0_stop_writes_trigger`, writes
-    ///   wait until compaction brings L0 below it.
-    /// - Pending compaction bytes at the soft limit: a delay growing from 1 ms to 20 ms as
-    ///   they approach the hard limit; at the hard limit, writes wait.
-    ///
-    /// Without background compaction nothing would catch up, so nothing waits.
-    fn throttle_writes(&self) -> Result<()> {
-        if self.options.disable_auto_compactions {
-            return Ok(());
-        }
-        let o = &self.options;
-        let c = &self.counters;
-        let l0_files = || self.sv.read().version.levels[0].len();
-        let pending = || self.pending_compaction_bytes.load(Ordering::Relaxed);
-        let hard = o.hard_pending_compaction_bytes_limit;
-        let soft = o.soft_pending_compaction_bytes_limit;
-        let l0_stopped = || l0_files() >= o.level0_stop_writes_trigger;
-        let pending_stopped = || hard > 0 && pending() >= hard;
-        for (stopped, count, micros) in [
-            (
-                &l0_stopped as &dyn Fn() -> bool,
-                &c.l0_stops,
-                &c.l0_stop_micros,
-            ),
-            (&pending_stopped, &c.pending_stops, &c.pending_stop_micros),
-        ] {
-            if !stopped() {
-                continue;
-            }
-            let started = std::time::Instant::now();
+    /// Waits, or stops, as the stall decision says (see `stall.rs`), counting each cause with
+    /// its time. `memtable_full`: this group must switch to a new memtable.
+    fn throttle_writes(&self, memtable_full: bool) -> Result<()> {
+        let limits = StallLimits::new(&self.options);
+        let mut stall = stall::decide(&self.stall_state(memtable_full), &limits);
+        if stall.stop.is_some() {
+            // Stopped: wait for background work, under the lock its progress is signalled on,
+            // timing each cause while it holds.
+            let mut stopped: Option<(StopCause, std::time::Instant)> = None;
             let mut bg = self.bg.lock();
-            while stopped() {
+            loop {
+                if stopped.map(|(cause, _)| cause) != stall.stop {
+                    if let Some((cause, since)) = stopped.take() {
+                        self.count_stop(cause, since.elapsed());
+                    }
+                    stopped = stall.stop.map(|cause| (cause, std::time::Instant::now()));
+                }
+                if stopped.is_none() {
+                    break;
+                }
                 if let Some(e) = &bg.error {
                     return Err(background_error(e));
                 }
                 self.bg_cv.wait(&mut bg);
+                stall = stall::decide(&self.stall_state(memtable_full), &limits);
             }
-            count.fetch_add(1, Ordering::Relaxed);
-            micros.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
         }
-        let l0 = l0_files();
-        if l0 >= o.level0_slowdown_writes_trigger {
-            let over = (l0 - o.level0_slowdown_writes_trigger + 1) as u64;
-            let delay = std::time::Duration::from_millis(over.min(20));
+        let c = &self.counters;
+        if let Some(delay) = stall.l0_delay {
             std::thread::sleep(delay);
-            c.l0_slowdowns.fetch_add(1, Ordering::Relaxed);
-            c.l0_slowdown_micros
-                .fetch_add(delay.as_micros() as u64, Ordering::Relaxed);
+            c.add(Counter::L0Slowdowns, 1);
+            c.add(Counter::L0SlowdownMicros, delay.as_micros() as u64);
         }
-        let pending = pending();
-        if soft > 0 && pending >= soft {
-            // Without a hard limit above the soft one, the delay stays at its least.
-            let share = if hard > soft {
-                ((pending - soft) as f64 / (hard - soft) as f64).min(1.0)
-            } else {
-                0.0
-            };
-            let delay = std::time::Duration::from_micros(1000 + (19_000.0 * share) as u64);
+        if let Some(delay) = stall.pending_delay {
             std::thread::sleep(delay);
-            c.pending_slowdowns.fetch_add(1, Ordering::Relaxed);
-            c.pending_slowdown_micros
-                .fetch_add(delay.as_micros() as u64, Ordering::Relaxed);
+            c.add(Counter::PendingSlowdowns, 1);
+            c.add(Counter::PendingSlowdownMicros, delay.as_micros() as u64);
         }
         Ok(())
     }
 
-    /// Waits while the immutable memtables reach `max_write_buffer_number - 1`: the next
-    /// switch would hold more memtables than allowed. Counted as a write stall.
-    fn wait_for_flush_room(&self) -> Result<()> {
-        let limit = self.options.max_write_buffer_number.saturating_sub(1);
-        let mut started = None;
-        let mut bg = self.bg.lock();
-        while self.sv.read().immutables.len() >= limit.max(1) {
-            if let Some(e) = &bg.error {
-                return Err(background_error(e));
-            }
-            started.get_or_insert_with(std::time::Instant::now);
-            self.bg_cv.wait(&mut bg);
+    /// What the stall decision looks at, now.
+    fn stall_state(&self, memtable_full: bool) -> TreeState {
+        let sv = self.sv.read();
+        TreeState {
+            l0_files: sv.version.levels[0].len(),
+            pending_compaction_bytes: self.pending_compaction_bytes.load(Ordering::Relaxed),
+            immutable_memtables: sv.immutables.len(),
+            memtable_full,
         }
-        if let Some(t) = started {
-            let c = &self.counters;
-            c.write_stalls.fetch_add(1, Ordering::Relaxed);
-            c.stall_micros
-                .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
-        }
-        Ok(())
+    }
+
+    /// Counts a stop that lasted `waited`.
+    fn count_stop(&self, cause: StopCause, waited: std::time::Duration) {
+        let (count, micros) = match cause {
+            StopCause::L0Files => (Counter::L0Stops, Counter::L0StopMicros),
+            StopCause::PendingBytes => (Counter::PendingStops, Counter::PendingStopMicros),
+            StopCause::Memtables => (Counter::WriteStalls, Counter::StallMicros),
+        };
+        self.counters.add(count, 1);
+        self.counters.add(micros, waited.as_micros() as u64);
     }
 
     /// Makes the active memtable immutable and starts a new one with a new WAL, then wakes
@@ -407,9 +380,7 @@ impl DbInner {
                 version: current.version.clone(),
             });
         }
-        self.counters
-            .memtable_switches
-            .fetch_add(1, Ordering::Relaxed);
+        self.counters.add(Counter::MemtableSwitches, 1);
         self.wake_background();
         Ok(fresh)
     }
@@ -420,7 +391,7 @@ impl DbInner {
         let synced = w.wal_dirty;
         w.sync_wal()?;
         if synced {
-            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            self.counters.add(Counter::WalSyncs, 1);
         }
         Ok(())
     }
