@@ -30,18 +30,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::stats::Counter;
+use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
-use crate::compaction::CompactionStyle;
-use crate::compaction::{Decision, VisibilityFilter};
+use crate::compaction::{CompactionStyle, VisibilityFilter};
 use crate::error::{Error, Result};
 use crate::filename::table_path;
-use crate::fs::{CountedFile, IoClass};
+use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::table::reader::{TableReadOptions, TableReadStats};
-use crate::table::{Table, TableBuilder};
+use crate::table::Table;
 use crate::version::{FileMeta, Version, VersionEdit};
 
 /// Compaction work per output level, for the stats table.
@@ -180,22 +180,6 @@ impl DbInner {
         Ok(())
     }
 
-    /// Deletes table files that no version in use names any more. Called after each flush
-    /// and compaction and at close: a file a reader still held is deleted at the next call.
-    pub(super) fn purge_obsolete_files(&self) {
-        let in_use = self.versions.lock().files_in_use();
-        let mut pending = self.obsolete_tables.lock();
-        pending.retain(|&n| {
-            if in_use.contains(&n) {
-                return true;
-            }
-            self.tables.evict(n);
-            // A failed delete leaves an orphan that the next open removes.
-            let _ = self.fs.remove_file(&table_path(&self.path, n));
-            false
-        });
-    }
-
     /// Merges the task's inputs into new tables, in one or several key ranges.
     fn merge(&self, task: &CompactionTask) -> Result<Vec<FileMeta>> {
         let version = self.sv.read().version.clone();
@@ -243,7 +227,7 @@ impl DbInner {
         }
         if let Some(e) = failure {
             for f in &outputs {
-                let _ = self.fs.remove_file(&table_path(&self.path, f.number));
+                delete_table(self, f.number);
             }
             return Err(e);
         }
@@ -424,19 +408,11 @@ struct MergeJob<'a> {
 struct Outputs<'a> {
     job: &'a MergeJob<'a>,
     done: Vec<FileMeta>,
-    current: Option<Output>,
+    current: Option<TableOutput>,
     /// Grandparent files passed so far, and the bytes of those the current output overlaps.
     grandparent_index: usize,
     grandparent_overlap: u64,
     seen_key: bool,
-}
-
-/// A table being written by a compaction.
-struct Output {
-    builder: TableBuilder,
-    number: u64,
-    smallest: Vec<u8>,
-    largest: Vec<u8>,
 }
 
 impl MergeJob<'_> {
@@ -477,33 +453,17 @@ impl MergeJob<'_> {
                 None => it.seek_to_first(),
             }
             let mut entries = 0u32;
-            while it.valid() {
-                if range
-                    .1
-                    .as_deref()
-                    .is_some_and(|end| user_key(it.key()) >= end)
-                {
-                    break;
-                }
+            let end = range.1.as_deref();
+            let stop = |key: &[u8]| {
                 entries = entries.wrapping_add(1);
                 if entries.is_multiple_of(1024) && db.shutting_down.load(Ordering::Acquire) {
                     return Err(Error::Unavailable(
                         "compaction cancelled: the database is closing".into(),
                     ));
                 }
-                let (released, decision) = filter.decide(it.key());
-                if let Some((k, v)) = released {
-                    out.add(&k, &v)?;
-                }
-                if decision == Decision::Keep {
-                    out.add(it.key(), it.value())?;
-                }
-                it.next();
-            }
-            it.status()?;
-            if let Some((k, v)) = filter.release() {
-                out.add(&k, &v)?;
-            }
+                Ok(end.is_some_and(|end| user_key(key) >= end))
+            };
+            write_visible(&mut it, &mut filter, stop, |k, v| out.add(k, v))?;
             out.finish_current()
         })();
         db.io.add_read(
@@ -514,8 +474,8 @@ impl MergeJob<'_> {
             Ok(()) => Ok(out.done),
             Err(e) => {
                 let written = out.done.iter().map(|f| f.number);
-                for n in written.chain(out.current.as_ref().map(|o| o.number)) {
-                    let _ = db.fs.remove_file(&table_path(&db.path, n));
+                for n in written.chain(out.current.as_ref().map(|o| o.number())) {
+                    delete_table(db, n);
                 }
                 Err(e)
             }
@@ -532,39 +492,29 @@ impl Outputs<'_> {
         let overlap_full = self.passes_grandparents(key);
         let cut = job.task.output_level > 0
             && self.current.as_ref().is_some_and(|o| {
-                user_key(&o.largest) != user_key(key)
-                    && (o.builder.file_size() >= options.target_file_size_base || overlap_full)
+                user_key(o.largest()) != user_key(key)
+                    && (o.file_size() >= options.target_file_size_base || overlap_full)
             });
         if cut {
             self.finish_current()?;
             self.grandparent_overlap = 0;
         }
-        if self.current.is_none() {
-            let db = job.db;
-            let number = db.versions.lock().new_file_number();
-            let path = table_path(&db.path, number);
-            let file = CountedFile::new(
-                db.fs.create_writable(&path)?,
-                db.io.clone(),
-                IoClass::Compaction,
-            );
-            let last_level = job.task.output_level + 1 == options.num_levels;
-            self.current = Some(Output {
-                builder: TableBuilder::new(
-                    Box::new(file),
-                    options.table_options(job.bottommost && last_level),
-                ),
-                number,
-                smallest: key.to_vec(),
-                largest: Vec::new(),
-            });
-        }
-        if let Some(out) = self.current.as_mut() {
-            out.builder.add(key, value)?;
-            out.largest.clear();
-            out.largest.extend_from_slice(key);
-        }
-        Ok(())
+        let out = match &mut self.current {
+            Some(out) => out,
+            None => {
+                let db = job.db;
+                let number = db.versions.lock().new_file_number();
+                let last_level = job.task.output_level + 1 == options.num_levels;
+                let table_options = options.table_options(job.bottommost && last_level);
+                self.current.insert(TableOutput::create(
+                    db,
+                    number,
+                    IoClass::Compaction,
+                    table_options,
+                )?)
+            }
+        };
+        out.add(key, value)
     }
 
     /// Advances over the grandparent files that end before `key`, adding those the current
@@ -586,35 +536,10 @@ impl Outputs<'_> {
 
     /// Finishes the table being written, if any.
     fn finish_current(&mut self) -> Result<()> {
-        let Some(out) = self.current.take() else {
-            return Ok(());
-        };
-        let db = self.job.db;
-        let number = out.number;
-        let finished = (|| {
-            let (size, props) = out.builder.finish()?;
-            db.fs.sync_dir(&db.path)?;
-            Ok(FileMeta {
-                number,
-                size,
-                smallest: out.smallest,
-                largest: out.largest,
-                smallest_seq: props.smallest_seq,
-                largest_seq: props.largest_seq,
-                entries: props.entries,
-                deletions: props.deletions,
-            })
-        })();
-        match finished {
-            Ok(meta) => {
-                self.done.push(meta);
-                Ok(())
-            }
-            Err(e) => {
-                let _ = db.fs.remove_file(&table_path(&db.path, number));
-                Err(e)
-            }
+        if let Some(out) = self.current.take() {
+            self.done.push(out.finish(self.job.db)?);
         }
+        Ok(())
     }
 }
 

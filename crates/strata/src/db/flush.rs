@@ -17,14 +17,14 @@ use std::sync::Arc;
 
 use super::background::background_error;
 use super::stats::Counter;
+use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
-use crate::compaction::{Decision, VisibilityFilter};
+use crate::compaction::VisibilityFilter;
 use crate::error::{Error, Result};
-use crate::filename::{table_path, wal_path};
-use crate::fs::{CountedFile, IoClass};
+use crate::filename::wal_path;
+use crate::fs::IoClass;
 use crate::iterator::InternalIterator;
 use crate::memtable::MemTable;
-use crate::table::TableBuilder;
 use crate::version::{FileMeta, VersionEdit};
 
 impl DbInner {
@@ -43,7 +43,7 @@ impl DbInner {
         let meta = match self.write_level0_table(&imm, number) {
             Ok(meta) => meta,
             Err(e) => {
-                let _ = self.fs.remove_file(&table_path(&self.path, number));
+                delete_table(self, number);
                 return Err(e);
             }
         };
@@ -102,53 +102,15 @@ impl DbInner {
         if mem.is_empty() {
             return Ok(None);
         }
-        let path = table_path(&self.path, number);
-        let file = CountedFile::new(
-            self.fs.create_writable(&path)?,
-            self.io.clone(),
-            IoClass::Flush,
-        );
-        let mut builder = TableBuilder::new(Box::new(file), self.options.table_options(false));
+        let options = self.options.table_options(false);
+        let mut table = TableOutput::create(self, number, IoClass::Flush, options)?;
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).
         let mut filter = VisibilityFilter::new(self.snapshots.all(), false);
         let mut it = mem.iter();
         it.seek_to_first();
-        let mut smallest: Option<Vec<u8>> = None;
-        let mut largest = Vec::new();
-        let mut add = |builder: &mut TableBuilder, key: &[u8], value: &[u8]| -> Result<()> {
-            builder.add(key, value)?;
-            smallest.get_or_insert_with(|| key.to_vec());
-            largest.clear();
-            largest.extend_from_slice(key);
-            Ok(())
-        };
-        while it.valid() {
-            let (released, decision) = filter.decide(it.key());
-            if let Some((k, v)) = released {
-                add(&mut builder, &k, &v)?;
-            }
-            if decision == Decision::Keep {
-                add(&mut builder, it.key(), it.value())?;
-            }
-            it.next();
-        }
-        if let Some((k, v)) = filter.release() {
-            add(&mut builder, &k, &v)?;
-        }
-        let smallest = smallest.unwrap_or_default();
-        let (size, props) = builder.finish()?;
-        self.fs.sync_dir(&self.path)?;
-        Ok(Some(FileMeta {
-            number,
-            size,
-            smallest,
-            largest,
-            smallest_seq: props.smallest_seq,
-            largest_seq: props.largest_seq,
-            entries: props.entries,
-            deletions: props.deletions,
-        }))
+        write_visible(&mut it, &mut filter, |_| Ok(false), |k, v| table.add(k, v))?;
+        table.finish(self).map(Some)
     }
 
     /// Switches the active memtable if it holds anything, then waits until every immutable

@@ -1,0 +1,155 @@
+//! Deleting obsolete files (LevelDB's `RemoveObsoleteFiles`), in the two places it happens:
+//!
+//! - At open, [`remove_obsolete_files`] lists the directory and deletes every engine file the
+//!   recovered state does not need: WALs older than the manifest's log number (their data is
+//!   in tables), tables no version names (a crash between writing a table and recording it),
+//!   manifests other than the live one, temporary files of an interrupted atomic write. The
+//!   WALs still needed are returned for replay. Files the engine does not name (and the bytes
+//!   recovery cut from a WAL, kept for diagnosis) are left alone.
+//! - While open, [`DbInner::purge_obsolete_files`] deletes the tables compactions replaced,
+//!   once no version in use names them: an iterator or a running job may hold an older version
+//!   whose files must stay readable. It runs after each flush and compaction and at close;
+//!   what a reader still held is deleted at the next call, or at the next open.
+//!
+//! WALs are deleted by the flush that makes them unnecessary (`flush.rs`), after the manifest
+//! records the new log number.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use super::DbInner;
+use crate::error::Result;
+use crate::filename::{parse_file_name, table_path, FileKind};
+use crate::fs::FileSystem;
+
+/// What the recovered state needs.
+pub(super) struct LiveFiles {
+    /// Tables the current version names.
+    pub tables: HashSet<u64>,
+    /// The oldest WAL whose data is not in a table yet.
+    pub log_number: u64,
+    /// The manifest in use.
+    pub manifest_number: u64,
+}
+
+impl LiveFiles {
+    /// Whether a file of this kind is obsolete.
+    fn is_obsolete(&self, kind: FileKind) -> bool {
+        match kind {
+            FileKind::Wal(n) => n < self.log_number,
+            FileKind::Temp => true,
+            FileKind::Table(n) => !self.tables.contains(&n),
+            FileKind::Manifest(n) => n != self.manifest_number,
+            FileKind::DroppedWalTail(_) => false,
+        }
+    }
+}
+
+/// Deletes the obsolete files in `dir`; returns the numbers of the WALs to replay, ascending.
+pub(super) fn remove_obsolete_files(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    live: &LiveFiles,
+) -> Result<Vec<u64>> {
+    let mut wals = Vec::new();
+    for name in &fs.list_dir(dir)? {
+        let Some(kind) = parse_file_name(name) else {
+            continue;
+        };
+        if live.is_obsolete(kind) {
+            fs.remove_file(&dir.join(name))?;
+        } else if let FileKind::Wal(n) = kind {
+            wals.push(n);
+        }
+    }
+    wals.sort_unstable();
+    Ok(wals)
+}
+
+impl DbInner {
+    /// Deletes the tables compactions replaced that no version in use names any more.
+    pub(super) fn purge_obsolete_files(&self) {
+        let in_use = self.versions.lock().files_in_use();
+        let mut pending = self.obsolete_tables.lock();
+        pending.retain(|&n| {
+            if in_use.contains(&n) {
+                return true;
+            }
+            self.tables.evict(n);
+            // A failed delete leaves an orphan that the next open removes.
+            let _ = self.fs.remove_file(&table_path(&self.path, n));
+            false
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn obsolete_files_by_kind() {
+        let live = LiveFiles {
+            tables: [7, 9].into_iter().collect(),
+            log_number: 12,
+            manifest_number: 11,
+        };
+        let cases = [
+            ("000011.log", true),
+            ("000012.log", false),
+            ("000013.log", false),
+            ("000007.sst", false),
+            ("000008.sst", true),
+            ("MANIFEST-000011", false),
+            ("MANIFEST-000010", true),
+            ("CURRENT.tmp", true),
+            ("000005.log.dropped", false),
+        ];
+        for (name, obsolete) in cases {
+            let kind = parse_file_name(name).unwrap();
+            assert_eq!(live.is_obsolete(kind), obsolete, "{name}");
+        }
+    }
+
+    #[test]
+    fn removal_at_open_keeps_foreign_files_and_returns_wals_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = [
+            "000013.log",
+            "000012.log",
+            "000011.log",
+            "000008.sst",
+            "000007.sst",
+            "MANIFEST-000010",
+            "MANIFEST-000011",
+            "notes.txt",
+            "CURRENT",
+        ];
+        for n in names {
+            std::fs::write(dir.path().join(n), b"x").unwrap();
+        }
+        let live = LiveFiles {
+            tables: [7].into_iter().collect(),
+            log_number: 12,
+            manifest_number: 11,
+        };
+        let wals = remove_obsolete_files(&crate::fs::PosixFs, dir.path(), &live).unwrap();
+        assert_eq!(wals, [12, 13]);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "000007.sst",
+                "000012.log",
+                "000013.log",
+                "CURRENT",
+                "MANIFEST-000011",
+                "notes.txt"
+            ]
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Writing tables, shared by flush and compaction: [`TableOutput`] is one table being written
+//! (its file counted under the job's IO class, its key range tracked, finished into the
+//! [`FileMeta`] the manifest records), and [`write_visible`] feeds it the entries of an
+//! iterator that some reader can still see.
+//!
+//! A finished table is durable (the builder syncs the file, then the directory is synced)
+//! before its `FileMeta` exists, so no manifest edit can name a table that a crash could lose.
+//! A table that fails or is abandoned is deleted; one a crash leaves behind is an orphan that
+//! the next open removes.
+
+use super::DbInner;
+use crate::compaction::{Decision, VisibilityFilter};
+use crate::error::Result;
+use crate::filename::table_path;
+use crate::fs::{CountedFile, IoClass};
+use crate::iterator::InternalIterator;
+use crate::table::{TableBuilder, TableOptions};
+use crate::version::FileMeta;
+
+/// A table being written.
+pub(super) struct TableOutput {
+    builder: TableBuilder,
+    number: u64,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+impl TableOutput {
+    /// Creates table file `number`, its writes counted as `class`.
+    pub fn create(
+        db: &DbInner,
+        number: u64,
+        class: IoClass,
+        options: TableOptions,
+    ) -> Result<TableOutput> {
+        let file = db.fs.create_writable(&table_path(&db.path, number))?;
+        let file = CountedFile::new(file, db.io.clone(), class);
+        Ok(TableOutput {
+            builder: TableBuilder::new(Box::new(file), options),
+            number,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+        })
+    }
+
+    /// The table's file number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Appends an entry; keys come in internal-key order.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.builder.add(key, value)?;
+        if self.smallest.is_empty() {
+            self.smallest.extend_from_slice(key);
+        }
+        self.largest.clear();
+        self.largest.extend_from_slice(key);
+        Ok(())
+    }
+
+    /// The last key added (empty before the first).
+    pub fn largest(&self) -> &[u8] {
+        &self.largest
+    }
+
+    /// Bytes the file will have if finished now (roughly).
+    pub fn file_size(&self) -> u64 {
+        self.builder.file_size()
+    }
+
+    /// Finishes the table and makes it durable: the file (by the builder) and the directory
+    /// entry. On an error the file is deleted.
+    pub fn finish(self, db: &DbInner) -> Result<FileMeta> {
+        let number = self.number;
+        let finished = (|| {
+            let (size, props) = self.builder.finish()?;
+            db.fs.sync_dir(&db.path)?;
+            Ok(FileMeta {
+                number,
+                size,
+                smallest: self.smallest,
+                largest: self.largest,
+                smallest_seq: props.smallest_seq,
+                largest_seq: props.largest_seq,
+                entries: props.entries,
+                deletions: props.deletions,
+            })
+        })();
+        if finished.is_err() {
+            delete_table(db, number);
+        }
+        finished
+    }
+}
+
+/// Deletes table file `number` after a failed or cancelled job. A failed delete leaves an
+/// orphan that the next open removes.
+pub(super) fn delete_table(db: &DbInner, number: u64) {
+    let _ = db.fs.remove_file(&table_path(&db.path, number));
+}
+
+/// Feeds `add` the entries of `it`, from its current position, that `filter` keeps, until the
+/// iterator ends or `stop` says so for the entry at hand (which is then not consumed).
+pub(super) fn write_visible(
+    it: &mut dyn InternalIterator,
+    filter: &mut VisibilityFilter,
+    mut stop: impl FnMut(&[u8]) -> Result<bool>,
+    mut add: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    while it.valid() {
+        if stop(it.key())? {
+            break;
+        }
+        let (released, decision) = filter.decide(it.key());
+        if let Some((k, v)) = released {
+            add(&k, &v)?;
+        }
+        if decision == Decision::Keep {
+            add(it.key(), it.value())?;
+        }
+        it.next();
+    }
+    it.status()?;
+    if let Some((k, v)) = filter.release() {
+        add(&k, &v)?;
+    }
+    Ok(())
+}
