@@ -6,9 +6,9 @@
 //!   append and at most one fdatasync for the group, then memtable inserts, then the new last
 //!   sequence is published. Only the leader touches the WAL and inserts into the memtable
 //!   (it holds `writer`).
-//! - Readers load the published sequence first, then the current [`SuperVersion`] (memtables
-//!   and table files, one `Arc` swapped under a short lock), and never wait for writers or
-//!   flushes: every entry at or below the published sequence is in a memtable or table of it.
+//! - Readers load the current [`SuperVersion`] (memtables and table files, one `Arc` swapped
+//!   under a short lock), then, without a snapshot, the published sequence, and never wait for
+//!   writers or flushes (see `DbInner::get` for why in that order).
 //! - One background thread flushes immutable memtables to L0 tables (`flush`); the manifest
 //!   records each table before the flushed memtable leaves the super version and its WAL is
 //!   deleted. Other background threads compact (`background`, `compact`).
@@ -194,16 +194,13 @@ impl Db {
 
     /// The value of `key` as of `snapshot`.
     pub fn get_at(&self, snapshot: &Snapshot, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(key, snapshot.sequence())
+        self.inner.get(key, Some(snapshot.sequence()))
     }
 
     /// The value of `key` with read options (a snapshot, if given).
     pub fn get_opt(&self, key: &[u8], options: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        let seq = match &options.snapshot {
-            Some(s) => s.sequence(),
-            None => self.inner.last_sequence.load(Ordering::Acquire),
-        };
-        self.inner.get(key, seq)
+        self.inner
+            .get(key, options.snapshot.as_ref().map(Snapshot::sequence))
     }
 
     /// A snapshot of the database now: reads through it ignore later writes.
@@ -214,13 +211,13 @@ impl Db {
 
     /// A cursor over the database, unpositioned: call a seek first.
     pub fn iter(&self, options: ReadOptions) -> DbIterator {
-        // The sequence number before the super version: the version then holds every write
-        // up to it (a flush in between moves writes from a memtable to a file of it).
+        // Without a snapshot: the super version first, then the sequence number (see
+        // `DbInner::get`).
+        let sv = self.inner.sv.read().clone();
         let at = match options.snapshot {
             Some(s) => (s.sequence(), Some(s)),
             None => (self.inner.last_sequence.load(Ordering::Acquire), None),
         };
-        let sv = self.inner.sv.read().clone();
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         children.push(Box::new(sv.active.iter()));
         for m in &sv.immutables {
@@ -398,10 +395,20 @@ impl Drop for Db {
 }
 
 impl DbInner {
-    fn get(&self, key: &[u8], seq: SequenceNumber) -> Result<Option<Vec<u8>>> {
+    /// The value of `key` at `snapshot`, or as of now.
+    ///
+    /// Without a snapshot the super version is loaded before the sequence number. The other
+    /// order loses data: a newer version of the key published in between, then flushed or
+    /// compacted with no snapshot registered, drops the version the read should see from the
+    /// tables of the super version it then loads. In this order the super version holds every
+    /// write up to some sequence at or below the one loaded (a memtable switch falls between
+    /// write groups), its memtables and files are not changed by later jobs, and the read sees
+    /// that consistent prefix, including every write acknowledged before it began.
+    fn get(&self, key: &[u8], snapshot: Option<SequenceNumber>) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
         self.counters.add(Counter::Gets, 1);
         let sv = self.sv.read().clone();
+        let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
             match mem.get(key, seq) {
                 Lookup::Found(v) => {

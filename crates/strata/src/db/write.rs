@@ -358,11 +358,13 @@ impl DbInner {
     /// the flush thread. The old WAL is synced first, so that every WAL but the newest is
     /// complete on disk.
     pub(super) fn switch_memtable(&self, w: &mut WriterState) -> Result<Arc<MemTable>> {
+        // The old WAL is made durable before the new one exists: recovery takes a torn tail
+        // only in the newest WAL, so no older one may be left with unsynced bytes.
+        w.sync_wal()?;
         let number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, number);
         let file = self.fs.create_writable(&path)?;
         self.fs.sync_dir(&self.path)?;
-        w.sync_wal()?;
         w.wal = LogWriter::new(Box::new(CountedFile::new(
             file,
             self.io.clone(),
