@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the standard suite with `strata bench --engine=E` for several engines and print one table.
 
-The steps and flags are those of shared/bench/vs_rocksdb.py's standard suite (each step a
+The steps and flags are those of scripts/vs_rocksdb.py's standard suite (each step a
 separate process on a database the earlier steps left), so the only difference between two
 columns is the engine under the same client loop. The engines alternate step by step, so that
 the machine's slow minutes fall on all of them alike.

@@ -1,4 +1,4 @@
-//! Log records: the framing of the write-ahead log (and, later, the manifest).
+//! Log records: the framing of the write-ahead log and of the manifest.
 //!
 //! A log file is a sequence of 32 KiB blocks. A record is written as one or more fragments;
 //! a fragment never crosses a block boundary. Byte layout of a fragment (do not change):

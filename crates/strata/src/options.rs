@@ -33,7 +33,8 @@ pub struct Options {
     /// (with a new WAL) starts. Default: 64 MiB. At least 4 KiB.
     pub write_buffer_size: usize,
     /// The most memtables (active plus immutable) held before writes stop to wait for a
-    /// flush. Default: 2. At least 1. Enforced once memtables are flushed to tables.
+    /// flush. Default: 2. At least 1; 1 acts as 2, as in RocksDB (a full memtable needs
+    /// somewhere to go while it is flushed).
     pub max_write_buffer_number: usize,
     /// How recovery treats bad WAL records. Default: [`WalRecoveryMode::TolerateCorruptedTail`].
     pub wal_recovery_mode: WalRecoveryMode,
@@ -49,8 +50,8 @@ pub struct Options {
     pub bloom_bits_per_key: u32,
     /// Compression of data blocks. Default: none.
     pub compression: Compression,
-    /// Compression of data blocks in the last level (used once compaction exists); `None`
-    /// means the same as `compression`. Default: `None`.
+    /// Compression of data blocks written by compactions into the last level at the bottom of
+    /// the tree; `None` means the same as `compression`. Default: `None`.
     pub bottommost_compression: Option<Compression>,
     /// Bytes of the shared block cache for data blocks; 0 disables it. Default: 8 MiB.
     pub block_cache_size: usize,

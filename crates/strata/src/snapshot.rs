@@ -1,7 +1,8 @@
 //! Snapshots: handles that pin a sequence number so reads see the database as of one moment.
 //!
-//! The database keeps a count per pinned sequence number; compaction (when it lands) keeps
-//! every version that the oldest live snapshot can see.
+//! The database keeps a count per pinned sequence number; flushes and compactions keep, for
+//! each live snapshot, the newest version of each key at or below it (see
+//! `compaction::visibility`).
 
 use std::collections::BTreeMap;
 use std::fmt;

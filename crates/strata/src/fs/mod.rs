@@ -113,7 +113,8 @@ pub fn write_file_atomically(
     fs.sync_dir(dir)
 }
 
-/// The real file system, through the standard library (pwrite, fdatasync, flock).
+/// The real file system, through the standard library (appends, positional reads, fdatasync,
+/// flock).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PosixFs;
 
