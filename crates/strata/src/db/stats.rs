@@ -168,7 +168,7 @@ impl Counters {
     }
 }
 
-/// The shape of the tree, from [`Db::tree_shape`].
+/// The shape of the tree, from [`Db::tree_shape`](crate::Db::tree_shape).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TreeShape {
     /// Entries in the active memtable.

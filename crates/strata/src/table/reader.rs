@@ -49,9 +49,9 @@ pub struct TableReadStats {
     pub bloom_checks: AtomicU64,
     /// Lookups the filter answered "not here" (a table read saved).
     pub bloom_negatives: AtomicU64,
-    /// Block cache hits by [`BlockKind`].
+    /// Block cache hits by block kind (data, index, filter).
     pub cache_hits: [AtomicU64; 3],
-    /// Block cache misses (blocks read from files) by [`BlockKind`].
+    /// Block cache misses (blocks read from files) by block kind (data, index, filter).
     pub cache_misses: [AtomicU64; 3],
     /// Bytes of blocks read from files after open (trailers included).
     pub bytes_read: AtomicU64,
