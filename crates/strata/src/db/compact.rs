@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::stats::Counter;
+use super::stats::{Counter, LevelCompactionStats};
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
@@ -43,21 +43,6 @@ use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, M
 use crate::table::reader::{TableReadOptions, TableReadStats};
 use crate::table::Table;
 use crate::version::{FileMeta, Version, VersionEdit};
-
-/// Compaction work per output level, for the stats table.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct LevelCompactionStats {
-    /// Compactions whose output went to this level (moves included).
-    pub count: u64,
-    /// Of those, files moved down without a rewrite.
-    pub moves: u64,
-    /// Bytes of input files read.
-    pub bytes_read: u64,
-    /// Bytes of output files written.
-    pub bytes_written: u64,
-    /// Microseconds spent.
-    pub micros: u64,
-}
 
 /// How a compaction ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

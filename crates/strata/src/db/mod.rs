@@ -50,10 +50,9 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
-pub use compact::LevelCompactionStats;
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
-pub use stats::{DbStats, LevelShape, TreeShape};
+pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
 
 use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;

@@ -9,11 +9,10 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::background::{self, BgState};
-use super::compact::LevelCompactionStats;
 use super::info_log::InfoLog;
 use super::obsolete::{remove_obsolete_files, LiveFiles};
 use super::recovery;
-use super::stats::Counters;
+use super::stats::{Counters, LevelCompactionStats};
 use super::table_cache::TableCache;
 use super::write::{WriteQueue, WriterState};
 use super::{Db, DbInner, SuperVersion};

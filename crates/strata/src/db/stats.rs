@@ -7,7 +7,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::compact::LevelCompactionStats;
 use crate::fs::{IoClass, IoSnapshot};
 
 /// Declares the counters and the fields of [`DbStats`] that are not counters.
@@ -137,6 +136,21 @@ stats! {
         /// Bytes read and written by the engine, by purpose.
         io: IoSnapshot,
     }
+}
+
+/// Compaction work per output level, for the stats table.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LevelCompactionStats {
+    /// Compactions whose output went to this level (moves included).
+    pub count: u64,
+    /// Of those, files moved down without a rewrite.
+    pub moves: u64,
+    /// Bytes of input files read.
+    pub bytes_read: u64,
+    /// Bytes of output files written.
+    pub bytes_written: u64,
+    /// Microseconds spent.
+    pub micros: u64,
 }
 
 /// The counters, one relaxed atomic each.
