@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::stats::{Counter, LevelCompactionStats};
+use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
