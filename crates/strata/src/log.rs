@@ -54,18 +54,22 @@ impl LogWriter {
         }
     }
 
-    /// Appends `data` as one record, with one call to the file.
+    /// Appends `data` as one record, with one call to the file. The writer's position moves
+    /// only when the append succeeds; after a failed append the file may still hold part of
+    /// the record, so its owner must not append to it again (the WAL stops the write path,
+    /// the manifest moves to a new file).
     pub fn add_record(&mut self, data: &[u8]) -> Result<()> {
         self.buf.clear();
         let mut left = data;
         let mut begin = true;
+        let mut block_offset = self.block_offset;
         loop {
-            let leftover = BLOCK_SIZE - self.block_offset;
+            let leftover = BLOCK_SIZE - block_offset;
             if leftover < HEADER_SIZE {
                 self.buf.extend_from_slice(&[0u8; HEADER_SIZE][..leftover]);
-                self.block_offset = 0;
+                block_offset = 0;
             }
-            let avail = BLOCK_SIZE - self.block_offset - HEADER_SIZE;
+            let avail = BLOCK_SIZE - block_offset - HEADER_SIZE;
             let frag_len = left.len().min(avail);
             let end = frag_len == left.len();
             let kind = match (begin, end) {
@@ -80,7 +84,7 @@ impl LogWriter {
             self.buf.extend_from_slice(&(frag_len as u16).to_le_bytes());
             self.buf.push(kind);
             self.buf.extend_from_slice(frag);
-            self.block_offset += HEADER_SIZE + frag_len;
+            block_offset += HEADER_SIZE + frag_len;
             left = rest;
             begin = false;
             if end {
@@ -88,6 +92,7 @@ impl LogWriter {
             }
         }
         self.file.append(&self.buf)?;
+        self.block_offset = block_offset;
         if self.buf.capacity() > 4 * BLOCK_SIZE {
             self.buf = Vec::new(); // do not keep a huge record's buffer alive
         }

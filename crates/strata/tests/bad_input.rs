@@ -283,6 +283,53 @@ fn a_full_disk_during_flush_stops_writes_until_resume() {
 }
 
 #[test]
+fn a_full_disk_during_a_manifest_write_stops_writes_until_resume_on_a_new_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = strata::fs::fault::FaultFs::new();
+    let db = Db::open(dir.path(), fault_options(&fs, true)).unwrap();
+    fill(&db, 0, 100);
+    let manifest = || {
+        strata::internals::current_manifest(&strata::fs::PosixFs, dir.path())
+            .unwrap()
+            .0
+    };
+    let before = manifest();
+    fs.set_full_for(Some("MANIFEST-"));
+    // The first flush fails to record its table; writes stop once the memtables are full.
+    let mut written = 100;
+    while written < 100_000
+        && db
+            .put(format!("key{written:06}").as_bytes(), &[b'v'; 100])
+            .is_ok()
+    {
+        written += 1;
+    }
+    assert!(written < 100_000, "writes never stopped");
+    let err = db.put(b"more", b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("No space left"), "{err}");
+    // The failed manifest may end in part of a record: after resume the edits go to a new
+    // one, which CURRENT names, and the old one is gone.
+    fs.set_full_for(None);
+    db.resume().unwrap();
+    db.flush().unwrap();
+    let after = manifest();
+    assert_ne!(
+        after, before,
+        "the edits after resume went to the failed manifest"
+    );
+    assert!(!dir.path().join(format!("MANIFEST-{before:06}")).exists());
+    db.put(b"after", b"resume").unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for i in (0..written).step_by(37) {
+        let key = format!("key{i:06}");
+        assert!(db.get(key.as_bytes()).unwrap().is_some(), "{key}");
+    }
+    assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"resume"[..]));
+}
+
+#[test]
 fn a_full_disk_during_compaction_stops_writes_until_resume() {
     let dir = tempfile::tempdir().unwrap();
     let fs = strata::fs::fault::FaultFs::new();

@@ -37,7 +37,7 @@ struct State {
     /// Bytes of the live files written through this file system.
     used: u64,
     space_limit: Option<u64>,
-    /// Appends to files whose name ends with this fail with ENOSPC.
+    /// Appends to files whose name starts or ends with this fail with ENOSPC.
     full_for: Option<String>,
     /// Appends refused for lack of space.
     enospc: u64,
@@ -89,10 +89,11 @@ impl FaultFs {
         self.state.lock().space_limit = limit;
     }
 
-    /// Makes appends to files whose name ends with `suffix` (say `.sst`) fail with ENOSPC,
-    /// as a full disk would, while other files can still be written; `None` lifts it.
-    pub fn set_full_for(&self, suffix: Option<&str>) {
-        self.state.lock().full_for = suffix.map(str::to_string);
+    /// Makes appends to files whose name starts or ends with `affix` (say `.sst` or
+    /// `MANIFEST-`) fail with ENOSPC, as a full disk would, while other files can still be
+    /// written; `None` lifts it.
+    pub fn set_full_for(&self, affix: Option<&str>) {
+        self.state.lock().full_for = affix.map(str::to_string);
     }
 
     /// Bytes of the live files written through this file system.
@@ -147,10 +148,11 @@ impl WritableFile for FaultWritable {
         let mut s = self.state.lock();
         s.step("append", &self.path)?;
         let n = data.len() as u64;
-        let full_here = s.full_for.as_deref().is_some_and(|suffix| {
-            self.path
-                .file_name()
-                .is_some_and(|name| name.to_string_lossy().ends_with(suffix))
+        let full_here = s.full_for.as_deref().is_some_and(|affix| {
+            self.path.file_name().is_some_and(|name| {
+                let name = name.to_string_lossy();
+                name.starts_with(affix) || name.ends_with(affix)
+            })
         });
         if full_here || s.space_limit.is_some_and(|limit| s.used + n > limit) {
             s.enospc += 1;

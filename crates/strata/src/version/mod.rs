@@ -140,8 +140,13 @@ impl Version {
 
 /// The current version, the manifest, and the numbers recorded with them.
 pub struct VersionSet {
+    fs: Arc<dyn FileSystem>,
+    io: Arc<IoStats>,
     dir: PathBuf,
     manifest: LogWriter,
+    /// A write or sync of the manifest failed: it may end in part of a record, so the next
+    /// edit goes to a new manifest.
+    manifest_failed: bool,
     manifest_number: u64,
     current: Arc<Version>,
     /// WALs below this number are flushed.
@@ -201,23 +206,13 @@ impl VersionSet {
     ) -> Result<VersionSet> {
         let number = state.next_file_number;
         state.next_file_number += 1;
-        let path = manifest_path(dir, number);
-        let file = fs.create_writable(&path)?;
-        let mut manifest =
-            LogWriter::new(Box::new(CountedFile::new(file, io.clone(), IoClass::Meta)));
-        let mut edit = state.version.snapshot_edit();
-        edit.comparator = Some(COMPARATOR_NAME.to_string());
-        edit.log_number = Some(state.log_number);
-        edit.next_file_number = Some(state.next_file_number);
-        edit.last_sequence = Some(state.last_sequence);
-        manifest.add_record(&edit.encode())?;
-        manifest.sync()?;
-        // The manifest's name must be durable before CURRENT can point at it.
-        fs.sync_dir(dir)?;
-        set_current(fs.as_ref(), dir, number)?;
+        let manifest = write_manifest(fs.as_ref(), dir, &io, number, &state)?;
         Ok(VersionSet {
+            fs,
+            io,
             dir: dir.to_path_buf(),
             manifest,
+            manifest_failed: false,
             manifest_number: number,
             current: Arc::new(state.version),
             log_number: state.log_number,
@@ -250,8 +245,12 @@ impl VersionSet {
     }
 
     /// Applies `edit`, makes it durable in the manifest, and installs the new version.
-    /// Nothing is installed if the manifest write or sync fails.
+    /// Nothing is installed if the manifest write or sync fails; the next edit then starts a
+    /// new manifest (see [`VersionSet::roll_over`]).
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        if self.manifest_failed {
+            self.roll_over()?;
+        }
         let path = manifest_path(&self.dir, self.manifest_number);
         let version = self
             .current
@@ -261,8 +260,14 @@ impl VersionSet {
         if edit.last_sequence.is_none() {
             edit.last_sequence = Some(self.last_sequence);
         }
-        self.manifest.add_record(&edit.encode())?;
-        self.manifest.sync()?;
+        let logged = self
+            .manifest
+            .add_record(&edit.encode())
+            .and_then(|()| self.manifest.sync());
+        if let Err(e) = logged {
+            self.manifest_failed = true;
+            return Err(e);
+        }
         if let Some(n) = edit.log_number {
             self.log_number = n;
         }
@@ -275,6 +280,28 @@ impl VersionSet {
         Ok(self.current.clone())
     }
 
+    /// Moves to a new manifest holding the current state, after a failed write to the old
+    /// one (which may end in part of a record, or in a record whose sync failed and that may
+    /// or may not be on disk). CURRENT switches to the new manifest, so the old one is never
+    /// read again; it is deleted (or, if that fails, at the next open).
+    fn roll_over(&mut self) -> Result<()> {
+        // The number is used up even if this fails: a retry must not truncate a manifest that
+        // CURRENT may already name.
+        let number = self.new_file_number();
+        let state = State {
+            version: Version::clone(&self.current),
+            log_number: self.log_number,
+            next_file_number: self.next_file_number,
+            last_sequence: self.last_sequence,
+        };
+        let manifest = write_manifest(self.fs.as_ref(), &self.dir, &self.io, number, &state)?;
+        let old = std::mem::replace(&mut self.manifest_number, number);
+        self.manifest = manifest;
+        self.manifest_failed = false;
+        let _ = self.fs.remove_file(&manifest_path(&self.dir, old));
+        Ok(())
+    }
+
     /// The files of every version still in use (the current one and any a reader holds).
     pub fn files_in_use(&mut self) -> HashSet<u64> {
         self.handed_out.retain(|w| w.strong_count() > 0);
@@ -284,6 +311,31 @@ impl VersionSet {
         }
         live
     }
+}
+
+/// Writes manifest `number` holding `state` in one edit, and points CURRENT at it: the
+/// manifest is synced and its name made durable before CURRENT changes.
+fn write_manifest(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    io: &Arc<IoStats>,
+    number: u64,
+    state: &State,
+) -> Result<LogWriter> {
+    let path = manifest_path(dir, number);
+    let file = fs.create_writable(&path)?;
+    let mut manifest = LogWriter::new(Box::new(CountedFile::new(file, io.clone(), IoClass::Meta)));
+    let mut edit = state.version.snapshot_edit();
+    edit.comparator = Some(COMPARATOR_NAME.to_string());
+    edit.log_number = Some(state.log_number);
+    edit.next_file_number = Some(state.next_file_number);
+    edit.last_sequence = Some(state.last_sequence);
+    manifest.add_record(&edit.encode())?;
+    manifest.sync()?;
+    // The manifest's name must be durable before CURRENT can point at it.
+    fs.sync_dir(dir)?;
+    set_current(fs, dir, number)?;
+    Ok(manifest)
 }
 
 /// The state a manifest describes.
