@@ -9,6 +9,7 @@
 
 mod admin;
 mod bench;
+mod engine_flags;
 mod stress;
 
 use std::process::ExitCode;

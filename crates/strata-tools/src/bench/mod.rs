@@ -212,11 +212,11 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) {
         } else {
             "enabled"
         },
-        if args.sync { "on" } else { "off" }
+        if args.options.sync { "on" } else { "off" }
     );
     println!(
         "Memtable:   {} write buffer",
-        mb(args.write_buffer_size as u64)
+        mb(args.options.write_buffer_size as u64)
     );
     let unused = engine::unused_flags(args.engine);
     if !unused.is_empty() {
@@ -534,7 +534,7 @@ fn run_thread(
     let mut key = vec![0u8; key_size];
     let mut stats = ThreadStats::default();
     let mut hist = Histogram::default();
-    let sync = args.sync || step == Step::FillSync;
+    let sync = args.options.sync || step == Step::FillSync;
     let num = args.num.max(1);
     let start = Instant::now();
     let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
@@ -732,7 +732,7 @@ fn background_writer(
     while !done.load(Ordering::Acquire) {
         let k = rng.below(args.num.max(1));
         fill_key(k, &mut key);
-        db.put(&key, values.next(args.value_size), args.sync)?;
+        db.put(&key, values.next(args.value_size), args.options.sync)?;
         live.put(k);
         puts += 1;
         bytes += (args.key_size + args.value_size) as u64;
