@@ -9,6 +9,7 @@
 
 mod admin;
 mod bench;
+mod db_dir;
 mod engine_flags;
 mod stress;
 

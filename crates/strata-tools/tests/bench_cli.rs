@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::bench;
+
 struct Line {
     name: String,
     ops: u64,
@@ -32,13 +34,6 @@ fn parse(stdout: &str) -> Vec<Line> {
             })
         })
         .collect()
-}
-
-fn bench(dir: &std::path::Path, flags: &[&str]) -> (bool, String, String) {
-    let db = format!("--db={}", dir.display());
-    let mut args = vec!["bench", db.as_str()];
-    args.extend_from_slice(flags);
-    common::strata(&args)
 }
 
 /// The engines this build of `strata` has.
@@ -228,7 +223,7 @@ fn bad_flags_and_steps_are_errors_that_name_them() {
     std::fs::write(foreign.join("keep.txt"), "important").unwrap();
     let (ok, _, err) = bench(&foreign, &["--benchmarks=fillseq", "--num=10"]);
     assert!(!ok);
-    assert!(err.contains("not a database"), "{err}");
+    assert!(err.contains("keep.txt"), "{err}");
     assert!(
         foreign.join("keep.txt").exists(),
         "a foreign directory must never be deleted"

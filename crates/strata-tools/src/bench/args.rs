@@ -77,7 +77,9 @@ pub struct BenchArgs {
     pub seed: u64,
 
     /// Database directory (default: a new directory under the system temp dir, removed at
-    /// the end).
+    /// the end). Unless --use_existing_db, a database found there is deleted first: only
+    /// the files an engine writes (CURRENT, LOG, MANIFEST-*, *.sst, *.log, data.mdb, ...);
+    /// a directory holding anything else is refused.
     #[arg(long)]
     pub db: Option<PathBuf>,
 

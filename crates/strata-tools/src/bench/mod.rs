@@ -120,8 +120,11 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     let path = args.db.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("strata-bench-{}", std::process::id()))
     });
-    if !args.use_existing_db && path.exists() {
-        remove_database(&path)?;
+    if path.exists() && !path.is_dir() {
+        return Err(format!("--db {} is a file, not a directory", path.display()).into());
+    }
+    if !args.use_existing_db {
+        crate::db_dir::destroy(&path)?;
     }
     if args.report_interval_seconds > 0 {
         std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
@@ -172,21 +175,6 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     if args.db.is_none() {
         let _ = std::fs::remove_dir_all(&path);
     }
-    Ok(())
-}
-
-/// Removes a previous benchmark database, refusing directories that are not one.
-fn remove_database(path: &std::path::Path) -> Result<(), BoxError> {
-    let is_db = engine::looks_like_database(path);
-    let is_empty = std::fs::read_dir(path)?.next().is_none();
-    if !is_db && !is_empty {
-        return Err(format!(
-            "{} exists and is not a database; refusing to delete it",
-            path.display()
-        )
-        .into());
-    }
-    std::fs::remove_dir_all(path)?;
     Ok(())
 }
 

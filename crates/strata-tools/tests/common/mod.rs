@@ -14,3 +14,12 @@ pub fn strata(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Runs `strata bench --db=DB FLAGS`.
+#[allow(dead_code)] // not every test binary runs the bench
+pub fn bench(db: &std::path::Path, flags: &[&str]) -> (bool, String, String) {
+    let db = format!("--db={}", db.display());
+    let mut args = vec!["bench", db.as_str()];
+    args.extend_from_slice(flags);
+    strata(&args)
+}

@@ -172,13 +172,6 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
     }
 }
 
-/// Whether `path` holds a database of some engine (so that a run may delete it).
-pub fn looks_like_database(path: &Path) -> bool {
-    ["IDENTITY", "CURRENT", "data.mdb"]
-        .iter()
-        .any(|f| path.join(f).exists())
-}
-
 /// Opens (or creates, unless --use_existing_db) the database at `path` with `args`' options.
 pub fn open(kind: EngineKind, args: &BenchArgs, path: &Path) -> EngineResult<Box<dyn Engine>> {
     match kind {
