@@ -11,7 +11,12 @@ use crate::engine_flags::{parse_bool, EngineFlags};
 fn engines_help() -> String {
     let lmdb = super::engine::unused_flags(super::engine::EngineKind::Lmdb);
     format!(
-        "Any flag not listed above is an error that names it. Every flag above has its effect on
+        "Defaults are db_bench's, which differ from the library's (strata::Options::default())
+in two: no bloom filter (--bloom_bits=-1; the library has 10 bits per key) and snappy
+compression (--compression_type=snappy; the library has none). Add --bloom_bits=10
+--compression_type=none to measure Strata as a program using it by default would run.
+
+Any flag not listed above is an error that names it. Every flag above has its effect on
 --engine=strata and, mapped to RocksDB's option of the same name, on --engine=rocksdb (where
 compact0 and compact1 are not available: the rocksdb crate has no CompactFiles).
 With --engine=lmdb these flags are accepted and have no effect (LMDB is a copy-on-write

@@ -66,49 +66,70 @@ enum KeyOrder {
     UniqueRandom,
 }
 
+/// The steps of --benchmarks by name, in the order --help lists them.
+const STEPS: &[(&str, Step)] = &[
+    ("fillseq", Step::Fill(KeyOrder::Sequential)),
+    ("fillrandom", Step::Fill(KeyOrder::Random)),
+    ("filluniquerandom", Step::Fill(KeyOrder::UniqueRandom)),
+    ("overwrite", Step::Fill(KeyOrder::Random)),
+    ("fillsync", Step::FillSync),
+    ("deleteseq", Step::Delete(KeyOrder::Sequential)),
+    ("deleterandom", Step::Delete(KeyOrder::Random)),
+    ("readrandom", Step::ReadRandom { missing: false }),
+    ("readmissing", Step::ReadRandom { missing: true }),
+    ("readseq", Step::ReadSeq { reverse: false }),
+    ("readreverse", Step::ReadSeq { reverse: true }),
+    ("seekrandom", Step::SeekRandom),
+    ("readwhilewriting", Step::WhileWriting { seek: false }),
+    ("seekrandomwhilewriting", Step::WhileWriting { seek: true }),
+    ("readrandomwriterandom", Step::ReadRandomWriteRandom),
+    ("updaterandom", Step::UpdateRandom),
+    ("flush", Step::Flush),
+    ("compact0", Step::Compact(Some(0))),
+    ("compact1", Step::Compact(Some(1))),
+    ("compactall", Step::Compact(None)),
+    ("compact", Step::Compact(None)),
+    ("waitforcompaction", Step::WaitForCompaction),
+    ("stats", Step::Stats),
+    ("levelstats", Step::LevelStats),
+    ("resetstats", Step::ResetStats),
+];
+
 fn parse_step(name: &str) -> Result<Step, String> {
-    Ok(match name {
-        "fillseq" => Step::Fill(KeyOrder::Sequential),
-        "fillrandom" | "overwrite" => Step::Fill(KeyOrder::Random),
-        "filluniquerandom" => Step::Fill(KeyOrder::UniqueRandom),
-        "fillsync" => Step::FillSync,
-        "deleteseq" => Step::Delete(KeyOrder::Sequential),
-        "deleterandom" => Step::Delete(KeyOrder::Random),
-        "readrandom" => Step::ReadRandom { missing: false },
-        "readmissing" => Step::ReadRandom { missing: true },
-        "readseq" => Step::ReadSeq { reverse: false },
-        "readreverse" => Step::ReadSeq { reverse: true },
-        "seekrandom" => Step::SeekRandom,
-        "readwhilewriting" => Step::WhileWriting { seek: false },
-        "seekrandomwhilewriting" => Step::WhileWriting { seek: true },
-        "flush" => Step::Flush,
-        "waitforcompaction" => Step::WaitForCompaction,
-        "stats" => Step::Stats,
-        "levelstats" => Step::LevelStats,
-        "resetstats" => Step::ResetStats,
-        "readrandomwriterandom" => Step::ReadRandomWriteRandom,
-        "updaterandom" => Step::UpdateRandom,
-        "compact" | "compactall" => Step::Compact(None),
-        "compact0" => Step::Compact(Some(0)),
-        "compact1" => Step::Compact(Some(1)),
-        other => return Err(format!("unknown benchmark '{other}'")),
-    })
+    match STEPS.iter().find(|(n, _)| *n == name) {
+        Some(&(_, step)) => Ok(step),
+        None => Err(format!(
+            "unknown benchmark '{name}'; the known ones are {}",
+            STEPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// Checks the flags whose values clap lets through but a run cannot use.
+fn check_flags(args: &BenchArgs) -> Result<(), String> {
+    let problems = [
+        (args.num == 0, "--num must be at least 1"),
+        (args.key_size == 0, "--key_size must be at least 1"),
+        (args.value_size == 0, "--value_size must be at least 1"),
+        (args.threads == 0, "--threads must be at least 1"),
+        (
+            !(0.0..=1.0).contains(&args.compression_ratio),
+            "--compression_ratio must be between 0 and 1",
+        ),
+        (
+            args.readwritepercent > 100,
+            "--readwritepercent must be between 0 and 100",
+        ),
+    ];
+    match problems.iter().find(|(bad, _)| *bad) {
+        Some((_, why)) => Err(why.to_string()),
+        None => Ok(()),
+    }
 }
 
 /// Runs the benchmarks named in `args`.
 pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
-    if args.key_size == 0 {
-        return Err("--key_size must be at least 1".into());
-    }
-    if args.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
-    if !(0.0..=1.0).contains(&args.compression_ratio) {
-        return Err("--compression_ratio must be between 0 and 1".into());
-    }
-    if args.readwritepercent > 100 {
-        return Err("--readwritepercent must be between 0 and 100".into());
-    }
+    check_flags(args)?;
     let steps: Vec<(String, Step)> = args
         .benchmarks
         .split(',')
@@ -424,21 +445,8 @@ fn print_explanation(
             .collect();
         println!("             : write stalls: {}", parts.join(", "));
     }
-    let compactions = step.compactions.unwrap_or(0);
-    let skipped = step.compactions_skipped_for_space;
-    if compactions + skipped + step.compaction_bytes_written > 0 {
-        println!(
-            "             : compactions: {} ({} read, {} written), {} pending bytes after{}",
-            step.compactions.map_or("-".to_string(), |n| n.to_string()),
-            mb(step.compaction_bytes_read),
-            mb(step.compaction_bytes_written),
-            mb(step.pending_compaction_bytes),
-            if skipped > 0 {
-                format!(", {skipped} skipped for disk space")
-            } else {
-                String::new()
-            },
-        );
+    if let Some(line) = compaction_line(step) {
+        println!("             : {line}");
     }
     if args.histogram && total.hist.count() > 0 {
         let h = &total.hist;
@@ -450,6 +458,34 @@ fn print_explanation(
             h.max_us()
         );
     }
+}
+
+/// The compactions of a step, if it saw any: those finished, with their bytes (where the
+/// engine counts them: else the bytes it counts), those running at its end, the compaction
+/// debt left, and those skipped for lack of disk space.
+fn compaction_line(step: &Counters) -> Option<String> {
+    let running = step.compactions_running.unwrap_or(0);
+    let skipped = step.compactions_skipped_for_space;
+    let (read, written) = (
+        mb(step.compaction_bytes_read),
+        mb(step.compaction_bytes_written),
+    );
+    let mut parts = vec![match step.compactions {
+        Some(n) => format!("{n} finished ({read} read, {written} written)"),
+        None => format!("{read} read, {written} written"),
+    }];
+    if running > 0 {
+        parts.push(format!("{running} running"));
+    }
+    parts.push(format!(
+        "{} pending bytes after",
+        mb(step.pending_compaction_bytes)
+    ));
+    if skipped > 0 {
+        parts.push(format!("{skipped} skipped for disk space"));
+    }
+    let any = step.compactions.unwrap_or(0) + running + skipped + step.compaction_bytes_written;
+    (any > 0).then(|| format!("compactions: {}", parts.join(", ")))
 }
 
 /// Write-amp over some interval, and what it counts: the engine's own count of the bytes it
@@ -749,4 +785,66 @@ fn shuffled(n: u64, rng: &mut Rng) -> Vec<u64> {
         v.swap(i, j);
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compaction_line_counts_and_measures_the_same_compactions() {
+        const MB: u64 = 1 << 20;
+        let strata = |finished, read, written, running, pending, skipped| Counters {
+            compactions: Some(finished),
+            compaction_bytes_read: read * MB,
+            compaction_bytes_written: written * MB,
+            compactions_running: Some(running),
+            pending_compaction_bytes: pending * MB,
+            compactions_skipped_for_space: skipped,
+            ..Counters::default()
+        };
+        let rocksdb = Counters {
+            compactions: None,
+            compaction_bytes_read: 3 * MB,
+            compaction_bytes_written: 2 * MB,
+            compactions_running: Some(1),
+            ..Counters::default()
+        };
+        for (counters, line) in [
+            (strata(0, 0, 0, 0, 0, 0), None),
+            (Counters::default(), None),
+            (
+                strata(0, 0, 0, 1, 5, 0),
+                Some("0 finished (0.0 MB read, 0.0 MB written), 1 running, 5.0 MB pending bytes after"),
+            ),
+            (
+                strata(3, 10, 9, 0, 0, 0),
+                Some("3 finished (10.0 MB read, 9.0 MB written), 0.0 MB pending bytes after"),
+            ),
+            (
+                strata(0, 0, 0, 0, 7, 2),
+                Some("0 finished (0.0 MB read, 0.0 MB written), 7.0 MB pending bytes after, 2 skipped for disk space"),
+            ),
+            (
+                rocksdb,
+                Some("3.0 MB read, 2.0 MB written, 1 running, 0.0 MB pending bytes after"),
+            ),
+        ] {
+            assert_eq!(
+                compaction_line(&counters),
+                line.map(|l| format!("compactions: {l}")),
+                "{counters:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_steps_are_errors_that_list_the_known_ones() {
+        let e = parse_step("fillsequential").unwrap_err();
+        assert!(e.contains("'fillsequential'"), "{e}");
+        for (name, _) in STEPS {
+            assert!(e.contains(name), "{name} missing from: {e}");
+            assert!(parse_step(name).is_ok());
+        }
+    }
 }

@@ -301,6 +301,7 @@ impl Engine for RocksDbEngine {
             compactions: None,
             compaction_bytes_read: t(Ticker::CompactReadBytes),
             compaction_bytes_written: t(Ticker::CompactWriteBytes),
+            compactions_running: Some(self.property("rocksdb.num-running-compactions")),
             pending_compaction_bytes: self.property("rocksdb.estimate-pending-compaction-bytes"),
             compactions_skipped_for_space: 0,
         }

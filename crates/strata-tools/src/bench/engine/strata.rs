@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use strata::fs::IoClass;
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 use super::{Counters, Engine, EngineResult};
@@ -133,9 +132,12 @@ impl Engine for StrataEngine {
                 ),
                 ("memtable waits", Some(s.write_stalls), s.stall_micros),
             ],
+            // Count and bytes of the finished compactions, from one source: the IO counters
+            // (IoClass::Compaction) also hold what running compactions wrote so far.
             compactions: Some(s.compactions.iter().map(|c| c.count).sum()),
-            compaction_bytes_read: s.io.read(IoClass::Compaction),
-            compaction_bytes_written: s.io.written(IoClass::Compaction),
+            compaction_bytes_read: s.compactions.iter().map(|c| c.bytes_read).sum(),
+            compaction_bytes_written: s.compactions.iter().map(|c| c.bytes_written).sum(),
+            compactions_running: Some(s.compactions_running),
             pending_compaction_bytes: s.pending_compaction_bytes,
             compactions_skipped_for_space: s.compactions_skipped_for_space,
         }
