@@ -11,8 +11,9 @@ mod engine;
 mod gen;
 mod plot;
 mod report;
+mod temp_db;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,21 @@ use gen::{fill_key, LiveKeys, ValueGen};
 use report::{dir_size, mb, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
 
 type BoxError = engine::EngineError;
+
+/// `println!` that hands back a failed write (stdout closed by its reader, as in
+/// `strata bench | head`) instead of panicking, so that the run ends and cleans up.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout(), $($arg)*)
+    };
+}
+
+/// `print!`, likewise.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write!(std::io::stdout(), $($arg)*)
+    };
+}
 
 /// Threads started so far in this process. As in db_bench, thread seeds are
 /// `--seed + (number of threads started, this one included)`, so successive steps of one run
@@ -147,13 +163,18 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     if !args.use_existing_db {
         crate::db_dir::destroy(&path)?;
     }
+    // Declared before the database, so dropped after it is closed.
+    let _temp = match args.db {
+        None => Some(temp_db::TempDb::new(path.clone())?),
+        Some(_) => None,
+    };
     if args.report_interval_seconds > 0 {
         std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
             .map_err(|e| format!("--report_file {}: {e}", args.report_file.display()))?;
     }
     let opened = engine::open(args.engine, args, &path)?;
     let db = opened.as_ref();
-    print_header(args, &path, db);
+    print_header(args, &path, db)?;
 
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
@@ -171,12 +192,12 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         (&run_before.1, &proc),
         run_user_bytes,
     );
-    println!(
+    outln!(
         "{:<12} : write-amp {amp} ({written} for {} of user data, every step and its background work) | {}",
         "run total",
         mb(run_user_bytes),
         space_amp(args, db, &live)
-    );
+    )?;
     if let Some(path) = &args.plot {
         let title = format!(
             "strata bench --engine={} --num={} --threads={} ({}s samples)",
@@ -187,32 +208,29 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         );
         plot::write_svg(path, &title, &series)
             .map_err(|e| format!("--plot {}: {e}", path.display()))?;
-        println!("plot: {}", path.display());
+        outln!("plot: {}", path.display())?;
     }
     if args.statistics {
-        print!("{}", db.stats_text());
+        out!("{}", db.stats_text())?;
     }
     opened.close()?;
-    if args.db.is_none() {
-        let _ = std::fs::remove_dir_all(&path);
-    }
     Ok(())
 }
 
-fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) {
+fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> std::io::Result<()> {
     let entry = (args.key_size + args.value_size) as u64;
-    println!("Engine:     {}", db.version());
-    println!("Database:   {}", path.display());
-    println!("Keys:       {} bytes each", args.key_size);
-    println!(
+    outln!("Engine:     {}", db.version())?;
+    outln!("Database:   {}", path.display())?;
+    outln!("Keys:       {} bytes each", args.key_size)?;
+    outln!(
         "Values:     {} bytes each ({} bytes after compression)",
         args.value_size,
         (args.value_size as f64 * args.compression_ratio) as u64
-    );
-    println!("Entries:    {}", args.num);
-    println!("Threads:    {}", args.threads);
-    println!("RawSize:    {} (estimated)", mb(entry * args.num));
-    println!(
+    )?;
+    outln!("Entries:    {}", args.num)?;
+    outln!("Threads:    {}", args.threads)?;
+    outln!("RawSize:    {} (estimated)", mb(entry * args.num))?;
+    outln!(
         "WAL:        {}, sync {}",
         if args.engine == engine::EngineKind::Lmdb {
             "none (LMDB writes its pages at each commit)"
@@ -222,19 +240,19 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) {
             "enabled"
         },
         if args.options.sync { "on" } else { "off" }
-    );
-    println!(
+    )?;
+    outln!(
         "Memtable:   {} write buffer",
         mb(args.options.write_buffer_size as u64)
-    );
+    )?;
     let unused = engine::unused_flags(args.engine);
     if !unused.is_empty() {
-        println!("Unused:     {} (no meaning here)", unused.join(", "));
+        outln!("Unused:     {} (no meaning here)", unused.join(", "))?;
     }
     if let Some(r) = db.recovery() {
-        println!("Recovered:  {r}");
+        outln!("Recovered:  {r}")?;
     }
-    println!("------------------------------------------------");
+    outln!("------------------------------------------------")
 }
 
 fn run_step(
@@ -253,36 +271,36 @@ fn run_step(
                 Step::Compact(level) => db.compact(level)?,
                 _ => db.wait_for_compactions()?,
             }
-            println!(
+            outln!(
                 "{:<12} : done in {:.3} seconds; {}",
                 name,
                 start.elapsed().as_secs_f64(),
                 db.shape()
-            );
+            )?;
             return Ok(0);
         }
         Step::Stats => {
-            print!("{}", db.stats_text());
+            out!("{}", db.stats_text())?;
             return Ok(0);
         }
         Step::LevelStats => {
-            print!("{}", db.level_stats_text());
+            out!("{}", db.level_stats_text())?;
             return Ok(0);
         }
         Step::ResetStats => {
             db.reset_stats();
-            println!("{name:<12} : counters and compaction stats reset");
+            outln!("{name:<12} : counters and compaction stats reset")?;
             return Ok(0);
         }
         Step::Flush => {
             let start = Instant::now();
             db.flush()?;
-            println!(
+            outln!(
                 "{:<12} : flushed in {:.3} seconds; {}",
                 "flush",
                 start.elapsed().as_secs_f64(),
                 db.shape()
-            );
+            )?;
             return Ok(0);
         }
         _ => {}
@@ -363,17 +381,17 @@ fn run_step(
         Step::UpdateRandom => format!("( updates:{} found:{})", total.done, total.found),
         _ => String::new(),
     };
-    println!("{}", result_line(name, &total, elapsed, &message));
+    outln!("{}", result_line(name, &total, elapsed, &message))?;
     if let Some(w) = writer {
-        println!(
+        outln!(
             "             : writer: {} puts ({:.0}/s) beside the readers",
             w.puts,
             w.puts as f64 / elapsed.max(1e-9)
-        );
+        )?;
     }
     if let Some(intervals) = intervals {
         if let Some(summary) = intervals.summary() {
-            println!("             : {summary}");
+            outln!("             : {summary}")?;
         }
         series.push((name.to_string(), intervals.points));
     }
@@ -384,7 +402,7 @@ fn run_step(
         (&total, user_bytes_written),
         &after_db.since(&before_db),
         (&before_proc, &after_proc),
-    );
+    )?;
     Ok(user_bytes_written)
 }
 
@@ -395,40 +413,40 @@ fn print_explanation(
     (total, user_bytes): (&ThreadStats, u64),
     step: &Counters,
     (before_proc, after_proc): (&ProcSample, &ProcSample),
-) {
+) -> std::io::Result<()> {
     let ops = total.done.max(1) as f64;
     let (write_amp, written) = write_amp(step, (before_proc, after_proc), user_bytes);
-    println!(
+    outln!(
         "             : write-amp {write_amp} ({written} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
         mb(user_bytes),
         mb(after_proc.disk_written.saturating_sub(before_proc.disk_written)),
         after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / ops,
         (after_proc.cpu_seconds - before_proc.cpu_seconds) * 1e6 / ops,
-    );
+    )?;
     if step.write_groups > 0 {
-        println!(
+        outln!(
             "             : group commit {:.2} batches/group, {} WAL syncs",
             step.batches as f64 / step.write_groups as f64,
             step.wal_syncs
-        );
+        )?;
     }
-    println!(
+    outln!(
         "             : tree: {} | {}",
         db.shape(),
         space_amp(args, db, live)
-    );
+    )?;
     if step.bloom_checks + step.cache_hits + step.cache_misses > 0 {
         let table_read = match step.table_bytes_read {
             Some(b) => format!(", {:.0} table bytes read/op", b as f64 / ops),
             None => String::new(),
         };
-        println!(
+        outln!(
             "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses{table_read}",
             step.bloom_checks as f64 / ops,
             100.0 * step.bloom_negatives as f64 / step.bloom_checks.max(1) as f64,
             step.cache_hits,
             step.cache_misses,
-        );
+        )?;
     }
     if step
         .stalls
@@ -443,21 +461,22 @@ fn print_explanation(
                 None => format!("{what} {:.1} ms", micros as f64 / 1000.0),
             })
             .collect();
-        println!("             : write stalls: {}", parts.join(", "));
+        outln!("             : write stalls: {}", parts.join(", "))?;
     }
     if let Some(line) = compaction_line(step) {
-        println!("             : {line}");
+        outln!("             : {line}")?;
     }
     if args.histogram && total.hist.count() > 0 {
         let h = &total.hist;
-        println!(
+        outln!(
             "             : latency us: p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1}",
             h.percentile_us(0.5),
             h.percentile_us(0.99),
             h.percentile_us(0.999),
             h.max_us()
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// The compactions of a step, if it saw any: those finished, with their bytes (where the
