@@ -1,7 +1,8 @@
 //! The files of a database directory, by name: which ones an engine writes, so that a new
-//! benchmark run may delete them, as RocksDB's DestroyDB does, and nothing else.
+//! benchmark run may delete them, as RocksDB's DestroyDB does, and nothing else; and the
+//! numbered ones (tables, write-ahead logs) that the inspection commands look at.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The names of the files the engines `strata bench` drives write in their directory:
 /// `#` stands for a file number (one or more digits), `*` for any text.
@@ -107,6 +108,34 @@ fn remove_file(path: &Path) -> Result<(), String> {
     }
 }
 
+/// A numbered file of a database directory (`NNNNNN.sst`, `NNNNNN.log`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumberedFile {
+    pub number: u64,
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+/// The files `NNNNNN{suffix}` in `dir` (tables: `.sst`; write-ahead logs: `.log`), in
+/// number order.
+pub fn numbered_files(dir: &Path, suffix: &str) -> std::io::Result<Vec<NumberedFile>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let number = name.strip_suffix(suffix).filter(|n| matches("#", n));
+        if let Some(number) = number.and_then(|n| n.parse().ok()) {
+            files.push(NumberedFile {
+                number,
+                path: entry.path(),
+                bytes: entry.metadata()?.len(),
+            });
+        }
+    }
+    files.sort_by_key(|f| f.number);
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +216,44 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let e = destroy(&file).unwrap_err();
         assert!(e.contains(&file.display().to_string()) && e.contains("not a directory"));
+    }
+
+    #[test]
+    fn numbered_files_are_listed_in_number_order_with_their_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, len) in [
+            ("1000000.log", 1),
+            ("000009.log", 3),
+            ("000003.log", 5),
+            ("000004.sst", 7),
+            ("x000005.log", 9),
+            ("000006.log.dropped", 9),
+        ] {
+            std::fs::write(dir.path().join(name), vec![0; len]).unwrap();
+        }
+        let listed = |suffix| -> Vec<(String, u64, u64)> {
+            numbered_files(dir.path(), suffix)
+                .unwrap()
+                .into_iter()
+                .map(|f| {
+                    let name = f.path.file_name().unwrap().to_string_lossy().into();
+                    (name, f.number, f.bytes)
+                })
+                .collect()
+        };
+        let owned = |rows: &[(&str, u64, u64)]| -> Vec<(String, u64, u64)> {
+            rows.iter()
+                .map(|&(n, k, b)| (n.to_string(), k, b))
+                .collect()
+        };
+        assert_eq!(
+            listed(".log"),
+            owned(&[
+                ("000003.log", 3, 5),
+                ("000009.log", 9, 3),
+                ("1000000.log", 1_000_000, 1)
+            ])
+        );
+        assert_eq!(listed(".sst"), owned(&[("000004.sst", 4, 7)]));
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::bench;
+use common::{bench, bench_db};
 
 struct Line {
     name: String,
@@ -184,10 +184,7 @@ fn each_step_draws_its_own_keys_as_in_db_bench() {
 
 #[test]
 fn existing_database_is_reused_and_recovered() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let (ok, _, err) = bench(&db, &["--num=1000", "--benchmarks=fillseq"]);
-    assert!(ok, "{err}");
+    let (_dir, db) = bench_db(&["--num=1000", "--benchmarks=fillseq"]);
     let (ok, out, err) = bench(
         &db,
         &[

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::bench;
+use common::{bench, bench_db};
 
 use std::path::Path;
 
@@ -26,10 +26,7 @@ fn entries(dir: &Path) -> Vec<String> {
 
 #[test]
 fn foreign_files_beside_a_database_are_named_and_nothing_is_deleted() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let (ok, _, err) = bench(&db, &["--benchmarks=fillseq,flush", "--num=100"]);
-    assert!(ok, "{err}");
+    let (_dir, db) = bench_db(&["--benchmarks=fillseq,flush", "--num=100"]);
     std::fs::write(db.join("marker"), "mine").unwrap();
     std::fs::create_dir(db.join("photos")).unwrap();
     std::fs::write(db.join("photos").join("cat.jpg"), "meow").unwrap();
