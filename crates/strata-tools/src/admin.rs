@@ -1,15 +1,22 @@
 //! Inspection commands (the roles of RocksDB's `sst_dump` and `ldb manifest_dump`):
-//! `strata sst dump|verify FILE` and `strata manifest dump DIR`.
+//! `strata sst dump|verify PATH`, `strata manifest dump DIR`, `strata stats DIR`, and
+//! `strata flush DIR`.
+//!
+//! Keys are shown one way in all of them, as the engine's own messages show them:
+//! `user_key#seq,KIND`, printable ASCII as is and other bytes as `\xNN` (see [`show_key`]).
+//! A database without tables says why: what its write-ahead logs hold (see [`no_tables`]).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use strata::fs::{FileSystem, PosixFs};
-use strata::internals::ParsedKey;
-use strata::internals::TableReadOptions;
-use strata::internals::{current_manifest, read_edits, Version};
-use strata::internals::{Table, TableOptions};
+use strata::internals::{
+    current_manifest, printable, read_edits, utc_datetime, DecodedBatch, FileMeta, LogReader,
+    ParsedKey, ReadError, Table, TableOptions, TableReadOptions, Version, VersionEdit,
+};
+
+use crate::db_dir::numbered_files;
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -19,21 +26,133 @@ fn open_table(path: &Path) -> Result<Arc<Table>, BoxError> {
     Ok(Arc::new(Table::open(file, path, &read)?))
 }
 
-/// Bytes as text when printable, else as hex.
-fn show(bytes: &[u8], hex: bool) -> String {
-    if !hex && bytes.iter().all(|&b| (0x20..0x7f).contains(&b)) {
-        String::from_utf8_lossy(bytes).into_owned()
+/// Bytes for humans: printable ASCII as is, other bytes as `\xNN`; all as hex (`0x...`)
+/// with `hex`.
+fn show_bytes(bytes: &[u8], hex: bool) -> String {
+    if hex {
+        let digits: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("0x{digits}")
     } else {
-        format!(
-            "0x{}",
-            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        )
+        printable(bytes)
     }
 }
 
-/// Prints a table's properties, then every entry as `key#seq,KIND => value`.
-pub fn sst_dump(path: &Path, hex: bool, keys_only: bool) -> Result<(), BoxError> {
+/// An internal key as `user_key#seq,KIND` (a key that does not parse as one: its bytes).
+pub fn show_key(key: &[u8], hex: bool) -> String {
+    match ParsedKey::parse(key) {
+        Some(k) => format!(
+            "{}#{},{}",
+            show_bytes(k.user_key, hex),
+            k.seq,
+            kind_name(k.kind)
+        ),
+        None => show_bytes(key, hex),
+    }
+}
+
+fn kind_name(kind: u8) -> String {
+    strata::internals::ValueKind::from_byte(kind)
+        .map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
+}
+
+/// A table of the manifest as `NNNNNN:[smallest-largest]`.
+fn show_file(f: &FileMeta) -> String {
+    format!(
+        "{:06}:[{}-{}]",
+        f.number,
+        show_key(&f.smallest, false),
+        show_key(&f.largest, false)
+    )
+}
+
+/// Updates in the write-ahead log at `path`, up to its end or to a torn or corrupt record
+/// (where recovery stops too).
+fn wal_writes(path: &Path) -> Result<u64, BoxError> {
+    let mut reader = LogReader::new(PosixFs.open_sequential(path)?);
+    let mut writes = 0;
+    loop {
+        match reader.read_record() {
+            Ok(Some(record)) => match DecodedBatch::parse(record) {
+                Ok(batch) => writes += u64::from(batch.count),
+                Err(_) => break,
+            },
+            Ok(None) | Err(ReadError::Bad(_)) => break,
+            Err(ReadError::Io(e)) => return Err(e.into()),
+        }
+    }
+    Ok(writes)
+}
+
+/// Why the database at `dir` has no tables: what its write-ahead logs hold. A table is
+/// written only when a memtable fills or on a flush; closing a database with its WAL does
+/// not flush (as in RocksDB), so a small one keeps everything in its WAL.
+pub fn no_tables(dir: &Path) -> Result<String, BoxError> {
+    let mut total = 0;
+    let mut holding = Vec::new();
+    for wal in numbered_files(dir, ".log")? {
+        let writes = wal_writes(&wal.path)?;
+        if writes > 0 {
+            total += writes;
+            let name = wal.path.file_name().unwrap_or_default().to_string_lossy();
+            holding.push(format!("{name}, {} bytes", wal.bytes));
+        }
+    }
+    Ok(if total == 0 {
+        "no tables yet, and no writes in the WAL: the database is empty".to_string()
+    } else {
+        format!(
+            "no tables yet: {total} writes are in the WAL ({}) and not flushed; a table is \
+             written when a memtable fills (write_buffer_size) or by `strata flush {}`",
+            holding.join("; "),
+            dir.display()
+        )
+    })
+}
+
+/// The tables `path` names: itself, or every table of a directory. A directory without
+/// tables, or a missing file in such a database directory (`DIR/*.sst` that the shell did
+/// not expand), is an error that says why there are none.
+fn tables_at(path: &Path) -> Result<Vec<PathBuf>, BoxError> {
+    if path.is_dir() {
+        let tables = numbered_files(path, ".sst")?;
+        if tables.is_empty() {
+            return Err(format!("{}: {}", path.display(), no_tables(path)?).into());
+        }
+        return Ok(tables.into_iter().map(|t| t.path).collect());
+    }
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !path.exists() && d.join("CURRENT").exists())
+    {
+        if numbered_files(dir, ".sst")?.is_empty() {
+            return Err(format!("{}: no such file; {}", path.display(), no_tables(dir)?).into());
+        }
+    }
+    Ok(vec![path.to_path_buf()])
+}
+
+/// Prints the properties and then the entries (`key#seq,KIND => value`, at most `limit` of
+/// them) of the table at `path`, or of every table in that directory.
+pub fn sst_dump(
+    path: &Path,
+    hex: bool,
+    keys_only: bool,
+    limit: Option<u64>,
+) -> Result<(), BoxError> {
     let mut out = std::io::stdout().lock();
+    for table in tables_at(path)? {
+        dump_table(&mut out, &table, hex, keys_only, limit)?;
+    }
+    Ok(())
+}
+
+fn dump_table(
+    out: &mut impl Write,
+    path: &Path,
+    hex: bool,
+    keys_only: bool,
+    limit: Option<u64>,
+) -> Result<(), BoxError> {
     use strata::internals::InternalIterator;
     let table = open_table(path)?;
     let p = table.properties();
@@ -53,51 +172,68 @@ pub fn sst_dump(path: &Path, hex: bool, keys_only: bool) -> Result<(), BoxError>
         p.data_bytes,
         p.index_bytes,
         p.filter_bytes,
-        p.creation_time
+        utc_datetime(p.creation_time)
     )?;
     let mut it = table.iter();
     it.seek_to_first();
+    let mut shown = 0;
     while it.valid() {
-        let key = match ParsedKey::parse(it.key()) {
-            Some(k) => format!("{}#{},{}", show(k.user_key, hex), k.seq, kind_name(k.kind)),
-            None => show(it.key(), true),
-        };
+        if limit.is_some_and(|n| shown >= n) {
+            writeln!(
+                out,
+                "... {} more entries (--limit {shown})",
+                p.entries.saturating_sub(shown)
+            )?;
+            break;
+        }
+        let key = show_key(it.key(), hex);
         if keys_only {
             writeln!(out, "{key}")?;
         } else {
-            writeln!(out, "{key} => {}", show(it.value(), hex))?;
+            writeln!(out, "{key} => {}", show_bytes(it.value(), hex))?;
         }
+        shown += 1;
         it.next();
     }
     it.status()?;
     Ok(())
 }
 
-fn kind_name(kind: u8) -> String {
-    strata::internals::ValueKind::from_byte(kind)
-        .map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
-}
-
-/// Reads and checks every block of a table.
+/// Reads and checks every block of the table at `path`, or of every table in that
+/// directory.
 pub fn sst_verify(path: &Path) -> Result<(), BoxError> {
     let mut out = std::io::stdout().lock();
-    let table = open_table(path)?;
-    let entries = table.verify()?;
-    writeln!(
-        out,
-        "{}: OK, {entries} entries, every block checksummed",
-        path.display()
-    )?;
+    for path in tables_at(path)? {
+        let entries = open_table(&path)?.verify()?;
+        writeln!(
+            out,
+            "{}: OK, {entries} entries, every block checksummed",
+            path.display()
+        )?;
+    }
     Ok(())
+}
+
+/// The live manifest of `dir`: its path, its edits (with their offsets), and the version
+/// they build.
+type Manifest = (PathBuf, Vec<(u64, VersionEdit)>, Version);
+
+fn read_manifest(dir: &Path) -> Result<Manifest, BoxError> {
+    let (_, path) = current_manifest(&PosixFs, dir)?;
+    let edits = read_edits(&PosixFs, &path)?;
+    let mut version = Version::default();
+    for (_, edit) in &edits {
+        version = version.apply(edit)?;
+    }
+    Ok((path, edits, version))
 }
 
 /// Prints the edits of the live manifest and the version they build.
 pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
     let mut out = std::io::stdout().lock();
-    let (_, path) = current_manifest(&PosixFs, dir)?;
+    let (path, edits, version) = read_manifest(dir)?;
     writeln!(out, "manifest: {}", path.display())?;
-    let mut version = Version::default();
-    for (at, edit) in read_edits(&PosixFs, &path)? {
+    for (at, edit) in edits {
         let mut parts = Vec::new();
         if let Some(c) = &edit.comparator {
             parts.push(format!("comparator {c}"));
@@ -115,41 +251,130 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
         for (level, f) in &edit.new_files {
             writeln!(
                 out,
-                "  add L{level} {f:?} {} bytes, {} entries",
-                f.size, f.entries
+                "  add L{level} {} {} bytes, {} entries",
+                show_file(f),
+                f.size,
+                f.entries
             )?;
         }
         for (level, n) in &edit.deleted_files {
             writeln!(out, "  delete L{level} {n:06}")?;
         }
-        version = version.apply(&edit)?;
     }
     writeln!(out, "version:")?;
     for (level, files) in version.levels.iter().enumerate() {
         if !files.is_empty() {
             let bytes: u64 = files.iter().map(|f| f.size).sum();
+            let shown: Vec<String> = files.iter().map(|f| show_file(f)).collect();
             writeln!(
                 out,
-                "  L{level}: {} files, {bytes} bytes: {files:?}",
-                files.len()
+                "  L{level}: {} files, {bytes} bytes: [{}]",
+                files.len(),
+                shown.join(", ")
             )?;
         }
+    }
+    if let Some(note) = note_if_no_tables(dir, &version)? {
+        writeln!(out, "  {note}")?;
     }
     Ok(())
 }
 
-/// `strata stats DIR`: the tree shape and `strata.stats` of a database.
-pub fn stats(dir: &Path) -> Result<(), BoxError> {
-    // No background compaction: looking must not reshape the tree.
+/// [`no_tables`] for a database whose live version has no tables.
+fn note_if_no_tables(dir: &Path, version: &Version) -> Result<Option<String>, BoxError> {
+    if version.levels.iter().all(|files| files.is_empty()) {
+        Ok(Some(no_tables(dir)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Opens the database at `dir` for a look: recovering its WALs, as any open does, but with
+/// no background compaction, so that looking does not reshape the tree.
+fn open_to_inspect(dir: &Path) -> Result<strata::Db, BoxError> {
     let options = strata::Options {
         disable_auto_compactions: true,
         ..strata::Options::default()
     };
-    let db =
-        strata::Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?;
+    Ok(strata::Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?)
+}
+
+/// `strata stats DIR`: the tree shape and `strata.stats` of a database.
+pub fn stats(dir: &Path) -> Result<(), BoxError> {
+    // Looked at before the open, which recovers the WALs into memtables and may start
+    // flushing them.
+    let note = match read_manifest(dir) {
+        Ok((_, _, version)) => note_if_no_tables(dir, &version)?,
+        Err(_) => None, // the open says what is wrong
+    };
+    let db = open_to_inspect(dir)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "tree: {}", db.tree_shape())?;
+    if let Some(note) = note {
+        writeln!(out, "{note}")?;
+        if db.tree_shape().immutable_memtables > 0 {
+            writeln!(
+                out,
+                "(this open recovered them into the memtables above and started their flush, \
+                 which may finish before stats closes the database)"
+            )?;
+        }
+    }
     write!(out, "{}", db.property("strata.stats").unwrap_or_default())?;
     db.close()?;
     Ok(())
+}
+
+/// `strata flush DIR`: writes what the database's WALs hold to tables.
+pub fn flush(dir: &Path) -> Result<(), BoxError> {
+    let db = open_to_inspect(dir)?;
+    db.flush()?;
+    writeln!(
+        std::io::stdout().lock(),
+        "flushed; tree: {}",
+        db.tree_shape()
+    )?;
+    db.close()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_times_are_rfc_3339_utc() {
+        for (secs, text) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (946_684_799, "1999-12-31T23:59:59Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_234_567_890, "2009-02-13T23:31:30Z"),
+            (1_700_000_000, "2023-11-14T22:13:20Z"),
+            (1_709_251_199, "2024-02-29T23:59:59Z"),
+            (4_102_444_800, "2100-01-01T00:00:00Z"),
+            (4_107_542_400, "2100-03-01T00:00:00Z"),
+            (253_402_300_799, "9999-12-31T23:59:59Z"),
+        ] {
+            assert_eq!(utc_datetime(secs), text, "{secs}");
+        }
+    }
+
+    #[test]
+    fn keys_show_as_user_key_seq_kind_with_escapes() {
+        let key = |user: &[u8], seq: u64, kind: u8| {
+            let mut k = user.to_vec();
+            k.extend_from_slice(&((seq << 8) | u64::from(kind)).to_le_bytes());
+            k
+        };
+        for (k, hex, text) in [
+            (key(b"apple", 7, 1), false, "apple#7,PUT"),
+            (key(b"apple", 7, 0), false, "apple#7,DEL"),
+            (key(b"apple", 7, 9), false, "apple#7,KIND9"),
+            (key(b"a\x00\\", 1, 1), false, "a\\x00\\x5c#1,PUT"),
+            (key(b"ab", 2, 1), true, "0x6162#2,PUT"),
+            (b"short".to_vec(), false, "short"),
+        ] {
+            assert_eq!(show_key(&k, hex), text);
+        }
+    }
 }

@@ -4,11 +4,13 @@
 //!   lines, plus the figures that explain them.
 //! - `strata stress [--crash]`: random operations checked against an expected state, and
 //!   kills at random moments followed by verification.
-//! - `strata sst dump|verify FILE`, `strata manifest dump DIR`, `strata stats DIR`:
-//!   inspection.
+//! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
+//!   inspection; `strata flush DIR`: write a database's memtables to tables.
 
 mod admin;
 mod bench;
+mod db_dir;
+mod engine_flags;
 mod stress;
 
 use std::process::ExitCode;
@@ -51,25 +53,36 @@ enum Command {
         /// The database directory.
         dir: PathBuf,
     },
+    /// Open a database and write what its WALs hold to tables (closing a database does not:
+    /// a small one may have no table until a memtable fills).
+    Flush {
+        /// The database directory.
+        dir: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
 enum SstCommand {
-    /// Print a table's properties and entries (`key#seq,KIND => value`).
+    /// Print a table's properties and entries (`key#seq,KIND => value`; bytes other than
+    /// printable ASCII as \xNN).
     Dump {
-        /// The table file.
-        file: PathBuf,
-        /// Print keys and values as hex even when printable.
+        /// The table file, or a database directory (every table in it).
+        path: PathBuf,
+        /// Print keys and values as hex.
         #[arg(long)]
         hex: bool,
         /// Print keys only.
         #[arg(long)]
         keys_only: bool,
+        /// Print at most N entries of each table (default: all of them, as sst_dump's
+        /// --read_num; 0 prints the properties only).
+        #[arg(long, value_name = "N", visible_alias = "read_num")]
+        limit: Option<u64>,
     },
     /// Read and checksum every block of a table.
     Verify {
-        /// The table file.
-        file: PathBuf,
+        /// The table file, or a database directory (every table in it).
+        path: PathBuf,
     },
 }
 
@@ -92,16 +105,18 @@ fn main() -> ExitCode {
         },
         Command::Sst { command } => match command {
             SstCommand::Dump {
-                file,
+                path,
                 hex,
                 keys_only,
-            } => admin::sst_dump(&file, hex, keys_only),
-            SstCommand::Verify { file } => admin::sst_verify(&file),
+                limit,
+            } => admin::sst_dump(&path, hex, keys_only, limit),
+            SstCommand::Verify { path } => admin::sst_verify(&path),
         },
         Command::Manifest {
             command: ManifestCommand::Dump { dir },
         } => admin::manifest_dump(&dir),
         Command::Stats { dir } => admin::stats(&dir),
+        Command::Flush { dir } => admin::flush(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,9 @@
 //! `strata sst dump|verify` and `strata manifest dump` on a database built by `strata bench`.
 
 mod common;
-use common::strata;
+use std::path::Path;
+
+use common::{bench, bench_db, strata};
 
 #[test]
 fn dump_and_verify_tables_and_the_manifest() {
@@ -67,4 +69,116 @@ fn dump_and_verify_tables_and_the_manifest() {
         err.contains("corruption") && err.contains(first) && err.contains("offset 0"),
         "{err}"
     );
+}
+
+/// Runs `strata ARGS` on `dir` (the last argument).
+fn on(args: &[&str], dir: &Path) -> (bool, String, String) {
+    let mut all = args.to_vec();
+    all.push(dir.to_str().unwrap());
+    strata(&all)
+}
+
+#[test]
+fn a_database_without_tables_says_where_its_writes_are() {
+    for (steps, note) in [
+        (
+            "--benchmarks=fillseq",
+            "no tables yet: 1000 writes are in the WAL (000002.log, ",
+        ),
+        (
+            "--benchmarks=stats",
+            "no tables yet, and no writes in the WAL: the database is empty",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let (ok, _, err) = bench(&db, &[steps, "--num=1000"]);
+        assert!(ok, "{err}");
+        let (ok, out, err) = on(&["manifest", "dump"], &db);
+        assert!(ok && out.contains(note), "{steps}: {out}{err}");
+        let (ok, _, err) = on(&["sst", "dump"], &db);
+        assert!(!ok && err.contains(note), "{steps}: {err}");
+        // A glob the shell did not expand.
+        let (ok, _, err) = on(&["sst", "verify"], &db.join("*.sst"));
+        assert!(
+            !ok && err.contains("no such file") && err.contains(note),
+            "{err}"
+        );
+        // Last: opening the database recovers the WAL and may flush it.
+        let (ok, out, err) = on(&["stats"], &db);
+        assert!(ok && out.contains(note), "{steps}: {out}{err}");
+    }
+}
+
+#[test]
+fn flush_writes_the_wal_to_a_table_that_sst_dump_then_finds() {
+    let (_dir, db) = bench_db(&["--benchmarks=fillseq", "--num=1000"]);
+    let (ok, out, err) = on(&["flush"], &db);
+    assert!(ok && out.contains("L0 1 files"), "{out}{err}");
+    let (ok, out, _) = on(&["manifest", "dump"], &db);
+    assert!(
+        ok && out.contains("L0: 1 files") && !out.contains("no tables"),
+        "{out}"
+    );
+    let (ok, out, err) = on(&["sst", "dump", "--keys-only"], &db);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().filter(|l| l.contains(",PUT")).count(), 1000);
+}
+
+#[test]
+fn sst_dump_limits_entries_and_shows_keys_and_times_as_people_read_them() {
+    let (_dir, db) = bench_db(&["--benchmarks=fillseq,flush", "--num=3000"]);
+    let table = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .unwrap();
+    for (limit, entries, more) in [
+        (Some("5"), 5, Some("... 2995 more entries (--limit 5)")),
+        (Some("0"), 0, Some("... 3000 more entries (--limit 0)")),
+        (Some("3000"), 3000, None),
+        (None, 3000, None),
+    ] {
+        let mut args = vec!["sst", "dump"];
+        if let Some(n) = limit {
+            args.extend(["--limit", n]);
+        }
+        let (ok, out, err) = on(&args, &table);
+        assert!(ok, "{err}");
+        assert_eq!(out.lines().filter(|l| l.contains(" => ")).count(), entries);
+        assert_eq!(
+            out.lines().find(|l| l.starts_with("...")),
+            more,
+            "{limit:?}"
+        );
+    }
+
+    // One key notation: the first key sst dump prints is the table's smallest key as
+    // manifest dump prints it.
+    let (_, dump, _) = on(&["sst", "dump", "--limit", "1"], &table);
+    let first_key = dump.lines().find_map(|l| l.split_once(" => ")).unwrap().0;
+    assert!(
+        first_key.starts_with("\\x00") && first_key.ends_with("#1,PUT"),
+        "{first_key}"
+    );
+    let (_, manifest, _) = on(&["manifest", "dump"], &db);
+    assert!(
+        manifest.contains(&format!(":[{first_key}-")),
+        "{first_key}\n{manifest}"
+    );
+
+    // The creation time as an RFC 3339 UTC date-time.
+    let created = dump
+        .split_once(" created ")
+        .unwrap()
+        .1
+        .lines()
+        .next()
+        .unwrap();
+    let shape: String = created
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    assert_eq!(shape, "9999-99-99T99:99:99Z", "{created}");
+    assert!(created >= "2024", "{created}");
 }

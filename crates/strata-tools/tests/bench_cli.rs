@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::{bench, bench_db};
+
 struct Line {
     name: String,
     ops: u64,
@@ -32,13 +34,6 @@ fn parse(stdout: &str) -> Vec<Line> {
             })
         })
         .collect()
-}
-
-fn bench(dir: &std::path::Path, flags: &[&str]) -> (bool, String, String) {
-    let db = format!("--db={}", dir.display());
-    let mut args = vec!["bench", db.as_str()];
-    args.extend_from_slice(flags);
-    common::strata(&args)
 }
 
 /// The engines this build of `strata` has.
@@ -189,10 +184,7 @@ fn each_step_draws_its_own_keys_as_in_db_bench() {
 
 #[test]
 fn existing_database_is_reused_and_recovered() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let (ok, _, err) = bench(&db, &["--num=1000", "--benchmarks=fillseq"]);
-    assert!(ok, "{err}");
+    let (_dir, db) = bench_db(&["--num=1000", "--benchmarks=fillseq"]);
     let (ok, out, err) = bench(
         &db,
         &[
@@ -228,7 +220,7 @@ fn bad_flags_and_steps_are_errors_that_name_them() {
     std::fs::write(foreign.join("keep.txt"), "important").unwrap();
     let (ok, _, err) = bench(&foreign, &["--benchmarks=fillseq", "--num=10"]);
     assert!(!ok);
-    assert!(err.contains("not a database"), "{err}");
+    assert!(err.contains("keep.txt"), "{err}");
     assert!(
         foreign.join("keep.txt").exists(),
         "a foreign directory must never be deleted"
@@ -384,4 +376,58 @@ fn plot_draws_each_step_sampled() {
     assert!(text.contains(">readrandom</text>"), "{text}");
     // Throughput and latency lines for each of the two steps.
     assert_eq!(text.matches("<polyline").count(), 4, "{text}");
+}
+
+#[test]
+fn unusable_values_are_refused_naming_the_flag_or_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a database").unwrap();
+    let file_flag = format!("--db={}", file.display());
+    for (flags, named) in [
+        (vec!["--num=0"], vec!["--num"]),
+        (vec!["--value_size=0"], vec!["--value_size"]),
+        (vec!["--key_size=0"], vec!["--key_size"]),
+        (vec!["--threads=0"], vec!["--threads"]),
+        (
+            vec!["--benchmarks=fillseq,nosuchbench"],
+            vec![
+                "nosuchbench",
+                "fillseq, fillrandom",
+                "readrandom",
+                "waitforcompaction",
+            ],
+        ),
+        (vec![file_flag.as_str()], vec![file.to_str().unwrap()]),
+        (
+            vec![file_flag.as_str(), "--use_existing_db=1"],
+            vec![file.to_str().unwrap()],
+        ),
+    ] {
+        let mut all = vec!["--benchmarks=fillseq"];
+        all.extend(&flags);
+        let (ok, out, err) = bench(&db, &all);
+        assert!(!ok, "{flags:?} must fail:\n{out}");
+        for n in named {
+            assert!(err.contains(n), "{flags:?}: {n} not named in: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(!db.exists(), "a refused run creates nothing");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a database");
+}
+
+#[test]
+fn help_says_where_the_defaults_differ_from_the_library_s() {
+    let (ok, out, err) = common::strata(&["bench", "--help"]);
+    assert!(ok, "{err}");
+    for words in [
+        "--bloom_bits=-1",
+        "10 bits per key",
+        "--compression_type=snappy",
+        "has none",
+    ] {
+        assert!(out.contains(words), "{words} missing from:\n{out}");
+    }
 }

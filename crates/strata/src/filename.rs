@@ -90,6 +90,12 @@ pub fn parse_file_name(name: &str) -> Option<FileKind> {
     None
 }
 
+/// Whether a file named `name` is one the engine writes in a database directory (numbered
+/// or named), so that a tool may delete it with the database.
+pub fn is_engine_file(name: &str) -> bool {
+    parse_file_name(name).is_some() || [CURRENT, IDENTITY, LOCK, LOG, LOG_OLD].contains(&name)
+}
+
 fn parse_number(s: &str) -> Option<u64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -194,9 +194,12 @@ pub(crate) fn encode_header(dst: &mut Vec<u8>, seq: SequenceNumber, count: u32) 
 
 /// A batch as found in a WAL record: its first sequence number and its updates.
 #[derive(Debug)]
-pub(crate) struct DecodedBatch<'a> {
+pub struct DecodedBatch<'a> {
+    /// The sequence number of its first update.
     pub seq: SequenceNumber,
+    /// The number of updates, as the header says.
     pub count: u32,
+    /// The encoded updates after the header.
     pub records: &'a [u8],
 }
 

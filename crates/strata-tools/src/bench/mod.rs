@@ -11,8 +11,9 @@ mod engine;
 mod gen;
 mod plot;
 mod report;
+mod temp_db;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,21 @@ use gen::{fill_key, LiveKeys, ValueGen};
 use report::{dir_size, mb, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
 
 type BoxError = engine::EngineError;
+
+/// `println!` that hands back a failed write (stdout closed by its reader, as in
+/// `strata bench | head`) instead of panicking, so that the run ends and cleans up.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout(), $($arg)*)
+    };
+}
+
+/// `print!`, likewise.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write!(std::io::stdout(), $($arg)*)
+    };
+}
 
 /// Threads started so far in this process. As in db_bench, thread seeds are
 /// `--seed + (number of threads started, this one included)`, so successive steps of one run
@@ -66,49 +82,70 @@ enum KeyOrder {
     UniqueRandom,
 }
 
+/// The steps of --benchmarks by name, in the order --help lists them.
+const STEPS: &[(&str, Step)] = &[
+    ("fillseq", Step::Fill(KeyOrder::Sequential)),
+    ("fillrandom", Step::Fill(KeyOrder::Random)),
+    ("filluniquerandom", Step::Fill(KeyOrder::UniqueRandom)),
+    ("overwrite", Step::Fill(KeyOrder::Random)),
+    ("fillsync", Step::FillSync),
+    ("deleteseq", Step::Delete(KeyOrder::Sequential)),
+    ("deleterandom", Step::Delete(KeyOrder::Random)),
+    ("readrandom", Step::ReadRandom { missing: false }),
+    ("readmissing", Step::ReadRandom { missing: true }),
+    ("readseq", Step::ReadSeq { reverse: false }),
+    ("readreverse", Step::ReadSeq { reverse: true }),
+    ("seekrandom", Step::SeekRandom),
+    ("readwhilewriting", Step::WhileWriting { seek: false }),
+    ("seekrandomwhilewriting", Step::WhileWriting { seek: true }),
+    ("readrandomwriterandom", Step::ReadRandomWriteRandom),
+    ("updaterandom", Step::UpdateRandom),
+    ("flush", Step::Flush),
+    ("compact0", Step::Compact(Some(0))),
+    ("compact1", Step::Compact(Some(1))),
+    ("compactall", Step::Compact(None)),
+    ("compact", Step::Compact(None)),
+    ("waitforcompaction", Step::WaitForCompaction),
+    ("stats", Step::Stats),
+    ("levelstats", Step::LevelStats),
+    ("resetstats", Step::ResetStats),
+];
+
 fn parse_step(name: &str) -> Result<Step, String> {
-    Ok(match name {
-        "fillseq" => Step::Fill(KeyOrder::Sequential),
-        "fillrandom" | "overwrite" => Step::Fill(KeyOrder::Random),
-        "filluniquerandom" => Step::Fill(KeyOrder::UniqueRandom),
-        "fillsync" => Step::FillSync,
-        "deleteseq" => Step::Delete(KeyOrder::Sequential),
-        "deleterandom" => Step::Delete(KeyOrder::Random),
-        "readrandom" => Step::ReadRandom { missing: false },
-        "readmissing" => Step::ReadRandom { missing: true },
-        "readseq" => Step::ReadSeq { reverse: false },
-        "readreverse" => Step::ReadSeq { reverse: true },
-        "seekrandom" => Step::SeekRandom,
-        "readwhilewriting" => Step::WhileWriting { seek: false },
-        "seekrandomwhilewriting" => Step::WhileWriting { seek: true },
-        "flush" => Step::Flush,
-        "waitforcompaction" => Step::WaitForCompaction,
-        "stats" => Step::Stats,
-        "levelstats" => Step::LevelStats,
-        "resetstats" => Step::ResetStats,
-        "readrandomwriterandom" => Step::ReadRandomWriteRandom,
-        "updaterandom" => Step::UpdateRandom,
-        "compact" | "compactall" => Step::Compact(None),
-        "compact0" => Step::Compact(Some(0)),
-        "compact1" => Step::Compact(Some(1)),
-        other => return Err(format!("unknown benchmark '{other}'")),
-    })
+    match STEPS.iter().find(|(n, _)| *n == name) {
+        Some(&(_, step)) => Ok(step),
+        None => Err(format!(
+            "unknown benchmark '{name}'; the known ones are {}",
+            STEPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// Checks the flags whose values clap lets through but a run cannot use.
+fn check_flags(args: &BenchArgs) -> Result<(), String> {
+    let problems = [
+        (args.num == 0, "--num must be at least 1"),
+        (args.key_size == 0, "--key_size must be at least 1"),
+        (args.value_size == 0, "--value_size must be at least 1"),
+        (args.threads == 0, "--threads must be at least 1"),
+        (
+            !(0.0..=1.0).contains(&args.compression_ratio),
+            "--compression_ratio must be between 0 and 1",
+        ),
+        (
+            args.readwritepercent > 100,
+            "--readwritepercent must be between 0 and 100",
+        ),
+    ];
+    match problems.iter().find(|(bad, _)| *bad) {
+        Some((_, why)) => Err(why.to_string()),
+        None => Ok(()),
+    }
 }
 
 /// Runs the benchmarks named in `args`.
 pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
-    if args.key_size == 0 {
-        return Err("--key_size must be at least 1".into());
-    }
-    if args.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
-    if !(0.0..=1.0).contains(&args.compression_ratio) {
-        return Err("--compression_ratio must be between 0 and 1".into());
-    }
-    if args.readwritepercent > 100 {
-        return Err("--readwritepercent must be between 0 and 100".into());
-    }
+    check_flags(args)?;
     let steps: Vec<(String, Step)> = args
         .benchmarks
         .split(',')
@@ -120,16 +157,24 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     let path = args.db.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("strata-bench-{}", std::process::id()))
     });
-    if !args.use_existing_db && path.exists() {
-        remove_database(&path)?;
+    if path.exists() && !path.is_dir() {
+        return Err(format!("--db {} is a file, not a directory", path.display()).into());
     }
+    if !args.use_existing_db {
+        crate::db_dir::destroy(&path)?;
+    }
+    // Declared before the database, so dropped after it is closed.
+    let _temp = match args.db {
+        None => Some(temp_db::TempDb::new(path.clone())?),
+        Some(_) => None,
+    };
     if args.report_interval_seconds > 0 {
         std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
             .map_err(|e| format!("--report_file {}: {e}", args.report_file.display()))?;
     }
     let opened = engine::open(args.engine, args, &path)?;
     let db = opened.as_ref();
-    print_header(args, &path, db);
+    print_header(args, &path, db)?;
 
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
@@ -147,12 +192,12 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         (&run_before.1, &proc),
         run_user_bytes,
     );
-    println!(
+    outln!(
         "{:<12} : write-amp {amp} ({written} for {} of user data, every step and its background work) | {}",
         "run total",
         mb(run_user_bytes),
         space_amp(args, db, &live)
-    );
+    )?;
     if let Some(path) = &args.plot {
         let title = format!(
             "strata bench --engine={} --num={} --threads={} ({}s samples)",
@@ -163,47 +208,29 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         );
         plot::write_svg(path, &title, &series)
             .map_err(|e| format!("--plot {}: {e}", path.display()))?;
-        println!("plot: {}", path.display());
+        outln!("plot: {}", path.display())?;
     }
     if args.statistics {
-        print!("{}", db.stats_text());
+        out!("{}", db.stats_text())?;
     }
     opened.close()?;
-    if args.db.is_none() {
-        let _ = std::fs::remove_dir_all(&path);
-    }
     Ok(())
 }
 
-/// Removes a previous benchmark database, refusing directories that are not one.
-fn remove_database(path: &std::path::Path) -> Result<(), BoxError> {
-    let is_db = engine::looks_like_database(path);
-    let is_empty = std::fs::read_dir(path)?.next().is_none();
-    if !is_db && !is_empty {
-        return Err(format!(
-            "{} exists and is not a database; refusing to delete it",
-            path.display()
-        )
-        .into());
-    }
-    std::fs::remove_dir_all(path)?;
-    Ok(())
-}
-
-fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) {
+fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> std::io::Result<()> {
     let entry = (args.key_size + args.value_size) as u64;
-    println!("Engine:     {}", db.version());
-    println!("Database:   {}", path.display());
-    println!("Keys:       {} bytes each", args.key_size);
-    println!(
+    outln!("Engine:     {}", db.version())?;
+    outln!("Database:   {}", path.display())?;
+    outln!("Keys:       {} bytes each", args.key_size)?;
+    outln!(
         "Values:     {} bytes each ({} bytes after compression)",
         args.value_size,
         (args.value_size as f64 * args.compression_ratio) as u64
-    );
-    println!("Entries:    {}", args.num);
-    println!("Threads:    {}", args.threads);
-    println!("RawSize:    {} (estimated)", mb(entry * args.num));
-    println!(
+    )?;
+    outln!("Entries:    {}", args.num)?;
+    outln!("Threads:    {}", args.threads)?;
+    outln!("RawSize:    {} (estimated)", mb(entry * args.num))?;
+    outln!(
         "WAL:        {}, sync {}",
         if args.engine == engine::EngineKind::Lmdb {
             "none (LMDB writes its pages at each commit)"
@@ -212,20 +239,20 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) {
         } else {
             "enabled"
         },
-        if args.sync { "on" } else { "off" }
-    );
-    println!(
+        if args.options.sync { "on" } else { "off" }
+    )?;
+    outln!(
         "Memtable:   {} write buffer",
-        mb(args.write_buffer_size as u64)
-    );
+        mb(args.options.write_buffer_size as u64)
+    )?;
     let unused = engine::unused_flags(args.engine);
     if !unused.is_empty() {
-        println!("Unused:     {} (no meaning here)", unused.join(", "));
+        outln!("Unused:     {} (no meaning here)", unused.join(", "))?;
     }
     if let Some(r) = db.recovery() {
-        println!("Recovered:  {r}");
+        outln!("Recovered:  {r}")?;
     }
-    println!("------------------------------------------------");
+    outln!("------------------------------------------------")
 }
 
 fn run_step(
@@ -244,36 +271,36 @@ fn run_step(
                 Step::Compact(level) => db.compact(level)?,
                 _ => db.wait_for_compactions()?,
             }
-            println!(
+            outln!(
                 "{:<12} : done in {:.3} seconds; {}",
                 name,
                 start.elapsed().as_secs_f64(),
                 db.shape()
-            );
+            )?;
             return Ok(0);
         }
         Step::Stats => {
-            print!("{}", db.stats_text());
+            out!("{}", db.stats_text())?;
             return Ok(0);
         }
         Step::LevelStats => {
-            print!("{}", db.level_stats_text());
+            out!("{}", db.level_stats_text())?;
             return Ok(0);
         }
         Step::ResetStats => {
             db.reset_stats();
-            println!("{name:<12} : counters and compaction stats reset");
+            outln!("{name:<12} : counters and compaction stats reset")?;
             return Ok(0);
         }
         Step::Flush => {
             let start = Instant::now();
             db.flush()?;
-            println!(
+            outln!(
                 "{:<12} : flushed in {:.3} seconds; {}",
                 "flush",
                 start.elapsed().as_secs_f64(),
                 db.shape()
-            );
+            )?;
             return Ok(0);
         }
         _ => {}
@@ -354,17 +381,17 @@ fn run_step(
         Step::UpdateRandom => format!("( updates:{} found:{})", total.done, total.found),
         _ => String::new(),
     };
-    println!("{}", result_line(name, &total, elapsed, &message));
+    outln!("{}", result_line(name, &total, elapsed, &message))?;
     if let Some(w) = writer {
-        println!(
+        outln!(
             "             : writer: {} puts ({:.0}/s) beside the readers",
             w.puts,
             w.puts as f64 / elapsed.max(1e-9)
-        );
+        )?;
     }
     if let Some(intervals) = intervals {
         if let Some(summary) = intervals.summary() {
-            println!("             : {summary}");
+            outln!("             : {summary}")?;
         }
         series.push((name.to_string(), intervals.points));
     }
@@ -375,7 +402,7 @@ fn run_step(
         (&total, user_bytes_written),
         &after_db.since(&before_db),
         (&before_proc, &after_proc),
-    );
+    )?;
     Ok(user_bytes_written)
 }
 
@@ -386,40 +413,40 @@ fn print_explanation(
     (total, user_bytes): (&ThreadStats, u64),
     step: &Counters,
     (before_proc, after_proc): (&ProcSample, &ProcSample),
-) {
+) -> std::io::Result<()> {
     let ops = total.done.max(1) as f64;
     let (write_amp, written) = write_amp(step, (before_proc, after_proc), user_bytes);
-    println!(
+    outln!(
         "             : write-amp {write_amp} ({written} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
         mb(user_bytes),
         mb(after_proc.disk_written.saturating_sub(before_proc.disk_written)),
         after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / ops,
         (after_proc.cpu_seconds - before_proc.cpu_seconds) * 1e6 / ops,
-    );
+    )?;
     if step.write_groups > 0 {
-        println!(
+        outln!(
             "             : group commit {:.2} batches/group, {} WAL syncs",
             step.batches as f64 / step.write_groups as f64,
             step.wal_syncs
-        );
+        )?;
     }
-    println!(
+    outln!(
         "             : tree: {} | {}",
         db.shape(),
         space_amp(args, db, live)
-    );
+    )?;
     if step.bloom_checks + step.cache_hits + step.cache_misses > 0 {
         let table_read = match step.table_bytes_read {
             Some(b) => format!(", {:.0} table bytes read/op", b as f64 / ops),
             None => String::new(),
         };
-        println!(
+        outln!(
             "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses{table_read}",
             step.bloom_checks as f64 / ops,
             100.0 * step.bloom_negatives as f64 / step.bloom_checks.max(1) as f64,
             step.cache_hits,
             step.cache_misses,
-        );
+        )?;
     }
     if step
         .stalls
@@ -434,34 +461,50 @@ fn print_explanation(
                 None => format!("{what} {:.1} ms", micros as f64 / 1000.0),
             })
             .collect();
-        println!("             : write stalls: {}", parts.join(", "));
+        outln!("             : write stalls: {}", parts.join(", "))?;
     }
-    let compactions = step.compactions.unwrap_or(0);
-    let skipped = step.compactions_skipped_for_space;
-    if compactions + skipped + step.compaction_bytes_written > 0 {
-        println!(
-            "             : compactions: {} ({} read, {} written), {} pending bytes after{}",
-            step.compactions.map_or("-".to_string(), |n| n.to_string()),
-            mb(step.compaction_bytes_read),
-            mb(step.compaction_bytes_written),
-            mb(step.pending_compaction_bytes),
-            if skipped > 0 {
-                format!(", {skipped} skipped for disk space")
-            } else {
-                String::new()
-            },
-        );
+    if let Some(line) = compaction_line(step) {
+        outln!("             : {line}")?;
     }
     if args.histogram && total.hist.count() > 0 {
         let h = &total.hist;
-        println!(
+        outln!(
             "             : latency us: p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1}",
             h.percentile_us(0.5),
             h.percentile_us(0.99),
             h.percentile_us(0.999),
             h.max_us()
-        );
+        )?;
     }
+    Ok(())
+}
+
+/// The compactions of a step, if it saw any: those finished, with their bytes (where the
+/// engine counts them: else the bytes it counts), those running at its end, the compaction
+/// debt left, and those skipped for lack of disk space.
+fn compaction_line(step: &Counters) -> Option<String> {
+    let running = step.compactions_running.unwrap_or(0);
+    let skipped = step.compactions_skipped_for_space;
+    let (read, written) = (
+        mb(step.compaction_bytes_read),
+        mb(step.compaction_bytes_written),
+    );
+    let mut parts = vec![match step.compactions {
+        Some(n) => format!("{n} finished ({read} read, {written} written)"),
+        None => format!("{read} read, {written} written"),
+    }];
+    if running > 0 {
+        parts.push(format!("{running} running"));
+    }
+    parts.push(format!(
+        "{} pending bytes after",
+        mb(step.pending_compaction_bytes)
+    ));
+    if skipped > 0 {
+        parts.push(format!("{skipped} skipped for disk space"));
+    }
+    let any = step.compactions.unwrap_or(0) + running + skipped + step.compaction_bytes_written;
+    (any > 0).then(|| format!("compactions: {}", parts.join(", ")))
 }
 
 /// Write-amp over some interval, and what it counts: the engine's own count of the bytes it
@@ -534,7 +577,7 @@ fn run_thread(
     let mut key = vec![0u8; key_size];
     let mut stats = ThreadStats::default();
     let mut hist = Histogram::default();
-    let sync = args.sync || step == Step::FillSync;
+    let sync = args.options.sync || step == Step::FillSync;
     let num = args.num.max(1);
     let start = Instant::now();
     let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
@@ -732,7 +775,7 @@ fn background_writer(
     while !done.load(Ordering::Acquire) {
         let k = rng.below(args.num.max(1));
         fill_key(k, &mut key);
-        db.put(&key, values.next(args.value_size), args.sync)?;
+        db.put(&key, values.next(args.value_size), args.options.sync)?;
         live.put(k);
         puts += 1;
         bytes += (args.key_size + args.value_size) as u64;
@@ -761,4 +804,66 @@ fn shuffled(n: u64, rng: &mut Rng) -> Vec<u64> {
         v.swap(i, j);
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compaction_line_counts_and_measures_the_same_compactions() {
+        const MB: u64 = 1 << 20;
+        let strata = |finished, read, written, running, pending, skipped| Counters {
+            compactions: Some(finished),
+            compaction_bytes_read: read * MB,
+            compaction_bytes_written: written * MB,
+            compactions_running: Some(running),
+            pending_compaction_bytes: pending * MB,
+            compactions_skipped_for_space: skipped,
+            ..Counters::default()
+        };
+        let rocksdb = Counters {
+            compactions: None,
+            compaction_bytes_read: 3 * MB,
+            compaction_bytes_written: 2 * MB,
+            compactions_running: Some(1),
+            ..Counters::default()
+        };
+        for (counters, line) in [
+            (strata(0, 0, 0, 0, 0, 0), None),
+            (Counters::default(), None),
+            (
+                strata(0, 0, 0, 1, 5, 0),
+                Some("0 finished (0.0 MB read, 0.0 MB written), 1 running, 5.0 MB pending bytes after"),
+            ),
+            (
+                strata(3, 10, 9, 0, 0, 0),
+                Some("3 finished (10.0 MB read, 9.0 MB written), 0.0 MB pending bytes after"),
+            ),
+            (
+                strata(0, 0, 0, 0, 7, 2),
+                Some("0 finished (0.0 MB read, 0.0 MB written), 7.0 MB pending bytes after, 2 skipped for disk space"),
+            ),
+            (
+                rocksdb,
+                Some("3.0 MB read, 2.0 MB written, 1 running, 0.0 MB pending bytes after"),
+            ),
+        ] {
+            assert_eq!(
+                compaction_line(&counters),
+                line.map(|l| format!("compactions: {l}")),
+                "{counters:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_steps_are_errors_that_list_the_known_ones() {
+        let e = parse_step("fillsequential").unwrap_err();
+        assert!(e.contains("'fillsequential'"), "{e}");
+        for (name, _) in STEPS {
+            assert!(e.contains(name), "{name} missing from: {e}");
+            assert!(parse_step(name).is_ok());
+        }
+    }
 }

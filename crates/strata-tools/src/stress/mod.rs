@@ -16,6 +16,7 @@
 
 mod oracle;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,24 +24,28 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use strata::internals::Rng;
-use strata::Compression;
-use strata::{CompactionStyle, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
+use crate::engine_flags::{parse_bool, EngineFlags};
 use oracle::Oracle;
 
 type BoxError = Box<dyn std::error::Error>;
 
-fn parse_bool(s: &str) -> Result<bool, String> {
-    match s {
-        "1" | "true" => Ok(true),
-        "0" | "false" => Ok(false),
-        other => Err(format!("expected 0, 1, true or false, got {other:?}")),
-    }
-}
-
-/// `strata stress` flags.
+/// `strata stress` flags. The engine's options are the bench's, with other defaults: the
+/// library's (a bloom filter, no compression), and sizes so small that flushes and
+/// compactions happen all the time.
 #[derive(Args, Debug, Clone)]
-#[command(rename_all = "snake_case", args_override_self = true)]
+#[command(
+    rename_all = "snake_case",
+    args_override_self = true,
+    mut_arg("write_buffer_size", |a| a.default_value("65536")),
+    mut_arg("target_file_size_base", |a| a.default_value("65536")),
+    mut_arg("max_bytes_for_level_base", |a| a.default_value("262144")),
+    mut_arg("compression_type", |a| a.default_value("none")),
+    mut_arg("bloom_bits", |a| a.default_value("10")),
+    mut_arg("max_background_jobs", |a| a.default_value("3")),
+    mut_arg("max_subcompactions", |a| a.default_value("2"))
+)]
 pub struct StressArgs {
     /// Database directory (created if missing; an existing one is verified first).
     #[arg(long)]
@@ -77,42 +82,6 @@ pub struct StressArgs {
     )]
     pub ops: String,
 
-    /// Memtable size (tiny, so that flushes happen all the time).
-    #[arg(long, default_value_t = 64 << 10)]
-    pub write_buffer_size: usize,
-
-    /// Compaction output file size.
-    #[arg(long, default_value_t = 64 << 10)]
-    pub target_file_size_base: u64,
-
-    /// Smallest base-level target (tiny, so that compactions happen all the time).
-    #[arg(long, default_value_t = 256 << 10)]
-    pub max_bytes_for_level_base: u64,
-
-    /// L0 files (leveled) or sorted runs (universal) that trigger a compaction.
-    #[arg(long, default_value_t = 4)]
-    pub level0_file_num_compaction_trigger: usize,
-
-    /// 0 = leveled, 1 = universal.
-    #[arg(long, default_value_t = 0)]
-    pub compaction_style: u32,
-
-    /// none, snappy, lz4 or zstd.
-    #[arg(long, default_value = "none")]
-    pub compression_type: String,
-
-    /// fdatasync the WAL on every write.
-    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
-    pub sync: bool,
-
-    /// Background threads (one flushes, the others compact).
-    #[arg(long, default_value_t = 3)]
-    pub max_background_jobs: usize,
-
-    /// Threads one compaction may be split into.
-    #[arg(long, default_value_t = 2)]
-    pub max_subcompactions: usize,
-
     /// Seed of the operations (0: from the clock; printed).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -129,6 +98,10 @@ pub struct StressArgs {
     /// Set on the child processes of crash mode.
     #[arg(long, hide = true, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub child: bool,
+
+    /// The engine's options (defaults: the library's, with tiny sizes).
+    #[command(flatten)]
+    pub options: EngineFlags,
 }
 
 /// Operation weights.
@@ -260,20 +233,7 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
 fn options(a: &StressArgs) -> Result<Options, BoxError> {
     Ok(Options {
         create_if_missing: true,
-        write_buffer_size: a.write_buffer_size,
-        target_file_size_base: a.target_file_size_base,
-        max_bytes_for_level_base: a.max_bytes_for_level_base,
-        level0_file_num_compaction_trigger: a.level0_file_num_compaction_trigger,
-        compaction_style: match a.compaction_style {
-            0 => CompactionStyle::Leveled,
-            1 => CompactionStyle::Universal,
-            n => return Err(format!("--compaction_style={n}: 0 = leveled, 1 = universal").into()),
-        },
-        compression: Compression::from_name(&a.compression_type)
-            .ok_or_else(|| format!("--compression_type={} is not supported", a.compression_type))?,
-        max_background_jobs: a.max_background_jobs,
-        max_subcompactions: a.max_subcompactions,
-        ..Options::default()
+        ..a.options.options()?
     })
 }
 
@@ -426,10 +386,7 @@ impl<'a> Worker<'a> {
             rng: Rng::new(seed),
             mix,
             puts_since_delete: Default::default(),
-            write_options: WriteOptions {
-                sync: a.sync,
-                disable_wal: false,
-            },
+            write_options: a.options.write_options(false),
         }
     }
 
@@ -667,13 +624,18 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
         db.close()?;
     }
     let exe = std::env::current_exe()?;
+    // This process's flags: the ones after the `stress` subcommand.
+    let parent: Vec<OsString> = std::env::args_os()
+        .skip_while(|a| a != "stress")
+        .skip(1)
+        .collect();
     let (mut runs, mut kills, mut verified) = (0u64, 0u64, 0u64);
     let ops_before = Oracle::open(oracle_path, a.keys)?.ops();
     while Instant::now() < deadline {
         runs += 1;
         let mut child = Command::new(&exe)
             .arg("stress")
-            .args(child_args(a, oracle_path, rng.next_u64()))
+            .args(child_args(&parent, oracle_path, rng.next_u64()))
             .stdout(Stdio::null())
             .spawn()?;
         let wait = Duration::from_millis(1 + rng.below(a.kill_interval_ms.max(1)));
@@ -741,49 +703,32 @@ fn keep_evidence(a: &StressArgs, oracle_path: &Path, what: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// The flags of a crash-mode child: the parent's, as a plain run that outlives the kill.
-fn child_args(a: &StressArgs, oracle_path: &Path, seed: u64) -> Vec<String> {
-    vec![
-        format!("--db={}", a.db.display()),
-        format!("--expected_state={}", oracle_path.display()),
+/// The flags of a crash-mode child: the parent's own (`parent`, as given after `stress`),
+/// then those that make it a plain run that outlives the kill (a repeated flag takes its last
+/// value).
+fn child_args(parent: &[OsString], oracle_path: &Path, seed: u64) -> Vec<OsString> {
+    let mut expected_state = OsString::from("--expected_state=");
+    expected_state.push(oracle_path);
+    let mut args = parent.to_vec();
+    args.extend([
+        expected_state,
         "--duration=1000000".into(),
-        format!("--threads={}", a.threads),
-        format!("--keys={}", a.keys),
-        format!("--min_value_size={}", a.min_value_size),
-        format!("--max_value_size={}", a.max_value_size),
-        format!("--ops={}", a.ops),
-        format!("--write_buffer_size={}", a.write_buffer_size),
-        format!("--target_file_size_base={}", a.target_file_size_base),
-        format!("--max_bytes_for_level_base={}", a.max_bytes_for_level_base),
-        format!(
-            "--level0_file_num_compaction_trigger={}",
-            a.level0_file_num_compaction_trigger
-        ),
-        format!("--compaction_style={}", a.compaction_style),
-        format!("--compression_type={}", a.compression_type),
-        format!("--sync={}", a.sync),
-        format!("--max_background_jobs={}", a.max_background_jobs),
-        format!("--max_subcompactions={}", a.max_subcompactions),
-        format!("--seed={}", seed.max(1)),
+        format!("--seed={}", seed.max(1)).into(),
+        "--crash=0".into(),
         "--child".into(),
-    ]
+    ]);
+    args
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        args: StressArgs,
-    }
+    use crate::engine_flags::parse_flags;
 
     fn args(flags: &[&str]) -> StressArgs {
-        let mut argv = vec!["stress", "--db=/nonexistent"];
+        let mut argv = vec!["--db=/nonexistent"];
         argv.extend_from_slice(flags);
-        Wrap::try_parse_from(argv).unwrap().args
+        parse_flags(&argv).unwrap()
     }
 
     #[test]
@@ -811,22 +756,56 @@ mod tests {
 
     #[test]
     fn the_child_gets_every_setting_of_the_parent() {
-        let a = args(&[
+        // As .ci/run starts it.
+        let parent: Vec<OsString> = [
+            "--db",
+            "/tmp/d",
+            "--crash",
+            "--duration",
+            "60",
             "--compaction_style=1",
             "--sync=1",
+            "--compression_type=zstd",
             "--keys=77",
             "--ops=put=1",
-        ]);
-        let child = args(
-            &child_args(&a, Path::new("/tmp/o"), 9)
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        );
-        assert_eq!(child.compaction_style, 1);
-        assert!(child.sync && child.child && !child.crash);
+            "--bloom_bits=3",
+        ]
+        .map(OsString::from)
+        .to_vec();
+        let child: StressArgs = parse_flags(&child_args(&parent, Path::new("/tmp/o"), 9)).unwrap();
+        assert_eq!(child.db, Path::new("/tmp/d"));
+        assert_eq!(child.options.compaction_style, 1);
+        assert_eq!(child.options.compression_type, "zstd");
+        assert_eq!(child.options.bloom_bits, 3);
+        assert!(child.options.sync && child.child && !child.crash);
         assert_eq!((child.keys, child.ops.as_str()), (77, "put=1"));
+        assert_eq!((child.duration, child.seed), (1_000_000, 9));
         assert_eq!(child.expected_state.as_deref(), Some(Path::new("/tmp/o")));
+    }
+
+    #[test]
+    fn engine_defaults_are_the_library_s_but_for_tiny_sizes_and_more_threads() {
+        let o = options(&args(&[])).unwrap();
+        let library = Options::default();
+        assert_eq!(
+            (
+                o.write_buffer_size,
+                o.target_file_size_base,
+                o.max_bytes_for_level_base
+            ),
+            (64 << 10, 64 << 10, 256 << 10)
+        );
+        assert_eq!((o.max_background_jobs, o.max_subcompactions), (3, 2));
+        let same = Options {
+            create_if_missing: library.create_if_missing,
+            write_buffer_size: library.write_buffer_size,
+            target_file_size_base: library.target_file_size_base,
+            max_bytes_for_level_base: library.max_bytes_for_level_base,
+            max_background_jobs: library.max_background_jobs,
+            max_subcompactions: library.max_subcompactions,
+            ..o
+        };
+        assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 
     #[test]

@@ -14,3 +14,23 @@ pub fn strata(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Runs `strata bench --db=DB FLAGS`.
+#[allow(dead_code)] // not every test binary runs the bench
+pub fn bench(db: &std::path::Path, flags: &[&str]) -> (bool, String, String) {
+    let db = format!("--db={}", db.display());
+    let mut args = vec!["bench", db.as_str()];
+    args.extend_from_slice(flags);
+    strata(&args)
+}
+
+/// A database made by `strata bench FLAGS` in a new temporary directory (kept while the
+/// returned guard lives): the guard and the database's path.
+#[allow(dead_code)] // not every test binary runs the bench
+pub fn bench_db(flags: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, out, err) = bench(&db, flags);
+    assert!(ok, "strata bench {flags:?} failed:\n{out}\n{err}");
+    (dir, db)
+}

@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 
 use crate::filename::{LOG, LOG_OLD};
 use crate::fs::{FileSystem, WritableFile};
+use crate::util::civil_from_days;
 
 /// The info log of an open database.
 pub(crate) struct InfoLog {
@@ -56,19 +57,6 @@ fn timestamp(t: SystemTime) -> String {
         s % 60,
         since.subsec_micros()
     )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]

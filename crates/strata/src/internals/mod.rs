@@ -4,12 +4,14 @@
 
 pub mod fuzzing;
 
-pub use crate::filename::{parse_file_name, FileKind};
+pub use crate::filename::{is_engine_file as is_strata_file, parse_file_name, FileKind};
 pub use crate::iterator::InternalIterator;
 pub use crate::key::{append_internal_key, ParsedKey, ValueKind};
+pub use crate::log::{LogReader, ReadError};
 pub use crate::table::block::BlockBuilder;
 pub use crate::table::filter::FilterBuilder;
 pub use crate::table::reader::{TableReadOptions, TableReadStats};
 pub use crate::table::{Table, TableOptions};
-pub use crate::util::{printable, Rng};
-pub use crate::version::{current_manifest, read_edits, Version, VersionEdit};
+pub use crate::util::{printable, utc_datetime, Rng};
+pub use crate::version::{current_manifest, read_edits, FileMeta, Version, VersionEdit};
+pub use crate::write_batch::DecodedBatch;

@@ -47,7 +47,7 @@ impl LmdbEngine {
         options
             .map_size(MAP_SIZE)
             .max_readers(args.threads as u32 + 126);
-        let no_sync = !args.sync;
+        let no_sync = !args.options.sync;
         if no_sync {
             // SAFETY: MDB_NOSYNC trades durability of the last commits for speed, as an
             // unsynced log does; the environment is opened once in this process.

@@ -84,10 +84,13 @@ pub struct Counters {
     pub table_bytes_read: Option<u64>,
     /// Write stalls by cause: (cause, times if counted, microseconds).
     pub stalls: Vec<(&'static str, Option<u64>, u64)>,
-    /// Compactions run, where counted.
+    /// Compactions finished, where counted; the bytes are then those of the finished ones,
+    /// else whatever the engine counts (RocksDB: running compactions' bytes too).
     pub compactions: Option<u64>,
     pub compaction_bytes_read: u64,
     pub compaction_bytes_written: u64,
+    /// Compactions running now (not a counter), where known.
+    pub compactions_running: Option<u64>,
     /// Compaction debt now (not a counter).
     pub pending_compaction_bytes: u64,
     pub compactions_skipped_for_space: u64,
@@ -126,6 +129,7 @@ impl Counters {
                 self.compaction_bytes_written,
                 before.compaction_bytes_written,
             ),
+            compactions_running: self.compactions_running,
             pending_compaction_bytes: self.pending_compaction_bytes,
             compactions_skipped_for_space: d(
                 self.compactions_skipped_for_space,
@@ -172,13 +176,6 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
     }
 }
 
-/// Whether `path` holds a database of some engine (so that a run may delete it).
-pub fn looks_like_database(path: &Path) -> bool {
-    ["IDENTITY", "CURRENT", "data.mdb"]
-        .iter()
-        .any(|f| path.join(f).exists())
-}
-
 /// Opens (or creates, unless --use_existing_db) the database at `path` with `args`' options.
 pub fn open(kind: EngineKind, args: &BenchArgs, path: &Path) -> EngineResult<Box<dyn Engine>> {
     match kind {
@@ -218,6 +215,7 @@ mod tests {
             table_bytes_read: None,
             stalls: vec![("L0 stops", Some(1), 10), ("time", None, 7)],
             pending_compaction_bytes: 50,
+            compactions_running: Some(2),
             ..Counters::default()
         };
         let after = Counters {
@@ -226,6 +224,7 @@ mod tests {
             table_bytes_read: None,
             stalls: vec![("L0 stops", Some(3), 25), ("time", None, 9)],
             pending_compaction_bytes: 20,
+            compactions_running: Some(1),
             ..Counters::default()
         };
         let d = after.since(&before);
@@ -235,5 +234,6 @@ mod tests {
         assert_eq!(d.stalls, vec![("L0 stops", Some(2), 15), ("time", None, 2)]);
         assert_eq!(d.stall_count(), 2);
         assert_eq!(d.pending_compaction_bytes, 20);
+        assert_eq!(d.compactions_running, Some(1));
     }
 }

@@ -59,37 +59,37 @@ fn int(v: usize, flag: &str) -> EngineResult<i32> {
 fn options(args: &BenchArgs) -> EngineResult<Options> {
     let mut o = Options::default();
     o.create_if_missing(!args.use_existing_db);
-    o.set_write_buffer_size(args.write_buffer_size);
+    o.set_write_buffer_size(args.options.write_buffer_size);
     o.set_max_write_buffer_number(int(
-        args.max_write_buffer_number,
+        args.options.max_write_buffer_number,
         "--max_write_buffer_number",
     )?);
-    o.set_compression_type(match args.compression_type.as_str() {
+    o.set_compression_type(match args.options.compression_type.as_str() {
         "none" => DBCompressionType::None,
         "snappy" => DBCompressionType::Snappy,
         "lz4" => DBCompressionType::Lz4,
         "zstd" => DBCompressionType::Zstd,
         other => return Err(format!("--compression_type={other} is not supported").into()),
     });
-    o.set_target_file_size_base(args.target_file_size_base);
-    o.set_max_bytes_for_level_base(args.max_bytes_for_level_base);
-    o.set_max_bytes_for_level_multiplier(args.max_bytes_for_level_multiplier);
+    o.set_target_file_size_base(args.options.target_file_size_base);
+    o.set_max_bytes_for_level_base(args.options.max_bytes_for_level_base);
+    o.set_max_bytes_for_level_multiplier(args.options.max_bytes_for_level_multiplier);
     o.set_level_compaction_dynamic_level_bytes(true);
-    o.set_num_levels(int(args.num_levels, "--num_levels")?);
+    o.set_num_levels(int(args.options.num_levels, "--num_levels")?);
     o.set_level_zero_file_num_compaction_trigger(int(
-        args.level0_file_num_compaction_trigger,
+        args.options.level0_file_num_compaction_trigger,
         "--level0_file_num_compaction_trigger",
     )?);
     o.set_level_zero_slowdown_writes_trigger(int(
-        args.level0_slowdown_writes_trigger,
+        args.options.level0_slowdown_writes_trigger,
         "--level0_slowdown_writes_trigger",
     )?);
     o.set_level_zero_stop_writes_trigger(int(
-        args.level0_stop_writes_trigger,
+        args.options.level0_stop_writes_trigger,
         "--level0_stop_writes_trigger",
     )?);
-    o.set_disable_auto_compactions(args.disable_auto_compactions);
-    o.set_compaction_style(match args.compaction_style {
+    o.set_disable_auto_compactions(args.options.disable_auto_compactions);
+    o.set_compaction_style(match args.options.compaction_style {
         0 => DBCompactionStyle::Level,
         1 => DBCompactionStyle::Universal,
         other => {
@@ -100,38 +100,46 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         }
     });
     let mut universal = UniversalCompactOptions::default();
-    universal.set_size_ratio(args.universal_size_ratio as i32);
+    universal.set_size_ratio(args.options.universal_size_ratio as i32);
     universal.set_min_merge_width(int(
-        args.universal_min_merge_width,
+        args.options.universal_min_merge_width,
         "--universal_min_merge_width",
     )?);
-    if args.universal_max_merge_width > 0 {
+    if args.options.universal_max_merge_width > 0 {
         universal.set_max_merge_width(int(
-            args.universal_max_merge_width,
+            args.options.universal_max_merge_width,
             "--universal_max_merge_width",
         )?);
     }
-    universal
-        .set_max_size_amplification_percent(args.universal_max_size_amplification_percent as i32);
+    universal.set_max_size_amplification_percent(
+        args.options.universal_max_size_amplification_percent as i32,
+    );
     o.set_universal_compaction_options(&universal);
-    o.set_max_background_jobs(int(args.max_background_jobs, "--max_background_jobs")?);
-    o.set_max_subcompactions(args.max_subcompactions as u32);
-    if args.max_compaction_bytes > 0 {
-        o.set_max_compaction_bytes(args.max_compaction_bytes);
+    o.set_max_background_jobs(int(
+        args.options.max_background_jobs,
+        "--max_background_jobs",
+    )?);
+    o.set_max_subcompactions(args.options.max_subcompactions as u32);
+    if args.options.max_compaction_bytes > 0 {
+        o.set_max_compaction_bytes(args.options.max_compaction_bytes);
     }
-    o.set_soft_pending_compaction_bytes_limit(args.soft_pending_compaction_bytes_limit as usize);
-    o.set_hard_pending_compaction_bytes_limit(args.hard_pending_compaction_bytes_limit as usize);
+    o.set_soft_pending_compaction_bytes_limit(
+        args.options.soft_pending_compaction_bytes_limit as usize,
+    );
+    o.set_hard_pending_compaction_bytes_limit(
+        args.options.hard_pending_compaction_bytes_limit as usize,
+    );
 
     let mut table = BlockBasedOptions::default();
-    table.set_block_size(args.block_size);
-    if args.cache_size > 0 {
-        table.set_block_cache(&Cache::new_lru_cache(args.cache_size as usize));
+    table.set_block_size(args.options.block_size);
+    if args.options.cache_size > 0 {
+        table.set_block_cache(&Cache::new_lru_cache(args.options.cache_size as usize));
     } else {
         table.disable_cache();
     }
-    table.set_cache_index_and_filter_blocks(args.cache_index_and_filter_blocks);
-    if args.bloom_bits > 0 {
-        table.set_bloom_filter(args.bloom_bits as f64, false);
+    table.set_cache_index_and_filter_blocks(args.options.cache_index_and_filter_blocks);
+    if args.options.bloom_bits > 0 {
+        table.set_bloom_filter(args.options.bloom_bits as f64, false);
     }
     o.set_block_based_table_factory(&table);
 
@@ -293,6 +301,7 @@ impl Engine for RocksDbEngine {
             compactions: None,
             compaction_bytes_read: t(Ticker::CompactReadBytes),
             compaction_bytes_written: t(Ticker::CompactWriteBytes),
+            compactions_running: Some(self.property("rocksdb.num-running-compactions")),
             pending_compaction_bytes: self.property("rocksdb.estimate-pending-compaction-bytes"),
             compactions_skipped_for_space: 0,
         }

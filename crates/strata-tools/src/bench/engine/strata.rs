@@ -2,9 +2,7 @@
 
 use std::path::Path;
 
-use strata::fs::IoClass;
-use strata::Compression;
-use strata::{CompactionStyle, Db, Options, ReadOptions, UniversalOptions, WriteOptions};
+use strata::{Db, Options, ReadOptions, WriteOptions};
 
 use super::{Counters, Engine, EngineResult};
 use crate::bench::report::mb;
@@ -15,59 +13,13 @@ pub struct StrataEngine {
     disable_wal: bool,
 }
 
-/// Strata's options for the bench flags.
-pub fn options(args: &BenchArgs) -> EngineResult<Options> {
-    let compaction_style = match args.compaction_style {
-        0 => CompactionStyle::Leveled,
-        1 => CompactionStyle::Universal,
-        other => {
-            return Err(format!(
-                "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
-            )
-            .into())
-        }
-    };
-    Ok(Options {
-        create_if_missing: !args.use_existing_db,
-        write_buffer_size: args.write_buffer_size,
-        max_write_buffer_number: args.max_write_buffer_number,
-        compression: Compression::from_name(&args.compression_type)
-            .ok_or("--compression_type is not supported")?,
-        bloom_bits_per_key: args.bloom_bits.clamp(0, 100) as u32,
-        block_cache_size: args.cache_size.max(0) as usize,
-        cache_index_and_filter_blocks: args.cache_index_and_filter_blocks,
-        block_size: args.block_size,
-        target_file_size_base: args.target_file_size_base,
-        max_bytes_for_level_base: args.max_bytes_for_level_base,
-        max_bytes_for_level_multiplier: args.max_bytes_for_level_multiplier,
-        num_levels: args.num_levels,
-        level0_file_num_compaction_trigger: args.level0_file_num_compaction_trigger,
-        level0_slowdown_writes_trigger: args.level0_slowdown_writes_trigger,
-        level0_stop_writes_trigger: args.level0_stop_writes_trigger,
-        disable_auto_compactions: args.disable_auto_compactions,
-        compaction_style,
-        universal: UniversalOptions {
-            size_ratio: args.universal_size_ratio,
-            min_merge_width: args.universal_min_merge_width,
-            max_merge_width: match args.universal_max_merge_width {
-                0 => usize::MAX,
-                n => n,
-            },
-            max_size_amplification_percent: args.universal_max_size_amplification_percent,
-        },
-        max_background_jobs: args.max_background_jobs,
-        max_subcompactions: args.max_subcompactions,
-        max_compaction_bytes: args.max_compaction_bytes,
-        soft_pending_compaction_bytes_limit: args.soft_pending_compaction_bytes_limit,
-        hard_pending_compaction_bytes_limit: args.hard_pending_compaction_bytes_limit,
-        ..Options::default()
-    })
-}
-
 impl StrataEngine {
     pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
-        let db = Db::open(path, options(args)?)
-            .map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let options = Options {
+            create_if_missing: !args.use_existing_db,
+            ..args.options.options()?
+        };
+        let db = Db::open(path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
         Ok(StrataEngine {
             db,
             disable_wal: args.disable_wal,
@@ -180,9 +132,12 @@ impl Engine for StrataEngine {
                 ),
                 ("memtable waits", Some(s.write_stalls), s.stall_micros),
             ],
+            // Count and bytes of the finished compactions, from one source: the IO counters
+            // (IoClass::Compaction) also hold what running compactions wrote so far.
             compactions: Some(s.compactions.iter().map(|c| c.count).sum()),
-            compaction_bytes_read: s.io.read(IoClass::Compaction),
-            compaction_bytes_written: s.io.written(IoClass::Compaction),
+            compaction_bytes_read: s.compactions.iter().map(|c| c.bytes_read).sum(),
+            compaction_bytes_written: s.compactions.iter().map(|c| c.bytes_written).sum(),
+            compactions_running: Some(s.compactions_running),
             pending_compaction_bytes: s.pending_compaction_bytes,
             compactions_skipped_for_space: s.compactions_skipped_for_space,
         }

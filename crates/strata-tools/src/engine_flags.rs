@@ -1,0 +1,342 @@
+//! The engine's options as command-line flags, shared by `strata bench` and `strata stress`:
+//! db_bench's names, one parser for booleans, and one function from the flags to
+//! [`strata::Options`].
+//!
+//! The defaults written here are db_bench's (the bench's). A command that wants others sets
+//! them with `mut_arg` on its own flag struct (`strata stress` starts from tiny sizes so that
+//! flushes and compactions happen all the time).
+
+use clap::Args;
+use strata::Compression;
+use strata::{CompactionStyle, Options, UniversalOptions, WriteOptions};
+
+/// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "false" | "FALSE" | "False" => Ok(false),
+        other => Err(format!("expected 0, 1, true or false, got {other:?}")),
+    }
+}
+
+/// Checks a `--compression_type` value: a name [`Compression::from_name`] knows.
+fn parse_compression(s: &str) -> Result<String, String> {
+    match Compression::from_name(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(format!(
+            "compression {s:?} is not supported (none, snappy, lz4, zstd)"
+        )),
+    }
+}
+
+/// Flags that set the engine's options (and `--sync`, the one write option both commands
+/// take). Names and defaults follow RocksDB's db_bench.
+#[derive(Args, Debug, Clone)]
+#[command(rename_all = "snake_case", next_help_heading = "Engine options")]
+pub struct EngineFlags {
+    /// fdatasync the WAL on every write.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub sync: bool,
+
+    /// Memtable size in bytes before it is switched.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub write_buffer_size: usize,
+
+    /// Most memtables held in memory.
+    #[arg(long, default_value_t = 2)]
+    pub max_write_buffer_number: usize,
+
+    /// Compression of table data blocks: none, snappy, lz4, zstd.
+    #[arg(long, default_value = "snappy", value_parser = parse_compression)]
+    pub compression_type: String,
+
+    /// Bloom filter bits per key; negative or 0 means no filter.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub bloom_bits: i64,
+
+    /// Bytes of block cache; 0 or negative disables it.
+    #[arg(long, default_value_t = 8 << 20, allow_negative_numbers = true)]
+    pub cache_size: i64,
+
+    /// Keep index and filter blocks in the block cache instead of pinned with open tables.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub cache_index_and_filter_blocks: bool,
+
+    /// Target size of table data blocks in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub block_size: usize,
+
+    /// Compaction output files are cut at this size.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub target_file_size_base: u64,
+
+    /// Smallest target size of the base level (levels are sized dynamically).
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_bytes_for_level_base: u64,
+
+    /// Growth factor between levels.
+    #[arg(long, default_value_t = 10.0)]
+    pub max_bytes_for_level_multiplier: f64,
+
+    /// Levels of the tree (2 to 7).
+    #[arg(long, default_value_t = 7)]
+    pub num_levels: usize,
+
+    /// L0 files (leveled) or sorted runs (universal) that trigger a compaction.
+    #[arg(long, default_value_t = 4)]
+    pub level0_file_num_compaction_trigger: usize,
+
+    /// L0 files at which writes slow down.
+    #[arg(long, default_value_t = 20)]
+    pub level0_slowdown_writes_trigger: usize,
+
+    /// L0 files at which writes stop.
+    #[arg(long, default_value_t = 36)]
+    pub level0_stop_writes_trigger: usize,
+
+    /// Run no compaction in the background.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub disable_auto_compactions: bool,
+
+    /// Background threads: one flushes, the others compact.
+    #[arg(long, default_value_t = 2)]
+    pub max_background_jobs: usize,
+
+    /// Threads one compaction may be split into (key ranges merged in parallel).
+    #[arg(long, default_value_t = 1)]
+    pub max_subcompactions: usize,
+
+    /// 0 = leveled, 1 = universal (2, FIFO, is not supported).
+    #[arg(long, default_value_t = 0)]
+    pub compaction_style: u32,
+
+    /// Universal: percent of slack when comparing run sizes.
+    #[arg(long, default_value_t = 1)]
+    pub universal_size_ratio: u32,
+
+    /// Universal: fewest runs merged at once.
+    #[arg(long, default_value_t = 2)]
+    pub universal_min_merge_width: usize,
+
+    /// Universal: most runs merged at once (0 = no limit).
+    #[arg(long, default_value_t = 0)]
+    pub universal_max_merge_width: usize,
+
+    /// Universal: newer runs' bytes, in percent of the oldest run, that force a full merge.
+    #[arg(long, default_value_t = 200)]
+    pub universal_max_size_amplification_percent: u32,
+
+    /// Pending compaction bytes at which writes are delayed (0 = never).
+    #[arg(long, default_value_t = 64 << 30)]
+    pub soft_pending_compaction_bytes_limit: u64,
+
+    /// Pending compaction bytes at which writes stop (0 = never).
+    #[arg(long, default_value_t = 256 << 30)]
+    pub hard_pending_compaction_bytes_limit: u64,
+
+    /// Overlap with the level below at which a compaction output is cut (0 = 25 times
+    /// --target_file_size_base).
+    #[arg(long, default_value_t = 0)]
+    pub max_compaction_bytes: u64,
+}
+
+impl EngineFlags {
+    /// Strata's options for these flags (`create_if_missing` is left to the caller).
+    pub fn options(&self) -> Result<Options, String> {
+        let compaction_style = match self.compaction_style {
+            0 => CompactionStyle::Leveled,
+            1 => CompactionStyle::Universal,
+            other => {
+                return Err(format!(
+                    "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
+                ))
+            }
+        };
+        let compression = Compression::from_name(&self.compression_type).ok_or_else(|| {
+            format!(
+                "--compression_type={} is not supported",
+                self.compression_type
+            )
+        })?;
+        Ok(Options {
+            write_buffer_size: self.write_buffer_size,
+            max_write_buffer_number: self.max_write_buffer_number,
+            compression,
+            bloom_bits_per_key: self.bloom_bits.clamp(0, 100) as u32,
+            block_cache_size: self.cache_size.max(0) as usize,
+            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
+            block_size: self.block_size,
+            target_file_size_base: self.target_file_size_base,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
+            num_levels: self.num_levels,
+            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
+            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
+            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
+            disable_auto_compactions: self.disable_auto_compactions,
+            compaction_style,
+            universal: UniversalOptions {
+                size_ratio: self.universal_size_ratio,
+                min_merge_width: self.universal_min_merge_width,
+                max_merge_width: match self.universal_max_merge_width {
+                    0 => usize::MAX,
+                    n => n,
+                },
+                max_size_amplification_percent: self.universal_max_size_amplification_percent,
+            },
+            max_background_jobs: self.max_background_jobs,
+            max_subcompactions: self.max_subcompactions,
+            max_compaction_bytes: self.max_compaction_bytes,
+            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
+            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
+            ..Options::default()
+        })
+    }
+
+    /// The write options of `--sync`, with or without the WAL.
+    pub fn write_options(&self, disable_wal: bool) -> WriteOptions {
+        WriteOptions {
+            sync: self.sync,
+            disable_wal,
+        }
+    }
+}
+
+/// Parses `flags` (the words after the command's name) into the flag struct `T`.
+#[cfg(test)]
+pub fn parse_flags<T, S>(flags: &[S]) -> Result<T, clap::Error>
+where
+    T: Args + clap::FromArgMatches,
+    S: Into<std::ffi::OsString> + Clone,
+{
+    let command = T::augment_args(clap::Command::new("strata"));
+    let argv = std::iter::once("strata".into()).chain(flags.iter().cloned().map(Into::into));
+    T::from_arg_matches(&command.try_get_matches_from(argv)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(flags: &[&str]) -> Result<EngineFlags, clap::Error> {
+        parse_flags(flags)
+    }
+
+    #[test]
+    fn booleans_parse_as_gflags_does() {
+        for (text, want) in [
+            ("1", Some(true)),
+            ("true", Some(true)),
+            ("TRUE", Some(true)),
+            ("True", Some(true)),
+            ("0", Some(false)),
+            ("false", Some(false)),
+            ("FALSE", Some(false)),
+            ("False", Some(false)),
+            ("yes", None),
+            ("", None),
+            ("2", None),
+        ] {
+            assert_eq!(parse_bool(text).ok(), want, "{text:?}");
+        }
+        assert!(parse(&["--sync"]).unwrap().sync, "a bare flag means true");
+        assert!(!parse(&[]).unwrap().sync);
+    }
+
+    #[test]
+    fn every_flag_reaches_its_option() {
+        let f = parse(&[
+            "--write_buffer_size=1000",
+            "--max_write_buffer_number=3",
+            "--compression_type=zstd",
+            "--bloom_bits=7",
+            "--cache_size=-1",
+            "--cache_index_and_filter_blocks",
+            "--block_size=1024",
+            "--target_file_size_base=2000",
+            "--max_bytes_for_level_base=3000",
+            "--max_bytes_for_level_multiplier=8",
+            "--num_levels=5",
+            "--level0_file_num_compaction_trigger=6",
+            "--level0_slowdown_writes_trigger=7",
+            "--level0_stop_writes_trigger=9",
+            "--disable_auto_compactions=1",
+            "--max_background_jobs=4",
+            "--max_subcompactions=3",
+            "--compaction_style=1",
+            "--universal_size_ratio=5",
+            "--universal_min_merge_width=3",
+            "--universal_max_merge_width=0",
+            "--universal_max_size_amplification_percent=150",
+            "--soft_pending_compaction_bytes_limit=11",
+            "--hard_pending_compaction_bytes_limit=12",
+            "--max_compaction_bytes=13",
+        ])
+        .unwrap();
+        let o = f.options().unwrap();
+        assert_eq!(o.write_buffer_size, 1000);
+        assert_eq!(o.max_write_buffer_number, 3);
+        assert_eq!(o.compression, Compression::Zstd);
+        assert_eq!(o.bloom_bits_per_key, 7);
+        assert_eq!(o.block_cache_size, 0);
+        assert!(o.cache_index_and_filter_blocks);
+        assert_eq!(o.block_size, 1024);
+        assert_eq!(o.target_file_size_base, 2000);
+        assert_eq!(o.max_bytes_for_level_base, 3000);
+        assert_eq!(o.max_bytes_for_level_multiplier, 8.0);
+        assert_eq!(o.num_levels, 5);
+        assert_eq!(o.level0_file_num_compaction_trigger, 6);
+        assert_eq!(o.level0_slowdown_writes_trigger, 7);
+        assert_eq!(o.level0_stop_writes_trigger, 9);
+        assert!(o.disable_auto_compactions);
+        assert_eq!(o.max_background_jobs, 4);
+        assert_eq!(o.max_subcompactions, 3);
+        assert_eq!(o.compaction_style, CompactionStyle::Universal);
+        assert_eq!(
+            o.universal,
+            UniversalOptions {
+                size_ratio: 5,
+                min_merge_width: 3,
+                max_merge_width: usize::MAX,
+                max_size_amplification_percent: 150,
+            }
+        );
+        assert_eq!(o.soft_pending_compaction_bytes_limit, 11);
+        assert_eq!(o.hard_pending_compaction_bytes_limit, 12);
+        assert_eq!(o.max_compaction_bytes, 13);
+    }
+
+    #[test]
+    fn defaults_are_db_bench_s_which_differ_from_the_library_s_in_bloom_and_compression() {
+        let o = parse(&[]).unwrap().options().unwrap();
+        let library = Options::default();
+        assert_eq!((o.bloom_bits_per_key, library.bloom_bits_per_key), (0, 10));
+        assert_eq!(
+            (o.compression, library.compression),
+            (Compression::Snappy, Compression::None)
+        );
+        let same = Options {
+            bloom_bits_per_key: library.bloom_bits_per_key,
+            compression: library.compression,
+            ..o
+        };
+        assert_eq!(format!("{same:?}"), format!("{library:?}"));
+    }
+
+    #[test]
+    fn bad_values_are_errors_that_name_them() {
+        for (flag, named) in [
+            ("--compression_type=zlib", "zlib"),
+            ("--sync=maybe", "maybe"),
+            ("--no_such_option=1", "no_such_option"),
+        ] {
+            let e = parse(&[flag]).unwrap_err().to_string();
+            assert!(e.contains(named), "{flag}: {e}");
+        }
+        let e = parse(&["--compaction_style=2"])
+            .unwrap()
+            .options()
+            .unwrap_err();
+        assert!(e.contains("--compaction_style=2"), "{e}");
+    }
+}
