@@ -12,6 +12,7 @@ mod gen;
 mod plot;
 mod report;
 mod temp_db;
+mod units;
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,7 +23,8 @@ use strata::internals::Rng;
 pub use args::BenchArgs;
 use engine::{Counters, Engine, EngineResult};
 use gen::{fill_key, LiveKeys, ValueGen};
-use report::{dir_size, mb, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
+use report::{dir_size, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
+use units::mb;
 
 type BoxError = engine::EngineError;
 

@@ -346,11 +346,6 @@ pub fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
-/// Bytes as MB with one decimal.
-pub fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1048576.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use std::path::Path;
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 use super::{Counters, Engine, EngineResult};
-use crate::bench::report::mb;
+use crate::bench::units::mb;
 use crate::bench::BenchArgs;
 
 pub struct StrataEngine {
