@@ -289,9 +289,9 @@ fn note_if_no_tables(dir: &Path, version: &Version) -> Result<Option<String>, Bo
     }
 }
 
-/// Opens the database at `dir` for a look: recovering its WALs, as any open does, but with
-/// no background compaction, so that looking does not reshape the tree.
-fn open_to_inspect(dir: &Path) -> Result<strata::Db, BoxError> {
+/// Opens the database at `dir` to flush it, with no background compaction, so that the
+/// flush does not reshape the rest of the tree.
+fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
     let options = strata::Options {
         disable_auto_compactions: true,
         ..strata::Options::default()
@@ -299,26 +299,19 @@ fn open_to_inspect(dir: &Path) -> Result<strata::Db, BoxError> {
     Ok(strata::Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?)
 }
 
-/// `strata stats DIR`: the tree shape and `strata.stats` of a database.
+/// `strata stats DIR`: the tree shape and `strata.stats` of a database, opened read-only, so
+/// that looking changes no file and works beside a process that has it open for writing.
 pub fn stats(dir: &Path) -> Result<(), BoxError> {
-    // Looked at before the open, which recovers the WALs into memtables and may start
-    // flushing them.
     let note = match read_manifest(dir) {
         Ok((_, _, version)) => note_if_no_tables(dir, &version)?,
         Err(_) => None, // the open says what is wrong
     };
-    let db = open_to_inspect(dir)?;
+    let db = strata::Db::open_read_only(dir, strata::Options::default())
+        .map_err(|e| format!("opening {}: {e}", dir.display()))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "tree: {}", db.tree_shape())?;
     if let Some(note) = note {
         writeln!(out, "{note}")?;
-        if db.tree_shape().immutable_memtables > 0 {
-            writeln!(
-                out,
-                "(this open recovered them into the memtables above and started their flush, \
-                 which may finish before stats closes the database)"
-            )?;
-        }
     }
     write!(out, "{}", db.property("strata.stats").unwrap_or_default())?;
     db.close()?;
@@ -327,7 +320,7 @@ pub fn stats(dir: &Path) -> Result<(), BoxError> {
 
 /// `strata flush DIR`: writes what the database's WALs hold to tables.
 pub fn flush(dir: &Path) -> Result<(), BoxError> {
-    let db = open_to_inspect(dir)?;
+    let db = open_to_flush(dir)?;
     db.flush()?;
     writeln!(
         std::io::stdout().lock(),

@@ -182,3 +182,43 @@ fn sst_dump_limits_entries_and_shows_keys_and_times_as_people_read_them() {
     assert_eq!(shape, "9999-99-99T99:99:99Z", "{created}");
     assert!(created >= "2024", "{created}");
 }
+
+#[test]
+fn stats_answers_beside_a_writer_and_changes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = strata::Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        ..strata::Options::default()
+    };
+    let writer = strata::Db::open(dir.path(), options).unwrap();
+    for i in 0..2000u32 {
+        writer
+            .put(format!("k{i:05}").as_bytes(), &[7; 100])
+            .unwrap();
+    }
+    writer.flush().unwrap();
+    writer.put(b"in-the-wal", b"x").unwrap();
+    writer.sync_wal().unwrap();
+    let files = || -> Vec<(String, Vec<u8>)> {
+        let mut all: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with("LOG"))
+            .map(|n| (n.clone(), std::fs::read(dir.path().join(&n)).unwrap()))
+            .collect();
+        all.sort();
+        all
+    };
+    let before = files();
+    let (ok, out, err) = strata(&["stats", dir.path().to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("tree: mem"), "{out}");
+    assert!(out.contains("** Strata stats **"), "{out}");
+    assert_eq!(
+        files(),
+        before,
+        "strata stats changed a file of the live database"
+    );
+    writer.close().unwrap();
+}

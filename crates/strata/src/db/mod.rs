@@ -104,6 +104,8 @@ pub(crate) struct DbInner {
     counters: Counters,
     recovery: RecoveryReport,
     lock: Mutex<Option<Box<dyn FileLock>>>,
+    /// Opened with `Db::open_read_only`: every call that writes is refused.
+    read_only: bool,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.
@@ -183,6 +185,7 @@ impl Db {
 
     /// Applies `batch` atomically: after a crash all of it is there or none of it.
     pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
+        self.inner.check_writable()?;
         self.inner.write(batch, options)
     }
 
@@ -328,20 +331,21 @@ impl Db {
     /// Writes the memtables to tables and waits until that is done (RocksDB's `Flush` with
     /// `wait = true`). Afterwards no WAL is needed to recover the data written so far.
     pub fn flush(&self) -> Result<()> {
+        self.inner.check_writable()?;
         self.inner.flush_memtables()
     }
 
     /// Compacts the keys in [begin, end] (`None` = open bound) down to the last level,
     /// flushing the memtables first (RocksDB's `CompactRange`).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        self.inner.check_open()?;
+        self.inner.check_writable()?;
         self.inner.compact_range(begin, end)
     }
 
     /// Compacts all of level `level` into the next one (L0 into the base level), as
     /// db_bench's `compact0` and `compact1` steps.
     pub fn compact_level(&self, level: usize) -> Result<()> {
-        self.inner.check_open()?;
+        self.inner.check_writable()?;
         self.inner.compact_level_range(level, None, None)
     }
 
@@ -352,7 +356,7 @@ impl Db {
 
     /// Waits until no flush is pending and no compaction is needed.
     pub fn wait_for_compactions(&self) -> Result<()> {
-        self.inner.check_open()?;
+        self.inner.check_writable()?;
         self.inner.wait_for_compactions()
     }
 
@@ -362,7 +366,7 @@ impl Db {
     /// stops again and writes report the new error. A failed WAL write is not resumable: the
     /// database must be reopened, so that recovery can cut the log at its last whole record.
     pub fn resume(&self) -> Result<()> {
-        self.inner.check_open()?;
+        self.inner.check_writable()?;
         self.inner.writer.lock().check_stopped()?;
         let mut bg = self.inner.bg.lock();
         if let Some(e) = bg.error.take() {
@@ -377,6 +381,7 @@ impl Db {
 
     /// Makes every write so far durable (fdatasync of the WAL), as a `sync` write would.
     pub fn sync_wal(&self) -> Result<()> {
+        self.inner.check_writable()?;
         self.inner.sync_wal()
     }
 
@@ -468,6 +473,18 @@ impl DbInner {
         Ok(())
     }
 
+    /// Fails for a closed database or one opened read-only.
+    fn check_writable(&self) -> Result<()> {
+        self.check_open()?;
+        if self.read_only {
+            return Err(Error::Unavailable(format!(
+                "database {} is open read-only: writes, flushes and compactions are refused",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
     fn stats(&self) -> DbStats {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let sv = self.sv.read().clone();
@@ -537,7 +554,9 @@ impl DbInner {
         for handle in threads {
             let _ = handle.join();
         }
-        self.purge_obsolete_files();
+        if !self.read_only {
+            self.purge_obsolete_files();
+        }
         let synced = self.writer.lock().sync_wal();
         self.lock.lock().take();
         flushed.and(synced)

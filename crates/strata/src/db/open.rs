@@ -1,8 +1,9 @@
 //! Opening a database: checking the directory and its identity, taking the lock, recovering
 //! the manifest, removing obsolete files, replaying the WALs into memtables, starting a new
-//! WAL and the background threads.
+//! WAL and the background threads. A read-only open does the reading half of that and writes
+//! nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use super::write::{WriteQueue, WriterState};
 use super::{Db, DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
-use crate::fs::{CountedFile, FileSystem, IoClass, IoStats};
+use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::Options;
@@ -74,18 +75,8 @@ impl Db {
             VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?
         };
         versions.mark_file_number_used(max_number);
+        check_num_levels(&options, &path, &versions)?;
         let version = versions.current();
-        if let Some(level) =
-            (options.num_levels..NUM_LEVELS).find(|&l| !version.levels[l].is_empty())
-        {
-            return Err(Error::InvalidArgument(format!(
-                "num_levels is {} but {} has files in level {level}; open it with num_levels \
-                 of at least {}",
-                options.num_levels,
-                path.display(),
-                level + 1
-            )));
-        }
         // Listed again: recovery wrote a new manifest and CURRENT.
         let live = LiveFiles {
             tables: version.live_files(),
@@ -100,8 +91,8 @@ impl Db {
             options.wal_recovery_mode,
             options.write_buffer_size,
             &io,
+            false,
         )?;
-        let last_sequence = recovered.last_sequence.max(versions.last_sequence);
 
         let log_number = versions.new_file_number();
         let wal_file = fs.create_writable(&filename::wal_path(&path, log_number))?;
@@ -111,63 +102,199 @@ impl Db {
             io.clone(),
             IoClass::Wal,
         )));
-        let mut immutables = recovered.mems;
-        immutables.reverse();
-        let pending_flush = !immutables.is_empty();
-        let sv = SuperVersion {
-            active: Arc::new(MemTable::new(log_number, options.write_buffer_size)),
-            immutables,
-            version,
-        };
         let info_log = InfoLog::open(fs.as_ref(), &path);
-        let tables = TableCache::new(
-            path.clone(),
-            fs.clone(),
-            options.table_options(false),
-            options.block_cache_size,
-            options.cache_index_and_filter_blocks,
-            options.max_open_files,
-        );
-        let inner = Arc::new(DbInner {
+        let inner = assemble(Parts {
             path,
+            options,
             fs,
             io,
-            last_sequence: AtomicU64::new(last_sequence),
-            sv: RwLock::new(Arc::new(sv)),
-            queue: Mutex::new(WriteQueue::default()),
-            writer: Mutex::new(WriterState::new(wal, last_sequence)),
-            versions: Mutex::new(versions),
-            tables,
-            bg: Mutex::new(BgState::default()),
-            bg_cv: Condvar::new(),
-            bg_failed: AtomicBool::new(false),
-            bg_threads: Mutex::new(Vec::new()),
-            pending_compaction_bytes: AtomicU64::new(0),
-            compaction_reserved: AtomicU64::new(0),
-            shutting_down: AtomicBool::new(false),
+            versions,
+            recovered,
+            wal,
+            log_number,
+            lock: Some(lock),
             info_log,
-            compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
-            obsolete_tables: Mutex::new(Vec::new()),
-            unpersisted: AtomicBool::new(false),
-            snapshots: Arc::new(SnapshotList::default()),
-            closed: AtomicBool::new(false),
-            counters: Counters::default(),
-            recovery: recovered.report,
-            lock: Mutex::new(Some(lock)),
-            options,
+            read_only: false,
         });
         inner.info_log.log(format_args!(
-            "opened {} ({} WALs replayed, last sequence {last_sequence}); {:?}",
+            "opened {} ({} WALs replayed, last sequence {}); {:?}",
             inner.path.display(),
             wals.len(),
+            inner
+                .last_sequence
+                .load(std::sync::atomic::Ordering::Relaxed),
             inner.options
         ));
-        inner.note_new_version(&inner.sv.read().version.clone());
         *inner.bg_threads.lock() = background::spawn(&inner)?;
-        if pending_flush {
+        if !inner.sv.read().immutables.is_empty() {
             inner.wake_background();
         }
         Ok(Db { inner })
+    }
+
+    /// Opens the database in directory `path` for reading only, as RocksDB's
+    /// `OpenForReadOnly`: it writes nothing (no manifest, no WAL, no `LOG`, no file deleted,
+    /// no torn WAL tail cut), takes no lock (so it works beside a process that has the
+    /// database open for writing), and runs no background work. It reads the tables the
+    /// manifest names and replays the WALs into memory, as of the moment it opens; later
+    /// writes of another handle are not seen. Every call that would write (`put`, `write`,
+    /// `flush`, compactions, `sync_wal`, `resume`) fails with [`ErrorKind::Unavailable`]
+    /// naming the database. A table that a live writer's compaction deletes afterwards makes
+    /// reads of it fail with an IO error: reopen to see the current tree.
+    ///
+    /// [`ErrorKind::Unavailable`]: crate::ErrorKind::Unavailable
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        options.validate()?;
+        let path = path.as_ref().to_path_buf();
+        let fs = options.fs.clone();
+        let io = Arc::new(IoStats::default());
+        if !identify(fs.as_ref(), &path)? {
+            return Err(Error::NotFound(format!(
+                "no database in {}",
+                path.display()
+            )));
+        }
+        if !fs.exists(&path.join(filename::CURRENT)) {
+            return Err(Error::NotFound(format!(
+                "no database in {} (no {} file)",
+                path.display(),
+                filename::CURRENT
+            )));
+        }
+        let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
+        check_num_levels(&options, &path, &versions)?;
+        let mut wals: Vec<u64> = fs
+            .list_dir(&path)?
+            .iter()
+            .filter_map(|n| match parse_file_name(n)? {
+                FileKind::Wal(n) if n >= versions.log_number => Some(n),
+                _ => None,
+            })
+            .collect();
+        wals.sort_unstable();
+        let recovered = recovery::replay_wals(
+            fs.as_ref(),
+            &path,
+            &wals,
+            options.wal_recovery_mode,
+            options.write_buffer_size,
+            &io,
+            true,
+        )?;
+        let log_number = wals.last().map_or(versions.log_number, |n| n + 1);
+        let wal = LogWriter::new(Box::new(ReadOnlyFile::new(filename::wal_path(
+            &path, log_number,
+        ))));
+        let inner = assemble(Parts {
+            path,
+            options,
+            fs,
+            io,
+            versions,
+            recovered,
+            wal,
+            log_number,
+            lock: None,
+            info_log: InfoLog::disabled(),
+            read_only: true,
+        });
+        Ok(Db { inner })
+    }
+}
+
+/// What an open has recovered and created, to be put together into a database.
+struct Parts {
+    path: PathBuf,
+    options: Options,
+    fs: Arc<dyn FileSystem>,
+    io: Arc<IoStats>,
+    versions: VersionSet,
+    recovered: recovery::Recovered,
+    /// The WAL of the new active memtable, numbered `log_number`.
+    wal: LogWriter,
+    log_number: u64,
+    lock: Option<Box<dyn FileLock>>,
+    info_log: InfoLog,
+    read_only: bool,
+}
+
+/// The database made of `parts`: the recovered memtables as immutables (newest first) under
+/// a new, empty active memtable, and the manifest's version.
+fn assemble(parts: Parts) -> Arc<DbInner> {
+    let Parts {
+        path,
+        options,
+        fs,
+        io,
+        versions,
+        recovered,
+        wal,
+        log_number,
+        lock,
+        info_log,
+        read_only,
+    } = parts;
+    let last_sequence = recovered.last_sequence.max(versions.last_sequence);
+    let mut immutables = recovered.mems;
+    immutables.reverse();
+    let sv = SuperVersion {
+        active: Arc::new(MemTable::new(log_number, options.write_buffer_size)),
+        immutables,
+        version: versions.current(),
+    };
+    let tables = TableCache::new(
+        path.clone(),
+        fs.clone(),
+        options.table_options(false),
+        options.block_cache_size,
+        options.cache_index_and_filter_blocks,
+        options.max_open_files,
+    );
+    let inner = Arc::new(DbInner {
+        path,
+        fs,
+        io,
+        last_sequence: AtomicU64::new(last_sequence),
+        sv: RwLock::new(Arc::new(sv)),
+        queue: Mutex::new(WriteQueue::default()),
+        writer: Mutex::new(WriterState::new(wal, last_sequence)),
+        versions: Mutex::new(versions),
+        tables,
+        bg: Mutex::new(BgState::default()),
+        bg_cv: Condvar::new(),
+        bg_failed: AtomicBool::new(false),
+        bg_threads: Mutex::new(Vec::new()),
+        pending_compaction_bytes: AtomicU64::new(0),
+        compaction_reserved: AtomicU64::new(0),
+        shutting_down: AtomicBool::new(false),
+        info_log,
+        compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
+        obsolete_tables: Mutex::new(Vec::new()),
+        unpersisted: AtomicBool::new(false),
+        snapshots: Arc::new(SnapshotList::default()),
+        closed: AtomicBool::new(false),
+        counters: Counters::default(),
+        recovery: recovered.report,
+        lock: Mutex::new(lock),
+        read_only,
+        options,
+    });
+    inner.note_new_version(&inner.sv.read().version.clone());
+    inner
+}
+
+/// Refuses `options.num_levels` below the deepest level that holds files.
+fn check_num_levels(options: &Options, path: &Path, versions: &VersionSet) -> Result<()> {
+    let version = versions.current();
+    match (options.num_levels..NUM_LEVELS).find(|&l| !version.levels[l].is_empty()) {
+        Some(level) => Err(Error::InvalidArgument(format!(
+            "num_levels is {} but {} has files in level {level}; open it with num_levels of at \
+             least {}",
+            options.num_levels,
+            path.display(),
+            level + 1
+        ))),
+        None => Ok(()),
     }
 }
 

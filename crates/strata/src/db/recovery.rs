@@ -54,7 +54,9 @@ pub(crate) struct Recovered {
     pub report: RecoveryReport,
 }
 
-/// Replays WALs `numbers` (ascending) of database `dir`.
+/// Replays WALs `numbers` (ascending) of database `dir`. With `read_only` nothing is
+/// written: a bad record ends the replay where the rules above drop the rest, but no bytes
+/// are cut or set aside and empty WALs stay (a writer may be appending to the newest one).
 pub(crate) fn replay_wals(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -62,6 +64,7 @@ pub(crate) fn replay_wals(
     mode: WalRecoveryMode,
     write_buffer_size: usize,
     io: &IoStats,
+    read_only: bool,
 ) -> Result<Recovered> {
     let mut out = Recovered {
         mems: Vec::new(),
@@ -94,13 +97,6 @@ pub(crate) fn replay_wals(
             }
             let dropped_records = 1 + reader.count_records_after_corruption()?;
             io.add_read(IoClass::Recovery, reader.bytes_read());
-            cut_tail(
-                fs,
-                dir,
-                number,
-                reader.end_of_last_record(),
-                &mut out.report,
-            )?;
             out.report.dropped_records += dropped_records;
             out.report.corruption = Some(format!(
                 "{} at offset {}: {}",
@@ -108,6 +104,19 @@ pub(crate) fn replay_wals(
                 bad.offset,
                 bad.reason
             ));
+            if read_only {
+                if !mem.is_empty() {
+                    out.mems.push(mem);
+                }
+                return Ok(out);
+            }
+            cut_tail(
+                fs,
+                dir,
+                number,
+                reader.end_of_last_record(),
+                &mut out.report,
+            )?;
             keep_or_remove(fs, &path, mem, &mut out.mems)?;
             for &later in &numbers[i + 1..] {
                 let from = wal_path(dir, later);
@@ -120,7 +129,13 @@ pub(crate) fn replay_wals(
             return Ok(out);
         }
         io.add_read(IoClass::Recovery, reader.bytes_read());
-        keep_or_remove(fs, &path, mem, &mut out.mems)?;
+        if read_only {
+            if !mem.is_empty() {
+                out.mems.push(mem);
+            }
+        } else {
+            keep_or_remove(fs, &path, mem, &mut out.mems)?;
+        }
     }
     Ok(out)
 }

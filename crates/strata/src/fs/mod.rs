@@ -113,6 +113,36 @@ pub fn write_file_atomically(
     fs.sync_dir(dir)
 }
 
+/// A writable file that refuses every write: the WAL and manifest of a database opened
+/// read-only, so that a write that gets that far fails naming why.
+pub(crate) struct ReadOnlyFile {
+    path: PathBuf,
+}
+
+impl ReadOnlyFile {
+    pub fn new(path: PathBuf) -> ReadOnlyFile {
+        ReadOnlyFile { path }
+    }
+
+    fn refuse(&self) -> Error {
+        Error::Unavailable(format!("{} is open read-only", self.path.display()))
+    }
+}
+
+impl WritableFile for ReadOnlyFile {
+    fn append(&mut self, _data: &[u8]) -> Result<()> {
+        Err(self.refuse())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        Err(self.refuse())
+    }
+
+    fn len(&self) -> u64 {
+        0
+    }
+}
+
 /// The real file system, through the standard library (appends, positional reads, fdatasync,
 /// flock).
 #[derive(Debug, Default, Clone, Copy)]

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::filename::{manifest_name, manifest_path, parse_file_name, FileKind, CURRENT};
-use crate::fs::{CountedFile, FileSystem, IoClass, IoStats};
+use crate::fs::{CountedFile, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::key::{compare_internal, user_key};
 use crate::log::{LogReader, LogWriter, ReadError};
 
@@ -179,22 +179,32 @@ impl VersionSet {
 
     /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<VersionSet> {
-        let (number, path) = current_manifest(fs.as_ref(), dir)?;
-        let mut state = State {
-            version: Version::default(),
-            log_number: 0,
-            next_file_number: 1,
-            last_sequence: 0,
-        };
-        for (at, edit) in read_edits(fs.as_ref(), &path)? {
-            state.version = state
-                .version
-                .apply(&edit)
-                .map_err(|why| Error::corruption(&path, at, why))?;
-            state.absorb(&edit);
-        }
-        state.next_file_number = state.next_file_number.max(number + 1);
+        let (_, state) = read_current_state(fs.as_ref(), dir)?;
         VersionSet::start(fs, dir, io, state)
+    }
+
+    /// Reads `CURRENT` and its manifest and writes nothing: the version set of a database
+    /// opened read-only, whose every edit fails.
+    pub fn open_read_only(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+    ) -> Result<VersionSet> {
+        let (number, state) = read_current_state(fs.as_ref(), dir)?;
+        let refuse = ReadOnlyFile::new(manifest_path(dir, number));
+        Ok(VersionSet {
+            fs,
+            io,
+            dir: dir.to_path_buf(),
+            manifest: LogWriter::new(Box::new(refuse)),
+            manifest_failed: false,
+            manifest_number: number,
+            current: Arc::new(state.version),
+            log_number: state.log_number,
+            next_file_number: state.next_file_number,
+            last_sequence: state.last_sequence,
+            handed_out: Vec::new(),
+        })
     }
 
     /// Writes a new manifest holding `state`, points CURRENT at it.
@@ -311,6 +321,26 @@ impl VersionSet {
         }
         live
     }
+}
+
+/// The number of the manifest `CURRENT` names and the state it describes.
+fn read_current_state(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State)> {
+    let (number, path) = current_manifest(fs, dir)?;
+    let mut state = State {
+        version: Version::default(),
+        log_number: 0,
+        next_file_number: 1,
+        last_sequence: 0,
+    };
+    for (at, edit) in read_edits(fs, &path)? {
+        state.version = state
+            .version
+            .apply(&edit)
+            .map_err(|why| Error::corruption(&path, at, why))?;
+        state.absorb(&edit);
+    }
+    state.next_file_number = state.next_file_number.max(number + 1);
+    Ok((number, state))
 }
 
 /// Writes manifest `number` holding `state` in one edit, and points CURRENT at it: the
