@@ -388,7 +388,7 @@ mod tests {
     use super::*;
     use crate::fs::PosixFs;
     use crate::key::{append_internal_key, ValueKind};
-    use crate::version::edit::notation;
+    use crate::version::edit::testdata;
 
     fn file(number: u64, a: &str, b: &str, seq: u64) -> FileMeta {
         let ik = |k: &str| {
@@ -415,7 +415,7 @@ mod tests {
             let bad = || format!("bad edit line {line:?}");
             match line.split_once(' ').ok_or_else(bad)? {
                 ("add", rest) => {
-                    let (level, files) = notation::parse_level(rest)?;
+                    let (level, files) = testdata::parse_level(rest)?;
                     edit.new_files.extend(files.into_iter().map(|f| (level, f)));
                 }
                 ("delete", rest) => {
@@ -435,7 +435,7 @@ mod tests {
 
     /// The levels of `v`, and what `Version::check` finds wrong with it, if anything.
     fn checked(v: &Version) -> String {
-        let mut out = notation::format_version(v);
+        let mut out = testdata::format_version(v);
         if let Err(why) = v.check() {
             out.push_str(&format!("check: {why}\n"));
         }
@@ -449,7 +449,7 @@ mod tests {
     ) -> std::result::Result<String, String> {
         let out = match case.directive.as_str() {
             "define" => {
-                *v = notation::parse_version(&case.input)?;
+                *v = testdata::parse_version(&case.input)?;
                 checked(v)
             }
             "apply" => {
@@ -481,7 +481,7 @@ mod tests {
 
     /// Version edits applied in sequence, from `testdata/apply.txt` (data-driven: directive,
     /// input, `----`, expected output). `define` sets the version from `Ln: FILE ...` lines
-    /// (files in the notation of `edit::notation`: `12:a-f:100`) and prints it as `apply` does;
+    /// (files in the notation of `edit::testdata`: `12:a-f:100`) and prints it as `apply` does;
     /// `apply` applies an edit of
     /// `add Ln: FILE ...` and `delete Ln: NUMBER ...` lines and prints the levels, or
     /// `error: ...` (the version is then unchanged), and `check: ...` when the result breaks
@@ -490,18 +490,7 @@ mod tests {
     /// `REWRITE=1 cargo test -p strata --lib version::tests` rewrites the expected outputs.
     #[test]
     fn edits_apply_in_sequence() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src/version/testdata/apply.txt"
-        );
-        let mut ran = 0;
-        datadriven::walk(path, |f| {
-            let mut v = Version::default();
-            f.run(|case| {
-                ran += 1;
-                run_case(case, &mut v)
-            });
-        });
+        let ran = testdata::run("src/version/testdata/apply.txt", run_case);
         assert!(ran >= 10);
     }
 

@@ -6,7 +6,7 @@
 //! Directives (a file's cases share the tree the last `define` made):
 //! - `define [trigger=N] [base=N] [multiplier=X] [levels=N] [style=leveled|universal]
 //!   [ratio=N] [min_width=N] [max_width=N] [amp=N]`: the options and the tree, given as
-//!   `Ln: FILE ...` lines in the notation of `version::edit::notation` (`12:a-f:100` is file
+//!   `Ln: FILE ...` lines in the notation of `version::edit::testdata` (`12:a-f:100` is file
 //!   12, keys a to f, 100 bytes, sequence numbers 12). Prints the tree as the version holds it.
 //! - `targets`: the base level and each level's target (`base=4 L4=30 L5=300 L6=3000`).
 //! - `scores`: each non-zero compaction score, as `level_scores` gives it.
@@ -22,7 +22,7 @@
 
 use super::*;
 use crate::compaction::style::{CompactionStyle, UniversalOptions};
-use crate::version::edit::notation;
+use crate::version::edit::testdata::{self, take_arg};
 
 fn numbers(files: &[Arc<FileMeta>]) -> String {
     files
@@ -79,21 +79,14 @@ fn define_options(case: &mut datadriven::TestCase) -> Result<PickerOptions, Stri
         universal: UniversalOptions::default(),
     };
     let e = |e: datadriven::DataDrivenError| e.to_string();
-    macro_rules! arg {
-        ($name:literal, $field:expr) => {
-            if let Some(v) = case.try_take_arg($name).map_err(e)? {
-                $field = v;
-            }
-        };
-    }
-    arg!("trigger", o.level0_file_num_compaction_trigger);
-    arg!("base", o.max_bytes_for_level_base);
-    arg!("multiplier", o.max_bytes_for_level_multiplier);
-    arg!("levels", o.num_levels);
-    arg!("ratio", o.universal.size_ratio);
-    arg!("min_width", o.universal.min_merge_width);
-    arg!("max_width", o.universal.max_merge_width);
-    arg!("amp", o.universal.max_size_amplification_percent);
+    take_arg!(case, "trigger", o.level0_file_num_compaction_trigger);
+    take_arg!(case, "base", o.max_bytes_for_level_base);
+    take_arg!(case, "multiplier", o.max_bytes_for_level_multiplier);
+    take_arg!(case, "levels", o.num_levels);
+    take_arg!(case, "ratio", o.universal.size_ratio);
+    take_arg!(case, "min_width", o.universal.min_merge_width);
+    take_arg!(case, "max_width", o.universal.max_merge_width);
+    take_arg!(case, "amp", o.universal.max_size_amplification_percent);
     if let Some(style) = case.try_take_arg::<String>("style").map_err(e)? {
         o.style = match style.as_str() {
             "leveled" => CompactionStyle::Leveled,
@@ -135,8 +128,8 @@ fn run_case(
 ) -> Result<String, String> {
     if case.directive == "define" {
         let o = define_options(case)?;
-        let version = notation::parse_version(&case.input)?;
-        let out = notation::format_version(&version);
+        let version = testdata::parse_version(&case.input)?;
+        let out = testdata::format_version(&version);
         *tree = Some((version, o));
         return Ok(out);
     }
@@ -172,29 +165,12 @@ fn run_case(
     Ok(out + "\n")
 }
 
-/// Runs every case of `testdata/NAME`; returns how many ran.
-fn run_file(name: &str) -> usize {
-    let path = format!(
-        "{}/src/compaction/testdata/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let mut ran = 0;
-    datadriven::walk(&path, |f| {
-        let mut tree = None;
-        f.run(|case| {
-            ran += 1;
-            run_case(case, &mut tree)
-        });
-    });
-    ran
-}
-
 #[test]
 fn leveled_picker_cases() {
-    assert!(run_file("leveled.txt") >= 30);
+    assert!(testdata::run("src/compaction/testdata/leveled.txt", run_case) >= 30);
 }
 
 #[test]
 fn universal_picker_cases() {
-    assert!(run_file("universal.txt") >= 24);
+    assert!(testdata::run("src/compaction/testdata/universal.txt", run_case) >= 24);
 }
