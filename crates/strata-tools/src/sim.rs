@@ -93,6 +93,15 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0.99)]
     pub zipf_theta: f64,
 
+    /// Bytes a compaction reads and writes in the time the workload puts one byte; one
+    /// compaction runs at a time, so L0 grows while it runs (0 = compactions take no time).
+    #[arg(long, default_value_t = 0.0)]
+    pub compaction_speed: f64,
+
+    /// With --compaction_speed: L0 files at which writes wait for compaction (0 = never).
+    #[arg(long, default_value_t = 36)]
+    pub level0_stop_writes_trigger: usize,
+
     /// Seed of the key generator (0 = db_bench's 1000).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -151,6 +160,8 @@ pub fn run(args: &SimArgs) -> Result<(), Box<dyn std::error::Error>> {
         },
         policy: Policy::parse(&args.policy)?,
         distribution,
+        compaction_speed: args.compaction_speed.max(0.0),
+        level0_stop_writes_trigger: args.level0_stop_writes_trigger,
         seed: if args.seed == 0 { 1000 } else { args.seed },
     };
     let started = std::time::Instant::now();

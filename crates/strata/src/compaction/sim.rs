@@ -6,27 +6,36 @@
 //! `num` keys, as db_bench does, so a fill leaves about 63% of them; `fillseq`: in order;
 //! optionally drawn from a scrambled zipfian distribution instead) fills a memtable of
 //! `write_buffer_size` bytes at `memtable_entry_bytes` per put; a full memtable is flushed
-//! into an L0 file holding its distinct keys. After each flush the picker is asked for a
-//! compaction until it has none, each task applied as `db::compact` applies it: a trivial move
-//! (`CompactionTask::is_trivial_move`) relinks the files; a merge keeps the newest version of
-//! each key (all older ones are dropped, as the engine does without snapshots) and cuts its
-//! outputs like the engine's compaction job: before a key once the output reached
-//! `target_file_size_base`, or once it overlaps more than `max_compaction_bytes` of the level
-//! below the output (outputs to L0 are never cut, each L0 file being one sorted run). Every
-//! version is built with `Version::apply`, and the engine's pickers (`picker::pick`,
-//! `universal::pick`) choose the tasks under the `strata` policy. Files hold their keys
-//! (`u32`s) and every entry is `entry_bytes` long (key plus value), so file and level sizes,
-//! write-amp and space-amp follow from the keys themselves.
+//! into an L0 file holding its distinct keys. Compaction has one thread, as the engine's
+//! default (`max_background_jobs` 2: one flush thread, one compaction thread): whenever it is
+//! idle the policy is asked for a task, and each task is applied as `db::compact` applies it:
+//! a trivial move (`CompactionTask::is_trivial_move`) relinks the files; a merge keeps the
+//! newest version of each key (all older ones are dropped, as the engine does without
+//! snapshots) and cuts its outputs like the engine's compaction job: before a key once the
+//! output reached `target_file_size_base`, or once it overlaps more than
+//! `max_compaction_bytes` of the level below the output (outputs to L0 are never cut, each L0
+//! file being one sorted run). Every version is built with `Version::apply`, and under the
+//! `strata` policy the engine's pickers (`picker::pick`, `universal::pick`) choose the tasks.
+//! Files hold their keys (`u32`s) and every entry is `entry_bytes` long (key plus value), so
+//! file and level sizes, write-amp and space-amp follow from the keys themselves.
+//!
+//! Time: with `compaction_speed` 0 a compaction takes no time, so after each flush every
+//! compaction the policy wants runs before the next put. With a speed, a compaction takes
+//! (bytes read + bytes written) / speed, counted in bytes put: puts go on meanwhile, so L0
+//! collects several flushes before the next L0 compaction takes them all at once, as in the
+//! engine under load; a flush that finds L0 at `level0_stop_writes_trigger` waits for the
+//! running compaction. The speed is a free parameter: the engine's ratio of compaction
+//! throughput to write throughput depends on the machine and the workload.
 //!
 //! Experimental policies (`Policy`) change what is picked or how outputs are cut, to test
 //! what another engine does differently; they live only here, the engine never runs them.
 //!
 //! What it does not model, so read its figures as the policy's, not the engine's:
-//! - Concurrency and time: it runs one compaction at a time, to completion, right after each
-//!   flush, so a compaction never waits behind another and L0 never accumulates files while
-//!   compactions run (in the engine, L0 compactions then take more files at once); there
-//!   are no write stalls (L0 slowdown/stop triggers, pending-bytes limits) and no
-//!   subcompactions.
+//! - Concurrency beyond that one thread: never two compactions at once (the engine runs
+//!   several with `max_background_jobs` above 2), no subcompactions; flushes take no time
+//!   and never wait for a free memtable; compaction speed is constant; writes are never
+//!   slowed down (L0 slowdown trigger, pending-bytes limits), only stopped at the L0 stop
+//!   trigger.
 //! - Per-entry overheads: tables hold exactly `entry_bytes` per entry (no block, index,
 //!   filter, or compression), and the memtable a fixed `memtable_entry_bytes` per put.
 //! - Deletes, snapshots, and the WAL: none are simulated (write-amp counts table writes
@@ -65,6 +74,13 @@ pub struct SimOptions {
     pub policy: Policy,
     /// How random steps draw their keys.
     pub distribution: Distribution,
+    /// Compaction speed: bytes a compaction reads and writes in the time the workload puts
+    /// one byte. 0 means compactions take no time (each runs to completion before the next
+    /// put).
+    pub compaction_speed: f64,
+    /// With a compaction speed: L0 files at which writes wait for the running compaction to
+    /// end (0 = never).
+    pub level0_stop_writes_trigger: usize,
     /// Seed of the key generator.
     pub seed: u64,
 }
@@ -97,8 +113,7 @@ pub enum Step {
     Sequential,
     /// `flush`: the memtable is flushed even if not full.
     Flush,
-    /// `waitforcompaction`: nothing more to do here (compactions already run to completion
-    /// after each flush); accepted so that a db_bench step list runs unchanged.
+    /// `waitforcompaction`: compactions run until the policy picks none.
     WaitForCompaction,
 }
 
@@ -272,6 +287,10 @@ pub struct SimReport {
     pub scores: Vec<f64>,
     /// Entries still in the memtable at the end (not flushed).
     pub memtable_entries: u64,
+    /// A compaction was still running at the end (its work is not counted).
+    pub running: bool,
+    /// Time writes waited on the L0 stop trigger, as a fraction of the run's time.
+    pub stalled: f64,
 }
 
 impl SimReport {
@@ -353,7 +372,18 @@ impl fmt::Display for SimReport {
                 0 => String::new(),
                 n => format!(", {n} entries left in the memtable"),
             }
-        )
+        )?;
+        if self.stalled > 0.0 {
+            writeln!(
+                f,
+                "writes stopped on L0 for {:.1}% of the time",
+                self.stalled * 100.0
+            )?;
+        }
+        if self.running {
+            writeln!(f, "a compaction was still running at the end (not counted)")?;
+        }
+        Ok(())
     }
 }
 
@@ -449,6 +479,21 @@ struct Sim<'a> {
     flushes: u64,
     /// Round-robin priority: per level, the largest user key of the last file compacted.
     cursors: Vec<Option<u32>>,
+    /// Time, counted in user bytes put (the workload puts one byte per unit, except while
+    /// writes wait for compaction).
+    clock: f64,
+    /// The compaction running, if any.
+    running: Option<Running>,
+    /// Time writes spent waiting on the L0 stop trigger.
+    stalled: f64,
+}
+
+/// A compaction started but not yet installed.
+struct Running {
+    edit: VersionEdit,
+    level: usize,
+    stats: LevelStats,
+    finish: f64,
 }
 
 /// A file's bounds as internal keys: big-endian key bytes, sequence number `seq`.
@@ -497,6 +542,9 @@ impl<'a> Sim<'a> {
             user_bytes: 0,
             flushes: 0,
             cursors: vec![None; o.picker.num_levels],
+            clock: 0.0,
+            running: None,
+            stalled: 0.0,
         }
     }
 
@@ -512,7 +560,7 @@ impl<'a> Sim<'a> {
                 }
             }
             Step::Flush => self.flush(),
-            Step::WaitForCompaction => self.compact(),
+            Step::WaitForCompaction => self.finish_until(f64::INFINITY),
         }
     }
 
@@ -521,15 +569,27 @@ impl<'a> Sim<'a> {
         self.memtable.push(k);
         self.written[k as usize] = true;
         self.user_bytes += self.o.entry_bytes;
+        self.clock += self.o.entry_bytes as f64;
         if self.memtable.len() >= self.capacity {
             self.flush();
         }
     }
 
-    /// Writes the memtable's distinct keys to an L0 file, then compacts until done.
+    /// Writes the memtable's distinct keys to an L0 file (first waiting, while L0 is at the
+    /// stop trigger, for the running compaction), then starts a compaction if none runs.
     fn flush(&mut self) {
         if self.memtable.is_empty() {
             return;
+        }
+        self.finish_until(self.clock);
+        let stop = self.o.level0_stop_writes_trigger;
+        while stop > 0 && self.version.levels[0].len() >= stop {
+            let Some(finish) = self.running.as_ref().map(|r| r.finish) else {
+                break;
+            };
+            self.stalled += finish - self.clock;
+            self.clock = finish;
+            self.finish_until(finish);
         }
         let mut keys = std::mem::take(&mut self.memtable);
         keys.sort_unstable();
@@ -543,7 +603,8 @@ impl<'a> Sim<'a> {
             new_files: vec![(0, meta)],
             ..VersionEdit::default()
         });
-        self.compact();
+        self.start(self.clock);
+        self.finish_until(self.clock);
     }
 
     /// Registers a new file holding `keys` (sorted, distinct) and returns its metadata.
@@ -577,10 +638,43 @@ impl<'a> Sim<'a> {
         debug_assert_eq!(self.version.check(), Ok(()));
     }
 
-    /// Runs compactions, one at a time, until the policy picks none.
-    fn compact(&mut self) {
-        while let Some(task) = self.pick() {
-            self.run_task(&task);
+    /// Starts the compaction the policy picks at time `at`, unless one runs already.
+    fn start(&mut self, at: f64) {
+        if self.running.is_some() {
+            return;
+        }
+        if let Some(task) = self.pick() {
+            let (edit, stats) = self.prepare(&task);
+            let cost = (stats.read_upper + stats.read_lower + stats.written) as f64;
+            let finish = match self.o.compaction_speed {
+                s if s > 0.0 => at + cost / s,
+                _ => at,
+            };
+            self.running = Some(Running {
+                edit,
+                level: task.output_level,
+                stats,
+                finish,
+            });
+        }
+    }
+
+    /// Installs the compactions that end by time `t`, each followed at once by the next one
+    /// the policy picks.
+    fn finish_until(&mut self, t: f64) {
+        while let Some(r) = self.running.take() {
+            if r.finish > t {
+                self.running = Some(r);
+                return;
+            }
+            let s = &mut self.stats[r.level];
+            s.count += r.stats.count;
+            s.moves += r.stats.moves;
+            s.read_upper += r.stats.read_upper;
+            s.read_lower += r.stats.read_lower;
+            s.written += r.stats.written;
+            self.install(r.edit);
+            self.start(r.finish);
         }
     }
 
@@ -718,8 +812,8 @@ impl<'a> Sim<'a> {
         rocksdb_scores(&self.version, &self.o.picker, targets, unnecessary)
     }
 
-    /// Applies `task` as the engine's `run_compaction` does.
-    fn run_task(&mut self, task: &CompactionTask) {
+    /// The edit of `task`, made as the engine's `run_compaction` makes it, and its work.
+    fn prepare(&mut self, task: &CompactionTask) -> (VersionEdit, LevelStats) {
         let out_level = task.output_level;
         let mut edit = VersionEdit::default();
         let trivial = task.is_trivial_move();
@@ -728,8 +822,10 @@ impl<'a> Sim<'a> {
                 edit.deleted_files.push((level, f.number));
             }
         }
-        let s = &mut self.stats[out_level];
-        s.count += 1;
+        let mut s = LevelStats {
+            count: 1,
+            ..LevelStats::default()
+        };
         if trivial {
             s.moves += 1;
             for (level, f) in task.inputs_by_level() {
@@ -737,8 +833,7 @@ impl<'a> Sim<'a> {
                     edit.new_files.push((out_level, (**f).clone()));
                 }
             }
-            self.install(edit);
-            return;
+            return (edit, s);
         }
         for (level, f) in task.inputs_by_level() {
             if level == out_level {
@@ -764,17 +859,17 @@ impl<'a> Sim<'a> {
         for (i, &k) in merged.iter().enumerate() {
             if cutter.cut_before(k, (i - start) as u64 * self.o.entry_bytes) {
                 let meta = self.new_file(merged[start..i].to_vec(), smallest_seq, largest_seq);
-                self.stats[out_level].written += meta.size;
+                s.written += meta.size;
                 edit.new_files.push((out_level, meta));
                 start = i;
             }
         }
         if start < merged.len() {
             let meta = self.new_file(merged[start..].to_vec(), smallest_seq, largest_seq);
-            self.stats[out_level].written += meta.size;
+            s.written += meta.size;
             edit.new_files.push((out_level, meta));
         }
-        self.install(edit);
+        (edit, s)
     }
 
     fn report(&self) -> SimReport {
@@ -794,6 +889,8 @@ impl<'a> Sim<'a> {
             version: self.version.clone(),
             scores,
             memtable_entries: self.memtable.len() as u64,
+            running: self.running.is_some(),
+            stalled: self.stalled / self.clock.max(1.0),
         }
     }
 }

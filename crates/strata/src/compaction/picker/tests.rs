@@ -10,6 +10,9 @@
 //!   12, keys a to f, 100 bytes, sequence numbers 12). Prints the tree as the version holds it.
 //! - `targets`: the base level and each level's target (`base=4 L4=30 L5=300 L6=3000`).
 //! - `scores`: each non-zero compaction score, as `level_scores` gives it.
+//! - `targets policy=rocksdb`, `scores policy=rocksdb`: the same under RocksDB's rules as
+//!   the simulator's experimental policy models them (`compaction::sim`), for comparison;
+//!   the engine does not use them.
 //! - `pick`: the task picked, or `none`. Input lines `busy: N,N` (files being compacted) and
 //!   `running: Ln:lo-hi` (a running compaction's output range) describe running work.
 //!   Leveled: `Lx->Ly inputs=.. output_inputs=..` (numbers in the task's order) or
@@ -21,6 +24,7 @@
 //! `REWRITE=1 cargo test -p strata --lib compaction::picker`.
 
 use super::*;
+use crate::compaction::sim;
 use crate::compaction::style::{CompactionStyle, UniversalOptions};
 use crate::version::edit::testdata::{self, take_arg};
 
@@ -134,9 +138,21 @@ fn run_case(
         return Ok(out);
     }
     let (version, o) = tree.as_ref().ok_or("no tree: `define` one first")?;
+    // RocksDB's rules, as the simulator's experimental policy models them.
+    let rocksdb = match case
+        .try_take_arg::<String>("policy")
+        .map_err(|e| e.to_string())?
+    {
+        None => false,
+        Some(p) if p == "rocksdb" => o.style == CompactionStyle::Leveled,
+        Some(p) => return Err(format!("unknown policy {p}")),
+    };
     let out = match case.directive.as_str() {
         "targets" => {
-            let got = level_targets(version, o);
+            let got = match rocksdb {
+                true => sim::rocksdb_targets(version, o).0,
+                false => level_targets(version, o),
+            };
             let mut desc = format!("base={}", got.base_level);
             for (l, &target) in got.targets.iter().enumerate() {
                 if target > 0 {
@@ -146,7 +162,14 @@ fn run_case(
             desc
         }
         "scores" => {
-            let scores: Vec<String> = level_scores(version, o)
+            let scores = match rocksdb {
+                true => {
+                    let (targets, unnecessary) = sim::rocksdb_targets(version, o);
+                    sim::rocksdb_scores(version, o, &targets, unnecessary)
+                }
+                false => level_scores(version, o),
+            };
+            let scores: Vec<String> = scores
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| **s != 0.0)

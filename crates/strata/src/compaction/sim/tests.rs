@@ -1,7 +1,7 @@
 //! Simulator tests. `testdata/sim.txt` pins the simulator's figures for small deterministic
 //! runs (data-driven, as the picker tests): `run [num=N] [write_buffer_size=N]
 //! [target_file_size_base=N] [max_bytes_for_level_base=N] [multiplier=X] [trigger=N]
-//! [style=leveled|universal] [steps=(fillrandom,overwrite,flush)] [zipf=X] [seed=N]` with
+//! [style=leveled|universal] [steps=(fillrandom,overwrite,flush,waitforcompaction)] [zipf=X] [seed=N] [speed=X]` with
 //! one policy per input line (`strata`, `rocksdb-cut`, `strata+floor`, ...) prints each
 //! policy's report. `REWRITE=1 cargo test -p strata --lib compaction::sim` rewrites the
 //! expected outputs.
@@ -31,6 +31,8 @@ fn small(num: u64) -> SimOptions {
         },
         policy: Policy::STRATA,
         distribution: Distribution::Uniform,
+        compaction_speed: 0.0,
+        level0_stop_writes_trigger: 36,
         seed: 1000,
     }
 }
@@ -52,6 +54,7 @@ fn run_case(case: &mut datadriven::TestCase) -> Result<String, String> {
     take_arg!(case, "multiplier", o.picker.max_bytes_for_level_multiplier);
     take_arg!(case, "trigger", o.picker.level0_file_num_compaction_trigger);
     take_arg!(case, "seed", o.seed);
+    take_arg!(case, "speed", o.compaction_speed);
     if let Some(theta) = case.try_take_arg("zipf").map_err(e)? {
         o.distribution = Distribution::Zipfian(theta);
     }
@@ -63,7 +66,7 @@ fn run_case(case: &mut datadriven::TestCase) -> Result<String, String> {
         };
     }
     let steps: Vec<String> = case.try_take_args("steps").map_err(e)?.unwrap_or_else(|| {
-        ["fillrandom", "overwrite", "flush"]
+        ["fillrandom", "overwrite", "flush", "waitforcompaction"]
             .map(String::from)
             .to_vec()
     });
