@@ -11,6 +11,7 @@ mod admin;
 mod bench;
 mod db_dir;
 mod engine_flags;
+mod sim;
 mod stress;
 
 use std::process::ExitCode;
@@ -37,6 +38,8 @@ enum Command {
     /// Random operations on many threads checked against an expected state; with --crash,
     /// kill the process at random moments and verify what recovery brings back.
     Stress(Box<stress::StressArgs>),
+    /// Simulate compaction (the real pickers on a simulated tree) and print its write-amp.
+    Sim(Box<sim::SimArgs>),
     /// Inspect a table file.
     Sst {
         #[command(subcommand)]
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
+        Command::Sim(args) => sim::run(&args),
         Command::Sst { command } => match command {
             SstCommand::Dump {
                 path,

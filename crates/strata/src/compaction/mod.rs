@@ -3,9 +3,11 @@
 //! [`picker`] (leveled) and [`universal`] choose what to compact (pure functions of a
 //! version and [`PickerOptions`]); [`visibility`] decides entry by entry which versions the
 //! merge keeps; [`style`] holds the user-facing choice of compaction style. The database runs
-//! the job and installs the result (`db::compact`).
+//! the job and installs the result (`db::compact`). [`sim`] runs the pickers on a simulated
+//! tree to measure a policy's write-amp and space-amp (`strata sim`).
 
 pub mod picker;
+pub mod sim;
 pub mod style;
 pub mod universal;
 pub mod visibility;

@@ -4,6 +4,7 @@
 
 pub mod fuzzing;
 
+pub use crate::compaction::{sim, PickerOptions};
 pub use crate::filename::{is_engine_file as is_strata_file, parse_file_name, FileKind};
 pub use crate::iterator::InternalIterator;
 pub use crate::key::{append_internal_key, ParsedKey, ValueKind};

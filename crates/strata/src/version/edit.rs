@@ -183,6 +183,132 @@ impl crate::iterator::FileBounds for FileMeta {
     }
 }
 
+/// The data-driven tests' common parts: their runner, and the compact text notation of files
+/// and versions they use (`compaction/testdata/*.txt`, `version/testdata/*.txt`).
+///
+/// A file is `NUMBER:LO-HI:BYTES`, for example `12:a-f:100`: file 12, user keys `a` to `f`,
+/// 100 bytes. Its keys' sequence numbers are implied: every key of file N is a put at sequence
+/// N (so in L0, newest first, higher numbers come first). A version is one line per non-empty
+/// level, `Ln: FILE FILE ...`, in the version's order; an empty version is `empty`.
+#[cfg(test)]
+pub(crate) mod testdata {
+    use super::FileMeta;
+    use crate::key::{append_internal_key, user_key, ValueKind};
+    use crate::version::Version;
+
+    /// Runs every case of the data-driven test file `path` (relative to the crate) through
+    /// `f`, with a state of type `S` shared by the cases of a file; returns how many ran.
+    /// With `REWRITE` set in the environment, the file's expected outputs are rewritten.
+    pub fn run<S: Default>(
+        path: &str,
+        mut f: impl FnMut(&mut datadriven::TestCase, &mut S) -> Result<String, String>,
+    ) -> usize {
+        let path = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+        let mut ran = 0;
+        datadriven::walk(&path, |file| {
+            let mut state = S::default();
+            file.run(|case| {
+                ran += 1;
+                f(case, &mut state)
+            });
+        });
+        ran
+    }
+
+    /// Sets `$field` from the directive argument `$name` if the case has it:
+    /// `take_arg!(case, "trigger", options.trigger)`.
+    macro_rules! take_arg {
+        ($case:expr, $name:literal, $field:expr) => {
+            if let Some(v) = $case.try_take_arg($name).map_err(|e| e.to_string())? {
+                $field = v;
+            }
+        };
+    }
+    pub(crate) use take_arg;
+
+    /// Parses `NUMBER:LO-HI:BYTES`.
+    pub fn parse_file(spec: &str) -> Result<FileMeta, String> {
+        let bad = || format!("bad file {spec:?}: want NUMBER:LO-HI:BYTES");
+        let mut parts = spec.split(':');
+        let (Some(number), Some(range), Some(size), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let (lo, hi) = range.split_once('-').ok_or_else(bad)?;
+        let number: u64 = number.parse().map_err(|_| bad())?;
+        let key = |k: &str| {
+            let mut v = Vec::new();
+            append_internal_key(&mut v, k.as_bytes(), number, ValueKind::Put as u8);
+            v
+        };
+        Ok(FileMeta {
+            number,
+            size: size.parse().map_err(|_| bad())?,
+            smallest: key(lo),
+            largest: key(hi),
+            smallest_seq: number,
+            largest_seq: number,
+            entries: 1,
+            deletions: 0,
+        })
+    }
+
+    /// A file in the notation (its sequence numbers are not shown).
+    pub fn format_file(f: &FileMeta) -> String {
+        format!(
+            "{}:{}-{}:{}",
+            f.number,
+            String::from_utf8_lossy(user_key(&f.smallest)),
+            String::from_utf8_lossy(user_key(&f.largest)),
+            f.size
+        )
+    }
+
+    /// Parses `Ln: FILE FILE ...` into the level and its files.
+    pub fn parse_level(line: &str) -> Result<(usize, Vec<FileMeta>), String> {
+        let (level, files) = line
+            .split_once(':')
+            .ok_or_else(|| format!("bad line {line:?}: want Ln: FILE ..."))?;
+        let level = level
+            .trim()
+            .strip_prefix('L')
+            .and_then(|l| l.parse().ok())
+            .ok_or_else(|| format!("bad level in {line:?}"))?;
+        let files = files.split_whitespace().map(parse_file);
+        Ok((level, files.collect::<Result<_, _>>()?))
+    }
+
+    /// The version built from lines `Ln: FILE ...` (blank lines and `#` comments skipped).
+    pub fn parse_version(text: &str) -> Result<Version, String> {
+        let mut edit = super::VersionEdit::default();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (level, files) = parse_level(line)?;
+            edit.new_files.extend(files.into_iter().map(|f| (level, f)));
+        }
+        Version::default().apply(&edit)
+    }
+
+    /// The version in the notation, one line per non-empty level.
+    pub fn format_version(v: &Version) -> String {
+        let mut out = String::new();
+        for (level, files) in v.levels.iter().enumerate() {
+            if !files.is_empty() {
+                let files: Vec<String> = files.iter().map(|f| format_file(f)).collect();
+                out.push_str(&format!("L{level}: {}\n", files.join(" ")));
+            }
+        }
+        if out.is_empty() {
+            out.push_str("empty\n");
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

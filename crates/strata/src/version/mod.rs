@@ -470,6 +470,7 @@ mod tests {
     use super::*;
     use crate::fs::PosixFs;
     use crate::key::{append_internal_key, ValueKind};
+    use crate::version::edit::testdata;
 
     fn file(number: u64, a: &str, b: &str, seq: u64) -> FileMeta {
         let ik = |k: &str| {
@@ -489,33 +490,90 @@ mod tests {
         }
     }
 
+    /// The edit an `apply` input describes: lines `add Ln: FILE ...` and `delete Ln: N ...`.
+    fn parse_edit(input: &str) -> std::result::Result<VersionEdit, String> {
+        let mut edit = VersionEdit::default();
+        for line in input.lines().filter(|l| !l.trim().is_empty()) {
+            let bad = || format!("bad edit line {line:?}");
+            match line.split_once(' ').ok_or_else(bad)? {
+                ("add", rest) => {
+                    let (level, files) = testdata::parse_level(rest)?;
+                    edit.new_files.extend(files.into_iter().map(|f| (level, f)));
+                }
+                ("delete", rest) => {
+                    let (level, numbers) = rest.split_once(':').ok_or_else(bad)?;
+                    let level = level.trim().trim_start_matches('L');
+                    let level: usize = level.parse().map_err(|_| bad())?;
+                    for n in numbers.split_whitespace() {
+                        edit.deleted_files
+                            .push((level, n.parse().map_err(|_| bad())?));
+                    }
+                }
+                _ => return Err(bad()),
+            }
+        }
+        Ok(edit)
+    }
+
+    /// The levels of `v`, and what `Version::check` finds wrong with it, if anything.
+    fn checked(v: &Version) -> String {
+        let mut out = testdata::format_version(v);
+        if let Err(why) = v.check() {
+            out.push_str(&format!("check: {why}\n"));
+        }
+        out
+    }
+
+    /// Runs one case of `testdata/apply.txt` against the current version `v`.
+    fn run_case(
+        case: &mut datadriven::TestCase,
+        v: &mut Version,
+    ) -> std::result::Result<String, String> {
+        let out = match case.directive.as_str() {
+            "define" => {
+                *v = testdata::parse_version(&case.input)?;
+                checked(v)
+            }
+            "apply" => {
+                let edit = parse_edit(&case.input)?;
+                assert_eq!(VersionEdit::decode(&edit.encode()).as_ref(), Ok(&edit));
+                match v.apply(&edit) {
+                    Err(why) => format!("error: {why}\n"),
+                    Ok(next) => {
+                        *v = next;
+                        checked(v)
+                    }
+                }
+            }
+            "find" => {
+                let key: String = case.take_arg("key").map_err(|e| e.to_string())?;
+                let found: Vec<String> = v
+                    .files_for_key(key.as_bytes())
+                    .map(|f| f.number.to_string())
+                    .collect();
+                match found.is_empty() {
+                    true => "none\n".to_string(),
+                    false => format!("{}\n", found.join(" ")),
+                }
+            }
+            other => return Err(format!("unknown directive {other}")),
+        };
+        Ok(out)
+    }
+
+    /// Version edits applied in sequence, from `testdata/apply.txt` (data-driven: directive,
+    /// input, `----`, expected output). `define` sets the version from `Ln: FILE ...` lines
+    /// (files in the notation of `edit::testdata`: `12:a-f:100`) and prints it as `apply` does;
+    /// `apply` applies an edit of
+    /// `add Ln: FILE ...` and `delete Ln: NUMBER ...` lines and prints the levels, or
+    /// `error: ...` (the version is then unchanged), and `check: ...` when the result breaks
+    /// the invariants `Version::check` tests; `find key=K` lists the files a read of K
+    /// consults, in order. Every edit must also survive an encode/decode round trip.
+    /// `REWRITE=1 cargo test -p strata --lib version::tests` rewrites the expected outputs.
     #[test]
-    fn edits_apply_and_reads_find_the_right_files() {
-        let v = Version::default();
-        let e = VersionEdit {
-            new_files: vec![
-                (0, file(5, "a", "m", 10)),
-                (0, file(6, "c", "z", 20)),
-                (1, file(3, "n", "p", 1)),
-                (1, file(2, "a", "f", 1)),
-            ],
-            ..VersionEdit::default()
-        };
-        let v = v.apply(&e).unwrap();
-        assert_eq!(
-            format!("{:?}", v.levels[0]),
-            "[000006:[c#20,PUT-z#20,PUT], 000005:[a#10,PUT-m#10,PUT]]"
-        );
-        let found: Vec<u64> = v.files_for_key(b"d").map(|f| f.number).collect();
-        assert_eq!(found, vec![6, 5, 2]);
-        let found: Vec<u64> = v.files_for_key(b"o").map(|f| f.number).collect();
-        assert_eq!(found, vec![6, 3]);
-        assert!(v.apply(&e).is_err(), "adding a file twice");
-        let del = VersionEdit {
-            deleted_files: vec![(1, 9)],
-            ..VersionEdit::default()
-        };
-        assert!(v.apply(&del).is_err(), "deleting a missing file");
+    fn edits_apply_in_sequence() {
+        let ran = testdata::run("src/version/testdata/apply.txt", run_case);
+        assert!(ran >= 10);
     }
 
     #[test]

@@ -1,32 +1,32 @@
-//! Picker tests driven by `testdata/leveled.txt`.
+//! Picker tests driven by `testdata/leveled.txt` and `testdata/universal.txt`, in the
+//! data-driven format of CockroachDB and Pebble (the `datadriven` crate): each case is a
+//! directive line with arguments, an input, `----`, and the expected output; `#` lines
+//! between cases are comments.
+//!
+//! Directives (a file's cases share the tree the last `define` made):
+//! - `define [trigger=N] [base=N] [multiplier=X] [levels=N] [style=leveled|universal]
+//!   [ratio=N] [min_width=N] [max_width=N] [amp=N]`: the options and the tree, given as
+//!   `Ln: FILE ...` lines in the notation of `version::edit::testdata` (`12:a-f:100` is file
+//!   12, keys a to f, 100 bytes, sequence numbers 12). Prints the tree as the version holds it.
+//! - `targets`: the base level and each level's target (`base=4 L4=30 L5=300 L6=3000`).
+//! - `scores`: each non-zero compaction score, as `level_scores` gives it.
+//! - `targets policy=rocksdb`, `scores policy=rocksdb`: the same under RocksDB's rules as
+//!   the simulator's experimental policy models them (`compaction::sim`), for comparison;
+//!   the engine does not use them.
+//! - `pick`: the task picked, or `none`. Input lines `busy: N,N` (files being compacted) and
+//!   `running: Ln:lo-hi` (a running compaction's output range) describe running work.
+//!   Leveled: `Lx->Ly inputs=.. output_inputs=..` (numbers in the task's order) or
+//!   `move Lx->Ly file=N,..`; universal: `reason Lx->Ly inputs=Ln:files Lm:files` with
+//!   ` (move)` when no file needs a rewrite.
+//! - `pending`: the pending compaction bytes estimate.
+//!
+//! To rewrite the expected outputs from what the code does now (then read the diff):
+//! `REWRITE=1 cargo test -p strata --lib compaction::picker`.
 
 use super::*;
+use crate::compaction::sim;
 use crate::compaction::style::{CompactionStyle, UniversalOptions};
-use crate::key::{append_internal_key, ValueKind};
-use crate::version::VersionEdit;
-
-fn ik(k: &str, seq: u64) -> Vec<u8> {
-    let mut v = Vec::new();
-    append_internal_key(&mut v, k.as_bytes(), seq, ValueKind::Put as u8);
-    v
-}
-
-fn parse_file(spec: &str) -> FileMeta {
-    let mut parts = spec.split(':');
-    let number: u64 = parts.next().unwrap().parse().unwrap();
-    let (lo, hi) = parts.next().unwrap().split_once('-').unwrap();
-    let size: u64 = parts.next().unwrap().parse().unwrap();
-    FileMeta {
-        number,
-        size,
-        smallest: ik(lo, number),
-        largest: ik(hi, number),
-        smallest_seq: number,
-        largest_seq: number,
-        entries: 1,
-        deletions: 0,
-    }
-}
+use crate::version::edit::testdata::{self, take_arg};
 
 fn numbers(files: &[Arc<FileMeta>]) -> String {
     files
@@ -72,106 +72,128 @@ fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
     )
 }
 
-#[test]
-fn leveled_picker_cases() {
-    assert!(run_cases(include_str!("../testdata/leveled.txt")) >= 10);
-}
-
-#[test]
-fn universal_picker_cases() {
-    assert!(run_cases(include_str!("../testdata/universal.txt")) >= 8);
-}
-
-/// Runs every case of a test-data file; returns how many ran.
-fn run_cases(text: &str) -> usize {
-    let mut ran = 0;
-    for case in text.split("\ncase: ").skip(1) {
-        let mut lines = case.lines();
-        let name = lines.next().unwrap();
-        let mut opts = PickerOptions {
-            num_levels: 7,
-            level0_file_num_compaction_trigger: 4,
-            max_bytes_for_level_base: 1000,
-            max_bytes_for_level_multiplier: 10.0,
-            style: CompactionStyle::Leveled,
-            universal: UniversalOptions::default(),
+/// The options a `define` line sets (every argument optional).
+fn define_options(case: &mut datadriven::TestCase) -> Result<PickerOptions, String> {
+    let mut o = PickerOptions {
+        num_levels: 7,
+        level0_file_num_compaction_trigger: 4,
+        max_bytes_for_level_base: 1000,
+        max_bytes_for_level_multiplier: 10.0,
+        style: CompactionStyle::Leveled,
+        universal: UniversalOptions::default(),
+    };
+    let e = |e: datadriven::DataDrivenError| e.to_string();
+    take_arg!(case, "trigger", o.level0_file_num_compaction_trigger);
+    take_arg!(case, "base", o.max_bytes_for_level_base);
+    take_arg!(case, "multiplier", o.max_bytes_for_level_multiplier);
+    take_arg!(case, "levels", o.num_levels);
+    take_arg!(case, "ratio", o.universal.size_ratio);
+    take_arg!(case, "min_width", o.universal.min_merge_width);
+    take_arg!(case, "max_width", o.universal.max_merge_width);
+    take_arg!(case, "amp", o.universal.max_size_amplification_percent);
+    if let Some(style) = case.try_take_arg::<String>("style").map_err(e)? {
+        o.style = match style.as_str() {
+            "leveled" => CompactionStyle::Leveled,
+            "universal" => CompactionStyle::Universal,
+            other => return Err(format!("unknown style {other}")),
         };
-        let mut edit = VersionEdit::default();
-        let mut busy = Busy::default();
-        let mut expect = None;
-        let mut expect_targets = None;
-        let mut expect_pending = None;
-        for line in lines.filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
-            let (tag, rest) = line.split_once(':').unwrap();
-            let rest = rest.trim();
-            match tag {
-                "options" => {
-                    for kv in rest.split_whitespace() {
-                        let (k, v) = kv.split_once('=').unwrap();
-                        match k {
-                            "trigger" => {
-                                opts.level0_file_num_compaction_trigger = v.parse().unwrap()
-                            }
-                            "base" => opts.max_bytes_for_level_base = v.parse().unwrap(),
-                            "multiplier" => {
-                                opts.max_bytes_for_level_multiplier = v.parse().unwrap()
-                            }
-                            "levels" => opts.num_levels = v.parse().unwrap(),
-                            "style" => {
-                                opts.style = match v {
-                                    "leveled" => CompactionStyle::Leveled,
-                                    "universal" => CompactionStyle::Universal,
-                                    other => panic!("{name}: unknown style {other}"),
-                                }
-                            }
-                            "ratio" => opts.universal.size_ratio = v.parse().unwrap(),
-                            "min_width" => opts.universal.min_merge_width = v.parse().unwrap(),
-                            "max_width" => opts.universal.max_merge_width = v.parse().unwrap(),
-                            "amp" => {
-                                opts.universal.max_size_amplification_percent = v.parse().unwrap()
-                            }
-                            other => panic!("{name}: unknown option {other}"),
-                        }
-                    }
+    }
+    case.expect_empty().map_err(e)?;
+    Ok(o)
+}
+
+/// The running work a `pick` input describes.
+fn parse_busy(input: &str) -> Result<Busy, String> {
+    let mut busy = Busy::default();
+    for line in input.lines().filter(|l| !l.trim().is_empty()) {
+        let bad = || format!("bad pick input {line:?}");
+        match line.split_once(':').ok_or_else(bad)? {
+            ("busy", files) => {
+                for n in files.split(',') {
+                    busy.files.insert(n.trim().parse().map_err(|_| bad())?);
                 }
-                "busy" => busy.files = rest.split(',').map(|n| n.trim().parse().unwrap()).collect(),
-                "running" => {
-                    // A running compaction's output: `Ln:lo-hi`.
-                    let (level, range) = rest.split_once(':').unwrap();
-                    let (lo, hi) = range.split_once('-').unwrap();
-                    let level = level.trim_start_matches('L').parse().unwrap();
-                    busy.outputs.push((level, lo.into(), hi.into()));
-                }
-                "expect" => expect = Some(rest.to_string()),
-                "targets" => expect_targets = Some(rest.to_string()),
-                "pending" => expect_pending = Some(rest.to_string()),
-                level if level.starts_with('L') => {
-                    let l: usize = level[1..].parse().unwrap();
-                    for spec in rest.split_whitespace() {
-                        edit.new_files.push((l, parse_file(spec)));
-                    }
-                }
-                other => panic!("{name}: unknown line {other}"),
             }
+            ("running", output) => {
+                let (level, range) = output.trim().split_once(':').ok_or_else(bad)?;
+                let (lo, hi) = range.split_once('-').ok_or_else(bad)?;
+                let level = level.trim_start_matches('L').parse().map_err(|_| bad())?;
+                busy.outputs.push((level, lo.into(), hi.into()));
+            }
+            _ => return Err(bad()),
         }
-        let version = Version::default().apply(&edit).unwrap();
-        if let Some(t) = expect_targets {
-            let got = level_targets(&version, &opts);
+    }
+    Ok(busy)
+}
+
+/// Runs one case against the tree and options of the last `define`.
+fn run_case(
+    case: &mut datadriven::TestCase,
+    tree: &mut Option<(Version, PickerOptions)>,
+) -> Result<String, String> {
+    if case.directive == "define" {
+        let o = define_options(case)?;
+        let version = testdata::parse_version(&case.input)?;
+        let out = testdata::format_version(&version);
+        *tree = Some((version, o));
+        return Ok(out);
+    }
+    let (version, o) = tree.as_ref().ok_or("no tree: `define` one first")?;
+    // RocksDB's rules, as the simulator's experimental policy models them.
+    let rocksdb = match case
+        .try_take_arg::<String>("policy")
+        .map_err(|e| e.to_string())?
+    {
+        None => false,
+        Some(p) if p == "rocksdb" => o.style == CompactionStyle::Leveled,
+        Some(p) => return Err(format!("unknown policy {p}")),
+    };
+    let out = match case.directive.as_str() {
+        "targets" => {
+            let got = match rocksdb {
+                true => sim::rocksdb_targets(version, o).0,
+                false => level_targets(version, o),
+            };
             let mut desc = format!("base={}", got.base_level);
             for (l, &target) in got.targets.iter().enumerate() {
                 if target > 0 {
                     desc.push_str(&format!(" L{l}={target}"));
                 }
             }
-            assert_eq!(desc, t, "case '{name}': targets");
+            desc
         }
-        let got = describe(&pick(&version, &opts, &busy), opts.style);
-        assert_eq!(got, expect.unwrap(), "case '{name}'");
-        if let Some(p) = expect_pending {
-            let got = pending_compaction_bytes(&version, &opts);
-            assert_eq!(got.to_string(), p, "case '{name}': pending bytes");
+        "scores" => {
+            let scores = match rocksdb {
+                true => {
+                    let (targets, unnecessary) = sim::rocksdb_targets(version, o);
+                    sim::rocksdb_scores(version, o, &targets, unnecessary)
+                }
+                false => level_scores(version, o),
+            };
+            let scores: Vec<String> = scores
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s != 0.0)
+                .map(|(l, s)| format!("L{l}={s:.2}"))
+                .collect();
+            if scores.is_empty() {
+                "none".into()
+            } else {
+                scores.join(" ")
+            }
         }
-        ran += 1;
-    }
-    ran
+        "pick" => describe(&pick(version, o, &parse_busy(&case.input)?), o.style),
+        "pending" => pending_compaction_bytes(version, o).to_string(),
+        other => return Err(format!("unknown directive {other}")),
+    };
+    Ok(out + "\n")
+}
+
+#[test]
+fn leveled_picker_cases() {
+    assert!(testdata::run("src/compaction/testdata/leveled.txt", run_case) >= 30);
+}
+
+#[test]
+fn universal_picker_cases() {
+    assert!(testdata::run("src/compaction/testdata/universal.txt", run_case) >= 24);
 }
