@@ -2,9 +2,10 @@
 //! with db_bench's flag names and defaults where db_bench has the flag.
 
 use clap::Args;
+use strata::internals::picker_options;
 use strata::internals::sim::{self, Distribution, Policy, SimOptions, Step};
-use strata::internals::PickerOptions;
-use strata::{CompactionStyle, UniversalOptions};
+
+use crate::engine_flags::EngineFlags;
 
 /// `strata sim` flags.
 #[derive(Args, Debug, Clone)]
@@ -31,54 +32,10 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 149)]
     pub memtable_entry_bytes: u64,
 
-    /// Memtable bytes at which it is flushed.
-    #[arg(long, default_value_t = 64 << 20)]
-    pub write_buffer_size: u64,
-
-    /// Compaction output files are cut at this size.
-    #[arg(long, default_value_t = 64 << 20)]
-    pub target_file_size_base: u64,
-
-    /// Smallest target size of the base level.
-    #[arg(long, default_value_t = 256 << 20)]
-    pub max_bytes_for_level_base: u64,
-
-    /// Growth factor between levels.
-    #[arg(long, default_value_t = 10.0)]
-    pub max_bytes_for_level_multiplier: f64,
-
-    /// Levels of the tree (2 to 7).
-    #[arg(long, default_value_t = 7)]
-    pub num_levels: usize,
-
-    /// L0 files (leveled) or sorted runs (universal) that trigger a compaction.
-    #[arg(long, default_value_t = 4)]
-    pub level0_file_num_compaction_trigger: usize,
-
-    /// Overlap with the level below at which an output is cut (0 = 25 times
-    /// --target_file_size_base).
-    #[arg(long, default_value_t = 0)]
-    pub max_compaction_bytes: u64,
-
-    /// 0 = leveled, 1 = universal.
-    #[arg(long, default_value_t = 0)]
-    pub compaction_style: u32,
-
-    /// Universal: percent of slack when comparing run sizes.
-    #[arg(long, default_value_t = 1)]
-    pub universal_size_ratio: u32,
-
-    /// Universal: fewest runs merged at once.
-    #[arg(long, default_value_t = 2)]
-    pub universal_min_merge_width: usize,
-
-    /// Universal: most runs merged at once (0 = no limit).
-    #[arg(long, default_value_t = 0)]
-    pub universal_max_merge_width: usize,
-
-    /// Universal: newer runs' bytes, in percent of the oldest run, that force a full merge.
-    #[arg(long, default_value_t = 200)]
-    pub universal_max_size_amplification_percent: u32,
+    /// The engine's options (those the pickers and the memtable size read; the others have
+    /// no effect here).
+    #[command(flatten)]
+    pub engine: EngineFlags,
 
     /// Compaction policy: strata (the engine's) or rocksdb, with +feature or -feature changes
     /// (floor, scores, expand, cut, roundrobin), e.g. strata+floor or rocksdb-cut.
@@ -98,10 +55,6 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0.0)]
     pub compaction_speed: f64,
 
-    /// With --compaction_speed: L0 files at which writes wait for compaction (0 = never).
-    #[arg(long, default_value_t = 36)]
-    pub level0_stop_writes_trigger: usize,
-
     /// Seed of the key generator (0 = db_bench's 1000).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -116,14 +69,7 @@ pub fn run(args: &SimArgs) -> Result<(), Box<dyn std::error::Error>> {
         .filter(|s| !s.is_empty())
         .map(Step::parse)
         .collect::<Result<Vec<_>, _>>()?;
-    let style = match args.compaction_style {
-        0 => CompactionStyle::Leveled,
-        1 => CompactionStyle::Universal,
-        n => return Err(format!("compaction_style {n} is not simulated (0 or 1)").into()),
-    };
-    if !(2..=7).contains(&args.num_levels) {
-        return Err("num_levels must be between 2 and 7".into());
-    }
+    let options = args.engine.options()?;
     if args.num == 0 || args.num > u64::from(u32::MAX) {
         return Err("num must be between 1 and 2^32-1".into());
     }
@@ -139,29 +85,14 @@ pub fn run(args: &SimArgs) -> Result<(), Box<dyn std::error::Error>> {
         num: args.num,
         entry_bytes: args.key_size + args.value_size,
         memtable_entry_bytes: args.memtable_entry_bytes,
-        write_buffer_size: args.write_buffer_size,
-        target_file_size_base: args.target_file_size_base.max(1),
-        max_compaction_bytes: args.max_compaction_bytes,
-        picker: PickerOptions {
-            num_levels: args.num_levels,
-            level0_file_num_compaction_trigger: args.level0_file_num_compaction_trigger.max(1),
-            max_bytes_for_level_base: args.max_bytes_for_level_base.max(1),
-            max_bytes_for_level_multiplier: args.max_bytes_for_level_multiplier.max(1.0),
-            style,
-            universal: UniversalOptions {
-                size_ratio: args.universal_size_ratio,
-                min_merge_width: args.universal_min_merge_width,
-                max_merge_width: match args.universal_max_merge_width {
-                    0 => usize::MAX,
-                    n => n,
-                },
-                max_size_amplification_percent: args.universal_max_size_amplification_percent,
-            },
-        },
+        write_buffer_size: options.write_buffer_size as u64,
+        target_file_size_base: options.target_file_size_base.max(1),
+        max_compaction_bytes: options.max_compaction_bytes,
+        picker: picker_options(&options),
         policy: Policy::parse(&args.policy)?,
         distribution,
         compaction_speed: args.compaction_speed.max(0.0),
-        level0_stop_writes_trigger: args.level0_stop_writes_trigger,
+        level0_stop_writes_trigger: options.level0_stop_writes_trigger,
         seed: if args.seed == 0 { 1000 } else { args.seed },
     };
     let started = std::time::Instant::now();

@@ -16,3 +16,8 @@ pub use crate::table::{Table, TableOptions};
 pub use crate::util::{printable, utc_datetime, Rng};
 pub use crate::version::{current_manifest, read_edits, FileMeta, Version, VersionEdit};
 pub use crate::write_batch::DecodedBatch;
+
+/// The options the compaction pickers read, as the engine derives them from `options`.
+pub fn picker_options(options: &crate::Options) -> PickerOptions {
+    options.picker_options()
+}
