@@ -302,6 +302,9 @@ impl DbInner {
             let mut stopped: Option<(StopCause, std::time::Instant)> = None;
             let mut bg = self.bg.lock();
             loop {
+                // Decided again under the lock: a job that finished since the decision above
+                // has already signalled, and waiting now would wait for the next one.
+                stall = stall::decide(&self.stall_state(memtable_full), &limits);
                 if stopped.map(|(cause, _)| cause) != stall.stop {
                     if let Some((cause, since)) = stopped.take() {
                         self.count_stop(cause, since.elapsed());
@@ -315,7 +318,6 @@ impl DbInner {
                     return Err(background_error(e));
                 }
                 self.bg_cv.wait(&mut bg);
-                stall = stall::decide(&self.stall_state(memtable_full), &limits);
             }
         }
         let c = &self.counters;
