@@ -36,6 +36,8 @@ pub(crate) mod memtable;
 pub(crate) mod options;
 pub(crate) mod snapshot;
 pub(crate) mod table;
+#[cfg(test)]
+mod testing;
 pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;
