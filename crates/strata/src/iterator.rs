@@ -1,9 +1,11 @@
-//! The internal iterator interface and the merging iterator.
+//! The internal iterator interface, and the iterators built of others: merging and
+//! concatenating.
 //!
 //! Internal iterators walk encoded internal keys (see [`crate::key`]) in internal-key order.
-//! Memtables (and, later, tables and levels) implement [`InternalIterator`]; a
-//! [`MergingIterator`] merges several of them into one ordered stream; the database iterator
-//! on top (`db::iter`) hides old versions and deleted keys.
+//! Memtables and tables implement [`InternalIterator`]; a [`ConcatIterator`] walks the tables
+//! of one level as one sorted run; a [`MergingIterator`] merges several of them into one
+//! ordered stream (for reads and compactions); the database iterator on top
+//! (`db::iter`) hides old versions and deleted keys.
 
 use std::cmp::Ordering;
 
@@ -444,72 +446,123 @@ impl InternalIterator for FailedIterator {
 mod tests {
     use super::*;
     use crate::key::{append_internal_key, ValueKind};
+    use crate::testing::harness::{self, Constructor, Entries, Keys};
+    use crate::testing::lsm::{self, Caching, RunFile, VecIter};
     use crate::util::Rng;
-    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+    use std::sync::Arc;
 
-    /// A sorted vector of entries as an internal iterator.
-    struct VecIter {
-        entries: Vec<(Vec<u8>, Vec<u8>)>,
-        pos: Option<usize>,
+    /// Builds iterators over parts of a data set: sorted vectors, memtables, tables, and
+    /// sorted runs of files (each a table or in memory).
+    struct Parts {
+        dir: tempfile::TempDir,
+        files: u64,
     }
 
-    impl VecIter {
-        fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> VecIter {
-            VecIter { entries, pos: None }
-        }
-        fn set(&mut self, i: usize) {
-            self.pos = (i < self.entries.len()).then_some(i);
-        }
-    }
-
-    impl InternalIterator for VecIter {
-        fn valid(&self) -> bool {
-            self.pos.is_some()
-        }
-        fn seek_to_first(&mut self) {
-            self.set(0);
-        }
-        fn seek_to_last(&mut self) {
-            self.pos = self.entries.len().checked_sub(1);
-        }
-        fn seek(&mut self, target: &[u8]) {
-            let i = self
-                .entries
-                .partition_point(|(k, _)| compare_internal(k, target) == Ordering::Less);
-            self.set(i);
-        }
-        fn seek_for_prev(&mut self, target: &[u8]) {
-            let i = self
-                .entries
-                .partition_point(|(k, _)| compare_internal(k, target) != Ordering::Greater);
-            self.pos = i.checked_sub(1);
-        }
-        fn next(&mut self) {
-            if let Some(i) = self.pos {
-                self.set(i + 1);
+    impl Parts {
+        fn new() -> Parts {
+            Parts {
+                dir: tempfile::tempdir().unwrap(),
+                files: 0,
             }
         }
-        fn prev(&mut self) {
-            self.pos = self.pos.and_then(|i| i.checked_sub(1));
+
+        fn path(&mut self) -> PathBuf {
+            self.files += 1;
+            self.dir.path().join(format!("{}.sst", self.files))
         }
-        fn key(&self) -> &[u8] {
-            &self.entries[self.pos.unwrap()].0
+
+        /// `entries` as a sorted run split into files at random points.
+        fn run(&mut self, entries: &Entries, rng: &mut Rng) -> ConcatIterator<Arc<RunFile>> {
+            let file_len = 1 + rng.below(60);
+            let mut files = Vec::new();
+            let mut rest = entries;
+            while !rest.is_empty() {
+                let (file, tail) =
+                    rest.split_at(1 + rng.below(file_len).min(rest.len() as u64 - 1) as usize);
+                let path = rng.one_in(2).then(|| self.path());
+                files.push(RunFile::new(file.to_vec(), path.as_deref()));
+                rest = tail;
+            }
+            lsm::concat(files)
         }
-        fn value(&self) -> &[u8] {
-            &self.entries[self.pos.unwrap()].1
+
+        /// An iterator of a random kind over `entries`.
+        fn any(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator> {
+            match rng.below(4) {
+                0 => Box::new(VecIter::new(entries.to_vec())),
+                1 => Box::new(lsm::memtable(entries, rng, 1 << 16).iter()),
+                2 => {
+                    let path = self.path();
+                    let options = lsm::internal_table_options();
+                    Box::new(lsm::table(&path, entries, options, Caching::Data).iter())
+                }
+                _ => Box::new(self.run(entries, rng)),
+            }
         }
     }
 
-    /// A file of a sorted run held in memory (never empty).
-    struct MemFile(Vec<(Vec<u8>, Vec<u8>)>);
+    /// A merge of up to `max_children` children of every kind, each holding a random part of
+    /// the data set.
+    struct MergingConstructor {
+        parts: Parts,
+        max_children: u64,
+    }
 
-    impl FileBounds for MemFile {
-        fn smallest(&self) -> &[u8] {
-            &self.0[0].0
+    impl Constructor for MergingConstructor {
+        fn name(&self) -> String {
+            format!("merging iterator (up to {} children)", self.max_children)
         }
-        fn largest(&self) -> &[u8] {
-            &self.0[self.0.len() - 1].0
+        fn keys(&self) -> Keys {
+            Keys::Internal
         }
+        fn build(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            let mut parts = vec![Vec::new(); 1 + rng.below(self.max_children) as usize];
+            let n = parts.len() as u64;
+            for e in entries {
+                parts[rng.below(n) as usize].push(e.clone());
+            }
+            let children = parts.iter().map(|p| self.parts.any(p, rng)).collect();
+            Box::new(MergingIterator::new(children))
+        }
+    }
+
+    /// A sorted run of files (tables and files in memory), concatenated.
+    struct ConcatConstructor {
+        parts: Parts,
+    }
+
+    impl Constructor for ConcatConstructor {
+        fn name(&self) -> String {
+            "concatenating iterator".into()
+        }
+        fn keys(&self) -> Keys {
+            Keys::Internal
+        }
+        fn build(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            Box::new(self.parts.run(entries, rng))
+        }
+    }
+
+    #[test]
+    fn merging_iterators_pass_the_iterator_harness() {
+        for max_children in [1, 3, 8] {
+            let mut c = MergingConstructor {
+                parts: Parts::new(),
+                max_children,
+            };
+            harness::check(&mut c, 16);
+        }
+    }
+
+    #[test]
+    fn concatenating_iterators_pass_the_iterator_harness() {
+        harness::check(
+            &mut ConcatConstructor {
+                parts: Parts::new(),
+            },
+            16,
+        );
     }
 
     fn ikey(n: u64, seq: u64) -> Vec<u8> {
@@ -523,117 +576,25 @@ mod tests {
         k
     }
 
-    /// Merges of plain children and of runs split into files (concatenated) walk like a
-    /// sorted model under random seeks, nexts and prevs, switching direction at will.
-    #[test]
-    fn merging_and_concat_iterators_match_a_sorted_model() {
-        for seed in 0..200 {
-            let mut rng = Rng::new(seed);
-            let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-            let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-            let mut seq = 1;
-            for _ in 0..1 + rng.below(6) {
-                let mut entries = BTreeMap::new();
-                for _ in 0..rng.below(40) {
-                    let k = ikey(rng.below(100), seq);
-                    seq += 1;
-                    let v = format!("v{seq}").into_bytes();
-                    entries.insert(k, v);
-                }
-                let mut entries: Vec<_> = entries.into_iter().collect();
-                entries.sort_by(|a, b| compare_internal(&a.0, &b.0));
-                model.extend(entries.iter().cloned());
-                if rng.below(2) == 0 {
-                    children.push(Box::new(VecIter::new(entries)));
-                    continue;
-                }
-                // Split the run into files at random points.
-                let mut files: Vec<MemFile> = Vec::new();
-                for e in entries {
-                    if files.is_empty() || rng.below(5) == 0 {
-                        files.push(MemFile(Vec::new()));
-                    }
-                    files.last_mut().unwrap().0.push(e);
-                }
-                children.push(Box::new(ConcatIterator::new(
-                    files,
-                    Box::new(|f: &MemFile| {
-                        Ok(Box::new(VecIter::new(f.0.clone())) as Box<dyn InternalIterator>)
-                    }),
-                )));
-            }
-            let mut sorted: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
-            sorted.sort_by(|a, b| compare_internal(&a.0, &b.0));
-            let mut it = MergingIterator::new(children);
-            let mut pos: Option<usize> = None;
-            for op in 0..300 {
-                match rng.below(6) {
-                    0 => {
-                        it.seek_to_first();
-                        pos = (!sorted.is_empty()).then_some(0);
-                    }
-                    1 => {
-                        it.seek_to_last();
-                        pos = sorted.len().checked_sub(1);
-                    }
-                    2 => {
-                        let t = ikey(rng.below(110), rng.below(seq + 2));
-                        it.seek(&t);
-                        let i = sorted
-                            .partition_point(|(k, _)| compare_internal(k, &t) == Ordering::Less);
-                        pos = (i < sorted.len()).then_some(i);
-                    }
-                    3 => {
-                        let t = ikey(rng.below(110), rng.below(seq + 2));
-                        it.seek_for_prev(&t);
-                        let i = sorted
-                            .partition_point(|(k, _)| compare_internal(k, &t) != Ordering::Greater);
-                        pos = i.checked_sub(1);
-                    }
-                    4 if pos.is_some() => {
-                        it.next();
-                        pos = pos.map(|i| i + 1).filter(|&i| i < sorted.len());
-                    }
-                    _ if pos.is_some() => {
-                        it.prev();
-                        pos = pos.and_then(|i| i.checked_sub(1));
-                    }
-                    _ => continue,
-                }
-                match pos {
-                    Some(i) => {
-                        assert!(it.valid(), "seed {seed} op {op}: ended early");
-                        assert_eq!(it.key(), sorted[i].0.as_slice(), "seed {seed} op {op}");
-                        assert_eq!(it.value(), sorted[i].1.as_slice(), "seed {seed} op {op}");
-                    }
-                    None => assert!(!it.valid(), "seed {seed} op {op}: should have ended"),
-                }
-            }
-        }
-    }
-
     #[test]
     fn a_file_that_cannot_be_opened_ends_the_walk_with_its_error() {
-        let files: Vec<MemFile> = (1..=3u64)
+        let files: Vec<Arc<RunFile>> = (1..=3u64)
             .map(|n| {
-                MemFile(
-                    (0..6)
-                        .map(|i| (ikey(n * 10 + i, 1), b"v".to_vec()))
-                        .collect(),
-                )
+                let entries = (0..6).map(|i| (ikey(n * 10 + i, 1), b"v".to_vec()));
+                RunFile::new(entries.collect(), None)
             })
             .collect();
         let mut it = ConcatIterator::new(
             files,
-            Box::new(|f: &MemFile| {
-                if f.0[0].0 == ikey(20, 1) {
+            Box::new(|f: &Arc<RunFile>| {
+                if f.smallest() == ikey(20, 1) {
                     return Err(crate::error::Error::Corruption {
                         file: "000002.sst".into(),
                         offset: 0,
                         reason: "bad".into(),
                     });
                 }
-                Ok(Box::new(VecIter::new(f.0.clone())) as Box<dyn InternalIterator>)
+                Ok(f.open())
             }),
         );
         it.seek_to_first();

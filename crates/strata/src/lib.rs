@@ -16,7 +16,7 @@
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
 //! `log`, `cache`; `iterator`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
-//! `compaction`; `options`; `db`; `internals` on top.
+//! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -36,6 +36,8 @@ pub(crate) mod memtable;
 pub(crate) mod options;
 pub(crate) mod snapshot;
 pub(crate) mod table;
+#[cfg(test)]
+mod testing;
 pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;

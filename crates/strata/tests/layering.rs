@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["compaction"],
     &["options"],
     &["db"],
-    &["internals"],
+    &["internals", "testing"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -344,7 +344,10 @@ impl SkipList {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iterator::InternalIterator;
     use crate::key::{append_internal_key, compare_internal};
+    use crate::testing::harness::{self, Constructor, Entries, Keys};
+    use crate::testing::lsm::shuffled;
     use std::sync::Arc;
 
     fn ik(k: u64, seq: u64) -> Vec<u8> {
@@ -371,43 +374,118 @@ mod tests {
         out
     }
 
-    #[test]
-    fn matches_a_sorted_model_and_finds_neighbours() {
-        let list = SkipList::new(1, MAX_BLOCK_SIZE);
-        let mut rng = Rng::new(5);
-        let mut model: Vec<Vec<u8>> = Vec::new();
-        for seq in 0..5000 {
-            let k = ik(rng.below(1000), seq);
-            insert(&list, &k, &k[..3]);
-            model.push(k);
+    /// A cursor over a bare list, moved by the list's own searches alone.
+    struct ListCursor {
+        list: SkipList,
+        /// The current node; null when not valid.
+        node: Node,
+    }
+
+    impl ListCursor {
+        fn set(&mut self, node: Node) {
+            self.node = if node == self.list.head() {
+                ptr::null()
+            } else {
+                node
+            };
         }
-        model.sort_by(|a, b| compare_internal(a, b));
-        assert_eq!(collect(&list), model);
-        for probe in 0..1001u64 {
-            let t = ik(probe, u64::MAX >> 8);
-            let target = Target::from_internal(&t).unwrap();
-            let ge = list.find_greater_or_equal(&target, None);
-            let idx = model.partition_point(|m| compare_internal(m, &t) == Ordering::Less);
+
+        /// The last node at or before `ikey`: the last one before its successor.
+        fn find_at_or_before(&self, ikey: &[u8]) -> Node {
+            let t = Target::from_internal(ikey).unwrap();
+            let mut longer = t.user_key.to_vec();
+            let successor = match t.trailer.checked_sub(1) {
+                Some(trailer) => Target { trailer, ..t },
+                None => {
+                    longer.push(0);
+                    Target {
+                        user_key: &longer,
+                        trailer: u64::MAX,
+                    }
+                }
+            };
+            self.list.find_less_than(&successor)
+        }
+    }
+
+    // SAFETY: the node pointer points into `list`, which the cursor owns and which is safe to
+    // read from any thread (see the module doc).
+    unsafe impl Send for ListCursor {}
+
+    impl InternalIterator for ListCursor {
+        fn valid(&self) -> bool {
+            !self.node.is_null()
+        }
+        fn seek_to_first(&mut self) {
             // SAFETY: the list is alive.
-            unsafe {
-                match model.get(idx) {
-                    Some(m) => assert_eq!(node_key(ge), &m[..]),
-                    None => assert!(ge.is_null()),
-                }
-                let lt = list.find_less_than(&target);
-                if idx == 0 {
-                    assert_eq!(lt, list.head());
-                } else {
-                    assert_eq!(node_key(lt), &model[idx - 1][..]);
-                    assert_eq!(node_value(lt), &model[idx - 1][..3]);
-                }
+            self.set(unsafe { node_next(self.list.head()) });
+        }
+        fn seek_to_last(&mut self) {
+            self.set(self.list.find_last());
+        }
+        fn seek(&mut self, target: &[u8]) {
+            let t = Target::from_internal(target).unwrap();
+            self.set(self.list.find_greater_or_equal(&t, None));
+        }
+        fn seek_for_prev(&mut self, target: &[u8]) {
+            self.set(self.find_at_or_before(target));
+        }
+        fn next(&mut self) {
+            if self.valid() {
+                // SAFETY: a valid cursor is on a linked node of its live list.
+                self.set(unsafe { node_next(self.node) });
             }
         }
-        // SAFETY: the list is alive.
-        assert_eq!(
-            unsafe { node_key(list.find_last()) },
-            &model[model.len() - 1][..]
-        );
+        fn prev(&mut self) {
+            if self.valid() {
+                let t = Target::from_internal(self.key()).unwrap();
+                self.set(self.list.find_less_than(&t));
+            }
+        }
+        fn key(&self) -> &[u8] {
+            if !self.valid() {
+                return &[];
+            }
+            // SAFETY: as in `next`.
+            unsafe { node_key(self.node) }
+        }
+        fn value(&self) -> &[u8] {
+            if !self.valid() {
+                return &[];
+            }
+            // SAFETY: as in `next`.
+            unsafe { node_value(self.node) }
+        }
+    }
+
+    struct ListConstructor {
+        block_size: usize,
+    }
+
+    impl Constructor for ListConstructor {
+        fn name(&self) -> String {
+            format!("skiplist (arena blocks of {} bytes)", self.block_size)
+        }
+        fn keys(&self) -> Keys {
+            Keys::Internal
+        }
+        fn build(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            let list = SkipList::new(rng.next_u64(), self.block_size);
+            for (k, v) in shuffled(rng, entries) {
+                insert(&list, &k, &v);
+            }
+            Box::new(ListCursor {
+                list,
+                node: ptr::null(),
+            })
+        }
+    }
+
+    #[test]
+    fn skiplists_pass_the_iterator_harness() {
+        for block_size in [1024, MAX_BLOCK_SIZE] {
+            harness::check(&mut ListConstructor { block_size }, 16);
+        }
     }
 
     #[test]

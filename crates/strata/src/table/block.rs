@@ -378,16 +378,19 @@ impl BlockIter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iterator::InternalIterator;
+    use crate::testing::harness::{
+        self, internal_iterator_from_inherent, Constructor, Entries, Keys,
+    };
     use crate::util::Rng;
-    use std::collections::BTreeMap;
 
     fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
         a.cmp(b)
     }
 
-    fn build(model: &BTreeMap<Vec<u8>, Vec<u8>>, interval: usize) -> Arc<Block> {
+    fn build(entries: &Entries, interval: usize) -> Arc<Block> {
         let mut b = BlockBuilder::new(interval);
-        for (k, v) in model {
+        for (k, v) in entries {
             b.add(k, v);
         }
         let est = b.estimated_size();
@@ -396,75 +399,52 @@ mod tests {
         Arc::new(Block::new(data).unwrap())
     }
 
-    fn random_model(rng: &mut Rng, n: usize) -> BTreeMap<Vec<u8>, Vec<u8>> {
-        (0..n)
-            .map(|_| {
-                let klen = match rng.below(10) {
-                    0 => 0,
-                    1 => 1,
-                    2 => 300,
-                    _ => 1 + rng.below(12) as usize,
-                };
-                let k: Vec<u8> = (0..klen).map(|_| b'a' + rng.below(4) as u8).collect();
-                let v: Vec<u8> = (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect();
-                (k, v)
-            })
-            .collect()
+    internal_iterator_from_inherent!(BlockIter, |it| match it.corrupt() {
+        Some(why) => Err(crate::error::Error::corruption("<block>", 0, why)),
+        None => Ok(()),
+    });
+
+    struct BlockConstructor {
+        restart_interval: usize,
+        keys: Keys,
     }
 
-    /// Blocks against a BTreeMap: full scans both ways and seeks to every key and between.
+    impl Constructor for BlockConstructor {
+        fn name(&self) -> String {
+            format!(
+                "block (restart interval {}, {:?})",
+                self.restart_interval, self.keys
+            )
+        }
+        fn keys(&self) -> Keys {
+            self.keys
+        }
+        fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            let block = build(entries, self.restart_interval);
+            Box::new(BlockIter::new(block, self.keys.comparator()))
+        }
+    }
+
     #[test]
-    fn blocks_match_a_btreemap_for_many_restart_intervals() {
-        let mut rng = Rng::new(11);
-        for interval in [1, 2, 3, 16, 1000] {
-            for n in [0, 1, 2, 17, 300] {
-                let model = random_model(&mut rng, n);
-                let block = build(&model, interval);
-                let mut it = BlockIter::new(block.clone(), bytewise);
-                it.seek_to_first();
-                let mut fwd = Vec::new();
-                while it.valid() {
-                    fwd.push((it.key().to_vec(), it.value().to_vec()));
-                    it.next();
-                }
-                let want: Vec<_> = model.clone().into_iter().collect();
-                assert_eq!(fwd, want);
-                it.seek_to_last();
-                let mut back = Vec::new();
-                while it.valid() {
-                    back.push((it.key().to_vec(), it.value().to_vec()));
-                    it.prev();
-                }
-                back.reverse();
-                assert_eq!(back, want, "interval {interval} n {n}");
-                for _ in 0..50 {
-                    let probe: Vec<u8> = (0..rng.below(6))
-                        .map(|_| b'a' + rng.below(5) as u8)
-                        .collect();
-                    it.seek(&probe);
-                    let expect = model.range(probe.clone()..).next();
-                    assert_eq!(
-                        it.valid().then(|| it.key().to_vec()),
-                        expect.map(|e| e.0.clone())
-                    );
-                    it.seek_for_prev(&probe);
-                    let expect = model.range(..=probe.clone()).next_back();
-                    assert_eq!(
-                        it.valid().then(|| it.key().to_vec()),
-                        expect.map(|e| e.0.clone())
-                    );
-                }
-                assert!(it.corrupt().is_none());
+    fn blocks_pass_the_iterator_harness() {
+        for restart_interval in [1, 2, 3, 16, 1000] {
+            for keys in Keys::ALL {
+                let mut c = BlockConstructor {
+                    restart_interval,
+                    keys,
+                };
+                harness::check(&mut c, 8);
             }
         }
     }
 
     #[test]
     fn a_64k_key_round_trips() {
-        let mut model = BTreeMap::new();
-        model.insert(vec![b'x'; 65536], b"big".to_vec());
-        model.insert(vec![b'x'; 65537], b"bigger".to_vec());
-        let block = build(&model, 16);
+        let entries = [
+            (vec![b'x'; 65536], b"big".to_vec()),
+            (vec![b'x'; 65537], b"bigger".to_vec()),
+        ];
+        let block = build(&entries, 16);
         let mut it = BlockIter::new(block, bytewise);
         it.seek(&vec![b'x'; 65537]);
         assert_eq!(it.value(), b"bigger");
@@ -473,8 +453,8 @@ mod tests {
     #[test]
     fn damaged_blocks_never_panic() {
         let mut rng = Rng::new(5);
-        let model = random_model(&mut rng, 60);
-        let good = build(&model, 4).data.clone();
+        let entries = harness::random_entries(&mut rng, Keys::Bytewise, 60);
+        let good = build(&entries, 4).data.clone();
         for i in 0..good.len() {
             for bit in [0x01u8, 0x80] {
                 let mut d = good.clone();

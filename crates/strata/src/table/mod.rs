@@ -92,70 +92,50 @@ impl TableOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::{FileSystem, PosixFs};
     use crate::iterator::InternalIterator;
+    use crate::testing::harness::{self, Constructor, Entries, Entry, Keys};
+    use crate::testing::lsm::{open_table, table, write_table, Caching};
     use crate::util::Rng;
     use crate::ErrorKind;
     use std::collections::BTreeMap;
     use std::path::Path;
     use std::sync::Arc;
 
-    type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+    struct TableConstructor {
+        dir: tempfile::TempDir,
+        tables: u64,
+        options: TableOptions,
+        caching: Caching,
+        keys: Keys,
+    }
 
-    fn write_table(path: &Path, model: &Model, options: TableOptions) -> u64 {
-        let file = PosixFs.create_writable(path).unwrap();
-        let mut b = TableBuilder::new(file, options);
-        for (k, v) in model {
-            b.add(k, v).unwrap();
+    impl Constructor for TableConstructor {
+        fn name(&self) -> String {
+            let o = &self.options;
+            format!(
+                "table ({:?}, {:?}, block size {}, restart interval {}, {} bloom bits, {:?} cached)",
+                self.keys,
+                o.compression,
+                o.block_size,
+                o.restart_interval,
+                o.bloom_bits_per_key,
+                self.caching
+            )
         }
-        let (size, props) = b.finish().unwrap();
-        assert_eq!(props.entries, model.len() as u64);
-        size
-    }
-
-    /// Opens a table; `cache`: 0 none, 1 a block cache, 2 a small cache that also holds the
-    /// index and filter blocks (so they are evicted and read again).
-    fn open(path: &Path, options: TableOptions, cache: u8) -> crate::Result<Arc<Table>> {
-        let size = if cache == 2 { 8 << 10 } else { 1 << 20 };
-        let block_cache = (cache > 0).then(|| Arc::new(reader::BlockCache::new(size, 4)));
-        let read = reader::TableReadOptions {
-            block_cache,
-            cache_id: 1,
-            cache_index_and_filter: cache == 2,
-            ..reader::TableReadOptions::uncached(options)
-        };
-        Table::open(PosixFs.open_random(path)?, path, &read).map(Arc::new)
-    }
-
-    fn random_model(rng: &mut Rng, n: usize, odd_keys: bool) -> Model {
-        let mut m = Model::new();
-        for i in 0..n {
-            let key = if odd_keys && i % 50 == 0 {
-                match rng.below(3) {
-                    0 => Vec::new(),
-                    1 => vec![rng.below(256) as u8],
-                    _ => vec![b'k'; 65536 + rng.below(3) as usize],
-                }
-            } else {
-                format!("key{:06}", rng.below(100_000)).into_bytes()
-            };
-            let vlen = if rng.one_in(10) {
-                5000
-            } else {
-                rng.below(120) as usize
-            };
-            let v = format!("value-{i}-").into_bytes().repeat(vlen / 8 + 1);
-            m.insert(key, v[..vlen].to_vec());
+        fn keys(&self) -> Keys {
+            self.keys
         }
-        m
+        fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            self.tables += 1;
+            let path = self.dir.path().join(format!("{}.sst", self.tables));
+            Box::new(table(&path, entries, self.options, self.caching).iter())
+        }
     }
 
-    /// Tables against a BTreeMap, for every compression, many restart intervals and block
-    /// sizes, odd key sizes (empty, 1 byte, 64 KiB): scans both ways, seeks, point gets.
+    /// Tables pass the iterator harness in every key order, for every compression, many
+    /// restart intervals and block sizes, with and without filters and caches.
     #[test]
-    fn tables_match_a_btreemap() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut rng = Rng::new(42);
+    fn tables_pass_the_iterator_harness() {
         let mut case = 0;
         for compression in [
             Compression::None,
@@ -164,58 +144,80 @@ mod tests {
             Compression::Zstd,
         ] {
             for (restart_interval, block_size) in [(1, 256), (4, 1024), (16, 4096), (128, 65536)] {
-                case += 1;
+                for keys in Keys::ALL {
+                    case += 1;
+                    let base = match keys {
+                        Keys::Internal => TableOptions::for_internal_keys(),
+                        _ => TableOptions {
+                            comparator: keys.comparator(),
+                            ..TableOptions::default()
+                        },
+                    };
+                    let mut c = TableConstructor {
+                        dir: tempfile::tempdir().unwrap(),
+                        tables: 0,
+                        options: TableOptions {
+                            block_size,
+                            restart_interval,
+                            compression,
+                            bloom_bits_per_key: if case % 3 == 0 { 0 } else { 10 },
+                            ..base
+                        },
+                        caching: [Caching::None, Caching::Data, Caching::All][case % 3],
+                        keys,
+                    };
+                    harness::check(&mut c, 8);
+                }
+            }
+        }
+    }
+
+    type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+    fn random_model(rng: &mut Rng, n: usize) -> Vec<Entry> {
+        let mut m = Model::new();
+        for i in 0..n {
+            let key = format!("key{:06}", rng.below(100_000)).into_bytes();
+            let vlen = if rng.one_in(10) {
+                5000
+            } else {
+                rng.below(120) as usize
+            };
+            let v = format!("value-{i}-").into_bytes().repeat(vlen / 8 + 1);
+            m.insert(key, v[..vlen].to_vec());
+        }
+        m.into_iter().collect()
+    }
+
+    /// Point lookups find every key, whatever the filter and cache: no false negatives.
+    #[test]
+    fn point_gets_find_every_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = Rng::new(42);
+        for (case, bloom_bits_per_key) in [0, 1, 10].into_iter().enumerate() {
+            for caching in [Caching::None, Caching::Data, Caching::All] {
                 let n = 1 + rng.below(2000) as usize;
-                let model = random_model(&mut rng, n, case % 2 == 0);
+                let model = random_model(&mut rng, n);
                 let options = TableOptions {
-                    block_size,
-                    restart_interval,
-                    compression,
-                    bloom_bits_per_key: if case % 3 == 0 { 0 } else { 10 },
+                    block_size: 256 << case,
+                    bloom_bits_per_key,
+                    compression: Compression::Lz4,
                     ..TableOptions::default()
                 };
-                let path = dir.path().join(format!("{case}.sst"));
-                write_table(&path, &model, options);
-                let table = open(&path, options, (case % 3) as u8).unwrap();
-                assert_eq!(table.verify().unwrap(), model.len() as u64);
-                let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                let mut it = table.iter();
-                it.seek_to_first();
-                let mut got = Vec::new();
-                while it.valid() {
-                    got.push((it.key().to_vec(), it.value().to_vec()));
-                    it.next();
-                }
-                assert_eq!(got, want, "case {case}");
-                it.seek_to_last();
-                let mut back = Vec::new();
-                while it.valid() {
-                    back.push((it.key().to_vec(), it.value().to_vec()));
-                    it.prev();
-                }
-                back.reverse();
-                assert_eq!(back, want, "case {case} backwards");
-                for _ in 0..200 {
-                    let probe = format!("key{:06}", rng.below(100_000)).into_bytes();
-                    it.seek(&probe);
-                    let expect = model.range(probe.clone()..).next().map(|e| e.0.clone());
-                    assert_eq!(it.valid().then(|| it.key().to_vec()), expect);
-                    it.seek_for_prev(&probe);
-                    let expect = model
-                        .range(..=probe.clone())
-                        .next_back()
-                        .map(|e| e.0.clone());
-                    assert_eq!(it.valid().then(|| it.key().to_vec()), expect);
+                let path = dir.path().join(format!("{case}-{caching:?}.sst"));
+                let table = table(&path, &model, options, caching);
+                let map: Model = model.into_iter().collect();
+                for _ in 0..400 {
+                    let probe = match map.keys().nth(rng.below(map.len() as u64) as usize) {
+                        Some(k) if rng.one_in(2) => k.clone(),
+                        _ => format!("key{:06}", rng.below(100_000)).into_bytes(),
+                    };
                     let got = table.get(&probe, |k, v| (k.to_vec(), v.to_vec())).unwrap();
-                    if let Some(v) = model.get(&probe) {
-                        assert_eq!(
-                            got,
-                            Some((probe.clone(), v.clone())),
-                            "filter false negative?"
-                        );
+                    match map.get(&probe) {
+                        Some(v) => assert_eq!(got, Some((probe.clone(), v.clone()))),
+                        None => assert!(got.is_none_or(|(k, _)| k > probe)),
                     }
                 }
-                it.status().unwrap();
             }
         }
     }
@@ -248,7 +250,7 @@ mod tests {
     #[test]
     fn every_flipped_byte_is_reported_as_corruption() {
         let dir = tempfile::tempdir().unwrap();
-        let model: Model = (0..300u32)
+        let model: Vec<Entry> = (0..300u32)
             .map(|i| {
                 (
                     format!("key{i:05}").into_bytes(),
@@ -285,14 +287,14 @@ mod tests {
     fn truncated_tables_are_corruption() {
         let dir = tempfile::tempdir().unwrap();
         let mut rng = Rng::new(10);
-        let model = random_model(&mut rng, 100, false);
+        let model = random_model(&mut rng, 100);
         let path = dir.path().join("t.sst");
         let options = TableOptions::default();
         write_table(&path, &model, options);
         let good = std::fs::read(&path).unwrap();
         for cut in [0, 1, 55, 56, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            let err = open(&path, options, 0)
+            let err = open_table(&path, options, Caching::None)
                 .and_then(|t| t.verify())
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}: {err}");
