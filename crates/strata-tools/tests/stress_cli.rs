@@ -12,7 +12,8 @@ fn stress(flags: &[&str]) -> (bool, String, String) {
 #[test]
 fn a_plain_run_verifies_after_reopening() {
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("--db={}", dir.path().join("db").display());
+    // In a directory that does not exist yet: it is made, with the expected-state file.
+    let db = format!("--db={}", dir.path().join("new/db").display());
     let (ok, out, err) = stress(&[&db, "--duration=2", "--keys=2000", "--threads=3"]);
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("reopened and verified 2000 keys"), "{out}");

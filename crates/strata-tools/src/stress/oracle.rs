@@ -61,6 +61,10 @@ impl Oracle {
     pub fn open(path: &Path, keys: u64) -> Result<Oracle, String> {
         let what = |e: std::io::Error| format!("expected-state file {}: {e}", path.display());
         let exists = path.exists();
+        // Beside the database, whose directory the engine creates with its parents: so here.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(what)?;
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
