@@ -61,14 +61,15 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
-/// Seconds since the Unix epoch as an RFC 3339 UTC date-time: `2026-11-23T10:15:00Z`.
-pub fn utc_datetime(secs: u64) -> String {
+/// Seconds since the Unix epoch as UTC (year, month, day, hour, minute, second).
+pub fn utc_fields(secs: u64) -> (i64, u32, u32, u64, u64, u64) {
     let (year, month, day) = civil_from_days((secs / 86_400) as i64);
     let s = secs % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s / 60 % 60,
-        s % 60
-    )
+    (year, month, day, s / 3600, s / 60 % 60, s % 60)
+}
+
+/// Seconds since the Unix epoch as an RFC 3339 UTC date-time: `2026-11-23T10:15:00Z`.
+pub fn utc_datetime(secs: u64) -> String {
+    let (y, mo, d, h, mi, s) = utc_fields(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 
 use crate::filename::{LOG, LOG_OLD};
 use crate::fs::{FileSystem, WritableFile};
-use crate::util::civil_from_days;
+use crate::util::utc_fields;
 
 /// The info log of an open database.
 pub(crate) struct InfoLog {
@@ -54,16 +54,9 @@ impl InfoLog {
 /// `YYYY/MM/DD-HH:MM:SS.micros` in UTC.
 fn timestamp(t: SystemTime) -> String {
     let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (y, m, d) = civil_from_days((secs / 86400) as i64);
-    let s = secs % 86400;
-    format!(
-        "{y:04}/{m:02}/{d:02}-{:02}:{:02}:{:02}.{:06}",
-        s / 3600,
-        s / 60 % 60,
-        s % 60,
-        since.subsec_micros()
-    )
+    let (y, mo, d, h, mi, s) = utc_fields(since.as_secs());
+    let micros = since.subsec_micros();
+    format!("{y:04}/{mo:02}/{d:02}-{h:02}:{mi:02}:{s:02}.{micros:06}")
 }
 
 #[cfg(test)]

@@ -192,19 +192,8 @@ impl VersionSet {
     ) -> Result<VersionSet> {
         let (number, state) = read_current_state(fs.as_ref(), dir)?;
         let refuse = ReadOnlyFile::new(manifest_path(dir, number));
-        Ok(VersionSet {
-            fs,
-            io,
-            dir: dir.to_path_buf(),
-            manifest: LogWriter::new(Box::new(refuse)),
-            manifest_failed: false,
-            manifest_number: number,
-            current: Arc::new(state.version),
-            log_number: state.log_number,
-            next_file_number: state.next_file_number,
-            last_sequence: state.last_sequence,
-            handed_out: Vec::new(),
-        })
+        let manifest = LogWriter::new(Box::new(refuse));
+        Ok(VersionSet::with_state(fs, io, dir, manifest, number, state))
     }
 
     /// Writes a new manifest holding `state`, points CURRENT at it.
@@ -217,7 +206,19 @@ impl VersionSet {
         let number = state.next_file_number;
         state.next_file_number += 1;
         let manifest = write_manifest(fs.as_ref(), dir, &io, number, &state)?;
-        Ok(VersionSet {
+        Ok(VersionSet::with_state(fs, io, dir, manifest, number, state))
+    }
+
+    /// A version set writing to manifest `number` through `manifest`, holding `state`.
+    fn with_state(
+        fs: Arc<dyn FileSystem>,
+        io: Arc<IoStats>,
+        dir: &Path,
+        manifest: LogWriter,
+        number: u64,
+        state: State,
+    ) -> VersionSet {
+        VersionSet {
             fs,
             io,
             dir: dir.to_path_buf(),
@@ -229,7 +230,7 @@ impl VersionSet {
             next_file_number: state.next_file_number,
             last_sequence: state.last_sequence,
             handed_out: Vec::new(),
-        })
+        }
     }
 
     /// The current version.
