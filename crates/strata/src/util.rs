@@ -49,7 +49,7 @@ impl Rng {
 
 /// The proleptic Gregorian date (year, month, day) of a day count since 1970-01-01 (Howard
 /// Hinnant's `civil_from_days`).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097); // day of the era, 0..=146096
