@@ -5,11 +5,12 @@
 //! Leveled level targets are dynamic (RocksDB's `level_compaction_dynamic_level_bytes`): the
 //! last level's target is its actual size (at least `max_bytes_for_level_base`); each level
 //! above has the target of the one below divided by the multiplier, up to the first level
-//! whose target is at most `max_bytes_for_level_base` (so between base/multiplier and base,
-//! as RocksDB chooses it). That level is the *base level*: L0 compacts into it, and the
-//! levels between L0 and it stay empty. Most of the data sits in the last level (about
-//! `1 - 1/multiplier` of it), which bounds space-amp, and L0 merges into a level no larger
-//! than the base size, which bounds their cost.
+//! whose quotient is at most `max_bytes_for_level_base`, as RocksDB chooses it. That level is
+//! the *base level*: L0 compacts into it, and the levels between L0 and it stay empty. Its
+//! target is never below `max_bytes_for_level_base` (RocksDB's floor): a base level held to
+//! a fraction of it compacts into the level below with less data per byte rewritten there.
+//! Most of the data sits in the last level (about `1 - 1/multiplier` of it), which bounds
+//! space-amp, and L0 merges into a level of about the base size, which bounds their cost.
 //!
 //! Leveled scores: L0's is its file count over `level0_file_num_compaction_trigger`; a level
 //! from the base level down to the second-to-last has its bytes over its target. The highest
@@ -304,7 +305,10 @@ pub fn level_targets(version: &Version, o: &PickerOptions) -> LevelTargets {
     while level > 1 && target > base {
         target = ((target as f64 / o.max_bytes_for_level_multiplier) as u64).max(1);
         level -= 1;
-        targets[level] = target;
+        // No level from the base level down gets a target under the base size, as in
+        // RocksDB: a base level held to a fraction of it (as low as base / multiplier)
+        // compacts into the last level with less data per byte it rewrites there.
+        targets[level] = target.max(base);
     }
     // L0 must never compact past a level that holds data (its older versions would then
     // shadow the newer ones below them): the base level is at most the first non-empty

@@ -139,7 +139,8 @@ impl Step {
 pub struct Policy {
     /// `floor`: level targets as RocksDB computes them (`CalculateBaseBytes`): the base level
     /// is sized from the largest level, and no level from the base down gets a target below
-    /// `max_bytes_for_level_base` (Strata's base level target can be as low as base/mult).
+    /// `max_bytes_for_level_base` (the engine's pickers apply the same floor, so `strata` and
+    /// `strata+floor` agree on these workloads).
     pub floor: bool,
     /// `scores`: RocksDB's dynamic-level scores: L0 also scores its bytes against the base
     /// level (at least 1.01 once it holds `max_bytes_for_level_base`); a level over its target
