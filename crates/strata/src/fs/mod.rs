@@ -41,6 +41,15 @@ pub trait SequentialFile: Send {
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `buf.len()` bytes at `offset`; fails if the file is shorter.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Reads exactly `len` bytes at `offset` into a new buffer; fails if the file is shorter.
+    /// Table blocks are read this way. The default zeroes the buffer, then reads into it; a
+    /// file system that can fill a buffer without zeroing it first should (zeroing took a
+    /// quarter of the instructions of random reads from the page cache).
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(offset, &mut buf)?;
+        Ok(buf)
+    }
     /// Bytes in the file.
     fn size(&self) -> u64;
 }
@@ -203,6 +212,26 @@ impl RandomAccessFile for PosixRandom {
         self.file
             .read_exact_at(buf, offset)
             .map_err(|e| Error::io("read", &self.path, e))
+    }
+
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        // pread into the vector's spare capacity: no zeroing, and no unsafe code here
+        // (rustix extends the length by what the kernel wrote).
+        let mut buf = Vec::with_capacity(len);
+        while buf.len() < len {
+            let at = offset + buf.len() as u64;
+            match rustix::io::pread(&self.file, rustix::buffer::spare_capacity(&mut buf), at) {
+                Ok(0) => {
+                    let e = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+                    return Err(Error::io("read", &self.path, e));
+                }
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(Error::io("read", &self.path, e.into())),
+            }
+        }
+        buf.truncate(len); // the capacity may have let it read a little more
+        Ok(buf)
     }
 
     fn size(&self) -> u64 {
@@ -482,6 +511,38 @@ mod tests {
         assert_eq!(err.kind(), crate::ErrorKind::Busy);
         drop(held);
         fs.lock(&lock_path).unwrap();
+    }
+
+    #[test]
+    fn vectors_read_at_an_offset_match_reads_into_a_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let file = PosixFs.open_random(&path).unwrap();
+        for (offset, len) in [
+            (0, 0),
+            (0, 1),
+            (5, 4096),
+            (99_000, 1000),
+            (0, 100_000),
+            (1, 65_536),
+        ] {
+            let got = file.read_vec_at(offset, len).unwrap();
+            assert_eq!(
+                got,
+                &data[offset as usize..offset as usize + len],
+                "{offset} {len}"
+            );
+            let mut buf = vec![0; len];
+            file.read_exact_at(offset, &mut buf).unwrap();
+            assert_eq!(got, buf);
+        }
+        let err = file.read_vec_at(99_999, 2).unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
     }
 
     #[test]

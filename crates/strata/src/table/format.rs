@@ -273,8 +273,7 @@ pub fn read_block(
     if !fits {
         return Err(bad("block runs past the end of the file".into()));
     }
-    let mut buf = vec![0u8; len + BLOCK_TRAILER_LEN];
-    file.read_exact_at(handle.offset, &mut buf)?;
+    let mut buf = file.read_vec_at(handle.offset, len + BLOCK_TRAILER_LEN)?;
     let (contents, trailer) = buf.split_at(len);
     let stored = decode_fixed32(&trailer[1..]).unwrap_or_default();
     let actual = crc32c_extend(crc32c(contents), &trailer[..1]);
