@@ -46,6 +46,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use super::cut::OutputCutter;
 use super::picker::{self, Busy, CompactionTask, LevelTargets, PickerOptions, Reason};
 use super::style::CompactionStyle;
 use crate::key::{append_internal_key, user_key, ValueKind};
@@ -140,7 +141,7 @@ pub struct Policy {
     /// `floor`: level targets as RocksDB computes them (`CalculateBaseBytes`): the base level
     /// is sized from the largest level, and no level from the base down gets a target below
     /// `max_bytes_for_level_base` (the engine's pickers apply the same floor, so `strata` and
-    /// `strata+floor` agree on these workloads).
+    /// `strata+floor` agree on these workloads; the feature swaps in RocksDB's computation).
     pub floor: bool,
     /// `scores`: RocksDB's dynamic-level scores: L0 also scores its bytes against the base
     /// level (at least 1.01 once it holds `max_bytes_for_level_base`); a level over its target
@@ -150,10 +151,12 @@ pub struct Policy {
     /// level n+1 (RocksDB's `SetupOtherInputs`), and a trivial move takes up to 4 adjacent
     /// files.
     pub expand: bool,
-    /// `cut`: outputs are also cut at file boundaries of the level below the output (RocksDB's
-    /// `ShouldStopBefore`): once the output reaches 50% of the target size (+5% per boundary
-    /// passed, at most 90%), or when the next key would skip a large enough file there, and
-    /// the overlap limit counts the output's own size.
+    /// `cut`: outputs are also cut at file boundaries of the level below the output, as the
+    /// engine does (`compaction::cut`, after RocksDB's `ShouldStopBefore`): once the output
+    /// reaches 50% of the target size (+5% per boundary passed, at most 90%), or when the next
+    /// key would skip a large enough file there, and the overlap limit counts the output's own
+    /// size. `strata-cut` is the engine's rule before it: the target size and the overlap
+    /// limit only.
     pub cut: bool,
     /// `roundrobin`: the file compacted from a level is the one after the previous one in key
     /// order (RocksDB's `kRoundRobin`), not the one with the least overlap per byte.
@@ -168,7 +171,7 @@ impl Policy {
         floor: false,
         scores: false,
         expand: false,
-        cut: false,
+        cut: true,
         round_robin: false,
     };
 
@@ -907,10 +910,8 @@ struct Cutter<'a> {
     index: usize,
     overlap: u64,
     seen_key: bool,
-    /// RocksDB's rule (the `cut` feature): between two grandparent files, and the boundaries
-    /// passed by the current output.
-    in_gap: bool,
-    switches: u64,
+    /// The engine's cutter at grandparent boundaries (the `cut` feature).
+    boundaries: OutputCutter<'a>,
 }
 
 impl<'a> Cutter<'a> {
@@ -922,17 +923,18 @@ impl<'a> Cutter<'a> {
             index: 0,
             overlap: 0,
             seen_key: false,
-            in_gap: true,
-            switches: 0,
+            boundaries: OutputCutter::new(gps, o.target_file_size_base, o.max_compaction_bytes()),
         }
     }
 
     /// True when the output holding `size` bytes so far is to be finished before key `k`.
     fn cut_before(&mut self, k: u32, size: u64) -> bool {
         if self.o.policy.cut {
-            return self.rocksdb_cut_before(k, size);
+            let may_cut = self.may_cut && size > 0;
+            return self.boundaries.cut_before(&k.to_be_bytes(), size, may_cut);
         }
-        // The engine's `Outputs::add` and `passes_grandparents`.
+        // The engine's rule before it cut at grandparent boundaries: the target size and the
+        // overlap limit only.
         while self.index < self.gps.len() && sim_key(&self.gps[self.index].largest) < k {
             if self.seen_key {
                 self.overlap += self.gps[self.index].size;
@@ -945,55 +947,6 @@ impl<'a> Cutter<'a> {
             self.may_cut && size > 0 && (size >= self.o.target_file_size_base || overlap_full);
         if cut {
             self.overlap = 0;
-        }
-        cut
-    }
-
-    /// RocksDB's rule (`CompactionOutputs::ShouldStopBefore`, described in `Policy::cut`).
-    fn rocksdb_cut_before(&mut self, k: u32, size: u64) -> bool {
-        let before = self.overlap;
-        let mut crossed = 0u64;
-        while let Some(g) = self.gps.get(self.index) {
-            if self.in_gap {
-                if k < sim_key(&g.smallest) {
-                    break;
-                }
-                if self.seen_key {
-                    crossed += 1;
-                    self.switches += 1;
-                    self.overlap += g.size;
-                }
-                self.in_gap = false;
-            } else {
-                if k <= sim_key(&g.largest) {
-                    break;
-                }
-                if self.seen_key {
-                    crossed += 1;
-                    self.switches += 1;
-                }
-                self.in_gap = true;
-                self.index += 1;
-            }
-        }
-        let inside = |c: &Self| if c.in_gap { 0 } else { c.gps[c.index].size };
-        if !self.seen_key {
-            self.overlap = inside(self);
-        }
-        self.seen_key = true;
-        if !self.may_cut || size == 0 {
-            return false;
-        }
-        let target = self.o.target_file_size_base;
-        let cut = size >= target
-            || crossed > 0
-                && (self.overlap + size > self.o.max_compaction_bytes()
-                    || crossed >= if self.in_gap { 2 } else { 3 }
-                        && self.overlap - before > target / 8
-                    || size >= target.div_ceil(100) * (50 + (self.switches * 5).min(40)));
-        if cut {
-            self.switches = 0;
-            self.overlap = inside(self);
         }
         cut
     }

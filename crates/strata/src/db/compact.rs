@@ -32,6 +32,7 @@ use std::time::Instant;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
+use crate::compaction::cut::OutputCutter;
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
@@ -394,10 +395,8 @@ struct Outputs<'a> {
     job: &'a MergeJob<'a>,
     done: Vec<FileMeta>,
     current: Option<TableOutput>,
-    /// Grandparent files passed so far, and the bytes of those the current output overlaps.
-    grandparent_index: usize,
-    grandparent_overlap: u64,
-    seen_key: bool,
+    /// Where the outputs are cut, given the level below the output level.
+    cutter: OutputCutter<'a>,
 }
 
 impl MergeJob<'_> {
@@ -424,9 +423,11 @@ impl MergeJob<'_> {
             job: self,
             done: Vec::new(),
             current: None,
-            grandparent_index: 0,
-            grandparent_overlap: 0,
-            seen_key: false,
+            cutter: OutputCutter::new(
+                &self.grandparents,
+                self.db.options.target_file_size_base,
+                self.db.options.max_compaction_bytes(),
+            ),
         };
         let result = (|| -> Result<()> {
             match &range.0 {
@@ -469,20 +470,20 @@ impl MergeJob<'_> {
 }
 
 impl Outputs<'_> {
-    /// Adds an entry, first cutting the current output at a user-key boundary if it is big
-    /// enough or overlaps enough of the level below.
+    /// Adds an entry, first cutting the current output where the cutter says (see
+    /// `compaction::cut`).
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let job = self.job;
         let options = &job.db.options;
-        let overlap_full = self.passes_grandparents(key);
-        let cut = job.task.output_level > 0
-            && self.current.as_ref().is_some_and(|o| {
-                user_key(o.largest()) != user_key(key)
-                    && (o.file_size() >= options.target_file_size_base || overlap_full)
-            });
-        if cut {
+        let (size, may_cut) = match &self.current {
+            Some(o) => (
+                o.file_size(),
+                job.task.output_level > 0 && user_key(o.largest()) != user_key(key),
+            ),
+            None => (0, false),
+        };
+        if self.cutter.cut_before(user_key(key), size, may_cut) {
             self.finish_current()?;
-            self.grandparent_overlap = 0;
         }
         let out = match &mut self.current {
             Some(out) => out,
@@ -500,23 +501,6 @@ impl Outputs<'_> {
             }
         };
         out.add(key, value)
-    }
-
-    /// Advances over the grandparent files that end before `key`, adding those the current
-    /// output overlaps; true once that overlap passes `max_compaction_bytes`.
-    fn passes_grandparents(&mut self, key: &[u8]) -> bool {
-        let gps = &self.job.grandparents;
-        let k = user_key(key);
-        while self.grandparent_index < gps.len()
-            && user_key(&gps[self.grandparent_index].largest) < k
-        {
-            if self.seen_key {
-                self.grandparent_overlap += gps[self.grandparent_index].size;
-            }
-            self.grandparent_index += 1;
-        }
-        self.seen_key = true;
-        self.grandparent_overlap > self.job.db.options.max_compaction_bytes()
     }
 
     /// Finishes the table being written, if any.

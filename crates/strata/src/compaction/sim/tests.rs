@@ -96,8 +96,9 @@ fn policies_parse_and_name_themselves() {
     for (spec, name) in [
         ("strata", "strata"),
         ("rocksdb", "rocksdb"),
-        ("strata+floor+cut", "strata+floor+cut"),
-        ("rocksdb-expand-scores", "strata+floor+cut"),
+        ("strata+floor+cut", "strata+floor"),
+        ("rocksdb-expand-scores", "strata+floor"),
+        ("strata-cut", "strata-cut"),
         ("rocksdb-cut", "rocksdb-cut"),
         ("strata+floor+scores+expand+cut", "rocksdb"),
         ("rocksdb+roundrobin", "rocksdb+roundrobin"),
