@@ -1,8 +1,9 @@
 //! Compaction: merging table files into the next level, dropping what no reader can see.
 //!
 //! [`picker`] (leveled) and [`universal`] choose what to compact (pure functions of a
-//! version and [`PickerOptions`]); [`visibility`] decides entry by entry which versions the
-//! merge keeps; [`style`] holds the user-facing choice of compaction style. The database runs
+//! version and [`PickerOptions`], returning a [`task`]); [`visibility`] decides entry by entry
+//! which versions the merge keeps; [`cut`] where its outputs are cut into files; [`style`]
+//! holds the user-facing choice of compaction style. The database runs
 //! the job and installs the result (`db::compact`). [`sim`] runs the pickers on a simulated
 //! tree to measure a policy's write-amp and space-amp (`strata sim`).
 
@@ -10,6 +11,7 @@ pub mod cut;
 pub mod picker;
 pub mod sim;
 pub mod style;
+pub mod task;
 pub mod universal;
 pub mod visibility;
 

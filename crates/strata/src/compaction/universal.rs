@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use super::picker::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason};
+use super::task::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason};
 use crate::version::{FileMeta, Version};
 
 /// One sorted run of the tree.
