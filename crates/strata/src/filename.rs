@@ -4,7 +4,8 @@
 //!   `strata format=<version> id=<hex>`. Written once at creation (via a temporary file and
 //!   an atomic rename).
 //! - `LOCK`: held with `flock` while the database is open.
-//! - `LOG`, `LOG.old`: the info log (text) and the one before it.
+//! - `LOG`, `LOG.old.N`: the info log (text) and earlier ones, numbered oldest first
+//!   (`LOG.old`, from an earlier build, counts as the oldest).
 //! - `NNNNNN.log`: write-ahead logs, numbered in creation order from one counter shared by
 //!   every numbered file (tables and manifests take numbers from it too).
 //! - `NNNNNN.log.dropped`: bytes that recovery cut from a WAL (a torn or corrupt tail), kept
@@ -27,7 +28,7 @@ pub const LOCK: &str = "LOCK";
 pub const CURRENT: &str = "CURRENT";
 /// Name of the info log.
 pub const LOG: &str = "LOG";
-/// Name the previous info log is kept under.
+/// Name an earlier build kept the previous info log under; now the oldest of the old logs.
 pub const LOG_OLD: &str = "LOG.old";
 
 /// What a file in the database directory is.
@@ -70,6 +71,19 @@ pub fn manifest_name(n: u64) -> String {
     format!("MANIFEST-{n:06}")
 }
 
+/// File name of old info log number `n` (higher is newer).
+pub fn old_log_name(n: u64) -> String {
+    format!("{LOG_OLD}.{n}")
+}
+
+/// The number of an old info log's name (`LOG.old` is 0, the oldest); `None` for others.
+pub fn parse_old_log(name: &str) -> Option<u64> {
+    if name == LOG_OLD {
+        return Some(0);
+    }
+    parse_number(name.strip_prefix(LOG_OLD)?.strip_prefix('.')?)
+}
+
 /// Classifies a file name; `None` for files the engine does not number.
 pub fn parse_file_name(name: &str) -> Option<FileKind> {
     if name.ends_with(".tmp") {
@@ -93,7 +107,9 @@ pub fn parse_file_name(name: &str) -> Option<FileKind> {
 /// Whether a file named `name` is one the engine writes in a database directory (numbered
 /// or named), so that a tool may delete it with the database.
 pub fn is_engine_file(name: &str) -> bool {
-    parse_file_name(name).is_some() || [CURRENT, IDENTITY, LOCK, LOG, LOG_OLD].contains(&name)
+    parse_file_name(name).is_some()
+        || parse_old_log(name).is_some()
+        || [CURRENT, IDENTITY, LOCK, LOG].contains(&name)
 }
 
 fn parse_number(s: &str) -> Option<u64> {

@@ -60,6 +60,12 @@ pub struct Options {
     pub cache_index_and_filter_blocks: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
+    /// Bytes of the info log (`LOG`) after which it is closed and a new one started; 0 starts
+    /// a new one only at open. Default: 16 MiB.
+    pub max_log_file_size: u64,
+    /// Old info logs (`LOG.old.N`) kept beside the current one; older ones are deleted.
+    /// Default: 10.
+    pub keep_log_file_num: usize,
     /// L0 files that trigger a compaction into the base level. Default: 4.
     pub level0_file_num_compaction_trigger: usize,
     /// L0 files at which writes are slowed down (a short delay per write group, growing with
@@ -118,6 +124,8 @@ impl Default for Options {
             block_cache_size: 8 << 20,
             cache_index_and_filter_blocks: false,
             max_open_files: 1000,
+            max_log_file_size: 16 << 20,
+            keep_log_file_num: 10,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
@@ -158,6 +166,8 @@ impl fmt::Debug for Options {
                 &self.cache_index_and_filter_blocks,
             )
             .field("max_open_files", &self.max_open_files)
+            .field("max_log_file_size", &self.max_log_file_size)
+            .field("keep_log_file_num", &self.keep_log_file_num)
             .field(
                 "level0_file_num_compaction_trigger",
                 &self.level0_file_num_compaction_trigger,

@@ -102,7 +102,12 @@ impl Db {
             io.clone(),
             IoClass::Wal,
         )));
-        let info_log = InfoLog::open(fs.as_ref(), &path);
+        let info_log = InfoLog::open(
+            fs.clone(),
+            &path,
+            options.max_log_file_size,
+            options.keep_log_file_num,
+        );
         let inner = assemble(Parts {
             path,
             options,
