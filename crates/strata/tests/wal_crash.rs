@@ -266,3 +266,42 @@ fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
     assert_eq!(db.get(b"newest").unwrap(), None);
     assert!(report.set_aside.iter().all(|p| p.exists()));
 }
+
+/// A crashed process leaves writes in its WAL that were never synced. The next open replays
+/// them and starts a new WAL; a synced write there must not outlive them in a power cut (the
+/// recovered database is a prefix of what was acknowledged), so the open makes them durable.
+#[test]
+fn writes_replayed_after_a_crash_are_durable_before_later_synced_writes() {
+    use strata::fs::fault::FaultFs;
+    let dir = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let options = Options {
+        create_if_missing: true,
+        fs: std::sync::Arc::new(fs.clone()),
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    db.put(b"before", b"1").unwrap(); // not synced
+    fs.crash_at(1);
+    drop(db); // the process dies: the WAL is never synced
+    fs.restart();
+
+    let db = Db::open(dir.path(), options).unwrap();
+    assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"1"[..]));
+    let sync = strata::WriteOptions {
+        sync: true,
+        ..strata::WriteOptions::default()
+    };
+    db.put_opt(b"after", b"2", &sync).unwrap();
+    fs.crash_at(1);
+    drop(db);
+    fs.power_loss().unwrap();
+
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(
+        db.get(b"before").unwrap().as_deref(),
+        Some(&b"1"[..]),
+        "a write acknowledged before the synced one was lost"
+    );
+}

@@ -93,6 +93,12 @@ impl Db {
             &io,
             false,
         )?;
+        // The replayed WALs stay until their memtables are flushed, no longer the newest: make
+        // what a crashed process left unsynced in them durable before a new WAL exists, or a
+        // power cut could take it while keeping later synced writes (or tear an older WAL).
+        for mem in &recovered.mems {
+            fs.sync_file(&filename::wal_path(&path, mem.log_number()))?;
+        }
 
         let log_number = versions.new_file_number();
         let wal_file = fs.create_writable(&filename::wal_path(&path, log_number))?;

@@ -111,6 +111,14 @@ impl FaultFs {
         self.state.lock().ops
     }
 
+    /// Lets operations through again after a crash, as a restarted process would find the
+    /// files (unsynced bytes still there until a [`FaultFs::power_loss`]).
+    pub fn restart(&self) {
+        let mut s = self.state.lock();
+        s.crashed = false;
+        s.crash_at = None;
+    }
+
     /// True once the crash point was reached.
     pub fn has_crashed(&self) -> bool {
         self.state.lock().crashed
@@ -257,6 +265,16 @@ impl FileSystem for FaultFs {
             if let Some(old) = s.files.insert(to.to_path_buf(), f) {
                 s.used -= old.len;
             }
+        }
+        Ok(())
+    }
+
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        let mut s = self.state.lock();
+        s.step("sync", path)?;
+        PosixFs.sync_file(path)?;
+        if let Some(f) = s.files.get_mut(path) {
+            f.synced_len = f.len;
         }
         Ok(())
     }

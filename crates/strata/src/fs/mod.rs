@@ -81,6 +81,9 @@ pub trait FileSystem: Send + Sync {
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
     /// Makes the directory's entries (created, renamed, removed files) durable.
     fn sync_dir(&self, path: &Path) -> Result<()>;
+    /// Makes the contents of the existing file at `path` durable (fdatasync), as a sync of a
+    /// writer on it would.
+    fn sync_file(&self, path: &Path) -> Result<()>;
     /// Takes an exclusive lock on `path` (created if missing); fails with `Busy` if another
     /// process or handle holds it.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
@@ -323,6 +326,12 @@ impl FileSystem for PosixFs {
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         fs::rename(from, to).map_err(|e| Error::io("rename", from, e))
+    }
+
+    fn sync_file(&self, path: &Path) -> Result<()> {
+        let file = File::open(path).map_err(|e| Error::io("open for sync", path, e))?;
+        file.sync_data()
+            .map_err(|e| Error::io("fdatasync", path, e))
     }
 
     fn sync_dir(&self, path: &Path) -> Result<()> {
