@@ -66,3 +66,28 @@ fn a_lost_write_is_reported_and_the_evidence_kept() {
     assert!(err.contains("holds value id 0; expected"), "{err}");
     assert!(path.exists() && dir.path().join("db.expected").exists());
 }
+
+#[test]
+fn a_closed_stdout_ends_a_run_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["stress", &db, "--duration=1", "--keys=500"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before the first line
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(status.success(), "{status}: {err}");
+}

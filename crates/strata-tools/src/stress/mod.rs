@@ -17,6 +17,7 @@
 mod oracle;
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -214,18 +215,24 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     };
     let db = Db::open(&args.db, options(args)?)?;
     if !args.child {
-        println!("seed {seed}; expected state in {}", oracle_path.display());
+        writeln!(
+            std::io::stdout(),
+            "seed {seed}; expected state in {}",
+            oracle_path.display()
+        )?;
         let checked = verify(&db, &oracle, args)?;
-        println!("verified {checked} keys before the run");
+        writeln!(std::io::stdout(), "verified {checked} keys before the run")?;
     }
     let ops = run_workers(args, &db, &oracle, seed)?;
     db.close()?;
     let db = Db::open(&args.db, options(args)?)?;
     let checked = verify(&db, &oracle, args)?;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "{ops} operations on {} threads in {} s; reopened and verified {checked} keys",
-        args.threads, args.duration
-    );
+        args.threads,
+        args.duration
+    )?;
     db.close()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -612,11 +619,12 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
         s => s,
     };
     let mut rng = Rng::new(seed);
-    println!(
+    writeln!(
+        std::io::stdout(),
         "crash test: seed {seed}; database {}, expected state {}",
         a.db.display(),
         oracle_path.display()
-    );
+    )?;
     {
         let oracle = Oracle::open(oracle_path, a.keys)?;
         let db = Db::open(&a.db, options(a)?)?;
@@ -686,16 +694,18 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
         db.close()?;
     }
     let ops = Oracle::open(oracle_path, a.keys)?.ops() - ops_before;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "crash test passed: {runs} runs, {kills} kills, about {ops} operations, {verified} key checks in {:.0} s",
         started.elapsed().as_secs_f64()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Reports a failed crash run; the database and the expected state stay for diagnosis.
 fn keep_evidence(a: &StressArgs, oracle_path: &Path, what: &str) -> ExitCode {
-    println!(
+    let _ = writeln!(
+        std::io::stdout(),
         "{what}; keeping {} and {}",
         a.db.display(),
         oracle_path.display()
