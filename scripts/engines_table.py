@@ -25,20 +25,10 @@ import subprocess
 import sys
 import tempfile
 
-COMMON = [
-    "--key_size=16",
-    "--compression_type=none",
-    "--bloom_bits=10",
-    "--cache_size=1073741824",
-    "--write_buffer_size=67108864",
-    "--target_file_size_base=67108864",
-    "--max_bytes_for_level_base=268435456",
-    "--max_background_jobs=2",
-    "--disable_wal=1",
-    "--seed=1",
-]
+# The suite's flags and result line are vs_rocksdb.py's (this script's directory is on
+# sys.path when it runs).
+from vs_rocksdb import COMMON, LINE as RESULT  # noqa: E402
 
-RESULT = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
 WRITE_AMP = re.compile(r"write-amp ([\d.]+)")
 RUN_TOTAL = re.compile(r"^run total\s*:.*$", re.M)
 SPACE_AMP = re.compile(r"space-amp ([\d.]+)")

@@ -225,6 +225,21 @@ fn fill(db: &Db, from: u32, to: u32) {
     }
 }
 
+/// Writes keys from `from` on until a write fails (background work stopped and the
+/// memtables filled up); returns the first key not written.
+fn fill_until_stopped(db: &Db, from: u32) -> u32 {
+    let mut written = from;
+    while written < 100_000
+        && db
+            .put(format!("key{written:06}").as_bytes(), &[b'v'; 100])
+            .is_ok()
+    {
+        written += 1;
+    }
+    assert!(written < 100_000, "writes never stopped");
+    written
+}
+
 /// After the background error: writes refused with the cause, reads fine; after `resume`
 /// everything goes on, and a reopen finds every acknowledged write.
 fn check_stopped_then_resumed(
@@ -270,15 +285,7 @@ fn a_full_disk_during_flush_stops_writes_until_resume() {
     fill(&db, 0, 100);
     fs.set_full_for(Some(".sst"));
     // Write until the failed flush stops writes (the memtables fill up or the error shows).
-    let mut written = 100;
-    while written < 100_000
-        && db
-            .put(format!("key{written:06}").as_bytes(), &[b'v'; 100])
-            .is_ok()
-    {
-        written += 1;
-    }
-    assert!(written < 100_000, "writes never stopped");
+    let written = fill_until_stopped(&db, 100);
     check_stopped_then_resumed(db, &fs, dir.path(), written);
 }
 
@@ -296,15 +303,7 @@ fn a_full_disk_during_a_manifest_write_stops_writes_until_resume_on_a_new_manife
     let before = manifest();
     fs.set_full_for(Some("MANIFEST-"));
     // The first flush fails to record its table; writes stop once the memtables are full.
-    let mut written = 100;
-    while written < 100_000
-        && db
-            .put(format!("key{written:06}").as_bytes(), &[b'v'; 100])
-            .is_ok()
-    {
-        written += 1;
-    }
-    assert!(written < 100_000, "writes never stopped");
+    let written = fill_until_stopped(&db, 100);
     let err = db.put(b"more", b"x").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.to_string().contains("No space left"), "{err}");
