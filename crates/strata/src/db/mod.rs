@@ -106,6 +106,8 @@ pub(crate) struct DbInner {
     lock: Mutex<Option<Box<dyn FileLock>>>,
     /// Opened with `Db::open_read_only`: every call that writes is refused.
     read_only: bool,
+    /// The options the write-stall decision reads, taken once from `options`.
+    stall_limits: stall::StallLimits,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.

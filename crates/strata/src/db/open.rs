@@ -288,6 +288,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         recovery: recovered.report,
         lock: Mutex::new(lock),
         read_only,
+        stall_limits: super::stall::StallLimits::new(&options),
         options,
     });
     inner.note_new_version(&inner.sv.read().version.clone());

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
-use super::stall::{self, StallLimits, StopCause, TreeState};
+use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
 use super::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
@@ -294,8 +294,8 @@ impl DbInner {
     /// Waits, or stops, as the stall decision says (see `stall.rs`), counting each cause with
     /// its time. `memtable_full`: this group must switch to a new memtable.
     fn throttle_writes(&self, memtable_full: bool) -> Result<()> {
-        let limits = StallLimits::new(&self.options);
-        let mut stall = stall::decide(&self.stall_state(memtable_full), &limits);
+        let limits = &self.stall_limits;
+        let mut stall = stall::decide(&self.stall_state(memtable_full), limits);
         if stall.stop.is_some() {
             // Stopped: wait for background work, under the lock its progress is signalled on,
             // timing each cause while it holds.
@@ -304,7 +304,7 @@ impl DbInner {
             loop {
                 // Decided again under the lock: a job that finished since the decision above
                 // has already signalled, and waiting now would wait for the next one.
-                stall = stall::decide(&self.stall_state(memtable_full), &limits);
+                stall = stall::decide(&self.stall_state(memtable_full), limits);
                 if stopped.map(|(cause, _)| cause) != stall.stop {
                     if let Some((cause, since)) = stopped.take() {
                         self.count_stop(cause, since.elapsed());
