@@ -15,13 +15,14 @@
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
-//! `log`, `cache`; `iterator`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
+//! `log`, `cache`; `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
 //! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub(crate) mod cache;
 pub(crate) mod codec;
+pub(crate) mod column_family;
 pub(crate) mod compaction;
 pub(crate) mod db;
 pub(crate) mod error;
@@ -42,13 +43,14 @@ pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;
 
+pub use column_family::ColumnFamily;
 pub use compaction::{CompactionStyle, UniversalOptions};
 pub use db::{
     Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use filename::FORMAT_VERSION;
-pub use options::{Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use snapshot::Snapshot;
 pub use table::Compression;
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

@@ -29,6 +29,9 @@ pub struct Options {
     pub create_if_missing: bool,
     /// Fail if the database already exists. Default: false.
     pub error_if_exists: bool,
+    /// Create the column families named to [`crate::Db::open_cf`] that the database does
+    /// not have yet. Default: false (naming a family that does not exist is an error).
+    pub create_missing_column_families: bool,
     /// Bytes of memtable memory after which the memtable becomes immutable and a new one
     /// (with a new WAL) starts. Default: 64 MiB. At least 4 KiB.
     pub write_buffer_size: usize,
@@ -112,6 +115,7 @@ impl Default for Options {
         Options {
             create_if_missing: false,
             error_if_exists: false,
+            create_missing_column_families: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             wal_recovery_mode: WalRecoveryMode::default(),
@@ -151,6 +155,10 @@ impl fmt::Debug for Options {
         f.debug_struct("Options")
             .field("create_if_missing", &self.create_if_missing)
             .field("error_if_exists", &self.error_if_exists)
+            .field(
+                "create_missing_column_families",
+                &self.create_missing_column_families,
+            )
             .field("write_buffer_size", &self.write_buffer_size)
             .field("max_write_buffer_number", &self.max_write_buffer_number)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
@@ -337,6 +345,85 @@ impl Options {
     /// Threads that run compactions (all background jobs but the flush thread).
     pub(crate) fn compaction_threads(&self) -> usize {
         self.max_background_jobs.saturating_sub(1).max(1)
+    }
+}
+
+/// Declares [`CfOptions`] with the fields of [`Options`] that each column family sets for
+/// itself, and the two conversions between them, from one list.
+macro_rules! family_options {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty,)*) => {
+        /// The options of one column family: the fields of [`Options`] that each family sets
+        /// for itself (memtables, tables, compaction). Everything else (the WAL, the block
+        /// cache, the background threads, the file system) is shared and set by `Options`.
+        /// The default family takes these fields from the `Options` the database is opened
+        /// with; `CfOptions::default()` is the defaults of `Options`.
+        #[derive(Debug, Clone)]
+        pub struct CfOptions {
+            $($(#[$doc])* pub $field: $ty,)*
+        }
+
+        impl Options {
+            /// The column family options these options give the default family.
+            pub fn cf_options(&self) -> CfOptions {
+                CfOptions { $($field: self.$field.clone(),)* }
+            }
+
+            /// These options with the family fields of `cf`: what a family's jobs read.
+            pub(crate) fn for_family(&self, cf: &CfOptions) -> Options {
+                Options { $($field: cf.$field.clone(),)* ..self.clone() }
+            }
+        }
+    };
+}
+
+family_options! {
+    /// See [`Options::write_buffer_size`].
+    write_buffer_size: usize,
+    /// See [`Options::max_write_buffer_number`].
+    max_write_buffer_number: usize,
+    /// See [`Options::block_size`].
+    block_size: usize,
+    /// See [`Options::block_restart_interval`].
+    block_restart_interval: usize,
+    /// See [`Options::bloom_bits_per_key`].
+    bloom_bits_per_key: u32,
+    /// See [`Options::compression`].
+    compression: Compression,
+    /// See [`Options::bottommost_compression`].
+    bottommost_compression: Option<Compression>,
+    /// See [`Options::level0_file_num_compaction_trigger`].
+    level0_file_num_compaction_trigger: usize,
+    /// See [`Options::level0_slowdown_writes_trigger`].
+    level0_slowdown_writes_trigger: usize,
+    /// See [`Options::level0_stop_writes_trigger`].
+    level0_stop_writes_trigger: usize,
+    /// See [`Options::max_bytes_for_level_base`].
+    max_bytes_for_level_base: u64,
+    /// See [`Options::max_bytes_for_level_multiplier`].
+    max_bytes_for_level_multiplier: f64,
+    /// See [`Options::num_levels`].
+    num_levels: usize,
+    /// See [`Options::target_file_size_base`].
+    target_file_size_base: u64,
+    /// See [`Options::disable_auto_compactions`].
+    disable_auto_compactions: bool,
+    /// See [`Options::compaction_style`].
+    compaction_style: CompactionStyle,
+    /// See [`Options::universal`].
+    universal: UniversalOptions,
+    /// See [`Options::max_subcompactions`].
+    max_subcompactions: usize,
+    /// See [`Options::max_compaction_bytes`].
+    max_compaction_bytes: u64,
+    /// See [`Options::soft_pending_compaction_bytes_limit`].
+    soft_pending_compaction_bytes_limit: u64,
+    /// See [`Options::hard_pending_compaction_bytes_limit`].
+    hard_pending_compaction_bytes_limit: u64,
+}
+
+impl Default for CfOptions {
+    fn default() -> Self {
+        Options::default().cf_options()
     }
 }
 

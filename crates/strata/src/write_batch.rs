@@ -6,17 +6,29 @@
 //! +-------------------+----------------+-----------------------------------------+
 //! | seq: fixed64 LE   | count: fixed32 | count records                            |
 //! +-------------------+----------------+-----------------------------------------+
-//! record := kind: u8 | key: varint32 len + bytes | (Put only) value: varint32 len + bytes
+//! record := tag: u8 | (tag & 0x80) column family id: varint32
+//!           | key: varint32 len + bytes | (Put only) value: varint32 len + bytes
 //! ```
+//!
+//! The tag is the entry's kind byte; its high bit says a column family id follows (without
+//! it the record is for the default family, id 0, so batches written before families existed
+//! read the same).
 //!
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
 
-use crate::codec::{decode_fixed32, decode_fixed64, get_length_prefixed, put_length_prefixed};
+use crate::codec::{
+    decode_fixed32, decode_fixed64, get_length_prefixed, get_varint32, put_length_prefixed,
+    put_varint32,
+};
+use crate::column_family::ColumnFamily;
 use crate::key::{SequenceNumber, ValueKind};
 
 /// Bytes of the batch header (sequence and count).
 pub const HEADER_LEN: usize = 12;
+
+/// The bit of a record's tag that says a column family id follows.
+const FAMILY_BIT: u8 = 0x80;
 
 /// The largest key Strata accepts, in bytes (1 MiB).
 pub const MAX_KEY_LEN: usize = 1 << 20;
@@ -41,6 +53,8 @@ pub struct WriteBatch {
     count: u32,
     /// Set when an update broke a size limit; `Db::write` refuses the batch with it.
     invalid: Option<String>,
+    /// True when a record names a family other than the default.
+    has_families: bool,
 }
 
 impl Default for WriteBatch {
@@ -61,6 +75,8 @@ impl std::fmt::Debug for WriteBatch {
 /// One decoded update of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchEntry<'a> {
+    /// The column family's id (0: the default family).
+    pub cf: u32,
     /// What the update does.
     pub kind: ValueKind,
     /// The user key.
@@ -76,23 +92,28 @@ impl WriteBatch {
             rep: vec![0; HEADER_LEN],
             count: 0,
             invalid: None,
+            has_families: false,
         }
     }
 
     /// Sets `key` to `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
-        if self.check(key, value.len()) {
-            self.rep.push(ValueKind::Put as u8);
-            put_length_prefixed(&mut self.rep, key);
-            put_length_prefixed(&mut self.rep, value);
-            self.count += 1;
-        }
-        self
+        self.push(0, ValueKind::Put, key, Some(value))
+    }
+
+    /// Sets `key` to `value` in column family `cf`.
+    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> &mut Self {
+        self.push(cf.id(), ValueKind::Put, key, Some(value))
     }
 
     /// Removes `key`.
     pub fn delete(&mut self, key: &[u8]) -> &mut Self {
-        self.push_key_only(ValueKind::Delete, key)
+        self.push(0, ValueKind::Delete, key, None)
+    }
+
+    /// Removes `key` from column family `cf`.
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> &mut Self {
+        self.push(cf.id(), ValueKind::Delete, key, None)
     }
 
     /// Removes the single put of `key`. The caller promises `key` was put at most once since
@@ -100,15 +121,31 @@ impl WriteBatch {
     /// contract). In return, compaction drops the put as soon as the two meet, and the
     /// single-delete itself at the bottom of the tree.
     pub fn single_delete(&mut self, key: &[u8]) -> &mut Self {
-        self.push_key_only(ValueKind::SingleDelete, key)
+        self.push(0, ValueKind::SingleDelete, key, None)
     }
 
-    fn push_key_only(&mut self, kind: ValueKind, key: &[u8]) -> &mut Self {
-        if self.check(key, 0) {
-            self.rep.push(kind as u8);
-            put_length_prefixed(&mut self.rep, key);
-            self.count += 1;
+    /// Removes the single put of `key` in column family `cf` (see [`WriteBatch::single_delete`]).
+    pub fn single_delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> &mut Self {
+        self.push(cf.id(), ValueKind::SingleDelete, key, None)
+    }
+
+    /// Appends one record, unless the batch is invalid or the record breaks a limit.
+    fn push(&mut self, cf: u32, kind: ValueKind, key: &[u8], value: Option<&[u8]>) -> &mut Self {
+        if !self.check(key, value.map_or(0, <[u8]>::len)) {
+            return self;
         }
+        if cf == 0 {
+            self.rep.push(kind as u8);
+        } else {
+            self.rep.push(kind as u8 | FAMILY_BIT);
+            put_varint32(&mut self.rep, cf);
+            self.has_families = true;
+        }
+        put_length_prefixed(&mut self.rep, key);
+        if let Some(value) = value {
+            put_length_prefixed(&mut self.rep, value);
+        }
+        self.count += 1;
         self
     }
 
@@ -125,7 +162,7 @@ impl WriteBatch {
             Some(format!(
                 "value of {value_len} bytes is over the limit of {MAX_VALUE_LEN}"
             ))
-        } else if self.rep.len() + 11 + key.len() + value_len > MAX_BATCH_LEN {
+        } else if self.rep.len() + 16 + key.len() + value_len > MAX_BATCH_LEN {
             Some(format!(
                 "write batch would grow over the limit of {MAX_BATCH_LEN} bytes"
             ))
@@ -151,6 +188,12 @@ impl WriteBatch {
         self.rep.truncate(HEADER_LEN);
         self.count = 0;
         self.invalid = None;
+        self.has_families = false;
+    }
+
+    /// True when a record names a column family other than the default.
+    pub(crate) fn has_families(&self) -> bool {
+        self.has_families
     }
 
     /// Bytes of the encoded batch, header included.
@@ -256,15 +299,25 @@ impl<'a> Iterator for BatchIter<'a> {
     }
 }
 
-fn decode_record<'a>(kind_byte: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, String> {
+fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, String> {
+    let kind_byte = tag & !FAMILY_BIT;
     let kind = ValueKind::from_byte(kind_byte)
         .ok_or_else(|| format!("unknown record kind {kind_byte} in batch"))?;
+    let cf = match tag & FAMILY_BIT {
+        0 => 0,
+        _ => get_varint32(src).ok_or("bad column family id in batch record")?,
+    };
     let key = get_length_prefixed(src).ok_or("bad key in batch record")?;
     let value = match kind {
         ValueKind::Put => get_length_prefixed(src).ok_or("bad value in batch record")?,
         ValueKind::Delete | ValueKind::SingleDelete => &[],
     };
-    Ok(BatchEntry { kind, key, value })
+    Ok(BatchEntry {
+        cf,
+        kind,
+        key,
+        value,
+    })
 }
 
 #[cfg(test)]
@@ -294,6 +347,38 @@ mod tests {
         assert_eq!(got[1].kind, ValueKind::Delete);
         assert_eq!(got[2].kind, ValueKind::SingleDelete);
         assert_eq!(b.encoded_len(), HEADER_LEN + b.payload_len());
+        assert!(!b.has_families());
+    }
+
+    #[test]
+    fn records_name_their_column_family() {
+        let index = ColumnFamily::new(300, "index");
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1")
+            .put_cf(&index, b"b", b"2")
+            .delete_cf(&index, b"c")
+            .single_delete_cf(&index, b"d");
+        assert!(b.has_families());
+        let bytes = encoded(&b, 1);
+        let got: Vec<(u32, ValueKind, Vec<u8>)> = DecodedBatch::parse(&bytes)
+            .unwrap()
+            .iter()
+            .map(|e| e.map(|e| (e.cf, e.kind, e.key.to_vec())).unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, ValueKind::Put, b"a".to_vec()),
+                (300, ValueKind::Put, b"b".to_vec()),
+                (300, ValueKind::Delete, b"c".to_vec()),
+                (300, ValueKind::SingleDelete, b"d".to_vec()),
+            ]
+        );
+        // A family id cut short is an error.
+        let mut cut = Vec::new();
+        encode_header(&mut cut, 1, 1);
+        cut.extend_from_slice(&[ValueKind::Put as u8 | FAMILY_BIT, 0x80]);
+        assert!(DecodedBatch::parse(&cut).unwrap().iter().any(|e| e.is_err()));
     }
 
     #[test]

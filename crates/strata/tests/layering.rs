@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["key", "filename"],
     &["log", "cache"],
     &["iterator"],
+    &["column_family"],
     &["write_batch", "snapshot"],
     &["memtable", "table"],
     &["version"],

@@ -16,6 +16,7 @@
 //! - Closing cancels running compactions (as RocksDB does): their outputs are deleted and
 //!   their inputs stay, so close does not wait for a long merge.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -37,8 +38,8 @@ pub(crate) struct BgState {
     pub flushing: bool,
     /// Compactions running, background and manual.
     pub compactions_running: usize,
-    /// Files and output ranges of the running compactions.
-    pub busy: Busy,
+    /// Files and output ranges of the running compactions, per column family.
+    pub busy: HashMap<u32, Busy>,
     /// Manual compactions running or waiting to run.
     pub manual: usize,
     /// Set when a compaction was skipped for lack of disk space: when to try again.
@@ -88,20 +89,22 @@ impl Drop for ManualCompaction<'_> {
 impl DbInner {
     fn flush_loop(&self) {
         loop {
-            {
+            let cf = {
                 let mut bg = self.bg.lock();
                 loop {
                     if bg.shutdown {
                         return;
                     }
-                    if bg.error.is_none() && !self.sv.read().immutables.is_empty() {
-                        break;
+                    if bg.error.is_none() {
+                        if let Some(cf) = self.family_to_flush() {
+                            bg.flushing = true;
+                            break cf;
+                        }
                     }
                     self.bg_cv.wait(&mut bg);
                 }
-                bg.flushing = true;
-            }
-            let result = self.flush_oldest_immutable();
+            };
+            let result = self.flush_oldest_immutable(&cf);
             let mut bg = self.bg.lock();
             bg.flushing = false;
             // The tree changed: a compaction skipped for space may fit now.
@@ -121,26 +124,27 @@ impl DbInner {
                     if bg.shutdown {
                         return;
                     }
-                    let may_start = bg.error.is_none()
-                        && bg.manual == 0
-                        && !self.options.disable_auto_compactions;
+                    let may_start = bg.error.is_none() && bg.manual == 0;
                     if may_start {
                         if let Some(at) = bg.space_retry_at.filter(|&t| t > Instant::now()) {
                             self.bg_cv.wait_until(&mut bg, at);
                             continue;
                         }
-                        if let Some(task) = self.pick_compaction(&bg.busy) {
-                            bg.busy.add(&task);
+                        if let Some((cf, task)) = self.pick_compaction(&bg.busy) {
+                            bg.busy.entry(cf.id()).or_default().add(&task);
                             bg.compactions_running += 1;
-                            break task;
+                            break (cf, task);
                         }
                     }
                     self.bg_cv.wait(&mut bg);
                 }
             };
-            let result = self.run_compaction(&task);
+            let (cf, task) = task;
+            let result = self.run_compaction(&cf, &task);
             let mut bg = self.bg.lock();
-            bg.busy.remove(&task);
+            if let Some(busy) = bg.busy.get_mut(&cf.id()) {
+                busy.remove(&task);
+            }
             bg.compactions_running -= 1;
             match result {
                 Ok(Ran::Done) => bg.space_retry_at = None,
@@ -186,10 +190,8 @@ impl DbInner {
             }
             let idle = !bg.flushing
                 && bg.compactions_running == 0
-                && self.sv.read().immutables.is_empty()
-                && (self.options.disable_auto_compactions
-                    || bg.space_retry_at.is_some()
-                    || self.pick_compaction(&bg.busy).is_none());
+                && self.family_to_flush().is_none()
+                && (bg.space_retry_at.is_some() || self.pick_compaction(&bg.busy).is_none());
             if idle {
                 return Ok(());
             }

@@ -24,19 +24,21 @@
 //! The manifest edit deletes the inputs and adds the outputs; the input files are deleted
 //! once no version that a reader may hold names them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
-use super::{DbInner, SuperVersion};
+use super::DbInner;
 use crate::compaction::cut::OutputCutter;
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
 use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::filename::table_path;
 use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
@@ -58,14 +60,31 @@ pub(super) enum Ran {
 type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
 impl DbInner {
-    /// The compaction the picker wants now beside the `busy` ones, if any.
-    pub(super) fn pick_compaction(&self, busy: &Busy) -> Option<CompactionTask> {
-        let version = self.sv.read().version.clone();
-        picker::pick(&version, &self.options.picker_options(), busy)
+    /// The compaction the picker wants now beside the `busy` ones, if any: of all families
+    /// with automatic compactions, the task with the highest score.
+    pub(super) fn pick_compaction(
+        &self,
+        busy: &HashMap<u32, Busy>,
+    ) -> Option<(Arc<ColumnFamilyData>, CompactionTask)> {
+        let idle = Busy::default();
+        self.families()
+            .values()
+            .filter(|cf| !cf.options.disable_auto_compactions)
+            .filter_map(|cf| {
+                let version = cf.sv.read().version.clone();
+                let busy = busy.get(&cf.id()).unwrap_or(&idle);
+                let task = picker::pick(&version, &cf.options.picker_options(), busy)?;
+                Some((cf.clone(), task))
+            })
+            .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
     }
 
-    /// Runs `task` and installs its result.
-    pub(super) fn run_compaction(&self, task: &CompactionTask) -> Result<Ran> {
+    /// Runs `task` on family `cf` and installs its result.
+    pub(super) fn run_compaction(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        task: &CompactionTask,
+    ) -> Result<Ran> {
         let started = Instant::now();
         let mut edit = VersionEdit::default();
         let trivial = task.is_trivial_move();
@@ -95,8 +114,8 @@ impl DbInner {
         } else {
             // A file system that cannot say is assumed to have room.
             let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
-            let for_writes = (self.options.write_buffer_size as u64)
-                .saturating_mul(self.options.max_write_buffer_number as u64 * 2);
+            let for_writes = (cf.options.write_buffer_size as u64)
+                .saturating_mul(cf.options.max_write_buffer_number as u64 * 2);
             let reserved = self
                 .compaction_reserved
                 .fetch_add(bytes_read, Ordering::Relaxed);
@@ -115,21 +134,32 @@ impl DbInner {
                 ));
                 return Ok(Ran::SkippedForSpace);
             }
-            let outputs = self.merge(task)?;
+            let outputs = self.merge(cf, task)?;
             written = outputs.iter().map(|f| f.size).sum();
             for f in outputs {
                 edit.new_files.push((task.output_level, f));
             }
         }
         let outputs = edit.new_files.len();
-        self.install(edit)?;
+        let created: Vec<u64> = match trivial {
+            true => Vec::new(),
+            false => edit.new_files.iter().map(|(_, f)| f.number).collect(),
+        };
+        edit.column_family = cf.id();
+        if !self.install(cf, edit)? {
+            // The family was dropped meanwhile: the outputs are nobody's.
+            for n in created {
+                delete_table(self, n);
+            }
+            return Ok(Ran::Done);
+        }
         if !trivial {
             let inputs = task.all_inputs().map(|f| f.number);
             self.obsolete_tables.lock().extend(inputs);
         }
         let micros = started.elapsed().as_micros() as u64;
         {
-            let mut stats = self.compaction_stats.lock();
+            let mut stats = cf.compaction_stats.lock();
             let s = &mut stats[task.output_level];
             s.count += 1;
             s.moves += u64::from(trivial);
@@ -138,7 +168,8 @@ impl DbInner {
             s.micros += micros;
         }
         self.info_log.log(format_args!(
-            "compaction {} {}: {outputs} files, {written} bytes written in {} ms",
+            "compaction of family '{}' {} {}: {outputs} files, {written} bytes written in {} ms",
+            cf.name(),
             describe(),
             if trivial { "moved" } else { "merged" },
             micros / 1000
@@ -147,30 +178,29 @@ impl DbInner {
         Ok(Ran::Done)
     }
 
-    /// Applies a compaction's edit and installs the new version for readers.
-    fn install(&self, edit: VersionEdit) -> Result<()> {
+    /// Applies a compaction's edit to family `cf` and installs the new version for readers;
+    /// false if the family was dropped meanwhile (nothing is applied).
+    fn install(&self, cf: &ColumnFamilyData, edit: VersionEdit) -> Result<bool> {
         let mut versions = self.versions.lock();
+        if cf.handle.is_dropped() {
+            return Ok(false);
+        }
         let version = versions.log_and_apply(edit)?;
-        self.note_new_version(&version);
         if cfg!(debug_assertions) {
             if let Err(why) = version.check() {
                 panic!("compaction broke the version invariants: {why}\n{version:?}");
             }
         }
-        let mut current = self.sv.write();
-        *current = Arc::new(SuperVersion {
-            active: current.active.clone(),
-            immutables: current.immutables.clone(),
-            version,
-        });
-        Ok(())
+        cf.install_version(version);
+        Ok(true)
     }
 
     /// Merges the task's inputs into new tables, in one or several key ranges.
-    fn merge(&self, task: &CompactionTask) -> Result<Vec<FileMeta>> {
-        let version = self.sv.read().version.clone();
+    fn merge(&self, cf: &ColumnFamilyData, task: &CompactionTask) -> Result<Vec<FileMeta>> {
+        let version = cf.sv.read().version.clone();
         let job = MergeJob {
             db: self,
+            options: &cf.options,
             task,
             bottommost: is_bottommost(&version, task),
             snapshots: self.snapshots.all(),
@@ -181,7 +211,7 @@ impl DbInner {
                 .cloned()
                 .unwrap_or_default(),
         };
-        let ranges = self.subcompaction_ranges(task);
+        let ranges = subcompaction_ranges(&cf.options, task);
         let results: Vec<Result<Vec<FileMeta>>> = if ranges.len() == 1 {
             vec![job.run(&ranges[0])]
         } else {
@@ -220,9 +250,128 @@ impl DbInner {
         Ok(outputs)
     }
 
+    /// Compacts every file of `level` whose keys meet [begin, end] into the next level (L0
+    /// into the base level), as db_bench's compact0 and compact1; `None` bounds are open.
+    pub(super) fn compact_level_range(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        if level + 1 >= cf.options.num_levels {
+            return Err(Error::InvalidArgument(format!(
+                "cannot compact level {level}: the tree has {} levels",
+                cf.options.num_levels
+            )));
+        }
+        if cf.options.compaction_style == CompactionStyle::Universal {
+            return Err(Error::InvalidArgument(
+                "compacting one level is for leveled compaction; with universal compaction \
+                 use compact_range or compact_all"
+                    .into(),
+            ));
+        }
+        let _exclusive = self.begin_manual_compaction()?;
+        let version = cf.sv.read().version.clone();
+        let in_range = |f: &Arc<FileMeta>| {
+            begin.is_none_or(|b| user_key(&f.largest) >= b)
+                && end.is_none_or(|e| user_key(&f.smallest) <= e)
+        };
+        let inputs: Vec<Arc<FileMeta>> = if level == 0 {
+            // Overlapping L0 files must move together to keep newer data above older.
+            if version.levels[0].iter().any(in_range) {
+                version.levels[0].clone()
+            } else {
+                Vec::new()
+            }
+        } else {
+            version.levels[level]
+                .iter()
+                .filter(|f| in_range(f))
+                .cloned()
+                .collect()
+        };
+        let Some((lo, hi)) = picker::key_range(&inputs) else {
+            return Ok(());
+        };
+        let output_level = if level == 0 {
+            picker::level_targets(&version, &cf.options.picker_options())
+                .base_level
+                .max(1)
+        } else {
+            level + 1
+        };
+        let output_inputs = picker::overlapping(&version.levels[output_level], &lo, &hi);
+        let task = CompactionTask::between(
+            level,
+            inputs,
+            output_level,
+            output_inputs,
+            0.0,
+            Reason::Manual,
+        );
+        self.run_manual(cf, &task)
+    }
+
+    /// Runs a manual compaction; a skip for lack of space is an error here.
+    fn run_manual(&self, cf: &Arc<ColumnFamilyData>, task: &CompactionTask) -> Result<()> {
+        match self.run_compaction(cf, task)? {
+            Ran::Done => Ok(()),
+            Ran::SkippedForSpace => Err(Error::Unavailable(format!(
+                "compaction of {} bytes not started: not enough free disk space in {}",
+                task.input_bytes(),
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// Flushes the memtables, then compacts every level that holds files meeting
+    /// [begin, end] into the next, top to bottom, so those keys end in the last level.
+    /// Universal compaction merges every sorted run into the last level (as RocksDB's
+    /// universal `CompactRange` does), whatever the bounds.
+    pub(super) fn compact_range(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        self.flush_memtables(Some(cf))?;
+        if cf.options.compaction_style == CompactionStyle::Universal {
+            let _exclusive = self.begin_manual_compaction()?;
+            let version = cf.sv.read().version.clone();
+            let runs = universal::sorted_runs(&version);
+            let last = cf.options.num_levels - 1;
+            if runs.is_empty() || (runs.len() == 1 && runs[0].level == last) {
+                return Ok(());
+            }
+            let mut task = CompactionTask {
+                inputs: Vec::new(),
+                output_level: last,
+                score: 0.0,
+                reason: Reason::Manual,
+            };
+            for run in runs {
+                match task.inputs.last_mut() {
+                    Some(g) if g.level == run.level => g.files.extend(run.files),
+                    _ => task.inputs.push(picker::LevelInputs {
+                        level: run.level,
+                        files: run.files,
+                    }),
+                }
+            }
+            return self.run_manual(cf, &task);
+        }
+        for level in 0..cf.options.num_levels - 1 {
+            self.compact_level_range(cf, level, begin, end)?;
+        }
+        Ok(())
+    }
+}
+
     /// The key ranges a task is split into (one unless `max_subcompactions` > 1).
-    fn subcompaction_ranges(&self, task: &CompactionTask) -> Vec<KeyRange> {
-        let n = self.options.max_subcompactions as u64;
+fn subcompaction_ranges(options: &Options, task: &CompactionTask) -> Vec<KeyRange> {
+        let n = options.max_subcompactions as u64;
         if n <= 1 || task.output_level == 0 {
             return vec![(None, None)];
         }
@@ -258,119 +407,6 @@ impl DbInner {
         ranges
     }
 
-    /// Compacts every file of `level` whose keys meet [begin, end] into the next level (L0
-    /// into the base level), as db_bench's compact0 and compact1; `None` bounds are open.
-    pub(super) fn compact_level_range(
-        &self,
-        level: usize,
-        begin: Option<&[u8]>,
-        end: Option<&[u8]>,
-    ) -> Result<()> {
-        if level + 1 >= self.options.num_levels {
-            return Err(Error::InvalidArgument(format!(
-                "cannot compact level {level}: the tree has {} levels",
-                self.options.num_levels
-            )));
-        }
-        if self.options.compaction_style == CompactionStyle::Universal {
-            return Err(Error::InvalidArgument(
-                "compacting one level is for leveled compaction; with universal compaction \
-                 use compact_range or compact_all"
-                    .into(),
-            ));
-        }
-        let _exclusive = self.begin_manual_compaction()?;
-        let version = self.sv.read().version.clone();
-        let in_range = |f: &Arc<FileMeta>| {
-            begin.is_none_or(|b| user_key(&f.largest) >= b)
-                && end.is_none_or(|e| user_key(&f.smallest) <= e)
-        };
-        let inputs: Vec<Arc<FileMeta>> = if level == 0 {
-            // Overlapping L0 files must move together to keep newer data above older.
-            if version.levels[0].iter().any(in_range) {
-                version.levels[0].clone()
-            } else {
-                Vec::new()
-            }
-        } else {
-            version.levels[level]
-                .iter()
-                .filter(|f| in_range(f))
-                .cloned()
-                .collect()
-        };
-        let Some((lo, hi)) = picker::key_range(&inputs) else {
-            return Ok(());
-        };
-        let output_level = if level == 0 {
-            picker::level_targets(&version, &self.options.picker_options())
-                .base_level
-                .max(1)
-        } else {
-            level + 1
-        };
-        let output_inputs = picker::overlapping(&version.levels[output_level], &lo, &hi);
-        let task = CompactionTask::between(
-            level,
-            inputs,
-            output_level,
-            output_inputs,
-            0.0,
-            Reason::Manual,
-        );
-        self.run_manual(&task)
-    }
-
-    /// Runs a manual compaction; a skip for lack of space is an error here.
-    fn run_manual(&self, task: &CompactionTask) -> Result<()> {
-        match self.run_compaction(task)? {
-            Ran::Done => Ok(()),
-            Ran::SkippedForSpace => Err(Error::Unavailable(format!(
-                "compaction of {} bytes not started: not enough free disk space in {}",
-                task.input_bytes(),
-                self.path.display()
-            ))),
-        }
-    }
-
-    /// Flushes the memtables, then compacts every level that holds files meeting
-    /// [begin, end] into the next, top to bottom, so those keys end in the last level.
-    /// Universal compaction merges every sorted run into the last level (as RocksDB's
-    /// universal `CompactRange` does), whatever the bounds.
-    pub(super) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        self.flush_memtables()?;
-        if self.options.compaction_style == CompactionStyle::Universal {
-            let _exclusive = self.begin_manual_compaction()?;
-            let version = self.sv.read().version.clone();
-            let runs = universal::sorted_runs(&version);
-            let last = self.options.num_levels - 1;
-            if runs.is_empty() || (runs.len() == 1 && runs[0].level == last) {
-                return Ok(());
-            }
-            let mut task = CompactionTask {
-                inputs: Vec::new(),
-                output_level: last,
-                score: 0.0,
-                reason: Reason::Manual,
-            };
-            for run in runs {
-                match task.inputs.last_mut() {
-                    Some(g) if g.level == run.level => g.files.extend(run.files),
-                    _ => task.inputs.push(picker::LevelInputs {
-                        level: run.level,
-                        files: run.files,
-                    }),
-                }
-            }
-            return self.run_manual(&task);
-        }
-        for level in 0..self.options.num_levels - 1 {
-            self.compact_level_range(level, begin, end)?;
-        }
-        Ok(())
-    }
-}
-
 /// Gives back bytes reserved in a counter when dropped.
 struct ReleaseOnDrop<'a>(&'a std::sync::atomic::AtomicU64, u64);
 
@@ -383,6 +419,8 @@ impl Drop for ReleaseOnDrop<'_> {
 /// One merge: the task, what the compaction filter needs, and the level below the output.
 struct MergeJob<'a> {
     db: &'a DbInner,
+    /// The options of the family being compacted.
+    options: &'a Options,
     task: &'a CompactionTask,
     bottommost: bool,
     snapshots: Vec<SequenceNumber>,
@@ -425,8 +463,8 @@ impl MergeJob<'_> {
             current: None,
             cutter: OutputCutter::new(
                 &self.grandparents,
-                self.db.options.target_file_size_base,
-                self.db.options.max_compaction_bytes(),
+                self.options.target_file_size_base,
+                self.options.max_compaction_bytes(),
             ),
         };
         let result = (|| -> Result<()> {
@@ -474,7 +512,7 @@ impl Outputs<'_> {
     /// `compaction::cut`).
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let job = self.job;
-        let options = &job.db.options;
+        let options = job.options;
         let (size, may_cut) = match &self.current {
             Some(o) => (
                 o.file_size(),

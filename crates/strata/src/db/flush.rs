@@ -6,16 +6,21 @@
 //! 2. record the table and the new log number (the oldest WAL still needed) in the
 //!    manifest, fsync;
 //! 3. install a super version with the table and without the memtable;
-//! 4. delete the memtable's WAL.
+//! 4. delete the WALs no family needs any more (a WAL holds the writes of every family, so
+//!    one family's flush frees a WAL only if the others have flushed theirs or had nothing
+//!    in it).
 //!
-//! A crash between steps leaves either an orphan table (deleted at the next open, the WAL
-//! replays the data) or a WAL that is no longer needed (deleted at the next open). A failed
+//! Each family flushes on its own: the flush thread takes the family whose oldest immutable
+//! memtable is on the oldest WAL, so WALs are freed in order. A crash between steps leaves
+//! either an orphan table (deleted at the next open, the WAL replays the data) or a WAL that
+//! is no longer needed (deleted at the next open). A failed
 //! flush stops background work: writes then fail with the cause, reads go on.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::background_error;
+use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
@@ -28,9 +33,22 @@ use crate::memtable::MemTable;
 use crate::version::{FileMeta, VersionEdit};
 
 impl DbInner {
-    /// Flushes the oldest immutable memtable, if there is one.
-    pub(super) fn flush_oldest_immutable(&self) -> Result<()> {
-        let sv = self.sv.read().clone();
+    /// The family whose oldest immutable memtable is on the oldest WAL, if any family has
+    /// one.
+    pub(super) fn family_to_flush(&self) -> Option<Arc<ColumnFamilyData>> {
+        self.families()
+            .values()
+            .filter_map(|cf| {
+                let oldest = cf.sv.read().immutables.last()?.log_number();
+                Some((oldest, cf.clone()))
+            })
+            .min_by_key(|(log, _)| *log)
+            .map(|(_, cf)| cf)
+    }
+
+    /// Flushes the oldest immutable memtable of family `cf`, if it has one.
+    pub(super) fn flush_oldest_immutable(&self, cf: &ColumnFamilyData) -> Result<()> {
+        let sv = cf.super_version();
         let Some(imm) = sv.immutables.last().cloned() else {
             return Ok(());
         };
@@ -40,7 +58,7 @@ impl DbInner {
             n => sv.immutables[n - 2].log_number(),
         };
         let number = self.versions.lock().new_file_number();
-        let meta = match self.write_level0_table(&imm, number) {
+        let meta = match self.write_level0_table(cf, &imm, number) {
             Ok(meta) => meta,
             Err(e) => {
                 delete_table(self, number);
@@ -48,31 +66,42 @@ impl DbInner {
             }
         };
         let mut edit = VersionEdit {
+            column_family: cf.id(),
             log_number: Some(next_log),
             ..VersionEdit::default()
         };
         match &meta {
             Some(m) => self.info_log.log(format_args!(
-                "flush: memtable of WAL {} to table {} ({} entries, {} bytes)",
+                "flush: memtable of family '{}' on WAL {} to table {} ({} entries, {} bytes)",
+                cf.name(),
                 imm.log_number(),
                 m.number,
                 m.entries,
                 m.size
             )),
             None => self.info_log.log(format_args!(
-                "flush: memtable of WAL {} was empty",
+                "flush: memtable of family '{}' on WAL {} was empty",
+                cf.name(),
                 imm.log_number()
             )),
         }
+        let table = meta.as_ref().map(|m| m.number);
         if let Some(meta) = meta {
             edit.last_sequence = Some(meta.largest_seq);
             edit.new_files.push((0, meta));
         }
         {
             let mut versions = self.versions.lock();
+            // Dropped while the table was written (drops are recorded under this lock).
+            if cf.handle.is_dropped() {
+                if let Some(n) = table {
+                    delete_table(self, n);
+                }
+                return Ok(());
+            }
             let version = versions.log_and_apply(edit)?;
-            self.note_new_version(&version);
-            let mut current = self.sv.write();
+            cf.note_new_version(&version);
+            let mut current = cf.sv.write();
             let immutables = current
                 .immutables
                 .iter()
@@ -85,24 +114,45 @@ impl DbInner {
                 version,
             });
         }
-        match self.fs.remove_file(&wal_path(&self.path, imm.log_number())) {
-            Ok(()) => {}
-            // Already gone (the memtable came from a WAL that recovery removed).
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        self.delete_obsolete_wals()?;
         self.counters.add(Counter::Flushes, 1);
         // Tables a compaction could not delete while this flush held an older version.
         self.purge_obsolete_files();
         Ok(())
     }
 
-    /// Writes `mem` to table `number`; `None` if the memtable is empty.
-    fn write_level0_table(&self, mem: &Arc<MemTable>, number: u64) -> Result<Option<FileMeta>> {
+    /// Deletes the WALs older than every live family's oldest memtable. Their data is in
+    /// tables the manifest records (or belongs to dropped families); recovery would not replay
+    /// them.
+    pub(super) fn delete_obsolete_wals(&self) -> Result<()> {
+        let Some(needed) = self.families().values().map(|cf| cf.needed_wal()).min() else {
+            return Ok(());
+        };
+        let mut wals = self.wals.lock();
+        while let Some(&oldest) = wals.first().filter(|&&n| n < needed) {
+            match self.fs.remove_file(&wal_path(&self.path, oldest)) {
+                Ok(()) => {}
+                // Already gone (recovery removed it: it held nothing).
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            wals.remove(&oldest);
+        }
+        Ok(())
+    }
+
+    /// Writes `mem` of family `cf` to table `number`; `None` if the memtable is empty.
+    fn write_level0_table(
+        &self,
+        cf: &ColumnFamilyData,
+        mem: &Arc<MemTable>,
+        number: u64,
+    ) -> Result<Option<FileMeta>> {
         if mem.is_empty() {
             return Ok(None);
         }
-        let options = self.options.table_options(false);
+        let options = cf.options.table_options(false);
         let mut table = TableOutput::create(self, number, IoClass::Flush, options)?;
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).
@@ -113,28 +163,44 @@ impl DbInner {
         table.finish(self).map(Some)
     }
 
-    /// Switches the active memtable if it holds anything, then waits until every immutable
-    /// memtable is flushed.
-    pub(super) fn flush_memtables(&self) -> Result<()> {
+    /// Switches the active memtable of family `cf` (of every family with `None`) if it holds
+    /// anything, then waits until those families have no immutable memtable left.
+    pub(super) fn flush_memtables(&self, cf: Option<&Arc<ColumnFamilyData>>) -> Result<()> {
         self.check_open()?;
-        {
+        let targets: Vec<Arc<ColumnFamilyData>> = {
             let mut w = self.writer.lock();
             w.check_stopped()?;
-            if !self.sv.read().active.is_empty() {
-                self.switch_memtable(&mut w)?;
+            let families = self.families();
+            let targets: Vec<_> = match cf {
+                Some(cf) => vec![cf.clone()],
+                None => families.values().cloned().collect(),
+            };
+            let nonempty: Vec<_> = targets
+                .iter()
+                .filter(|cf| !cf.sv.read().active.is_empty())
+                .cloned()
+                .collect();
+            if !nonempty.is_empty() {
+                self.switch_memtable(&mut w, &families, &nonempty)?;
             }
-        }
+            targets
+        };
         let mut bg = self.bg.lock();
         loop {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
             }
-            if self.sv.read().immutables.is_empty() {
+            let pending = targets
+                .iter()
+                .any(|cf| !cf.handle.is_dropped() && !cf.sv.read().immutables.is_empty());
+            if !pending {
                 break;
             }
             self.bg_cv.wait(&mut bg);
         }
-        self.unpersisted.store(false, Ordering::Release);
+        if cf.is_none() {
+            self.unpersisted.store(false, Ordering::Release);
+        }
         Ok(())
     }
 }

@@ -12,7 +12,7 @@
 
 use std::ops::Bound;
 
-use crate::db::{Db, Snapshot};
+use crate::db::Snapshot;
 use crate::error::{Error, Result};
 use crate::iterator::{InternalIterator, MergingIterator};
 use crate::key::{
@@ -334,7 +334,8 @@ pub struct Range {
 }
 
 impl Range {
-    pub(crate) fn new<K, R>(db: &Db, range: R) -> Range
+    /// The pairs of `range`, read through the iterator `make_iter` returns for its bounds.
+    pub(crate) fn new<K, R>(make_iter: impl FnOnce(ReadOptions) -> DbIterator, range: R) -> Range
     where
         K: AsRef<[u8]>,
         R: std::ops::RangeBounds<K>,
@@ -358,7 +359,7 @@ impl Range {
             ..ReadOptions::default()
         };
         Range {
-            iter: db.iter(options),
+            iter: make_iter(options),
             started: false,
             start,
             end,

@@ -6,21 +6,25 @@
 //!   append and at most one fdatasync for the group, then memtable inserts, then the new last
 //!   sequence is published. Only the leader touches the WAL and inserts into the memtable
 //!   (it holds `writer`).
-//! - Readers load the current [`SuperVersion`] (memtables and table files, one `Arc` swapped
-//!   under a short lock), then, without a snapshot, the published sequence, and never wait for
-//!   writers or flushes (see `DbInner::get` for why in that order).
-//! - One background thread flushes immutable memtables to L0 tables (`flush`); the manifest
-//!   records each table before the flushed memtable leaves the super version and its WAL is
-//!   deleted. Other background threads compact (`background`, `compact`).
+//! - Readers load the current [`SuperVersion`] of their column family (memtables and table
+//!   files, one `Arc` swapped under a short lock), then, without a snapshot, the published
+//!   sequence, and never wait for writers or flushes (see `DbInner::get` for why in that
+//!   order).
+//! - One background thread flushes immutable memtables to L0 tables (`flush`), the oldest
+//!   WAL's first across families; the manifest records each table before the flushed memtable
+//!   leaves the super version, and a WAL is deleted once no family needs it. Other background
+//!   threads compact (`background`, `compact`), the family with the highest score first.
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 //!
-//! Files: `open` (open and recovery order), `recovery` (WAL replay), `write` (group commit)
+//! Files: `column_family` (the families and what each holds), `open` (open and recovery
+//! order), `recovery` (WAL replay), `write` (group commit)
 //! with `stall` (the pure write-stall decision), `flush`, `compact` and `background` (the
 //! jobs and their threads), `table_writer` (tables written by flush and compaction alike),
 //! `obsolete` (deleting files no longer needed), `table_cache`, `iter` (the user iterator),
 //! `stats` (counters and reports), `info_log` (the `LOG` file).
 
 mod background;
+mod column_family;
 mod compact;
 mod flush;
 mod info_log;
@@ -34,6 +38,7 @@ mod table_cache;
 mod table_writer;
 mod write;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -41,12 +46,13 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem, IoStats};
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::memtable::{Lookup, MemTable};
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
@@ -56,6 +62,7 @@ pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
 
 use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
+use column_family::{ColumnFamilyData, Families};
 use info_log::InfoLog;
 use stats::{format_compaction_table, format_stats, Counter, Counters};
 use table_cache::TableCache;
@@ -73,12 +80,20 @@ pub(crate) struct SuperVersion {
 
 pub(crate) struct DbInner {
     path: PathBuf,
+    /// The options the database was opened with (the default family's are among them; each
+    /// family's jobs read `ColumnFamilyData::options`).
     options: Options,
     fs: Arc<dyn FileSystem>,
     io: Arc<IoStats>,
     /// The last sequence number whose writes are all in a memtable (what readers see).
     last_sequence: AtomicU64,
-    sv: RwLock<Arc<SuperVersion>>,
+    /// The default family, also in `families`: the plain (not `_cf`) methods use it.
+    default_cf: Arc<ColumnFamilyData>,
+    /// The live families, replaced as a whole when one is created or dropped (under the
+    /// writer lock, so a write group sees one set throughout).
+    families: RwLock<Arc<Families>>,
+    /// WALs on disk that may still be needed, ascending; the last is the one being written.
+    wals: Mutex<BTreeSet<u64>>,
     queue: Mutex<WriteQueue>,
     writer: Mutex<WriterState>,
     versions: Mutex<VersionSet>,
@@ -87,14 +102,11 @@ pub(crate) struct DbInner {
     bg_cv: Condvar,
     bg_failed: AtomicBool,
     bg_threads: Mutex<Vec<JoinHandle<()>>>,
-    /// Estimated bytes compaction still has to rewrite, updated with each new version.
-    pending_compaction_bytes: AtomicU64,
     /// Set by close: running compactions stop and discard their outputs.
     shutting_down: AtomicBool,
     /// Disk bytes the running compactions may still write (see `compact`).
     compaction_reserved: AtomicU64,
     info_log: InfoLog,
-    compaction_stats: Mutex<Vec<LevelCompactionStats>>,
     /// Tables compacted away, deleted once no version in use names them.
     obsolete_tables: Mutex<Vec<u64>>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
@@ -106,8 +118,6 @@ pub(crate) struct DbInner {
     lock: Mutex<Option<Box<dyn FileLock>>>,
     /// Opened with `Db::open_read_only`: every call that writes is refused.
     read_only: bool,
-    /// The options the write-stall decision reads, taken once from `options`.
-    stall_limits: stall::StallLimits,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.
@@ -166,6 +176,14 @@ impl Db {
         self.write(batch, options)
     }
 
+    /// Sets `key` to `value` in column family `cf`.
+    pub fn put_cf(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        self.inner.family(cf)?;
+        let mut batch = WriteBatch::new();
+        batch.put_cf(cf, key, value);
+        self.write(batch, &WriteOptions::default())
+    }
+
     /// Removes `key`.
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         self.delete_opt(key, &WriteOptions::default())
@@ -178,6 +196,14 @@ impl Db {
         self.write(batch, options)
     }
 
+    /// Removes `key` from column family `cf`.
+    pub fn delete_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        self.inner.family(cf)?;
+        let mut batch = WriteBatch::new();
+        batch.delete_cf(cf, key);
+        self.write(batch, &WriteOptions::default())
+    }
+
     /// Removes the single put of `key` (see [`WriteBatch::single_delete`]).
     pub fn single_delete(&self, key: &[u8]) -> Result<()> {
         let mut batch = WriteBatch::new();
@@ -185,7 +211,8 @@ impl Db {
         self.write(batch, &WriteOptions::default())
     }
 
-    /// Applies `batch` atomically: after a crash all of it is there or none of it.
+    /// Applies `batch` atomically: after a crash all of it is there or none of it, across
+    /// the column families it writes to. A batch naming a dropped family is refused whole.
     pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
         self.inner.write(batch, options)
@@ -198,16 +225,35 @@ impl Db {
 
     /// The value of `key` as of `snapshot`.
     pub fn get_at(&self, snapshot: &Snapshot, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(key, Some(snapshot.sequence()))
+        self.inner
+            .get(&self.inner.default_cf, key, Some(snapshot.sequence()))
     }
 
     /// The value of `key` with read options (a snapshot, if given).
     pub fn get_opt(&self, key: &[u8], options: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner
-            .get(key, options.snapshot.as_ref().map(Snapshot::sequence))
+        let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        self.inner.get(&self.inner.default_cf, key, snapshot)
     }
 
-    /// A snapshot of the database now: reads through it ignore later writes.
+    /// The value of `key` in column family `cf`, or `None`.
+    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(cf, key, &ReadOptions::default())
+    }
+
+    /// The value of `key` in column family `cf` with read options (a snapshot, if given).
+    pub fn get_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        options: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let cf = self.inner.family(cf)?;
+        let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        self.inner.get(&cf, key, snapshot)
+    }
+
+    /// A snapshot of the database now, every column family: reads through it ignore later
+    /// writes.
     pub fn snapshot(&self) -> Snapshot {
         let seq = self.inner.last_sequence.load(Ordering::Acquire);
         Snapshot::new(&self.inner.snapshots, seq)
@@ -215,43 +261,13 @@ impl Db {
 
     /// A cursor over the database, unpositioned: call a seek first.
     pub fn iter(&self, options: ReadOptions) -> DbIterator {
-        // Without a snapshot: the super version first, then the sequence number (see
-        // `DbInner::get`).
-        let sv = self.inner.sv.read().clone();
-        let at = match options.snapshot {
-            Some(s) => (s.sequence(), Some(s)),
-            None => (self.inner.last_sequence.load(Ordering::Acquire), None),
-        };
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        children.push(Box::new(sv.active.iter()));
-        for m in &sv.immutables {
-            children.push(Box::new(m.iter()));
-        }
-        for f in &sv.version.levels[0] {
-            match self.inner.tables.get(f.number) {
-                Ok(t) => children.push(Box::new(t.iter())),
-                Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
-            }
-        }
-        // One cursor per deeper level, opening its files as it reaches them. Each holds the
-        // version, so that no compaction deletes a file before the cursor has opened it.
-        for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
-            let inner = self.inner.clone();
-            let version = sv.version.clone();
-            children.push(Box::new(ConcatIterator::new(
-                files.clone(),
-                Box::new(move |f: &Arc<FileMeta>| {
-                    let _pinned = &version;
-                    Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)
-                }),
-            )));
-        }
-        DbIterator::new(
-            MergingIterator::new(children),
-            at,
-            options.lower_bound,
-            options.upper_bound,
-        )
+        self.inner.iter(&self.inner.default_cf, options)
+    }
+
+    /// A cursor over column family `cf`, unpositioned: call a seek first.
+    pub fn iter_cf(&self, cf: &ColumnFamily, options: ReadOptions) -> Result<DbIterator> {
+        let cf = self.inner.family(cf)?;
+        Ok(self.inner.iter(&cf, options))
     }
 
     /// The key-value pairs in `range`, in key order, as of now.
@@ -263,29 +279,76 @@ impl Db {
         K: AsRef<[u8]>,
         R: std::ops::RangeBounds<K>,
     {
-        Range::new(self, range)
+        Range::new(|options| self.iter(options), range)
     }
 
-    /// The shape of the tree now: memtables, L0 runs, files and bytes per level.
-    pub fn tree_shape(&self) -> TreeShape {
-        let sv = self.inner.sv.read().clone();
-        TreeShape {
-            active_memtable_entries: sv.active.num_entries(),
-            active_memtable_bytes: sv.active.memory_usage() as u64,
-            immutable_memtables: sv.immutables.len() as u64,
-            immutable_memtable_bytes: sv.immutables.iter().map(|m| m.memory_usage() as u64).sum(),
-            levels: sv
-                .version
-                .levels
-                .iter()
-                .take(self.inner.options.num_levels)
-                .enumerate()
-                .map(|(level, files)| LevelShape {
-                    files: files.len() as u64,
-                    bytes: sv.version.level_bytes(level),
-                })
-                .collect(),
+    /// The key-value pairs in `range` of column family `cf`, in key order, as of now.
+    pub fn range_cf<K, R>(&self, cf: &ColumnFamily, range: R) -> Result<Range>
+    where
+        K: AsRef<[u8]>,
+        R: std::ops::RangeBounds<K>,
+    {
+        let cf = self.inner.family(cf)?;
+        Ok(Range::new(|options| self.inner.iter(&cf, options), range))
+    }
+
+    /// Creates column family `name` with `options`, durably (recorded in the manifest before
+    /// this returns). Fails if a family of that name exists.
+    pub fn create_cf(&self, name: &str, options: CfOptions) -> Result<ColumnFamily> {
+        self.inner.check_writable()?;
+        self.inner.create_family(name, options)
+    }
+
+    /// Drops column family `cf`: its data is no longer readable through any handle, and its
+    /// files are deleted once no iterator or read in progress holds them. The default family
+    /// cannot be dropped.
+    pub fn drop_cf(&self, cf: &ColumnFamily) -> Result<()> {
+        self.inner.check_writable()?;
+        self.inner.drop_family(cf)
+    }
+
+    /// The handle of column family `name`, if the database has it.
+    pub fn cf(&self, name: &str) -> Option<ColumnFamily> {
+        let families = self.inner.families.read().clone();
+        families
+            .values()
+            .find(|cf| cf.name() == name)
+            .map(|cf| cf.handle.clone())
+    }
+
+    /// The handle of the default column family.
+    pub fn default_cf(&self) -> ColumnFamily {
+        self.inner.default_cf.handle.clone()
+    }
+
+    /// The names of the column families, the default first, then by creation.
+    pub fn cf_names(&self) -> Vec<String> {
+        let families = self.inner.families.read().clone();
+        families.values().map(|cf| cf.name().to_string()).collect()
+    }
+
+    /// The names of the column families of the database in `path`, the default first, as
+    /// RocksDB's `ListColumnFamilies`: what [`Db::open_cf`] must be given.
+    pub fn list_cfs(path: impl AsRef<Path>, options: &Options) -> Result<Vec<String>> {
+        let path = path.as_ref();
+        if !options.fs.exists(&path.join(crate::filename::CURRENT)) {
+            return Err(Error::NotFound(format!(
+                "no database in {}",
+                path.display()
+            )));
         }
+        VersionSet::list_families(options.fs.as_ref(), path)
+    }
+
+    /// The shape of the default family's tree now: memtables, L0 runs, files and bytes per
+    /// level.
+    pub fn tree_shape(&self) -> TreeShape {
+        self.inner.default_cf.tree_shape()
+    }
+
+    /// The shape of column family `cf`'s tree now.
+    pub fn tree_shape_cf(&self, cf: &ColumnFamily) -> Result<TreeShape> {
+        Ok(self.inner.family(cf)?.tree_shape())
     }
 
     /// Sets the counters, the IO accounting and the compaction stats back to zero (db_bench's
@@ -295,14 +358,22 @@ impl Db {
         inner.counters.reset();
         inner.io.reset();
         inner.tables.stats().reset();
-        for s in inner.compaction_stats.lock().iter_mut() {
-            *s = LevelCompactionStats::default();
+        for cf in inner.families.read().values() {
+            for s in cf.compaction_stats.lock().iter_mut() {
+                *s = LevelCompactionStats::default();
+            }
         }
     }
 
-    /// Counters and memory state.
+    /// Counters and memory state; the tree and compaction figures are the default family's.
     pub fn stats(&self) -> DbStats {
-        self.inner.stats()
+        self.inner.stats(&self.inner.default_cf)
+    }
+
+    /// Counters and memory state, with the tree and compaction figures of family `cf`.
+    pub fn stats_cf(&self, cf: &ColumnFamily) -> Result<DbStats> {
+        let cf = self.inner.family(cf)?;
+        Ok(self.inner.stats(&cf))
     }
 
     /// A named property as text, as RocksDB's `GetProperty`; `None` for an unknown name.
@@ -311,52 +382,72 @@ impl Db {
     /// `strata.cur-size-active-mem-table`, `strata.num-entries-active-mem-table`,
     /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`,
     /// `strata.compaction-stats` (per level: files, size, compactions, bytes read and
-    /// written, write-amp, seconds).
+    /// written, write-amp, seconds). Memtable, level and compaction figures are the default
+    /// family's; see [`Db::property_cf`].
     pub fn property(&self, name: &str) -> Option<String> {
-        let s = self.stats();
-        if let Some(level) = name.strip_prefix("strata.num-files-at-level") {
-            let level: usize = level.parse().ok()?;
-            return s.level_files.get(level).map(|n| n.to_string());
-        }
-        Some(match name {
-            "strata.stats" => format_stats(&s) + &format_compaction_table(&s),
-            "strata.compaction-stats" => format_compaction_table(&s),
-            "strata.num-immutable-mem-table" => s.immutable_memtables.to_string(),
-            "strata.cur-size-active-mem-table" => s.active_memtable_bytes.to_string(),
-            "strata.num-entries-active-mem-table" => s.active_memtable_entries.to_string(),
-            "strata.num-snapshots" => s.live_snapshots.to_string(),
-            "strata.last-sequence" => s.last_sequence.to_string(),
-            _ => return None,
-        })
+        property_of(&self.stats(), name)
     }
 
-    /// Writes the memtables to tables and waits until that is done (RocksDB's `Flush` with
-    /// `wait = true`). Afterwards no WAL is needed to recover the data written so far.
+    /// A named property of column family `cf` (see [`Db::property`]); `None` for an unknown
+    /// name or a dropped family.
+    pub fn property_cf(&self, cf: &ColumnFamily, name: &str) -> Option<String> {
+        property_of(&self.stats_cf(cf).ok()?, name)
+    }
+
+    /// Writes the memtables of every column family to tables and waits until that is done
+    /// (RocksDB's `Flush` with `wait = true`, for all families). Afterwards no WAL is needed
+    /// to recover the data written so far.
     pub fn flush(&self) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.flush_memtables()
+        self.inner.flush_memtables(None)
     }
 
-    /// Compacts the keys in [begin, end] (`None` = open bound) down to the last level,
-    /// flushing the memtables first (RocksDB's `CompactRange`).
+    /// Writes the memtables of column family `cf` to tables and waits until that is done.
+    pub fn flush_cf(&self, cf: &ColumnFamily) -> Result<()> {
+        self.inner.check_writable()?;
+        let cf = self.inner.family(cf)?;
+        self.inner.flush_memtables(Some(&cf))
+    }
+
+    /// Compacts the keys in [begin, end] (`None` = open bound) of the default family down to
+    /// the last level, flushing its memtables first (RocksDB's `CompactRange`).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.compact_range(begin, end)
+        self.inner
+            .compact_range(&self.inner.default_cf, begin, end)
     }
 
-    /// Compacts all of level `level` into the next one (L0 into the base level), as
-    /// db_bench's `compact0` and `compact1` steps.
+    /// Compacts the keys in [begin, end] of column family `cf` down to the last level.
+    pub fn compact_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        self.inner.check_writable()?;
+        let cf = self.inner.family(cf)?;
+        self.inner.compact_range(&cf, begin, end)
+    }
+
+    /// Compacts all of level `level` of the default family into the next one (L0 into the
+    /// base level), as db_bench's `compact0` and `compact1` steps.
     pub fn compact_level(&self, level: usize) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.compact_level_range(level, None, None)
+        self.inner
+            .compact_level_range(&self.inner.default_cf, level, None, None)
     }
 
-    /// Compacts the whole database down to the last level.
+    /// Compacts every column family down to its last level.
     pub fn compact_all(&self) -> Result<()> {
-        self.compact_range(None, None)
+        self.inner.check_writable()?;
+        let families = self.inner.families.read().clone();
+        for cf in families.values() {
+            self.inner.compact_range(cf, None, None)?;
+        }
+        Ok(())
     }
 
-    /// Waits until no flush is pending and no compaction is needed.
+    /// Waits until no flush is pending and no compaction is needed, in any column family.
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner.check_writable()?;
         self.inner.wait_for_compactions()
@@ -394,6 +485,48 @@ impl Db {
     }
 }
 
+/// Property `name` read from `s` (see [`Db::property`]).
+fn property_of(s: &DbStats, name: &str) -> Option<String> {
+    if let Some(level) = name.strip_prefix("strata.num-files-at-level") {
+        let level: usize = level.parse().ok()?;
+        return s.level_files.get(level).map(|n| n.to_string());
+    }
+    Some(match name {
+        "strata.stats" => format_stats(s) + &format_compaction_table(s),
+        "strata.compaction-stats" => format_compaction_table(s),
+        "strata.num-immutable-mem-table" => s.immutable_memtables.to_string(),
+        "strata.cur-size-active-mem-table" => s.active_memtable_bytes.to_string(),
+        "strata.num-entries-active-mem-table" => s.active_memtable_entries.to_string(),
+        "strata.num-snapshots" => s.live_snapshots.to_string(),
+        "strata.last-sequence" => s.last_sequence.to_string(),
+        _ => return None,
+    })
+}
+
+impl ColumnFamilyData {
+    /// The shape of this family's tree now.
+    fn tree_shape(&self) -> TreeShape {
+        let sv = self.super_version();
+        TreeShape {
+            active_memtable_entries: sv.active.num_entries(),
+            active_memtable_bytes: sv.active.memory_usage() as u64,
+            immutable_memtables: sv.immutables.len() as u64,
+            immutable_memtable_bytes: sv.immutables.iter().map(|m| m.memory_usage() as u64).sum(),
+            levels: sv
+                .version
+                .levels
+                .iter()
+                .take(self.options.num_levels)
+                .enumerate()
+                .map(|(level, files)| LevelShape {
+                    files: files.len() as u64,
+                    bytes: sv.version.level_bytes(level),
+                })
+                .collect(),
+        }
+    }
+}
+
 impl Drop for Db {
     fn drop(&mut self) {
         let _ = self.inner.close();
@@ -410,10 +543,15 @@ impl DbInner {
     /// write up to some sequence at or below the one loaded (a memtable switch falls between
     /// write groups), its memtables and files are not changed by later jobs, and the read sees
     /// that consistent prefix, including every write acknowledged before it began.
-    fn get(&self, key: &[u8], snapshot: Option<SequenceNumber>) -> Result<Option<Vec<u8>>> {
+    fn get(
+        &self,
+        cf: &ColumnFamilyData,
+        key: &[u8],
+        snapshot: Option<SequenceNumber>,
+    ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
         self.counters.add(Counter::Gets, 1);
-        let sv = self.sv.read().clone();
+        let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
             match mem.get(key, seq) {
@@ -465,6 +603,61 @@ impl DbInner {
         Ok(None)
     }
 
+    /// A cursor over family `cf`, unpositioned.
+    fn iter(self: &Arc<Self>, cf: &ColumnFamilyData, options: ReadOptions) -> DbIterator {
+        // Without a snapshot: the super version first, then the sequence number (see
+        // `DbInner::get`).
+        let sv = cf.super_version();
+        let at = match options.snapshot {
+            Some(s) => (s.sequence(), Some(s)),
+            None => (self.last_sequence.load(Ordering::Acquire), None),
+        };
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        children.push(Box::new(sv.active.iter()));
+        for m in &sv.immutables {
+            children.push(Box::new(m.iter()));
+        }
+        for f in &sv.version.levels[0] {
+            match self.tables.get(f.number) {
+                Ok(t) => children.push(Box::new(t.iter())),
+                Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
+            }
+        }
+        // One cursor per deeper level, opening its files as it reaches them. Each holds the
+        // version, so that no compaction deletes a file before the cursor has opened it.
+        for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
+            let inner = self.clone();
+            let version = sv.version.clone();
+            children.push(Box::new(ConcatIterator::new(
+                files.clone(),
+                Box::new(move |f: &Arc<FileMeta>| {
+                    let _pinned = &version;
+                    Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)
+                }),
+            )));
+        }
+        DbIterator::new(
+            MergingIterator::new(children),
+            at,
+            options.lower_bound,
+            options.upper_bound,
+        )
+    }
+
+    /// The live family of `handle`, or an error naming it.
+    fn family(&self, handle: &ColumnFamily) -> Result<Arc<ColumnFamilyData>> {
+        self.check_open()?;
+        if handle.id() == 0 {
+            return Ok(self.default_cf.clone());
+        }
+        column_family::lookup(&self.families.read(), handle)
+    }
+
+    /// The live families now.
+    fn families(&self) -> Arc<Families> {
+        self.families.read().clone()
+    }
+
     fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Unavailable(format!(
@@ -487,9 +680,10 @@ impl DbInner {
         Ok(())
     }
 
-    fn stats(&self) -> DbStats {
+    /// The database's counters with the tree and compaction figures of family `cf`.
+    fn stats(&self, cf: &ColumnFamilyData) -> DbStats {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let sv = self.sv.read().clone();
+        let sv = cf.super_version();
         let t = self.tables.stats();
         DbStats {
             active_memtable_entries: sv.active.num_entries(),
@@ -499,16 +693,16 @@ impl DbInner {
             live_snapshots: self.snapshots.count() as u64,
             oldest_snapshot: self.snapshots.oldest(),
             last_sequence: self.last_sequence.load(Ordering::Acquire),
-            pending_compaction_bytes: load(&self.pending_compaction_bytes),
+            pending_compaction_bytes: load(&cf.pending_compaction_bytes),
             compactions_running: self.bg.lock().compactions_running as u64,
-            compactions: self.compaction_stats.lock().clone(),
+            compactions: cf.compaction_stats.lock().clone(),
             level_files: (0..NUM_LEVELS)
                 .map(|l| sv.version.levels[l].len() as u64)
                 .collect(),
             level_bytes: (0..NUM_LEVELS).map(|l| sv.version.level_bytes(l)).collect(),
             level_scores: crate::compaction::picker::level_scores(
                 &sv.version,
-                &self.options.picker_options(),
+                &cf.options.picker_options(),
             ),
             bloom_checks: load(&t.bloom_checks),
             bloom_negatives: load(&t.bloom_negatives),
@@ -525,23 +719,13 @@ impl DbInner {
         }
     }
 
-    /// Updates what is derived from the current version (for write stalls).
-    fn note_new_version(&self, version: &Version) {
-        let pending = crate::compaction::picker::pending_compaction_bytes(
-            version,
-            &self.options.picker_options(),
-        );
-        self.pending_compaction_bytes
-            .store(pending, Ordering::Relaxed);
-    }
-
     fn close(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Ok(());
         }
         // Writes that skipped the WAL exist only in memory: flush them, as RocksDB does.
         let flushed = if self.unpersisted.load(Ordering::Acquire) {
-            self.flush_memtables()
+            self.flush_memtables(None)
         } else {
             Ok(())
         };
@@ -583,5 +767,6 @@ mod tests {
         assert_send_sync::<Snapshot>();
         assert_send::<DbIterator>();
         assert_send::<Range>();
+        assert_send_sync::<ColumnFamily>();
     }
 }

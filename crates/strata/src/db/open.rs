@@ -3,6 +3,7 @@
 //! WAL and the background threads. A read-only open does the reading half of that and writes
 //! nothing.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -10,27 +11,55 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::background::{self, BgState};
+use super::column_family::{self, ColumnFamilyData, Families};
 use super::info_log::InfoLog;
 use super::obsolete::{remove_obsolete_files, LiveFiles};
 use super::recovery;
-use super::stats::{Counters, LevelCompactionStats};
+use super::stats::Counters;
 use super::table_cache::TableCache;
 use super::write::{WriteQueue, WriterState};
-use super::{Db, DbInner, SuperVersion};
+use super::{Db, DbInner};
+use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
-use crate::options::Options;
+use crate::options::{CfOptions, Options};
 use crate::snapshot::SnapshotList;
-use crate::version::{VersionSet, NUM_LEVELS};
+use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
 
 impl Db {
     /// Opens (or, with `create_if_missing`, creates) the database in directory `path`, and
     /// recovers every write in its WALs. See [`Db::recovery_report`] for what recovery found.
+    /// A database with column families other than the default must be opened with
+    /// [`Db::open_cf`], naming them all.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        Db::open_cf(path, options, std::iter::empty::<(&str, CfOptions)>())
+    }
+
+    /// Opens the database in `path` with its column families, each named with its options
+    /// (the default family may be named too; otherwise it takes the family fields of
+    /// `options`). Every family the database has must be named: the error lists the missing
+    /// ones ([`Db::list_cfs`] tells them). A named family the database does not have is
+    /// created with `create_missing_column_families`, and an error otherwise.
+    pub fn open_cf<N: AsRef<str>>(
+        path: impl AsRef<Path>,
+        options: Options,
+        families: impl IntoIterator<Item = (N, CfOptions)>,
+    ) -> Result<Db> {
         options.validate()?;
+        let mut named: BTreeMap<String, CfOptions> = BTreeMap::new();
+        for (name, cf_options) in families {
+            let name = name.as_ref();
+            column_family::check_name(name)?;
+            column_family::check_options(name, &options.for_family(&cf_options))?;
+            if named.insert(name.to_string(), cf_options).is_some() {
+                return Err(Error::InvalidArgument(format!(
+                    "column family '{name}' is named twice"
+                )));
+            }
+        }
         let path = path.as_ref().to_path_buf();
         let fs = options.fs.clone();
         let io = Arc::new(IoStats::default());
@@ -75,12 +104,39 @@ impl Db {
             VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?
         };
         versions.mark_file_number_used(max_number);
-        check_num_levels(&options, &path, &versions)?;
-        let version = versions.current();
+        let missing: Vec<&str> = versions
+            .families()
+            .values()
+            .map(|f| f.name.as_str())
+            .filter(|&n| n != DEFAULT_FAMILY_NAME && !named.contains_key(n))
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{} has column families that were not named to open: {} (open it with \
+                 Db::open_cf naming all of them; Db::list_cfs lists them)",
+                path.display(),
+                missing.join(", ")
+            )));
+        }
+        let to_create: Vec<String> = named
+            .keys()
+            .filter(|n| !versions.families().values().any(|f| &f.name == *n))
+            .cloned()
+            .collect();
+        if !to_create.is_empty() && !options.create_missing_column_families {
+            return Err(Error::InvalidArgument(format!(
+                "{} has no column family {} (set create_missing_column_families to create \
+                 them at open)",
+                path.display(),
+                to_create.join(", ")
+            )));
+        }
+        let family_options = family_options(&options, &named, &versions);
+        check_num_levels(&family_options, &path, &versions)?;
         // Listed again: recovery wrote a new manifest and CURRENT.
         let live = LiveFiles {
-            tables: version.live_files(),
-            log_number: versions.log_number,
+            tables: versions.live_files(),
+            log_number: versions.min_log_number(),
             manifest_number: versions.manifest_number(),
         };
         let wals = remove_obsolete_files(fs.as_ref(), &path, &live)?;
@@ -89,15 +145,15 @@ impl Db {
             &path,
             &wals,
             options.wal_recovery_mode,
-            options.write_buffer_size,
+            &replay_families(&versions, &family_options),
             &io,
             false,
         )?;
         // The replayed WALs stay until their memtables are flushed, no longer the newest: make
         // what a crashed process left unsynced in them durable before a new WAL exists, or a
         // power cut could take it while keeping later synced writes (or tear an older WAL).
-        for mem in &recovered.mems {
-            fs.sync_file(&filename::wal_path(&path, mem.log_number()))?;
+        for &number in &recovered.kept_wals {
+            fs.sync_file(&filename::wal_path(&path, number))?;
         }
 
         let log_number = versions.new_file_number();
@@ -117,6 +173,7 @@ impl Db {
         let inner = assemble(Parts {
             path,
             options,
+            family_options,
             fs,
             io,
             versions,
@@ -127,6 +184,9 @@ impl Db {
             info_log,
             read_only: false,
         });
+        for name in &to_create {
+            inner.create_family(name, named[name].clone())?;
+        }
         inner.info_log.log(format_args!(
             "opened {} ({} WALs replayed, last sequence {}); {:?}",
             inner.path.display(),
@@ -137,9 +197,7 @@ impl Db {
             inner.options
         ));
         *inner.bg_threads.lock() = background::spawn(&inner)?;
-        if !inner.sv.read().immutables.is_empty() {
-            inner.wake_background();
-        }
+        inner.wake_background();
         Ok(Db { inner })
     }
 
@@ -151,7 +209,8 @@ impl Db {
     /// writes of another handle are not seen. Every call that would write (`put`, `write`,
     /// `flush`, compactions, `sync_wal`, `resume`) fails with [`ErrorKind::Unavailable`]
     /// naming the database. A table that a live writer's compaction deletes afterwards makes
-    /// reads of it fail with an IO error: reopen to see the current tree.
+    /// reads of it fail with an IO error: reopen to see the current tree. Every column family
+    /// is opened, with the family fields of `options`.
     ///
     /// [`ErrorKind::Unavailable`]: crate::ErrorKind::Unavailable
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
@@ -173,12 +232,14 @@ impl Db {
             )));
         }
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
-        check_num_levels(&options, &path, &versions)?;
+        let family_options = family_options(&options, &BTreeMap::new(), &versions);
+        check_num_levels(&family_options, &path, &versions)?;
+        let min_log = versions.min_log_number();
         let mut wals: Vec<u64> = fs
             .list_dir(&path)?
             .iter()
             .filter_map(|n| match parse_file_name(n)? {
-                FileKind::Wal(n) if n >= versions.log_number => Some(n),
+                FileKind::Wal(n) if n >= min_log => Some(n),
                 _ => None,
             })
             .collect();
@@ -188,17 +249,18 @@ impl Db {
             &path,
             &wals,
             options.wal_recovery_mode,
-            options.write_buffer_size,
+            &replay_families(&versions, &family_options),
             &io,
             true,
         )?;
-        let log_number = wals.last().map_or(versions.log_number, |n| n + 1);
+        let log_number = wals.last().map_or(min_log, |n| n + 1);
         let wal = LogWriter::new(Box::new(ReadOnlyFile::new(filename::wal_path(
             &path, log_number,
         ))));
         let inner = assemble(Parts {
             path,
             options,
+            family_options,
             fs,
             io,
             versions,
@@ -217,6 +279,8 @@ impl Db {
 struct Parts {
     path: PathBuf,
     options: Options,
+    /// The options of each family in the manifest, by id.
+    family_options: BTreeMap<u32, Options>,
     fs: Arc<dyn FileSystem>,
     io: Arc<IoStats>,
     versions: VersionSet,
@@ -229,30 +293,82 @@ struct Parts {
     read_only: bool,
 }
 
-/// The database made of `parts`: the recovered memtables as immutables (newest first) under
-/// a new, empty active memtable, and the manifest's version.
+/// The options each family of the manifest gets: those named for it, else (the default
+/// family, or any family of a read-only open) the family fields of `options`.
+fn family_options(
+    options: &Options,
+    named: &BTreeMap<String, CfOptions>,
+    versions: &VersionSet,
+) -> BTreeMap<u32, Options> {
+    versions
+        .families()
+        .iter()
+        .map(|(&id, f)| {
+            let own = match named.get(&f.name) {
+                Some(cf) => options.for_family(cf),
+                None => options.clone(),
+            };
+            (id, own)
+        })
+        .collect()
+}
+
+/// What WAL replay needs of the manifest's families.
+fn replay_families(
+    versions: &VersionSet,
+    family_options: &BTreeMap<u32, Options>,
+) -> recovery::ReplayFamilies {
+    recovery::ReplayFamilies {
+        families: versions
+            .families()
+            .iter()
+            .map(|(&id, f)| {
+                let replay = recovery::FamilyReplay {
+                    log_number: f.log_number,
+                    write_buffer_size: family_options[&id].write_buffer_size,
+                };
+                (id, replay)
+            })
+            .collect(),
+        max_column_family: versions.max_column_family(),
+    }
+}
+
+/// The database made of `parts`: per family, the recovered memtables as immutables (newest
+/// first) under a new, empty active memtable, and the manifest's version.
 fn assemble(parts: Parts) -> Arc<DbInner> {
     let Parts {
         path,
         options,
+        family_options,
         fs,
         io,
         versions,
-        recovered,
+        mut recovered,
         wal,
         log_number,
         lock,
         info_log,
         read_only,
     } = parts;
-    let last_sequence = recovered.last_sequence.max(versions.last_sequence);
-    let mut immutables = recovered.mems;
-    immutables.reverse();
-    let sv = SuperVersion {
-        active: Arc::new(MemTable::new(log_number, options.write_buffer_size)),
-        immutables,
-        version: versions.current(),
-    };
+    let last_sequence = recovered.last_sequence.max(versions.last_sequence());
+    let mut families = Families::new();
+    for (&id, f) in versions.families() {
+        let cf_options = family_options[&id].clone();
+        let mut immutables = recovered.mems.remove(&id).unwrap_or_default();
+        immutables.reverse();
+        let active = Arc::new(MemTable::new(log_number, cf_options.write_buffer_size));
+        let cf = ColumnFamilyData::new(
+            ColumnFamily::new(id, &f.name),
+            cf_options,
+            active,
+            immutables,
+            f.current.clone(),
+        );
+        families.insert(id, Arc::new(cf));
+    }
+    let mut wals: BTreeSet<u64> = recovered.kept_wals.iter().copied().collect();
+    wals.insert(log_number);
     let tables = TableCache::new(
         path.clone(),
         fs.clone(),
@@ -261,12 +377,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.cache_index_and_filter_blocks,
         options.max_open_files,
     );
-    let inner = Arc::new(DbInner {
+    Arc::new(DbInner {
         path,
         fs,
         io,
         last_sequence: AtomicU64::new(last_sequence),
-        sv: RwLock::new(Arc::new(sv)),
+        default_cf: families[&DEFAULT_FAMILY_ID].clone(),
+        families: RwLock::new(Arc::new(families)),
+        wals: Mutex::new(wals),
         queue: Mutex::new(WriteQueue::default()),
         writer: Mutex::new(WriterState::new(wal, last_sequence)),
         versions: Mutex::new(versions),
@@ -275,11 +393,9 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         bg_cv: Condvar::new(),
         bg_failed: AtomicBool::new(false),
         bg_threads: Mutex::new(Vec::new()),
-        pending_compaction_bytes: AtomicU64::new(0),
         compaction_reserved: AtomicU64::new(0),
         shutting_down: AtomicBool::new(false),
         info_log,
-        compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
         obsolete_tables: Mutex::new(Vec::new()),
         unpersisted: AtomicBool::new(false),
         snapshots: Arc::new(SnapshotList::default()),
@@ -288,26 +404,33 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         recovery: recovered.report,
         lock: Mutex::new(lock),
         read_only,
-        stall_limits: super::stall::StallLimits::new(&options),
         options,
-    });
-    inner.note_new_version(&inner.sv.read().version.clone());
-    inner
+    })
 }
 
-/// Refuses `options.num_levels` below the deepest level that holds files.
-fn check_num_levels(options: &Options, path: &Path, versions: &VersionSet) -> Result<()> {
-    let version = versions.current();
-    match (options.num_levels..NUM_LEVELS).find(|&l| !version.levels[l].is_empty()) {
-        Some(level) => Err(Error::InvalidArgument(format!(
-            "num_levels is {} but {} has files in level {level}; open it with num_levels of at \
-             least {}",
-            options.num_levels,
-            path.display(),
-            level + 1
-        ))),
-        None => Ok(()),
+/// Refuses a family's `num_levels` below the deepest level of its tree that holds files.
+fn check_num_levels(
+    family_options: &BTreeMap<u32, Options>,
+    path: &Path,
+    versions: &VersionSet,
+) -> Result<()> {
+    for (id, f) in versions.families() {
+        let options = &family_options[id];
+        let version = &f.current;
+        if let Some(level) =
+            (options.num_levels..NUM_LEVELS).find(|&l| !version.levels[l].is_empty())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "num_levels of column family '{}' is {} but {} has files of it in level \
+                 {level}; open it with num_levels of at least {}",
+                f.name,
+                options.num_levels,
+                path.display(),
+                level + 1
+            )));
+        }
     }
+    Ok(())
 }
 
 /// Whether `path` holds a database: `Ok(false)` if missing or empty, an error if it holds

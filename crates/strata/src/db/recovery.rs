@@ -1,7 +1,10 @@
 //! Recovery: replaying the write-ahead logs into memtables at open.
 //!
-//! WALs are replayed oldest first, each into a memtable of its own (so that each memtable's
-//! writes sit in exactly one WAL). A batch is applied whole or not at all. At the first bad
+//! WALs are replayed oldest first, each into a memtable of its own per column family (so that
+//! each memtable's writes sit in exactly one WAL). A record is skipped when its family's log
+//! number says its data is already in the family's tables, or when its family was dropped (an
+//! id the manifest has used but no longer holds); a record naming an id the manifest never
+//! gave out is a bad record. A batch is applied whole or not at all. At the first bad
 //! record (torn, corrupt, undecodable, or out of sequence order):
 //!
 //! - in the newest WAL, or with [`WalRecoveryMode::PointInTime`], everything from the bad
@@ -12,6 +15,7 @@
 //!   file and offset: the older WALs were synced when they were closed, so damage there is not
 //!   a crash artefact and dropping it silently could lose acknowledged writes.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,10 +49,29 @@ pub struct RecoveryReport {
     pub set_aside: Vec<PathBuf>,
 }
 
+/// What replay needs to know of one column family.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FamilyReplay {
+    /// WALs below this number hold nothing of the family that is not in its tables.
+    pub log_number: u64,
+    /// The family's memtable size, for the memtables replay fills.
+    pub write_buffer_size: usize,
+}
+
+/// The column families replay applies records to.
+pub(crate) struct ReplayFamilies {
+    pub families: BTreeMap<u32, FamilyReplay>,
+    /// The largest id the manifest has given out: records of smaller ids that are not in
+    /// `families` belong to dropped families.
+    pub max_column_family: u32,
+}
+
 /// The state rebuilt from the WALs.
 pub(crate) struct Recovered {
-    /// Memtables with at least one entry, oldest first.
-    pub mems: Vec<Arc<MemTable>>,
+    /// Per family, memtables with at least one entry, oldest first.
+    pub mems: BTreeMap<u32, Vec<Arc<MemTable>>>,
+    /// The WALs kept because a memtable holds some of their records, ascending.
+    pub kept_wals: Vec<u64>,
     /// The largest sequence number replayed.
     pub last_sequence: SequenceNumber,
     pub report: RecoveryReport,
@@ -57,26 +80,32 @@ pub(crate) struct Recovered {
 /// Replays WALs `numbers` (ascending) of database `dir`. With `read_only` nothing is
 /// written: a bad record ends the replay where the rules above drop the rest, but no bytes
 /// are cut or set aside and empty WALs stay (a writer may be appending to the newest one).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn replay_wals(
     fs: &dyn FileSystem,
     dir: &Path,
     numbers: &[u64],
     mode: WalRecoveryMode,
-    write_buffer_size: usize,
+    families: &ReplayFamilies,
     io: &IoStats,
     read_only: bool,
 ) -> Result<Recovered> {
     let mut out = Recovered {
-        mems: Vec::new(),
+        mems: BTreeMap::new(),
+        kept_wals: Vec::new(),
         last_sequence: 0,
         report: RecoveryReport::default(),
     };
     for (i, &number) in numbers.iter().enumerate() {
         let path = wal_path(dir, number);
         let is_newest = i + 1 == numbers.len();
-        let mem = Arc::new(MemTable::new(number, write_buffer_size));
+        let mut mems = WalMemtables {
+            number,
+            families,
+            by_family: HashMap::new(),
+        };
         let mut reader = LogReader::new(fs.open_sequential(&path)?);
-        let bad = replay_one(&mut reader, &mem, &mut out);
+        let bad = replay_one(&mut reader, &mut mems, &mut out);
         out.report.wal_files += 1;
         out.report.bytes_read += reader.bytes_read();
         let bad = match bad {
@@ -105,9 +134,7 @@ pub(crate) fn replay_wals(
                 bad.reason
             ));
             if read_only {
-                if !mem.is_empty() {
-                    out.mems.push(mem);
-                }
+                mems.keep(&mut out);
                 return Ok(out);
             }
             cut_tail(
@@ -117,7 +144,7 @@ pub(crate) fn replay_wals(
                 reader.end_of_last_record(),
                 &mut out.report,
             )?;
-            keep_or_remove(fs, &path, mem, &mut out.mems)?;
+            keep_or_remove(fs, &path, mems, &mut out)?;
             for &later in &numbers[i + 1..] {
                 let from = wal_path(dir, later);
                 let to = dropped_wal_path(dir, later);
@@ -130,20 +157,74 @@ pub(crate) fn replay_wals(
         }
         io.add_read(IoClass::Recovery, reader.bytes_read());
         if read_only {
-            if !mem.is_empty() {
-                out.mems.push(mem);
-            }
+            mems.keep(&mut out);
         } else {
-            keep_or_remove(fs, &path, mem, &mut out.mems)?;
+            keep_or_remove(fs, &path, mems, &mut out)?;
         }
     }
     Ok(out)
 }
 
-/// Applies the records of one WAL to `mem`; returns the first bad record, if any.
+/// The memtables one WAL is replayed into, one per family that has records in it.
+struct WalMemtables<'a> {
+    number: u64,
+    families: &'a ReplayFamilies,
+    by_family: HashMap<u32, Arc<MemTable>>,
+}
+
+/// Where a record of a family goes.
+enum Target {
+    /// Into the family's memtable.
+    Apply(FamilyReplay),
+    /// Nowhere: its data is in the family's tables, or the family was dropped.
+    Skip,
+}
+
+impl WalMemtables<'_> {
+    /// Where a record of family `cf` goes; an error for an id the manifest never gave out.
+    fn target(&self, cf: u32) -> Result<Target, String> {
+        match self.families.families.get(&cf) {
+            Some(f) if self.number >= f.log_number => Ok(Target::Apply(*f)),
+            Some(_) => Ok(Target::Skip),
+            None if cf <= self.families.max_column_family => Ok(Target::Skip),
+            None => Err(format!(
+                "record for column family id {cf}, which the manifest does not know (largest \
+                 id given out: {})",
+                self.families.max_column_family
+            )),
+        }
+    }
+
+    fn memtable(&mut self, cf: u32, family: FamilyReplay) -> &Arc<MemTable> {
+        let number = self.number;
+        self.by_family
+            .entry(cf)
+            .or_insert_with(|| Arc::new(MemTable::new(number, family.write_buffer_size)))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_family.values().all(|m| m.is_empty())
+    }
+
+    /// Moves the memtables that hold something into `out`.
+    fn keep(self, out: &mut Recovered) {
+        let mut kept = false;
+        for (cf, mem) in self.by_family {
+            if !mem.is_empty() {
+                out.mems.entry(cf).or_default().push(mem);
+                kept = true;
+            }
+        }
+        if kept {
+            out.kept_wals.push(self.number);
+        }
+    }
+}
+
+/// Applies the records of one WAL to `mems`; returns the first bad record, if any.
 fn replay_one(
     reader: &mut LogReader,
-    mem: &MemTable,
+    mems: &mut WalMemtables,
     out: &mut Recovered,
 ) -> Result<Option<BadRecord>> {
     loop {
@@ -171,12 +252,17 @@ fn replay_one(
             ));
         }
         // Check the whole batch before applying any of it: a batch is all or nothing.
-        if let Some(Err(reason)) = batch.iter().find(|e| e.is_err()) {
-            return bad(reason);
+        for entry in batch.iter() {
+            if let Err(reason) = entry.and_then(|e| mems.target(e.cf).map(|_| ())) {
+                return bad(reason);
+            }
         }
         let mut seq = batch.seq;
         for entry in batch.iter().flatten() {
-            mem.add(seq, entry.kind, entry.key, entry.value);
+            if let Ok(Target::Apply(family)) = mems.target(entry.cf) {
+                mems.memtable(entry.cf, family)
+                    .add(seq, entry.kind, entry.key, entry.value);
+            }
             seq += 1;
         }
         if batch.count > 0 {
@@ -228,14 +314,14 @@ fn cut_tail(
 fn keep_or_remove(
     fs: &dyn FileSystem,
     path: &Path,
-    mem: Arc<MemTable>,
-    mems: &mut Vec<Arc<MemTable>>,
+    mems: WalMemtables,
+    out: &mut Recovered,
 ) -> Result<()> {
-    if mem.is_empty() {
+    if mems.is_empty() {
         // Nothing in it is needed: remove it so empty WALs do not pile up across reopens.
         fs.remove_file(path)
     } else {
-        mems.push(mem);
+        mems.keep(out);
         Ok(())
     }
 }

@@ -14,6 +14,8 @@
 //!   growing from 1 ms to 20 ms as they approach the hard limit (1 ms with no hard limit
 //!   above the soft one).
 //!
+//! Each column family is decided on its own and the write group follows the strictest
+//! ([`Stall::combine`]): writes are shared, so one family's debt slows them all, as in RocksDB.
 //! Both delays may apply to one group. Without automatic compactions nothing would bring L0
 //! or the pending bytes down, so those causes are off; the memtable cause stays, since
 //! flushes go on.
@@ -82,6 +84,18 @@ pub(crate) struct Stall {
     pub l0_delay: Option<Duration>,
     /// Delay for pending compaction bytes at or above the soft limit.
     pub pending_delay: Option<Duration>,
+}
+
+impl Stall {
+    /// The decision that satisfies both `self` and `other` (each for one column family): a
+    /// stop if either stops, else the longer of each delay.
+    pub fn combine(self, other: Stall) -> Stall {
+        Stall {
+            stop: self.stop.or(other.stop),
+            l0_delay: self.l0_delay.max(other.l0_delay),
+            pending_delay: self.pending_delay.max(other.pending_delay),
+        }
+    }
 }
 
 /// Decides what a write group does in state `s`.

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
+use super::column_family::{ColumnFamilyData, Families};
 use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
 use super::{DbInner, SuperVersion};
@@ -201,11 +202,21 @@ impl DbInner {
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
-        let mut mem = self.sv.read().active.clone();
-        let memtable_full = mem.memory_usage() >= self.options.write_buffer_size;
-        self.throttle_writes(memtable_full)?;
-        if memtable_full {
-            mem = self.switch_memtable(&mut w)?;
+        // Families are created and dropped under the writer lock: this set holds for the
+        // whole group.
+        let families = self.families();
+        let multi_family = group.iter().any(|r| r.batch.has_families());
+        if multi_family {
+            check_families(group, &families)?;
+        }
+        let full: Vec<Arc<ColumnFamilyData>> = families
+            .values()
+            .filter(|cf| cf.sv.read().active.memory_usage() >= cf.options.write_buffer_size)
+            .cloned()
+            .collect();
+        self.throttle_writes(&families, &full)?;
+        if !full.is_empty() {
+            self.switch_memtable(&mut w, &families, &full)?;
         }
 
         let count: u64 = group.iter().map(|r| r.batch.len() as u64).sum();
@@ -231,9 +242,20 @@ impl DbInner {
 
         let mut seq = first_seq;
         let mut payload = 0;
+        let default_mem = self.default_cf.sv.read().active.clone();
+        // The memtable of the last family written, looked up again only when the family
+        // changes: batches mostly write one family at a time.
+        let mut current: (u32, Arc<MemTable>) = (0, default_mem.clone());
         for req in group.iter() {
             for entry in req.batch.iter().flatten() {
-                mem.add(seq, entry.kind, entry.key, entry.value);
+                if entry.cf != current.0 {
+                    let mem = match families.get(&entry.cf) {
+                        Some(cf) => cf.sv.read().active.clone(),
+                        None => unreachable!("families were checked before the WAL write"),
+                    };
+                    current = (entry.cf, mem);
+                }
+                current.1.add(seq, entry.kind, entry.key, entry.value);
                 seq += 1;
             }
             payload += req.batch.payload_len() as u64;
@@ -291,11 +313,24 @@ impl DbInner {
         Ok(())
     }
 
-    /// Waits, or stops, as the stall decision says (see `stall.rs`), counting each cause with
-    /// its time. `memtable_full`: this group must switch to a new memtable.
-    fn throttle_writes(&self, memtable_full: bool) -> Result<()> {
-        let limits = &self.stall_limits;
-        let mut stall = stall::decide(&self.stall_state(memtable_full), limits);
+    /// Waits, or stops, as the stall decision says (see `stall.rs`) for the family that
+    /// needs it most, counting each cause with its time. `full`: the families whose active
+    /// memtable this group must switch.
+    fn throttle_writes(
+        &self,
+        families: &Families,
+        full: &[Arc<ColumnFamilyData>],
+    ) -> Result<()> {
+        let decide = || {
+            let mut worst = stall::Stall::default();
+            for cf in families.values() {
+                let memtable_full = full.iter().any(|f| Arc::ptr_eq(f, cf));
+                let s = stall::decide(&stall_state(cf, memtable_full), &cf.stall_limits);
+                worst = worst.combine(s);
+            }
+            worst
+        };
+        let mut stall = decide();
         if stall.stop.is_some() {
             // Stopped: wait for background work, under the lock its progress is signalled on,
             // timing each cause while it holds.
@@ -304,7 +339,7 @@ impl DbInner {
             loop {
                 // Decided again under the lock: a job that finished since the decision above
                 // has already signalled, and waiting now would wait for the next one.
-                stall = stall::decide(&self.stall_state(memtable_full), limits);
+                stall = decide();
                 if stopped.map(|(cause, _)| cause) != stall.stop {
                     if let Some((cause, since)) = stopped.take() {
                         self.count_stop(cause, since.elapsed());
@@ -334,17 +369,6 @@ impl DbInner {
         Ok(())
     }
 
-    /// What the stall decision looks at, now.
-    fn stall_state(&self, memtable_full: bool) -> TreeState {
-        let sv = self.sv.read();
-        TreeState {
-            l0_files: sv.version.levels[0].len(),
-            pending_compaction_bytes: self.pending_compaction_bytes.load(Ordering::Relaxed),
-            immutable_memtables: sv.immutables.len(),
-            memtable_full,
-        }
-    }
-
     /// Counts a stop that lasted `waited`.
     fn count_stop(&self, cause: StopCause, waited: std::time::Duration) {
         let (count, micros) = match cause {
@@ -356,10 +380,17 @@ impl DbInner {
         self.counters.add(micros, waited.as_micros() as u64);
     }
 
-    /// Makes the active memtable immutable and starts a new one with a new WAL, then wakes
-    /// the flush thread. The old WAL is synced first, so that every WAL but the newest is
-    /// complete on disk.
-    pub(super) fn switch_memtable(&self, w: &mut WriterState) -> Result<Arc<MemTable>> {
+    /// Starts a new WAL; the active memtables of the families in `full` become immutable
+    /// and each gets a new one on the new WAL, as does every other family whose active
+    /// memtable is empty (so that it does not hold on to the old WAL). Then wakes the flush
+    /// thread. The old WAL is synced first, so that every WAL but the newest is complete on
+    /// disk.
+    pub(super) fn switch_memtable(
+        &self,
+        w: &mut WriterState,
+        families: &Families,
+        full: &[Arc<ColumnFamilyData>],
+    ) -> Result<()> {
         // The old WAL is made durable before the new one exists: recovery takes a torn tail
         // only in the newest WAL, so no older one may be left with unsynced bytes.
         w.sync_wal()?;
@@ -372,21 +403,28 @@ impl DbInner {
             self.io.clone(),
             IoClass::Wal,
         )));
-        let fresh = Arc::new(MemTable::new(number, self.options.write_buffer_size));
-        {
-            let mut current = self.sv.write();
+        self.wals.lock().insert(number);
+        for cf in families.values() {
+            let switch = full.iter().any(|f| Arc::ptr_eq(f, cf));
+            let mut current = cf.sv.write();
+            if !switch && !current.active.is_empty() {
+                continue;
+            }
+            let fresh = Arc::new(MemTable::new(number, cf.options.write_buffer_size));
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
-            immutables.push(current.active.clone());
+            if switch && !current.active.is_empty() {
+                immutables.push(current.active.clone());
+            }
             immutables.extend(current.immutables.iter().cloned());
             *current = Arc::new(SuperVersion {
-                active: fresh.clone(),
+                active: fresh,
                 immutables,
                 version: current.version.clone(),
             });
         }
         self.counters.add(Counter::MemtableSwitches, 1);
         self.wake_background();
-        Ok(fresh)
+        Ok(())
     }
 
     pub(super) fn sync_wal(&self) -> Result<()> {
@@ -399,6 +437,34 @@ impl DbInner {
         }
         Ok(())
     }
+}
+
+/// What the stall decision looks at for family `cf`, now.
+fn stall_state(cf: &ColumnFamilyData, memtable_full: bool) -> TreeState {
+    let sv = cf.sv.read();
+    TreeState {
+        l0_files: sv.version.levels[0].len(),
+        pending_compaction_bytes: cf.pending_compaction_bytes.load(Ordering::Relaxed),
+        immutable_memtables: sv.immutables.len(),
+        memtable_full,
+    }
+}
+
+/// Fails, naming the family, if a batch of the group writes to a family that does not exist
+/// (dropped, or never created in this database): nothing of the group is written.
+fn check_families(group: &[Request], families: &Families) -> Result<()> {
+    for req in group.iter().filter(|r| r.batch.has_families()) {
+        for entry in req.batch.iter().flatten() {
+            if !families.contains_key(&entry.cf) {
+                return Err(Error::InvalidArgument(format!(
+                    "write batch writes to column family id {}, which this database does not \
+                     have (it was dropped, or the handle is of another database)",
+                    entry.cf
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn header_bytes(seq: SequenceNumber, count: u64) -> [u8; HEADER_LEN] {

@@ -14,7 +14,15 @@
 //!                       | smallest seq: varint64 | largest seq: varint64
 //!                       | entries: varint64 | deletions: varint64
 //!   6 comparator        length-prefixed name
+//!   7 column family     varint32   the family the edit's files and log number belong to
+//!                                  (absent: 0, the default family)
+//!   8 add family        length-prefixed name: the edit creates family `column family`
+//!   9 drop family       (no payload): the edit drops family `column family`
+//!  10 max family        varint32   the largest family id ever used (ids are not reused)
 //! ```
+//!
+//! The log number of an edit is its family's: WALs below it hold nothing of that family that
+//! is not in its tables. A WAL is needed while any family's log number is at or below it.
 //!
 //! Text notation of a file (Debug, tools): `000012:[a#1,PUT-f#9,DEL]`.
 
@@ -32,6 +40,16 @@ const LAST_SEQUENCE: u32 = 3;
 const DELETED_FILE: u32 = 4;
 const NEW_FILE: u32 = 5;
 const COMPARATOR: u32 = 6;
+const COLUMN_FAMILY: u32 = 7;
+const ADD_COLUMN_FAMILY: u32 = 8;
+const DROP_COLUMN_FAMILY: u32 = 9;
+const MAX_COLUMN_FAMILY: u32 = 10;
+
+/// The id of the default column family, which every database has.
+pub const DEFAULT_FAMILY_ID: u32 = 0;
+
+/// The name of the default column family.
+pub const DEFAULT_FAMILY_NAME: &str = "default";
 
 /// The name of the key order every Strata table uses.
 pub const COMPARATOR_NAME: &str = "strata.internal-bytewise";
@@ -78,7 +96,15 @@ impl fmt::Debug for FileMeta {
 pub struct VersionEdit {
     /// The key order's name (written in the first edit of a manifest).
     pub comparator: Option<String>,
-    /// WALs with a smaller number are no longer needed.
+    /// The column family the files and the log number belong to.
+    pub column_family: u32,
+    /// Creates family `column_family` with this name.
+    pub add_column_family: Option<String>,
+    /// Drops family `column_family`.
+    pub drop_column_family: bool,
+    /// The largest column family id ever used.
+    pub max_column_family: Option<u32>,
+    /// WALs with a smaller number hold nothing of the family that is not in its tables.
     pub log_number: Option<u64>,
     /// The next unused file number.
     pub next_file_number: Option<u64>,
@@ -97,6 +123,21 @@ impl VersionEdit {
         if let Some(name) = &self.comparator {
             put_varint32(&mut out, COMPARATOR);
             put_length_prefixed(&mut out, name.as_bytes());
+        }
+        if self.column_family != DEFAULT_FAMILY_ID {
+            put_varint32(&mut out, COLUMN_FAMILY);
+            put_varint32(&mut out, self.column_family);
+        }
+        if let Some(name) = &self.add_column_family {
+            put_varint32(&mut out, ADD_COLUMN_FAMILY);
+            put_length_prefixed(&mut out, name.as_bytes());
+        }
+        if self.drop_column_family {
+            put_varint32(&mut out, DROP_COLUMN_FAMILY);
+        }
+        if let Some(max) = self.max_column_family {
+            put_varint32(&mut out, MAX_COLUMN_FAMILY);
+            put_varint32(&mut out, max);
         }
         for (tag, value) in [
             (LOG_NUMBER, self.log_number),
@@ -140,6 +181,18 @@ impl VersionEdit {
                 COMPARATOR => {
                     let name = get_length_prefixed(src).ok_or("bad comparator name")?;
                     e.comparator = Some(String::from_utf8_lossy(name).into_owned());
+                }
+                COLUMN_FAMILY => {
+                    e.column_family = get_varint32(src).ok_or("bad column family id")?;
+                }
+                ADD_COLUMN_FAMILY => {
+                    let name = get_length_prefixed(src).ok_or("bad column family name")?;
+                    let name = std::str::from_utf8(name).map_err(|_| "column family name is not UTF-8")?;
+                    e.add_column_family = Some(name.to_string());
+                }
+                DROP_COLUMN_FAMILY => e.drop_column_family = true,
+                MAX_COLUMN_FAMILY => {
+                    e.max_column_family = Some(get_varint32(src).ok_or("bad max column family")?);
                 }
                 LOG_NUMBER => e.log_number = Some(u64_field(src, "log number")?),
                 NEXT_FILE_NUMBER => e.next_file_number = Some(u64_field(src, "next file number")?),
@@ -335,6 +388,10 @@ mod tests {
         assert_eq!(format!("{f:?}"), "000012:[a#1,PUT-f#9,DEL]");
         let e = VersionEdit {
             comparator: Some(COMPARATOR_NAME.into()),
+            column_family: 3,
+            add_column_family: Some("index".into()),
+            drop_column_family: true,
+            max_column_family: Some(4),
             log_number: Some(7),
             next_file_number: Some(13),
             last_sequence: Some(99),

@@ -1,10 +1,11 @@
 //! Versions: which table files make up the database, and the manifest that records them.
 //!
 //! A [`Version`] is an immutable set of files per level, shared by `Arc`: readers hold the
-//! version they started with while flushes and compactions install new ones. The
-//! [`VersionSet`] owns the current version and the manifest, a log (in the WAL's record
-//! format) of [`VersionEdit`]s; `CURRENT` names the live manifest and is switched by an
-//! atomic rename.
+//! version they started with while flushes and compactions install new ones. Each column
+//! family has its own tree, hence its own current version and log number. The [`VersionSet`]
+//! owns the current versions and the manifest, a log (in the WAL's record format) of
+//! [`VersionEdit`]s, each about one family; `CURRENT` names the live manifest and is switched
+//! by an atomic rename.
 //!
 //! Invariants: L0 files are ordered newest first (by largest sequence number, then file
 //! number) and may overlap; in levels 1 and up files are sorted by key and do not overlap.
@@ -14,7 +15,7 @@
 pub mod edit;
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,7 +25,9 @@ use crate::fs::{CountedFile, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::key::{compare_internal, user_key};
 use crate::log::{LogReader, LogWriter, ReadError};
 
-pub use edit::{FileMeta, VersionEdit, COMPARATOR_NAME};
+pub use edit::{
+    FileMeta, VersionEdit, COMPARATOR_NAME, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
+};
 
 /// Levels of the tree.
 pub const NUM_LEVELS: usize = 7;
@@ -138,7 +141,19 @@ impl Version {
     }
 }
 
-/// The current version, the manifest, and the numbers recorded with them.
+/// What the version set holds of one column family.
+#[derive(Debug, Clone)]
+pub struct FamilyState {
+    /// The family's name.
+    pub name: String,
+    /// Its current version.
+    pub current: Arc<Version>,
+    /// WALs below this number hold nothing of the family that is not in its tables.
+    pub log_number: u64,
+}
+
+/// The current version of each column family, the manifest, and the numbers recorded with
+/// them.
 pub struct VersionSet {
     fs: Arc<dyn FileSystem>,
     io: Arc<IoStats>,
@@ -148,20 +163,15 @@ pub struct VersionSet {
     /// edit goes to a new manifest.
     manifest_failed: bool,
     manifest_number: u64,
-    current: Arc<Version>,
-    /// WALs below this number are flushed.
-    pub log_number: u64,
-    /// The next unused file number.
-    next_file_number: u64,
-    /// The last sequence number recorded in the manifest.
-    pub last_sequence: u64,
+    state: State,
     /// Versions handed out and maybe still held by readers.
     handed_out: Vec<std::sync::Weak<Version>>,
 }
 
 impl VersionSet {
     /// Creates the manifest of a new (or manifest-less) database, whose files numbered below
-    /// `next_file_number` may already exist (WALs of an older format).
+    /// `next_file_number` may already exist (WALs of an older format). It holds the default
+    /// column family only.
     pub fn create(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
@@ -169,10 +179,8 @@ impl VersionSet {
         io: Arc<IoStats>,
     ) -> Result<VersionSet> {
         let state = State {
-            version: Version::default(),
-            log_number: 0,
             next_file_number: next_file_number.max(1),
-            last_sequence: 0,
+            ..State::empty()
         };
         VersionSet::start(fs, dir, io, state)
     }
@@ -194,6 +202,12 @@ impl VersionSet {
         let refuse = ReadOnlyFile::new(manifest_path(dir, number));
         let manifest = LogWriter::new(Box::new(refuse));
         Ok(VersionSet::with_state(fs, io, dir, manifest, number, state))
+    }
+
+    /// The names of the column families of the database in `dir`, the default first.
+    pub fn list_families(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<String>> {
+        let (_, state) = read_current_state(fs, dir)?;
+        Ok(state.families.values().map(|f| f.name.clone()).collect())
     }
 
     /// Writes a new manifest holding `state`, points CURRENT at it.
@@ -225,17 +239,35 @@ impl VersionSet {
             manifest,
             manifest_failed: false,
             manifest_number: number,
-            current: Arc::new(state.version),
-            log_number: state.log_number,
-            next_file_number: state.next_file_number,
-            last_sequence: state.last_sequence,
+            state,
             handed_out: Vec::new(),
         }
     }
 
-    /// The current version.
+    /// The current version of the default column family.
+    #[cfg(test)]
     pub fn current(&self) -> Arc<Version> {
-        self.current.clone()
+        self.state.families[&edit::DEFAULT_FAMILY_ID].current.clone()
+    }
+
+    /// The column families by id, the default (0) first.
+    pub fn families(&self) -> &BTreeMap<u32, FamilyState> {
+        &self.state.families
+    }
+
+    /// The largest column family id ever used.
+    pub fn max_column_family(&self) -> u32 {
+        self.state.max_column_family
+    }
+
+    /// The oldest WAL some family still needs: the smallest of the families' log numbers.
+    pub fn min_log_number(&self) -> u64 {
+        self.state.min_log_number()
+    }
+
+    /// The last sequence number recorded in the manifest.
+    pub fn last_sequence(&self) -> u64 {
+        self.state.last_sequence
     }
 
     /// The live manifest's number.
@@ -245,31 +277,35 @@ impl VersionSet {
 
     /// Takes a new file number.
     pub fn new_file_number(&mut self) -> u64 {
-        let n = self.next_file_number;
-        self.next_file_number += 1;
+        let n = self.state.next_file_number;
+        self.state.next_file_number += 1;
         n
     }
 
     /// Makes sure future file numbers are at least `n`.
     pub fn mark_file_number_used(&mut self, n: u64) {
-        self.next_file_number = self.next_file_number.max(n + 1);
+        self.state.next_file_number = self.state.next_file_number.max(n + 1);
     }
 
-    /// Applies `edit`, makes it durable in the manifest, and installs the new version.
-    /// Nothing is installed if the manifest write or sync fails; the next edit then starts a
-    /// new manifest (see [`VersionSet::roll_over`]).
+    /// Applies `edit` to its column family, makes it durable in the manifest, and installs
+    /// the new version, which it returns (for a dropped family, its last version). Nothing is
+    /// installed if the edit does not apply or the manifest write or sync fails; the next edit
+    /// then starts a new manifest (see [`VersionSet::roll_over`]).
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         if self.manifest_failed {
             self.roll_over()?;
         }
         let path = manifest_path(&self.dir, self.manifest_number);
-        let version = self
-            .current
+        let mut next = self.state.clone();
+        let version = next
             .apply(&edit)
             .map_err(|why| Error::corruption(&path, 0, format!("bad edit: {why}")))?;
-        edit.next_file_number = Some(self.next_file_number);
+        edit.next_file_number = Some(self.state.next_file_number);
         if edit.last_sequence.is_none() {
-            edit.last_sequence = Some(self.last_sequence);
+            edit.last_sequence = Some(self.state.last_sequence);
+        }
+        if edit.add_column_family.is_some() {
+            edit.max_column_family = Some(next.max_column_family);
         }
         let logged = self
             .manifest
@@ -279,16 +315,18 @@ impl VersionSet {
             self.manifest_failed = true;
             return Err(e);
         }
-        if let Some(n) = edit.log_number {
-            self.log_number = n;
-        }
-        if let Some(s) = edit.last_sequence {
-            self.last_sequence = self.last_sequence.max(s);
-        }
-        let old = std::mem::replace(&mut self.current, Arc::new(version));
+        next.next_file_number = self.state.next_file_number;
+        next.last_sequence = self.state.last_sequence.max(edit.last_sequence.unwrap_or(0));
+        let old = std::mem::replace(&mut self.state, next);
         self.handed_out.retain(|w| w.strong_count() > 0);
-        self.handed_out.push(Arc::downgrade(&old));
-        Ok(self.current.clone())
+        if let Some(f) = old.families.get(&edit.column_family) {
+            self.handed_out.push(Arc::downgrade(&f.current));
+        }
+        if edit.drop_column_family {
+            // The dropped family's files stay while a reader holds its last version.
+            self.handed_out.push(Arc::downgrade(&version));
+        }
+        Ok(version)
     }
 
     /// Moves to a new manifest holding the current state, after a failed write to the old
@@ -299,13 +337,8 @@ impl VersionSet {
         // The number is used up even if this fails: a retry must not truncate a manifest that
         // CURRENT may already name.
         let number = self.new_file_number();
-        let state = State {
-            version: Version::clone(&self.current),
-            log_number: self.log_number,
-            next_file_number: self.next_file_number,
-            last_sequence: self.last_sequence,
-        };
-        let manifest = write_manifest(self.fs.as_ref(), &self.dir, &self.io, number, &state)?;
+        let manifest =
+            write_manifest(self.fs.as_ref(), &self.dir, &self.io, number, &self.state)?;
         let old = std::mem::replace(&mut self.manifest_number, number);
         self.manifest = manifest;
         self.manifest_failed = false;
@@ -313,39 +346,58 @@ impl VersionSet {
         Ok(())
     }
 
-    /// The files of every version still in use (the current one and any a reader holds).
+    /// The files of every version still in use (the current ones and any a reader holds).
     pub fn files_in_use(&mut self) -> HashSet<u64> {
         self.handed_out.retain(|w| w.strong_count() > 0);
-        let mut live = self.current.live_files();
+        let mut live: HashSet<u64> = self
+            .state
+            .families
+            .values()
+            .flat_map(|f| f.current.live_files())
+            .collect();
         for v in self.handed_out.iter().filter_map(|w| w.upgrade()) {
             live.extend(v.live_files());
         }
         live
+    }
+
+    /// The files the current versions of all families name.
+    pub fn live_files(&self) -> HashSet<u64> {
+        self.state
+            .families
+            .values()
+            .flat_map(|f| f.current.live_files())
+            .collect()
     }
 }
 
 /// The number of the manifest `CURRENT` names and the state it describes.
 fn read_current_state(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State)> {
     let (number, path) = current_manifest(fs, dir)?;
-    let mut state = State {
-        version: Version::default(),
-        log_number: 0,
-        next_file_number: 1,
-        last_sequence: 0,
-    };
+    let mut state = State::empty();
     for (at, edit) in read_edits(fs, &path)? {
-        state.version = state
-            .version
+        state
             .apply(&edit)
             .map_err(|why| Error::corruption(&path, at, why))?;
-        state.absorb(&edit);
+        if let Some(n) = edit.next_file_number {
+            state.next_file_number = n;
+        }
+        // Families flush in any order, so an edit may carry a smaller last sequence than an
+        // earlier one: the state keeps the largest.
+        if let Some(s) = edit.last_sequence {
+            state.last_sequence = state.last_sequence.max(s);
+        }
+        for (_, f) in &edit.new_files {
+            state.next_file_number = state.next_file_number.max(f.number + 1);
+        }
     }
     state.next_file_number = state.next_file_number.max(number + 1);
     Ok((number, state))
 }
 
-/// Writes manifest `number` holding `state` in one edit, and points CURRENT at it: the
-/// manifest is synced and its name made durable before CURRENT changes.
+/// Writes manifest `number` holding `state`, one edit per column family (the first also
+/// carries the comparator and the counters), and points CURRENT at it: the manifest is
+/// synced and its name made durable before CURRENT changes.
 fn write_manifest(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -356,12 +408,20 @@ fn write_manifest(
     let path = manifest_path(dir, number);
     let file = fs.create_writable(&path)?;
     let mut manifest = LogWriter::new(Box::new(CountedFile::new(file, io.clone(), IoClass::Meta)));
-    let mut edit = state.version.snapshot_edit();
-    edit.comparator = Some(COMPARATOR_NAME.to_string());
-    edit.log_number = Some(state.log_number);
-    edit.next_file_number = Some(state.next_file_number);
-    edit.last_sequence = Some(state.last_sequence);
-    manifest.add_record(&edit.encode())?;
+    for (&id, family) in &state.families {
+        let mut edit = family.current.snapshot_edit();
+        edit.column_family = id;
+        edit.log_number = Some(family.log_number);
+        if id == edit::DEFAULT_FAMILY_ID {
+            edit.comparator = Some(COMPARATOR_NAME.to_string());
+            edit.next_file_number = Some(state.next_file_number);
+            edit.last_sequence = Some(state.last_sequence);
+            edit.max_column_family = Some(state.max_column_family);
+        } else {
+            edit.add_column_family = Some(family.name.clone());
+        }
+        manifest.add_record(&edit.encode())?;
+    }
     manifest.sync()?;
     // The manifest's name must be durable before CURRENT can point at it.
     fs.sync_dir(dir)?;
@@ -370,27 +430,79 @@ fn write_manifest(
 }
 
 /// The state a manifest describes.
+#[derive(Clone)]
 struct State {
-    version: Version,
-    log_number: u64,
+    families: BTreeMap<u32, FamilyState>,
+    max_column_family: u32,
     next_file_number: u64,
     last_sequence: u64,
 }
 
 impl State {
-    fn absorb(&mut self, edit: &VersionEdit) {
+    /// A database with an empty default family.
+    fn empty() -> State {
+        let default = FamilyState {
+            name: edit::DEFAULT_FAMILY_NAME.to_string(),
+            current: Arc::new(Version::default()),
+            log_number: 0,
+        };
+        State {
+            families: [(edit::DEFAULT_FAMILY_ID, default)].into_iter().collect(),
+            max_column_family: edit::DEFAULT_FAMILY_ID,
+            next_file_number: 1,
+            last_sequence: 0,
+        }
+    }
+
+    fn min_log_number(&self) -> u64 {
+        self.families
+            .values()
+            .map(|f| f.log_number)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Applies the family part of `edit` (creation, drop, files, log number); returns the
+    /// family's new version. Fails if the edit names a family that does not exist, creates
+    /// one twice, or its files do not apply.
+    fn apply(&mut self, edit: &VersionEdit) -> std::result::Result<Arc<Version>, String> {
+        let id = edit.column_family;
+        if let Some(max) = edit.max_column_family {
+            self.max_column_family = self.max_column_family.max(max);
+        }
+        if let Some(name) = &edit.add_column_family {
+            if self.families.contains_key(&id) {
+                return Err(format!("edit creates column family {id} ({name:?}) twice"));
+            }
+            if self.families.values().any(|f| &f.name == name) {
+                return Err(format!("edit creates a second column family named {name:?}"));
+            }
+            self.families.insert(
+                id,
+                FamilyState {
+                    name: name.clone(),
+                    current: Arc::new(Version::default()),
+                    log_number: 0,
+                },
+            );
+            self.max_column_family = self.max_column_family.max(id);
+        }
+        let family = self
+            .families
+            .get_mut(&id)
+            .ok_or_else(|| format!("edit names column family {id}, which does not exist"))?;
+        let version = Arc::new(family.current.apply(edit)?);
+        family.current = version.clone();
         if let Some(n) = edit.log_number {
-            self.log_number = n;
+            family.log_number = n;
         }
-        if let Some(n) = edit.next_file_number {
-            self.next_file_number = n;
+        if edit.drop_column_family {
+            if id == edit::DEFAULT_FAMILY_ID {
+                return Err("edit drops the default column family".into());
+            }
+            self.families.remove(&id);
         }
-        if let Some(s) = edit.last_sequence {
-            self.last_sequence = s;
-        }
-        for (_, f) in &edit.new_files {
-            self.next_file_number = self.next_file_number.max(f.number + 1);
-        }
+        Ok(version)
     }
 }
 
@@ -594,8 +706,8 @@ mod tests {
         let first_manifest = set.manifest_number();
         drop(set);
         let set = VersionSet::recover(fs.clone(), dir.path(), io.clone()).unwrap();
-        assert_eq!(set.log_number, 4);
-        assert_eq!(set.last_sequence, 5);
+        assert_eq!(set.min_log_number(), 4);
+        assert_eq!(set.last_sequence(), 5);
         assert_eq!(set.current().live_files(), [n].into_iter().collect());
         assert!(set.manifest_number() > first_manifest);
 

@@ -1,0 +1,248 @@
+//! The database's column families: each has its own memtables, tree of tables (a version in
+//! the version set), options, compaction statistics and write-stall limits; all share the
+//! WAL, the manifest, the table and block caches and the background threads.
+//!
+//! Invariants:
+//!
+//! - Family 0 is the default family; it always exists and cannot be dropped.
+//! - The family set is copied on change (create, drop) and read as one `Arc`, so the write
+//!   path and the background threads see a consistent set without holding a lock.
+//! - A family's memtables each carry the number of the WAL that was current when they
+//!   started: every entry of a memtable is in that WAL or a later one. The oldest WAL a family
+//!   still needs is the log number of its oldest memtable ([`ColumnFamilyData::needed_wal`]);
+//!   a WAL is deleted once it is older than every family's. When the WAL switches, families
+//!   whose active memtable is empty get a fresh one on the new WAL, so that a family nobody
+//!   writes to does not keep old WALs alive.
+//! - A dropped family leaves the set and its handles report it dropped; its tables are
+//!   deleted once no reader holds its last version.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use super::stall::StallLimits;
+use super::stats::LevelCompactionStats;
+use super::SuperVersion;
+use crate::column_family::ColumnFamily;
+use crate::error::{Error, Result};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::version::{Version, NUM_LEVELS};
+
+/// One column family of an open database.
+pub(crate) struct ColumnFamilyData {
+    /// The handle given to users: id, name, dropped flag.
+    pub handle: ColumnFamily,
+    /// The database's options with this family's fields.
+    pub options: Options,
+    /// What reads of this family consult, swapped as one `Arc`.
+    pub sv: RwLock<Arc<SuperVersion>>,
+    /// Estimated bytes compaction still has to rewrite, updated with each new version.
+    pub pending_compaction_bytes: AtomicU64,
+    /// Compactions per output level.
+    pub compaction_stats: Mutex<Vec<LevelCompactionStats>>,
+    /// The options the write-stall decision reads, taken once from `options`.
+    pub stall_limits: StallLimits,
+}
+
+impl ColumnFamilyData {
+    /// A family with `version` and the given memtables (immutables newest first).
+    pub fn new(
+        handle: ColumnFamily,
+        options: Options,
+        active: Arc<MemTable>,
+        immutables: Vec<Arc<MemTable>>,
+        version: Arc<Version>,
+    ) -> ColumnFamilyData {
+        let cf = ColumnFamilyData {
+            handle,
+            stall_limits: StallLimits::new(&options),
+            options,
+            sv: RwLock::new(Arc::new(SuperVersion {
+                active,
+                immutables,
+                version: version.clone(),
+            })),
+            pending_compaction_bytes: AtomicU64::new(0),
+            compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
+        };
+        cf.note_new_version(&version);
+        cf
+    }
+
+    pub fn id(&self) -> u32 {
+        self.handle.id()
+    }
+
+    pub fn name(&self) -> &str {
+        self.handle.name()
+    }
+
+    /// The current super version.
+    pub fn super_version(&self) -> Arc<SuperVersion> {
+        self.sv.read().clone()
+    }
+
+    /// The oldest WAL this family still needs: that of its oldest memtable.
+    pub fn needed_wal(&self) -> u64 {
+        let sv = self.sv.read();
+        sv.immutables
+            .last()
+            .unwrap_or(&sv.active)
+            .log_number()
+    }
+
+    /// Updates what is derived from the current version (for write stalls).
+    pub fn note_new_version(&self, version: &Version) {
+        let pending = crate::compaction::picker::pending_compaction_bytes(
+            version,
+            &self.options.picker_options(),
+        );
+        self.pending_compaction_bytes
+            .store(pending, Ordering::Relaxed);
+    }
+
+    /// Installs `version` for readers, keeping the memtables.
+    pub fn install_version(&self, version: Arc<Version>) {
+        self.note_new_version(&version);
+        let mut current = self.sv.write();
+        *current = Arc::new(SuperVersion {
+            active: current.active.clone(),
+            immutables: current.immutables.clone(),
+            version,
+        });
+    }
+}
+
+/// The live column families by id; the default (0) is always there.
+pub(crate) type Families = BTreeMap<u32, Arc<ColumnFamilyData>>;
+
+/// The error for a handle whose family was dropped (or belongs to no family of this
+/// database).
+pub(crate) fn dropped_error(handle: &ColumnFamily) -> Error {
+    Error::InvalidArgument(format!(
+        "column family '{}' (id {}) was dropped",
+        handle.name(),
+        handle.id()
+    ))
+}
+
+/// The family of `handle` in `families`, or an error naming it.
+pub(crate) fn lookup(families: &Families, handle: &ColumnFamily) -> Result<Arc<ColumnFamilyData>> {
+    match families.get(&handle.id()) {
+        Some(cf) if !handle.is_dropped() && cf.name() == handle.name() => Ok(cf.clone()),
+        _ => Err(dropped_error(handle)),
+    }
+}
+
+/// Checks the options of family `name`; the error names the family and the option.
+pub(crate) fn check_options(name: &str, options: &Options) -> Result<()> {
+    options.validate().map_err(|e| match e {
+        Error::InvalidArgument(why) => {
+            Error::InvalidArgument(format!("options of column family '{name}': {why}"))
+        }
+        other => other,
+    })
+}
+
+/// Checks a family name: not empty, at most 255 bytes, no control characters (names end up
+/// in the manifest, the `LOG` and tools' output).
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 255 || name.chars().any(char::is_control) {
+        return Err(Error::InvalidArgument(format!(
+            "column family name {name:?} is not valid: it must be 1 to 255 bytes with no \
+             control characters"
+        )));
+    }
+    Ok(())
+}
+
+impl super::DbInner {
+    /// Creates family `name`: recorded in the manifest, then added to the live set, under
+    /// the writer lock so that no write group sees half of it.
+    pub(super) fn create_family(
+        &self,
+        name: &str,
+        cf_options: crate::options::CfOptions,
+    ) -> Result<ColumnFamily> {
+        check_name(name)?;
+        let options = self.options.for_family(&cf_options);
+        check_options(name, &options)?;
+        let _writer = self.writer.lock();
+        let families = self.families();
+        if families.values().any(|cf| cf.name() == name) {
+            return Err(Error::InvalidArgument(format!(
+                "column family '{name}' already exists"
+            )));
+        }
+        // Its records can only be in the WAL being written now or later ones.
+        let wal = *self.wals.lock().last().expect("the current WAL is listed");
+        let (id, version) = {
+            let mut versions = self.versions.lock();
+            let id = versions.max_column_family() + 1;
+            let edit = crate::version::VersionEdit {
+                column_family: id,
+                add_column_family: Some(name.to_string()),
+                log_number: Some(wal),
+                ..Default::default()
+            };
+            (id, versions.log_and_apply(edit)?)
+        };
+        let handle = ColumnFamily::new(id, name);
+        let active = Arc::new(MemTable::new(wal, options.write_buffer_size));
+        let cf = ColumnFamilyData::new(handle.clone(), options, active, Vec::new(), version);
+        let mut next = Families::clone(&families);
+        next.insert(id, Arc::new(cf));
+        *self.families.write() = Arc::new(next);
+        self.info_log
+            .log(format_args!("created column family '{name}' (id {id})"));
+        Ok(handle)
+    }
+
+    /// Drops the family of `handle`: recorded in the manifest, then removed from the live
+    /// set; its tables join the obsolete ones (deleted once no reader holds them) and its
+    /// memtables stop holding WALs.
+    pub(super) fn drop_family(&self, handle: &ColumnFamily) -> Result<()> {
+        if handle.id() == crate::version::DEFAULT_FAMILY_ID {
+            return Err(Error::InvalidArgument(
+                "the default column family cannot be dropped".into(),
+            ));
+        }
+        let last_version = {
+            let _writer = self.writer.lock();
+            let families = self.families();
+            let cf = lookup(&families, handle)?;
+            let version = {
+                let mut versions = self.versions.lock();
+                let edit = crate::version::VersionEdit {
+                    column_family: cf.id(),
+                    drop_column_family: true,
+                    ..Default::default()
+                };
+                let version = versions.log_and_apply(edit)?;
+                // Under the versions lock: a flush or compaction of the family checks the
+                // flag under it before installing.
+                cf.handle.mark_dropped();
+                version
+            };
+            let mut next = Families::clone(&families);
+            next.remove(&cf.id());
+            *self.families.write() = Arc::new(next);
+            version
+        };
+        self.obsolete_tables
+            .lock()
+            .extend(last_version.live_files());
+        self.purge_obsolete_files();
+        self.delete_obsolete_wals()?;
+        self.info_log.log(format_args!(
+            "dropped column family '{}' (id {})",
+            handle.name(),
+            handle.id()
+        ));
+        self.wake_background();
+        Ok(())
+    }
+}
