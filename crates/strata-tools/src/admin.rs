@@ -6,14 +6,16 @@
 //! `user_key#seq,KIND`, printable ASCII as is and other bytes as `\xNN` (see [`show_key`]).
 //! A database without tables says why: what its write-ahead logs hold (see [`no_tables`]).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use strata::fs::{FileSystem, PosixFs};
 use strata::internals::{
-    current_manifest, printable, read_edits, utc_datetime, DecodedBatch, FileMeta, LogReader,
-    ParsedKey, ReadError, Table, TableOptions, TableReadOptions, Version, VersionEdit,
+    current_manifest, printable, read_edits, read_families, utc_datetime, DecodedBatch,
+    FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
+    Version, VersionEdit,
 };
 
 use crate::db_dir::numbered_files;
@@ -214,29 +216,36 @@ pub fn sst_verify(path: &Path) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The live manifest of `dir`: its path, its edits (with their offsets), and the version
-/// they build.
-type Manifest = (PathBuf, Vec<(u64, VersionEdit)>, Version);
+/// The live manifest of `dir`: its path, its edits (with their offsets), and the column
+/// families they build.
+type Manifest = (PathBuf, Vec<(u64, VersionEdit)>, BTreeMap<u32, FamilyState>);
 
 fn read_manifest(dir: &Path) -> Result<Manifest, BoxError> {
     let (_, path) = current_manifest(&PosixFs, dir)?;
     let edits = read_edits(&PosixFs, &path)?;
-    let mut version = Version::default();
-    for (_, edit) in &edits {
-        version = version.apply(edit)?;
-    }
-    Ok((path, edits, version))
+    let families = read_families(dir)?;
+    Ok((path, edits, families))
 }
 
 /// Prints the edits of the live manifest and the version they build.
 pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
     let mut out = std::io::stdout().lock();
-    let (path, edits, version) = read_manifest(dir)?;
+    let (path, edits, families) = read_manifest(dir)?;
     writeln!(out, "manifest: {}", path.display())?;
     for (at, edit) in edits {
         let mut parts = Vec::new();
         if let Some(c) = &edit.comparator {
             parts.push(format!("comparator {c}"));
+        }
+        parts.push(format!("family {}", edit.column_family));
+        if let Some(name) = &edit.add_column_family {
+            parts.push(format!("creates family {name:?}"));
+        }
+        if edit.drop_column_family {
+            parts.push("drops the family".to_string());
+        }
+        if let Some(n) = edit.max_column_family {
+            parts.push(format!("max family {n}"));
         }
         if let Some(n) = edit.log_number {
             parts.push(format!("log number {n}"));
@@ -261,59 +270,90 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
             writeln!(out, "  delete L{level} {n:06}")?;
         }
     }
-    writeln!(out, "version:")?;
-    for (level, files) in version.levels.iter().enumerate() {
-        if !files.is_empty() {
-            let bytes: u64 = files.iter().map(|f| f.size).sum();
-            let shown: Vec<String> = files.iter().map(|f| show_file(f)).collect();
-            writeln!(
-                out,
-                "  L{level}: {} files, {bytes} bytes: [{}]",
-                files.len(),
-                shown.join(", ")
-            )?;
+    for (id, family) in &families {
+        writeln!(
+            out,
+            "family {id} {:?} (log number {}):",
+            family.name, family.log_number
+        )?;
+        for (level, files) in family.current.levels.iter().enumerate() {
+            if !files.is_empty() {
+                let bytes: u64 = files.iter().map(|f| f.size).sum();
+                let shown: Vec<String> = files.iter().map(|f| show_file(f)).collect();
+                writeln!(
+                    out,
+                    "  L{level}: {} files, {bytes} bytes: [{}]",
+                    files.len(),
+                    shown.join(", ")
+                )?;
+            }
         }
     }
-    if let Some(note) = note_if_no_tables(dir, &version)? {
+    if let Some(note) = note_if_no_tables(dir, &families)? {
         writeln!(out, "  {note}")?;
     }
     Ok(())
 }
 
-/// [`no_tables`] for a database whose live version has no tables.
-fn note_if_no_tables(dir: &Path, version: &Version) -> Result<Option<String>, BoxError> {
-    if version.levels.iter().all(|files| files.is_empty()) {
+/// [`no_tables`] for a database whose families have no tables.
+fn note_if_no_tables(
+    dir: &Path,
+    families: &BTreeMap<u32, FamilyState>,
+) -> Result<Option<String>, BoxError> {
+    let empty = |v: &Version| v.levels.iter().all(|files| files.is_empty());
+    if families.values().all(|f| empty(&f.current)) {
         Ok(Some(no_tables(dir)?))
     } else {
         Ok(None)
     }
 }
 
-/// Opens the database at `dir` to flush it, with no background compaction, so that the
-/// flush does not reshape the rest of the tree.
+/// Opens the database at `dir` with all its column families to flush it, with no background
+/// compaction, so that the flush does not reshape the rest of the tree.
 fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
     let options = strata::Options {
         disable_auto_compactions: true,
         ..strata::Options::default()
     };
-    Ok(strata::Db::open(dir, options).map_err(|e| format!("opening {}: {e}", dir.display()))?)
+    let opening = |e: strata::Error| format!("opening {}: {e}", dir.display());
+    let names = strata::Db::list_cfs(dir, &options).map_err(opening)?;
+    let families = names.into_iter().map(|n| (n, options.cf_options()));
+    Ok(strata::Db::open_cf(dir, options.clone(), families).map_err(opening)?)
 }
 
 /// `strata stats DIR`: the tree shape and `strata.stats` of a database, opened read-only, so
 /// that looking changes no file and works beside a process that has it open for writing.
 pub fn stats(dir: &Path) -> Result<(), BoxError> {
     let note = match read_manifest(dir) {
-        Ok((_, _, version)) => note_if_no_tables(dir, &version)?,
+        Ok((_, _, families)) => note_if_no_tables(dir, &families)?,
         Err(_) => None, // the open says what is wrong
     };
     let db = strata::Db::open_read_only(dir, strata::Options::default())
         .map_err(|e| format!("opening {}: {e}", dir.display()))?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "tree: {}", db.tree_shape())?;
+    let names = db.cf_names();
+    if names.len() == 1 {
+        writeln!(out, "tree: {}", db.tree_shape())?;
+    } else {
+        for name in &names {
+            let cf = db.cf(name).ok_or("family vanished")?;
+            writeln!(out, "family {name:?} tree: {}", db.tree_shape_cf(&cf)?)?;
+        }
+    }
     if let Some(note) = note {
         writeln!(out, "{note}")?;
     }
     write!(out, "{}", db.property("strata.stats").unwrap_or_default())?;
+    for name in names.iter().skip(1) {
+        let cf = db.cf(name).ok_or("family vanished")?;
+        writeln!(out, "family {name:?}:")?;
+        write!(
+            out,
+            "{}",
+            db.property_cf(&cf, "strata.compaction-stats")
+                .unwrap_or_default()
+        )?;
+    }
     db.close()?;
     Ok(())
 }

@@ -378,7 +378,10 @@ mod tests {
         let mut cut = Vec::new();
         encode_header(&mut cut, 1, 1);
         cut.extend_from_slice(&[ValueKind::Put as u8 | FAMILY_BIT, 0x80]);
-        assert!(DecodedBatch::parse(&cut).unwrap().iter().any(|e| e.is_err()));
+        assert!(DecodedBatch::parse(&cut)
+            .unwrap()
+            .iter()
+            .any(|e| e.is_err()));
     }
 
     #[test]

@@ -49,8 +49,14 @@ fn families_are_separate_keyspaces_that_survive_reopen() {
     db.write(batch, &WriteOptions::default()).unwrap();
 
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"default"[..]));
-    assert_eq!(db.get_cf(&users, b"k").unwrap().as_deref(), Some(&b"users"[..]));
-    assert_eq!(db.get_cf(&index, b"k").unwrap().as_deref(), Some(&b"index"[..]));
+    assert_eq!(
+        db.get_cf(&users, b"k").unwrap().as_deref(),
+        Some(&b"users"[..])
+    );
+    assert_eq!(
+        db.get_cf(&index, b"k").unwrap().as_deref(),
+        Some(&b"index"[..])
+    );
     assert_eq!(keys_of(&db, &users), [b"k".to_vec(), b"u2".to_vec()]);
     assert_eq!(db.get(b"u2").unwrap(), None);
 
@@ -79,8 +85,14 @@ fn families_are_separate_keyspaces_that_survive_reopen() {
     let users = db.cf("users").unwrap();
     let index = db.cf("index").unwrap();
     assert_eq!(db.get_cf(&users, b"k").unwrap(), None);
-    assert_eq!(db.get_cf(&users, b"u2").unwrap().as_deref(), Some(&b"two"[..]));
-    assert_eq!(db.get_cf(&index, b"k").unwrap().as_deref(), Some(&b"index"[..]));
+    assert_eq!(
+        db.get_cf(&users, b"u2").unwrap().as_deref(),
+        Some(&b"two"[..])
+    );
+    assert_eq!(
+        db.get_cf(&index, b"k").unwrap().as_deref(),
+        Some(&b"index"[..])
+    );
 
     // After a flush of all families, the tables hold it.
     db.flush().unwrap();
@@ -88,7 +100,10 @@ fn families_are_separate_keyspaces_that_survive_reopen() {
     db.close().unwrap();
     let db = Db::open_cf(dir.path(), options(), names).unwrap();
     let users = db.cf("users").unwrap();
-    assert_eq!(db.get_cf(&users, b"u2").unwrap().as_deref(), Some(&b"two"[..]));
+    assert_eq!(
+        db.get_cf(&users, b"u2").unwrap().as_deref(),
+        Some(&b"two"[..])
+    );
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"default"[..]));
 }
 
@@ -100,7 +115,8 @@ fn one_family_flushes_without_the_others() {
     let cold = db.create_cf("cold", CfOptions::default()).unwrap();
     db.put_cf(&cold, b"c", b"kept in memory").unwrap();
     for i in 0..2000u32 {
-        db.put_cf(&hot, format!("h{i:05}").as_bytes(), &[7; 64]).unwrap();
+        db.put_cf(&hot, format!("h{i:05}").as_bytes(), &[7; 64])
+            .unwrap();
     }
     db.wait_for_compactions().unwrap();
     let hot_shape = db.tree_shape_cf(&hot).unwrap();
@@ -141,13 +157,20 @@ fn dropping_a_family_hides_it_and_deletes_its_files_once_unread() {
     let db = Db::open(dir.path(), options()).unwrap();
     let gone = db.create_cf("gone", CfOptions::default()).unwrap();
     for i in 0..100u32 {
-        db.put_cf(&gone, format!("g{i:03}").as_bytes(), b"v").unwrap();
+        db.put_cf(&gone, format!("g{i:03}").as_bytes(), b"v")
+            .unwrap();
     }
     db.flush_cf(&gone).unwrap();
     let tables = |dir: &Path| {
         std::fs::read_dir(dir)
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "sst"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "sst")
+            })
             .count()
     };
     assert_eq!(tables(dir.path()), 1);
@@ -172,7 +195,11 @@ fn dropping_a_family_hides_it_and_deletes_its_files_once_unread() {
     batch.put(b"default", b"x").put_cf(&copy, b"a", b"b");
     let e = db.write(batch, &WriteOptions::default()).unwrap_err();
     assert!(e.to_string().contains("column family id"), "{e}");
-    assert_eq!(db.get(b"default").unwrap(), None, "a refused batch wrote nothing");
+    assert_eq!(
+        db.get(b"default").unwrap(),
+        None,
+        "a refused batch wrote nothing"
+    );
 
     // The iterator opened before the drop still reads; the table goes when it is dropped.
     reader.seek_to_first();
@@ -190,7 +217,10 @@ fn dropping_a_family_hides_it_and_deletes_its_files_once_unread() {
     assert!(keys_of(&db, &again).is_empty());
     assert!(db.get_cf(&copy, b"g000").is_err());
     db.close().unwrap();
-    assert_eq!(Db::list_cfs(dir.path(), &options()).unwrap(), ["default", "gone"]);
+    assert_eq!(
+        Db::list_cfs(dir.path(), &options()).unwrap(),
+        ["default", "gone"]
+    );
 }
 
 #[test]
@@ -307,7 +337,9 @@ fn compactions_run_per_family_with_its_own_options() {
         let shape = db.tree_shape_cf(cf).unwrap();
         assert_eq!(shape.levels[0].files, 0, "{shape:?}");
     }
-    assert!(db.property_cf(&leveled, "strata.num-files-at-level0").is_some());
+    assert!(db
+        .property_cf(&leveled, "strata.num-files-at-level0")
+        .is_some());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -418,7 +450,13 @@ fn crash_at_every_operation_with_a_hot_and_a_cold_family() {
     // The hot family flushed several times while the cold one kept its first WAL.
     let tables = std::fs::read_dir(clean.path().join("db"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "sst"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
         .count();
     assert!(tables >= 3, "{tables} tables");
 

@@ -88,10 +88,7 @@ impl ColumnFamilyData {
     /// The oldest WAL this family still needs: that of its oldest memtable.
     pub fn needed_wal(&self) -> u64 {
         let sv = self.sv.read();
-        sv.immutables
-            .last()
-            .unwrap_or(&sv.active)
-            .log_number()
+        sv.immutables.last().unwrap_or(&sv.active).log_number()
     }
 
     /// Updates what is derived from the current version (for write stalls).

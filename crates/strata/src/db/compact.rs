@@ -38,11 +38,11 @@ use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
 use crate::error::{Error, Result};
-use crate::options::Options;
 use crate::filename::table_path;
 use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
+use crate::options::Options;
 use crate::table::reader::{TableReadOptions, TableReadStats};
 use crate::table::Table;
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -369,43 +369,42 @@ impl DbInner {
     }
 }
 
-    /// The key ranges a task is split into (one unless `max_subcompactions` > 1).
+/// The key ranges a task is split into (one unless `max_subcompactions` > 1).
 fn subcompaction_ranges(options: &Options, task: &CompactionTask) -> Vec<KeyRange> {
-        let n = options.max_subcompactions as u64;
-        if n <= 1 || task.output_level == 0 {
-            return vec![(None, None)];
-        }
-        let mut files: Vec<&Arc<FileMeta>> = task
-            .inputs
-            .iter()
-            .filter(|g| g.level > 0)
-            .flat_map(|g| g.files.iter())
-            .collect();
-        files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
-        let total: u64 = files.iter().map(|f| f.size).sum();
-        let mut bounds: Vec<Vec<u8>> = Vec::new();
-        let mut before = 0u64;
-        for f in files {
-            let next_share = total * (bounds.len() as u64 + 1) / n;
-            let key = user_key(&f.smallest);
-            if before > 0 && before >= next_share && bounds.last().is_none_or(|b| b < &key.to_vec())
-            {
-                bounds.push(key.to_vec());
-                if bounds.len() as u64 + 1 == n {
-                    break;
-                }
-            }
-            before += f.size;
-        }
-        let mut ranges = Vec::with_capacity(bounds.len() + 1);
-        let mut start = None;
-        for b in bounds {
-            ranges.push((start, Some(b.clone())));
-            start = Some(b);
-        }
-        ranges.push((start, None));
-        ranges
+    let n = options.max_subcompactions as u64;
+    if n <= 1 || task.output_level == 0 {
+        return vec![(None, None)];
     }
+    let mut files: Vec<&Arc<FileMeta>> = task
+        .inputs
+        .iter()
+        .filter(|g| g.level > 0)
+        .flat_map(|g| g.files.iter())
+        .collect();
+    files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+    let total: u64 = files.iter().map(|f| f.size).sum();
+    let mut bounds: Vec<Vec<u8>> = Vec::new();
+    let mut before = 0u64;
+    for f in files {
+        let next_share = total * (bounds.len() as u64 + 1) / n;
+        let key = user_key(&f.smallest);
+        if before > 0 && before >= next_share && bounds.last().is_none_or(|b| b < &key.to_vec()) {
+            bounds.push(key.to_vec());
+            if bounds.len() as u64 + 1 == n {
+                break;
+            }
+        }
+        before += f.size;
+    }
+    let mut ranges = Vec::with_capacity(bounds.len() + 1);
+    let mut start = None;
+    for b in bounds {
+        ranges.push((start, Some(b.clone())));
+        start = Some(b);
+    }
+    ranges.push((start, None));
+    ranges
+}
 
 /// Gives back bytes reserved in a counter when dropped.
 struct ReleaseOnDrop<'a>(&'a std::sync::atomic::AtomicU64, u64);

@@ -133,8 +133,7 @@ impl DbInner {
             match self.fs.remove_file(&wal_path(&self.path, oldest)) {
                 Ok(()) => {}
                 // Already gone (recovery removed it: it held nothing).
-                Err(Error::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
             wals.remove(&oldest);

@@ -337,7 +337,8 @@ impl Db {
                 path.display()
             )));
         }
-        VersionSet::list_families(options.fs.as_ref(), path)
+        let families = VersionSet::read_families(options.fs.as_ref(), path)?;
+        Ok(families.into_values().map(|f| f.name).collect())
     }
 
     /// The shape of the default family's tree now: memtables, L0 runs, files and bytes per
@@ -413,8 +414,7 @@ impl Db {
     /// the last level, flushing its memtables first (RocksDB's `CompactRange`).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner
-            .compact_range(&self.inner.default_cf, begin, end)
+        self.inner.compact_range(&self.inner.default_cf, begin, end)
     }
 
     /// Compacts the keys in [begin, end] of column family `cf` down to the last level.

@@ -316,11 +316,7 @@ impl DbInner {
     /// Waits, or stops, as the stall decision says (see `stall.rs`) for the family that
     /// needs it most, counting each cause with its time. `full`: the families whose active
     /// memtable this group must switch.
-    fn throttle_writes(
-        &self,
-        families: &Families,
-        full: &[Arc<ColumnFamilyData>],
-    ) -> Result<()> {
+    fn throttle_writes(&self, families: &Families, full: &[Arc<ColumnFamilyData>]) -> Result<()> {
         let decide = || {
             let mut worst = stall::Stall::default();
             for cf in families.values() {

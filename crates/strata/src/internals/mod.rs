@@ -14,10 +14,19 @@ pub use crate::table::filter::FilterBuilder;
 pub use crate::table::reader::{TableReadOptions, TableReadStats};
 pub use crate::table::{Table, TableOptions};
 pub use crate::util::{printable, utc_datetime, Rng};
-pub use crate::version::{current_manifest, read_edits, FileMeta, Version, VersionEdit};
+pub use crate::version::{
+    current_manifest, read_edits, FamilyState, FileMeta, Version, VersionEdit,
+};
 pub use crate::write_batch::DecodedBatch;
 
 /// The options the compaction pickers read, as the engine derives them from `options`.
 pub fn picker_options(options: &crate::Options) -> PickerOptions {
     options.picker_options()
+}
+
+/// The column families of the database in `dir` as its manifest describes them, by id.
+pub fn read_families(
+    dir: &std::path::Path,
+) -> crate::Result<std::collections::BTreeMap<u32, FamilyState>> {
+    crate::version::VersionSet::read_families(&crate::fs::PosixFs, dir)
 }

@@ -187,7 +187,8 @@ impl VersionEdit {
                 }
                 ADD_COLUMN_FAMILY => {
                     let name = get_length_prefixed(src).ok_or("bad column family name")?;
-                    let name = std::str::from_utf8(name).map_err(|_| "column family name is not UTF-8")?;
+                    let name =
+                        std::str::from_utf8(name).map_err(|_| "column family name is not UTF-8")?;
                     e.add_column_family = Some(name.to_string());
                 }
                 DROP_COLUMN_FAMILY => e.drop_column_family = true,

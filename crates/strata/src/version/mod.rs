@@ -25,9 +25,7 @@ use crate::fs::{CountedFile, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::key::{compare_internal, user_key};
 use crate::log::{LogReader, LogWriter, ReadError};
 
-pub use edit::{
-    FileMeta, VersionEdit, COMPARATOR_NAME, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
-};
+pub use edit::{FileMeta, VersionEdit, COMPARATOR_NAME, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 
 /// Levels of the tree.
 pub const NUM_LEVELS: usize = 7;
@@ -204,10 +202,10 @@ impl VersionSet {
         Ok(VersionSet::with_state(fs, io, dir, manifest, number, state))
     }
 
-    /// The names of the column families of the database in `dir`, the default first.
-    pub fn list_families(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<String>> {
+    /// The column families of the database in `dir` as its manifest describes them, by id.
+    pub fn read_families(fs: &dyn FileSystem, dir: &Path) -> Result<BTreeMap<u32, FamilyState>> {
         let (_, state) = read_current_state(fs, dir)?;
-        Ok(state.families.values().map(|f| f.name.clone()).collect())
+        Ok(state.families)
     }
 
     /// Writes a new manifest holding `state`, points CURRENT at it.
@@ -247,7 +245,9 @@ impl VersionSet {
     /// The current version of the default column family.
     #[cfg(test)]
     pub fn current(&self) -> Arc<Version> {
-        self.state.families[&edit::DEFAULT_FAMILY_ID].current.clone()
+        self.state.families[&edit::DEFAULT_FAMILY_ID]
+            .current
+            .clone()
     }
 
     /// The column families by id, the default (0) first.
@@ -316,7 +316,10 @@ impl VersionSet {
             return Err(e);
         }
         next.next_file_number = self.state.next_file_number;
-        next.last_sequence = self.state.last_sequence.max(edit.last_sequence.unwrap_or(0));
+        next.last_sequence = self
+            .state
+            .last_sequence
+            .max(edit.last_sequence.unwrap_or(0));
         let old = std::mem::replace(&mut self.state, next);
         self.handed_out.retain(|w| w.strong_count() > 0);
         if let Some(f) = old.families.get(&edit.column_family) {
@@ -337,8 +340,7 @@ impl VersionSet {
         // The number is used up even if this fails: a retry must not truncate a manifest that
         // CURRENT may already name.
         let number = self.new_file_number();
-        let manifest =
-            write_manifest(self.fs.as_ref(), &self.dir, &self.io, number, &self.state)?;
+        let manifest = write_manifest(self.fs.as_ref(), &self.dir, &self.io, number, &self.state)?;
         let old = std::mem::replace(&mut self.manifest_number, number);
         self.manifest = manifest;
         self.manifest_failed = false;
@@ -475,7 +477,9 @@ impl State {
                 return Err(format!("edit creates column family {id} ({name:?}) twice"));
             }
             if self.families.values().any(|f| &f.name == name) {
-                return Err(format!("edit creates a second column family named {name:?}"));
+                return Err(format!(
+                    "edit creates a second column family named {name:?}"
+                ));
             }
             self.families.insert(
                 id,
