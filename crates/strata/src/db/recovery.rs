@@ -325,3 +325,46 @@ fn keep_or_remove(
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where replay sends a record of each family, found in WAL 10, with families 0 (log
+    /// number 5), 2 (log number 12, so WAL 10 is in its tables) and 3 (log number 10); ids up
+    /// to 4 given out, so 1 and 4 were dropped.
+    #[test]
+    fn records_go_to_their_family_or_are_skipped_or_bad() {
+        let family = |log_number| FamilyReplay {
+            log_number,
+            write_buffer_size: 4096,
+        };
+        let families = ReplayFamilies {
+            families: [(0, family(5)), (2, family(12)), (3, family(10))]
+                .into_iter()
+                .collect(),
+            max_column_family: 4,
+        };
+        let mems = WalMemtables {
+            number: 10,
+            families: &families,
+            by_family: HashMap::new(),
+        };
+        let cases = [
+            (0, "apply"),
+            (1, "skip"), // dropped
+            (2, "skip"), // already in the family's tables
+            (3, "apply"),
+            (4, "skip"), // dropped
+            (5, "bad: record for column family id 5, which the manifest does not know"),
+        ];
+        for (cf, want) in cases {
+            let got = match mems.target(cf) {
+                Ok(Target::Apply(_)) => "apply".to_string(),
+                Ok(Target::Skip) => "skip".to_string(),
+                Err(why) => format!("bad: {why}"),
+            };
+            assert!(got.starts_with(want), "family {cf}: {got}");
+        }
+    }
+}
