@@ -356,7 +356,10 @@ mod tests {
             (2, "skip"), // already in the family's tables
             (3, "apply"),
             (4, "skip"), // dropped
-            (5, "bad: record for column family id 5, which the manifest does not know"),
+            (
+                5,
+                "bad: record for column family id 5, which the manifest does not know",
+            ),
         ];
         for (cf, want) in cases {
             let got = match mems.target(cf) {
