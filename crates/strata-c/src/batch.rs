@@ -1,0 +1,160 @@
+//! Write batches: updates, in any column families, applied atomically by `strata_write`.
+//! A batch belongs to one thread at a time.
+
+use std::ffi::c_char;
+
+use strata::WriteBatch;
+
+use crate::error::guard_quiet;
+use crate::{bytes, into_handle, release, strata_column_family_t};
+
+/// Updates applied together by `strata_write`.
+pub struct strata_writebatch_t {
+    pub(crate) batch: WriteBatch,
+}
+
+/// Applies `update` to the batch behind `b` (and, for the `_cf` variants, the family); a
+/// null handle is ignored.
+///
+/// # Safety
+/// `b` must be null or a live batch used by no other thread during the call.
+unsafe fn update(b: *mut strata_writebatch_t, update: impl FnOnce(&mut WriteBatch)) {
+    // SAFETY: the caller promises a live, unshared handle or null.
+    if let Some(b) = unsafe { b.as_mut() } {
+        guard_quiet((), || update(&mut b.batch));
+    }
+}
+
+/// A new, empty batch.
+#[no_mangle]
+pub extern "C" fn strata_writebatch_create() -> *mut strata_writebatch_t {
+    into_handle(strata_writebatch_t {
+        batch: WriteBatch::new(),
+    })
+}
+
+/// Releases a batch.
+///
+/// # Safety
+/// `b` must be null or a handle from `strata_writebatch_create`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_destroy(b: *mut strata_writebatch_t) {
+    unsafe { release(b) }
+}
+
+/// Removes every update.
+///
+/// # Safety
+/// `b` null or a live batch.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_clear(b: *mut strata_writebatch_t) {
+    unsafe { update(b, WriteBatch::clear) }
+}
+
+/// The number of updates in the batch (0 for null).
+///
+/// # Safety
+/// `b` null or a live batch.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_count(b: *const strata_writebatch_t) -> usize {
+    unsafe { b.as_ref() }.map_or(0, |b| b.batch.len())
+}
+
+/// Adds: set `key` to `value`. A key or value over Strata's limits makes the batch invalid:
+/// `strata_write` then refuses it with an error naming the limit.
+///
+/// # Safety
+/// `b` null or a live batch; `key` and `value` readable for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_put(
+    b: *mut strata_writebatch_t,
+    key: *const c_char,
+    klen: usize,
+    value: *const c_char,
+    vlen: usize,
+) {
+    unsafe {
+        update(b, |batch| {
+            batch.put(bytes(key, klen), bytes(value, vlen));
+        })
+    }
+}
+
+/// Adds: set `key` to `value` in column family `cf` (a null `cf` is ignored).
+///
+/// # Safety
+/// As `strata_writebatch_put`; `cf` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_put_cf(
+    b: *mut strata_writebatch_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    klen: usize,
+    value: *const c_char,
+    vlen: usize,
+) {
+    let Some(cf) = (unsafe { cf.as_ref() }) else {
+        return;
+    };
+    unsafe {
+        update(b, |batch| {
+            batch.put_cf(&cf.handle, bytes(key, klen), bytes(value, vlen));
+        })
+    }
+}
+
+/// Adds: remove `key`.
+///
+/// # Safety
+/// `b` null or a live batch; `key` readable for `klen`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_delete(
+    b: *mut strata_writebatch_t,
+    key: *const c_char,
+    klen: usize,
+) {
+    unsafe {
+        update(b, |batch| {
+            batch.delete(bytes(key, klen));
+        })
+    }
+}
+
+/// Adds: remove `key` from column family `cf` (a null `cf` is ignored).
+///
+/// # Safety
+/// As `strata_writebatch_delete`; `cf` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_delete_cf(
+    b: *mut strata_writebatch_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    klen: usize,
+) {
+    let Some(cf) = (unsafe { cf.as_ref() }) else {
+        return;
+    };
+    unsafe {
+        update(b, |batch| {
+            batch.delete_cf(&cf.handle, bytes(key, klen));
+        })
+    }
+}
+
+/// Adds: remove the single put of `key` (the caller promises `key` was put at most once
+/// since it was last deleted).
+///
+/// # Safety
+/// `b` null or a live batch; `key` readable for `klen`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_single_delete(
+    b: *mut strata_writebatch_t,
+    key: *const c_char,
+    klen: usize,
+) {
+    unsafe {
+        update(b, |batch| {
+            batch.single_delete(bytes(key, klen));
+        })
+    }
+}

@@ -1,0 +1,94 @@
+//! Strata's C API, in the style of RocksDB's `c.h`: opaque handles created and destroyed by
+//! pairs of functions, keys and values as pointer and length, errors through a `char**
+//! errptr` argument. `include/strata.h` is generated from this crate by cbindgen.
+//!
+//! Ownership, for every function:
+//!
+//! - A handle returned by a `*_create`, `*_open*` or `strata_create_*` function belongs to the
+//!   caller, who releases it with the matching `*_destroy`, `strata_close`,
+//!   `strata_release_snapshot` or `strata_iter_destroy`, exactly once. Iterators, snapshots
+//!   and column family handles may outlive nothing: release them before closing the database.
+//! - Bytes passed in (keys, values, names, paths) are borrowed for the call only and copied
+//!   if kept. A length of 0 allows a null pointer.
+//! - Bytes returned by value (`strata_get`, `strata_property_value`, error messages, the
+//!   names of `strata_list_column_families`) are malloc'd and belong to the caller: release
+//!   them with `strata_free` (or `free`).
+//! - Bytes returned by reference (`strata_iter_key`, `strata_iter_value`) belong to the
+//!   iterator and stay valid until it moves or is destroyed.
+//! - `errptr`: on failure, `*errptr` is set to a malloc'd NUL-terminated message (a message
+//!   already there is freed first) and the function returns a null pointer, 0 or nothing; on
+//!   success `*errptr` is left alone. `errptr` may be null to ignore errors.
+//!
+//! Handles may be used from several threads at once, except iterators and write batches,
+//! which belong to one thread at a time. A panic inside Strata is caught at the boundary and
+//! reported as an error; it never unwinds into C.
+
+#![allow(non_camel_case_types)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod batch;
+mod column_family;
+mod db;
+mod error;
+mod iterator;
+mod options;
+
+pub use batch::*;
+pub use column_family::*;
+pub use db::*;
+pub use error::strata_free;
+pub use iterator::*;
+pub use options::*;
+
+use std::ffi::{c_char, CStr};
+
+/// The bytes at `ptr`, `len` long; empty for a zero length (the pointer may then be null).
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes that stay valid and unchanged for `'a`.
+pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> &'a [u8] {
+    if len == 0 || ptr.is_null() {
+        return &[];
+    }
+    // SAFETY: the caller promises `len` readable bytes at `ptr`.
+    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
+}
+
+/// The NUL-terminated string at `ptr` as UTF-8, or an error naming `what`.
+///
+/// # Safety
+/// `ptr` must be null or point to a NUL-terminated string valid for `'a`.
+pub(crate) unsafe fn text<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, String> {
+    if ptr.is_null() {
+        return Err(format!("{what} is a null pointer"));
+    }
+    // SAFETY: the caller promises a NUL-terminated string.
+    let s = unsafe { CStr::from_ptr(ptr) };
+    s.to_str()
+        .map_err(|_| format!("{what} is not valid UTF-8: {:?}", s.to_string_lossy()))
+}
+
+/// A reference to the object behind a handle, or an error naming the handle.
+///
+/// # Safety
+/// `ptr` must be null or a live handle of type `T` from this library.
+pub(crate) unsafe fn handle<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, String> {
+    // SAFETY: the caller promises a live handle or null.
+    unsafe { ptr.as_ref() }.ok_or_else(|| format!("{what} is a null pointer"))
+}
+
+/// Moves `value` to the heap and hands C its pointer.
+pub(crate) fn into_handle<T>(value: T) -> *mut T {
+    Box::into_raw(Box::new(value))
+}
+
+/// Takes back a handle from [`into_handle`] and drops it; null is ignored.
+///
+/// # Safety
+/// `ptr` must be null or a handle from `into_handle::<T>` not yet released.
+pub(crate) unsafe fn release<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: the caller promises the pointer came from `Box::into_raw` and is released once.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+}

@@ -1,0 +1,371 @@
+//! Options for opening, creating column families, reading and writing.
+//!
+//! `strata_options_t` holds both the database's options and the column family fields (as
+//! RocksDB's `rocksdb_options_t`): passed to `strata_create_column_family`, its family fields
+//! are the new family's. A setter given a null handle does nothing; a bad value is reported
+//! by the open or creation that uses it, naming the option.
+
+use std::ffi::{c_char, c_int, c_uchar};
+
+use strata::{CompactionStyle, Compression, Options, ReadOptions, WriteOptions};
+
+use crate::error::guard_quiet;
+use crate::{bytes, into_handle, release};
+
+/// Options for opening a database and for new column families.
+pub struct strata_options_t {
+    pub(crate) options: Options,
+}
+
+/// Options for reads and iterators: a snapshot and iteration bounds.
+pub struct strata_readoptions_t {
+    pub(crate) options: ReadOptions,
+}
+
+/// Options for writes: sync, and skipping the WAL.
+pub struct strata_writeoptions_t {
+    pub(crate) options: WriteOptions,
+}
+
+/// Applies `set` to the options behind `opt`; a null handle is ignored.
+///
+/// # Safety
+/// `opt` must be null or a live handle not used by another thread during the call.
+unsafe fn update(opt: *mut strata_options_t, set: impl FnOnce(&mut Options)) {
+    // SAFETY: the caller promises a live, unshared handle or null.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        guard_quiet((), || set(&mut o.options));
+    }
+}
+
+/// New options with Strata's defaults.
+#[no_mangle]
+pub extern "C" fn strata_options_create() -> *mut strata_options_t {
+    into_handle(strata_options_t {
+        options: Options::default(),
+    })
+}
+
+/// Releases options from `strata_options_create`.
+///
+/// # Safety
+/// `opt` must be null or a handle from `strata_options_create`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_destroy(opt: *mut strata_options_t) {
+    // SAFETY: forwarded from the caller.
+    unsafe { release(opt) }
+}
+
+/// Create the database if it does not exist (0 or 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_create_if_missing(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.create_if_missing = v != 0) }
+}
+
+/// Fail to open if the database exists (0 or 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_error_if_exists(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.error_if_exists = v != 0) }
+}
+
+/// Create the column families named to `strata_open_column_families` that do not exist yet
+/// (0 or 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_create_missing_column_families(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.create_missing_column_families = v != 0) }
+}
+
+/// Bytes of a memtable before it is flushed (at least 4096).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_write_buffer_size(
+    opt: *mut strata_options_t,
+    v: usize,
+) {
+    unsafe { update(opt, |o| o.write_buffer_size = v) }
+}
+
+/// Memtables (active and immutable) held before writes wait for a flush.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_max_write_buffer_number(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    unsafe { update(opt, |o| o.max_write_buffer_number = v.max(0) as usize) }
+}
+
+/// Target size of table data blocks, in bytes.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_block_size(opt: *mut strata_options_t, v: usize) {
+    unsafe { update(opt, |o| o.block_size = v) }
+}
+
+/// Bloom filter bits per key in tables; 0 builds no filters.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_bloom_bits_per_key(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    unsafe { update(opt, |o| o.bloom_bits_per_key = v.max(0) as u32) }
+}
+
+/// Compression of table blocks, numbered as RocksDB's C API: 0 none, 1 snappy, 4 lz4,
+/// 7 zstd. Another number leaves the setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_compression(opt: *mut strata_options_t, v: c_int) {
+    let compression = match v {
+        0 => Some(Compression::None),
+        1 => Some(Compression::Snappy),
+        4 => Some(Compression::Lz4),
+        7 => Some(Compression::Zstd),
+        _ => None,
+    };
+    if let Some(c) = compression {
+        unsafe { update(opt, |o| o.compression = c) }
+    }
+}
+
+/// Bytes of the shared block cache; 0 disables it.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_block_cache_size(opt: *mut strata_options_t, v: usize) {
+    unsafe { update(opt, |o| o.block_cache_size = v) }
+}
+
+/// The most table files held open at once.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_max_open_files(opt: *mut strata_options_t, v: c_int) {
+    unsafe { update(opt, |o| o.max_open_files = v.max(0) as usize) }
+}
+
+/// Background threads: one flushes, the others compact.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_max_background_jobs(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    unsafe { update(opt, |o| o.max_background_jobs = v.max(0) as usize) }
+}
+
+/// L0 files that trigger a compaction.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_level0_file_num_compaction_trigger(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    unsafe {
+        update(opt, |o| {
+            o.level0_file_num_compaction_trigger = v.max(0) as usize
+        })
+    }
+}
+
+/// The smallest target size of the base level, in bytes.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_max_bytes_for_level_base(
+    opt: *mut strata_options_t,
+    v: u64,
+) {
+    unsafe { update(opt, |o| o.max_bytes_for_level_base = v) }
+}
+
+/// Size at which compaction outputs are cut, in bytes.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_target_file_size_base(
+    opt: *mut strata_options_t,
+    v: u64,
+) {
+    unsafe { update(opt, |o| o.target_file_size_base = v) }
+}
+
+/// Levels of the tree, 2 to 7.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_num_levels(opt: *mut strata_options_t, v: c_int) {
+    unsafe { update(opt, |o| o.num_levels = v.max(0) as usize) }
+}
+
+/// Run no compaction in the background (0 or 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_disable_auto_compactions(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.disable_auto_compactions = v != 0) }
+}
+
+/// Compaction style, numbered as RocksDB's C API: 0 leveled, 1 universal. Another number
+/// leaves the setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_compaction_style(opt: *mut strata_options_t, v: c_int) {
+    let style = match v {
+        0 => Some(CompactionStyle::Leveled),
+        1 => Some(CompactionStyle::Universal),
+        _ => None,
+    };
+    if let Some(s) = style {
+        unsafe { update(opt, |o| o.compaction_style = s) }
+    }
+}
+
+/// New read options: no snapshot (reads see the latest data), no bounds.
+#[no_mangle]
+pub extern "C" fn strata_readoptions_create() -> *mut strata_readoptions_t {
+    into_handle(strata_readoptions_t {
+        options: ReadOptions::default(),
+    })
+}
+
+/// Releases read options (and their hold on a snapshot).
+///
+/// # Safety
+/// `opt` must be null or a handle from `strata_readoptions_create`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_destroy(opt: *mut strata_readoptions_t) {
+    unsafe { release(opt) }
+}
+
+/// Reads through these options see the database as of `snapshot`; null reads the latest.
+///
+/// # Safety
+/// `opt` must be null or a live handle; `snapshot` null or a live snapshot.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_set_snapshot(
+    opt: *mut strata_readoptions_t,
+    snapshot: *const crate::strata_snapshot_t,
+) {
+    // SAFETY: the caller promises live handles or nulls.
+    let (Some(o), snap) = (unsafe { opt.as_mut() }, unsafe { snapshot.as_ref() }) else {
+        return;
+    };
+    o.options.snapshot = snap.map(|s| s.snapshot.clone());
+}
+
+/// Iterators see no key below `key` (inclusive); a null `key` removes the bound.
+///
+/// # Safety
+/// `opt` must be null or a live handle; `key` null or `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_set_iterate_lower_bound(
+    opt: *mut strata_readoptions_t,
+    key: *const c_char,
+    len: usize,
+) {
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.lower_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+    }
+}
+
+/// Iterators see no key at or above `key` (exclusive); a null `key` removes the bound.
+///
+/// # Safety
+/// `opt` must be null or a live handle; `key` null or `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_set_iterate_upper_bound(
+    opt: *mut strata_readoptions_t,
+    key: *const c_char,
+    len: usize,
+) {
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.upper_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+    }
+}
+
+/// New write options: no sync, WAL on.
+#[no_mangle]
+pub extern "C" fn strata_writeoptions_create() -> *mut strata_writeoptions_t {
+    into_handle(strata_writeoptions_t {
+        options: WriteOptions::default(),
+    })
+}
+
+/// Releases write options.
+///
+/// # Safety
+/// `opt` must be null or a handle from `strata_writeoptions_create`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writeoptions_destroy(opt: *mut strata_writeoptions_t) {
+    unsafe { release(opt) }
+}
+
+/// Writes return only once durable (fdatasync of the WAL) (0 or 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writeoptions_set_sync(opt: *mut strata_writeoptions_t, v: c_uchar) {
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.sync = v != 0;
+    }
+}
+
+/// Writes skip the WAL: a crash loses them until they are flushed (0 or 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writeoptions_disable_wal(
+    opt: *mut strata_writeoptions_t,
+    v: c_uchar,
+) {
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.disable_wal = v != 0;
+    }
+}
