@@ -1,5 +1,20 @@
 /* Strata's C API. Generated from crates/strata-c/src by cbindgen: do not edit; run
-   STRATA_C_HEADER=write cargo test -p strata-c --test header to regenerate. */
+   STRATA_C_HEADER=write cargo test -p strata-c --test header to regenerate.
+
+   Ownership, for every function:
+   - A handle from a *_create, *_open* or strata_create_* function is the caller's, released
+     once with the matching *_destroy, strata_close, strata_release_snapshot or
+     strata_iter_destroy. Release iterators, snapshots and column family handles before
+     closing their database.
+   - Bytes passed in are borrowed for the call only; a length of 0 allows a null pointer.
+   - Bytes returned by value (strata_get, strata_property_value, error messages, family
+     names) are malloc'd and the caller's: release them with strata_free (or free).
+   - Bytes returned by reference (strata_iter_key, strata_iter_value) belong to the
+     iterator, valid until it moves or is destroyed.
+   - On failure *errptr gets a malloc'd message (one already there is freed first) and the
+     function returns null, 0 or nothing; on success *errptr is left alone. errptr may be
+     null.
+   Handles may be shared between threads, except iterators and write batches. */
 
 #ifndef STRATA_H
 #define STRATA_H
