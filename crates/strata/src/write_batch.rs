@@ -6,8 +6,11 @@
 //! +-------------------+----------------+-----------------------------------------+
 //! | seq: fixed64 LE   | count: fixed32 | count records                            |
 //! +-------------------+----------------+-----------------------------------------+
-//! record := kind: u8 | key: varint32 len + bytes | (Put only) value: varint32 len + bytes
+//! record := kind: u8 | key: varint32 len + bytes | (Put, Merge) value: varint32 len + bytes
 //! ```
+//!
+//! Kinds are those of internal keys (`key::ValueKind`): 0 delete, 1 put, 2 merge (the value
+//! is the merge operand), 7 single-delete.
 //!
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
@@ -41,6 +44,8 @@ pub struct WriteBatch {
     count: u32,
     /// Set when an update broke a size limit; `Db::write` refuses the batch with it.
     invalid: Option<String>,
+    /// True when the batch holds a merge: a database without a merge operator refuses it.
+    has_merge: bool,
 }
 
 impl Default for WriteBatch {
@@ -76,6 +81,7 @@ impl WriteBatch {
             rep: vec![0; HEADER_LEN],
             count: 0,
             invalid: None,
+            has_merge: false,
         }
     }
 
@@ -86,6 +92,20 @@ impl WriteBatch {
             put_length_prefixed(&mut self.rep, key);
             put_length_prefixed(&mut self.rep, value);
             self.count += 1;
+        }
+        self
+    }
+
+    /// Records `operand` for `key`, to be combined with the key's older value by the
+    /// database's merge operator ([`crate::Options::merge_operator`]) when the key is read
+    /// or compacted. A database without a merge operator refuses a batch holding a merge.
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> &mut Self {
+        if self.check(key, operand.len()) {
+            self.rep.push(ValueKind::Merge as u8);
+            put_length_prefixed(&mut self.rep, key);
+            put_length_prefixed(&mut self.rep, operand);
+            self.count += 1;
+            self.has_merge = true;
         }
         self
     }
@@ -151,6 +171,7 @@ impl WriteBatch {
         self.rep.truncate(HEADER_LEN);
         self.count = 0;
         self.invalid = None;
+        self.has_merge = false;
     }
 
     /// Bytes of the encoded batch, header included.
@@ -165,6 +186,17 @@ impl WriteBatch {
 
     pub(crate) fn invalid_reason(&self) -> Option<&str> {
         self.invalid.as_deref()
+    }
+
+    /// The key of the first merge in the batch, if it holds one.
+    pub(crate) fn first_merge_key(&self) -> Option<&[u8]> {
+        if !self.has_merge {
+            return None;
+        }
+        self.iter()
+            .filter_map(|e| e.ok())
+            .find(|e| e.kind == ValueKind::Merge)
+            .map(|e| e.key)
     }
 
     /// The encoded batch, header included (the write path fills in the header).
@@ -261,7 +293,9 @@ fn decode_record<'a>(kind_byte: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>
         .ok_or_else(|| format!("unknown record kind {kind_byte} in batch"))?;
     let key = get_length_prefixed(src).ok_or("bad key in batch record")?;
     let value = match kind {
-        ValueKind::Put => get_length_prefixed(src).ok_or("bad value in batch record")?,
+        ValueKind::Put | ValueKind::Merge => {
+            get_length_prefixed(src).ok_or("bad value in batch record")?
+        }
         ValueKind::Delete | ValueKind::SingleDelete => &[],
     };
     Ok(BatchEntry { kind, key, value })
@@ -284,22 +318,28 @@ mod tests {
         b.put(b"a", b"1")
             .delete(b"b")
             .single_delete(b"")
-            .put(b"", b"");
+            .put(b"", b"")
+            .merge(b"m", b"operand");
         let bytes = encoded(&b, 42);
         let d = DecodedBatch::parse(&bytes).unwrap();
-        assert_eq!((d.seq, d.count), (42, 4));
+        assert_eq!((d.seq, d.count), (42, 5));
         let got: Vec<_> = d.iter().map(|e| e.unwrap()).collect();
         assert_eq!(got, b.iter().map(|e| e.unwrap()).collect::<Vec<_>>());
         assert_eq!(got[0].value, b"1");
         assert_eq!(got[1].kind, ValueKind::Delete);
         assert_eq!(got[2].kind, ValueKind::SingleDelete);
+        assert_eq!(
+            (got[4].kind, got[4].value),
+            (ValueKind::Merge, &b"operand"[..])
+        );
+        assert_eq!(b.first_merge_key(), Some(&b"m"[..]));
         assert_eq!(b.encoded_len(), HEADER_LEN + b.payload_len());
     }
 
     #[test]
     fn every_truncation_and_miscount_is_an_error_not_a_panic() {
         let mut b = WriteBatch::new();
-        b.put(b"key", b"value").delete(b"other");
+        b.put(b"key", b"value").delete(b"other").merge(b"m", b"1");
         let bytes = encoded(&b, 7);
         for cut in 0..bytes.len() {
             let ok = DecodedBatch::parse(&bytes[..cut])
@@ -308,13 +348,13 @@ mod tests {
             assert!(!ok, "truncated batch at {cut} decoded cleanly");
         }
         let mut more = bytes.clone();
-        more[8] = 3; // count says 3, only 2 present
+        more[8] = 4; // count says 4, only 3 present
         assert!(DecodedBatch::parse(&more)
             .unwrap()
             .iter()
             .any(|e| e.is_err()));
         let mut fewer = bytes;
-        fewer[8] = 1; // trailing bytes after the counted records
+        fewer[8] = 2; // trailing bytes after the counted records
         assert!(DecodedBatch::parse(&fewer)
             .unwrap()
             .iter()

@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "codec", "error"],
     &["fs"],
     &["key", "filename"],
-    &["log", "cache"],
+    &["log", "cache", "merge"],
     &["iterator"],
     &["write_batch", "snapshot"],
     &["memtable", "table"],

@@ -9,6 +9,13 @@
 //! versions oldest to newest and keeps the last visible one, so it stands *before* the key's
 //! entries in the stream (it then holds the key and value in its own buffers). This is the
 //! scheme of LevelDB's DBIter.
+//!
+//! Merge operands (RocksDB's DBIter does the same): moving forward, a key whose first visible
+//! version is a merge operand is resolved by reading on through its older versions to the
+//! first put or delete (or the next key), and merging; the internal iterator is then past the
+//! current entry (`merged`), and the key and value are in the buffers. Moving backward, the
+//! scan of a key's versions oldest to newest keeps the operands after the newest put or
+//! delete, and merges them when the key is done.
 
 use std::ops::Bound;
 
@@ -18,11 +25,15 @@ use crate::iterator::{InternalIterator, MergingIterator};
 use crate::key::{
     append_internal_key, seek_key, ParsedKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
 };
+use crate::merge::MergeOperator;
 use crate::options::ReadOptions;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
-    /// The internal iterator is on the current entry.
+    /// The internal iterator is on the current entry, or, when the current value was merged,
+    /// past it (on an older version of the key or on a later key); `saved_key` and
+    /// `saved_value` then hold the current entry.
     Forward,
     /// The internal iterator is before all entries of the current key; `saved_key` and
     /// `saved_value` hold the current entry.
@@ -46,6 +57,9 @@ pub struct DbIterator {
     saved_key: Vec<u8>,
     saved_value: Vec<u8>,
     error: Option<Error>,
+    /// Forward only: the current value was merged and is in `saved_value`.
+    merged: bool,
+    merge_operator: Option<Arc<dyn MergeOperator>>,
 }
 
 impl DbIterator {
@@ -66,7 +80,15 @@ impl DbIterator {
             saved_key: Vec::new(),
             saved_value: Vec::new(),
             error: None,
+            merged: false,
+            merge_operator: None,
         }
+    }
+
+    /// Resolves merge operands with `op` (without one, a merge operand met is an error).
+    pub(crate) fn with_merge_operator(mut self, op: Option<Arc<dyn MergeOperator>>) -> Self {
+        self.merge_operator = op;
+        self
     }
 
     fn seq(&self) -> u64 {
@@ -84,8 +106,8 @@ impl DbIterator {
             return &[];
         }
         match self.direction {
-            Direction::Forward => crate::key::user_key(self.iter.key()),
-            Direction::Reverse => &self.saved_key,
+            Direction::Forward if !self.merged => crate::key::user_key(self.iter.key()),
+            _ => &self.saved_key,
         }
     }
 
@@ -95,8 +117,8 @@ impl DbIterator {
             return &[];
         }
         match self.direction {
-            Direction::Forward => self.iter.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.iter.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -191,12 +213,14 @@ impl DbIterator {
             } else {
                 self.iter.seek_to_first();
             }
-        } else {
+        } else if !self.merged {
             self.saved_key.clear();
             self.saved_key
                 .extend_from_slice(crate::key::user_key(self.iter.key()));
             self.iter.next();
         }
+        // (After a merge the internal iterator is already past the entry and `saved_key`
+        // holds the key to skip.)
         self.find_next_user_entry(true);
     }
 
@@ -207,11 +231,21 @@ impl DbIterator {
         }
         if self.direction == Direction::Forward {
             // Step back over the current key's entries, so the reverse scan starts before it.
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(crate::key::user_key(self.iter.key()));
+            // After a merge `saved_key` holds the key, and the internal iterator is past its
+            // entries, or at the end of the stream.
+            let mut past_the_end = self.merged && !self.iter.valid();
+            if !self.merged {
+                self.saved_key.clear();
+                self.saved_key
+                    .extend_from_slice(crate::key::user_key(self.iter.key()));
+            }
+            self.merged = false;
             loop {
-                self.iter.prev();
+                if std::mem::take(&mut past_the_end) {
+                    self.iter.seek_to_last();
+                } else {
+                    self.iter.prev();
+                }
                 if !self.iter.valid() {
                     self.valid = false;
                     self.saved_key.clear();
@@ -245,6 +279,7 @@ impl DbIterator {
     /// `saved_key` are hidden.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         let seq = self.seq();
+        self.merged = false;
         while self.iter.valid() {
             let upper = self.upper.as_deref();
             let Some(p) = ParsedKey::parse(self.iter.key()) else {
@@ -268,7 +303,16 @@ impl DbIterator {
                         self.saved_key.clear();
                         return;
                     }
-                    Some(ValueKind::Put) => {} // hidden by a newer delete or already returned
+                    Some(ValueKind::Merge)
+                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                    {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        self.merge_forward();
+                        return;
+                    }
+                    // Hidden by a newer delete or already returned.
+                    Some(ValueKind::Put | ValueKind::Merge) => {}
                     None => {}
                 }
             }
@@ -278,10 +322,60 @@ impl DbIterator {
         self.saved_key.clear();
     }
 
+    /// Forward, on the newest visible version of `saved_key`, a merge operand: reads the
+    /// older versions down to the first put or delete (leaving the internal iterator on it)
+    /// or to the next key, and merges them into `saved_value`.
+    fn merge_forward(&mut self) {
+        let mut versions = vec![(ValueKind::Merge, self.iter.value().to_vec())];
+        self.iter.next();
+        while self.iter.valid() {
+            let Some(p) = ParsedKey::parse(self.iter.key()) else {
+                self.parse_current();
+                break;
+            };
+            if p.user_key != self.saved_key.as_slice() {
+                break;
+            }
+            if let Some(kind) = p.value_kind() {
+                versions.push((kind, self.iter.value().to_vec()));
+                if kind != ValueKind::Merge {
+                    break;
+                }
+            }
+            self.iter.next();
+        }
+        let resolved = match (&self.error, self.iter.status()) {
+            (Some(e), _) => Err(e.duplicate()),
+            (None, Err(e)) => Err(e),
+            (None, Ok(())) => crate::merge::resolve(
+                self.merge_operator.as_deref(),
+                &self.saved_key,
+                versions.iter().map(|(k, v)| (*k, v.as_slice())),
+            ),
+        };
+        match resolved {
+            Ok(value) => {
+                self.saved_value = value.unwrap_or_default();
+                self.valid = true;
+                self.merged = true;
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+                self.valid = false;
+                self.saved_key.clear();
+            }
+        }
+    }
+
     /// Backward: keeps the newest visible version of the key before the current position.
     fn find_prev_user_entry(&mut self) {
         let seq = self.seq();
+        self.merged = false;
         let mut found_kind = ValueKind::Delete;
+        // The merge operands of the key being scanned, oldest first, after its newest put or
+        // delete so far; with a put below them, `saved_value` holds its value.
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut has_base = false;
         while self.iter.valid() {
             let lower = self.lower.as_deref();
             let Some(p) = ParsedKey::parse(self.iter.key()) else {
@@ -298,6 +392,7 @@ impl DbIterator {
                 match p.value_kind() {
                     Some(ValueKind::Put) => {
                         found_kind = ValueKind::Put;
+                        operands.clear();
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         let v = self.iter.value();
@@ -306,13 +401,44 @@ impl DbIterator {
                     }
                     Some(ValueKind::Delete | ValueKind::SingleDelete) => {
                         found_kind = ValueKind::Delete;
+                        operands.clear();
                         self.saved_key.clear();
                         self.saved_value.clear();
+                    }
+                    Some(ValueKind::Merge) => {
+                        match found_kind {
+                            ValueKind::Put => has_base = true,
+                            ValueKind::Merge => {}
+                            _ => {
+                                has_base = false;
+                                self.saved_value.clear();
+                            }
+                        }
+                        found_kind = ValueKind::Merge;
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        operands.push(self.iter.value().to_vec());
                     }
                     None => {}
                 }
             }
             self.iter.prev();
+        }
+        if found_kind == ValueKind::Merge {
+            operands.reverse();
+            let base = has_base.then_some(self.saved_value.as_slice());
+            match crate::merge::full_merge(
+                self.merge_operator.as_deref(),
+                &self.saved_key,
+                base,
+                &operands,
+            ) {
+                Ok(v) => self.saved_value = v,
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    found_kind = ValueKind::Delete;
+                }
+            }
         }
         if found_kind == ValueKind::Delete {
             self.valid = false;

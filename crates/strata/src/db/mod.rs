@@ -25,6 +25,7 @@ mod compact;
 mod flush;
 mod info_log;
 mod iter;
+mod lookup;
 mod obsolete;
 mod open;
 mod recovery;
@@ -166,6 +167,20 @@ impl Db {
         self.write(batch, options)
     }
 
+    /// Records `operand` for `key`, to be combined with the key's older value by
+    /// [`Options::merge_operator`] (RocksDB's `Merge`). Refused with `InvalidArgument` when
+    /// the database has no merge operator.
+    pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.merge_opt(key, operand, &WriteOptions::default())
+    }
+
+    /// [`Db::merge`] with write options.
+    pub fn merge_opt(&self, key: &[u8], operand: &[u8], options: &WriteOptions) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.merge(key, operand);
+        self.write(batch, options)
+    }
+
     /// Removes `key`.
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         self.delete_opt(key, &WriteOptions::default())
@@ -252,6 +267,7 @@ impl Db {
             options.lower_bound,
             options.upper_bound,
         )
+        .with_merge_operator(self.inner.options.merge_operator.clone())
     }
 
     /// The key-value pairs in `range`, in key order, as of now.
@@ -422,6 +438,7 @@ impl DbInner {
                     return Ok(Some(v.to_vec()));
                 }
                 Lookup::Deleted => return Ok(None),
+                Lookup::Merge => return self.get_merged(&sv, key, seq),
                 Lookup::Missing => {}
             }
         }
@@ -457,6 +474,9 @@ impl DbInner {
                 Some((kind, v)) if kind == ValueKind::Put as u8 => {
                     self.counters.add(Counter::GetsFound, 1);
                     return Ok(Some(v));
+                }
+                Some((kind, _)) if kind == ValueKind::Merge as u8 => {
+                    return self.get_merged(sv, key, seq);
                 }
                 Some(_) => return Ok(None),
                 None => {}

@@ -123,6 +123,15 @@ impl DbInner {
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
+        if self.options.merge_operator.is_none() {
+            if let Some(key) = batch.first_merge_key() {
+                return Err(Error::InvalidArgument(format!(
+                    "merge of key '{}' refused: no merge operator is configured for column \
+                     family 'default' (set Options::merge_operator)",
+                    crate::util::printable(key)
+                )));
+            }
+        }
         if batch.is_empty() {
             return Ok(());
         }
