@@ -547,10 +547,12 @@ mod tests {
     //! ...
     //! ```
     //!
-    //! Entries are `key#seq,KIND=value` (KIND: PUT, DEL, SINGLEDEL; `\xNN` for other bytes).
+    //! Entries are `key#seq,KIND=value` (KIND: PUT, DEL, SINGLEDEL, MERGE; `\xNN` for other
+    //! bytes).
     //! Each `mem:` line is a memtable, each `L0:` line an L0 table, each `Ln:` line the next
     //! table of level n (in key order). `iter` reads at sequence number `seq` (by default, all
-    //! of it), between `lower` and `upper` when given, and prints where each operation (`first`,
+    //! of it), between `lower` and `upper` when given, with merge operands appended with `,`
+    //! (`op=none`: no merge operator), and prints where each operation (`first`,
     //! `last`, `seek k`, `seek-for-prev k`, `next`, `prev`) leaves it: `key=value`, or `.`
     //! past either end.
     //!
@@ -574,14 +576,49 @@ mod tests {
         Put(Vec<u8>, Vec<u8>),
         Delete(Vec<u8>),
         SingleDelete(Vec<u8>),
+        /// An operand of [`appender`], which appends it to the value.
+        Merge(Vec<u8>, Vec<u8>),
     }
 
     impl Write {
         fn key(&self) -> &[u8] {
             match self {
                 Write::Put(k, _) | Write::Delete(k) | Write::SingleDelete(k) => k,
+                Write::Merge(k, _) => k,
             }
         }
+    }
+
+    /// The merge operator of the histories: appends operands with no delimiter, so that a
+    /// value split into pieces is reached by merging them in order.
+    fn appender() -> Arc<dyn MergeOperator> {
+        Arc::new(crate::merge::StringAppend::new(b""))
+    }
+
+    /// Writes that leave `key` at `value` whatever came before: a put, or pieces of the value
+    /// merged onto a put of the first piece, onto a delete, or onto nothing (`fresh`: no
+    /// earlier write of the key).
+    fn writes_for_value(key: &[u8], value: &[u8], fresh: bool, rng: &mut Rng) -> Vec<Write> {
+        let mode = rng.below(4);
+        if mode == 0 {
+            return vec![Write::Put(key.to_vec(), value.to_vec())];
+        }
+        let mut pieces = Vec::new();
+        let mut rest = value;
+        for _ in 0..rng.below(3) {
+            let (piece, tail) = rest.split_at(rng.below(rest.len() as u64 + 1) as usize);
+            pieces.push(piece.to_vec());
+            rest = tail;
+        }
+        pieces.push(rest.to_vec());
+        let mut out = Vec::new();
+        match mode {
+            1 => out.push(Write::Put(key.to_vec(), pieces.remove(0))),
+            2 if fresh => {}
+            _ => out.push(Write::Delete(key.to_vec())),
+        }
+        out.extend(pieces.into_iter().map(|p| Write::Merge(key.to_vec(), p)));
+        out
     }
 
     /// Writes after whose first `visible` the database holds `entries` (and the keys outside
@@ -606,10 +643,14 @@ mod tests {
                 for _ in 0..rng.below(3) {
                     q.push(Write::Put(k.clone(), noise(rng)));
                     if rng.one_in(3) {
+                        q.push(Write::Merge(k.clone(), noise(rng)));
+                    }
+                    if rng.one_in(3) {
                         q.push(Write::Delete(k.clone()));
                     }
                 }
-                q.push(Write::Put(k.clone(), v.clone()));
+                let fresh = q.is_empty();
+                q.extend(writes_for_value(k, v, fresh, rng));
                 queues.push(q);
             }
             for k in outside {
@@ -653,9 +694,10 @@ mod tests {
                     Some(e) => e.0.clone(),
                     None => random_key(rng),
                 };
-                self.writes.push(match rng.one_in(3) {
-                    true => Write::Delete(key),
-                    false => Write::Put(key, noise(rng)),
+                self.writes.push(match rng.below(3) {
+                    0 => Write::Delete(key),
+                    1 => Write::Merge(key, noise(rng)),
+                    _ => Write::Put(key, noise(rng)),
                 });
             }
         }
@@ -732,6 +774,7 @@ mod tests {
                 disable_auto_compactions: true,
                 target_file_size_base: 4096,
                 block_size: 256,
+                merge_operator: Some(appender()),
                 ..Options::default()
             };
             let db = crate::Db::open(dir.path(), options).unwrap();
@@ -754,6 +797,7 @@ mod tests {
                     Write::Put(k, v) => db.put(k, v),
                     Write::Delete(k) => db.delete(k),
                     Write::SingleDelete(k) => db.single_delete(k),
+                    Write::Merge(k, v) => db.merge(k, v),
                 }
                 .unwrap();
             }
@@ -795,6 +839,7 @@ mod tests {
                         Write::Put(_, v) => (ValueKind::Put, v.clone()),
                         Write::Delete(_) => (ValueKind::Delete, Vec::new()),
                         Write::SingleDelete(_) => (ValueKind::SingleDelete, Vec::new()),
+                        Write::Merge(_, v) => (ValueKind::Merge, v.clone()),
                     };
                     let mut ikey = Vec::new();
                     append_internal_key(&mut ikey, w.key(), seq, kind as u8);
@@ -827,7 +872,8 @@ mod tests {
                 }
             }
             let read_seq = h.visible as u64;
-            let it = DbIterator::new(lsm.iter(), (read_seq, None), lower, upper);
+            let it = DbIterator::new(lsm.iter(), (read_seq, None), lower, upper)
+                .with_merge_operator(Some(appender()));
             self.lsm = Some(lsm);
             Box::new(it)
         }
@@ -930,8 +976,13 @@ mod tests {
         };
         let lower = arg(case, "lower")?;
         let upper = arg(case, "upper")?;
+        let op: Option<Arc<dyn MergeOperator>> = match arg(case, "op")?.as_deref() {
+            None => Some(Arc::new(crate::merge::StringAppend::new(b","))),
+            Some(b"none") => None,
+            Some(other) => return Err(format!("op={}: unknown", printable(other))),
+        };
         case.expect_empty().map_err(|e| e.to_string())?;
-        let mut it = DbIterator::new(lsm.iter(), (seq, None), lower, upper);
+        let mut it = DbIterator::new(lsm.iter(), (seq, None), lower, upper).with_merge_operator(op);
         walk(&mut it, &case.input)
     }
 
