@@ -27,8 +27,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use strata::internals::Rng;
 use std::sync::Arc;
+use strata::internals::Rng;
 use strata::{
     CompactionStyle, Compression, Db, Options, ReadOptions, Snapshot, StringAppend,
     UniversalOptions, WriteBatch, WriteOptions,
