@@ -6,9 +6,12 @@
 //! them with `mut_arg` on its own flag struct (`strata stress` starts from tiny sizes so that
 //! flushes and compactions happen all the time).
 
+use std::sync::Arc;
+
 use clap::Args;
 use strata::Compression;
 use strata::{CompactionStyle, Options, UniversalOptions, WriteOptions};
+use strata::{MergeOperator, StringAppend, UInt64Add};
 
 /// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
 pub fn parse_bool(s: &str) -> Result<bool, String> {
@@ -17,6 +20,29 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
         "0" | "false" | "FALSE" | "False" => Ok(false),
         other => Err(format!("expected 0, 1, true or false, got {other:?}")),
     }
+}
+
+/// The merge operators `--merge_operator` names, as db_bench spells them.
+pub const MERGE_OPERATORS: [&str; 2] = ["uint64add", "stringappend"];
+
+/// The merge operator named `name` (`""`: none); `stringappend` uses db_bench's `,`.
+pub fn merge_operator(name: &str) -> Result<Option<Arc<dyn MergeOperator>>, String> {
+    Ok(match name {
+        "" => None,
+        "uint64add" => Some(Arc::new(UInt64Add)),
+        "stringappend" => Some(Arc::new(StringAppend::new(b","))),
+        other => {
+            return Err(format!(
+                "--merge_operator={other} is not supported ({})",
+                MERGE_OPERATORS.join(", ")
+            ))
+        }
+    })
+}
+
+/// Checks a `--merge_operator` value.
+fn parse_merge_operator(s: &str) -> Result<String, String> {
+    merge_operator(s).map(|_| s.to_string())
 }
 
 /// Checks a `--compression_type` value: a name [`Compression::from_name`] knows.
@@ -45,6 +71,11 @@ pub struct EngineFlags {
     /// Most memtables held in memory.
     #[arg(long, default_value_t = 2)]
     pub max_write_buffer_number: usize,
+
+    /// The merge operator of `Merge` writes: uint64add (8-byte little-endian integers added)
+    /// or stringappend (operands joined with `,`); empty for none.
+    #[arg(long, default_value = "", value_parser = parse_merge_operator)]
+    pub merge_operator: String,
 
     /// Compression of table data blocks: none, snappy, lz4, zstd.
     #[arg(long, default_value = "snappy", value_parser = parse_compression)]
@@ -189,6 +220,7 @@ impl EngineFlags {
             max_compaction_bytes: self.max_compaction_bytes,
             soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
             hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
+            merge_operator: merge_operator(&self.merge_operator)?,
             ..Options::default()
         })
     }
@@ -271,6 +303,7 @@ mod tests {
             "--soft_pending_compaction_bytes_limit=11",
             "--hard_pending_compaction_bytes_limit=12",
             "--max_compaction_bytes=13",
+            "--merge_operator=uint64add",
         ])
         .unwrap();
         let o = f.options().unwrap();
@@ -304,6 +337,10 @@ mod tests {
         assert_eq!(o.soft_pending_compaction_bytes_limit, 11);
         assert_eq!(o.hard_pending_compaction_bytes_limit, 12);
         assert_eq!(o.max_compaction_bytes, 13);
+        assert_eq!(
+            o.merge_operator.map(|m| m.name().to_string()).as_deref(),
+            Some("uint64add")
+        );
     }
 
     #[test]
@@ -329,6 +366,7 @@ mod tests {
             ("--compression_type=zlib", "zlib"),
             ("--sync=maybe", "maybe"),
             ("--no_such_option=1", "no_such_option"),
+            ("--merge_operator=max", "max"),
         ] {
             let e = parse(&[flag]).unwrap_err().to_string();
             assert!(e.contains(named), "{flag}: {e}");

@@ -214,6 +214,12 @@ fn bad_flags_and_steps_are_errors_that_name_them() {
     let (ok, _, err) = bench(&db, &["--use_existing_db=1", "--benchmarks=readrandom"]);
     assert!(!ok);
     assert!(err.contains("no database"), "{err}");
+    let (ok, _, err) = bench(&db, &["--benchmarks=mergerandom", "--num=10"]);
+    assert!(!ok);
+    assert!(err.contains("mergerandom needs a merge operator"), "{err}");
+    let (ok, _, err) = bench(&db, &["--benchmarks=mergerandom", "--merge_operator=max"]);
+    assert!(!ok);
+    assert!(err.contains("max"), "{err}");
 
     let foreign = dir.path().join("foreign");
     std::fs::create_dir_all(&foreign).unwrap();
@@ -429,5 +435,43 @@ fn help_says_where_the_defaults_differ_from_the_library_s() {
         "has none",
     ] {
         assert!(out.contains(words), "{words} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn merge_steps_merge_and_read_back_what_they_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    for op in ["uint64add", "stringappend"] {
+        let flags = [
+            "--benchmarks=mergerandom,readrandommergerandom",
+            "--num=2000",
+            "--merge_keys=100",
+            "--value_size=20",
+            "--write_buffer_size=65536",
+        ];
+        let op_flag = format!("--merge_operator={op}");
+        let mut all = flags.to_vec();
+        all.push(&op_flag);
+        let (ok, out, err) = bench(&db, &all);
+        assert!(ok, "{op}: {err}");
+        assert!(out.contains("mergerandom  :"), "{out}");
+        assert!(out.contains("( updates:2000)"), "{out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("readrandommergerandom"))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(line.contains("total:2000"), "{line}");
+        // mergerandom merged into each of the 100 keys (2000 merges): every read finds one.
+        let field = |name: &str| -> u64 {
+            let at = line.find(name).unwrap_or_else(|| panic!("{line}")) + name.len();
+            let digits: String = line[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().unwrap()
+        };
+        assert!(field("reads:") > 0, "{line}");
+        assert_eq!(field("reads:"), field("hits:"), "{line}");
     }
 }

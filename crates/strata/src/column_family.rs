@@ -35,6 +35,10 @@ impl ColumnFamily {
         &self.name
     }
 
+    pub(crate) fn name_arc(&self) -> Arc<str> {
+        self.name.clone()
+    }
+
     /// The family's id, as WAL records and the manifest name it (the default family is 0).
     pub fn id(&self) -> u32 {
         self.id

@@ -57,6 +57,16 @@ pub enum Error {
     NotFound(String),
     /// The database refuses the call in its current state.
     Unavailable(String),
+    /// A merge operator failed to combine the operands of a key. Its kind is
+    /// [`ErrorKind::Corruption`]: the stored operands cannot be turned into a value.
+    MergeFailed {
+        /// The operator's name.
+        operator: String,
+        /// The user key whose operands failed, printable (`\xNN` for bytes that are not).
+        key: String,
+        /// What the operator said.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -64,7 +74,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Io { .. } => ErrorKind::Io,
-            Error::Corruption { .. } => ErrorKind::Corruption,
+            Error::Corruption { .. } | Error::MergeFailed { .. } => ErrorKind::Corruption,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Busy(_) => ErrorKind::Busy,
             Error::NotFound(_) => ErrorKind::NotFound,
@@ -112,6 +122,15 @@ impl Error {
             Error::Busy(m) => Error::Busy(m.clone()),
             Error::NotFound(m) => Error::NotFound(m.clone()),
             Error::Unavailable(m) => Error::Unavailable(m.clone()),
+            Error::MergeFailed {
+                operator,
+                key,
+                reason,
+            } => Error::MergeFailed {
+                operator: operator.clone(),
+                key: key.clone(),
+                reason: reason.clone(),
+            },
         }
     }
 }
@@ -135,6 +154,14 @@ impl fmt::Display for Error {
             Error::Busy(m) => write!(f, "busy: {m}"),
             Error::NotFound(m) => write!(f, "not found: {m}"),
             Error::Unavailable(m) => write!(f, "unavailable: {m}"),
+            Error::MergeFailed {
+                operator,
+                key,
+                reason,
+            } => write!(
+                f,
+                "corruption: merge operator '{operator}' failed for key '{key}': {reason}"
+            ),
         }
     }
 }

@@ -35,6 +35,8 @@ pub enum ValueKind {
     Delete = 0,
     /// Sets the key to the value.
     Put = 1,
+    /// Applies the value, a merge operand, to the key's older value (RocksDB's kTypeMerge).
+    Merge = 2,
     /// Removes the one older put of the key (the caller promises there is at most one).
     SingleDelete = 7,
 }
@@ -49,6 +51,7 @@ impl ValueKind {
         match byte {
             0 => Some(ValueKind::Delete),
             1 => Some(ValueKind::Put),
+            2 => Some(ValueKind::Merge),
             7 => Some(ValueKind::SingleDelete),
             _ => None,
         }
@@ -59,6 +62,7 @@ impl ValueKind {
         match self {
             ValueKind::Delete => "DEL",
             ValueKind::Put => "PUT",
+            ValueKind::Merge => "MERGE",
             ValueKind::SingleDelete => "SINGLEDEL",
         }
     }

@@ -15,7 +15,8 @@
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
-//! `log`, `cache`; `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
+//! `log`, `cache`, `merge`; `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`,
+//! `table`; `version`;
 //! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -34,6 +35,7 @@ pub(crate) mod iterator;
 pub(crate) mod key;
 pub(crate) mod log;
 pub(crate) mod memtable;
+pub(crate) mod merge;
 pub(crate) mod options;
 pub(crate) mod snapshot;
 pub(crate) mod table;
@@ -50,6 +52,7 @@ pub use db::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use filename::FORMAT_VERSION;
+pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use snapshot::Snapshot;
 pub use table::Compression;

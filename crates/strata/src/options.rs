@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::compaction::{CompactionStyle, PickerOptions, UniversalOptions};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
+use crate::merge::MergeOperator;
 use crate::snapshot::Snapshot;
 use crate::table::{Compression, TableOptions};
 
@@ -108,6 +109,11 @@ pub struct Options {
     pub hard_pending_compaction_bytes_limit: u64,
     /// The file system all IO goes through. Default: the real one ([`PosixFs`]).
     pub fs: Arc<dyn FileSystem>,
+    /// Combines the operands of `Db::merge` into values, in reads, flushes and compactions
+    /// (a column family field: each family has its own). A database holding merge records
+    /// must be opened with the same operator (by meaning) every time. Default: none (merges
+    /// are refused; a merge record met is an error naming the family).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
 }
 
 impl Default for Options {
@@ -146,6 +152,7 @@ impl Default for Options {
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             fs: Arc::new(PosixFs),
+            merge_operator: None,
         }
     }
 }
@@ -208,6 +215,10 @@ impl fmt::Debug for Options {
             .field(
                 "hard_pending_compaction_bytes_limit",
                 &self.hard_pending_compaction_bytes_limit,
+            )
+            .field(
+                "merge_operator",
+                &self.merge_operator.as_ref().map(|m| m.name()),
             )
             .finish_non_exhaustive()
     }
@@ -419,6 +430,8 @@ family_options! {
     soft_pending_compaction_bytes_limit: u64,
     /// See [`Options::hard_pending_compaction_bytes_limit`].
     hard_pending_compaction_bytes_limit: u64,
+    /// See [`Options::merge_operator`].
+    merge_operator: Option<Arc<dyn MergeOperator>>,
 }
 
 impl Default for CfOptions {

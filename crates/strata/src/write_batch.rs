@@ -7,12 +7,13 @@
 //! | seq: fixed64 LE   | count: fixed32 | count records                            |
 //! +-------------------+----------------+-----------------------------------------+
 //! record := tag: u8 | (tag & 0x80) column family id: varint32
-//!           | key: varint32 len + bytes | (Put only) value: varint32 len + bytes
+//!           | key: varint32 len + bytes | (Put, Merge) value: varint32 len + bytes
 //! ```
 //!
 //! The tag is the entry's kind byte; its high bit says a column family id follows (without
 //! it the record is for the default family, id 0, so batches written before families existed
-//! read the same).
+//! read the same). Kinds are those of internal keys (`key::ValueKind`): 0 delete, 1 put,
+//! 2 merge (the value is the merge operand), 7 single-delete.
 //!
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
@@ -55,6 +56,8 @@ pub struct WriteBatch {
     invalid: Option<String>,
     /// True when a record names a family other than the default.
     has_families: bool,
+    /// True when the batch holds a merge: a family without a merge operator refuses it.
+    has_merge: bool,
 }
 
 impl Default for WriteBatch {
@@ -93,6 +96,7 @@ impl WriteBatch {
             count: 0,
             invalid: None,
             has_families: false,
+            has_merge: false,
         }
     }
 
@@ -104,6 +108,18 @@ impl WriteBatch {
     /// Sets `key` to `value` in column family `cf`.
     pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> &mut Self {
         self.push(cf.id(), ValueKind::Put, key, Some(value))
+    }
+
+    /// Records `operand` for `key`, to be combined with the key's older value by the
+    /// database's merge operator ([`crate::Options::merge_operator`]) when the key is read
+    /// or compacted. A database without a merge operator refuses a batch holding a merge.
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> &mut Self {
+        self.push(0, ValueKind::Merge, key, Some(operand))
+    }
+
+    /// Records `operand` for `key` in column family `cf` (see [`WriteBatch::merge`]).
+    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> &mut Self {
+        self.push(cf.id(), ValueKind::Merge, key, Some(operand))
     }
 
     /// Removes `key`.
@@ -146,6 +162,7 @@ impl WriteBatch {
             put_length_prefixed(&mut self.rep, value);
         }
         self.count += 1;
+        self.has_merge |= kind == ValueKind::Merge;
         self
     }
 
@@ -189,6 +206,7 @@ impl WriteBatch {
         self.count = 0;
         self.invalid = None;
         self.has_families = false;
+        self.has_merge = false;
     }
 
     /// True when a record names a column family other than the default.
@@ -208,6 +226,16 @@ impl WriteBatch {
 
     pub(crate) fn invalid_reason(&self) -> Option<&str> {
         self.invalid.as_deref()
+    }
+
+    /// The merges of the batch, as (family id, key), in order.
+    pub(crate) fn merges(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        let any = self.has_merge;
+        self.iter()
+            .take_while(move |_| any)
+            .filter_map(|e| e.ok())
+            .filter(|e| e.kind == ValueKind::Merge)
+            .map(|e| (e.cf, e.key))
     }
 
     /// The encoded batch, header included (the write path fills in the header).
@@ -309,7 +337,9 @@ fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, Stri
     };
     let key = get_length_prefixed(src).ok_or("bad key in batch record")?;
     let value = match kind {
-        ValueKind::Put => get_length_prefixed(src).ok_or("bad value in batch record")?,
+        ValueKind::Put | ValueKind::Merge => {
+            get_length_prefixed(src).ok_or("bad value in batch record")?
+        }
         ValueKind::Delete | ValueKind::SingleDelete => &[],
     };
     Ok(BatchEntry {
@@ -337,15 +367,21 @@ mod tests {
         b.put(b"a", b"1")
             .delete(b"b")
             .single_delete(b"")
-            .put(b"", b"");
+            .put(b"", b"")
+            .merge(b"m", b"operand");
         let bytes = encoded(&b, 42);
         let d = DecodedBatch::parse(&bytes).unwrap();
-        assert_eq!((d.seq, d.count), (42, 4));
+        assert_eq!((d.seq, d.count), (42, 5));
         let got: Vec<_> = d.iter().map(|e| e.unwrap()).collect();
         assert_eq!(got, b.iter().map(|e| e.unwrap()).collect::<Vec<_>>());
         assert_eq!(got[0].value, b"1");
         assert_eq!(got[1].kind, ValueKind::Delete);
         assert_eq!(got[2].kind, ValueKind::SingleDelete);
+        assert_eq!(
+            (got[4].kind, got[4].value),
+            (ValueKind::Merge, &b"operand"[..])
+        );
+        assert_eq!(b.merges().collect::<Vec<_>>(), [(0, &b"m"[..])]);
         assert_eq!(b.encoded_len(), HEADER_LEN + b.payload_len());
         assert!(!b.has_families());
     }
@@ -387,7 +423,7 @@ mod tests {
     #[test]
     fn every_truncation_and_miscount_is_an_error_not_a_panic() {
         let mut b = WriteBatch::new();
-        b.put(b"key", b"value").delete(b"other");
+        b.put(b"key", b"value").delete(b"other").merge(b"m", b"1");
         let bytes = encoded(&b, 7);
         for cut in 0..bytes.len() {
             let ok = DecodedBatch::parse(&bytes[..cut])
@@ -396,13 +432,13 @@ mod tests {
             assert!(!ok, "truncated batch at {cut} decoded cleanly");
         }
         let mut more = bytes.clone();
-        more[8] = 3; // count says 3, only 2 present
+        more[8] = 4; // count says 4, only 3 present
         assert!(DecodedBatch::parse(&more)
             .unwrap()
             .iter()
             .any(|e| e.is_err()));
         let mut fewer = bytes;
-        fewer[8] = 1; // trailing bytes after the counted records
+        fewer[8] = 2; // trailing bytes after the counted records
         assert!(DecodedBatch::parse(&fewer)
             .unwrap()
             .iter()

@@ -487,3 +487,77 @@ fn crash_at_every_operation_with_a_hot_and_a_cold_family() {
         }
     }
 }
+
+#[test]
+fn each_family_merges_with_its_own_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let counters = db
+        .create_cf(
+            "counters",
+            CfOptions {
+                merge_operator: Some(Arc::new(strata::UInt64Add)),
+                ..CfOptions::default()
+            },
+        )
+        .unwrap();
+    let words = db
+        .create_cf(
+            "words",
+            CfOptions {
+                merge_operator: Some(Arc::new(strata::StringAppend::new(b","))),
+                ..CfOptions::default()
+            },
+        )
+        .unwrap();
+    for _ in 0..3 {
+        db.merge_cf(&counters, b"n", &2u64.to_le_bytes()).unwrap();
+        db.merge_cf(&words, b"w", b"x").unwrap();
+    }
+    db.flush_cf(&counters).unwrap();
+    db.merge_cf(&counters, b"n", &1u64.to_le_bytes()).unwrap();
+    assert_eq!(
+        db.get_cf(&counters, b"n").unwrap(),
+        Some(7u64.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        db.get_cf(&words, b"w").unwrap().as_deref(),
+        Some(&b"x,x,x"[..])
+    );
+
+    // The default family has no operator: its merges are refused, naming it; a batch with a
+    // merge for a family that has one and for one that has none is refused whole.
+    let e = db.merge(b"n", b"1").unwrap_err();
+    assert!(e.to_string().contains("column family 'default'"), "{e}");
+    let mut batch = WriteBatch::new();
+    batch.merge_cf(&words, b"w", b"y").merge(b"n", b"1");
+    assert!(db.write(batch, &WriteOptions::default()).is_err());
+    assert_eq!(
+        db.get_cf(&words, b"w").unwrap().as_deref(),
+        Some(&b"x,x,x"[..])
+    );
+
+    // Reopened without the operator: reading a merge record is an error naming the family.
+    db.close().unwrap();
+    let db = Db::open_cf(
+        dir.path(),
+        options(),
+        [
+            ("counters", CfOptions::default()),
+            ("words", CfOptions::default()),
+        ],
+    )
+    .unwrap();
+    let words = db.cf("words").unwrap();
+    let e = db.get_cf(&words, b"w").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no merge operator is configured for column family 'words'"),
+        "{e}"
+    );
+    let mut it = db.iter_cf(&words, ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    assert!(!it.valid());
+    let e = it.status().unwrap_err();
+    assert!(e.to_string().contains("column family 'words'"), "{e}");
+}

@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "codec", "error"],
     &["fs"],
     &["key", "filename"],
-    &["log", "cache"],
+    &["log", "cache", "merge"],
     &["iterator"],
     &["column_family"],
     &["write_batch", "snapshot"],

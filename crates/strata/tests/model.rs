@@ -1,4 +1,5 @@
-//! The database against a `BTreeMap` model: random puts, deletes, single-deletes, batches,
+//! The database against a `BTreeMap` model: random puts, merges (string append with `.`),
+//! deletes, single-deletes, batches,
 //! gets, snapshot reads, iterations in both directions with bounds, flushes and reopens, over
 //! many seeds, with tiny memtables and level targets so that many flushes and compactions
 //! happen (automatic and manual, with snapshots alive), and random table options
@@ -26,10 +27,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
-    CompactionStyle, Compression, Db, Options, ReadOptions, Snapshot, UniversalOptions, WriteBatch,
-    WriteOptions,
+    CompactionStyle, Compression, Db, Options, ReadOptions, Snapshot, StringAppend,
+    UniversalOptions, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -212,9 +214,22 @@ impl Knobs {
             max_subcompactions: self.max_subcompactions,
             max_compaction_bytes: self.max_compaction_bytes,
             compression,
+            merge_operator: Some(Arc::new(StringAppend::new(MERGE_DELIMITER))),
             ..Options::default()
         }
     }
+}
+
+/// The delimiter of the model's merge operator (string append).
+const MERGE_DELIMITER: &[u8] = b".";
+
+/// The model's effect of merging `operand` into `key`.
+fn model_merge(model: &mut Model, key: &[u8], operand: &[u8]) {
+    let value = match model.get(key) {
+        Some(old) => [old.as_slice(), MERGE_DELIMITER, operand].concat(),
+        None => operand.to_vec(),
+    };
+    model.insert(key.to_vec(), value);
 }
 
 /// One update of a batch.
@@ -223,6 +238,7 @@ enum Update {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
     SingleDelete(Vec<u8>),
+    Merge(Vec<u8>, Vec<u8>),
 }
 
 /// Where a walk starts.
@@ -305,6 +321,7 @@ impl fmt::Display for Op {
                         Update::Put(k, v) => write!(f, " put {} {}", token(k), token(v))?,
                         Update::Delete(k) => write!(f, " delete {}", token(k))?,
                         Update::SingleDelete(k) => write!(f, " single-delete {}", token(k))?,
+                        Update::Merge(k, v) => write!(f, " merge {} {}", token(k), token(v))?,
                     }
                 }
                 Ok(())
@@ -398,6 +415,7 @@ impl Op {
                         "put" => Update::Put(w.bytes(), w.bytes()),
                         "delete" => Update::Delete(w.bytes()),
                         "single-delete" => Update::SingleDelete(w.bytes()),
+                        "merge" => Update::Merge(w.bytes(), w.bytes()),
                         other => panic!("log line {line:?}: unknown update {other:?}"),
                     });
                 }
@@ -438,7 +456,8 @@ struct Generator {
     num_levels: usize,
     universal: bool,
     keyspace: u64,
-    /// Puts since the last delete, per key: single-delete is only legal when this is <= 1.
+    /// Puts and merges since the last delete, per key: single-delete is only legal when this
+    /// is <= 1 (RocksDB leaves a single-delete over several merges undefined).
     puts_since_delete: HashMap<Vec<u8>, u32>,
 }
 
@@ -484,10 +503,15 @@ impl Generator {
         let key = self.key();
         let roll = self.rng.below(10);
         let puts = self.puts_since_delete.get(&key).copied().unwrap_or(0);
-        if roll < 6 {
+        if roll < 5 {
             let v = self.value();
             self.puts_since_delete.insert(key.clone(), puts + 1);
             Update::Put(key, v)
+        } else if roll < 7 {
+            let len = self.rng.below(8);
+            let operand = (0..len).map(|_| b'a' + self.rng.below(26) as u8).collect();
+            self.puts_since_delete.insert(key.clone(), puts + 1);
+            Update::Merge(key, operand)
         } else if roll < 9 || puts > 1 {
             self.puts_since_delete.insert(key.clone(), 0);
             Update::Delete(key)
@@ -606,6 +630,10 @@ impl Runner {
                         Update::SingleDelete(k) => {
                             batch.single_delete(k);
                             model.remove(k);
+                        }
+                        Update::Merge(k, v) => {
+                            batch.merge(k, v);
+                            model_merge(&mut model, k, v);
                         }
                     }
                 }

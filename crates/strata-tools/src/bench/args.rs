@@ -37,7 +37,9 @@ pub struct BenchArgs {
     /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
     /// readmissing, readseq, readreverse, seekrandom. Mixed: readwhilewriting,
     /// seekrandomwhilewriting (one extra writer thread), readrandomwriterandom
-    /// (--readwritepercent), updaterandom (read-modify-write). Meta: flush, compact0,
+    /// (--readwritepercent), updaterandom (read-modify-write). Merges (with
+    /// --merge_operator): mergerandom, readrandommergerandom (--mergereadpercent). Meta: flush,
+    /// compact0,
     /// compact1, compactall (also "compact"), waitforcompaction, stats, levelstats,
     /// resetstats.
     #[arg(
@@ -112,6 +114,14 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 90)]
     pub readwritepercent: u32,
 
+    /// Percent of operations that are merges in readrandommergerandom (the rest are reads).
+    #[arg(long, default_value_t = 70)]
+    pub mergereadpercent: u32,
+
+    /// Distinct keys of mergerandom and readrandommergerandom; -1 means --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub merge_keys: i64,
+
     /// Seconds each step runs for, ignoring --num and --reads (0 = run by count).
     #[arg(long, default_value_t = 0)]
     pub duration: u64,
@@ -146,6 +156,14 @@ impl BenchArgs {
         match (self.report_interval_seconds, &self.plot) {
             (0, Some(_)) => 1,
             (n, _) => n,
+        }
+    }
+
+    /// Distinct keys of the merge steps.
+    pub fn merge_keys(&self) -> u64 {
+        match self.merge_keys {
+            n if n <= 0 => self.num,
+            n => n as u64,
         }
     }
 

@@ -69,6 +69,10 @@ enum Step {
     ReadRandomWriteRandom,
     /// Read-modify-write of random keys.
     UpdateRandom,
+    /// Merges into random keys (db_bench's mergerandom).
+    MergeRandom,
+    /// Random gets and merges mixed by --mergereadpercent.
+    ReadRandomMergeRandom,
     Flush,
     Compact(Option<usize>),
     WaitForCompaction,
@@ -102,6 +106,8 @@ const STEPS: &[(&str, Step)] = &[
     ("seekrandomwhilewriting", Step::WhileWriting { seek: true }),
     ("readrandomwriterandom", Step::ReadRandomWriteRandom),
     ("updaterandom", Step::UpdateRandom),
+    ("mergerandom", Step::MergeRandom),
+    ("readrandommergerandom", Step::ReadRandomMergeRandom),
     ("flush", Step::Flush),
     ("compact0", Step::Compact(Some(0))),
     ("compact1", Step::Compact(Some(1))),
@@ -138,6 +144,10 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
             args.readwritepercent > 100,
             "--readwritepercent must be between 0 and 100",
         ),
+        (
+            args.mergereadpercent > 100,
+            "--mergereadpercent must be between 0 and 100",
+        ),
     ];
     match problems.iter().find(|(bad, _)| *bad) {
         Some((_, why)) => Err(why.to_string()),
@@ -155,6 +165,18 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         .filter(|s| !s.is_empty())
         .map(|name| parse_step(name).map(|s| (name.to_string(), s)))
         .collect::<Result<_, _>>()?;
+    let merges = steps
+        .iter()
+        .find(|(_, s)| matches!(s, Step::MergeRandom | Step::ReadRandomMergeRandom));
+    if let Some((name, _)) = merges {
+        if args.options.merge_operator.is_empty() {
+            return Err(format!(
+                "{name} needs a merge operator: --merge_operator={}",
+                crate::engine_flags::MERGE_OPERATORS.join(" or ")
+            )
+            .into());
+        }
+    }
 
     let path = args.db.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("strata-bench-{}", std::process::id()))
@@ -381,6 +403,14 @@ fn run_step(
             total.found
         ),
         Step::UpdateRandom => format!("( updates:{} found:{})", total.done, total.found),
+        Step::MergeRandom => format!("( updates:{})", total.done),
+        Step::ReadRandomMergeRandom => format!(
+            "(reads:{} merges:{} total:{} hits:{})",
+            total.reads,
+            total.done - total.reads,
+            total.done,
+            total.found
+        ),
         _ => String::new(),
     };
     outln!("{}", result_line(name, &total, elapsed, &message))?;
@@ -686,6 +716,36 @@ fn run_thread(
             }
             if step == Step::UpdateRandom {
                 stats.reads = 0;
+            }
+        }
+        Step::MergeRandom | Step::ReadRandomMergeRandom => {
+            // db_bench's loops: a random key of --merge_keys, then a merge (always, or by
+            // --mergereadpercent) or a get. Operands of uint64add are 8 bytes, as its
+            // integers; others --value_size.
+            let operand_size = match args.options.merge_operator.as_str() {
+                "uint64add" => 8,
+                _ => args.value_size,
+            };
+            let keys = args.merge_keys().max(1);
+            while more(stats.done, args.reads()) {
+                let k = rng.below(keys);
+                fill_key(k, &mut key);
+                let merge =
+                    step == Step::MergeRandom || rng.below(100) < u64::from(args.mergereadpercent);
+                let t = clock();
+                if merge {
+                    db.merge(&key, values.next(operand_size), sync)?;
+                    live.put(k);
+                    stats.bytes += (key_size + operand_size) as u64;
+                    stats.written += (key_size + operand_size) as u64;
+                } else {
+                    if let Some(len) = db.get(&key)? {
+                        stats.found += 1;
+                        stats.bytes += (key.len() + len) as u64;
+                    }
+                    stats.reads += 1;
+                }
+                timed(&mut stats, t);
             }
         }
         Step::ReadSeq { reverse } => {

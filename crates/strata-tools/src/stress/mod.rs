@@ -13,6 +13,11 @@
 //! acknowledged write (the WAL is written before a write is acknowledged, and the kernel
 //! keeps what a killed process wrote). A batch in flight at the kill is all there or not at
 //! all: a thread has one write in flight, so its keys still marked pending are one batch.
+//!
+//! Merges (`uint64add`): when the mix has merges, every fourth key a thread owns is a
+//! *counter*, whose values are 8-byte little-endian integers and whose value id is the
+//! integer itself. A put writes the next id; a merge adds 1 to 16, so that the id after it is
+//! the sum. The oracle then models merges as any other write: pending before, committed after.
 
 mod oracle;
 
@@ -24,8 +29,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use std::sync::Arc;
 use strata::internals::Rng;
-use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, Options, ReadOptions, UInt64Add, WriteBatch, WriteOptions};
 
 use crate::engine_flags::{parse_bool, EngineFlags};
 use oracle::Oracle;
@@ -76,10 +82,10 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 300)]
     pub max_value_size: usize,
 
-    /// Operation mix as weights: put, delete, single_delete, batch, get, iter, snapshot.
+    /// Operation mix as weights: put, merge, delete, single_delete, batch, get, iter, snapshot.
     #[arg(
         long,
-        default_value = "put=40,delete=8,single_delete=4,batch=10,get=25,iter=8,snapshot=5"
+        default_value = "put=40,merge=8,delete=8,single_delete=4,batch=10,get=25,iter=8,snapshot=5"
     )]
     pub ops: String,
 
@@ -109,6 +115,7 @@ pub struct StressArgs {
 #[derive(Debug, Clone, Copy, Default)]
 struct Mix {
     put: u64,
+    merge: u64,
     delete: u64,
     single_delete: u64,
     batch: u64,
@@ -129,6 +136,7 @@ impl Mix {
                 .map_err(|_| format!("--ops: weight of {name} is not a number"))?;
             match name {
                 "put" => m.put = w,
+                "merge" => m.merge = w,
                 "delete" => m.delete = w,
                 "single_delete" => m.single_delete = w,
                 "batch" => m.batch = w,
@@ -146,6 +154,7 @@ impl Mix {
 
     fn total(&self) -> u64 {
         self.put
+            + self.merge
             + self.delete
             + self.single_delete
             + self.batch
@@ -168,8 +177,17 @@ fn key_index(key: &[u8]) -> Option<u64> {
         .ok()
 }
 
-/// The value with id `id` of key `k`: its length and bytes follow from (k, id).
+/// True when the run has merges and `k` is a counter (every fourth key of its thread).
+fn is_counter(k: u64, a: &StressArgs) -> bool {
+    (k / a.threads) % 4 == 3 && Mix::parse(&a.ops).is_ok_and(|m| m.merge > 0)
+}
+
+/// The value with id `id` of key `k`: its length and bytes follow from (k, id); a counter's
+/// is `id` as an 8-byte little-endian integer.
 fn value(k: u64, id: u32, a: &StressArgs) -> Vec<u8> {
+    if is_counter(k, a) {
+        return u64::from(id).to_le_bytes().to_vec();
+    }
     let mut rng = Rng::new(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(id));
     let span = (a.max_value_size - a.min_value_size + 1) as u64;
     let mut v = format!("{k}:{id}:").into_bytes();
@@ -182,6 +200,10 @@ fn value(k: u64, id: u32, a: &StressArgs) -> Vec<u8> {
 
 /// The id of `v` as a value of key `k`, if it is a well-formed one.
 fn value_id(k: u64, v: &[u8], a: &StressArgs) -> Option<u32> {
+    if is_counter(k, a) {
+        let n = u64::from_le_bytes(v.try_into().ok()?);
+        return u32::try_from(n).ok().filter(|&id| id != 0);
+    }
     let text = std::str::from_utf8(v).ok()?;
     let mut parts = text.splitn(3, ':');
     let vk: u64 = parts.next()?.parse().ok()?;
@@ -238,8 +260,17 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
 }
 
 fn options(a: &StressArgs) -> Result<Options, BoxError> {
+    // The oracle models merges as uint64add.
+    if !matches!(a.options.merge_operator.as_str(), "" | "uint64add") {
+        return Err(format!(
+            "--merge_operator={}: the stress test models uint64add only",
+            a.options.merge_operator
+        )
+        .into());
+    }
     Ok(Options {
         create_if_missing: true,
+        merge_operator: Some(Arc::new(UInt64Add)),
         ..a.options.options()?
     })
 }
@@ -403,6 +434,45 @@ impl<'a> Worker<'a> {
         self.thread + self.a.threads * self.rng.below(per)
     }
 
+    /// A random counter this thread owns, or another owned key when it has none.
+    fn own_counter(&mut self) -> u64 {
+        let k = self.own_key();
+        let i = (k - self.thread) / self.a.threads;
+        let counter = self.thread + self.a.threads * (i - i % 4 + 3);
+        if counter < self.a.keys {
+            counter
+        } else {
+            k
+        }
+    }
+
+    /// The id a merge of `operand` into `k` leaves: the counter's sum (the operand alone
+    /// onto an absent key).
+    fn merged_id(&self, k: u64, operand: u32) -> u32 {
+        self.oracle.state(k).committed + operand
+    }
+
+    /// Adds 1 to 16 to counter `k`; on any other key, a put.
+    fn merge(&mut self, k: u64) -> Result<(), String> {
+        // Past u32 ids the sum would not name a value id: start the counter again.
+        if !is_counter(k, self.a) || self.oracle.state(k).committed > u32::MAX - 16 {
+            return self.put(k);
+        }
+        let operand = 1 + self.rng.below(16) as u32;
+        let id = self.merged_id(k, operand);
+        self.oracle.begin(k, id)?;
+        self.db
+            .merge_opt(
+                &key(k),
+                &u64::from(operand).to_le_bytes(),
+                &self.write_options,
+            )
+            .map_err(|e| format!("merge {k}: {e}"))?;
+        self.oracle.commit(k, id)?;
+        *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
+        Ok(())
+    }
+
     fn owns(&self, k: u64) -> bool {
         k % self.a.threads == self.thread
     }
@@ -417,6 +487,7 @@ impl<'a> Worker<'a> {
         let m = self.mix;
         for (weight, op) in [
             (m.put, 0),
+            (m.merge, 7),
             (m.delete, 1),
             (m.single_delete, 2),
             (m.batch, 3),
@@ -443,6 +514,10 @@ impl<'a> Worker<'a> {
                     3 => self.batch(),
                     4 => self.get(),
                     5 => self.iterate(),
+                    7 => {
+                        let k = self.own_counter();
+                        self.merge(k)
+                    }
                     _ => self.snapshot_read(),
                 };
             }
@@ -490,6 +565,18 @@ impl<'a> Worker<'a> {
             } else {
                 self.next_id(k)
             };
+            if id != 0
+                && is_counter(k, self.a)
+                && self.oracle.state(k).committed <= u32::MAX - 16
+                && self.rng.one_in(2)
+            {
+                let operand = 1 + self.rng.below(16) as u32;
+                let id = self.merged_id(k, operand);
+                self.oracle.begin(k, id)?;
+                batch.merge(&key(k), &u64::from(operand).to_le_bytes());
+                writes.push((k, id));
+                continue;
+            }
             self.oracle.begin(k, id)?;
             if id == 0 {
                 batch.delete(&key(k));
@@ -794,7 +881,7 @@ mod tests {
     }
 
     #[test]
-    fn engine_defaults_are_the_library_s_but_for_tiny_sizes_and_more_threads() {
+    fn engine_defaults_are_the_library_s_but_for_tiny_sizes_more_threads_and_uint64add() {
         let o = options(&args(&[])).unwrap();
         let library = Options::default();
         assert_eq!(
@@ -806,7 +893,12 @@ mod tests {
             (64 << 10, 64 << 10, 256 << 10)
         );
         assert_eq!((o.max_background_jobs, o.max_subcompactions), (3, 2));
+        assert_eq!(
+            o.merge_operator.as_ref().map(|m| m.name()),
+            Some("uint64add")
+        );
         let same = Options {
+            merge_operator: None,
             create_if_missing: library.create_if_missing,
             write_buffer_size: library.write_buffer_size,
             target_file_size_base: library.target_file_size_base,
@@ -841,5 +933,23 @@ mod tests {
         assert_eq!(Mix::parse("put=3,get=1").unwrap().total(), 4);
         assert!(Mix::parse("put=1,scan=2").unwrap_err().contains("scan"));
         assert!(Mix::parse("put=0").is_err());
+        assert_eq!(Mix::parse("merge=2").unwrap().merge, 2);
+    }
+
+    #[test]
+    fn counters_are_every_fourth_key_of_a_thread_and_their_values_are_their_ids() {
+        let a = args(&["--threads=2"]);
+        let counters: Vec<u64> = (0..16).filter(|&k| is_counter(k, &a)).collect();
+        assert_eq!(counters, [6, 7, 14, 15]);
+        assert_eq!(value(6, 42, &a), 42u64.to_le_bytes());
+        assert_eq!(value_id(6, &42u64.to_le_bytes(), &a), Some(42));
+        for bad in [&0u64.to_le_bytes()[..], &(1u64 << 40).to_le_bytes(), b"42"] {
+            assert_eq!(value_id(6, bad, &a), None, "{bad:?}");
+        }
+        // Without merges in the mix there are no counters.
+        let a = args(&["--threads=2", "--ops=put=1,get=1"]);
+        assert!((0..16).all(|k| !is_counter(k, &a)));
+        let e = options(&args(&["--merge_operator=stringappend"])).unwrap_err();
+        assert!(e.to_string().contains("uint64add"), "{e}");
     }
 }

@@ -11,6 +11,10 @@
 //! - A single-delete and the put it removes, meeting in one stripe: the put is dropped; the
 //!   single-delete too at the bottom of the tree, else it is kept, since lower levels may
 //!   hold older versions it must go on hiding.
+//! - A merge operand kept as it is hides nothing: the next version of its stripe is what a
+//!   reader merges it with, so that version is not dropped as shadowed. (Where a merge
+//!   operator is configured, runs of operands are combined before they reach this filter,
+//!   see [`super::operands`].)
 
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 
@@ -34,6 +38,8 @@ pub struct VisibilityFilter {
     prev_stripe: Option<SequenceNumber>,
     /// A single-delete held back to see whether the next entry is the put it removes.
     held_single_delete: Option<(Vec<u8>, SequenceNumber)>,
+    /// The previous entry of the current key was a merge operand that was kept.
+    after_kept_merge: bool,
 }
 
 /// An entry the filter releases: the held single-delete, or nothing.
@@ -52,11 +58,28 @@ impl VisibilityFilter {
             has_current: false,
             prev_stripe: None,
             held_single_delete: None,
+            after_kept_merge: false,
         }
     }
 
+    /// True when the output is at the bottom of the tree for its key range.
+    pub fn bottommost(&self) -> bool {
+        self.bottommost
+    }
+
+    /// True when `ikey` is the newest entry of its stripe among those decided so far: the
+    /// first of its user key, or the first below a snapshot boundary.
+    pub fn starts_stripe(&self, ikey: &[u8]) -> bool {
+        let Some(p) = ParsedKey::parse(ikey) else {
+            return false;
+        };
+        !self.has_current
+            || p.user_key != self.current_key.as_slice()
+            || self.prev_stripe != Some(self.stripe(p.seq))
+    }
+
     /// The stripe of `seq`: the smallest snapshot at or above it, or MAX for "now".
-    fn stripe(&self, seq: SequenceNumber) -> SequenceNumber {
+    pub fn stripe(&self, seq: SequenceNumber) -> SequenceNumber {
         let i = self.snapshots.partition_point(|&s| s < seq);
         self.snapshots
             .get(i)
@@ -67,6 +90,13 @@ impl VisibilityFilter {
     /// Decides on the entry `ikey` (with the value it carries). First returns an entry held
     /// back earlier that must now be written before this one, if any.
     pub fn decide(&mut self, ikey: &[u8]) -> (Released, Decision) {
+        let (released, decision) = self.decide_inner(ikey);
+        self.after_kept_merge = decision == Decision::Keep
+            && ParsedKey::parse(ikey).is_some_and(|p| p.kind == ValueKind::Merge as u8);
+        (released, decision)
+    }
+
+    fn decide_inner(&mut self, ikey: &[u8]) -> (Released, Decision) {
         let Some(p) = ParsedKey::parse(ikey) else {
             return (self.release(), Decision::Keep); // keep what we cannot read
         };
@@ -76,9 +106,10 @@ impl VisibilityFilter {
             self.current_key.extend_from_slice(p.user_key);
             self.has_current = true;
             self.prev_stripe = None;
+            self.after_kept_merge = false;
         }
         let stripe = self.stripe(p.seq);
-        let shadowed = self.prev_stripe == Some(stripe);
+        let shadowed = self.prev_stripe == Some(stripe) && !self.after_kept_merge;
         self.prev_stripe = Some(stripe);
 
         // A held single-delete meets the next version of its key in the same stripe: if it

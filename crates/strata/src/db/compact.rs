@@ -486,7 +486,8 @@ impl MergeJob<'_> {
                 }
                 Ok(end.is_some_and(|end| user_key(key) >= end))
             };
-            write_visible(&mut it, &mut filter, stop, |k, v| out.add(k, v))?;
+            let op = self.options.merge_operator.as_deref();
+            write_visible(&mut it, &mut filter, op, stop, |k, v| out.add(k, v))?;
             out.finish_current()
         })();
         db.io.add_read(

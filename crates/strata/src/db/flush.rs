@@ -158,7 +158,14 @@ impl DbInner {
         let mut filter = VisibilityFilter::new(self.snapshots.all(), false);
         let mut it = mem.iter();
         it.seek_to_first();
-        write_visible(&mut it, &mut filter, |_| Ok(false), |k, v| table.add(k, v))?;
+        let op = cf.options.merge_operator.as_deref();
+        write_visible(
+            &mut it,
+            &mut filter,
+            op,
+            |_| Ok(false),
+            |k, v| table.add(k, v),
+        )?;
         table.finish(self).map(Some)
     }
 

@@ -9,6 +9,13 @@
 //! versions oldest to newest and keeps the last visible one, so it stands *before* the key's
 //! entries in the stream (it then holds the key and value in its own buffers). This is the
 //! scheme of LevelDB's DBIter.
+//!
+//! Merge operands (RocksDB's DBIter does the same): moving forward, a key whose first visible
+//! version is a merge operand is resolved by reading on through its older versions to the
+//! first put or delete (or the next key), and merging; the internal iterator is then past the
+//! current entry (`merged`), and the key and value are in the buffers. Moving backward, the
+//! scan of a key's versions oldest to newest keeps the operands after the newest put or
+//! delete, and merges them when the key is done.
 
 use std::ops::Bound;
 
@@ -18,11 +25,15 @@ use crate::iterator::{InternalIterator, MergingIterator};
 use crate::key::{
     append_internal_key, seek_key, ParsedKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
 };
+use crate::merge::MergeOperator;
 use crate::options::ReadOptions;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
-    /// The internal iterator is on the current entry.
+    /// The internal iterator is on the current entry, or, when the current value was merged,
+    /// past it (on an older version of the key or on a later key); `saved_key` and
+    /// `saved_value` then hold the current entry.
     Forward,
     /// The internal iterator is before all entries of the current key; `saved_key` and
     /// `saved_value` hold the current entry.
@@ -46,6 +57,11 @@ pub struct DbIterator {
     saved_key: Vec<u8>,
     saved_value: Vec<u8>,
     error: Option<Error>,
+    /// Forward only: the current value was merged and is in `saved_value`.
+    merged: bool,
+    merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The column family's name, for errors.
+    family: Arc<str>,
 }
 
 impl DbIterator {
@@ -66,7 +82,22 @@ impl DbIterator {
             saved_key: Vec::new(),
             saved_value: Vec::new(),
             error: None,
+            merged: false,
+            merge_operator: None,
+            family: crate::version::DEFAULT_FAMILY_NAME.into(),
         }
+    }
+
+    /// Resolves merge operands with `op` (without one, a merge operand met is an error).
+    /// `family` names the column family in the error for a merge operand with no operator.
+    pub(crate) fn with_merge_operator(
+        mut self,
+        op: Option<Arc<dyn MergeOperator>>,
+        family: Arc<str>,
+    ) -> Self {
+        self.merge_operator = op;
+        self.family = family;
+        self
     }
 
     fn seq(&self) -> u64 {
@@ -84,8 +115,8 @@ impl DbIterator {
             return &[];
         }
         match self.direction {
-            Direction::Forward => crate::key::user_key(self.iter.key()),
-            Direction::Reverse => &self.saved_key,
+            Direction::Forward if !self.merged => crate::key::user_key(self.iter.key()),
+            _ => &self.saved_key,
         }
     }
 
@@ -95,8 +126,8 @@ impl DbIterator {
             return &[];
         }
         match self.direction {
-            Direction::Forward => self.iter.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.iter.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -191,12 +222,14 @@ impl DbIterator {
             } else {
                 self.iter.seek_to_first();
             }
-        } else {
+        } else if !self.merged {
             self.saved_key.clear();
             self.saved_key
                 .extend_from_slice(crate::key::user_key(self.iter.key()));
             self.iter.next();
         }
+        // (After a merge the internal iterator is already past the entry and `saved_key`
+        // holds the key to skip.)
         self.find_next_user_entry(true);
     }
 
@@ -207,11 +240,21 @@ impl DbIterator {
         }
         if self.direction == Direction::Forward {
             // Step back over the current key's entries, so the reverse scan starts before it.
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(crate::key::user_key(self.iter.key()));
+            // After a merge `saved_key` holds the key, and the internal iterator is past its
+            // entries, or at the end of the stream.
+            let mut past_the_end = self.merged && !self.iter.valid();
+            if !self.merged {
+                self.saved_key.clear();
+                self.saved_key
+                    .extend_from_slice(crate::key::user_key(self.iter.key()));
+            }
+            self.merged = false;
             loop {
-                self.iter.prev();
+                if std::mem::take(&mut past_the_end) {
+                    self.iter.seek_to_last();
+                } else {
+                    self.iter.prev();
+                }
                 if !self.iter.valid() {
                     self.valid = false;
                     self.saved_key.clear();
@@ -245,6 +288,7 @@ impl DbIterator {
     /// `saved_key` are hidden.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         let seq = self.seq();
+        self.merged = false;
         while self.iter.valid() {
             let upper = self.upper.as_deref();
             let Some(p) = ParsedKey::parse(self.iter.key()) else {
@@ -268,7 +312,16 @@ impl DbIterator {
                         self.saved_key.clear();
                         return;
                     }
-                    Some(ValueKind::Put) => {} // hidden by a newer delete or already returned
+                    Some(ValueKind::Merge)
+                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                    {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        self.merge_forward();
+                        return;
+                    }
+                    // Hidden by a newer delete or already returned.
+                    Some(ValueKind::Put | ValueKind::Merge) => {}
                     None => {}
                 }
             }
@@ -278,10 +331,61 @@ impl DbIterator {
         self.saved_key.clear();
     }
 
+    /// Forward, on the newest visible version of `saved_key`, a merge operand: reads the
+    /// older versions down to the first put or delete (leaving the internal iterator on it)
+    /// or to the next key, and merges them into `saved_value`.
+    fn merge_forward(&mut self) {
+        let mut versions = vec![(ValueKind::Merge, self.iter.value().to_vec())];
+        self.iter.next();
+        while self.iter.valid() {
+            let Some(p) = ParsedKey::parse(self.iter.key()) else {
+                self.parse_current();
+                break;
+            };
+            if p.user_key != self.saved_key.as_slice() {
+                break;
+            }
+            if let Some(kind) = p.value_kind() {
+                versions.push((kind, self.iter.value().to_vec()));
+                if kind != ValueKind::Merge {
+                    break;
+                }
+            }
+            self.iter.next();
+        }
+        let resolved = match (&self.error, self.iter.status()) {
+            (Some(e), _) => Err(e.duplicate()),
+            (None, Err(e)) => Err(e),
+            (None, Ok(())) => crate::merge::resolve(
+                self.merge_operator.as_deref(),
+                &self.family,
+                &self.saved_key,
+                versions.iter().map(|(k, v)| (*k, v.as_slice())),
+            ),
+        };
+        match resolved {
+            Ok(value) => {
+                self.saved_value = value.unwrap_or_default();
+                self.valid = true;
+                self.merged = true;
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+                self.valid = false;
+                self.saved_key.clear();
+            }
+        }
+    }
+
     /// Backward: keeps the newest visible version of the key before the current position.
     fn find_prev_user_entry(&mut self) {
         let seq = self.seq();
+        self.merged = false;
         let mut found_kind = ValueKind::Delete;
+        // The merge operands of the key being scanned, oldest first, after its newest put or
+        // delete so far; with a put below them, `saved_value` holds its value.
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut has_base = false;
         while self.iter.valid() {
             let lower = self.lower.as_deref();
             let Some(p) = ParsedKey::parse(self.iter.key()) else {
@@ -298,6 +402,7 @@ impl DbIterator {
                 match p.value_kind() {
                     Some(ValueKind::Put) => {
                         found_kind = ValueKind::Put;
+                        operands.clear();
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         let v = self.iter.value();
@@ -306,13 +411,46 @@ impl DbIterator {
                     }
                     Some(ValueKind::Delete | ValueKind::SingleDelete) => {
                         found_kind = ValueKind::Delete;
+                        operands.clear();
                         self.saved_key.clear();
                         self.saved_value.clear();
+                    }
+                    Some(ValueKind::Merge) => {
+                        match found_kind {
+                            ValueKind::Put => has_base = true,
+                            ValueKind::Merge => {}
+                            _ => {
+                                has_base = false;
+                                self.saved_value.clear();
+                            }
+                        }
+                        found_kind = ValueKind::Merge;
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(p.user_key);
+                        operands.push(self.iter.value().to_vec());
                     }
                     None => {}
                 }
             }
             self.iter.prev();
+        }
+        if found_kind == ValueKind::Merge {
+            operands.reverse();
+            let base = has_base.then_some(self.saved_value.as_slice());
+            let merged = match self.merge_operator.as_deref() {
+                Some(op) => crate::merge::full_merge(op, &self.saved_key, base, &operands),
+                None => Err(crate::merge::no_operator_error(
+                    &self.family,
+                    &self.saved_key,
+                )),
+            };
+            match merged {
+                Ok(v) => self.saved_value = v,
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    found_kind = ValueKind::Delete;
+                }
+            }
         }
         if found_kind == ValueKind::Delete {
             self.valid = false;
@@ -422,10 +560,12 @@ mod tests {
     //! ...
     //! ```
     //!
-    //! Entries are `key#seq,KIND=value` (KIND: PUT, DEL, SINGLEDEL; `\xNN` for other bytes).
+    //! Entries are `key#seq,KIND=value` (KIND: PUT, DEL, SINGLEDEL, MERGE; `\xNN` for other
+    //! bytes).
     //! Each `mem:` line is a memtable, each `L0:` line an L0 table, each `Ln:` line the next
     //! table of level n (in key order). `iter` reads at sequence number `seq` (by default, all
-    //! of it), between `lower` and `upper` when given, and prints where each operation (`first`,
+    //! of it), between `lower` and `upper` when given, with merge operands appended with `,`
+    //! (`op=none`: no merge operator), and prints where each operation (`first`,
     //! `last`, `seek k`, `seek-for-prev k`, `next`, `prev`) leaves it: `key=value`, or `.`
     //! past either end.
     //!
@@ -449,14 +589,49 @@ mod tests {
         Put(Vec<u8>, Vec<u8>),
         Delete(Vec<u8>),
         SingleDelete(Vec<u8>),
+        /// An operand of [`appender`], which appends it to the value.
+        Merge(Vec<u8>, Vec<u8>),
     }
 
     impl Write {
         fn key(&self) -> &[u8] {
             match self {
                 Write::Put(k, _) | Write::Delete(k) | Write::SingleDelete(k) => k,
+                Write::Merge(k, _) => k,
             }
         }
+    }
+
+    /// The merge operator of the histories: appends operands with no delimiter, so that a
+    /// value split into pieces is reached by merging them in order.
+    fn appender() -> Arc<dyn MergeOperator> {
+        Arc::new(crate::merge::StringAppend::new(b""))
+    }
+
+    /// Writes that leave `key` at `value` whatever came before: a put, or pieces of the value
+    /// merged onto a put of the first piece, onto a delete, or onto nothing (`fresh`: no
+    /// earlier write of the key).
+    fn writes_for_value(key: &[u8], value: &[u8], fresh: bool, rng: &mut Rng) -> Vec<Write> {
+        let mode = rng.below(4);
+        if mode == 0 {
+            return vec![Write::Put(key.to_vec(), value.to_vec())];
+        }
+        let mut pieces = Vec::new();
+        let mut rest = value;
+        for _ in 0..rng.below(3) {
+            let (piece, tail) = rest.split_at(rng.below(rest.len() as u64 + 1) as usize);
+            pieces.push(piece.to_vec());
+            rest = tail;
+        }
+        pieces.push(rest.to_vec());
+        let mut out = Vec::new();
+        match mode {
+            1 => out.push(Write::Put(key.to_vec(), pieces.remove(0))),
+            2 if fresh => {}
+            _ => out.push(Write::Delete(key.to_vec())),
+        }
+        out.extend(pieces.into_iter().map(|p| Write::Merge(key.to_vec(), p)));
+        out
     }
 
     /// Writes after whose first `visible` the database holds `entries` (and the keys outside
@@ -481,10 +656,14 @@ mod tests {
                 for _ in 0..rng.below(3) {
                     q.push(Write::Put(k.clone(), noise(rng)));
                     if rng.one_in(3) {
+                        q.push(Write::Merge(k.clone(), noise(rng)));
+                    }
+                    if rng.one_in(3) {
                         q.push(Write::Delete(k.clone()));
                     }
                 }
-                q.push(Write::Put(k.clone(), v.clone()));
+                let fresh = q.is_empty();
+                q.extend(writes_for_value(k, v, fresh, rng));
                 queues.push(q);
             }
             for k in outside {
@@ -528,9 +707,10 @@ mod tests {
                     Some(e) => e.0.clone(),
                     None => random_key(rng),
                 };
-                self.writes.push(match rng.one_in(3) {
-                    true => Write::Delete(key),
-                    false => Write::Put(key, noise(rng)),
+                self.writes.push(match rng.below(3) {
+                    0 => Write::Delete(key),
+                    1 => Write::Merge(key, noise(rng)),
+                    _ => Write::Put(key, noise(rng)),
                 });
             }
         }
@@ -607,6 +787,7 @@ mod tests {
                 disable_auto_compactions: true,
                 target_file_size_base: 4096,
                 block_size: 256,
+                merge_operator: Some(appender()),
                 ..Options::default()
             };
             let db = crate::Db::open(dir.path(), options).unwrap();
@@ -629,6 +810,7 @@ mod tests {
                     Write::Put(k, v) => db.put(k, v),
                     Write::Delete(k) => db.delete(k),
                     Write::SingleDelete(k) => db.single_delete(k),
+                    Write::Merge(k, v) => db.merge(k, v),
                 }
                 .unwrap();
             }
@@ -670,6 +852,7 @@ mod tests {
                         Write::Put(_, v) => (ValueKind::Put, v.clone()),
                         Write::Delete(_) => (ValueKind::Delete, Vec::new()),
                         Write::SingleDelete(_) => (ValueKind::SingleDelete, Vec::new()),
+                        Write::Merge(_, v) => (ValueKind::Merge, v.clone()),
                     };
                     let mut ikey = Vec::new();
                     append_internal_key(&mut ikey, w.key(), seq, kind as u8);
@@ -702,7 +885,8 @@ mod tests {
                 }
             }
             let read_seq = h.visible as u64;
-            let it = DbIterator::new(lsm.iter(), (read_seq, None), lower, upper);
+            let it = DbIterator::new(lsm.iter(), (read_seq, None), lower, upper)
+                .with_merge_operator(Some(appender()), "default".into());
             self.lsm = Some(lsm);
             Box::new(it)
         }
@@ -805,8 +989,14 @@ mod tests {
         };
         let lower = arg(case, "lower")?;
         let upper = arg(case, "upper")?;
+        let op: Option<Arc<dyn MergeOperator>> = match arg(case, "op")?.as_deref() {
+            None => Some(Arc::new(crate::merge::StringAppend::new(b","))),
+            Some(b"none") => None,
+            Some(other) => return Err(format!("op={}: unknown", printable(other))),
+        };
         case.expect_empty().map_err(|e| e.to_string())?;
-        let mut it = DbIterator::new(lsm.iter(), (seq, None), lower, upper);
+        let mut it = DbIterator::new(lsm.iter(), (seq, None), lower, upper)
+            .with_merge_operator(op, "default".into());
         walk(&mut it, &case.input)
     }
 

@@ -29,6 +29,7 @@ mod compact;
 mod flush;
 mod info_log;
 mod iter;
+mod lookup;
 mod obsolete;
 mod open;
 mod recovery;
@@ -181,6 +182,29 @@ impl Db {
         self.inner.family(cf)?;
         let mut batch = WriteBatch::new();
         batch.put_cf(cf, key, value);
+        self.write(batch, &WriteOptions::default())
+    }
+
+    /// Records `operand` for `key`, to be combined with the key's older value by the default
+    /// family's [`Options::merge_operator`] (RocksDB's `Merge`). Refused with
+    /// `InvalidArgument` when the family has no merge operator.
+    pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.merge_opt(key, operand, &WriteOptions::default())
+    }
+
+    /// [`Db::merge`] with write options.
+    pub fn merge_opt(&self, key: &[u8], operand: &[u8], options: &WriteOptions) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.merge(key, operand);
+        self.write(batch, options)
+    }
+
+    /// Records `operand` for `key` in column family `cf`, combined by that family's merge
+    /// operator ([`CfOptions::merge_operator`]).
+    pub fn merge_cf(&self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.inner.family(cf)?;
+        let mut batch = WriteBatch::new();
+        batch.merge_cf(cf, key, operand);
         self.write(batch, &WriteOptions::default())
     }
 
@@ -560,13 +584,14 @@ impl DbInner {
                     return Ok(Some(v.to_vec()));
                 }
                 Lookup::Deleted => return Ok(None),
+                Lookup::Merge => return self.get_merged(cf, &sv, key, seq),
                 Lookup::Missing => {}
             }
         }
         let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
-        let result = self.get_from_tables(&sv, key, &target, seq);
+        let result = self.get_from_tables(cf, &sv, key, &target, seq);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
     }
@@ -574,6 +599,7 @@ impl DbInner {
     /// The table half of a point lookup; `target` is the seek key for `(key, seq)`.
     fn get_from_tables(
         &self,
+        cf: &ColumnFamilyData,
         sv: &SuperVersion,
         key: &[u8],
         target: &[u8],
@@ -595,6 +621,9 @@ impl DbInner {
                 Some((kind, v)) if kind == ValueKind::Put as u8 => {
                     self.counters.add(Counter::GetsFound, 1);
                     return Ok(Some(v));
+                }
+                Some((kind, _)) if kind == ValueKind::Merge as u8 => {
+                    return self.get_merged(cf, sv, key, seq);
                 }
                 Some(_) => return Ok(None),
                 None => {}
@@ -642,6 +671,7 @@ impl DbInner {
             options.lower_bound,
             options.upper_bound,
         )
+        .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
     }
 
     /// The live family of `handle`, or an error naming it.

@@ -1,7 +1,7 @@
 //! Writing tables, shared by flush and compaction: [`TableOutput`] is one table being written
 //! (its file counted under the job's IO class, its key range tracked, finished into the
-//! [`FileMeta`] the manifest records), and [`write_visible`] feeds it the entries of an
-//! iterator that some reader can still see.
+//! [`FileMeta`] the manifest records), and `write_visible` (from `compaction::operands`) feeds it
+//! the entries of an iterator that some reader can still see.
 //!
 //! A finished table is durable (the builder syncs the file, then the directory is synced)
 //! before its `FileMeta` exists, so no manifest edit can name a table that a crash could lose.
@@ -9,11 +9,10 @@
 //! the next open removes.
 
 use super::DbInner;
-use crate::compaction::{Decision, VisibilityFilter};
+pub(super) use crate::compaction::operands::write_visible;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::{CountedFile, IoClass};
-use crate::iterator::InternalIterator;
 use crate::table::{TableBuilder, TableOptions};
 use crate::version::FileMeta;
 
@@ -98,32 +97,4 @@ impl TableOutput {
 /// orphan that the next open removes.
 pub(super) fn delete_table(db: &DbInner, number: u64) {
     let _ = db.fs.remove_file(&table_path(&db.path, number));
-}
-
-/// Feeds `add` the entries of `it`, from its current position, that `filter` keeps, until the
-/// iterator ends or `stop` says so for the entry at hand (which is then not consumed).
-pub(super) fn write_visible(
-    it: &mut dyn InternalIterator,
-    filter: &mut VisibilityFilter,
-    mut stop: impl FnMut(&[u8]) -> Result<bool>,
-    mut add: impl FnMut(&[u8], &[u8]) -> Result<()>,
-) -> Result<()> {
-    while it.valid() {
-        if stop(it.key())? {
-            break;
-        }
-        let (released, decision) = filter.decide(it.key());
-        if let Some((k, v)) = released {
-            add(&k, &v)?;
-        }
-        if decision == Decision::Keep {
-            add(it.key(), it.value())?;
-        }
-        it.next();
-    }
-    it.status()?;
-    if let Some((k, v)) = filter.release() {
-        add(&k, &v)?;
-    }
-    Ok(())
 }

@@ -124,6 +124,21 @@ impl DbInner {
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
+        let families = self.families();
+        for (cf, key) in batch.merges() {
+            // A family the database does not have is refused with the group (check_families).
+            if let Some(cf) = families
+                .get(&cf)
+                .filter(|f| f.options.merge_operator.is_none())
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "merge of key '{}' refused: no merge operator is configured for column \
+                     family '{}' (set merge_operator in its options)",
+                    crate::util::printable(key),
+                    cf.name()
+                )));
+            }
+        }
         if batch.is_empty() {
             return Ok(());
         }

@@ -19,7 +19,7 @@ use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableOptions};
 use crate::version::{Version, VersionEdit};
 use crate::write_batch::DecodedBatch;
-use crate::{Db, Options, WriteBatch};
+use crate::{Db, Options, UInt64Add, WriteBatch};
 
 /// Bytes as a file, for the readers.
 struct MemFile {
@@ -155,8 +155,9 @@ pub fn manifest_decoder(data: &[u8]) {
 
 static API_RUNS: AtomicU64 = AtomicU64::new(0);
 
-/// A sequence of API operations read from the bytes (put, delete, batch, get, scan, flush,
-/// compaction, reopen) on a real database with tiny memtables, against a `BTreeMap`.
+/// A sequence of API operations read from the bytes (put, merge, delete, batch, get, scan,
+/// flush, compaction, reopen) on a real database with tiny memtables and the `uint64add`
+/// merge operator, against a `BTreeMap`.
 pub fn api_ops(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!(
         "strata-fuzz-{}-{}",
@@ -170,6 +171,7 @@ pub fn api_ops(data: &[u8]) {
         target_file_size_base: 2048,
         max_bytes_for_level_base: 8192,
         level0_file_num_compaction_trigger: 2,
+        merge_operator: Some(Arc::new(UInt64Add)),
         ..Options::default()
     };
     let mut db = Db::open(&dir, options.clone()).expect("open");
@@ -179,6 +181,12 @@ pub fn api_ops(data: &[u8]) {
     while let Some(op) = next() {
         let key = |b: Option<u8>| format!("k{:02}", b.unwrap_or(0) % 32).into_bytes();
         match op % 10 {
+            0..=2 if op >= 160 => {
+                let k = key(next());
+                let operand = u64::from(next().unwrap_or(0));
+                db.merge(&k, &operand.to_le_bytes()).expect("merge");
+                model_add(&mut model, k, operand);
+            }
             0..=2 => {
                 let k = key(next());
                 let v = vec![b'v'; usize::from(next().unwrap_or(0)) * 4];
@@ -194,9 +202,13 @@ pub fn api_ops(data: &[u8]) {
                 let mut batch = WriteBatch::new();
                 for _ in 0..next().unwrap_or(0) % 4 {
                     let k = key(next());
-                    if next().unwrap_or(0) % 2 == 0 {
+                    let what = next().unwrap_or(0);
+                    if what % 2 == 0 {
                         batch.delete(&k);
                         model.remove(&k);
+                    } else if what % 4 == 3 {
+                        batch.merge(&k, &u64::from(what).to_le_bytes());
+                        model_add(&mut model, k, u64::from(what));
                     } else {
                         batch.put(&k, b"batch");
                         model.insert(k, b"batch".to_vec());
@@ -232,6 +244,15 @@ pub fn api_ops(data: &[u8]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The model of a `uint64add` merge: a value that is not 8 bytes long counts as 0.
+fn model_add(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: Vec<u8>, operand: u64) {
+    let old = model
+        .get(&key)
+        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+        .map_or(0, u64::from_le_bytes);
+    model.insert(key, old.wrapping_add(operand).to_le_bytes().to_vec());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +269,22 @@ mod tests {
             manifest_decoder(&data);
         }
         api_ops(&[0, 1, 2, 5, 1, 7, 6, 9, 5, 1, 3, 1, 8, 6]);
+    }
+
+    /// The API target with many merges (ops at or above 160 ending in 0-2), so that its
+    /// merge paths are exercised without the fuzzer: merges onto puts of other lengths,
+    /// onto deletes, in batches, across flushes, compactions and reopens.
+    #[test]
+    fn api_ops_with_merges_agree_with_the_model() {
+        let mut rng = crate::util::Rng::new(11);
+        for _ in 0..6 {
+            let data: Vec<u8> = (0..400)
+                .map(|_| match rng.below(10) {
+                    0..=4 => 160 + rng.below(3) as u8,
+                    _ => rng.below(256) as u8,
+                })
+                .collect();
+            api_ops(&data);
+        }
     }
 }

@@ -26,6 +26,9 @@ pub enum Lookup<'a> {
     Deleted,
     /// The memtable has no visible entry for the key.
     Missing,
+    /// The newest visible entry is a merge operand: the reader must collect the operands
+    /// below it (here and in older memtables and tables) and merge them.
+    Merge,
 }
 
 /// Recent writes, in memory.
@@ -77,6 +80,7 @@ impl MemTable {
             // SAFETY: as above.
             Some(ValueKind::Put) => Lookup::Found(unsafe { node_value(node) }),
             Some(ValueKind::Delete | ValueKind::SingleDelete) => Lookup::Deleted,
+            Some(ValueKind::Merge) => Lookup::Merge,
             None => Lookup::Missing,
         }
     }
@@ -287,7 +291,7 @@ mod tests {
                 let got = match mem.get(&key, at) {
                     Lookup::Found(v) => Some(Some(v.to_vec())),
                     Lookup::Deleted => Some(None),
-                    Lookup::Missing => None,
+                    Lookup::Missing | Lookup::Merge => None,
                 };
                 assert_eq!(got, expect, "seed {seed} key {k} at {at}");
             }

@@ -81,7 +81,13 @@ impl TableOptions {
             comparator: crate::key::compare_internal,
             filter_key: crate::key::user_key,
             key_info: |k| match crate::key::ParsedKey::parse(k) {
-                Some(p) => (p.seq, p.kind != crate::key::ValueKind::Put as u8),
+                Some(p) => (
+                    p.seq,
+                    matches!(
+                        p.value_kind(),
+                        Some(crate::key::ValueKind::Delete | crate::key::ValueKind::SingleDelete)
+                    ),
+                ),
                 None => (0, false),
             },
             ..TableOptions::default()

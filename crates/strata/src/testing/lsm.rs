@@ -15,7 +15,7 @@ use crate::table::{Table, TableBuilder, TableOptions};
 use crate::testing::harness::{Entries, Entry};
 use crate::util::{printable, Rng};
 
-/// Parses `key#seq,KIND` (KIND one of PUT, DEL, SINGLEDEL; `\xNN` escapes in the key) into
+/// Parses `key#seq,KIND` (KIND one of PUT, DEL, SINGLEDEL, MERGE; `\xNN` escapes in the key) into
 /// an encoded internal key.
 pub(crate) fn parse_key(s: &str) -> Result<Vec<u8>, String> {
     let (user, trailer) = s
@@ -27,10 +27,15 @@ pub(crate) fn parse_key(s: &str) -> Result<Vec<u8>, String> {
     let seq: u64 = seq
         .parse()
         .map_err(|e| format!("{s:?}: sequence number: {e}"))?;
-    let kind = [ValueKind::Put, ValueKind::Delete, ValueKind::SingleDelete]
-        .into_iter()
-        .find(|k| k.name() == kind)
-        .ok_or_else(|| format!("{s:?}: unknown kind {kind:?}"))?;
+    let kind = [
+        ValueKind::Put,
+        ValueKind::Delete,
+        ValueKind::SingleDelete,
+        ValueKind::Merge,
+    ]
+    .into_iter()
+    .find(|k| k.name() == kind)
+    .ok_or_else(|| format!("{s:?}: unknown kind {kind:?}"))?;
     let mut ikey = Vec::new();
     append_internal_key(&mut ikey, &unescape(user)?, seq, kind as u8);
     Ok(ikey)

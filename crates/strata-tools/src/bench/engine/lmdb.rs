@@ -95,6 +95,10 @@ impl Engine for LmdbEngine {
         Ok(())
     }
 
+    fn merge(&self, _key: &[u8], _operand: &[u8], _sync: bool) -> EngineResult<()> {
+        Err("LMDB has no merge operator".into())
+    }
+
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
         let mut txn = self.env.write_txn()?;
         self.db.delete(&mut txn, key)?;

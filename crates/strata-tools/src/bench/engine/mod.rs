@@ -38,6 +38,8 @@ pub trait Engine: Send + Sync {
     /// Writes one key (`sync`: durable before returning, as fillsync's writes).
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()>;
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()>;
+    /// Merges `operand` into the key with the engine's `--merge_operator`.
+    fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()>;
     /// The length of the key's value, if the key is there.
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>>;
     /// Visits the entries from the first (or, `reverse`, from the last) while `visit` returns

@@ -5,12 +5,14 @@
 //! are made beside the flags: dynamic level sizing (RocksDB's default since 8.4, and Strata's
 //! rule) and statistics at their cheapest level (tickers only, no timers or histograms), which
 //! give the counters of the report. Only compact0 and compact1 are missing: the crate has no
-//! CompactFiles.
+//! CompactFiles. `--merge_operator` installs Strata's operator of that name through the C
+//! API's merge callbacks.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
     BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompactionStyle,
@@ -59,6 +61,24 @@ fn int(v: usize, flag: &str) -> EngineResult<i32> {
 fn options(args: &BenchArgs) -> EngineResult<Options> {
     let mut o = Options::default();
     o.create_if_missing(!args.use_existing_db);
+    // `--merge_operator`: Strata's operator, called through the C API's callbacks (db_bench
+    // uses RocksDB's own C++ operators of the same names and meaning).
+    if let Some(op) = crate::engine_flags::merge_operator(&args.options.merge_operator)? {
+        let name = op.name().to_string();
+        let full = op.clone();
+        let partial = op;
+        o.set_merge_operator(
+            name.as_str(),
+            move |key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands| {
+                let operands: Vec<&[u8]> = operands.iter().collect();
+                full.full_merge(key, existing, &operands).ok()
+            },
+            move |key: &[u8], _: Option<&[u8]>, operands: &MergeOperands| {
+                let operands: Vec<&[u8]> = operands.iter().collect();
+                partial.partial_merge(key, &operands)
+            },
+        );
+    }
     o.set_write_buffer_size(args.options.write_buffer_size);
     o.set_max_write_buffer_number(int(
         args.options.max_write_buffer_number,
@@ -205,6 +225,13 @@ impl Engine for RocksDbEngine {
 
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
         with_write_options(sync, self.disable_wal, |o| self.db.put_opt(key, value, o))?;
+        Ok(())
+    }
+
+    fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
+        with_write_options(sync, self.disable_wal, |o| {
+            self.db.merge_opt(key, operand, o)
+        })?;
         Ok(())
     }
 

@@ -52,6 +52,14 @@ impl Engine for StrataEngine {
         Ok(self.db.delete_opt(key, &options)?)
     }
 
+    fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
+        let options = WriteOptions {
+            sync,
+            disable_wal: self.disable_wal,
+        };
+        Ok(self.db.merge_opt(key, operand, &options)?)
+    }
+
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
         Ok(self.db.get(key)?.map(|v| v.len()))
     }

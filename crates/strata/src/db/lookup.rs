@@ -1,0 +1,106 @@
+//! Point lookups of keys whose newest visible version is a merge operand.
+//!
+//! `DbInner::get` answers from the first memtable or table that holds a visible version of
+//! the key when that version is a put or a delete. When it is a merge operand, the lookup
+//! starts again here: it collects the key's visible versions, newest first, across the
+//! memtables (active, then immutable newest first) and the tables (L0 newest first, then one
+//! file per level), down to the first put, delete or single-delete, or the bottom of the tree,
+//! and resolves them with the merge operator (`merge::resolve`). Each source holds only versions
+//! older than those of the sources before it, so the collected order is newest first.
+
+use super::column_family::ColumnFamilyData;
+use super::stats::Counter;
+use super::{DbInner, SuperVersion};
+use crate::error::Result;
+use crate::iterator::InternalIterator;
+use crate::key::{seek_key, ParsedKey, SequenceNumber, ValueKind};
+
+/// Versions of one key, newest first, as collected so far.
+type Versions = Vec<(ValueKind, Vec<u8>)>;
+
+impl DbInner {
+    /// The value of `key` at `seq` when its newest visible version is a merge operand.
+    pub(super) fn get_merged(
+        &self,
+        cf: &ColumnFamilyData,
+        sv: &SuperVersion,
+        key: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<Option<Vec<u8>>> {
+        let target = seek_key(key, seq);
+        let mut versions = Versions::new();
+        let found_base = |v: &Versions| v.last().is_some_and(|(k, _)| *k != ValueKind::Merge);
+        for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
+            collect(&mut mem.iter(), &target, key, &mut versions)?;
+            if found_base(&versions) {
+                return self.resolve(cf, key, &versions);
+            }
+        }
+        let hash = crate::table::filter::filter_hash(key);
+        for f in sv.version.files_for_key(key) {
+            if f.smallest_seq > seq {
+                continue; // everything in it is newer than the read
+            }
+            let table = self.tables.get(f.number)?;
+            // The filter and one block first: most tables hold no version of the key.
+            let holds = table
+                .get_hashed(&target, hash, |k, _| {
+                    ParsedKey::parse(k).is_some_and(|p| p.user_key == key)
+                })?
+                .unwrap_or(false);
+            if !holds {
+                continue;
+            }
+            collect(&mut table.iter(), &target, key, &mut versions)?;
+            if found_base(&versions) {
+                break;
+            }
+        }
+        self.resolve(cf, key, &versions)
+    }
+
+    fn resolve(
+        &self,
+        cf: &ColumnFamilyData,
+        key: &[u8],
+        versions: &Versions,
+    ) -> Result<Option<Vec<u8>>> {
+        let value = crate::merge::resolve(
+            cf.options.merge_operator.as_deref(),
+            cf.name(),
+            key,
+            versions.iter().map(|(k, v)| (*k, v.as_slice())),
+        )?;
+        if value.is_some() {
+            self.counters.add(Counter::GetsFound, 1);
+        }
+        Ok(value)
+    }
+}
+
+/// Appends the versions of `key` that `it` holds from `target` on, newest first, up to and
+/// including the first that is not a merge operand.
+fn collect(
+    it: &mut dyn InternalIterator,
+    target: &[u8],
+    key: &[u8],
+    versions: &mut Versions,
+) -> Result<()> {
+    it.seek(target);
+    while it.valid() {
+        let Some(p) = ParsedKey::parse(it.key()) else {
+            break;
+        };
+        if p.user_key != key {
+            break;
+        }
+        if let Some(kind) = p.value_kind() {
+            versions.push((kind, it.value().to_vec()));
+            if kind != ValueKind::Merge {
+                break;
+            }
+        }
+        it.next();
+    }
+    it.status()
+}
