@@ -15,7 +15,7 @@
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
-//! `log`, `cache`; `iterator`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
+//! `log`, `cache`, `range_del`; `iterator`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
 //! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -34,6 +34,7 @@ pub(crate) mod key;
 pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod options;
+pub(crate) mod range_del;
 pub(crate) mod snapshot;
 pub(crate) mod table;
 #[cfg(test)]

@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "codec", "error"],
     &["fs"],
     &["key", "filename"],
-    &["log", "cache"],
+    &["log", "cache", "range_del"],
     &["iterator"],
     &["write_batch", "snapshot"],
     &["memtable", "table"],
