@@ -143,8 +143,167 @@ pub fn widen_bounds(smallest: &mut Vec<u8>, largest: &mut Vec<u8>, bounds: (&[u8
 
 #[cfg(test)]
 mod tests {
+    //! Cases in `testdata/fragment.txt` and `testdata/compaction.txt`, in the data-driven
+    //! format of the compaction picker's tests. A file's cases share the sources the last
+    //! `define` made. Notation: a tombstone is `begin-end#seq`, a fragment
+    //! `begin-end:{#9,#5}`, a point entry `key#seq`.
+    //!
+    //! - `define`: one source (a memtable or a table) per input line, its tombstones
+    //!   separated by spaces. Prints the fragments of all sources together.
+    //! - `covering [read=N]`: for each key of the input, the newest tombstone at or below `N`
+    //!   (default: every one) covering it, over all sources.
+    //! - `iter`: cursor steps over the fragments of all sources, one a line (`first`, `last`,
+    //!   `seek K`, `seek-for-prev K`, `next`, `prev`); prints the fragment reached or `.`.
+    //! - `compact [snapshots=(..)] [bottommost]`: the tombstones a compaction writes.
+    //! - `read [read=N]`: for each point entry of the input, whether a read at `N` sees it
+    //!   deleted (`deleted`) or not (`visible`).
+    //! - `drop [snapshots=(..)]`: for each point entry, whether a compaction with these
+    //!   snapshots drops it (`drop`) or keeps it (`keep`).
+    //!
+    //! `REWRITE=1 cargo test -p strata --lib range_del::tests` rewrites the expected output;
+    //! review the diff before committing it.
+
     use super::*;
     use crate::key::{ParsedKey, ValueKind};
+    use std::sync::Arc;
+
+    fn parse_tombstone(s: &str) -> Result<Tombstone, String> {
+        let (range, seq) = s
+            .rsplit_once('#')
+            .ok_or(format!("{s:?}: expected b-e#seq"))?;
+        let (begin, end) = range
+            .split_once('-')
+            .ok_or(format!("{s:?}: expected b-e#seq"))?;
+        let seq = seq.parse().map_err(|e| format!("{s:?}: {e}"))?;
+        Ok(Tombstone::new(begin.as_bytes(), end.as_bytes(), seq))
+    }
+
+    fn parse_point(s: &str) -> Result<(Vec<u8>, SequenceNumber), String> {
+        let (key, seq) = s
+            .rsplit_once('#')
+            .ok_or(format!("{s:?}: expected key#seq"))?;
+        Ok((key.into(), seq.parse().map_err(|e| format!("{s:?}: {e}"))?))
+    }
+
+    fn show(list: &FragmentedList) -> String {
+        match list.is_empty() {
+            true => "(none)\n".into(),
+            false => format!("{list:?}"),
+        }
+    }
+
+    fn err(e: impl std::fmt::Display) -> String {
+        e.to_string()
+    }
+
+    /// The sources of the last `define`, one fragmented list each.
+    #[derive(Default)]
+    struct State {
+        sources: Vec<Arc<FragmentedList>>,
+    }
+
+    impl State {
+        fn all(&self) -> Arc<FragmentedList> {
+            let ts: Vec<Tombstone> = self.sources.iter().flat_map(|l| l.tombstones()).collect();
+            Arc::new(FragmentedList::new(&ts))
+        }
+
+        fn run(&mut self, case: &mut datadriven::TestCase) -> Result<String, String> {
+            let mut out = String::new();
+            match case.directive.as_str() {
+                "define" => {
+                    self.sources.clear();
+                    for line in case.input.lines() {
+                        let ts = line
+                            .split_whitespace()
+                            .map(parse_tombstone)
+                            .collect::<Result<Vec<_>, _>>()?;
+                        self.sources.push(Arc::new(FragmentedList::new(&ts)));
+                    }
+                    out = show(&self.all());
+                }
+                "covering" => {
+                    let read = case.try_take_arg::<u64>("read").map_err(err)?;
+                    let mut agg = RangeDelAggregator::for_read(read.unwrap_or(u64::MAX));
+                    self.sources.iter().for_each(|l| agg.add(l.clone()));
+                    for key in case.input.split_whitespace() {
+                        let seq = agg.max_covering_seq(key.as_bytes(), read.unwrap_or(u64::MAX));
+                        let seq = seq.map_or("none".to_string(), |s| format!("#{s}"));
+                        out += &format!("{key}: {seq}\n");
+                    }
+                }
+                "iter" => {
+                    let mut c = self.all().cursor();
+                    for line in case.input.lines() {
+                        match line.split_whitespace().collect::<Vec<_>>()[..] {
+                            ["first"] => c.seek_to_first(),
+                            ["last"] => c.seek_to_last(),
+                            ["next"] => c.next(),
+                            ["prev"] => c.prev(),
+                            ["seek", k] => c.seek(k.as_bytes()),
+                            ["seek-for-prev", k] => c.seek_for_prev(k.as_bytes()),
+                            _ => return Err(format!("bad step {line:?}")),
+                        }
+                        match c.fragment() {
+                            Some(f) => out += &format!("{f:?}\n"),
+                            None => out += ".\n",
+                        }
+                    }
+                }
+                "compact" => {
+                    let snapshots = case.try_take_args::<u64>("snapshots").map_err(err)?;
+                    let bottommost = case.take_flag("bottommost").map_err(err)?;
+                    let mut agg = RangeDelAggregator::for_compaction(snapshots.unwrap_or_default());
+                    self.sources.iter().for_each(|l| agg.add(l.clone()));
+                    out = show(&agg.compaction_output(bottommost));
+                }
+                "read" | "drop" => {
+                    let mut agg = match case.directive.as_str() {
+                        "read" => {
+                            let read = case.try_take_arg::<u64>("read").map_err(err)?;
+                            RangeDelAggregator::for_read(read.unwrap_or(u64::MAX))
+                        }
+                        _ => {
+                            let snapshots = case.try_take_args::<u64>("snapshots").map_err(err)?;
+                            RangeDelAggregator::for_compaction(snapshots.unwrap_or_default())
+                        }
+                    };
+                    self.sources.iter().for_each(|l| agg.add(l.clone()));
+                    let words = match case.directive.as_str() {
+                        "read" => ["deleted", "visible"],
+                        _ => ["drop", "keep"],
+                    };
+                    for p in case.input.split_whitespace() {
+                        let (key, seq) = parse_point(p)?;
+                        let w = words[usize::from(!agg.should_delete(&key, seq))];
+                        out += &format!("{p}: {w}\n");
+                    }
+                }
+                other => return Err(format!("unknown directive {other:?}")),
+            }
+            case.expect_empty().map_err(err)?;
+            Ok(out)
+        }
+    }
+
+    #[test]
+    fn data_driven_cases() {
+        for (file, at_least) in [("fragment.txt", 8), ("compaction.txt", 8)] {
+            let mut cases = 0;
+            let path = format!(
+                "{}/src/range_del/testdata/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            datadriven::walk(&path, |f| {
+                let mut state = State::default();
+                f.run(|case| {
+                    cases += 1;
+                    state.run(case)
+                })
+            });
+            assert!(cases >= at_least, "{file}: only {cases} cases ran");
+        }
+    }
 
     #[test]
     fn bounds_are_begin_at_seq_and_the_end_sentinel() {
