@@ -90,8 +90,8 @@ impl RangeDelAggregator {
     }
 
     /// The tombstones a compaction writes to its outputs: every source fragmented together
-    /// and reduced for the snapshots (see [`FragmentedList::for_compaction`]). Empty for a
-    /// read aggregator's lists reduced with no snapshot.
+    /// and reduced for the snapshots (see [`FragmentedList::for_compaction`]). A read
+    /// aggregator's lists are reduced as if no snapshot were live.
     pub fn compaction_output(&self, bottommost: bool) -> FragmentedList {
         let all: Vec<_> = self.lists.iter().flat_map(|l| l.tombstones()).collect();
         let snapshots = match &self.readers {

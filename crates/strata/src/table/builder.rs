@@ -199,8 +199,7 @@ impl TableBuilder {
     }
 
     /// Writes the filter, range-deletion, properties, meta-index and index blocks and the
-    /// footer, and syncs
-    /// the file. Returns the file's size and the table's properties.
+    /// footer, and syncs the file. Returns the file's size and the table's properties.
     pub fn finish(mut self) -> Result<(u64, TableProperties)> {
         self.flush_data_block()?;
         if self.props.smallest_seq == u64::MAX {
