@@ -227,6 +227,73 @@ mod tests {
         }
     }
 
+    /// The hand-off a flush makes, end to end through these layers: tombstones appended to a
+    /// memtable's list, reduced for the live snapshots, written with point entries to a table
+    /// whose recorded bounds are widened to cover them, read back. Every reader (each snapshot
+    /// and "now") decides about every point entry as it did against the memtable.
+    #[test]
+    fn a_flushed_memtable_list_reads_the_same_from_the_table() {
+        use crate::range_del::{widen_bounds, MemTombstones, RangeDelAggregator};
+        let dir = tempfile::tempdir().unwrap();
+        for seed in 0..10 {
+            let mut rng = Rng::new(100 + seed);
+            let mem = MemTombstones::new();
+            let n = 1 + rng.below(30) as usize;
+            for t in random_tombstones(&mut rng, n) {
+                mem.add(&t.begin, &t.end, t.seq);
+            }
+            let mut snapshots: Vec<u64> = (0..rng.below(4)).map(|_| rng.below(1000)).collect();
+            snapshots.sort_unstable();
+            snapshots.dedup();
+            let mut flush = RangeDelAggregator::for_compaction(snapshots.clone());
+            flush.add(mem.fragmented());
+            let path = dir.path().join(format!("{seed}.sst"));
+            let mut b = TableBuilder::new(
+                PosixFs.create_writable(&path).unwrap(),
+                TableOptions::for_internal_keys(),
+            );
+            b.add_range_tombstones(&flush.compaction_output(false))
+                .unwrap();
+            let (mut smallest, mut largest) = (Vec::new(), Vec::new());
+            for i in (0..300).step_by(7) {
+                let k = ikey(format!("k{i:03}").as_bytes(), 2000);
+                b.add(&k, b"v").unwrap();
+                if smallest.is_empty() {
+                    smallest = k.clone();
+                }
+                largest = k;
+            }
+            let (lo, hi) = b.range_tombstone_bounds().unwrap();
+            widen_bounds(&mut smallest, &mut largest, (&lo, &hi));
+            b.finish().unwrap();
+            let table =
+                open_table(&path, TableOptions::for_internal_keys(), Caching::None).unwrap();
+            let on_disk = table.range_tombstones();
+            let first = on_disk.get(0);
+            let last = on_disk.get(on_disk.len() - 1);
+            assert!(crate::key::user_key(&smallest) <= first.begin);
+            assert!(crate::key::user_key(&largest) >= last.end);
+            for &reader in snapshots.iter().chain([&MAX_SEQUENCE]) {
+                let mut before = RangeDelAggregator::for_read(reader);
+                before.add(mem.fragmented());
+                let mut after = RangeDelAggregator::for_read(reader);
+                after.add(on_disk.clone());
+                for i in 0..400 {
+                    let key = format!("k{i:03}").into_bytes();
+                    for seq in [0, 1, 250, 500, 999, 1000] {
+                        if seq <= reader {
+                            assert_eq!(
+                                after.should_delete(&key, seq),
+                                before.should_delete(&key, seq),
+                                "seed {seed} reader {reader} {key:?}#{seq}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// A table without tombstones is written as before (footer version 1, no meta-index
     /// entry) and opens with an empty list; so do tables earlier builds wrote.
     #[test]
