@@ -15,8 +15,8 @@
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
-//! `log`, `cache`, `merge`; `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`,
-//! `table`; `version`;
+//! `log`, `cache`, `merge`, `range_del`; `iterator`; `column_family`; `write_batch`,
+//! `snapshot`; `memtable`, `table`; `version`;
 //! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -37,6 +37,7 @@ pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod merge;
 pub(crate) mod options;
+pub(crate) mod range_del;
 pub(crate) mod snapshot;
 pub(crate) mod table;
 #[cfg(test)]

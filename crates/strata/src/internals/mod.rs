@@ -3,6 +3,7 @@
 //! release.
 
 pub mod fuzzing;
+pub mod range_del;
 
 pub use crate::compaction::{sim, PickerOptions};
 pub use crate::filename::{is_engine_file as is_strata_file, parse_file_name, FileKind};

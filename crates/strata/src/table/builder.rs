@@ -2,14 +2,24 @@
 //!
 //! Output is gathered in a 1 MiB buffer and appended in large writes (flushes and
 //! compactions are sequential IO); `finish` syncs the file.
+//!
+//! Range tombstones arrive in any order ([`TableBuilder::add_range_tombstone`]), are held in
+//! memory and written at `finish` as the range-deletion block (`range_del.rs`). The table's
+//! key range must cover them: [`TableBuilder::range_tombstone_bounds`] gives the internal
+//! keys the caller merges into the bounds it records for the file.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fs::WritableFile;
+use crate::key::{SequenceNumber, MAX_SEQUENCE};
+use crate::range_del::{FragmentedList, Tombstone};
 use crate::table::block::BlockBuilder;
 use crate::table::filter::FilterBuilder;
-use crate::table::format::{block_trailer, compress_block, BlockHandle, Compression, Footer};
+use crate::table::format::{
+    block_trailer, compress_block, BlockHandle, Compression, Footer, TABLE_FORMAT_VERSION,
+    TABLE_FORMAT_VERSION_RANGE_DEL,
+};
 use crate::table::properties::TableProperties;
-use crate::table::TableOptions;
+use crate::table::{range_del, TableOptions};
 
 const WRITE_BUFFER: usize = 1 << 20;
 
@@ -25,6 +35,9 @@ pub struct TableBuilder {
     props: TableProperties,
     compressed: Vec<u8>,
     handle_buf: Vec<u8>,
+    range_tombstones: Vec<Tombstone>,
+    /// Bytes of the range tombstones' keys, for [`TableBuilder::file_size`].
+    range_tombstone_bytes: u64,
 }
 
 impl TableBuilder {
@@ -46,6 +59,8 @@ impl TableBuilder {
             offset: 0,
             compressed: Vec::new(),
             handle_buf: Vec::new(),
+            range_tombstones: Vec::new(),
+            range_tombstone_bytes: 0,
         }
     }
 
@@ -75,9 +90,66 @@ impl TableBuilder {
         Ok(())
     }
 
+    /// Adds the deletion of the user keys `[begin, end)` at `seq`, in any order relative to
+    /// other tombstones and to entries. An empty range (`begin >= end`) deletes nothing and is
+    /// not stored; a repeat of a tombstone is stored once. Only tables of internal keys hold
+    /// range deletions: the block stores internal keys whatever the table's comparator.
+    pub fn add_range_tombstone(
+        &mut self,
+        begin: &[u8],
+        end: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<()> {
+        if seq > MAX_SEQUENCE {
+            return Err(Error::InvalidArgument(format!(
+                "range deletion sequence number {seq} is above {MAX_SEQUENCE}"
+            )));
+        }
+        if begin >= end {
+            return Ok(());
+        }
+        let p = &mut self.props;
+        p.smallest_seq = p.smallest_seq.min(seq);
+        p.largest_seq = p.largest_seq.max(seq);
+        self.range_tombstone_bytes += (begin.len() + end.len() + 12) as u64;
+        self.range_tombstones.push(Tombstone::new(begin, end, seq));
+        Ok(())
+    }
+
+    /// Adds every tombstone of `list` (as [`FragmentedList::tombstones`] gives them): what a
+    /// flush or compaction writes after reducing its tombstones for the live snapshots.
+    pub fn add_range_tombstones(&mut self, list: &FragmentedList) -> Result<()> {
+        for t in list.tombstones() {
+            self.add_range_tombstone(&t.begin, &t.end, t.seq)?;
+        }
+        Ok(())
+    }
+
+    /// The internal keys bounding the range tombstones added so far, `None` without any:
+    /// the smallest begin key at the newest sequence number starting there
+    /// (`begin#seq,RANGEDEL`), and the largest end key as the sentinel
+    /// `end#MAX_SEQUENCE,RANGEDEL` (see [`Tombstone::largest_key`]). The file's recorded key
+    /// range is the union of these and its point entries' first and last keys
+    /// (`range_del::widen_bounds`), so that a read or compaction of any key a tombstone
+    /// covers finds the file.
+    pub fn range_tombstone_bounds(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let first = self
+            .range_tombstones
+            .iter()
+            .min_by(|a, b| a.begin.cmp(&b.begin).then(b.seq.cmp(&a.seq)))?;
+        let last = self
+            .range_tombstones
+            .iter()
+            .max_by(|a, b| a.end.cmp(&b.end))?;
+        Some((first.smallest_key(), last.largest_key()))
+    }
+
     /// Bytes the file will have if finished now (roughly).
     pub fn file_size(&self) -> u64 {
-        self.offset + self.out.len() as u64 + self.data_block.estimated_size() as u64
+        self.offset
+            + self.out.len() as u64
+            + self.data_block.estimated_size() as u64
+            + self.range_tombstone_bytes
     }
 
     fn flush_data_block(&mut self) -> Result<()> {
@@ -126,12 +198,12 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Writes the filter, properties, meta-index and index blocks and the footer, and syncs
-    /// the file. Returns the file's size and the table's properties.
+    /// Writes the filter, range-deletion, properties, meta-index and index blocks and the
+    /// footer, and syncs the file. Returns the file's size and the table's properties.
     pub fn finish(mut self) -> Result<(u64, TableProperties)> {
         self.flush_data_block()?;
-        if self.props.entries == 0 {
-            self.props.smallest_seq = 0;
+        if self.props.smallest_seq == u64::MAX {
+            self.props.smallest_seq = 0; // no entry and no range deletion
         }
         self.props.creation_time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -139,7 +211,7 @@ impl TableBuilder {
             .unwrap_or_default();
         let mut meta = BlockBuilder::new(1);
         let mut handle_bytes = Vec::new();
-        // Meta-index entries must be added in name order: filter, then properties.
+        // Meta-index entries must be added in name order: filter, properties, range_del.
         if let Some(f) = self.filter.take() {
             let data = f.finish();
             self.props.filter_bytes = data.len() as u64;
@@ -147,6 +219,15 @@ impl TableBuilder {
             h.encode_to(&mut handle_bytes);
             meta.add(b"strata.filter", &handle_bytes);
         }
+        let mut tombstones = std::mem::take(&mut self.range_tombstones);
+        let range_del = match tombstones.is_empty() {
+            true => None,
+            false => {
+                range_del::sort_for_block(&mut tombstones);
+                self.props.range_deletions = tombstones.len() as u64;
+                Some(self.write_block(&range_del::encode(&tombstones), Compression::None)?)
+            }
+        };
         let index_contents = self.index_block.finish().to_vec();
         self.props.index_bytes = index_contents.len() as u64;
         let props = self.props.clone();
@@ -154,10 +235,23 @@ impl TableBuilder {
         handle_bytes.clear();
         h.encode_to(&mut handle_bytes);
         meta.add(b"strata.properties", &handle_bytes);
+        if let Some(h) = range_del {
+            handle_bytes.clear();
+            h.encode_to(&mut handle_bytes);
+            meta.add(range_del::META_NAME, &handle_bytes);
+        }
         let metaindex = self.write_block(meta.finish(), Compression::None)?;
         let index = self.write_block(&index_contents, Compression::None)?;
-        self.out
-            .extend_from_slice(&Footer { metaindex, index }.encode());
+        let version = match range_del {
+            Some(_) => TABLE_FORMAT_VERSION_RANGE_DEL,
+            None => TABLE_FORMAT_VERSION,
+        };
+        let footer = Footer {
+            metaindex,
+            index,
+            version,
+        };
+        self.out.extend_from_slice(&footer.encode());
         self.flush_output()?;
         self.file.sync()?;
         Ok((self.offset, props))

@@ -13,6 +13,9 @@
 //!               | magic: u64 LE                          (56 bytes, at the end of the file)
 //! ```
 //!
+//! Format versions: 1 for every table without range deletions, 2 for a table with a
+//! range-deletion block (so that builds reading only version 1 refuse it).
+//!
 //! Compression type numbers are RocksDB's. A block is stored compressed only if that saves at
 //! least 1/8 of its size.
 
@@ -31,8 +34,13 @@ pub const BLOCK_TRAILER_LEN: usize = 5;
 pub const FOOTER_LEN: usize = 56;
 /// The footer's magic number ("STRATsst" read as little-endian bytes). On disk.
 pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"STRATsst");
-/// The table format version this build writes.
+/// The table format version of tables without range deletions (every table written before
+/// them, and every table since that has none). On disk.
 pub const TABLE_FORMAT_VERSION: u32 = 1;
+/// The table format version of tables holding a range-deletion block (`range_del.rs`): a
+/// build that reads only version 1 refuses them instead of ignoring their deletions. The
+/// newest version this build reads. On disk.
+pub const TABLE_FORMAT_VERSION_RANGE_DEL: u32 = 2;
 /// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
 const MAX_RAW_BLOCK: usize = 1 << 30;
 
@@ -118,6 +126,9 @@ pub struct Footer {
     pub metaindex: BlockHandle,
     /// The index block.
     pub index: BlockHandle,
+    /// The table format version: [`TABLE_FORMAT_VERSION`], or
+    /// [`TABLE_FORMAT_VERSION_RANGE_DEL`] for a table with range deletions.
+    pub version: u32,
 }
 
 impl Footer {
@@ -127,7 +138,7 @@ impl Footer {
         self.metaindex.encode_to(&mut buf);
         self.index.encode_to(&mut buf);
         buf.resize(40, 0);
-        buf.extend_from_slice(&TABLE_FORMAT_VERSION.to_le_bytes());
+        buf.extend_from_slice(&self.version.to_le_bytes());
         let crc = mask_crc(crc32c(&buf));
         buf.extend_from_slice(&crc.to_le_bytes());
         buf.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
@@ -149,15 +160,19 @@ impl Footer {
         if unmask_crc(stored) != crc32c(&bytes[..44]) {
             return Err("footer checksum mismatch".into());
         }
-        if version > TABLE_FORMAT_VERSION {
+        if version > TABLE_FORMAT_VERSION_RANGE_DEL {
             return Err(format!(
-                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION})"
+                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_RANGE_DEL})"
             ));
         }
         let mut src = &bytes[..40];
         let metaindex = BlockHandle::decode_from(&mut src).ok_or("bad meta-index handle")?;
         let index = BlockHandle::decode_from(&mut src).ok_or("bad index handle")?;
-        Ok(Footer { metaindex, index })
+        Ok(Footer {
+            metaindex,
+            index,
+            version,
+        })
     }
 }
 
@@ -304,6 +319,7 @@ mod tests {
                 offset: u64::MAX >> 1,
                 size: 99,
             },
+            version: TABLE_FORMAT_VERSION_RANGE_DEL,
         };
         let bytes = f.encode();
         assert_eq!(Footer::decode(&bytes), Ok(f));

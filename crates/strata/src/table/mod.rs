@@ -5,21 +5,25 @@
 //! ```text
 //! data block*         entries in key order, ~block_size bytes each, compressed per block
 //! filter block        bloom filter over filter keys (absent when bits_per_key is 0)
+//! range-del block     range tombstones (absent without any; see `range_del`)
 //! properties block    counts and sizes, name -> value
-//! meta-index block    "strata.filter" / "strata.properties" -> block handle
+//! meta-index block    "strata.filter" / "strata.properties" / "strata.range_del" -> handle
 //! index block         last key of each data block -> its handle
 //! footer              handles of meta-index and index, version, checksum, magic
 //! ```
 //!
 //! The table layer knows nothing of sequence numbers: a [`TableOptions`] gives it the key
 //! order, the part of a key the filter indexes, and how to read a key's sequence number and
-//! deletion flag for the properties.
+//! deletion flag for the properties. Range tombstones are the exception: they are MVCC by
+//! nature, so the range-deletion block stores internal keys (`crate::range_del`) whatever
+//! the table's comparator.
 
 pub mod block;
 pub mod builder;
 pub mod filter;
 pub mod format;
 pub mod properties;
+pub mod range_del;
 pub mod reader;
 
 use std::cmp::Ordering;

@@ -18,9 +18,9 @@ pub struct TableProperties {
     pub raw_key_bytes: u64,
     /// Bytes of values as given (before compression).
     pub raw_value_bytes: u64,
-    /// Smallest sequence number of an entry.
+    /// Smallest sequence number of an entry or range deletion.
     pub smallest_seq: u64,
-    /// Largest sequence number of an entry.
+    /// Largest sequence number of an entry or range deletion.
     pub largest_seq: u64,
     /// Compression of the data blocks (name).
     pub compression: String,
@@ -34,9 +34,12 @@ pub struct TableProperties {
     pub index_bytes: u64,
     /// Bytes of the filter block (0 without a filter).
     pub filter_bytes: u64,
+    /// Entries of the range-deletion block (tombstones as stored: repeats removed, not
+    /// fragmented); 0 in tables written before range deletions existed. Not in `entries`.
+    pub range_deletions: u64,
 }
 
-const NUMBERS: [&str; 11] = [
+const NUMBERS: [&str; 12] = [
     "strata.creation-time",
     "strata.data-blocks",
     "strata.data-bytes",
@@ -45,6 +48,7 @@ const NUMBERS: [&str; 11] = [
     "strata.filter-bytes",
     "strata.index-bytes",
     "strata.largest-seq",
+    "strata.range-deletions",
     "strata.raw-key-bytes",
     "strata.raw-value-bytes",
     "strata.smallest-seq",
@@ -61,6 +65,7 @@ impl TableProperties {
             "strata.filter-bytes" => &mut self.filter_bytes,
             "strata.index-bytes" => &mut self.index_bytes,
             "strata.largest-seq" => &mut self.largest_seq,
+            "strata.range-deletions" => &mut self.range_deletions,
             "strata.raw-key-bytes" => &mut self.raw_key_bytes,
             "strata.raw-value-bytes" => &mut self.raw_value_bytes,
             "strata.smallest-seq" => &mut self.smallest_seq,
@@ -130,6 +135,7 @@ mod tests {
             data_bytes: 900,
             index_bytes: 40,
             filter_bytes: 64,
+            range_deletions: 7,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
     }

@@ -4,6 +4,10 @@
 //! `cache_index_and_filter_blocks` (RocksDB's option of that name), kept in the block cache,
 //! where they compete with data blocks for memory and are read again after eviction.
 //!
+//! The range-deletion block, if the table has one, is read, checked and fragmented once at
+//! open and kept with the open table (not in the block cache): every read of a key in the
+//! table's range consults it, and it is small next to the data it deletes.
+//!
 //! Every error names the file and the offset of the block it concerns.
 
 use std::path::{Path, PathBuf};
@@ -14,11 +18,12 @@ use crate::cache::ClockCache;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
+use crate::range_del::FragmentedList;
 use crate::table::block::{Block, BlockIter};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::table::properties::TableProperties;
-use crate::table::TableOptions;
+use crate::table::{range_del, TableOptions};
 
 /// What the block cache holds.
 pub enum CachedBlock {
@@ -117,12 +122,14 @@ pub struct Table {
     index: Part<Block>,
     filter: Option<Part<Filter>>,
     properties: TableProperties,
+    range_tombstones: Arc<FragmentedList>,
     cache: Option<Arc<BlockCache>>,
     stats: Arc<TableReadStats>,
 }
 
 impl Table {
-    /// Opens a table: reads and checks the footer, meta-index, index, filter and properties.
+    /// Opens a table: reads and checks the footer, meta-index, index, filter, properties and
+    /// range deletions.
     pub fn open(
         file: Box<dyn RandomAccessFile>,
         path: &Path,
@@ -158,6 +165,7 @@ impl Table {
         let meta = block(footer.metaindex)?;
         let mut filter_handle = None;
         let mut props_handle = None;
+        let mut range_del_handle = None;
         let mut it = BlockIter::new(meta, |a, b| a.cmp(b));
         it.seek_to_first();
         while it.valid() {
@@ -168,6 +176,7 @@ impl Table {
             match it.key() {
                 b"strata.filter" => filter_handle = Some(h),
                 b"strata.properties" => props_handle = Some(h),
+                range_del::META_NAME => range_del_handle = Some(h),
                 _ => {}
             }
             it.next();
@@ -190,6 +199,13 @@ impl Table {
         })?;
         let properties = TableProperties::decode(read_block(file.as_ref(), path, props_handle)?)
             .map_err(|why| Error::corruption(path, props_handle.offset, why))?;
+        let range_tombstones = Arc::new(read_range_tombstones(
+            file.as_ref(),
+            path,
+            range_del_handle,
+            &properties,
+            footer.metaindex.offset,
+        )?);
         let (index, filter) = match &cache {
             Some(c) if cache_index_and_filter => {
                 c.insert(
@@ -217,9 +233,16 @@ impl Table {
             index,
             filter,
             properties,
+            range_tombstones,
             cache,
             stats,
         })
+    }
+
+    /// The table's range deletions, fragmented (empty for a table without any, and for every
+    /// table written before range deletions existed).
+    pub fn range_tombstones(&self) -> Arc<FragmentedList> {
+        self.range_tombstones.clone()
     }
 
     /// What the table holds.
@@ -232,8 +255,13 @@ impl Table {
         &self.path
     }
 
-    /// Bytes of memory pinned by the open table (index and filter, unless they are cached).
+    /// Bytes of memory pinned by the open table (index and filter, unless they are cached,
+    /// and the range deletions).
     pub fn pinned_bytes(&self) -> usize {
+        let range_dels = match self.range_tombstones.is_empty() {
+            true => 0,
+            false => self.range_tombstones.memory_size(),
+        };
         let index = match &self.index {
             Part::Pinned(b) => b.size(),
             Part::Cached(_) => 0,
@@ -242,7 +270,7 @@ impl Table {
             Some(Part::Pinned(f)) => f.size(),
             _ => 0,
         };
-        index + filter
+        index + filter + range_dels
     }
 
     /// The block at `handle` of `kind`, from the cache or the file (then cached).
@@ -454,6 +482,57 @@ impl Table {
         }
         Ok(n)
     }
+}
+
+/// Reads, checks and fragments the range-deletion block at `handle`, if the table has one.
+/// Its errors name the block; `metaindex_at` is where the meta-index that lacks a block is.
+fn read_range_tombstones(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: Option<BlockHandle>,
+    properties: &TableProperties,
+    metaindex_at: u64,
+) -> Result<FragmentedList> {
+    let in_block = |reason: String| format!("range-deletion block: {reason}");
+    let Some(h) = handle else {
+        if properties.range_deletions > 0 {
+            return Err(Error::corruption(
+                path,
+                metaindex_at,
+                format!(
+                    "the properties say {} range deletions, but the meta-index names no \
+                     range-deletion block",
+                    properties.range_deletions
+                ),
+            ));
+        }
+        return Ok(FragmentedList::default());
+    };
+    let data = read_block(file, path, h).map_err(|e| match e {
+        Error::Corruption {
+            file,
+            offset,
+            reason,
+        } => Error::Corruption {
+            file,
+            offset,
+            reason: in_block(reason),
+        },
+        other => other,
+    })?;
+    let (list, count) = range_del::decode_fragmented(data)
+        .map_err(|why| Error::corruption(path, h.offset, in_block(why)))?;
+    if count != properties.range_deletions {
+        return Err(Error::corruption(
+            path,
+            h.offset,
+            in_block(format!(
+                "{count} range deletions found, the properties say {}",
+                properties.range_deletions
+            )),
+        ));
+    }
+    Ok(list)
 }
 
 thread_local! {
