@@ -93,6 +93,11 @@ pub struct EngineFlags {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub cache_index_and_filter_blocks: bool,
 
+    /// The most table files held open at once; -1 means the engine's default (Strata's is
+    /// 1000; RocksDB's -1 keeps every file open).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub open_files: i64,
+
     /// Target size of table data blocks in bytes.
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
@@ -197,6 +202,10 @@ impl EngineFlags {
             block_cache_size: self.cache_size.max(0) as usize,
             cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
             block_size: self.block_size,
+            max_open_files: match self.open_files {
+                n if n < 0 => Options::default().max_open_files,
+                n => n.max(1) as usize,
+            },
             target_file_size_base: self.target_file_size_base,
             max_bytes_for_level_base: self.max_bytes_for_level_base,
             max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,

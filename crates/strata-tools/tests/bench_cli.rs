@@ -475,3 +475,49 @@ fn merge_steps_merge_and_read_back_what_they_merged() {
         assert_eq!(field("reads:"), field("hits:"), "{line}");
     }
 }
+
+#[test]
+fn writes_batches_and_column_families_shape_the_write_steps() {
+    for engine in engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let families = if engine == "lmdb" { "1" } else { "4" };
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                &format!("--engine={engine}"),
+                "--num=1000",
+                "--writes=400",
+                "--batch_size=16",
+                &format!("--num_column_families={families}"),
+                "--benchmarks=fillseq,readrandom,readseq,flush,compactall,readseq",
+                "--open_files=50",
+            ],
+        );
+        assert!(ok, "{engine}: {err}");
+        let lines = parse(&out);
+        // 400 sequential keys written in batches of 16; reads of all 1000 keys find those.
+        assert_eq!(lines[0].ops, 400, "{engine}:\n{out}");
+        assert_eq!(lines[1].ops, 1000, "{engine}:\n{out}");
+        let (found, of) = lines[1].found.expect("readrandom says what it found");
+        assert_eq!(of, 1000, "{engine}:\n{out}");
+        assert!(found > 300 && found < 450, "{engine}: found {found}\n{out}");
+        // A scan visits every family's keys, before and after the compaction.
+        assert_eq!(lines[2].ops, 400, "{engine}:\n{out}");
+        assert_eq!(lines.last().unwrap().ops, 400, "{engine}:\n{out}");
+        if engine == "strata" {
+            assert!(out.contains("column_family_name_000003: "), "{out}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, says) in [
+        ("--batch_size=0", "--batch_size must be at least 1"),
+        (
+            "--num_column_families=0",
+            "--num_column_families must be at least 1",
+        ),
+    ] {
+        let (ok, _, err) = bench(&dir.path().join("db"), &[flag, "--num=10"]);
+        assert!(!ok && err.contains(says), "{flag}: {err}");
+    }
+}

@@ -57,6 +57,21 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1_000_000)]
     pub num: u64,
 
+    /// Number of writes per thread of each write step (fill*, delete*; fillsync writes a
+    /// thousandth); -1 means --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub writes: i64,
+
+    /// Puts per write batch in the fill steps (db_bench's entries_per_batch).
+    #[arg(long, default_value_t = 1)]
+    pub batch_size: usize,
+
+    /// Column families the keys are spread over, the default one included: key k goes to
+    /// family k % N, as in db_bench (whose family names are used: default,
+    /// column_family_name_000001, ...).
+    #[arg(long, default_value_t = 1)]
+    pub num_column_families: usize,
+
     /// Number of read operations per thread; -1 means --num.
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub reads: i64,
@@ -164,6 +179,23 @@ impl BenchArgs {
         match self.merge_keys {
             n if n <= 0 => self.num,
             n => n as u64,
+        }
+    }
+
+    /// Writes per thread of a write step.
+    pub fn writes(&self) -> u64 {
+        if self.writes < 0 {
+            self.num
+        } else {
+            self.writes as u64
+        }
+    }
+
+    /// db_bench's name of column family `i` (0 is the default family).
+    pub fn column_family_name(i: usize) -> String {
+        match i {
+            0 => "default".to_string(),
+            i => format!("column_family_name_{i:06}"),
         }
     }
 

@@ -31,6 +31,13 @@ pub struct LmdbEngine {
 
 impl LmdbEngine {
     pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+        if args.num_column_families > 1 {
+            return Err(
+                "--num_column_families above 1 is not supported with --engine=lmdb (one \
+                 B-tree holds every key)"
+                    .into(),
+            );
+        }
         if args.use_existing_db {
             if !path.join("data.mdb").exists() {
                 return Err(format!(
@@ -88,6 +95,18 @@ impl Engine for LmdbEngine {
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
         let mut txn = self.env.write_txn()?;
         self.db.put(&mut txn, key, value)?;
+        txn.commit()?;
+        if sync && self.no_sync {
+            self.env.force_sync()?;
+        }
+        Ok(())
+    }
+
+    fn put_batch(&self, entries: &[(Vec<u8>, Vec<u8>)], sync: bool) -> EngineResult<()> {
+        let mut txn = self.env.write_txn()?;
+        for (key, value) in entries {
+            self.db.put(&mut txn, key, value)?;
+        }
         txn.commit()?;
         if sync && self.no_sync {
             self.env.force_sync()?;

@@ -37,6 +37,8 @@ pub trait Engine: Send + Sync {
     fn path(&self) -> &Path;
     /// Writes one key (`sync`: durable before returning, as fillsync's writes).
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()>;
+    /// Writes several keys atomically, in one batch (`--batch_size`).
+    fn put_batch(&self, entries: &[(Vec<u8>, Vec<u8>)], sync: bool) -> EngineResult<()>;
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()>;
     /// Merges `operand` into the key with the engine's `--merge_operator`.
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()>;
@@ -146,6 +148,16 @@ impl Counters {
     }
 }
 
+/// The column family of key `key` among `n`: key k (its first 8 bytes, big-endian, as the
+/// bench writes them) goes to family k % n, as in db_bench.
+pub fn family_of(key: &[u8], n: usize) -> usize {
+    let mut k = 0u64;
+    for &b in key.iter().take(8) {
+        k = (k << 8) | u64::from(b);
+    }
+    (k % n as u64) as usize
+}
+
 /// The flags that mean nothing to `kind` (accepted, without effect).
 pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
     match kind {
@@ -173,6 +185,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--universal_*",
             "--soft_pending_compaction_bytes_limit",
             "--hard_pending_compaction_bytes_limit",
+            "--open_files",
             "--max_compaction_bytes",
         ],
     }

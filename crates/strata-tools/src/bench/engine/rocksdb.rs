@@ -15,16 +15,19 @@ use std::sync::Mutex;
 use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
-    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompactionStyle,
-    DBCompressionType, Options, ReadOptions, UniversalCompactOptions, WaitForCompactOptions,
-    WriteOptions, DB,
+    BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily, ColumnFamilyDescriptor,
+    CompactOptions, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
+    UniversalCompactOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 
-use super::{Counters, Engine, EngineResult};
+use super::{family_of, Counters, Engine, EngineResult};
 use crate::bench::BenchArgs;
 
 pub struct RocksDbEngine {
     db: DB,
+    /// The families keys are spread over (db_bench's names), the default first; one entry
+    /// (the default family, used through the plain calls) without --num_column_families.
+    families: Vec<String>,
     /// The options the database was opened with: they hold its statistics.
     options: Mutex<Options>,
     disable_wal: bool,
@@ -109,6 +112,8 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         "--level0_stop_writes_trigger",
     )?);
     o.set_disable_auto_compactions(args.options.disable_auto_compactions);
+    o.set_max_open_files(i32::try_from(args.options.open_files.max(-1)).unwrap_or(i32::MAX));
+    o.create_missing_column_families(true);
     o.set_compaction_style(match args.options.compaction_style {
         0 => DBCompactionStyle::Level,
         1 => DBCompactionStyle::Universal,
@@ -194,7 +199,13 @@ impl RocksDbEngine {
             .into());
         }
         let options = options(args)?;
-        let db = DB::open(&options, path)
+        let families: Vec<String> = (0..args.num_column_families.max(1))
+            .map(BenchArgs::column_family_name)
+            .collect();
+        let descriptors = families
+            .iter()
+            .map(|n| ColumnFamilyDescriptor::new(n, options.clone()));
+        let db = DB::open_cf_descriptors(&options, path, descriptors)
             .map_err(|e| format!("opening {} with RocksDB: {e}", path.display()))?;
         let version = format!(
             "rocksdb {}",
@@ -202,11 +213,23 @@ impl RocksDbEngine {
         );
         Ok(RocksDbEngine {
             db,
+            families,
             options: Mutex::new(options),
             disable_wal: args.disable_wal,
             path: path.to_path_buf(),
             version,
         })
+    }
+
+    /// The family of `key`, or `None` for the default one (the plain calls are used then).
+    fn family(&self, key: &[u8]) -> Option<&ColumnFamily> {
+        match self.families.len() {
+            0 | 1 => None,
+            n => match family_of(key, n) {
+                0 => None,
+                i => self.db.cf_handle(&self.families[i]),
+            },
+        }
     }
 
     fn property(&self, name: &str) -> u64 {
@@ -224,49 +247,87 @@ impl Engine for RocksDbEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
-        with_write_options(sync, self.disable_wal, |o| self.db.put_opt(key, value, o))?;
+        with_write_options(sync, self.disable_wal, |o| match self.family(key) {
+            None => self.db.put_opt(key, value, o),
+            Some(cf) => self.db.put_cf_opt(cf, key, value, o),
+        })?;
+        Ok(())
+    }
+
+    fn put_batch(&self, entries: &[(Vec<u8>, Vec<u8>)], sync: bool) -> EngineResult<()> {
+        let mut batch = WriteBatch::default();
+        for (key, value) in entries {
+            match self.family(key) {
+                None => batch.put(key, value),
+                Some(cf) => batch.put_cf(cf, key, value),
+            }
+        }
+        with_write_options(sync, self.disable_wal, |o| self.db.write_opt(batch, o))?;
         Ok(())
     }
 
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
-        with_write_options(sync, self.disable_wal, |o| {
-            self.db.merge_opt(key, operand, o)
+        with_write_options(sync, self.disable_wal, |o| match self.family(key) {
+            None => self.db.merge_opt(key, operand, o),
+            Some(cf) => self.db.merge_cf_opt(cf, key, operand, o),
         })?;
         Ok(())
     }
 
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
-        with_write_options(sync, self.disable_wal, |o| self.db.delete_opt(key, o))?;
+        with_write_options(sync, self.disable_wal, |o| match self.family(key) {
+            None => self.db.delete_opt(key, o),
+            Some(cf) => self.db.delete_cf_opt(cf, key, o),
+        })?;
         Ok(())
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
-        let value = READ_OPTIONS.with(|o| self.db.get_pinned_opt(key, o))?;
+        let value = READ_OPTIONS.with(|o| match self.family(key) {
+            None => self.db.get_pinned_opt(key, o),
+            Some(cf) => self.db.get_pinned_cf_opt(cf, key, o),
+        })?;
         Ok(value.map(|v| v.len()))
     }
 
     fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
-        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        // Family after family (in reverse order for a reverse scan), as one sequence.
+        let mut order: Vec<Option<&ColumnFamily>> = std::iter::once(None)
+            .chain(self.families.iter().skip(1).map(|n| self.db.cf_handle(n)))
+            .collect();
         if reverse {
-            it.seek_to_last();
-        } else {
-            it.seek_to_first();
+            order.reverse();
         }
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            if !visit(k, v) {
-                break;
-            }
+        for family in order {
+            let mut it = match family {
+                None => self.db.raw_iterator_opt(ReadOptions::default()),
+                Some(cf) => self.db.raw_iterator_cf_opt(cf, ReadOptions::default()),
+            };
             if reverse {
-                it.prev();
+                it.seek_to_last();
             } else {
-                it.next();
+                it.seek_to_first();
             }
+            while let (Some(k), Some(v)) = (it.key(), it.value()) {
+                if !visit(k, v) {
+                    return Ok(it.status()?);
+                }
+                if reverse {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+            }
+            it.status()?;
         }
-        Ok(it.status()?)
+        Ok(())
     }
 
     fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
-        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        let mut it = match self.family(key) {
+            None => self.db.raw_iterator_opt(ReadOptions::default()),
+            Some(cf) => self.db.raw_iterator_cf_opt(cf, ReadOptions::default()),
+        };
         it.seek(key);
         let found = it.key() == Some(key);
         let mut bytes = 0;
@@ -282,7 +343,13 @@ impl Engine for RocksDbEngine {
     }
 
     fn flush(&self) -> EngineResult<()> {
-        Ok(self.db.flush()?)
+        self.db.flush()?;
+        for name in self.families.iter().skip(1) {
+            if let Some(cf) = self.db.cf_handle(name) {
+                self.db.flush_cf(cf)?;
+            }
+        }
+        Ok(())
     }
 
     fn compact(&self, level: Option<usize>) -> EngineResult<()> {
@@ -297,6 +364,12 @@ impl Engine for RocksDbEngine {
         let mut o = CompactOptions::default();
         o.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
         self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &o);
+        for name in self.families.iter().skip(1) {
+            if let Some(cf) = self.db.cf_handle(name) {
+                self.db
+                    .compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &o);
+            }
+        }
         Ok(())
     }
 

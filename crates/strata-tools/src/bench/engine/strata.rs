@@ -1,15 +1,19 @@
 //! Strata under the bench loop: every flag maps to an option of [`strata::Options`].
+//! With `--num_column_families` > 1 the keys are spread over the families as db_bench does
+//! (see [`super::family_of`]), each family with the same options.
 
 use std::path::Path;
 
-use strata::{Db, Options, ReadOptions, WriteOptions};
+use strata::{ColumnFamily, Db, DbIterator, Options, ReadOptions, WriteBatch, WriteOptions};
 
-use super::{Counters, Engine, EngineResult};
+use super::{family_of, Counters, Engine, EngineResult};
 use crate::bench::units::mb;
 use crate::bench::BenchArgs;
 
 pub struct StrataEngine {
     db: Db,
+    /// The families keys are spread over: the default alone unless --num_column_families.
+    families: Vec<ColumnFamily>,
     disable_wal: bool,
 }
 
@@ -17,12 +21,53 @@ impl StrataEngine {
     pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
         let options = Options {
             create_if_missing: !args.use_existing_db,
+            create_missing_column_families: true,
             ..args.options.options()?
         };
-        let db = Db::open(path, options).map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let names: Vec<String> = (0..args.num_column_families.max(1))
+            .map(BenchArgs::column_family_name)
+            .collect();
+        let cf_options = options.cf_options();
+        let db = Db::open_cf(
+            path,
+            options,
+            names.iter().map(|n| (n.as_str(), cf_options.clone())),
+        )
+        .map_err(|e| format!("opening {}: {e}", path.display()))?;
+        let families = names
+            .iter()
+            .map(|n| {
+                db.cf(n)
+                    .ok_or_else(|| format!("no column family {n} after open"))
+            })
+            .collect::<Result<_, _>>()?;
         Ok(StrataEngine {
             db,
+            families,
             disable_wal: args.disable_wal,
+        })
+    }
+
+    /// The family of `key`, or `None` for the default one (the plain calls are used then).
+    fn family(&self, key: &[u8]) -> Option<&ColumnFamily> {
+        match self.families.len() {
+            0 | 1 => None,
+            n => Some(&self.families[family_of(key, n)]).filter(|cf| cf.id() != 0),
+        }
+    }
+
+    fn write_options(&self, sync: bool) -> WriteOptions {
+        WriteOptions {
+            sync,
+            disable_wal: self.disable_wal,
+        }
+    }
+
+    /// A cursor over the family of `key` (or the default family).
+    fn iter_for(&self, family: Option<&ColumnFamily>) -> EngineResult<DbIterator> {
+        Ok(match family {
+            Some(cf) => self.db.iter_cf(cf, ReadOptions::default())?,
+            None => self.db.iter(ReadOptions::default()),
         })
     }
 }
@@ -37,52 +82,95 @@ impl Engine for StrataEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
-        let options = WriteOptions {
-            sync,
-            disable_wal: self.disable_wal,
-        };
-        Ok(self.db.put_opt(key, value, &options)?)
+        let options = self.write_options(sync);
+        match self.family(key) {
+            None => Ok(self.db.put_opt(key, value, &options)?),
+            Some(cf) => {
+                let mut batch = WriteBatch::new();
+                batch.put_cf(cf, key, value);
+                Ok(self.db.write(batch, &options)?)
+            }
+        }
+    }
+
+    fn put_batch(&self, entries: &[(Vec<u8>, Vec<u8>)], sync: bool) -> EngineResult<()> {
+        let mut batch = WriteBatch::new();
+        for (key, value) in entries {
+            match self.family(key) {
+                None => batch.put(key, value),
+                Some(cf) => batch.put_cf(cf, key, value),
+            };
+        }
+        Ok(self.db.write(batch, &self.write_options(sync))?)
     }
 
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
-        let options = WriteOptions {
-            sync,
-            disable_wal: self.disable_wal,
-        };
-        Ok(self.db.delete_opt(key, &options)?)
+        let options = self.write_options(sync);
+        match self.family(key) {
+            None => Ok(self.db.delete_opt(key, &options)?),
+            Some(cf) => {
+                let mut batch = WriteBatch::new();
+                batch.delete_cf(cf, key);
+                Ok(self.db.write(batch, &options)?)
+            }
+        }
     }
 
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
-        let options = WriteOptions {
-            sync,
-            disable_wal: self.disable_wal,
-        };
-        Ok(self.db.merge_opt(key, operand, &options)?)
+        let options = self.write_options(sync);
+        match self.family(key) {
+            None => Ok(self.db.merge_opt(key, operand, &options)?),
+            Some(cf) => {
+                let mut batch = WriteBatch::new();
+                batch.merge_cf(cf, key, operand);
+                Ok(self.db.write(batch, &options)?)
+            }
+        }
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
-        Ok(self.db.get(key)?.map(|v| v.len()))
+        let value = match self.family(key) {
+            None => self.db.get(key)?,
+            Some(cf) => self.db.get_cf(cf, key)?,
+        };
+        Ok(value.map(|v| v.len()))
     }
 
     fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
-        let mut it = self.db.iter(ReadOptions::default());
+        // Family after family (in reverse order for a reverse scan), as one sequence.
+        let mut order: Vec<Option<&ColumnFamily>> = match self.families.len() {
+            0 | 1 => vec![None],
+            _ => std::iter::once(None)
+                .chain(self.families[1..].iter().map(Some))
+                .collect(),
+        };
         if reverse {
-            it.seek_to_last();
-        } else {
-            it.seek_to_first();
+            order.reverse();
         }
-        while it.valid() && visit(it.key(), it.value()) {
+        for family in order {
+            let mut it = self.iter_for(family)?;
             if reverse {
-                it.prev();
+                it.seek_to_last();
             } else {
-                it.next();
+                it.seek_to_first();
             }
+            while it.valid() {
+                if !visit(it.key(), it.value()) {
+                    return Ok(it.status()?);
+                }
+                if reverse {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+            }
+            it.status()?;
         }
-        Ok(it.status()?)
+        Ok(())
     }
 
     fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
-        let mut it = self.db.iter(ReadOptions::default());
+        let mut it = self.iter_for(self.family(key))?;
         it.seek(key);
         let found = it.valid() && it.key() == key;
         let mut bytes = 0;
@@ -103,6 +191,13 @@ impl Engine for StrataEngine {
 
     fn compact(&self, level: Option<usize>) -> EngineResult<()> {
         match level {
+            Some(_) if self.families.len() > 1 => {
+                return Err(
+                    "compact0 and compact1 compact the default family only: with \
+                     --num_column_families above 1 use compactall"
+                        .into(),
+                )
+            }
             Some(level) => self.db.compact_level(level)?,
             None => self.db.compact_all()?,
         }
@@ -115,6 +210,25 @@ impl Engine for StrataEngine {
 
     fn counters(&self) -> Counters {
         let s = self.db.stats();
+        // Compactions of every family (the stats above hold the default family's).
+        let compactions: Vec<strata::LevelCompactionStats> = match self.families.len() {
+            0 | 1 => s.compactions.clone(),
+            _ => self
+                .families
+                .iter()
+                .filter_map(|cf| self.db.stats_cf(cf).ok())
+                .flat_map(|s| s.compactions)
+                .collect(),
+        };
+        let pending = match self.families.len() {
+            0 | 1 => s.pending_compaction_bytes,
+            _ => self
+                .families
+                .iter()
+                .filter_map(|cf| self.db.stats_cf(cf).ok())
+                .map(|s| s.pending_compaction_bytes)
+                .sum(),
+        };
         Counters {
             bytes_written: Some(s.io.total_written()),
             write_groups: s.write_groups,
@@ -142,11 +256,11 @@ impl Engine for StrataEngine {
             ],
             // Count and bytes of the finished compactions, from one source: the IO counters
             // (IoClass::Compaction) also hold what running compactions wrote so far.
-            compactions: Some(s.compactions.iter().map(|c| c.count).sum()),
-            compaction_bytes_read: s.compactions.iter().map(|c| c.bytes_read).sum(),
-            compaction_bytes_written: s.compactions.iter().map(|c| c.bytes_written).sum(),
+            compactions: Some(compactions.iter().map(|c| c.count).sum()),
+            compaction_bytes_read: compactions.iter().map(|c| c.bytes_read).sum(),
+            compaction_bytes_written: compactions.iter().map(|c| c.bytes_written).sum(),
             compactions_running: Some(s.compactions_running),
-            pending_compaction_bytes: s.pending_compaction_bytes,
+            pending_compaction_bytes: pending,
             compactions_skipped_for_space: s.compactions_skipped_for_space,
         }
     }
@@ -166,7 +280,21 @@ impl Engine for StrataEngine {
     }
 
     fn shape(&self) -> String {
-        self.db.tree_shape().to_string()
+        match self.families.len() {
+            0 | 1 => self.db.tree_shape().to_string(),
+            _ => self
+                .families
+                .iter()
+                .filter_map(|cf| {
+                    Some(format!(
+                        "{}: {}",
+                        cf.name(),
+                        self.db.tree_shape_cf(cf).ok()?
+                    ))
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
     }
 
     fn recovery(&self) -> Option<String> {
