@@ -523,6 +523,9 @@ fn writes_batches_and_column_families_shape_the_write_steps() {
     if engines().contains(&"lmdb") {
         let flags = ["--engine=lmdb", "--num_column_families=4", "--num=10"];
         let (ok, _, err) = bench(&dir.path().join("lmdb"), &flags);
-        assert!(!ok && err.contains("not supported with --engine=lmdb"), "{err}");
+        assert!(
+            !ok && err.contains("not supported with --engine=lmdb"),
+            "{err}"
+        );
     }
 }

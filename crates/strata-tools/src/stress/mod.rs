@@ -18,8 +18,14 @@
 //! *counter*, whose values are 8-byte little-endian integers and whose value id is the
 //! integer itself. A put writes the next id; a merge adds 1 to 16, so that the id after it is
 //! the sum. The oracle then models merges as any other write: pending before, committed after.
+//!
+//! Column families (`--column_families`, default 3): key `k` lives in family `k % N` (see
+//! [`store`]), so batches span families and must stay atomic across them, one family's
+//! flushes and compactions run beside the others', and a kill must lose no acknowledged write
+//! in any of them.
 
 mod oracle;
+mod store;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -31,10 +37,11 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use std::sync::Arc;
 use strata::internals::Rng;
-use strata::{Db, Options, ReadOptions, UInt64Add, WriteBatch, WriteOptions};
+use strata::{Options, UInt64Add, WriteBatch, WriteOptions};
 
 use crate::engine_flags::{parse_bool, EngineFlags};
 use oracle::Oracle;
+use store::Store;
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -73,6 +80,11 @@ pub struct StressArgs {
     /// Size of the key space.
     #[arg(long, default_value_t = 10_000)]
     pub keys: u64,
+
+    /// Column families the keys are spread over (key k in family k % N; 1: the default
+    /// family alone).
+    #[arg(long, default_value_t = 3)]
+    pub column_families: usize,
 
     /// Smallest value in bytes.
     #[arg(long, default_value_t = 16)]
@@ -235,7 +247,7 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
             .map_or(1, |d| d.as_nanos() as u64),
         s => s,
     };
-    let db = Db::open(&args.db, options(args)?)?;
+    let db = open_store(args)?;
     if !args.child {
         writeln!(
             std::io::stdout(),
@@ -247,7 +259,7 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     }
     let ops = run_workers(args, &db, &oracle, seed)?;
     db.close()?;
-    let db = Db::open(&args.db, options(args)?)?;
+    let db = open_store(args)?;
     let checked = verify(&db, &oracle, args)?;
     writeln!(
         std::io::stdout(),
@@ -257,6 +269,14 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     )?;
     db.close()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The database of the run, with its families.
+fn open_store(a: &StressArgs) -> Result<Store, BoxError> {
+    if a.column_families == 0 {
+        return Err("--column_families must be at least 1".into());
+    }
+    Ok(Store::open(&a.db, options(a)?, a.column_families)?)
 }
 
 fn options(a: &StressArgs) -> Result<Options, BoxError> {
@@ -277,10 +297,12 @@ fn options(a: &StressArgs) -> Result<Options, BoxError> {
 
 /// Checks every key of the database against the oracle, then makes the oracle what the
 /// database holds (no write in flight any more). Returns the keys checked.
-fn verify(db: &Db, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
+fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
     let mut observed = Vec::with_capacity(oracle.keys() as usize);
     for k in 0..oracle.keys() {
-        let got = db.get(&key(k)).map_err(|e| format!("get {k}: {e}"))?;
+        let got = db
+            .get(k, &key(k), None)
+            .map_err(|e| format!("get {k}: {e}"))?;
         let id = match &got {
             None => 0,
             Some(v) => value_id(k, v, a).ok_or_else(|| {
@@ -299,22 +321,28 @@ fn verify(db: &Db, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
         }
         observed.push(id);
     }
-    // A scan agrees with the point reads and holds nothing else.
+    // A scan of each family agrees with the point reads and holds nothing else.
     let mut seen = 0u64;
-    for kv in db.range::<&[u8], _>(..) {
-        let (kb, v) = kv.map_err(|e| format!("scan: {e}"))?;
-        let k = key_index(&kb)
-            .filter(|&k| k < oracle.keys())
-            .ok_or_else(|| {
-                format!(
-                    "the scan found a key outside the key space: {:?}",
-                    String::from_utf8_lossy(&kb)
-                )
-            })?;
-        if value_id(k, &v, a) != Some(observed[k as usize]) || observed[k as usize] == 0 {
-            return Err(format!("the scan disagrees with a get for key {k}"));
+    for family in 0..db.family_count() as usize {
+        let mut it = db.iter(family).map_err(|e| format!("scan: {e}"))?;
+        it.seek_to_first();
+        while it.valid() {
+            let k = key_index(it.key())
+                .filter(|&k| k < oracle.keys() && db.family_of(k) == family)
+                .ok_or_else(|| {
+                    format!(
+                        "the scan of family {family} found a key outside its key space: {:?}",
+                        String::from_utf8_lossy(it.key())
+                    )
+                })?;
+            if value_id(k, it.value(), a) != Some(observed[k as usize]) || observed[k as usize] == 0
+            {
+                return Err(format!("the scan disagrees with a get for key {k}"));
+            }
+            seen += 1;
+            it.next();
         }
-        seen += 1;
+        it.status().map_err(|e| format!("scan: {e}"))?;
     }
     let live = observed.iter().filter(|&&id| id != 0).count() as u64;
     if seen != live {
@@ -354,7 +382,7 @@ fn verify(db: &Db, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
 }
 
 /// Runs the worker threads for `--duration` seconds (or until a check fails).
-fn run_workers(a: &StressArgs, db: &Db, oracle: &Oracle, seed: u64) -> Result<u64, BoxError> {
+fn run_workers(a: &StressArgs, db: &Store, oracle: &Oracle, seed: u64) -> Result<u64, BoxError> {
     let mix = Mix::parse(&a.ops)?;
     let stop = AtomicBool::new(false);
     let ops = AtomicU64::new(0);
@@ -397,7 +425,7 @@ fn run_workers(a: &StressArgs, db: &Db, oracle: &Oracle, seed: u64) -> Result<u6
 /// One worker thread: random operations on its own keys (and reads of any key).
 struct Worker<'a> {
     a: &'a StressArgs,
-    db: &'a Db,
+    db: &'a Store,
     oracle: &'a Oracle,
     thread: u64,
     rng: Rng,
@@ -410,7 +438,7 @@ struct Worker<'a> {
 impl<'a> Worker<'a> {
     fn new(
         a: &'a StressArgs,
-        db: &'a Db,
+        db: &'a Store,
         oracle: &'a Oracle,
         thread: u64,
         seed: u64,
@@ -461,12 +489,11 @@ impl<'a> Worker<'a> {
         let operand = 1 + self.rng.below(16) as u32;
         let id = self.merged_id(k, operand);
         self.oracle.begin(k, id)?;
+        let mut batch = WriteBatch::new();
         self.db
-            .merge_opt(
-                &key(k),
-                &u64::from(operand).to_le_bytes(),
-                &self.write_options,
-            )
+            .batch_merge(&mut batch, k, &key(k), &u64::from(operand).to_le_bytes());
+        self.db
+            .write(batch, &self.write_options)
             .map_err(|e| format!("merge {k}: {e}"))?;
         self.oracle.commit(k, id)?;
         *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
@@ -529,8 +556,11 @@ impl<'a> Worker<'a> {
     fn put(&mut self, k: u64) -> Result<(), String> {
         let id = self.next_id(k);
         self.oracle.begin(k, id)?;
+        let mut batch = WriteBatch::new();
         self.db
-            .put_opt(&key(k), &value(k, id, self.a), &self.write_options)
+            .batch_put(&mut batch, k, &key(k), &value(k, id, self.a));
+        self.db
+            .write(batch, &self.write_options)
             .map_err(|e| format!("put {k}: {e}"))?;
         self.oracle.commit(k, id)?;
         *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
@@ -540,11 +570,7 @@ impl<'a> Worker<'a> {
     fn delete(&mut self, k: u64, single: bool) -> Result<(), String> {
         self.oracle.begin(k, 0)?;
         let mut batch = WriteBatch::new();
-        if single {
-            batch.single_delete(&key(k));
-        } else {
-            batch.delete(&key(k));
-        }
+        self.db.batch_delete(&mut batch, k, &key(k), single);
         self.db
             .write(batch, &self.write_options)
             .map_err(|e| format!("delete {k}: {e}"))?;
@@ -573,15 +599,17 @@ impl<'a> Worker<'a> {
                 let operand = 1 + self.rng.below(16) as u32;
                 let id = self.merged_id(k, operand);
                 self.oracle.begin(k, id)?;
-                batch.merge(&key(k), &u64::from(operand).to_le_bytes());
+                self.db
+                    .batch_merge(&mut batch, k, &key(k), &u64::from(operand).to_le_bytes());
                 writes.push((k, id));
                 continue;
             }
             self.oracle.begin(k, id)?;
             if id == 0 {
-                batch.delete(&key(k));
+                self.db.batch_delete(&mut batch, k, &key(k), false);
             } else {
-                batch.put(&key(k), &value(k, id, self.a));
+                self.db
+                    .batch_put(&mut batch, k, &key(k), &value(k, id, self.a));
             }
             writes.push((k, id));
         }
@@ -623,16 +651,21 @@ impl<'a> Worker<'a> {
         } else {
             self.rng.below(self.a.keys)
         };
-        let got = self.db.get(&key(k)).map_err(|e| format!("get {k}: {e}"))?;
+        let got = self
+            .db
+            .get(k, &key(k), None)
+            .map_err(|e| format!("get {k}: {e}"))?;
         self.check(k, got.as_deref(), "get")
     }
 
-    /// A walk of up to 50 entries forward or backward from a random key: every entry is
-    /// well formed, owned keys hold their expected values, and no live owned key is skipped.
+    /// A walk of up to 50 entries of one family forward or backward from a random key: every
+    /// entry is well formed and of that family, owned keys hold their expected values, and no
+    /// live owned key of the family is skipped.
     fn iterate(&mut self) -> Result<(), String> {
         let start = self.rng.below(self.a.keys);
         let forward = self.rng.one_in(2);
-        let mut it = self.db.iter(ReadOptions::default());
+        let family = self.db.family_of(start);
+        let mut it = self.db.iter(family).map_err(|e| format!("iterator: {e}"))?;
         if forward {
             it.seek(&key(start));
         } else {
@@ -643,9 +676,11 @@ impl<'a> Worker<'a> {
         let mut next = if forward { start } else { start + 1 };
         let mut steps = 0;
         while it.valid() && steps < 50 {
-            let k = key_index(it.key()).ok_or("iterator: a key outside the key space")?;
+            let k = key_index(it.key())
+                .filter(|&k| self.db.family_of(k) == family)
+                .ok_or("iterator: a key outside the family's key space")?;
             let passed = if forward { next..k } else { k + 1..next };
-            self.check_none_live(passed)?;
+            self.check_none_live(passed, family)?;
             self.check(k, Some(it.value()), "iterator")?;
             next = if forward { k + 1 } else { k };
             steps += 1;
@@ -659,15 +694,15 @@ impl<'a> Worker<'a> {
         if !it.valid() {
             // The walk reached the end: nothing live may lie beyond it.
             let rest = if forward { next..self.a.keys } else { 0..next };
-            self.check_none_live(rest)?;
+            self.check_none_live(rest, family)?;
         }
         Ok(())
     }
 
-    /// Fails if an owned key in `keys` is live (an iterator passed over it).
-    fn check_none_live(&self, keys: std::ops::Range<u64>) -> Result<(), String> {
+    /// Fails if an owned key of `family` in `keys` is live (an iterator passed over it).
+    fn check_none_live(&self, keys: std::ops::Range<u64>, family: usize) -> Result<(), String> {
         match keys
-            .filter(|&k| self.owns(k))
+            .filter(|&k| self.owns(k) && self.db.family_of(k) == family)
             .find(|&k| self.oracle.state(k).committed != 0)
         {
             Some(k) => Err(format!("iterator skipped live key {k}")),
@@ -683,7 +718,7 @@ impl<'a> Worker<'a> {
         self.put(k)?;
         let got = self
             .db
-            .get_at(&snapshot, &key(k))
+            .get(k, &key(k), Some(&snapshot))
             .map_err(|e| format!("snapshot get {k}: {e}"))?;
         let id = got.as_deref().map_or(Some(0), |v| value_id(k, v, self.a));
         if id != Some(before) {
@@ -714,7 +749,7 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
     )?;
     {
         let oracle = Oracle::open(oracle_path, a.keys)?;
-        let db = Db::open(&a.db, options(a)?)?;
+        let db = open_store(a)?;
         verify(&db, &oracle, a).map_err(|e| format!("before the first run: {e}"))?;
         db.close()?;
     }
@@ -758,7 +793,7 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
             }
         }
         let oracle = Oracle::open(oracle_path, a.keys)?;
-        let db = match Db::open(&a.db, options(a)?) {
+        let db = match open_store(a) {
             Ok(db) => db,
             Err(e) => {
                 return Ok(keep_evidence(
@@ -915,15 +950,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = args(&["--threads=2", "--keys=10"]);
         let oracle = Oracle::open(&dir.path().join("expected"), 10).unwrap();
-        let db = Db::open(dir.path().join("db"), options(&a).unwrap()).unwrap();
-        // Thread 0 (even keys) had a batch writing id 1 to keys 2 and 4 in flight.
+        let db = Store::open(&dir.path().join("db"), options(&a).unwrap(), 3).unwrap();
+        let put = |k: u64| {
+            let mut batch = WriteBatch::new();
+            db.batch_put(&mut batch, k, &key(k), &value(k, 1, &a));
+            db.write(batch, &WriteOptions::default()).unwrap();
+        };
+        // Thread 0 (even keys) had a batch writing id 1 to keys 2 and 4 (two families) in
+        // flight.
         oracle.begin(2, 1).unwrap();
         oracle.begin(4, 1).unwrap();
-        db.put(&key(2), &value(2, 1, &a)).unwrap();
+        put(2);
         let e = verify(&db, &oracle, &a).unwrap_err();
         assert!(e.contains("applied in part"), "{e}");
         // Both applied (or neither) is fine, and the oracle then holds what the db holds.
-        db.put(&key(4), &value(4, 1, &a)).unwrap();
+        put(4);
         assert_eq!(verify(&db, &oracle, &a), Ok(10));
         assert_eq!(oracle.state(4).committed, 1);
     }

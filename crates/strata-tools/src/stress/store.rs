@@ -1,0 +1,104 @@
+//! The database under the stress test, its keys spread over `--column_families` families:
+//! key `k` lives in family `k % N` (family 0 is the default one). Every read and write of a
+//! key goes to its family; a batch may write several families and must stay atomic across
+//! them; an iteration walks one family.
+
+use std::path::Path;
+
+use strata::{
+    ColumnFamily, Db, DbIterator, Options, ReadOptions, Result, Snapshot, WriteBatch, WriteOptions,
+};
+
+/// An open database with the stress test's families.
+pub struct Store {
+    db: Db,
+    /// Family `i` holds the keys `k % len == i`; `[0]` is the default family.
+    families: Vec<ColumnFamily>,
+}
+
+/// The name of family `i`.
+fn family_name(i: usize) -> String {
+    match i {
+        0 => "default".to_string(),
+        i => format!("stress_{i}"),
+    }
+}
+
+impl Store {
+    /// Opens (creating what is missing) the database at `path` with `count` families, each
+    /// with the family fields of `options`.
+    pub fn open(path: &Path, options: Options, count: usize) -> Result<Store> {
+        let cf_options = options.cf_options();
+        let options = Options {
+            create_missing_column_families: true,
+            ..options
+        };
+        let names: Vec<String> = (0..count.max(1)).map(family_name).collect();
+        let db = Db::open_cf(
+            path,
+            options,
+            names.iter().map(|n| (n.as_str(), cf_options.clone())),
+        )?;
+        let families = names
+            .iter()
+            .map(|n| db.cf(n).expect("named at open"))
+            .collect();
+        Ok(Store { db, families })
+    }
+
+    /// The number of families.
+    pub fn family_count(&self) -> u64 {
+        self.families.len() as u64
+    }
+
+    /// The family of key index `k`.
+    pub fn family_of(&self, k: u64) -> usize {
+        (k % self.family_count()) as usize
+    }
+
+    fn cf(&self, k: u64) -> &ColumnFamily {
+        &self.families[self.family_of(k)]
+    }
+
+    pub fn batch_put(&self, batch: &mut WriteBatch, k: u64, key: &[u8], value: &[u8]) {
+        batch.put_cf(self.cf(k), key, value);
+    }
+
+    pub fn batch_delete(&self, batch: &mut WriteBatch, k: u64, key: &[u8], single: bool) {
+        match single {
+            true => batch.single_delete_cf(self.cf(k), key),
+            false => batch.delete_cf(self.cf(k), key),
+        };
+    }
+
+    pub fn batch_merge(&self, batch: &mut WriteBatch, k: u64, key: &[u8], operand: &[u8]) {
+        batch.merge_cf(self.cf(k), key, operand);
+    }
+
+    pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
+        self.db.write(batch, options)
+    }
+
+    /// The value of key index `k` (whose bytes are `key`), as of `snapshot` if given.
+    pub fn get(&self, k: u64, key: &[u8], snapshot: Option<&Snapshot>) -> Result<Option<Vec<u8>>> {
+        let options = ReadOptions {
+            snapshot: snapshot.cloned(),
+            ..ReadOptions::default()
+        };
+        self.db.get_cf_opt(self.cf(k), key, &options)
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.db.snapshot()
+    }
+
+    /// A cursor over family `family`.
+    pub fn iter(&self, family: usize) -> Result<DbIterator> {
+        self.db
+            .iter_cf(&self.families[family], ReadOptions::default())
+    }
+
+    pub fn close(self) -> Result<()> {
+        self.db.close()
+    }
+}
