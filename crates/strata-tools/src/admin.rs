@@ -371,6 +371,26 @@ pub fn flush(dir: &Path) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// `strata checkpoint DIR OUT`: an openable copy of the database in `out`.
+pub fn checkpoint(dir: &Path, out: &Path) -> Result<(), BoxError> {
+    let db = open_to_flush(dir)?;
+    db.checkpoint(out).map_err(|e| {
+        format!(
+            "checkpoint of {} into {}: {e}",
+            dir.display(),
+            out.display()
+        )
+    })?;
+    writeln!(
+        std::io::stdout().lock(),
+        "checkpoint of {} made in {}",
+        dir.display(),
+        out.display()
+    )?;
+    db.close()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

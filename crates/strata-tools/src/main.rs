@@ -5,7 +5,8 @@
 //! - `strata stress [--crash]`: random operations checked against an expected state, and
 //!   kills at random moments followed by verification.
 //! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
-//!   inspection; `strata flush DIR`: write a database's memtables to tables.
+//!   inspection; `strata flush DIR`: write a database's memtables to tables;
+//!   `strata checkpoint DIR OUT`: an openable copy of a database, made beside its writer.
 
 mod admin;
 mod bench;
@@ -61,6 +62,15 @@ enum Command {
     Flush {
         /// The database directory.
         dir: PathBuf,
+    },
+    /// Make an openable copy of a database in OUT (which must not exist), its tables hard
+    /// links to the database's. Needs the database's lock: use it on a database no process
+    /// has open (a program checkpoints its own open database with `Db::checkpoint`).
+    Checkpoint {
+        /// The database directory.
+        dir: PathBuf,
+        /// Where the copy goes.
+        out: PathBuf,
     },
 }
 
@@ -121,6 +131,7 @@ fn main() -> ExitCode {
         } => admin::manifest_dump(&dir),
         Command::Stats { dir } => admin::stats(&dir),
         Command::Flush { dir } => admin::flush(&dir),
+        Command::Checkpoint { dir, out } => admin::checkpoint(&dir, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -71,3 +71,32 @@ fn inspection_commands_show_every_family() {
         "{out}"
     );
 }
+
+#[test]
+fn checkpoint_copies_a_database_with_its_families() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = Options {
+        create_if_missing: true,
+        ..Options::default()
+    };
+    let db = Db::open(&path, options.clone()).unwrap();
+    let index = db.create_cf("index", CfOptions::default()).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put_cf(&index, b"b", b"2").unwrap();
+    db.close().unwrap();
+    let out = dir.path().join("copy");
+    let (ok, stdout, err) = strata(&["checkpoint", path.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(ok && stdout.contains("checkpoint of"), "{err}");
+    let copy = Db::open_cf(&out, options, [("index", CfOptions::default())]).unwrap();
+    assert_eq!(copy.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    let index = copy.cf("index").unwrap();
+    assert_eq!(
+        copy.get_cf(&index, b"b").unwrap().as_deref(),
+        Some(&b"2"[..])
+    );
+    drop(copy);
+    // A second checkpoint into the same place is refused, naming it.
+    let (ok, _, err) = strata(&["checkpoint", path.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+}

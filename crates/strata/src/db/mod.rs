@@ -16,7 +16,8 @@
 //!   threads compact (`background`, `compact`), the family with the highest score first.
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 //!
-//! Files: `column_family` (the families and what each holds), `open` (open and recovery
+//! Files: `column_family` (the families and what each holds), `checkpoint` (copies of a
+//! running database), `open` (open and recovery
 //! order), `recovery` (WAL replay), `write` (group commit)
 //! with `stall` (the pure write-stall decision), `flush`, `compact` and `background` (the
 //! jobs and their threads), `table_writer` (tables written by flush and compaction alike),
@@ -24,6 +25,7 @@
 //! `stats` (counters and reports), `info_log` (the `LOG` file).
 
 mod background;
+mod checkpoint;
 mod column_family;
 mod compact;
 mod flush;

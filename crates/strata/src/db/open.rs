@@ -463,7 +463,7 @@ fn identify(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
     }
 }
 
-fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
+pub(super) fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
     let id = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

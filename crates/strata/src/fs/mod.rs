@@ -90,6 +90,27 @@ pub trait FileSystem: Send + Sync {
     /// Bytes free for an unprivileged writer on the file system holding `path` (a
     /// compaction checks this before it starts).
     fn available_space(&self, path: &Path) -> Result<u64>;
+    /// Makes `to` a hard link to the file `from` (a checkpoint shares the tables it copies
+    /// this way), or, where the file system cannot link them, a synced copy. The default
+    /// copies.
+    fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
+        copy_file(self, from, to)
+    }
+}
+
+/// Copies the file `from` to a new file `to` and syncs the copy.
+pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Result<()> {
+    let mut src = fs.open_sequential(from)?;
+    let mut dst = fs.create_writable(to)?;
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = src.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        dst.append(&buf[..n])?;
+    }
+    dst.sync()
 }
 
 /// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
@@ -332,6 +353,20 @@ impl FileSystem for PosixFs {
         let file = File::open(path).map_err(|e| Error::io("open for sync", path, e))?;
         file.sync_data()
             .map_err(|e| Error::io("fdatasync", path, e))
+    }
+
+    fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
+        match fs::hard_link(from, to) {
+            Ok(()) => Ok(()),
+            // Another file system (EXDEV), or one without hard links: copy.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::CrossesDevices
+                    || e.kind() == std::io::ErrorKind::Unsupported =>
+            {
+                copy_file(self, from, to)
+            }
+            Err(e) => Err(Error::io("hard-link", from, e)),
+        }
     }
 
     fn sync_dir(&self, path: &Path) -> Result<()> {

@@ -363,6 +363,13 @@ impl VersionSet {
         live
     }
 
+    /// Writes a manifest holding the current state, and a `CURRENT` naming it, into
+    /// directory `dir` (a checkpoint's): the state of this database without changing it.
+    pub fn write_manifest_into(&self, dir: &Path) -> Result<()> {
+        let number = self.state.next_file_number;
+        write_manifest(self.fs.as_ref(), dir, &self.io, number, &self.state).map(drop)
+    }
+
     /// The files the current versions of all families name.
     pub fn live_files(&self) -> HashSet<u64> {
         self.state
