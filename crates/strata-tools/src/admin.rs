@@ -20,7 +20,7 @@ use strata::internals::{
 
 use crate::db_dir::numbered_files;
 
-type BoxError = Box<dyn std::error::Error>;
+pub type BoxError = Box<dyn std::error::Error>;
 
 fn open_table(path: &Path) -> Result<Arc<Table>, BoxError> {
     let file = PosixFs.open_random(path)?;

@@ -6,12 +6,14 @@
 //!   kills at random moments followed by verification.
 //! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
 //!   inspection; `strata flush DIR`: write a database's memtables to tables;
-//!   `strata checkpoint DIR OUT`: an openable copy of a database, made beside its writer.
+//!   `strata checkpoint DIR OUT`: an openable copy of a database.
+//! - `strata get|put|delete|scan|dump|load`: reading and writing data (RocksDB's `ldb`).
 
 mod admin;
 mod bench;
 mod db_dir;
 mod engine_flags;
+mod kv;
 mod sim;
 mod stress;
 
@@ -72,6 +74,71 @@ enum Command {
         /// Where the copy goes.
         out: PathBuf,
     },
+    /// Print the value of KEY (exit status 1 if it is absent). Opens the database read-only.
+    Get {
+        dir: PathBuf,
+        key: String,
+        /// Column family (default: the default family).
+        #[arg(long)]
+        cf: Option<String>,
+        /// KEY is hex, and the value is printed in hex.
+        #[arg(long)]
+        hex: bool,
+    },
+    /// Set KEY to VALUE (a synced write).
+    Put {
+        dir: PathBuf,
+        key: String,
+        value: String,
+        #[arg(long)]
+        cf: Option<String>,
+        /// KEY and VALUE are hex.
+        #[arg(long)]
+        hex: bool,
+    },
+    /// Remove KEY (a synced write).
+    Delete {
+        dir: PathBuf,
+        key: String,
+        #[arg(long)]
+        cf: Option<String>,
+        /// KEY is hex.
+        #[arg(long)]
+        hex: bool,
+    },
+    /// Print the pairs in [--from, --to), one a line. Opens the database read-only.
+    Scan {
+        dir: PathBuf,
+        #[arg(long)]
+        cf: Option<String>,
+        /// First key (inclusive).
+        #[arg(long)]
+        from: Option<String>,
+        /// End key (exclusive).
+        #[arg(long)]
+        to: Option<String>,
+        /// At most this many pairs.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// From the last key down.
+        #[arg(long)]
+        reverse: bool,
+        /// Keys given and printed in hex (`hexkey hexvalue`).
+        #[arg(long, conflicts_with = "json")]
+        hex: bool,
+        /// Print the dump format (a JSON object a line).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print every pair (of every family, or of --cf) as JSON lines that `strata load` reads.
+    Dump {
+        dir: PathBuf,
+        #[arg(long)]
+        cf: Option<String>,
+    },
+    /// Write the JSON lines of `strata dump` from standard input (creating the database and
+    /// its families if missing).
+    Load { dir: PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -132,6 +199,49 @@ fn main() -> ExitCode {
         Command::Stats { dir } => admin::stats(&dir),
         Command::Flush { dir } => admin::flush(&dir),
         Command::Checkpoint { dir, out } => admin::checkpoint(&dir, &out),
+        Command::Get { dir, key, cf, hex } => match kv::get(&dir, cf.as_deref(), &key, hex) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
+        Command::Put {
+            dir,
+            key,
+            value,
+            cf,
+            hex,
+        } => kv::put(&dir, cf.as_deref(), &key, &value, hex),
+        Command::Delete { dir, key, cf, hex } => kv::delete(&dir, cf.as_deref(), &key, hex),
+        Command::Scan {
+            dir,
+            cf,
+            from,
+            to,
+            limit,
+            reverse,
+            hex,
+            json,
+        } => kv::scan(
+            &dir,
+            &kv::ScanArgs {
+                cf: cf.as_deref(),
+                from: from.as_deref(),
+                to: to.as_deref(),
+                limit,
+                reverse,
+                hex,
+                format: match (hex, json) {
+                    (_, true) => kv::Format::Json,
+                    (true, _) => kv::Format::Hex,
+                    _ => kv::Format::Text,
+                },
+            },
+        ),
+        Command::Dump { dir, cf } => kv::dump(&dir, cf.as_deref()),
+        Command::Load { dir } => kv::load(&dir, std::io::stdin().lock()).and_then(|n| {
+            use std::io::Write;
+            writeln!(std::io::stderr(), "loaded {n} records").map_err(Into::into)
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
