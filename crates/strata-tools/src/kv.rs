@@ -44,7 +44,7 @@ pub fn arg_bytes(arg: &str, hex: bool) -> Result<Vec<u8>, BoxError> {
 }
 
 fn from_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
