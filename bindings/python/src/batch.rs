@@ -128,6 +128,7 @@ impl WriteBatch {
         self.batch.lock().clear();
     }
 
+    /// Returns itself, for `with`.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }

@@ -485,6 +485,7 @@ impl Db {
         self.read_only
     }
 
+    /// Returns itself, for `with`.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }

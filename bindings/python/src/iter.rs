@@ -107,10 +107,12 @@ impl RangeIter {
 
 #[pymethods]
 impl RangeIter {
+    /// Returns itself: an iterator is iterable once.
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
 
+    /// The next entry, read in batches with the GIL released.
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let next = self.state.lock().buffer.pop_front();
         let next = match next {

@@ -153,6 +153,7 @@ impl Snapshot {
         self.snapshot.lock().take();
     }
 
+    /// Returns itself, for `with`.
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
