@@ -140,7 +140,6 @@ impl Db {
         Ok(self.get_raw(py, view, key)?.is_some())
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub fn iter(
         slf: &Bound<'_, Db>,
         view: &View,

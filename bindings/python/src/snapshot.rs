@@ -132,13 +132,12 @@ impl Snapshot {
 
     /// The same snapshot read through column family `name`.
     fn column_family(&self, py: Python<'_>, name: &str) -> PyResult<Snapshot> {
-        let view = self.view()?;
         let cf = self.db.get().family(name)?;
-        Ok(Snapshot::new(
-            self.db.clone_ref(py),
-            Some(cf),
-            view.snapshot.expect("a view of an open snapshot has one"),
-        ))
+        let snapshot = self.snapshot.lock().clone();
+        match snapshot {
+            Some(snap) => Ok(Snapshot::new(self.db.clone_ref(py), Some(cf), snap)),
+            None => Err(errors::Unavailable::new_err("the snapshot is closed")),
+        }
     }
 
     /// The sequence number the snapshot reads at.
