@@ -1,0 +1,153 @@
+//! `strata.WriteBatch`: writes applied together, atomically.
+
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+
+use crate::convert::bytes_arg;
+use crate::db::{family_arg, Db};
+
+/// Writes collected in memory and applied atomically by `write()`: after a crash, all of
+/// them are there or none. As a context manager it writes on leaving the block normally and
+/// discards everything on an exception:
+///
+/// ```python
+/// with db.write_batch() as batch:
+///     batch[b"a"] = b"1"
+///     del batch[b"b"]
+/// ```
+///
+/// Each method takes an optional `column_family` (a ColumnFamily or its name). After
+/// `write()` the batch is empty and can be used again.
+#[pyclass(module = "strata", frozen)]
+pub struct WriteBatch {
+    db: Py<Db>,
+    /// Where writes without a `column_family` go: None is the default family.
+    cf: Option<strata::ColumnFamily>,
+    batch: Mutex<strata::WriteBatch>,
+}
+
+impl WriteBatch {
+    pub fn new(db: Py<Db>, cf: Option<strata::ColumnFamily>) -> WriteBatch {
+        WriteBatch {
+            db,
+            cf,
+            batch: Mutex::new(strata::WriteBatch::new()),
+        }
+    }
+
+    fn target(
+        &self,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<strata::ColumnFamily>> {
+        match column_family {
+            Some(obj) if !obj.is_none() => Ok(Some(family_arg(self.db.get(), obj)?)),
+            _ => Ok(self.cf.clone()),
+        }
+    }
+}
+
+#[pymethods]
+impl WriteBatch {
+    /// Adds: set `key` to `value`.
+    #[pyo3(signature = (key, value, column_family=None))]
+    fn put(
+        &self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = self.target(column_family)?;
+        let (key, value) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let mut batch = self.batch.lock();
+        match &cf {
+            Some(cf) => batch.put_cf(cf, &key, &value),
+            None => batch.put(&key, &value),
+        };
+        Ok(())
+    }
+
+    /// Adds: remove `key`.
+    #[pyo3(signature = (key, column_family=None))]
+    fn delete(
+        &self,
+        key: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = self.target(column_family)?;
+        let key = bytes_arg(key, "key")?;
+        let mut batch = self.batch.lock();
+        match &cf {
+            Some(cf) => batch.delete_cf(cf, &key),
+            None => batch.delete(&key),
+        };
+        Ok(())
+    }
+
+    /// Adds: merge `operand` into `key` (needs a merge operator).
+    #[pyo3(signature = (key, operand, column_family=None))]
+    fn merge(
+        &self,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = self.target(column_family)?;
+        let (key, operand) = (bytes_arg(key, "key")?, bytes_arg(operand, "operand")?);
+        let mut batch = self.batch.lock();
+        match &cf {
+            Some(cf) => batch.merge_cf(cf, &key, &operand),
+            None => batch.merge(&key, &operand),
+        };
+        Ok(())
+    }
+
+    /// `batch[key] = value`: the same as `put`.
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(key, value, None)
+    }
+
+    /// `del batch[key]`: the same as `delete`.
+    fn __delitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(key, None)
+    }
+
+    /// The number of writes in the batch.
+    fn __len__(&self) -> usize {
+        self.batch.lock().len()
+    }
+
+    /// Applies the batch atomically (durably first with `sync=True`), then empties it.
+    #[pyo3(signature = (*, sync=false))]
+    fn write(&self, py: Python<'_>, sync: bool) -> PyResult<()> {
+        let batch = std::mem::take(&mut *self.batch.lock());
+        self.db.get().write_raw(py, batch, sync)
+    }
+
+    /// Discards the writes collected so far.
+    fn clear(&self) {
+        self.batch.lock().clear();
+    }
+
+    /// Returns itself, for `with`.
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Writes the batch when the block ended normally; discards it on an exception (which
+    /// then propagates).
+    #[pyo3(signature = (exc_type, _exc_value, _traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: &Bound<'_, PyAny>,
+        _exc_value: &Bound<'_, PyAny>,
+        _traceback: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        if exc_type.is_none() {
+            self.write(py, false)?;
+        } else {
+            self.clear();
+        }
+        Ok(false)
+    }
+}

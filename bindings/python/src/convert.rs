@@ -1,0 +1,247 @@
+//! Conversions between Python values and the engine's: byte strings, options, errors.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
+
+use strata::{
+    CfOptions, CompactionStyle, Compression, ErrorKind, MergeOperator, Options, StringAppend,
+    UInt64Add, WalRecoveryMode,
+};
+
+use crate::errors;
+
+/// The bytes of a key, value or operand. `bytes` is borrowed (it is immutable, and the caller
+/// holds it for the whole call); `bytearray` and `memoryview` are copied, because the GIL is
+/// released while the engine reads them and another thread could change them meanwhile.
+/// `str` is refused: which encoding to use is the caller's choice, not ours.
+pub fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(b.to_vec()));
+    }
+    if obj.cast::<PyMemoryView>().is_ok() {
+        // `tobytes` rather than the buffer protocol: the stable ABI of Python 3.9 lacks it.
+        let copy = obj.call_method0("tobytes")?;
+        let copy = copy.cast::<PyBytes>()?;
+        return Ok(Cow::Owned(copy.as_bytes().to_vec()));
+    }
+    if obj.cast::<PyString>().is_ok() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be bytes, not str: encode it first (for example {what}.encode())"
+        )));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be bytes, bytearray or memoryview, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// An optional range bound: `None` or bytes.
+pub fn bound_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => Ok(Some(bytes_arg(o, what)?.into_owned())),
+    }
+}
+
+/// The Python exception for an engine error, of the class of its kind.
+pub fn to_py(e: strata::Error) -> PyErr {
+    let msg = e.to_string();
+    match e.kind() {
+        ErrorKind::Io => errors::IOError::new_err(msg),
+        ErrorKind::Corruption => errors::Corruption::new_err(msg),
+        ErrorKind::InvalidArgument => errors::InvalidArgument::new_err(msg),
+        ErrorKind::Busy => errors::Busy::new_err(msg),
+        ErrorKind::NotFound => errors::NotFound::new_err(msg),
+        ErrorKind::Unavailable => errors::Unavailable::new_err(msg),
+    }
+}
+
+/// Extracts option `name`, naming it in the error.
+fn opt<'py, T>(v: &Bound<'py, PyAny>, name: &str) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py>,
+    for<'a> <T as FromPyObject<'a, 'py>>::Error: Into<PyErr>,
+{
+    v.extract::<T>().map_err(|e| {
+        let e: PyErr = e.into();
+        PyValueError::new_err(format!("option {name}: {e}"))
+    })
+}
+
+fn string_opt(v: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    Ok(opt::<String>(v, name)?.to_ascii_lowercase())
+}
+
+fn compression(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Compression> {
+    if v.is_none() {
+        return Ok(Compression::None);
+    }
+    match string_opt(v, name)?.as_str() {
+        "none" => Ok(Compression::None),
+        "snappy" => Ok(Compression::Snappy),
+        "lz4" => Ok(Compression::Lz4),
+        "zstd" => Ok(Compression::Zstd),
+        other => Err(PyValueError::new_err(format!(
+            "option {name}: unknown compression '{other}' (none, snappy, lz4 or zstd)"
+        ))),
+    }
+}
+
+fn compaction_style(v: &Bound<'_, PyAny>, name: &str) -> PyResult<CompactionStyle> {
+    match string_opt(v, name)?.as_str() {
+        "leveled" | "level" => Ok(CompactionStyle::Leveled),
+        "universal" => Ok(CompactionStyle::Universal),
+        other => Err(PyValueError::new_err(format!(
+            "option {name}: unknown compaction style '{other}' (leveled or universal)"
+        ))),
+    }
+}
+
+fn merge_operator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Arc<dyn MergeOperator>>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    match string_opt(v, name)?.as_str() {
+        "uint64add" => Ok(Some(Arc::new(UInt64Add))),
+        // RocksDB's stringappend joins with ',' by default.
+        "stringappend" => Ok(Some(Arc::new(StringAppend::new(b",")))),
+        other => Err(PyValueError::new_err(format!(
+            "option {name}: unknown merge operator '{other}' (uint64add, stringappend or None)"
+        ))),
+    }
+}
+
+/// Sets the column family option `$name` of `$target` (an `Options` or a `CfOptions`: the
+/// fields have the same names) from `$v`; evaluates to false for a name that is not one.
+macro_rules! set_family_option {
+    ($target:expr, $name:expr, $v:expr) => {{
+        let (t, n, v) = ($target, $name, $v);
+        match n {
+            "write_buffer_size" => t.write_buffer_size = opt(v, n)?,
+            "max_write_buffer_number" => t.max_write_buffer_number = opt(v, n)?,
+            "block_size" => t.block_size = opt(v, n)?,
+            "block_restart_interval" => t.block_restart_interval = opt(v, n)?,
+            "bloom_bits_per_key" => t.bloom_bits_per_key = opt(v, n)?,
+            "compression" => t.compression = compression(v, n)?,
+            "bottommost_compression" => {
+                t.bottommost_compression = if v.is_none() {
+                    None
+                } else {
+                    Some(compression(v, n)?)
+                }
+            }
+            "level0_file_num_compaction_trigger" => {
+                t.level0_file_num_compaction_trigger = opt(v, n)?
+            }
+            "level0_slowdown_writes_trigger" => t.level0_slowdown_writes_trigger = opt(v, n)?,
+            "level0_stop_writes_trigger" => t.level0_stop_writes_trigger = opt(v, n)?,
+            "max_bytes_for_level_base" => t.max_bytes_for_level_base = opt(v, n)?,
+            "max_bytes_for_level_multiplier" => t.max_bytes_for_level_multiplier = opt(v, n)?,
+            "num_levels" => t.num_levels = opt(v, n)?,
+            "target_file_size_base" => t.target_file_size_base = opt(v, n)?,
+            "disable_auto_compactions" => t.disable_auto_compactions = opt(v, n)?,
+            "compaction_style" => t.compaction_style = compaction_style(v, n)?,
+            "max_subcompactions" => t.max_subcompactions = opt(v, n)?,
+            "max_compaction_bytes" => t.max_compaction_bytes = opt(v, n)?,
+            "soft_pending_compaction_bytes_limit" => {
+                t.soft_pending_compaction_bytes_limit = opt(v, n)?
+            }
+            "hard_pending_compaction_bytes_limit" => {
+                t.hard_pending_compaction_bytes_limit = opt(v, n)?
+            }
+            "merge_operator" => t.merge_operator = merge_operator(v, n)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }};
+}
+
+fn set_family(cf: &mut CfOptions, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    set_family_option!(cf, name, v)
+}
+
+fn set_db_family(o: &mut Options, name: &str, v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    set_family_option!(o, name, v)
+}
+
+fn unknown(name: &str) -> PyErr {
+    PyTypeError::new_err(format!("unknown option '{name}'"))
+}
+
+/// What `strata.open` was given, turned into the engine's options.
+pub struct OpenOptions {
+    pub options: Options,
+    pub read_only: bool,
+}
+
+/// Parses the keyword options of `strata.open`. Unlike the engine, `create_if_missing` and
+/// `create_missing_column_families` default to true: opening a path in Python usually means
+/// "use this directory", as with `shelve` or `dbm`'s "c" flag.
+pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions> {
+    let mut options = Options {
+        create_if_missing: true,
+        create_missing_column_families: true,
+        ..Options::default()
+    };
+    let mut read_only = false;
+    if let Some(kwargs) = kwargs {
+        for (k, v) in kwargs.iter() {
+            let name: String = k.extract()?;
+            let n = name.as_str();
+            let o = &mut options;
+            match n {
+                "read_only" => read_only = opt(&v, n)?,
+                "create_if_missing" => o.create_if_missing = opt(&v, n)?,
+                "error_if_exists" => o.error_if_exists = opt(&v, n)?,
+                "create_missing_column_families" => o.create_missing_column_families = opt(&v, n)?,
+                "max_write_group_bytes" => o.max_write_group_bytes = opt(&v, n)?,
+                "block_cache_size" => o.block_cache_size = opt(&v, n)?,
+                "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = opt(&v, n)?,
+                "max_open_files" => o.max_open_files = opt(&v, n)?,
+                "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
+                "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
+                "max_background_jobs" => o.max_background_jobs = opt(&v, n)?,
+                "wal_recovery_mode" => {
+                    o.wal_recovery_mode = match string_opt(&v, n)?.as_str() {
+                        "tolerate_corrupted_tail" => WalRecoveryMode::TolerateCorruptedTail,
+                        "point_in_time" => WalRecoveryMode::PointInTime,
+                        other => {
+                            return Err(PyValueError::new_err(format!(
+                                "option {n}: unknown mode '{other}' \
+                                 (tolerate_corrupted_tail or point_in_time)"
+                            )))
+                        }
+                    }
+                }
+                _ => {
+                    if !set_db_family(o, n, &v)? {
+                        return Err(unknown(n));
+                    }
+                }
+            }
+        }
+    }
+    Ok(OpenOptions { options, read_only })
+}
+
+/// Parses column family options given as keywords or a dict, over `base`.
+pub fn cf_options(base: &CfOptions, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<CfOptions> {
+    let mut cf = base.clone();
+    if let Some(kwargs) = kwargs {
+        for (k, v) in kwargs.iter() {
+            let name: String = k.extract()?;
+            if !set_family(&mut cf, &name, &v)? {
+                return Err(unknown(&name));
+            }
+        }
+    }
+    Ok(cf)
+}

@@ -1,0 +1,734 @@
+//! `strata.Db` and `strata.ColumnFamily`: the mapping API over the engine's `Db`.
+//!
+//! Every call that touches the engine releases the GIL (`Python::detach`), so Python threads
+//! run while one of them waits on IO. The engine's handle sits in a `RwLock<Option<..>>`:
+//! calls share it, `close()` takes it out, after waiting for the calls in flight. Locks are
+//! only ever taken with the GIL released, so a thread waiting for one never blocks another
+//! that needs the GIL to finish.
+
+use std::path::PathBuf;
+
+use parking_lot::RwLock;
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use strata::{CfOptions, ReadOptions, WriteOptions};
+
+use crate::batch::WriteBatch;
+use crate::convert::{bound_arg, bytes_arg, cf_options, to_py};
+use crate::errors;
+use crate::iter::{Kind, RangeIter};
+use crate::snapshot::Snapshot;
+
+/// What a read sees: a column family (None: the default one) as of a snapshot (None: now).
+#[derive(Clone, Default)]
+pub struct View {
+    pub cf: Option<strata::ColumnFamily>,
+    pub snapshot: Option<strata::Snapshot>,
+}
+
+/// An open database. Get one from `strata.open()`.
+///
+/// A mapping from bytes to bytes, in key order: `db[key]`, `db[key] = value`,
+/// `del db[key]`, `key in db`, `db.get(key)`, iteration over keys and lazy
+/// `items()`/`keys()`/`values()` over key ranges. There is no `len()`: an LSM tree does not
+/// know its number of keys without reading them all.
+///
+/// Safe to share between threads; the GIL is released during reads, writes, flushes,
+/// compactions and while iterators fetch their next entries.
+#[pyclass(module = "strata", frozen)]
+pub struct Db {
+    inner: RwLock<Option<strata::Db>>,
+    path: PathBuf,
+    read_only: bool,
+    /// The family options given to `open`: where new column families' options start.
+    family_defaults: CfOptions,
+}
+
+fn closed_error(path: &std::path::Path) -> strata::Error {
+    strata::Error::Unavailable(format!("database {} is closed", path.display()))
+}
+
+fn write_options(sync: bool) -> WriteOptions {
+    WriteOptions {
+        sync,
+        ..WriteOptions::default()
+    }
+}
+
+impl Db {
+    pub fn new(db: strata::Db, read_only: bool, family_defaults: CfOptions) -> Db {
+        Db {
+            path: db.path().to_path_buf(),
+            inner: RwLock::new(Some(db)),
+            read_only,
+            family_defaults,
+        }
+    }
+
+    /// Runs `f` on the engine with the GIL released; Unavailable once the database is closed.
+    pub fn run<R, F>(&self, py: Python<'_>, f: F) -> PyResult<R>
+    where
+        R: Send,
+        F: FnOnce(&strata::Db) -> strata::Result<R> + Send,
+    {
+        py.detach(|| {
+            let guard = self.inner.read();
+            match guard.as_ref() {
+                Some(db) => f(db),
+                None => Err(closed_error(&self.path)),
+            }
+        })
+        .map_err(to_py)
+    }
+
+    /// Runs `f` on the engine, holding the GIL: for calls that do no IO.
+    fn run_attached<R>(&self, f: impl FnOnce(&strata::Db) -> R) -> PyResult<R> {
+        let guard = self.inner.read();
+        match guard.as_ref() {
+            Some(db) => Ok(f(db)),
+            None => Err(to_py(closed_error(&self.path))),
+        }
+    }
+
+    pub fn get_raw(
+        &self,
+        py: Python<'_>,
+        view: &View,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<u8>>> {
+        let key = bytes_arg(key, "key")?;
+        self.run(py, |db| {
+            let options = ReadOptions {
+                snapshot: view.snapshot.clone(),
+                ..ReadOptions::default()
+            };
+            match &view.cf {
+                Some(cf) => db.get_cf_opt(cf, &key, &options),
+                None => db.get_opt(&key, &options),
+            }
+        })
+    }
+
+    pub fn get_item(
+        &self,
+        py: Python<'_>,
+        view: &View,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        match self.get_raw(py, view, key)? {
+            Some(v) => Ok(PyBytes::new(py, &v).into_any().unbind()),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        }
+    }
+
+    pub fn get_default(
+        &self,
+        py: Python<'_>,
+        view: &View,
+        key: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        match self.get_raw(py, view, key)? {
+            Some(v) => Ok(PyBytes::new(py, &v).into_any().unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    pub fn contains(&self, py: Python<'_>, view: &View, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.get_raw(py, view, key)?.is_some())
+    }
+
+    pub fn iter(
+        slf: &Bound<'_, Db>,
+        view: &View,
+        kind: Kind,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        let options = ReadOptions {
+            snapshot: view.snapshot.clone(),
+            lower_bound: bound_arg(start, "start")?,
+            upper_bound: bound_arg(end, "end")?,
+        };
+        let cf = view.cf.clone();
+        let iter = slf.get().run(slf.py(), |db| match &cf {
+            Some(cf) => db.iter_cf(cf, options),
+            None => Ok(db.iter(options)),
+        })?;
+        Ok(RangeIter::new(slf.clone().unbind(), iter, kind, reverse))
+    }
+
+    pub fn put_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let key = bytes_arg(key, "key")?;
+        let value = bytes_arg(value, "value")?;
+        self.run(py, |db| {
+            let mut batch = strata::WriteBatch::new();
+            match cf {
+                Some(cf) => batch.put_cf(cf, &key, &value),
+                None => batch.put(&key, &value),
+            };
+            db.write(batch, &write_options(sync))
+        })
+    }
+
+    pub fn delete_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        key: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let key = bytes_arg(key, "key")?;
+        self.run(py, |db| {
+            let mut batch = strata::WriteBatch::new();
+            match cf {
+                Some(cf) => batch.delete_cf(cf, &key),
+                None => batch.delete(&key),
+            };
+            db.write(batch, &write_options(sync))
+        })
+    }
+
+    pub fn merge_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let key = bytes_arg(key, "key")?;
+        let operand = bytes_arg(operand, "operand")?;
+        self.run(py, |db| {
+            let mut batch = strata::WriteBatch::new();
+            match cf {
+                Some(cf) => batch.merge_cf(cf, &key, &operand),
+                None => batch.merge(&key, &operand),
+            };
+            db.write(batch, &write_options(sync))
+        })
+    }
+
+    pub fn write_raw(&self, py: Python<'_>, batch: strata::WriteBatch, sync: bool) -> PyResult<()> {
+        self.run(py, |db| db.write(batch, &write_options(sync)))
+    }
+
+    pub fn compact_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let start = bound_arg(start, "start")?;
+        let end = bound_arg(end, "end")?;
+        self.run(py, |db| match cf {
+            Some(cf) => db.compact_range_cf(cf, start.as_deref(), end.as_deref()),
+            None => db.compact_range(start.as_deref(), end.as_deref()),
+        })
+    }
+
+    pub fn property_raw(
+        &self,
+        cf: Option<&strata::ColumnFamily>,
+        name: &str,
+    ) -> PyResult<Option<String>> {
+        self.run_attached(|db| match cf {
+            Some(cf) => db.property_cf(cf, name),
+            None => db.property(name),
+        })
+    }
+
+    /// The engine's handle of family `name`; NotFound when the database has none.
+    pub fn family(&self, name: &str) -> PyResult<strata::ColumnFamily> {
+        self.run_attached(|db| db.cf(name))?
+            .ok_or_else(|| errors::NotFound::new_err(format!("no column family named '{name}'")))
+    }
+
+    pub fn take_snapshot(&self) -> PyResult<strata::Snapshot> {
+        self.run_attached(|db| db.snapshot())
+    }
+}
+
+#[pymethods]
+impl Db {
+    /// The value of `key`; KeyError when the database does not have it.
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.get_item(py, &View::default(), key)
+    }
+
+    /// Sets `key` to `value`.
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.put_raw(py, None, key, value, false)
+    }
+
+    /// Removes `key`; removing a key that is not there is not an error (as in RocksDB).
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete_raw(py, None, key, false)
+    }
+
+    /// True when the database has `key`.
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.contains(py, &View::default(), key)
+    }
+
+    /// The keys, in order.
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<RangeIter> {
+        Db::iter(slf, &View::default(), Kind::Keys, None, None, false)
+    }
+
+    /// The value of `key`, or `default` when the database does not have it.
+    #[pyo3(signature = (key, default=None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        self.get_default(py, &View::default(), key, default)
+    }
+
+    /// Sets `key` to `value`; with `sync=True`, returns once the write is on disk.
+    #[pyo3(signature = (key, value, *, sync=false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        self.put_raw(py, None, key, value, sync)
+    }
+
+    /// Removes `key` (not an error when it is absent).
+    #[pyo3(signature = (key, *, sync=false))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        self.delete_raw(py, None, key, sync)
+    }
+
+    /// Records `operand` for `key`, combined with its value by the merge operator given to
+    /// `open` (`merge_operator="uint64add"` or `"stringappend"`). InvalidArgument without one.
+    #[pyo3(signature = (key, operand, *, sync=false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        self.merge_raw(py, None, key, operand, sync)
+    }
+
+    /// The (key, value) pairs with start <= key < end, in key order (descending with
+    /// `reverse=True`); None leaves that side open. Lazy: entries are read in batches as the
+    /// loop asks for them, as of the moment `items()` was called.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn items(
+        slf: &Bound<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        Db::iter(slf, &View::default(), Kind::Items, start, end, reverse)
+    }
+
+    /// The keys with start <= key < end; see `items()`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn keys(
+        slf: &Bound<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        Db::iter(slf, &View::default(), Kind::Keys, start, end, reverse)
+    }
+
+    /// The values of the keys with start <= key < end; see `items()`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn values(
+        slf: &Bound<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        Db::iter(slf, &View::default(), Kind::Values, start, end, reverse)
+    }
+
+    /// A new, empty batch of writes applied atomically by `write()`, or on leaving a `with`
+    /// block without an exception (an exception discards it).
+    fn write_batch(slf: &Bound<'_, Self>) -> WriteBatch {
+        WriteBatch::new(slf.clone().unbind(), None)
+    }
+
+    /// A consistent view of every column family as of now: later writes do not change what it
+    /// reads. Release it with `close()` or a `with` block (or let it be garbage collected):
+    /// while it lives, compactions keep the versions it can see.
+    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<Snapshot> {
+        let snap = slf.get().take_snapshot()?;
+        Ok(Snapshot::new(slf.clone().unbind(), None, snap))
+    }
+
+    /// Creates column family `name` (options as keywords, the column family fields of
+    /// `open`'s options; unset ones are those given to `open`) and returns it.
+    #[pyo3(signature = (name, **options))]
+    fn create_column_family(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<ColumnFamily> {
+        let this = slf.get();
+        let cf_opts = cf_options(&this.family_defaults, options)?;
+        let cf = this.run(slf.py(), |db| db.create_cf(name, cf_opts))?;
+        Ok(ColumnFamily {
+            db: slf.clone().unbind(),
+            cf,
+        })
+    }
+
+    /// Drops column family `name` and its data. NotFound when there is none.
+    fn drop_column_family(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let cf = self.family(name)?;
+        self.run(py, |db| db.drop_cf(&cf))
+    }
+
+    /// The names of the column families, "default" first.
+    fn column_families(&self) -> PyResult<Vec<String>> {
+        self.run_attached(|db| db.cf_names())
+    }
+
+    /// Column family `name`, with the same mapping API as the database. NotFound when there
+    /// is none.
+    fn column_family(slf: &Bound<'_, Self>, name: &str) -> PyResult<ColumnFamily> {
+        let cf = slf.get().family(name)?;
+        Ok(ColumnFamily {
+            db: slf.clone().unbind(),
+            cf,
+        })
+    }
+
+    /// Writes the memtables of every column family to table files and waits for it.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.flush())
+    }
+
+    /// Compacts the keys in [start, end] (both inclusive, None: open) down to the last level,
+    /// flushing first, and waits for it.
+    #[pyo3(signature = (start=None, end=None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.compact_raw(py, None, start, end)
+    }
+
+    /// A property as text (RocksDB's GetProperty), None for an unknown name: "strata.stats",
+    /// "strata.compaction-stats", "strata.num-files-at-level<N>", "strata.last-sequence",
+    /// "strata.num-snapshots", "strata.num-immutable-mem-table",
+    /// "strata.cur-size-active-mem-table", "strata.num-entries-active-mem-table".
+    fn property(&self, name: &str) -> PyResult<Option<String>> {
+        self.property_raw(None, name)
+    }
+
+    /// The readable statistics report (the "strata.stats" property).
+    fn stats(&self) -> PyResult<String> {
+        Ok(self.property_raw(None, "strata.stats")?.unwrap_or_default())
+    }
+
+    /// Makes every write so far durable (fdatasync of the write-ahead log).
+    fn sync_wal(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.sync_wal())
+    }
+
+    /// Closes the database: waits for calls in flight, makes the log durable and releases
+    /// the lock. Later calls raise Unavailable. Closing twice is allowed.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let db = py.detach(|| self.inner.write().take());
+        match db {
+            Some(db) => py.detach(|| db.close()).map_err(to_py),
+            None => Ok(()),
+        }
+    }
+
+    /// True once `close()` has been called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// The directory of the database.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// True when opened with `read_only=True`.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Returns itself, for `with`.
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the database at the end of a `with` block.
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { " closed" } else { "" };
+        format!("<strata.Db {:?}{state}>", self.path.display().to_string())
+    }
+}
+
+/// A column family: a named keyspace of the database, with its own options and the same
+/// mapping API as `Db`. From `db.column_family(name)` or `db.create_column_family(name)`.
+/// Using it after it is dropped raises InvalidArgument.
+#[pyclass(module = "strata", frozen)]
+pub struct ColumnFamily {
+    db: Py<Db>,
+    cf: strata::ColumnFamily,
+}
+
+impl ColumnFamily {
+    fn view(&self) -> View {
+        View {
+            cf: Some(self.cf.clone()),
+            snapshot: None,
+        }
+    }
+}
+
+#[pymethods]
+impl ColumnFamily {
+    /// The value of `key`; KeyError when absent.
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.db.get().get_item(py, &self.view(), key)
+    }
+
+    /// Sets `key` to `value`.
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.db.get().put_raw(py, Some(&self.cf), key, value, false)
+    }
+
+    /// Removes `key` (not an error when absent).
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.db.get().delete_raw(py, Some(&self.cf), key, false)
+    }
+
+    /// True when the family has `key`.
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.db.get().contains(py, &self.view(), key)
+    }
+
+    /// The keys, in order.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
+        Db::iter(
+            self.db.bind(py),
+            &self.view(),
+            Kind::Keys,
+            None,
+            None,
+            false,
+        )
+    }
+
+    /// The value of `key`, or `default`.
+    #[pyo3(signature = (key, default=None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        self.db.get().get_default(py, &self.view(), key, default)
+    }
+
+    /// Sets `key` to `value`.
+    #[pyo3(signature = (key, value, *, sync=false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        self.db.get().put_raw(py, Some(&self.cf), key, value, sync)
+    }
+
+    /// Removes `key` (not an error when absent).
+    #[pyo3(signature = (key, *, sync=false))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        self.db.get().delete_raw(py, Some(&self.cf), key, sync)
+    }
+
+    /// Records `operand` for `key`, combined by the family's merge operator.
+    #[pyo3(signature = (key, operand, *, sync=false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        operand: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        self.db
+            .get()
+            .merge_raw(py, Some(&self.cf), key, operand, sync)
+    }
+
+    /// The (key, value) pairs with start <= key < end; see `Db.items()`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn items(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        Db::iter(
+            self.db.bind(py),
+            &self.view(),
+            Kind::Items,
+            start,
+            end,
+            reverse,
+        )
+    }
+
+    /// The keys with start <= key < end; see `Db.items()`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn keys(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        Db::iter(
+            self.db.bind(py),
+            &self.view(),
+            Kind::Keys,
+            start,
+            end,
+            reverse,
+        )
+    }
+
+    /// The values of the keys with start <= key < end; see `Db.items()`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn values(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<RangeIter> {
+        Db::iter(
+            self.db.bind(py),
+            &self.view(),
+            Kind::Values,
+            start,
+            end,
+            reverse,
+        )
+    }
+
+    /// A batch whose writes go to this family unless told otherwise; see `Db.write_batch()`.
+    fn write_batch(&self, py: Python<'_>) -> WriteBatch {
+        WriteBatch::new(self.db.clone_ref(py), Some(self.cf.clone()))
+    }
+
+    /// A snapshot of the database, read through this family; see `Db.snapshot()`.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+        let snap = self.db.get().take_snapshot()?;
+        Ok(Snapshot::new(
+            self.db.clone_ref(py),
+            Some(self.cf.clone()),
+            snap,
+        ))
+    }
+
+    /// Writes this family's memtables to table files and waits for it.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let cf = &self.cf;
+        self.db.get().run(py, |db| db.flush_cf(cf))
+    }
+
+    /// Compacts the keys in [start, end] (inclusive, None: open) of this family.
+    #[pyo3(signature = (start=None, end=None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.db.get().compact_raw(py, Some(&self.cf), start, end)
+    }
+
+    /// A property of this family as text; see `Db.property()`.
+    fn property(&self, name: &str) -> PyResult<Option<String>> {
+        self.db.get().property_raw(Some(&self.cf), name)
+    }
+
+    /// The statistics report, with this family's tree and compaction figures.
+    fn stats(&self) -> PyResult<String> {
+        Ok(self
+            .db
+            .get()
+            .property_raw(Some(&self.cf), "strata.stats")?
+            .unwrap_or_default())
+    }
+
+    /// The family's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.cf.name().to_string()
+    }
+
+    /// True once the family has been dropped.
+    #[getter]
+    fn dropped(&self) -> bool {
+        self.cf.is_dropped()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<strata.ColumnFamily {:?}>", self.cf.name())
+    }
+}
+
+/// The engine's handle named by `obj`: a `ColumnFamily` or a family name.
+pub fn family_arg(db: &Db, obj: &Bound<'_, PyAny>) -> PyResult<strata::ColumnFamily> {
+    if let Ok(cf) = obj.cast::<ColumnFamily>() {
+        return Ok(cf.get().cf.clone());
+    }
+    let name: String = obj.extract().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("column_family must be a ColumnFamily or a name")
+    })?;
+    db.family(&name)
+}

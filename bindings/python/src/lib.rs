@@ -1,0 +1,107 @@
+//! The `strata._strata` extension module: Python bindings of the Strata key-value store.
+//! `strata/__init__.py` re-exports it; the README describes the Python API.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use strata::{CfOptions, Options};
+
+mod batch;
+mod convert;
+mod db;
+mod errors;
+mod iter;
+mod snapshot;
+
+use convert::{cf_options, open_options, to_py};
+
+/// Opens the database in directory `path`, creating it if missing unless
+/// `create_if_missing=False`, and returns a `Db`.
+///
+/// Options are keywords named as the fields of the engine's `Options` (`write_buffer_size`,
+/// `compression="none|snappy|lz4|zstd"`, `bloom_bits_per_key`, `block_cache_size`,
+/// `max_background_jobs`, `compaction_style="leveled|universal"`,
+/// `merge_operator="uint64add"|"stringappend"|None`, ...), plus `read_only=True` to open
+/// without writing or locking.
+///
+/// `column_families` maps family names to dicts of their options; families named there are
+/// created if missing. Families the database has but that are not named are opened too, with
+/// the family options given here (the engine requires opening every family).
+#[pyfunction]
+#[pyo3(signature = (path, *, column_families=None, **options))]
+fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    column_families: Option<&Bound<'_, PyDict>>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<db::Db> {
+    let parsed = open_options(options)?;
+    let base = parsed.options.cf_options();
+    let mut named: Vec<(String, CfOptions)> = Vec::new();
+    if let Some(families) = column_families {
+        for (name, opts) in families.iter() {
+            let name: String = name.extract()?;
+            let opts = if opts.is_none() {
+                None
+            } else {
+                Some(opts.cast_into::<PyDict>()?)
+            };
+            named.push((name, cf_options(&base, opts.as_ref())?));
+        }
+    }
+    let options = parsed.options;
+    let read_only = parsed.read_only;
+    let engine = py
+        .detach(move || -> strata::Result<strata::Db> {
+            if read_only {
+                return strata::Db::open_read_only(&path, options);
+            }
+            // Open every family the database has, as the engine requires: those not named
+            // take the family options of `options`.
+            let existing = match strata::Db::list_cfs(&path, &options) {
+                Ok(names) => names,
+                Err(e) if e.kind() == strata::ErrorKind::NotFound => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            for name in existing {
+                if !named.iter().any(|(n, _)| *n == name) {
+                    named.push((name, options.cf_options()));
+                }
+            }
+            strata::Db::open_cf(&path, options, named)
+        })
+        .map_err(to_py)?;
+    Ok(db::Db::new(engine, read_only, base))
+}
+
+/// The names of the column families of the database in `path`, "default" first (what
+/// `open(..., column_families=...)` may name). NotFound when there is no database there.
+#[pyfunction]
+fn list_column_families(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
+    py.detach(|| strata::Db::list_cfs(&path, &Options::default()))
+        .map_err(to_py)
+}
+
+/// Python bindings of Strata, a persistent ordered key-value store.
+#[pymodule]
+fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(list_column_families, m)?)?;
+    m.add_class::<db::Db>()?;
+    m.add_class::<db::ColumnFamily>()?;
+    m.add_class::<snapshot::Snapshot>()?;
+    m.add_class::<batch::WriteBatch>()?;
+    m.add_class::<iter::RangeIter>()?;
+    m.add("Error", py.get_type::<errors::Error>())?;
+    m.add("NotFound", py.get_type::<errors::NotFound>())?;
+    m.add("Corruption", py.get_type::<errors::Corruption>())?;
+    m.add("InvalidArgument", py.get_type::<errors::InvalidArgument>())?;
+    m.add("Busy", py.get_type::<errors::Busy>())?;
+    m.add("Unavailable", py.get_type::<errors::Unavailable>())?;
+    m.add("IOError", py.get_type::<errors::IOError>())?;
+    m.add("FORMAT_VERSION", strata::FORMAT_VERSION)?;
+    Ok(())
+}

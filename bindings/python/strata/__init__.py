@@ -1,0 +1,51 @@
+"""Strata: a persistent, ordered key-value store (an LSM tree), from Python.
+
+Keys and values are bytes. Open a database with :func:`open`; it behaves like a mapping
+from bytes to bytes in key order::
+
+    import strata
+
+    with strata.open("/tmp/example") as db:
+        db[b"apple"] = b"red"
+        assert db[b"apple"] == b"red"
+        for key, value in db.items(start=b"a", end=b"b"):
+            print(key, value)
+
+See the package README for the whole API, the error classes and the threading notes.
+"""
+
+from ._strata import (
+    FORMAT_VERSION,
+    Busy,
+    ColumnFamily,
+    Corruption,
+    Db,
+    Error,
+    InvalidArgument,
+    IOError,
+    Iterator,
+    NotFound,
+    Snapshot,
+    Unavailable,
+    WriteBatch,
+    list_column_families,
+    open,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Busy",
+    "ColumnFamily",
+    "Corruption",
+    "Db",
+    "Error",
+    "IOError",
+    "InvalidArgument",
+    "Iterator",
+    "NotFound",
+    "Snapshot",
+    "Unavailable",
+    "WriteBatch",
+    "list_column_families",
+    "open",
+]

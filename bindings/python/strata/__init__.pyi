@@ -1,0 +1,17 @@
+from ._strata import (
+    FORMAT_VERSION as FORMAT_VERSION,
+    Busy as Busy,
+    ColumnFamily as ColumnFamily,
+    Corruption as Corruption,
+    Db as Db,
+    Error as Error,
+    InvalidArgument as InvalidArgument,
+    IOError as IOError,
+    Iterator as Iterator,
+    NotFound as NotFound,
+    Snapshot as Snapshot,
+    Unavailable as Unavailable,
+    WriteBatch as WriteBatch,
+    list_column_families as list_column_families,
+    open as open,
+)

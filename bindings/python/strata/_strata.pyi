@@ -1,0 +1,183 @@
+"""Type stubs of the compiled module strata._strata (re-exported by strata)."""
+
+import os
+import pathlib
+from types import TracebackType
+from typing import Dict, Iterator as _Iterator, List, Optional, Tuple, TypeVar, Union, overload
+
+_Bytes = Union[bytes, bytearray, memoryview]
+_T = TypeVar("_T")
+_Family = Union["ColumnFamily", str]
+_OptionValue = Union[int, float, bool, str, None]
+
+FORMAT_VERSION: int
+
+class Error(Exception):
+    """Base class of the errors the engine reports."""
+
+class NotFound(Error):
+    """A database, file or column family that must exist does not."""
+
+class Corruption(Error):
+    """Data on disk failed a checksum or could not be decoded, or a merge failed."""
+
+class InvalidArgument(Error):
+    """An argument or option the engine cannot accept; the message names it."""
+
+class Busy(Error):
+    """The database is locked by another process or handle."""
+
+class Unavailable(Error):
+    """The database refuses the call: closed, read-only, or stopped by an error."""
+
+class IOError(Error):
+    """The operating system reported an IO error; the message names the file."""
+
+def open(
+    path: Union[str, os.PathLike[str]],
+    *,
+    column_families: Optional[Dict[str, Optional[Dict[str, _OptionValue]]]] = None,
+    read_only: bool = False,
+    create_if_missing: bool = True,
+    error_if_exists: bool = False,
+    create_missing_column_families: bool = True,
+    write_buffer_size: int = ...,
+    max_write_buffer_number: int = ...,
+    block_size: int = ...,
+    block_restart_interval: int = ...,
+    bloom_bits_per_key: int = ...,
+    compression: Optional[str] = "none",
+    bottommost_compression: Optional[str] = None,
+    block_cache_size: int = ...,
+    cache_index_and_filter_blocks: bool = False,
+    max_open_files: int = ...,
+    max_log_file_size: int = ...,
+    keep_log_file_num: int = ...,
+    level0_file_num_compaction_trigger: int = ...,
+    level0_slowdown_writes_trigger: int = ...,
+    level0_stop_writes_trigger: int = ...,
+    max_bytes_for_level_base: int = ...,
+    max_bytes_for_level_multiplier: float = ...,
+    num_levels: int = ...,
+    target_file_size_base: int = ...,
+    disable_auto_compactions: bool = False,
+    compaction_style: str = "leveled",
+    max_background_jobs: int = ...,
+    max_subcompactions: int = ...,
+    max_compaction_bytes: int = ...,
+    soft_pending_compaction_bytes_limit: int = ...,
+    hard_pending_compaction_bytes_limit: int = ...,
+    max_write_group_bytes: int = ...,
+    wal_recovery_mode: str = "tolerate_corrupted_tail",
+    merge_operator: Optional[str] = None,
+) -> Db:
+    """Opens (by default creating) the database in directory `path`."""
+
+def list_column_families(path: Union[str, os.PathLike[str]]) -> List[str]:
+    """The column family names of the database in `path`, "default" first."""
+
+class Iterator:
+    """A lazy iterator over a key range, reading as of the moment it was made."""
+
+    def __iter__(self) -> Iterator: ...
+    def __next__(self) -> Union[bytes, Tuple[bytes, bytes]]: ...
+
+class _Reads:
+    def __getitem__(self, key: _Bytes) -> bytes: ...
+    def __contains__(self, key: _Bytes) -> bool: ...
+    def __iter__(self) -> _Iterator[bytes]: ...
+    @overload
+    def get(self, key: _Bytes) -> Optional[bytes]: ...
+    @overload
+    def get(self, key: _Bytes, default: _T) -> Union[bytes, _T]: ...
+    def items(
+        self, start: Optional[_Bytes] = None, end: Optional[_Bytes] = None, reverse: bool = False
+    ) -> _Iterator[Tuple[bytes, bytes]]: ...
+    def keys(
+        self, start: Optional[_Bytes] = None, end: Optional[_Bytes] = None, reverse: bool = False
+    ) -> _Iterator[bytes]: ...
+    def values(
+        self, start: Optional[_Bytes] = None, end: Optional[_Bytes] = None, reverse: bool = False
+    ) -> _Iterator[bytes]: ...
+
+class _Writes(_Reads):
+    def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
+    def __delitem__(self, key: _Bytes) -> None: ...
+    def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...
+    def delete(self, key: _Bytes, *, sync: bool = False) -> None: ...
+    def merge(self, key: _Bytes, operand: _Bytes, *, sync: bool = False) -> None: ...
+    def write_batch(self) -> WriteBatch: ...
+    def snapshot(self) -> Snapshot: ...
+    def flush(self) -> None: ...
+    def compact_range(
+        self, start: Optional[_Bytes] = None, end: Optional[_Bytes] = None
+    ) -> None: ...
+    def property(self, name: str) -> Optional[str]: ...
+    def stats(self) -> str: ...
+
+class Db(_Writes):
+    """An open database: a mapping from bytes to bytes in key order (no len())."""
+
+    @property
+    def path(self) -> pathlib.Path: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def read_only(self) -> bool: ...
+    def create_column_family(self, name: str, **options: _OptionValue) -> ColumnFamily: ...
+    def drop_column_family(self, name: str) -> None: ...
+    def column_families(self) -> List[str]: ...
+    def column_family(self, name: str) -> ColumnFamily: ...
+    def sync_wal(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Db: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> bool: ...
+
+class ColumnFamily(_Writes):
+    """A named keyspace of a database, with the mapping API of Db."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dropped(self) -> bool: ...
+
+class Snapshot(_Reads):
+    """A read-only view of the database as of one moment."""
+
+    @property
+    def sequence(self) -> int: ...
+    def column_family(self, name: str) -> Snapshot: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Snapshot: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> bool: ...
+
+class WriteBatch:
+    """Writes applied atomically by write(), or on leaving a with block without an exception."""
+
+    def put(self, key: _Bytes, value: _Bytes, column_family: Optional[_Family] = None) -> None: ...
+    def delete(self, key: _Bytes, column_family: Optional[_Family] = None) -> None: ...
+    def merge(
+        self, key: _Bytes, operand: _Bytes, column_family: Optional[_Family] = None
+    ) -> None: ...
+    def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
+    def __delitem__(self, key: _Bytes) -> None: ...
+    def __len__(self) -> int: ...
+    def write(self, *, sync: bool = False) -> None: ...
+    def clear(self) -> None: ...
+    def __enter__(self) -> WriteBatch: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> bool: ...

@@ -1,0 +1,237 @@
+"""open, get/put/delete, the mapping protocol, bytes-only keys, errors, reopen, close."""
+
+import pytest
+
+import strata
+
+
+def test_put_get_delete(db):
+    db[b"apple"] = b"red"
+    assert db[b"apple"] == b"red"
+    assert db.get(b"apple") == b"red"
+    assert b"apple" in db
+    del db[b"apple"]
+    assert b"apple" not in db
+    assert db.get(b"apple") is None
+
+
+def test_missing_key_raises_key_error(db):
+    with pytest.raises(KeyError) as info:
+        db[b"nope"]
+    assert info.value.args[0] == b"nope"
+
+
+def test_get_default(db):
+    assert db.get(b"nope", b"fallback") == b"fallback"
+    assert db.get(b"nope", default=None) is None
+
+
+def test_deleting_a_missing_key_is_fine(db):
+    del db[b"never-written"]
+    db.delete(b"never-written")
+
+
+def test_put_and_delete_methods_with_sync(db):
+    db.put(b"k", b"v", sync=True)
+    assert db[b"k"] == b"v"
+    db.delete(b"k", sync=True)
+    assert b"k" not in db
+
+
+def test_empty_key_and_value(db):
+    db[b""] = b""
+    assert db[b""] == b""
+
+
+def test_bytearray_and_memoryview_accepted(db):
+    db[bytearray(b"ba")] = memoryview(b"mv")
+    assert db[b"ba"] == b"mv"
+    assert db[memoryview(b"ba")] == b"mv"
+    assert bytearray(b"ba") in db
+
+
+def test_values_are_bytes(db):
+    db[b"k"] = bytearray(b"v")
+    assert type(db[b"k"]) is bytes
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda db: db.__setitem__("k", b"v"),
+        lambda db: db.__setitem__(b"k", "v"),
+        lambda db: db["k"],
+        lambda db: db.get("k"),
+        lambda db: "k" in db,
+        lambda db: db.__delitem__("k"),
+        lambda db: db.items(start="a"),
+    ],
+)
+def test_str_refused_with_hint(db, call):
+    with pytest.raises(TypeError, match="encode"):
+        call(db)
+
+
+def test_other_types_refused(db):
+    with pytest.raises(TypeError, match="bytes, bytearray or memoryview"):
+        db[1] = b"v"
+
+
+def test_no_len(db):
+    with pytest.raises(TypeError):
+        len(db)
+
+
+def test_reopen_keeps_data(path):
+    db = strata.open(path)
+    for i in range(100):
+        db[b"k%03d" % i] = b"v%d" % i
+    db.close()
+    db = strata.open(path)
+    assert db[b"k042"] == b"v42"
+    assert len(list(db)) == 100
+    db.close()
+
+
+def test_reopen_after_flush(path):
+    with strata.open(path, write_buffer_size=64 * 1024) as db:
+        for i in range(2000):
+            db[b"k%05d" % i] = b"x" * 100
+        db.flush()
+    with strata.open(path) as db:
+        assert db[b"k01999"] == b"x" * 100
+
+
+def test_context_manager_closes(path):
+    with strata.open(path) as db:
+        db[b"a"] = b"1"
+    assert db.closed
+    with pytest.raises(strata.Unavailable, match="closed"):
+        db[b"a"]
+    with pytest.raises(strata.Unavailable):
+        db[b"a"] = b"2"
+
+
+def test_close_twice(path):
+    db = strata.open(path)
+    db.close()
+    db.close()
+
+
+def test_iterator_after_close_raises(path):
+    db = strata.open(path)
+    for i in range(100):
+        db[b"%03d" % i] = b""
+    it = iter(db)
+    next(it)
+    db.close()
+    with pytest.raises(strata.Unavailable):
+        list(it)
+
+
+def test_missing_database_without_create(path):
+    with pytest.raises(strata.NotFound):
+        strata.open(path, create_if_missing=False)
+
+
+def test_error_if_exists(path):
+    strata.open(path).close()
+    with pytest.raises(strata.InvalidArgument):
+        strata.open(path, error_if_exists=True)
+
+
+def test_second_handle_is_busy(db, path):
+    with pytest.raises(strata.Busy):
+        strata.open(path)
+
+
+def test_read_only(path):
+    with strata.open(path) as db:
+        db[b"a"] = b"1"
+    with strata.open(path, read_only=True) as db:
+        assert db.read_only
+        assert db[b"a"] == b"1"
+        with pytest.raises(strata.Unavailable, match="read-only"):
+            db[b"b"] = b"2"
+
+
+def test_read_only_beside_a_writer(db, path):
+    db[b"a"] = b"1"
+    with strata.open(path, read_only=True) as ro:
+        assert ro[b"a"] == b"1"
+
+
+def test_error_hierarchy():
+    for cls in (
+        strata.NotFound,
+        strata.Corruption,
+        strata.InvalidArgument,
+        strata.Busy,
+        strata.Unavailable,
+        strata.IOError,
+    ):
+        assert issubclass(cls, strata.Error)
+        assert cls.__module__ == "strata"
+    assert issubclass(strata.Error, Exception)
+
+
+def test_options(path):
+    with strata.open(
+        path,
+        write_buffer_size=1 << 20,
+        compression="zstd",
+        bottommost_compression="lz4",
+        bloom_bits_per_key=0,
+        block_cache_size=0,
+        max_background_jobs=3,
+        compaction_style="universal",
+        merge_operator=None,
+        block_size=8192,
+        disable_auto_compactions=True,
+        wal_recovery_mode="point_in_time",
+    ) as db:
+        db[b"a"] = b"1"
+        db.flush()
+        assert db[b"a"] == b"1"
+
+
+def test_unknown_option(path):
+    with pytest.raises(TypeError, match="unknown option 'no_such_option'"):
+        strata.open(path, no_such_option=1)
+
+
+def test_bad_option_values(path):
+    with pytest.raises(ValueError, match="compression"):
+        strata.open(path, compression="gzip")
+    with pytest.raises(ValueError, match="compaction_style"):
+        strata.open(path, compaction_style="fifo")
+    with pytest.raises(ValueError, match="write_buffer_size"):
+        strata.open(path, write_buffer_size="big")
+    with pytest.raises(strata.InvalidArgument):
+        strata.open(path, num_levels=1)
+
+
+def test_pathlike_and_str_paths(path):
+    with strata.open(str(path)) as db:
+        db[b"a"] = b"1"
+        assert str(db.path) == str(path)
+    with strata.open(path) as db:
+        assert db[b"a"] == b"1"
+
+
+def test_flush_compact_stats_property(db):
+    for i in range(1000):
+        db[b"%05d" % i] = b"v" * 50
+    db.flush()
+    db.compact_range()
+    db.compact_range(b"00100", b"00200")
+    stats = db.stats()
+    assert isinstance(stats, str) and stats
+    assert db.property("strata.last-sequence") == "1000"
+    assert db.property("no.such.property") is None
+    assert db.property("strata.num-files-at-level0") is not None
+    db.sync_wal()
+
+
+def test_repr(db):
+    assert "strata.Db" in repr(db)
