@@ -157,4 +157,54 @@ fn bad_input_is_refused_naming_it() {
         !ok && err.contains("line 2: no \"value\" or \"value_hex\""),
         "{err}"
     );
+    // Nothing of it was written, not even the good first line.
+    let (ok, _, _) = strata(&["get", db_arg, "a"]);
+    assert!(!ok);
+}
+
+#[test]
+fn reads_answer_beside_a_writer_and_change_none_of_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let options = Options {
+        create_if_missing: true,
+        ..Options::default()
+    };
+    let db = Db::open(&path, options).unwrap();
+    let index = db.create_cf("index", CfOptions::default()).unwrap();
+    for i in 0..200u32 {
+        db.put(format!("k{i:03}").as_bytes(), b"v").unwrap();
+        db.put_cf(&index, format!("i{i:03}").as_bytes(), b"w")
+            .unwrap();
+    }
+    db.flush().unwrap();
+    db.put(b"in-the-wal", b"x").unwrap();
+    let files = || {
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with("LOG"))
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let before = files();
+    let db_arg = path.to_str().unwrap();
+    let (ok, out, err) = strata(&["scan", db_arg, "--limit", "3"]);
+    assert!(ok && out.lines().count() == 3, "{err}");
+    let (ok, out, err) = strata(&["dump", db_arg]);
+    assert!(ok && out.lines().count() == 401, "{err}");
+    let (ok, out, err) = strata(&["get", db_arg, "in-the-wal"]);
+    assert!(ok && out == "x\n", "{err}");
+    let (ok, _, err) = strata(&["stats", db_arg]);
+    assert!(ok, "{err}");
+    assert!(before == files(), "the writer's files changed");
+    // Writes need the lock the writer holds.
+    let (ok, _, err) = strata(&["put", db_arg, "k", "v"]);
+    assert!(!ok && err.contains("lock"), "{err}");
+    drop(db);
 }
