@@ -124,34 +124,35 @@ pub fn put(
     value: &str,
     hex: bool,
 ) -> Result<(), BoxError> {
-    let db = open_for_writing(dir, false)?;
-    let cf = family(&db, cf)?;
-    let mut batch = WriteBatch::new();
-    batch.put_cf(&cf, &arg_bytes(key, hex)?, &arg_bytes(value, hex)?);
-    db.write(
-        batch,
-        &WriteOptions {
-            sync: true,
-            ..WriteOptions::default()
-        },
-    )?;
-    db.close()?;
-    Ok(())
+    let (key, value) = (arg_bytes(key, hex)?, arg_bytes(value, hex)?);
+    write_one(dir, cf, |batch, cf| {
+        batch.put_cf(cf, &key, &value);
+    })
 }
 
 /// `strata delete DIR KEY`.
 pub fn delete(dir: &Path, cf: Option<&str>, key: &str, hex: bool) -> Result<(), BoxError> {
+    let key = arg_bytes(key, hex)?;
+    write_one(dir, cf, |batch, cf| {
+        batch.delete_cf(cf, &key);
+    })
+}
+
+/// Writes the batch `fill` makes for family `cf` of the database at `dir`, synced.
+fn write_one(
+    dir: &Path,
+    cf: Option<&str>,
+    fill: impl FnOnce(&mut WriteBatch, &ColumnFamily),
+) -> Result<(), BoxError> {
     let db = open_for_writing(dir, false)?;
     let cf = family(&db, cf)?;
     let mut batch = WriteBatch::new();
-    batch.delete_cf(&cf, &arg_bytes(key, hex)?);
-    db.write(
-        batch,
-        &WriteOptions {
-            sync: true,
-            ..WriteOptions::default()
-        },
-    )?;
+    fill(&mut batch, &cf);
+    let synced = WriteOptions {
+        sync: true,
+        ..WriteOptions::default()
+    };
+    db.write(batch, &synced)?;
     db.close()?;
     Ok(())
 }
