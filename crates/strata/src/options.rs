@@ -424,7 +424,7 @@ family_options! {
     universal: UniversalOptions,
     /// See [`Options::max_subcompactions`].
     max_subcompactions: usize,
-    /// See [`Options::max_compaction_bytes`].
+    /// See the field of the same name of [`Options`].
     max_compaction_bytes: u64,
     /// See [`Options::soft_pending_compaction_bytes_limit`].
     soft_pending_compaction_bytes_limit: u64,

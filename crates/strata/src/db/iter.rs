@@ -463,7 +463,7 @@ impl DbIterator {
     }
 }
 
-/// The key-value pairs of a key range, as a Rust iterator (from [`Db::range`]).
+/// The key-value pairs of a key range, as a Rust iterator (from [`crate::Db::range`]).
 pub struct Range {
     iter: DbIterator,
     started: bool,

@@ -46,7 +46,7 @@ pub fn sort_for_block(tombstones: &mut Vec<Tombstone>) {
     tombstones.dedup();
 }
 
-/// The block contents for `tombstones`, which are in the order of [`sort_for_block`].
+/// The block contents for `tombstones`, which are in the order of `sort_for_block`.
 pub fn encode(tombstones: &[Tombstone]) -> Vec<u8> {
     let mut b = BlockBuilder::new(RESTART_INTERVAL);
     let mut key = Vec::new();
