@@ -7,10 +7,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The directory cargo put this crate's libraries in (the test binary sits in its `deps`).
-fn target_dir() -> PathBuf {
+/// The static library cargo built for this test run: in `deps`, beside the test binary
+/// (where `cargo test` leaves it), or in the directory above (where `cargo build` copies
+/// it).
+fn static_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    let deps = exe.parent().unwrap();
+    [deps, deps.parent().unwrap()]
+        .iter()
+        .map(|dir| dir.join("libstrata_c.a"))
+        .find(|lib| lib.exists())
+        .unwrap_or_else(|| panic!("libstrata_c.a is not in {} or above", deps.display()))
 }
 
 fn compiler() -> Option<String> {
@@ -25,8 +32,7 @@ fn compiler() -> Option<String> {
 /// Compiles the test program with `flags` to `out`.
 fn build(cc: &str, flags: &[&str], out: &Path) {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = target_dir().join("libstrata_c.a");
-    assert!(lib.exists(), "{} was not built", lib.display());
+    let lib = static_library();
     let status = Command::new(cc)
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-g"])
         .args(flags)
