@@ -94,7 +94,7 @@ impl Version {
                 continue;
             }
             for w in files.windows(2) {
-                if user_key(&w[0].largest) >= user_key(&w[1].smallest) {
+                if !crate::range_del::ends_before(&w[0].largest, user_key(&w[1].smallest)) {
                     return Err(format!("L{level}: {:?} overlaps {:?}", w[0], w[1]));
                 }
             }
@@ -115,11 +115,14 @@ impl Version {
     /// The files whose key range holds `key` (a user key), in the order a read must consult
     /// them: L0 newest first, then at most one file per deeper level.
     pub fn files_for_key<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<FileMeta>> {
-        let covers =
-            move |f: &&Arc<FileMeta>| user_key(&f.smallest) <= key && key <= user_key(&f.largest);
+        // A largest key at a range deletion's end sentinel does not hold that user key: the
+        // next file of the level may start there, and it is the one to read.
+        let covers = move |f: &&Arc<FileMeta>| {
+            user_key(&f.smallest) <= key && !crate::range_del::ends_before(&f.largest, key)
+        };
         let l0 = self.levels[0].iter().filter(covers);
         let deeper = self.levels[1..].iter().filter_map(move |files| {
-            let i = files.partition_point(|f| user_key(&f.largest).cmp(key) == Ordering::Less);
+            let i = files.partition_point(|f| crate::range_del::ends_before(&f.largest, key));
             files.get(i).filter(|f| user_key(&f.smallest) <= key)
         });
         l0.chain(deeper)
