@@ -51,7 +51,7 @@ impl DbInner {
                 continue; // everything in it is newer than the read
             }
             let table = self.tables.get(f.number)?;
-            let tombstones = table.range_tombstones();
+            let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
                 covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
             }

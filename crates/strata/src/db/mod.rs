@@ -643,7 +643,7 @@ impl DbInner {
             }
             let table = self.tables.get(f.number)?;
             // Before the filter: a table's tombstones cover keys its filter knows nothing of.
-            let tombstones = table.range_tombstones();
+            let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
                 covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
             }
