@@ -953,12 +953,41 @@ mod tests {
         }
     }
 
-    fn define(input: &str) -> Result<Lsm, String> {
-        let mut lsm = Lsm::new();
+    /// A declared tree: its entries, and its range deletions (line `rangedel: b-e#seq ...`),
+    /// which the iterator is given as one more source of tombstones.
+    struct Tree {
+        lsm: Lsm,
+        tombstones: Vec<crate::range_del::Tombstone>,
+    }
+
+    fn parse_tombstone(s: &str) -> Result<crate::range_del::Tombstone, String> {
+        let bad = || format!("{s:?}: expected begin-end#seq");
+        let (range, seq) = s.rsplit_once('#').ok_or_else(bad)?;
+        let (begin, end) = range.split_once('-').ok_or_else(bad)?;
+        let seq = seq.parse().map_err(|_| bad())?;
+        Ok(crate::range_del::Tombstone::new(
+            &lsm::unescape(begin)?,
+            &lsm::unescape(end)?,
+            seq,
+        ))
+    }
+
+    fn define(input: &str) -> Result<Tree, String> {
+        let mut tree = Tree {
+            lsm: Lsm::new(),
+            tombstones: Vec::new(),
+        };
+        let lsm = &mut tree.lsm;
         for line in input.lines().filter(|l| !l.trim().is_empty()) {
             let (place, entries) = line
                 .split_once(':')
                 .ok_or_else(|| format!("{line:?}: expected mem:, L0: or Ln: and entries"))?;
+            if place.trim() == "rangedel" {
+                for t in entries.split_whitespace() {
+                    tree.tombstones.push(parse_tombstone(t)?);
+                }
+                continue;
+            }
             let entries = lsm::parse_entries(entries)?;
             match place.trim() {
                 "mem" => lsm.add_memtable(entries)?,
@@ -972,7 +1001,7 @@ mod tests {
                 }
             }
         }
-        Ok(lsm)
+        Ok(tree)
     }
 
     /// Runs the operations of `input` (one a line), printing where each leaves `it`.
@@ -1002,7 +1031,7 @@ mod tests {
         Ok(out)
     }
 
-    fn iter_case(lsm: &Lsm, case: &mut datadriven::TestCase) -> Result<String, String> {
+    fn iter_case(tree: &Tree, case: &mut datadriven::TestCase) -> Result<String, String> {
         let arg = |case: &mut datadriven::TestCase, name: &str| {
             case.try_take_arg::<String>(name)
                 .map_err(|e| e.to_string())?
@@ -1023,8 +1052,13 @@ mod tests {
             Some(other) => return Err(format!("op={}: unknown", printable(other))),
         };
         case.expect_empty().map_err(|e| e.to_string())?;
-        let mut it = DbIterator::new(lsm.iter(), (seq, None), lower, upper)
-            .with_merge_operator(op, "default".into());
+        let mut range_del = RangeDelAggregator::for_read(seq);
+        range_del.add(Arc::new(crate::range_del::FragmentedList::new(
+            &tree.tombstones,
+        )));
+        let mut it = DbIterator::new(tree.lsm.iter(), (seq, None), lower, upper)
+            .with_merge_operator(op, "default".into())
+            .with_range_deletions(range_del);
         walk(&mut it, &case.input)
     }
 
@@ -1034,15 +1068,22 @@ mod tests {
         datadriven::walk(
             concat!(env!("CARGO_MANIFEST_DIR"), "/src/db/testdata/iter.txt"),
             |f| {
-                let mut lsm = Lsm::new();
+                let mut tree = Tree {
+                    lsm: Lsm::new(),
+                    tombstones: Vec::new(),
+                };
                 f.run(|case| -> Result<String, String> {
                     cases += 1;
                     match case.directive.as_str() {
                         "define" => {
-                            lsm = define(&case.input)?;
-                            Ok(lsm.describe())
+                            tree = define(&case.input)?;
+                            let mut out = tree.lsm.describe();
+                            if !tree.tombstones.is_empty() {
+                                out += &format!("rangedel: {:?}\n", tree.tombstones);
+                            }
+                            Ok(out)
                         }
-                        "iter" => iter_case(&lsm, case),
+                        "iter" => iter_case(&tree, case),
                         other => Err(format!("unknown directive {other:?}")),
                     }
                 })

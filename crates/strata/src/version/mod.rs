@@ -610,6 +610,30 @@ mod tests {
         }
     }
 
+    /// A file whose largest key is a range deletion's end sentinel `m#MAX,RANGEDEL` holds
+    /// nothing of `m`: the next file of its level may start at `m`, and a lookup of `m`
+    /// reads that next file (a lookup stopping at the first would miss `m`'s value).
+    #[test]
+    fn a_largest_key_at_the_end_sentinel_excludes_that_key() {
+        let tombstone = crate::range_del::Tombstone::new(b"c", b"m", 9);
+        let mut left = file(1, "a", "b", 9);
+        left.largest = tombstone.largest_key();
+        let right = file(2, "m", "z", 5);
+        let mut v = Version::default();
+        v.levels[1] = vec![Arc::new(left), Arc::new(right)];
+        assert_eq!(v.check(), Ok(()));
+        let numbers = |k: &[u8]| v.files_for_key(k).map(|f| f.number).collect::<Vec<_>>();
+        assert_eq!(numbers(b"m"), [2]);
+        assert_eq!(numbers(b"l"), [1]);
+        // A real entry of `m` as the largest key does overlap a file starting at `m`.
+        let mut v = Version::default();
+        v.levels[1] = vec![
+            Arc::new(file(1, "a", "m", 9)),
+            Arc::new(file(2, "m", "z", 5)),
+        ];
+        assert!(v.check().is_err());
+    }
+
     /// The edit an `apply` input describes: lines `add Ln: FILE ...` and `delete Ln: N ...`.
     fn parse_edit(input: &str) -> std::result::Result<VersionEdit, String> {
         let mut edit = VersionEdit::default();
