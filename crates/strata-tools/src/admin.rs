@@ -162,7 +162,8 @@ fn dump_table(
     writeln!(
         out,
         "properties: entries {} deletions {} raw keys {} B raw values {} B seq {}..{} \
-         compression {} data blocks {} ({} B) index {} B filter {} B created {}",
+         compression {} data blocks {} ({} B) index {} B filter {} B range-deletions {} \
+         created {}",
         p.entries,
         p.deletions,
         p.raw_key_bytes,
@@ -174,6 +175,7 @@ fn dump_table(
         p.data_bytes,
         p.index_bytes,
         p.filter_bytes,
+        p.range_deletions,
         utc_datetime(p.creation_time)
     )?;
     let mut it = table.iter();
@@ -198,6 +200,15 @@ fn dump_table(
         it.next();
     }
     it.status()?;
+    // The range-deletion block, fragmented as readers use it: `begin-end#seq`, one a line.
+    let tombstones = table.range_tombstones();
+    if !tombstones.is_empty() {
+        writeln!(out, "range tombstones:")?;
+        for t in tombstones.tombstones() {
+            let (b, e) = (show_bytes(&t.begin, hex), show_bytes(&t.end, hex));
+            writeln!(out, "{b}-{e}#{}", t.seq)?;
+        }
+    }
     Ok(())
 }
 

@@ -222,3 +222,26 @@ fn stats_answers_beside_a_writer_and_changes_no_file() {
     );
     writer.close().unwrap();
 }
+
+#[test]
+fn sst_dump_prints_the_range_tombstones_and_their_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = strata::Options {
+        create_if_missing: true,
+        ..strata::Options::default()
+    };
+    let db = strata::Db::open(dir.path(), options).unwrap();
+    db.put(b"k", b"v").unwrap();
+    db.delete_range(b"a", b"m").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let (ok, out, err) = on(&["sst", "dump"], dir.path());
+    assert!(ok, "{err}");
+    assert!(out.contains("range-deletions 1"), "{out}");
+    let tombstones: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "range tombstones:")
+        .skip(1)
+        .collect();
+    assert_eq!(tombstones, ["a-m#2"], "{out}");
+}

@@ -39,6 +39,12 @@ pub enum ValueKind {
     Merge = 2,
     /// Removes the one older put of the key (the caller promises there is at most one).
     SingleDelete = 7,
+    /// Removes every older version of every key from this key (the user key) up to the value,
+    /// exclusive (RocksDB's kTypeRangeDeletion). Never stored among point entries: memtables
+    /// keep these in their `MemTombstones`, tables in their range-deletion block.
+    /// `range_del::RANGE_DELETION_KIND` is defined from this one (that layer sits above
+    /// this), so the two cannot disagree.
+    RangeDeletion = 15,
 }
 
 /// The kind byte used in seek keys: larger than every stored kind, so that a seek key with
@@ -53,6 +59,7 @@ impl ValueKind {
             1 => Some(ValueKind::Put),
             2 => Some(ValueKind::Merge),
             7 => Some(ValueKind::SingleDelete),
+            15 => Some(ValueKind::RangeDeletion),
             _ => None,
         }
     }
@@ -64,6 +71,7 @@ impl ValueKind {
             ValueKind::Put => "PUT",
             ValueKind::Merge => "MERGE",
             ValueKind::SingleDelete => "SINGLEDEL",
+            ValueKind::RangeDeletion => "RANGEDEL",
         }
     }
 }

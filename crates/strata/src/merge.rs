@@ -181,7 +181,7 @@ pub(crate) fn resolve<'a>(
                 continue;
             }
             ValueKind::Put => base = Some(value),
-            ValueKind::Delete | ValueKind::SingleDelete => {}
+            ValueKind::Delete | ValueKind::SingleDelete | ValueKind::RangeDeletion => {}
         }
         break;
     }

@@ -13,7 +13,8 @@
 //! The tag is the entry's kind byte; its high bit says a column family id follows (without
 //! it the record is for the default family, id 0, so batches written before families existed
 //! read the same). Kinds are those of internal keys (`key::ValueKind`): 0 delete, 1 put,
-//! 2 merge (the value is the merge operand), 7 single-delete.
+//! 2 merge (the value is the merge operand), 7 single-delete, 15 range deletion (the key is
+//! the range's first key, the value its exclusive end; framed like a put).
 //!
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
@@ -143,6 +144,36 @@ impl WriteBatch {
     /// Removes the single put of `key` in column family `cf` (see [`WriteBatch::single_delete`]).
     pub fn single_delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> &mut Self {
         self.push(cf.id(), ValueKind::SingleDelete, key, None)
+    }
+
+    /// Removes every key in `[begin, end)` (RocksDB's `DeleteRange`): one record, whatever
+    /// the number of keys in the range. `begin == end` is an empty range and adds nothing;
+    /// `begin > end` marks the batch invalid, and `Db::write` refuses it naming both keys.
+    pub fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> &mut Self {
+        self.push_range(0, begin, end)
+    }
+
+    /// Removes every key in `[begin, end)` of column family `cf` (see
+    /// [`WriteBatch::delete_range`]).
+    pub fn delete_range_cf(&mut self, cf: &ColumnFamily, begin: &[u8], end: &[u8]) -> &mut Self {
+        self.push_range(cf.id(), begin, end)
+    }
+
+    fn push_range(&mut self, cf: u32, begin: &[u8], end: &[u8]) -> &mut Self {
+        match begin.cmp(end) {
+            std::cmp::Ordering::Less => self.push(cf, ValueKind::RangeDeletion, begin, Some(end)),
+            std::cmp::Ordering::Equal => self,
+            std::cmp::Ordering::Greater => {
+                if self.invalid.is_none() {
+                    self.invalid = Some(format!(
+                        "delete_range refused: begin key '{}' is after end key '{}'",
+                        crate::util::printable(begin),
+                        crate::util::printable(end)
+                    ));
+                }
+                self
+            }
+        }
     }
 
     /// Appends one record, unless the batch is invalid or the record breaks a limit.
@@ -337,7 +368,7 @@ fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, Stri
     };
     let key = get_length_prefixed(src).ok_or("bad key in batch record")?;
     let value = match kind {
-        ValueKind::Put | ValueKind::Merge => {
+        ValueKind::Put | ValueKind::Merge | ValueKind::RangeDeletion => {
             get_length_prefixed(src).ok_or("bad value in batch record")?
         }
         ValueKind::Delete | ValueKind::SingleDelete => &[],
@@ -443,6 +474,40 @@ mod tests {
             .unwrap()
             .iter()
             .any(|e| e.is_err()));
+    }
+
+    #[test]
+    fn a_range_deletion_is_one_record_framed_like_a_put() {
+        let index = ColumnFamily::new(3, "index");
+        let mut b = WriteBatch::new();
+        b.delete_range(b"a", b"z")
+            .delete_range(b"m", b"m")
+            .delete_range_cf(&index, b"b", b"c");
+        assert_eq!(b.len(), 2, "the empty range adds nothing");
+        let bytes = encoded(&b, 9);
+        let got: Vec<_> = DecodedBatch::parse(&bytes)
+            .unwrap()
+            .iter()
+            .map(|e| e.unwrap())
+            .map(|e| (e.cf, e.kind, e.key.to_vec(), e.value.to_vec()))
+            .collect();
+        let rd = ValueKind::RangeDeletion;
+        assert_eq!(
+            got,
+            [
+                (0, rd, b"a".to_vec(), b"z".to_vec()),
+                (3, rd, b"b".to_vec(), b"c".to_vec())
+            ]
+        );
+        assert_eq!(rd as u8, crate::range_del::RANGE_DELETION_KIND);
+    }
+
+    #[test]
+    fn a_range_with_begin_after_end_marks_the_batch_invalid() {
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"v").delete_range(b"z", b"a");
+        let reason = b.invalid_reason().unwrap();
+        assert!(reason.contains("'z'") && reason.contains("'a'"), "{reason}");
     }
 
     #[test]

@@ -343,3 +343,24 @@ fn a_full_disk_during_compaction_stops_writes_until_resume() {
     let db = Db::open(dir.path(), fault_options(&fs, true)).unwrap();
     check_stopped_then_resumed(db, &fs, dir.path(), 900);
 }
+
+#[test]
+fn a_range_deletion_with_begin_after_end_is_refused_naming_both_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), create()).unwrap();
+    db.put(b"m", b"v").unwrap();
+    let err = db.delete_range(b"z", b"a").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let msg = err.to_string();
+    assert!(msg.contains("'z'") && msg.contains("'a'"), "{msg}");
+    // In a batch, nothing of the batch is applied.
+    let mut batch = WriteBatch::new();
+    batch.put(b"n", b"v").delete_range(b"q", b"p");
+    let err = db.write(batch, &WriteOptions::default()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(db.get(b"n").unwrap(), None);
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"v"[..]));
+    // An empty range is a no-op, not an error.
+    db.delete_range(b"m", b"m").unwrap();
+    assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"v"[..]));
+}

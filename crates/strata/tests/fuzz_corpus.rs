@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 6] = [
+const TARGETS: [(&str, Target); 7] = [
     ("wal_reader", strata::internals::fuzzing::wal_reader),
     ("block_reader", strata::internals::fuzzing::block_reader),
     ("table_reader", strata::internals::fuzzing::table_reader),
@@ -19,6 +19,10 @@ const TARGETS: [(&str, Target); 6] = [
         strata::internals::fuzzing::manifest_decoder,
     ),
     ("api_ops", strata::internals::fuzzing::api_ops),
+    (
+        "range_del_block",
+        strata::internals::range_del::range_del_block,
+    ),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {

@@ -7,6 +7,7 @@
 //! the job and installs the result (`db::compact`). [`sim`] runs the pickers on a simulated
 //! tree to measure a policy's write-amp and space-amp (`strata sim`).
 
+pub mod covered;
 pub mod cut;
 pub mod operands;
 pub mod picker;

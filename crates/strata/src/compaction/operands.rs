@@ -67,7 +67,7 @@ pub fn collapse(
             Some(ValueKind::Merge) => run.push((it.key().to_vec(), it.value().to_vec())),
             Some(ValueKind::Put) => base = Some(Some(it.value().to_vec())),
             Some(ValueKind::Delete | ValueKind::SingleDelete) => base = Some(None),
-            None => break,
+            Some(ValueKind::RangeDeletion) | None => break,
         }
         it.next();
         if base.is_some() {

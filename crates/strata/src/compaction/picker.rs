@@ -141,7 +141,7 @@ pub fn scores(version: &Version, o: &PickerOptions, targets: &LevelTargets) -> V
 /// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi]:
 /// a contiguous slice, found by binary search (the picker asks this for every candidate).
 pub fn overlapping(files: &[Arc<FileMeta>], lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
-    let start = files.partition_point(|f| user_key(&f.largest) < lo);
+    let start = files.partition_point(|f| crate::range_del::ends_before(&f.largest, lo));
     let end = start + files[start..].partition_point(|f| user_key(&f.smallest) <= hi);
     files[start..end].to_vec()
 }

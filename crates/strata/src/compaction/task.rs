@@ -131,7 +131,7 @@ impl CompactionTask {
         files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
         files
             .windows(2)
-            .all(|w| user_key(&w[0].largest) < user_key(&w[1].smallest))
+            .all(|w| crate::range_del::ends_before(&w[0].largest, user_key(&w[1].smallest)))
     }
 
     /// Every input file.

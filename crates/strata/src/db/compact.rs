@@ -33,6 +33,7 @@ use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::DbInner;
+use crate::compaction::covered::SkipCovered;
 use crate::compaction::cut::OutputCutter;
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
@@ -43,6 +44,7 @@ use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::options::Options;
+use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::reader::{TableReadOptions, TableReadStats};
 use crate::table::Table;
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -198,12 +200,23 @@ impl DbInner {
     /// Merges the task's inputs into new tables, in one or several key ranges.
     fn merge(&self, cf: &ColumnFamilyData, task: &CompactionTask) -> Result<Vec<FileMeta>> {
         let version = cf.sv.read().version.clone();
+        let snapshots = self.snapshots.all();
+        let bottommost = is_bottommost(&version, task);
+        // Every input's range deletions: the points are judged against these, and the outputs
+        // receive them reduced for the snapshots (see `range_del`).
+        let mut range_del = RangeDelAggregator::for_compaction(snapshots.clone());
+        for f in task.all_inputs() {
+            range_del.add(self.tables.get(f.number)?.range_tombstones());
+        }
+        let output_tombstones = range_del.compaction_output(bottommost);
         let job = MergeJob {
             db: self,
             options: &cf.options,
             task,
-            bottommost: is_bottommost(&version, task),
-            snapshots: self.snapshots.all(),
+            bottommost,
+            snapshots,
+            range_del,
+            output_tombstones,
             grandparents: version
                 .levels
                 .get(task.output_level + 1)
@@ -423,6 +436,10 @@ struct MergeJob<'a> {
     task: &'a CompactionTask,
     bottommost: bool,
     snapshots: Vec<SequenceNumber>,
+    /// The range deletions of the inputs.
+    range_del: RangeDelAggregator,
+    /// The range deletions the outputs keep, each output taking those within its key range.
+    output_tombstones: FragmentedList,
     /// Files of the level below the output level, where outputs are cut by overlap.
     grandparents: Vec<Arc<FileMeta>>,
 }
@@ -434,6 +451,11 @@ struct Outputs<'a> {
     current: Option<TableOutput>,
     /// Where the outputs are cut, given the level below the output level.
     cutter: OutputCutter<'a>,
+    /// The first user key the current (or next) output owns: where the previous one was cut,
+    /// or the start of the key range. Range deletions from here to the next cut go into it.
+    lower: Option<Vec<u8>>,
+    /// The end of the key range (exclusive), `None` for no end.
+    upper: Option<Vec<u8>>,
 }
 
 impl MergeJob<'_> {
@@ -454,7 +476,7 @@ impl MergeJob<'_> {
                 )));
             }
         }
-        let mut it = MergingIterator::new(children);
+        let mut it = SkipCovered::new(MergingIterator::new(children), self.range_del.clone());
         let mut filter = VisibilityFilter::new(self.snapshots.clone(), self.bottommost);
         let mut out = Outputs {
             job: self,
@@ -465,6 +487,8 @@ impl MergeJob<'_> {
                 self.options.target_file_size_base,
                 self.options.max_compaction_bytes(),
             ),
+            lower: range.0.clone(),
+            upper: range.1.clone(),
         };
         let result = (|| -> Result<()> {
             match &range.0 {
@@ -488,7 +512,7 @@ impl MergeJob<'_> {
             };
             let op = self.options.merge_operator.as_deref();
             write_visible(&mut it, &mut filter, op, stop, |k, v| out.add(k, v))?;
-            out.finish_current()
+            out.finish_last()
         })();
         db.io.add_read(
             IoClass::Compaction,
@@ -512,7 +536,6 @@ impl Outputs<'_> {
     /// `compaction::cut`).
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let job = self.job;
-        let options = job.options;
         let (size, may_cut) = match &self.current {
             Some(o) => (
                 o.file_size(),
@@ -521,32 +544,55 @@ impl Outputs<'_> {
             None => (0, false),
         };
         if self.cutter.cut_before(user_key(key), size, may_cut) {
-            self.finish_current()?;
+            self.finish_current(Some(user_key(key)))?;
         }
-        let out = match &mut self.current {
+        self.current_output()?.add(key, value)
+    }
+
+    /// The output being written, created if there is none.
+    fn current_output(&mut self) -> Result<&mut TableOutput> {
+        let job = self.job;
+        let options = job.options;
+        let out = match self.current.take() {
             Some(out) => out,
             None => {
                 let db = job.db;
                 let number = db.versions.lock().new_file_number();
                 let last_level = job.task.output_level + 1 == options.num_levels;
                 let table_options = options.table_options(job.bottommost && last_level);
-                self.current.insert(TableOutput::create(
-                    db,
-                    number,
-                    IoClass::Compaction,
-                    table_options,
-                )?)
+                TableOutput::create(db, number, IoClass::Compaction, table_options)?
             }
         };
-        out.add(key, value)
+        Ok(self.current.insert(out))
     }
 
-    /// Finishes the table being written, if any.
-    fn finish_current(&mut self) -> Result<()> {
+    /// Finishes the table being written, if any, cut before user key `cut` (`None`: at the
+    /// end of the key range). It receives the range deletions from the previous cut to this
+    /// one, clipped to them; where no point entry is written, they make an output of their
+    /// own, so that no tombstone is lost in a gap between outputs.
+    fn finish_current(&mut self, cut: Option<&[u8]>) -> Result<()> {
+        let list = &self.job.output_tombstones;
+        if !list.is_empty() {
+            let upper = cut.or(self.upper.as_deref());
+            let within: Vec<_> = list
+                .tombstones_within(self.lower.as_deref(), upper)
+                .collect();
+            if !within.is_empty() {
+                self.current_output()?.add_range_tombstones(within)?;
+            }
+        }
         if let Some(out) = self.current.take() {
             self.done.push(out.finish(self.job.db)?);
         }
+        if let Some(cut) = cut {
+            self.lower = Some(cut.to_vec());
+        }
         Ok(())
+    }
+
+    /// Finishes the last output of the key range.
+    fn finish_last(&mut self) -> Result<()> {
+        self.finish_current(None)
     }
 }
 

@@ -16,6 +16,8 @@
 //! is no longer needed (deleted at the next open). A failed
 //! flush stops background work: writes then fail with the cause, reads go on.
 
+use crate::compaction::covered::SkipCovered;
+use crate::range_del::RangeDelAggregator;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -155,8 +157,16 @@ impl DbInner {
         let mut table = TableOutput::create(self, number, IoClass::Flush, options)?;
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).
-        let mut filter = VisibilityFilter::new(self.snapshots.all(), false);
-        let mut it = mem.iter();
+        let snapshots = self.snapshots.all();
+        let mut filter = VisibilityFilter::new(snapshots.clone(), false);
+        // Points the memtable's range deletions delete for every reader are dropped; the
+        // tombstones themselves are kept (reduced per snapshot stripe): older data lies below.
+        let mut range_del = RangeDelAggregator::for_compaction(snapshots);
+        if mem.has_range_tombstones() {
+            range_del.add(mem.range_tombstones());
+            table.add_range_tombstones(range_del.compaction_output(false).tombstones())?;
+        }
+        let mut it = SkipCovered::new(mem.iter(), range_del);
         it.seek_to_first();
         let op = cf.options.merge_operator.as_deref();
         write_visible(

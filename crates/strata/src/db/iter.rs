@@ -16,6 +16,13 @@
 //! current entry (`merged`), and the key and value are in the buffers. Moving backward, the
 //! scan of a key's versions oldest to newest keeps the operands after the newest put or
 //! delete, and merges them when the key is done.
+//!
+//! Range deletions: the iterator holds a [`RangeDelAggregator`] at its sequence number with
+//! the tombstones of every source of its view (see `DbInner::iter`), and treats a visible
+//! version that a tombstone deletes as a delete of its key, in both directions and when
+//! collecting merge operands. A tombstone deleting a version deletes every older version of
+//! the key too, so the rule for a point delete carries over unchanged. Without tombstones the
+//! aggregator is absent and the checks cost one branch.
 
 use std::ops::Bound;
 
@@ -27,6 +34,7 @@ use crate::key::{
 };
 use crate::merge::MergeOperator;
 use crate::options::ReadOptions;
+use crate::range_del::RangeDelAggregator;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,6 +70,8 @@ pub struct DbIterator {
     merge_operator: Option<Arc<dyn MergeOperator>>,
     /// The column family's name, for errors.
     family: Arc<str>,
+    /// The range deletions of the view; `None` when there are none.
+    range_del: Option<RangeDelAggregator>,
 }
 
 impl DbIterator {
@@ -85,6 +95,24 @@ impl DbIterator {
             merged: false,
             merge_operator: None,
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
+            range_del: None,
+        }
+    }
+
+    /// Hides the versions the range deletions of `agg` delete (an empty one is dropped).
+    pub(crate) fn with_range_deletions(mut self, agg: RangeDelAggregator) -> Self {
+        self.range_del = (!agg.is_empty()).then_some(agg);
+        self
+    }
+
+    /// The kind of a visible version as the iterator treats it: a version a range deletion
+    /// deletes acts as a delete.
+    #[inline]
+    fn kind_of(range_del: &Option<RangeDelAggregator>, p: &ParsedKey<'_>) -> Option<ValueKind> {
+        let kind = p.value_kind();
+        match range_del {
+            Some(agg) if agg.should_delete(p.user_key, p.seq) => Some(ValueKind::Delete),
+            _ => kind,
         }
     }
 
@@ -299,7 +327,7 @@ impl DbIterator {
                 break;
             }
             if p.seq <= seq {
-                match p.value_kind() {
+                match Self::kind_of(&self.range_del, &p) {
                     Some(ValueKind::Delete | ValueKind::SingleDelete) => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
@@ -322,7 +350,7 @@ impl DbIterator {
                     }
                     // Hidden by a newer delete or already returned.
                     Some(ValueKind::Put | ValueKind::Merge) => {}
-                    None => {}
+                    Some(ValueKind::RangeDeletion) | None => {}
                 }
             }
             self.iter.next();
@@ -345,7 +373,7 @@ impl DbIterator {
             if p.user_key != self.saved_key.as_slice() {
                 break;
             }
-            if let Some(kind) = p.value_kind() {
+            if let Some(kind) = Self::kind_of(&self.range_del, &p) {
                 versions.push((kind, self.iter.value().to_vec()));
                 if kind != ValueKind::Merge {
                     break;
@@ -399,7 +427,7 @@ impl DbIterator {
                 if found_kind != ValueKind::Delete && p.user_key < self.saved_key.as_slice() {
                     break; // the previous key's newest visible version is found
                 }
-                match p.value_kind() {
+                match Self::kind_of(&self.range_del, &p) {
                     Some(ValueKind::Put) => {
                         found_kind = ValueKind::Put;
                         operands.clear();
@@ -429,7 +457,7 @@ impl DbIterator {
                         self.saved_key.extend_from_slice(p.user_key);
                         operands.push(self.iter.value().to_vec());
                     }
-                    None => {}
+                    Some(ValueKind::RangeDeletion) | None => {}
                 }
             }
             self.iter.prev();
@@ -925,12 +953,41 @@ mod tests {
         }
     }
 
-    fn define(input: &str) -> Result<Lsm, String> {
-        let mut lsm = Lsm::new();
+    /// A declared tree: its entries, and its range deletions (line `rangedel: b-e#seq ...`),
+    /// which the iterator is given as one more source of tombstones.
+    struct Tree {
+        lsm: Lsm,
+        tombstones: Vec<crate::range_del::Tombstone>,
+    }
+
+    fn parse_tombstone(s: &str) -> Result<crate::range_del::Tombstone, String> {
+        let bad = || format!("{s:?}: expected begin-end#seq");
+        let (range, seq) = s.rsplit_once('#').ok_or_else(bad)?;
+        let (begin, end) = range.split_once('-').ok_or_else(bad)?;
+        let seq = seq.parse().map_err(|_| bad())?;
+        Ok(crate::range_del::Tombstone::new(
+            &lsm::unescape(begin)?,
+            &lsm::unescape(end)?,
+            seq,
+        ))
+    }
+
+    fn define(input: &str) -> Result<Tree, String> {
+        let mut tree = Tree {
+            lsm: Lsm::new(),
+            tombstones: Vec::new(),
+        };
+        let lsm = &mut tree.lsm;
         for line in input.lines().filter(|l| !l.trim().is_empty()) {
             let (place, entries) = line
                 .split_once(':')
                 .ok_or_else(|| format!("{line:?}: expected mem:, L0: or Ln: and entries"))?;
+            if place.trim() == "rangedel" {
+                for t in entries.split_whitespace() {
+                    tree.tombstones.push(parse_tombstone(t)?);
+                }
+                continue;
+            }
             let entries = lsm::parse_entries(entries)?;
             match place.trim() {
                 "mem" => lsm.add_memtable(entries)?,
@@ -944,7 +1001,7 @@ mod tests {
                 }
             }
         }
-        Ok(lsm)
+        Ok(tree)
     }
 
     /// Runs the operations of `input` (one a line), printing where each leaves `it`.
@@ -974,7 +1031,7 @@ mod tests {
         Ok(out)
     }
 
-    fn iter_case(lsm: &Lsm, case: &mut datadriven::TestCase) -> Result<String, String> {
+    fn iter_case(tree: &Tree, case: &mut datadriven::TestCase) -> Result<String, String> {
         let arg = |case: &mut datadriven::TestCase, name: &str| {
             case.try_take_arg::<String>(name)
                 .map_err(|e| e.to_string())?
@@ -995,8 +1052,13 @@ mod tests {
             Some(other) => return Err(format!("op={}: unknown", printable(other))),
         };
         case.expect_empty().map_err(|e| e.to_string())?;
-        let mut it = DbIterator::new(lsm.iter(), (seq, None), lower, upper)
-            .with_merge_operator(op, "default".into());
+        let mut range_del = RangeDelAggregator::for_read(seq);
+        range_del.add(Arc::new(crate::range_del::FragmentedList::new(
+            &tree.tombstones,
+        )));
+        let mut it = DbIterator::new(tree.lsm.iter(), (seq, None), lower, upper)
+            .with_merge_operator(op, "default".into())
+            .with_range_deletions(range_del);
         walk(&mut it, &case.input)
     }
 
@@ -1006,15 +1068,22 @@ mod tests {
         datadriven::walk(
             concat!(env!("CARGO_MANIFEST_DIR"), "/src/db/testdata/iter.txt"),
             |f| {
-                let mut lsm = Lsm::new();
+                let mut tree = Tree {
+                    lsm: Lsm::new(),
+                    tombstones: Vec::new(),
+                };
                 f.run(|case| -> Result<String, String> {
                     cases += 1;
                     match case.directive.as_str() {
                         "define" => {
-                            lsm = define(&case.input)?;
-                            Ok(lsm.describe())
+                            tree = define(&case.input)?;
+                            let mut out = tree.lsm.describe();
+                            if !tree.tombstones.is_empty() {
+                                out += &format!("rangedel: {:?}\n", tree.tombstones);
+                            }
+                            Ok(out)
                         }
-                        "iter" => iter_case(&lsm, case),
+                        "iter" => iter_case(&tree, case),
                         other => Err(format!("unknown directive {other:?}")),
                     }
                 })

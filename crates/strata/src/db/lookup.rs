@@ -7,6 +7,10 @@
 //! file per level), down to the first put, delete or single-delete, or the bottom of the tree,
 //! and resolves them with the merge operator (`merge::resolve`). Each source holds only versions
 //! older than those of the sources before it, so the collected order is newest first.
+//!
+//! Range deletions: each source's tombstones covering the key (at or below the read) are
+//! taken before its versions, and the first version older than the newest of them ends the
+//! run as a delete would.
 
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
@@ -30,8 +34,13 @@ impl DbInner {
         let target = seek_key(key, seq);
         let mut versions = Versions::new();
         let found_base = |v: &Versions| v.last().is_some_and(|(k, _)| *k != ValueKind::Merge);
+        let mut covered = 0;
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
-            collect(&mut mem.iter(), &target, key, &mut versions)?;
+            if mem.has_range_tombstones() {
+                let t = mem.range_tombstones().max_covering_seq(key, seq);
+                covered = covered.max(t.unwrap_or(0));
+            }
+            collect(&mut mem.iter(), &target, key, covered, &mut versions)?;
             if found_base(&versions) {
                 return self.resolve(cf, key, &versions);
             }
@@ -42,6 +51,10 @@ impl DbInner {
                 continue; // everything in it is newer than the read
             }
             let table = self.tables.get(f.number)?;
+            let tombstones = table.range_tombstones_ref();
+            if !tombstones.is_empty() {
+                covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
+            }
             // The filter and one block first: most tables hold no version of the key.
             let holds = table
                 .get_hashed(&target, hash, |k, _| {
@@ -51,7 +64,7 @@ impl DbInner {
             if !holds {
                 continue;
             }
-            collect(&mut table.iter(), &target, key, &mut versions)?;
+            collect(&mut table.iter(), &target, key, covered, &mut versions)?;
             if found_base(&versions) {
                 break;
             }
@@ -79,11 +92,13 @@ impl DbInner {
 }
 
 /// Appends the versions of `key` that `it` holds from `target` on, newest first, up to and
-/// including the first that is not a merge operand.
+/// including the first that is not a merge operand. A version older than `covered` (the
+/// newest range deletion covering the key, 0 for none) is recorded as a delete.
 fn collect(
     it: &mut dyn InternalIterator,
     target: &[u8],
     key: &[u8],
+    covered: SequenceNumber,
     versions: &mut Versions,
 ) -> Result<()> {
     it.seek(target);
@@ -92,6 +107,10 @@ fn collect(
             break;
         };
         if p.user_key != key {
+            break;
+        }
+        if p.seq < covered {
+            versions.push((ValueKind::Delete, Vec::new()));
             break;
         }
         if let Some(kind) = p.value_kind() {

@@ -56,6 +56,7 @@ use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
+use crate::range_del::RangeDelAggregator;
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
@@ -227,6 +228,22 @@ impl Db {
         self.inner.family(cf)?;
         let mut batch = WriteBatch::new();
         batch.delete_cf(cf, key);
+        self.write(batch, &WriteOptions::default())
+    }
+
+    /// Removes every key in `[begin, end)` with one record (see [`WriteBatch::delete_range`]).
+    /// `begin > end` is refused with `InvalidArgument`; `begin == end` does nothing.
+    pub fn delete_range(&self, begin: &[u8], end: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete_range(begin, end);
+        self.write(batch, &WriteOptions::default())
+    }
+
+    /// Removes every key in `[begin, end)` of column family `cf`.
+    pub fn delete_range_cf(&self, cf: &ColumnFamily, begin: &[u8], end: &[u8]) -> Result<()> {
+        self.inner.family(cf)?;
+        let mut batch = WriteBatch::new();
+        batch.delete_range_cf(cf, begin, end);
         self.write(batch, &WriteOptions::default())
     }
 
@@ -579,8 +596,20 @@ impl DbInner {
         self.counters.add(Counter::Gets, 1);
         let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
+        // The newest range deletion at or below `seq` covering `key` in the sources read so
+        // far (0: none). A version older than it is deleted; sources are newest first, so a
+        // tombstone in an older source never hides a version found in a newer one.
+        let mut covered = 0;
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
-            match mem.get(key, seq) {
+            if mem.has_range_tombstones() {
+                let t = mem.range_tombstones().max_covering_seq(key, seq);
+                covered = covered.max(t.unwrap_or(0));
+            }
+            let (lookup, found) = mem.get_with_seq(key, seq);
+            if !matches!(lookup, Lookup::Missing) && found < covered {
+                return Ok(None);
+            }
+            match lookup {
                 Lookup::Found(v) => {
                     self.counters.add(Counter::GetsFound, 1);
                     return Ok(Some(v.to_vec()));
@@ -593,12 +622,13 @@ impl DbInner {
         let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
-        let result = self.get_from_tables(cf, &sv, key, &target, seq);
+        let result = self.get_from_tables(cf, &sv, key, &target, seq, covered);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
     }
 
-    /// The table half of a point lookup; `target` is the seek key for `(key, seq)`.
+    /// The table half of a point lookup; `target` is the seek key for `(key, seq)`, and
+    /// `covered` the newest range deletion covering `key` in the memtables (0: none).
     fn get_from_tables(
         &self,
         cf: &ColumnFamilyData,
@@ -606,6 +636,7 @@ impl DbInner {
         key: &[u8],
         target: &[u8],
         seq: SequenceNumber,
+        mut covered: SequenceNumber,
     ) -> Result<Option<Vec<u8>>> {
         let hash = crate::table::filter::filter_hash(key);
         for f in sv.version.files_for_key(key) {
@@ -613,21 +644,32 @@ impl DbInner {
                 continue; // everything in it is newer than the read
             }
             let table = self.tables.get(f.number)?;
+            // Before the filter: a table's tombstones cover keys its filter knows nothing of.
+            let tombstones = table.range_tombstones_ref();
+            if !tombstones.is_empty() {
+                covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
+            }
             let hit = table
                 .get_hashed(target, hash, |k, v| {
                     let p = ParsedKey::parse(k)?;
-                    (p.user_key == key).then(|| (p.kind, v.to_vec()))
+                    (p.user_key == key).then(|| (p.kind, p.seq, v.to_vec()))
                 })?
                 .flatten();
             match hit {
-                Some((kind, v)) if kind == ValueKind::Put as u8 => {
+                Some((_, found, _)) if found < covered => return Ok(None),
+                Some((kind, _, v)) if kind == ValueKind::Put as u8 => {
                     self.counters.add(Counter::GetsFound, 1);
                     return Ok(Some(v));
                 }
-                Some((kind, _)) if kind == ValueKind::Merge as u8 => {
+                Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
                     return self.get_merged(cf, sv, key, seq);
                 }
                 Some(_) => return Ok(None),
+                None if covered > 0 => {
+                    // Every older version of the key, in the levels below, is older than the
+                    // covering tombstone: deleted.
+                    return Ok(None);
+                }
                 None => {}
             }
         }
@@ -644,13 +686,32 @@ impl DbInner {
             None => (self.last_sequence.load(Ordering::Acquire), None),
         };
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        // The tombstones of every source, gathered eagerly: the memtables' and those of every
+        // table of the version, deeper levels included (their tables are opened here, through
+        // the table cache, rather than when the level cursor reaches them). A table that fails
+        // to open becomes a failing child, which the iterator reports.
+        let mut range_del = RangeDelAggregator::for_read(at.0);
         children.push(Box::new(sv.active.iter()));
+        for m in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
+            if m.has_range_tombstones() {
+                range_del.add(m.range_tombstones());
+            }
+        }
         for m in &sv.immutables {
             children.push(Box::new(m.iter()));
         }
         for f in &sv.version.levels[0] {
             match self.tables.get(f.number) {
-                Ok(t) => children.push(Box::new(t.iter())),
+                Ok(t) => {
+                    range_del.add(t.range_tombstones());
+                    children.push(Box::new(t.iter()))
+                }
+                Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
+            }
+        }
+        for f in sv.version.levels[1..].iter().flatten() {
+            match self.tables.get(f.number) {
+                Ok(t) => range_del.add(t.range_tombstones()),
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
         }
@@ -674,6 +735,7 @@ impl DbInner {
             options.upper_bound,
         )
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
+        .with_range_deletions(range_del)
     }
 
     /// The live family of `handle`, or an error naming it.

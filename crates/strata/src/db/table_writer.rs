@@ -58,7 +58,19 @@ impl TableOutput {
         Ok(())
     }
 
-    /// The last key added (empty before the first).
+    /// Stores range deletions in the table. The file's key range is widened to cover them
+    /// when it is finished, so a table may hold tombstones only.
+    pub fn add_range_tombstones(
+        &mut self,
+        tombstones: impl IntoIterator<Item = crate::range_del::Tombstone>,
+    ) -> Result<()> {
+        for t in tombstones {
+            self.builder.add_range_tombstone(&t.begin, &t.end, t.seq)?;
+        }
+        Ok(())
+    }
+
+    /// The last point key added (empty before the first).
     pub fn largest(&self) -> &[u8] {
         &self.largest
     }
@@ -72,14 +84,18 @@ impl TableOutput {
     /// entry. On an error the file is deleted.
     pub fn finish(self, db: &DbInner) -> Result<FileMeta> {
         let number = self.number;
+        let (mut smallest, mut largest) = (self.smallest, self.largest);
+        if let Some((lo, hi)) = self.builder.range_tombstone_bounds() {
+            crate::range_del::widen_bounds(&mut smallest, &mut largest, (&lo, &hi));
+        }
         let finished = (|| {
             let (size, props) = self.builder.finish()?;
             db.fs.sync_dir(&db.path)?;
             Ok(FileMeta {
                 number,
                 size,
-                smallest: self.smallest,
-                largest: self.largest,
+                smallest,
+                largest,
                 smallest_seq: props.smallest_seq,
                 largest_seq: props.largest_seq,
                 entries: props.entries,

@@ -155,8 +155,8 @@ pub fn manifest_decoder(data: &[u8]) {
 
 static API_RUNS: AtomicU64 = AtomicU64::new(0);
 
-/// A sequence of API operations read from the bytes (put, merge, delete, batch, get, scan,
-/// flush, compaction, reopen) on a real database with tiny memtables and the `uint64add`
+/// A sequence of API operations read from the bytes (put, merge, delete, range deletion,
+/// batch, get, scan, flush, compaction, reopen) on a real database with tiny memtables and the `uint64add`
 /// merge operator, against a `BTreeMap`.
 pub fn api_ops(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!(
@@ -193,6 +193,17 @@ pub fn api_ops(data: &[u8]) {
                 db.put(&k, &v).expect("put");
                 model.insert(k, v);
             }
+            3 if op >= 200 => {
+                // A begin after the end is refused and changes nothing.
+                let (b, e) = (key(next()), key(next()));
+                match db.delete_range(&b, &e) {
+                    Ok(()) => model.retain(|k, _| !(&b <= k && k < &e)),
+                    Err(err) => {
+                        assert!(b > e, "delete_range refused: {err}");
+                        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+                    }
+                }
+            }
             3 => {
                 let k = key(next());
                 db.delete(&k).expect("delete");
@@ -201,9 +212,15 @@ pub fn api_ops(data: &[u8]) {
             4 => {
                 let mut batch = WriteBatch::new();
                 for _ in 0..next().unwrap_or(0) % 4 {
-                    let k = key(next());
+                    let at = next().unwrap_or(0) % 32;
+                    let k = key(Some(at));
                     let what = next().unwrap_or(0);
-                    if what % 2 == 0 {
+                    if what % 16 == 14 {
+                        // A span of up to 7 keys from `k` (never begin after end).
+                        let e = key(Some((at + what / 32).min(31)));
+                        batch.delete_range(&k, &e);
+                        model.retain(|m, _| !(&k <= m && m < &e));
+                    } else if what % 2 == 0 {
                         batch.delete(&k);
                         model.remove(&k);
                     } else if what % 4 == 3 {
@@ -274,6 +291,23 @@ mod tests {
     /// The API target with many merges (ops at or above 160 ending in 0-2), so that its
     /// merge paths are exercised without the fuzzer: merges onto puts of other lengths,
     /// onto deletes, in batches, across flushes, compactions and reopens.
+    /// The API target with many range deletions (ops at or above 200 ending in 3), some with
+    /// begin after end, among puts, merges, flushes, compactions and reopens.
+    #[test]
+    fn api_ops_with_range_deletions_agree_with_the_model() {
+        let mut rng = crate::util::Rng::new(23);
+        for _ in 0..6 {
+            let data: Vec<u8> = (0..400)
+                .map(|_| match rng.below(10) {
+                    0..=1 => 203 + 10 * rng.below(5) as u8,
+                    2..=3 => 160 + rng.below(3) as u8,
+                    _ => rng.below(256) as u8,
+                })
+                .collect();
+            api_ops(&data);
+        }
+    }
+
     #[test]
     fn api_ops_with_merges_agree_with_the_model() {
         let mut rng = crate::util::Rng::new(11);

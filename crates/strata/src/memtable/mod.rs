@@ -5,6 +5,11 @@
 //! When its memory passes `write_buffer_size` the database makes it immutable and starts a
 //! new one; it is then read-only until it is flushed to a table.
 //!
+//! Range deletions do not go into the skiplist: [`MemTable::add`] routes them to the
+//! memtable's [`MemTombstones`], which readers ask for a fragmented view. They count in the
+//! memory usage, not in the point entries, and a memtable holding only range deletions is
+//! not empty: it is flushed like any other.
+//!
 //! A memtable records the number of the WAL that holds its writes (`log_number`): the WAL
 //! can be deleted once the memtable is flushed.
 
@@ -15,6 +20,7 @@ use std::sync::Arc;
 
 use crate::iterator::InternalIterator;
 use crate::key::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
+use crate::range_del::{FragmentedList, MemTombstones};
 use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
 
 /// What a memtable knows about a key at a sequence number.
@@ -36,6 +42,7 @@ pub struct MemTable {
     list: SkipList,
     log_number: u64,
     entries: AtomicU64,
+    tombstones: MemTombstones,
 }
 
 impl MemTable {
@@ -46,6 +53,7 @@ impl MemTable {
             list: SkipList::new(log_number ^ 0x5eed, write_buffer_size / 8),
             log_number,
             entries: AtomicU64::new(0),
+            tombstones: MemTombstones::new(),
         }
     }
 
@@ -55,49 +63,76 @@ impl MemTable {
     }
 
     /// Adds one entry. Callers serialise adds (the write leader); each `(key, seq)` is new.
+    /// A range deletion (`key` its begin, `value` its end) goes to the tombstones.
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, key: &[u8], value: &[u8]) {
+        if kind == ValueKind::RangeDeletion {
+            self.tombstones.add(key, value, seq);
+            return;
+        }
         self.list.insert(key, pack_trailer(seq, kind as u8), value);
         self.entries.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The newest entry for `key` with a sequence number at most `seq`.
+    #[cfg(test)]
     pub fn get(&self, key: &[u8], seq: SequenceNumber) -> Lookup<'_> {
+        self.get_with_seq(key, seq).0
+    }
+
+    /// The newest entry for `key` with a sequence number at most `seq`, and its sequence
+    /// number (0 for `Missing`): a reader compares it with the range deletions covering the
+    /// key.
+    pub fn get_with_seq(&self, key: &[u8], seq: SequenceNumber) -> (Lookup<'_>, SequenceNumber) {
         let target = Target {
             user_key: key,
             trailer: pack_trailer(seq, KIND_FOR_SEEK),
         };
         let node = self.list.find_greater_or_equal(&target, None);
         if node.is_null() {
-            return Lookup::Missing;
+            return (Lookup::Missing, 0);
         }
         // SAFETY: `node` is a linked node of `self.list`, which lives as long as `self`.
         let ikey = unsafe { node_key(node) };
         let (user_key, trailer) = ikey.split_at(ikey.len() - 8);
         if user_key != key {
-            return Lookup::Missing;
+            return (Lookup::Missing, 0);
         }
-        match ValueKind::from_byte(trailer[0]) {
+        let found = u64::from_le_bytes(trailer.try_into().unwrap_or_default()) >> 8;
+        let lookup = match ValueKind::from_byte(trailer[0]) {
             // SAFETY: as above.
             Some(ValueKind::Put) => Lookup::Found(unsafe { node_value(node) }),
             Some(ValueKind::Delete | ValueKind::SingleDelete) => Lookup::Deleted,
             Some(ValueKind::Merge) => Lookup::Merge,
-            None => Lookup::Missing,
-        }
+            Some(ValueKind::RangeDeletion) | None => Lookup::Missing,
+        };
+        (lookup, found)
     }
 
     /// Bytes of memory used, what the switch to a new memtable is decided on.
     pub fn memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list.memory_usage() + self.tombstones.memory_usage()
     }
 
-    /// Entries added.
+    /// True if the memtable holds a range deletion: reads must then consult
+    /// [`MemTable::range_tombstones`]. One atomic load, so reads without range deletions pay
+    /// nothing more.
+    pub fn has_range_tombstones(&self) -> bool {
+        !self.tombstones.is_empty()
+    }
+
+    /// The range deletions added so far, fragmented.
+    pub fn range_tombstones(&self) -> Arc<FragmentedList> {
+        self.tombstones.fragmented()
+    }
+
+    /// Point entries added (range deletions are not counted).
     pub fn num_entries(&self) -> u64 {
         self.entries.load(Ordering::Relaxed)
     }
 
-    /// True when nothing was added.
+    /// True when nothing was added, neither point entries nor range deletions.
     pub fn is_empty(&self) -> bool {
-        self.num_entries() == 0
+        self.num_entries() == 0 && self.tombstones.is_empty()
     }
 
     /// An iterator over the memtable's internal keys; it keeps the memtable alive.
@@ -217,6 +252,24 @@ mod tests {
     use std::collections::BTreeMap;
 
     #[test]
+    fn range_deletions_go_to_the_tombstones_not_the_entries() {
+        let mem = MemTable::new(1, 1 << 20);
+        let before = mem.memory_usage();
+        mem.add(5, ValueKind::RangeDeletion, b"a", b"m");
+        assert_eq!(mem.num_entries(), 0);
+        assert!(
+            !mem.is_empty(),
+            "a memtable holding a range deletion must be flushed"
+        );
+        assert!(mem.has_range_tombstones());
+        assert!(mem.memory_usage() > before);
+        assert_eq!(mem.range_tombstones().max_covering_seq(b"c", 9), Some(5));
+        assert_eq!(mem.get(b"a", 9), Lookup::Missing);
+        mem.add(6, ValueKind::Put, b"c", b"v");
+        assert_eq!(mem.get_with_seq(b"c", 9), (Lookup::Found(b"v"), 6));
+    }
+
+    #[test]
     fn get_sees_the_newest_visible_version() {
         let mem = MemTable::new(1, 1 << 20);
         mem.add(1, ValueKind::Put, b"k", b"v1");
@@ -230,6 +283,7 @@ mod tests {
         assert_eq!(mem.get(b"k", 100), Lookup::Found(b"v4"));
         assert_eq!(mem.get(b"j", 100), Lookup::Missing);
         assert_eq!(mem.get(b"kk", 100), Lookup::Missing);
+        assert!(!mem.has_range_tombstones());
         assert_eq!(mem.num_entries(), 4);
     }
 

@@ -60,9 +60,9 @@ pub use fragment::{Fragment, FragmentCursor, FragmentedList};
 pub use mem::MemTombstones;
 
 /// The kind byte of range deletions in internal keys (RocksDB's `kTypeRangeDeletion`). On
-/// disk: do not change. `key::ValueKind` gains it as `RangeDeletion = 15` when the write path
-/// learns range deletions; until then it is defined here.
-pub const RANGE_DELETION_KIND: u8 = 15;
+/// disk: do not change. It is `key::ValueKind::RangeDeletion`'s byte, named here for the
+/// lower layers' readers (the table's range-deletion block).
+pub const RANGE_DELETION_KIND: u8 = crate::key::ValueKind::RangeDeletion as u8;
 
 /// One range deletion: every version older than `seq` of every key in `[begin, end)`.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
@@ -123,6 +123,24 @@ impl std::fmt::Debug for Tombstone {
             crate::util::printable(&self.end),
             self.seq
         )
+    }
+}
+
+/// True if `ikey` is the sentinel `end#MAX_SEQUENCE,RANGEDEL` that ends a file's key range
+/// at the exclusive end of a tombstone ([`Tombstone::largest_key`]).
+pub fn is_end_sentinel(ikey: &[u8]) -> bool {
+    crate::key::ParsedKey::parse(ikey)
+        .is_some_and(|p| p.seq == MAX_SEQUENCE && p.kind == RANGE_DELETION_KIND)
+}
+
+/// True if a file whose largest internal key is `largest` holds nothing at or after the user
+/// key `key`: its largest user key is below `key`, or equal to it as the end sentinel of a
+/// tombstone, which does not cover `key` itself (the next file of a level may start there).
+pub fn ends_before(largest: &[u8], key: &[u8]) -> bool {
+    match crate::key::user_key(largest).cmp(key) {
+        Ordering::Less => true,
+        Ordering::Equal => is_end_sentinel(largest),
+        Ordering::Greater => false,
     }
 }
 

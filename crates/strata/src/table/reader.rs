@@ -245,6 +245,12 @@ impl Table {
         self.range_tombstones.clone()
     }
 
+    /// [`Table::range_tombstones`] borrowed: point lookups check it on every table they
+    /// visit, and a shared reference count touched by every reader would cost them.
+    pub fn range_tombstones_ref(&self) -> &FragmentedList {
+        &self.range_tombstones
+    }
+
     /// What the table holds.
     pub fn properties(&self) -> &TableProperties {
         &self.properties

@@ -94,7 +94,7 @@ impl Version {
                 continue;
             }
             for w in files.windows(2) {
-                if user_key(&w[0].largest) >= user_key(&w[1].smallest) {
+                if !crate::range_del::ends_before(&w[0].largest, user_key(&w[1].smallest)) {
                     return Err(format!("L{level}: {:?} overlaps {:?}", w[0], w[1]));
                 }
             }
@@ -115,11 +115,14 @@ impl Version {
     /// The files whose key range holds `key` (a user key), in the order a read must consult
     /// them: L0 newest first, then at most one file per deeper level.
     pub fn files_for_key<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<FileMeta>> {
-        let covers =
-            move |f: &&Arc<FileMeta>| user_key(&f.smallest) <= key && key <= user_key(&f.largest);
+        // A largest key at a range deletion's end sentinel does not hold that user key: the
+        // next file of the level may start there, and it is the one to read.
+        let covers = move |f: &&Arc<FileMeta>| {
+            user_key(&f.smallest) <= key && !crate::range_del::ends_before(&f.largest, key)
+        };
         let l0 = self.levels[0].iter().filter(covers);
         let deeper = self.levels[1..].iter().filter_map(move |files| {
-            let i = files.partition_point(|f| user_key(&f.largest).cmp(key) == Ordering::Less);
+            let i = files.partition_point(|f| crate::range_del::ends_before(&f.largest, key));
             files.get(i).filter(|f| user_key(&f.smallest) <= key)
         });
         l0.chain(deeper)
@@ -612,6 +615,30 @@ mod tests {
             entries: 1,
             deletions: 0,
         }
+    }
+
+    /// A file whose largest key is a range deletion's end sentinel `m#MAX,RANGEDEL` holds
+    /// nothing of `m`: the next file of its level may start at `m`, and a lookup of `m`
+    /// reads that next file (a lookup stopping at the first would miss `m`'s value).
+    #[test]
+    fn a_largest_key_at_the_end_sentinel_excludes_that_key() {
+        let tombstone = crate::range_del::Tombstone::new(b"c", b"m", 9);
+        let mut left = file(1, "a", "b", 9);
+        left.largest = tombstone.largest_key();
+        let right = file(2, "m", "z", 5);
+        let mut v = Version::default();
+        v.levels[1] = vec![Arc::new(left), Arc::new(right)];
+        assert_eq!(v.check(), Ok(()));
+        let numbers = |k: &[u8]| v.files_for_key(k).map(|f| f.number).collect::<Vec<_>>();
+        assert_eq!(numbers(b"m"), [2]);
+        assert_eq!(numbers(b"l"), [1]);
+        // A real entry of `m` as the largest key does overlap a file starting at `m`.
+        let mut v = Version::default();
+        v.levels[1] = vec![
+            Arc::new(file(1, "a", "m", 9)),
+            Arc::new(file(2, "m", "z", 5)),
+        ];
+        assert!(v.check().is_err());
     }
 
     /// The edit an `apply` input describes: lines `add Ln: FILE ...` and `delete Ln: N ...`.
