@@ -96,6 +96,19 @@ void strata_writebatch_delete(strata_writebatch_t *b, const char *key, size_t kl
 // As `strata_writebatch_delete`; `cf` null or a live handle.
 void strata_writebatch_delete_cf(strata_writebatch_t *b, const strata_column_family_t *cf, const char *key, size_t klen);
 
+// Adds: remove every key in [`begin`, `end`) (one range tombstone, whatever the number of
+// keys). `begin` after `end` makes the batch invalid: `strata_write` refuses it naming both.
+//
+// # Safety
+// `b` null or a live batch; `begin` and `end` readable for their lengths.
+void strata_writebatch_delete_range(strata_writebatch_t *b, const char *begin, size_t begin_len, const char *end, size_t end_len);
+
+// Adds: remove every key in [`begin`, `end`) of column family `cf` (a null `cf` is ignored).
+//
+// # Safety
+// As `strata_writebatch_delete_range`; `cf` null or a live handle.
+void strata_writebatch_delete_range_cf(strata_writebatch_t *b, const strata_column_family_t *cf, const char *begin, size_t begin_len, const char *end, size_t end_len);
+
 // Adds: remove the single put of `key` (the caller promises `key` was put at most once
 // since it was last deleted).
 //
@@ -231,6 +244,13 @@ void strata_put(strata_t *db, const strata_writeoptions_t *options, const char *
 // # Safety
 // As `strata_put`.
 void strata_delete(strata_t *db, const strata_writeoptions_t *options, const char *key, size_t keylen, char **errptr);
+
+// Removes every key in [`begin`, `end`) with one range tombstone; `begin` after `end` is an
+// error naming both keys, and nothing is written.
+//
+// # Safety
+// Live `db` and `options`; `begin` and `end` readable for their lengths; `errptr` as usual.
+void strata_delete_range(strata_t *db, const strata_writeoptions_t *options, const char *begin, size_t begin_len, const char *end, size_t end_len, char **errptr);
 
 // Applies the batch atomically (it stays the caller's, unchanged, and may be written again).
 //

@@ -141,6 +141,49 @@ pub unsafe extern "C" fn strata_writebatch_delete_cf(
     }
 }
 
+/// Adds: remove every key in [`begin`, `end`) (one range tombstone, whatever the number of
+/// keys). `begin` after `end` makes the batch invalid: `strata_write` refuses it naming both.
+///
+/// # Safety
+/// `b` null or a live batch; `begin` and `end` readable for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_delete_range(
+    b: *mut strata_writebatch_t,
+    begin: *const c_char,
+    begin_len: usize,
+    end: *const c_char,
+    end_len: usize,
+) {
+    unsafe {
+        update(b, |batch| {
+            batch.delete_range(bytes(begin, begin_len), bytes(end, end_len));
+        })
+    }
+}
+
+/// Adds: remove every key in [`begin`, `end`) of column family `cf` (a null `cf` is ignored).
+///
+/// # Safety
+/// As `strata_writebatch_delete_range`; `cf` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_delete_range_cf(
+    b: *mut strata_writebatch_t,
+    cf: *const strata_column_family_t,
+    begin: *const c_char,
+    begin_len: usize,
+    end: *const c_char,
+    end_len: usize,
+) {
+    let Some(cf) = (unsafe { cf.as_ref() }) else {
+        return;
+    };
+    unsafe {
+        update(b, |batch| {
+            batch.delete_range_cf(&cf.handle, bytes(begin, begin_len), bytes(end, end_len));
+        })
+    }
+}
+
 /// Adds: remove the single put of `key` (the caller promises `key` was put at most once
 /// since it was last deleted).
 ///

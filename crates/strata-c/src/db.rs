@@ -119,6 +119,32 @@ pub unsafe extern "C" fn strata_delete(
     }
 }
 
+/// Removes every key in [`begin`, `end`) with one range tombstone; `begin` after `end` is an
+/// error naming both keys, and nothing is written.
+///
+/// # Safety
+/// Live `db` and `options`; `begin` and `end` readable for their lengths; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_delete_range(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    begin: *const c_char,
+    begin_len: usize,
+    end: *const c_char,
+    end_len: usize,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            let options = &handle(options, "write options")?.options;
+            let mut batch = strata::WriteBatch::new();
+            batch.delete_range(bytes(begin, begin_len), bytes(end, end_len));
+            db.write(batch, options).map_err(|e| e.to_string())
+        })
+    }
+}
+
 /// Applies the batch atomically (it stays the caller's, unchanged, and may be written again).
 ///
 /// # Safety

@@ -139,6 +139,14 @@ static void basic_reads_and_writes(const char *path) {
     CHECK(strata_writebatch_count(batch) == 0);
     strata_writebatch_destroy(batch);
 
+    /* One range tombstone removes k090..k094; begin after end is refused naming both. */
+    strata_delete_range(db, wo, "k090", 4, "k095", 4, &err);
+    CHECK_OK(err);
+    CHECK(holds(db, NULL, "k090", NULL) && holds(db, NULL, "k094", NULL));
+    CHECK(holds(db, NULL, "k095", "v"));
+    strata_delete_range(db, wo, "z", 1, "a", 1, &err);
+    CHECK_ERROR(err, "begin key 'z' is after end key 'a'");
+
     /* Iteration in both directions, with bounds. */
     strata_readoptions_set_iterate_lower_bound(ro, "k010", 4);
     strata_readoptions_set_iterate_upper_bound(ro, "k020", 4);
@@ -203,6 +211,7 @@ static void basic_reads_and_writes(const char *path) {
     db = strata_open_for_read_only(opts, path, &err);
     CHECK_OK(err);
     CHECK(holds(db, NULL, "k099", "v"));
+    CHECK(holds(db, NULL, "k092", NULL));
     wo = strata_writeoptions_create();
     strata_put(db, wo, "a", 1, "b", 1, &err);
     CHECK_ERROR(err, "read-only");
@@ -237,6 +246,7 @@ static void column_families(const char *path) {
     strata_writebatch_put(batch, "k", 1, "in default", 10);
     strata_writebatch_put_cf(batch, index, "k2", 2, "also", 4);
     strata_writebatch_delete_cf(batch, index, "missing", 7);
+    strata_writebatch_delete_range_cf(batch, index, "m", 1, "n", 1);
     strata_write(db, wo, batch, &err);
     CHECK_OK(err);
     strata_writebatch_destroy(batch);
