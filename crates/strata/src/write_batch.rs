@@ -259,11 +259,14 @@ impl WriteBatch {
         self.invalid.as_deref()
     }
 
+    /// True when the batch holds a merge.
+    pub(crate) fn has_merge(&self) -> bool {
+        self.has_merge
+    }
+
     /// The merges of the batch, as (family id, key), in order.
     pub(crate) fn merges(&self) -> impl Iterator<Item = (u32, &[u8])> {
-        let any = self.has_merge;
         self.iter()
-            .take_while(move |_| any)
             .filter_map(|e| e.ok())
             .filter(|e| e.kind == ValueKind::Merge)
             .map(|e| (e.cf, e.key))

@@ -124,19 +124,23 @@ impl DbInner {
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
-        let families = self.families();
-        for (cf, key) in batch.merges() {
-            // A family the database does not have is refused with the group (check_families).
-            if let Some(cf) = families
-                .get(&cf)
-                .filter(|f| f.options.merge_operator.is_none())
-            {
-                return Err(Error::InvalidArgument(format!(
-                    "merge of key '{}' refused: no merge operator is configured for column \
-                     family '{}' (set merge_operator in its options)",
-                    crate::util::printable(key),
-                    cf.name()
-                )));
+        // Most batches hold no merge: the family set is only looked at for those that do.
+        if batch.has_merge() {
+            let families = self.families();
+            for (cf, key) in batch.merges() {
+                // A family the database does not have is refused with the group
+                // (check_families).
+                if let Some(cf) = families
+                    .get(&cf)
+                    .filter(|f| f.options.merge_operator.is_none())
+                {
+                    return Err(Error::InvalidArgument(format!(
+                        "merge of key '{}' refused: no merge operator is configured for \
+                         column family '{}' (set merge_operator in its options)",
+                        crate::util::printable(key),
+                        cf.name()
+                    )));
+                }
             }
         }
         if batch.is_empty() {
