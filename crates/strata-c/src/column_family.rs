@@ -19,19 +19,6 @@ pub struct strata_column_family_t {
     pub(crate) handle: ColumnFamily,
 }
 
-/// Fails for a dropped family: a batch names families by id only, so the error would not
-/// name it.
-fn check_live(cf: &ColumnFamily) -> Result<(), String> {
-    match cf.is_dropped() {
-        true => Err(format!(
-            "invalid argument: column family '{}' (id {}) was dropped",
-            cf.name(),
-            cf.id()
-        )),
-        false => Ok(()),
-    }
-}
-
 fn new_handle(handle: ColumnFamily) -> *mut strata_column_family_t {
     into_handle(strata_column_family_t { handle })
 }
@@ -234,10 +221,8 @@ pub unsafe extern "C" fn strata_put_cf(
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let cf = &handle(cf, "column family")?.handle;
-            check_live(cf)?;
-            let mut batch = strata::WriteBatch::new();
-            batch.put_cf(cf, bytes(key, keylen), bytes(value, vallen));
-            db.write(batch, options).map_err(|e| e.to_string())
+            db.put_cf_opt(cf, bytes(key, keylen), bytes(value, vallen), options)
+                .map_err(|e| e.to_string())
         })
     }
 }
@@ -260,10 +245,8 @@ pub unsafe extern "C" fn strata_delete_cf(
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let cf = &handle(cf, "column family")?.handle;
-            check_live(cf)?;
-            let mut batch = strata::WriteBatch::new();
-            batch.delete_cf(cf, bytes(key, keylen));
-            db.write(batch, options).map_err(|e| e.to_string())
+            db.delete_cf_opt(cf, bytes(key, keylen), options)
+                .map_err(|e| e.to_string())
         })
     }
 }

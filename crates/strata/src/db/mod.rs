@@ -182,10 +182,23 @@ impl Db {
 
     /// Sets `key` to `value` in column family `cf`.
     pub fn put_cf(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_cf_opt(cf, key, value, &WriteOptions::default())
+    }
+
+    /// Sets `key` to `value` in column family `cf` with write options.
+    pub fn put_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        value: &[u8],
+        options: &WriteOptions,
+    ) -> Result<()> {
+        // Checked here, not left to `write`: a batch names families by id only, so its
+        // error could not name a dropped one.
         self.inner.family(cf)?;
         let mut batch = WriteBatch::new();
         batch.put_cf(cf, key, value);
-        self.write(batch, &WriteOptions::default())
+        self.write(batch, options)
     }
 
     /// Records `operand` for `key`, to be combined with the key's older value by the default
@@ -225,10 +238,20 @@ impl Db {
 
     /// Removes `key` from column family `cf`.
     pub fn delete_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        self.delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+
+    /// Removes `key` from column family `cf` with write options.
+    pub fn delete_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        options: &WriteOptions,
+    ) -> Result<()> {
         self.inner.family(cf)?;
         let mut batch = WriteBatch::new();
         batch.delete_cf(cf, key);
-        self.write(batch, &WriteOptions::default())
+        self.write(batch, options)
     }
 
     /// Removes every key in `[begin, end)` with one record (see [`WriteBatch::delete_range`]).

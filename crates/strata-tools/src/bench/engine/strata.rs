@@ -85,11 +85,7 @@ impl Engine for StrataEngine {
         let options = self.write_options(sync);
         match self.family(key) {
             None => Ok(self.db.put_opt(key, value, &options)?),
-            Some(cf) => {
-                let mut batch = WriteBatch::new();
-                batch.put_cf(cf, key, value);
-                Ok(self.db.write(batch, &options)?)
-            }
+            Some(cf) => Ok(self.db.put_cf_opt(cf, key, value, &options)?),
         }
     }
 
@@ -108,11 +104,7 @@ impl Engine for StrataEngine {
         let options = self.write_options(sync);
         match self.family(key) {
             None => Ok(self.db.delete_opt(key, &options)?),
-            Some(cf) => {
-                let mut batch = WriteBatch::new();
-                batch.delete_cf(cf, key);
-                Ok(self.db.write(batch, &options)?)
-            }
+            Some(cf) => Ok(self.db.delete_cf_opt(cf, key, &options)?),
         }
     }
 
