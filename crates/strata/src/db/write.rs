@@ -228,12 +228,9 @@ impl DbInner {
         if multi_family {
             check_families(group, &families)?;
         }
-        let full: Vec<Arc<ColumnFamilyData>> = families
-            .values()
-            .filter(|cf| cf.sv.read().active.memory_usage() >= cf.options.write_buffer_size)
-            .cloned()
-            .collect();
-        self.throttle_writes(&families, &full)?;
+        let mut full: Vec<Arc<ColumnFamilyData>> = Vec::new();
+        let stall = survey_families(&families, Some(&mut full));
+        self.throttle_writes(&families, stall)?;
         if !full.is_empty() {
             self.switch_memtable(&mut w, &families, &full)?;
         }
@@ -332,20 +329,10 @@ impl DbInner {
         Ok(())
     }
 
-    /// Waits, or stops, as the stall decision says (see `stall.rs`) for the family that
-    /// needs it most, counting each cause with its time. `full`: the families whose active
-    /// memtable this group must switch.
-    fn throttle_writes(&self, families: &Families, full: &[Arc<ColumnFamilyData>]) -> Result<()> {
-        let decide = || {
-            let mut worst = stall::Stall::default();
-            for cf in families.values() {
-                let memtable_full = full.iter().any(|f| Arc::ptr_eq(f, cf));
-                let s = stall::decide(&stall_state(cf, memtable_full), &cf.stall_limits);
-                worst = worst.combine(s);
-            }
-            worst
-        };
-        let mut stall = decide();
+    /// Waits, or stops, as `stall` (the decision of [`survey_families`], see `stall.rs`) says
+    /// for the family that needs it most, counting each cause with its time.
+    fn throttle_writes(&self, families: &Families, mut stall: stall::Stall) -> Result<()> {
+        let decide = || survey_families(families, None);
         if stall.stop.is_some() {
             // Stopped: wait for background work, under the lock its progress is signalled on,
             // timing each cause while it holds.
@@ -455,14 +442,31 @@ impl DbInner {
 }
 
 /// What the stall decision looks at for family `cf`, now.
-fn stall_state(cf: &ColumnFamilyData, memtable_full: bool) -> TreeState {
-    let sv = cf.sv.read();
-    TreeState {
-        l0_files: sv.version.levels[0].len(),
-        pending_compaction_bytes: cf.pending_compaction_bytes.load(Ordering::Relaxed),
-        immutable_memtables: sv.immutables.len(),
-        memtable_full,
+/// The stall decision over every family, the worst of theirs; with `full`, also collects the
+/// families whose active memtable is full (this group switches them). One look at each
+/// family's super version: this runs for every write group.
+fn survey_families(
+    families: &Families,
+    mut full: Option<&mut Vec<Arc<ColumnFamilyData>>>,
+) -> stall::Stall {
+    let mut worst = stall::Stall::default();
+    for cf in families.values() {
+        let sv = cf.sv.read();
+        let memtable_full = sv.active.memory_usage() >= cf.options.write_buffer_size;
+        if memtable_full {
+            if let Some(full) = full.as_deref_mut() {
+                full.push(Arc::clone(cf));
+            }
+        }
+        let state = TreeState {
+            l0_files: sv.version.levels[0].len(),
+            pending_compaction_bytes: cf.pending_compaction_bytes.load(Ordering::Relaxed),
+            immutable_memtables: sv.immutables.len(),
+            memtable_full,
+        };
+        worst = worst.combine(stall::decide(&state, &cf.stall_limits));
     }
+    worst
 }
 
 /// Fails, naming the family, if a batch of the group writes to a family that does not exist
