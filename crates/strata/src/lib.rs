@@ -42,6 +42,7 @@ pub(crate) mod snapshot;
 pub(crate) mod table;
 #[cfg(test)]
 mod testing;
+pub(crate) mod txn;
 pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;
@@ -57,4 +58,5 @@ pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use snapshot::Snapshot;
 pub use table::Compression;
+pub use txn::{IndexedBatch, OptimisticTransaction, TxnIterator};
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

@@ -76,6 +76,16 @@ impl std::fmt::Debug for WriteBatch {
     }
 }
 
+/// A batch's state at one point: a save point to truncate back to.
+#[derive(Debug, Clone)]
+pub(crate) struct BatchMark {
+    len: usize,
+    count: u32,
+    invalid: Option<String>,
+    has_families: bool,
+    has_merge: bool,
+}
+
 /// One decoded update of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchEntry<'a> {
@@ -174,6 +184,36 @@ impl WriteBatch {
                 self
             }
         }
+    }
+
+    /// Appends one update of family `cf` (the value is ignored for deletes). Crate-internal:
+    /// the public methods take family handles.
+    pub(crate) fn push_entry(&mut self, cf: u32, kind: ValueKind, key: &[u8], value: &[u8]) {
+        let value = match kind {
+            ValueKind::Delete | ValueKind::SingleDelete => None,
+            ValueKind::Put | ValueKind::Merge | ValueKind::RangeDeletion => Some(value),
+        };
+        self.push(cf, kind, key, value);
+    }
+
+    /// The batch's state now, to return to with [`WriteBatch::truncate_to`].
+    pub(crate) fn mark(&self) -> BatchMark {
+        BatchMark {
+            len: self.rep.len(),
+            count: self.count,
+            invalid: self.invalid.clone(),
+            has_families: self.has_families,
+            has_merge: self.has_merge,
+        }
+    }
+
+    /// Drops every update made since `mark` was taken.
+    pub(crate) fn truncate_to(&mut self, mark: &BatchMark) {
+        self.rep.truncate(mark.len);
+        self.count = mark.count;
+        self.invalid = mark.invalid.clone();
+        self.has_families = mark.has_families;
+        self.has_merge = mark.has_merge;
     }
 
     /// Appends one record, unless the batch is invalid or the record breaks a limit.

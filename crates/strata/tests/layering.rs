@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["compaction"],
     &["options"],
     &["db"],
+    &["txn"],
     &["internals", "testing"],
 ];
 

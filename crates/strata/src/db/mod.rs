@@ -28,6 +28,7 @@ mod background;
 mod checkpoint;
 mod column_family;
 mod compact;
+mod conflict;
 mod flush;
 mod info_log;
 mod iter;
@@ -60,6 +61,7 @@ use crate::range_del::RangeDelAggregator;
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::WriteBatch;
 
+pub use conflict::{WriteHistory, WriteSource};
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
 pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
@@ -282,6 +284,27 @@ impl Db {
     pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
         self.inner.write(batch, options)
+    }
+
+    /// Writes `batch` if `check` passes, with nothing written between the check and the
+    /// batch (see `conflict.rs`). What transactions commit through.
+    pub(crate) fn write_checked(
+        &self,
+        batch: WriteBatch,
+        options: &WriteOptions,
+        check: &mut dyn FnMut(&WriteHistory<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.inner.check_writable()?;
+        self.inner.write_checked(batch, options, check)
+    }
+
+    /// The merge operator of family `cf` (`None`: none configured), for reads that resolve
+    /// merges outside the engine's own read paths.
+    pub(crate) fn merge_operator_of(
+        &self,
+        cf: &ColumnFamily,
+    ) -> Result<Option<Arc<dyn crate::merge::MergeOperator>>> {
+        Ok(self.inner.family(cf)?.options.merge_operator.clone())
     }
 
     /// The value of `key`, or `None`.

@@ -52,7 +52,7 @@ impl Slot {
     }
 }
 
-struct Request {
+pub(super) struct Request {
     batch: WriteBatch,
     options: WriteOptions,
     slot: Arc<Slot>,
@@ -124,39 +124,15 @@ impl DbInner {
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
-        // Most batches hold no merge: the family set is only looked at for those that do.
-        if batch.has_merge() {
-            let families = self.families();
-            for (cf, key) in batch.merges() {
-                // A family the database does not have is refused with the group
-                // (check_families).
-                if let Some(cf) = families
-                    .get(&cf)
-                    .filter(|f| f.options.merge_operator.is_none())
-                {
-                    return Err(Error::InvalidArgument(format!(
-                        "merge of key '{}' refused: no merge operator is configured for \
-                         column family '{}' (set merge_operator in its options)",
-                        crate::util::printable(key),
-                        cf.name()
-                    )));
-                }
-            }
-        }
+        self.check_merges_allowed(&batch)?;
         if batch.is_empty() {
             return Ok(());
         }
-        let slot = Arc::new(Slot {
-            state: Mutex::new(SlotState::Waiting),
-            cv: Condvar::new(),
-        });
+        let request = self.request(batch, options);
+        let slot = request.slot.clone();
         let lead = {
             let mut q = self.queue.lock();
-            q.pending.push_back(Request {
-                batch,
-                options: *options,
-                slot: slot.clone(),
-            });
+            q.pending.push_back(request);
             !std::mem::replace(&mut q.leader_active, true)
         };
         if !lead {
@@ -171,6 +147,43 @@ impl DbInner {
             }
         }
         self.lead_group(&slot)
+    }
+
+    /// Refuses a batch that merges into a family without a merge operator, naming both.
+    pub(super) fn check_merges_allowed(&self, batch: &WriteBatch) -> Result<()> {
+        // Most batches hold no merge: the family set is only looked at for those that do.
+        if !batch.has_merge() {
+            return Ok(());
+        }
+        let families = self.families();
+        for (cf, key) in batch.merges() {
+            // A family the database does not have is refused with the group
+            // (check_families).
+            if let Some(cf) = families
+                .get(&cf)
+                .filter(|f| f.options.merge_operator.is_none())
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "merge of key '{}' refused: no merge operator is configured for \
+                     column family '{}' (set merge_operator in its options)",
+                    crate::util::printable(key),
+                    cf.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A request to write `batch`, with a slot of its own to wait on.
+    pub(super) fn request(&self, batch: WriteBatch, options: &WriteOptions) -> Request {
+        Request {
+            batch,
+            options: *options,
+            slot: Arc::new(Slot {
+                state: Mutex::new(SlotState::Waiting),
+                cv: Condvar::new(),
+            }),
+        }
     }
 
     /// Runs one group commit as leader; `own` is the leader's slot, at the queue's front.
@@ -218,6 +231,15 @@ impl DbInner {
 
     fn commit_group(&self, group: &mut [Request]) -> Result<()> {
         let mut w = self.writer.lock();
+        self.commit_locked(&mut w, group)
+    }
+
+    /// Writes `group` (WAL, then memtables) with the writer lock `w` held.
+    pub(super) fn commit_locked(
+        &self,
+        w: &mut parking_lot::MutexGuard<'_, WriterState>,
+        group: &mut [Request],
+    ) -> Result<()> {
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
@@ -232,7 +254,7 @@ impl DbInner {
         let stall = survey_families(&families, Some(&mut full));
         self.throttle_writes(&families, stall)?;
         if !full.is_empty() {
-            self.switch_memtable(&mut w, &families, &full)?;
+            self.switch_memtable(w, &families, &full)?;
         }
 
         let count: u64 = group.iter().map(|r| r.batch.len() as u64).sum();
@@ -245,7 +267,7 @@ impl DbInner {
         let use_wal = !group[0].options.disable_wal;
         if use_wal {
             let sync = group.iter().any(|r| r.options.sync);
-            if let Err(e) = self.append_to_wal(&mut w, group, first_seq, count, sync) {
+            if let Err(e) = self.append_to_wal(w, group, first_seq, count, sync) {
                 w.stopped = Some(e.duplicate());
                 return Err(e);
             }

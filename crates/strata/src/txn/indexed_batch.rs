@@ -1,0 +1,396 @@
+//! A write batch with an index (RocksDB's WriteBatchWithIndex): the batch to commit, plus an
+//! ordered view of what it does to each key, so that reads can see the batch's own writes.
+//!
+//! Invariants:
+//! - `batch` holds every update in the order it was made; it is what gets written.
+//! - `index` holds, per (family id, user key), the net effect of the batch's updates of that
+//!   key, ordered bytewise by family id then key: a value, a delete, or merge operands (oldest
+//!   first) over a base that is a value, a delete, or whatever the database holds.
+//! - The index is a function of the batch: a rollback to a save point truncates the batch and
+//!   rebuilds the index from it.
+//!
+//! Range deletions are not indexed (RocksDB's index refuses them too): a transaction cannot
+//! issue them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::column_family::ColumnFamily;
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::key::ValueKind;
+use crate::merge::MergeOperator;
+use crate::options::ReadOptions;
+use crate::write_batch::{BatchMark, WriteBatch};
+
+/// A family's merge operator (if any) and its name, for errors.
+pub(crate) type FamilyMerge = (Option<Arc<dyn MergeOperator>>, Arc<str>);
+
+/// What a merge in the batch applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MergeBase {
+    /// The value the database holds for the key at the read's snapshot.
+    Database,
+    /// A value put earlier in the batch.
+    Value(Vec<u8>),
+    /// A delete earlier in the batch: the operands apply to nothing.
+    Deleted,
+}
+
+/// The net effect of the batch on one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Pending {
+    /// The key is set to this value.
+    Value(Vec<u8>),
+    /// The key is deleted.
+    Deleted,
+    /// Operands (oldest first) applied to `base`.
+    Merges {
+        base: MergeBase,
+        operands: Vec<Vec<u8>>,
+    },
+}
+
+impl Pending {
+    /// The value a reader sees, given the database's value of the key (used only when the
+    /// batch merges onto it). `op` resolves merges; without one a merge is an error naming
+    /// `family`.
+    pub(crate) fn resolve(
+        &self,
+        key: &[u8],
+        database: Option<&[u8]>,
+        op: Option<&dyn MergeOperator>,
+        family: &str,
+    ) -> Result<Option<Vec<u8>>> {
+        match self {
+            Pending::Value(v) => Ok(Some(v.clone())),
+            Pending::Deleted => Ok(None),
+            Pending::Merges { base, operands } => {
+                let op = op.ok_or_else(|| crate::merge::no_operator_error(family, key))?;
+                let base = match base {
+                    MergeBase::Database => database,
+                    MergeBase::Value(v) => Some(v.as_slice()),
+                    MergeBase::Deleted => None,
+                };
+                let newest_first: Vec<&[u8]> = operands.iter().rev().map(Vec::as_slice).collect();
+                crate::merge::full_merge(op, key, base, &newest_first).map(Some)
+            }
+        }
+    }
+
+    /// True when the batch alone decides the key's value (no read of the database needed).
+    pub(crate) fn needs_database(&self) -> bool {
+        matches!(
+            self,
+            Pending::Merges {
+                base: MergeBase::Database,
+                ..
+            }
+        )
+    }
+}
+
+/// A write batch whose own writes can be read back, alone or over a database.
+#[derive(Debug, Default)]
+pub struct IndexedBatch {
+    batch: WriteBatch,
+    index: BTreeMap<(u32, Vec<u8>), Pending>,
+    save_points: Vec<BatchMark>,
+}
+
+impl IndexedBatch {
+    /// An empty batch.
+    pub fn new() -> IndexedBatch {
+        IndexedBatch::default()
+    }
+
+    /// Sets `key` to `value` in the default family.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.record(0, ValueKind::Put, key, value);
+    }
+
+    /// Sets `key` to `value` in family `cf`.
+    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) {
+        self.record(cf.id(), ValueKind::Put, key, value);
+    }
+
+    /// Deletes `key` in the default family.
+    pub fn delete(&mut self, key: &[u8]) {
+        self.record(0, ValueKind::Delete, key, b"");
+    }
+
+    /// Deletes `key` in family `cf`.
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) {
+        self.record(cf.id(), ValueKind::Delete, key, b"");
+    }
+
+    /// Merges `operand` into `key` in the default family.
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
+        self.record(0, ValueKind::Merge, key, operand);
+    }
+
+    /// Merges `operand` into `key` in family `cf`.
+    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) {
+        self.record(cf.id(), ValueKind::Merge, key, operand);
+    }
+
+    /// Adds one update to the batch and folds it into the index.
+    fn record(&mut self, cf: u32, kind: ValueKind, key: &[u8], value: &[u8]) {
+        let before = self.batch.len();
+        self.batch.push_entry(cf, kind, key, value);
+        // A refused update (over a size limit) leaves the batch invalid and unchanged; the
+        // commit reports why. The index must not show it either.
+        if self.batch.len() > before {
+            fold(&mut self.index, cf, kind, key, value);
+        }
+    }
+
+    /// The number of updates.
+    pub fn len(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// True when the batch holds no update.
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// Removes every update and save point.
+    pub fn clear(&mut self) {
+        self.batch.clear();
+        self.index.clear();
+        self.save_points.clear();
+    }
+
+    /// The batch to write.
+    pub fn write_batch(&self) -> &WriteBatch {
+        &self.batch
+    }
+
+    /// Takes the batch to write, leaving this one empty.
+    pub fn take_write_batch(&mut self) -> WriteBatch {
+        self.index.clear();
+        self.save_points.clear();
+        std::mem::take(&mut self.batch)
+    }
+
+    /// Marks the current state; [`IndexedBatch::rollback_to_save_point`] returns to it.
+    pub fn set_save_point(&mut self) {
+        self.save_points.push(self.batch.mark());
+    }
+
+    /// Undoes every update since the last save point and removes that save point. Fails
+    /// with `NotFound` if there is none.
+    pub fn rollback_to_save_point(&mut self) -> Result<()> {
+        let mark = self.save_points.pop().ok_or_else(no_save_point)?;
+        self.batch.truncate_to(&mark);
+        self.index.clear();
+        for entry in self.batch.iter() {
+            let e = entry.map_err(|reason| Error::InvalidArgument(reason.to_string()))?;
+            fold(&mut self.index, e.cf, e.kind, e.key, e.value);
+        }
+        Ok(())
+    }
+
+    /// Removes the last save point without undoing anything. Fails with `NotFound` if
+    /// there is none.
+    pub fn pop_save_point(&mut self) -> Result<()> {
+        self.save_points.pop().map(drop).ok_or_else(no_save_point)
+    }
+
+    /// What the batch does to `key` of family `cf_id`, if it touches it.
+    pub(crate) fn pending(&self, cf_id: u32, key: &[u8]) -> Option<&Pending> {
+        self.index.get(&(cf_id, key.to_vec()))
+    }
+
+    /// The batch's entries of family `cf_id` with keys in `[lower, upper)`, in key order.
+    pub(crate) fn entries_in(
+        &self,
+        cf_id: u32,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> Vec<(Vec<u8>, Pending)> {
+        let start = (cf_id, lower.unwrap_or_default().to_vec());
+        self.index
+            .range(start..)
+            .take_while(|((id, k), _)| *id == cf_id && upper.is_none_or(|u| k.as_slice() < u))
+            .map(|((_, k), p)| (k.clone(), p.clone()))
+            .collect()
+    }
+
+    /// The value of `key` in family `cf` as the batch leaves it over `db` read with
+    /// `options`: the batch's own writes first, the database below them.
+    pub fn get_from_batch_and_db(
+        &self,
+        db: &Db,
+        cf: &ColumnFamily,
+        key: &[u8],
+        options: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        match self.pending(cf.id(), key) {
+            None => db.get_cf_opt(cf, key, options),
+            Some(p) => {
+                let op = db.merge_operator_of(cf)?;
+                let database = if p.needs_database() {
+                    db.get_cf_opt(cf, key, options)?
+                } else {
+                    None
+                };
+                p.resolve(key, database.as_deref(), op.as_deref(), cf.name())
+            }
+        }
+    }
+
+    /// The merge operator and name of family `cf` for iterators over this batch.
+    pub(crate) fn family_merge(db: &Db, cf: &ColumnFamily) -> Result<FamilyMerge> {
+        Ok((db.merge_operator_of(cf)?, cf.name_arc()))
+    }
+}
+
+fn no_save_point() -> Error {
+    Error::NotFound(
+        "no save point is set (set_save_point was not called since the last rollback to one)"
+            .into(),
+    )
+}
+
+/// Folds one update into the index.
+fn fold(
+    index: &mut BTreeMap<(u32, Vec<u8>), Pending>,
+    cf: u32,
+    kind: ValueKind,
+    key: &[u8],
+    value: &[u8],
+) {
+    let key = (cf, key.to_vec());
+    match kind {
+        ValueKind::Put => {
+            index.insert(key, Pending::Value(value.to_vec()));
+        }
+        ValueKind::Delete | ValueKind::SingleDelete => {
+            index.insert(key, Pending::Deleted);
+        }
+        ValueKind::Merge => {
+            let p = index.entry(key).or_insert(Pending::Merges {
+                base: MergeBase::Database,
+                operands: Vec::new(),
+            });
+            match p {
+                Pending::Merges { operands, .. } => operands.push(value.to_vec()),
+                Pending::Value(v) => {
+                    *p = Pending::Merges {
+                        base: MergeBase::Value(std::mem::take(v)),
+                        operands: vec![value.to_vec()],
+                    }
+                }
+                Pending::Deleted => {
+                    *p = Pending::Merges {
+                        base: MergeBase::Deleted,
+                        operands: vec![value.to_vec()],
+                    }
+                }
+            }
+        }
+        ValueKind::RangeDeletion => {
+            unreachable!("range deletions are not recorded in an indexed batch")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::StringAppend;
+
+    /// Each case: the updates of one key, in order, and what a reader sees over a database
+    /// holding `db` for it (string append with ',' resolves merges).
+    #[test]
+    fn the_index_folds_updates_like_the_database_would() {
+        type Case = (
+            &'static [(&'static str, &'static str)],
+            Option<&'static str>,
+            Option<&'static str>,
+        );
+        let cases: &[Case] = &[
+            (&[("put", "a")], None, Some("a")),
+            (&[("put", "a"), ("put", "b")], Some("x"), Some("b")),
+            (&[("put", "a"), ("del", "")], Some("x"), None),
+            (&[("del", ""), ("put", "c")], Some("x"), Some("c")),
+            (&[("merge", "1")], Some("x"), Some("x,1")),
+            (&[("merge", "1")], None, Some("1")),
+            (&[("merge", "1"), ("merge", "2")], Some("x"), Some("x,1,2")),
+            (&[("put", "a"), ("merge", "1")], Some("x"), Some("a,1")),
+            (&[("del", ""), ("merge", "1")], Some("x"), Some("1")),
+            (&[("merge", "1"), ("put", "p")], Some("x"), Some("p")),
+            (&[("merge", "1"), ("del", "")], Some("x"), None),
+            (
+                &[("merge", "1"), ("del", ""), ("merge", "2")],
+                Some("x"),
+                Some("2"),
+            ),
+        ];
+        let op = StringAppend::new(b",");
+        for (updates, db, want) in cases {
+            let mut b = IndexedBatch::new();
+            for (kind, v) in updates.iter() {
+                match *kind {
+                    "put" => b.put(b"k", v.as_bytes()),
+                    "del" => b.delete(b"k"),
+                    "merge" => b.merge(b"k", v.as_bytes()),
+                    _ => unreachable!(),
+                }
+            }
+            let got = b
+                .pending(0, b"k")
+                .unwrap()
+                .resolve(b"k", db.map(str::as_bytes), Some(&op), "default")
+                .unwrap();
+            assert_eq!(
+                got.as_deref(),
+                want.map(str::as_bytes),
+                "{updates:?} over {db:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rollback_to_a_save_point_undoes_later_updates_only() {
+        let mut b = IndexedBatch::new();
+        b.put(b"a", b"1");
+        b.set_save_point();
+        b.put(b"a", b"2");
+        b.put(b"b", b"3");
+        b.set_save_point();
+        b.delete(b"a");
+        b.rollback_to_save_point().unwrap();
+        assert_eq!(b.pending(0, b"a"), Some(&Pending::Value(b"2".to_vec())));
+        b.rollback_to_save_point().unwrap();
+        assert_eq!(b.pending(0, b"a"), Some(&Pending::Value(b"1".to_vec())));
+        assert_eq!(b.pending(0, b"b"), None);
+        assert_eq!(b.len(), 1);
+        let e = b.rollback_to_save_point().unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn families_are_indexed_apart() {
+        let mut b = IndexedBatch::new();
+        b.put(b"k", b"default");
+        b.record(3, ValueKind::Put, b"k", b"three");
+        b.record(3, ValueKind::Put, b"j", b"j3");
+        assert_eq!(
+            b.pending(0, b"k"),
+            Some(&Pending::Value(b"default".to_vec()))
+        );
+        assert_eq!(b.pending(3, b"k"), Some(&Pending::Value(b"three".to_vec())));
+        let keys: Vec<Vec<u8>> = b
+            .entries_in(3, None, None)
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(keys, vec![b"j".to_vec(), b"k".to_vec()]);
+        assert!(b.entries_in(3, Some(b"k"), None).len() == 1);
+        assert!(b.entries_in(3, None, Some(b"k")).len() == 1);
+        assert!(b.entries_in(1, None, None).is_empty());
+    }
+}

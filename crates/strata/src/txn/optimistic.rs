@@ -1,0 +1,295 @@
+//! Optimistic transactions (RocksDB's OptimisticTransactionDB): no locks while the
+//! transaction runs; its commit checks that no key it wrote or read for update was written
+//! by anyone else since its snapshot, and writes its batch only then.
+//!
+//! Invariants:
+//! - A transaction reads at the snapshot taken when it began, its own writes over it
+//!   (snapshot isolation). The snapshot is held until the transaction ends, so flush and
+//!   compaction keep the sequence numbers of every later write, which the commit check reads.
+//! - `tracked` holds every key written or read for update; the commit fails with `Busy` if
+//!   the newest write of any of them is newer than the snapshot. The check and the write
+//!   happen under the writer lock (`Db::write_checked`): nothing falls between them.
+//! - After `commit` (either outcome) or `rollback`, every call but `rollback` fails.
+//!
+//! Write skew remains possible, as under any snapshot isolation: two transactions that each
+//! read (without `get_for_update`) what the other writes both commit.
+
+use std::collections::BTreeMap;
+
+use crate::column_family::ColumnFamily;
+use crate::db::{Db, WriteSource};
+use crate::error::{Error, Result};
+use crate::options::{ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
+
+use super::indexed_batch::IndexedBatch;
+use super::overlay::TxnIterator;
+
+/// Where a transaction is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Active,
+    Committed,
+    /// Its commit found a conflict (or failed otherwise): nothing was written.
+    Failed,
+    RolledBack,
+}
+
+/// A save point: the batch's and the tracked set's state when it was set.
+type TrackedKeys = BTreeMap<(u32, Vec<u8>), ColumnFamily>;
+
+/// An optimistic transaction over a [`Db`]. Begin one with [`Db::optimistic_transaction`].
+pub struct OptimisticTransaction<'db> {
+    db: &'db Db,
+    snapshot: Snapshot,
+    write_options: WriteOptions,
+    batch: IndexedBatch,
+    tracked: TrackedKeys,
+    tracked_at_save_points: Vec<TrackedKeys>,
+    state: State,
+}
+
+impl Db {
+    /// Begins an optimistic transaction reading at a snapshot taken now, committed with
+    /// `write_options`.
+    pub fn optimistic_transaction(
+        &self,
+        write_options: &WriteOptions,
+    ) -> OptimisticTransaction<'_> {
+        OptimisticTransaction {
+            db: self,
+            snapshot: self.snapshot(),
+            write_options: *write_options,
+            batch: IndexedBatch::new(),
+            tracked: BTreeMap::new(),
+            tracked_at_save_points: Vec::new(),
+            state: State::Active,
+        }
+    }
+}
+
+impl OptimisticTransaction<'_> {
+    /// The snapshot the transaction reads at.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    fn check_active(&self) -> Result<()> {
+        let what = match self.state {
+            State::Active => return Ok(()),
+            State::Committed => "committed",
+            State::Failed => "ended by a failed commit",
+            State::RolledBack => "rolled back",
+        };
+        Err(Error::InvalidArgument(format!(
+            "the transaction was already {what}: begin a new one"
+        )))
+    }
+
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            snapshot: Some(self.snapshot.clone()),
+            ..ReadOptions::default()
+        }
+    }
+
+    fn track(&mut self, cf: &ColumnFamily, key: &[u8]) {
+        self.tracked
+            .entry((cf.id(), key.to_vec()))
+            .or_insert_with(|| cf.clone());
+    }
+
+    fn check_family(&self, cf: &ColumnFamily) -> Result<()> {
+        if cf.is_dropped() {
+            return Err(Error::InvalidArgument(format!(
+                "column family '{}' was dropped: the transaction cannot use it",
+                cf.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The value of `key` in the default family: the transaction's own writes over its
+    /// snapshot.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_cf(&self.db.default_cf(), key)
+    }
+
+    /// The value of `key` in family `cf`: the transaction's own writes over its snapshot.
+    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        self.check_family(cf)?;
+        self.batch
+            .get_from_batch_and_db(self.db, cf, key, &self.read_options())
+    }
+
+    /// As [`OptimisticTransaction::get`], and the commit fails if someone else writes `key`
+    /// after the snapshot.
+    pub fn get_for_update(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_for_update_cf(&self.db.default_cf(), key)
+    }
+
+    /// As [`OptimisticTransaction::get_cf`], and the commit fails if someone else writes
+    /// `key` of `cf` after the snapshot.
+    pub fn get_for_update_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let value = self.get_cf(cf, key)?;
+        self.track(cf, key);
+        Ok(value)
+    }
+
+    /// Sets `key` to `value` in the default family when the transaction commits.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_cf(&self.db.default_cf(), key, value)
+    }
+
+    /// Sets `key` to `value` in family `cf` when the transaction commits.
+    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        self.check_active()?;
+        self.check_family(cf)?;
+        self.batch.put_cf(cf, key, value);
+        self.track(cf, key);
+        Ok(())
+    }
+
+    /// Deletes `key` in the default family when the transaction commits.
+    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.delete_cf(&self.db.default_cf(), key)
+    }
+
+    /// Deletes `key` in family `cf` when the transaction commits.
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        self.check_active()?;
+        self.check_family(cf)?;
+        self.batch.delete_cf(cf, key);
+        self.track(cf, key);
+        Ok(())
+    }
+
+    /// Merges `operand` into `key` of the default family when the transaction commits.
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.merge_cf(&self.db.default_cf(), key, operand)
+    }
+
+    /// Merges `operand` into `key` of family `cf` when the transaction commits. The family
+    /// must have a merge operator.
+    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.check_active()?;
+        self.check_family(cf)?;
+        if self.db.merge_operator_of(cf)?.is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "merge of key '{}' refused: no merge operator is configured for column \
+                 family '{}' (set merge_operator in its options)",
+                crate::util::printable(key),
+                cf.name()
+            )));
+        }
+        self.batch.merge_cf(cf, key, operand);
+        self.track(cf, key);
+        Ok(())
+    }
+
+    /// A cursor over the default family: the transaction's writes over its snapshot. Bounds
+    /// come from `options`; its snapshot, if set, replaces the transaction's.
+    pub fn iter(&self, options: ReadOptions) -> Result<TxnIterator> {
+        self.iter_cf(&self.db.default_cf(), options)
+    }
+
+    /// A cursor over family `cf`, as [`OptimisticTransaction::iter`]. It shows the writes
+    /// the transaction made before it was created.
+    pub fn iter_cf(&self, cf: &ColumnFamily, mut options: ReadOptions) -> Result<TxnIterator> {
+        self.check_active()?;
+        self.check_family(cf)?;
+        if options.snapshot.is_none() {
+            options.snapshot = Some(self.snapshot.clone());
+        }
+        let delta = self.batch.entries_in(
+            cf.id(),
+            options.lower_bound.as_deref(),
+            options.upper_bound.as_deref(),
+        );
+        let (op, family) = IndexedBatch::family_merge(self.db, cf)?;
+        let base = self.db.iter_cf(cf, options)?;
+        Ok(TxnIterator::new(base, delta, op, family))
+    }
+
+    /// Marks the transaction's state; [`OptimisticTransaction::rollback_to_save_point`]
+    /// returns to it.
+    pub fn set_save_point(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.batch.set_save_point();
+        self.tracked_at_save_points.push(self.tracked.clone());
+        Ok(())
+    }
+
+    /// Undoes the writes (and the tracking of keys read for update) since the last save
+    /// point, and removes it. `NotFound` if there is none.
+    pub fn rollback_to_save_point(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.batch.rollback_to_save_point()?;
+        if let Some(tracked) = self.tracked_at_save_points.pop() {
+            self.tracked = tracked;
+        }
+        Ok(())
+    }
+
+    /// The number of writes the transaction holds.
+    pub fn len(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// True when the transaction holds no write.
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// Writes the transaction's writes atomically if no key it wrote or read for update was
+    /// written by someone else since its snapshot. A conflict is a `Busy` error naming the
+    /// key; then nothing is written. Either way the transaction ends.
+    pub fn commit(&mut self) -> Result<()> {
+        self.check_active()?;
+        let since = self.snapshot.sequence();
+        let tracked = std::mem::take(&mut self.tracked);
+        let batch = self.batch.take_write_batch();
+        let result = self
+            .db
+            .write_checked(batch, &self.write_options, &mut |history| {
+                for ((_, key), cf) in &tracked {
+                    if let Some((seq, source)) = history.newest_write(cf, key)? {
+                        if seq > since {
+                            return Err(conflict(cf, key, seq, since, source));
+                        }
+                    }
+                }
+                Ok(())
+            });
+        self.state = if result.is_ok() {
+            State::Committed
+        } else {
+            State::Failed
+        };
+        result
+    }
+
+    /// Drops the transaction's writes. Allowed in any state (a second call does nothing).
+    pub fn rollback(&mut self) {
+        self.batch.clear();
+        self.tracked.clear();
+        self.tracked_at_save_points.clear();
+        if self.state == State::Active {
+            self.state = State::RolledBack;
+        }
+    }
+}
+
+fn conflict(cf: &ColumnFamily, key: &[u8], seq: u64, since: u64, source: WriteSource) -> Error {
+    let found = match source {
+        WriteSource::Memtable => "in a memtable",
+        WriteSource::Table => "in a table file, the memtables no longer holding the key's history",
+    };
+    Error::Busy(format!(
+        "transaction conflict: key '{}' of column family '{}' was written at sequence {seq} \
+         (found {found}), after the transaction's snapshot at {since}; nothing was written",
+        crate::util::printable(key),
+        cf.name()
+    ))
+}

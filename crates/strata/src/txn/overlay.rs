@@ -1,0 +1,277 @@
+//! A cursor over a batch's own writes laid over a database cursor (RocksDB's
+//! BaseDeltaIterator): what a transaction's iterator shows.
+//!
+//! Invariants:
+//! - `delta` is the batch's entries of one family within the bounds, in key order, copied
+//!   when the cursor was made (later writes of the transaction are not seen by it).
+//! - When positioned, `current` is the smallest (forward) or largest (backward) key of the
+//!   two sources whose resolved value exists: a delta entry hides the base's version of the
+//!   same key, and a delta delete hides the key altogether.
+//! - Moving forward, both sources sit at or after `current`; moving backward, at or before.
+//!   A change of direction seeks both sources around `current` again.
+
+use std::sync::Arc;
+
+use crate::db::DbIterator;
+use crate::error::{Error, Result};
+use crate::merge::MergeOperator;
+
+use super::indexed_batch::Pending;
+
+/// Which source the current entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The database cursor, untouched by the batch: key and value read from it.
+    Base,
+    /// The batch (alone, or resolved over the base's value): key and value in `key`/`value`.
+    Delta,
+}
+
+/// A cursor over a transaction's writes over the database. Position it with a seek, then
+/// step with `next` / `prev` while `valid()`; check `status()` when it becomes invalid.
+pub struct TxnIterator {
+    base: DbIterator,
+    delta: Vec<(Vec<u8>, Pending)>,
+    /// The delta cursor: `delta[pos]` when `pos < delta.len()`; moving backward, `pos` is one
+    /// past the entry it stands on (0: before the first).
+    pos: usize,
+    forward: bool,
+    current: Option<Source>,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    merge_operator: Option<Arc<dyn MergeOperator>>,
+    family: Arc<str>,
+    error: Option<Error>,
+}
+
+impl TxnIterator {
+    pub(crate) fn new(
+        base: DbIterator,
+        delta: Vec<(Vec<u8>, Pending)>,
+        merge_operator: Option<Arc<dyn MergeOperator>>,
+        family: Arc<str>,
+    ) -> TxnIterator {
+        TxnIterator {
+            base,
+            delta,
+            pos: 0,
+            forward: true,
+            current: None,
+            key: Vec::new(),
+            value: Vec::new(),
+            merge_operator,
+            family,
+            error: None,
+        }
+    }
+
+    /// True when positioned on an entry.
+    pub fn valid(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// The current key. Panics unless `valid()`.
+    pub fn key(&self) -> &[u8] {
+        match self
+            .current
+            .expect("TxnIterator::key called while not valid")
+        {
+            Source::Base => self.base.key(),
+            Source::Delta => &self.key,
+        }
+    }
+
+    /// The current value. Panics unless `valid()`.
+    pub fn value(&self) -> &[u8] {
+        match self
+            .current
+            .expect("TxnIterator::value called while not valid")
+        {
+            Source::Base => self.base.value(),
+            Source::Delta => &self.value,
+        }
+    }
+
+    /// The error that ended the iteration, if one did.
+    pub fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(e.duplicate()),
+            None => self.base.status(),
+        }
+    }
+
+    /// Positions at the first key at or after `target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        self.base.seek(target);
+        self.pos = self.delta.partition_point(|(k, _)| k.as_slice() < target);
+        self.settle_forward();
+    }
+
+    /// Positions at the last key at or before `target`.
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.base.seek_for_prev(target);
+        self.pos = self.delta.partition_point(|(k, _)| k.as_slice() <= target);
+        self.settle_backward();
+    }
+
+    /// Positions at the first key.
+    pub fn seek_to_first(&mut self) {
+        self.base.seek_to_first();
+        self.pos = 0;
+        self.settle_forward();
+    }
+
+    /// Positions at the last key.
+    pub fn seek_to_last(&mut self) {
+        self.base.seek_to_last();
+        self.pos = self.delta.len();
+        self.settle_backward();
+    }
+
+    /// Moves to the next key. Panics unless `valid()`.
+    pub fn next(&mut self) {
+        assert!(self.valid(), "TxnIterator::next called while not valid");
+        let current = self.key().to_vec();
+        if self.forward {
+            if self.base.valid() && self.base.key() == current.as_slice() {
+                self.base.next();
+            }
+            if self.delta.get(self.pos).is_some_and(|(k, _)| *k == current) {
+                self.pos += 1;
+            }
+        } else {
+            self.base.seek(&current);
+            if self.base.valid() && self.base.key() == current.as_slice() {
+                self.base.next();
+            }
+            self.pos = self.delta.partition_point(|(k, _)| *k <= current);
+        }
+        self.settle_forward();
+    }
+
+    /// Moves to the previous key. Panics unless `valid()`.
+    pub fn prev(&mut self) {
+        assert!(self.valid(), "TxnIterator::prev called while not valid");
+        let current = self.key().to_vec();
+        if !self.forward {
+            if self.base.valid() && self.base.key() == current.as_slice() {
+                self.base.prev();
+            }
+            if self.pos > 0 && self.delta[self.pos - 1].0 == current {
+                self.pos -= 1;
+            }
+        } else {
+            self.base.seek_for_prev(&current);
+            if self.base.valid() && self.base.key() == current.as_slice() {
+                self.base.prev();
+            }
+            self.pos = self.delta.partition_point(|(k, _)| *k < current);
+        }
+        self.settle_backward();
+    }
+
+    /// Resolves a delta entry over the base value (if the base stands on the same key) into
+    /// `key`/`value`; false when the batch deletes the key.
+    fn take_delta(&mut self, index: usize, base_same_key: bool) -> bool {
+        let base_value = base_same_key.then(|| self.base.value());
+        let (key, pending) = &self.delta[index];
+        match pending.resolve(
+            key,
+            base_value,
+            self.merge_operator.as_deref(),
+            &self.family,
+        ) {
+            Ok(Some(v)) => {
+                self.key.clear();
+                self.key.extend_from_slice(key);
+                self.value = v;
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
+    }
+
+    fn settle_forward(&mut self) {
+        self.forward = true;
+        self.current = None;
+        loop {
+            if self.error.is_some() {
+                return;
+            }
+            let delta_key = self.delta.get(self.pos).map(|(k, _)| k.as_slice());
+            let order = match (self.base.valid(), delta_key) {
+                (false, None) => return,
+                (true, None) => std::cmp::Ordering::Less,
+                (false, Some(_)) => std::cmp::Ordering::Greater,
+                (true, Some(d)) => self.base.key().cmp(d),
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    self.current = Some(Source::Base);
+                    return;
+                }
+                std::cmp::Ordering::Greater => {
+                    let i = self.pos;
+                    if self.take_delta(i, false) {
+                        self.current = Some(Source::Delta);
+                        return;
+                    }
+                    self.pos += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let i = self.pos;
+                    if self.take_delta(i, true) {
+                        self.current = Some(Source::Delta);
+                        return;
+                    }
+                    self.pos += 1;
+                    self.base.next();
+                }
+            }
+        }
+    }
+
+    fn settle_backward(&mut self) {
+        self.forward = false;
+        self.current = None;
+        loop {
+            if self.error.is_some() {
+                return;
+            }
+            let delta_key = self.pos.checked_sub(1).map(|i| self.delta[i].0.as_slice());
+            let order = match (self.base.valid(), delta_key) {
+                (false, None) => return,
+                (true, None) => std::cmp::Ordering::Greater,
+                (false, Some(_)) => std::cmp::Ordering::Less,
+                (true, Some(d)) => self.base.key().cmp(d),
+            };
+            match order {
+                std::cmp::Ordering::Greater => {
+                    self.current = Some(Source::Base);
+                    return;
+                }
+                std::cmp::Ordering::Less => {
+                    let i = self.pos - 1;
+                    if self.take_delta(i, false) {
+                        self.current = Some(Source::Delta);
+                        return;
+                    }
+                    self.pos -= 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let i = self.pos - 1;
+                    if self.take_delta(i, true) {
+                        self.current = Some(Source::Delta);
+                        return;
+                    }
+                    self.pos -= 1;
+                    self.base.prev();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! Optimistic transactions against a model.
+//!
+//! The model test interleaves up to three transactions and plain writes on one thread, with
+//! flushes and compactions among them, and knows exactly which commits must fail: a commit
+//! conflicts if and only if a key it wrote or read for update was written by a commit (or a
+//! plain write) that happened after the transaction began. Every read inside a transaction,
+//! point or cursor (both directions, with bounds), must show the transaction's own writes
+//! over the state at its beginning. A committed transaction's writes all appear; a failed
+//! one's none.
+//!
+//! `STRATA_MODEL_SEED=<n>` runs one seed; `STRATA_MODEL_SEEDS=<n>` runs seeds 0 to n-1 (6 by
+//! default). A failure names the seed and the operation.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::internals::Rng;
+use strata::{
+    CfOptions, Db, ErrorKind, OptimisticTransaction, Options, ReadOptions, UInt64Add, WriteOptions,
+};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+/// A transaction's writes to one family: `None` deletes.
+type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+type Tracked = BTreeSet<(usize, Vec<u8>)>;
+
+fn open(dir: &Path) -> Db {
+    let options = Options {
+        create_if_missing: true,
+        create_missing_column_families: true,
+        write_buffer_size: 4096,
+        level0_file_num_compaction_trigger: 2,
+        target_file_size_base: 16 << 10,
+        max_bytes_for_level_base: 32 << 10,
+        merge_operator: Some(Arc::new(UInt64Add)),
+        ..Options::default()
+    };
+    Db::open_cf(
+        dir,
+        options,
+        [(
+            "other",
+            CfOptions {
+                write_buffer_size: 1 << 20,
+                ..CfOptions::default()
+            },
+        )],
+    )
+    .unwrap()
+}
+
+fn key(rng: &mut Rng) -> Vec<u8> {
+    format!("k{:02}", rng.below(24)).into_bytes()
+}
+
+fn u64_add(base: Option<&[u8]>, operand: &[u8]) -> Vec<u8> {
+    let n = |b: Option<&[u8]>| {
+        b.and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    (n(base).wrapping_add(n(Some(operand))))
+        .to_le_bytes()
+        .to_vec()
+}
+
+/// A transaction of the model: the state when it began, its own writes, the keys it
+/// tracks, and the number of commits that had happened when it began.
+struct ModelTxn<'db> {
+    txn: OptimisticTransaction<'db>,
+    /// Per family (0 default, 1 other): the committed state when it began.
+    begin: [Model; 2],
+    /// Its writes, per family.
+    writes: [Writes; 2],
+    tracked: Tracked,
+    began_at: usize,
+    save_points: Vec<(Writes, Writes, Tracked)>,
+}
+
+impl ModelTxn<'_> {
+    fn view(&self, f: usize) -> Model {
+        let mut m = self.begin[f].clone();
+        for (k, v) in &self.writes[f] {
+            match v {
+                Some(v) => m.insert(k.clone(), v.clone()),
+                None => m.remove(k),
+            };
+        }
+        m
+    }
+}
+
+fn run(seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = open(dir.path());
+    let mut rng = Rng::new(seed);
+    let mut committed: [Model; 2] = [Model::new(), Model::new()];
+    // Per commit, in order: the (family, key) pairs it wrote.
+    let mut history: Vec<BTreeSet<(usize, Vec<u8>)>> = Vec::new();
+    let mut conflicts = 0;
+    let mut commits = 0;
+    for step in 0..400 {
+        let ctx = format!("seed {seed}, step {step}");
+        let cfs = [db.default_cf(), db.cf("other").unwrap()];
+        let mut txns: Vec<ModelTxn<'_>> = Vec::new();
+        // One round: transactions begin, work and end; the database handle outlives them.
+        for _ in 0..(8 + rng.below(24)) {
+            let choice = rng.below(100);
+            if txns.is_empty() || (choice < 10 && txns.len() < 3) {
+                txns.push(ModelTxn {
+                    txn: db.optimistic_transaction(&WriteOptions::default()),
+                    begin: committed.clone(),
+                    writes: [BTreeMap::new(), BTreeMap::new()],
+                    tracked: BTreeSet::new(),
+                    began_at: history.len(),
+                    save_points: Vec::new(),
+                });
+                continue;
+            }
+            let t = rng.below(txns.len() as u64) as usize;
+            let f = rng.below(2) as usize;
+            let k = key(&mut rng);
+            let cf = &cfs[f];
+            let m = &mut txns[t];
+            match choice {
+                10..=29 => {
+                    let got = m.txn.get_cf(cf, &k).unwrap();
+                    assert_eq!(got, m.view(f).get(&k).cloned(), "{ctx}: get {k:?}");
+                }
+                30..=39 => {
+                    let got = m.txn.get_for_update_cf(cf, &k).unwrap();
+                    assert_eq!(got, m.view(f).get(&k).cloned(), "{ctx}: get_for_update");
+                    m.tracked.insert((f, k));
+                }
+                40..=54 => {
+                    let v = format!("v{step}-{}", rng.below(1000)).into_bytes();
+                    m.txn.put_cf(cf, &k, &v).unwrap();
+                    m.writes[f].insert(k.clone(), Some(v));
+                    m.tracked.insert((f, k));
+                }
+                55..=59 => {
+                    m.txn.delete_cf(cf, &k).unwrap();
+                    m.writes[f].insert(k.clone(), None);
+                    m.tracked.insert((f, k));
+                }
+                60..=64 if f == 0 => {
+                    let operand = rng.below(100).to_le_bytes();
+                    m.txn.merge(&k, &operand).unwrap();
+                    let now = m.view(0).get(&k).cloned();
+                    m.writes[0].insert(k.clone(), Some(u64_add(now.as_deref(), &operand)));
+                    m.tracked.insert((0, k));
+                }
+                60..=64 => {
+                    let e = m.txn.merge_cf(cf, &k, b"x").unwrap_err();
+                    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{ctx}");
+                }
+                65..=72 => {
+                    let view = m.view(f);
+                    let lower = rng.one_in(2).then(|| key(&mut rng));
+                    let upper = rng.one_in(2).then(|| key(&mut rng));
+                    let want: Vec<(Vec<u8>, Vec<u8>)> = view
+                        .iter()
+                        .filter(|(k, _)| lower.as_ref().is_none_or(|l| *k >= l))
+                        .filter(|(k, _)| upper.as_ref().is_none_or(|u| *k < u))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    let options = ReadOptions {
+                        lower_bound: lower.clone(),
+                        upper_bound: upper.clone(),
+                        ..ReadOptions::default()
+                    };
+                    let mut it = m.txn.iter_cf(cf, options).unwrap();
+                    let mut got = Vec::new();
+                    if rng.one_in(2) {
+                        it.seek_to_first();
+                        while it.valid() {
+                            got.push((it.key().to_vec(), it.value().to_vec()));
+                            it.next();
+                        }
+                    } else {
+                        it.seek_to_last();
+                        while it.valid() {
+                            got.push((it.key().to_vec(), it.value().to_vec()));
+                            it.prev();
+                        }
+                        got.reverse();
+                    }
+                    it.status().unwrap();
+                    assert_eq!(got, want, "{ctx}: scan {lower:?}..{upper:?}");
+                    // A seek, then a change of direction.
+                    let target = key(&mut rng);
+                    it.seek(&target);
+                    let at = want.iter().position(|(k, _)| *k >= target);
+                    match at {
+                        Some(i) => {
+                            assert!(it.valid(), "{ctx}: seek {target:?}");
+                            assert_eq!(it.key(), want[i].0.as_slice(), "{ctx}: seek {target:?}");
+                            it.prev();
+                            match i.checked_sub(1) {
+                                Some(j) => assert_eq!(it.key(), want[j].0.as_slice(), "{ctx}"),
+                                None => assert!(!it.valid(), "{ctx}"),
+                            }
+                        }
+                        None => assert!(!it.valid(), "{ctx}: seek {target:?} past the end"),
+                    }
+                }
+                73..=75 => {
+                    m.txn.set_save_point().unwrap();
+                    m.save_points.push((
+                        m.writes[0].clone(),
+                        m.writes[1].clone(),
+                        m.tracked.clone(),
+                    ));
+                }
+                76..=77 => match m.save_points.pop() {
+                    Some((w0, w1, tracked)) => {
+                        m.txn.rollback_to_save_point().unwrap();
+                        m.writes = [w0, w1];
+                        m.tracked = tracked;
+                    }
+                    None => {
+                        let e = m.txn.rollback_to_save_point().unwrap_err();
+                        assert_eq!(e.kind(), ErrorKind::NotFound, "{ctx}");
+                    }
+                },
+                78..=87 => {
+                    let mut m = txns.swap_remove(t);
+                    let conflict = history[m.began_at..]
+                        .iter()
+                        .any(|written| m.tracked.iter().any(|k| written.contains(k)));
+                    let result = m.txn.commit();
+                    if conflict {
+                        let e = result.expect_err(&format!("{ctx}: commit must conflict"));
+                        assert_eq!(e.kind(), ErrorKind::Busy, "{ctx}: {e}");
+                        conflicts += 1;
+                    } else {
+                        result.unwrap_or_else(|e| panic!("{ctx}: commit failed: {e}"));
+                        commits += 1;
+                        let mut written = BTreeSet::new();
+                        for (f, (state, writes)) in committed.iter_mut().zip(&m.writes).enumerate()
+                        {
+                            for (k, v) in writes {
+                                match v {
+                                    Some(v) => state.insert(k.clone(), v.clone()),
+                                    None => state.remove(k),
+                                };
+                                written.insert((f, k.clone()));
+                            }
+                        }
+                        // A commit with only reads for update writes nothing.
+                        history.push(written);
+                    }
+                    let e = m.txn.put(b"after", b"x").unwrap_err();
+                    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{ctx}: {e}");
+                }
+                88..=90 => {
+                    let mut m = txns.swap_remove(t);
+                    m.txn.rollback();
+                    assert!(m.txn.get(b"k00").is_err(), "{ctx}: read after rollback");
+                }
+                91..=95 => {
+                    // A plain write, outside every transaction.
+                    let v = format!("plain{step}").into_bytes();
+                    db.put_cf(cf, &k, &v).unwrap();
+                    committed[f].insert(k.clone(), v);
+                    history.push(BTreeSet::from([(f, k)]));
+                }
+                96..=97 => db.flush_cf(cf).unwrap(),
+                _ => db.compact_range_cf(cf, None, None).unwrap(),
+            }
+        }
+        for mut m in txns {
+            m.txn.rollback();
+        }
+        // Between rounds: the committed state is what the database holds.
+        for (f, want) in committed.iter().enumerate() {
+            let cf = if f == 0 {
+                db.default_cf()
+            } else {
+                db.cf("other").unwrap()
+            };
+            let got: Model = db
+                .range_cf::<&[u8], _>(&cf, ..)
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            assert_eq!(&got, want, "{ctx}: family {f} after the round");
+        }
+        if rng.one_in(10) {
+            drop(db);
+            db = open(dir.path());
+        }
+    }
+    assert!(
+        commits > 50 && conflicts > 5,
+        "seed {seed}: {commits} commits, {conflicts} conflicts"
+    );
+}
+
+#[test]
+fn optimistic_transactions_match_the_model() {
+    let seeds: Vec<u64> = match std::env::var("STRATA_MODEL_SEED") {
+        Ok(s) => vec![s.parse().unwrap()],
+        Err(_) => {
+            let n = std::env::var("STRATA_MODEL_SEEDS").map_or(6, |s| s.parse().unwrap());
+            (0..n).collect()
+        }
+    };
+    for seed in seeds {
+        run(seed);
+    }
+}
+
+fn single_family(dir: &Path) -> Db {
+    Db::open(
+        dir,
+        Options {
+            create_if_missing: true,
+            merge_operator: Some(Arc::new(UInt64Add)),
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_conflict_found_in_a_table_says_so_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = single_family(dir.path());
+    let mut t = db.optimistic_transaction(&WriteOptions::default());
+    t.put(b"a", b"mine").unwrap();
+    t.put(b"b", b"mine").unwrap();
+    db.put(b"a", b"theirs").unwrap();
+    db.flush().unwrap();
+    let e = t.commit().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("key 'a'") && msg.contains("table file"),
+        "{msg}"
+    );
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"theirs"[..]));
+    assert_eq!(db.get(b"b").unwrap(), None);
+}
+
+#[test]
+fn a_range_deletion_after_the_snapshot_conflicts_with_a_key_it_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = single_family(dir.path());
+    db.put(b"m", b"1").unwrap();
+    let mut t = db.optimistic_transaction(&WriteOptions::default());
+    assert_eq!(t.get_for_update(b"m").unwrap().as_deref(), Some(&b"1"[..]));
+    db.delete_range(b"a", b"z").unwrap();
+    let e = t.commit().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+}
+
+#[test]
+fn plain_reads_are_not_checked_so_write_skew_remains() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = single_family(dir.path());
+    db.put(b"x", b"1").unwrap();
+    db.put(b"y", b"1").unwrap();
+    let mut t1 = db.optimistic_transaction(&WriteOptions::default());
+    let mut t2 = db.optimistic_transaction(&WriteOptions::default());
+    // Each reads the other's key without get_for_update and writes its own.
+    assert!(t1.get(b"y").unwrap().is_some());
+    assert!(t2.get(b"x").unwrap().is_some());
+    t1.delete(b"x").unwrap();
+    t2.delete(b"y").unwrap();
+    t1.commit().unwrap();
+    t2.commit().unwrap();
+    // With get_for_update the second would have failed.
+    db.put(b"x", b"1").unwrap();
+    db.put(b"y", b"1").unwrap();
+    let mut t1 = db.optimistic_transaction(&WriteOptions::default());
+    let mut t2 = db.optimistic_transaction(&WriteOptions::default());
+    t1.get_for_update(b"y").unwrap();
+    t2.get_for_update(b"x").unwrap();
+    t1.delete(b"x").unwrap();
+    t2.delete(b"y").unwrap();
+    t1.commit().unwrap();
+    assert_eq!(t2.commit().unwrap_err().kind(), ErrorKind::Busy);
+}
+
+#[test]
+fn a_dropped_family_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = single_family(dir.path());
+    let cf = db.create_cf("gone", CfOptions::default()).unwrap();
+    let mut t = db.optimistic_transaction(&WriteOptions::default());
+    t.put_cf(&cf, b"k", b"v").unwrap();
+    db.drop_cf(&cf).unwrap();
+    let e = t.put_cf(&cf, b"k2", b"v").unwrap_err();
+    assert!(e.to_string().contains("'gone'"), "{e}");
+    let e = t.commit().unwrap_err();
+    assert!(e.to_string().contains("gone"), "{e}");
+    assert_eq!(db.get(b"k").unwrap(), None);
+}
+
+#[test]
+fn concurrent_transfers_keep_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = single_family(dir.path());
+    const ACCOUNTS: u64 = 4;
+    for a in 0..ACCOUNTS {
+        db.put(format!("acct{a}").as_bytes(), &100u64.to_le_bytes())
+            .unwrap();
+    }
+    let balance = |v: Option<Vec<u8>>| u64::from_le_bytes(v.unwrap().try_into().unwrap());
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let retries = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for thread in 0..4u64 {
+            let (db, done, retries) = (&db, &done, &retries);
+            s.spawn(move || {
+                let mut rng = Rng::new(thread);
+                for _ in 0..300 {
+                    let from = format!("acct{}", rng.below(ACCOUNTS)).into_bytes();
+                    let to = format!("acct{}", rng.below(ACCOUNTS)).into_bytes();
+                    if from == to {
+                        continue;
+                    }
+                    loop {
+                        let mut t = db.optimistic_transaction(&WriteOptions::default());
+                        let a = balance(t.get_for_update(&from).unwrap());
+                        let b = balance(t.get_for_update(&to).unwrap());
+                        // Gives the other threads a chance to commit in between.
+                        std::thread::yield_now();
+                        let amount = a.min(rng.below(10));
+                        t.put(&from, &(a - amount).to_le_bytes()).unwrap();
+                        t.put(&to, &(b + amount).to_le_bytes()).unwrap();
+                        match t.commit() {
+                            Ok(()) => break,
+                            Err(e) => {
+                                assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+                                retries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let total: u64 = (0..ACCOUNTS)
+        .map(|a| balance(db.get(format!("acct{a}").as_bytes()).unwrap()))
+        .sum();
+    assert_eq!(total, ACCOUNTS * 100);
+    assert!(done.into_inner() > 0);
+    eprintln!("{} commits retried after a conflict", retries.into_inner());
+}
