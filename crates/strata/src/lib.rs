@@ -58,5 +58,8 @@ pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use snapshot::Snapshot;
 pub use table::Compression;
-pub use txn::{IndexedBatch, OptimisticTransaction, TxnIterator};
+pub use txn::{
+    IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions,
+    TxnIterator,
+};
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

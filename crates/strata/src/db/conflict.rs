@@ -87,6 +87,20 @@ impl WriteHistory<'_> {
 }
 
 impl DbInner {
+    /// The write history as of now. Without the writer lock, a write may land just after
+    /// it: callers that need more hold something that keeps the keys they ask about from
+    /// being written (a transaction's key locks).
+    pub(super) fn write_history(&self) -> WriteHistory<'_> {
+        WriteHistory {
+            db: self,
+            families: self
+                .families()
+                .values()
+                .map(|cf| (cf.clone(), cf.super_version()))
+                .collect(),
+        }
+    }
+
     /// Writes `batch` if `check` passes; `check` runs with the writer lock held, so nothing is
     /// written between it and the batch. An error from `check` is returned and nothing is
     /// written.
@@ -104,14 +118,7 @@ impl DbInner {
         let empty = batch.is_empty();
         let mut group = [self.request(batch, options)];
         let mut w = self.writer.lock();
-        let history = WriteHistory {
-            db: self,
-            families: self
-                .families()
-                .values()
-                .map(|cf| (cf.clone(), cf.super_version()))
-                .collect(),
-        };
+        let history = self.write_history();
         check(&history)?;
         drop(history);
         if empty {

@@ -298,6 +298,17 @@ impl Db {
         self.inner.write_checked(batch, options, check)
     }
 
+    /// The sequence number of the newest write of `key` in family `cf`, and where it was
+    /// found (see `conflict.rs`); not synchronized with writes in flight.
+    pub(crate) fn newest_write(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+    ) -> Result<Option<(crate::key::SequenceNumber, WriteSource)>> {
+        self.inner.check_open()?;
+        self.inner.write_history().newest_write(cf, key)
+    }
+
     /// The merge operator of family `cf` (`None`: none configured), for reads that resolve
     /// merges outside the engine's own read paths.
     pub(crate) fn merge_operator_of(

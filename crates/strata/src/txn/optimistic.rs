@@ -22,20 +22,11 @@ use crate::error::{Error, Result};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 
+use super::checks::{check_active, check_family, check_merge, State};
 use super::indexed_batch::IndexedBatch;
 use super::overlay::TxnIterator;
 
-/// Where a transaction is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Active,
-    Committed,
-    /// Its commit found a conflict (or failed otherwise): nothing was written.
-    Failed,
-    RolledBack,
-}
-
-/// A save point: the batch's and the tracked set's state when it was set.
+/// The keys a transaction tracks, with their family handles.
 type TrackedKeys = BTreeMap<(u32, Vec<u8>), ColumnFamily>;
 
 /// An optimistic transaction over a [`Db`]. Begin one with [`Db::optimistic_transaction`].
@@ -75,15 +66,7 @@ impl OptimisticTransaction<'_> {
     }
 
     fn check_active(&self) -> Result<()> {
-        let what = match self.state {
-            State::Active => return Ok(()),
-            State::Committed => "committed",
-            State::Failed => "ended by a failed commit",
-            State::RolledBack => "rolled back",
-        };
-        Err(Error::InvalidArgument(format!(
-            "the transaction was already {what}: begin a new one"
-        )))
+        check_active(self.state)
     }
 
     fn read_options(&self) -> ReadOptions {
@@ -99,16 +82,6 @@ impl OptimisticTransaction<'_> {
             .or_insert_with(|| cf.clone());
     }
 
-    fn check_family(&self, cf: &ColumnFamily) -> Result<()> {
-        if cf.is_dropped() {
-            return Err(Error::InvalidArgument(format!(
-                "column family '{}' was dropped: the transaction cannot use it",
-                cf.name()
-            )));
-        }
-        Ok(())
-    }
-
     /// The value of `key` in the default family: the transaction's own writes over its
     /// snapshot.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -118,7 +91,7 @@ impl OptimisticTransaction<'_> {
     /// The value of `key` in family `cf`: the transaction's own writes over its snapshot.
     pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_active()?;
-        self.check_family(cf)?;
+        check_family(cf)?;
         self.batch
             .get_from_batch_and_db(self.db, cf, key, &self.read_options())
     }
@@ -145,7 +118,7 @@ impl OptimisticTransaction<'_> {
     /// Sets `key` to `value` in family `cf` when the transaction commits.
     pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
         self.check_active()?;
-        self.check_family(cf)?;
+        check_family(cf)?;
         self.batch.put_cf(cf, key, value);
         self.track(cf, key);
         Ok(())
@@ -159,7 +132,7 @@ impl OptimisticTransaction<'_> {
     /// Deletes `key` in family `cf` when the transaction commits.
     pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
         self.check_active()?;
-        self.check_family(cf)?;
+        check_family(cf)?;
         self.batch.delete_cf(cf, key);
         self.track(cf, key);
         Ok(())
@@ -174,15 +147,8 @@ impl OptimisticTransaction<'_> {
     /// must have a merge operator.
     pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
         self.check_active()?;
-        self.check_family(cf)?;
-        if self.db.merge_operator_of(cf)?.is_none() {
-            return Err(Error::InvalidArgument(format!(
-                "merge of key '{}' refused: no merge operator is configured for column \
-                 family '{}' (set merge_operator in its options)",
-                crate::util::printable(key),
-                cf.name()
-            )));
-        }
+        check_family(cf)?;
+        check_merge(self.db, cf, key)?;
         self.batch.merge_cf(cf, key, operand);
         self.track(cf, key);
         Ok(())
@@ -198,7 +164,7 @@ impl OptimisticTransaction<'_> {
     /// the transaction made before it was created.
     pub fn iter_cf(&self, cf: &ColumnFamily, mut options: ReadOptions) -> Result<TxnIterator> {
         self.check_active()?;
-        self.check_family(cf)?;
+        check_family(cf)?;
         if options.snapshot.is_none() {
             options.snapshot = Some(self.snapshot.clone());
         }

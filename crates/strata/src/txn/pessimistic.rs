@@ -1,0 +1,424 @@
+//! Pessimistic transactions (RocksDB's TransactionDB): every key a transaction writes or
+//! reads for update is locked first, so its commit cannot conflict.
+//!
+//! Invariants:
+//! - A transaction holds the lock of every key in its batch and every key it read with
+//!   `get_for_update`, from the call that touched the key until it ends (commit, rollback,
+//!   or drop). Writes through the [`TransactionDb`] (not the inner [`Db`]) take the same
+//!   locks, so no write of a locked key lands while the lock is held.
+//! - Without a snapshot a transaction reads the latest committed data; a key it locked
+//!   cannot change under it afterwards. With `set_snapshot`, it reads at the snapshot taken
+//!   when it began, and locking a key written after that snapshot fails with `Busy` (the
+//!   transaction would otherwise overwrite a write it never saw).
+//! - A transaction whose `expiration` has passed can lose its locks to waiters; its commit
+//!   then fails and writes nothing.
+//! - Locks of a transaction are released after its batch is written, never before.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::column_family::ColumnFamily;
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
+use crate::snapshot::Snapshot;
+use crate::write_batch::WriteBatch;
+
+use super::checks::{check_active, check_family, check_merge, State};
+use super::indexed_batch::IndexedBatch;
+use super::lock_table::{LockKey, LockTable, Locker, TxnId};
+use super::overlay::TxnIterator;
+
+/// How a pessimistic transaction locks.
+#[derive(Debug, Clone)]
+pub struct TransactionOptions {
+    /// How long a lock request waits for another transaction's lock before failing with
+    /// `Busy` (RocksDB's `lock_timeout`, 1 s by default).
+    pub lock_timeout: Duration,
+    /// Refuse a lock wait that would close a cycle of waiting transactions, at once, rather
+    /// than let the cycle sit until a timeout (RocksDB's `deadlock_detect`; on by default
+    /// here).
+    pub deadlock_detect: bool,
+    /// After this long, the transaction's locks may be taken by others and its commit fails
+    /// (RocksDB's `expiration`; `None`: never).
+    pub expiration: Option<Duration>,
+    /// Read at a snapshot taken when the transaction begins, and refuse to lock a key
+    /// written after it (RocksDB's `set_snapshot`).
+    pub set_snapshot: bool,
+}
+
+impl Default for TransactionOptions {
+    fn default() -> Self {
+        TransactionOptions {
+            lock_timeout: Duration::from_secs(1),
+            deadlock_detect: true,
+            expiration: None,
+            set_snapshot: false,
+        }
+    }
+}
+
+/// A database whose writes go through key locks: pessimistic transactions, and plain
+/// writes that wait for them.
+pub struct TransactionDb {
+    db: Db,
+    locks: LockTable,
+    next_id: AtomicU64,
+}
+
+impl TransactionDb {
+    /// Wraps an open database. Writes made through `db()` directly do not take locks.
+    pub fn new(db: Db) -> TransactionDb {
+        TransactionDb {
+            db,
+            locks: LockTable::default(),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Opens (or creates, per `options`) the database at `path`.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<TransactionDb> {
+        Ok(TransactionDb::new(Db::open(path, options)?))
+    }
+
+    /// Opens the database at `path` with its column families, as [`Db::open_cf`].
+    pub fn open_cf<N: AsRef<str>>(
+        path: impl AsRef<Path>,
+        options: Options,
+        families: impl IntoIterator<Item = (N, CfOptions)>,
+    ) -> Result<TransactionDb> {
+        Ok(TransactionDb::new(Db::open_cf(path, options, families)?))
+    }
+
+    /// The database, for reads, families and maintenance. Its write methods bypass the
+    /// locks: write through the `TransactionDb` instead.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Begins a transaction committed with `write_options`.
+    pub fn transaction(
+        &self,
+        write_options: &WriteOptions,
+        options: &TransactionOptions,
+    ) -> Transaction<'_> {
+        let now = Instant::now();
+        Transaction {
+            tdb: self,
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            options: options.clone(),
+            write_options: *write_options,
+            snapshot: options.set_snapshot.then(|| self.db.snapshot()),
+            expires: options.expiration.map(|e| now + e),
+            expired: Arc::new(AtomicBool::new(false)),
+            batch: IndexedBatch::new(),
+            locked: Vec::new(),
+            locked_set: HashSet::new(),
+            save_points: Vec::new(),
+            state: State::Active,
+        }
+    }
+
+    /// Writes `batch` atomically once it holds the lock of every key the batch writes
+    /// (waiting as a transaction with default options would). Range deletions cannot be
+    /// locked and are refused.
+    pub fn write(&self, batch: WriteBatch, write_options: &WriteOptions) -> Result<()> {
+        let mut t = self.transaction(write_options, &TransactionOptions::default());
+        let mut keys = Vec::new();
+        for entry in batch.iter() {
+            let e = entry.map_err(|reason| Error::InvalidArgument(reason.to_string()))?;
+            if e.kind == crate::key::ValueKind::RangeDeletion {
+                return Err(Error::InvalidArgument(
+                    "a range deletion cannot be written through a TransactionDb: its keys \
+                     cannot be locked (write it through db() if no transaction can hold \
+                     keys of the range)"
+                        .into(),
+                ));
+            }
+            keys.push((e.cf, e.key.to_vec()));
+        }
+        for key in keys {
+            t.lock_key(key, None)?;
+        }
+        let result = self.db.write(batch, write_options);
+        t.rollback();
+        result
+    }
+
+    /// Sets `key` to `value` in the default family, under its lock.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value);
+        self.write(batch, &WriteOptions::default())
+    }
+
+    /// Deletes `key` in the default family, under its lock.
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key);
+        self.write(batch, &WriteOptions::default())
+    }
+
+    /// The number of keys locked by running transactions.
+    pub fn locked_keys(&self) -> usize {
+        self.locks.locked_keys()
+    }
+}
+
+/// A pessimistic transaction. Begin one with [`TransactionDb::transaction`]. Dropping it
+/// rolls it back.
+pub struct Transaction<'db> {
+    tdb: &'db TransactionDb,
+    id: TxnId,
+    options: TransactionOptions,
+    write_options: WriteOptions,
+    snapshot: Option<Snapshot>,
+    expires: Option<Instant>,
+    /// Set when a waiter took this transaction's locks after its expiration.
+    expired: Arc<AtomicBool>,
+    batch: IndexedBatch,
+    /// The keys locked, in the order they were locked.
+    locked: Vec<LockKey>,
+    locked_set: HashSet<LockKey>,
+    /// Per save point: how many keys were locked when it was set.
+    save_points: Vec<usize>,
+    state: State,
+}
+
+impl Transaction<'_> {
+    fn db(&self) -> &Db {
+        &self.tdb.db
+    }
+
+    fn check_active(&self) -> Result<()> {
+        check_active(self.state)
+    }
+
+    /// Locks `key` (family id and user key); with a snapshot, refuses a key written after it.
+    /// `cf` names the family in errors (`None`: by id).
+    fn lock_key(&mut self, key: LockKey, cf: Option<&ColumnFamily>) -> Result<()> {
+        if self.locked_set.contains(&key) {
+            return Ok(());
+        }
+        let describe = || match cf {
+            Some(cf) => format!(
+                "key '{}' of column family '{}'",
+                crate::util::printable(&key.1),
+                cf.name()
+            ),
+            None => format!(
+                "key '{}' of column family id {}",
+                crate::util::printable(&key.1),
+                key.0
+            ),
+        };
+        let locker = Locker {
+            id: self.id,
+            timeout: self.options.lock_timeout,
+            deadlock_detect: self.options.deadlock_detect,
+            expires: self.expires,
+            expired: &self.expired,
+        };
+        self.tdb.locks.lock(&locker, &key, &describe)?;
+        if let (Some(snapshot), Some(cf)) = (&self.snapshot, cf) {
+            if let Some((seq, _)) = self.tdb.db.newest_write(cf, &key.1)? {
+                if seq > snapshot.sequence() {
+                    self.tdb.locks.unlock(self.id, std::slice::from_ref(&key));
+                    return Err(Error::Busy(format!(
+                        "{} was written at sequence {seq}, after the transaction's snapshot \
+                         at {}: locking it would overwrite a write the transaction never saw",
+                        describe(),
+                        snapshot.sequence()
+                    )));
+                }
+            }
+        }
+        self.locked_set.insert(key.clone());
+        self.locked.push(key);
+        Ok(())
+    }
+
+    fn lock(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        self.check_active()?;
+        check_family(cf)?;
+        self.lock_key((cf.id(), key.to_vec()), Some(cf))
+    }
+
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            snapshot: self.snapshot.clone(),
+            ..ReadOptions::default()
+        }
+    }
+
+    /// The value of `key` in the default family: the transaction's own writes over the
+    /// database (at its snapshot, if it has one). Takes no lock.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_cf(&self.db().default_cf(), key)
+    }
+
+    /// The value of `key` in family `cf`, as [`Transaction::get`].
+    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        check_family(cf)?;
+        self.batch
+            .get_from_batch_and_db(self.db(), cf, key, &self.read_options())
+    }
+
+    /// Locks `key` of the default family, then reads it: no one else can write it until
+    /// this transaction ends.
+    pub fn get_for_update(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_for_update_cf(&self.db().default_cf(), key)
+    }
+
+    /// Locks `key` of family `cf`, then reads it.
+    pub fn get_for_update_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.lock(cf, key)?;
+        // Locked: the latest value is the one no one else can change now.
+        self.batch
+            .get_from_batch_and_db(self.db(), cf, key, &ReadOptions::default())
+    }
+
+    /// Locks `key` and sets it to `value` in the default family at commit.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_cf(&self.db().default_cf(), key, value)
+    }
+
+    /// Locks `key` and sets it to `value` in family `cf` at commit.
+    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+        self.lock(cf, key)?;
+        self.batch.put_cf(cf, key, value);
+        Ok(())
+    }
+
+    /// Locks `key` and deletes it in the default family at commit.
+    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.delete_cf(&self.db().default_cf(), key)
+    }
+
+    /// Locks `key` and deletes it in family `cf` at commit.
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+        self.lock(cf, key)?;
+        self.batch.delete_cf(cf, key);
+        Ok(())
+    }
+
+    /// Locks `key` and merges `operand` into it in the default family at commit.
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.merge_cf(&self.db().default_cf(), key, operand)
+    }
+
+    /// Locks `key` and merges `operand` into it in family `cf` at commit. The family must
+    /// have a merge operator.
+    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.check_active()?;
+        check_merge(self.db(), cf, key)?;
+        self.lock(cf, key)?;
+        self.batch.merge_cf(cf, key, operand);
+        Ok(())
+    }
+
+    /// A cursor over the default family: the transaction's writes (made before the cursor)
+    /// over the database at its snapshot, or the latest data. Takes no lock.
+    pub fn iter(&self, options: ReadOptions) -> Result<TxnIterator> {
+        self.iter_cf(&self.db().default_cf(), options)
+    }
+
+    /// A cursor over family `cf`, as [`Transaction::iter`].
+    pub fn iter_cf(&self, cf: &ColumnFamily, mut options: ReadOptions) -> Result<TxnIterator> {
+        self.check_active()?;
+        check_family(cf)?;
+        if options.snapshot.is_none() {
+            options.snapshot = self.snapshot.clone();
+        }
+        let delta = self.batch.entries_in(
+            cf.id(),
+            options.lower_bound.as_deref(),
+            options.upper_bound.as_deref(),
+        );
+        let (op, family) = IndexedBatch::family_merge(self.db(), cf)?;
+        let base = self.db().iter_cf(cf, options)?;
+        Ok(TxnIterator::new(base, delta, op, family))
+    }
+
+    /// Marks the transaction's state; [`Transaction::rollback_to_save_point`] returns to it.
+    pub fn set_save_point(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.batch.set_save_point();
+        self.save_points.push(self.locked.len());
+        Ok(())
+    }
+
+    /// Undoes the writes since the last save point, releases the locks taken since, and
+    /// removes the save point. `NotFound` if there is none.
+    pub fn rollback_to_save_point(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.batch.rollback_to_save_point()?;
+        if let Some(n) = self.save_points.pop() {
+            let released: Vec<LockKey> = self.locked.drain(n..).collect();
+            for key in &released {
+                self.locked_set.remove(key);
+            }
+            self.tdb.locks.unlock(self.id, &released);
+        }
+        Ok(())
+    }
+
+    /// The number of writes the transaction holds.
+    pub fn len(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// True when the transaction holds no write.
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// Writes the transaction's writes atomically, then releases its locks. Fails, writing
+    /// nothing, if the transaction expired and lost its locks. Either way it ends.
+    pub fn commit(&mut self) -> Result<()> {
+        self.check_active()?;
+        let result = if self.expired.load(Ordering::Acquire) {
+            Err(Error::Busy(format!(
+                "the transaction expired (expiration {} ms) and other transactions took its \
+                 locks: nothing was written",
+                self.options.expiration.unwrap_or_default().as_millis()
+            )))
+        } else {
+            let batch = self.batch.take_write_batch();
+            self.tdb.db.write(batch, &self.write_options)
+        };
+        self.state = if result.is_ok() {
+            State::Committed
+        } else {
+            State::Failed
+        };
+        self.release();
+        result
+    }
+
+    /// Drops the transaction's writes and releases its locks. Allowed in any state.
+    pub fn rollback(&mut self) {
+        self.batch.clear();
+        self.release();
+        if self.state == State::Active {
+            self.state = State::RolledBack;
+        }
+    }
+
+    fn release(&mut self) {
+        self.tdb.locks.unlock(self.id, &self.locked);
+        self.locked.clear();
+        self.locked_set.clear();
+        self.save_points.clear();
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        self.rollback();
+    }
+}

@@ -1,0 +1,246 @@
+//! Pessimistic transactions: locks, deadlocks (a two-transaction and a four-transaction
+//! cycle, each detected, the survivors committing), timeouts, expiration, snapshots, and
+//! concurrent transfers that keep their total.
+
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use strata::{ErrorKind, Options, TransactionDb, TransactionOptions, WriteBatch, WriteOptions};
+
+fn open(dir: &std::path::Path) -> TransactionDb {
+    TransactionDb::open(
+        dir,
+        Options {
+            create_if_missing: true,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+fn options(timeout_ms: u64) -> TransactionOptions {
+    TransactionOptions {
+        lock_timeout: Duration::from_millis(timeout_ms),
+        ..TransactionOptions::default()
+    }
+}
+
+/// `n` transactions in a ring: each locks key i, then waits for key i+1. Exactly one lock
+/// request must be refused as a deadlock naming the cycle's length; the others commit.
+fn ring(n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    let barrier = Barrier::new(n);
+    let results: Vec<(bool, Option<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (tdb, barrier) = (&tdb, &barrier);
+                s.spawn(move || {
+                    let mut t = tdb.transaction(&WriteOptions::default(), &options(10_000));
+                    t.put(format!("k{i}").as_bytes(), b"mine").unwrap();
+                    barrier.wait();
+                    // The last one waits a little so that the others are all waiting: it
+                    // closes the cycle.
+                    if i == n - 1 {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    match t.put(format!("k{}", (i + 1) % n).as_bytes(), b"next") {
+                        Ok(()) => {
+                            t.commit().unwrap();
+                            (true, None)
+                        }
+                        Err(e) => {
+                            assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+                            t.rollback();
+                            (false, Some(e.to_string()))
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let refused: Vec<&String> = results.iter().filter_map(|(_, e)| e.as_ref()).collect();
+    assert_eq!(refused.len(), 1, "{results:?}");
+    assert!(
+        refused[0].contains("deadlock") && refused[0].contains(&format!("cycle of {n}")),
+        "{}",
+        refused[0]
+    );
+    assert_eq!(results.iter().filter(|(ok, _)| *ok).count(), n - 1);
+    assert_eq!(tdb.locked_keys(), 0);
+}
+
+#[test]
+fn a_two_transaction_deadlock_is_detected_and_the_survivor_commits() {
+    ring(2);
+}
+
+#[test]
+fn a_four_transaction_deadlock_is_detected_and_the_survivors_commit() {
+    ring(4);
+}
+
+#[test]
+fn a_lock_wait_times_out_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    let mut holder = tdb.transaction(&WriteOptions::default(), &options(50));
+    holder.get_for_update(b"k").unwrap();
+    let mut waiter = tdb.transaction(&WriteOptions::default(), &options(50));
+    let e = waiter.put(b"k", b"v").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    assert!(
+        e.to_string().contains("timed out after 50 ms") && e.to_string().contains("key 'k'"),
+        "{e}"
+    );
+    // A plain write through the TransactionDb waits for the lock too.
+    let plain = {
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"plain");
+        b
+    };
+    let (tdb_ref, holder_ref) = (&tdb, &mut holder);
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || tdb_ref.write(plain, &WriteOptions::default()));
+        std::thread::sleep(Duration::from_millis(100));
+        holder_ref.put(b"k", b"holder").unwrap();
+        holder_ref.commit().unwrap();
+        writer.join().unwrap().unwrap();
+    });
+    assert_eq!(tdb.db().get(b"k").unwrap().as_deref(), Some(&b"plain"[..]));
+    // The waiter is still usable after a timeout: it locks and commits once the key is free.
+    waiter.put(b"k", b"waiter").unwrap();
+    waiter.commit().unwrap();
+    assert_eq!(tdb.db().get(b"k").unwrap().as_deref(), Some(&b"waiter"[..]));
+}
+
+#[test]
+fn an_expired_transaction_loses_its_locks_and_cannot_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    let short = TransactionOptions {
+        expiration: Some(Duration::from_millis(20)),
+        ..TransactionOptions::default()
+    };
+    let mut old = tdb.transaction(&WriteOptions::default(), &short);
+    old.put(b"k", b"old").unwrap();
+    std::thread::sleep(Duration::from_millis(40));
+    let mut new = tdb.transaction(&WriteOptions::default(), &options(1000));
+    new.put(b"k", b"new").unwrap();
+    new.commit().unwrap();
+    let e = old.commit().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    assert!(e.to_string().contains("expired"), "{e}");
+    assert_eq!(tdb.db().get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+}
+
+#[test]
+fn with_a_snapshot_a_key_written_since_cannot_be_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    tdb.put(b"k", b"1").unwrap();
+    let with_snapshot = TransactionOptions {
+        set_snapshot: true,
+        ..TransactionOptions::default()
+    };
+    let mut t = tdb.transaction(&WriteOptions::default(), &with_snapshot);
+    tdb.put(b"k", b"2").unwrap();
+    assert_eq!(t.get(b"k").unwrap().as_deref(), Some(&b"1"[..]));
+    let e = t.get_for_update(b"k").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    assert!(
+        e.to_string().contains("after the transaction's snapshot"),
+        "{e}"
+    );
+    // The refused key is not left locked.
+    assert_eq!(tdb.locked_keys(), 0);
+    t.put(b"other", b"x").unwrap();
+    t.commit().unwrap();
+}
+
+#[test]
+fn save_points_release_the_locks_taken_after_them_and_drop_releases_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    let mut t = tdb.transaction(&WriteOptions::default(), &options(10));
+    t.put(b"a", b"1").unwrap();
+    t.set_save_point().unwrap();
+    t.put(b"b", b"2").unwrap();
+    t.get_for_update(b"c").unwrap();
+    assert_eq!(tdb.locked_keys(), 3);
+    t.rollback_to_save_point().unwrap();
+    assert_eq!(tdb.locked_keys(), 1);
+    assert_eq!(t.get(b"b").unwrap(), None);
+    drop(t);
+    assert_eq!(tdb.locked_keys(), 0);
+    assert_eq!(tdb.db().get(b"a").unwrap(), None);
+    let mut t = tdb.transaction(&WriteOptions::default(), &options(10));
+    t.put(b"a", b"1").unwrap();
+    t.commit().unwrap();
+    let e = t.put(b"a", b"2").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("already committed"), "{e}");
+}
+
+#[test]
+fn a_range_deletion_is_refused_by_the_transaction_db() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    b.delete_range(b"a", b"z");
+    let e = tdb.write(b, &WriteOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("range deletion"), "{e}");
+    assert_eq!(tdb.db().get(b"a").unwrap(), None);
+}
+
+#[test]
+fn concurrent_transfers_keep_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = Arc::new(open(dir.path()));
+    const ACCOUNTS: u64 = 4;
+    for a in 0..ACCOUNTS {
+        tdb.put(format!("acct{a}").as_bytes(), &100u64.to_le_bytes())
+            .unwrap();
+    }
+    let balance = |v: Option<Vec<u8>>| u64::from_le_bytes(v.unwrap().try_into().unwrap());
+    std::thread::scope(|s| {
+        for thread in 0..4u64 {
+            let tdb = &tdb;
+            s.spawn(move || {
+                let mut rng = strata::internals::Rng::new(thread);
+                for _ in 0..200 {
+                    let from = format!("acct{}", rng.below(ACCOUNTS)).into_bytes();
+                    let to = format!("acct{}", rng.below(ACCOUNTS)).into_bytes();
+                    if from == to {
+                        continue;
+                    }
+                    loop {
+                        let mut t = tdb.transaction(&WriteOptions::default(), &options(1000));
+                        let attempt = (|| {
+                            let a = balance(t.get_for_update(&from)?);
+                            std::thread::yield_now();
+                            let b = balance(t.get_for_update(&to)?);
+                            let amount = a.min(rng.below(10));
+                            t.put(&from, &(a - amount).to_le_bytes())?;
+                            t.put(&to, &(b + amount).to_le_bytes())?;
+                            t.commit()
+                        })();
+                        match attempt {
+                            Ok(()) => break,
+                            // Opposite transfers deadlock: one side retries.
+                            Err(e) => assert_eq!(e.kind(), ErrorKind::Busy, "{e}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let total: u64 = (0..ACCOUNTS)
+        .map(|a| balance(tdb.db().get(format!("acct{a}").as_bytes()).unwrap()))
+        .sum();
+    assert_eq!(total, ACCOUNTS * 100);
+    assert_eq!(tdb.locked_keys(), 0);
+}
