@@ -59,7 +59,7 @@ pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions
 pub use snapshot::Snapshot;
 pub use table::Compression;
 pub use txn::{
-    IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions,
+    IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions, TxnCursor,
     TxnIterator,
 };
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

@@ -244,3 +244,47 @@ fn concurrent_transfers_keep_the_total() {
     assert_eq!(total, ACCOUNTS * 100);
     assert_eq!(tdb.locked_keys(), 0);
 }
+
+#[test]
+fn a_cursor_updates_in_place_under_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    for i in 0..10u64 {
+        tdb.put(format!("k{i}").as_bytes(), &i.to_le_bytes())
+            .unwrap();
+    }
+    let mut t = tdb.transaction(&WriteOptions::default(), &options(10));
+    {
+        let cf = tdb.db().default_cf();
+        let mut c = t.cursor_cf(&cf, strata::ReadOptions::default()).unwrap();
+        c.seek_to_first();
+        while c.valid() {
+            let n = u64::from_le_bytes(c.value().try_into().unwrap());
+            if n % 3 == 0 {
+                c.delete().unwrap();
+            } else {
+                c.update(&(n * 10).to_le_bytes()).unwrap();
+                assert_eq!(c.value(), (n * 10).to_le_bytes());
+            }
+            c.next();
+        }
+        c.status().unwrap();
+        // Backward over the same range sees the changes.
+        c.seek_to_last();
+        let mut back = Vec::new();
+        while c.valid() {
+            back.push(u64::from_le_bytes(c.value().try_into().unwrap()));
+            c.prev();
+        }
+        assert_eq!(back, vec![80, 70, 50, 40, 20, 10]);
+    }
+    assert_eq!(tdb.locked_keys(), 10);
+    let mut other = tdb.transaction(&WriteOptions::default(), &options(10));
+    assert_eq!(other.put(b"k1", b"x").unwrap_err().kind(), ErrorKind::Busy);
+    t.commit().unwrap();
+    assert_eq!(tdb.db().get(b"k3").unwrap(), None);
+    assert_eq!(
+        tdb.db().get(b"k4").unwrap(),
+        Some(40u64.to_le_bytes().to_vec())
+    );
+}

@@ -154,7 +154,54 @@ fn run(seed: u64) {
                     let e = m.txn.merge_cf(cf, &k, b"x").unwrap_err();
                     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{ctx}");
                 }
-                65..=72 => {
+                70..=72 => {
+                    // An updatable cursor: walks the range, updating and deleting in place.
+                    let want: Vec<Vec<u8>> = m.view(f).keys().cloned().collect();
+                    let forward = rng.one_in(2);
+                    let mut seen = Vec::new();
+                    let mut changes = Vec::new();
+                    {
+                        let mut c = m.txn.cursor_cf(cf, ReadOptions::default()).unwrap();
+                        if forward {
+                            c.seek_to_first();
+                        } else {
+                            c.seek_to_last();
+                        }
+                        while c.valid() {
+                            let k = c.key().to_vec();
+                            seen.push(k.clone());
+                            match rng.below(6) {
+                                0 | 1 => {
+                                    let v = format!("cursor{step}").into_bytes();
+                                    c.update(&v).unwrap();
+                                    assert_eq!(c.value(), v.as_slice(), "{ctx}: after update");
+                                    changes.push((k, Some(v)));
+                                }
+                                2 => {
+                                    c.delete().unwrap();
+                                    assert_eq!(c.key(), k.as_slice(), "{ctx}: after delete");
+                                    changes.push((k, None));
+                                }
+                                _ => {}
+                            }
+                            if forward {
+                                c.next();
+                            } else {
+                                c.prev();
+                            }
+                        }
+                        c.status().unwrap();
+                    }
+                    if !forward {
+                        seen.reverse();
+                    }
+                    assert_eq!(seen, want, "{ctx}: cursor walk");
+                    for (k, v) in changes {
+                        m.writes[f].insert(k.clone(), v);
+                        m.tracked.insert((f, k));
+                    }
+                }
+                65..=69 => {
                     let view = m.view(f);
                     let lower = rng.one_in(2).then(|| key(&mut rng));
                     let upper = rng.one_in(2).then(|| key(&mut rng));

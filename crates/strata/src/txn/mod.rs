@@ -8,18 +8,22 @@
 //! - [`TransactionDb`] and [`Transaction`] (`pessimistic.rs`): key locks taken as the
 //!   transaction goes (`lock_table.rs`: striped, with timeouts, deadlock detection and
 //!   expiration), so that commits never conflict.
+//! - [`TxnCursor`] (`cursor.rs`): a transaction's cursor that updates or deletes its
+//!   current entry in place.
 //! - `checks.rs`: the refusals both kinds share.
 //!
 //! This layer sits above `db` and uses only what a `Db` offers, plus one crate-internal
 //! hook: `Db::write_checked`, a write that runs a check first with the writer lock held.
 
 mod checks;
+mod cursor;
 mod indexed_batch;
 mod lock_table;
 mod optimistic;
 mod overlay;
 mod pessimistic;
 
+pub use cursor::TxnCursor;
 pub use indexed_batch::IndexedBatch;
 pub use optimistic::OptimisticTransaction;
 pub use overlay::TxnIterator;

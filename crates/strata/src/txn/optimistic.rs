@@ -23,6 +23,7 @@ use crate::options::{ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 
 use super::checks::{check_active, check_family, check_merge, State};
+use super::cursor::TxnCursor;
 use super::indexed_batch::IndexedBatch;
 use super::overlay::TxnIterator;
 
@@ -59,7 +60,7 @@ impl Db {
     }
 }
 
-impl OptimisticTransaction<'_> {
+impl<'db> OptimisticTransaction<'db> {
     /// The snapshot the transaction reads at.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snapshot
@@ -176,6 +177,17 @@ impl OptimisticTransaction<'_> {
         let (op, family) = IndexedBatch::family_merge(self.db, cf)?;
         let base = self.db.iter_cf(cf, options)?;
         Ok(TxnIterator::new(base, delta, op, family))
+    }
+
+    /// A cursor over family `cf` whose current entry can be updated or deleted through this
+    /// transaction (see [`TxnCursor`]). Bounds come from `options`.
+    pub fn cursor_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        options: ReadOptions,
+    ) -> Result<TxnCursor<'_, 'db>> {
+        let iter = self.iter_cf(cf, options)?;
+        Ok(TxnCursor::optimistic(self, cf.clone(), iter))
     }
 
     /// Marks the transaction's state; [`OptimisticTransaction::rollback_to_save_point`]

@@ -170,6 +170,31 @@ impl TxnIterator {
         self.settle_backward();
     }
 
+    /// Records `pending` as the batch's entry for the current key and shows it: the value
+    /// for a put, an empty value for a delete (the cursor stays on the key). Keeps the
+    /// positions' invariants: the entry goes where the delta cursor stands on the key.
+    pub(crate) fn patch_current(&mut self, pending: Pending) {
+        let key = self.key().to_vec();
+        if self.forward {
+            if self.delta.get(self.pos).is_some_and(|(k, _)| *k == key) {
+                self.delta[self.pos].1 = pending.clone();
+            } else {
+                self.delta.insert(self.pos, (key.clone(), pending.clone()));
+            }
+        } else if self.pos > 0 && self.delta[self.pos - 1].0 == key {
+            self.delta[self.pos - 1].1 = pending.clone();
+        } else {
+            self.delta.insert(self.pos, (key.clone(), pending.clone()));
+            self.pos += 1;
+        }
+        self.value = match pending {
+            Pending::Value(v) => v,
+            Pending::Deleted | Pending::Merges { .. } => Vec::new(),
+        };
+        self.key = key;
+        self.current = Some(Source::Delta);
+    }
+
     /// Resolves a delta entry over the base value (if the base stands on the same key) into
     /// `key`/`value`; false when the batch deletes the key.
     fn take_delta(&mut self, index: usize, base_same_key: bool) -> bool {

@@ -28,6 +28,7 @@ use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
 
 use super::checks::{check_active, check_family, check_merge, State};
+use super::cursor::TxnCursor;
 use super::indexed_batch::IndexedBatch;
 use super::lock_table::{LockKey, LockTable, Locker, TxnId};
 use super::overlay::TxnIterator;
@@ -188,7 +189,7 @@ pub struct Transaction<'db> {
     state: State,
 }
 
-impl Transaction<'_> {
+impl<'db> Transaction<'db> {
     fn db(&self) -> &Db {
         &self.tdb.db
     }
@@ -342,6 +343,17 @@ impl Transaction<'_> {
         let (op, family) = IndexedBatch::family_merge(self.db(), cf)?;
         let base = self.db().iter_cf(cf, options)?;
         Ok(TxnIterator::new(base, delta, op, family))
+    }
+
+    /// A cursor over family `cf` whose current entry can be updated or deleted through this
+    /// transaction (see [`TxnCursor`]). Bounds come from `options`.
+    pub fn cursor_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        options: ReadOptions,
+    ) -> Result<TxnCursor<'_, 'db>> {
+        let iter = self.iter_cf(cf, options)?;
+        Ok(TxnCursor::pessimistic(self, cf.clone(), iter))
     }
 
     /// Marks the transaction's state; [`Transaction::rollback_to_save_point`] returns to it.

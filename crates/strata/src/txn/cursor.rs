@@ -1,0 +1,131 @@
+//! Updatable cursors (TuplDB's cursor update): a transaction's cursor whose current entry can
+//! be replaced or deleted in place, the change made through the transaction (its locks and
+//! conflict tracking apply) and visible to the cursor at once.
+//!
+//! Invariants: the cursor's view is the transaction's writes made before it was created plus
+//! those made through it; writes made through the transaction by other means while the
+//! cursor lives are not possible (the cursor borrows the transaction mutably). After
+//! `delete`, the cursor stays on the deleted key with an empty value; `next` and `prev`
+//! move on from it as from any key, and a later seek does not find it.
+
+use crate::column_family::ColumnFamily;
+use crate::error::Result;
+
+use super::indexed_batch::Pending;
+use super::optimistic::OptimisticTransaction;
+use super::overlay::TxnIterator;
+use super::pessimistic::Transaction;
+
+/// The transaction a cursor writes through.
+enum Owner<'t, 'db> {
+    Optimistic(&'t mut OptimisticTransaction<'db>),
+    Pessimistic(&'t mut Transaction<'db>),
+}
+
+/// A cursor over a transaction's view of one column family whose current entry can be
+/// updated or deleted. Made by `cursor_cf` of either kind of transaction.
+pub struct TxnCursor<'t, 'db> {
+    owner: Owner<'t, 'db>,
+    cf: ColumnFamily,
+    iter: TxnIterator,
+}
+
+impl<'t, 'db> TxnCursor<'t, 'db> {
+    pub(crate) fn optimistic(
+        txn: &'t mut OptimisticTransaction<'db>,
+        cf: ColumnFamily,
+        iter: TxnIterator,
+    ) -> Self {
+        TxnCursor {
+            owner: Owner::Optimistic(txn),
+            cf,
+            iter,
+        }
+    }
+
+    pub(crate) fn pessimistic(
+        txn: &'t mut Transaction<'db>,
+        cf: ColumnFamily,
+        iter: TxnIterator,
+    ) -> Self {
+        TxnCursor {
+            owner: Owner::Pessimistic(txn),
+            cf,
+            iter,
+        }
+    }
+
+    /// True when positioned on an entry.
+    pub fn valid(&self) -> bool {
+        self.iter.valid()
+    }
+
+    /// The current key. Panics unless `valid()`.
+    pub fn key(&self) -> &[u8] {
+        self.iter.key()
+    }
+
+    /// The current value (empty after `delete`). Panics unless `valid()`.
+    pub fn value(&self) -> &[u8] {
+        self.iter.value()
+    }
+
+    /// The error that ended the iteration, if one did.
+    pub fn status(&self) -> Result<()> {
+        self.iter.status()
+    }
+
+    /// Positions at the first key at or after `target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        self.iter.seek(target)
+    }
+
+    /// Positions at the last key at or before `target`.
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.iter.seek_for_prev(target)
+    }
+
+    /// Positions at the first key.
+    pub fn seek_to_first(&mut self) {
+        self.iter.seek_to_first()
+    }
+
+    /// Positions at the last key.
+    pub fn seek_to_last(&mut self) {
+        self.iter.seek_to_last()
+    }
+
+    /// Moves to the next key. Panics unless `valid()`.
+    pub fn next(&mut self) {
+        self.iter.next()
+    }
+
+    /// Moves to the previous key. Panics unless `valid()`.
+    pub fn prev(&mut self) {
+        self.iter.prev()
+    }
+
+    /// Sets the current key to `value` through the transaction; the cursor shows it at once.
+    /// Panics unless `valid()`.
+    pub fn update(&mut self, value: &[u8]) -> Result<()> {
+        let key = self.iter.key().to_vec();
+        match &mut self.owner {
+            Owner::Optimistic(t) => t.put_cf(&self.cf, &key, value)?,
+            Owner::Pessimistic(t) => t.put_cf(&self.cf, &key, value)?,
+        }
+        self.iter.patch_current(Pending::Value(value.to_vec()));
+        Ok(())
+    }
+
+    /// Deletes the current key through the transaction. The cursor stays on it with an empty
+    /// value. Panics unless `valid()`.
+    pub fn delete(&mut self) -> Result<()> {
+        let key = self.iter.key().to_vec();
+        match &mut self.owner {
+            Owner::Optimistic(t) => t.delete_cf(&self.cf, &key)?,
+            Owner::Pessimistic(t) => t.delete_cf(&self.cf, &key)?,
+        }
+        self.iter.patch_current(Pending::Deleted);
+        Ok(())
+    }
+}
