@@ -4,7 +4,8 @@
 //! A job reads its inputs through table readers of its own (no block cache, so a compaction
 //! does not evict what user reads need): one cursor per L0 file and one per deeper level
 //! (a [`ConcatIterator`] that opens the level's files in turn), merged by a heap. Entries
-//! pass through a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
+//! pass through the family's compaction filter and TTL expiry (`compaction::filter`, never
+//! in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
 //! spans two files of a level) once they reach `target_file_size_base` or overlap more than
 //! `max_compaction_bytes` of the level below the output (so that compacting them later
 //! stays small). Universal compactions writing to L0 produce one file: each L0 file is a
@@ -31,10 +32,12 @@ use std::time::Instant;
 
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
-use super::table_writer::{delete_table, write_visible, TableOutput};
+use super::table_writer::{delete_table, TableOutput};
 use super::DbInner;
 use crate::compaction::covered::SkipCovered;
 use crate::compaction::cut::OutputCutter;
+use crate::compaction::filter::FilterStage;
+use crate::compaction::operands::write_visible_filtered;
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
@@ -212,6 +215,9 @@ impl DbInner {
         let job = MergeJob {
             db: self,
             options: &cf.options,
+            family: cf.name(),
+            // One time for the whole job, so that every subcompaction judges expiry alike.
+            ttl_now: cf.options.ttl.map(|_| cf.options.clock.now_secs()),
             task,
             bottommost,
             snapshots,
@@ -433,6 +439,10 @@ struct MergeJob<'a> {
     db: &'a DbInner,
     /// The options of the family being compacted.
     options: &'a Options,
+    /// The family's name, for errors.
+    family: &'a str,
+    /// The clock's time when the job started, in a TTL family.
+    ttl_now: Option<u64>,
     task: &'a CompactionTask,
     bottommost: bool,
     snapshots: Vec<SequenceNumber>,
@@ -511,7 +521,16 @@ impl MergeJob<'_> {
                 Ok(end.is_some_and(|end| user_key(key) >= end))
             };
             let op = self.options.merge_operator.as_deref();
-            write_visible(&mut it, &mut filter, op, stop, |k, v| out.add(k, v))?;
+            let mut stage = FilterStage::new(
+                self.options.compaction_filter.clone(),
+                self.ttl_now,
+                self.task.output_level,
+                &self.snapshots,
+                self.family,
+            );
+            write_visible_filtered(&mut it, &mut filter, op, stage.as_mut(), stop, |k, v| {
+                out.add(k, v)
+            })?;
             out.finish_last()
         })();
         db.io.add_read(
