@@ -159,3 +159,239 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         _ => "(no message)".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The decisions of a filter against the rules of the stage, as a table: each row gives
+    //! the decision the filter returns for every entry it is shown, the output level, the
+    //! live snapshots, whether the output is the bottom of the tree, the entries a job reads
+    //! (`key#seq,KIND=value`), what it writes, and which entries the filter was shown
+    //! (`key@level=value`, `:op` for a merge operand).
+
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::compaction::operands::write_visible_filtered;
+    use crate::compaction::VisibilityFilter;
+    use crate::iterator::InternalIterator;
+    use crate::testing::lsm::{parse_entries, show_key, VecIter};
+
+    /// Returns `decision` for everything, and records what it was shown.
+    struct Fixed {
+        decision: FilterDecision,
+        shown: Mutex<Vec<String>>,
+    }
+
+    impl CompactionFilter for Fixed {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        fn filter(
+            &self,
+            level: usize,
+            key: &[u8],
+            kind: EntryKind,
+            value: &[u8],
+        ) -> std::result::Result<FilterDecision, String> {
+            let op = if kind == EntryKind::MergeOperand { ":op" } else { "" };
+            self.shown.lock().unwrap().push(format!(
+                "{}@{level}={}{op}",
+                printable(key),
+                printable(value)
+            ));
+            Ok(self.decision.clone())
+        }
+    }
+
+    /// Runs a job's filtering over `entries`: what it writes, or the error.
+    fn run(
+        stage: Option<&mut FilterStage>,
+        snapshots: &[u64],
+        bottommost: bool,
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> std::result::Result<String, String> {
+        let mut it = VecIter::new(entries);
+        it.seek_to_first();
+        let mut filter = VisibilityFilter::new(snapshots.to_vec(), bottommost);
+        let mut out = Vec::new();
+        write_visible_filtered(
+            &mut it,
+            &mut filter,
+            None,
+            stage,
+            |_| Ok(false),
+            |k, v| {
+                out.push(match v.is_empty() {
+                    true => show_key(k),
+                    false => format!("{}={}", show_key(k), printable(v)),
+                });
+                Ok(())
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(match out.is_empty() {
+            true => "(none)".into(),
+            false => out.join(" "),
+        })
+    }
+
+    #[test]
+    fn filter_decisions() {
+        use FilterDecision::{ChangeValue, Keep, Remove};
+        let change = || ChangeValue(b"new".to_vec());
+        let abc = "a#5,PUT=x a#3,PUT=y b#4,PUT=z";
+        #[rustfmt::skip]
+        let cases: Vec<(FilterDecision, usize, &[u64], bool, &str, &str, &str)> = vec![
+            // decision, level, snapshots, bottommost, input, output, shown
+            (Keep, 1, &[], false, abc, "a#5,PUT=x b#4,PUT=z", "a@1=x b@1=z"),
+            (Keep, 6, &[], true, abc, "a#5,PUT=x b#4,PUT=z", "a@6=x b@6=z"),
+            // Removed values become deletes above the bottom (older versions may lie below)...
+            (Remove, 1, &[], false, abc, "a#5,DEL b#4,DEL", "a@1=x b@1=z"),
+            // ...and vanish at the bottom with no snapshot.
+            (Remove, 6, &[], true, abc, "(none)", "a@6=x b@6=z"),
+            (change(), 2, &[], false, abc, "a#5,PUT=new b#4,PUT=new", "a@2=x b@2=z"),
+            (change(), 6, &[], true, abc, "a#5,PUT=new b#4,PUT=new", "a@6=x b@6=z"),
+            // A snapshot at 4 sees a#3 and b#4: b is not shown; a#5 is, and its delete stays
+            // at the bottom to hide a#3 from readers after the snapshot.
+            (Remove, 6, &[4], true, abc, "a#5,DEL a#3,PUT=y b#4,PUT=z", "a@6=x"),
+            (Remove, 1, &[4], false, abc, "a#5,DEL a#3,PUT=y b#4,PUT=z", "a@1=x"),
+            (change(), 6, &[4], true, abc, "a#5,PUT=new a#3,PUT=y b#4,PUT=z", "a@6=x"),
+            (Keep, 6, &[4], true, abc, "a#5,PUT=x a#3,PUT=y b#4,PUT=z", "a@6=x"),
+            // A snapshot at or above an entry protects it, whatever the level.
+            (Remove, 6, &[5], true, abc, "a#5,PUT=x b#4,PUT=z", ""),
+            (Remove, 1, &[9], false, abc, "a#5,PUT=x b#4,PUT=z", ""),
+            (change(), 6, &[2, 9], true, abc, "a#5,PUT=x b#4,PUT=z", ""),
+            // Only the newest version of a key is shown; deletes never are.
+            (Remove, 1, &[], false, "a#5,DEL a#3,PUT=y", "a#5,DEL", ""),
+            (Remove, 6, &[], true, "a#5,DEL a#3,PUT=y", "(none)", ""),
+            // A removed merge operand is left out: the version below it stands.
+            (Remove, 1, &[], false, "a#5,MERGE=m a#3,PUT=y", "a#3,PUT=y", "a@1=m:op"),
+            (Remove, 6, &[], true, "a#5,MERGE=m", "(none)", "a@6=m:op"),
+            (change(), 1, &[], false, "a#5,MERGE=m a#3,PUT=y", "a#5,MERGE=new a#3,PUT=y", "a@1=m:op"),
+            (Keep, 1, &[], false, "a#5,MERGE=m a#3,PUT=y", "a#5,MERGE=m a#3,PUT=y", "a@1=m:op"),
+        ];
+        for (decision, level, snapshots, bottommost, input, want, want_shown) in cases {
+            let fixed = Arc::new(Fixed {
+                decision: decision.clone(),
+                shown: Mutex::new(Vec::new()),
+            });
+            let user: Arc<dyn CompactionFilter> = fixed.clone();
+            let mut stage = FilterStage::new(Some(user), None, level, snapshots, "cf").unwrap();
+            let got = run(
+                Some(&mut stage),
+                snapshots,
+                bottommost,
+                parse_entries(input).unwrap(),
+            )
+            .unwrap();
+            let shown = fixed.shown.lock().unwrap().join(" ");
+            let case = format!(
+                "{decision:?} L{level} snapshots={snapshots:?} bottommost={bottommost}: {input}"
+            );
+            assert_eq!(got, want, "output of {case}");
+            assert_eq!(shown, want_shown, "entries shown in {case}");
+        }
+    }
+
+    /// Entries of a TTL family: `(key, seq, kind, value, expiry)`.
+    fn ttl_entries(rows: &[(&str, u64, ValueKind, &str, u64)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        rows.iter()
+            .map(|&(k, seq, kind, v, expiry)| {
+                let mut key = Vec::new();
+                append_internal_key(&mut key, k.as_bytes(), seq, kind as u8);
+                let mut value = v.as_bytes().to_vec();
+                if kind == ValueKind::Put {
+                    value.extend_from_slice(&expiry.to_le_bytes());
+                }
+                (key, value)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ttl_expiry_drops_expired_values_and_hands_the_rest_to_the_user_filter() {
+        use ValueKind::Put;
+        let now = 100;
+        // Expired (99 < 100) and live (100 is not past) values, no user filter.
+        let entries = || {
+            ttl_entries(&[
+                ("a", 5, Put, "old", 99),
+                ("a", 3, Put, "older", 500),
+                ("b", 4, Put, "live", 100),
+            ])
+        };
+        let mut stage = FilterStage::new(None, Some(now), 6, &[], "t").unwrap();
+        let got = run(Some(&mut stage), &[], true, entries()).unwrap();
+        assert_eq!(got, "b#4,PUT=lived\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
+        let mut stage = FilterStage::new(None, Some(now), 1, &[], "t").unwrap();
+        let got = run(Some(&mut stage), &[], false, entries()).unwrap();
+        assert!(got.starts_with("a#5,DEL b#4,PUT=live"), "{got}");
+        // A snapshot at 5 protects a#5: nothing is dropped.
+        let mut stage = FilterStage::new(None, Some(now), 6, &[5], "t").unwrap();
+        let got = run(Some(&mut stage), &[5], true, entries()).unwrap();
+        assert!(got.starts_with("a#5,PUT=old"), "{got}");
+
+        // The user filter sees live values without the suffix; a changed value keeps it.
+        let fixed = Arc::new(Fixed {
+            decision: FilterDecision::ChangeValue(b"NEW".to_vec()),
+            shown: Mutex::new(Vec::new()),
+        });
+        let user: Arc<dyn CompactionFilter> = fixed.clone();
+        let mut stage = FilterStage::new(Some(user), Some(now), 6, &[], "t").unwrap();
+        let got = run(Some(&mut stage), &[], true, entries()).unwrap();
+        assert_eq!(got, "b#4,PUT=NEWd\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
+        assert_eq!(fixed.shown.lock().unwrap().join(" "), "b@6=live");
+
+        // A value too short for the suffix is kept as it is, not shown to the filter.
+        let mut key = Vec::new();
+        append_internal_key(&mut key, b"s", 7, Put as u8);
+        let mut stage = FilterStage::new(None, Some(now), 6, &[], "t").unwrap();
+        let got = run(Some(&mut stage), &[], true, vec![(key, b"abc".to_vec())]).unwrap();
+        assert_eq!(got, "s#7,PUT=abc");
+    }
+
+    struct Failing(bool);
+
+    impl CompactionFilter for Failing {
+        fn name(&self) -> &str {
+            "failing"
+        }
+        fn filter(
+            &self,
+            _level: usize,
+            key: &[u8],
+            _kind: EntryKind,
+            _value: &[u8],
+        ) -> std::result::Result<FilterDecision, String> {
+            if key == b"b" {
+                if self.0 {
+                    panic!("bad key b");
+                }
+                return Err("cannot decide".into());
+            }
+            Ok(FilterDecision::Keep)
+        }
+    }
+
+    #[test]
+    fn a_failing_or_panicking_filter_fails_the_job_naming_the_filter_family_and_key() {
+        for (panics, reason) in [(false, "cannot decide"), (true, "it panicked: bad key b")] {
+            let user: Arc<dyn CompactionFilter> = Arc::new(Failing(panics));
+            let mut stage = FilterStage::new(Some(user), None, 1, &[], "users").unwrap();
+            let entries = parse_entries("a#5,PUT=x b#4,PUT=z").unwrap();
+            let err = run(Some(&mut stage), &[], false, entries).unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "invalid argument: compaction filter 'failing' of column family 'users' \
+                     failed on key 'b': {reason}"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn no_stage_without_a_filter_or_a_ttl() {
+        assert!(FilterStage::new(None, None, 1, &[], "cf").is_none());
+    }
+}
