@@ -193,7 +193,11 @@ mod tests {
             kind: EntryKind,
             value: &[u8],
         ) -> std::result::Result<FilterDecision, String> {
-            let op = if kind == EntryKind::MergeOperand { ":op" } else { "" };
+            let op = if kind == EntryKind::MergeOperand {
+                ":op"
+            } else {
+                ""
+            };
             self.shown.lock().unwrap().push(format!(
                 "{}@{level}={}{op}",
                 printable(key),

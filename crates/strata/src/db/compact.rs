@@ -92,7 +92,10 @@ impl DbInner {
     ) -> Result<Ran> {
         let started = Instant::now();
         let mut edit = VersionEdit::default();
-        let trivial = task.is_trivial_move();
+        // A manual compaction of a family with a filter (or a ttl) rewrites what it would
+        // otherwise move, so that the filter sees every entry, as RocksDB does.
+        let filtered = cf.options.compaction_filter.is_some() || cf.options.ttl.is_some();
+        let trivial = task.is_trivial_move() && !(filtered && task.reason == Reason::Manual);
         for (level, f) in task.inputs_by_level() {
             if !(trivial && level == task.output_level) {
                 edit.deleted_files.push((level, f.number));
@@ -381,8 +384,38 @@ impl DbInner {
             }
             return self.run_manual(cf, &task);
         }
-        for level in 0..cf.options.num_levels - 1 {
+        let last = cf.options.num_levels - 1;
+        let before: HashSet<u64> = cf.sv.read().version.levels[last]
+            .iter()
+            .map(|f| f.number)
+            .collect();
+        for level in 0..last {
             self.compact_level_range(cf, level, begin, end)?;
+        }
+        if cf.options.compaction_filter.is_some() || cf.options.ttl.is_some() {
+            // The files of the last level that no compaction above rewrote have not been
+            // shown to the filter: compact them into their own level (RocksDB's
+            // `BottommostLevelCompaction::kIfHaveCompactionFilter`).
+            let _exclusive = self.begin_manual_compaction()?;
+            let version = cf.sv.read().version.clone();
+            let files: Vec<Arc<FileMeta>> = version.levels[last]
+                .iter()
+                .filter(|f| before.contains(&f.number))
+                .filter(|f| {
+                    begin.is_none_or(|b| user_key(&f.largest) >= b)
+                        && end.is_none_or(|e| user_key(&f.smallest) <= e)
+                })
+                .cloned()
+                .collect();
+            if !files.is_empty() {
+                let task = CompactionTask {
+                    inputs: vec![picker::LevelInputs { level: last, files }],
+                    output_level: last,
+                    score: 0.0,
+                    reason: Reason::Manual,
+                };
+                return self.run_manual(cf, &task);
+            }
         }
         Ok(())
     }
