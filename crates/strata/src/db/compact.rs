@@ -394,20 +394,21 @@ impl DbInner {
         }
         if cf.options.compaction_filter.is_some() || cf.options.ttl.is_some() {
             // The files of the last level that no compaction above rewrote have not been
-            // shown to the filter: compact them into their own level (RocksDB's
-            // `BottommostLevelCompaction::kIfHaveCompactionFilter`).
+            // shown to the filter: compact the level's files in the range into the level
+            // itself (RocksDB's `BottommostLevelCompaction::kIfHaveCompactionFilter`).
             let _exclusive = self.begin_manual_compaction()?;
             let version = cf.sv.read().version.clone();
+            // Every file of the level in the range goes in, if any of them is old: a file
+            // written just now may lie between old ones, and the output must not overlap it.
             let files: Vec<Arc<FileMeta>> = version.levels[last]
                 .iter()
-                .filter(|f| before.contains(&f.number))
                 .filter(|f| {
                     begin.is_none_or(|b| user_key(&f.largest) >= b)
                         && end.is_none_or(|e| user_key(&f.smallest) <= e)
                 })
                 .cloned()
                 .collect();
-            if !files.is_empty() {
+            if files.iter().any(|f| before.contains(&f.number)) {
                 let task = CompactionTask {
                     inputs: vec![picker::LevelInputs { level: last, files }],
                     output_level: last,
