@@ -239,13 +239,24 @@ mod tests {
         })
     }
 
+    /// decision, level, snapshots, bottommost, input, output, shown.
+    type Case = (
+        FilterDecision,
+        usize,
+        &'static [u64],
+        bool,
+        &'static str,
+        &'static str,
+        &'static str,
+    );
+
     #[test]
     fn filter_decisions() {
         use FilterDecision::{ChangeValue, Keep, Remove};
         let change = || ChangeValue(b"new".to_vec());
         let abc = "a#5,PUT=x a#3,PUT=y b#4,PUT=z";
         #[rustfmt::skip]
-        let cases: Vec<(FilterDecision, usize, &[u64], bool, &str, &str, &str)> = vec![
+        let cases: Vec<Case> = vec![
             // decision, level, snapshots, bottommost, input, output, shown
             (Keep, 1, &[], false, abc, "a#5,PUT=x b#4,PUT=z", "a@1=x b@1=z"),
             (Keep, 6, &[], true, abc, "a#5,PUT=x b#4,PUT=z", "a@6=x b@6=z"),

@@ -125,3 +125,94 @@ pub(super) fn short_value_error(family: &str, key: &[u8], len: usize) -> Error {
         ttl::short_value_reason(key, len),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::DbIterator;
+    use crate::iterator::{InternalIterator, MergingIterator};
+    use crate::key::append_internal_key;
+    use crate::testing::lsm::VecIter;
+
+    fn put(key: &str, seq: u64, value: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let mut k = Vec::new();
+        append_internal_key(
+            &mut k,
+            key.as_bytes(),
+            seq,
+            crate::key::ValueKind::Put as u8,
+        );
+        (k, value.to_vec())
+    }
+
+    fn stored(value: &str, expiry: u64) -> Vec<u8> {
+        let mut v = value.as_bytes().to_vec();
+        v.extend_from_slice(&expiry.to_le_bytes());
+        v
+    }
+
+    fn iter(entries: Vec<(Vec<u8>, Vec<u8>)>, now: u64) -> DbIterator {
+        let children: Vec<Box<dyn InternalIterator>> = vec![Box::new(VecIter::new(entries))];
+        DbIterator::new(MergingIterator::new(children), (100, None), None, None)
+            .with_merge_operator(None, "ttl-family".into())
+            .with_ttl(Some(now))
+    }
+
+    #[test]
+    fn iterators_strip_the_expiry_and_hide_expired_keys_both_ways() {
+        let entries = || {
+            vec![
+                put("a", 3, &stored("va", 10)),
+                put("b", 4, &stored("vb", 5)),
+                put("b", 2, &stored("old", 50)),
+                put("c", 5, &stored("vc", 10)),
+            ]
+        };
+        let mut it = iter(entries(), 6);
+        it.seek_to_first();
+        let mut forward = Vec::new();
+        while it.valid() {
+            forward.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(
+            forward,
+            [
+                (b"a".to_vec(), b"va".to_vec()),
+                (b"c".to_vec(), b"vc".to_vec())
+            ],
+            "b's newest version expired at 5 hides the key"
+        );
+        let mut it = iter(entries(), 6);
+        it.seek_to_last();
+        let mut backward = Vec::new();
+        while it.valid() {
+            backward.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev();
+        }
+        it.status().unwrap();
+        forward.reverse();
+        assert_eq!(backward, forward);
+    }
+
+    #[test]
+    fn a_short_value_in_a_ttl_family_is_corruption_naming_the_family() {
+        for reverse in [false, true] {
+            let mut it = iter(vec![put("a", 3, b"abc")], 6);
+            if reverse {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            assert!(!it.valid());
+            let err = it.status().unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::Corruption);
+            assert_eq!(
+                err.to_string(),
+                "corruption in <column family 'ttl-family'> at offset 0: value of key 'a' is \
+                 3 bytes, shorter than the 8-byte expiry timestamp every value of a TTL family \
+                 carries"
+            );
+        }
+    }
+}
