@@ -2,8 +2,11 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::compaction::{CompactionStyle, PickerOptions, UniversalOptions};
+use crate::compaction_filter::ttl::{Clock, SystemClock};
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::merge::MergeOperator;
@@ -114,6 +117,19 @@ pub struct Options {
     /// must be opened with the same operator (by meaning) every time. Default: none (merges
     /// are refused; a merge record met is an error naming the family).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Decides what compactions keep, entry by entry (RocksDB's `CompactionFilter`; a
+    /// column family field). It sees the newest version of each key that no live snapshot
+    /// can see, and never runs in flushes. Default: none.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// Makes the family a TTL family (RocksDB's `DBWithTTL`; a column family field): every
+    /// value written carries its expiry (the clock's time plus this ttl, or the ttl given to
+    /// `Db::put_with_ttl`), reads hide expired values and compactions drop them. Whether a
+    /// family has a ttl is recorded in the manifest when it is created; opening it with a
+    /// ttl it was not created with, or without the one it was, is refused (the ttl's length
+    /// may change). At least one second; not together with a merge operator. Default: none.
+    pub ttl: Option<Duration>,
+    /// The clock TTL families read. Default: the system clock ([`SystemClock`]).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for Options {
@@ -153,6 +169,9 @@ impl Default for Options {
             hard_pending_compaction_bytes_limit: 256 << 30,
             fs: Arc::new(PosixFs),
             merge_operator: None,
+            compaction_filter: None,
+            ttl: None,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -220,6 +239,11 @@ impl fmt::Debug for Options {
                 "merge_operator",
                 &self.merge_operator.as_ref().map(|m| m.name()),
             )
+            .field(
+                "compaction_filter",
+                &self.compaction_filter.as_ref().map(|f| f.name()),
+            )
+            .field("ttl", &self.ttl)
             .finish_non_exhaustive()
     }
 }
@@ -306,6 +330,20 @@ impl Options {
                  soft_pending_compaction_bytes_limit ({})",
                 self.hard_pending_compaction_bytes_limit, self.soft_pending_compaction_bytes_limit
             )));
+        }
+        if let Some(ttl) = self.ttl {
+            if ttl < Duration::from_secs(1) {
+                return Err(Error::InvalidArgument(format!(
+                    "ttl is {ttl:?}, it must be at least 1 second"
+                )));
+            }
+            if self.merge_operator.is_some() {
+                return Err(Error::InvalidArgument(
+                    "ttl and merge_operator cannot be combined: merge operands are not \
+                     supported in a TTL family"
+                        .into(),
+                ));
+            }
         }
         if self.max_write_group_bytes < 1 {
             return Err(Error::InvalidArgument(
@@ -432,6 +470,10 @@ family_options! {
     hard_pending_compaction_bytes_limit: u64,
     /// See [`Options::merge_operator`].
     merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// See [`Options::compaction_filter`].
+    compaction_filter: Option<Arc<dyn CompactionFilter>>,
+    /// See [`Options::ttl`].
+    ttl: Option<Duration>,
 }
 
 impl Default for CfOptions {

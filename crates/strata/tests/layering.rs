@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "codec", "error"],
     &["fs"],
     &["key", "filename"],
-    &["log", "cache", "merge", "range_del"],
+    &["log", "cache", "merge", "compaction_filter", "range_del"],
     &["iterator"],
     &["column_family"],
     &["write_batch", "snapshot"],

@@ -2,13 +2,15 @@
 //!
 //! [`picker`] (leveled) and [`universal`] choose what to compact (pure functions of a
 //! version and [`PickerOptions`], returning a [`task`]); [`visibility`] decides entry by entry
-//! which versions the merge keeps, after [`operands`] has combined merge operands; [`cut`] where its outputs are cut into files; [`style`]
-//! holds the user-facing choice of compaction style. The database runs
-//! the job and installs the result (`db::compact`). [`sim`] runs the pickers on a simulated
+//! which versions the merge keeps, after [`operands`] has combined merge operands and
+//! [`filter`] has applied the family's compaction filter (and a TTL family's expiry); [`cut`]
+//! where its outputs are cut into files; [`style`] holds the user-facing choice of compaction
+//! style. The database runs the job and installs the result (`db::compact`). [`sim`] runs the pickers on a simulated
 //! tree to measure a policy's write-amp and space-amp (`strata sim`).
 
 pub mod covered;
 pub mod cut;
+pub mod filter;
 pub mod operands;
 pub mod picker;
 pub mod sim;

@@ -24,6 +24,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, ParsedKey, ValueKind};
 use crate::merge::{full_merge, MergeOperator};
 
+use super::filter::{FilterStage, Filtered};
 use super::{Decision, VisibilityFilter};
 
 /// Entries (internal key, value) to write in place of a run, in internal-key order.
@@ -107,6 +108,19 @@ pub fn write_visible(
     it: &mut dyn InternalIterator,
     filter: &mut VisibilityFilter,
     merge_operator: Option<&dyn MergeOperator>,
+    stop: impl FnMut(&[u8]) -> Result<bool>,
+    add: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    write_visible_filtered(it, filter, merge_operator, None, stop, add)
+}
+
+/// [`write_visible`] with a compaction filter stage between the merge-operand collapse and
+/// the visibility filter (see [`super::filter`]).
+pub fn write_visible_filtered(
+    it: &mut dyn InternalIterator,
+    filter: &mut VisibilityFilter,
+    merge_operator: Option<&dyn MergeOperator>,
+    mut stage: Option<&mut FilterStage>,
     mut stop: impl FnMut(&[u8]) -> Result<bool>,
     mut add: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
@@ -117,29 +131,44 @@ pub fn write_visible(
         if let Some(op) = merge_operator {
             if is_merge(it.key()) && filter.starts_stripe(it.key()) {
                 for (key, value) in collapse(op, filter, it)? {
-                    let (released, decision) = filter.decide(&key);
-                    if let Some((k, v)) = released {
-                        add(&k, &v)?;
-                    }
-                    if decision == Decision::Keep {
-                        add(&key, &value)?;
-                    }
+                    emit(filter, stage.as_deref_mut(), &key, &value, &mut add)?;
                 }
                 continue;
             }
         }
-        let (released, decision) = filter.decide(it.key());
-        if let Some((k, v)) = released {
-            add(&k, &v)?;
-        }
-        if decision == Decision::Keep {
-            add(it.key(), it.value())?;
-        }
+        emit(filter, stage.as_deref_mut(), it.key(), it.value(), &mut add)?;
         it.next();
     }
     it.status()?;
     if let Some((k, v)) = filter.release() {
         add(&k, &v)?;
+    }
+    Ok(())
+}
+
+/// Passes one entry through the filter stage (if any), then the visibility filter, to `add`.
+fn emit(
+    filter: &mut VisibilityFilter,
+    stage: Option<&mut FilterStage>,
+    key: &[u8],
+    value: &[u8],
+    add: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    let replaced;
+    let (key, value) = match stage.map(|s| s.apply(key, value)).transpose()? {
+        None | Some(Filtered::Pass) => (key, value),
+        Some(Filtered::Replace(k, v)) => {
+            replaced = (k, v);
+            (replaced.0.as_slice(), replaced.1.as_slice())
+        }
+        Some(Filtered::Skip) => return Ok(()),
+    };
+    let (released, decision) = filter.decide(key);
+    if let Some((k, v)) = released {
+        add(&k, &v)?;
+    }
+    if decision == Decision::Keep {
+        add(key, value)?;
     }
     Ok(())
 }

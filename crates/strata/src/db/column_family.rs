@@ -144,6 +144,29 @@ pub(crate) fn check_options(name: &str, options: &Options) -> Result<()> {
     })
 }
 
+/// Checks that family `name`, recorded in the manifest with ttl `recorded` (seconds), is
+/// opened with a ttl exactly when it was created with one: the stored values of a TTL family
+/// carry an expiry suffix that reads must strip, and those of other families do not.
+pub(crate) fn check_ttl(
+    name: &str,
+    recorded: Option<u64>,
+    opened: Option<std::time::Duration>,
+) -> Result<()> {
+    let setting = |ttl: Option<String>| match ttl {
+        Some(t) => format!("with ttl {t}"),
+        None => "without a ttl".to_string(),
+    };
+    if recorded.is_some() == opened.is_some() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "column family '{name}' was created {} but is opened {}: whether a family has a ttl \
+         cannot change",
+        setting(recorded.map(|s| format!("{s}s"))),
+        setting(opened.map(|d| format!("{d:?}")))
+    )))
+}
+
 /// Checks a family name: not empty, at most 255 bytes, no control characters (names end up
 /// in the manifest, the `LOG` and tools' output).
 pub(crate) fn check_name(name: &str) -> Result<()> {
@@ -182,6 +205,7 @@ impl super::DbInner {
             let edit = crate::version::VersionEdit {
                 column_family: id,
                 add_column_family: Some(name.to_string()),
+                family_ttl: options.ttl.map(crate::compaction_filter::ttl::whole_secs),
                 log_number: Some(wal),
                 ..Default::default()
             };

@@ -4,7 +4,8 @@
 //! A job reads its inputs through table readers of its own (no block cache, so a compaction
 //! does not evict what user reads need): one cursor per L0 file and one per deeper level
 //! (a [`ConcatIterator`] that opens the level's files in turn), merged by a heap. Entries
-//! pass through a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
+//! pass through the family's compaction filter and TTL expiry (`compaction::filter`, never
+//! in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
 //! spans two files of a level) once they reach `target_file_size_base` or overlap more than
 //! `max_compaction_bytes` of the level below the output (so that compacting them later
 //! stays small). Universal compactions writing to L0 produce one file: each L0 file is a
@@ -31,10 +32,12 @@ use std::time::Instant;
 
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
-use super::table_writer::{delete_table, write_visible, TableOutput};
+use super::table_writer::{delete_table, TableOutput};
 use super::DbInner;
 use crate::compaction::covered::SkipCovered;
 use crate::compaction::cut::OutputCutter;
+use crate::compaction::filter::FilterStage;
+use crate::compaction::operands::write_visible_filtered;
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
@@ -89,7 +92,10 @@ impl DbInner {
     ) -> Result<Ran> {
         let started = Instant::now();
         let mut edit = VersionEdit::default();
-        let trivial = task.is_trivial_move();
+        // A manual compaction of a family with a filter (or a ttl) rewrites what it would
+        // otherwise move, so that the filter sees every entry, as RocksDB does.
+        let filtered = cf.options.compaction_filter.is_some() || cf.options.ttl.is_some();
+        let trivial = task.is_trivial_move() && !(filtered && task.reason == Reason::Manual);
         for (level, f) in task.inputs_by_level() {
             if !(trivial && level == task.output_level) {
                 edit.deleted_files.push((level, f.number));
@@ -212,6 +218,9 @@ impl DbInner {
         let job = MergeJob {
             db: self,
             options: &cf.options,
+            family: cf.name(),
+            // One time for the whole job, so that every subcompaction judges expiry alike.
+            ttl_now: cf.options.ttl.map(|_| cf.options.clock.now_secs()),
             task,
             bottommost,
             snapshots,
@@ -375,8 +384,39 @@ impl DbInner {
             }
             return self.run_manual(cf, &task);
         }
-        for level in 0..cf.options.num_levels - 1 {
+        let last = cf.options.num_levels - 1;
+        let before: HashSet<u64> = cf.sv.read().version.levels[last]
+            .iter()
+            .map(|f| f.number)
+            .collect();
+        for level in 0..last {
             self.compact_level_range(cf, level, begin, end)?;
+        }
+        if cf.options.compaction_filter.is_some() || cf.options.ttl.is_some() {
+            // The files of the last level that no compaction above rewrote have not been
+            // shown to the filter: compact the level's files in the range into the level
+            // itself (RocksDB's `BottommostLevelCompaction::kIfHaveCompactionFilter`).
+            let _exclusive = self.begin_manual_compaction()?;
+            let version = cf.sv.read().version.clone();
+            // Every file of the level in the range goes in, if any of them is old: a file
+            // written just now may lie between old ones, and the output must not overlap it.
+            let files: Vec<Arc<FileMeta>> = version.levels[last]
+                .iter()
+                .filter(|f| {
+                    begin.is_none_or(|b| user_key(&f.largest) >= b)
+                        && end.is_none_or(|e| user_key(&f.smallest) <= e)
+                })
+                .cloned()
+                .collect();
+            if files.iter().any(|f| before.contains(&f.number)) {
+                let task = CompactionTask {
+                    inputs: vec![picker::LevelInputs { level: last, files }],
+                    output_level: last,
+                    score: 0.0,
+                    reason: Reason::Manual,
+                };
+                return self.run_manual(cf, &task);
+            }
         }
         Ok(())
     }
@@ -433,6 +473,10 @@ struct MergeJob<'a> {
     db: &'a DbInner,
     /// The options of the family being compacted.
     options: &'a Options,
+    /// The family's name, for errors.
+    family: &'a str,
+    /// The clock's time when the job started, in a TTL family.
+    ttl_now: Option<u64>,
     task: &'a CompactionTask,
     bottommost: bool,
     snapshots: Vec<SequenceNumber>,
@@ -511,7 +555,16 @@ impl MergeJob<'_> {
                 Ok(end.is_some_and(|end| user_key(key) >= end))
             };
             let op = self.options.merge_operator.as_deref();
-            write_visible(&mut it, &mut filter, op, stop, |k, v| out.add(k, v))?;
+            let mut stage = FilterStage::new(
+                self.options.compaction_filter.clone(),
+                self.ttl_now,
+                self.task.output_level,
+                &self.snapshots,
+                self.family,
+            );
+            write_visible_filtered(&mut it, &mut filter, op, stage.as_mut(), stop, |k, v| {
+                out.add(k, v)
+            })?;
             out.finish_last()
         })();
         db.io.add_read(

@@ -72,6 +72,17 @@ pub struct DbIterator {
     family: Arc<str>,
     /// The range deletions of the view; `None` when there are none.
     range_del: Option<RangeDelAggregator>,
+    /// In a TTL family, the clock's time when the iterator was made: values carry an expiry
+    /// suffix, and an expired newest version hides its key.
+    ttl_now: Option<u64>,
+}
+
+/// What the expiry suffix of a TTL family's value says.
+enum TtlCheck {
+    Live,
+    Expired,
+    /// The value is too short to hold a suffix (its length).
+    Short(usize),
 }
 
 impl DbIterator {
@@ -96,6 +107,7 @@ impl DbIterator {
             merge_operator: None,
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
             range_del: None,
+            ttl_now: None,
         }
     }
 
@@ -103,6 +115,28 @@ impl DbIterator {
     pub(crate) fn with_range_deletions(mut self, agg: RangeDelAggregator) -> Self {
         self.range_del = (!agg.is_empty()).then_some(agg);
         self
+    }
+
+    /// Reads a TTL family's values (expiry suffix stripped, expired ones hidden) as of the
+    /// clock's time `now`; `None` for other families.
+    pub(crate) fn with_ttl(mut self, now: Option<u64>) -> Self {
+        self.ttl_now = now;
+        self
+    }
+
+    /// The state of a stored value of a TTL family (always live in other families).
+    #[inline]
+    fn ttl_check(ttl_now: Option<u64>, value: &[u8]) -> TtlCheck {
+        let Some(now) = ttl_now else {
+            return TtlCheck::Live;
+        };
+        match crate::compaction_filter::ttl::split(value) {
+            None => TtlCheck::Short(value.len()),
+            Some((_, expiry)) if crate::compaction_filter::ttl::is_expired(expiry, now) => {
+                TtlCheck::Expired
+            }
+            Some(_) => TtlCheck::Live,
+        }
     }
 
     /// The kind of a visible version as the iterator treats it: a version a range deletion
@@ -153,9 +187,18 @@ impl DbIterator {
         if !self.valid {
             return &[];
         }
-        match self.direction {
+        let stored = match self.direction {
             Direction::Forward if !self.merged => self.iter.value(),
             _ => &self.saved_value,
+        };
+        match self.ttl_now {
+            // Values of a TTL family were checked to hold the suffix when found.
+            Some(_) => {
+                &stored[..stored
+                    .len()
+                    .saturating_sub(crate::compaction_filter::ttl::SUFFIX_LEN)]
+            }
+            None => stored,
         }
     }
 
@@ -336,9 +379,25 @@ impl DbIterator {
                     Some(ValueKind::Put)
                         if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
                     {
-                        self.valid = true;
-                        self.saved_key.clear();
-                        return;
+                        match Self::ttl_check(self.ttl_now, self.iter.value()) {
+                            TtlCheck::Live => {
+                                self.valid = true;
+                                self.saved_key.clear();
+                                return;
+                            }
+                            // An expired newest version hides the key, as a delete does.
+                            TtlCheck::Expired => {
+                                self.saved_key.clear();
+                                self.saved_key.extend_from_slice(p.user_key);
+                                skipping = true;
+                            }
+                            TtlCheck::Short(len) => {
+                                let e =
+                                    super::ttl::short_value_error(&self.family, p.user_key, len);
+                                self.error.get_or_insert(e);
+                                break;
+                            }
+                        }
                     }
                     Some(ValueKind::Merge)
                         if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
@@ -427,7 +486,20 @@ impl DbIterator {
                 if found_kind != ValueKind::Delete && p.user_key < self.saved_key.as_slice() {
                     break; // the previous key's newest visible version is found
                 }
-                match Self::kind_of(&self.range_del, &p) {
+                let mut kind = Self::kind_of(&self.range_del, &p);
+                if kind == Some(ValueKind::Put) {
+                    match Self::ttl_check(self.ttl_now, self.iter.value()) {
+                        TtlCheck::Live => {}
+                        TtlCheck::Expired => kind = Some(ValueKind::Delete),
+                        TtlCheck::Short(len) => {
+                            let e = super::ttl::short_value_error(&self.family, p.user_key, len);
+                            self.error.get_or_insert(e);
+                            found_kind = ValueKind::Delete;
+                            break;
+                        }
+                    }
+                }
+                match kind {
                     Some(ValueKind::Put) => {
                         found_kind = ValueKind::Put;
                         operands.clear();

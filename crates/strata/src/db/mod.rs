@@ -40,6 +40,7 @@ mod stall;
 mod stats;
 mod table_cache;
 mod table_writer;
+mod ttl;
 mod write;
 
 use std::collections::BTreeSet;
@@ -283,6 +284,7 @@ impl Db {
     /// the column families it writes to. A batch naming a dropped family is refused whole.
     pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
+        let batch = self.inner.stamp_ttl(batch, None)?;
         self.inner.write(batch, options)
     }
 
@@ -295,6 +297,7 @@ impl Db {
         check: &mut dyn FnMut(&WriteHistory<'_>) -> Result<()>,
     ) -> Result<()> {
         self.inner.check_writable()?;
+        let batch = self.inner.stamp_ttl(batch, None)?;
         self.inner.write_checked(batch, options, check)
     }
 
@@ -316,6 +319,30 @@ impl Db {
         cf: &ColumnFamily,
     ) -> Result<Option<Arc<dyn crate::merge::MergeOperator>>> {
         Ok(self.inner.family(cf)?.options.merge_operator.clone())
+    }
+
+    /// Sets `key` to `value` in the default family, a TTL family (see [`Options::ttl`]),
+    /// expiring `ttl` after now instead of after the family's ttl. Refused with
+    /// `InvalidArgument` when the family has no ttl.
+    pub fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {
+        self.put_with_ttl_cf(&self.inner.default_cf.handle, key, value, ttl)
+    }
+
+    /// [`Db::put_with_ttl`] into column family `cf`.
+    pub fn put_with_ttl_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        value: &[u8],
+        ttl: std::time::Duration,
+    ) -> Result<()> {
+        self.inner.check_writable()?;
+        let family = self.inner.family(cf)?;
+        self.inner.check_ttl_family(&family)?;
+        let mut batch = WriteBatch::new();
+        batch.put_cf(cf, key, value);
+        let batch = self.inner.stamp_ttl(batch, Some(ttl))?;
+        self.inner.write(batch, &WriteOptions::default())
     }
 
     /// The value of `key`, or `None`.
@@ -643,7 +670,9 @@ impl DbInner {
     /// write up to some sequence at or below the one loaded (a memtable switch falls between
     /// write groups), its memtables and files are not changed by later jobs, and the read sees
     /// that consistent prefix, including every write acknowledged before it began.
-    fn get(
+    ///
+    /// The value as stored: `get` (in `ttl`) strips a TTL family's expiry.
+    fn get_stored(
         &self,
         cf: &ColumnFamilyData,
         key: &[u8],
@@ -793,6 +822,7 @@ impl DbInner {
         )
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
         .with_range_deletions(range_del)
+        .with_ttl(cf.options.ttl.map(|_| cf.options.clock.now_secs()))
     }
 
     /// The live family of `handle`, or an error naming it.

@@ -97,11 +97,24 @@ impl Db {
             })
             .max()
             .unwrap_or(0);
+        // The ttl each family is opened with; a family not named takes that of `options`.
+        let opened_ttl = |name: &str| named.get(name).map_or(options.ttl, |cf| cf.ttl);
         let mut versions = if fs.exists(&path.join(filename::CURRENT)) {
-            VersionSet::recover(fs.clone(), &path, io.clone())?
+            // A family opened with a ttl it was not created with (or without the one it was)
+            // is refused before recovery writes anything.
+            VersionSet::recover_checked(fs.clone(), &path, io.clone(), |families| {
+                for f in families.values() {
+                    if f.name == DEFAULT_FAMILY_NAME || named.contains_key(&f.name) {
+                        column_family::check_ttl(&f.name, f.ttl, opened_ttl(&f.name))?;
+                    }
+                }
+                Ok(())
+            })?
         } else {
             // A new database, or one written before manifests existed (WALs only).
-            VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?
+            let ttl =
+                opened_ttl(DEFAULT_FAMILY_NAME).map(crate::compaction_filter::ttl::whole_secs);
+            VersionSet::create_with_default_ttl(fs.clone(), &path, max_number + 1, io.clone(), ttl)?
         };
         versions.mark_file_number_used(max_number);
         let missing: Vec<&str> = versions
@@ -232,7 +245,17 @@ impl Db {
             )));
         }
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
-        let family_options = family_options(&options, &BTreeMap::new(), &versions);
+        let mut family_options = family_options(&options, &BTreeMap::new(), &versions);
+        // Every family is opened with the same options here, so each reads with the ttl the
+        // manifest records for it (the ttl's length does not matter to reads).
+        for (id, f) in versions.families() {
+            if let Some(o) = family_options.get_mut(id) {
+                o.ttl = f.ttl.map(std::time::Duration::from_secs);
+                if o.ttl.is_some() {
+                    o.merge_operator = None;
+                }
+            }
+        }
         check_num_levels(&family_options, &path, &versions)?;
         let min_log = versions.min_log_number();
         let mut wals: Vec<u64> = fs

@@ -19,6 +19,11 @@
 //!   8 add family        length-prefixed name: the edit creates family `column family`
 //!   9 drop family       (no payload): the edit drops family `column family`
 //!  10 max family        varint32   the largest family id ever used (ids are not reused)
+//!  11 (reserved)
+//!  12 family ttl        varint64   family `column family` is a TTL family (its values carry
+//!                                  an expiry suffix); the payload is the ttl in seconds it
+//!                                  was created with. Written with the family's creation
+//!                                  (and in every manifest's record of the family after)
 //! ```
 //!
 //! The log number of an edit is its family's: WALs below it hold nothing of that family that
@@ -44,6 +49,8 @@ const COLUMN_FAMILY: u32 = 7;
 const ADD_COLUMN_FAMILY: u32 = 8;
 const DROP_COLUMN_FAMILY: u32 = 9;
 const MAX_COLUMN_FAMILY: u32 = 10;
+// Tag 11 is reserved for another field; do not use it here.
+const FAMILY_TTL: u32 = 12;
 
 /// The id of the default column family, which every database has.
 pub const DEFAULT_FAMILY_ID: u32 = 0;
@@ -104,6 +111,8 @@ pub struct VersionEdit {
     pub drop_column_family: bool,
     /// The largest column family id ever used.
     pub max_column_family: Option<u32>,
+    /// Family `column_family` is a TTL family created with this ttl, in seconds.
+    pub family_ttl: Option<u64>,
     /// WALs with a smaller number hold nothing of the family that is not in its tables.
     pub log_number: Option<u64>,
     /// The next unused file number.
@@ -138,6 +147,10 @@ impl VersionEdit {
         if let Some(max) = self.max_column_family {
             put_varint32(&mut out, MAX_COLUMN_FAMILY);
             put_varint32(&mut out, max);
+        }
+        if let Some(ttl) = self.family_ttl {
+            put_varint32(&mut out, FAMILY_TTL);
+            put_varint64(&mut out, ttl);
         }
         for (tag, value) in [
             (LOG_NUMBER, self.log_number),
@@ -195,6 +208,7 @@ impl VersionEdit {
                 MAX_COLUMN_FAMILY => {
                     e.max_column_family = Some(get_varint32(src).ok_or("bad max column family")?);
                 }
+                FAMILY_TTL => e.family_ttl = Some(u64_field(src, "family ttl")?),
                 LOG_NUMBER => e.log_number = Some(u64_field(src, "log number")?),
                 NEXT_FILE_NUMBER => e.next_file_number = Some(u64_field(src, "next file number")?),
                 LAST_SEQUENCE => e.last_sequence = Some(u64_field(src, "last sequence")?),
@@ -393,6 +407,7 @@ mod tests {
             add_column_family: Some("index".into()),
             drop_column_family: true,
             max_column_family: Some(4),
+            family_ttl: Some(3600),
             log_number: Some(7),
             next_file_number: Some(13),
             last_sequence: Some(99),

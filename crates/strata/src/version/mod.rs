@@ -151,6 +151,8 @@ pub struct FamilyState {
     pub current: Arc<Version>,
     /// WALs below this number hold nothing of the family that is not in its tables.
     pub log_number: u64,
+    /// The ttl in seconds of a TTL family (version edit tag 12), `None` for other families.
+    pub ttl: Option<u64>,
 }
 
 /// The current version of each column family, the manifest, and the numbers recorded with
@@ -173,22 +175,52 @@ impl VersionSet {
     /// Creates the manifest of a new (or manifest-less) database, whose files numbered below
     /// `next_file_number` may already exist (WALs of an older format). It holds the default
     /// column family only.
+    #[cfg(test)]
     pub fn create(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         next_file_number: u64,
         io: Arc<IoStats>,
     ) -> Result<VersionSet> {
-        let state = State {
-            next_file_number: next_file_number.max(1),
-            ..State::empty()
-        };
-        VersionSet::start(fs, dir, io, state)
+        VersionSet::create_with_default_ttl(fs, dir, next_file_number, io, None)
     }
 
     /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
+    #[cfg(test)]
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<VersionSet> {
+        VersionSet::recover_checked(fs, dir, io, |_| Ok(()))
+    }
+
+    /// Reads `CURRENT` and its manifest, runs `check` on the families found (its error
+    /// leaves the directory as it was), then starts a fresh manifest with the state found.
+    pub fn recover_checked(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+        check: impl FnOnce(&BTreeMap<u32, FamilyState>) -> Result<()>,
+    ) -> Result<VersionSet> {
         let (_, state) = read_current_state(fs.as_ref(), dir)?;
+        check(&state.families)?;
+        VersionSet::start(fs, dir, io, state)
+    }
+
+    /// Creates the manifest of a new (or manifest-less) database, whose files numbered below
+    /// `next_file_number` may already exist (WALs of an older format). It holds the default
+    /// column family only, a TTL family of `ttl` seconds if given (tag 12).
+    pub fn create_with_default_ttl(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        next_file_number: u64,
+        io: Arc<IoStats>,
+        ttl: Option<u64>,
+    ) -> Result<VersionSet> {
+        let mut state = State {
+            next_file_number: next_file_number.max(1),
+            ..State::empty()
+        };
+        if let Some(default) = state.families.get_mut(&edit::DEFAULT_FAMILY_ID) {
+            default.ttl = ttl;
+        }
         VersionSet::start(fs, dir, io, state)
     }
 
@@ -424,6 +456,7 @@ fn write_manifest(
         let mut edit = family.current.snapshot_edit();
         edit.column_family = id;
         edit.log_number = Some(family.log_number);
+        edit.family_ttl = family.ttl;
         if id == edit::DEFAULT_FAMILY_ID {
             edit.comparator = Some(COMPARATOR_NAME.to_string());
             edit.next_file_number = Some(state.next_file_number);
@@ -457,6 +490,7 @@ impl State {
             name: edit::DEFAULT_FAMILY_NAME.to_string(),
             current: Arc::new(Version::default()),
             log_number: 0,
+            ttl: None,
         };
         State {
             families: [(edit::DEFAULT_FAMILY_ID, default)].into_iter().collect(),
@@ -497,6 +531,7 @@ impl State {
                     name: name.clone(),
                     current: Arc::new(Version::default()),
                     log_number: 0,
+                    ttl: None,
                 },
             );
             self.max_column_family = self.max_column_family.max(id);
@@ -507,6 +542,9 @@ impl State {
             .ok_or_else(|| format!("edit names column family {id}, which does not exist"))?;
         let version = Arc::new(family.current.apply(edit)?);
         family.current = version.clone();
+        if edit.family_ttl.is_some() {
+            family.ttl = edit.family_ttl;
+        }
         if let Some(n) = edit.log_number {
             family.log_number = n;
         }
