@@ -497,3 +497,26 @@ fn concurrent_transfers_keep_the_total() {
     assert!(done.into_inner() > 0);
     eprintln!("{} commits retried after a conflict", retries.into_inner());
 }
+
+#[test]
+fn a_commit_into_a_ttl_family_is_stamped_like_any_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            create_if_missing: true,
+            ttl: Some(std::time::Duration::from_secs(3600)),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let mut t = db.optimistic_transaction(&WriteOptions::default());
+    t.put(b"k", b"value").unwrap();
+    assert_eq!(t.get(b"k").unwrap().as_deref(), Some(&b"value"[..]));
+    t.commit().unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"value"[..]));
+    let t = db.optimistic_transaction(&WriteOptions::default());
+    let mut it = t.iter(ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    assert_eq!((it.key(), it.value()), (&b"k"[..], &b"value"[..]));
+}
