@@ -109,6 +109,7 @@ pub fn parse_file_name(name: &str) -> Option<FileKind> {
 pub fn is_engine_file(name: &str) -> bool {
     parse_file_name(name).is_some()
         || parse_old_log(name).is_some()
+        || (name.starts_with("PREPARED-") && name.ends_with(".txn"))
         || [CURRENT, IDENTITY, LOCK, LOG].contains(&name)
 }
 

@@ -18,6 +18,11 @@
 //!
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
+//!
+//! One more tag, 0x3f, marks a log-data record (RocksDB's PutLogData): a length-prefixed
+//! blob that travels in the WAL with the batch but is not an update. It takes no sequence
+//! number, is not counted in `count`, and is never applied to a memtable; recovery reads
+//! it (two-phase commit records a prepared transaction's commit this way).
 
 use crate::codec::{
     decode_fixed32, decode_fixed64, get_length_prefixed, get_varint32, put_length_prefixed,
@@ -31,6 +36,9 @@ pub const HEADER_LEN: usize = 12;
 
 /// The bit of a record's tag that says a column family id follows.
 const FAMILY_BIT: u8 = 0x80;
+
+/// The tag of a log-data record (see the layout above).
+const LOG_DATA: u8 = 0x3f;
 
 /// The largest key Strata accepts, in bytes (1 MiB).
 pub const MAX_KEY_LEN: usize = 1 << 20;
@@ -59,6 +67,8 @@ pub struct WriteBatch {
     has_families: bool,
     /// True when the batch holds a merge: a family without a merge operator refuses it.
     has_merge: bool,
+    /// True when the batch holds a log-data blob.
+    has_log_data: bool,
 }
 
 impl Default for WriteBatch {
@@ -84,6 +94,7 @@ pub(crate) struct BatchMark {
     invalid: Option<String>,
     has_families: bool,
     has_merge: bool,
+    has_log_data: bool,
 }
 
 /// One decoded update of a batch.
@@ -108,6 +119,7 @@ impl WriteBatch {
             invalid: None,
             has_families: false,
             has_merge: false,
+            has_log_data: false,
         }
     }
 
@@ -186,6 +198,47 @@ impl WriteBatch {
         }
     }
 
+    /// Appends a blob that is written to the WAL with the batch but is not an update: no
+    /// sequence number, not counted, never applied (RocksDB's PutLogData).
+    pub fn put_log_data(&mut self, blob: &[u8]) -> &mut Self {
+        if self.check(b"", blob.len()) {
+            self.rep.push(LOG_DATA);
+            put_length_prefixed(&mut self.rep, blob);
+            self.has_log_data = true;
+        }
+        self
+    }
+
+    /// A batch from encoded `records` (without header) holding `count` updates, checked:
+    /// the reason if they do not decode.
+    pub(crate) fn from_records(records: &[u8], count: u32) -> Result<WriteBatch, String> {
+        let mut batch = WriteBatch::new();
+        batch.rep.extend_from_slice(records);
+        batch.count = count;
+        let (mut has_families, mut has_merge) = (false, false);
+        for entry in batch.iter() {
+            let e = entry?;
+            has_families |= e.cf != 0;
+            has_merge |= e.kind == ValueKind::Merge;
+        }
+        let has_log_data = batch.log_data().next().is_some();
+        batch.has_families = has_families;
+        batch.has_merge = has_merge;
+        batch.has_log_data = has_log_data;
+        Ok(batch)
+    }
+
+    /// The log-data blobs of the batch, in order.
+    pub fn log_data(&self) -> impl Iterator<Item = &[u8]> {
+        log_data_in(self.records())
+    }
+
+    /// True when the batch holds a log-data blob: such a batch is written even when it
+    /// holds no update.
+    pub(crate) fn has_log_data(&self) -> bool {
+        self.has_log_data
+    }
+
     /// Appends one update of family `cf` (the value is ignored for deletes). Crate-internal:
     /// the public methods take family handles.
     pub(crate) fn push_entry(&mut self, cf: u32, kind: ValueKind, key: &[u8], value: &[u8]) {
@@ -204,6 +257,7 @@ impl WriteBatch {
             invalid: self.invalid.clone(),
             has_families: self.has_families,
             has_merge: self.has_merge,
+            has_log_data: self.has_log_data,
         }
     }
 
@@ -214,6 +268,7 @@ impl WriteBatch {
         self.invalid = mark.invalid.clone();
         self.has_families = mark.has_families;
         self.has_merge = mark.has_merge;
+        self.has_log_data = mark.has_log_data;
     }
 
     /// Appends one record, unless the batch is invalid or the record breaks a limit.
@@ -278,6 +333,7 @@ impl WriteBatch {
         self.invalid = None;
         self.has_families = false;
         self.has_merge = false;
+        self.has_log_data = false;
     }
 
     /// True when a record names a column family other than the default.
@@ -360,6 +416,12 @@ impl<'a> DecodedBatch<'a> {
         })
     }
 
+    /// The log-data blobs of the batch, in order (a malformed tail ends them; iterating the
+    /// updates reports it).
+    pub fn log_data(&self) -> impl Iterator<Item = &'a [u8]> {
+        log_data_in(self.records)
+    }
+
     /// The updates; each item fails if the bytes do not decode or the count is off.
     pub fn iter(&self) -> BatchIter<'a> {
         BatchIter {
@@ -379,6 +441,15 @@ impl<'a> Iterator for BatchIter<'a> {
     type Item = Result<BatchEntry<'a>, String>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        while self.records.first() == Some(&LOG_DATA) {
+            let mut rest = &self.records[1..];
+            if get_length_prefixed(&mut rest).is_none() {
+                self.remaining = 0;
+                self.records = &[];
+                return Some(Err("bad log-data record in batch".into()));
+            }
+            self.records = rest;
+        }
         if self.remaining == 0 {
             if self.records.is_empty() {
                 return None;
@@ -399,6 +470,22 @@ impl<'a> Iterator for BatchIter<'a> {
         }
         Some(entry)
     }
+}
+
+/// The log-data blobs among `records`, skipping the updates between them.
+fn log_data_in(records: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = records;
+    std::iter::from_fn(move || loop {
+        let (&tag, after) = rest.split_first()?;
+        rest = after;
+        if tag == LOG_DATA {
+            return get_length_prefixed(&mut rest);
+        }
+        if decode_record(tag, &mut rest).is_err() {
+            rest = &[];
+            return None;
+        }
+    })
 }
 
 fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, String> {
@@ -433,6 +520,31 @@ mod tests {
         encode_header(&mut out, seq, batch.len() as u32);
         out.extend_from_slice(batch.records());
         out
+    }
+
+    #[test]
+    fn log_data_travels_with_the_batch_but_is_not_an_update() {
+        let mut b = WriteBatch::new();
+        b.put_log_data(b"first").put(b"a", b"1");
+        b.put_log_data(b"").delete(b"b").put_log_data(b"last");
+        assert_eq!(b.len(), 2);
+        let bytes = encoded(&b, 7);
+        let d = DecodedBatch::parse(&bytes).unwrap();
+        let updates: Vec<_> = d.iter().map(|e| e.unwrap().key).collect();
+        assert_eq!(updates, [&b"a"[..], &b"b"[..]]);
+        let blobs: Vec<&[u8]> = d.log_data().collect();
+        assert_eq!(blobs, [&b"first"[..], &b""[..], &b"last"[..]]);
+        assert_eq!(b.log_data().count(), 3);
+        let mut only = WriteBatch::new();
+        only.put_log_data(b"x");
+        assert!(only.is_empty() && only.has_log_data());
+        assert_eq!(
+            DecodedBatch::parse(&encoded(&only, 1))
+                .unwrap()
+                .iter()
+                .count(),
+            0
+        );
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn ring(n: usize) {
                         }
                         Err(e) => {
                             assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
-                            t.rollback();
+                            t.rollback().unwrap();
                             (false, Some(e.to_string()))
                         }
                     }

@@ -110,20 +110,40 @@ impl DbInner {
         options: &WriteOptions,
         check: &mut dyn FnMut(&WriteHistory<'_>) -> Result<()>,
     ) -> Result<()> {
+        self.write_checked_then(batch, options, check, &mut || Ok(()))
+    }
+
+    /// As [`DbInner::write_checked`], and runs `after` once the batch is written, with the
+    /// writer lock still held (nothing else is written, and no memtable switches, between
+    /// the batch and `after`). A failure of `after` stops the write path.
+    pub(super) fn write_checked_then(
+        &self,
+        batch: WriteBatch,
+        options: &WriteOptions,
+        check: &mut dyn FnMut(&WriteHistory<'_>) -> Result<()>,
+        after: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
         self.check_open()?;
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
         self.check_merges_allowed(&batch)?;
-        let empty = batch.is_empty();
+        let empty = batch.is_empty() && !batch.has_log_data();
         let mut group = [self.request(batch, options)];
         let mut w = self.writer.lock();
         let history = self.write_history();
         check(&history)?;
         drop(history);
-        if empty {
-            return Ok(());
+        if !empty {
+            self.commit_locked(&mut w, &mut group)?;
         }
-        self.commit_locked(&mut w, &mut group)
+        // What `after` does must not be undone by a later write (two-phase commit removes a
+        // prepared file whose commit marker is in this WAL): if it fails, writes stop, so no
+        // memtable switch can let this WAL be deleted before a reopen replays it.
+        if let Err(e) = after() {
+            w.stop(&e);
+            return Err(e);
+        }
+        Ok(())
     }
 }

@@ -41,6 +41,7 @@ mod stats;
 mod table_cache;
 mod table_writer;
 mod ttl;
+mod two_phase;
 mod write;
 
 use std::collections::BTreeSet;
@@ -125,6 +126,8 @@ pub(crate) struct DbInner {
     lock: Mutex<Option<Box<dyn FileLock>>>,
     /// Opened with `Db::open_read_only`: every call that writes is refused.
     read_only: bool,
+    /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
+    prepared: Mutex<Vec<two_phase::PreparedRecord>>,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.
@@ -310,6 +313,36 @@ impl Db {
     ) -> Result<Option<(crate::key::SequenceNumber, WriteSource)>> {
         self.inner.check_open()?;
         self.inner.write_history().newest_write(cf, key)
+    }
+
+    /// Makes prepared transaction `name` with `batch` durable (see `two_phase.rs`).
+    pub(crate) fn persist_prepared(&self, name: &[u8], batch: &WriteBatch) -> Result<()> {
+        self.inner.persist_prepared(name, batch)
+    }
+
+    /// Commits prepared transaction `name`: its batch with a commit marker, synced.
+    pub(crate) fn commit_prepared(
+        &self,
+        name: &[u8],
+        batch: WriteBatch,
+        options: &WriteOptions,
+    ) -> Result<()> {
+        self.inner.check_writable()?;
+        let batch = self.inner.stamp_ttl(batch, None)?;
+        self.inner.commit_prepared(name, batch, options)
+    }
+
+    /// Forgets prepared transaction `name` (rolled back).
+    pub(crate) fn rollback_prepared(&self, name: &[u8]) -> Result<()> {
+        self.inner.rollback_prepared(name)
+    }
+
+    /// The prepared transactions found at open, as (name, batch); each is handed out once.
+    pub(crate) fn take_prepared(&self) -> Vec<(Vec<u8>, WriteBatch)> {
+        std::mem::take(&mut *self.inner.prepared.lock())
+            .into_iter()
+            .map(|p| (p.name, p.batch))
+            .collect()
     }
 
     /// The merge operator of family `cf` (`None`: none configured), for reads that resolve

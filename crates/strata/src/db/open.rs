@@ -153,7 +153,7 @@ impl Db {
             manifest_number: versions.manifest_number(),
         };
         let wals = remove_obsolete_files(fs.as_ref(), &path, &live)?;
-        let recovered = recovery::replay_wals(
+        let mut recovered = recovery::replay_wals(
             fs.as_ref(),
             &path,
             &wals,
@@ -162,6 +162,7 @@ impl Db {
             &io,
             false,
         )?;
+        let committed_prepared = std::mem::take(&mut recovered.committed_prepared);
         // The replayed WALs stay until their memtables are flushed, no longer the newest: make
         // what a crashed process left unsynced in them durable before a new WAL exists, or a
         // power cut could take it while keeping later synced writes (or tear an older WAL).
@@ -197,6 +198,7 @@ impl Db {
             info_log,
             read_only: false,
         });
+        *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, false)?;
         for name in &to_create {
             inner.create_family(name, named[name].clone())?;
         }
@@ -267,7 +269,7 @@ impl Db {
             })
             .collect();
         wals.sort_unstable();
-        let recovered = recovery::replay_wals(
+        let mut recovered = recovery::replay_wals(
             fs.as_ref(),
             &path,
             &wals,
@@ -276,6 +278,7 @@ impl Db {
             &io,
             true,
         )?;
+        let committed_prepared = std::mem::take(&mut recovered.committed_prepared);
         let log_number = wals.last().map_or(min_log, |n| n + 1);
         let wal = LogWriter::new(Box::new(ReadOnlyFile::new(filename::wal_path(
             &path, log_number,
@@ -294,6 +297,7 @@ impl Db {
             info_log: InfoLog::disabled(),
             read_only: true,
         });
+        *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, true)?;
         Ok(Db { inner })
     }
 }
@@ -428,6 +432,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         lock: Mutex::new(lock),
         read_only,
         options,
+        prepared: Mutex::new(Vec::new()),
     })
 }
 

@@ -15,7 +15,7 @@
 //!   file and offset: the older WALs were synced when they were closed, so damage there is not
 //!   a crash artefact and dropping it silently could lose acknowledged writes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -74,6 +74,8 @@ pub(crate) struct Recovered {
     pub kept_wals: Vec<u64>,
     /// The largest sequence number replayed.
     pub last_sequence: SequenceNumber,
+    /// The names of prepared transactions whose commit marker was replayed.
+    pub committed_prepared: HashSet<Vec<u8>>,
     pub report: RecoveryReport,
 }
 
@@ -94,6 +96,7 @@ pub(crate) fn replay_wals(
         mems: BTreeMap::new(),
         kept_wals: Vec::new(),
         last_sequence: 0,
+        committed_prepared: HashSet::new(),
         report: RecoveryReport::default(),
     };
     for (i, &number) in numbers.iter().enumerate() {
@@ -255,6 +258,11 @@ fn replay_one(
         for entry in batch.iter() {
             if let Err(reason) = entry.and_then(|e| mems.target(e.cf).map(|_| ())) {
                 return bad(reason);
+            }
+        }
+        for blob in batch.log_data() {
+            if let Some(name) = blob.strip_prefix(super::two_phase::COMMIT_MARKER) {
+                out.committed_prepared.insert(name.to_vec());
             }
         }
         let mut seq = batch.seq;

@@ -96,6 +96,11 @@ impl WriterState {
         }
     }
 
+    /// Stops the write path on `cause`: every later write fails naming it.
+    pub fn stop(&mut self, cause: &Error) {
+        self.stopped = Some(cause.duplicate());
+    }
+
     /// Syncs the WAL if it has unsynced appends.
     pub fn sync_wal(&mut self) -> Result<()> {
         if let Some(e) = &self.stopped {
@@ -125,7 +130,7 @@ impl DbInner {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
         self.check_merges_allowed(&batch)?;
-        if batch.is_empty() {
+        if batch.is_empty() && !batch.has_log_data() {
             return Ok(());
         }
         let request = self.request(batch, options);

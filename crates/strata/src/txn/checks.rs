@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
     Active,
+    /// Prepared for two-phase commit: only commit or rollback may follow.
+    Prepared,
     Committed,
     /// Its commit failed (a conflict, an expiration, an IO error): nothing was written.
     Failed,
@@ -18,6 +20,11 @@ pub(crate) enum State {
 pub(crate) fn check_active(state: State) -> Result<()> {
     let what = match state {
         State::Active => return Ok(()),
+        State::Prepared => {
+            return Err(Error::InvalidArgument(
+                "the transaction is prepared: only commit or rollback may follow".into(),
+            ))
+        }
         State::Committed => "committed",
         State::Failed => "ended by a failed commit",
         State::RolledBack => "rolled back",

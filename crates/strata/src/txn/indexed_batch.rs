@@ -104,6 +104,25 @@ impl IndexedBatch {
         IndexedBatch::default()
     }
 
+    /// An indexed batch holding the updates of `batch` (its log data aside).
+    pub(crate) fn from_write_batch(batch: WriteBatch) -> Result<IndexedBatch> {
+        let mut index = BTreeMap::new();
+        for entry in batch.iter() {
+            let e = entry.map_err(|reason| Error::InvalidArgument(reason.to_string()))?;
+            if e.kind == ValueKind::RangeDeletion {
+                return Err(Error::InvalidArgument(
+                    "a range deletion cannot be part of a transaction".into(),
+                ));
+            }
+            fold(&mut index, e.cf, e.kind, e.key, e.value);
+        }
+        Ok(IndexedBatch {
+            batch,
+            index,
+            save_points: Vec::new(),
+        })
+    }
+
     /// Sets `key` to `value` in the default family.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
         self.record(0, ValueKind::Put, key, value);

@@ -13,12 +13,19 @@
 //! - A transaction whose `expiration` has passed can lose its locks to waiters; its commit
 //!   then fails and writes nothing.
 //! - Locks of a transaction are released after its batch is written, never before.
+//! - Two-phase commit: a named transaction's `prepare` makes its batch durable (see
+//!   `db/two_phase.rs`) and keeps its locks; only `commit` or `rollback` may follow. A
+//!   prepared transaction dropped without either, or found at open after a crash, is kept
+//!   by the `TransactionDb` with its keys locked, and `prepared_transactions` hands it out
+//!   again. Names are unique among the transactions of a `TransactionDb`.
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use crate::column_family::ColumnFamily;
 use crate::db::Db;
@@ -68,21 +75,97 @@ pub struct TransactionDb {
     db: Db,
     locks: LockTable,
     next_id: AtomicU64,
+    /// The names of named transactions that have not ended.
+    names: Mutex<HashSet<Vec<u8>>>,
+    /// Prepared transactions no handle holds (dropped, or found at open), with their locks.
+    parked: Mutex<Vec<Parked>>,
+}
+
+/// A prepared transaction kept by the database while no handle holds it.
+struct Parked {
+    id: TxnId,
+    name: Vec<u8>,
+    batch: IndexedBatch,
+    locked: Vec<LockKey>,
+    write_options: WriteOptions,
 }
 
 impl TransactionDb {
     /// Wraps an open database. Writes made through `db()` directly do not take locks.
-    pub fn new(db: Db) -> TransactionDb {
-        TransactionDb {
+    ///
+    /// Prepared transactions the database recovered are taken over with their keys locked
+    /// (see [`TransactionDb::prepared_transactions`]).
+    pub fn new(db: Db) -> Result<TransactionDb> {
+        let tdb = TransactionDb {
             db,
             locks: LockTable::default(),
             next_id: AtomicU64::new(1),
+            names: Mutex::new(HashSet::new()),
+            parked: Mutex::new(Vec::new()),
+        };
+        for (name, batch) in tdb.db.take_prepared() {
+            let id = tdb.next_id.fetch_add(1, Ordering::Relaxed);
+            let batch = IndexedBatch::from_write_batch(batch)?;
+            let mut locked: Vec<LockKey> = Vec::new();
+            let expired = Arc::new(AtomicBool::new(false));
+            let locker = Locker {
+                id,
+                timeout: Duration::ZERO,
+                deadlock_detect: false,
+                expires: None,
+                expired: &expired,
+            };
+            for entry in batch.write_batch().iter().flatten() {
+                let key = (entry.cf, entry.key.to_vec());
+                if !locked.contains(&key) {
+                    // Nothing else holds a lock yet: this cannot wait.
+                    tdb.locks
+                        .lock(&locker, &key, &|| "a recovered key".into())?;
+                    locked.push(key);
+                }
+            }
+            tdb.names.lock().insert(name.clone());
+            tdb.parked.lock().push(Parked {
+                id,
+                name,
+                batch,
+                locked,
+                write_options: WriteOptions::default(),
+            });
         }
+        Ok(tdb)
+    }
+
+    /// The prepared transactions no handle holds: those recovered at open and those dropped
+    /// after `prepare`. Each is handed out once; commit or roll it back (dropping it again
+    /// parks it again).
+    pub fn prepared_transactions(&self) -> Vec<Transaction<'_>> {
+        std::mem::take(&mut *self.parked.lock())
+            .into_iter()
+            .map(|p| {
+                let locked_set = p.locked.iter().cloned().collect();
+                Transaction {
+                    tdb: self,
+                    id: p.id,
+                    options: TransactionOptions::default(),
+                    write_options: p.write_options,
+                    snapshot: None,
+                    expires: None,
+                    expired: Arc::new(AtomicBool::new(false)),
+                    batch: p.batch,
+                    locked: p.locked,
+                    locked_set,
+                    save_points: Vec::new(),
+                    name: Some(p.name),
+                    state: State::Prepared,
+                }
+            })
+            .collect()
     }
 
     /// Opens (or creates, per `options`) the database at `path`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<TransactionDb> {
-        Ok(TransactionDb::new(Db::open(path, options)?))
+        TransactionDb::new(Db::open(path, options)?)
     }
 
     /// Opens the database at `path` with its column families, as [`Db::open_cf`].
@@ -91,7 +174,7 @@ impl TransactionDb {
         options: Options,
         families: impl IntoIterator<Item = (N, CfOptions)>,
     ) -> Result<TransactionDb> {
-        Ok(TransactionDb::new(Db::open_cf(path, options, families)?))
+        TransactionDb::new(Db::open_cf(path, options, families)?)
     }
 
     /// The database, for reads, families and maintenance. Its write methods bypass the
@@ -119,6 +202,7 @@ impl TransactionDb {
             locked: Vec::new(),
             locked_set: HashSet::new(),
             save_points: Vec::new(),
+            name: None,
             state: State::Active,
         }
     }
@@ -145,7 +229,7 @@ impl TransactionDb {
             t.lock_key(key, None)?;
         }
         let result = self.db.write(batch, write_options);
-        t.rollback();
+        t.rollback()?;
         result
     }
 
@@ -186,6 +270,8 @@ pub struct Transaction<'db> {
     locked_set: HashSet<LockKey>,
     /// Per save point: how many keys were locked when it was set.
     save_points: Vec<usize>,
+    /// The name for two-phase commit, once set.
+    name: Option<Vec<u8>>,
     state: State,
 }
 
@@ -389,16 +475,86 @@ impl<'db> Transaction<'db> {
         self.batch.is_empty()
     }
 
+    /// Names the transaction, for two-phase commit. The name must be unique among the
+    /// transactions of the database that have not ended (prepared ones included).
+    pub fn set_name(&mut self, name: &str) -> Result<()> {
+        self.check_active()?;
+        if self.name.is_some() {
+            return Err(Error::InvalidArgument(
+                "the transaction already has a name".into(),
+            ));
+        }
+        if name.is_empty() || name.len() > 512 {
+            return Err(Error::InvalidArgument(format!(
+                "transaction name of {} bytes refused: a name has 1 to 512 bytes",
+                name.len()
+            )));
+        }
+        if !self.tdb.names.lock().insert(name.as_bytes().to_vec()) {
+            return Err(Error::InvalidArgument(format!(
+                "a transaction named '{name}' exists already (running or prepared)"
+            )));
+        }
+        self.name = Some(name.as_bytes().to_vec());
+        Ok(())
+    }
+
+    /// The transaction's name, if set.
+    pub fn name(&self) -> Option<&[u8]> {
+        self.name.as_deref()
+    }
+
+    /// The first phase of two-phase commit: makes the transaction's writes durable without
+    /// applying them, keeping its locks. After a crash, the database offers it again
+    /// ([`TransactionDb::prepared_transactions`]). Only `commit` or `rollback` may follow.
+    pub fn prepare(&mut self) -> Result<()> {
+        self.check_active()?;
+        let Some(name) = self.name.clone() else {
+            return Err(Error::InvalidArgument(
+                "prepare needs a named transaction: call set_name first".into(),
+            ));
+        };
+        if self.expired.load(Ordering::Acquire) {
+            return Err(self.expired_error());
+        }
+        self.tdb
+            .db
+            .persist_prepared(&name, self.batch.write_batch())?;
+        self.state = State::Prepared;
+        Ok(())
+    }
+
+    fn expired_error(&self) -> Error {
+        Error::Busy(format!(
+            "the transaction expired (expiration {} ms) and other transactions took its \
+             locks: nothing was written",
+            self.options.expiration.unwrap_or_default().as_millis()
+        ))
+    }
+
     /// Writes the transaction's writes atomically, then releases its locks. Fails, writing
-    /// nothing, if the transaction expired and lost its locks. Either way it ends.
+    /// nothing, if the transaction expired and lost its locks. Either way it ends. A
+    /// prepared transaction's commit is synced and recorded so that recovery does not offer
+    /// it again.
     pub fn commit(&mut self) -> Result<()> {
+        if self.state == State::Prepared {
+            let name = self.name.clone().unwrap_or_default();
+            let batch = self.batch.take_write_batch();
+            let result = self
+                .tdb
+                .db
+                .commit_prepared(&name, batch, &self.write_options);
+            self.state = if result.is_ok() {
+                State::Committed
+            } else {
+                State::Failed
+            };
+            self.release();
+            return result;
+        }
         self.check_active()?;
         let result = if self.expired.load(Ordering::Acquire) {
-            Err(Error::Busy(format!(
-                "the transaction expired (expiration {} ms) and other transactions took its \
-                 locks: nothing was written",
-                self.options.expiration.unwrap_or_default().as_millis()
-            )))
+            Err(self.expired_error())
         } else {
             let batch = self.batch.take_write_batch();
             self.tdb.db.write(batch, &self.write_options)
@@ -412,13 +568,20 @@ impl<'db> Transaction<'db> {
         result
     }
 
-    /// Drops the transaction's writes and releases its locks. Allowed in any state.
-    pub fn rollback(&mut self) {
+    /// Drops the transaction's writes and releases its locks. Allowed in any state (a
+    /// second call does nothing). A prepared transaction's durable record is removed; if
+    /// that fails, the transaction stays prepared and the error is returned.
+    pub fn rollback(&mut self) -> Result<()> {
+        if self.state == State::Prepared {
+            let name = self.name.clone().unwrap_or_default();
+            self.tdb.db.rollback_prepared(&name)?;
+        }
         self.batch.clear();
         self.release();
-        if self.state == State::Active {
+        if matches!(self.state, State::Active | State::Prepared) {
             self.state = State::RolledBack;
         }
+        Ok(())
     }
 
     fn release(&mut self) {
@@ -426,11 +589,26 @@ impl<'db> Transaction<'db> {
         self.locked.clear();
         self.locked_set.clear();
         self.save_points.clear();
+        if let Some(name) = self.name.take() {
+            self.tdb.names.lock().remove(&name);
+        }
     }
 }
 
 impl Drop for Transaction<'_> {
+    /// Rolls back a running transaction; a prepared one is parked in its `TransactionDb`,
+    /// locks held, for `prepared_transactions` to hand out again.
     fn drop(&mut self) {
-        self.rollback();
+        if self.state == State::Prepared {
+            self.tdb.parked.lock().push(Parked {
+                id: self.id,
+                name: self.name.take().unwrap_or_default(),
+                batch: std::mem::take(&mut self.batch),
+                locked: std::mem::take(&mut self.locked),
+                write_options: self.write_options,
+            });
+            return;
+        }
+        let _ = self.rollback();
     }
 }
