@@ -83,6 +83,26 @@ impl WriteBatch {
         Ok(())
     }
 
+    /// Adds: remove every key with begin <= key < end (one record). A begin after the end
+    /// makes `write()` fail with InvalidArgument naming both keys, writing nothing of the
+    /// batch.
+    #[pyo3(signature = (begin, end, column_family=None))]
+    fn delete_range(
+        &self,
+        begin: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = self.target(column_family)?;
+        let (begin, end) = (bytes_arg(begin, "begin")?, bytes_arg(end, "end")?);
+        let mut batch = self.batch.lock();
+        match &cf {
+            Some(cf) => batch.delete_range_cf(cf, &begin, &end),
+            None => batch.delete_range(&begin, &end),
+        };
+        Ok(())
+    }
+
     /// Adds: merge `operand` into `key` (needs a merge operator).
     #[pyo3(signature = (key, operand, column_family=None))]
     fn merge(

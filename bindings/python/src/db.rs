@@ -199,6 +199,26 @@ impl Db {
         })
     }
 
+    /// One range deletion of `[begin, end)`: `begin > end` is InvalidArgument naming both
+    /// keys (nothing written), `begin == end` writes nothing.
+    pub fn delete_range_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        (begin, end): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        sync: bool,
+    ) -> PyResult<()> {
+        let (begin, end) = (bytes_arg(begin, "begin")?, bytes_arg(end, "end")?);
+        self.run(py, |db| {
+            let mut batch = strata::WriteBatch::new();
+            match cf {
+                Some(cf) => batch.delete_range_cf(cf, &begin, &end),
+                None => batch.delete_range(&begin, &end),
+            };
+            db.write(batch, &write_options(sync))
+        })
+    }
+
     pub fn merge_raw(
         &self,
         py: Python<'_>,
@@ -319,6 +339,20 @@ impl Db {
     #[pyo3(signature = (key, *, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
         self.delete_raw(py, None, key, sync)
+    }
+
+    /// Removes every key with begin <= key < end, with one record whatever the number of
+    /// keys (RocksDB's DeleteRange). InvalidArgument, naming both keys, when begin > end;
+    /// nothing when they are equal.
+    #[pyo3(signature = (begin, end, *, sync=false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        begin: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        self.delete_range_raw(py, None, (begin, end), sync)
     }
 
     /// Records `operand` for `key`, combined with its value by the merge operator given to
@@ -586,6 +620,20 @@ impl ColumnFamily {
     #[pyo3(signature = (key, *, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
         self.db.get().delete_raw(py, Some(&self.cf), key, sync)
+    }
+
+    /// Removes every key of the family with begin <= key < end; see `Db.delete_range()`.
+    #[pyo3(signature = (begin, end, *, sync=false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        begin: &Bound<'_, PyAny>,
+        end: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        self.db
+            .get()
+            .delete_range_raw(py, Some(&self.cf), (begin, end), sync)
     }
 
     /// Records `operand` for `key`, combined by the family's merge operator.

@@ -529,3 +529,110 @@ fn writes_batches_and_column_families_shape_the_write_steps() {
         );
     }
 }
+
+/// The `range tombstones: N written` count of the step named `step`.
+fn tombstones_written(out: &str, step: &str) -> u64 {
+    let mut lines = out.lines().skip_while(|l| !l.starts_with(step));
+    lines
+        .find_map(|l| l.split_once("range tombstones: "))
+        .and_then(|(_, rest)| rest.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no tombstone count after {step}:\n{out}"))
+}
+
+/// Range tombstones over a full database, worked out by hand. fillseq over keys 0..999 with
+/// --writes=30 and a tombstone 5 keys wide every 10 writes: keys 0-9 are written, the
+/// tombstone draws the next key, 10, and deletes 10-14; keys 11-20 are written again (after
+/// it, so they stay), the next tombstone deletes 21-25, keys 22-31 are written, the last
+/// deletes 32-36. Keys 10, 21 and 32-36 are gone: a scan finds 993. With two column families
+/// a tombstone deletes only its begin key's family: 10, 21, 32, 34 and 36 are gone (995).
+/// Batches of 4 are cut where a tombstone comes due, so they change nothing.
+#[test]
+fn range_tombstones_delete_their_width_after_every_nth_write() {
+    let tombstones = [
+        "--writes_per_range_tombstone=10",
+        "--range_tombstone_width=5",
+        "--max_num_range_tombstones=3",
+    ];
+    for engine in engines() {
+        for (families, batch, left) in [("1", "1", 993), ("1", "4", 993), ("2", "1", 995)] {
+            if engine == "lmdb" && families != "1" {
+                continue;
+            }
+            let case = format!("{engine}, {families} families, batches of {batch}");
+            let engine_flag = format!("--engine={engine}");
+            let families_flag = format!("--num_column_families={families}");
+            let batch_flag = format!("--batch_size={batch}");
+            let common = [engine_flag.as_str(), families_flag.as_str(), "--num=1000"];
+            let mut fill = common.to_vec();
+            fill.push("--benchmarks=fillseq");
+            let (_dir, db) = bench_db(&fill);
+            let mut flags = common.to_vec();
+            flags.extend([
+                "--use_existing_db",
+                "--writes=30",
+                &batch_flag,
+                "--benchmarks=fillseq,readseq",
+            ]);
+            flags.extend(tombstones);
+            let (ok, out, err) = bench(&db, &flags);
+            assert!(ok, "{case}: {err}");
+            assert!(
+                out.contains("RangeDel:   one of 5 keys every 10 writes, at most 3 per thread"),
+                "{case}:\n{out}"
+            );
+            assert_eq!(tombstones_written(&out, "fillseq"), 3, "{case}:\n{out}");
+            let lines = parse(&out);
+            assert_eq!(lines[0].ops, 30, "tombstones are no operations: {case}");
+            assert_eq!(lines[1].ops, left, "{case}:\n{out}");
+            if engine == "lmdb" {
+                assert!(out.contains("LMDB has no range deletion"), "{out}");
+            }
+        }
+    }
+}
+
+/// "readrandom after N range tombstones": db_bench's flags on a fillrandom step, then
+/// readrandom. On one thread (whose keys are the same in both runs) the reads find fewer keys
+/// than after the same fill without tombstones; on two, each thread writes its own 40 (the
+/// maximum is per thread, as db_bench counts it).
+#[test]
+fn readrandom_after_range_tombstones_finds_fewer_keys() {
+    let run = |threads: &str, extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut flags = vec!["--num=2000", threads, "--benchmarks=fillrandom,readrandom"];
+        flags.extend_from_slice(extra);
+        let (ok, out, err) = bench(&dir.path().join("db"), &flags);
+        assert!(ok, "{err}");
+        out
+    };
+    let tombstones = [
+        "--writes_per_range_tombstone=50",
+        "--range_tombstone_width=50",
+        "--max_num_range_tombstones=40",
+    ];
+    let plain = run("--threads=1", &[]);
+    assert!(!plain.contains("range tombstones"), "{plain}");
+    let with = run("--threads=1", &tombstones);
+    assert_eq!(tombstones_written(&with, "fillrandom"), 40, "{with}");
+    let found = |out: &str| parse(out)[1].found.unwrap();
+    let ((plain_found, reads), (with_found, with_reads)) = (found(&plain), found(&with));
+    assert_eq!((reads, with_reads), (2000, 2000));
+    // 40 tombstones of 50 keys spread over the fill cover the key space once on average; the
+    // writes after each put back part of what it deleted.
+    assert!(
+        with_found < plain_found * 9 / 10,
+        "{with_found} vs {plain_found}\n{with}"
+    );
+    let two = run("--threads=2", &tombstones);
+    assert_eq!(tombstones_written(&two, "fillrandom"), 80, "{two}");
+    // A tombstone of width 0 would delete nothing: refused, naming the flag.
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--writes_per_range_tombstone=5",
+            "--range_tombstone_width=0",
+        ],
+    );
+    assert!(!ok && err.contains("--range_tombstone_width"), "{err}");
+}

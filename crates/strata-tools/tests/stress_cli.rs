@@ -97,3 +97,29 @@ fn a_closed_stdout_ends_a_run_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(status.success(), "{status}: {err}");
 }
+
+/// A mix heavy in range deletions (alone and in batches) passes its checks, and a key space
+/// the key format cannot sort is refused naming the flag.
+#[test]
+fn range_deletions_are_checked_and_an_unsortable_key_space_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let (ok, out, err) = stress(&[
+        &db,
+        "--duration=2",
+        "--keys=1000",
+        "--ops=put=10,merge=3,delete_range=10,batch=10,get=10,iter=5,snapshot=2",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("reopened and verified 1000 keys"), "{out}");
+    let db = format!("--db={}", dir.path().join("big").display());
+    let (ok, _, err) = stress(&[&db, "--duration=1", "--keys=100000001"]);
+    assert!(
+        !ok && err.contains("--keys must be at most 100000000"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("big").exists(),
+        "a refused run creates nothing"
+    );
+}

@@ -132,5 +132,15 @@ fn write_seeds() {
             0, 1, 9, 2, 3, 40, 5, 3, 4, 3, 1, 1, 2, 2, 7, 6, 8, 9, 5, 1, 6,
         ],
     );
+    // Family operations (207: select and create f1, create f2 twice, drop it, drop the
+    // default family, flush, reopen, a batch over two families, a drop of f1).
+    write(
+        "api_ops",
+        "seed-families",
+        &[
+            207, 4, 0, 1, 9, 5, 1, 207, 0, 5, 1, 6, 207, 9, 207, 9, 207, 10, 207, 10, 207, 2, 207,
+            3, 9, 6, 207, 4, 207, 0, 4, 3, 1, 1, 33, 1, 65, 3, 6, 207, 6, 9, 6,
+        ],
+    );
     db.close().unwrap();
 }

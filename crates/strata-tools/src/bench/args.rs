@@ -72,6 +72,29 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     pub num_column_families: usize,
 
+    /// In the write steps (fill*, overwrite, fillsync), a range tombstone after every this
+    /// many writes of a thread (db_bench's rule; 0 = none): it deletes
+    /// --range_tombstone_width keys from a key drawn as the step draws its keys, in the
+    /// column family of that key. It is its own write right after the write that reached the
+    /// count (db_bench adds it to that write's batch; --batch_size batches are cut there).
+    /// The step's output counts them. With --engine=lmdb, which has no range deletion, each
+    /// is a transaction deleting every key present in the range.
+    #[arg(long, default_value_t = 0)]
+    pub writes_per_range_tombstone: u64,
+
+    /// Keys each range tombstone spans: [key(b), key(b + width)).
+    #[arg(long, default_value_t = 100)]
+    pub range_tombstone_width: u64,
+
+    /// Range tombstones per thread per write step at most (db_bench's default 0 writes
+    /// none: set it with --writes_per_range_tombstone).
+    #[arg(long, default_value_t = 0)]
+    pub max_num_range_tombstones: u64,
+
+    /// Writes of a thread before its range tombstones start being counted.
+    #[arg(long, default_value_t = 0)]
+    pub writes_before_delete_range: u64,
+
     /// Number of read operations per thread; -1 means --num.
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub reads: i64,

@@ -10,6 +10,7 @@ mod args;
 mod engine;
 mod gen;
 mod plot;
+mod range_tombstones;
 mod report;
 mod temp_db;
 mod units;
@@ -23,6 +24,7 @@ use strata::internals::Rng;
 pub use args::BenchArgs;
 use engine::{Counters, Engine, EngineResult};
 use gen::{fill_key, LiveKeys, ValueGen};
+use range_tombstones::RangeTombstones;
 use report::{dir_size, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
 use units::mb;
 
@@ -156,7 +158,7 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
     ];
     match problems.iter().find(|(bad, _)| *bad) {
         Some((_, why)) => Err(why.to_string()),
-        None => Ok(()),
+        None => range_tombstones::check_flags(args),
     }
 }
 
@@ -280,6 +282,9 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> st
     }
     if let Some(r) = db.recovery() {
         outln!("Recovered:  {r}")?;
+    }
+    if let Some(rule) = RangeTombstones::of(args) {
+        outln!("RangeDel:   {} (in the write steps)", rule.describe())?;
     }
     outln!("------------------------------------------------")
 }
@@ -419,6 +424,18 @@ fn run_step(
         _ => String::new(),
     };
     outln!("{}", result_line(name, &total, elapsed, &message))?;
+    if matches!(reader_step, Step::Fill(_) | Step::FillSync) {
+        if let Some(rule) = RangeTombstones::of(args) {
+            let how = db
+                .range_deletion_emulated()
+                .map_or(String::new(), |how| format!(" ({how})"));
+            outln!(
+                "             : range tombstones: {} written, {} keys wide{how}",
+                total.range_tombstones,
+                rule.width
+            )?;
+        }
+    }
     if let Some(w) = writer {
         outln!(
             "             : writer: {} puts ({:.0}/s) beside the readers",
@@ -644,18 +661,34 @@ fn run_thread(
     match step {
         Step::Fill(order) | Step::Delete(order) => {
             let permutation = (order == KeyOrder::UniqueRandom).then(|| shuffled(num, &mut rng));
+            let tombstones = RangeTombstones::of(args).filter(|_| matches!(step, Step::Fill(_)));
+            // Keys drawn from the step's generator: the writes' and the tombstones' begin
+            // keys, as db_bench draws both from one generator.
+            let mut drawn = 0;
+            let mut draw = |rng: &mut Rng| {
+                let k = match order {
+                    KeyOrder::Sequential => drawn % num,
+                    KeyOrder::Random => rng.below(num),
+                    KeyOrder::UniqueRandom => permutation
+                        .as_ref()
+                        .map_or(drawn, |p| p[(drawn % num) as usize]),
+                };
+                drawn += 1;
+                k
+            };
+            // The begin key of a tombstone due and not yet written: drawn when due, as
+            // db_bench draws it, and written right after the write (or the batch, cut there)
+            // that reached the count.
+            let mut tombstones_due = Vec::new();
             let mut i = 0;
             let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             while more(i, args.writes()) {
-                let k = match order {
-                    KeyOrder::Sequential => i % num,
-                    KeyOrder::Random => rng.below(num),
-                    KeyOrder::UniqueRandom => {
-                        permutation.as_ref().map_or(i, |p| p[(i % num) as usize])
-                    }
-                };
+                let k = draw(&mut rng);
                 i += 1;
                 fill_key(k, &mut key);
+                if tombstones.is_some_and(|t| t.due(i)) {
+                    tombstones_due.push(draw(&mut rng));
+                }
                 let t = clock();
                 if matches!(step, Step::Delete(_)) {
                     db.delete(&key, sync)?;
@@ -669,7 +702,12 @@ fn run_thread(
                     live.put(k);
                     stats.bytes += (key_size + args.value_size) as u64;
                     stats.written += (key_size + args.value_size) as u64;
-                    if batch.len() < args.batch_size && more(i, args.writes()) {
+                    // A tombstone due cuts the batch: it must follow the writes before it and
+                    // precede those after it, as it does inside db_bench's batch.
+                    if batch.len() < args.batch_size
+                        && more(i, args.writes())
+                        && tombstones_due.is_empty()
+                    {
                         continue;
                     }
                     db.put_batch(&batch, sync)?;
@@ -685,9 +723,16 @@ fn run_thread(
                     stats.written += (key_size + args.value_size) as u64;
                 }
                 timed(&mut stats, t);
+                if let Some(rule) = tombstones {
+                    for begin in std::mem::take(&mut tombstones_due) {
+                        let written = delete_range(args, db, live, rule, begin, sync)?;
+                        stats.range_tombstones += u64::from(written);
+                    }
+                }
             }
         }
         Step::FillSync => {
+            let tombstones = RangeTombstones::of(args);
             while more(stats.done, (args.writes() / 1000).max(1)) {
                 let k = rng.below(num);
                 fill_key(k, &mut key);
@@ -698,6 +743,11 @@ fn run_thread(
                 stats.bytes += (key_size + args.value_size) as u64;
                 stats.written += (key_size + args.value_size) as u64;
                 timed(&mut stats, t);
+                if let Some(rule) = tombstones.filter(|t| t.due(stats.done)) {
+                    let begin = rng.below(num);
+                    let written = delete_range(args, db, live, rule, begin, sync)?;
+                    stats.range_tombstones += u64::from(written);
+                }
             }
         }
         Step::ReadRandom { .. } => {
@@ -807,6 +857,36 @@ fn run_thread(
     stats.seconds = start.elapsed().as_secs_f64();
     stats.hist = hist;
     Ok(stats)
+}
+
+/// Writes the range tombstone of `rule` that begins at key number `begin`, and marks the
+/// keys it deletes (those of its column family) as gone. Returns false, writing nothing,
+/// when the range would wrap past the largest key of --key_size (keys under 8 bytes).
+fn delete_range(
+    args: &BenchArgs,
+    db: &dyn Engine,
+    live: &LiveKeys,
+    rule: RangeTombstones,
+    begin: u64,
+    sync: bool,
+) -> EngineResult<bool> {
+    let end = begin.saturating_add(rule.width);
+    let (mut b, mut e) = (vec![0u8; args.key_size], vec![0u8; args.key_size]);
+    fill_key(begin, &mut b);
+    fill_key(end, &mut e);
+    if e <= b {
+        return Ok(false);
+    }
+    db.delete_range(&b, &e, sync)?;
+    let families = args.num_column_families.max(1);
+    let family = engine::family_of(&b, families);
+    for k in begin..end.min(args.num) {
+        fill_key(k, &mut e);
+        if engine::family_of(&e, families) == family {
+            live.delete(k);
+        }
+    }
+    Ok(true)
 }
 
 /// Draws a step's progress bar until `done`: operations out of the step's total, or seconds

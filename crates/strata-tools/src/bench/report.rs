@@ -246,6 +246,8 @@ pub struct ThreadStats {
     /// Bytes of keys and values the thread wrote (the denominator of write-amp).
     pub written: u64,
     pub found: u64,
+    /// Range tombstones written (--writes_per_range_tombstone).
+    pub range_tombstones: u64,
     pub seconds: f64,
     pub hist: Histogram,
 }
@@ -257,6 +259,7 @@ impl ThreadStats {
         self.bytes += o.bytes;
         self.written += o.written;
         self.found += o.found;
+        self.range_tombstones += o.range_tombstones;
         self.seconds += o.seconds;
         self.hist.merge(&o.hist);
     }

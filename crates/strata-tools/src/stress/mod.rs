@@ -2,10 +2,12 @@
 //! outside the database (RocksDB's db_stress in spirit), and a crash mode that kills the
 //! process at random moments and verifies what comes back.
 //!
-//! Each thread owns the keys `k` with `k % threads == thread`, so the expected value of an
-//! owned key is known exactly between the thread's own operations: gets, iterations and
-//! snapshot reads of owned keys are checked against it while the run goes on. Writes go
-//! through the [`oracle`]: pending before, committed after the acknowledgement.
+//! Each thread owns one contiguous block of the key space (see [`Blocks`]), so the expected
+//! value of an owned key is known exactly between the thread's own operations: gets,
+//! iterations and snapshot reads of owned keys are checked against it while the run goes on.
+//! Writes go through the [`oracle`]: pending before, committed after the acknowledgement.
+//! Keys are `k` and 8 digits, so their bytes sort as their indexes and a block is a range of
+//! the key space: a range deletion inside a thread's block deletes only keys it owns.
 //!
 //! Verification after a run or a kill: for every key, the database holds its committed value
 //! or the one of a write that was in flight; a full scan agrees with point reads and holds
@@ -14,7 +16,13 @@
 //! keeps what a killed process wrote). A batch in flight at the kill is all there or not at
 //! all: a thread has one write in flight, so its keys still marked pending are one batch.
 //!
-//! Merges (`uint64add`): when the mix has merges, every fourth key a thread owns is a
+//! Range deletions (`delete_range`, alone or in a batch): from an owned key over up to 32
+//! keys of the thread's block, in one column family, so they delete the keys of that family
+//! in the range. The oracle marks each of those keys pending (a delete) before the write and
+//! commits it after, as for any other write; a batch's keys get the value its last write to
+//! them leaves (a put after a range deletion in the same batch survives it).
+//!
+//! Merges (`uint64add`): when the mix has merges, every fourth key (`k % 4 == 3`) is a
 //! *counter*, whose values are 8-byte little-endian integers and whose value id is the
 //! integer itself. A put writes the next id; a merge adds 1 to 16, so that the id after it is
 //! the sum. The oracle then models merges as any other write: pending before, committed after.
@@ -94,10 +102,11 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 300)]
     pub max_value_size: usize,
 
-    /// Operation mix as weights: put, merge, delete, single_delete, batch, get, iter, snapshot.
+    /// Operation mix as weights: put, merge, delete, single_delete, delete_range, batch,
+    /// get, iter, snapshot.
     #[arg(
         long,
-        default_value = "put=40,merge=8,delete=8,single_delete=4,batch=10,get=25,iter=8,snapshot=5"
+        default_value = "put=40,merge=8,delete=8,single_delete=4,delete_range=3,batch=10,get=25,iter=8,snapshot=5"
     )]
     pub ops: String,
 
@@ -130,6 +139,7 @@ struct Mix {
     merge: u64,
     delete: u64,
     single_delete: u64,
+    delete_range: u64,
     batch: u64,
     get: u64,
     iter: u64,
@@ -151,6 +161,7 @@ impl Mix {
                 "merge" => m.merge = w,
                 "delete" => m.delete = w,
                 "single_delete" => m.single_delete = w,
+                "delete_range" => m.delete_range = w,
                 "batch" => m.batch = w,
                 "get" => m.get = w,
                 "iter" => m.iter = w,
@@ -169,6 +180,7 @@ impl Mix {
             + self.merge
             + self.delete
             + self.single_delete
+            + self.delete_range
             + self.batch
             + self.get
             + self.iter
@@ -176,9 +188,40 @@ impl Mix {
     }
 }
 
+/// Keys the key format sorts in index order: `k` and 8 digits.
+const MAX_KEYS: u64 = 100_000_000;
+
 /// The key of index `k`.
 fn key(k: u64) -> Vec<u8> {
     format!("k{k:08}").into_bytes()
+}
+
+/// The threads' blocks of keys: thread `t` owns `[t * keys / threads, (t + 1) * keys /
+/// threads)`, so every key has one owner and the blocks differ in size by at most one.
+#[derive(Debug, Clone, Copy)]
+struct Blocks {
+    keys: u64,
+    threads: u64,
+}
+
+impl Blocks {
+    fn of(a: &StressArgs) -> Blocks {
+        Blocks {
+            keys: a.keys,
+            threads: a.threads,
+        }
+    }
+
+    /// The keys of thread `t`.
+    fn of_thread(&self, t: u64) -> std::ops::Range<u64> {
+        t * self.keys / self.threads..(t + 1) * self.keys / self.threads
+    }
+
+    /// The thread that owns key `k`: the last `t` whose block starts at or before `k`
+    /// (`t * keys / threads <= k` holds exactly when `t * keys < (k + 1) * threads`).
+    fn owner(&self, k: u64) -> u64 {
+        ((k + 1) * self.threads - 1) / self.keys
+    }
 }
 
 /// The index of a key, if it is one of ours.
@@ -189,9 +232,9 @@ fn key_index(key: &[u8]) -> Option<u64> {
         .ok()
 }
 
-/// True when the run has merges and `k` is a counter (every fourth key of its thread).
+/// True when the run has merges and `k` is a counter (every fourth key).
 fn is_counter(k: u64, a: &StressArgs) -> bool {
-    (k / a.threads) % 4 == 3 && Mix::parse(&a.ops).is_ok_and(|m| m.merge > 0)
+    k % 4 == 3 && Mix::parse(&a.ops).is_ok_and(|m| m.merge > 0)
 }
 
 /// The value with id `id` of key `k`: its length and bytes follow from (k, id); a counter's
@@ -227,6 +270,13 @@ fn value_id(k: u64, v: &[u8], a: &StressArgs) -> Option<u32> {
 pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     if args.threads == 0 || args.keys < args.threads {
         return Err("--threads must be at least 1 and --keys at least --threads".into());
+    }
+    if args.keys > MAX_KEYS {
+        return Err(format!(
+            "--keys must be at most {MAX_KEYS} (keys are k and 8 digits, sorted as their \
+             indexes)"
+        )
+        .into());
     }
     if args.min_value_size > args.max_value_size {
         return Err("--min_value_size is above --max_value_size".into());
@@ -350,21 +400,27 @@ fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
     }
     // A thread has one write in flight at a time, so its keys still marked pending belong to
     // one batch: all of them hold the new value or none does.
-    for thread in 0..a.threads.min(oracle.keys()) {
-        let (mut applied, mut not_applied) = (Vec::new(), Vec::new());
-        for k in (thread..oracle.keys()).step_by(a.threads as usize) {
-            let state = oracle.state(k);
-            match state.pending {
-                Some(p) if p != state.committed => {
-                    if observed[k as usize] == p {
-                        applied.push(k);
-                    } else {
-                        not_applied.push(k);
-                    }
+    let blocks = Blocks {
+        keys: oracle.keys(),
+        threads: a.threads.min(oracle.keys()),
+    };
+    // Per thread: the keys in flight found with their new value, and those without.
+    let mut in_flight = vec![(Vec::new(), Vec::new()); blocks.threads as usize];
+    for k in 0..oracle.keys() {
+        let state = oracle.state(k);
+        match state.pending {
+            Some(p) if p != state.committed => {
+                let (applied, not_applied) = &mut in_flight[blocks.owner(k) as usize];
+                if observed[k as usize] == p {
+                    applied.push(k);
+                } else {
+                    not_applied.push(k);
                 }
-                _ => {}
             }
+            _ => {}
         }
+    }
+    for (thread, (applied, not_applied)) in in_flight.iter().enumerate() {
         if !applied.is_empty() && !not_applied.is_empty() {
             return Err(format!(
                 "a batch of thread {thread} was applied in part: keys {applied:?} hold their \
@@ -422,12 +478,31 @@ fn run_workers(a: &StressArgs, db: &Store, oracle: &Oracle, seed: u64) -> Result
     Ok(ops.load(Ordering::Relaxed))
 }
 
+/// The writes of one batch, as the oracle sees them.
+#[derive(Default)]
+struct Writes {
+    batch: WriteBatch,
+    /// The value id each key written holds after the batch (0: absent).
+    finals: std::collections::BTreeMap<u64, u32>,
+    /// Each write in batch order (key, id), for the count of puts since a delete.
+    order: Vec<(u64, u32)>,
+}
+
+impl Writes {
+    /// Key `k` holds `id` after the writes so far.
+    fn record(&mut self, k: u64, id: u32) {
+        self.finals.insert(k, id);
+        self.order.push((k, id));
+    }
+}
+
 /// One worker thread: random operations on its own keys (and reads of any key).
 struct Worker<'a> {
     a: &'a StressArgs,
     db: &'a Store,
     oracle: &'a Oracle,
-    thread: u64,
+    /// The keys this thread owns.
+    own: std::ops::Range<u64>,
     rng: Rng,
     mix: Mix,
     /// Puts since the last delete of each owned key (single-delete needs at most one).
@@ -448,7 +523,7 @@ impl<'a> Worker<'a> {
             a,
             db,
             oracle,
-            thread,
+            own: Blocks::of(a).of_thread(thread),
             rng: Rng::new(seed),
             mix,
             puts_since_delete: Default::default(),
@@ -458,16 +533,14 @@ impl<'a> Worker<'a> {
 
     /// A random key this thread owns.
     fn own_key(&mut self) -> u64 {
-        let per = (self.a.keys - self.thread).div_ceil(self.a.threads);
-        self.thread + self.a.threads * self.rng.below(per)
+        self.own.start + self.rng.below(self.own.end - self.own.start)
     }
 
     /// A random counter this thread owns, or another owned key when it has none.
     fn own_counter(&mut self) -> u64 {
         let k = self.own_key();
-        let i = (k - self.thread) / self.a.threads;
-        let counter = self.thread + self.a.threads * (i - i % 4 + 3);
-        if counter < self.a.keys {
+        let counter = k - k % 4 + 3;
+        if self.owns(counter) {
             counter
         } else {
             k
@@ -501,7 +574,7 @@ impl<'a> Worker<'a> {
     }
 
     fn owns(&self, k: u64) -> bool {
-        k % self.a.threads == self.thread
+        self.own.contains(&k)
     }
 
     /// The next id to write to `k` (never its current one, never 0).
@@ -517,6 +590,7 @@ impl<'a> Worker<'a> {
             (m.merge, 7),
             (m.delete, 1),
             (m.single_delete, 2),
+            (m.delete_range, 8),
             (m.batch, 3),
             (m.get, 4),
             (m.iter, 5),
@@ -545,6 +619,7 @@ impl<'a> Worker<'a> {
                         let k = self.own_counter();
                         self.merge(k)
                     }
+                    8 => self.delete_range(),
                     _ => self.snapshot_read(),
                 };
             }
@@ -579,45 +654,103 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// A batch of 1 to 5 writes to owned keys (puts, deletes, merges into counters), one in
+    /// four times with a range deletion before or after them.
     fn batch(&mut self) -> Result<(), String> {
         let mut keys: Vec<u64> = (0..2 + self.rng.below(4)).map(|_| self.own_key()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let mut batch = WriteBatch::new();
-        let mut writes = Vec::new();
+        let mut w = Writes::default();
+        let range_first = self.rng.one_in(4).then(|| self.rng.one_in(2));
+        if range_first == Some(true) {
+            self.add_range_deletion(&mut w);
+        }
         for &k in &keys {
+            // The value the key holds at this point of the batch.
+            let current = w
+                .finals
+                .get(&k)
+                .copied()
+                .unwrap_or_else(|| self.oracle.state(k).committed);
             let id = if self.rng.one_in(4) {
                 0
             } else {
-                self.next_id(k)
+                current.wrapping_add(1).max(1)
             };
-            if id != 0
-                && is_counter(k, self.a)
-                && self.oracle.state(k).committed <= u32::MAX - 16
-                && self.rng.one_in(2)
-            {
+            if id != 0 && is_counter(k, self.a) && current <= u32::MAX - 16 && self.rng.one_in(2) {
                 let operand = 1 + self.rng.below(16) as u32;
-                let id = self.merged_id(k, operand);
-                self.oracle.begin(k, id)?;
                 self.db
-                    .batch_merge(&mut batch, k, &key(k), &u64::from(operand).to_le_bytes());
-                writes.push((k, id));
+                    .batch_merge(&mut w.batch, k, &key(k), &u64::from(operand).to_le_bytes());
+                w.record(k, current + operand);
                 continue;
             }
-            self.oracle.begin(k, id)?;
             if id == 0 {
-                self.db.batch_delete(&mut batch, k, &key(k), false);
+                self.db.batch_delete(&mut w.batch, k, &key(k), false);
             } else {
                 self.db
-                    .batch_put(&mut batch, k, &key(k), &value(k, id, self.a));
+                    .batch_put(&mut w.batch, k, &key(k), &value(k, id, self.a));
             }
-            writes.push((k, id));
+            w.record(k, id);
+        }
+        if range_first == Some(false) {
+            self.add_range_deletion(&mut w);
+        }
+        self.apply(w, "batch")
+    }
+
+    /// A range deletion alone, then a get of one of the keys it deleted.
+    fn delete_range(&mut self) -> Result<(), String> {
+        let mut w = Writes::default();
+        let deleted = self.add_range_deletion(&mut w);
+        self.apply(w, "delete_range")?;
+        if deleted.is_empty() {
+            return Ok(());
+        }
+        let k = deleted[self.rng.below(deleted.len() as u64) as usize];
+        let got = self
+            .db
+            .get(k, &key(k), None)
+            .map_err(|e| format!("get {k}: {e}"))?;
+        self.check(k, got.as_deref(), "get after delete_range")
+    }
+
+    /// Adds to `w` a range deletion from an owned key over 1 to 32 keys, inside this
+    /// thread's block, in the family of its begin key or a random one. Returns the keys it
+    /// deletes: those of the family in the range.
+    fn add_range_deletion(&mut self, w: &mut Writes) -> Vec<u64> {
+        let begin = self.own_key();
+        let end = (begin + 1 + self.rng.below(32)).min(self.own.end);
+        let family = if self.rng.one_in(2) {
+            self.db.family_of(begin)
+        } else {
+            self.rng.below(self.db.family_count()) as usize
+        };
+        self.db
+            .batch_delete_range(&mut w.batch, family, &key(begin), &key(end));
+        let deleted: Vec<u64> = (begin..end)
+            .filter(|&k| self.db.family_of(k) == family)
+            .collect();
+        for &k in &deleted {
+            w.record(k, 0);
+        }
+        deleted
+    }
+
+    /// Writes `w` through the oracle: the keys whose value changes pending before, every key
+    /// committed after.
+    fn apply(&mut self, w: Writes, what: &str) -> Result<(), String> {
+        for (&k, &id) in &w.finals {
+            if id != self.oracle.state(k).committed {
+                self.oracle.begin(k, id)?;
+            }
         }
         self.db
-            .write(batch, &self.write_options)
-            .map_err(|e| format!("batch: {e}"))?;
-        for (k, id) in writes {
+            .write(w.batch, &self.write_options)
+            .map_err(|e| format!("{what}: {e}"))?;
+        for (&k, &id) in &w.finals {
             self.oracle.commit(k, id)?;
+        }
+        for (k, id) in w.order {
             if id == 0 {
                 self.puts_since_delete.insert(k, 0);
             } else {
@@ -956,7 +1089,7 @@ mod tests {
             db.batch_put(&mut batch, k, &key(k), &value(k, 1, &a));
             db.write(batch, &WriteOptions::default()).unwrap();
         };
-        // Thread 0 (even keys) had a batch writing id 1 to keys 2 and 4 (two families) in
+        // Thread 0 (keys 0-4) had a batch writing id 1 to keys 2 and 4 (two families) in
         // flight.
         oracle.begin(2, 1).unwrap();
         oracle.begin(4, 1).unwrap();
@@ -969,23 +1102,88 @@ mod tests {
         assert_eq!(oracle.state(4).committed, 1);
     }
 
+    /// Every key has exactly one owner, whose block holds it; blocks are contiguous, in
+    /// thread order, and differ in size by at most one.
+    #[test]
+    fn blocks_give_every_key_one_owner() {
+        for keys in 1..40 {
+            for threads in 1..=keys.min(9) {
+                let b = Blocks { keys, threads };
+                let mut next = 0;
+                for t in 0..threads {
+                    let block = b.of_thread(t);
+                    assert_eq!(block.start, next, "{b:?} thread {t}");
+                    let size = block.end - block.start;
+                    assert!(
+                        size == keys / threads || size == keys / threads + 1,
+                        "{b:?}"
+                    );
+                    for k in block.clone() {
+                        assert_eq!(b.owner(k), t, "{b:?} key {k}");
+                    }
+                    next = block.end;
+                }
+                assert_eq!(next, keys, "{b:?}");
+            }
+        }
+        // The key format sorts as the indexes up to MAX_KEYS, so a block is a key range.
+        assert!(key(9) < key(10) && key(MAX_KEYS - 2) < key(MAX_KEYS - 1));
+    }
+
+    /// A batch whose range deletion precedes a put keeps the put; one that follows it
+    /// deletes it; the oracle's finals say the same as the database.
+    #[test]
+    fn range_deletions_delete_their_family_s_keys_of_the_block_and_batches_keep_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = args(&["--threads=2", "--keys=100", "--ops=put=1,delete_range=1"]);
+        let oracle = Oracle::open(&dir.path().join("expected"), 100).unwrap();
+        let db = Store::open(&dir.path().join("db"), options(&a).unwrap(), 3).unwrap();
+        let mut w = Worker::new(&a, &db, &oracle, 1, 5, Mix::parse(&a.ops).unwrap());
+        assert_eq!(w.own, 50..100);
+        for k in 50..100 {
+            w.put(k).unwrap();
+        }
+        for _ in 0..200 {
+            w.step().unwrap();
+            w.batch().unwrap();
+        }
+        // Thread 0's keys were never written; thread 1's hold what the oracle says.
+        assert_eq!(verify(&db, &oracle, &a), Ok(100));
+        let live = (50..100)
+            .filter(|&k| oracle.state(k).committed != 0)
+            .count();
+        assert!(live > 0 && live < 50, "{live} live keys left");
+        // The order inside one batch: put then range deletion, range deletion then put.
+        let mut both = Writes::default();
+        db.batch_put(&mut both.batch, 60, &key(60), &value(60, 7, &a));
+        db.batch_delete_range(&mut both.batch, db.family_of(60), &key(60), &key(61));
+        db.batch_delete_range(&mut both.batch, db.family_of(61), &key(61), &key(62));
+        db.batch_put(&mut both.batch, 61, &key(61), &value(61, 8, &a));
+        db.write(both.batch, &WriteOptions::default()).unwrap();
+        assert_eq!(db.get(60, &key(60), None).unwrap(), None);
+        assert_eq!(db.get(61, &key(61), None).unwrap(), Some(value(61, 8, &a)));
+    }
+
     #[test]
     fn operation_mixes_parse_and_bad_ones_are_named() {
         assert_eq!(Mix::parse("put=3,get=1").unwrap().total(), 4);
         assert!(Mix::parse("put=1,scan=2").unwrap_err().contains("scan"));
         assert!(Mix::parse("put=0").is_err());
         assert_eq!(Mix::parse("merge=2").unwrap().merge, 2);
+        assert_eq!(Mix::parse("delete_range=3").unwrap().delete_range, 3);
+        let default = Mix::parse(&args(&[]).ops).unwrap();
+        assert!(default.delete_range > 0 && default.merge > 0, "{default:?}");
     }
 
     #[test]
-    fn counters_are_every_fourth_key_of_a_thread_and_their_values_are_their_ids() {
+    fn counters_are_every_fourth_key_and_their_values_are_their_ids() {
         let a = args(&["--threads=2"]);
         let counters: Vec<u64> = (0..16).filter(|&k| is_counter(k, &a)).collect();
-        assert_eq!(counters, [6, 7, 14, 15]);
-        assert_eq!(value(6, 42, &a), 42u64.to_le_bytes());
-        assert_eq!(value_id(6, &42u64.to_le_bytes(), &a), Some(42));
+        assert_eq!(counters, [3, 7, 11, 15]);
+        assert_eq!(value(7, 42, &a), 42u64.to_le_bytes());
+        assert_eq!(value_id(7, &42u64.to_le_bytes(), &a), Some(42));
         for bad in [&0u64.to_le_bytes()[..], &(1u64 << 40).to_le_bytes(), b"42"] {
-            assert_eq!(value_id(6, bad, &a), None, "{bad:?}");
+            assert_eq!(value_id(7, bad, &a), None, "{bad:?}");
         }
         // Without merges in the mix there are no counters.
         let a = args(&["--threads=2", "--ops=put=1,get=1"]);

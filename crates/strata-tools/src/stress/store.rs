@@ -71,6 +71,17 @@ impl Store {
         };
     }
 
+    /// Deletes the keys in `[begin, end)` of family `family`.
+    pub fn batch_delete_range(
+        &self,
+        batch: &mut WriteBatch,
+        family: usize,
+        begin: &[u8],
+        end: &[u8],
+    ) {
+        batch.delete_range_cf(&self.families[family], begin, end);
+    }
+
     pub fn batch_merge(&self, batch: &mut WriteBatch, k: u64, key: &[u8], operand: &[u8]) {
         batch.merge_cf(self.cf(k), key, operand);
     }

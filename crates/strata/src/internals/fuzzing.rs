@@ -19,7 +19,7 @@ use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableOptions};
 use crate::version::{Version, VersionEdit};
 use crate::write_batch::DecodedBatch;
-use crate::{Db, Options, UInt64Add, WriteBatch};
+use crate::{ColumnFamily, Db, Options, UInt64Add, WriteBatch};
 
 /// Bytes as a file, for the readers.
 struct MemFile {
@@ -155,9 +155,92 @@ pub fn manifest_decoder(data: &[u8]) {
 
 static API_RUNS: AtomicU64 = AtomicU64::new(0);
 
-/// A sequence of API operations read from the bytes (put, merge, delete, range deletion,
-/// batch, get, scan, flush, compaction, reopen) on a real database with tiny memtables and the `uint64add`
-/// merge operator, against a `BTreeMap`.
+/// A column family's contents in the model.
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The names of the API target's column families: slot 0 is the default family.
+const FAMILIES: [&str; 4] = ["default", "f1", "f2", "f3"];
+
+/// The API target's column families: the handle and the model of each live slot.
+struct Families {
+    handles: [Option<ColumnFamily>; 4],
+    models: [Option<Model>; 4],
+}
+
+impl Families {
+    /// The default family alone, empty.
+    fn new(db: &Db) -> Families {
+        Families {
+            handles: [Some(db.default_cf()), None, None, None],
+            models: [Some(Model::new()), None, None, None],
+        }
+    }
+
+    /// The live slots, in order.
+    fn live(&self) -> Vec<usize> {
+        (0..FAMILIES.len())
+            .filter(|&i| self.handles[i].is_some())
+            .collect()
+    }
+
+    fn handle(&self, slot: usize) -> &ColumnFamily {
+        self.handles[slot].as_ref().expect("a live family")
+    }
+
+    fn model(&mut self, slot: usize) -> &mut Model {
+        self.models[slot].as_mut().expect("a live family")
+    }
+
+    /// Opens the database with every live family, and takes their new handles.
+    fn open(&mut self, dir: &std::path::Path, options: &Options) -> Db {
+        let names: Vec<&str> = self.live().into_iter().map(|i| FAMILIES[i]).collect();
+        let db = Db::open_cf(
+            dir,
+            options.clone(),
+            names.iter().map(|n| (*n, options.cf_options())),
+        )
+        .expect("open");
+        for i in self.live() {
+            self.handles[i] = Some(db.cf(FAMILIES[i]).expect("a family named at open"));
+        }
+        db
+    }
+}
+
+/// Every live family of `db` holds what its model holds.
+fn check_all(db: &Db, families: &Families, what: &str) {
+    for i in families.live() {
+        let all: Model = db
+            .range_cf::<&[u8], _>(families.handle(i), ..)
+            .expect("range_cf")
+            .collect::<Result<_>>()
+            .expect("scan");
+        assert!(
+            Some(&all) == families.models[i].as_ref(),
+            "{what} of family {} differs from the model",
+            FAMILIES[i]
+        );
+    }
+}
+
+/// A sequence of API operations read from the bytes on a real database with tiny memtables
+/// and the `uint64add` merge operator, against a `BTreeMap` per column family.
+///
+/// Each operation is one byte (`op`), then its arguments; `op % 10` picks it:
+///
+/// | `op % 10` | operation (on the current family unless said) |
+/// | --- | --- |
+/// | 0-2 | put (merge of a u64 operand when `op >= 160`) |
+/// | 3 | delete (range deletion when `op >= 200`) |
+/// | 4 | batch of 0-3 writes, each to a live family picked by its key byte |
+/// | 5 | get |
+/// | 6 | scan |
+/// | 7 | flush of every family; when `op >= 200`, a family operation: select (creating it if missing), create, drop, or flush the current family |
+/// | 8 | compaction of every family |
+/// | 9 | close and reopen with every live family |
+///
+/// An input without family operations runs on the default family alone, as inputs did
+/// before families were added.
 pub fn api_ops(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!(
         "strata-fuzz-{}-{}",
@@ -175,29 +258,39 @@ pub fn api_ops(data: &[u8]) {
         ..Options::default()
     };
     let mut db = Db::open(&dir, options.clone()).expect("open");
-    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut families = Families::new(&db);
+    // The slot of the family the single-key operations go to.
+    let mut cur = 0;
     let mut bytes = data.iter().copied();
     let mut next = || bytes.next();
     while let Some(op) = next() {
         let key = |b: Option<u8>| format!("k{:02}", b.unwrap_or(0) % 32).into_bytes();
+        let cf = families.handle(cur).clone();
         match op % 10 {
             0..=2 if op >= 160 => {
                 let k = key(next());
                 let operand = u64::from(next().unwrap_or(0));
-                db.merge(&k, &operand.to_le_bytes()).expect("merge");
-                model_add(&mut model, k, operand);
+                db.merge_cf(&cf, &k, &operand.to_le_bytes()).expect("merge");
+                model_add(families.model(cur), k, operand);
             }
             0..=2 => {
                 let k = key(next());
                 let v = vec![b'v'; usize::from(next().unwrap_or(0)) * 4];
-                db.put(&k, &v).expect("put");
-                model.insert(k, v);
+                match cur {
+                    0 => db.put(&k, &v).expect("put"),
+                    _ => db.put_cf(&cf, &k, &v).expect("put_cf"),
+                }
+                families.model(cur).insert(k, v);
             }
             3 if op >= 200 => {
                 // A begin after the end is refused and changes nothing.
                 let (b, e) = (key(next()), key(next()));
-                match db.delete_range(&b, &e) {
-                    Ok(()) => model.retain(|k, _| !(&b <= k && k < &e)),
+                let done = match cur {
+                    0 => db.delete_range(&b, &e),
+                    _ => db.delete_range_cf(&cf, &b, &e),
+                };
+                match done {
+                    Ok(()) => families.model(cur).retain(|k, _| !(&b <= k && k < &e)),
                     Err(err) => {
                         assert!(b > e, "delete_range refused: {err}");
                         assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
@@ -206,28 +299,40 @@ pub fn api_ops(data: &[u8]) {
             }
             3 => {
                 let k = key(next());
-                db.delete(&k).expect("delete");
-                model.remove(&k);
+                match cur {
+                    0 => db.delete(&k).expect("delete"),
+                    _ => db.delete_cf(&cf, &k).expect("delete_cf"),
+                }
+                families.model(cur).remove(&k);
             }
             4 => {
                 let mut batch = WriteBatch::new();
+                let live = families.live();
                 for _ in 0..next().unwrap_or(0) % 4 {
-                    let at = next().unwrap_or(0) % 32;
+                    let at = next().unwrap_or(0);
+                    // The key byte's high bits pick the family: with the default family
+                    // alone, every write goes to it.
+                    let slot = live[usize::from(at / 32) % live.len()];
+                    let (family, model) = (
+                        families.handles[slot].clone().expect("live"),
+                        families.model(slot),
+                    );
+                    let at = at % 32;
                     let k = key(Some(at));
                     let what = next().unwrap_or(0);
                     if what % 16 == 14 {
                         // A span of up to 7 keys from `k` (never begin after end).
                         let e = key(Some((at + what / 32).min(31)));
-                        batch.delete_range(&k, &e);
+                        batch.delete_range_cf(&family, &k, &e);
                         model.retain(|m, _| !(&k <= m && m < &e));
                     } else if what % 2 == 0 {
-                        batch.delete(&k);
+                        batch.delete_cf(&family, &k);
                         model.remove(&k);
                     } else if what % 4 == 3 {
-                        batch.merge(&k, &u64::from(what).to_le_bytes());
-                        model_add(&mut model, k, u64::from(what));
+                        batch.merge_cf(&family, &k, &u64::from(what).to_le_bytes());
+                        model_add(model, k, u64::from(what));
                     } else {
-                        batch.put(&k, b"batch");
+                        batch.put_cf(&family, &k, b"batch");
                         model.insert(k, b"batch".to_vec());
                     }
                 }
@@ -235,30 +340,95 @@ pub fn api_ops(data: &[u8]) {
             }
             5 => {
                 let k = key(next());
-                assert_eq!(db.get(&k).expect("get"), model.get(&k).cloned(), "get");
+                let got = match cur {
+                    0 => db.get(&k).expect("get"),
+                    _ => db.get_cf(&cf, &k).expect("get_cf"),
+                };
+                assert_eq!(got, families.model(cur).get(&k).cloned(), "get");
             }
             6 => {
-                let all: BTreeMap<Vec<u8>, Vec<u8>> = db
-                    .range::<&[u8], _>(..)
+                let all: Model = db
+                    .range_cf::<&[u8], _>(&cf, ..)
+                    .expect("range_cf")
                     .collect::<Result<_>>()
                     .expect("scan");
-                assert!(all == model, "a scan differs from the model");
+                assert!(
+                    &all == families.model(cur),
+                    "a scan of family {} differs from the model",
+                    FAMILIES[cur]
+                );
+            }
+            7 if op >= 200 => {
+                let sub = next().unwrap_or(0);
+                let slot = usize::from(sub / 4) % FAMILIES.len();
+                let cf_options = options.cf_options();
+                family_op(&db, &cf_options, &mut families, &mut cur, (sub % 4, slot));
             }
             7 => db.flush().expect("flush"),
             8 => db.compact_all().expect("compact"),
             _ => {
                 db.close().expect("close");
-                db = Db::open(&dir, options.clone()).expect("reopen");
+                db = families.open(&dir, &options);
             }
         }
     }
-    let all: BTreeMap<Vec<u8>, Vec<u8>> = db
-        .range::<&[u8], _>(..)
-        .collect::<Result<_>>()
-        .expect("scan");
-    assert!(all == model, "the final scan differs from the model");
+    check_all(&db, &families, "the final scan");
     db.close().expect("close");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The family operation `kind` of the API target on `slot`: 0 selects it as the current
+/// family (creating it if missing), 1 creates it (refused when it exists), 2 drops it
+/// (refused for the default family; a dropped handle is then refused), 3 flushes the
+/// current family.
+fn family_op(
+    db: &Db,
+    cf_options: &crate::CfOptions,
+    families: &mut Families,
+    cur: &mut usize,
+    (kind, slot): (u8, usize),
+) {
+    let name = FAMILIES[slot];
+    let exists = families.handles[slot].is_some();
+    match kind {
+        0 | 1 if !exists => {
+            let cf = db.create_cf(name, cf_options.clone()).expect("create_cf");
+            families.handles[slot] = Some(cf);
+            families.models[slot] = Some(Model::new());
+            if kind == 0 {
+                *cur = slot;
+            }
+        }
+        0 => *cur = slot,
+        1 => {
+            let err = db
+                .create_cf(name, cf_options.clone())
+                .expect_err("a family created twice");
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{err}");
+            assert!(err.to_string().contains("already exists"), "{err}");
+        }
+        2 if slot == 0 => {
+            let err = db.drop_cf(&db.default_cf()).expect_err("default dropped");
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{err}");
+        }
+        2 if exists => {
+            let cf = families.handles[slot].take().expect("exists");
+            families.models[slot] = None;
+            db.drop_cf(&cf).expect("drop_cf");
+            // Its handle now refuses reads and writes; nothing reaches another family.
+            let err = db.put_cf(&cf, b"k00", b"v").expect_err("a dropped family");
+            assert!(err.to_string().contains("was dropped"), "{err}");
+            assert!(
+                db.get_cf(&cf, b"k00").is_err(),
+                "a read of a dropped family"
+            );
+            if *cur == slot {
+                *cur = 0;
+            }
+        }
+        2 => {}
+        _ => db.flush_cf(families.handle(*cur)).expect("flush_cf"),
+    }
 }
 
 /// The model of a `uint64add` merge: a value that is not 8 bytes long counts as 0.
@@ -306,6 +476,38 @@ mod tests {
                 .collect();
             api_ops(&data);
         }
+    }
+
+    /// The API target with many family operations (ops 207-247: select, create, drop,
+    /// flush), so that writes, merges, range deletions and reads go to several families
+    /// created and dropped among flushes, compactions and reopens.
+    #[test]
+    fn api_ops_over_column_families_agree_with_the_model() {
+        let mut rng = crate::util::Rng::new(31);
+        for _ in 0..6 {
+            let data: Vec<u8> = (0..400)
+                .map(|_| match rng.below(12) {
+                    0..=2 => 207 + 10 * rng.below(5) as u8,
+                    3 => 203 + 10 * rng.below(5) as u8,
+                    4 => 160 + rng.below(3) as u8,
+                    _ => rng.below(256) as u8,
+                })
+                .collect();
+            api_ops(&data);
+        }
+    }
+
+    /// Hand-written sequences whose family operations must take the paths they name.
+    #[test]
+    fn family_operations_take_every_path() {
+        // Select (create) f1, put k01 there; the default family does not see it.
+        // 207 0b0000_0100 = select slot 1; 0 = put; 5 = get.
+        api_ops(&[207, 4, 0, 1, 9, 5, 1, 207, 0, 5, 1, 6]);
+        // Create f2 twice (refused), drop it, drop it again (nothing), drop default
+        // (refused), flush the current family, reopen, final scans.
+        api_ops(&[207, 9, 207, 9, 207, 10, 207, 10, 207, 2, 207, 3, 9, 6]);
+        // A batch across two families, a drop of one, a reopen without it.
+        api_ops(&[207, 4, 207, 0, 4, 3, 1, 1, 33, 1, 65, 3, 6, 207, 6, 9, 6]);
     }
 
     #[test]

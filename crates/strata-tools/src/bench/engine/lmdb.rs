@@ -128,6 +128,23 @@ impl Engine for LmdbEngine {
         Ok(())
     }
 
+    /// LMDB has no range deletion: one write transaction deletes every key present in the
+    /// range, so its cost grows with the keys it finds (a range tombstone's does not).
+    fn delete_range(&self, begin: &[u8], end: &[u8], sync: bool) -> EngineResult<()> {
+        let mut txn = self.env.write_txn()?;
+        let range: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(begin), Bound::Excluded(end));
+        self.db.delete_range(&mut txn, &range)?;
+        txn.commit()?;
+        if sync && self.no_sync {
+            self.env.force_sync()?;
+        }
+        Ok(())
+    }
+
+    fn range_deletion_emulated(&self) -> Option<&'static str> {
+        Some("LMDB has no range deletion: each is one transaction deleting every key present in its range")
+    }
+
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
         let txn = self.env.read_txn()?;
         Ok(self.db.get(&txn, key)?.map(<[u8]>::len))

@@ -40,6 +40,14 @@ pub trait Engine: Send + Sync {
     /// Writes several keys atomically, in one batch (`--batch_size`).
     fn put_batch(&self, entries: &[(Vec<u8>, Vec<u8>)], sync: bool) -> EngineResult<()>;
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()>;
+    /// Deletes every key in `[begin, end)` of the column family of `begin`
+    /// (`--writes_per_range_tombstone`).
+    fn delete_range(&self, begin: &[u8], end: &[u8], sync: bool) -> EngineResult<()>;
+    /// How the engine does [`Engine::delete_range`] when it has no range deletion of its
+    /// own (printed beside the count of range tombstones); `None` for a native one.
+    fn range_deletion_emulated(&self) -> Option<&'static str> {
+        None
+    }
     /// Merges `operand` into the key with the engine's `--merge_operator`.
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()>;
     /// The length of the key's value, if the key is there.

@@ -108,6 +108,15 @@ impl Engine for StrataEngine {
         }
     }
 
+    fn delete_range(&self, begin: &[u8], end: &[u8], sync: bool) -> EngineResult<()> {
+        let mut batch = WriteBatch::new();
+        match self.family(begin) {
+            None => batch.delete_range(begin, end),
+            Some(cf) => batch.delete_range_cf(cf, begin, end),
+        };
+        Ok(self.db.write(batch, &self.write_options(sync))?)
+    }
+
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
         let options = self.write_options(sync);
         match self.family(key) {
