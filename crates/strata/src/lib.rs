@@ -14,7 +14,7 @@
 //! promises nothing.
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
-//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
+//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`, `prefix`;
 //! `log`, `cache`, `merge`, `range_del`; `iterator`; `column_family`; `write_batch`,
 //! `snapshot`; `memtable`, `table`; `version`;
 //! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
@@ -37,6 +37,7 @@ pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod merge;
 pub(crate) mod options;
+pub(crate) mod prefix;
 pub(crate) mod range_del;
 pub(crate) mod snapshot;
 pub(crate) mod table;
@@ -55,6 +56,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use filename::FORMAT_VERSION;
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use table::Compression;
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

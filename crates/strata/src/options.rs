@@ -7,6 +7,7 @@ use crate::compaction::{CompactionStyle, PickerOptions, UniversalOptions};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::merge::MergeOperator;
+use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
 use crate::table::{Compression, TableOptions};
 
@@ -114,6 +115,13 @@ pub struct Options {
     /// must be opened with the same operator (by meaning) every time. Default: none (merges
     /// are refused; a merge record met is an error naming the family).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Maps keys to prefixes (a column family field; RocksDB's `prefix_extractor`): each
+    /// table's filter then also holds the prefixes of its keys, so that a seek skips the tables
+    /// without the target's prefix (see [`ReadOptions::total_order_seek`] and
+    /// [`ReadOptions::prefix_same_as_start`]). Recorded in the manifest when the family is
+    /// created: opening a family with another extractor (or none, or one where it had none)
+    /// is an error naming both. Default: none.
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl Default for Options {
@@ -153,6 +161,7 @@ impl Default for Options {
             hard_pending_compaction_bytes_limit: 256 << 30,
             fs: Arc::new(PosixFs),
             merge_operator: None,
+            prefix_extractor: None,
         }
     }
 }
@@ -219,6 +228,10 @@ impl fmt::Debug for Options {
             .field(
                 "merge_operator",
                 &self.merge_operator.as_ref().map(|m| m.name()),
+            )
+            .field(
+                "prefix_extractor",
+                &self.prefix_extractor.as_ref().map(|e| e.name()),
             )
             .finish_non_exhaustive()
     }
@@ -312,6 +325,15 @@ impl Options {
                 "max_write_group_bytes must be at least 1".into(),
             ));
         }
+        if let Some(e) = &self.prefix_extractor {
+            // The empty name stands for "no extractor" in tables and the manifest.
+            if e.name().is_empty() || e.name().chars().any(char::is_control) {
+                return Err(Error::InvalidArgument(format!(
+                    "prefix_extractor name {:?} is not valid: it must be non-empty, without                      control characters",
+                    e.name()
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -327,6 +349,7 @@ impl Options {
                 (true, Some(c)) => c,
                 _ => self.compression,
             },
+            prefix_extractor: self.prefix_extractor.clone(),
             ..TableOptions::for_internal_keys()
         }
     }
@@ -432,6 +455,8 @@ family_options! {
     hard_pending_compaction_bytes_limit: u64,
     /// See [`Options::merge_operator`].
     merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// See [`Options::prefix_extractor`].
+    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl Default for CfOptions {
@@ -460,4 +485,16 @@ pub struct ReadOptions {
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators see no key at or above this one (exclusive bound).
     pub upper_bound: Option<Vec<u8>>,
+    /// With a prefix extractor: a seek (or `seek_for_prev`, or the first key found by
+    /// `seek_to_first` / `seek_to_last`) sets the iterator's prefix, and it becomes invalid at
+    /// the first key of another prefix, as RocksDB's option of that name. A seek to a key
+    /// outside the extractor's domain sets no prefix. Ignored with `total_order_seek` and
+    /// without an extractor. Default: false.
+    pub prefix_same_as_start: bool,
+    /// Ignore prefix filters: seeks read every table whatever the target's prefix. Without it
+    /// (and with a prefix extractor), a seek skips the tables whose filter holds no key with
+    /// the target's prefix, so keys of later prefixes are found only in the tables it read:
+    /// as in RocksDB, iterating past the target's prefix without `prefix_same_as_start`
+    /// may miss keys; set this to scan across prefixes. Default: false.
+    pub total_order_seek: bool,
 }

@@ -182,6 +182,7 @@ impl super::DbInner {
             let edit = crate::version::VersionEdit {
                 column_family: id,
                 add_column_family: Some(name.to_string()),
+                prefix_extractor: Some(crate::prefix::name_of(&options.prefix_extractor).into()),
                 log_number: Some(wal),
                 ..Default::default()
             };

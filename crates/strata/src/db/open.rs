@@ -26,8 +26,9 @@ use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFil
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
+use crate::prefix::{self, PrefixExtractor};
 use crate::snapshot::SnapshotList;
-use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
+use crate::version::{FamilyState, VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
 
 impl Db {
     /// Opens (or, with `create_if_missing`, creates) the database in directory `path`, and
@@ -98,7 +99,14 @@ impl Db {
             .max()
             .unwrap_or(0);
         let mut versions = if fs.exists(&path.join(filename::CURRENT)) {
-            VersionSet::recover(fs.clone(), &path, io.clone())?
+            VersionSet::recover_checked(fs.clone(), &path, io.clone(), |found| {
+                // A family not named (other than the default) is refused below.
+                check_prefix_extractors(&path, found, |name| match named.get(name) {
+                    Some(cf) => Some(&cf.prefix_extractor),
+                    None if name == DEFAULT_FAMILY_NAME => Some(&options.prefix_extractor),
+                    None => None,
+                })
+            })?
         } else {
             // A new database, or one written before manifests existed (WALs only).
             VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?
@@ -133,6 +141,7 @@ impl Db {
         }
         let family_options = family_options(&options, &named, &versions);
         check_num_levels(&family_options, &path, &versions)?;
+        record_prefix_extractors(&mut versions, &family_options)?;
         // Listed again: recovery wrote a new manifest and CURRENT.
         let live = LiveFiles {
             tables: versions.live_files(),
@@ -232,6 +241,15 @@ impl Db {
             )));
         }
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
+        // Every family is opened with the fields of `options`: only the default family's
+        // extractor is named, so only its is checked.
+        let default_only: BTreeMap<u32, FamilyState> = versions
+            .families()
+            .iter()
+            .filter(|(&id, _)| id == DEFAULT_FAMILY_ID)
+            .map(|(&id, f)| (id, f.clone()))
+            .collect();
+        check_prefix_extractors(&path, &default_only, |_| Some(&options.prefix_extractor))?;
         let family_options = family_options(&options, &BTreeMap::new(), &versions);
         check_num_levels(&family_options, &path, &versions)?;
         let min_log = versions.min_log_number();
@@ -311,6 +329,62 @@ fn family_options(
             (id, own)
         })
         .collect()
+}
+
+/// Checks that each family of the manifest is opened with the prefix extractor it was
+/// created with (`extractor_for` gives the one it is opened with, by family name, `None` to
+/// leave the family unchecked). A family
+/// recorded without one must be opened without one, and the other way round: its tables'
+/// filters would not hold the prefixes a seek asks for, or would hold prefixes of another
+/// function. Families whose manifest predates prefix extractors (nothing recorded) take any.
+fn check_prefix_extractors<'a>(
+    path: &Path,
+    found: &BTreeMap<u32, FamilyState>,
+    extractor_for: impl Fn(&str) -> Option<&'a Option<Arc<dyn PrefixExtractor>>>,
+) -> Result<()> {
+    for f in found.values() {
+        let (Some(recorded), Some(given)) = (&f.prefix_extractor, extractor_for(&f.name)) else {
+            continue;
+        };
+        let given = prefix::name_of(given);
+        if recorded != given {
+            let shown = |n: &str| match n {
+                "" => "none".to_string(),
+                n => format!("'{n}'"),
+            };
+            return Err(Error::InvalidArgument(format!(
+                "column family '{}' of {} was created with prefix extractor {} and is opened                  with {}: open it with the prefix extractor it was created with",
+                f.name,
+                path.display(),
+                shown(recorded),
+                shown(given)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Records the prefix extractor of each family the manifest has none for (a new database,
+/// or one written before prefix extractors existed): from now on it is checked at open.
+fn record_prefix_extractors(
+    versions: &mut VersionSet,
+    family_options: &BTreeMap<u32, Options>,
+) -> Result<()> {
+    let unrecorded: Vec<u32> = versions
+        .families()
+        .iter()
+        .filter(|(_, f)| f.prefix_extractor.is_none())
+        .map(|(&id, _)| id)
+        .collect();
+    for id in unrecorded {
+        let name = prefix::name_of(&family_options[&id].prefix_extractor).to_string();
+        versions.log_and_apply(crate::version::VersionEdit {
+            column_family: id,
+            prefix_extractor: Some(name),
+            ..Default::default()
+        })?;
+    }
+    Ok(())
 }
 
 /// What WAL replay needs of the manifest's families.

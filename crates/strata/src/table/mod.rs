@@ -17,6 +17,13 @@
 //! deletion flag for the properties. Range tombstones are the exception: they are MVCC by
 //! nature, so the range-deletion block stores internal keys (`crate::range_del`) whatever
 //! the table's comparator.
+//!
+//! With a prefix extractor the filter also holds the prefix of every filter key in the
+//! extractor's domain, and the property `strata.prefix-extractor` names the extractor
+//! (`properties.rs`); [`Table::may_contain_prefix`] answers only for a reader with the same
+//! extractor. Neither changes a byte layout: an older build reads such a table as before
+//! (its whole-key lookups see a filter with more entries), and this build reads older tables
+//! without prefix filtering, so the table format version is not raised.
 
 pub mod block;
 pub mod builder;
@@ -27,13 +34,15 @@ pub mod range_del;
 pub mod reader;
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
+use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
 pub use format::Compression;
 pub use reader::Table;
 
 /// How tables are built and read.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct TableOptions {
     /// Target raw size of a data block in bytes (4 KiB by default).
     pub block_size: usize,
@@ -49,6 +58,9 @@ pub struct TableOptions {
     pub filter_key: fn(&[u8]) -> &[u8],
     /// A key's sequence number and whether it is a deletion, for the properties.
     pub key_info: fn(&[u8]) -> (u64, bool),
+    /// With a filter, its entries include the prefix of each filter key (see the module
+    /// documentation). Used when building; readers learn the extractor from the properties.
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
@@ -74,6 +86,7 @@ impl Default for TableOptions {
             comparator: bytewise,
             filter_key: whole_key,
             key_info: no_key_info,
+            prefix_extractor: None,
         }
     }
 }
@@ -138,7 +151,7 @@ mod tests {
         fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
             self.tables += 1;
             let path = self.dir.path().join(format!("{}.sst", self.tables));
-            Box::new(table(&path, entries, self.options, self.caching).iter())
+            Box::new(table(&path, entries, self.options.clone(), self.caching).iter())
         }
     }
 
@@ -275,7 +288,7 @@ mod tests {
                 ..TableOptions::default()
             };
             let path = dir.path().join("t.sst");
-            write_table(&path, &model, options);
+            write_table(&path, &model, options.clone());
             let good = std::fs::read(&path).unwrap();
             for i in 0..good.len() {
                 let mut bytes = good.clone();
@@ -283,7 +296,7 @@ mod tests {
                 let result = Table::open(
                     Box::new(MemFile(bytes)),
                     Path::new("bad.sst"),
-                    &reader::TableReadOptions::uncached(options),
+                    &reader::TableReadOptions::uncached(options.clone()),
                 )
                 .and_then(|t| Arc::new(t).verify());
                 let err = result.expect_err(&format!("flip at {i} went unnoticed"));
@@ -300,11 +313,11 @@ mod tests {
         let model = random_model(&mut rng, 100);
         let path = dir.path().join("t.sst");
         let options = TableOptions::default();
-        write_table(&path, &model, options);
+        write_table(&path, &model, options.clone());
         let good = std::fs::read(&path).unwrap();
         for cut in [0, 1, 55, 56, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            let err = open_table(&path, options, Caching::None)
+            let err = open_table(&path, options.clone(), Caching::None)
                 .and_then(|t| t.verify())
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}: {err}");

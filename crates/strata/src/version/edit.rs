@@ -19,7 +19,16 @@
 //!   8 add family        length-prefixed name: the edit creates family `column family`
 //!   9 drop family       (no payload): the edit drops family `column family`
 //!  10 max family        varint32   the largest family id ever used (ids are not reused)
+//!  11 prefix extractor  length-prefixed name of the family's prefix extractor (empty: none);
+//!                                  in the edit that creates a family, the first edit of
+//!                                  each family in a manifest, and the edit of the first open
+//!                                  of a family whose manifest had none
+//!  12 (reserved)
 //! ```
+//!
+//! A family without tag 11 was written by a build that had no prefix extractors: its
+//! extractor is unknown until an open records one. Once recorded it never changes (an open
+//! with another is refused, see `db/open.rs`).
 //!
 //! The log number of an edit is its family's: WALs below it hold nothing of that family that
 //! is not in its tables. A WAL is needed while any family's log number is at or below it.
@@ -44,6 +53,8 @@ const COLUMN_FAMILY: u32 = 7;
 const ADD_COLUMN_FAMILY: u32 = 8;
 const DROP_COLUMN_FAMILY: u32 = 9;
 const MAX_COLUMN_FAMILY: u32 = 10;
+const PREFIX_EXTRACTOR: u32 = 11;
+// Tag 12 is reserved.
 
 /// The id of the default column family, which every database has.
 pub const DEFAULT_FAMILY_ID: u32 = 0;
@@ -104,6 +115,8 @@ pub struct VersionEdit {
     pub drop_column_family: bool,
     /// The largest column family id ever used.
     pub max_column_family: Option<u32>,
+    /// The name of the family's prefix extractor, empty for none.
+    pub prefix_extractor: Option<String>,
     /// WALs with a smaller number hold nothing of the family that is not in its tables.
     pub log_number: Option<u64>,
     /// The next unused file number.
@@ -138,6 +151,10 @@ impl VersionEdit {
         if let Some(max) = self.max_column_family {
             put_varint32(&mut out, MAX_COLUMN_FAMILY);
             put_varint32(&mut out, max);
+        }
+        if let Some(name) = &self.prefix_extractor {
+            put_varint32(&mut out, PREFIX_EXTRACTOR);
+            put_length_prefixed(&mut out, name.as_bytes());
         }
         for (tag, value) in [
             (LOG_NUMBER, self.log_number),
@@ -194,6 +211,12 @@ impl VersionEdit {
                 DROP_COLUMN_FAMILY => e.drop_column_family = true,
                 MAX_COLUMN_FAMILY => {
                     e.max_column_family = Some(get_varint32(src).ok_or("bad max column family")?);
+                }
+                PREFIX_EXTRACTOR => {
+                    let name = get_length_prefixed(src).ok_or("bad prefix extractor name")?;
+                    let name = std::str::from_utf8(name)
+                        .map_err(|_| "prefix extractor name is not UTF-8")?;
+                    e.prefix_extractor = Some(name.to_string());
                 }
                 LOG_NUMBER => e.log_number = Some(u64_field(src, "log number")?),
                 NEXT_FILE_NUMBER => e.next_file_number = Some(u64_field(src, "next file number")?),
@@ -393,6 +416,7 @@ mod tests {
             add_column_family: Some("index".into()),
             drop_column_family: true,
             max_column_family: Some(4),
+            prefix_extractor: Some("fixed:4".into()),
             log_number: Some(7),
             next_file_number: Some(13),
             last_sequence: Some(99),
@@ -407,5 +431,26 @@ mod tests {
             }
         }
         assert!(VersionEdit::decode(&[99]).is_err());
+    }
+
+    /// Tag 11 carries the family's prefix extractor; the empty name (no extractor) is
+    /// recorded too, unlike an absent tag (nothing known); a name that is not UTF-8 and tag
+    /// 12 (reserved) are refused.
+    #[test]
+    fn the_prefix_extractor_tag_round_trips() {
+        for name in [None, Some(""), Some("capped:16")] {
+            let e = VersionEdit {
+                column_family: 2,
+                prefix_extractor: name.map(String::from),
+                ..VersionEdit::default()
+            };
+            let bytes = e.encode();
+            assert_eq!(bytes.contains(&(PREFIX_EXTRACTOR as u8)), name.is_some());
+            assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
+        }
+        let err = VersionEdit::decode(&[PREFIX_EXTRACTOR as u8, 2, 0xff, 0xfe]).unwrap_err();
+        assert_eq!(err, "prefix extractor name is not UTF-8");
+        let err = VersionEdit::decode(&[12]).unwrap_err();
+        assert_eq!(err, "unknown version edit tag 12");
     }
 }

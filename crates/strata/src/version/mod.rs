@@ -151,6 +151,9 @@ pub struct FamilyState {
     pub current: Arc<Version>,
     /// WALs below this number hold nothing of the family that is not in its tables.
     pub log_number: u64,
+    /// The name of the family's prefix extractor (empty: none); `None` when no edit recorded
+    /// one (a manifest written before prefix extractors existed).
+    pub prefix_extractor: Option<String>,
 }
 
 /// The current version of each column family, the manifest, and the numbers recorded with
@@ -187,8 +190,21 @@ impl VersionSet {
     }
 
     /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
+    #[cfg(test)]
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<VersionSet> {
+        VersionSet::recover_checked(fs, dir, io, |_| Ok(()))
+    }
+
+    /// [`VersionSet::recover`], with `check` run on the families found before anything is
+    /// written: an error from it leaves the directory as it was.
+    pub fn recover_checked(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+        check: impl FnOnce(&BTreeMap<u32, FamilyState>) -> Result<()>,
+    ) -> Result<VersionSet> {
         let (_, state) = read_current_state(fs.as_ref(), dir)?;
+        check(&state.families)?;
         VersionSet::start(fs, dir, io, state)
     }
 
@@ -424,6 +440,7 @@ fn write_manifest(
         let mut edit = family.current.snapshot_edit();
         edit.column_family = id;
         edit.log_number = Some(family.log_number);
+        edit.prefix_extractor = family.prefix_extractor.clone();
         if id == edit::DEFAULT_FAMILY_ID {
             edit.comparator = Some(COMPARATOR_NAME.to_string());
             edit.next_file_number = Some(state.next_file_number);
@@ -457,6 +474,7 @@ impl State {
             name: edit::DEFAULT_FAMILY_NAME.to_string(),
             current: Arc::new(Version::default()),
             log_number: 0,
+            prefix_extractor: None,
         };
         State {
             families: [(edit::DEFAULT_FAMILY_ID, default)].into_iter().collect(),
@@ -497,6 +515,7 @@ impl State {
                     name: name.clone(),
                     current: Arc::new(Version::default()),
                     log_number: 0,
+                    prefix_extractor: None,
                 },
             );
             self.max_column_family = self.max_column_family.max(id);
@@ -509,6 +528,9 @@ impl State {
         family.current = version.clone();
         if let Some(n) = edit.log_number {
             family.log_number = n;
+        }
+        if let Some(name) = &edit.prefix_extractor {
+            family.prefix_extractor = Some(name.clone());
         }
         if edit.drop_column_family {
             if id == edit::DEFAULT_FAMILY_ID {
