@@ -329,7 +329,8 @@ impl Options {
             // The empty name stands for "no extractor" in tables and the manifest.
             if e.name().is_empty() || e.name().chars().any(char::is_control) {
                 return Err(Error::InvalidArgument(format!(
-                    "prefix_extractor name {:?} is not valid: it must be non-empty, without                      control characters",
+                    "prefix_extractor name {:?} is not valid: it must be non-empty, without \
+                     control characters",
                     e.name()
                 )));
             }

@@ -353,7 +353,8 @@ fn check_prefix_extractors<'a>(
                 n => format!("'{n}'"),
             };
             return Err(Error::InvalidArgument(format!(
-                "column family '{}' of {} was created with prefix extractor {} and is opened                  with {}: open it with the prefix extractor it was created with",
+                "column family '{}' of {} was created with prefix extractor {} and is opened \
+                 with {}: open it with the prefix extractor it was created with",
                 f.name,
                 path.display(),
                 shown(recorded),

@@ -161,7 +161,8 @@ mod tests {
     use super::*;
     use crate::util::printable;
 
-    /// `testdata/extractors.txt`: `extract name=NAME` with one key a line gives each key's
+    /// `testdata/extractors.txt`: `extract kind=K len=N` (the extractor named `K:N`) with one
+    /// key a line gives each key's
     /// prefix (or `out of domain`); `parse` with one name a line gives the name rebuilt or
     /// the error.
     #[test]
@@ -171,7 +172,9 @@ mod tests {
                 "src/prefix/testdata",
                 |case, _: &mut ()| match case.directive.as_str() {
                     "extract" => {
-                        let name: String = case.take_arg("name").map_err(|e| e.to_string())?;
+                        let kind: String = case.take_arg("kind").map_err(|e| e.to_string())?;
+                        let len: usize = case.take_arg("len").map_err(|e| e.to_string())?;
+                        let name = format!("{kind}:{len}");
                         let e = parse_prefix_extractor(&name).map_err(|e| e.to_string())?;
                         let mut out = String::new();
                         for line in case.input.lines() {

@@ -1,0 +1,436 @@
+//! Prefix seeks (RocksDB's prefix mode): a column family with a prefix extractor, read with
+//! `prefix_same_as_start` and `total_order_seek`, against a `BTreeMap` model; seeks for absent
+//! prefixes skipping every table by its filter (counted in the stats); the extractor recorded
+//! in the manifest and checked at open; tables written before the family had an extractor.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::{
+    parse_prefix_extractor, CfOptions, Db, DbIterator, DbStats, ErrorKind, Options,
+    PrefixExtractor, ReadOptions,
+};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn extractor(name: &str) -> Option<Arc<dyn PrefixExtractor>> {
+    Some(parse_prefix_extractor(name).unwrap())
+}
+
+/// Options with small buffers and levels, so that a few hundred keys make a tree of L0
+/// tables over a deeper level of several files.
+fn options(prefix: Option<&str>) -> Options {
+    Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        target_file_size_base: 2 << 10,
+        max_bytes_for_level_base: 16 << 10,
+        disable_auto_compactions: true,
+        prefix_extractor: prefix.and_then(extractor),
+        ..Options::default()
+    }
+}
+
+/// Key `p{prefix:03}-{n}`: the first 4 bytes are the prefix under `fixed:4`.
+fn key(prefix: u32, n: u32) -> Vec<u8> {
+    format!("p{prefix:03}-{n}").into_bytes()
+}
+
+/// Writes keys of the even prefixes below 100 in rounds: the first three compacted into the
+/// deeper levels, the next two as L0 tables, the last left in the memtable. Returns the
+/// model of what the database holds.
+fn build_tree(db: &Db) -> Model {
+    let mut model = Model::new();
+    for round in 0..6u32 {
+        for p in (0..100).step_by(2) {
+            for n in 0..4 {
+                if (p + n + round) % 3 == 0 {
+                    let (k, v) = (key(p, n), format!("v{round}-{p}-{n}").into_bytes());
+                    db.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
+        }
+        // A few deletes, so that hidden versions sit in the tables too.
+        let gone = key(2 * (round * 7 % 50), round % 4);
+        db.delete(&gone).unwrap();
+        model.remove(&gone);
+        if round < 5 {
+            db.flush().unwrap();
+        }
+        if round == 2 {
+            db.compact_range(None, None).unwrap();
+        }
+    }
+    let stats = db.stats();
+    assert_eq!(stats.level_files[0], 2, "two L0 tables");
+    assert!(
+        stats.level_files[1..].iter().sum::<u64>() >= 2,
+        "several deeper files: {:?}",
+        stats.level_files
+    );
+    model
+}
+
+/// The keys the iterator walks forward from its position, at most `limit`.
+fn walk(it: &mut DbIterator, limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    while it.valid() && out.len() < limit {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+/// The model's pairs from `target` on whose key starts with `prefix`.
+fn model_from(model: &Model, target: &[u8], prefix: Option<&[u8]>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    model
+        .range(target.to_vec()..)
+        .take_while(|(k, _)| prefix.is_none_or(|p| k.starts_with(p)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn same_prefix() -> ReadOptions {
+    ReadOptions {
+        prefix_same_as_start: true,
+        ..ReadOptions::default()
+    }
+}
+
+fn total_order() -> ReadOptions {
+    ReadOptions {
+        total_order_seek: true,
+        ..ReadOptions::default()
+    }
+}
+
+/// Table reads so far: filter checks for prefixes, and data blocks read (cache or file).
+fn reads(s: &DbStats) -> (u64, u64, u64) {
+    let (hits, misses) = s.block_cache_by_kind[0];
+    (s.prefix_checks, s.prefix_negatives, hits + misses)
+}
+
+#[test]
+fn prefix_same_as_start_stops_at_the_next_prefix_in_both_directions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+    let model = build_tree(&db);
+    let mut it = db.iter(same_prefix());
+    for p in 0..101u32 {
+        for (n, tail) in [(0, ""), (2, ""), (9, ""), (0, "x")] {
+            let mut target = key(p, n);
+            target.extend_from_slice(tail.as_bytes());
+            it.seek(&target);
+            let want = model_from(&model, &target, Some(&target[..4]));
+            assert_eq!(walk(&mut it, usize::MAX), want, "seek {target:?}");
+            // Backward from the last key at or before the target, within the prefix.
+            it.seek_for_prev(&target);
+            let mut back = Vec::new();
+            while it.valid() {
+                back.push(it.key().to_vec());
+                it.prev();
+            }
+            let want_back: Vec<Vec<u8>> = model
+                .range(..=target.clone())
+                .rev()
+                .take_while(|(k, _)| k.starts_with(&target[..4]))
+                .map(|(k, _)| k.clone())
+                .collect();
+            assert_eq!(back, want_back, "seek_for_prev {target:?}");
+        }
+    }
+    // Turning around inside the prefix: next, prev, next.
+    it.seek(&key(10, 1));
+    let first = it.key().to_vec();
+    it.next();
+    it.prev();
+    assert_eq!(it.key(), &first[..]);
+    // seek_to_first bounds the walk to the first key's prefix (as RocksDB).
+    it.seek_to_first();
+    let first_prefix = model.keys().next().unwrap()[..4].to_vec();
+    assert_eq!(
+        walk(&mut it, usize::MAX),
+        model_from(&model, b"", Some(&first_prefix))
+    );
+    // A target outside the domain (shorter than 4 bytes) is a total-order seek, unbounded.
+    it.seek(b"p0");
+    assert_eq!(walk(&mut it, usize::MAX), model_from(&model, b"p0", None));
+}
+
+#[test]
+fn total_order_seek_reads_across_prefixes_and_checks_no_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+    let model = build_tree(&db);
+    let before = reads(&db.stats());
+    let mut it = db.iter(total_order());
+    for p in [0u32, 1, 33, 98, 99] {
+        let target = key(p, 0);
+        it.seek(&target);
+        assert_eq!(walk(&mut it, 50), {
+            let mut w = model_from(&model, &target, None);
+            w.truncate(50);
+            w
+        });
+    }
+    assert_eq!(reads(&db.stats()).0, before.0, "no prefix filter checked");
+    // With both options the walk is bounded by the prefix but reads every table.
+    let mut it = db.iter(ReadOptions {
+        total_order_seek: true,
+        prefix_same_as_start: true,
+        ..ReadOptions::default()
+    });
+    it.seek(&key(40, 0));
+    assert_eq!(
+        walk(&mut it, usize::MAX),
+        model_from(&model, &key(40, 0), Some(b"p040"))
+    );
+    assert_eq!(reads(&db.stats()).0, before.0);
+}
+
+/// The point of prefix filters: a seek for a prefix no table holds reads no data block. Each
+/// L0 table and each deeper level is asked once and says no; only the memtable is searched.
+/// With `total_order_seek` the same seek reads data blocks.
+#[test]
+fn a_seek_for_an_absent_prefix_skips_every_table_by_its_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+    let model = build_tree(&db);
+    let stats = db.stats();
+    let sources =
+        stats.level_files[0] + stats.level_files[1..].iter().filter(|&&n| n > 0).count() as u64;
+    for it_options in [same_prefix(), ReadOptions::default()] {
+        let mut it = db.iter(it_options.clone());
+        for p in (1..99).step_by(2) {
+            let before = reads(&db.stats());
+            let target = key(p, 0);
+            it.seek(&target);
+            let after = reads(&db.stats());
+            assert_eq!(
+                after.0 - before.0,
+                sources,
+                "prefix {p}: one filter check per L0 table and per level"
+            );
+            assert_eq!(after.1 - before.1, sources, "prefix {p}: every one says no");
+            assert_eq!(after.2, before.2, "prefix {p}: no data block read");
+            if it_options.prefix_same_as_start {
+                assert!(!it.valid(), "prefix {p} has no key");
+            }
+            it.status().unwrap();
+        }
+    }
+    // The same seek in total order reads the tables.
+    let before = reads(&db.stats());
+    let mut it = db.iter(total_order());
+    it.seek(&key(51, 0));
+    assert_eq!(
+        it.key(),
+        model_from(&model, &key(51, 0), None)[0].0.as_slice()
+    );
+    let after = reads(&db.stats());
+    assert_eq!(after.0, before.0);
+    assert!(after.2 > before.2, "total order reads data blocks");
+    // A present prefix is found whatever the filters skipped.
+    let mut it = db.iter(same_prefix());
+    it.seek(&key(52, 0));
+    assert_eq!(
+        walk(&mut it, 10),
+        model_from(&model, &key(52, 0), Some(b"p052"))
+    );
+}
+
+/// Every file of the directory, by name, with its bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .filter(|(name, _)| !name.starts_with("LOG"))
+        .collect()
+}
+
+#[test]
+fn opening_a_family_with_another_prefix_extractor_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cf_with = |name: Option<&str>| CfOptions {
+        prefix_extractor: name.and_then(extractor),
+        ..CfOptions::default()
+    };
+    {
+        let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+        db.create_cf("plain", cf_with(None)).unwrap();
+        db.create_cf("capped", cf_with(Some("capped:2"))).unwrap();
+        db.put(b"p001-1", b"v").unwrap();
+        db.close().unwrap();
+    }
+    let open = |default: Option<&str>, plain: Option<&str>, capped: Option<&str>| {
+        Db::open_cf(
+            dir.path(),
+            options(default),
+            [("plain", cf_with(plain)), ("capped", cf_with(capped))],
+        )
+    };
+    let cases: &[(Option<&str>, Option<&str>, Option<&str>, &str)] = &[
+        (
+            Some("capped:4"),
+            None,
+            Some("capped:2"),
+            "column family 'default' of DIR was created with prefix extractor 'fixed:4' and is \
+             opened with 'capped:4': open it with the prefix extractor it was created with",
+        ),
+        (
+            None,
+            None,
+            Some("capped:2"),
+            "column family 'default' of DIR was created with prefix extractor 'fixed:4' and is \
+             opened with none",
+        ),
+        (
+            Some("fixed:4"),
+            Some("fixed:1"),
+            Some("capped:2"),
+            "column family 'plain' of DIR was created with prefix extractor none and is opened \
+             with 'fixed:1'",
+        ),
+        (
+            Some("fixed:4"),
+            None,
+            Some("capped:3"),
+            "column family 'capped' of DIR was created with prefix extractor 'capped:2' and is \
+             opened with 'capped:3'",
+        ),
+    ];
+    let before = files(dir.path());
+    for (default, plain, capped, want) in cases {
+        let err = open(*default, *plain, *capped).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        let msg = err
+            .to_string()
+            .replace(&dir.path().display().to_string(), "DIR");
+        assert!(msg.contains(want), "{msg}\nwant: {want}");
+        assert_eq!(
+            files(dir.path()),
+            before,
+            "nothing written by a refused open"
+        );
+    }
+    // The extractors it was created with open it, and the data is there.
+    let db = open(Some("fixed:4"), None, Some("capped:2")).unwrap();
+    assert_eq!(db.get(b"p001-1").unwrap().as_deref(), Some(&b"v"[..]));
+    drop(db);
+    // A read-only open checks the default family's.
+    let err = Db::open_read_only(dir.path(), options(Some("fixed:5")))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("'fixed:5'"), "{err}");
+}
+
+/// Copies the fixture database `name` (written by a build before prefix extractors, so its
+/// manifest records none and its tables' filters hold whole keys only) into `to`.
+fn copy_fixture(name: &str, to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// `fixtures/before-prefix`: one table of keys `p{000..038 even}-{0,1,2}` -> `old-P-N`,
+/// written before prefix extractors existed. Opened with one, the old table is read by every
+/// seek (its filter knows no prefixes: not asked), new tables are skipped by theirs, and the
+/// extractor is recorded from then on.
+#[test]
+fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_fixture("before-prefix", dir.path());
+    let mut model = Model::new();
+    for p in (0..40).step_by(2) {
+        for n in 0..3 {
+            model.insert(key(p, n), format!("old-{p}-{n}").into_bytes());
+        }
+    }
+    let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+    assert_eq!(db.stats().level_files[0], 1);
+    let mut it = db.iter(same_prefix());
+    let before = reads(&db.stats());
+    it.seek(&key(3, 0));
+    assert!(!it.valid());
+    let after = reads(&db.stats());
+    assert_eq!(
+        (after.0, after.1),
+        (before.0, before.1),
+        "the old table is not asked"
+    );
+    assert!(after.2 > before.2, "the old table is read");
+    // New writes in a new table, whose filter holds prefixes.
+    for p in (40..60).step_by(2) {
+        db.put(&key(p, 0), b"new").unwrap();
+        model.insert(key(p, 0), b"new".to_vec());
+    }
+    db.flush().unwrap();
+    let before = reads(&db.stats());
+    let mut it = db.iter(same_prefix());
+    it.seek(&key(3, 0));
+    assert!(!it.valid());
+    let after = reads(&db.stats());
+    assert_eq!(
+        (after.0 - before.0, after.1 - before.1),
+        (1, 1),
+        "the new table says no"
+    );
+    for p in [0u32, 2, 38, 40, 58] {
+        it.seek(&key(p, 0));
+        assert_eq!(
+            walk(&mut it, usize::MAX),
+            model_from(&model, &key(p, 0), Some(&key(p, 0)[..4])),
+            "prefix {p}"
+        );
+    }
+    db.close().unwrap();
+    // The first open recorded the extractor: another one is refused now.
+    let err = Db::open(dir.path(), options(Some("capped:4")))
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("created with prefix extractor 'fixed:4'"),
+        "{err}"
+    );
+    let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+    let mut it = db.iter(ReadOptions::default());
+    it.seek_to_first();
+    assert_eq!(walk(&mut it, usize::MAX), model_from(&model, b"", None));
+}
+
+/// Compaction keeps the prefix filters: after everything is compacted into the last level,
+/// absent prefixes are still skipped by the level's filter, and the data reads back whole.
+#[test]
+fn compacted_tables_keep_their_prefix_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(Some("capped:4"))).unwrap();
+    let model = build_tree(&db);
+    db.compact_range(None, None).unwrap();
+    let stats = db.stats();
+    assert_eq!(stats.level_files[0], 0);
+    let mut it = db.iter(same_prefix());
+    let before = reads(&db.stats());
+    for p in (1..99).step_by(2) {
+        it.seek(&key(p, 0));
+        assert!(!it.valid(), "prefix {p} has no key");
+    }
+    let after = reads(&db.stats());
+    assert!(after.1 - before.1 >= 49, "{after:?} {before:?}");
+    let mut it = db.iter(ReadOptions::default());
+    it.seek_to_first();
+    assert_eq!(walk(&mut it, usize::MAX), model_from(&model, b"", None));
+}
