@@ -178,6 +178,9 @@ fn dump_table(
         p.range_deletions,
         utc_datetime(p.creation_time)
     )?;
+    if !p.prefix_extractor.is_empty() {
+        writeln!(out, "prefix-extractor: {}", p.prefix_extractor)?;
+    }
     let mut it = table.iter();
     it.seek_to_first();
     let mut shown = 0;

@@ -434,3 +434,58 @@ fn compacted_tables_keep_their_prefix_filters() {
     it.seek_to_first();
     assert_eq!(walk(&mut it, usize::MAX), model_from(&model, b"", None));
 }
+
+/// An extractor whose name is empty (the name recorded for "none") or holds control
+/// characters is refused at open, naming the option; nothing is created.
+#[test]
+fn an_extractor_with_an_unusable_name_is_refused() {
+    struct Named(&'static str);
+    impl PrefixExtractor for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn in_domain(&self, _: &[u8]) -> bool {
+            true
+        }
+        fn transform<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+            &key[..key.len().min(1)]
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["", "bad\nname"] {
+        let err = Db::open(
+            dir.path().join("db"),
+            Options {
+                prefix_extractor: Some(Arc::new(Named(name))),
+                ..options(None)
+            },
+        )
+        .err()
+        .unwrap();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.to_string()
+                .contains(&format!("prefix_extractor name {name:?} is not valid")),
+            "{err}"
+        );
+        assert!(!dir.path().join("db").exists());
+    }
+    // A name of its own works like the built-ins.
+    let db = Db::open(
+        dir.path().join("db"),
+        Options {
+            prefix_extractor: Some(Arc::new(Named("first-byte"))),
+            ..options(None)
+        },
+    )
+    .unwrap();
+    db.put(b"apple", b"1").unwrap();
+    db.put(b"banana", b"2").unwrap();
+    db.flush().unwrap();
+    let mut it = db.iter(same_prefix());
+    it.seek(b"a");
+    assert_eq!(walk(&mut it, 10), vec![(b"apple".to_vec(), b"1".to_vec())]);
+    it.seek(b"c");
+    assert!(!it.valid());
+    assert_eq!(db.stats().prefix_negatives, 1);
+}
