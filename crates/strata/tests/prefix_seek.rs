@@ -278,7 +278,9 @@ fn opening_a_family_with_another_prefix_extractor_is_refused_and_writes_nothing(
             [("plain", cf_with(plain)), ("capped", cf_with(capped))],
         )
     };
-    let cases: &[(Option<&str>, Option<&str>, Option<&str>, &str)] = &[
+    // The extractors of the default, `plain` and `capped` families, and the error.
+    type Case<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, &'a str);
+    let cases: &[Case] = &[
         (
             Some("capped:4"),
             None,

@@ -83,8 +83,8 @@ impl KeyShape {
     /// Writes the key for `v` into `key` (whose length is the key size).
     pub fn fill(&self, v: u64, key: &mut [u8]) {
         let mut pos = 0;
-        if self.keys_per_prefix > 0 {
-            let prefixes = (self.num / self.keys_per_prefix).max(1);
+        if let Some(prefixes) = self.num.checked_div(self.keys_per_prefix) {
+            let prefixes = prefixes.max(1);
             let end = self.prefix_size.min(key.len());
             fill_key(v % prefixes, &mut key[..end]);
             pos = end;
@@ -208,7 +208,7 @@ mod tests {
         };
         missing.fill_for_seek(23, &mut k);
         assert_eq!(&k[..12], b"\0\0\0\0\0\0\0\x031000");
-        assert!(!prefixes.contains(&k[..12].to_vec()));
+        assert!(!prefixes.contains(&k[..12]));
         // Without keys_per_prefix the key is the plain one.
         let plain = KeyShape {
             keys_per_prefix: 0,

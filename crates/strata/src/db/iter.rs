@@ -216,9 +216,8 @@ impl DbIterator {
             return;
         };
         let prefix = prefix_of(ps.extractor.as_ref(), target);
-        match (prefix, filter, &ps.hint) {
-            (Some(p), true, Some(hint)) => hint.arm(filter_hash(p)),
-            _ => {}
+        if let (Some(p), true, Some(hint)) = (prefix, filter, &ps.hint) {
+            hint.arm(filter_hash(p));
         }
         self.prefix_bound = match prefix {
             Some(p) if ps.same_as_start => {
