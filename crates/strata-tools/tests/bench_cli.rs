@@ -609,4 +609,24 @@ fn prefix_flags_shape_keys_and_seeks() {
             "{engine}: no key has the prefix"
         );
     }
+    // The commands that open the database for writing take the extractor its manifest
+    // records; its tables then name it.
+    let db = db.to_str().unwrap();
+    for args in [
+        &["put", db, "zzz-new-key-0001", "v"][..],
+        &["flush", db],
+        &["get", db, "zzz-new-key-0001"],
+    ] {
+        let (ok, _, err) = common::strata(args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    let table = std::fs::read_dir(db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .max()
+        .unwrap();
+    let (ok, out, err) = common::strata(&["sst", "dump", table.to_str().unwrap(), "--limit=0"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("prefix-extractor: fixed:12"), "{out}");
 }

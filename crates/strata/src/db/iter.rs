@@ -705,6 +705,8 @@ impl Range {
                 Bound::Excluded(k) => Some(k.clone()),
                 _ => None,
             },
+            // A range runs across prefixes: prefix filters would hide keys of later ones.
+            total_order_seek: true,
             ..ReadOptions::default()
         };
         Range {

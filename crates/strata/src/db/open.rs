@@ -242,14 +242,20 @@ impl Db {
         }
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
         // Every family is opened with the fields of `options`: only the default family's
-        // extractor is named, so only its is checked.
+        // extractor is named, so only its is checked, and only if one is given (without one
+        // every read is in total order, which any tables answer rightly).
         let default_only: BTreeMap<u32, FamilyState> = versions
             .families()
             .iter()
             .filter(|(&id, _)| id == DEFAULT_FAMILY_ID)
             .map(|(&id, f)| (id, f.clone()))
             .collect();
-        check_prefix_extractors(&path, &default_only, |_| Some(&options.prefix_extractor))?;
+        check_prefix_extractors(&path, &default_only, |_| {
+            options
+                .prefix_extractor
+                .is_some()
+                .then_some(&options.prefix_extractor)
+        })?;
         let family_options = family_options(&options, &BTreeMap::new(), &versions);
         check_num_levels(&family_options, &path, &versions)?;
         let min_log = versions.min_log_number();
