@@ -14,10 +14,10 @@
 //! promises nothing.
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
-//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`, `prefix`;
-//! `log`, `cache`, `merge`, `range_del`; `iterator`; `column_family`; `write_batch`,
-//! `snapshot`; `memtable`, `table`; `version`;
-//! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
+//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`,
+//! `prefix`; `log`, `cache`, `merge`, `range_del`; `iterator`; `column_family`;
+//! `write_batch`, `snapshot`; `memtable`, `table`; `version`; `compaction`; `options`; `db`;
+//! `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
