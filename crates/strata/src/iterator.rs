@@ -478,8 +478,8 @@ impl SeekHint {
 }
 
 /// Whether a source may hold what a seek to `target` (an internal key) looks for, given the
-/// armed hash: false skips the source.
-pub type MayMatch = Box<dyn Fn(&[u8], u64) -> Result<bool> + Send>;
+/// armed hash and the direction (true for `seek_for_prev`): false skips the source.
+pub type MayMatch = Box<dyn Fn(&[u8], u64, bool) -> Result<bool> + Send>;
 
 /// A source (one table, one level) that a seek skips without reading when its filter says it
 /// holds nothing the seek looks for. Skipped, it is not valid until the next positioning
@@ -509,11 +509,11 @@ impl FilteredSeek {
         }
     }
 
-    /// True when the seek to `target` must skip the source.
-    fn skips(&mut self, target: &[u8]) -> bool {
+    /// True when the seek to `target` (`backward` for `seek_for_prev`) must skip the source.
+    fn skips(&mut self, target: &[u8], backward: bool) -> bool {
         self.skipped = match self.hint.get() {
             None => false,
-            Some(hash) => match (self.may_match)(target, hash) {
+            Some(hash) => match (self.may_match)(target, hash, backward) {
                 Ok(maybe) => !maybe,
                 Err(e) => {
                     self.error.get_or_insert(e);
@@ -538,12 +538,12 @@ impl InternalIterator for FilteredSeek {
         self.inner.seek_to_last();
     }
     fn seek(&mut self, target: &[u8]) {
-        if !self.skips(target) {
+        if !self.skips(target, false) {
             self.inner.seek(target);
         }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        if !self.skips(target) {
+        if !self.skips(target, true) {
             self.inner.seek_for_prev(target);
         }
     }

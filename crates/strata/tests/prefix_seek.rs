@@ -508,3 +508,169 @@ fn ranges_and_read_only_opens_without_an_extractor_see_every_key() {
     it.seek(&from);
     assert_eq!(walk(&mut it, usize::MAX), model_from(&model, &from, None));
 }
+
+/// Random trees (puts, deletes, range deletions, flushes and compactions at random points)
+/// under both built-in extractors, read by random prefix seeks in both directions against a
+/// `BTreeMap`: prefix filters and level skipping never hide a key of the target's prefix,
+/// range deletions included, and total-order seeks see everything.
+#[test]
+fn random_trees_read_by_prefix_seeks_match_a_model() {
+    use strata::internals::Rng;
+    for seed in 0..6u64 {
+        let mut rng = Rng::new(seed);
+        let extractor = ["fixed:3", "capped:3"][seed as usize % 2];
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(
+            dir.path(),
+            Options {
+                write_buffer_size: 8 << 10,
+                target_file_size_base: 1 << 10,
+                ..options(Some(extractor))
+            },
+        )
+        .unwrap();
+        // Prefixes k00..k19, with gaps (odd ones are rare) and short keys ("k", "k1").
+        let random_key = |rng: &mut Rng| -> Vec<u8> {
+            let p = rng.below(20);
+            let p = if p % 2 == 1 && !rng.one_in(4) {
+                p - 1
+            } else {
+                p
+            };
+            match rng.below(30) {
+                0 => b"k".to_vec(),
+                1 => format!("k{}", p % 10).into_bytes(),
+                _ => format!("k{p:02}{}", rng.below(40)).into_bytes(),
+            }
+        };
+        let mut model = Model::new();
+        for op in 0..2500u32 {
+            let k = random_key(&mut rng);
+            match rng.below(20) {
+                0 => {
+                    db.delete(&k).unwrap();
+                    model.remove(&k);
+                }
+                1 => {
+                    // Mostly narrow ranges (one key's extensions), sometimes wide ones.
+                    let mut end = random_key(&mut rng);
+                    if end < k || !rng.one_in(4) {
+                        end.clone_from(&k);
+                        end.push(b'~');
+                    }
+                    db.delete_range(&k, &end).unwrap();
+                    let gone: Vec<Vec<u8>> = model
+                        .range(k.clone()..end)
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for g in gone {
+                        model.remove(&g);
+                    }
+                }
+                _ => {
+                    let v = format!("{seed}-{op}").into_bytes();
+                    db.put(&k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
+            if rng.one_in(150) {
+                db.flush().unwrap();
+            }
+            if rng.one_in(500) {
+                db.compact_range(None, None).unwrap();
+            }
+        }
+        // Something in L0 above the compacted levels.
+        db.compact_range(None, None).unwrap();
+        for _ in 0..100 {
+            let k = random_key(&mut rng);
+            db.put(&k, b"last").unwrap();
+            model.insert(k, b"last".to_vec());
+        }
+        db.flush().unwrap();
+        let e = parse_prefix_extractor(extractor).unwrap();
+        let prefix_of = |k: &[u8]| e.in_domain(k).then(|| e.transform(k).to_vec());
+        let mut bounded = db.iter(same_prefix());
+        let mut total = db.iter(total_order());
+        for _ in 0..300 {
+            let target = match rng.below(5) {
+                0 => format!("k{}", rng.below(25)).into_bytes(),
+                1 => format!("j{}", rng.below(9)).into_bytes(),
+                _ => random_key(&mut rng),
+            };
+            let prefix = prefix_of(&target);
+            let in_prefix = |k: &[u8]| {
+                prefix
+                    .as_ref()
+                    .is_none_or(|p| prefix_of(k).as_ref() == Some(p))
+            };
+            bounded.seek(&target);
+            let want: Vec<(Vec<u8>, Vec<u8>)> = model
+                .range(target.clone()..)
+                .take_while(|(k, _)| in_prefix(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(
+                walk(&mut bounded, usize::MAX),
+                want,
+                "seed {seed}: seek {target:?}"
+            );
+            bounded.seek_for_prev(&target);
+            let mut back = Vec::new();
+            while bounded.valid() {
+                back.push(bounded.key().to_vec());
+                bounded.prev();
+            }
+            bounded.status().unwrap();
+            let want_back: Vec<Vec<u8>> = model
+                .range(..=target.clone())
+                .rev()
+                .take_while(|(k, _)| in_prefix(k))
+                .map(|(k, _)| k.clone())
+                .collect();
+            assert_eq!(back, want_back, "seed {seed}: seek_for_prev {target:?}");
+            total.seek(&target);
+            assert_eq!(walk(&mut total, 30), {
+                let mut w = model_from(&model, &target, None);
+                w.truncate(30);
+                w
+            });
+        }
+        // The trees had tables in several levels, and the filters skipped some of them.
+        let s = db.stats();
+        assert!(
+            s.level_files[0] > 0 && s.level_files[6] >= 2,
+            "seed {seed}: {:?}",
+            s.level_files
+        );
+        assert!(s.prefix_negatives > 0 && s.prefix_checks > s.prefix_negatives);
+    }
+}
+
+/// Found by `random_trees_read_by_prefix_seeks_match_a_model`: a level was skipped by
+/// `seek_for_prev` after asking the file *after* the target (the first whose largest key is at
+/// or after it, the forward rule) when the keys of the prefix sat in the file before it. Here
+/// the level holds `[k0700..k0733]` and `[k0800..k0830]`; `seek_for_prev(k074)` must ask the
+/// first file (the last whose smallest key is at or before the target) and find `k0733`.
+#[test]
+fn seek_for_prev_asks_the_file_before_the_target_in_a_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(Some("fixed:3"))).unwrap();
+    for (first, last) in [(700, 733), (800, 830)] {
+        for n in first..=last {
+            db.put(format!("k0{n}").as_bytes(), b"v").unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+    }
+    let files = db.stats().level_files;
+    assert_eq!((files[0], files[6]), (0, 2), "{files:?}");
+    let mut it = db.iter(same_prefix());
+    it.seek_for_prev(b"k074");
+    assert_eq!(it.key(), b"k0733");
+    it.seek(b"k074");
+    assert!(!it.valid(), "no key of k07 at or after k074");
+    it.seek_for_prev(b"k079");
+    assert_eq!(it.key(), b"k0733");
+    it.prev();
+    assert_eq!(it.key(), b"k0732");
+}

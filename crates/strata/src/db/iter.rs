@@ -98,16 +98,18 @@ pub(crate) fn prefix_filtered_table(
     Box::new(FilteredSeek::new(
         inner,
         hint.clone(),
-        Box::new(move |_, hash| table.may_contain_prefix(&extractor, hash)),
+        Box::new(move |_, hash, _| table.may_contain_prefix(&extractor, hash)),
     ))
 }
 
 /// The cursor of one sorted level (`files`, opened by `open`), skipped by a prefix seek when
-/// the file holding the target's position rules the prefix out: keys with one prefix are
-/// contiguous, so if that file (whose largest key is at or after the target) holds none of
-/// them, no later file holds any after the target. A file with range deletions is not relied
-/// on (its largest key may be a deletion's end rather than a key in its filter), nor is a
-/// level without a file at or after the target skipped for anything but having nothing there.
+/// the file holding the target's position rules the prefix out. Keys with one prefix are
+/// contiguous: going forward, if the first file whose largest key is at or after the target
+/// holds none of them, no later file holds one after the target (its largest key would lie
+/// between two keys of the prefix); going backward (`seek_for_prev`), the same holds of the
+/// last file whose smallest key is at or before the target and the files before it. A file
+/// with range deletions is not relied on (its bounds may be a deletion's ends rather than
+/// keys in its filter). A level with no file in the seek's direction holds nothing to find.
 pub(crate) fn prefix_filtered_level(
     inner: Box<dyn InternalIterator>,
     hint: &Arc<SeekHint>,
@@ -118,10 +120,15 @@ pub(crate) fn prefix_filtered_level(
     Box::new(FilteredSeek::new(
         inner,
         hint.clone(),
-        Box::new(move |target, hash| {
+        Box::new(move |target, hash, backward| {
             let target = crate::key::user_key(target);
-            let i = files.partition_point(|f| crate::key::user_key(&f.largest) < target);
-            let Some(f) = files.get(i) else {
+            let at = match backward {
+                false => files.partition_point(|f| crate::key::user_key(&f.largest) < target),
+                true => files
+                    .partition_point(|f| crate::key::user_key(&f.smallest) <= target)
+                    .wrapping_sub(1),
+            };
+            let Some(f) = files.get(at) else {
                 return Ok(false);
             };
             let table = open(f.number)?;
