@@ -152,6 +152,7 @@ impl Db {
             snapshot: view.snapshot.clone(),
             lower_bound: bound_arg(start, "start")?,
             upper_bound: bound_arg(end, "end")?,
+            ..ReadOptions::default()
         };
         let cf = view.cf.clone();
         let iter = slf.get().run(slf.py(), |db| match &cf {

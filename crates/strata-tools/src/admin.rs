@@ -178,6 +178,9 @@ fn dump_table(
         p.range_deletions,
         utc_datetime(p.creation_time)
     )?;
+    if !p.prefix_extractor.is_empty() {
+        writeln!(out, "prefix-extractor: {}", p.prefix_extractor)?;
+    }
     let mut it = table.iter();
     it.seek_to_first();
     let mut shown = 0;
@@ -327,8 +330,7 @@ fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
         ..strata::Options::default()
     };
     let opening = |e: strata::Error| format!("opening {}: {e}", dir.display());
-    let names = strata::Db::list_cfs(dir, &options).map_err(opening)?;
-    let families = names.into_iter().map(|n| (n, options.cf_options()));
+    let families = crate::kv::families_as_recorded(dir, &options)?;
     Ok(strata::Db::open_cf(dir, options.clone(), families).map_err(opening)?)
 }
 

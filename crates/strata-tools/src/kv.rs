@@ -74,13 +74,37 @@ fn open_for_writing(dir: &Path, create: bool) -> Result<Db, BoxError> {
         create_missing_column_families: create,
         ..Options::default()
     };
-    let names = if options.fs.exists(&dir.join("CURRENT")) {
-        Db::list_cfs(dir, &options).map_err(opening(dir))?
-    } else {
-        Vec::new()
+    let families = match options.fs.exists(&dir.join("CURRENT")) {
+        true => families_as_recorded(dir, &options)?,
+        false => Vec::new(),
     };
-    let families = names.into_iter().map(|n| (n, options.cf_options()));
     Ok(Db::open_cf(dir, options.clone(), families).map_err(opening(dir))?)
+}
+
+/// Every column family of the database at `dir` with `options`' family fields and the prefix
+/// extractor its manifest records (an open with another is refused). Only the built-in
+/// extractors can be rebuilt from their names.
+pub fn families_as_recorded(
+    dir: &Path,
+    options: &Options,
+) -> Result<Vec<(String, strata::CfOptions)>, BoxError> {
+    let families = strata::internals::read_families(dir).map_err(opening(dir))?;
+    let mut out = Vec::new();
+    for f in families.values() {
+        let prefix_extractor = match f.prefix_extractor.as_deref() {
+            None | Some("") => None,
+            Some(name) => Some(
+                strata::parse_prefix_extractor(name)
+                    .map_err(|e| format!("column family '{}' of {}: {e}", f.name, dir.display()))?,
+            ),
+        };
+        let cf = strata::CfOptions {
+            prefix_extractor,
+            ..options.cf_options()
+        };
+        out.push((f.name.clone(), cf));
+    }
+    Ok(out)
 }
 
 /// The family named `cf` (the default with `None`).

@@ -636,3 +636,104 @@ fn readrandom_after_range_tombstones_finds_fewer_keys() {
     );
     assert!(!ok && err.contains("--range_tombstone_width"), "{err}");
 }
+
+/// `--prefix_size` and `--keys_per_prefix` (db_bench's key layout and a fixed prefix
+/// extractor), seekrandom within a prefix, and `--seek_missing_prefix` seeking prefixes no
+/// key has; flags a run cannot use are errors that name them.
+#[test]
+fn prefix_flags_shape_keys_and_seeks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    for (flags, want) in [
+        (
+            &["--prefix_size=20", "--key_size=16"][..],
+            "--prefix_size (20) must be at most --key_size (16)",
+        ),
+        (
+            &["--keys_per_prefix=10"][..],
+            "--keys_per_prefix needs --prefix_size",
+        ),
+        (
+            &["--prefix_size=8", "--keys_per_prefix=100", "--num=10"][..],
+            "--keys_per_prefix (100) must be at most --num (10)",
+        ),
+        (
+            &["--prefix_size=8", "--seek_missing_prefix"][..],
+            "--seek_missing_prefix needs --prefix_size above 8",
+        ),
+    ] {
+        let mut args = vec!["--benchmarks=fillseq"];
+        args.extend_from_slice(flags);
+        let (ok, _, err) = bench(&db, &args);
+        assert!(!ok, "{flags:?}");
+        assert!(err.contains(want), "{flags:?}: {err}");
+    }
+    for engine in engines().into_iter().filter(|&e| e != "lmdb") {
+        let engine_flag = format!("--engine={engine}");
+        let prefix = [
+            engine_flag.as_str(),
+            "--num=2000",
+            "--key_size=16",
+            "--prefix_size=12",
+            "--keys_per_prefix=20",
+            "--seek_nexts=5",
+        ];
+        let (ok, out, err) = bench(
+            &db,
+            &[&prefix[..], &["--benchmarks=fillseq,flush,seekrandom"]].concat(),
+        );
+        assert!(ok, "{engine}: {err}");
+        assert!(out.contains("Prefix:     12 bytes"), "{out}");
+        let seek = parse(&out)
+            .into_iter()
+            .find(|l| l.name == "seekrandom")
+            .unwrap();
+        assert_eq!(
+            seek.found,
+            Some((2000, 2000)),
+            "{engine}: every key was written"
+        );
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                &prefix[..],
+                &[
+                    "--use_existing_db",
+                    "--seek_missing_prefix",
+                    "--benchmarks=seekrandom",
+                ],
+            ]
+            .concat(),
+        );
+        assert!(ok, "{engine}: {err}");
+        let seek = parse(&out)
+            .into_iter()
+            .find(|l| l.name == "seekrandom")
+            .unwrap();
+        assert_eq!(
+            seek.found,
+            Some((0, 2000)),
+            "{engine}: no key has the prefix"
+        );
+    }
+    // The commands that open the database for writing take the extractor its manifest
+    // records; its tables then name it.
+    let db = db.to_str().unwrap();
+    for args in [
+        &["put", db, "zzz-new-key-0001", "v"][..],
+        &["flush", db],
+        &["get", db, "zzz-new-key-0001"],
+    ] {
+        let (ok, _, err) = common::strata(args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    let table = std::fs::read_dir(db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .max()
+        .unwrap();
+    let (ok, out, err) = common::strata(&["sst", "dump", table.to_str().unwrap(), "--limit=0"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("prefix-extractor: fixed:12"), "{out}");
+}

@@ -5,9 +5,13 @@
 //! Memtables and tables implement [`InternalIterator`]; a [`ConcatIterator`] walks the tables
 //! of one level as one sorted run; a [`MergingIterator`] merges several of them into one
 //! ordered stream (for reads and compactions); the database iterator on top
-//! (`db::iter`) hides old versions and deleted keys.
+//! (`db::iter`) hides old versions and deleted keys. A [`FilteredSeek`] wraps a source that a
+//! seek may skip by its filter (prefix seeks): the skip is decided from a [`SeekHint`] the
+//! database iterator arms for its own seeks only.
 
 use std::cmp::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key::compare_internal;
@@ -439,6 +443,127 @@ impl InternalIterator for FailedIterator {
     }
     fn status(&self) -> Result<()> {
         Err(self.error.duplicate())
+    }
+}
+
+/// What the current seek lets sources check against their filters: a hash (of the seek
+/// target's prefix, for prefix seeks), set only while one seek runs. Shared by the database
+/// iterator, which arms it around its own seeks, and the [`FilteredSeek`] children of its
+/// merging iterator; internal re-seeks (a merging iterator changing direction) find it
+/// disarmed and read every source.
+#[derive(Debug, Default)]
+pub struct SeekHint {
+    hash: AtomicU64,
+    armed: AtomicBool,
+}
+
+impl SeekHint {
+    /// Lets the seeks from now on check `hash`.
+    pub fn arm(&self, hash: u64) {
+        self.hash.store(hash, AtomicOrdering::Relaxed);
+        self.armed.store(true, AtomicOrdering::Relaxed);
+    }
+
+    /// Seeks from now on check nothing.
+    pub fn disarm(&self) {
+        self.armed.store(false, AtomicOrdering::Relaxed);
+    }
+
+    /// The hash to check, if armed.
+    fn get(&self) -> Option<u64> {
+        self.armed
+            .load(AtomicOrdering::Relaxed)
+            .then(|| self.hash.load(AtomicOrdering::Relaxed))
+    }
+}
+
+/// Whether a source may hold what a seek to `target` (an internal key) looks for, given the
+/// armed hash and the direction (true for `seek_for_prev`): false skips the source.
+pub type MayMatch = Box<dyn Fn(&[u8], u64, bool) -> Result<bool> + Send>;
+
+/// A source (one table, one level) that a seek skips without reading when its filter says it
+/// holds nothing the seek looks for. Skipped, it is not valid until the next positioning
+/// call; every call but `seek` and `seek_for_prev`, and those when the hint is disarmed, goes
+/// to the source as is. A filter that fails to read makes the source fail.
+pub struct FilteredSeek {
+    inner: Box<dyn InternalIterator>,
+    may_match: MayMatch,
+    hint: Arc<SeekHint>,
+    skipped: bool,
+    error: Option<crate::error::Error>,
+}
+
+impl FilteredSeek {
+    /// `inner`, skipped by seeks when the armed `hint` fails `may_match`.
+    pub fn new(
+        inner: Box<dyn InternalIterator>,
+        hint: Arc<SeekHint>,
+        may_match: MayMatch,
+    ) -> FilteredSeek {
+        FilteredSeek {
+            inner,
+            may_match,
+            hint,
+            skipped: false,
+            error: None,
+        }
+    }
+
+    /// True when the seek to `target` (`backward` for `seek_for_prev`) must skip the source.
+    fn skips(&mut self, target: &[u8], backward: bool) -> bool {
+        self.skipped = match self.hint.get() {
+            None => false,
+            Some(hash) => match (self.may_match)(target, hash, backward) {
+                Ok(maybe) => !maybe,
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    true
+                }
+            },
+        };
+        self.skipped
+    }
+}
+
+impl InternalIterator for FilteredSeek {
+    fn valid(&self) -> bool {
+        !self.skipped && self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        self.skipped = false;
+        self.inner.seek_to_first();
+    }
+    fn seek_to_last(&mut self) {
+        self.skipped = false;
+        self.inner.seek_to_last();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        if !self.skips(target, false) {
+            self.inner.seek(target);
+        }
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        if !self.skips(target, true) {
+            self.inner.seek_for_prev(target);
+        }
+    }
+    fn next(&mut self) {
+        self.inner.next();
+    }
+    fn prev(&mut self) {
+        self.inner.prev();
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(e.duplicate()),
+            None => self.inner.status(),
+        }
     }
 }
 

@@ -14,10 +14,10 @@
 //! promises nothing.
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
-//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
-//! `log`, `cache`, `merge`, `compaction_filter`, `range_del`; `iterator`; `column_family`;
-//! `write_batch`, `snapshot`; `memtable`, `table`; `version`; `compaction`; `options`; `db`;
-//! `internals` (and the test-only `testing`) on top.
+//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`,
+//! `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`; `iterator`;
+//! `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`; `compaction`;
+//! `options`; `db`; `txn`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -38,6 +38,7 @@ pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod merge;
 pub(crate) mod options;
+pub(crate) mod prefix;
 pub(crate) mod range_del;
 pub(crate) mod snapshot;
 pub(crate) mod table;
@@ -59,6 +60,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use filename::FORMAT_VERSION;
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use table::Compression;
 pub use txn::{

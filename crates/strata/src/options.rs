@@ -10,6 +10,7 @@ use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::merge::MergeOperator;
+use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
 use crate::table::{Compression, TableOptions};
 
@@ -130,6 +131,13 @@ pub struct Options {
     pub ttl: Option<Duration>,
     /// The clock TTL families read. Default: the system clock ([`SystemClock`]).
     pub clock: Arc<dyn Clock>,
+    /// Maps keys to prefixes (a column family field; RocksDB's `prefix_extractor`): each
+    /// table's filter then also holds the prefixes of its keys, so that a seek skips the tables
+    /// without the target's prefix (see [`ReadOptions::total_order_seek`] and
+    /// [`ReadOptions::prefix_same_as_start`]). Recorded in the manifest when the family is
+    /// created: opening a family with another extractor (or none, or one where it had none)
+    /// is an error naming both. Default: none.
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl Default for Options {
@@ -172,6 +180,7 @@ impl Default for Options {
             compaction_filter: None,
             ttl: None,
             clock: Arc::new(SystemClock),
+            prefix_extractor: None,
         }
     }
 }
@@ -244,6 +253,10 @@ impl fmt::Debug for Options {
                 &self.compaction_filter.as_ref().map(|f| f.name()),
             )
             .field("ttl", &self.ttl)
+            .field(
+                "prefix_extractor",
+                &self.prefix_extractor.as_ref().map(|e| e.name()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -350,6 +363,16 @@ impl Options {
                 "max_write_group_bytes must be at least 1".into(),
             ));
         }
+        if let Some(e) = &self.prefix_extractor {
+            // The empty name stands for "no extractor" in tables and the manifest.
+            if e.name().is_empty() || e.name().chars().any(char::is_control) {
+                return Err(Error::InvalidArgument(format!(
+                    "prefix_extractor name {:?} is not valid: it must be non-empty, without \
+                     control characters",
+                    e.name()
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -365,6 +388,7 @@ impl Options {
                 (true, Some(c)) => c,
                 _ => self.compression,
             },
+            prefix_extractor: self.prefix_extractor.clone(),
             ..TableOptions::for_internal_keys()
         }
     }
@@ -474,6 +498,8 @@ family_options! {
     compaction_filter: Option<Arc<dyn CompactionFilter>>,
     /// See [`Options::ttl`].
     ttl: Option<Duration>,
+    /// See [`Options::prefix_extractor`].
+    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl Default for CfOptions {
@@ -502,4 +528,16 @@ pub struct ReadOptions {
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators see no key at or above this one (exclusive bound).
     pub upper_bound: Option<Vec<u8>>,
+    /// With a prefix extractor: a seek (or `seek_for_prev`, or the first key found by
+    /// `seek_to_first` / `seek_to_last`) sets the iterator's prefix, and it becomes invalid at
+    /// the first key of another prefix, as RocksDB's option of that name. A seek to a key
+    /// outside the extractor's domain sets no prefix. Ignored with `total_order_seek` and
+    /// without an extractor. Default: false.
+    pub prefix_same_as_start: bool,
+    /// Ignore prefix filters: seeks read every table whatever the target's prefix. Without it
+    /// (and with a prefix extractor), a seek skips the tables whose filter holds no key with
+    /// the target's prefix, so keys of later prefixes are found only in the tables it read:
+    /// as in RocksDB, iterating past the target's prefix without `prefix_same_as_start`
+    /// may miss keys; set this to scan across prefixes. Default: false.
+    pub total_order_seek: bool,
 }

@@ -64,6 +64,7 @@ fn eight_writers_four_readers_with_stable_snapshots() {
                             snapshot: Some(snap.clone()),
                             lower_bound: Some(format!("w{t}-").into_bytes()),
                             upper_bound: Some(format!("w{t}.").into_bytes()),
+                            ..ReadOptions::default()
                         });
                         let mut keys = Vec::new();
                         it.seek_to_first();

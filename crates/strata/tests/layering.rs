@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["util", "codec", "error"],
     &["fs"],
-    &["key", "filename"],
+    &["key", "filename", "prefix"],
     &["log", "cache", "merge", "compaction_filter", "range_del"],
     &["iterator"],
     &["column_family"],

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::gen::KeyShape;
 use crate::engine_flags::{parse_bool, EngineFlags};
 
 /// The text after the flags: which engine uses which flags, built from
@@ -144,6 +145,32 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub seek_nexts: u64,
 
+    /// Bytes of the key prefix: both engines get a fixed-length prefix extractor of this
+    /// length (prefix bloom filters, prefix seeks); 0 means none. At most --key_size.
+    #[arg(long, default_value_t = 0)]
+    pub prefix_size: usize,
+
+    /// Average keys per prefix: with it, keys start with a prefix of --prefix_size bytes
+    /// derived from the key's integer (db_bench's key layout); 0 means the plain key layout.
+    #[arg(long, default_value_t = 0)]
+    pub keys_per_prefix: u64,
+
+    /// seekrandom's iterators stop at the first key of another prefix than the seek's
+    /// (RocksDB's ReadOptions::prefix_same_as_start). Default: true with --prefix_size, so
+    /// that --seek_nexts stays within a prefix (db_bench's default is false).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub prefix_same_as_start: Option<bool>,
+
+    /// seekrandom ignores prefix filters and reads every table (RocksDB's
+    /// ReadOptions::total_order_seek).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub total_order_seek: bool,
+
+    /// seekrandom seeks to keys of a prefix no key has (byte 8 of the key set to '1', as
+    /// db_bench): what prefix filters save. Needs --prefix_size above 8.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub seek_missing_prefix: bool,
+
     /// Print latency percentiles per step.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub histogram: bool,
@@ -220,6 +247,45 @@ impl BenchArgs {
             0 => "default".to_string(),
             i => format!("column_family_name_{i:06}"),
         }
+    }
+
+    /// How keys are made from integers (`--prefix_size`, `--keys_per_prefix`).
+    pub fn key_shape(&self) -> KeyShape {
+        KeyShape {
+            prefix_size: self.prefix_size,
+            keys_per_prefix: self.keys_per_prefix,
+            num: self.num,
+            seek_missing_prefix: self.seek_missing_prefix,
+        }
+    }
+
+    /// Whether seeks stop at the end of their prefix: `--prefix_same_as_start`, by default
+    /// when there is a prefix.
+    pub fn prefix_same_as_start(&self) -> bool {
+        self.prefix_same_as_start.unwrap_or(self.prefix_size > 0)
+    }
+
+    /// The prefix flags that a run cannot use, as an error naming them.
+    pub fn check_prefix_flags(&self) -> Result<(), String> {
+        if self.prefix_size > self.key_size {
+            return Err(format!(
+                "--prefix_size ({}) must be at most --key_size ({})",
+                self.prefix_size, self.key_size
+            ));
+        }
+        if self.keys_per_prefix > 0 && self.prefix_size == 0 {
+            return Err("--keys_per_prefix needs --prefix_size".into());
+        }
+        if self.keys_per_prefix > self.num {
+            return Err(format!(
+                "--keys_per_prefix ({}) must be at most --num ({})",
+                self.keys_per_prefix, self.num
+            ));
+        }
+        if self.seek_missing_prefix && self.prefix_size <= 8 {
+            return Err("--seek_missing_prefix needs --prefix_size above 8".into());
+        }
+        Ok(())
     }
 
     /// Reads per thread.

@@ -158,7 +158,7 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
     ];
     match problems.iter().find(|(bad, _)| *bad) {
         Some((_, why)) => Err(why.to_string()),
-        None => range_tombstones::check_flags(args),
+        None => range_tombstones::check_flags(args).and_then(|()| args.check_prefix_flags()),
     }
 }
 
@@ -253,6 +253,10 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> st
     outln!("Engine:     {}", db.version())?;
     outln!("Database:   {}", path.display())?;
     outln!("Keys:       {} bytes each", args.key_size)?;
+    if args.prefix_size > 0 {
+        outln!("Prefix:     {} bytes", args.prefix_size)?;
+        outln!("Keys per prefix:    {}", args.keys_per_prefix)?;
+    }
     outln!(
         "Values:     {} bytes each ({} bytes after compression)",
         args.value_size,
@@ -629,6 +633,7 @@ fn run_thread(
         _ => args.key_size,
     };
     let mut key = vec![0u8; key_size];
+    let shape = args.key_shape();
     let mut stats = ThreadStats::default();
     let mut hist = Histogram::default();
     let sync = args.options.sync || step == Step::FillSync;
@@ -685,7 +690,7 @@ fn run_thread(
             while more(i, args.writes()) {
                 let k = draw(&mut rng);
                 i += 1;
-                fill_key(k, &mut key);
+                shape.fill(k, &mut key);
                 if tombstones.is_some_and(|t| t.due(i)) {
                     tombstones_due.push(draw(&mut rng));
                 }
@@ -735,7 +740,7 @@ fn run_thread(
             let tombstones = RangeTombstones::of(args);
             while more(stats.done, (args.writes() / 1000).max(1)) {
                 let k = rng.below(num);
-                fill_key(k, &mut key);
+                shape.fill(k, &mut key);
                 let value = values.next(args.value_size);
                 let t = clock();
                 db.put(&key, value, sync)?;
@@ -752,7 +757,7 @@ fn run_thread(
         }
         Step::ReadRandom { .. } => {
             while more(stats.done, args.reads()) {
-                fill_key(rng.below(num), &mut key);
+                shape.fill(rng.below(num), &mut key);
                 let t = clock();
                 if let Some(len) = db.get(&key)? {
                     stats.found += 1;
@@ -766,7 +771,7 @@ fn run_thread(
             // update) a write of the same key.
             while more(stats.done, args.reads()) {
                 let k = rng.below(num);
-                fill_key(k, &mut key);
+                shape.fill(k, &mut key);
                 let read =
                     step == Step::UpdateRandom || rng.below(100) < u64::from(args.readwritepercent);
                 let t = clock();
@@ -800,7 +805,7 @@ fn run_thread(
             let keys = args.merge_keys().max(1);
             while more(stats.done, args.reads()) {
                 let k = rng.below(keys);
-                fill_key(k, &mut key);
+                shape.fill(k, &mut key);
                 let merge =
                     step == Step::MergeRandom || rng.below(100) < u64::from(args.mergereadpercent);
                 let t = clock();
@@ -838,7 +843,7 @@ fn run_thread(
         }
         Step::SeekRandom => {
             while more(stats.done, args.reads()) {
-                fill_key(rng.below(num), &mut key);
+                shape.fill_for_seek(rng.below(num), &mut key);
                 let t = clock();
                 let (found, bytes) = db.seek(&key, args.seek_nexts)?;
                 stats.found += u64::from(found);
@@ -932,12 +937,13 @@ fn background_writer(
 ) -> EngineResult<WriterStats> {
     let (mut rng, mut values) = thread_generators(args, thread_number);
     let mut key = vec![0u8; args.key_size];
+    let shape = args.key_shape();
     let start = Instant::now();
     let mut bytes = 0u64;
     let mut puts = 0;
     while !done.load(Ordering::Acquire) {
         let k = rng.below(args.num.max(1));
-        fill_key(k, &mut key);
+        shape.fill(k, &mut key);
         db.put(&key, values.next(args.value_size), args.options.sync)?;
         live.put(k);
         puts += 1;

@@ -69,6 +69,15 @@ pub fn check_flags(args: &BenchArgs) -> Result<(), String> {
                 .into(),
         );
     }
+    if args.writes_per_range_tombstone > 0 && args.keys_per_prefix > 0 {
+        // A tombstone deletes a run of consecutive key numbers; with --keys_per_prefix
+        // consecutive numbers are not consecutive keys.
+        return Err(
+            "--writes_per_range_tombstone cannot be combined with --keys_per_prefix (a range \
+             of key numbers is not a range of keys in that layout)"
+                .into(),
+        );
+    }
     Ok(())
 }
 

@@ -206,6 +206,7 @@ impl super::DbInner {
                 column_family: id,
                 add_column_family: Some(name.to_string()),
                 family_ttl: options.ttl.map(crate::compaction_filter::ttl::whole_secs),
+                prefix_extractor: Some(crate::prefix::name_of(&options.prefix_extractor).into()),
                 log_number: Some(wal),
                 ..Default::default()
             };

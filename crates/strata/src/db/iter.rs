@@ -23,19 +23,122 @@
 //! collecting merge operands. A tombstone deleting a version deletes every older version of
 //! the key too, so the rule for a point delete carries over unchanged. Without tombstones the
 //! aggregator is absent and the checks cost one branch.
+//!
+//! Prefix seeks (a column family with a prefix extractor, RocksDB's prefix mode): a seek or
+//! `seek_for_prev` whose target is in the extractor's domain arms the [`SeekHint`] with the
+//! hash of the target's prefix for the length of the internal seek, so that each table and
+//! each level cursor (wrapped as [`FilteredSeek`] by [`prefix_filtered_table`] and
+//! [`prefix_filtered_level`]) asks its filter and is skipped without reading when no key of
+//! that prefix is there; `total_order_seek` leaves the hint out. Keys with one prefix are
+//! contiguous, so every key of the target's prefix after the target is in a source the seek
+//! kept; keys of later prefixes may be in skipped ones, which is why
+//! `prefix_same_as_start` (the iterator stops at the first key of another prefix, a bound
+//! like the upper bound) or `total_order_seek` is how to read past a prefix.
 
 use std::ops::Bound;
 
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
-use crate::iterator::{InternalIterator, MergingIterator};
+use crate::iterator::{FilteredSeek, InternalIterator, MergingIterator, SeekHint};
 use crate::key::{
     append_internal_key, seek_key, ParsedKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
 };
 use crate::merge::MergeOperator;
 use crate::options::ReadOptions;
+use crate::prefix::{prefix_of, PrefixExtractor};
 use crate::range_del::RangeDelAggregator;
+use crate::table::filter::filter_hash;
+use crate::table::Table;
+use crate::version::FileMeta;
 use std::sync::Arc;
+
+/// How an iterator of a family with a prefix extractor seeks.
+pub(crate) struct PrefixSeek {
+    extractor: Arc<dyn PrefixExtractor>,
+    /// Armed around the iterator's own seeks; `None` with `total_order_seek`.
+    hint: Option<Arc<SeekHint>>,
+    /// `ReadOptions::prefix_same_as_start`.
+    same_as_start: bool,
+}
+
+impl PrefixSeek {
+    /// The prefix seeking of an iterator over a family with `extractor` (`None` without
+    /// one), with [`ReadOptions::total_order_seek`] and
+    /// [`ReadOptions::prefix_same_as_start`].
+    pub(crate) fn new(
+        extractor: &Option<Arc<dyn PrefixExtractor>>,
+        total_order_seek: bool,
+        same_as_start: bool,
+    ) -> Option<PrefixSeek> {
+        Some(PrefixSeek {
+            extractor: extractor.clone()?,
+            hint: (!total_order_seek).then(|| Arc::new(SeekHint::default())),
+            same_as_start,
+        })
+    }
+
+    /// The hint the iterator's sources check, `None` when seeks read every source.
+    pub(crate) fn hint(&self) -> Option<&Arc<SeekHint>> {
+        self.hint.as_ref()
+    }
+
+    /// The extractor's name, which a table's properties must carry for its filter to answer.
+    pub(crate) fn name(&self) -> Arc<str> {
+        self.extractor.name().into()
+    }
+}
+
+/// The iterator of table `table`, skipped by a prefix seek whose prefix its filter rules out.
+pub(crate) fn prefix_filtered_table(
+    inner: Box<dyn InternalIterator>,
+    hint: &Arc<SeekHint>,
+    extractor: Arc<str>,
+    table: Arc<Table>,
+) -> Box<dyn InternalIterator> {
+    Box::new(FilteredSeek::new(
+        inner,
+        hint.clone(),
+        Box::new(move |_, hash, _| table.may_contain_prefix(&extractor, hash)),
+    ))
+}
+
+/// The cursor of one sorted level (`files`, opened by `open`), skipped by a prefix seek when
+/// the file holding the target's position rules the prefix out. Keys with one prefix are
+/// contiguous: going forward, if the first file whose largest key is at or after the target
+/// holds none of them, no later file holds one after the target (its largest key would lie
+/// between two keys of the prefix); going backward (`seek_for_prev`), the same holds of the
+/// last file whose smallest key is at or before the target and the files before it. A file
+/// with range deletions is not relied on (its bounds may be a deletion's ends rather than
+/// keys in its filter). A level with no file in the seek's direction holds nothing to find.
+pub(crate) fn prefix_filtered_level(
+    inner: Box<dyn InternalIterator>,
+    hint: &Arc<SeekHint>,
+    extractor: Arc<str>,
+    files: Vec<Arc<FileMeta>>,
+    open: impl Fn(u64) -> Result<Arc<Table>> + Send + 'static,
+) -> Box<dyn InternalIterator> {
+    Box::new(FilteredSeek::new(
+        inner,
+        hint.clone(),
+        Box::new(move |target, hash, backward| {
+            let target = crate::key::user_key(target);
+            let at = match backward {
+                false => files.partition_point(|f| crate::key::user_key(&f.largest) < target),
+                true => files
+                    .partition_point(|f| crate::key::user_key(&f.smallest) <= target)
+                    .wrapping_sub(1),
+            };
+            let Some(f) = files.get(at) else {
+                return Ok(false);
+            };
+            let table = open(f.number)?;
+            if !table.range_tombstones_ref().is_empty() {
+                return Ok(true);
+            }
+            table.may_contain_prefix(&extractor, hash)
+        }),
+    ))
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
@@ -72,6 +175,11 @@ pub struct DbIterator {
     family: Arc<str>,
     /// The range deletions of the view; `None` when there are none.
     range_del: Option<RangeDelAggregator>,
+    /// Prefix seeking; `None` without a prefix extractor.
+    prefix: Option<PrefixSeek>,
+    /// With `prefix_same_as_start`: the prefix the iterator stays within, set by the last
+    /// positioning call (`None`: no bound).
+    prefix_bound: Option<Vec<u8>>,
     /// In a TTL family, the clock's time when the iterator was made: values carry an expiry
     /// suffix, and an expired newest version hides its key.
     ttl_now: Option<u64>,
@@ -108,6 +216,69 @@ impl DbIterator {
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
             range_del: None,
             ttl_now: None,
+            prefix: None,
+            prefix_bound: None,
+        }
+    }
+
+    /// Seeks by prefix as `prefix` says (see the module documentation).
+    pub(crate) fn with_prefix_seek(mut self, prefix: Option<PrefixSeek>) -> Self {
+        self.prefix = prefix;
+        self
+    }
+
+    /// Before a seek to user key `target`: sets the prefix bound (with
+    /// `prefix_same_as_start`) and, with `filter`, arms the hint with the target's prefix.
+    /// Call [`DbIterator::end_prefix_seek`] after the internal seek.
+    fn start_prefix_seek(&mut self, target: &[u8], filter: bool) {
+        let Some(ps) = &self.prefix else {
+            return;
+        };
+        let prefix = prefix_of(ps.extractor.as_ref(), target);
+        if let (Some(p), true, Some(hint)) = (prefix, filter, &ps.hint) {
+            hint.arm(filter_hash(p));
+        }
+        self.prefix_bound = match prefix {
+            Some(p) if ps.same_as_start => {
+                let mut bound = self.prefix_bound.take().unwrap_or_default();
+                bound.clear();
+                bound.extend_from_slice(p);
+                Some(bound)
+            }
+            _ => None,
+        };
+    }
+
+    /// After the internal seek: later internal seeks read every source.
+    fn end_prefix_seek(&self) {
+        if let Some(hint) = self.prefix.as_ref().and_then(|p| p.hint.as_ref()) {
+            hint.disarm();
+        }
+    }
+
+    /// After `seek_to_first` / `seek_to_last`: with `prefix_same_as_start` the prefix of the
+    /// key found bounds the iteration (as RocksDB).
+    fn bound_to_current_prefix(&mut self) {
+        self.prefix_bound = None;
+        if !self.valid {
+            return;
+        }
+        if let Some(ps) = &self.prefix {
+            if ps.same_as_start {
+                let key = self.key();
+                self.prefix_bound = prefix_of(ps.extractor.as_ref(), key).map(<[u8]>::to_vec);
+            }
+        }
+    }
+
+    /// True when `user_key` is outside the prefix bound (never without one).
+    #[inline]
+    fn outside_prefix(&self, user_key: &[u8]) -> bool {
+        match (&self.prefix_bound, &self.prefix) {
+            (Some(bound), Some(ps)) => {
+                prefix_of(ps.extractor.as_ref(), user_key) != Some(bound.as_slice())
+            }
+            _ => false,
         }
     }
 
@@ -210,8 +381,15 @@ impl DbIterator {
         }
     }
 
-    /// Moves to the first key at or after `target` (and at or after the lower bound).
+    /// Moves to the first key at or after `target` (and at or after the lower bound). With a
+    /// prefix extractor this is a prefix seek (see [`ReadOptions::prefix_same_as_start`] and
+    /// [`ReadOptions::total_order_seek`]).
     pub fn seek(&mut self, target: &[u8]) {
+        self.seek_forward(target, true);
+    }
+
+    /// [`DbIterator::seek`]; `prefix_mode` false for a seek standing in for `seek_to_first`.
+    fn seek_forward(&mut self, target: &[u8], prefix_mode: bool) {
         let target = match &self.lower {
             Some(lower) if lower.as_slice() > target => lower.clone(),
             _ => target.to_vec(),
@@ -219,27 +397,36 @@ impl DbIterator {
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.saved_key.clear();
+        if prefix_mode {
+            self.start_prefix_seek(&target, true);
+        }
         self.iter.seek(&seek_key(&target, self.seq()));
+        self.end_prefix_seek();
         self.find_next_user_entry(false);
     }
 
     /// Moves to the last key at or before `target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
         if matches!(&self.upper, Some(upper) if upper.as_slice() <= target) {
+            // The internal seek goes to the bound, not into the target's prefix.
+            self.start_prefix_seek(target, false);
             self.seek_before_upper();
             return;
         }
         // The internal key (target, 0, 0) sorts after every version of `target`.
         let mut last_of_target = Vec::with_capacity(target.len() + 8);
         append_internal_key(&mut last_of_target, target, 0, 0);
+        self.start_prefix_seek(target, true);
         self.iter.seek_for_prev(&last_of_target);
+        self.end_prefix_seek();
         self.start_reverse();
     }
 
     /// Moves to the first key.
     pub fn seek_to_first(&mut self) {
+        self.prefix_bound = None;
         match self.lower.clone() {
-            Some(lower) => self.seek(&lower),
+            Some(lower) => self.seek_forward(&lower, false),
             None => {
                 self.direction = Direction::Forward;
                 self.saved_value.clear();
@@ -248,16 +435,19 @@ impl DbIterator {
                 self.find_next_user_entry(false);
             }
         }
+        self.bound_to_current_prefix();
     }
 
     /// Moves to the last key.
     pub fn seek_to_last(&mut self) {
+        self.prefix_bound = None;
         if self.upper.is_some() {
             self.seek_before_upper();
         } else {
             self.iter.seek_to_last();
             self.start_reverse();
         }
+        self.bound_to_current_prefix();
     }
 
     /// Positions the internal iterator on the last entry below the upper bound.
@@ -366,7 +556,7 @@ impl DbIterator {
                 self.parse_current();
                 break;
             };
-            if upper.is_some_and(|u| p.user_key >= u) {
+            if upper.is_some_and(|u| p.user_key >= u) || self.outside_prefix(p.user_key) {
                 break;
             }
             if p.seq <= seq {
@@ -479,7 +669,7 @@ impl DbIterator {
                 self.parse_current();
                 break;
             };
-            if lower.is_some_and(|l| p.user_key < l) {
+            if lower.is_some_and(|l| p.user_key < l) || self.outside_prefix(p.user_key) {
                 break;
             }
             if p.seq <= seq {
@@ -594,6 +784,8 @@ impl Range {
                 Bound::Excluded(k) => Some(k.clone()),
                 _ => None,
             },
+            // A range runs across prefixes: prefix filters would hide keys of later ones.
+            total_order_seek: true,
             ..ReadOptions::default()
         };
         Range {
@@ -921,6 +1113,7 @@ mod tests {
                 snapshot,
                 lower_bound,
                 upper_bound,
+                ..ReadOptions::default()
             });
             self.db = Some((db, dir));
             Box::new(it)

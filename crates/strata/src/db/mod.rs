@@ -819,11 +819,26 @@ impl DbInner {
         for m in &sv.immutables {
             children.push(Box::new(m.iter()));
         }
+        // With a prefix extractor and without `total_order_seek`, each table and level cursor
+        // may be skipped by a seek whose prefix its filter rules out (`iter::PrefixSeek`).
+        let prefix = iter::PrefixSeek::new(
+            &cf.options.prefix_extractor,
+            options.total_order_seek,
+            options.prefix_same_as_start,
+        );
+        let filtered = prefix
+            .as_ref()
+            .and_then(|p| Some((p.hint()?.clone(), p.name())));
         for f in &sv.version.levels[0] {
             match self.tables.get(f.number) {
                 Ok(t) => {
                     range_del.add(t.range_tombstones());
-                    children.push(Box::new(t.iter()))
+                    children.push(match &filtered {
+                        Some((hint, name)) => {
+                            iter::prefix_filtered_table(Box::new(t.iter()), hint, name.clone(), t)
+                        }
+                        None => Box::new(t.iter()),
+                    });
                 }
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
@@ -839,13 +854,24 @@ impl DbInner {
         for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
             let inner = self.clone();
             let version = sv.version.clone();
-            children.push(Box::new(ConcatIterator::new(
+            let level = Box::new(ConcatIterator::new(
                 files.clone(),
                 Box::new(move |f: &Arc<FileMeta>| {
                     let _pinned = &version;
                     Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)
                 }),
-            )));
+            ));
+            children.push(match &filtered {
+                Some((hint, name)) => {
+                    let (inner, version) = (self.clone(), sv.version.clone());
+                    let open = move |number| {
+                        let _pinned = &version;
+                        inner.tables.get(number)
+                    };
+                    iter::prefix_filtered_level(level, hint, name.clone(), files.clone(), open)
+                }
+                None => level,
+            });
         }
         DbIterator::new(
             MergingIterator::new(children),
@@ -856,6 +882,7 @@ impl DbInner {
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
         .with_range_deletions(range_del)
         .with_ttl(cf.options.ttl.map(|_| cf.options.clock.now_secs()))
+        .with_prefix_seek(prefix)
     }
 
     /// The live family of `handle`, or an error naming it.
@@ -920,6 +947,8 @@ impl DbInner {
             ),
             bloom_checks: load(&t.bloom_checks),
             bloom_negatives: load(&t.bloom_negatives),
+            prefix_checks: load(&t.prefix_checks),
+            prefix_negatives: load(&t.prefix_negatives),
             block_cache_hits: t.cache_hits.iter().map(load).sum(),
             block_cache_misses: t.cache_misses.iter().map(load).sum(),
             block_cache_by_kind: std::array::from_fn(|k| {

@@ -26,8 +26,9 @@ use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFil
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
+use crate::prefix::{self, PrefixExtractor};
 use crate::snapshot::SnapshotList;
-use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
+use crate::version::{FamilyState, VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
 
 impl Db {
     /// Opens (or, with `create_if_missing`, creates) the database in directory `path`, and
@@ -100,15 +101,20 @@ impl Db {
         // The ttl each family is opened with; a family not named takes that of `options`.
         let opened_ttl = |name: &str| named.get(name).map_or(options.ttl, |cf| cf.ttl);
         let mut versions = if fs.exists(&path.join(filename::CURRENT)) {
-            // A family opened with a ttl it was not created with (or without the one it was)
-            // is refused before recovery writes anything.
-            VersionSet::recover_checked(fs.clone(), &path, io.clone(), |families| {
-                for f in families.values() {
+            // A family opened with a ttl it was not created with (or without the one it was),
+            // or with another prefix extractor, is refused before recovery writes anything.
+            VersionSet::recover_checked(fs.clone(), &path, io.clone(), |found| {
+                for f in found.values() {
                     if f.name == DEFAULT_FAMILY_NAME || named.contains_key(&f.name) {
                         column_family::check_ttl(&f.name, f.ttl, opened_ttl(&f.name))?;
                     }
                 }
-                Ok(())
+                // A family not named (other than the default) is refused below.
+                check_prefix_extractors(&path, found, |name| match named.get(name) {
+                    Some(cf) => Some(&cf.prefix_extractor),
+                    None if name == DEFAULT_FAMILY_NAME => Some(&options.prefix_extractor),
+                    None => None,
+                })
             })?
         } else {
             // A new database, or one written before manifests existed (WALs only).
@@ -146,6 +152,7 @@ impl Db {
         }
         let family_options = family_options(&options, &named, &versions);
         check_num_levels(&family_options, &path, &versions)?;
+        record_prefix_extractors(&mut versions, &family_options)?;
         // Listed again: recovery wrote a new manifest and CURRENT.
         let live = LiveFiles {
             tables: versions.live_files(),
@@ -247,6 +254,21 @@ impl Db {
             )));
         }
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
+        // Every family is opened with the fields of `options`: only the default family's
+        // extractor is named, so only its is checked, and only if one is given (without one
+        // every read is in total order, which any tables answer rightly).
+        let default_only: BTreeMap<u32, FamilyState> = versions
+            .families()
+            .iter()
+            .filter(|(&id, _)| id == DEFAULT_FAMILY_ID)
+            .map(|(&id, f)| (id, f.clone()))
+            .collect();
+        check_prefix_extractors(&path, &default_only, |_| {
+            options
+                .prefix_extractor
+                .is_some()
+                .then_some(&options.prefix_extractor)
+        })?;
         let mut family_options = family_options(&options, &BTreeMap::new(), &versions);
         // Every family is opened with the same options here, so each reads with the ttl the
         // manifest records for it (the ttl's length does not matter to reads).
@@ -338,6 +360,63 @@ fn family_options(
             (id, own)
         })
         .collect()
+}
+
+/// Checks that each family of the manifest is opened with the prefix extractor it was
+/// created with (`extractor_for` gives the one it is opened with, by family name, `None` to
+/// leave the family unchecked). A family
+/// recorded without one must be opened without one, and the other way round: its tables'
+/// filters would not hold the prefixes a seek asks for, or would hold prefixes of another
+/// function. Families whose manifest predates prefix extractors (nothing recorded) take any.
+fn check_prefix_extractors<'a>(
+    path: &Path,
+    found: &BTreeMap<u32, FamilyState>,
+    extractor_for: impl Fn(&str) -> Option<&'a Option<Arc<dyn PrefixExtractor>>>,
+) -> Result<()> {
+    for f in found.values() {
+        let (Some(recorded), Some(given)) = (&f.prefix_extractor, extractor_for(&f.name)) else {
+            continue;
+        };
+        let given = prefix::name_of(given);
+        if recorded != given {
+            let shown = |n: &str| match n {
+                "" => "none".to_string(),
+                n => format!("'{n}'"),
+            };
+            return Err(Error::InvalidArgument(format!(
+                "column family '{}' of {} was created with prefix extractor {} and is opened \
+                 with {}: open it with the prefix extractor it was created with",
+                f.name,
+                path.display(),
+                shown(recorded),
+                shown(given)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Records the prefix extractor of each family the manifest has none for (a new database,
+/// or one written before prefix extractors existed): from now on it is checked at open.
+fn record_prefix_extractors(
+    versions: &mut VersionSet,
+    family_options: &BTreeMap<u32, Options>,
+) -> Result<()> {
+    let unrecorded: Vec<u32> = versions
+        .families()
+        .iter()
+        .filter(|(_, f)| f.prefix_extractor.is_none())
+        .map(|(&id, _)| id)
+        .collect();
+    for id in unrecorded {
+        let name = prefix::name_of(&family_options[&id].prefix_extractor).to_string();
+        versions.log_and_apply(crate::version::VersionEdit {
+            column_family: id,
+            prefix_extractor: Some(name),
+            ..Default::default()
+        })?;
+    }
+    Ok(())
 }
 
 /// What WAL replay needs of the manifest's families.

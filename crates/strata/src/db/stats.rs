@@ -120,6 +120,11 @@ stats! {
         bloom_checks: u64,
         /// Lookups a bloom filter answered "not in this table".
         bloom_negatives: u64,
+        /// Prefix seeks that consulted a table's filter for the target's prefix.
+        prefix_checks: u64,
+        /// Prefix seeks a filter answered "no key with this prefix in this table" (the table
+        /// or level was skipped unread).
+        prefix_negatives: u64,
         /// Blocks served by the block cache (all kinds).
         block_cache_hits: u64,
         /// Blocks read from table files after open (all kinds).

@@ -122,7 +122,7 @@ mod tests {
         let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
         let options = TableOptions::for_internal_keys();
         let file = fs.create_writable(&table_path(dir.path(), 7)).unwrap();
-        let mut builder = TableBuilder::new(file, options);
+        let mut builder = TableBuilder::new(file, options.clone());
         let mut key = Vec::new();
         append_internal_key(&mut key, b"k", 1, ValueKind::Put as u8);
         builder.add(&key, b"v").unwrap();

@@ -116,6 +116,9 @@ pub fn table_reader(data: &[u8]) {
     };
     let table = Arc::new(table);
     let _ = table.verify();
+    // The prefix filter, asked with the extractor the properties name.
+    let extractor = table.properties().prefix_extractor.clone();
+    let _ = table.may_contain_prefix(&extractor, crate::table::filter::filter_hash(b"k"));
     let mut it = table.iter();
     it.seek_to_first();
     let mut keys = Vec::new();

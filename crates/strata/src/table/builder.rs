@@ -3,14 +3,20 @@
 //! Output is gathered in a 1 MiB buffer and appended in large writes (flushes and
 //! compactions are sequential IO); `finish` syncs the file.
 //!
+//! With a prefix extractor (and a filter), the prefix of each key in the extractor's domain
+//! is added to the filter beside the key, and the properties name the extractor.
+//!
 //! Range tombstones arrive in any order ([`TableBuilder::add_range_tombstone`]), are held in
 //! memory and written at `finish` as the range-deletion block (`range_del.rs`). The table's
 //! key range must cover them: [`TableBuilder::range_tombstone_bounds`] gives the internal
 //! keys the caller merges into the bounds it records for the file.
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
+use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
 use crate::table::block::BlockBuilder;
 use crate::table::filter::FilterBuilder;
@@ -38,11 +44,17 @@ pub struct TableBuilder {
     range_tombstones: Vec<Tombstone>,
     /// Bytes of the range tombstones' keys, for [`TableBuilder::file_size`].
     range_tombstone_bytes: u64,
+    /// The extractor whose prefixes go into the filter (only with a filter).
+    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl TableBuilder {
     /// A builder writing to `file` (empty, freshly created).
     pub fn new(file: Box<dyn WritableFile>, options: TableOptions) -> TableBuilder {
+        let prefix_extractor = options
+            .prefix_extractor
+            .clone()
+            .filter(|_| options.bloom_bits_per_key > 0);
         TableBuilder {
             file,
             data_block: BlockBuilder::new(options.restart_interval),
@@ -52,6 +64,7 @@ impl TableBuilder {
             props: TableProperties {
                 smallest_seq: u64::MAX,
                 compression: options.compression.name().to_string(),
+                prefix_extractor: crate::prefix::name_of(&prefix_extractor).to_string(),
                 ..TableProperties::default()
             },
             options,
@@ -61,6 +74,7 @@ impl TableBuilder {
             handle_buf: Vec::new(),
             range_tombstones: Vec::new(),
             range_tombstone_bytes: 0,
+            prefix_extractor,
         }
     }
 
@@ -73,7 +87,13 @@ impl TableBuilder {
             "keys out of order"
         );
         if let Some(f) = &mut self.filter {
-            f.add((self.options.filter_key)(key));
+            let filter_key = (self.options.filter_key)(key);
+            f.add(filter_key);
+            if let Some(e) = &self.prefix_extractor {
+                if e.in_domain(filter_key) {
+                    f.add_prefix(e.transform(filter_key));
+                }
+            }
         }
         let (seq, deletion) = (self.options.key_info)(key);
         let p = &mut self.props;

@@ -11,6 +11,12 @@
 //! and the bit positions from its high 32 bits: each probe takes the top 9 bits of a 32-bit
 //! value that is multiplied by the golden ratio between probes. Measured false-positive rate
 //! at 10 bits per key: about 1% (see the test below and docs/benchmarks.md).
+//!
+//! With a prefix extractor (`crate::prefix`), a table's filter also holds the prefix of each
+//! key (RocksDB's full filter with `whole_key_filtering`): prefixes and whole keys are hashed
+//! alike into the same lines, and each distinct one costs `bits_per_key`. The layout does not
+//! change; the table's properties name the extractor, and only a reader with that extractor
+//! asks the filter for prefixes.
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -35,6 +41,10 @@ fn probes_for(bits_per_key: u32) -> u8 {
 pub struct FilterBuilder {
     bits_per_key: u32,
     hashes: Vec<u64>,
+    /// The hashes of the last key and the last prefix added: keys and prefixes come
+    /// interleaved, each in order, so repeats are dropped per kind.
+    last_key: Option<u64>,
+    last_prefix: Option<u64>,
 }
 
 impl FilterBuilder {
@@ -43,15 +53,38 @@ impl FilterBuilder {
         FilterBuilder {
             bits_per_key: bits_per_key.max(1),
             hashes: Vec::new(),
+            last_key: None,
+            last_prefix: None,
         }
     }
 
     /// Adds a key (consecutive duplicates count once).
     pub fn add(&mut self, key: &[u8]) {
         let h = filter_hash(key);
-        if self.hashes.last() != Some(&h) {
+        if self.last_key != Some(h) {
             self.hashes.push(h);
+            self.last_key = Some(h);
         }
+    }
+
+    /// Adds a key's prefix (a repeat of the last prefix added counts once, whatever keys
+    /// came between).
+    pub fn add_prefix(&mut self, prefix: &[u8]) {
+        let h = filter_hash(prefix);
+        if self.last_prefix != Some(h) {
+            self.hashes.push(h);
+            self.last_prefix = Some(h);
+        }
+    }
+
+    /// Distinct keys and prefixes added so far.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// True before anything is added.
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
     }
 
     /// The filter block for the keys added.
@@ -184,5 +217,28 @@ mod tests {
         bad[n - 4] = 7; // wrong line count
         assert!(Filter::new(bad).is_err());
         assert!(Filter::new(vec![1, 2]).is_err());
+    }
+
+    /// Keys and prefixes interleave; repeats of either count once, and a filter of keys alone
+    /// is the same bytes as before prefixes existed (no prefix added, same hashes).
+    #[test]
+    fn prefixes_share_the_filter_and_repeats_count_once() {
+        let mut plain = FilterBuilder::new(10);
+        let mut with = FilterBuilder::new(10);
+        for k in ["aa1", "aa1", "aa2", "ab1", "ab1", "ab2"] {
+            plain.add(k.as_bytes());
+            with.add(k.as_bytes());
+            with.add_prefix(&k.as_bytes()[..2]);
+        }
+        assert_eq!(plain.len(), 4);
+        assert_eq!(with.len(), 6, "4 keys and 2 prefixes");
+        let f = Filter::new(with.finish()).unwrap();
+        for probe in ["aa", "ab", "aa1", "ab2"] {
+            assert!(f.may_contain(probe.as_bytes()), "{probe}");
+        }
+        let absent = (0..1000)
+            .filter(|i| f.may_contain(format!("z{i}").as_bytes()))
+            .count();
+        assert!(absent < 100, "{absent} false positives in 1000");
     }
 }

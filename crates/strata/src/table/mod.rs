@@ -17,6 +17,13 @@
 //! deletion flag for the properties. Range tombstones are the exception: they are MVCC by
 //! nature, so the range-deletion block stores internal keys (`crate::range_del`) whatever
 //! the table's comparator.
+//!
+//! With a prefix extractor the filter also holds the prefix of every filter key in the
+//! extractor's domain, and the property `strata.prefix-extractor` names the extractor
+//! (`properties.rs`); [`Table::may_contain_prefix`] answers only for a reader with the same
+//! extractor. Neither changes a byte layout: an older build reads such a table as before
+//! (its whole-key lookups see a filter with more entries), and this build reads older tables
+//! without prefix filtering, so the table format version is not raised.
 
 pub mod block;
 pub mod builder;
@@ -27,13 +34,15 @@ pub mod range_del;
 pub mod reader;
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
+use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
 pub use format::Compression;
 pub use reader::Table;
 
 /// How tables are built and read.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct TableOptions {
     /// Target raw size of a data block in bytes (4 KiB by default).
     pub block_size: usize,
@@ -49,6 +58,9 @@ pub struct TableOptions {
     pub filter_key: fn(&[u8]) -> &[u8],
     /// A key's sequence number and whether it is a deletion, for the properties.
     pub key_info: fn(&[u8]) -> (u64, bool),
+    /// With a filter, its entries include the prefix of each filter key (see the module
+    /// documentation). Used when building; readers learn the extractor from the properties.
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
@@ -74,6 +86,7 @@ impl Default for TableOptions {
             comparator: bytewise,
             filter_key: whole_key,
             key_info: no_key_info,
+            prefix_extractor: None,
         }
     }
 }
@@ -138,7 +151,7 @@ mod tests {
         fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
             self.tables += 1;
             let path = self.dir.path().join(format!("{}.sst", self.tables));
-            Box::new(table(&path, entries, self.options, self.caching).iter())
+            Box::new(table(&path, entries, self.options.clone(), self.caching).iter())
         }
     }
 
@@ -275,7 +288,7 @@ mod tests {
                 ..TableOptions::default()
             };
             let path = dir.path().join("t.sst");
-            write_table(&path, &model, options);
+            write_table(&path, &model, options.clone());
             let good = std::fs::read(&path).unwrap();
             for i in 0..good.len() {
                 let mut bytes = good.clone();
@@ -283,7 +296,7 @@ mod tests {
                 let result = Table::open(
                     Box::new(MemFile(bytes)),
                     Path::new("bad.sst"),
-                    &reader::TableReadOptions::uncached(options),
+                    &reader::TableReadOptions::uncached(options.clone()),
                 )
                 .and_then(|t| Arc::new(t).verify());
                 let err = result.expect_err(&format!("flip at {i} went unnoticed"));
@@ -293,6 +306,91 @@ mod tests {
         }
     }
 
+    /// A table built with a prefix extractor: its filter answers for every prefix of its
+    /// keys (internal keys too, where the prefix is taken from the user key), rules out
+    /// nearly every other prefix, and answers only a reader asking with the same extractor's
+    /// name; a table without an extractor (or without a filter) never rules a prefix out.
+    /// Point lookups keep their whole-key filter.
+    #[test]
+    fn prefix_filters_answer_only_for_their_extractor() {
+        use crate::key::{append_internal_key, ValueKind};
+        use crate::prefix::parse_prefix_extractor;
+        let dir = tempfile::tempdir().unwrap();
+        let ik = |k: &[u8], seq| {
+            let mut v = Vec::new();
+            append_internal_key(&mut v, k, seq, ValueKind::Put as u8);
+            v
+        };
+        // Prefixes p000..p199 (3 keys and 2 versions each), and one key too short for fixed:4.
+        let mut entries: Vec<Entry> = vec![(ik(b"abc", 1), b"short".to_vec())];
+        for p in 0..200u32 {
+            for k in 0..3u32 {
+                for seq in [9, 3] {
+                    let key = format!("p{p:03}-{k}").into_bytes();
+                    entries.push((ik(&key, seq), format!("{p}{k}{seq}").into_bytes()));
+                }
+            }
+        }
+        let hash = |p: &str| filter::filter_hash(p.as_bytes());
+        // (extractor the table is built with, bloom bits, asked with, prefix, answer)
+        let cases: &[(Option<&str>, u32, &str, &str, bool)] = &[
+            (Some("fixed:4"), 10, "fixed:4", "p007", true),
+            (Some("fixed:4"), 10, "fixed:4", "p199", true),
+            (Some("fixed:4"), 10, "fixed:4", "q000", false),
+            (Some("fixed:4"), 10, "fixed:4", "p200", false),
+            (Some("fixed:4"), 10, "capped:4", "q000", true), // another extractor: read it
+            (Some("fixed:4"), 10, "", "q000", true),         // the reader has none
+            (Some("fixed:4"), 0, "fixed:4", "q000", true),   // no filter at all
+            (Some("capped:2"), 10, "capped:2", "p0", true),
+            (Some("capped:2"), 10, "capped:2", "ab", true), // "abc" is in capped:2's domain
+            (Some("capped:2"), 10, "capped:2", "zz", false),
+            (None, 10, "fixed:4", "q000", true), // a table from before the extractor
+        ];
+        for (i, &(built, bits, asked, prefix, want)) in cases.iter().enumerate() {
+            let options = TableOptions {
+                bloom_bits_per_key: bits,
+                prefix_extractor: built.map(|n| parse_prefix_extractor(n).unwrap()),
+                ..TableOptions::for_internal_keys()
+            };
+            let t = table(
+                &dir.path().join(format!("{i}.sst")),
+                &entries,
+                options,
+                Caching::None,
+            );
+            let recorded = if bits > 0 { built.unwrap_or("") } else { "" };
+            assert_eq!(t.properties().prefix_extractor, recorded, "case {i}");
+            let got = t.may_contain_prefix(asked, hash(prefix)).unwrap();
+            assert_eq!(
+                got, want,
+                "case {i}: {built:?} asked by {asked:?} for {prefix}"
+            );
+            // Whole keys still pass their filter.
+            assert!(t.may_contain(b"p123-2").unwrap(), "case {i}");
+        }
+        // Over many absent prefixes the filter rules out nearly all (about 1% pass).
+        let options = TableOptions {
+            prefix_extractor: Some(parse_prefix_extractor("fixed:4").unwrap()),
+            ..TableOptions::for_internal_keys()
+        };
+        let t = table(
+            &dir.path().join("many.sst"),
+            &entries,
+            options,
+            Caching::All,
+        );
+        let passed = (0..2000)
+            .filter(|i| {
+                t.may_contain_prefix("fixed:4", hash(&format!("x{i:03}")))
+                    .unwrap()
+            })
+            .count();
+        assert!(passed < 80, "{passed} of 2000 absent prefixes passed");
+        assert!((0..200).all(|p| t
+            .may_contain_prefix("fixed:4", hash(&format!("p{p:03}")))
+            .unwrap()));
+    }
+
     #[test]
     fn truncated_tables_are_corruption() {
         let dir = tempfile::tempdir().unwrap();
@@ -300,11 +398,11 @@ mod tests {
         let model = random_model(&mut rng, 100);
         let path = dir.path().join("t.sst");
         let options = TableOptions::default();
-        write_table(&path, &model, options);
+        write_table(&path, &model, options.clone());
         let good = std::fs::read(&path).unwrap();
         for cut in [0, 1, 55, 56, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            let err = open_table(&path, options, Caching::None)
+            let err = open_table(&path, options.clone(), Caching::None)
                 .and_then(|t| t.verify())
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}: {err}");

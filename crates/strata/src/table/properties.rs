@@ -3,6 +3,11 @@
 //! The block is an ordinary block (restart interval 1) of `name -> value` entries in name
 //! order; numbers are varint64, the compression is its name. Unknown names are ignored, so
 //! properties can be added without a format change.
+//!
+//! `strata.prefix-extractor` (a string, written only when the table has one) names the prefix
+//! extractor whose prefixes the table's filter holds. A table without it (every table written
+//! before prefix filters existed, and every table of a family without an extractor) has a
+//! filter of whole keys only.
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
@@ -37,7 +42,12 @@ pub struct TableProperties {
     /// Entries of the range-deletion block (tombstones as stored: repeats removed, not
     /// fragmented); 0 in tables written before range deletions existed. Not in `entries`.
     pub range_deletions: u64,
+    /// The name of the prefix extractor whose prefixes the filter holds; empty without one.
+    pub prefix_extractor: String,
 }
+
+/// The property naming the prefix extractor.
+const PREFIX_EXTRACTOR: &str = "strata.prefix-extractor";
 
 const NUMBERS: [&str; 12] = [
     "strata.creation-time",
@@ -86,6 +96,9 @@ impl TableProperties {
             })
             .collect();
         entries.push(("strata.compression", self.compression.clone().into_bytes()));
+        if !self.prefix_extractor.is_empty() {
+            entries.push((PREFIX_EXTRACTOR, self.prefix_extractor.clone().into_bytes()));
+        }
         entries.sort();
         for (name, value) in entries {
             b.add(name.as_bytes(), &value);
@@ -103,6 +116,8 @@ impl TableProperties {
             let name = String::from_utf8_lossy(it.key()).into_owned();
             if name == "strata.compression" {
                 p.compression = String::from_utf8_lossy(it.value()).into_owned();
+            } else if name == PREFIX_EXTRACTOR {
+                p.prefix_extractor = String::from_utf8_lossy(it.value()).into_owned();
             } else if let Some(slot) = p.number(&name) {
                 let mut v = it.value();
                 *slot = get_varint64(&mut v).ok_or_else(|| format!("bad value of {name}"))?;
@@ -136,7 +151,18 @@ mod tests {
             index_bytes: 40,
             filter_bytes: 64,
             range_deletions: 7,
+            prefix_extractor: String::new(),
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
+        let with_prefix = TableProperties {
+            prefix_extractor: "fixed:4".into(),
+            ..p.clone()
+        };
+        assert_eq!(
+            TableProperties::decode(with_prefix.encode()).unwrap(),
+            with_prefix
+        );
+        // Without an extractor the block is what it was before the property existed.
+        assert!(!String::from_utf8_lossy(&p.encode()).contains(PREFIX_EXTRACTOR));
     }
 }

@@ -54,6 +54,10 @@ pub struct TableReadStats {
     pub bloom_checks: AtomicU64,
     /// Lookups the filter answered "not here" (a table read saved).
     pub bloom_negatives: AtomicU64,
+    /// Prefix seeks that consulted a table's filter for the target's prefix.
+    pub prefix_checks: AtomicU64,
+    /// Prefix seeks the filter answered "no key with this prefix here" (the table skipped).
+    pub prefix_negatives: AtomicU64,
     /// Block cache hits by block kind (data, index, filter).
     pub cache_hits: [AtomicU64; 3],
     /// Block cache misses (blocks read from files) by block kind (data, index, filter).
@@ -65,7 +69,13 @@ pub struct TableReadStats {
 impl TableReadStats {
     /// Sets every count back to zero.
     pub fn reset(&self) {
-        let all = [&self.bloom_checks, &self.bloom_negatives, &self.bytes_read];
+        let all = [
+            &self.bloom_checks,
+            &self.bloom_negatives,
+            &self.prefix_checks,
+            &self.prefix_negatives,
+            &self.bytes_read,
+        ];
         for a in all
             .into_iter()
             .chain(&self.cache_hits)
@@ -359,6 +369,25 @@ impl Table {
         let maybe = f.may_contain_hash(hash);
         if !maybe {
             self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(maybe)
+    }
+
+    /// False only if no key with the prefix whose [`filter_hash`] is `prefix_hash` is in the
+    /// table, by its filter's prefix entries. Only a table whose filter holds the prefixes of
+    /// `extractor` (its properties name it) can answer; any other (another extractor, none,
+    /// or no filter) says true, and is read. Counted in the stats when the filter is asked.
+    pub fn may_contain_prefix(&self, extractor: &str, prefix_hash: u64) -> Result<bool> {
+        if extractor.is_empty() || self.properties.prefix_extractor != extractor {
+            return Ok(true);
+        }
+        let Some(f) = self.filter_block()? else {
+            return Ok(true);
+        };
+        self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
+        let maybe = f.may_contain_hash(prefix_hash);
+        if !maybe {
+            self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
         }
         Ok(maybe)
     }

@@ -19,12 +19,19 @@
 //!   8 add family        length-prefixed name: the edit creates family `column family`
 //!   9 drop family       (no payload): the edit drops family `column family`
 //!  10 max family        varint32   the largest family id ever used (ids are not reused)
-//!  11 (reserved)
+//!  11 prefix extractor  length-prefixed name of the family's prefix extractor (empty: none);
+//!                                  in the edit that creates a family, the first edit of
+//!                                  each family in a manifest, and the edit of the first open
+//!                                  of a family whose manifest had none
 //!  12 family ttl        varint64   family `column family` is a TTL family (its values carry
 //!                                  an expiry suffix); the payload is the ttl in seconds it
 //!                                  was created with. Written with the family's creation
 //!                                  (and in every manifest's record of the family after)
 //! ```
+//!
+//! A family without tag 11 was written by a build that had no prefix extractors: its
+//! extractor is unknown until an open records one. Once recorded it never changes (an open
+//! with another is refused, see `db/open.rs`).
 //!
 //! The log number of an edit is its family's: WALs below it hold nothing of that family that
 //! is not in its tables. A WAL is needed while any family's log number is at or below it.
@@ -49,7 +56,7 @@ const COLUMN_FAMILY: u32 = 7;
 const ADD_COLUMN_FAMILY: u32 = 8;
 const DROP_COLUMN_FAMILY: u32 = 9;
 const MAX_COLUMN_FAMILY: u32 = 10;
-// Tag 11 is reserved for another field; do not use it here.
+const PREFIX_EXTRACTOR: u32 = 11;
 const FAMILY_TTL: u32 = 12;
 
 /// The id of the default column family, which every database has.
@@ -113,6 +120,8 @@ pub struct VersionEdit {
     pub max_column_family: Option<u32>,
     /// Family `column_family` is a TTL family created with this ttl, in seconds.
     pub family_ttl: Option<u64>,
+    /// The name of the family's prefix extractor, empty for none.
+    pub prefix_extractor: Option<String>,
     /// WALs with a smaller number hold nothing of the family that is not in its tables.
     pub log_number: Option<u64>,
     /// The next unused file number.
@@ -151,6 +160,10 @@ impl VersionEdit {
         if let Some(ttl) = self.family_ttl {
             put_varint32(&mut out, FAMILY_TTL);
             put_varint64(&mut out, ttl);
+        }
+        if let Some(name) = &self.prefix_extractor {
+            put_varint32(&mut out, PREFIX_EXTRACTOR);
+            put_length_prefixed(&mut out, name.as_bytes());
         }
         for (tag, value) in [
             (LOG_NUMBER, self.log_number),
@@ -209,6 +222,12 @@ impl VersionEdit {
                     e.max_column_family = Some(get_varint32(src).ok_or("bad max column family")?);
                 }
                 FAMILY_TTL => e.family_ttl = Some(u64_field(src, "family ttl")?),
+                PREFIX_EXTRACTOR => {
+                    let name = get_length_prefixed(src).ok_or("bad prefix extractor name")?;
+                    let name = std::str::from_utf8(name)
+                        .map_err(|_| "prefix extractor name is not UTF-8")?;
+                    e.prefix_extractor = Some(name.to_string());
+                }
                 LOG_NUMBER => e.log_number = Some(u64_field(src, "log number")?),
                 NEXT_FILE_NUMBER => e.next_file_number = Some(u64_field(src, "next file number")?),
                 LAST_SEQUENCE => e.last_sequence = Some(u64_field(src, "last sequence")?),
@@ -408,6 +427,7 @@ mod tests {
             drop_column_family: true,
             max_column_family: Some(4),
             family_ttl: Some(3600),
+            prefix_extractor: Some("fixed:4".into()),
             log_number: Some(7),
             next_file_number: Some(13),
             last_sequence: Some(99),
@@ -422,5 +442,26 @@ mod tests {
             }
         }
         assert!(VersionEdit::decode(&[99]).is_err());
+    }
+
+    /// Tag 11 carries the family's prefix extractor; the empty name (no extractor) is
+    /// recorded too, unlike an absent tag (nothing known); a name that is not UTF-8 is
+    /// refused, and so is a tag no version knows.
+    #[test]
+    fn the_prefix_extractor_tag_round_trips() {
+        for name in [None, Some(""), Some("capped:16")] {
+            let e = VersionEdit {
+                column_family: 2,
+                prefix_extractor: name.map(String::from),
+                ..VersionEdit::default()
+            };
+            let bytes = e.encode();
+            assert_eq!(bytes.contains(&(PREFIX_EXTRACTOR as u8)), name.is_some());
+            assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
+        }
+        let err = VersionEdit::decode(&[PREFIX_EXTRACTOR as u8, 2, 0xff, 0xfe]).unwrap_err();
+        assert_eq!(err, "prefix extractor name is not UTF-8");
+        let err = VersionEdit::decode(&[13]).unwrap_err();
+        assert_eq!(err, "unknown version edit tag 13");
     }
 }

@@ -153,6 +153,9 @@ pub struct FamilyState {
     pub log_number: u64,
     /// The ttl in seconds of a TTL family (version edit tag 12), `None` for other families.
     pub ttl: Option<u64>,
+    /// The name of the family's prefix extractor (empty: none); `None` when no edit recorded
+    /// one (a manifest written before prefix extractors existed).
+    pub prefix_extractor: Option<String>,
 }
 
 /// The current version of each column family, the manifest, and the numbers recorded with
@@ -457,6 +460,7 @@ fn write_manifest(
         edit.column_family = id;
         edit.log_number = Some(family.log_number);
         edit.family_ttl = family.ttl;
+        edit.prefix_extractor = family.prefix_extractor.clone();
         if id == edit::DEFAULT_FAMILY_ID {
             edit.comparator = Some(COMPARATOR_NAME.to_string());
             edit.next_file_number = Some(state.next_file_number);
@@ -491,6 +495,7 @@ impl State {
             current: Arc::new(Version::default()),
             log_number: 0,
             ttl: None,
+            prefix_extractor: None,
         };
         State {
             families: [(edit::DEFAULT_FAMILY_ID, default)].into_iter().collect(),
@@ -532,6 +537,7 @@ impl State {
                     current: Arc::new(Version::default()),
                     log_number: 0,
                     ttl: None,
+                    prefix_extractor: None,
                 },
             );
             self.max_column_family = self.max_column_family.max(id);
@@ -547,6 +553,9 @@ impl State {
         }
         if let Some(n) = edit.log_number {
             family.log_number = n;
+        }
+        if let Some(name) = &edit.prefix_extractor {
+            family.prefix_extractor = Some(name.clone());
         }
         if edit.drop_column_family {
             if id == edit::DEFAULT_FAMILY_ID {

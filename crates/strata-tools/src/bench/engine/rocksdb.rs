@@ -6,7 +6,9 @@
 //! rule) and statistics at their cheapest level (tickers only, no timers or histograms), which
 //! give the counters of the report. Only compact0 and compact1 are missing: the crate has no
 //! CompactFiles. `--merge_operator` installs Strata's operator of that name through the C
-//! API's merge callbacks.
+//! API's merge callbacks. `--prefix_size` sets RocksDB's fixed prefix extractor (as db_bench;
+//! whole-key filtering stays on), and seekrandom's iterators take `--prefix_same_as_start` and
+//! `--total_order_seek`.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,7 @@ use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
     BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily, ColumnFamilyDescriptor,
-    CompactOptions, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
+    CompactOptions, DBCompactionStyle, DBCompressionType, Options, ReadOptions, SliceTransform,
     UniversalCompactOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 
@@ -31,6 +33,8 @@ pub struct RocksDbEngine {
     /// The options the database was opened with: they hold its statistics.
     options: Mutex<Options>,
     disable_wal: bool,
+    /// seekrandom's `prefix_same_as_start` and `total_order_seek`.
+    seek_flags: (bool, bool),
     path: PathBuf,
     version: String,
 }
@@ -64,6 +68,9 @@ fn int(v: usize, flag: &str) -> EngineResult<i32> {
 fn options(args: &BenchArgs) -> EngineResult<Options> {
     let mut o = Options::default();
     o.create_if_missing(!args.use_existing_db);
+    if args.prefix_size > 0 {
+        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(args.prefix_size));
+    }
     // `--merge_operator`: Strata's operator, called through the C API's callbacks (db_bench
     // uses RocksDB's own C++ operators of the same names and meaning).
     if let Some(op) = crate::engine_flags::merge_operator(&args.options.merge_operator)? {
@@ -216,6 +223,7 @@ impl RocksDbEngine {
             families,
             options: Mutex::new(options),
             disable_wal: args.disable_wal,
+            seek_flags: (args.prefix_same_as_start(), args.total_order_seek),
             path: path.to_path_buf(),
             version,
         })
@@ -336,9 +344,16 @@ impl Engine for RocksDbEngine {
     }
 
     fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
+        let (prefix_same_as_start, total_order_seek) = self.seek_flags;
+        let read = || {
+            let mut o = ReadOptions::default();
+            o.set_prefix_same_as_start(prefix_same_as_start);
+            o.set_total_order_seek(total_order_seek);
+            o
+        };
         let mut it = match self.family(key) {
-            None => self.db.raw_iterator_opt(ReadOptions::default()),
-            Some(cf) => self.db.raw_iterator_cf_opt(cf, ReadOptions::default()),
+            None => self.db.raw_iterator_opt(read()),
+            Some(cf) => self.db.raw_iterator_cf_opt(cf, read()),
         };
         it.seek(key);
         let found = it.key() == Some(key);

@@ -1,10 +1,17 @@
 //! Strata under the bench loop: every flag maps to an option of [`strata::Options`].
+//! `--prefix_size` sets a `fixed:N` prefix extractor; seekrandom's iterators take
+//! `--prefix_same_as_start` and `--total_order_seek`.
 //! With `--num_column_families` > 1 the keys are spread over the families as db_bench does
 //! (see [`super::family_of`]), each family with the same options.
 
 use std::path::Path;
 
-use strata::{ColumnFamily, Db, DbIterator, Options, ReadOptions, WriteBatch, WriteOptions};
+use std::sync::Arc;
+
+use strata::{
+    ColumnFamily, Db, DbIterator, FixedPrefix, Options, PrefixExtractor, ReadOptions, WriteBatch,
+    WriteOptions,
+};
 
 use super::{family_of, Counters, Engine, EngineResult};
 use crate::bench::units::mb;
@@ -15,13 +22,20 @@ pub struct StrataEngine {
     /// The families keys are spread over: the default alone unless --num_column_families.
     families: Vec<ColumnFamily>,
     disable_wal: bool,
+    /// How seekrandom's iterators seek (prefix flags).
+    seek_options: ReadOptions,
 }
 
 impl StrataEngine {
     pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+        let prefix_extractor: Option<Arc<dyn PrefixExtractor>> = match args.prefix_size {
+            0 => None,
+            n => Some(Arc::new(FixedPrefix::new(n)?)),
+        };
         let options = Options {
             create_if_missing: !args.use_existing_db,
             create_missing_column_families: true,
+            prefix_extractor,
             ..args.options.options()?
         };
         let names: Vec<String> = (0..args.num_column_families.max(1))
@@ -45,6 +59,11 @@ impl StrataEngine {
             db,
             families,
             disable_wal: args.disable_wal,
+            seek_options: ReadOptions {
+                prefix_same_as_start: args.prefix_same_as_start(),
+                total_order_seek: args.total_order_seek,
+                ..ReadOptions::default()
+            },
         })
     }
 
@@ -63,11 +82,15 @@ impl StrataEngine {
         }
     }
 
-    /// A cursor over the family of `key` (or the default family).
-    fn iter_for(&self, family: Option<&ColumnFamily>) -> EngineResult<DbIterator> {
+    /// A cursor over the family of `key` (or the default family), reading with `options`.
+    fn iter_for(
+        &self,
+        family: Option<&ColumnFamily>,
+        options: ReadOptions,
+    ) -> EngineResult<DbIterator> {
         Ok(match family {
-            Some(cf) => self.db.iter_cf(cf, ReadOptions::default())?,
-            None => self.db.iter(ReadOptions::default()),
+            Some(cf) => self.db.iter_cf(cf, options)?,
+            None => self.db.iter(options),
         })
     }
 }
@@ -149,7 +172,7 @@ impl Engine for StrataEngine {
             order.reverse();
         }
         for family in order {
-            let mut it = self.iter_for(family)?;
+            let mut it = self.iter_for(family, ReadOptions::default())?;
             if reverse {
                 it.seek_to_last();
             } else {
@@ -171,7 +194,7 @@ impl Engine for StrataEngine {
     }
 
     fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
-        let mut it = self.iter_for(self.family(key))?;
+        let mut it = self.iter_for(self.family(key), self.seek_options.clone())?;
         it.seek(key);
         let found = it.valid() && it.key() == key;
         let mut bytes = 0;
