@@ -14,7 +14,7 @@
 //! promises nothing.
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
-//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`;
+//! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`, `filename`;
 //! `log`, `cache`, `merge`, `range_del`; `iterator`; `column_family`; `write_batch`,
 //! `snapshot`; `memtable`, `table`; `version`;
 //! `compaction`; `options`; `db`; `internals` (and the test-only `testing`) on top.
@@ -25,6 +25,7 @@ pub(crate) mod cache;
 pub(crate) mod codec;
 pub(crate) mod column_family;
 pub(crate) mod compaction;
+pub(crate) mod comparator;
 pub(crate) mod db;
 pub(crate) mod error;
 pub(crate) mod filename;
@@ -48,6 +49,7 @@ pub(crate) mod write_batch;
 
 pub use column_family::ColumnFamily;
 pub use compaction::{CompactionStyle, UniversalOptions};
+pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
     Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
 };

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::compaction::{CompactionStyle, PickerOptions, UniversalOptions};
+use crate::comparator::{BytewiseComparator, Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::merge::MergeOperator;
@@ -114,6 +115,12 @@ pub struct Options {
     /// must be opened with the same operator (by meaning) every time. Default: none (merges
     /// are refused; a merge record met is an error naming the family).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The order of user keys (a column family field: each family has its own), as RocksDB's
+    /// `comparator`: iteration, range bounds, range deletions and compaction ranges follow
+    /// it. Keys are still equal only when their bytes are. A family's comparator name is
+    /// recorded when the family is created, and opening it with a comparator of another name
+    /// is refused. Default: [`BytewiseComparator`].
+    pub comparator: Arc<dyn Comparator>,
 }
 
 impl Default for Options {
@@ -153,6 +160,7 @@ impl Default for Options {
             hard_pending_compaction_bytes_limit: 256 << 30,
             fs: Arc::new(PosixFs),
             merge_operator: None,
+            comparator: Arc::new(BytewiseComparator),
         }
     }
 }
@@ -220,6 +228,7 @@ impl fmt::Debug for Options {
                 "merge_operator",
                 &self.merge_operator.as_ref().map(|m| m.name()),
             )
+            .field("comparator", &self.comparator.name())
             .finish_non_exhaustive()
     }
 }
@@ -327,8 +336,14 @@ impl Options {
                 (true, Some(c)) => c,
                 _ => self.compression,
             },
+            comparator: crate::table::block::Comparator::Internal(self.key_order()),
             ..TableOptions::for_internal_keys()
         }
+    }
+
+    /// The order of user keys, as the engine holds it.
+    pub(crate) fn key_order(&self) -> KeyOrder {
+        KeyOrder::new(&self.comparator)
     }
 }
 
@@ -432,6 +447,8 @@ family_options! {
     hard_pending_compaction_bytes_limit: u64,
     /// See [`Options::merge_operator`].
     merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// See [`Options::comparator`].
+    comparator: Arc<dyn Comparator>,
 }
 
 impl Default for CfOptions {

@@ -26,6 +26,7 @@
 
 use std::ops::Bound;
 
+use crate::comparator::KeyOrder;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
 use crate::iterator::{InternalIterator, MergingIterator};
@@ -72,6 +73,8 @@ pub struct DbIterator {
     family: Arc<str>,
     /// The range deletions of the view; `None` when there are none.
     range_del: Option<RangeDelAggregator>,
+    /// The column family's user key order: bounds and steps follow it.
+    order: KeyOrder,
 }
 
 impl DbIterator {
@@ -96,7 +99,15 @@ impl DbIterator {
             merge_operator: None,
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
             range_del: None,
+            order: KeyOrder::Bytewise,
         }
+    }
+
+    /// Orders user keys (the bounds and the direction of steps) by `order`, which must be
+    /// the order of `iter` (bytewise by default).
+    pub(crate) fn with_order(mut self, order: KeyOrder) -> Self {
+        self.order = order;
+        self
     }
 
     /// Hides the versions the range deletions of `agg` delete (an empty one is dropped).
@@ -170,7 +181,7 @@ impl DbIterator {
     /// Moves to the first key at or after `target` (and at or after the lower bound).
     pub fn seek(&mut self, target: &[u8]) {
         let target = match &self.lower {
-            Some(lower) if lower.as_slice() > target => lower.clone(),
+            Some(lower) if self.order.lt(target, lower) => lower.clone(),
             _ => target.to_vec(),
         };
         self.direction = Direction::Forward;
@@ -182,7 +193,7 @@ impl DbIterator {
 
     /// Moves to the last key at or before `target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
-        if matches!(&self.upper, Some(upper) if upper.as_slice() <= target) {
+        if matches!(&self.upper, Some(upper) if self.order.le(upper, target)) {
             self.seek_before_upper();
             return;
         }
@@ -289,7 +300,7 @@ impl DbIterator {
                     self.saved_value.clear();
                     return;
                 }
-                if crate::key::user_key(self.iter.key()) < self.saved_key.as_slice() {
+                if (self.order).lt(crate::key::user_key(self.iter.key()), &self.saved_key) {
                     break;
                 }
             }
@@ -323,7 +334,7 @@ impl DbIterator {
                 self.parse_current();
                 break;
             };
-            if upper.is_some_and(|u| p.user_key >= u) {
+            if upper.is_some_and(|u| self.order.le(u, p.user_key)) {
                 break;
             }
             if p.seq <= seq {
@@ -334,14 +345,14 @@ impl DbIterator {
                         skipping = true;
                     }
                     Some(ValueKind::Put)
-                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                        if !(skipping && self.order.le(p.user_key, &self.saved_key)) =>
                     {
                         self.valid = true;
                         self.saved_key.clear();
                         return;
                     }
                     Some(ValueKind::Merge)
-                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                        if !(skipping && self.order.le(p.user_key, &self.saved_key)) =>
                     {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
@@ -420,11 +431,11 @@ impl DbIterator {
                 self.parse_current();
                 break;
             };
-            if lower.is_some_and(|l| p.user_key < l) {
+            if lower.is_some_and(|l| self.order.lt(p.user_key, l)) {
                 break;
             }
             if p.seq <= seq {
-                if found_kind != ValueKind::Delete && p.user_key < self.saved_key.as_slice() {
+                if found_kind != ValueKind::Delete && self.order.lt(p.user_key, &self.saved_key) {
                     break; // the previous key's newest visible version is found
                 }
                 match Self::kind_of(&self.range_del, &p) {
@@ -552,7 +563,7 @@ impl Iterator for Range {
             return self.iter.status().err().map(Err);
         }
         if let Bound::Included(end) = &self.end {
-            if self.iter.key() > end.as_slice() {
+            if self.iter.order.lt(end, self.iter.key()) {
                 return None;
             }
         }

@@ -666,7 +666,7 @@ impl DbInner {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
-            let table = self.tables.get(f.number)?;
+            let table = self.tables.get(f.number, &sv.version.order)?;
             // Before the filter: a table's tombstones cover keys its filter knows nothing of.
             let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
@@ -723,8 +723,9 @@ impl DbInner {
         for m in &sv.immutables {
             children.push(Box::new(m.iter()));
         }
+        let order = &sv.version.order;
         for f in &sv.version.levels[0] {
-            match self.tables.get(f.number) {
+            match self.tables.get(f.number, order) {
                 Ok(t) => {
                     range_del.add(t.range_tombstones());
                     children.push(Box::new(t.iter()))
@@ -733,7 +734,7 @@ impl DbInner {
             }
         }
         for f in sv.version.levels[1..].iter().flatten() {
-            match self.tables.get(f.number) {
+            match self.tables.get(f.number, order) {
                 Ok(t) => range_del.add(t.range_tombstones()),
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
@@ -743,20 +744,22 @@ impl DbInner {
         for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
             let inner = self.clone();
             let version = sv.version.clone();
-            children.push(Box::new(ConcatIterator::new(
+            children.push(Box::new(ConcatIterator::with_order(
                 files.clone(),
                 Box::new(move |f: &Arc<FileMeta>| {
-                    let _pinned = &version;
-                    Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)
+                    let table = inner.tables.get(f.number, &version.order)?;
+                    Ok(Box::new(table.iter()) as Box<dyn InternalIterator>)
                 }),
+                order.clone(),
             )));
         }
         DbIterator::new(
-            MergingIterator::new(children),
+            MergingIterator::with_order(children, order.clone()),
             at,
             options.lower_bound,
             options.upper_bound,
         )
+        .with_order(order.clone())
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
         .with_range_deletions(range_del)
     }

@@ -20,6 +20,7 @@ use super::table_cache::TableCache;
 use super::write::{WriteQueue, WriterState};
 use super::{Db, DbInner};
 use crate::column_family::ColumnFamily;
+use crate::comparator::{Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
@@ -27,7 +28,7 @@ use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
 use crate::snapshot::SnapshotList;
-use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
+use crate::version::{FamilyState, VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
 
 impl Db {
     /// Opens (or, with `create_if_missing`, creates) the database in directory `path`, and
@@ -98,10 +99,17 @@ impl Db {
             .max()
             .unwrap_or(0);
         let mut versions = if fs.exists(&path.join(filename::CURRENT)) {
-            VersionSet::recover(fs.clone(), &path, io.clone())?
+            // Families not named keep the recorded order (the open fails on them below).
+            let order_of = |f: &FamilyState| match named.get(&f.name) {
+                Some(cf) => check_comparator(f, &cf.comparator),
+                None if f.name == DEFAULT_FAMILY_NAME => check_comparator(f, &options.comparator),
+                None => Ok(KeyOrder::builtin(&f.comparator).unwrap_or_default()),
+            };
+            VersionSet::recover(fs.clone(), &path, io.clone(), order_of)?
         } else {
             // A new database, or one written before manifests existed (WALs only).
-            VersionSet::create(fs.clone(), &path, max_number + 1, io.clone())?
+            let order = options.key_order();
+            VersionSet::create(fs.clone(), &path, max_number + 1, io.clone(), &order)?
         };
         versions.mark_file_number_used(max_number);
         let missing: Vec<&str> = versions
@@ -231,7 +239,13 @@ impl Db {
                 filename::CURRENT
             )));
         }
-        let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
+        // Every family takes the family fields of `options`, so its comparator too; a family
+        // created with one of the built-in orders is read in that order.
+        let order_of = |f: &FamilyState| match KeyOrder::builtin(&f.comparator) {
+            Some(order) if f.name != DEFAULT_FAMILY_NAME => Ok(order),
+            _ => check_comparator(f, &options.comparator),
+        };
+        let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone(), order_of)?;
         let family_options = family_options(&options, &BTreeMap::new(), &versions);
         check_num_levels(&family_options, &path, &versions)?;
         let min_log = versions.min_log_number();
@@ -326,6 +340,7 @@ fn replay_families(
                 let replay = recovery::FamilyReplay {
                     log_number: f.log_number,
                     write_buffer_size: family_options[&id].write_buffer_size,
+                    order: f.current.order.clone(),
                 };
                 (id, replay)
             })
@@ -357,7 +372,11 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         let cf_options = family_options[&id].clone();
         let mut immutables = recovered.mems.remove(&id).unwrap_or_default();
         immutables.reverse();
-        let active = Arc::new(MemTable::new(log_number, cf_options.write_buffer_size));
+        let active = Arc::new(MemTable::with_order(
+            log_number,
+            cf_options.write_buffer_size,
+            f.current.order.clone(),
+        ));
         let cf = ColumnFamilyData::new(
             ColumnFamily::new(id, &f.name),
             cf_options,
@@ -406,6 +425,21 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         read_only,
         options,
     })
+}
+
+/// The key order of `comparator` for `family`, or the error refusing it: a family is read in
+/// the order it was created with (its comparator's name is in the manifest).
+fn check_comparator(family: &FamilyState, comparator: &Arc<dyn Comparator>) -> Result<KeyOrder> {
+    if comparator.name() != family.comparator {
+        return Err(Error::InvalidArgument(format!(
+            "column family '{}' was created with comparator {:?} but is opened with {:?}; \
+             open it with the comparator it was created with",
+            family.name,
+            family.comparator,
+            comparator.name()
+        )));
+    }
+    Ok(KeyOrder::new(comparator))
 }
 
 /// Refuses a family's `num_levels` below the deepest level of its tree that holds files.

@@ -143,6 +143,24 @@ impl DbInner {
                 }
             }
         }
+        let mut families = None;
+        for (cf, begin, end) in batch.range_deletions() {
+            let families = families.get_or_insert_with(|| self.families());
+            // A family the database does not have is refused with the group.
+            if let Some(cf) = families.get(&cf) {
+                let order = &cf.sv.read().version.order;
+                if order.lt(end, begin) {
+                    return Err(Error::InvalidArgument(format!(
+                        "delete_range refused: begin key '{}' is after end key '{}' in the \
+                         order of column family '{}' ({})",
+                        crate::util::printable(begin),
+                        crate::util::printable(end),
+                        cf.name(),
+                        order.name()
+                    )));
+                }
+            }
+        }
         if batch.is_empty() {
             return Ok(());
         }
@@ -425,7 +443,11 @@ impl DbInner {
             if !switch && !current.active.is_empty() {
                 continue;
             }
-            let fresh = Arc::new(MemTable::new(number, cf.options.write_buffer_size));
+            let fresh = Arc::new(MemTable::with_order(
+                number,
+                cf.options.write_buffer_size,
+                current.version.order.clone(),
+            ));
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {
                 immutables.push(current.active.clone());

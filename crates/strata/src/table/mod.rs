@@ -8,15 +8,18 @@
 //! range-del block     range tombstones (absent without any; see `range_del`)
 //! properties block    counts and sizes, name -> value
 //! meta-index block    "strata.filter" / "strata.properties" / "strata.range_del" -> handle
-//! index block         last key of each data block -> its handle
+//! index block         per data block a separator -> its handle: a key at or after the
+//!                     block's last key and before the next block's first, shortened by
+//!                     the comparator (the last block's by its successor rule)
 //! footer              handles of meta-index and index, version, checksum, magic
 //! ```
 //!
 //! The table layer knows nothing of sequence numbers: a [`TableOptions`] gives it the key
 //! order, the part of a key the filter indexes, and how to read a key's sequence number and
-//! deletion flag for the properties. Range tombstones are the exception: they are MVCC by
-//! nature, so the range-deletion block stores internal keys (`crate::range_del`) whatever
-//! the table's comparator.
+//! deletion flag for the properties. The properties record the user key order's name
+//! (`strata.comparator`), and a reader of another order refuses the table. Range tombstones
+//! are the exception: they are MVCC by nature, so the range-deletion block stores internal
+//! keys (`crate::range_del`) whatever the table's comparator.
 
 pub mod block;
 pub mod builder;
@@ -26,14 +29,12 @@ pub mod properties;
 pub mod range_del;
 pub mod reader;
 
-use std::cmp::Ordering;
-
 pub use builder::TableBuilder;
 pub use format::Compression;
 pub use reader::Table;
 
 /// How tables are built and read.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct TableOptions {
     /// Target raw size of a data block in bytes (4 KiB by default).
     pub block_size: usize,
@@ -49,10 +50,6 @@ pub struct TableOptions {
     pub filter_key: fn(&[u8]) -> &[u8],
     /// A key's sequence number and whether it is a deletion, for the properties.
     pub key_info: fn(&[u8]) -> (u64, bool),
-}
-
-fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
-    a.cmp(b)
 }
 
 fn whole_key(k: &[u8]) -> &[u8] {
@@ -71,7 +68,7 @@ impl Default for TableOptions {
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
-            comparator: bytewise,
+            comparator: block::Comparator::BYTEWISE,
             filter_key: whole_key,
             key_info: no_key_info,
         }
@@ -82,7 +79,7 @@ impl TableOptions {
     /// Options for tables of internal keys (what the database writes).
     pub fn for_internal_keys() -> TableOptions {
         TableOptions {
-            comparator: crate::key::compare_internal,
+            comparator: block::Comparator::Internal(crate::comparator::KeyOrder::Bytewise),
             filter_key: crate::key::user_key,
             key_info: |k| match crate::key::ParsedKey::parse(k) {
                 Some(p) => (
@@ -138,7 +135,7 @@ mod tests {
         fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
             self.tables += 1;
             let path = self.dir.path().join(format!("{}.sst", self.tables));
-            Box::new(table(&path, entries, self.options, self.caching).iter())
+            Box::new(table(&path, entries, self.options.clone(), self.caching).iter())
         }
     }
 
@@ -275,7 +272,7 @@ mod tests {
                 ..TableOptions::default()
             };
             let path = dir.path().join("t.sst");
-            write_table(&path, &model, options);
+            write_table(&path, &model, options.clone());
             let good = std::fs::read(&path).unwrap();
             for i in 0..good.len() {
                 let mut bytes = good.clone();
@@ -283,7 +280,7 @@ mod tests {
                 let result = Table::open(
                     Box::new(MemFile(bytes)),
                     Path::new("bad.sst"),
-                    &reader::TableReadOptions::uncached(options),
+                    &reader::TableReadOptions::uncached(options.clone()),
                 )
                 .and_then(|t| Arc::new(t).verify());
                 let err = result.expect_err(&format!("flip at {i} went unnoticed"));
@@ -300,11 +297,11 @@ mod tests {
         let model = random_model(&mut rng, 100);
         let path = dir.path().join("t.sst");
         let options = TableOptions::default();
-        write_table(&path, &model, options);
+        write_table(&path, &model, options.clone());
         let good = std::fs::read(&path).unwrap();
         for cut in [0, 1, 55, 56, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            let err = open_table(&path, options, Caching::None)
+            let err = open_table(&path, options.clone(), Caching::None)
                 .and_then(|t| t.verify())
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}: {err}");

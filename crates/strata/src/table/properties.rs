@@ -37,6 +37,9 @@ pub struct TableProperties {
     /// Entries of the range-deletion block (tombstones as stored: repeats removed, not
     /// fragmented); 0 in tables written before range deletions existed. Not in `entries`.
     pub range_deletions: u64,
+    /// The name of the user key order (`strata.comparator`); empty in tables written before
+    /// it was recorded, which are all bytewise.
+    pub comparator: String,
 }
 
 const NUMBERS: [&str; 12] = [
@@ -86,6 +89,9 @@ impl TableProperties {
             })
             .collect();
         entries.push(("strata.compression", self.compression.clone().into_bytes()));
+        if !self.comparator.is_empty() {
+            entries.push(("strata.comparator", self.comparator.clone().into_bytes()));
+        }
         entries.sort();
         for (name, value) in entries {
             b.add(name.as_bytes(), &value);
@@ -96,13 +102,15 @@ impl TableProperties {
     /// Decodes a properties block; the error says what is wrong.
     pub fn decode(data: Vec<u8>) -> Result<TableProperties, String> {
         let block = std::sync::Arc::new(Block::new(data)?);
-        let mut it = BlockIter::new(block, |a, b| a.cmp(b));
+        let mut it = BlockIter::new(block, crate::table::block::Comparator::BYTEWISE);
         let mut p = TableProperties::default();
         it.seek_to_first();
         while it.valid() {
             let name = String::from_utf8_lossy(it.key()).into_owned();
             if name == "strata.compression" {
                 p.compression = String::from_utf8_lossy(it.value()).into_owned();
+            } else if name == "strata.comparator" {
+                p.comparator = String::from_utf8_lossy(it.value()).into_owned();
             } else if let Some(slot) = p.number(&name) {
                 let mut v = it.value();
                 *slot = get_varint64(&mut v).ok_or_else(|| format!("bad value of {name}"))?;
@@ -136,6 +144,7 @@ mod tests {
             index_bytes: 40,
             filter_bytes: 64,
             range_deletions: 7,
+            comparator: "rocksdb.ReverseBytewiseComparator".into(),
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
     }

@@ -210,7 +210,7 @@ pub(crate) fn table(
     options: TableOptions,
     caching: Caching,
 ) -> Arc<Table> {
-    write_table(path, entries, options);
+    write_table(path, entries, options.clone());
     let table = open_table(path, options, caching).unwrap();
     assert_eq!(table.verify().unwrap(), entries.len() as u64);
     table
