@@ -263,8 +263,14 @@ impl WriteBatch {
     /// The range deletions of the batch, as (family id, begin, end), in order; none unless
     /// the batch holds one.
     pub(crate) fn range_deletions(&self) -> impl Iterator<Item = (u32, &[u8], &[u8])> {
-        self.iter()
-            .take_while(|_| self.has_range_deletion)
+        let records = match self.has_range_deletion {
+            true => self.iter(),
+            false => BatchIter {
+                records: &[],
+                remaining: 0,
+            },
+        };
+        records
             .filter_map(|e| e.ok())
             .filter(|e| e.kind == ValueKind::RangeDeletion)
             .map(|e| (e.cf, e.key, e.value))

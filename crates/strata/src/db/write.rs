@@ -143,6 +143,7 @@ impl DbInner {
                 }
             }
         }
+        // As with merges, only a batch holding a range deletion looks at the families.
         let mut families = None;
         for (cf, begin, end) in batch.range_deletions() {
             let families = families.get_or_insert_with(|| self.families());

@@ -67,12 +67,16 @@ impl<'a> Target<'a> {
     }
 }
 
-/// Orders a stored internal key against a target: user key ascending in `order`, trailer
-/// descending.
-#[inline]
-fn compare_with(order: &KeyOrder, stored: &[u8], target: &Target<'_>) -> Ordering {
+/// Orders a stored internal key against a target: user key ascending in the order
+/// `compare` gives, trailer descending.
+#[inline(always)]
+fn compare_with(
+    compare: impl Fn(&[u8], &[u8]) -> Ordering,
+    stored: &[u8],
+    target: &Target<'_>,
+) -> Ordering {
     let split = stored.len() - TRAILER_LEN;
-    match order.compare(&stored[..split], target.user_key) {
+    match compare(&stored[..split], target.user_key) {
         Ordering::Equal => {
             let mut t = [0u8; 8];
             t.copy_from_slice(&stored[split..]);
@@ -303,6 +307,22 @@ impl SkipList {
     pub fn find_greater_or_equal(
         &self,
         target: &Target<'_>,
+        prev: Option<&mut [Node; MAX_HEIGHT]>,
+    ) -> Node {
+        // One copy of the search per built-in order: the order is chosen once per search,
+        // not once per key compared.
+        match &self.order {
+            KeyOrder::Bytewise => self.search(|a, b| a.cmp(b), target, prev),
+            KeyOrder::Reverse => self.search(|a, b| b.cmp(a), target, prev),
+            KeyOrder::Custom(c) => self.search(|a, b| c.compare(a, b), target, prev),
+        }
+    }
+
+    #[inline(always)]
+    fn search(
+        &self,
+        compare: impl Fn(&[u8], &[u8]) -> Ordering,
+        target: &Target<'_>,
         mut prev: Option<&mut [Node; MAX_HEIGHT]>,
     ) -> Node {
         let mut x: Node = self.head;
@@ -313,7 +333,7 @@ impl SkipList {
             let next = unsafe { tower(x, level).load(AtomicOrdering::Acquire) };
             // SAFETY: `next` is a linked, non-head node when non-null.
             if !next.is_null()
-                && compare_with(&self.order, unsafe { node_key(next) }, target) == Ordering::Less
+                && compare_with(&compare, unsafe { node_key(next) }, target) == Ordering::Less
             {
                 x = next;
                 continue;

@@ -290,6 +290,37 @@ mod tests {
         }
     }
 
+    /// A table records its key order; a reader of another order refuses it by name, and a
+    /// reader of the same order reads it.
+    #[test]
+    fn a_table_of_another_order_is_refused_naming_both() {
+        use crate::comparator::KeyOrder;
+        use block::Comparator;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sst");
+        let mut model = random_model(&mut Rng::new(3), 50);
+        model.reverse();
+        let reverse = TableOptions {
+            comparator: Comparator::Plain(KeyOrder::Reverse),
+            ..TableOptions::default()
+        };
+        write_table(&path, &model, reverse.clone());
+        let err = open_table(&path, TableOptions::default(), Caching::None)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
+        let msg = err.to_string();
+        for part in [
+            "t.sst",
+            "rocksdb.ReverseBytewiseComparator",
+            "leveldb.BytewiseComparator",
+        ] {
+            assert!(msg.contains(part), "{msg} lacks {part}");
+        }
+        let table = open_table(&path, reverse, Caching::None).unwrap();
+        assert_eq!(table.verify().unwrap(), model.len() as u64);
+    }
+
     #[test]
     fn truncated_tables_are_corruption() {
         let dir = tempfile::tempdir().unwrap();
