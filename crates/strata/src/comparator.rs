@@ -322,10 +322,13 @@ mod tests {
         assert!(o.lt(b"b", b"a") && o.le(b"a", b"a") && !o.lt(b"a", b"a"));
     }
 
-    /// (order, start, limit, separator): each result is checked to lie in `[start, limit)`.
+    /// (order, start, limit, separator).
+    type SeparatorCase = (KeyOrder, &'static [u8], &'static [u8], &'static [u8]);
+
+    /// Each result is also checked to lie in `[start, limit)`.
     #[test]
     fn separator_cases() {
-        let cases: &[(KeyOrder, &[u8], &[u8], &[u8])] = &[
+        let cases: &[SeparatorCase] = &[
             (KeyOrder::Bytewise, b"abcd", b"abzz", b"abd"),
             (KeyOrder::Bytewise, b"abc", b"abd", b"abc"),
             (KeyOrder::Bytewise, b"ab", b"abcd", b"ab"),

@@ -235,6 +235,16 @@ fn snapshot_dir(dir: &std::path::Path) -> (Vec<(String, u64)>, Vec<u8>) {
     (files, std::fs::read(dir.join("CURRENT")).unwrap())
 }
 
+/// (default family's comparator, `numbers`' comparator, the family the error names, the
+/// comparator recorded, the comparator given).
+type Mismatch = (
+    Arc<dyn Comparator>,
+    Arc<dyn Comparator>,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
 #[test]
 fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,8 +269,7 @@ fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
     }
     let before = snapshot_dir(dir.path());
     let bytewise: Arc<dyn Comparator> = Arc::new(BytewiseComparator);
-    let cases: Vec<(Arc<dyn Comparator>, Arc<dyn Comparator>, &str, &str, &str)> = vec![
-        // (default's comparator, numbers' comparator, family, recorded, given)
+    let cases: Vec<Mismatch> = vec![
         (
             bytewise.clone(),
             numbers.clone(),
@@ -285,8 +294,7 @@ fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
     ];
     for (default, family, name, recorded, given) in cases {
         let err = Db::open_cf(dir.path(), small(default), [("numbers", cf_with(&family))])
-            .err()
-            .expect("a mismatched comparator must be refused");
+            .expect_err("a mismatched comparator must be refused");
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         let msg = err.to_string();
         for part in [name, recorded, given] {
