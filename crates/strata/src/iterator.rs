@@ -77,6 +77,11 @@ impl MergingIterator {
         }
     }
 
+    /// The order of user keys.
+    pub fn order(&self) -> &KeyOrder {
+        &self.order
+    }
+
     /// True when child `a` comes before child `b` in the current direction.
     fn before(&self, a: usize, b: usize) -> bool {
         let order = (self.order).compare_internal(self.children[a].key(), self.children[b].key());

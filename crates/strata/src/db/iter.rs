@@ -73,7 +73,8 @@ pub struct DbIterator {
     family: Arc<str>,
     /// The range deletions of the view; `None` when there are none.
     range_del: Option<RangeDelAggregator>,
-    /// The column family's user key order: bounds and steps follow it.
+    /// The column family's user key order (the merging iterator's): bounds and steps follow
+    /// it.
     order: KeyOrder,
 }
 
@@ -84,6 +85,7 @@ impl DbIterator {
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> DbIterator {
+        let order = iter.order().clone();
         DbIterator {
             iter,
             sequence,
@@ -99,15 +101,8 @@ impl DbIterator {
             merge_operator: None,
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
             range_del: None,
-            order: KeyOrder::Bytewise,
+            order,
         }
-    }
-
-    /// Orders user keys (the bounds and the direction of steps) by `order`, which must be
-    /// the order of `iter` (bytewise by default).
-    pub(crate) fn with_order(mut self, order: KeyOrder) -> Self {
-        self.order = order;
-        self
     }
 
     /// Hides the versions the range deletions of `agg` delete (an empty one is dropped).

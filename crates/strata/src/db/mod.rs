@@ -759,7 +759,6 @@ impl DbInner {
             options.lower_bound,
             options.upper_bound,
         )
-        .with_order(order.clone())
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
         .with_range_deletions(range_del)
     }
