@@ -287,8 +287,8 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
     for (id, family) in &families {
         writeln!(
             out,
-            "family {id} {:?} (log number {}):",
-            family.name, family.log_number
+            "family {id} {:?} (log number {}, comparator {}):",
+            family.name, family.log_number, family.comparator
         )?;
         for (level, files) in family.current.levels.iter().enumerate() {
             if !files.is_empty() {

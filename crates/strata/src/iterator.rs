@@ -13,8 +13,8 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::error::Result;
-use crate::key::compare_internal;
 
 /// A cursor over internal keys. Positioning calls leave it either on an entry (`valid()`) or
 /// past either end. `key` and `value` may only be called while valid.
@@ -56,6 +56,8 @@ enum Direction {
 /// going forward, largest going back), so a step costs O(log n) key comparisons: compaction
 /// merges one child per L0 file and per level, reads one per memtable, L0 file and level.
 pub struct MergingIterator {
+    /// The order of user keys (the column family's).
+    order: KeyOrder,
     children: Vec<Box<dyn InternalIterator>>,
     /// Indexes of the valid children, a heap whose top is the current entry.
     heap: Vec<usize>,
@@ -63,18 +65,30 @@ pub struct MergingIterator {
 }
 
 impl MergingIterator {
-    /// A merge of `children`, unpositioned.
+    /// A merge of `children` (bytewise user keys), unpositioned.
+    #[cfg(test)]
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> MergingIterator {
+        MergingIterator::with_order(children, KeyOrder::Bytewise)
+    }
+
+    /// A merge of `children`, whose user keys are in `order`, unpositioned.
+    pub fn with_order(children: Vec<Box<dyn InternalIterator>>, order: KeyOrder) -> Self {
         MergingIterator {
+            order,
             heap: Vec::with_capacity(children.len()),
             children,
             direction: Direction::Forward,
         }
     }
 
+    /// The order of user keys.
+    pub fn order(&self) -> &KeyOrder {
+        &self.order
+    }
+
     /// True when child `a` comes before child `b` in the current direction.
     fn before(&self, a: usize, b: usize) -> bool {
-        let order = compare_internal(self.children[a].key(), self.children[b].key());
+        let order = (self.order).compare_internal(self.children[a].key(), self.children[b].key());
         match (self.direction, order) {
             (_, Ordering::Equal) => a < b,
             (Direction::Forward, o) => o == Ordering::Less,
@@ -172,7 +186,7 @@ impl InternalIterator for MergingIterator {
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
                     c.seek(&key);
-                    if c.valid() && compare_internal(c.key(), &key) == Ordering::Equal {
+                    if c.valid() && c.key() == key.as_slice() {
                         c.next();
                     }
                 }
@@ -192,7 +206,7 @@ impl InternalIterator for MergingIterator {
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
                     c.seek_for_prev(&key);
-                    if c.valid() && compare_internal(c.key(), &key) == Ordering::Equal {
+                    if c.valid() && c.key() == key.as_slice() {
                         c.prev();
                     }
                 }
@@ -247,6 +261,8 @@ impl<T: FileBounds> FileBounds for std::sync::Arc<T> {
 /// The entries of a sorted run of files (one level below L0: sorted by key, no two sharing a
 /// key), opening one file at a time as the cursor reaches it.
 pub struct ConcatIterator<F> {
+    /// The order of user keys (the column family's).
+    order: KeyOrder,
     files: Vec<F>,
     open: OpenFile<F>,
     index: usize,
@@ -255,9 +271,16 @@ pub struct ConcatIterator<F> {
 }
 
 impl<F: FileBounds + Send> ConcatIterator<F> {
-    /// A cursor over `files`, opened by `open`.
+    /// A cursor over `files` (bytewise user keys), opened by `open`.
+    #[cfg(test)]
     pub fn new(files: Vec<F>, open: OpenFile<F>) -> Self {
+        ConcatIterator::with_order(files, open, KeyOrder::Bytewise)
+    }
+
+    /// A cursor over `files`, whose user keys are in `order`, opened by `open`.
+    pub fn with_order(files: Vec<F>, open: OpenFile<F>, order: KeyOrder) -> Self {
         ConcatIterator {
+            order,
             files,
             open,
             index: 0,
@@ -355,9 +378,9 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let i = self
-            .files
-            .partition_point(|f| compare_internal(f.largest(), target) == Ordering::Less);
+        let i = self.files.partition_point(|f| {
+            self.order.compare_internal(f.largest(), target) == Ordering::Less
+        });
         if self.open_file(i) {
             if let Some(c) = self.current.as_mut() {
                 c.seek(target);
@@ -367,9 +390,9 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let i = self
-            .files
-            .partition_point(|f| compare_internal(f.smallest(), target) != Ordering::Greater);
+        let i = self.files.partition_point(|f| {
+            self.order.compare_internal(f.smallest(), target) != Ordering::Greater
+        });
         if i == 0 {
             self.current = None;
             return;

@@ -8,14 +8,16 @@
 //! +----------------+------------------------------------+
 //! ```
 //!
-//! Order: user key ascending (bytewise), then trailer descending, so for one user key the
-//! newest entry comes first, and a seek to `(key, seq)` lands on the newest entry visible at
+//! Order: user key ascending in the column family's order ([`KeyOrder`]; bytewise by
+//! default), then trailer descending, so for one user key the newest entry comes first, and a seek to `(key, seq)` lands on the newest entry visible at
 //! `seq`. Sequence numbers are 56 bits.
 //!
 //! Text notation (Debug output, tools, data-driven tests): `key#seq,KIND`, e.g. `a#5,PUT`.
 
 use std::cmp::Ordering;
 use std::fmt;
+
+use crate::comparator::KeyOrder;
 
 /// A sequence number: the order of writes. 56 bits are usable.
 pub type SequenceNumber = u64;
@@ -161,12 +163,53 @@ fn trailer(ikey: &[u8]) -> u64 {
     }
 }
 
-/// Orders encoded internal keys: user key ascending, then trailer descending.
+/// Orders encoded internal keys with bytewise user keys: user key ascending, then trailer
+/// descending. A family's own order is [`KeyOrder::compare_internal`].
 #[inline]
+#[cfg(test)]
 pub fn compare_internal(a: &[u8], b: &[u8]) -> Ordering {
     match user_key(a).cmp(user_key(b)) {
         Ordering::Equal => trailer(b).cmp(&trailer(a)),
         other => other,
+    }
+}
+
+impl KeyOrder {
+    /// Orders encoded internal keys: user key ascending in this order, then trailer
+    /// descending.
+    #[inline]
+    pub fn compare_internal(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match self.compare(user_key(a), user_key(b)) {
+            Ordering::Equal => trailer(b).cmp(&trailer(a)),
+            other => other,
+        }
+    }
+
+    /// Shortens `start`, an internal key, to one in `[start, limit)` (internal-key order)
+    /// for a table's index: the user key is shortened by the order and, when that changed
+    /// it, given the trailer that sorts first among its entries. Otherwise unchanged.
+    pub fn shorten_internal_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let (start_user, limit_user) = (user_key(start), user_key(limit));
+        let mut short = start_user.to_vec();
+        self.find_shortest_separator(&mut short, limit_user);
+        if short.len() < start_user.len() && self.compare(start_user, &short) == Ordering::Less {
+            short.extend_from_slice(&pack_trailer(MAX_SEQUENCE, KIND_FOR_SEEK).to_le_bytes());
+            debug_assert!(self.compare_internal(start, &short) == Ordering::Less);
+            debug_assert!(self.compare_internal(&short, limit) == Ordering::Less);
+            *start = short;
+        }
+    }
+
+    /// Shortens `key`, an internal key, to a key at or after it (internal-key order): the
+    /// last key of a table's index.
+    pub fn shorten_internal_successor(&self, key: &mut Vec<u8>) {
+        let user = user_key(key);
+        let mut short = user.to_vec();
+        self.find_short_successor(&mut short);
+        if short.len() < user.len() && self.compare(user, &short) == Ordering::Less {
+            short.extend_from_slice(&pack_trailer(MAX_SEQUENCE, KIND_FOR_SEEK).to_le_bytes());
+            *key = short;
+        }
     }
 }
 

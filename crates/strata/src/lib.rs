@@ -14,10 +14,10 @@
 //! promises nothing.
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
-//! `docs/design.md`): `util`, `codec`, `error` at the bottom; then `fs`; `key`, `filename`,
-//! `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`; `iterator`;
-//! `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`; `compaction`;
-//! `options`; `db`; `txn`; `internals` (and the test-only `testing`) on top.
+//! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`,
+//! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`;
+//! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
+//! `compaction`; `options`; `db`; `txn`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -26,6 +26,7 @@ pub(crate) mod codec;
 pub(crate) mod column_family;
 pub(crate) mod compaction;
 pub(crate) mod compaction_filter;
+pub(crate) mod comparator;
 pub(crate) mod db;
 pub(crate) mod error;
 pub(crate) mod filename;
@@ -53,6 +54,7 @@ pub use column_family::ColumnFamily;
 pub use compaction::{CompactionStyle, UniversalOptions};
 pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
+pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
     Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
 };

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::compaction::{CompactionStyle, PickerOptions, UniversalOptions};
 use crate::compaction_filter::ttl::{Clock, SystemClock};
 use crate::compaction_filter::CompactionFilter;
+use crate::comparator::{BytewiseComparator, Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
 use crate::merge::MergeOperator;
@@ -138,6 +139,12 @@ pub struct Options {
     /// created: opening a family with another extractor (or none, or one where it had none)
     /// is an error naming both. Default: none.
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// The order of user keys (a column family field: each family has its own), as RocksDB's
+    /// `comparator`: iteration, range bounds, range deletions and compaction ranges follow
+    /// it. Keys are still equal only when their bytes are. A family's comparator name is
+    /// recorded when the family is created, and opening it with a comparator of another name
+    /// is refused. Default: [`BytewiseComparator`].
+    pub comparator: Arc<dyn Comparator>,
 }
 
 impl Default for Options {
@@ -181,6 +188,7 @@ impl Default for Options {
             ttl: None,
             clock: Arc::new(SystemClock),
             prefix_extractor: None,
+            comparator: Arc::new(BytewiseComparator),
         }
     }
 }
@@ -257,6 +265,7 @@ impl fmt::Debug for Options {
                 "prefix_extractor",
                 &self.prefix_extractor.as_ref().map(|e| e.name()),
             )
+            .field("comparator", &self.comparator.name())
             .finish_non_exhaustive()
     }
 }
@@ -389,8 +398,14 @@ impl Options {
                 _ => self.compression,
             },
             prefix_extractor: self.prefix_extractor.clone(),
+            comparator: crate::table::block::Comparator::Internal(self.key_order()),
             ..TableOptions::for_internal_keys()
         }
+    }
+
+    /// The order of user keys, as the engine holds it.
+    pub(crate) fn key_order(&self) -> KeyOrder {
+        KeyOrder::new(&self.comparator)
     }
 }
 
@@ -500,6 +515,8 @@ family_options! {
     ttl: Option<Duration>,
     /// See [`Options::prefix_extractor`].
     prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// See [`Options::comparator`].
+    comparator: Arc<dyn Comparator>,
 }
 
 impl Default for CfOptions {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first; modules on one line are independent of each other.
 const LAYERS: &[&[&str]] = &[
-    &["util", "codec", "error"],
+    &["util", "codec", "error", "comparator"],
     &["fs"],
     &["key", "filename", "prefix"],
     &["log", "cache", "merge", "compaction_filter", "range_del"],

@@ -21,7 +21,13 @@
 //! A log is text, one operation a line, and may be cut down by hand to the lines that
 //! matter (the first line must stay an `open`). `STRATA_MODEL_SEED=<n>` reruns one seed;
 //! `STRATA_MODEL_SEEDS=<n>` runs seeds 0 to n-1 (40 by default).
+//!
+//! A second test runs the same operations on databases whose keys are in reverse bytewise
+//! order (`reverse=true` in the options of the log: `ReverseBytewiseComparator`), against a
+//! model read in that order: iteration, bounds, ranges and range deletions all go the other
+//! way. `STRATA_MODEL_REVERSE=1` makes `STRATA_MODEL_SEED` run a seed that way.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,11 +36,33 @@ use std::str::FromStr;
 use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
-    CompactionStyle, Compression, Db, Options, ReadOptions, Snapshot, StringAppend,
-    UniversalOptions, WriteBatch, WriteOptions,
+    CompactionStyle, Compression, Db, Options, ReadOptions, ReverseBytewiseComparator, Snapshot,
+    StringAppend, UniversalOptions, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The key order of a run: bytewise, or reversed. The model map is bytewise; whatever
+/// depends on the order reads it through this.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Order {
+    reverse: bool,
+}
+
+impl Order {
+    fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
+        match self.reverse {
+            false => a.cmp(b),
+            true => b.cmp(a),
+        }
+    }
+    fn lt(self, a: &[u8], b: &[u8]) -> bool {
+        self.cmp(a, b) == Ordering::Less
+    }
+    fn le(self, a: &[u8], b: &[u8]) -> bool {
+        self.cmp(a, b) != Ordering::Greater
+    }
+}
 
 /// Bytes as one token of a log: `""` when empty, `\xNN` for a byte that is not printable
 /// or would break the token.
@@ -139,6 +167,7 @@ knobs! {
     max_background_jobs: usize,
     max_subcompactions: usize,
     max_compaction_bytes: u64,
+    reverse: bool,
 }
 
 const COMPRESSIONS: [(&str, Compression); 4] = [
@@ -173,6 +202,8 @@ impl Knobs {
             max_background_jobs: 1 + rng.below(4) as usize,
             max_subcompactions: 1 + rng.below(3) as usize,
             max_compaction_bytes: [0, 4096][rng.below(2) as usize],
+            // Fixed per database: the generator sets it.
+            reverse: false,
         }
     }
 
@@ -215,6 +246,10 @@ impl Knobs {
             max_compaction_bytes: self.max_compaction_bytes,
             compression,
             merge_operator: Some(Arc::new(StringAppend::new(MERGE_DELIMITER))),
+            comparator: match self.reverse {
+                true => Arc::new(ReverseBytewiseComparator),
+                false => Options::default().comparator,
+            },
             ..Options::default()
         }
     }
@@ -465,15 +500,19 @@ struct Generator {
     /// Puts and merges since the last delete, per key: single-delete is only legal when this
     /// is <= 1 (RocksDB leaves a single-delete over several merges undefined).
     puts_since_delete: HashMap<Vec<u8>, u32>,
+    /// The key order, fixed per database: ranges are drawn with their begin first in it.
+    order: Order,
 }
 
 impl Generator {
-    /// The generator of `seed`, its first operation (the open) and how many follow.
-    fn new(seed: u64) -> (Generator, Op, u64) {
+    /// The generator of `seed` in `order`, its first operation (the open) and how many
+    /// follow.
+    fn new(seed: u64, order: Order) -> (Generator, Op, u64) {
         let mut options_rng = Rng::new(seed);
         // Fixed per database: a database cannot be reopened with fewer levels than it uses.
         let num_levels = 2 + options_rng.below(6) as usize;
-        let knobs = Knobs::random(&mut options_rng, num_levels);
+        let mut knobs = Knobs::random(&mut options_rng, num_levels);
+        knobs.reverse = order.reverse;
         let keyspace = 50 + options_rng.below(200);
         let ops = 1500 + options_rng.below(1500);
         let g = Generator {
@@ -483,6 +522,7 @@ impl Generator {
             universal: knobs.universal,
             keyspace,
             puts_since_delete: HashMap::new(),
+            order,
         };
         (g, Op::Open(knobs), ops)
     }
@@ -513,7 +553,10 @@ impl Generator {
             let a = self.rng.below(self.keyspace);
             let b = a + self.rng.below(30);
             let k = |n: u64| format!("k{n:04}").into_bytes();
-            return Update::DeleteRange(k(a), k(b));
+            return match self.order.reverse {
+                false => Update::DeleteRange(k(a), k(b)),
+                true => Update::DeleteRange(k(b), k(a)),
+            };
         }
         let key = self.key();
         let roll = self.rng.below(10);
@@ -592,7 +635,8 @@ impl Generator {
             }
             97 => Op::Flush,
             _ => {
-                let knobs = Knobs::random(&mut self.options_rng, self.num_levels);
+                let mut knobs = Knobs::random(&mut self.options_rng, self.num_levels);
+                knobs.reverse = self.order.reverse;
                 self.universal = knobs.universal;
                 Op::Reopen(knobs)
             }
@@ -606,6 +650,8 @@ struct Runner {
     db: Option<Db>,
     model: Model,
     snapshots: Vec<(Snapshot, Model)>,
+    /// The key order, from the options of the open.
+    order: Order,
 }
 
 impl Runner {
@@ -615,6 +661,7 @@ impl Runner {
             db: None,
             model: Model::new(),
             snapshots: Vec::new(),
+            order: Order { reverse: false },
         }
     }
 
@@ -626,6 +673,9 @@ impl Runner {
         match op {
             Op::Open(knobs) => {
                 assert!(self.db.is_none(), "{ctx}: open of an open database");
+                self.order = Order {
+                    reverse: knobs.reverse,
+                };
                 self.db = Some(Db::open(self.dir.path(), knobs.options()).unwrap());
             }
             Op::Reopen(knobs) => self.reopen(knobs, ctx),
@@ -652,7 +702,8 @@ impl Runner {
                         }
                         Update::DeleteRange(b, e) => {
                             batch.delete_range(b, e);
-                            model.retain(|k, _| !(b <= k && k < e));
+                            let order = self.order;
+                            model.retain(|k, _| !(order.le(b, k) && order.lt(k, e)));
                         }
                     }
                 }
@@ -681,7 +732,7 @@ impl Runner {
                     snapshot: Some(snap.clone()),
                     ..ReadOptions::default()
                 });
-                check_walk(&mut it, walk, model, ctx);
+                check_walk(&mut it, walk, model, self.order, ctx);
             }
             Op::Walk(walk) => {
                 let mut it = self.db().iter(ReadOptions {
@@ -689,7 +740,7 @@ impl Runner {
                     upper_bound: walk.upper.clone(),
                     ..ReadOptions::default()
                 });
-                check_walk(&mut it, walk, &self.model, ctx);
+                check_walk(&mut it, walk, &self.model, self.order, ctx);
             }
             Op::Range(a, b) => {
                 let got: Vec<_> = self
@@ -697,12 +748,14 @@ impl Runner {
                     .range(a.clone()..=b.clone())
                     .collect::<Result<_, _>>()
                     .unwrap();
-                let want: Vec<_> = self
+                let order = self.order;
+                let mut want: Vec<_> = self
                     .model
                     .iter()
-                    .filter(|(k, _)| *k >= a && *k <= b)
+                    .filter(|(k, _)| order.le(a, k) && order.le(k, b))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
+                want.sort_by(|x, y| order.cmp(&x.0, &y.0));
                 assert_eq!(got, want, "{ctx} range");
             }
             Op::CompactRange(a, b) => self.db().compact_range(Some(a), Some(b)).unwrap(),
@@ -756,19 +809,22 @@ impl Runner {
 }
 
 /// Checks `walk` on `it` against `model` restricted to the walk's bounds.
-fn check_walk(it: &mut strata::DbIterator, walk: &Walk, model: &Model, ctx: &str) {
+fn check_walk(it: &mut strata::DbIterator, walk: &Walk, model: &Model, o: Order, ctx: &str) {
     let (lower, upper) = (walk.lower.as_deref(), walk.upper.as_deref());
-    let in_bounds = |k: &[u8]| lower.is_none_or(|l| k >= l) && upper.is_none_or(|u| k < u);
-    let view: Vec<(&Vec<u8>, &Vec<u8>)> = model.iter().filter(|(k, _)| in_bounds(k)).collect();
+    let in_bounds = |k: &[u8]| lower.is_none_or(|l| o.le(l, k)) && upper.is_none_or(|u| o.lt(k, u));
+    let mut view: Vec<(&Vec<u8>, &Vec<u8>)> = model.iter().filter(|(k, _)| in_bounds(k)).collect();
+    if o.reverse {
+        view.reverse();
+    }
     let mut pos: Option<usize> = match &walk.start {
         Start::Seek(target) => {
             it.seek(target);
-            let i = view.partition_point(|(k, _)| k.as_slice() < target.as_slice());
+            let i = view.partition_point(|(k, _)| o.lt(k, target));
             (i < view.len()).then_some(i)
         }
         Start::SeekForPrev(target) => {
             it.seek_for_prev(target);
-            let i = view.partition_point(|(k, _)| k.as_slice() <= target.as_slice());
+            let i = view.partition_point(|(k, _)| o.le(k, target));
             i.checked_sub(1)
         }
         Start::First => {
@@ -870,8 +926,8 @@ enum End {
 
 /// Runs the operations of `seed`, logging them to `log_dir` if the run fails; returns the
 /// model at the end.
-fn run_seed(seed: u64, end: End, log_dir: &Path) -> Model {
-    let (mut generator, open, ops) = Generator::new(seed);
+fn run_seed(seed: u64, order: Order, end: End, log_dir: &Path) -> Model {
+    let (mut generator, open, ops) = Generator::new(seed, order);
     let ops = match end {
         End::Complete => ops,
         End::After(n) | End::FailAfter(n) => n,
@@ -914,7 +970,8 @@ fn database_matches_btreemap_model_across_reopens() {
     }
     if let Ok(seed) = std::env::var("STRATA_MODEL_SEED") {
         let seed = seed.parse().expect("STRATA_MODEL_SEED is a number");
-        run_seed(seed, End::Complete, &failure_dir());
+        let reverse = std::env::var_os("STRATA_MODEL_REVERSE").is_some();
+        run_seed(seed, Order { reverse }, End::Complete, &failure_dir());
         return;
     }
     let seeds: u64 = std::env::var("STRATA_MODEL_SEEDS")
@@ -922,7 +979,28 @@ fn database_matches_btreemap_model_across_reopens() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(40);
     for seed in 0..seeds {
-        run_seed(seed, End::Complete, &failure_dir());
+        run_seed(seed, FORWARD, End::Complete, &failure_dir());
+    }
+}
+
+const FORWARD: Order = Order { reverse: false };
+
+/// The model test with keys in reverse bytewise order: gets, iterators both ways with
+/// bounds, ranges, range deletions, flushes, compactions and reopens, all in that order.
+/// Seeds 1000 and up (their own operations), a quarter as many as the forward test runs.
+#[test]
+fn database_in_reverse_order_matches_btreemap_model() {
+    if std::env::var_os("STRATA_MODEL_REPLAY").is_some()
+        || std::env::var_os("STRATA_MODEL_SEED").is_some()
+    {
+        return; // the forward test runs those
+    }
+    let seeds: u64 = std::env::var("STRATA_MODEL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    for seed in 1000..1000 + seeds.div_ceil(4) {
+        run_seed(seed, Order { reverse: true }, End::Complete, &failure_dir());
     }
 }
 
@@ -933,7 +1011,8 @@ fn a_failed_run_writes_a_log_that_replays_it() {
     let logs = tempfile::tempdir().unwrap();
     let seed = 3;
     let ops = 400;
-    let failed = std::panic::catch_unwind(|| run_seed(seed, End::FailAfter(ops), logs.path()));
+    let failed =
+        std::panic::catch_unwind(|| run_seed(seed, FORWARD, End::FailAfter(ops), logs.path()));
     assert!(failed.is_err(), "the run was to fail");
     let log = std::fs::read_to_string(logs.path().join(format!("seed-{seed}.txt"))).unwrap();
     let lines: Vec<&str> = log.lines().filter(|l| !l.starts_with('#')).collect();
@@ -944,7 +1023,10 @@ fn a_failed_run_writes_a_log_that_replays_it() {
     }
     let replayed = replay(&log);
     let unlogged = tempfile::tempdir().unwrap();
-    assert_eq!(replayed, run_seed(seed, End::After(ops), unlogged.path()));
+    assert_eq!(
+        replayed,
+        run_seed(seed, FORWARD, End::After(ops), unlogged.path())
+    );
     assert!(!replayed.is_empty());
     assert_eq!(
         std::fs::read_dir(unlogged.path()).unwrap().count(),

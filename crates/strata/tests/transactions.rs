@@ -520,3 +520,37 @@ fn a_commit_into_a_ttl_family_is_stamped_like_any_write() {
     it.seek_to_first();
     assert_eq!((it.key(), it.value()), (&b"k"[..], &b"value"[..]));
 }
+
+#[test]
+fn a_transaction_iterates_in_its_family_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            create_if_missing: true,
+            comparator: Arc::new(strata::ReverseBytewiseComparator),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for k in [&b"a"[..], b"c", b"e"] {
+        db.put(k, b"db").unwrap();
+    }
+    let mut t = db.optimistic_transaction(&WriteOptions::default());
+    t.put(b"d", b"txn").unwrap();
+    t.put(b"b", b"txn").unwrap();
+    t.delete(b"c").unwrap();
+    let mut it = t.iter(ReadOptions::default()).unwrap();
+    let mut forward = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        forward.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    let keys: Vec<&[u8]> = forward.iter().map(|(k, _)| k.as_slice()).collect();
+    assert_eq!(keys, [&b"e"[..], b"d", b"b", b"a"]);
+    it.seek(b"c"); // in reverse order, the first key at or after "c" is "b"
+    assert_eq!(it.key(), b"b");
+    it.prev();
+    assert_eq!(it.key(), b"d");
+}

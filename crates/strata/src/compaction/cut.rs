@@ -19,12 +19,15 @@
 
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::key::user_key;
 use crate::version::FileMeta;
 
 /// Decides, key by key, where a compaction's output is cut.
 pub struct OutputCutter<'a> {
     grandparents: &'a [Arc<FileMeta>],
+    /// The order of user keys.
+    order: KeyOrder,
     target: u64,
     max_overlap: u64,
     /// The next grandparent file not yet passed.
@@ -40,10 +43,16 @@ pub struct OutputCutter<'a> {
 
 impl<'a> OutputCutter<'a> {
     /// A cutter for outputs of about `target` bytes above `grandparents` (sorted, disjoint),
-    /// overlapping at most `max_overlap` bytes of them.
-    pub fn new(grandparents: &'a [Arc<FileMeta>], target: u64, max_overlap: u64) -> Self {
+    /// overlapping at most `max_overlap` bytes of them, user keys in `order`.
+    pub fn new(
+        grandparents: &'a [Arc<FileMeta>],
+        target: u64,
+        max_overlap: u64,
+        order: KeyOrder,
+    ) -> Self {
         OutputCutter {
             grandparents,
+            order,
             target: target.max(1),
             max_overlap,
             index: 0,
@@ -62,7 +71,7 @@ impl<'a> OutputCutter<'a> {
         let mut crossed = 0u64;
         while let Some(g) = self.grandparents.get(self.index) {
             if self.in_gap {
-                if key < user_key(&g.smallest) {
+                if self.order.lt(key, user_key(&g.smallest)) {
                     break;
                 }
                 if self.seen_key {
@@ -71,7 +80,7 @@ impl<'a> OutputCutter<'a> {
                 }
                 self.in_gap = false;
             } else {
-                if key <= user_key(&g.largest) {
+                if self.order.le(key, user_key(&g.largest)) {
                     break;
                 }
                 if self.seen_key {
@@ -137,7 +146,7 @@ mod tests {
 
     /// Feeds keys of `per_key` bytes each; returns the keys each output starts with.
     fn cuts(gps: &[Arc<FileMeta>], keys: &[&str], per_key: u64, target: u64) -> Vec<String> {
-        let mut cutter = OutputCutter::new(gps, target, 25 * target);
+        let mut cutter = OutputCutter::new(gps, target, 25 * target, KeyOrder::Bytewise);
         let mut starts = Vec::new();
         let mut size = 0;
         for k in keys {
@@ -187,7 +196,7 @@ mod tests {
 
     #[test]
     fn no_cut_where_the_caller_says_none_may_fall() {
-        let mut cutter = OutputCutter::new(&[], 10, 250);
+        let mut cutter = OutputCutter::new(&[], 10, 250, KeyOrder::Bytewise);
         cutter.cut_before(b"a", 0, true);
         assert!(!cutter.cut_before(b"a", 100, false));
         assert!(cutter.cut_before(b"b", 100, true));

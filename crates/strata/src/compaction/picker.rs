@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 pub use super::task::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason};
 use crate::compaction::style::CompactionStyle;
+use crate::comparator::KeyOrder;
 use crate::key::user_key;
 use crate::version::{FileMeta, Version};
 
@@ -140,16 +141,24 @@ pub fn scores(version: &Version, o: &PickerOptions, targets: &LevelTargets) -> V
 
 /// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi]:
 /// a contiguous slice, found by binary search (the picker asks this for every candidate).
-pub fn overlapping(files: &[Arc<FileMeta>], lo: &[u8], hi: &[u8]) -> Vec<Arc<FileMeta>> {
-    let start = files.partition_point(|f| crate::range_del::ends_before(&f.largest, lo));
-    let end = start + files[start..].partition_point(|f| user_key(&f.smallest) <= hi);
+/// User keys are in `order`.
+pub fn overlapping(
+    order: &KeyOrder,
+    files: &[Arc<FileMeta>],
+    lo: &[u8],
+    hi: &[u8],
+) -> Vec<Arc<FileMeta>> {
+    let start = files.partition_point(|f| crate::range_del::ends_before(order, &f.largest, lo));
+    let end = start + files[start..].partition_point(|f| order.le(user_key(&f.smallest), hi));
     files[start..end].to_vec()
 }
 
-/// The user-key range covered by `files`.
-pub fn key_range(files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
-    let lo = files.iter().map(|f| user_key(&f.smallest)).min()?;
-    let hi = files.iter().map(|f| user_key(&f.largest)).max()?;
+/// The user-key range covered by `files`, user keys in `order`.
+pub fn key_range(order: &KeyOrder, files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let smallest = files.iter().map(|f| user_key(&f.smallest));
+    let largest = files.iter().map(|f| user_key(&f.largest));
+    let lo = smallest.reduce(|a, b| order.min(a, b))?;
+    let hi = largest.reduce(|a, b| order.max(a, b))?;
     Some((lo.to_vec(), hi.to_vec()))
 }
 
@@ -177,9 +186,11 @@ fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Com
 /// All L0 files into the base level.
 pub fn compact_level0(version: &Version, base_level: usize, score: f64) -> Option<CompactionTask> {
     let inputs = version.levels[0].clone();
-    let (lo, hi) = key_range(&inputs)?;
-    let output_inputs = overlapping(&version.levels[base_level], &lo, &hi);
+    let order = &version.order;
+    let (lo, hi) = key_range(order, &inputs)?;
+    let output_inputs = overlapping(order, &version.levels[base_level], &lo, &hi);
     Some(CompactionTask::between(
+        order,
         0,
         inputs,
         base_level,
@@ -204,7 +215,8 @@ pub fn compact_level(
         .iter()
         .filter(|f| !busy.files.contains(&f.number))
         .map(|f| {
-            let below = overlapping(next, user_key(&f.smallest), user_key(&f.largest));
+            let (lo, hi) = (user_key(&f.smallest), user_key(&f.largest));
+            let below = overlapping(&version.order, next, lo, hi);
             let overlap: u64 = below.iter().map(|g| g.size).sum();
             // Overlap per byte, scaled to stay an integer; ties go to the first in key order.
             (
@@ -217,6 +229,7 @@ pub fn compact_level(
     candidates.sort_by_key(|(ratio, _, _)| *ratio);
     candidates.into_iter().find_map(|(_, file, output_inputs)| {
         let task = CompactionTask::between(
+            &version.order,
             level,
             vec![file.clone()],
             level + 1,

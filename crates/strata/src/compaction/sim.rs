@@ -49,6 +49,7 @@ use std::sync::Arc;
 use super::cut::OutputCutter;
 use super::picker::{self, Busy, CompactionTask, LevelTargets, PickerOptions, Reason};
 use super::style::CompactionStyle;
+use crate::comparator::KeyOrder;
 use crate::key::{append_internal_key, user_key, ValueKind};
 use crate::util::Rng;
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -525,6 +526,7 @@ impl<'a> Sim<'a> {
             o,
             version: Version {
                 levels: vec![Vec::new(); o.picker.num_levels],
+                ..Version::default()
             },
             keys: HashMap::new(),
             next_file: 1,
@@ -699,12 +701,14 @@ impl<'a> Sim<'a> {
         }
         let file = self.choose_file(level)?;
         let next = &self.version.levels[level + 1];
-        let below = picker::overlapping(next, user_key(&file.smallest), user_key(&file.largest));
+        let (lo, hi) = (user_key(&file.smallest), user_key(&file.largest));
+        let below = picker::overlapping(&KeyOrder::Bytewise, next, lo, hi);
         let mut inputs = vec![file];
         if p.expand {
             inputs = self.expand(level, inputs, &below);
         }
         Some(CompactionTask::between(
+            &KeyOrder::Bytewise,
             level,
             inputs,
             level + 1,
@@ -750,6 +754,7 @@ impl<'a> Sim<'a> {
             let mut total = files[start].size;
             let free = |a: usize, b: usize| {
                 picker::overlapping(
+                    &KeyOrder::Bytewise,
                     next,
                     user_key(&files[a].smallest),
                     user_key(&files[b].largest),
@@ -773,16 +778,17 @@ impl<'a> Sim<'a> {
             return files[lo..=hi].to_vec();
         }
         let all: Vec<Arc<FileMeta>> = inputs.iter().chain(below).cloned().collect();
-        let Some((lo, hi)) = picker::key_range(&all) else {
+        let Some((lo, hi)) = picker::key_range(&KeyOrder::Bytewise, &all) else {
             return inputs;
         };
         let below_bytes = bytes(below);
         // First the files of the level overlapping the whole range, if that pulls in no new
         // file below; otherwise those entirely inside it.
-        let overlapping = picker::overlapping(files, &lo, &hi);
+        let overlapping = picker::overlapping(&KeyOrder::Bytewise, files, &lo, &hi);
         let same_below = |cand: &[Arc<FileMeta>]| {
-            picker::key_range(cand)
-                .is_some_and(|(a, b)| picker::overlapping(next, &a, &b).len() == below.len())
+            picker::key_range(&KeyOrder::Bytewise, cand).is_some_and(|(a, b)| {
+                picker::overlapping(&KeyOrder::Bytewise, next, &a, &b).len() == below.len()
+            })
         };
         if overlapping.len() > inputs.len()
             && below_bytes + bytes(&overlapping) < 2 * limit
@@ -923,7 +929,12 @@ impl<'a> Cutter<'a> {
             index: 0,
             overlap: 0,
             seen_key: false,
-            boundaries: OutputCutter::new(gps, o.target_file_size_base, o.max_compaction_bytes()),
+            boundaries: OutputCutter::new(
+                gps,
+                o.target_file_size_base,
+                o.max_compaction_bytes(),
+                Default::default(),
+            ),
         }
     }
 

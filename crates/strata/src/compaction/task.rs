@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::compaction::style::{CompactionStyle, UniversalOptions};
+use crate::comparator::KeyOrder;
 use crate::key::user_key;
 use crate::version::FileMeta;
 
@@ -78,11 +79,15 @@ pub struct CompactionTask {
     pub score: f64,
     /// Why it was chosen.
     pub reason: Reason,
+    /// The column family's user key order.
+    pub order: KeyOrder,
 }
 
 impl CompactionTask {
-    /// A task merging `files` of `level` with `output_inputs` of `output_level`.
+    /// A task merging `files` of `level` with `output_inputs` of `output_level`, user keys
+    /// in `order`.
     pub fn between(
+        order: &KeyOrder,
         level: usize,
         files: Vec<Arc<FileMeta>>,
         output_level: usize,
@@ -102,6 +107,7 @@ impl CompactionTask {
             output_level,
             score,
             reason,
+            order: order.clone(),
         }
     }
 
@@ -128,10 +134,11 @@ impl CompactionTask {
             return false;
         }
         let mut files: Vec<&Arc<FileMeta>> = self.all_inputs().collect();
-        files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+        let order = &self.order;
+        files.sort_by(|a, b| order.compare(user_key(&a.smallest), user_key(&b.smallest)));
         files
             .windows(2)
-            .all(|w| crate::range_del::ends_before(&w[0].largest, user_key(&w[1].smallest)))
+            .all(|w| crate::range_del::ends_before(order, &w[0].largest, user_key(&w[1].smallest)))
     }
 
     /// Every input file.
@@ -153,9 +160,8 @@ impl CompactionTask {
 
     /// The user-key range of all inputs.
     pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let lo = self.all_inputs().map(|f| user_key(&f.smallest)).min()?;
-        let hi = self.all_inputs().map(|f| user_key(&f.largest)).max()?;
-        Some((lo.to_vec(), hi.to_vec()))
+        let files: Vec<Arc<FileMeta>> = self.all_inputs().cloned().collect();
+        super::picker::key_range(&self.order, &files)
     }
 }
 
@@ -182,10 +188,9 @@ impl Busy {
         let Some((lo, hi)) = task.key_range() else {
             return true;
         };
-        !self
-            .outputs
-            .iter()
-            .any(|(level, a, b)| *level == task.output_level && a <= &hi && &lo <= b)
+        !self.outputs.iter().any(|(level, a, b)| {
+            *level == task.output_level && task.order.le(a, &hi) && task.order.le(&lo, b)
+        })
     }
 
     /// Records `task` as running.

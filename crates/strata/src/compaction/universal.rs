@@ -24,6 +24,7 @@
 use std::sync::Arc;
 
 use super::task::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason};
+use crate::comparator::KeyOrder;
 use crate::version::{FileMeta, Version};
 
 /// One sorted run of the tree.
@@ -74,6 +75,7 @@ pub fn pick(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Compact
     let newer: u64 = runs[..runs.len() - 1].iter().map(|r| r.size).sum();
     if newer as u128 * 100 > oldest as u128 * u.max_size_amplification_percent as u128 {
         return Some(task(
+            &version.order,
             &runs,
             0,
             runs.len(),
@@ -93,15 +95,32 @@ pub fn pick(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Compact
             end += 1;
         }
         if end - start >= u.min_merge_width {
-            return Some(task(&runs, start, end, o, score, Reason::SizeRatio));
+            return Some(task(
+                &version.order,
+                &runs,
+                start,
+                end,
+                o,
+                score,
+                Reason::SizeRatio,
+            ));
         }
     }
     let count = (runs.len() + 1 - trigger).max(2);
-    Some(task(&runs, 0, count, o, score, Reason::RunCount))
+    Some(task(
+        &version.order,
+        &runs,
+        0,
+        count,
+        o,
+        score,
+        Reason::RunCount,
+    ))
 }
 
 /// The task merging runs `start..end`.
 fn task(
+    order: &KeyOrder,
     runs: &[SortedRun],
     start: usize,
     end: usize,
@@ -128,6 +147,7 @@ fn task(
         output_level,
         score,
         reason,
+        order: order.clone(),
     }
 }
 

@@ -210,10 +210,14 @@ impl super::DbInner {
                 log_number: Some(wal),
                 ..Default::default()
             };
-            (id, versions.log_and_apply(edit)?)
+            (id, versions.add_family(edit, options.key_order())?)
         };
         let handle = ColumnFamily::new(id, name);
-        let active = Arc::new(MemTable::new(wal, options.write_buffer_size));
+        let active = Arc::new(MemTable::with_order(
+            wal,
+            options.write_buffer_size,
+            version.order.clone(),
+        ));
         let cf = ColumnFamilyData::new(handle.clone(), options, active, Vec::new(), version);
         let mut next = Families::clone(&families);
         next.insert(id, Arc::new(cf));

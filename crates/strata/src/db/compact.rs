@@ -212,7 +212,11 @@ impl DbInner {
         // receive them reduced for the snapshots (see `range_del`).
         let mut range_del = RangeDelAggregator::for_compaction(snapshots.clone());
         for f in task.all_inputs() {
-            range_del.add(self.tables.get(f.number)?.range_tombstones());
+            range_del.add(
+                self.tables
+                    .get(f.number, &version.order)?
+                    .range_tombstones(),
+            );
         }
         let output_tombstones = range_del.compaction_output(bottommost);
         let job = MergeJob {
@@ -296,9 +300,10 @@ impl DbInner {
         }
         let _exclusive = self.begin_manual_compaction()?;
         let version = cf.sv.read().version.clone();
+        let order = &version.order;
         let in_range = |f: &Arc<FileMeta>| {
-            begin.is_none_or(|b| user_key(&f.largest) >= b)
-                && end.is_none_or(|e| user_key(&f.smallest) <= e)
+            begin.is_none_or(|b| order.le(b, user_key(&f.largest)))
+                && end.is_none_or(|e| order.le(user_key(&f.smallest), e))
         };
         let inputs: Vec<Arc<FileMeta>> = if level == 0 {
             // Overlapping L0 files must move together to keep newer data above older.
@@ -314,7 +319,7 @@ impl DbInner {
                 .cloned()
                 .collect()
         };
-        let Some((lo, hi)) = picker::key_range(&inputs) else {
+        let Some((lo, hi)) = picker::key_range(order, &inputs) else {
             return Ok(());
         };
         let output_level = if level == 0 {
@@ -324,8 +329,9 @@ impl DbInner {
         } else {
             level + 1
         };
-        let output_inputs = picker::overlapping(&version.levels[output_level], &lo, &hi);
+        let output_inputs = picker::overlapping(order, &version.levels[output_level], &lo, &hi);
         let task = CompactionTask::between(
+            order,
             level,
             inputs,
             output_level,
@@ -372,6 +378,7 @@ impl DbInner {
                 output_level: last,
                 score: 0.0,
                 reason: Reason::Manual,
+                order: version.order.clone(),
             };
             for run in runs {
                 match task.inputs.last_mut() {
@@ -403,18 +410,22 @@ impl DbInner {
             let files: Vec<Arc<FileMeta>> = version.levels[last]
                 .iter()
                 .filter(|f| {
-                    begin.is_none_or(|b| user_key(&f.largest) >= b)
-                        && end.is_none_or(|e| user_key(&f.smallest) <= e)
+                    let order = &version.order;
+                    begin.is_none_or(|b| !order.lt(user_key(&f.largest), b))
+                        && end.is_none_or(|e| !order.lt(e, user_key(&f.smallest)))
                 })
                 .cloned()
                 .collect();
             if files.iter().any(|f| before.contains(&f.number)) {
-                let task = CompactionTask {
-                    inputs: vec![picker::LevelInputs { level: last, files }],
-                    output_level: last,
-                    score: 0.0,
-                    reason: Reason::Manual,
-                };
+                let task = CompactionTask::between(
+                    &version.order,
+                    last,
+                    files,
+                    last,
+                    Vec::new(),
+                    0.0,
+                    Reason::Manual,
+                );
                 return self.run_manual(cf, &task);
             }
         }
@@ -434,14 +445,15 @@ fn subcompaction_ranges(options: &Options, task: &CompactionTask) -> Vec<KeyRang
         .filter(|g| g.level > 0)
         .flat_map(|g| g.files.iter())
         .collect();
-    files.sort_by(|a, b| user_key(&a.smallest).cmp(user_key(&b.smallest)));
+    let order = &task.order;
+    files.sort_by(|a, b| order.compare(user_key(&a.smallest), user_key(&b.smallest)));
     let total: u64 = files.iter().map(|f| f.size).sum();
     let mut bounds: Vec<Vec<u8>> = Vec::new();
     let mut before = 0u64;
     for f in files {
         let next_share = total * (bounds.len() as u64 + 1) / n;
         let key = user_key(&f.smallest);
-        if before > 0 && before >= next_share && bounds.last().is_none_or(|b| b < &key.to_vec()) {
+        if before > 0 && before >= next_share && bounds.last().is_none_or(|b| order.lt(b, key)) {
             bounds.push(key.to_vec());
             if bounds.len() as u64 + 1 == n {
                 break;
@@ -511,16 +523,18 @@ impl MergeJob<'_> {
         for group in &self.task.inputs {
             if group.level == 0 {
                 for f in &group.files {
-                    children.push(open_input(db, &stats)(f)?);
+                    children.push(open_input(db, self.options, &stats)(f)?);
                 }
             } else {
-                children.push(Box::new(ConcatIterator::new(
+                children.push(Box::new(ConcatIterator::with_order(
                     group.files.clone(),
-                    Box::new(open_input(db, &stats)),
+                    Box::new(open_input(db, self.options, &stats)),
+                    self.task.order.clone(),
                 )));
             }
         }
-        let mut it = SkipCovered::new(MergingIterator::new(children), self.range_del.clone());
+        let merged = MergingIterator::with_order(children, self.task.order.clone());
+        let mut it = SkipCovered::new(merged, self.range_del.clone());
         let mut filter = VisibilityFilter::new(self.snapshots.clone(), self.bottommost);
         let mut out = Outputs {
             job: self,
@@ -530,6 +544,7 @@ impl MergeJob<'_> {
                 &self.grandparents,
                 self.options.target_file_size_base,
                 self.options.max_compaction_bytes(),
+                self.task.order.clone(),
             ),
             lower: range.0.clone(),
             upper: range.1.clone(),
@@ -552,7 +567,7 @@ impl MergeJob<'_> {
                         "compaction cancelled: the database is closing".into(),
                     ));
                 }
-                Ok(end.is_some_and(|end| user_key(key) >= end))
+                Ok(end.is_some_and(|end| self.task.order.le(end, user_key(key))))
             };
             let op = self.options.merge_operator.as_deref();
             let mut stage = FilterStage::new(
@@ -652,11 +667,12 @@ impl Outputs<'_> {
 /// Opens an input table of a compaction (no block cache) as an iterator.
 fn open_input(
     db: &DbInner,
+    options: &Options,
     stats: &Arc<TableReadStats>,
 ) -> impl Fn(&Arc<FileMeta>) -> Result<Box<dyn InternalIterator>> + Send + 'static {
     let fs = db.fs.clone();
     let dir = db.path.clone();
-    let mut read = TableReadOptions::uncached(db.options.table_options(false));
+    let mut read = TableReadOptions::uncached(options.table_options(false));
     read.stats = stats.clone();
     move |f: &Arc<FileMeta>| {
         let path = table_path(&dir, f.number);
@@ -684,8 +700,8 @@ fn is_bottommost(version: &Version, task: &CompactionTask) -> bool {
             } else {
                 level >= task.output_level
             };
-            let meets =
-                user_key(&f.largest) >= lo.as_slice() && user_key(&f.smallest) <= hi.as_slice();
+            let order = &task.order;
+            let meets = order.le(&lo, user_key(&f.largest)) && order.le(user_key(&f.smallest), &hi);
             inputs.contains(&f.number) || !older || !meets
         })
     })

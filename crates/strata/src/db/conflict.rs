@@ -67,7 +67,7 @@ impl WriteHistory<'_> {
         let target = crate::key::seek_key(key, MAX_SEQUENCE);
         let hash = crate::table::filter::filter_hash(key);
         for f in sv.version.files_for_key(key) {
-            let table = self.db.tables.get(f.number)?;
+            let table = self.db.tables.get(f.number, &sv.version.order)?;
             let mut newest = table
                 .range_tombstones_ref()
                 .max_covering_seq(key, MAX_SEQUENCE);
@@ -127,7 +127,7 @@ impl DbInner {
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
-        self.check_merges_allowed(&batch)?;
+        self.check_batch_for_families(&batch)?;
         let empty = batch.is_empty() && !batch.has_log_data();
         let mut group = [self.request(batch, options)];
         let mut w = self.writer.lock();

@@ -37,6 +37,7 @@
 
 use std::ops::Bound;
 
+use crate::comparator::KeyOrder;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
 use crate::iterator::{FilteredSeek, InternalIterator, MergingIterator, SeekHint};
@@ -102,7 +103,7 @@ pub(crate) fn prefix_filtered_table(
     ))
 }
 
-/// The cursor of one sorted level (`files`, opened by `open`), skipped by a prefix seek when
+/// The cursor of one sorted level (`files` in `order`, opened by `open`), skipped by a prefix seek when
 /// the file holding the target's position rules the prefix out. Keys with one prefix are
 /// contiguous: going forward, if the first file whose largest key is at or after the target
 /// holds none of them, no later file holds one after the target (its largest key would lie
@@ -115,6 +116,7 @@ pub(crate) fn prefix_filtered_level(
     hint: &Arc<SeekHint>,
     extractor: Arc<str>,
     files: Vec<Arc<FileMeta>>,
+    order: KeyOrder,
     open: impl Fn(u64) -> Result<Arc<Table>> + Send + 'static,
 ) -> Box<dyn InternalIterator> {
     Box::new(FilteredSeek::new(
@@ -123,9 +125,11 @@ pub(crate) fn prefix_filtered_level(
         Box::new(move |target, hash, backward| {
             let target = crate::key::user_key(target);
             let at = match backward {
-                false => files.partition_point(|f| crate::key::user_key(&f.largest) < target),
+                false => {
+                    files.partition_point(|f| order.lt(crate::key::user_key(&f.largest), target))
+                }
                 true => files
-                    .partition_point(|f| crate::key::user_key(&f.smallest) <= target)
+                    .partition_point(|f| order.le(crate::key::user_key(&f.smallest), target))
                     .wrapping_sub(1),
             };
             let Some(f) = files.get(at) else {
@@ -175,6 +179,9 @@ pub struct DbIterator {
     family: Arc<str>,
     /// The range deletions of the view; `None` when there are none.
     range_del: Option<RangeDelAggregator>,
+    /// The column family's user key order (the merging iterator's): bounds and steps follow
+    /// it.
+    order: KeyOrder,
     /// Prefix seeking; `None` without a prefix extractor.
     prefix: Option<PrefixSeek>,
     /// With `prefix_same_as_start`: the prefix the iterator stays within, set by the last
@@ -200,6 +207,7 @@ impl DbIterator {
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> DbIterator {
+        let order = iter.order().clone();
         DbIterator {
             iter,
             sequence,
@@ -215,6 +223,7 @@ impl DbIterator {
             merge_operator: None,
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
             range_del: None,
+            order,
             ttl_now: None,
             prefix: None,
             prefix_bound: None,
@@ -391,7 +400,7 @@ impl DbIterator {
     /// [`DbIterator::seek`]; `prefix_mode` false for a seek standing in for `seek_to_first`.
     fn seek_forward(&mut self, target: &[u8], prefix_mode: bool) {
         let target = match &self.lower {
-            Some(lower) if lower.as_slice() > target => lower.clone(),
+            Some(lower) if self.order.lt(target, lower) => lower.clone(),
             _ => target.to_vec(),
         };
         self.direction = Direction::Forward;
@@ -407,7 +416,7 @@ impl DbIterator {
 
     /// Moves to the last key at or before `target` (and below the upper bound).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
-        if matches!(&self.upper, Some(upper) if upper.as_slice() <= target) {
+        if matches!(&self.upper, Some(upper) if self.order.le(upper, target)) {
             // The internal seek goes to the bound, not into the target's prefix.
             self.start_prefix_seek(target, false);
             self.seek_before_upper();
@@ -522,7 +531,7 @@ impl DbIterator {
                     self.saved_value.clear();
                     return;
                 }
-                if crate::key::user_key(self.iter.key()) < self.saved_key.as_slice() {
+                if (self.order).lt(crate::key::user_key(self.iter.key()), &self.saved_key) {
                     break;
                 }
             }
@@ -556,7 +565,9 @@ impl DbIterator {
                 self.parse_current();
                 break;
             };
-            if upper.is_some_and(|u| p.user_key >= u) || self.outside_prefix(p.user_key) {
+            if upper.is_some_and(|u| self.order.le(u, p.user_key))
+                || self.outside_prefix(p.user_key)
+            {
                 break;
             }
             if p.seq <= seq {
@@ -567,7 +578,7 @@ impl DbIterator {
                         skipping = true;
                     }
                     Some(ValueKind::Put)
-                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                        if !(skipping && self.order.le(p.user_key, &self.saved_key)) =>
                     {
                         match Self::ttl_check(self.ttl_now, self.iter.value()) {
                             TtlCheck::Live => {
@@ -590,7 +601,7 @@ impl DbIterator {
                         }
                     }
                     Some(ValueKind::Merge)
-                        if !(skipping && p.user_key <= self.saved_key.as_slice()) =>
+                        if !(skipping && self.order.le(p.user_key, &self.saved_key)) =>
                     {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
@@ -669,11 +680,13 @@ impl DbIterator {
                 self.parse_current();
                 break;
             };
-            if lower.is_some_and(|l| p.user_key < l) || self.outside_prefix(p.user_key) {
+            if lower.is_some_and(|l| self.order.lt(p.user_key, l))
+                || self.outside_prefix(p.user_key)
+            {
                 break;
             }
             if p.seq <= seq {
-                if found_kind != ValueKind::Delete && p.user_key < self.saved_key.as_slice() {
+                if found_kind != ValueKind::Delete && self.order.lt(p.user_key, &self.saved_key) {
                     break; // the previous key's newest visible version is found
                 }
                 let mut kind = Self::kind_of(&self.range_del, &p);
@@ -816,7 +829,7 @@ impl Iterator for Range {
             return self.iter.status().err().map(Err);
         }
         if let Bound::Included(end) = &self.end {
-            if self.iter.key() > end.as_slice() {
+            if self.iter.order.lt(end, self.iter.key()) {
                 return None;
             }
         }

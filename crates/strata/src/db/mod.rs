@@ -345,6 +345,11 @@ impl Db {
             .collect()
     }
 
+    /// The user key order of family `cf`.
+    pub(crate) fn key_order_of(&self, cf: &ColumnFamily) -> Result<crate::comparator::KeyOrder> {
+        Ok(self.inner.family(cf)?.sv.read().version.order.clone())
+    }
+
     /// The merge operator of family `cf` (`None`: none configured), for reads that resolve
     /// merges outside the engine's own read paths.
     pub(crate) fn merge_operator_of(
@@ -762,7 +767,7 @@ impl DbInner {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
-            let table = self.tables.get(f.number)?;
+            let table = self.tables.get(f.number, &sv.version.order)?;
             // Before the filter: a table's tombstones cover keys its filter knows nothing of.
             let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
@@ -819,6 +824,7 @@ impl DbInner {
         for m in &sv.immutables {
             children.push(Box::new(m.iter()));
         }
+        let order = &sv.version.order;
         // With a prefix extractor and without `total_order_seek`, each table and level cursor
         // may be skipped by a seek whose prefix its filter rules out (`iter::PrefixSeek`).
         let prefix = iter::PrefixSeek::new(
@@ -830,7 +836,7 @@ impl DbInner {
             .as_ref()
             .and_then(|p| Some((p.hint()?.clone(), p.name())));
         for f in &sv.version.levels[0] {
-            match self.tables.get(f.number) {
+            match self.tables.get(f.number, order) {
                 Ok(t) => {
                     range_del.add(t.range_tombstones());
                     children.push(match &filtered {
@@ -844,7 +850,7 @@ impl DbInner {
             }
         }
         for f in sv.version.levels[1..].iter().flatten() {
-            match self.tables.get(f.number) {
+            match self.tables.get(f.number, order) {
                 Ok(t) => range_del.add(t.range_tombstones()),
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
@@ -854,27 +860,35 @@ impl DbInner {
         for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
             let inner = self.clone();
             let version = sv.version.clone();
-            let level = Box::new(ConcatIterator::new(
+            let level = Box::new(ConcatIterator::with_order(
                 files.clone(),
                 Box::new(move |f: &Arc<FileMeta>| {
-                    let _pinned = &version;
-                    Ok(Box::new(inner.tables.get(f.number)?.iter()) as Box<dyn InternalIterator>)
+                    let table = inner.tables.get(f.number, &version.order)?;
+                    Ok(Box::new(table.iter()) as Box<dyn InternalIterator>)
                 }),
+                order.clone(),
             ));
             children.push(match &filtered {
                 Some((hint, name)) => {
                     let (inner, version) = (self.clone(), sv.version.clone());
                     let open = move |number| {
                         let _pinned = &version;
-                        inner.tables.get(number)
+                        inner.tables.get(number, &version.order)
                     };
-                    iter::prefix_filtered_level(level, hint, name.clone(), files.clone(), open)
+                    iter::prefix_filtered_level(
+                        level,
+                        hint,
+                        name.clone(),
+                        files.clone(),
+                        order.clone(),
+                        open,
+                    )
                 }
                 None => level,
             });
         }
         DbIterator::new(
-            MergingIterator::new(children),
+            MergingIterator::with_order(children, order.clone()),
             at,
             options.lower_bound,
             options.upper_bound,

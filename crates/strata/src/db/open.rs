@@ -20,6 +20,7 @@ use super::table_cache::TableCache;
 use super::write::{WriteQueue, WriterState};
 use super::{Db, DbInner};
 use crate::column_family::ColumnFamily;
+use crate::comparator::{Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
@@ -101,9 +102,16 @@ impl Db {
         // The ttl each family is opened with; a family not named takes that of `options`.
         let opened_ttl = |name: &str| named.get(name).map_or(options.ttl, |cf| cf.ttl);
         let mut versions = if fs.exists(&path.join(filename::CURRENT)) {
+            // Families not named keep the recorded order (the open fails on them below).
+            let order_of = |f: &FamilyState| match named.get(&f.name) {
+                Some(cf) => check_comparator(f, &cf.comparator),
+                None if f.name == DEFAULT_FAMILY_NAME => check_comparator(f, &options.comparator),
+                None => Ok(KeyOrder::builtin(&f.comparator).unwrap_or_default()),
+            };
             // A family opened with a ttl it was not created with (or without the one it was),
-            // or with another prefix extractor, is refused before recovery writes anything.
-            VersionSet::recover_checked(fs.clone(), &path, io.clone(), |found| {
+            // or with another prefix extractor or comparator, is refused before recovery
+            // writes anything.
+            VersionSet::recover_checked(fs.clone(), &path, io.clone(), order_of, |found| {
                 for f in found.values() {
                     if f.name == DEFAULT_FAMILY_NAME || named.contains_key(&f.name) {
                         column_family::check_ttl(&f.name, f.ttl, opened_ttl(&f.name))?;
@@ -120,7 +128,8 @@ impl Db {
             // A new database, or one written before manifests existed (WALs only).
             let ttl =
                 opened_ttl(DEFAULT_FAMILY_NAME).map(crate::compaction_filter::ttl::whole_secs);
-            VersionSet::create_with_default_ttl(fs.clone(), &path, max_number + 1, io.clone(), ttl)?
+            let order = options.key_order();
+            VersionSet::create(fs.clone(), &path, max_number + 1, io.clone(), &order, ttl)?
         };
         versions.mark_file_number_used(max_number);
         let missing: Vec<&str> = versions
@@ -253,7 +262,13 @@ impl Db {
                 filename::CURRENT
             )));
         }
-        let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone())?;
+        // Every family takes the family fields of `options`, so its comparator too; a family
+        // created with one of the built-in orders is read in that order.
+        let order_of = |f: &FamilyState| match KeyOrder::builtin(&f.comparator) {
+            Some(order) if f.name != DEFAULT_FAMILY_NAME => Ok(order),
+            _ => check_comparator(f, &options.comparator),
+        };
+        let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone(), order_of)?;
         // Every family is opened with the fields of `options`: only the default family's
         // extractor is named, so only its is checked, and only if one is given (without one
         // every read is in total order, which any tables answer rightly).
@@ -432,6 +447,7 @@ fn replay_families(
                 let replay = recovery::FamilyReplay {
                     log_number: f.log_number,
                     write_buffer_size: family_options[&id].write_buffer_size,
+                    order: f.current.order.clone(),
                 };
                 (id, replay)
             })
@@ -463,7 +479,11 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         let cf_options = family_options[&id].clone();
         let mut immutables = recovered.mems.remove(&id).unwrap_or_default();
         immutables.reverse();
-        let active = Arc::new(MemTable::new(log_number, cf_options.write_buffer_size));
+        let active = Arc::new(MemTable::with_order(
+            log_number,
+            cf_options.write_buffer_size,
+            f.current.order.clone(),
+        ));
         let cf = ColumnFamilyData::new(
             ColumnFamily::new(id, &f.name),
             cf_options,
@@ -513,6 +533,21 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options,
         prepared: Mutex::new(Vec::new()),
     })
+}
+
+/// The key order of `comparator` for `family`, or the error refusing it: a family is read in
+/// the order it was created with (its comparator's name is in the manifest).
+fn check_comparator(family: &FamilyState, comparator: &Arc<dyn Comparator>) -> Result<KeyOrder> {
+    if comparator.name() != family.comparator {
+        return Err(Error::InvalidArgument(format!(
+            "column family '{}' was created with comparator {:?} but is opened with {:?}; \
+             open it with the comparator it was created with",
+            family.name,
+            family.comparator,
+            comparator.name()
+        )));
+    }
+    Ok(KeyOrder::new(comparator))
 }
 
 /// Refuses a family's `num_levels` below the deepest level of its tree that holds files.

@@ -50,12 +50,14 @@ pub struct RecoveryReport {
 }
 
 /// What replay needs to know of one column family.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct FamilyReplay {
     /// WALs below this number hold nothing of the family that is not in its tables.
     pub log_number: u64,
     /// The family's memtable size, for the memtables replay fills.
     pub write_buffer_size: usize,
+    /// The family's user key order, for those memtables.
+    pub order: crate::comparator::KeyOrder,
 }
 
 /// The column families replay applies records to.
@@ -187,7 +189,7 @@ impl WalMemtables<'_> {
     /// Where a record of family `cf` goes; an error for an id the manifest never gave out.
     fn target(&self, cf: u32) -> Result<Target, String> {
         match self.families.families.get(&cf) {
-            Some(f) if self.number >= f.log_number => Ok(Target::Apply(*f)),
+            Some(f) if self.number >= f.log_number => Ok(Target::Apply(f.clone())),
             Some(_) => Ok(Target::Skip),
             None if cf <= self.families.max_column_family => Ok(Target::Skip),
             None => Err(format!(
@@ -200,9 +202,13 @@ impl WalMemtables<'_> {
 
     fn memtable(&mut self, cf: u32, family: FamilyReplay) -> &Arc<MemTable> {
         let number = self.number;
-        self.by_family
-            .entry(cf)
-            .or_insert_with(|| Arc::new(MemTable::new(number, family.write_buffer_size)))
+        self.by_family.entry(cf).or_insert_with(|| {
+            Arc::new(MemTable::with_order(
+                number,
+                family.write_buffer_size,
+                family.order,
+            ))
+        })
     }
 
     fn is_empty(&self) -> bool {
@@ -346,6 +352,7 @@ mod tests {
         let family = |log_number| FamilyReplay {
             log_number,
             write_buffer_size: 4096,
+            order: Default::default(),
         };
         let families = ReplayFamilies {
             families: [(0, family(5)), (2, family(12)), (3, family(10))]

@@ -13,9 +13,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::cache::ClockCache;
+use crate::comparator::KeyOrder;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::FileSystem;
+use crate::table::block::Comparator;
 use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::{Table, TableOptions};
 
@@ -59,8 +61,9 @@ impl TableCache {
         &self.read.stats
     }
 
-    /// The open table `number`, opening it if needed.
-    pub fn get(&self, number: u64) -> Result<Arc<Table>> {
+    /// The open table `number`, opening it if needed with user keys in `order` (its
+    /// family's; the table is refused if it records another).
+    pub fn get(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
         if let Some(t) = self.open.get(&number) {
             return Ok(t);
         }
@@ -69,7 +72,7 @@ impl TableCache {
             let _opening = gate.lock();
             match self.open.get(&number) {
                 Some(t) => Ok(t), // opened by the reader we waited for
-                None => self.open_table(number),
+                None => self.open_table(number, order),
             }
         };
         let mut opening = self.opening.lock();
@@ -80,13 +83,14 @@ impl TableCache {
         result
     }
 
-    fn open_table(&self, number: u64) -> Result<Arc<Table>> {
+    fn open_table(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
         let path = table_path(&self.dir, number);
         let file = self.fs.open_random(&path)?;
-        let read = TableReadOptions {
+        let mut read = TableReadOptions {
             cache_id: number,
             ..self.read.clone()
         };
+        read.table.comparator = Comparator::Internal(order.clone());
         let table = Arc::new(Table::open(file, &path, &read)?);
         self.opens.fetch_add(1, Ordering::Relaxed);
         self.open.insert(number, table.clone(), 1);
@@ -134,7 +138,7 @@ mod tests {
             for _ in 0..8 {
                 s.spawn(|| {
                     start.wait();
-                    cache.get(7).unwrap();
+                    cache.get(7, &KeyOrder::Bytewise).unwrap();
                 });
             }
         });
@@ -143,7 +147,7 @@ mod tests {
         assert!(cache.opening.lock().is_empty(), "gates left behind");
 
         // A missing table is an error for every reader and leaves no gate behind.
-        assert!(cache.get(8).is_err());
+        assert!(cache.get(8, &KeyOrder::Bytewise).is_err());
         assert!(cache.opening.lock().is_empty());
     }
 }

@@ -86,7 +86,8 @@ impl TableOutput {
         let number = self.number;
         let (mut smallest, mut largest) = (self.smallest, self.largest);
         if let Some((lo, hi)) = self.builder.range_tombstone_bounds() {
-            crate::range_del::widen_bounds(&mut smallest, &mut largest, (&lo, &hi));
+            let order = self.builder.order();
+            crate::range_del::widen_bounds(order, &mut smallest, &mut largest, (&lo, &hi));
         }
         let finished = (|| {
             let (size, props) = self.builder.finish()?;

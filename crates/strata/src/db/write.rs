@@ -129,7 +129,7 @@ impl DbInner {
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
         }
-        self.check_merges_allowed(&batch)?;
+        self.check_batch_for_families(&batch)?;
         if batch.is_empty() && !batch.has_log_data() {
             return Ok(());
         }
@@ -154,8 +154,28 @@ impl DbInner {
         self.lead_group(&slot)
     }
 
-    /// Refuses a batch that merges into a family without a merge operator, naming both.
-    pub(super) fn check_merges_allowed(&self, batch: &WriteBatch) -> Result<()> {
+    /// Refuses a batch that merges into a family without a merge operator, or holds a range
+    /// deletion whose begin is after its end in its family's key order, naming both.
+    pub(super) fn check_batch_for_families(&self, batch: &WriteBatch) -> Result<()> {
+        // As with merges, only a batch holding a range deletion looks at the families.
+        let mut families = None;
+        for (cf, begin, end) in batch.range_deletions() {
+            let families = families.get_or_insert_with(|| self.families());
+            // A family the database does not have is refused with the group.
+            if let Some(cf) = families.get(&cf) {
+                let order = &cf.sv.read().version.order;
+                if order.lt(end, begin) {
+                    return Err(Error::InvalidArgument(format!(
+                        "delete_range refused: begin key '{}' is after end key '{}' in the \
+                         order of column family '{}' ({})",
+                        crate::util::printable(begin),
+                        crate::util::printable(end),
+                        cf.name(),
+                        order.name()
+                    )));
+                }
+            }
+        }
         // Most batches hold no merge: the family set is only looked at for those that do.
         if !batch.has_merge() {
             return Ok(());
@@ -439,7 +459,11 @@ impl DbInner {
             if !switch && !current.active.is_empty() {
                 continue;
             }
-            let fresh = Arc::new(MemTable::new(number, cf.options.write_buffer_size));
+            let fresh = Arc::new(MemTable::with_order(
+                number,
+                cf.options.write_buffer_size,
+                current.version.order.clone(),
+            ));
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {
                 immutables.push(current.active.clone());

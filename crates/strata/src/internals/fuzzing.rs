@@ -11,9 +11,9 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::fs::{RandomAccessFile, SequentialFile};
 use crate::iterator::InternalIterator;
-use crate::key::{append_internal_key, compare_internal, KIND_FOR_SEEK, MAX_SEQUENCE};
+use crate::key::{append_internal_key, KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::log::LogReader;
-use crate::table::block::{Block, BlockIter};
+use crate::table::block::{Block, BlockIter, Comparator};
 use crate::table::filter::Filter;
 use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableOptions};
@@ -82,7 +82,7 @@ pub fn block_reader(data: &[u8]) {
     let Ok(block) = Block::new(data.to_vec()) else {
         return;
     };
-    let mut it = BlockIter::new(Arc::new(block), compare_internal);
+    let mut it = BlockIter::new(Arc::new(block), Comparator::Internal(Default::default()));
     it.seek_to_first();
     let mut keys = Vec::new();
     while it.valid() && keys.len() < 100_000 {

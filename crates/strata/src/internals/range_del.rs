@@ -89,7 +89,9 @@ pub fn check_fragments(list: &FragmentedList) -> std::result::Result<(), String>
 /// reduced for snapshots taken from the input; and written to a table in memory and read
 /// back, which must give the same fragments.
 pub fn range_del_block(data: &[u8]) {
-    let Ok(tombstones) = decode_range_del_block(data.to_vec()) else {
+    let Ok(tombstones) =
+        decode_range_del_block(data.to_vec(), &crate::comparator::KeyOrder::Bytewise)
+    else {
         return;
     };
     let list = Arc::new(FragmentedList::new(&tombstones));
@@ -183,7 +185,7 @@ mod tests {
                 )
             })
             .collect();
-        crate::table::range_del::sort_for_block(&mut ts);
+        crate::table::range_del::sort_for_block(&mut ts, &crate::comparator::KeyOrder::Bytewise);
         encode_range_del_block(&ts)
     }
 

@@ -18,6 +18,7 @@ pub mod skiplist;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::iterator::InternalIterator;
 use crate::key::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
 use crate::range_del::{FragmentedList, MemTombstones};
@@ -48,12 +49,18 @@ pub struct MemTable {
 impl MemTable {
     /// An empty memtable whose writes are logged in WAL `log_number`, sized for a switch at
     /// `write_buffer_size` bytes (its arena grows in blocks of an eighth of that, as RocksDB's).
+    #[cfg(test)]
     pub fn new(log_number: u64, write_buffer_size: usize) -> MemTable {
+        MemTable::with_order(log_number, write_buffer_size, KeyOrder::Bytewise)
+    }
+
+    /// [`MemTable::new`] with user keys in `order` (the column family's).
+    pub fn with_order(log_number: u64, write_buffer_size: usize, order: KeyOrder) -> MemTable {
         MemTable {
-            list: SkipList::new(log_number ^ 0x5eed, write_buffer_size / 8),
+            list: SkipList::with_order(log_number ^ 0x5eed, write_buffer_size / 8, order.clone()),
             log_number,
             entries: AtomicU64::new(0),
-            tombstones: MemTombstones::new(),
+            tombstones: MemTombstones::with_order(order),
         }
     }
 

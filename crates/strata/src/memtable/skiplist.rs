@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
 
 use parking_lot::Mutex;
 
+use crate::comparator::KeyOrder;
 use crate::key::TRAILER_LEN;
 use crate::util::Rng;
 
@@ -66,11 +67,16 @@ impl<'a> Target<'a> {
     }
 }
 
-/// Orders a stored internal key against a target: user key ascending, trailer descending.
-#[inline]
-fn compare_with(stored: &[u8], target: &Target<'_>) -> Ordering {
+/// Orders a stored internal key against a target: user key ascending in the order
+/// `compare` gives, trailer descending.
+#[inline(always)]
+fn compare_with(
+    compare: impl Fn(&[u8], &[u8]) -> Ordering,
+    stored: &[u8],
+    target: &Target<'_>,
+) -> Ordering {
     let split = stored.len() - TRAILER_LEN;
-    match stored[..split].cmp(target.user_key) {
+    match compare(&stored[..split], target.user_key) {
         Ordering::Equal => {
             let mut t = [0u8; 8];
             t.copy_from_slice(&stored[split..]);
@@ -126,6 +132,8 @@ impl Arena {
 /// The skiplist. See the module doc for its invariants.
 pub struct SkipList {
     head: *mut u8,
+    /// The order of user keys.
+    order: KeyOrder,
     max_height: AtomicUsize,
     memory: AtomicUsize,
     writer: Mutex<Arena>,
@@ -216,7 +224,13 @@ pub unsafe fn node_next(node: Node) -> Node {
 impl SkipList {
     /// An empty list whose arena allocates blocks of `block_size` bytes (at most
     /// [`MAX_BLOCK_SIZE`]); the memory usage grows in such steps.
+    #[cfg(test)]
     pub fn new(seed: u64, block_size: usize) -> SkipList {
+        SkipList::with_order(seed, block_size, KeyOrder::Bytewise)
+    }
+
+    /// [`SkipList::new`] with user keys in `order`.
+    pub fn with_order(seed: u64, block_size: usize, order: KeyOrder) -> SkipList {
         let memory = AtomicUsize::new(0);
         let mut arena = Arena {
             block_size: block_size.clamp(1024, MAX_BLOCK_SIZE),
@@ -230,6 +244,7 @@ impl SkipList {
         unsafe { write_header(head, 0, MAX_HEIGHT, 0) };
         SkipList {
             head,
+            order,
             max_height: AtomicUsize::new(1),
             memory,
             writer: Mutex::new(arena),
@@ -292,6 +307,22 @@ impl SkipList {
     pub fn find_greater_or_equal(
         &self,
         target: &Target<'_>,
+        prev: Option<&mut [Node; MAX_HEIGHT]>,
+    ) -> Node {
+        // One copy of the search per built-in order: the order is chosen once per search,
+        // not once per key compared.
+        match &self.order {
+            KeyOrder::Bytewise => self.search(|a, b| a.cmp(b), target, prev),
+            KeyOrder::Reverse => self.search(|a, b| b.cmp(a), target, prev),
+            KeyOrder::Custom(c) => self.search(|a, b| c.compare(a, b), target, prev),
+        }
+    }
+
+    #[inline(always)]
+    fn search(
+        &self,
+        compare: impl Fn(&[u8], &[u8]) -> Ordering,
+        target: &Target<'_>,
         mut prev: Option<&mut [Node; MAX_HEIGHT]>,
     ) -> Node {
         let mut x: Node = self.head;
@@ -301,7 +332,8 @@ impl SkipList {
             // towers are searched top-down from a level `x` was reached at.
             let next = unsafe { tower(x, level).load(AtomicOrdering::Acquire) };
             // SAFETY: `next` is a linked, non-head node when non-null.
-            if !next.is_null() && compare_with(unsafe { node_key(next) }, target) == Ordering::Less
+            if !next.is_null()
+                && compare_with(&compare, unsafe { node_key(next) }, target) == Ordering::Less
             {
                 x = next;
                 continue;

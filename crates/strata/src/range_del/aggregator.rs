@@ -27,7 +27,8 @@ enum Readers {
     Snapshots(Vec<SequenceNumber>),
 }
 
-/// The tombstones of several memtables and tables, for a read or a compaction.
+/// The tombstones of several memtables and tables, for a read or a compaction. The sources
+/// are of one column family, hence share one key order.
 #[derive(Clone)]
 pub struct RangeDelAggregator {
     lists: Vec<Arc<FragmentedList>>,
@@ -98,7 +99,12 @@ impl RangeDelAggregator {
             Readers::Snapshots(s) => s.as_slice(),
             Readers::At(_) => &[],
         };
-        FragmentedList::new(&all).for_compaction(snapshots, bottommost)
+        let order = self
+            .lists
+            .first()
+            .map(|l| l.order().clone())
+            .unwrap_or_default();
+        FragmentedList::new_in(&order, &all).for_compaction(snapshots, bottommost)
     }
 }
 

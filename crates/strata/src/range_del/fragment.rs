@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::key::SequenceNumber;
 use crate::range_del::Tombstone;
 
@@ -46,9 +47,14 @@ impl Fragment<'_> {
         self.seqs.get(i).copied()
     }
 
-    /// True if `key` is in `[begin, end)`.
+    /// True if `key` is in `[begin, end)`, bytewise.
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.begin <= key && key < self.end
+        self.contains_in(&KeyOrder::Bytewise, key)
+    }
+
+    /// True if `key` is in `[begin, end)` in `order`.
+    pub fn contains_in(&self, order: &KeyOrder, key: &[u8]) -> bool {
+        order.le(self.begin, key) && order.lt(key, self.end)
     }
 }
 
@@ -75,10 +81,12 @@ struct Stored {
     seqs_end: usize,
 }
 
-/// Non-overlapping fragments of a set of tombstones, sorted by begin key (layout and
-/// invariants in the module documentation). Immutable once built; shared by `Arc`.
+/// Non-overlapping fragments of a set of tombstones, sorted by begin key in the list's user
+/// key order (layout and invariants in the module documentation). Immutable once built;
+/// shared by `Arc`.
 #[derive(Clone, Default)]
 pub struct FragmentedList {
+    order: KeyOrder,
     fragments: Vec<Stored>,
     /// The sequence numbers of every fragment, one run per fragment, so that a fragment
     /// costs no allocation of its own for them.
@@ -90,25 +98,46 @@ impl FragmentedList {
     /// tombstones (`begin >= end`) are ignored; a sequence number given twice for one key
     /// counts once.
     pub fn new<'a>(tombstones: impl IntoIterator<Item = &'a Tombstone>) -> FragmentedList {
-        let mut ts: Vec<&Tombstone> = tombstones.into_iter().filter(|t| !t.is_empty()).collect();
-        ts.sort_unstable_by(|a, b| a.begin.cmp(&b.begin));
+        FragmentedList::new_in(&KeyOrder::Bytewise, tombstones)
+    }
+
+    /// [`FragmentedList::new`] with user keys in `order`.
+    pub fn new_in<'a>(
+        order: &KeyOrder,
+        tombstones: impl IntoIterator<Item = &'a Tombstone>,
+    ) -> FragmentedList {
+        let mut ts: Vec<&Tombstone> = tombstones
+            .into_iter()
+            .filter(|t| !t.is_empty_in(order))
+            .collect();
         let mut points: Vec<&[u8]> = ts
             .iter()
             .flat_map(|t| [t.begin.as_slice(), t.end.as_slice()])
             .collect();
-        points.sort_unstable();
+        points.sort_unstable_by(|a, b| order.compare(a, b));
         points.dedup();
-        let mut out = FragmentedList::default();
+        // The sweep works on each key's rank among the boundary keys, so that it compares
+        // integers, whatever the order.
+        let rank = |key: &[u8]| points.partition_point(|p| order.lt(p, key));
+        let mut ranked: Vec<(usize, usize, SequenceNumber)> = ts
+            .drain(..)
+            .map(|t| (rank(&t.begin), rank(&t.end), t.seq))
+            .collect();
+        ranked.sort_unstable_by_key(|t| t.0);
+        let mut out = FragmentedList {
+            order: order.clone(),
+            ..FragmentedList::default()
+        };
         // Tombstones open at the sweep point: by end key (to close them), and a count per
         // sequence number (two tombstones may share one).
-        let mut open: BinaryHeap<Reverse<(&[u8], SequenceNumber)>> = BinaryHeap::new();
+        let mut open: BinaryHeap<Reverse<(usize, SequenceNumber)>> = BinaryHeap::new();
         let mut live: BTreeMap<SequenceNumber, usize> = BTreeMap::new();
         let mut next = 0;
         let mut seqs = Vec::new();
-        for w in points.windows(2) {
+        for (lo_rank, w) in points.windows(2).enumerate() {
             let (lo, hi) = (w[0], w[1]);
             while let Some(&Reverse((end, seq))) = open.peek() {
-                if end > lo {
+                if end > lo_rank {
                     break;
                 }
                 open.pop();
@@ -119,9 +148,9 @@ impl FragmentedList {
                     }
                 }
             }
-            while let Some(t) = ts.get(next).filter(|t| t.begin.as_slice() <= lo) {
-                open.push(Reverse((t.end.as_slice(), t.seq)));
-                *live.entry(t.seq).or_default() += 1;
+            while let Some(&(_, end, seq)) = ranked.get(next).filter(|t| t.0 <= lo_rank) {
+                open.push(Reverse((end, seq)));
+                *live.entry(seq).or_default() += 1;
                 next += 1;
             }
             if !live.is_empty() {
@@ -136,9 +165,9 @@ impl FragmentedList {
     /// Appends a fragment after the last one, joining the two if they touch and carry the
     /// same sequence numbers.
     fn push(&mut self, begin: &[u8], end: &[u8], seqs: &[SequenceNumber]) {
-        debug_assert!(begin < end && !seqs.is_empty());
+        debug_assert!(self.order.lt(begin, end) && !seqs.is_empty());
         if let Some(last) = self.fragments.last_mut() {
-            debug_assert!(&*last.end <= begin, "fragments out of order");
+            debug_assert!(self.order.le(&last.end, begin), "fragments out of order");
             if &*last.end == begin && &self.seqs[last.seqs_start..last.seqs_end] == seqs {
                 last.end = end.into();
                 return;
@@ -182,7 +211,13 @@ impl FragmentedList {
     /// The index of the first fragment that ends after `key`: the one holding `key`, or the
     /// first one after it (`len()` if none).
     fn first_ending_after(&self, key: &[u8]) -> usize {
-        self.fragments.partition_point(|f| &*f.end <= key)
+        self.fragments
+            .partition_point(|f| self.order.le(&f.end, key))
+    }
+
+    /// The user key order of the list.
+    pub fn order(&self) -> &KeyOrder {
+        &self.order
     }
 
     /// The fragment holding `key`, if any.
@@ -190,7 +225,7 @@ impl FragmentedList {
         let i = self.first_ending_after(key);
         (i < self.len())
             .then(|| self.get(i))
-            .filter(|f| f.begin <= key)
+            .filter(|f| self.order.le(f.begin, key))
     }
 
     /// The largest sequence number at or below `read_seq` of a tombstone covering `key`:
@@ -210,7 +245,7 @@ impl FragmentedList {
     }
 
     /// Every fragment as tombstones, one per sequence number, in internal-key order (begin
-    /// ascending, then sequence descending). Fragmenting them again gives this list.
+    /// ascending in the list's order, then sequence descending). Fragmenting them again gives this list.
     pub fn tombstones(&self) -> impl Iterator<Item = Tombstone> + '_ {
         self.fragments().flat_map(|f| {
             f.seqs
@@ -227,23 +262,24 @@ impl FragmentedList {
         upper: Option<&'a [u8]>,
     ) -> impl Iterator<Item = Tombstone> + 'a {
         let start = lower.map_or(0, |l| self.first_ending_after(l));
+        let order = &self.order;
         self.fragments()
             .skip(start)
-            .take_while(move |f| upper.is_none_or(|u| f.begin < u))
+            .take_while(move |f| upper.is_none_or(|u| order.lt(f.begin, u)))
             .flat_map(move |f| {
                 let begin = match lower {
-                    Some(l) if l > f.begin => l,
+                    Some(l) if order.lt(f.begin, l) => l,
                     _ => f.begin,
                 };
                 let end = match upper {
-                    Some(u) if u < f.end => u,
+                    Some(u) if order.lt(u, f.end) => u,
                     _ => f.end,
                 };
                 f.seqs
                     .iter()
                     .map(move |&seq| Tombstone::new(begin, end, seq))
             })
-            .filter(|t| !t.is_empty())
+            .filter(move |t| !t.is_empty_in(order))
     }
 
     /// The list a compaction writes, given the live snapshots (ascending): of each fragment's
@@ -257,7 +293,10 @@ impl FragmentedList {
             snapshots.windows(2).all(|w| w[0] < w[1]),
             "snapshots unsorted"
         );
-        let mut out = FragmentedList::default();
+        let mut out = FragmentedList {
+            order: self.order.clone(),
+            ..FragmentedList::default()
+        };
         let mut kept = Vec::new();
         for f in self.fragments() {
             kept.clear();
@@ -349,7 +388,11 @@ impl FragmentCursor {
 
     /// To the fragment holding `key`, or else the last one before it.
     pub fn seek_for_prev(&mut self, key: &[u8]) {
-        let i = self.list.fragments.partition_point(|f| &*f.begin <= key);
+        let order = &self.list.order;
+        let i = self
+            .list
+            .fragments
+            .partition_point(|f| order.le(&f.begin, key));
         self.pos = i.checked_sub(1);
     }
 

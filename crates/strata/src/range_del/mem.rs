@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::comparator::KeyOrder;
 use crate::key::SequenceNumber;
 use crate::range_del::fragment::FragmentedList;
 use crate::range_del::Tombstone;
@@ -26,6 +27,8 @@ use crate::range_del::Tombstone;
 /// The range deletions of one memtable.
 #[derive(Default)]
 pub struct MemTombstones {
+    /// The user key order of the memtable.
+    order: KeyOrder,
     /// Every tombstone appended, in order.
     appended: Mutex<Vec<Arc<Tombstone>>>,
     /// `appended.len()`, published after each push.
@@ -37,16 +40,24 @@ pub struct MemTombstones {
 }
 
 impl MemTombstones {
-    /// An empty set.
+    /// An empty set, bytewise.
     pub fn new() -> MemTombstones {
         MemTombstones::default()
+    }
+
+    /// An empty set with user keys in `order`.
+    pub fn with_order(order: KeyOrder) -> MemTombstones {
+        MemTombstones {
+            order,
+            ..MemTombstones::default()
+        }
     }
 
     /// Appends the deletion of `[begin, end)` at `seq`. An empty range (`begin >= end`)
     /// deletes nothing and is not kept; the write path refuses `begin > end` before it gets
     /// here.
     pub fn add(&self, begin: &[u8], end: &[u8], seq: SequenceNumber) {
-        if begin >= end {
+        if self.order.le(end, begin) {
             return;
         }
         let t = Arc::new(Tombstone::new(begin, end, seq));
@@ -83,7 +94,10 @@ impl MemTombstones {
             }
         }
         let copy: Vec<Arc<Tombstone>> = self.appended.lock().clone();
-        let list = Arc::new(FragmentedList::new(copy.iter().map(|t| &**t)));
+        let list = Arc::new(FragmentedList::new_in(
+            &self.order,
+            copy.iter().map(|t| &**t),
+        ));
         let mut view = self.view.write();
         if view.0 < copy.len() {
             *view = (copy.len(), list.clone());

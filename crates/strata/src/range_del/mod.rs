@@ -1,8 +1,8 @@
 //! Range deletions (RocksDB's `DeleteRange`): tombstones that delete every version of every
 //! key in `[begin, end)` older than themselves.
 //!
-//! A tombstone is `(begin, end, seq)`: user keys compared bytewise, `end` exclusive, and the
-//! sequence number of the write. It covers a point entry `(key, s)` when
+//! A tombstone is `(begin, end, seq)`: user keys compared in the column family's order
+//! (`crate::comparator`), `end` exclusive, and the sequence number of the write. It covers a point entry `(key, s)` when
 //! `begin <= key < end` and `s < seq`. A tombstone with `begin >= end` covers nothing: the
 //! write path refuses `begin > end` and treats `begin == end` as a no-op, and every structure
 //! here ignores such a tombstone.
@@ -53,7 +53,8 @@ pub mod mem;
 
 use std::cmp::Ordering;
 
-use crate::key::{append_internal_key, compare_internal, SequenceNumber, MAX_SEQUENCE};
+use crate::comparator::KeyOrder;
+use crate::key::{append_internal_key, SequenceNumber, MAX_SEQUENCE};
 
 pub use aggregator::RangeDelAggregator;
 pub use fragment::{Fragment, FragmentCursor, FragmentedList};
@@ -85,14 +86,25 @@ impl Tombstone {
         }
     }
 
-    /// True if the range holds no key (`begin >= end`): such a tombstone deletes nothing.
+    /// True if the range holds no key (`begin >= end`, bytewise): such a tombstone deletes
+    /// nothing.
     pub fn is_empty(&self) -> bool {
-        self.begin >= self.end
+        self.is_empty_in(&KeyOrder::Bytewise)
     }
 
-    /// True if `key` is in the range.
+    /// True if the range holds no key in `order`.
+    pub fn is_empty_in(&self, order: &KeyOrder) -> bool {
+        order.le(&self.end, &self.begin)
+    }
+
+    /// True if `key` is in the range, bytewise.
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.begin.as_slice() <= key && key < self.end.as_slice()
+        self.contains_in(&KeyOrder::Bytewise, key)
+    }
+
+    /// True if `key` is in the range in `order`.
+    pub fn contains_in(&self, order: &KeyOrder, key: &[u8]) -> bool {
+        order.le(&self.begin, key) && order.lt(key, &self.end)
     }
 
     /// The smallest internal key the tombstone touches: `begin#seq,RANGEDEL`.
@@ -134,10 +146,11 @@ pub fn is_end_sentinel(ikey: &[u8]) -> bool {
 }
 
 /// True if a file whose largest internal key is `largest` holds nothing at or after the user
-/// key `key`: its largest user key is below `key`, or equal to it as the end sentinel of a
-/// tombstone, which does not cover `key` itself (the next file of a level may start there).
-pub fn ends_before(largest: &[u8], key: &[u8]) -> bool {
-    match crate::key::user_key(largest).cmp(key) {
+/// key `key` (in `order`): its largest user key is below `key`, or equal to it as the end
+/// sentinel of a tombstone, which does not cover `key` itself (the next file of a level may
+/// start there).
+pub fn ends_before(order: &KeyOrder, largest: &[u8], key: &[u8]) -> bool {
+    match order.compare(crate::key::user_key(largest), key) {
         Ordering::Less => true,
         Ordering::Equal => is_end_sentinel(largest),
         Ordering::Greater => false,
@@ -145,15 +158,20 @@ pub fn ends_before(largest: &[u8], key: &[u8]) -> bool {
 }
 
 /// Widens a file's internal-key bounds to cover `bounds` (a table builder's
-/// `range_tombstone_bounds`). Empty `smallest` and `largest` mean the file has no point
-/// entries yet.
-pub fn widen_bounds(smallest: &mut Vec<u8>, largest: &mut Vec<u8>, bounds: (&[u8], &[u8])) {
+/// `range_tombstone_bounds`), user keys in `order`. Empty `smallest` and `largest` mean the
+/// file has no point entries yet.
+pub fn widen_bounds(
+    order: &KeyOrder,
+    smallest: &mut Vec<u8>,
+    largest: &mut Vec<u8>,
+    bounds: (&[u8], &[u8]),
+) {
     let (lo, hi) = bounds;
-    if smallest.is_empty() || compare_internal(lo, smallest) == Ordering::Less {
+    if smallest.is_empty() || order.compare_internal(lo, smallest) == Ordering::Less {
         smallest.clear();
         smallest.extend_from_slice(lo);
     }
-    if largest.is_empty() || compare_internal(hi, largest) == Ordering::Greater {
+    if largest.is_empty() || order.compare_internal(hi, largest) == Ordering::Greater {
         largest.clear();
         largest.extend_from_slice(hi);
     }
@@ -182,7 +200,7 @@ mod tests {
     //! review the diff before committing it.
 
     use super::*;
-    use crate::key::{ParsedKey, ValueKind};
+    use crate::key::{compare_internal, ParsedKey, ValueKind};
     use std::sync::Arc;
 
     fn parse_tombstone(s: &str) -> Result<Tombstone, String> {
@@ -350,16 +368,31 @@ mod tests {
         };
         let t = Tombstone::new(b"b", b"x", 3);
         let (mut lo, mut hi) = (Vec::new(), Vec::new());
-        widen_bounds(&mut lo, &mut hi, (&t.smallest_key(), &t.largest_key()));
+        widen_bounds(
+            &KeyOrder::Bytewise,
+            &mut lo,
+            &mut hi,
+            (&t.smallest_key(), &t.largest_key()),
+        );
         assert_eq!(
             (lo.clone(), hi.clone()),
             (t.smallest_key(), t.largest_key())
         );
         let (mut lo, mut hi) = (key(b"a", 1), key(b"c", 1));
-        widen_bounds(&mut lo, &mut hi, (&t.smallest_key(), &t.largest_key()));
+        widen_bounds(
+            &KeyOrder::Bytewise,
+            &mut lo,
+            &mut hi,
+            (&t.smallest_key(), &t.largest_key()),
+        );
         assert_eq!((lo, hi), (key(b"a", 1), t.largest_key()));
         let (mut lo, mut hi) = (key(b"c", 1), key(b"z", 1));
-        widen_bounds(&mut lo, &mut hi, (&t.smallest_key(), &t.largest_key()));
+        widen_bounds(
+            &KeyOrder::Bytewise,
+            &mut lo,
+            &mut hi,
+            (&t.smallest_key(), &t.largest_key()),
+        );
         assert_eq!((lo, hi), (t.smallest_key(), key(b"z", 1)));
     }
 

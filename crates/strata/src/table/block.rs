@@ -19,9 +19,48 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::codec::{decode_fixed32, put_varint32};
+use crate::comparator::KeyOrder;
 
-/// How a table orders its keys.
-pub type Comparator = fn(&[u8], &[u8]) -> Ordering;
+/// How a table orders its keys: whole keys in a user order, or internal keys whose user keys
+/// are in a user order. An enum rather than a function pointer so that the built-in orders
+/// compare inline.
+#[derive(Clone, Debug)]
+pub enum Comparator {
+    /// Keys are whole user keys.
+    Plain(KeyOrder),
+    /// Keys are internal keys (`crate::key`): user key in the order, then trailer descending.
+    Internal(KeyOrder),
+}
+
+impl Comparator {
+    /// Whole keys, bytewise: meta-index and properties blocks, tables without a database.
+    pub const BYTEWISE: Comparator = Comparator::Plain(KeyOrder::Bytewise);
+
+    /// Orders two keys.
+    #[inline]
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match self {
+            Comparator::Plain(o) => o.compare(a, b),
+            Comparator::Internal(o) => o.compare_internal(a, b),
+        }
+    }
+
+    /// The user key order.
+    pub fn order(&self) -> &KeyOrder {
+        match self {
+            Comparator::Plain(o) | Comparator::Internal(o) => o,
+        }
+    }
+
+    /// Shortens `start` to a key in `[start, limit)`, for an index entry (see
+    /// [`KeyOrder::find_shortest_separator`]).
+    pub fn shorten_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        match self {
+            Comparator::Plain(o) => o.find_shortest_separator(start, limit),
+            Comparator::Internal(o) => o.shorten_internal_separator(start, limit),
+        }
+    }
+}
 
 /// Builds one block.
 pub struct BlockBuilder {
@@ -320,7 +359,11 @@ impl BlockIter {
                 self.mark_corrupt("restart entry shares a prefix");
                 return;
             }
-            if (self.cmp)(&self.block.data[kat..kat + unshared], target) == Ordering::Less {
+            if self
+                .cmp
+                .compare(&self.block.data[kat..kat + unshared], target)
+                == Ordering::Less
+            {
                 left = mid;
             } else {
                 right = mid - 1;
@@ -328,7 +371,7 @@ impl BlockIter {
         }
         self.seek_to_restart(left);
         while self.parse_next() {
-            if (self.cmp)(&self.key, target) != Ordering::Less {
+            if self.cmp.compare(&self.key, target) != Ordering::Less {
                 return;
             }
         }
@@ -343,7 +386,7 @@ impl BlockIter {
             }
             return;
         }
-        if (self.cmp)(&self.key, target) == Ordering::Greater {
+        if self.cmp.compare(&self.key, target) == Ordering::Greater {
             self.prev();
         }
     }
@@ -384,9 +427,7 @@ mod tests {
     };
     use crate::util::Rng;
 
-    fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
-        a.cmp(b)
-    }
+    const BYTEWISE: Comparator = Comparator::BYTEWISE;
 
     fn build(entries: &Entries, interval: usize) -> Arc<Block> {
         let mut b = BlockBuilder::new(interval);
@@ -445,7 +486,7 @@ mod tests {
             (vec![b'x'; 65537], b"bigger".to_vec()),
         ];
         let block = build(&entries, 16);
-        let mut it = BlockIter::new(block, bytewise);
+        let mut it = BlockIter::new(block, BYTEWISE);
         it.seek(&vec![b'x'; 65537]);
         assert_eq!(it.value(), b"bigger");
     }
@@ -460,7 +501,7 @@ mod tests {
                 let mut d = good.clone();
                 d[i] ^= bit;
                 let Ok(block) = Block::new(d) else { continue };
-                let mut it = BlockIter::new(Arc::new(block), bytewise);
+                let mut it = BlockIter::new(Arc::new(block), BYTEWISE);
                 it.seek_to_first();
                 let mut steps = 0;
                 while it.valid() && steps < 1000 {

@@ -18,7 +18,7 @@ use crate::fs::WritableFile;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
-use crate::table::block::BlockBuilder;
+use crate::table::block::{BlockBuilder, Comparator};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
     block_trailer, compress_block, BlockHandle, Compression, Footer, TABLE_FORMAT_VERSION,
@@ -46,6 +46,10 @@ pub struct TableBuilder {
     range_tombstone_bytes: u64,
     /// The extractor whose prefixes go into the filter (only with a filter).
     prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// The last key and handle of the data block written last, whose index entry waits for
+    /// the next block's first key: the entry's key is then shortened to a separator between
+    /// the two (RocksDB's `FindShortestSeparator`), which keeps the index small.
+    pending_index: Option<(Vec<u8>, BlockHandle)>,
 }
 
 impl TableBuilder {
@@ -65,6 +69,7 @@ impl TableBuilder {
                 smallest_seq: u64::MAX,
                 compression: options.compression.name().to_string(),
                 prefix_extractor: crate::prefix::name_of(&prefix_extractor).to_string(),
+                comparator: options.comparator.order().name().to_string(),
                 ..TableProperties::default()
             },
             options,
@@ -75,6 +80,7 @@ impl TableBuilder {
             range_tombstones: Vec::new(),
             range_tombstone_bytes: 0,
             prefix_extractor,
+            pending_index: None,
         }
     }
 
@@ -82,10 +88,20 @@ impl TableBuilder {
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         debug_assert!(
             self.props.entries == 0
-                || (self.options.comparator)(self.data_block.last_key(), key).is_lt()
+                || self
+                    .options
+                    .comparator
+                    .compare(self.data_block.last_key(), key)
+                    .is_lt()
                 || self.data_block.is_empty(),
             "keys out of order"
         );
+        if let Some((mut separator, handle)) = self.pending_index.take() {
+            self.options
+                .comparator
+                .shorten_separator(&mut separator, key);
+            self.add_index_entry(&separator, handle);
+        }
         if let Some(f) = &mut self.filter {
             let filter_key = (self.options.filter_key)(key);
             f.add(filter_key);
@@ -125,7 +141,7 @@ impl TableBuilder {
                 "range deletion sequence number {seq} is above {MAX_SEQUENCE}"
             )));
         }
-        if begin >= end {
+        if self.options.comparator.order().le(end, begin) {
             return Ok(());
         }
         let p = &mut self.props;
@@ -153,15 +169,21 @@ impl TableBuilder {
     /// (`range_del::widen_bounds`), so that a read or compaction of any key a tombstone
     /// covers finds the file.
     pub fn range_tombstone_bounds(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let order = self.options.comparator.order();
         let first = self
             .range_tombstones
             .iter()
-            .min_by(|a, b| a.begin.cmp(&b.begin).then(b.seq.cmp(&a.seq)))?;
+            .min_by(|a, b| order.compare(&a.begin, &b.begin).then(b.seq.cmp(&a.seq)))?;
         let last = self
             .range_tombstones
             .iter()
-            .max_by(|a, b| a.end.cmp(&b.end))?;
+            .max_by(|a, b| order.compare(&a.end, &b.end))?;
         Some((first.smallest_key(), last.largest_key()))
+    }
+
+    /// The order of the table's user keys.
+    pub fn order(&self) -> &crate::comparator::KeyOrder {
+        self.options.comparator.order()
     }
 
     /// Bytes the file will have if finished now (roughly).
@@ -182,10 +204,14 @@ impl TableBuilder {
         self.props.data_blocks += 1;
         self.props.data_bytes += handle.size;
         self.data_block.reset();
+        self.pending_index = Some((last_key, handle));
+        Ok(())
+    }
+
+    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle) {
         self.handle_buf.clear();
         handle.encode_to(&mut self.handle_buf);
-        self.index_block.add(&last_key, &self.handle_buf);
-        Ok(())
+        self.index_block.add(key, &self.handle_buf);
     }
 
     /// Writes a block with its trailer and returns its handle.
@@ -222,6 +248,13 @@ impl TableBuilder {
     /// footer, and syncs the file. Returns the file's size and the table's properties.
     pub fn finish(mut self) -> Result<(u64, TableProperties)> {
         self.flush_data_block()?;
+        if let Some((mut last, handle)) = self.pending_index.take() {
+            match &self.options.comparator {
+                Comparator::Plain(o) => o.find_short_successor(&mut last),
+                Comparator::Internal(o) => o.shorten_internal_successor(&mut last),
+            }
+            self.add_index_entry(&last, handle);
+        }
         if self.props.smallest_seq == u64::MAX {
             self.props.smallest_seq = 0; // no entry and no range deletion
         }
@@ -243,7 +276,7 @@ impl TableBuilder {
         let range_del = match tombstones.is_empty() {
             true => None,
             false => {
-                range_del::sort_for_block(&mut tombstones);
+                range_del::sort_for_block(&mut tombstones, self.options.comparator.order());
                 self.props.range_deletions = tombstones.len() as u64;
                 Some(self.write_block(&range_del::encode(&tombstones), Compression::None)?)
             }

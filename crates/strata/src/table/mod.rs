@@ -8,15 +8,18 @@
 //! range-del block     range tombstones (absent without any; see `range_del`)
 //! properties block    counts and sizes, name -> value
 //! meta-index block    "strata.filter" / "strata.properties" / "strata.range_del" -> handle
-//! index block         last key of each data block -> its handle
+//! index block         per data block a separator -> its handle: a key at or after the
+//!                     block's last key and before the next block's first, shortened by
+//!                     the comparator (the last block's by its successor rule)
 //! footer              handles of meta-index and index, version, checksum, magic
 //! ```
 //!
 //! The table layer knows nothing of sequence numbers: a [`TableOptions`] gives it the key
 //! order, the part of a key the filter indexes, and how to read a key's sequence number and
-//! deletion flag for the properties. Range tombstones are the exception: they are MVCC by
-//! nature, so the range-deletion block stores internal keys (`crate::range_del`) whatever
-//! the table's comparator.
+//! deletion flag for the properties. The properties record the user key order's name
+//! (`strata.comparator`), and a reader of another order refuses the table. Range tombstones
+//! are the exception: they are MVCC by nature, so the range-deletion block stores internal
+//! keys (`crate::range_del`) whatever the table's comparator.
 //!
 //! With a prefix extractor the filter also holds the prefix of every filter key in the
 //! extractor's domain, and the property `strata.prefix-extractor` names the extractor
@@ -33,7 +36,6 @@ pub mod properties;
 pub mod range_del;
 pub mod reader;
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::prefix::PrefixExtractor;
@@ -63,10 +65,6 @@ pub struct TableOptions {
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
-fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
-    a.cmp(b)
-}
-
 fn whole_key(k: &[u8]) -> &[u8] {
     k
 }
@@ -83,7 +81,7 @@ impl Default for TableOptions {
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
-            comparator: bytewise,
+            comparator: block::Comparator::BYTEWISE,
             filter_key: whole_key,
             key_info: no_key_info,
             prefix_extractor: None,
@@ -95,7 +93,7 @@ impl TableOptions {
     /// Options for tables of internal keys (what the database writes).
     pub fn for_internal_keys() -> TableOptions {
         TableOptions {
-            comparator: crate::key::compare_internal,
+            comparator: block::Comparator::Internal(crate::comparator::KeyOrder::Bytewise),
             filter_key: crate::key::user_key,
             key_info: |k| match crate::key::ParsedKey::parse(k) {
                 Some(p) => (
@@ -389,6 +387,37 @@ mod tests {
         assert!((0..200).all(|p| t
             .may_contain_prefix("fixed:4", hash(&format!("p{p:03}")))
             .unwrap()));
+    }
+
+    /// A table records its key order; a reader of another order refuses it by name, and a
+    /// reader of the same order reads it.
+    #[test]
+    fn a_table_of_another_order_is_refused_naming_both() {
+        use crate::comparator::KeyOrder;
+        use block::Comparator;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sst");
+        let mut model = random_model(&mut Rng::new(3), 50);
+        model.reverse();
+        let reverse = TableOptions {
+            comparator: Comparator::Plain(KeyOrder::Reverse),
+            ..TableOptions::default()
+        };
+        write_table(&path, &model, reverse.clone());
+        let err = open_table(&path, TableOptions::default(), Caching::None)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
+        let msg = err.to_string();
+        for part in [
+            "t.sst",
+            "rocksdb.ReverseBytewiseComparator",
+            "leveldb.BytewiseComparator",
+        ] {
+            assert!(msg.contains(part), "{msg} lacks {part}");
+        }
+        let table = open_table(&path, reverse, Caching::None).unwrap();
+        assert_eq!(table.verify().unwrap(), model.len() as u64);
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct TableProperties {
     pub range_deletions: u64,
     /// The name of the prefix extractor whose prefixes the filter holds; empty without one.
     pub prefix_extractor: String,
+    /// The name of the user key order (`strata.comparator`); empty in tables written before
+    /// it was recorded, which are all bytewise.
+    pub comparator: String,
 }
 
 /// The property naming the prefix extractor.
@@ -99,6 +102,9 @@ impl TableProperties {
         if !self.prefix_extractor.is_empty() {
             entries.push((PREFIX_EXTRACTOR, self.prefix_extractor.clone().into_bytes()));
         }
+        if !self.comparator.is_empty() {
+            entries.push(("strata.comparator", self.comparator.clone().into_bytes()));
+        }
         entries.sort();
         for (name, value) in entries {
             b.add(name.as_bytes(), &value);
@@ -109,7 +115,7 @@ impl TableProperties {
     /// Decodes a properties block; the error says what is wrong.
     pub fn decode(data: Vec<u8>) -> Result<TableProperties, String> {
         let block = std::sync::Arc::new(Block::new(data)?);
-        let mut it = BlockIter::new(block, |a, b| a.cmp(b));
+        let mut it = BlockIter::new(block, crate::table::block::Comparator::BYTEWISE);
         let mut p = TableProperties::default();
         it.seek_to_first();
         while it.valid() {
@@ -118,6 +124,8 @@ impl TableProperties {
                 p.compression = String::from_utf8_lossy(it.value()).into_owned();
             } else if name == PREFIX_EXTRACTOR {
                 p.prefix_extractor = String::from_utf8_lossy(it.value()).into_owned();
+            } else if name == "strata.comparator" {
+                p.comparator = String::from_utf8_lossy(it.value()).into_owned();
             } else if let Some(slot) = p.number(&name) {
                 let mut v = it.value();
                 *slot = get_varint64(&mut v).ok_or_else(|| format!("bad value of {name}"))?;
@@ -152,6 +160,7 @@ mod tests {
             filter_bytes: 64,
             range_deletions: 7,
             prefix_extractor: String::new(),
+            comparator: "rocksdb.ReverseBytewiseComparator".into(),
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
         let with_prefix = TableProperties {

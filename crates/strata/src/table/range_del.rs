@@ -25,9 +25,10 @@
 
 use std::sync::Arc;
 
-use crate::key::{append_internal_key, compare_internal, ParsedKey};
+use crate::comparator::KeyOrder;
+use crate::key::{append_internal_key, ParsedKey};
 use crate::range_del::{FragmentedList, Tombstone, RANGE_DELETION_KIND};
-use crate::table::block::{Block, BlockBuilder, BlockIter};
+use crate::table::block::{Block, BlockBuilder, BlockIter, Comparator};
 
 /// The block's name in the meta-index.
 pub const META_NAME: &[u8] = b"strata.range_del";
@@ -35,13 +36,14 @@ pub const META_NAME: &[u8] = b"strata.range_del";
 /// Restart interval of the block: tombstones of one fragment share their begin key.
 const RESTART_INTERVAL: usize = 16;
 
-/// Sorts `tombstones` into block order and drops repeats. Empty ranges must be gone already.
-pub fn sort_for_block(tombstones: &mut Vec<Tombstone>) {
+/// Sorts `tombstones` into block order (user keys in `order`) and drops repeats. Empty
+/// ranges must be gone already.
+pub fn sort_for_block(tombstones: &mut Vec<Tombstone>, order: &KeyOrder) {
     tombstones.sort_unstable_by(|a, b| {
-        a.begin
-            .cmp(&b.begin)
+        order
+            .compare(&a.begin, &b.begin)
             .then(b.seq.cmp(&a.seq))
-            .then(a.end.cmp(&b.end))
+            .then(order.compare(&a.end, &b.end))
     });
     tombstones.dedup();
 }
@@ -51,7 +53,10 @@ pub fn encode(tombstones: &[Tombstone]) -> Vec<u8> {
     let mut b = BlockBuilder::new(RESTART_INTERVAL);
     let mut key = Vec::new();
     for t in tombstones {
-        debug_assert!(!t.is_empty());
+        debug_assert!(
+            t.begin != t.end,
+            "the builder drops ranges empty in its order"
+        );
         key.clear();
         append_internal_key(&mut key, &t.begin, t.seq, RANGE_DELETION_KIND);
         b.add(&key, &t.end);
@@ -59,11 +64,12 @@ pub fn encode(tombstones: &[Tombstone]) -> Vec<u8> {
     b.finish().to_vec()
 }
 
-/// Decodes block contents into the tombstones they hold; the error says what is wrong (the
-/// caller names the file and the block).
-pub fn decode(data: Vec<u8>) -> Result<Vec<Tombstone>, String> {
+/// Decodes block contents into the tombstones they hold, user keys in `order`; the error
+/// says what is wrong (the caller names the file and the block).
+pub fn decode(data: Vec<u8>, order: &KeyOrder) -> Result<Vec<Tombstone>, String> {
     let block = Block::new(data)?;
-    let mut it = BlockIter::new(Arc::new(block), compare_internal);
+    let cmp = Comparator::Internal(order.clone());
+    let mut it = BlockIter::new(Arc::new(block), cmp.clone());
     it.seek_to_first();
     let mut out = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
@@ -79,14 +85,14 @@ pub fn decode(data: Vec<u8>) -> Result<Vec<Tombstone>, String> {
             ));
         }
         let end = it.value();
-        if p.user_key >= end {
+        if order.le(end, p.user_key) {
             return Err(format!(
                 "entry {n}: empty range {}-{}",
                 crate::util::printable(p.user_key),
                 crate::util::printable(end)
             ));
         }
-        if n > 0 && compare_internal(&prev, key).is_gt() {
+        if n > 0 && cmp.compare(&prev, key).is_gt() {
             return Err(format!("entry {n}: keys out of order"));
         }
         prev.clear();
@@ -101,9 +107,12 @@ pub fn decode(data: Vec<u8>) -> Result<Vec<Tombstone>, String> {
 }
 
 /// Decodes block contents and fragments them; also returns the number of entries.
-pub fn decode_fragmented(data: Vec<u8>) -> Result<(FragmentedList, u64), String> {
-    let tombstones = decode(data)?;
-    Ok((FragmentedList::new(&tombstones), tombstones.len() as u64))
+pub fn decode_fragmented(data: Vec<u8>, order: &KeyOrder) -> Result<(FragmentedList, u64), String> {
+    let tombstones = decode(data, order)?;
+    Ok((
+        FragmentedList::new_in(order, &tombstones),
+        tombstones.len() as u64,
+    ))
 }
 
 #[cfg(test)]
@@ -195,7 +204,7 @@ mod tests {
                 format!("{want:?}")
             );
             let mut distinct = ts[..n].to_vec();
-            sort_for_block(&mut distinct);
+            sort_for_block(&mut distinct, &KeyOrder::Bytewise);
             assert_eq!(props.range_deletions, distinct.len() as u64);
             assert_eq!(table.properties().range_deletions, distinct.len() as u64);
             assert_eq!(table.properties().entries, points);
@@ -264,7 +273,7 @@ mod tests {
                 largest = k;
             }
             let (lo, hi) = b.range_tombstone_bounds().unwrap();
-            widen_bounds(&mut smallest, &mut largest, (&lo, &hi));
+            widen_bounds(&KeyOrder::Bytewise, &mut smallest, &mut largest, (&lo, &hi));
             b.finish().unwrap();
             let table =
                 open_table(&path, TableOptions::for_internal_keys(), Caching::None).unwrap();
@@ -362,7 +371,7 @@ mod tests {
         let footer = Footer::decode(&bytes[bytes.len() - FOOTER_LEN..]).unwrap();
         let m = footer.metaindex;
         let meta = Block::new(bytes[m.offset as usize..][..m.size as usize].to_vec()).unwrap();
-        let mut it = BlockIter::new(Arc::new(meta), |a, b| a.cmp(b));
+        let mut it = BlockIter::new(Arc::new(meta), Comparator::BYTEWISE);
         it.seek(META_NAME);
         assert_eq!(it.key(), META_NAME);
         BlockHandle::decode_from(&mut it.value()).unwrap()
@@ -444,11 +453,11 @@ mod tests {
             ),
         ];
         for (data, want) in cases {
-            let err = decode(data).unwrap_err();
+            let err = decode(data, &KeyOrder::Bytewise).unwrap_err();
             assert!(err.contains(want), "{err:?} lacks {want:?}");
         }
-        assert!(decode(vec![1, 2, 3]).is_err());
-        assert_eq!(decode(block(&[])).unwrap(), Vec::new());
+        assert!(decode(vec![1, 2, 3], &KeyOrder::Bytewise).is_err());
+        assert_eq!(decode(block(&[]), &KeyOrder::Bytewise).unwrap(), Vec::new());
     }
 
     /// The properties' count of range deletions must match the block.

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::range_del::FragmentedList;
-use crate::table::block::{Block, BlockIter};
+use crate::table::block::{Block, BlockIter, Comparator};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::table::properties::TableProperties;
@@ -176,7 +176,7 @@ impl Table {
         let mut filter_handle = None;
         let mut props_handle = None;
         let mut range_del_handle = None;
-        let mut it = BlockIter::new(meta, |a, b| a.cmp(b));
+        let mut it = BlockIter::new(meta, Comparator::BYTEWISE);
         it.seek_to_first();
         while it.valid() {
             let mut v = it.value();
@@ -209,12 +209,29 @@ impl Table {
         })?;
         let properties = TableProperties::decode(read_block(file.as_ref(), path, props_handle)?)
             .map_err(|why| Error::corruption(path, props_handle.offset, why))?;
+        // A table records its key order's name; one without it predates user orders and is
+        // bytewise. Reading it in another order would find nothing where it should.
+        let written_in = match properties.comparator.as_str() {
+            "" => crate::comparator::BYTEWISE_NAME,
+            name => name,
+        };
+        if written_in != options.comparator.order().name() {
+            return Err(Error::corruption(
+                path,
+                props_handle.offset,
+                format!(
+                    "the table orders keys by comparator {written_in:?}, its reader by {:?}",
+                    options.comparator.order().name()
+                ),
+            ));
+        }
         let range_tombstones = Arc::new(read_range_tombstones(
             file.as_ref(),
             path,
             range_del_handle,
             &properties,
             footer.metaindex.offset,
+            options.comparator.order(),
         )?);
         let (index, filter) = match &cache {
             Some(c) if cache_index_and_filter => {
@@ -430,8 +447,11 @@ impl Table {
         // Key buffers reused across lookups of this thread: taken out and put back, so a
         // reentrant call (from `f`) allocates instead of failing.
         let (index_buf, data_buf) = GET_BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        let mut index =
-            BlockIter::with_buffer(self.index_block()?, self.options.comparator, index_buf);
+        let mut index = BlockIter::with_buffer(
+            self.index_block()?,
+            self.options.comparator.clone(),
+            index_buf,
+        );
         index.seek(target);
         let result = if !index.valid() {
             match index.corrupt() {
@@ -460,8 +480,11 @@ impl Table {
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<(Option<R>, Vec<u8>)> {
         let handle = self.handle_from_index(index)?;
-        let mut data =
-            BlockIter::with_buffer(self.data_block(handle)?, self.options.comparator, data_buf);
+        let mut data = BlockIter::with_buffer(
+            self.data_block(handle)?,
+            self.options.comparator.clone(),
+            data_buf,
+        );
         data.seek(target);
         if let Some(why) = data.corrupt() {
             return Err(Error::corruption(&self.path, handle.offset, why));
@@ -477,7 +500,7 @@ impl Table {
             Err(e) => (Arc::new(Block::empty()), Some(e)),
         };
         TableIterator {
-            index: BlockIter::new(index, self.options.comparator),
+            index: BlockIter::new(index, self.options.comparator.clone()),
             table: self.clone(),
             data: None,
             data_offset: 0,
@@ -492,7 +515,7 @@ impl Table {
         let mut n = 0;
         let mut last: Vec<u8> = Vec::new();
         while it.valid() {
-            if n > 0 && (self.options.comparator)(&last, it.key()).is_ge() {
+            if n > 0 && self.options.comparator.compare(&last, it.key()).is_ge() {
                 return Err(Error::corruption(
                     &self.path,
                     it.data_offset,
@@ -527,6 +550,7 @@ fn read_range_tombstones(
     handle: Option<BlockHandle>,
     properties: &TableProperties,
     metaindex_at: u64,
+    order: &crate::comparator::KeyOrder,
 ) -> Result<FragmentedList> {
     let in_block = |reason: String| format!("range-deletion block: {reason}");
     let Some(h) = handle else {
@@ -555,7 +579,7 @@ fn read_range_tombstones(
         },
         other => other,
     })?;
-    let (list, count) = range_del::decode_fragmented(data)
+    let (list, count) = range_del::decode_fragmented(data, order)
         .map_err(|why| Error::corruption(path, h.offset, in_block(why)))?;
     if count != properties.range_deletions {
         return Err(Error::corruption(
@@ -618,7 +642,7 @@ impl TableIterator {
         match loaded {
             Ok((h, block)) => {
                 self.data_offset = h.offset;
-                self.data = Some(BlockIter::new(block, self.table.options.comparator));
+                self.data = Some(BlockIter::new(block, self.table.options.comparator.clone()));
             }
             Err(e) => self.fail(e),
         }

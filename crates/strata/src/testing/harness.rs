@@ -18,13 +18,12 @@
 //! database iterators). A failure names the constructor, the data set and the operations that
 //! led to it.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
+use crate::comparator::KeyOrder;
 use crate::iterator::InternalIterator;
 use crate::key::{
-    append_internal_key, compare_internal, user_key, ParsedKey, ValueKind, KIND_FOR_SEEK,
-    MAX_SEQUENCE,
+    append_internal_key, user_key, ParsedKey, ValueKind, KIND_FOR_SEEK, MAX_SEQUENCE,
 };
 use crate::table::block::Comparator;
 use crate::util::{printable, Rng};
@@ -87,14 +86,6 @@ pub(crate) enum Keys {
     Internal,
 }
 
-fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
-    a.cmp(b)
-}
-
-fn reverse_bytewise(a: &[u8], b: &[u8]) -> Ordering {
-    b.cmp(a)
-}
-
 impl Keys {
     /// Every order, for structures that take a comparator.
     pub(crate) const ALL: [Keys; 3] = [Keys::Bytewise, Keys::ReverseBytewise, Keys::Internal];
@@ -102,9 +93,9 @@ impl Keys {
     /// The order as a comparator.
     pub(crate) fn comparator(self) -> Comparator {
         match self {
-            Keys::Bytewise => bytewise,
-            Keys::ReverseBytewise => reverse_bytewise,
-            Keys::Internal => compare_internal,
+            Keys::Bytewise => Comparator::Plain(KeyOrder::Bytewise),
+            Keys::ReverseBytewise => Comparator::Plain(KeyOrder::Reverse),
+            Keys::Internal => Comparator::Internal(KeyOrder::Bytewise),
         }
     }
 
@@ -225,7 +216,7 @@ pub(crate) fn random_entries(rng: &mut Rng, keys: Keys, n: usize) -> Vec<Entry> 
         entries.push((key, random_value(rng)));
     }
     let cmp = keys.comparator();
-    entries.sort_by(|a, b| cmp(&a.0, &b.0));
+    entries.sort_by(|a, b| cmp.compare(&a.0, &b.0));
     entries
 }
 
@@ -332,12 +323,16 @@ impl Checker<'_, '_> {
             }
             Op::Seek(t) => {
                 c.seek(t);
-                let i = self.entries.partition_point(|(k, _)| cmp(k, t).is_lt());
+                let i = self
+                    .entries
+                    .partition_point(|(k, _)| cmp.compare(k, t).is_lt());
                 (i < n).then_some(i)
             }
             Op::SeekForPrev(t) => {
                 c.seek_for_prev(t);
-                let i = self.entries.partition_point(|(k, _)| cmp(k, t).is_le());
+                let i = self
+                    .entries
+                    .partition_point(|(k, _)| cmp.compare(k, t).is_le());
                 i.checked_sub(1)
             }
             Op::Next => {

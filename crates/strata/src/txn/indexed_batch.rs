@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::column_family::ColumnFamily;
+use crate::comparator::KeyOrder;
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::key::ValueKind;
@@ -222,19 +223,30 @@ impl IndexedBatch {
         self.index.get(&(cf_id, key.to_vec()))
     }
 
-    /// The batch's entries of family `cf_id` with keys in `[lower, upper)`, in key order.
+    /// The batch's entries of family `cf_id` with keys in `[lower, upper)` of `order`, in
+    /// that order. (The index is bytewise; a family of another order gets its entries
+    /// filtered and sorted here.)
     pub(crate) fn entries_in(
         &self,
         cf_id: u32,
         lower: Option<&[u8]>,
         upper: Option<&[u8]>,
+        order: &KeyOrder,
     ) -> Vec<(Vec<u8>, Pending)> {
-        let start = (cf_id, lower.unwrap_or_default().to_vec());
-        self.index
-            .range(start..)
-            .take_while(|((id, k), _)| *id == cf_id && upper.is_none_or(|u| k.as_slice() < u))
+        let of_family = self
+            .index
+            .range((cf_id, Vec::new())..)
+            .take_while(|((id, _), _)| *id == cf_id);
+        let mut entries: Vec<(Vec<u8>, Pending)> = of_family
+            .filter(|((_, k), _)| {
+                lower.is_none_or(|l| !order.lt(k, l)) && upper.is_none_or(|u| order.lt(k, u))
+            })
             .map(|((_, k), p)| (k.clone(), p.clone()))
-            .collect()
+            .collect();
+        if !order.is_bytewise() {
+            entries.sort_by(|a, b| order.compare(&a.0, &b.0));
+        }
+        entries
     }
 
     /// The value of `key` in family `cf` as the batch leaves it over `db` read with
@@ -402,14 +414,17 @@ mod tests {
             Some(&Pending::Value(b"default".to_vec()))
         );
         assert_eq!(b.pending(3, b"k"), Some(&Pending::Value(b"three".to_vec())));
-        let keys: Vec<Vec<u8>> = b
-            .entries_in(3, None, None)
-            .into_iter()
-            .map(|e| e.0)
-            .collect();
-        assert_eq!(keys, vec![b"j".to_vec(), b"k".to_vec()]);
-        assert!(b.entries_in(3, Some(b"k"), None).len() == 1);
-        assert!(b.entries_in(3, None, Some(b"k")).len() == 1);
-        assert!(b.entries_in(1, None, None).is_empty());
+        let bytewise = KeyOrder::Bytewise;
+        let keys = |order: &KeyOrder| -> Vec<Vec<u8>> {
+            b.entries_in(3, None, None, order)
+                .into_iter()
+                .map(|e| e.0)
+                .collect()
+        };
+        assert_eq!(keys(&bytewise), vec![b"j".to_vec(), b"k".to_vec()]);
+        assert_eq!(keys(&KeyOrder::Reverse), vec![b"k".to_vec(), b"j".to_vec()]);
+        assert_eq!(b.entries_in(3, Some(b"k"), None, &bytewise).len(), 1);
+        assert_eq!(b.entries_in(3, None, Some(b"k"), &bytewise).len(), 1);
+        assert!(b.entries_in(1, None, None, &bytewise).is_empty());
     }
 }

@@ -2,7 +2,8 @@
 //! BaseDeltaIterator): what a transaction's iterator shows.
 //!
 //! Invariants:
-//! - `delta` is the batch's entries of one family within the bounds, in key order, copied
+//! - `delta` is the batch's entries of one family within the bounds, in the family's key
+//!   order (`order`, which the database cursor follows too), copied
 //!   when the cursor was made (later writes of the transaction are not seen by it).
 //! - When positioned, `current` is the smallest (forward) or largest (backward) key of the
 //!   two sources whose resolved value exists: a delta entry hides the base's version of the
@@ -12,6 +13,7 @@
 
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::db::DbIterator;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
@@ -41,6 +43,8 @@ pub struct TxnIterator {
     value: Vec<u8>,
     merge_operator: Option<Arc<dyn MergeOperator>>,
     family: Arc<str>,
+    /// The family's user key order: both sources are in it.
+    order: KeyOrder,
     error: Option<Error>,
 }
 
@@ -50,6 +54,7 @@ impl TxnIterator {
         delta: Vec<(Vec<u8>, Pending)>,
         merge_operator: Option<Arc<dyn MergeOperator>>,
         family: Arc<str>,
+        order: KeyOrder,
     ) -> TxnIterator {
         TxnIterator {
             base,
@@ -61,6 +66,7 @@ impl TxnIterator {
             value: Vec::new(),
             merge_operator,
             family,
+            order,
             error: None,
         }
     }
@@ -103,14 +109,18 @@ impl TxnIterator {
     /// Positions at the first key at or after `target`.
     pub fn seek(&mut self, target: &[u8]) {
         self.base.seek(target);
-        self.pos = self.delta.partition_point(|(k, _)| k.as_slice() < target);
+        self.pos = self
+            .delta
+            .partition_point(|(k, _)| self.order.lt(k, target));
         self.settle_forward();
     }
 
     /// Positions at the last key at or before `target`.
     pub fn seek_for_prev(&mut self, target: &[u8]) {
         self.base.seek_for_prev(target);
-        self.pos = self.delta.partition_point(|(k, _)| k.as_slice() <= target);
+        self.pos = self
+            .delta
+            .partition_point(|(k, _)| self.order.le(k, target));
         self.settle_backward();
     }
 
@@ -144,7 +154,9 @@ impl TxnIterator {
             if self.base.valid() && self.base.key() == current.as_slice() {
                 self.base.next();
             }
-            self.pos = self.delta.partition_point(|(k, _)| *k <= current);
+            self.pos = self
+                .delta
+                .partition_point(|(k, _)| self.order.le(k, &current));
         }
         self.settle_forward();
     }
@@ -165,7 +177,9 @@ impl TxnIterator {
             if self.base.valid() && self.base.key() == current.as_slice() {
                 self.base.prev();
             }
-            self.pos = self.delta.partition_point(|(k, _)| *k < current);
+            self.pos = self
+                .delta
+                .partition_point(|(k, _)| self.order.lt(k, &current));
         }
         self.settle_backward();
     }
@@ -232,7 +246,7 @@ impl TxnIterator {
                 (false, None) => return,
                 (true, None) => std::cmp::Ordering::Less,
                 (false, Some(_)) => std::cmp::Ordering::Greater,
-                (true, Some(d)) => self.base.key().cmp(d),
+                (true, Some(d)) => self.order.compare(self.base.key(), d),
             };
             match order {
                 std::cmp::Ordering::Less => {
@@ -272,7 +286,7 @@ impl TxnIterator {
                 (false, None) => return,
                 (true, None) => std::cmp::Ordering::Greater,
                 (false, Some(_)) => std::cmp::Ordering::Less,
-                (true, Some(d)) => self.base.key().cmp(d),
+                (true, Some(d)) => self.order.compare(self.base.key(), d),
             };
             match order {
                 std::cmp::Ordering::Greater => {

@@ -13,7 +13,8 @@
 //!                       | smallest: length-prefixed internal key | largest: same
 //!                       | smallest seq: varint64 | largest seq: varint64
 //!                       | entries: varint64 | deletions: varint64
-//!   6 comparator        length-prefixed name
+//!   6 comparator        length-prefixed name of the user key order of family
+//!                       `column family` (see below)
 //!   7 column family     varint32   the family the edit's files and log number belong to
 //!                                  (absent: 0, the default family)
 //!   8 add family        length-prefixed name: the edit creates family `column family`
@@ -32,6 +33,13 @@
 //! A family without tag 11 was written by a build that had no prefix extractors: its
 //! extractor is unknown until an open records one. Once recorded it never changes (an open
 //! with another is refused, see `db/open.rs`).
+//! The comparator (tag 6) is the name of the family's user key order
+//! ([`crate::Comparator::name`]). It is written in the edit that creates a family and, in
+//! every manifest, in the first edit of each family (the one holding its whole state); the
+//! last one read for a family is its order. Manifests written before families had their own
+//! order carry [`LEGACY_COMPARATOR_NAME`] in the default family's first edit and none for
+//! other families: both mean bytewise (`leveldb.BytewiseComparator`). The first edit of a
+//! manifest always carries one.
 //!
 //! The log number of an edit is its family's: WALs below it hold nothing of that family that
 //! is not in its tables. A WAL is needed while any family's log number is at or below it.
@@ -65,8 +73,17 @@ pub const DEFAULT_FAMILY_ID: u32 = 0;
 /// The name of the default column family.
 pub const DEFAULT_FAMILY_NAME: &str = "default";
 
-/// The name of the key order every Strata table uses.
-pub const COMPARATOR_NAME: &str = "strata.internal-bytewise";
+/// The comparator name manifests carried before column families had their own key order:
+/// it means bytewise. Read, never written.
+pub const LEGACY_COMPARATOR_NAME: &str = "strata.internal-bytewise";
+
+/// The user key order a recorded comparator name means: the legacy name is bytewise.
+pub fn user_comparator_name(recorded: &str) -> &str {
+    match recorded {
+        LEGACY_COMPARATOR_NAME => crate::comparator::BYTEWISE_NAME,
+        name => name,
+    }
+}
 
 /// What the manifest knows of one table file.
 #[derive(Clone, PartialEq, Eq)]
@@ -108,7 +125,7 @@ impl fmt::Debug for FileMeta {
 /// A change to the set of files, plus the counters recorded with it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VersionEdit {
-    /// The key order's name (written in the first edit of a manifest).
+    /// The name of the family's user key order (see the module notes).
     pub comparator: Option<String>,
     /// The column family the files and the log number belong to.
     pub column_family: u32,
@@ -421,7 +438,7 @@ mod tests {
         };
         assert_eq!(format!("{f:?}"), "000012:[a#1,PUT-f#9,DEL]");
         let e = VersionEdit {
-            comparator: Some(COMPARATOR_NAME.into()),
+            comparator: Some(crate::comparator::REVERSE_BYTEWISE_NAME.into()),
             column_family: 3,
             add_column_family: Some("index".into()),
             drop_column_family: true,

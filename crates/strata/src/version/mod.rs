@@ -8,7 +8,11 @@
 //! by an atomic rename.
 //!
 //! Invariants: L0 files are ordered newest first (by largest sequence number, then file
-//! number) and may overlap; in levels 1 and up files are sorted by key and do not overlap.
+//! number) and may overlap; in levels 1 and up files are sorted by key (in the family's user
+//! key order) and do not overlap. Each family's comparator name is in the manifest (see
+//! `edit`); the version set learns the order itself from the database when it opens
+//! ([`VersionSet::recover`]), which refuses a family opened with another comparator before
+//! anything is written.
 //! Each open writes a fresh manifest holding one edit with the whole current state, so a
 //! manifest never grows past one session's edits.
 
@@ -19,13 +23,16 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::error::{Error, Result};
 use crate::filename::{manifest_name, manifest_path, parse_file_name, FileKind, CURRENT};
 use crate::fs::{CountedFile, FileSystem, IoClass, IoStats, ReadOnlyFile};
-use crate::key::{compare_internal, user_key};
+use crate::key::user_key;
 use crate::log::{LogReader, LogWriter, ReadError};
 
-pub use edit::{FileMeta, VersionEdit, COMPARATOR_NAME, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
+pub use edit::{
+    user_comparator_name, FileMeta, VersionEdit, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
+};
 
 /// Levels of the tree.
 pub const NUM_LEVELS: usize = 7;
@@ -35,12 +42,15 @@ pub const NUM_LEVELS: usize = 7;
 pub struct Version {
     /// Files per level; L0 newest first, other levels sorted by smallest key.
     pub levels: Vec<Vec<Arc<FileMeta>>>,
+    /// The family's user key order.
+    pub order: KeyOrder,
 }
 
 impl Default for Version {
     fn default() -> Self {
         Version {
             levels: vec![Vec::new(); NUM_LEVELS],
+            order: KeyOrder::Bytewise,
         }
     }
 }
@@ -75,10 +85,21 @@ impl Version {
                 .cmp(&a.largest_seq)
                 .then(b.number.cmp(&a.number))
         });
+        let order = self.order.clone();
         for files in levels.iter_mut().skip(1) {
-            files.sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
+            files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
         }
-        Ok(Version { levels })
+        Ok(Version { levels, order })
+    }
+
+    /// This version with user keys in `order`: its levels sorted again in it.
+    pub fn with_order(&self, order: KeyOrder) -> Version {
+        let empty = Version {
+            levels: self.levels.clone(),
+            order,
+        };
+        // Applying an empty edit only sorts.
+        empty.apply(&VersionEdit::default()).unwrap_or(empty)
     }
 
     /// Checks the invariants: levels 1 and up sorted by key with no two files sharing a
@@ -86,7 +107,7 @@ impl Version {
     pub fn check(&self) -> std::result::Result<(), String> {
         for (level, files) in self.levels.iter().enumerate() {
             for f in files {
-                if compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
+                if self.order.compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
                     return Err(format!("L{level} {f:?}: smallest key above largest"));
                 }
             }
@@ -94,7 +115,8 @@ impl Version {
                 continue;
             }
             for w in files.windows(2) {
-                if !crate::range_del::ends_before(&w[0].largest, user_key(&w[1].smallest)) {
+                let (largest, next) = (&w[0].largest, user_key(&w[1].smallest));
+                if !crate::range_del::ends_before(&self.order, largest, next) {
                     return Err(format!("L{level}: {:?} overlaps {:?}", w[0], w[1]));
                 }
             }
@@ -117,13 +139,18 @@ impl Version {
     pub fn files_for_key<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<FileMeta>> {
         // A largest key at a range deletion's end sentinel does not hold that user key: the
         // next file of the level may start there, and it is the one to read.
+        let order = &self.order;
         let covers = move |f: &&Arc<FileMeta>| {
-            user_key(&f.smallest) <= key && !crate::range_del::ends_before(&f.largest, key)
+            order.le(user_key(&f.smallest), key)
+                && !crate::range_del::ends_before(order, &f.largest, key)
         };
         let l0 = self.levels[0].iter().filter(covers);
         let deeper = self.levels[1..].iter().filter_map(move |files| {
-            let i = files.partition_point(|f| crate::range_del::ends_before(&f.largest, key));
-            files.get(i).filter(|f| user_key(&f.smallest) <= key)
+            let i =
+                files.partition_point(|f| crate::range_del::ends_before(order, &f.largest, key));
+            files
+                .get(i)
+                .filter(|f| order.le(user_key(&f.smallest), key))
         });
         l0.chain(deeper)
     }
@@ -147,6 +174,8 @@ impl Version {
 pub struct FamilyState {
     /// The family's name.
     pub name: String,
+    /// The name of its user key order, as the manifest records it.
+    pub comparator: String,
     /// Its current version.
     pub current: Arc<Version>,
     /// WALs below this number hold nothing of the family that is not in its tables.
@@ -177,44 +206,14 @@ pub struct VersionSet {
 impl VersionSet {
     /// Creates the manifest of a new (or manifest-less) database, whose files numbered below
     /// `next_file_number` may already exist (WALs of an older format). It holds the default
-    /// column family only.
-    #[cfg(test)]
+    /// column family only, whose keys are in `order`, a TTL family of `ttl` seconds if given
+    /// (tag 12).
     pub fn create(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         next_file_number: u64,
         io: Arc<IoStats>,
-    ) -> Result<VersionSet> {
-        VersionSet::create_with_default_ttl(fs, dir, next_file_number, io, None)
-    }
-
-    /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found.
-    #[cfg(test)]
-    pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path, io: Arc<IoStats>) -> Result<VersionSet> {
-        VersionSet::recover_checked(fs, dir, io, |_| Ok(()))
-    }
-
-    /// Reads `CURRENT` and its manifest, runs `check` on the families found (its error
-    /// leaves the directory as it was), then starts a fresh manifest with the state found.
-    pub fn recover_checked(
-        fs: Arc<dyn FileSystem>,
-        dir: &Path,
-        io: Arc<IoStats>,
-        check: impl FnOnce(&BTreeMap<u32, FamilyState>) -> Result<()>,
-    ) -> Result<VersionSet> {
-        let (_, state) = read_current_state(fs.as_ref(), dir)?;
-        check(&state.families)?;
-        VersionSet::start(fs, dir, io, state)
-    }
-
-    /// Creates the manifest of a new (or manifest-less) database, whose files numbered below
-    /// `next_file_number` may already exist (WALs of an older format). It holds the default
-    /// column family only, a TTL family of `ttl` seconds if given (tag 12).
-    pub fn create_with_default_ttl(
-        fs: Arc<dyn FileSystem>,
-        dir: &Path,
-        next_file_number: u64,
-        io: Arc<IoStats>,
+        order: &KeyOrder,
         ttl: Option<u64>,
     ) -> Result<VersionSet> {
         let mut state = State {
@@ -222,19 +221,52 @@ impl VersionSet {
             ..State::empty()
         };
         if let Some(default) = state.families.get_mut(&edit::DEFAULT_FAMILY_ID) {
+            default.comparator = order.name().to_string();
+            default.current = Arc::new(default.current.with_order(order.clone()));
             default.ttl = ttl;
         }
         VersionSet::start(fs, dir, io, state)
     }
 
+    /// Reads `CURRENT` and its manifest, then starts a fresh manifest with the state found,
+    /// each family in the key order `order_of` returns for it.
+    #[cfg(test)]
+    pub fn recover(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+        order_of: impl Fn(&FamilyState) -> Result<KeyOrder>,
+    ) -> Result<VersionSet> {
+        VersionSet::recover_checked(fs, dir, io, order_of, |_| Ok(()))
+    }
+
+    /// Reads `CURRENT` and its manifest, runs `check` on the families found and gives each
+    /// the key order `order_of` returns for it (an error from either, such as a comparator,
+    /// ttl or prefix extractor other than the family was created with, leaves the directory
+    /// as it was), then starts a fresh manifest with the state found.
+    pub fn recover_checked(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+        order_of: impl Fn(&FamilyState) -> Result<KeyOrder>,
+        check: impl FnOnce(&BTreeMap<u32, FamilyState>) -> Result<()>,
+    ) -> Result<VersionSet> {
+        let (_, mut state) = read_current_state(fs.as_ref(), dir)?;
+        check(&state.families)?;
+        state.set_orders(order_of)?;
+        VersionSet::start(fs, dir, io, state)
+    }
+
     /// Reads `CURRENT` and its manifest and writes nothing: the version set of a database
-    /// opened read-only, whose every edit fails.
+    /// opened read-only, whose every edit fails. Key orders as for [`VersionSet::recover`].
     pub fn open_read_only(
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         io: Arc<IoStats>,
+        order_of: impl Fn(&FamilyState) -> Result<KeyOrder>,
     ) -> Result<VersionSet> {
-        let (number, state) = read_current_state(fs.as_ref(), dir)?;
+        let (number, mut state) = read_current_state(fs.as_ref(), dir)?;
+        state.set_orders(order_of)?;
         let refuse = ReadOnlyFile::new(manifest_path(dir, number));
         let manifest = LogWriter::new(Box::new(refuse));
         Ok(VersionSet::with_state(fs, io, dir, manifest, number, state))
@@ -329,14 +361,29 @@ impl VersionSet {
     /// the new version, which it returns (for a dropped family, its last version). Nothing is
     /// installed if the edit does not apply or the manifest write or sync fails; the next edit
     /// then starts a new manifest (see [`VersionSet::roll_over`]).
-    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+    pub fn log_and_apply(&mut self, edit: VersionEdit) -> Result<Arc<Version>> {
+        self.log_and_apply_with(edit, None)
+    }
+
+    /// Creates a column family whose keys are in `order`: [`VersionSet::log_and_apply`] of
+    /// `edit` (which adds the family) with the order's name recorded in it.
+    pub fn add_family(&mut self, mut edit: VersionEdit, order: KeyOrder) -> Result<Arc<Version>> {
+        edit.comparator = Some(order.name().to_string());
+        self.log_and_apply_with(edit, Some(order))
+    }
+
+    fn log_and_apply_with(
+        &mut self,
+        mut edit: VersionEdit,
+        new_order: Option<KeyOrder>,
+    ) -> Result<Arc<Version>> {
         if self.manifest_failed {
             self.roll_over()?;
         }
         let path = manifest_path(&self.dir, self.manifest_number);
         let mut next = self.state.clone();
         let version = next
-            .apply(&edit)
+            .apply(&edit, new_order)
             .map_err(|why| Error::corruption(&path, 0, format!("bad edit: {why}")))?;
         edit.next_file_number = Some(self.state.next_file_number);
         if edit.last_sequence.is_none() {
@@ -424,7 +471,7 @@ fn read_current_state(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State)> {
     let mut state = State::empty();
     for (at, edit) in read_edits(fs, &path)? {
         state
-            .apply(&edit)
+            .apply(&edit, None)
             .map_err(|why| Error::corruption(&path, at, why))?;
         if let Some(n) = edit.next_file_number {
             state.next_file_number = n;
@@ -442,9 +489,9 @@ fn read_current_state(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State)> {
     Ok((number, state))
 }
 
-/// Writes manifest `number` holding `state`, one edit per column family (the first also
-/// carries the comparator and the counters), and points CURRENT at it: the manifest is
-/// synced and its name made durable before CURRENT changes.
+/// Writes manifest `number` holding `state`, one edit per column family, each with the
+/// family's comparator (the first also carries the counters), and points CURRENT at it: the
+/// manifest is synced and its name made durable before CURRENT changes.
 fn write_manifest(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -461,8 +508,8 @@ fn write_manifest(
         edit.log_number = Some(family.log_number);
         edit.family_ttl = family.ttl;
         edit.prefix_extractor = family.prefix_extractor.clone();
+        edit.comparator = Some(family.comparator.clone());
         if id == edit::DEFAULT_FAMILY_ID {
-            edit.comparator = Some(COMPARATOR_NAME.to_string());
             edit.next_file_number = Some(state.next_file_number);
             edit.last_sequence = Some(state.last_sequence);
             edit.max_column_family = Some(state.max_column_family);
@@ -492,6 +539,7 @@ impl State {
     fn empty() -> State {
         let default = FamilyState {
             name: edit::DEFAULT_FAMILY_NAME.to_string(),
+            comparator: crate::comparator::BYTEWISE_NAME.to_string(),
             current: Arc::new(Version::default()),
             log_number: 0,
             ttl: None,
@@ -513,10 +561,24 @@ impl State {
             .unwrap_or(0)
     }
 
-    /// Applies the family part of `edit` (creation, drop, files, log number); returns the
-    /// family's new version. Fails if the edit names a family that does not exist, creates
-    /// one twice, or its files do not apply.
-    fn apply(&mut self, edit: &VersionEdit) -> std::result::Result<Arc<Version>, String> {
+    /// Gives each family the key order `order_of` returns for it.
+    fn set_orders(&mut self, order_of: impl Fn(&FamilyState) -> Result<KeyOrder>) -> Result<()> {
+        for family in self.families.values_mut() {
+            let order = order_of(family)?;
+            family.current = Arc::new(family.current.with_order(order));
+        }
+        Ok(())
+    }
+
+    /// Applies the family part of `edit` (creation, drop, comparator, files, log number);
+    /// returns the family's new version. A family it creates gets `new_order` (bytewise if
+    /// `None`: recovery sets the orders once the manifest is read). Fails if the edit names a
+    /// family that does not exist, creates one twice, or its files do not apply.
+    fn apply(
+        &mut self,
+        edit: &VersionEdit,
+        new_order: Option<KeyOrder>,
+    ) -> std::result::Result<Arc<Version>, String> {
         let id = edit.column_family;
         if let Some(max) = edit.max_column_family {
             self.max_column_family = self.max_column_family.max(max);
@@ -530,11 +592,13 @@ impl State {
                     "edit creates a second column family named {name:?}"
                 ));
             }
+            let order = new_order.unwrap_or_default();
             self.families.insert(
                 id,
                 FamilyState {
                     name: name.clone(),
-                    current: Arc::new(Version::default()),
+                    comparator: order.name().to_string(),
+                    current: Arc::new(Version::default().with_order(order)),
                     log_number: 0,
                     ttl: None,
                     prefix_extractor: None,
@@ -546,6 +610,9 @@ impl State {
             .families
             .get_mut(&id)
             .ok_or_else(|| format!("edit names column family {id}, which does not exist"))?;
+        if let Some(c) = &edit.comparator {
+            family.comparator = user_comparator_name(c).to_string();
+        }
         let version = Arc::new(family.current.apply(edit)?);
         family.current = version.clone();
         if edit.family_ttl.is_some() {
@@ -596,7 +663,7 @@ pub fn current_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, PathBuf
     Ok((number, path))
 }
 
-/// The edits of a manifest with the offset of each, checked for the comparator. A torn last
+/// The edits of a manifest with the offset of each, checked for a comparator. A torn last
 /// edit (its sync never returned, so it was never acknowledged) ends the list; any other bad
 /// record is a corruption error.
 pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionEdit)>> {
@@ -613,14 +680,7 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
             Err(ReadError::Io(e)) => return Err(e),
         };
         let edit = VersionEdit::decode(record).map_err(|why| Error::corruption(path, at, why))?;
-        if let Some(c) = &edit.comparator {
-            if c != COMPARATOR_NAME {
-                return Err(Error::InvalidArgument(format!(
-                    "the database orders keys by {c:?}, this build by {COMPARATOR_NAME:?}"
-                )));
-            }
-            saw_comparator = true;
-        }
+        saw_comparator |= edit.comparator.is_some();
         edits.push((at, edit));
     }
     if !saw_comparator {
@@ -774,12 +834,24 @@ mod tests {
         assert!(ran >= 10);
     }
 
+    fn bytewise(_: &FamilyState) -> Result<KeyOrder> {
+        Ok(KeyOrder::Bytewise)
+    }
+
     #[test]
     fn manifest_survives_reopen_and_starts_fresh() {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
         let io = Arc::new(IoStats::default());
-        let mut set = VersionSet::create(fs.clone(), dir.path(), 1, io.clone()).unwrap();
+        let mut set = VersionSet::create(
+            fs.clone(),
+            dir.path(),
+            1,
+            io.clone(),
+            &KeyOrder::Bytewise,
+            None,
+        )
+        .unwrap();
         let n = set.new_file_number();
         set.log_and_apply(VersionEdit {
             new_files: vec![(0, file(n, "a", "b", 5))],
@@ -790,7 +862,7 @@ mod tests {
         .unwrap();
         let first_manifest = set.manifest_number();
         drop(set);
-        let set = VersionSet::recover(fs.clone(), dir.path(), io.clone()).unwrap();
+        let set = VersionSet::recover(fs.clone(), dir.path(), io.clone(), bytewise).unwrap();
         assert_eq!(set.min_log_number(), 4);
         assert_eq!(set.last_sequence(), 5);
         assert_eq!(set.current().live_files(), [n].into_iter().collect());
@@ -798,12 +870,14 @@ mod tests {
 
         // A damaged CURRENT is a corruption error naming it.
         std::fs::write(dir.path().join(CURRENT), "MANIFEST-999999\n").unwrap();
-        let err = VersionSet::recover(fs.clone(), dir.path(), io.clone())
+        let err = VersionSet::recover(fs.clone(), dir.path(), io.clone(), bytewise)
             .err()
             .unwrap();
         assert!(err.to_string().contains("does not exist"), "{err}");
         std::fs::write(dir.path().join(CURRENT), "garbage").unwrap();
-        let err = VersionSet::recover(fs, dir.path(), io).err().unwrap();
+        let err = VersionSet::recover(fs, dir.path(), io, bytewise)
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("CURRENT"), "{err}");
     }
 }

@@ -1,0 +1,376 @@
+//! User key orders: the [`Comparator`] trait, the built-in orders, and [`KeyOrder`], the form
+//! in which the engine holds a column family's order.
+//!
+//! Invariants every comparator must keep (RocksDB's):
+//!
+//! - `compare` is a total order, and it is the same order for the life of the data: a
+//!   family's comparator name is recorded in the manifest and in each table, and opening the
+//!   family with a comparator of another name is refused.
+//! - Two keys compare `Equal` only if their bytes are equal. Equality stays byte equality
+//!   throughout the engine (bloom filters hash the bytes, a read stops at the first entry
+//!   whose bytes match), so an order that calls different byte strings equal would lose
+//!   entries.
+//! - `find_shortest_separator(start, limit)` leaves `start` with `old start <= start < limit`
+//!   when `old start < limit`; `find_short_successor(key)` leaves `key >= old key`. Both are
+//!   allowed to do nothing, which is always correct; tables use them to keep their index
+//!   small.
+//!
+//! The engine compares keys in its hottest loops (skiplist, block seeks, merging heap), so
+//! [`KeyOrder`] compares the built-in orders inline and only calls through the trait object
+//! for an order of the application's own.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// An order of user keys, as RocksDB's `Comparator`: set per column family with
+/// [`crate::Options::comparator`] / [`crate::CfOptions::comparator`].
+///
+/// Keys compare `Equal` only when their bytes are equal (see the module notes). The name
+/// identifies the order on disk: a database created with one comparator must be opened with
+/// one of the same name, and two comparators with one name must order keys the same way.
+/// The names of the built-in orders ([`BytewiseComparator`], [`ReverseBytewiseComparator`])
+/// are reserved for them.
+pub trait Comparator: Send + Sync {
+    /// The order's name, recorded in the manifest and in tables.
+    fn name(&self) -> &str;
+
+    /// Orders `a` and `b`.
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering;
+
+    /// If `start < limit`, may change `start` to a shorter key in `[start, limit)`. Tables
+    /// call it to make the separators of their index. Doing nothing is correct.
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        let _ = (start, limit);
+    }
+
+    /// May change `key` to a shorter key at or after it. Doing nothing is correct.
+    fn find_short_successor(&self, key: &mut Vec<u8>) {
+        let _ = key;
+    }
+}
+
+impl std::fmt::Debug for dyn Comparator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Comparator({:?})", self.name())
+    }
+}
+
+/// The name of the bytewise order, RocksDB's (and LevelDB's) default.
+pub const BYTEWISE_NAME: &str = "leveldb.BytewiseComparator";
+
+/// The name of the reverse bytewise order, RocksDB's.
+pub const REVERSE_BYTEWISE_NAME: &str = "rocksdb.ReverseBytewiseComparator";
+
+/// Keys ordered by their bytes, as unsigned integers, a shorter key before the longer keys
+/// it is a prefix of. The default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BytewiseComparator;
+
+/// Keys in the reverse of [`BytewiseComparator`]'s order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReverseBytewiseComparator;
+
+impl Comparator for BytewiseComparator {
+    fn name(&self) -> &str {
+        BYTEWISE_NAME
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        a.cmp(b)
+    }
+
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        bytewise_separator(start, limit);
+    }
+
+    fn find_short_successor(&self, key: &mut Vec<u8>) {
+        bytewise_successor(key);
+    }
+}
+
+impl Comparator for ReverseBytewiseComparator {
+    fn name(&self) -> &str {
+        REVERSE_BYTEWISE_NAME
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        b.cmp(a)
+    }
+
+    fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        reverse_separator(start, limit);
+    }
+}
+
+/// LevelDB's bytewise separator: after the common prefix, increment the first differing byte
+/// of `start` if that keeps it below `limit`, and cut there.
+fn bytewise_separator(start: &mut Vec<u8>, limit: &[u8]) {
+    let shared = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
+    if shared >= start.len().min(limit.len()) {
+        return; // one is a prefix of the other: no shorter key in between
+    }
+    let byte = start[shared];
+    if byte < 0xff && byte + 1 < limit[shared] {
+        start[shared] = byte + 1;
+        start.truncate(shared + 1);
+    }
+}
+
+/// LevelDB's bytewise successor: the first byte that is not 0xff, incremented, ends the key.
+fn bytewise_successor(key: &mut Vec<u8>) {
+    if let Some(i) = key.iter().position(|&b| b != 0xff) {
+        key[i] += 1;
+        key.truncate(i + 1);
+    }
+}
+
+/// The separator in reverse bytewise order: `start` before `limit` means bytewise above it,
+/// so at the first differing byte `start`'s is the larger. `start` cut right after that byte
+/// is still bytewise above `limit` (before it in reverse order), and as a prefix of `start` it
+/// is bytewise at or below `start` (at or after it in reverse order).
+fn reverse_separator(start: &mut Vec<u8>, limit: &[u8]) {
+    let shared = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
+    if shared >= start.len().min(limit.len()) {
+        return;
+    }
+    // In reverse order start < limit means start > limit bytewise: start[shared] is larger.
+    if start[shared] > limit[shared] && shared + 1 < start.len() {
+        start.truncate(shared + 1);
+    }
+}
+
+/// A column family's key order as the engine holds it: the built-in orders as plain variants
+/// (compared inline, no call through a pointer), any other through its trait object.
+#[derive(Clone, Default)]
+pub enum KeyOrder {
+    /// [`BytewiseComparator`].
+    #[default]
+    Bytewise,
+    /// [`ReverseBytewiseComparator`].
+    Reverse,
+    /// An order of the application's.
+    Custom(Arc<dyn Comparator>),
+}
+
+impl std::fmt::Debug for KeyOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl KeyOrder {
+    /// The order of `comparator`; the built-in names map to the built-in variants.
+    pub fn new(comparator: &Arc<dyn Comparator>) -> KeyOrder {
+        match comparator.name() {
+            BYTEWISE_NAME => KeyOrder::Bytewise,
+            REVERSE_BYTEWISE_NAME => KeyOrder::Reverse,
+            _ => KeyOrder::Custom(comparator.clone()),
+        }
+    }
+
+    /// The built-in order named `name`, if there is one.
+    pub fn builtin(name: &str) -> Option<KeyOrder> {
+        match name {
+            BYTEWISE_NAME => Some(KeyOrder::Bytewise),
+            REVERSE_BYTEWISE_NAME => Some(KeyOrder::Reverse),
+            _ => None,
+        }
+    }
+
+    /// The order's name.
+    pub fn name(&self) -> &str {
+        match self {
+            KeyOrder::Bytewise => BYTEWISE_NAME,
+            KeyOrder::Reverse => REVERSE_BYTEWISE_NAME,
+            KeyOrder::Custom(c) => c.name(),
+        }
+    }
+
+    /// True for the bytewise order.
+    #[inline]
+    pub fn is_bytewise(&self) -> bool {
+        matches!(self, KeyOrder::Bytewise)
+    }
+
+    /// Orders two user keys.
+    #[inline]
+    pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        match self {
+            KeyOrder::Bytewise => a.cmp(b),
+            KeyOrder::Reverse => b.cmp(a),
+            KeyOrder::Custom(c) => c.compare(a, b),
+        }
+    }
+
+    /// `a < b` in this order.
+    #[inline]
+    pub fn lt(&self, a: &[u8], b: &[u8]) -> bool {
+        self.compare(a, b) == Ordering::Less
+    }
+
+    /// `a <= b` in this order.
+    #[inline]
+    pub fn le(&self, a: &[u8], b: &[u8]) -> bool {
+        self.compare(a, b) != Ordering::Greater
+    }
+
+    /// The smaller of two keys in this order (`a` if equal).
+    pub fn min<'a>(&self, a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
+        if self.le(a, b) {
+            a
+        } else {
+            b
+        }
+    }
+
+    /// The larger of two keys in this order (`a` if equal).
+    pub fn max<'a>(&self, a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
+        if self.le(b, a) {
+            a
+        } else {
+            b
+        }
+    }
+
+    /// See [`Comparator::find_shortest_separator`].
+    pub fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
+        match self {
+            KeyOrder::Bytewise => bytewise_separator(start, limit),
+            KeyOrder::Reverse => reverse_separator(start, limit),
+            KeyOrder::Custom(c) => c.find_shortest_separator(start, limit),
+        }
+    }
+
+    /// See [`Comparator::find_short_successor`].
+    pub fn find_short_successor(&self, key: &mut Vec<u8>) {
+        match self {
+            KeyOrder::Bytewise => bytewise_successor(key),
+            KeyOrder::Reverse => {}
+            KeyOrder::Custom(c) => c.find_short_successor(key),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fixed-width big-endian u64 keys ordered as numbers, through the trait object path.
+    struct Numbers;
+
+    impl Comparator for Numbers {
+        fn name(&self) -> &str {
+            "test.u64"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            a.cmp(b)
+        }
+    }
+
+    fn orders() -> Vec<KeyOrder> {
+        vec![
+            KeyOrder::new(&(Arc::new(BytewiseComparator) as Arc<dyn Comparator>)),
+            KeyOrder::new(&(Arc::new(ReverseBytewiseComparator) as Arc<dyn Comparator>)),
+            KeyOrder::new(&(Arc::new(Numbers) as Arc<dyn Comparator>)),
+        ]
+    }
+
+    #[test]
+    fn built_in_names_map_to_the_inline_orders() {
+        let o = orders();
+        assert!(matches!(o[0], KeyOrder::Bytewise));
+        assert!(matches!(o[1], KeyOrder::Reverse));
+        assert!(matches!(o[2], KeyOrder::Custom(_)));
+        assert_eq!(o[0].name(), "leveldb.BytewiseComparator");
+        assert_eq!(o[1].name(), "rocksdb.ReverseBytewiseComparator");
+        assert_eq!(o[2].name(), "test.u64");
+        assert!(KeyOrder::builtin("test.u64").is_none());
+        assert_eq!(
+            KeyOrder::builtin(REVERSE_BYTEWISE_NAME).map(|o| o.name().to_string()),
+            Some(REVERSE_BYTEWISE_NAME.to_string())
+        );
+    }
+
+    /// (a, b, bytewise order of a to b): the reverse order must give the opposite, the trait
+    /// objects the same as their inline variants.
+    #[test]
+    fn compare_cases() {
+        let cases: &[(&[u8], &[u8], Ordering)] = &[
+            (b"", b"", Ordering::Equal),
+            (b"", b"a", Ordering::Less),
+            (b"a", b"ab", Ordering::Less),
+            (b"ab", b"b", Ordering::Less),
+            (b"\xff", b"\x00", Ordering::Greater),
+            (b"abc", b"abc", Ordering::Equal),
+            (b"b", b"abc", Ordering::Greater),
+        ];
+        let bytewise: Arc<dyn Comparator> = Arc::new(BytewiseComparator);
+        let reverse: Arc<dyn Comparator> = Arc::new(ReverseBytewiseComparator);
+        for &(a, b, want) in cases {
+            assert_eq!(KeyOrder::Bytewise.compare(a, b), want, "{a:?} {b:?}");
+            assert_eq!(bytewise.compare(a, b), want, "{a:?} {b:?}");
+            assert_eq!(
+                KeyOrder::Reverse.compare(a, b),
+                want.reverse(),
+                "{a:?} {b:?}"
+            );
+            assert_eq!(reverse.compare(a, b), want.reverse(), "{a:?} {b:?}");
+        }
+        let o = KeyOrder::Reverse;
+        assert_eq!(o.min(b"a", b"b"), b"b");
+        assert_eq!(o.max(b"a", b"b"), b"a");
+        assert!(o.lt(b"b", b"a") && o.le(b"a", b"a") && !o.lt(b"a", b"a"));
+    }
+
+    /// (order, start, limit, separator).
+    type SeparatorCase = (KeyOrder, &'static [u8], &'static [u8], &'static [u8]);
+
+    /// Each result is also checked to lie in `[start, limit)`.
+    #[test]
+    fn separator_cases() {
+        let cases: &[SeparatorCase] = &[
+            (KeyOrder::Bytewise, b"abcd", b"abzz", b"abd"),
+            (KeyOrder::Bytewise, b"abc", b"abd", b"abc"),
+            (KeyOrder::Bytewise, b"ab", b"abcd", b"ab"),
+            (KeyOrder::Bytewise, b"abc", b"ab", b"abc"),
+            (KeyOrder::Bytewise, b"a\xffz", b"b", b"a\xffz"),
+            (KeyOrder::Bytewise, b"", b"a", b""),
+            (KeyOrder::Reverse, b"abzz", b"abcd", b"abz"),
+            (KeyOrder::Reverse, b"abd", b"abc", b"abd"),
+            (KeyOrder::Reverse, b"abcd", b"ab", b"abcd"),
+            (KeyOrder::Reverse, b"b", b"a", b"b"),
+        ];
+        for (order, start, limit, want) in cases {
+            let mut s = start.to_vec();
+            order.find_shortest_separator(&mut s, limit);
+            assert_eq!(&s[..], *want, "{order:?} {start:?} {limit:?}");
+            assert!(order.le(start, &s), "{order:?}: {s:?} before {start:?}");
+            if order.lt(start, limit) {
+                assert!(order.lt(&s, limit), "{order:?}: {s:?} not before {limit:?}");
+            }
+        }
+    }
+
+    /// (key, successor): bytewise cuts after the first byte it can increment; reverse and
+    /// orders that do not override it keep the key.
+    #[test]
+    fn successor_cases() {
+        let cases: &[(&[u8], &[u8])] = &[
+            (b"abc", b"b"),
+            (b"\xff\xffa", b"\xff\xffb"),
+            (b"\xff\xff", b"\xff\xff"),
+            (b"", b""),
+        ];
+        for &(key, want) in cases {
+            let mut k = key.to_vec();
+            KeyOrder::Bytewise.find_short_successor(&mut k);
+            assert_eq!(k, want, "{key:?}");
+            assert!(KeyOrder::Bytewise.le(key, &k));
+            for order in [KeyOrder::Reverse, orders().remove(2)] {
+                let mut k = key.to_vec();
+                order.find_short_successor(&mut k);
+                assert_eq!(k, key);
+            }
+        }
+    }
+}
