@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 
 use strata::internals::Rng;
 use strata::{
-    ColumnFamily, ErrorKind, ReadOptions, Snapshot, TransactionDb, TransactionOptions,
-    WriteBatch, WriteOptions,
+    ColumnFamily, ErrorKind, ReadOptions, Snapshot, TransactionDb, TransactionOptions, WriteBatch,
+    WriteOptions,
 };
 
 use super::ledger::{self, Counts, Kind, Ledger, Shape, Slot, Transfer, Verdict};
@@ -255,7 +255,10 @@ fn read_state(bank: &Bank, shape: &Shape) -> Result<(Vec<i64>, Vec<u64>), String
         let v = db
             .get_cf(&bank.families[0], &seq_key(t))
             .map_err(|e| format!("get the sequence of thread {t}: {e}"))?;
-        seqs.push(sequence(&format!("the sequence key of thread {t}"), v.as_deref())?);
+        seqs.push(sequence(
+            &format!("the sequence key of thread {t}"),
+            v.as_deref(),
+        )?);
     }
     let mut seen = 0;
     for (f, cf) in bank.families.iter().enumerate() {
@@ -265,7 +268,9 @@ fn read_state(bank: &Bank, shape: &Shape) -> Result<(Vec<i64>, Vec<u64>), String
         it.seek_to_first();
         while it.valid() {
             let agrees = match (key_index(it.key()), seq_index(it.key())) {
-                (Some(a), _) if a < shape.accounts && a % bank.families.len() as u64 == f as u64 => {
+                (Some(a), _)
+                    if a < shape.accounts && a % bank.families.len() as u64 == f as u64 =>
+                {
                     it.value() == balances[a as usize].to_le_bytes()
                 }
                 (_, Some(t)) if t < shape.threads && f == 0 => {
@@ -322,7 +327,11 @@ pub fn verify(bank: &Bank, ledger: &Ledger, rng: &mut Rng) -> Result<Checked, St
         }
     }
     let mut checked = Checked::default();
-    check_against_ledger(bank, ledger, &prepared.iter().map(|(&t, (s, _))| (t, *s)).collect())?;
+    check_against_ledger(
+        bank,
+        ledger,
+        &prepared.iter().map(|(&t, (s, _))| (t, *s)).collect(),
+    )?;
     checked.accounts += shape.accounts;
     if prepared.is_empty() {
         return Ok(checked);
@@ -476,15 +485,16 @@ pub struct CrashChecks<'a> {
 impl super::CrashChecks for CrashChecks<'_> {
     fn before_first_run(&mut self) -> Result<(), BoxError> {
         let (bank, ledger) = open_bank(self.a, self.ledger_path)?;
-        let c = verify(&bank, &ledger, &mut self.rng).map_err(|e| format!("before the first run: {e}"))?;
+        let c = verify(&bank, &ledger, &mut self.rng)
+            .map_err(|e| format!("before the first run: {e}"))?;
         self.add(&c);
         self.before = ledger.counts()?;
         Ok(())
     }
 
     fn after_kill(&mut self) -> Result<u64, super::AfterKill> {
-        let (bank, ledger) =
-            open_bank(self.a, self.ledger_path).map_err(|e| super::AfterKill::Reopen(e.to_string()))?;
+        let (bank, ledger) = open_bank(self.a, self.ledger_path)
+            .map_err(|e| super::AfterKill::Reopen(e.to_string()))?;
         let c = verify(&bank, &ledger, &mut self.rng).map_err(super::AfterKill::Violation)?;
         self.add(&c);
         Ok(c.accounts)
@@ -540,7 +550,10 @@ fn run_workers(a: &StressArgs, bank: &Bank, ledger: &Ledger, seed: u64) -> Resul
             .collect();
         handles
             .into_iter()
-            .filter_map(|h| h.join().unwrap_or_else(|_| Some("a thread panicked".into())))
+            .filter_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Some("a thread panicked".into()))
+            })
             .collect()
     });
     if let Some(f) = failures.first() {
@@ -656,7 +669,14 @@ impl<'a> Teller<'a> {
 
     /// Checks the sequence a transaction read for this thread, and the two balances; picks
     /// the amount (up to a quarter more than the balance, so that some are refused).
-    fn amount(&mut self, seq: Option<Vec<u8>>, from_b: Option<Vec<u8>>, to: u64, to_b: Option<Vec<u8>>, from: u64) -> Result<(u64, i64, i64), String> {
+    fn amount(
+        &mut self,
+        seq: Option<Vec<u8>>,
+        from_b: Option<Vec<u8>>,
+        to: u64,
+        to_b: Option<Vec<u8>>,
+        from: u64,
+    ) -> Result<(u64, i64, i64), String> {
         let seq = sequence("this thread's sequence key", seq.as_deref())?;
         if seq != self.slot.acked {
             return Err(format!(
@@ -723,11 +743,23 @@ impl<'a> Teller<'a> {
             txn.rollback().map_err(|e| format!("rollback: {e}"))?;
             return Ok(Attempt::Refused);
         }
-        let kind = if two_phase { Kind::TwoPhase } else { Kind::Pessimistic };
+        let kind = if two_phase {
+            Kind::TwoPhase
+        } else {
+            Kind::Pessimistic
+        };
         let tr = self.transfer(from, to, amount, kind);
         let put = |txn: &mut strata::Transaction<'_>| -> strata::Result<()> {
-            txn.put_cf(self.bank.cf(from), &key(from), &(fb - amount as i64).to_le_bytes())?;
-            txn.put_cf(self.bank.cf(to), &key(to), &(tb + amount as i64).to_le_bytes())?;
+            txn.put_cf(
+                self.bank.cf(from),
+                &key(from),
+                &(fb - amount as i64).to_le_bytes(),
+            )?;
+            txn.put_cf(
+                self.bank.cf(to),
+                &key(to),
+                &(tb + amount as i64).to_le_bytes(),
+            )?;
             txn.put_cf(default, &seq_key(self.t), &tr.seq.to_le_bytes())
         };
         put(&mut txn).map_err(|e| format!("put: {e}"))?;
@@ -746,7 +778,8 @@ impl<'a> Teller<'a> {
         let mut txn = db.optimistic_transaction(&self.write_options);
         let default = &self.bank.families[0];
         let read = |txn: &mut strata::OptimisticTransaction<'_>, cf: &ColumnFamily, k: &[u8]| {
-            txn.get_for_update_cf(cf, k).map_err(|e| format!("get_for_update: {e}"))
+            txn.get_for_update_cf(cf, k)
+                .map_err(|e| format!("get_for_update: {e}"))
         };
         let seq = read(&mut txn, default, &seq_key(self.t))?;
         let from_b = read(&mut txn, self.bank.cf(from), &key(from))?;
@@ -757,10 +790,20 @@ impl<'a> Teller<'a> {
             return Ok(Attempt::Refused);
         }
         let tr = self.transfer(from, to, amount, Kind::Optimistic);
-        txn.put_cf(self.bank.cf(from), &key(from), &(fb - amount as i64).to_le_bytes())
-            .and_then(|()| txn.put_cf(self.bank.cf(to), &key(to), &(tb + amount as i64).to_le_bytes()))
-            .and_then(|()| txn.put_cf(default, &seq_key(self.t), &tr.seq.to_le_bytes()))
-            .map_err(|e| format!("put: {e}"))?;
+        txn.put_cf(
+            self.bank.cf(from),
+            &key(from),
+            &(fb - amount as i64).to_le_bytes(),
+        )
+        .and_then(|()| {
+            txn.put_cf(
+                self.bank.cf(to),
+                &key(to),
+                &(tb + amount as i64).to_le_bytes(),
+            )
+        })
+        .and_then(|()| txn.put_cf(default, &seq_key(self.t), &tr.seq.to_le_bytes()))
+        .map_err(|e| format!("put: {e}"))?;
         self.ledger.begin(self.t, &mut self.slot, tr)?;
         match txn.commit() {
             Ok(()) => self.acknowledged(Kind::Optimistic),
@@ -802,7 +845,9 @@ impl<'a> Teller<'a> {
                 if let Some(a) = key_index(it.key()) {
                     let b = balance(&format!("audit: scanned account {a}"), Some(it.value()))?;
                     if balances.get(a as usize) != Some(&b) {
-                        return Err(format!("audit: the scan disagrees with a get for account {a}"));
+                        return Err(format!(
+                            "audit: the scan disagrees with a get for account {a}"
+                        ));
                     }
                     scanned += i128::from(b);
                 }
@@ -841,7 +886,9 @@ mod tests {
         assert_eq!(seq_index(&seq_key(12)), Some(12));
         assert_eq!(key_index(&seq_key(12)), None);
         assert_eq!(TxnKind::Mixed.ranges(10), (0..5, 5..10));
-        assert!(TxnKind::parse("both").unwrap_err().contains("--txn_kind=both"));
+        assert!(TxnKind::parse("both")
+            .unwrap_err()
+            .contains("--txn_kind=both"));
     }
 
     /// A prepared transfer found at recovery is accepted, resolved, and the ledger follows;
@@ -862,30 +909,62 @@ mod tests {
             // Thread 1 prepares a transfer and dies before its commit.
             let tr = w.transfer(1, 0, 10, Kind::TwoPhase);
             w.ledger.begin(1, &mut w.slot, tr).unwrap();
-            let mut txn = bank.tdb.transaction(&WriteOptions::default(), &TransactionOptions::default());
-            txn.put_cf(bank.cf(1), &key(1), &((INITIAL - 10) as i64).to_le_bytes()).unwrap();
-            let to = balance("", bank.tdb.db().get_cf(bank.cf(0), &key(0)).unwrap().as_deref()).unwrap();
-            txn.put_cf(bank.cf(0), &key(0), &(to + 10).to_le_bytes()).unwrap();
-            txn.put_cf(&bank.families[0], &seq_key(1), &tr.seq.to_le_bytes()).unwrap();
+            let mut txn = bank
+                .tdb
+                .transaction(&WriteOptions::default(), &TransactionOptions::default());
+            txn.put_cf(bank.cf(1), &key(1), &((INITIAL - 10) as i64).to_le_bytes())
+                .unwrap();
+            let to = balance(
+                "",
+                bank.tdb
+                    .db()
+                    .get_cf(bank.cf(0), &key(0))
+                    .unwrap()
+                    .as_deref(),
+            )
+            .unwrap();
+            txn.put_cf(bank.cf(0), &key(0), &(to + 10).to_le_bytes())
+                .unwrap();
+            txn.put_cf(&bank.families[0], &seq_key(1), &tr.seq.to_le_bytes())
+                .unwrap();
             txn.set_name(&txn_name(1, tr.seq)).unwrap();
             txn.prepare().unwrap();
             drop(txn); // parked, then lost with the handle: as a kill leaves it
         }
         let (bank, ledger) = open_bank(&a, &path).unwrap();
         let c = verify(&bank, &ledger, &mut rng).unwrap();
-        assert_eq!((c.prepared_committed + c.prepared_rolled_back, c.accounts), (1, 12));
+        assert_eq!(
+            (c.prepared_committed + c.prepared_rolled_back, c.accounts),
+            (1, 12)
+        );
         assert!(ledger.slot(1).unwrap().in_flight.is_none());
         assert_eq!(verify(&bank, &ledger, &mut rng).unwrap().accounts, 6);
         // Move 5 from account 3 to 4 without the ledger: the sum holds, the balances do not.
-        let get = |k: u64| balance("", bank.tdb.db().get_cf(bank.cf(k), &key(k)).unwrap().as_deref()).unwrap();
+        let get = |k: u64| {
+            balance(
+                "",
+                bank.tdb
+                    .db()
+                    .get_cf(bank.cf(k), &key(k))
+                    .unwrap()
+                    .as_deref(),
+            )
+            .unwrap()
+        };
         let (b3, b4) = (get(3), get(4));
         let mut batch = WriteBatch::new();
         batch.put_cf(bank.cf(3), &key(3), &(b3 - 5).to_le_bytes());
         batch.put_cf(bank.cf(4), &key(4), &(b4 + 5).to_le_bytes());
-        bank.tdb.db().write(batch, &WriteOptions::default()).unwrap();
+        bank.tdb
+            .db()
+            .write(batch, &WriteOptions::default())
+            .unwrap();
         let e = verify(&bank, &ledger, &mut rng).unwrap_err();
         assert!(e.contains("account 3 holds"), "{e}");
-        bank.tdb.db().put_cf(bank.cf(4), &key(4), &(b4 + 6).to_le_bytes()).unwrap();
+        bank.tdb
+            .db()
+            .put_cf(bank.cf(4), &key(4), &(b4 + 6).to_le_bytes())
+            .unwrap();
         let e = verify(&bank, &ledger, &mut rng).unwrap_err();
         assert!(e.contains("money was made or lost"), "{e}");
     }

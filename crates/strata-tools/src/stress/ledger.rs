@@ -357,7 +357,9 @@ impl Ledger {
     /// Prepared transactions the verifier committed and rolled back, over all runs.
     pub fn resolved(&self) -> Result<(u64, u64), String> {
         let mut b = [0u8; 16];
-        self.file.read_exact_at(&mut b, 40).map_err(|e| self.err(e))?;
+        self.file
+            .read_exact_at(&mut b, 40)
+            .map_err(|e| self.err(e))?;
         Ok((
             u64::from_le_bytes(b[..8].try_into().expect("8")),
             u64::from_le_bytes(b[8..].try_into().expect("8")),
@@ -528,10 +530,19 @@ mod tests {
         let l = Ledger::open(&path, SHAPE).unwrap();
         assert_eq!(l.balances().unwrap(), [70, 100, 100, 100, 130]);
         let slot = l.slot(1).unwrap();
-        assert_eq!((slot.acked, slot.in_flight, slot.counts.refused), (1, None, 7));
+        assert_eq!(
+            (slot.acked, slot.in_flight, slot.counts.refused),
+            (1, None, 7)
+        );
         // A kill after the first entry was stamped: settling again finishes the second only.
         let mut slot = l.slot(0).unwrap();
-        let tr = Transfer { seq: 1, from: 2, to: 0, amount: 5, kind: Kind::Optimistic };
+        let tr = Transfer {
+            seq: 1,
+            from: 2,
+            to: 0,
+            amount: 5,
+            kind: Kind::Optimistic,
+        };
         l.begin(0, &mut slot, tr).unwrap();
         l.write_entry(0, 2, Entry { delta: -5, seq: 1 }).unwrap();
         let mut slot = l.slot(0).unwrap();
@@ -539,11 +550,23 @@ mod tests {
         assert_eq!(l.balances().unwrap(), [75, 100, 95, 100, 130]);
         l.resolve(0, &mut slot, false).unwrap();
         assert_eq!(l.resolved().unwrap(), (0, 1));
-        let other = Shape { threads: 3, ..SHAPE };
+        let other = Shape {
+            threads: 3,
+            ..SHAPE
+        };
         let e = Ledger::open(&path, other).err().unwrap();
-        assert!(e.contains("--threads=2") && e.contains("--threads=3"), "{e}");
-        std::fs::write(dir.path().join("plain"), b"STRATAOR and more bytes than a header has").unwrap();
-        let e = Ledger::open(&dir.path().join("plain"), SHAPE).err().unwrap();
+        assert!(
+            e.contains("--threads=2") && e.contains("--threads=3"),
+            "{e}"
+        );
+        std::fs::write(
+            dir.path().join("plain"),
+            b"STRATAOR and more bytes than a header has",
+        )
+        .unwrap();
+        let e = Ledger::open(&dir.path().join("plain"), SHAPE)
+            .err()
+            .unwrap();
         assert!(e.contains("not one of a --txn run"), "{e}");
     }
 
@@ -555,26 +578,82 @@ mod tests {
     fn sequences_after_a_recovery_are_judged() {
         use Kind::*;
         use Verdict::*;
-        type Case = (u64, Option<(u64, Kind)>, bool, u64, Option<u64>, Result<Verdict, &'static str>);
+        type Case = (
+            u64,
+            Option<(u64, Kind)>,
+            bool,
+            u64,
+            Option<u64>,
+            Result<Verdict, &'static str>,
+        );
         let cases: &[Case] = &[
             // Nothing in flight: the database holds the acknowledged sequence, no other.
             (5, None, false, 5, None, Ok(NotApplied)),
-            (5, None, false, 4, None, Err("acknowledged transfer 5 is missing")),
+            (
+                5,
+                None,
+                false,
+                4,
+                None,
+                Err("acknowledged transfer 5 is missing"),
+            ),
             (5, None, false, 6, None, Err("past every transfer begun")),
             // In flight: applied or not.
             (5, Some((6, Pessimistic)), false, 5, None, Ok(NotApplied)),
             (5, Some((6, Optimistic)), false, 6, None, Ok(Applied)),
-            (5, Some((6, TwoPhase)), false, 7, None, Err("past every transfer begun")),
+            (
+                5,
+                Some((6, TwoPhase)),
+                false,
+                7,
+                None,
+                Err("past every transfer begun"),
+            ),
             // A stamped entry: the commit was acknowledged, so it must be applied.
             (5, Some((6, Pessimistic)), true, 6, None, Ok(Applied)),
-            (5, Some((6, Pessimistic)), true, 5, None, Err("acknowledged transfer 6 is missing")),
+            (
+                5,
+                Some((6, Pessimistic)),
+                true,
+                5,
+                None,
+                Err("acknowledged transfer 6 is missing"),
+            ),
             // Prepared: it must be the two-phase transfer in flight, not applied.
             (5, Some((6, TwoPhase)), false, 5, Some(6), Ok(Prepared)),
-            (5, Some((6, TwoPhase)), false, 6, Some(6), Err("both applied and offered")),
-            (5, Some((6, Pessimistic)), false, 5, Some(6), Err("transfer in flight is")),
+            (
+                5,
+                Some((6, TwoPhase)),
+                false,
+                6,
+                Some(6),
+                Err("both applied and offered"),
+            ),
+            (
+                5,
+                Some((6, Pessimistic)),
+                false,
+                5,
+                Some(6),
+                Err("transfer in flight is"),
+            ),
             (5, None, false, 5, Some(6), Err("transfer in flight is")),
-            (5, Some((6, TwoPhase)), false, 5, Some(5), Err("transfer in flight is")),
-            (5, Some((6, TwoPhase)), true, 5, Some(6), Err("transfer in flight is")),
+            (
+                5,
+                Some((6, TwoPhase)),
+                false,
+                5,
+                Some(5),
+                Err("transfer in flight is"),
+            ),
+            (
+                5,
+                Some((6, TwoPhase)),
+                true,
+                5,
+                Some(6),
+                Err("transfer in flight is"),
+            ),
             // A ledger whose transfer in flight does not follow the acknowledged one.
             (5, Some((8, Optimistic)), false, 5, None, Err("damaged")),
         ];

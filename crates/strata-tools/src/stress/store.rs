@@ -27,7 +27,11 @@ fn family_name(i: usize) -> String {
 
 /// Opens (creating what is missing) the database at `path` with `count` families, each with
 /// the family fields of `options`; returns it with the families' handles, `[0]` the default.
-pub fn open_families(path: &Path, options: Options, count: usize) -> Result<(Db, Vec<ColumnFamily>)> {
+pub fn open_families(
+    path: &Path,
+    options: Options,
+    count: usize,
+) -> Result<(Db, Vec<ColumnFamily>)> {
     let cf_options = options.cf_options();
     let options = Options {
         create_missing_column_families: true,
