@@ -539,7 +539,10 @@ fn run_workers(a: &StressArgs, bank: &Bank, ledger: &Ledger, seed: u64) -> Resul
                         while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                             w.step(stop, deadline)?;
                         }
-                        Ok(())
+                        // The counters since the last acknowledged transfer; nothing is in
+                        // flight between transfers.
+                        w.slot.in_flight = None;
+                        w.ledger.write_slot(t, &w.slot)
                     };
                     run().err().map(|e| {
                         stop.store(true, Ordering::Relaxed);
