@@ -31,7 +31,13 @@
 //! [`store`]), so batches span families and must stay atomic across them, one family's
 //! flushes and compactions run beside the others', and a kill must lose no acknowledged write
 //! in any of them.
+//!
+//! `--txn` runs a bank instead: transfers between accounts in pessimistic, optimistic and
+//! two-phase transactions, checked against a ledger of acknowledged transfers (see [`bank`]
+//! and [`ledger`]); the crash loop is the same.
 
+mod bank;
+mod ledger;
 mod oracle;
 mod store;
 
@@ -86,7 +92,7 @@ pub struct StressArgs {
     pub threads: u64,
 
     /// Size of the key space.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, conflicts_with = "txn")]
     pub keys: u64,
 
     /// Column families the keys are spread over (key k in family k % N; 1: the default
@@ -95,17 +101,18 @@ pub struct StressArgs {
     pub column_families: usize,
 
     /// Smallest value in bytes.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, conflicts_with = "txn")]
     pub min_value_size: usize,
 
     /// Largest value in bytes.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, conflicts_with = "txn")]
     pub max_value_size: usize,
 
     /// Operation mix as weights: put, merge, delete, single_delete, delete_range, batch,
     /// get, iter, snapshot.
     #[arg(
         long,
+        conflicts_with = "txn",
         default_value = "put=40,merge=8,delete=8,single_delete=4,delete_range=3,batch=10,get=25,iter=8,snapshot=5"
     )]
     pub ops: String,
@@ -122,6 +129,25 @@ pub struct StressArgs {
     /// Crash mode: a child is killed after a random time up to this many milliseconds.
     #[arg(long, default_value_t = 3000)]
     pub kill_interval_ms: u64,
+
+    /// Run a bank instead of the operation mix: transfers between accounts in transactions,
+    /// checked against a ledger of acknowledged transfers (`--keys`, `--ops`, the value sizes
+    /// and `--merge_operator` do not apply).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, conflicts_with = "merge_operator")]
+    pub txn: bool,
+
+    /// `--txn`: accounts, each with an 8-byte balance, spread over the column families.
+    #[arg(long, default_value_t = 1000, requires = "txn")]
+    pub accounts: u64,
+
+    /// `--txn`: the transactions used: mixed (pessimistic on the lower half of the accounts,
+    /// optimistic on the upper half), pessimistic or optimistic.
+    #[arg(long, default_value = "mixed", requires = "txn")]
+    pub txn_kind: String,
+
+    /// `--txn`: one pessimistic transfer in N is named, prepared, then committed.
+    #[arg(long, default_value_t = 4, requires = "txn")]
+    pub two_phase_one_in: u64,
 
     /// Set on the child processes of crash mode.
     #[arg(long, hide = true, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
@@ -268,6 +294,9 @@ fn value_id(k: u64, v: &[u8], a: &StressArgs) -> Option<u32> {
 
 /// Runs `strata stress`.
 pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
+    if args.txn {
+        return run_bank(args);
+    }
     if args.threads == 0 || args.keys < args.threads {
         return Err("--threads must be at least 1 and --keys at least --threads".into());
     }
@@ -282,21 +311,17 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
         return Err("--min_value_size is above --max_value_size".into());
     }
     Mix::parse(&args.ops)?;
-    let oracle_path = args.expected_state.clone().unwrap_or_else(|| {
-        let mut p = args.db.clone().into_os_string();
-        p.push(".expected");
-        PathBuf::from(p)
-    });
+    let oracle_path = expected_state_path(args);
     if args.crash {
-        return crash_loop(args, &oracle_path);
+        let mut checks = PlainChecks {
+            a: args,
+            oracle_path: &oracle_path,
+            ops_before: 0,
+        };
+        return crash_loop(args, &oracle_path, &mut checks);
     }
     let oracle = Oracle::open(&oracle_path, args.keys)?;
-    let seed = match args.seed {
-        0 => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64),
-        s => s,
-    };
+    let seed = seed_of(args);
     let db = open_store(args)?;
     if !args.child {
         writeln!(
@@ -321,6 +346,42 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The path of the expected-state file.
+fn expected_state_path(a: &StressArgs) -> PathBuf {
+    a.expected_state.clone().unwrap_or_else(|| {
+        let mut p = a.db.clone().into_os_string();
+        p.push(".expected");
+        PathBuf::from(p)
+    })
+}
+
+/// The seed of the run: `--seed`, or one from the clock.
+fn seed_of(a: &StressArgs) -> u64 {
+    match a.seed {
+        0 => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+        s => s,
+    }
+}
+
+/// `strata stress --txn`.
+fn run_bank(args: &StressArgs) -> Result<ExitCode, BoxError> {
+    bank::check_args(args)?;
+    let path = expected_state_path(args);
+    if args.crash {
+        let mut checks = bank::CrashChecks {
+            a: args,
+            ledger_path: &path,
+            rng: Rng::new(seed_of(args) ^ 0x5eed),
+            before: Default::default(),
+            resolved: Default::default(),
+        };
+        return crash_loop(args, &path, &mut checks);
+    }
+    bank::run(args, &path, seed_of(args))
+}
+
 /// The database of the run, with its families.
 fn open_store(a: &StressArgs) -> Result<Store, BoxError> {
     if a.column_families == 0 {
@@ -330,6 +391,18 @@ fn open_store(a: &StressArgs) -> Result<Store, BoxError> {
 }
 
 fn options(a: &StressArgs) -> Result<Options, BoxError> {
+    options_for(a, true)
+}
+
+/// The engine's options of the run; with `merge`, the `uint64add` operator the plain test's
+/// counters use.
+fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
+    if !merge {
+        return Ok(Options {
+            create_if_missing: true,
+            ..a.options.options()?
+        });
+    }
     // The oracle models merges as uint64add.
     if !matches!(a.options.merge_operator.as_str(), "" | "uint64add") {
         return Err(format!(
@@ -863,16 +936,69 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// What the crash loop checks, for the plain test or the bank.
+trait CrashChecks {
+    /// Checks the database before the first run.
+    fn before_first_run(&mut self) -> Result<(), BoxError>;
+    /// Reopens and checks the database after a kill; returns the checks made.
+    fn after_kill(&mut self) -> Result<u64, AfterKill>;
+    /// What the runs did, for the last line.
+    fn summary(&mut self) -> Result<String, BoxError>;
+    /// What the checks counted are.
+    fn what(&self) -> &'static str;
+}
+
+/// Why a check after a kill failed.
+enum AfterKill {
+    Reopen(String),
+    Violation(String),
+}
+
+/// The plain test's checks: every key against the oracle.
+struct PlainChecks<'a> {
+    a: &'a StressArgs,
+    oracle_path: &'a Path,
+    ops_before: u64,
+}
+
+impl CrashChecks for PlainChecks<'_> {
+    fn before_first_run(&mut self) -> Result<(), BoxError> {
+        let oracle = Oracle::open(self.oracle_path, self.a.keys)?;
+        let db = open_store(self.a)?;
+        verify(&db, &oracle, self.a).map_err(|e| format!("before the first run: {e}"))?;
+        db.close()?;
+        self.ops_before = oracle.ops();
+        Ok(())
+    }
+
+    fn after_kill(&mut self) -> Result<u64, AfterKill> {
+        let oracle = Oracle::open(self.oracle_path, self.a.keys).map_err(AfterKill::Violation)?;
+        let db = open_store(self.a).map_err(|e| AfterKill::Reopen(e.to_string()))?;
+        let n = verify(&db, &oracle, self.a).map_err(AfterKill::Violation)?;
+        db.close()
+            .map_err(|e| AfterKill::Violation(format!("close: {e}")))?;
+        Ok(n)
+    }
+
+    fn summary(&mut self) -> Result<String, BoxError> {
+        let ops = Oracle::open(self.oracle_path, self.a.keys)?.ops() - self.ops_before;
+        Ok(format!("about {ops} operations"))
+    }
+
+    fn what(&self) -> &'static str {
+        "key checks"
+    }
+}
+
 /// Crash mode: children run the stress test and are killed; the parent verifies each time.
-fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> {
+fn crash_loop(
+    a: &StressArgs,
+    oracle_path: &Path,
+    checks: &mut dyn CrashChecks,
+) -> Result<ExitCode, BoxError> {
     let started = Instant::now();
     let deadline = started + Duration::from_secs(a.duration);
-    let seed = match a.seed {
-        0 => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64),
-        s => s,
-    };
+    let seed = seed_of(a);
     let mut rng = Rng::new(seed);
     writeln!(
         std::io::stdout(),
@@ -880,12 +1006,7 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
         a.db.display(),
         oracle_path.display()
     )?;
-    {
-        let oracle = Oracle::open(oracle_path, a.keys)?;
-        let db = open_store(a)?;
-        verify(&db, &oracle, a).map_err(|e| format!("before the first run: {e}"))?;
-        db.close()?;
-    }
+    checks.before_first_run()?;
     let exe = std::env::current_exe()?;
     // This process's flags: the ones after the `stress` subcommand.
     let parent: Vec<OsString> = std::env::args_os()
@@ -893,7 +1014,6 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
         .skip(1)
         .collect();
     let (mut runs, mut kills, mut verified) = (0u64, 0u64, 0u64);
-    let ops_before = Oracle::open(oracle_path, a.keys)?.ops();
     while Instant::now() < deadline {
         runs += 1;
         let mut child = Command::new(&exe)
@@ -925,20 +1045,16 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
                 kills += 1;
             }
         }
-        let oracle = Oracle::open(oracle_path, a.keys)?;
-        let db = match open_store(a) {
-            Ok(db) => db,
-            Err(e) => {
+        match checks.after_kill() {
+            Ok(n) => verified += n,
+            Err(AfterKill::Reopen(e)) => {
                 return Ok(keep_evidence(
                     a,
                     oracle_path,
                     &format!("run {runs}: reopening after the kill failed: {e}"),
                 ));
             }
-        };
-        match verify(&db, &oracle, a) {
-            Ok(n) => verified += n,
-            Err(e) => {
+            Err(AfterKill::Violation(e)) => {
                 return Ok(keep_evidence(
                     a,
                     oracle_path,
@@ -946,12 +1062,12 @@ fn crash_loop(a: &StressArgs, oracle_path: &Path) -> Result<ExitCode, BoxError> 
                 ));
             }
         }
-        db.close()?;
     }
-    let ops = Oracle::open(oracle_path, a.keys)?.ops() - ops_before;
+    let summary = checks.summary()?;
     writeln!(
         std::io::stdout(),
-        "crash test passed: {runs} runs, {kills} kills, about {ops} operations, {verified} key checks in {:.0} s",
+        "crash test passed: {runs} runs, {kills} kills, {summary}, {verified} {} in {:.0} s",
+        checks.what(),
         started.elapsed().as_secs_f64()
     )?;
     Ok(ExitCode::SUCCESS)

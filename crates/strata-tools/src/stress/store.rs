@@ -1,7 +1,8 @@
 //! The database under the stress test, its keys spread over `--column_families` families:
 //! key `k` lives in family `k % N` (family 0 is the default one). Every read and write of a
 //! key goes to its family; a batch may write several families and must stay atomic across
-//! them; an iteration walks one family.
+//! them; an iteration walks one family. The bank of `--txn` (`bank.rs`) spreads its accounts
+//! the same way over the same families.
 
 use std::path::Path;
 
@@ -24,25 +25,36 @@ fn family_name(i: usize) -> String {
     }
 }
 
+/// Opens (creating what is missing) the database at `path` with `count` families, each with
+/// the family fields of `options`; returns it with the families' handles, `[0]` the default.
+pub fn open_families(
+    path: &Path,
+    options: Options,
+    count: usize,
+) -> Result<(Db, Vec<ColumnFamily>)> {
+    let cf_options = options.cf_options();
+    let options = Options {
+        create_missing_column_families: true,
+        ..options
+    };
+    let names: Vec<String> = (0..count.max(1)).map(family_name).collect();
+    let db = Db::open_cf(
+        path,
+        options,
+        names.iter().map(|n| (n.as_str(), cf_options.clone())),
+    )?;
+    let families = names
+        .iter()
+        .map(|n| db.cf(n).expect("named at open"))
+        .collect();
+    Ok((db, families))
+}
+
 impl Store {
     /// Opens (creating what is missing) the database at `path` with `count` families, each
     /// with the family fields of `options`.
     pub fn open(path: &Path, options: Options, count: usize) -> Result<Store> {
-        let cf_options = options.cf_options();
-        let options = Options {
-            create_missing_column_families: true,
-            ..options
-        };
-        let names: Vec<String> = (0..count.max(1)).map(family_name).collect();
-        let db = Db::open_cf(
-            path,
-            options,
-            names.iter().map(|n| (n.as_str(), cf_options.clone())),
-        )?;
-        let families = names
-            .iter()
-            .map(|n| db.cf(n).expect("named at open"))
-            .collect();
+        let (db, families) = open_families(path, options, count)?;
         Ok(Store { db, families })
     }
 
