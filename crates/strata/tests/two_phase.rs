@@ -81,6 +81,8 @@ fn a_dropped_prepared_handle_is_parked_and_a_rollback_forgets_it() {
         let mut again = tdb.prepared_transactions();
         again[0].rollback().unwrap();
         assert_eq!(tdb.locked_keys(), 0);
+        drop(again);
+        tdb.close().unwrap();
     }
     let tdb = open(dir.path());
     assert!(tdb.prepared_transactions().is_empty());

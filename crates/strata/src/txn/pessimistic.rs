@@ -247,6 +247,18 @@ impl TransactionDb {
         self.write(batch, &WriteOptions::default())
     }
 
+    /// Closes the database, reporting what [`Db::close`] reports. Prepared transactions no
+    /// handle committed or rolled back stay prepared on disk, offered again at the next open.
+    pub fn close(self) -> Result<()> {
+        self.db.close()
+    }
+
+    /// The database without its locks (no transaction can be running: they borrow the
+    /// `TransactionDb`). Prepared transactions it held stay prepared on disk.
+    pub fn into_db(self) -> Db {
+        self.db
+    }
+
     /// The number of keys locked by running transactions.
     pub fn locked_keys(&self) -> usize {
         self.locks.locked_keys()
