@@ -78,6 +78,7 @@ fn a_dropped_prepared_handle_is_parked_and_a_rollback_forgets_it() {
         let mut again = tdb.prepared_transactions();
         assert_eq!(again.len(), 1);
         drop(again.pop());
+        drop(again);
         let mut again = tdb.prepared_transactions();
         again[0].rollback().unwrap();
         assert_eq!(tdb.locked_keys(), 0);
