@@ -1007,3 +1007,76 @@ fn help_lists_the_transaction_flags_and_steps() {
         assert!(out.contains(words), "{words} missing from:\n{out}");
     }
 }
+
+#[test]
+fn a_set_key_that_is_not_a_counter_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, _, err) = bench(&db, &["--num=1", "--benchmarks=fillseq"]);
+    assert!(ok, "{err}");
+    // With --num=1 the only key of set 1 is key 0.
+    let mut key = b"0001".to_vec();
+    key.extend_from_slice(&0u64.to_be_bytes());
+    key.extend_from_slice(b"00000000");
+    let store = strata::Db::open(&db, strata::Options::default()).unwrap();
+    store.put(&key, b"abc").unwrap();
+    store.close().unwrap();
+    for mode in ["--transaction_db", "--optimistic_transaction_db"] {
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                "--num=1",
+                "--use_existing_db",
+                "--benchmarks=randomtransaction",
+                mode,
+            ],
+        );
+        assert!(!ok, "{out}");
+        assert!(err.contains("3-byte value, not an 8-byte counter"), "{err}");
+        let store = strata::Db::open(&db, strata::Options::default()).unwrap();
+        assert_eq!(store.get(&key).unwrap().as_deref(), Some(&b"abc"[..]));
+        store.close().unwrap();
+    }
+}
+
+#[test]
+fn rocksdb_transaction_db_refuses_what_the_crate_lacks() {
+    if !engines().contains(&"rocksdb") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, named) in [
+        (
+            vec![
+                "--benchmarks=fillrandom",
+                "--writes_per_range_tombstone=10",
+                "--max_num_range_tombstones=1",
+            ],
+            "DeleteRange",
+        ),
+        (vec!["--benchmarks=fillrandom,compactall"], "CompactRange"),
+        (
+            vec!["--benchmarks=fillrandom,waitforcompaction"],
+            "WaitForCompact",
+        ),
+    ] {
+        let mut all = vec!["--engine=rocksdb", "--num=100", "--transaction_db=1"];
+        all.extend(&flags);
+        let (ok, out, err) = bench(&dir.path().join("db"), &all);
+        assert!(!ok, "{flags:?}: {out}");
+        assert!(err.contains(named), "{flags:?}: {err}");
+    }
+    // The optimistic database has them all.
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--engine=rocksdb",
+            "--num=100",
+            "--optimistic_transaction_db=1",
+            "--benchmarks=fillrandom,compactall,waitforcompaction",
+            "--writes_per_range_tombstone=10",
+            "--max_num_range_tombstones=1",
+        ],
+    );
+    assert!(ok, "{out}\n{err}");
+}

@@ -15,8 +15,9 @@
 //! `--optimistic_transaction_db` as an `OptimisticTransactionDB`; the plain operations go to
 //! the same handle (the calls have the same names on the three kinds, see [`on_db`]). The
 //! crate's TransactionDB has no range deletion, CompactRange, WaitForCompact or live-file
-//! list: range tombstones and the compaction steps are refused there, and the tree shape
-//! comes from the per-level file-count properties. RocksDB has no updatable cursor:
+//! list, and (single-threaded, as the other handles here) no property reads: range
+//! tombstones and the compaction steps are refused there, and the report goes without the
+//! tree shape, rocksdb.stats and the compaction gauges (the statistics tickers remain). RocksDB has no updatable cursor:
 //! updaterandomcursor seeks a transaction's iterator, then does get_for_update and put of
 //! the key it landed on.
 
@@ -312,7 +313,7 @@ impl RocksDbEngine {
     }
 
     fn property(&self, name: &str) -> u64 {
-        on_db!(&self.db, d => d.property_int_value(name).ok().flatten().unwrap_or(0))
+        on_base_db!(&self.db, d => d.property_int_value(name).ok().flatten().unwrap_or(0), 0)
     }
 
     /// Runs `op` in `txn` and commits it (rolls it back for a read-only one).
@@ -327,8 +328,8 @@ impl RocksDbEngine {
                 }
                 TxnOp::Delete(key) => txn.delete_cf(self.txn_family(key)?, key)?,
                 TxnOp::Get(key) => {
-                    let v = READ_OPTIONS
-                        .with(|o| txn.get_pinned_cf_opt(self.txn_family(key)?, key, o))?;
+                    let cf = self.txn_family(key)?;
+                    let v = READ_OPTIONS.with(|o| txn.get_pinned_cf_opt(cf, key, o))?;
                     if let Some(v) = v {
                         read.found = true;
                         read.bytes = (key.len() + v.len()) as u64;
@@ -641,7 +642,7 @@ impl Engine for RocksDbEngine {
     }
 
     fn stats_text(&self) -> String {
-        let mut text = on_db!(&self.db, d => d.property_value("rocksdb.stats"))
+        let mut text = on_base_db!(&self.db, d => d.property_value("rocksdb.stats"), Ok(None))
             .ok()
             .flatten()
             .unwrap_or_default();
@@ -654,13 +655,16 @@ impl Engine for RocksDbEngine {
     }
 
     fn level_stats_text(&self) -> String {
-        on_db!(&self.db, d => d.property_value("rocksdb.levelstats"))
+        on_base_db!(&self.db, d => d.property_value("rocksdb.levelstats"), Ok(None))
             .ok()
             .flatten()
             .unwrap_or_default()
     }
 
     fn shape(&self) -> String {
+        if matches!(self.db, Handle::Locking(_)) {
+            return NO_PROPERTIES.into();
+        }
         let mib = |b: u64| b as f64 / 1048576.0;
         let mut line = format!(
             "mem {:.1} MiB ({} entries) + {} imm",
@@ -668,18 +672,7 @@ impl Engine for RocksDbEngine {
             self.property("rocksdb.num-entries-active-mem-table"),
             self.property("rocksdb.num-immutable-mem-table"),
         );
-        let Some(files) =
-            on_base_db!(&self.db, d => Some(d.live_files().unwrap_or_default()), None)
-        else {
-            // TransactionDB: file counts per level only, from the properties.
-            for level in 0..7 {
-                let n = self.property(&format!("rocksdb.num-files-at-level{level}"));
-                if n > 0 {
-                    line.push_str(&format!(" | L{level} {n} files"));
-                }
-            }
-            return line;
-        };
+        let files = on_base_db!(&self.db, d => d.live_files().unwrap_or_default(), Vec::new());
         let deepest = files.iter().map(|f| f.level).max().unwrap_or(-1);
         for level in 0..=deepest {
             let (n, bytes) = files
@@ -727,6 +720,10 @@ impl Engine for RocksDbEngine {
         Some("RocksDB has no updatable cursor: a transaction's iterator seeks, then get_for_update and put of the key found")
     }
 }
+
+/// What the report lacks on a TransactionDB.
+const NO_PROPERTIES: &str = "shape unknown: the rocksdb crate's single-threaded TransactionDB \
+     reads no properties and lists no files";
 
 /// Why the compaction steps are refused on a TransactionDB.
 const NO_COMPACT_RANGE: &str = "compactall and waitforcompaction are not available with \
