@@ -856,8 +856,9 @@ fn transaction_flags_run_every_write_and_read_in_a_transaction_on_every_engine()
 
 #[test]
 fn randomtransaction_keeps_the_sets_equal_under_contention() {
-    // 16 threads on 20 keys per set: pessimistic transactions deadlock and wait, optimistic
-    // ones conflict; each is retried and counted, and the sums stay equal.
+    // 16 threads on 20 keys per set: pessimistic transactions wait for each other's locks
+    // (taken set by set, in one order: no cycle can form), optimistic ones conflict and are
+    // retried and counted; either way the sums stay equal to what the commits added.
     for mode in ["--transaction_db=1", "--optimistic_transaction_db=1"] {
         let dir = tempfile::tempdir().unwrap();
         let (ok, out, err) = bench(
