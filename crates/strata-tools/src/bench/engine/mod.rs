@@ -294,6 +294,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--hard_pending_compaction_bytes_limit",
             "--open_files",
             "--max_compaction_bytes",
+            "--transaction_lock_timeout (one writer at a time: no key locks to wait for)",
         ],
     }
 }
