@@ -737,3 +737,347 @@ fn prefix_flags_shape_keys_and_seeks() {
     assert!(ok, "{err}");
     assert!(out.contains("prefix-extractor: fixed:12"), "{out}");
 }
+
+/// The counts of a step's `transactions:` line: commits, read-only, conflicts, deadlocks,
+/// timeouts, and the rest of the line.
+fn txn_counts(out: &str, step: &str) -> ([u64; 5], String) {
+    let mut lines = out.lines();
+    lines
+        .find(|l| l.starts_with(step) && l.contains("micros/op"))
+        .unwrap_or_else(|| panic!("no {step} line in:\n{out}"));
+    let line = lines
+        .find(|l| l.contains("transactions:"))
+        .unwrap_or_else(|| panic!("no transactions line after {step} in:\n{out}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let before = |w: &str| -> u64 {
+        let at = words
+            .iter()
+            .position(|x| x.trim_end_matches([',', ';']) == w)
+            .unwrap();
+        words[at - 1].parse().unwrap()
+    };
+    (
+        [
+            before("commits"),
+            before("read-only"),
+            before("conflicts"),
+            before("deadlocks"),
+            before("timeouts"),
+        ],
+        line.to_string(),
+    )
+}
+
+/// The verification line of randomtransaction: (sum of each set, what the step added).
+fn verified(out: &str, sets: u32) -> (u64, u64) {
+    let line = out
+        .lines()
+        .find(|l| l.contains("verified:"))
+        .unwrap_or_else(|| panic!("no verification line in:\n{out}"));
+    assert!(
+        line.contains(&format!("verified: {sets} sets, sums equal")),
+        "{line}"
+    );
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let each = words[words.iter().position(|w| *w == "each").unwrap() - 1];
+    let added = words.last().unwrap().trim_end_matches(')');
+    (
+        each.trim_start_matches('(').parse().unwrap(),
+        added.parse().unwrap(),
+    )
+}
+
+#[test]
+fn transaction_flags_run_every_write_and_read_in_a_transaction_on_every_engine() {
+    let steps = "--benchmarks=fillrandom,readrandom,seekrandom,updaterandom,\
+                 readrandomwriterandom,randomtransaction,updaterandomcursor";
+    for engine in engines() {
+        let engine_flag = format!("--engine={engine}");
+        let run = |mode: Option<&str>| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut flags = vec![engine_flag.as_str(), "--num=500", "--threads=4", steps];
+            flags.extend(mode);
+            let (ok, out, err) = bench(&dir.path().join("db"), &flags);
+            assert!(ok, "{engine} {mode:?}: stdout:\n{out}\nstderr:\n{err}");
+            out
+        };
+        // The reference: the same run without transactions reads what it reads.
+        let plain = run(None);
+        let plain_lines = parse(&plain);
+        for mode in ["--transaction_db=1", "--optimistic_transaction_db"] {
+            let out = run(Some(mode));
+            let lines = parse(&out);
+            for (i, step) in ["fillrandom", "readrandom", "seekrandom"]
+                .iter()
+                .enumerate()
+            {
+                assert_eq!(lines[i].name, *step);
+                assert_eq!(lines[i].ops, 2000, "{engine} {mode} {step}");
+                assert_eq!(
+                    lines[i].found, plain_lines[i].found,
+                    "{engine} {mode}: {step} must find what it finds without transactions"
+                );
+            }
+            let ([commits, read_only, ..], line) = txn_counts(&out, "fillrandom");
+            assert_eq!((commits, read_only), (2000, 0), "{engine} {mode}: {line}");
+            let kind = if mode.starts_with("--transaction_db") {
+                "pessimistic"
+            } else {
+                "optimistic"
+            };
+            assert!(line.contains(&format!("({kind} transactions")), "{line}");
+            for step in ["readrandom", "seekrandom"] {
+                let ([commits, read_only, ..], line) = txn_counts(&out, step);
+                assert_eq!((commits, read_only), (0, 2000), "{engine} {mode}: {line}");
+            }
+            for step in ["updaterandom", "randomtransaction", "updaterandomcursor"] {
+                let ([commits, read_only, ..], line) = txn_counts(&out, step);
+                assert_eq!((commits, read_only), (2000, 0), "{engine} {mode}: {line}");
+            }
+            let ([commits, read_only, ..], line) = txn_counts(&out, "readrandomwriterandom");
+            let rw = fields(&out, "readrandomwriterandom");
+            assert_eq!(
+                (commits, read_only),
+                (rw["writes"], rw["reads"]),
+                "{engine} {mode}: {line}"
+            );
+            // Every committed increment landed in every set: none lost to a retry.
+            let (each, added) = verified(&out, 2);
+            assert_eq!(each, added, "{engine} {mode}:\n{out}");
+            let cursor = txn_counts(&out, "updaterandomcursor").1;
+            match engine {
+                "rocksdb" => assert!(cursor.contains("cursor update emulated"), "{cursor}"),
+                _ => assert!(cursor.contains("cursor updated in place"), "{cursor}"),
+            }
+            assert_eq!(fields(&out, "updaterandomcursor")["updates"], 2000);
+        }
+    }
+}
+
+#[test]
+fn randomtransaction_keeps_the_sets_equal_under_contention() {
+    // 16 threads on 20 keys per set: pessimistic transactions wait for each other's locks
+    // (taken set by set, in one order: no cycle can form), optimistic ones conflict and are
+    // retried and counted; either way the sums stay equal to what the commits added.
+    for mode in ["--transaction_db=1", "--optimistic_transaction_db=1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, out, err) = bench(
+            &dir.path().join("db"),
+            &[
+                "--num=20",
+                "--reads=200",
+                "--threads=16",
+                "--transaction_sets=3",
+                "--benchmarks=randomtransaction",
+                mode,
+            ],
+        );
+        assert!(ok, "{mode}: {out}\n{err}");
+        assert_eq!(parse(&out)[0].ops, 3200);
+        let ([commits, _, conflicts, deadlocks, timeouts], line) =
+            txn_counts(&out, "randomtransaction");
+        assert_eq!(commits, 3200, "{line}");
+        if mode.starts_with("--optimistic") {
+            assert_eq!(deadlocks + timeouts, 0, "{line}");
+        } else {
+            assert_eq!(conflicts, 0, "{line}");
+        }
+        let (each, added) = verified(&out, 3);
+        assert_eq!(each, added, "{out}");
+    }
+}
+
+#[test]
+fn randomtransaction_without_a_flag_uses_pessimistic_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--num=300",
+            "--benchmarks=randomtransaction,updaterandomcursor,readrandom",
+        ],
+    );
+    assert!(ok, "{err}");
+    let (_, line) = txn_counts(&out, "randomtransaction");
+    assert!(
+        line.contains("pessimistic transactions, as no transaction flag was given"),
+        "{line}"
+    );
+    verified(&out, 2);
+    // The plain steps of the run stay plain.
+    let readrandom = out
+        .lines()
+        .skip_while(|l| !l.starts_with("readrandom"))
+        .nth(1);
+    assert!(!readrandom.unwrap_or("").contains("transactions:"), "{out}");
+}
+
+#[test]
+fn batches_commit_as_one_transaction_each() {
+    for engine in engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine_flag = format!("--engine={engine}");
+        let (ok, out, err) = bench(
+            &dir.path().join("db"),
+            &[
+                &engine_flag,
+                "--num=1000",
+                "--batch_size=10",
+                "--benchmarks=fillseq,readrandom",
+                "--transaction_db",
+            ],
+        );
+        assert!(ok, "{engine}: {err}");
+        let ([commits, ..], line) = txn_counts(&out, "fillseq");
+        assert_eq!(commits, 100, "{engine}: {line}");
+        assert_eq!(parse(&out)[1].found, Some((1000, 1000)), "{engine}: {out}");
+    }
+}
+
+#[test]
+fn sets_whose_sums_differ_fail_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, _, err) = bench(&db, &["--num=100", "--benchmarks=randomtransaction"]);
+    assert!(ok, "{err}");
+    // A counter of set 1 that no transaction added to set 2.
+    let mut key = b"0001".to_vec();
+    key.extend_from_slice(&1_000_000u64.to_be_bytes());
+    key.extend_from_slice(b"00000000");
+    let options = strata::Options::default();
+    let store = strata::Db::open(&db, options).unwrap();
+    store.put(&key, &999u64.to_be_bytes()).unwrap();
+    store.close().unwrap();
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--num=100",
+            "--use_existing_db",
+            "--benchmarks=randomtransaction",
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(err.contains("verification failed"), "{err}");
+    assert!(err.contains("set 1:") && err.contains("set 2:"), "{err}");
+}
+
+#[test]
+fn bad_transaction_flags_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    for (flags, named) in [
+        (
+            vec!["--transaction_db=1", "--optimistic_transaction_db=1"],
+            vec!["--transaction_db", "--optimistic_transaction_db"],
+        ),
+        (vec!["--transaction_sets=0"], vec!["--transaction_sets"]),
+        (
+            vec!["--transaction_sets=10000"],
+            vec!["--transaction_sets", "9999"],
+        ),
+        (
+            vec!["--transaction_lock_timeout=-1"],
+            vec!["--transaction_lock_timeout"],
+        ),
+        (vec!["--transaction_db=maybe"], vec!["--transaction_db"]),
+    ] {
+        let mut all = vec!["--benchmarks=randomtransaction", "--num=10"];
+        all.extend(&flags);
+        let (ok, out, err) = bench(&db, &all);
+        assert!(!ok, "{flags:?} must fail:\n{out}");
+        for n in named {
+            assert!(err.contains(n), "{flags:?}: {n} not named in: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert!(!db.exists(), "a refused run creates nothing");
+}
+
+#[test]
+fn help_lists_the_transaction_flags_and_steps() {
+    let (ok, out, err) = common::strata(&["bench", "--help"]);
+    assert!(ok, "{err}");
+    for words in [
+        "--transaction_db",
+        "--optimistic_transaction_db",
+        "--transaction_lock_timeout",
+        "--transaction_sets",
+        "randomtransaction",
+        "updaterandomcursor",
+    ] {
+        assert!(out.contains(words), "{words} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn a_set_key_that_is_not_a_counter_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (ok, _, err) = bench(&db, &["--num=1", "--benchmarks=fillseq"]);
+    assert!(ok, "{err}");
+    // With --num=1 the only key of set 1 is key 0.
+    let mut key = b"0001".to_vec();
+    key.extend_from_slice(&0u64.to_be_bytes());
+    key.extend_from_slice(b"00000000");
+    let store = strata::Db::open(&db, strata::Options::default()).unwrap();
+    store.put(&key, b"abc").unwrap();
+    store.close().unwrap();
+    for mode in ["--transaction_db", "--optimistic_transaction_db"] {
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                "--num=1",
+                "--use_existing_db",
+                "--benchmarks=randomtransaction",
+                mode,
+            ],
+        );
+        assert!(!ok, "{out}");
+        assert!(err.contains("3-byte value, not an 8-byte counter"), "{err}");
+        let store = strata::Db::open(&db, strata::Options::default()).unwrap();
+        assert_eq!(store.get(&key).unwrap().as_deref(), Some(&b"abc"[..]));
+        store.close().unwrap();
+    }
+}
+
+#[test]
+fn rocksdb_transaction_db_refuses_what_the_crate_lacks() {
+    if !engines().contains(&"rocksdb") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, named) in [
+        (
+            vec![
+                "--benchmarks=fillrandom",
+                "--writes_per_range_tombstone=10",
+                "--max_num_range_tombstones=1",
+            ],
+            "DeleteRange",
+        ),
+        (vec!["--benchmarks=fillrandom,compactall"], "CompactRange"),
+        (
+            vec!["--benchmarks=fillrandom,waitforcompaction"],
+            "WaitForCompact",
+        ),
+    ] {
+        let mut all = vec!["--engine=rocksdb", "--num=100", "--transaction_db=1"];
+        all.extend(&flags);
+        let (ok, out, err) = bench(&dir.path().join("db"), &all);
+        assert!(!ok, "{flags:?}: {out}");
+        assert!(err.contains(named), "{flags:?}: {err}");
+    }
+    // The optimistic database has them all.
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--engine=rocksdb",
+            "--num=100",
+            "--optimistic_transaction_db=1",
+            "--benchmarks=fillrandom,compactall,waitforcompaction",
+            "--writes_per_range_tombstone=10",
+            "--max_num_range_tombstones=1",
+        ],
+    );
+    assert!(ok, "{out}\n{err}");
+}

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::engine::TxnMode;
 use super::gen::KeyShape;
 use crate::engine_flags::{parse_bool, EngineFlags};
 
@@ -24,6 +25,14 @@ With --engine=lmdb these flags are accepted and have no effect (LMDB is a copy-o
 B-tree: no log, memtable, levels, compaction, compression, filter or cache of its own):
   {}
 and flush is an fsync of the data file, the compaction steps do nothing.
+
+Transactions (--transaction_db, --optimistic_transaction_db, randomtransaction,
+updaterandomcursor) use Strata's TransactionDb (deadlock detection on) or optimistic
+transactions, RocksDB's TransactionDB or OptimisticTransactionDB, and on LMDB one write
+transaction per operation (its single writer serializes them: nothing conflicts, both flags
+mean the same). randomtransaction and updaterandomcursor without a flag use pessimistic
+transactions. Merges, range tombstones and the writer of the *whilewriting steps write
+outside transactions.
 The rocksdb and lmdb engines are cargo features, off by default:
   cargo build --release -p strata-tools --features rocksdb,lmdb",
         lmdb.join("\n  ")
@@ -42,7 +51,9 @@ pub struct BenchArgs {
     /// --merge_operator): mergerandom, readrandommergerandom (--mergereadpercent). Meta: flush,
     /// compact0,
     /// compact1, compactall (also "compact"), waitforcompaction, stats, levelstats,
-    /// resetstats.
+    /// resetstats. Transactions: randomtransaction (--transaction_sets counters moved
+    /// together, verified at the end), updaterandomcursor (read-modify-write through a
+    /// transaction's updatable cursor).
     #[arg(
         long,
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
@@ -205,6 +216,29 @@ pub struct BenchArgs {
     #[arg(long)]
     pub plot: Option<PathBuf>,
 
+    /// Commit every write of the write steps (each put, or each --batch_size batch) as a
+    /// pessimistic transaction that locks its keys, and read through a transaction in
+    /// readrandom, readmissing, seekrandom, updaterandom (get_for_update, then put) and
+    /// readrandomwriterandom (RocksDB's TransactionDB). Lock waits that time out or would
+    /// deadlock are retried and counted.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub transaction_db: bool,
+
+    /// As --transaction_db, with optimistic transactions (RocksDB's OptimisticTransactionDB):
+    /// no locks, a commit fails on a conflict and is retried (and counted).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub optimistic_transaction_db: bool,
+
+    /// Milliseconds a pessimistic transaction waits for a lock before giving up (and being
+    /// retried).
+    #[arg(long, default_value_t = 100)]
+    pub transaction_lock_timeout: u64,
+
+    /// Sets of counters randomtransaction moves together: each transaction adds one
+    /// increment to a random key of every set (1 to 9999).
+    #[arg(long, default_value_t = 2)]
+    pub transaction_sets: u32,
+
     /// Print the engine's statistics (the stats step) after the last step.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub statistics: bool,
@@ -284,6 +318,45 @@ impl BenchArgs {
         }
         if self.seek_missing_prefix && self.prefix_size <= 8 {
             return Err("--seek_missing_prefix needs --prefix_size above 8".into());
+        }
+        Ok(())
+    }
+
+    /// The transactions of --transaction_db or --optimistic_transaction_db, if either.
+    pub fn txn_mode(&self) -> Option<TxnMode> {
+        match (self.transaction_db, self.optimistic_transaction_db) {
+            (true, _) => Some(TxnMode::Pessimistic),
+            (false, true) => Some(TxnMode::Optimistic),
+            (false, false) => None,
+        }
+    }
+
+    /// The transactions the engine must be opened for: those of the flags, else pessimistic
+    /// ones when a step needs transactions of its own (randomtransaction,
+    /// updaterandomcursor).
+    pub fn open_txn_mode(&self) -> Option<TxnMode> {
+        let needs = self
+            .benchmarks
+            .split(',')
+            .any(|s| matches!(s.trim(), "randomtransaction" | "updaterandomcursor"));
+        self.txn_mode().or(needs.then_some(TxnMode::Pessimistic))
+    }
+
+    /// The transaction flags that a run cannot use, as an error naming them.
+    pub fn check_txn_flags(&self) -> Result<(), String> {
+        if self.transaction_db && self.optimistic_transaction_db {
+            return Err(
+                "--transaction_db and --optimistic_transaction_db cannot be used \
+                        together: choose pessimistic or optimistic transactions"
+                    .into(),
+            );
+        }
+        if !(1..=9999).contains(&self.transaction_sets) {
+            return Err(format!(
+                "--transaction_sets must be between 1 and 9999 (a set's number is a 4-digit \
+                 key prefix), not {}",
+                self.transaction_sets
+            ));
         }
         Ok(())
     }

@@ -5,6 +5,14 @@
 //! `--reads` (reads) operations as in db_bench, and prints db_bench's result line followed by
 //! lines that explain it: write-amp from the engine's IO accounting, disk IO and CPU time of
 //! the process from /proc, latency percentiles with `--histogram`, and the memory state.
+//!
+//! Transactions (`--transaction_db`, `--optimistic_transaction_db`): each write of a write
+//! step and each read of the read steps is one transaction of the engine's; one that is
+//! rolled back for a conflict, a deadlock or a lock timeout is run again, and the step counts
+//! the commits and the retries by cause. randomtransaction keeps `--transaction_sets` sets of
+//! 8-byte counters (key: the set's number in 4 digits, then the step's key); every
+//! transaction adds one increment to a random counter of each set, so every set sums to the
+//! same total, which the step checks at its end.
 
 mod args;
 mod engine;
@@ -22,7 +30,7 @@ use std::time::{Duration, Instant};
 use strata::internals::Rng;
 
 pub use args::BenchArgs;
-use engine::{Counters, Engine, EngineResult};
+use engine::{Counters, Engine, EngineResult, Retry, TxnMode, TxnOp, TxnRead};
 use gen::{fill_key, LiveKeys, ValueGen};
 use range_tombstones::RangeTombstones;
 use report::{dir_size, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
@@ -75,6 +83,10 @@ enum Step {
     MergeRandom,
     /// Random gets and merges mixed by --mergereadpercent.
     ReadRandomMergeRandom,
+    /// db_bench's randomtransaction: counters of --transaction_sets sets moved together.
+    RandomTransaction,
+    /// Read-modify-write of random keys through a transaction's updatable cursor.
+    UpdateRandomCursor,
     Flush,
     Compact(Option<usize>),
     WaitForCompaction,
@@ -110,6 +122,8 @@ const STEPS: &[(&str, Step)] = &[
     ("updaterandom", Step::UpdateRandom),
     ("mergerandom", Step::MergeRandom),
     ("readrandommergerandom", Step::ReadRandomMergeRandom),
+    ("randomtransaction", Step::RandomTransaction),
+    ("updaterandomcursor", Step::UpdateRandomCursor),
     ("flush", Step::Flush),
     ("compact0", Step::Compact(Some(0))),
     ("compact1", Step::Compact(Some(1))),
@@ -158,7 +172,9 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
     ];
     match problems.iter().find(|(bad, _)| *bad) {
         Some((_, why)) => Err(why.to_string()),
-        None => range_tombstones::check_flags(args).and_then(|()| args.check_prefix_flags()),
+        None => range_tombstones::check_flags(args)
+            .and_then(|()| args.check_prefix_flags())
+            .and_then(|()| args.check_txn_flags()),
     }
 }
 
@@ -290,6 +306,16 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> st
     if let Some(rule) = RangeTombstones::of(args) {
         outln!("RangeDel:   {} (in the write steps)", rule.describe())?;
     }
+    match args.txn_mode() {
+        Some(TxnMode::Pessimistic) => outln!(
+            "Txn:        pessimistic (--transaction_db), lock timeout {} ms",
+            args.transaction_lock_timeout
+        )?,
+        Some(TxnMode::Optimistic) => {
+            outln!("Txn:        optimistic (--optimistic_transaction_db)")?
+        }
+        None => {}
+    }
     outln!("------------------------------------------------")
 }
 
@@ -418,6 +444,11 @@ fn run_step(
         ),
         Step::UpdateRandom => format!("( updates:{} found:{})", total.done, total.found),
         Step::MergeRandom => format!("( updates:{})", total.done),
+        Step::RandomTransaction => format!(
+            "( transactions:{} sets:{})",
+            total.done, args.transaction_sets
+        ),
+        Step::UpdateRandomCursor => format!("( updates:{} found:{})", total.done, total.found),
         Step::ReadRandomMergeRandom => format!(
             "(reads:{} merges:{} total:{} hits:{})",
             total.reads,
@@ -439,6 +470,32 @@ fn run_step(
                 rule.width
             )?;
         }
+    }
+    if let Some(mode) = step_txn_mode(args, reader_step) {
+        let mut how = format!("{} transactions", mode.name());
+        if args.txn_mode().is_none() {
+            how.push_str(", as no transaction flag was given");
+        }
+        if let Some(note) = db.transactions_note() {
+            how = format!("{how}; {note}");
+        }
+        if reader_step == Step::UpdateRandomCursor {
+            match db.cursor_update_emulated() {
+                Some(e) => how = format!("{how}; cursor update emulated: {e}"),
+                None => how.push_str("; cursor updated in place"),
+            }
+        }
+        outln!(
+            "             : transactions: {} commits, {} read-only; retries: {} conflicts, {} deadlocks, {} timeouts ({how})",
+            total.commits,
+            total.read_only_txns,
+            total.conflicts,
+            total.deadlocks,
+            total.timeouts
+        )?;
+    }
+    if reader_step == Step::RandomTransaction {
+        outln!("             : {}", verify_sets(args, db, &total)?)?;
     }
     if let Some(w) = writer {
         outln!(
@@ -638,6 +695,7 @@ fn run_thread(
     let mut hist = Histogram::default();
     let sync = args.options.sync || step == Step::FillSync;
     let num = args.num.max(1);
+    let txn = step_txn_mode(args, step);
     let start = Instant::now();
     let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
     // True while the thread should do operation number `done` of `limit`.
@@ -696,7 +754,12 @@ fn run_thread(
                 }
                 let t = clock();
                 if matches!(step, Step::Delete(_)) {
-                    db.delete(&key, sync)?;
+                    match txn {
+                        None => db.delete(&key, sync)?,
+                        Some(m) => {
+                            in_txn(db, m, TxnOp::Delete(&key), sync, &mut stats)?;
+                        }
+                    }
                     live.delete(k);
                     stats.bytes += key_size as u64;
                     stats.written += key_size as u64;
@@ -715,14 +778,19 @@ fn run_thread(
                     {
                         continue;
                     }
-                    db.put_batch(&batch, sync)?;
+                    match txn {
+                        None => db.put_batch(&batch, sync)?,
+                        Some(m) => {
+                            in_txn(db, m, TxnOp::Put(&batch), sync, &mut stats)?;
+                        }
+                    }
                     for _ in 1..batch.len() {
                         timed(&mut stats, None);
                     }
                     batch.clear();
                 } else {
                     let value = values.next(args.value_size);
-                    db.put(&key, value, sync)?;
+                    put(db, txn, (&key, value), sync, &mut stats)?;
                     live.put(k);
                     stats.bytes += (key_size + args.value_size) as u64;
                     stats.written += (key_size + args.value_size) as u64;
@@ -743,7 +811,7 @@ fn run_thread(
                 shape.fill(k, &mut key);
                 let value = values.next(args.value_size);
                 let t = clock();
-                db.put(&key, value, sync)?;
+                put(db, txn, (&key, value), sync, &mut stats)?;
                 live.put(k);
                 stats.bytes += (key_size + args.value_size) as u64;
                 stats.written += (key_size + args.value_size) as u64;
@@ -759,7 +827,7 @@ fn run_thread(
             while more(stats.done, args.reads()) {
                 shape.fill(rng.below(num), &mut key);
                 let t = clock();
-                if let Some(len) = db.get(&key)? {
+                if let Some(len) = get(db, txn, &key, &mut stats)? {
                     stats.found += 1;
                     stats.bytes += (key.len() + len) as u64;
                 }
@@ -775,15 +843,32 @@ fn run_thread(
                 let read =
                     step == Step::UpdateRandom || rng.below(100) < u64::from(args.readwritepercent);
                 let t = clock();
+                if let (Some(m), Step::UpdateRandom) = (txn, step) {
+                    // get_for_update and put in one transaction.
+                    let value = values.next(args.value_size);
+                    let r = in_txn(db, m, TxnOp::Update(&key, value), sync, &mut stats)?;
+                    stats.found += u64::from(r.found);
+                    stats.bytes += r.bytes + (key_size + args.value_size) as u64;
+                    stats.written += (key_size + args.value_size) as u64;
+                    live.put(k);
+                    timed(&mut stats, t);
+                    continue;
+                }
                 if read {
-                    if let Some(len) = db.get(&key)? {
+                    if let Some(len) = get(db, txn, &key, &mut stats)? {
                         stats.found += 1;
                         stats.bytes += (key.len() + len) as u64;
                     }
                     stats.reads += 1;
                 }
                 if !read || step == Step::UpdateRandom {
-                    db.put(&key, values.next(args.value_size), sync)?;
+                    put(
+                        db,
+                        txn,
+                        (&key, values.next(args.value_size)),
+                        sync,
+                        &mut stats,
+                    )?;
                     live.put(k);
                     stats.bytes += (key_size + args.value_size) as u64;
                     stats.written += (key_size + args.value_size) as u64;
@@ -845,9 +930,61 @@ fn run_thread(
             while more(stats.done, args.reads()) {
                 shape.fill_for_seek(rng.below(num), &mut key);
                 let t = clock();
-                let (found, bytes) = db.seek(&key, args.seek_nexts)?;
+                let (found, bytes) = match txn {
+                    None => db.seek(&key, args.seek_nexts)?,
+                    Some(m) => {
+                        let op = TxnOp::Seek(&key, args.seek_nexts);
+                        let r = in_txn(db, m, op, false, &mut stats)?;
+                        (r.found, r.bytes)
+                    }
+                };
                 stats.found += u64::from(found);
                 stats.bytes += bytes;
+                timed(&mut stats, t);
+            }
+        }
+        Step::RandomTransaction => {
+            // As db_bench's RandomTransactionInserter: one increment, 1 to 100, added to a
+            // random key of every set.
+            let mode = txn.unwrap_or(TxnMode::Pessimistic);
+            let sets = args.transaction_sets as usize;
+            let mut keys = vec![vec![0u8; SET_PREFIX_LEN + key_size]; sets];
+            while more(stats.done, args.reads()) {
+                let increment = rng.below(100) + 1;
+                for (i, set_key) in keys.iter_mut().enumerate() {
+                    let prefix = format!("{:04}", i + 1);
+                    set_key[..SET_PREFIX_LEN].copy_from_slice(prefix.as_bytes());
+                    shape.fill(rng.below(num), &mut set_key[SET_PREFIX_LEN..]);
+                }
+                let t = clock();
+                let r = in_txn(
+                    db,
+                    mode,
+                    TxnOp::AddToEach(&keys, increment),
+                    sync,
+                    &mut stats,
+                )?;
+                stats.found += u64::from(r.found);
+                stats.increments = stats.increments.wrapping_add(increment);
+                let bytes = (sets * (SET_PREFIX_LEN + key_size + 8)) as u64;
+                stats.bytes += bytes;
+                stats.written += bytes;
+                timed(&mut stats, t);
+            }
+        }
+        Step::UpdateRandomCursor => {
+            let mode = txn.unwrap_or(TxnMode::Pessimistic);
+            while more(stats.done, args.reads()) {
+                let k = rng.below(num);
+                shape.fill(k, &mut key);
+                let value = values.next(args.value_size);
+                let t = clock();
+                let r = in_txn(db, mode, TxnOp::CursorUpdate(&key, value), sync, &mut stats)?;
+                if r.found {
+                    stats.found += 1;
+                    stats.bytes += r.bytes + (key_size + args.value_size) as u64;
+                    stats.written += (key_size + args.value_size) as u64;
+                }
                 timed(&mut stats, t);
             }
         }
@@ -863,6 +1000,142 @@ fn run_thread(
     stats.hist = hist;
     Ok(stats)
 }
+
+/// The transactions `step` runs: those of the flags in the steps that read or write through
+/// them, and always some in the steps made of transactions.
+fn step_txn_mode(args: &BenchArgs, step: Step) -> Option<TxnMode> {
+    match step {
+        Step::RandomTransaction | Step::UpdateRandomCursor => args.open_txn_mode(),
+        Step::Fill(_)
+        | Step::FillSync
+        | Step::Delete(_)
+        | Step::ReadRandom { .. }
+        | Step::SeekRandom
+        | Step::ReadRandomWriteRandom
+        | Step::UpdateRandom => args.txn_mode(),
+        _ => None,
+    }
+}
+
+/// The most times one operation's transaction is run again before the step gives up.
+const MAX_RETRIES: u64 = 100_000;
+
+/// Runs `op` as a transaction of `mode` until it commits, counting the retries in `stats`.
+fn in_txn(
+    db: &dyn Engine,
+    mode: TxnMode,
+    op: TxnOp<'_>,
+    sync: bool,
+    stats: &mut ThreadStats,
+) -> EngineResult<TxnRead> {
+    let mut retries = 0;
+    loop {
+        match db.transaction(mode, op, sync)? {
+            Ok(read) => {
+                if op.read_only() {
+                    stats.read_only_txns += 1;
+                } else {
+                    stats.commits += 1;
+                }
+                return Ok(read);
+            }
+            Err(why) => {
+                match why {
+                    Retry::Conflict => stats.conflicts += 1,
+                    Retry::Deadlock => stats.deadlocks += 1,
+                    Retry::Timeout => stats.timeouts += 1,
+                }
+                retries += 1;
+                if retries >= MAX_RETRIES {
+                    return Err(format!(
+                        "a transaction was rolled back {retries} times in a row (last: {why:?}); \
+                         giving up"
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+}
+
+/// A put, in a transaction of `mode` if there is one.
+fn put(
+    db: &dyn Engine,
+    mode: Option<TxnMode>,
+    (key, value): (&[u8], &[u8]),
+    sync: bool,
+    stats: &mut ThreadStats,
+) -> EngineResult<()> {
+    match mode {
+        None => db.put(key, value, sync),
+        Some(m) => {
+            let entry = [(key.to_vec(), value.to_vec())];
+            in_txn(db, m, TxnOp::Put(&entry), sync, stats).map(|_| ())
+        }
+    }
+}
+
+/// A get (the length of the value found), in a transaction of `mode` if there is one.
+fn get(
+    db: &dyn Engine,
+    mode: Option<TxnMode>,
+    key: &[u8],
+    stats: &mut ThreadStats,
+) -> EngineResult<Option<usize>> {
+    match mode {
+        None => db.get(key),
+        Some(m) => {
+            let read = in_txn(db, m, TxnOp::Get(key), false, stats)?;
+            Ok(read.found.then(|| read.bytes as usize - key.len()))
+        }
+    }
+}
+
+/// db_bench's RandomTransactionInserter::Verify: the counters of each of the
+/// --transaction_sets sets sum to the same total. The line to print, or the error that
+/// fails the run.
+fn verify_sets(args: &BenchArgs, db: &dyn Engine, step: &ThreadStats) -> Result<String, BoxError> {
+    let sets = args.transaction_sets as usize;
+    let mut sums = vec![0u64; sets];
+    let mut keys = vec![0u64; sets];
+    let key_len = SET_PREFIX_LEN + args.key_size;
+    db.scan(false, &mut |k, v| {
+        if k.len() == key_len && v.len() == 8 && k[..SET_PREFIX_LEN].iter().all(u8::is_ascii_digit)
+        {
+            let set = k[..SET_PREFIX_LEN]
+                .iter()
+                .fold(0usize, |n, d| n * 10 + usize::from(d - b'0'));
+            if (1..=sets).contains(&set) {
+                let counter = u64::from_be_bytes(v.try_into().unwrap_or_default());
+                sums[set - 1] = sums[set - 1].wrapping_add(counter);
+                keys[set - 1] += 1;
+            }
+        }
+        true
+    })?;
+    if sums.iter().any(|&s| s != sums[0]) {
+        let each: Vec<String> = sums
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("set {}: {s} over {} keys", i + 1, keys[i]))
+            .collect();
+        return Err(format!(
+            "randomtransaction: verification failed: the sets' sums differ ({}); every \
+             transaction adds the same increment to each set",
+            each.join(", ")
+        )
+        .into());
+    }
+    Ok(format!(
+        "verified: {sets} sets, sums equal ({} each over {} keys; this step added {})",
+        sums[0],
+        keys.iter().sum::<u64>(),
+        step.increments
+    ))
+}
+
+/// Bytes of randomtransaction's set prefix: the set's number, from 1, in decimal digits.
+const SET_PREFIX_LEN: usize = 4;
 
 /// Writes the range tombstone of `rule` that begins at key number `begin`, and marks the
 /// keys it deletes (those of its column family) as gone. Returns false, writing nothing,

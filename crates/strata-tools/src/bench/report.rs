@@ -248,6 +248,15 @@ pub struct ThreadStats {
     pub found: u64,
     /// Range tombstones written (--writes_per_range_tombstone).
     pub range_tombstones: u64,
+    /// Transactions committed, and those that only read (ended without a commit).
+    pub commits: u64,
+    pub read_only_txns: u64,
+    /// Transactions rolled back and run again, by cause.
+    pub conflicts: u64,
+    pub deadlocks: u64,
+    pub timeouts: u64,
+    /// Sum of randomtransaction's committed increments (what each set's sum grew by).
+    pub increments: u64,
     pub seconds: f64,
     pub hist: Histogram,
 }
@@ -260,6 +269,12 @@ impl ThreadStats {
         self.written += o.written;
         self.found += o.found;
         self.range_tombstones += o.range_tombstones;
+        self.commits += o.commits;
+        self.read_only_txns += o.read_only_txns;
+        self.conflicts += o.conflicts;
+        self.deadlocks += o.deadlocks;
+        self.timeouts += o.timeouts;
+        self.increments = self.increments.wrapping_add(o.increments);
         self.seconds += o.seconds;
         self.hist.merge(&o.hist);
     }

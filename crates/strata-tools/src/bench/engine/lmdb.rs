@@ -8,6 +8,12 @@
 //! for those have no effect (listed in `strata bench --help`). It keeps no count of bytes
 //! written, so write-amp comes from /proc/self/io's wchar: LMDB writes its dirty pages with
 //! write system calls at each commit.
+//!
+//! Transactions: each transactional operation is one LMDB transaction (a write transaction
+//! if it writes). LMDB has a single writer: write transactions run one after another, so
+//! they are serializable, never conflict and never wait on a lock that could time out; the
+//! transaction flags mean the same here and nothing is retried. updaterandomcursor replaces
+//! the value under a write transaction's cursor (`put_current`).
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -15,7 +21,7 @@ use std::path::{Path, PathBuf};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 
-use super::{Counters, Engine, EngineResult};
+use super::{counter_of, Attempt, Counters, Engine, EngineResult, TxnMode, TxnOp, TxnRead};
 use crate::bench::BenchArgs;
 
 /// Address space reserved for the map: the file grows only as pages are written.
@@ -74,6 +80,15 @@ impl LmdbEngine {
             no_sync,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Commits a write transaction, syncing the file after it for a `sync` one.
+    fn commit(&self, txn: heed::RwTxn<'_>, sync: bool) -> EngineResult<()> {
+        txn.commit()?;
+        if sync && self.no_sync {
+            self.env.force_sync()?;
+        }
+        Ok(())
     }
 
     fn stat(&self) -> Option<heed::DatabaseStat> {
@@ -256,5 +271,74 @@ impl Engine for LmdbEngine {
         let LmdbEngine { env, .. } = *self;
         env.prepare_for_closing().wait();
         Ok(())
+    }
+
+    fn transaction(&self, _mode: TxnMode, op: TxnOp<'_>, sync: bool) -> EngineResult<Attempt> {
+        let mut read = TxnRead::default();
+        match op {
+            TxnOp::Get(key) => {
+                if let Some(len) = self.get(key)? {
+                    read.found = true;
+                    read.bytes = (key.len() + len) as u64;
+                }
+                return Ok(Ok(read));
+            }
+            TxnOp::Seek(key, nexts) => {
+                (read.found, read.bytes) = self.seek(key, nexts)?;
+                return Ok(Ok(read));
+            }
+            _ => {}
+        }
+        let mut txn = self.env.write_txn()?;
+        match op {
+            TxnOp::Get(_) | TxnOp::Seek(..) => unreachable!("handled above"),
+            TxnOp::Put(entries) => {
+                for (key, value) in entries {
+                    self.db.put(&mut txn, key, value)?;
+                }
+            }
+            TxnOp::Delete(key) => {
+                self.db.delete(&mut txn, key)?;
+            }
+            TxnOp::Update(key, value) => {
+                if let Some(old) = self.db.get(&txn, key)? {
+                    read.found = true;
+                    read.bytes = (key.len() + old.len()) as u64;
+                }
+                self.db.put(&mut txn, key, value)?;
+            }
+            TxnOp::AddToEach(keys, increment) => {
+                for key in keys {
+                    let old = self.db.get(&txn, key)?;
+                    read.found |= old.is_some();
+                    let counter = counter_of(key, old)?;
+                    self.db.put(
+                        &mut txn,
+                        key,
+                        &counter.wrapping_add(increment).to_be_bytes(),
+                    )?;
+                }
+            }
+            TxnOp::CursorUpdate(key, value) => {
+                let range: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(key), Bound::Unbounded);
+                let mut cursor = self.db.range_mut(&mut txn, &range)?;
+                if let Some(entry) = cursor.next() {
+                    let (k, v) = entry?;
+                    read.found = true;
+                    read.bytes = (k.len() + v.len()) as u64;
+                    // put_current must not be given bytes borrowed from the map.
+                    let k = k.to_vec();
+                    // SAFETY: the key is the cursor's current key, copied out of the map; no
+                    // reference into the map is held across the write.
+                    unsafe { cursor.put_current(&k, value)? };
+                }
+            }
+        }
+        self.commit(txn, sync)?;
+        Ok(Ok(read))
+    }
+
+    fn transactions_note(&self) -> Option<&'static str> {
+        Some("LMDB: one write transaction per operation, serialized by its single writer")
     }
 }

@@ -29,6 +29,91 @@ pub enum EngineKind {
     Lmdb,
 }
 
+/// Which transactions a transactional step runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnMode {
+    /// Keys locked as they are touched (`--transaction_db`).
+    Pessimistic,
+    /// Conflicts found at commit (`--optimistic_transaction_db`).
+    Optimistic,
+}
+
+impl TxnMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            TxnMode::Pessimistic => "pessimistic",
+            TxnMode::Optimistic => "optimistic",
+        }
+    }
+}
+
+/// Why a transaction was rolled back to be run again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// An optimistic commit found a key written since the transaction's snapshot.
+    Conflict,
+    /// A lock wait would have closed a cycle of waiting transactions.
+    Deadlock,
+    /// A lock wait ran out of --transaction_lock_timeout.
+    Timeout,
+}
+
+/// The work of one transaction.
+#[derive(Clone, Copy, Debug)]
+pub enum TxnOp<'a> {
+    /// The puts of a write step (one put, or one --batch_size batch).
+    Put(&'a [(Vec<u8>, Vec<u8>)]),
+    Delete(&'a [u8]),
+    /// A read (readrandom, readrandomwriterandom); the transaction writes nothing.
+    Get(&'a [u8]),
+    /// seekrandom's seek and `nexts` entries through the transaction's iterator.
+    Seek(&'a [u8], u64),
+    /// updaterandom: get_for_update of the key, then a put of the value.
+    Update(&'a [u8], &'a [u8]),
+    /// randomtransaction: for each key, get_for_update of its 8-byte big-endian counter
+    /// (0 when missing), plus the increment, written back.
+    AddToEach(&'a [Vec<u8>], u64),
+    /// updaterandomcursor: a cursor seeks the key, reads the entry it lands on and replaces
+    /// its value in place.
+    CursorUpdate(&'a [u8], &'a [u8]),
+}
+
+impl TxnOp<'_> {
+    /// True when the transaction only reads (it is ended without a commit).
+    pub fn read_only(&self) -> bool {
+        matches!(self, TxnOp::Get(_) | TxnOp::Seek(..))
+    }
+}
+
+/// What a finished transaction read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxnRead {
+    /// The key (or, for a cursor, an entry at or after it) was there.
+    pub found: bool,
+    /// Bytes of the keys and values read.
+    pub bytes: u64,
+}
+
+/// A transaction's outcome: done, or rolled back to be retried.
+pub type Attempt = Result<TxnRead, Retry>;
+
+/// The 8-byte big-endian counter of randomtransaction, from a stored value (`None`: missing).
+pub fn counter_of(key: &[u8], value: Option<&[u8]>) -> EngineResult<u64> {
+    match value {
+        None => Ok(0),
+        Some(v) => match <[u8; 8]>::try_from(v) {
+            Ok(b) => Ok(u64::from_be_bytes(b)),
+            Err(_) => Err(format!(
+                "randomtransaction: key {} holds a {}-byte value, not an 8-byte counter (was \
+                 the database written by another step with these keys?)",
+                String::from_utf8_lossy(key),
+                v.len()
+            )
+            .into()),
+        },
+    }
+}
+
 /// The operations of the benchmark steps, on one open database.
 pub trait Engine: Send + Sync {
     /// Name and version of the engine, as `rocksdb 11.8.1`.
@@ -75,6 +160,20 @@ pub trait Engine: Send + Sync {
     /// What opening the database recovered, if anything.
     fn recovery(&self) -> Option<String>;
     fn close(self: Box<Self>) -> EngineResult<()>;
+    /// Runs `op` as one transaction of `mode` and commits it (`sync`: durably). A conflict,
+    /// deadlock or lock timeout rolls it back and comes back as `Ok(Err(why))`, for the
+    /// caller to retry; any other failure is an error.
+    fn transaction(&self, mode: TxnMode, op: TxnOp<'_>, sync: bool) -> EngineResult<Attempt>;
+    /// How updaterandomcursor's in-place update is done when the engine has no updatable
+    /// cursor (printed with the step); `None` for a native one.
+    fn cursor_update_emulated(&self) -> Option<&'static str> {
+        None
+    }
+    /// What the transactions are on this engine, when not what the flags say (printed with
+    /// the transactional steps).
+    fn transactions_note(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A snapshot of an engine's cumulative counters; a step reports the difference of two.
@@ -195,6 +294,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--hard_pending_compaction_bytes_limit",
             "--open_files",
             "--max_compaction_bytes",
+            "--transaction_lock_timeout (one writer at a time: no key locks to wait for)",
         ],
     }
 }

@@ -9,6 +9,17 @@
 //! API's merge callbacks. `--prefix_size` sets RocksDB's fixed prefix extractor (as db_bench;
 //! whole-key filtering stays on), and seekrandom's iterators take `--prefix_same_as_start` and
 //! `--total_order_seek`.
+//!
+//! Transactions: with `--transaction_db` (or a step made of transactions, such as
+//! randomtransaction) the database is opened as a `TransactionDB`, with
+//! `--optimistic_transaction_db` as an `OptimisticTransactionDB`; the plain operations go to
+//! the same handle (the calls have the same names on the three kinds, see [`on_db`]). The
+//! crate's TransactionDB has no range deletion, CompactRange, WaitForCompact or live-file
+//! list, and (single-threaded, as the other handles here) no property reads: range
+//! tombstones and the compaction steps are refused there, and the report goes without the
+//! tree shape, rocksdb.stats and the compaction gauges (the statistics tickers remain). RocksDB has no updatable cursor:
+//! updaterandomcursor seeks a transaction's iterator, then does get_for_update and put of
+//! the key it landed on.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -18,15 +29,51 @@ use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
     BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily, ColumnFamilyDescriptor,
-    CompactOptions, DBCompactionStyle, DBCompressionType, Options, ReadOptions, SliceTransform,
-    UniversalCompactOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+    CompactOptions, DBCompactionStyle, DBCompressionType, ErrorKind, OptimisticTransactionDB,
+    OptimisticTransactionOptions, Options, ReadOptions, SliceTransform, Transaction, TransactionDB,
+    TransactionDBOptions, TransactionOptions, UniversalCompactOptions, WaitForCompactOptions,
+    WriteBatchWithTransaction, WriteOptions, DB,
 };
 
-use super::{family_of, Counters, Engine, EngineResult};
+use super::{
+    counter_of, family_of, Attempt, Counters, Engine, EngineResult, Retry, TxnMode, TxnOp, TxnRead,
+};
 use crate::bench::BenchArgs;
 
+/// The database, of the kind the run's transactions need.
+enum Handle {
+    Plain(DB),
+    Optimistic(OptimisticTransactionDB),
+    Locking(TransactionDB),
+}
+
+/// Evaluates `$body` with `$d` bound to the database of `$handle`, whichever kind it is: the
+/// calls used here have the same names and meaning on the three.
+macro_rules! on_db {
+    ($handle:expr, $d:ident => $body:expr) => {
+        match $handle {
+            Handle::Plain($d) => $body,
+            Handle::Optimistic($d) => $body,
+            Handle::Locking($d) => $body,
+        }
+    };
+}
+
+/// As [`on_db`] for the calls the crate's TransactionDB lacks: `$locking` then.
+macro_rules! on_base_db {
+    ($handle:expr, $d:ident => $body:expr, $locking:expr) => {
+        match $handle {
+            Handle::Plain($d) => $body,
+            Handle::Optimistic($d) => $body,
+            Handle::Locking(_) => $locking,
+        }
+    };
+}
+
 pub struct RocksDbEngine {
-    db: DB,
+    db: Handle,
+    /// Lock wait of pessimistic transactions (--transaction_lock_timeout).
+    lock_timeout_ms: i64,
     /// The families keys are spread over (db_bench's names), the default first; one entry
     /// (the default family, used through the plain calls) without --num_column_families.
     families: Vec<String>,
@@ -212,14 +259,28 @@ impl RocksDbEngine {
         let descriptors = families
             .iter()
             .map(|n| ColumnFamilyDescriptor::new(n, options.clone()));
-        let db = DB::open_cf_descriptors(&options, path, descriptors)
-            .map_err(|e| format!("opening {} with RocksDB: {e}", path.display()))?;
+        let opened = match args.open_txn_mode() {
+            None => DB::open_cf_descriptors(&options, path, descriptors).map(Handle::Plain),
+            Some(TxnMode::Optimistic) => {
+                OptimisticTransactionDB::open_cf_descriptors(&options, path, descriptors)
+                    .map(Handle::Optimistic)
+            }
+            Some(TxnMode::Pessimistic) => TransactionDB::open_cf_descriptors(
+                &options,
+                &TransactionDBOptions::default(),
+                path,
+                descriptors,
+            )
+            .map(Handle::Locking),
+        };
+        let db = opened.map_err(|e| format!("opening {} with RocksDB: {e}", path.display()))?;
         let version = format!(
             "rocksdb {}",
             version_of(path).unwrap_or_else(|| "(version unknown)".into())
         );
         Ok(RocksDbEngine {
             db,
+            lock_timeout_ms: i64::try_from(args.transaction_lock_timeout).unwrap_or(i64::MAX),
             families,
             options: Mutex::new(options),
             disable_wal: args.disable_wal,
@@ -235,13 +296,135 @@ impl RocksDbEngine {
             0 | 1 => None,
             n => match family_of(key, n) {
                 0 => None,
-                i => self.db.cf_handle(&self.families[i]),
+                i => self.cf_handle(&self.families[i]),
             },
         }
     }
 
+    fn cf_handle(&self, name: &str) -> Option<&ColumnFamily> {
+        on_db!(&self.db, d => d.cf_handle(name))
+    }
+
+    /// The family of `key` for a transaction (which always names one).
+    fn txn_family(&self, key: &[u8]) -> EngineResult<&ColumnFamily> {
+        let name = &self.families[family_of(key, self.families.len().max(1))];
+        self.cf_handle(name)
+            .ok_or_else(|| format!("no column family {name}").into())
+    }
+
     fn property(&self, name: &str) -> u64 {
-        self.db.property_int_value(name).ok().flatten().unwrap_or(0)
+        on_base_db!(&self.db, d => d.property_int_value(name).ok().flatten().unwrap_or(0), 0)
+    }
+
+    /// Runs `op` in `txn` and commits it (rolls it back for a read-only one).
+    fn run_txn<D>(&self, txn: Transaction<'_, D>, op: TxnOp<'_>) -> EngineResult<Attempt> {
+        let mut read = TxnRead::default();
+        let result: EngineResult<()> = (|| {
+            match op {
+                TxnOp::Put(entries) => {
+                    for (key, value) in entries {
+                        txn.put_cf(self.txn_family(key)?, key, value)?;
+                    }
+                }
+                TxnOp::Delete(key) => txn.delete_cf(self.txn_family(key)?, key)?,
+                TxnOp::Get(key) => {
+                    let cf = self.txn_family(key)?;
+                    let v = READ_OPTIONS.with(|o| txn.get_pinned_cf_opt(cf, key, o))?;
+                    if let Some(v) = v {
+                        read.found = true;
+                        read.bytes = (key.len() + v.len()) as u64;
+                    }
+                }
+                TxnOp::Seek(key, nexts) => {
+                    let mut it =
+                        txn.raw_iterator_cf_opt(self.txn_family(key)?, self.seek_options());
+                    it.seek(key);
+                    read.found = it.key() == Some(key);
+                    for _ in 0..nexts {
+                        let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                            break;
+                        };
+                        read.bytes += (k.len() + v.len()) as u64;
+                        it.next();
+                    }
+                    it.status()?;
+                }
+                TxnOp::Update(key, value) => {
+                    let cf = self.txn_family(key)?;
+                    if let Some(v) =
+                        READ_OPTIONS.with(|o| txn.get_pinned_for_update_cf_opt(cf, key, true, o))?
+                    {
+                        read.found = true;
+                        read.bytes = (key.len() + v.len()) as u64;
+                    }
+                    txn.put_cf(cf, key, value)?;
+                }
+                TxnOp::AddToEach(keys, increment) => {
+                    for key in keys {
+                        let cf = self.txn_family(key)?;
+                        let old = READ_OPTIONS
+                            .with(|o| txn.get_pinned_for_update_cf_opt(cf, key, true, o))?;
+                        read.found |= old.is_some();
+                        let counter = counter_of(key, old.as_deref())?;
+                        txn.put_cf(cf, key, counter.wrapping_add(increment).to_be_bytes())?;
+                    }
+                }
+                TxnOp::CursorUpdate(key, value) => {
+                    // No updatable cursor: the iterator finds the entry, then the key is
+                    // read for update (locked, or tracked for the commit's check) and put.
+                    let cf = self.txn_family(key)?;
+                    let mut it = txn.raw_iterator_cf_opt(cf, ReadOptions::default());
+                    it.seek(key);
+                    let landed = it.key().map(<[u8]>::to_vec);
+                    it.status()?;
+                    drop(it);
+                    if let Some(k) = landed {
+                        let v = READ_OPTIONS
+                            .with(|o| txn.get_pinned_for_update_cf_opt(cf, &k, true, o))?;
+                        read.found = true;
+                        read.bytes = (k.len() + v.map_or(0, |v| v.len())) as u64;
+                        txn.put_cf(cf, &k, value)?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        let result = result.and_then(|()| {
+            if op.read_only() {
+                txn.rollback()?;
+            } else {
+                txn.commit()?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => Ok(Ok(read)),
+            Err(e) => match e.downcast_ref::<rocksdb::Error>().and_then(retry_of) {
+                Some(why) => Ok(Err(why)),
+                None => Err(e),
+            },
+        }
+    }
+
+    /// seekrandom's read options.
+    fn seek_options(&self) -> ReadOptions {
+        let (prefix_same_as_start, total_order_seek) = self.seek_flags;
+        let mut o = ReadOptions::default();
+        o.set_prefix_same_as_start(prefix_same_as_start);
+        o.set_total_order_seek(total_order_seek);
+        o
+    }
+}
+
+/// Which retry a failed transaction call is: a lock wait that timed out, a deadlock
+/// (RocksDB's `Busy` naming it), an optimistic conflict (`Busy`, or `TryAgain` when the
+/// memtables no longer hold the history the check needs); `None` for a real failure.
+fn retry_of(e: &rocksdb::Error) -> Option<Retry> {
+    match e.kind() {
+        ErrorKind::TimedOut => Some(Retry::Timeout),
+        ErrorKind::Busy if e.as_ref().contains("Deadlock") => Some(Retry::Deadlock),
+        ErrorKind::Busy | ErrorKind::TryAgain => Some(Retry::Conflict),
+        _ => None,
     }
 }
 
@@ -255,127 +438,145 @@ impl Engine for RocksDbEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
-        with_write_options(sync, self.disable_wal, |o| match self.family(key) {
-            None => self.db.put_opt(key, value, o),
-            Some(cf) => self.db.put_cf_opt(cf, key, value, o),
+        with_write_options(sync, self.disable_wal, |o| {
+            on_db!(&self.db, d => match self.family(key) {
+                None => d.put_opt(key, value, o),
+                Some(cf) => d.put_cf_opt(cf, key, value, o),
+            })
         })?;
         Ok(())
     }
 
     fn put_batch(&self, entries: &[(Vec<u8>, Vec<u8>)], sync: bool) -> EngineResult<()> {
-        let mut batch = WriteBatch::default();
-        for (key, value) in entries {
-            match self.family(key) {
-                None => batch.put(key, value),
-                Some(cf) => batch.put_cf(cf, key, value),
-            }
-        }
-        with_write_options(sync, self.disable_wal, |o| self.db.write_opt(batch, o))?;
+        with_write_options(sync, self.disable_wal, |o| {
+            on_db!(&self.db, d => {
+                // The batch type each kind writes (with or without transaction support).
+                let mut batch = WriteBatchWithTransaction::default();
+                for (key, value) in entries {
+                    match self.family(key) {
+                        None => batch.put(key, value),
+                        Some(cf) => batch.put_cf(cf, key, value),
+                    }
+                }
+                d.write_opt(batch, o)
+            })
+        })?;
         Ok(())
     }
 
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
-        with_write_options(sync, self.disable_wal, |o| match self.family(key) {
-            None => self.db.merge_opt(key, operand, o),
-            Some(cf) => self.db.merge_cf_opt(cf, key, operand, o),
+        with_write_options(sync, self.disable_wal, |o| {
+            on_db!(&self.db, d => match self.family(key) {
+                None => d.merge_opt(key, operand, o),
+                Some(cf) => d.merge_cf_opt(cf, key, operand, o),
+            })
         })?;
         Ok(())
     }
 
     fn delete_range(&self, begin: &[u8], end: &[u8], sync: bool) -> EngineResult<()> {
-        // The crate has `delete_range_cf_opt` but no plain form for the default family: a
-        // batch of one range deletion is what `DB::DeleteRange` writes anyway.
-        let mut batch = WriteBatch::default();
-        match self.family(begin) {
-            None => batch.delete_range(begin, end),
-            Some(cf) => batch.delete_range_cf(cf, begin, end),
-        }
-        with_write_options(sync, self.disable_wal, |o| self.db.write_opt(batch, o))?;
-        Ok(())
+        let cf = self.txn_family(begin)?;
+        with_write_options(sync, self.disable_wal, |o| {
+            on_base_db!(&self.db, d => Ok(d.delete_range_cf_opt(cf, begin, end, o)?), Err(
+                "range tombstones (--writes_per_range_tombstone) are not available with \
+                 --engine=rocksdb and --transaction_db: the rocksdb crate's TransactionDB has \
+                 no DeleteRange"
+                    .into()
+            ))
+        })
     }
 
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
-        with_write_options(sync, self.disable_wal, |o| match self.family(key) {
-            None => self.db.delete_opt(key, o),
-            Some(cf) => self.db.delete_cf_opt(cf, key, o),
+        with_write_options(sync, self.disable_wal, |o| {
+            on_db!(&self.db, d => match self.family(key) {
+                None => d.delete_opt(key, o),
+                Some(cf) => d.delete_cf_opt(cf, key, o),
+            })
         })?;
         Ok(())
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
-        let value = READ_OPTIONS.with(|o| match self.family(key) {
-            None => self.db.get_pinned_opt(key, o),
-            Some(cf) => self.db.get_pinned_cf_opt(cf, key, o),
+        let len = READ_OPTIONS.with(|o| {
+            on_db!(&self.db, d => match self.family(key) {
+                None => d.get_pinned_opt(key, o),
+                Some(cf) => d.get_pinned_cf_opt(cf, key, o),
+            }
+            .map(|v| v.map(|v| v.len())))
         })?;
-        Ok(value.map(|v| v.len()))
+        Ok(len)
     }
 
     fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
         // Family after family (in reverse order for a reverse scan), as one sequence.
         let mut order: Vec<Option<&ColumnFamily>> = std::iter::once(None)
-            .chain(self.families.iter().skip(1).map(|n| self.db.cf_handle(n)))
+            .chain(self.families.iter().skip(1).map(|n| self.cf_handle(n)))
             .collect();
         if reverse {
             order.reverse();
         }
         for family in order {
-            let mut it = match family {
-                None => self.db.raw_iterator_opt(ReadOptions::default()),
-                Some(cf) => self.db.raw_iterator_cf_opt(cf, ReadOptions::default()),
-            };
-            if reverse {
-                it.seek_to_last();
-            } else {
-                it.seek_to_first();
-            }
-            while let (Some(k), Some(v)) = (it.key(), it.value()) {
-                if !visit(k, v) {
-                    return Ok(it.status()?);
-                }
+            let stopped = on_db!(&self.db, d => {
+                let mut it = match family {
+                    None => d.raw_iterator_opt(ReadOptions::default()),
+                    Some(cf) => d.raw_iterator_cf_opt(cf, ReadOptions::default()),
+                };
                 if reverse {
-                    it.prev();
+                    it.seek_to_last();
                 } else {
-                    it.next();
+                    it.seek_to_first();
                 }
+                let mut stopped = false;
+                while let (Some(k), Some(v)) = (it.key(), it.value()) {
+                    if !visit(k, v) {
+                        stopped = true;
+                        break;
+                    }
+                    if reverse {
+                        it.prev();
+                    } else {
+                        it.next();
+                    }
+                }
+                it.status().map(|()| stopped)
+            })?;
+            if stopped {
+                break;
             }
-            it.status()?;
         }
         Ok(())
     }
 
     fn seek(&self, key: &[u8], nexts: u64) -> EngineResult<(bool, u64)> {
-        let (prefix_same_as_start, total_order_seek) = self.seek_flags;
-        let read = || {
-            let mut o = ReadOptions::default();
-            o.set_prefix_same_as_start(prefix_same_as_start);
-            o.set_total_order_seek(total_order_seek);
-            o
-        };
-        let mut it = match self.family(key) {
-            None => self.db.raw_iterator_opt(read()),
-            Some(cf) => self.db.raw_iterator_cf_opt(cf, read()),
-        };
-        it.seek(key);
-        let found = it.key() == Some(key);
-        let mut bytes = 0;
-        for _ in 0..nexts {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else {
-                break;
+        on_db!(&self.db, d => {
+            let mut it = match self.family(key) {
+                None => d.raw_iterator_opt(self.seek_options()),
+                Some(cf) => d.raw_iterator_cf_opt(cf, self.seek_options()),
             };
-            bytes += (k.len() + v.len()) as u64;
-            it.next();
-        }
-        it.status()?;
-        Ok((found, bytes))
+            it.seek(key);
+            let found = it.key() == Some(key);
+            let mut bytes = 0;
+            for _ in 0..nexts {
+                let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                    break;
+                };
+                bytes += (k.len() + v.len()) as u64;
+                it.next();
+            }
+            it.status()?;
+            Ok((found, bytes))
+        })
     }
 
     fn flush(&self) -> EngineResult<()> {
-        self.db.flush()?;
-        for name in self.families.iter().skip(1) {
-            if let Some(cf) = self.db.cf_handle(name) {
-                self.db.flush_cf(cf)?;
+        on_db!(&self.db, d => {
+            d.flush()?;
+            for name in self.families.iter().skip(1) {
+                if let Some(cf) = d.cf_handle(name) {
+                    d.flush_cf(cf)?;
+                }
             }
-        }
+        });
         Ok(())
     }
 
@@ -390,20 +591,20 @@ impl Engine for RocksDbEngine {
         // As db_bench's compactall: everything, the last level included.
         let mut o = CompactOptions::default();
         o.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
-        self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &o);
-        for name in self.families.iter().skip(1) {
-            if let Some(cf) = self.db.cf_handle(name) {
-                self.db
-                    .compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &o);
+        on_base_db!(&self.db, d => {
+            d.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &o);
+            for name in self.families.iter().skip(1) {
+                if let Some(cf) = d.cf_handle(name) {
+                    d.compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &o);
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        }, Err(NO_COMPACT_RANGE.into()))
     }
 
     fn wait_for_compactions(&self) -> EngineResult<()> {
-        Ok(self
-            .db
-            .wait_for_compact(&WaitForCompactOptions::default())?)
+        on_base_db!(&self.db, d => Ok(d.wait_for_compact(&WaitForCompactOptions::default())?),
+            Err(NO_COMPACT_RANGE.into()))
     }
 
     fn counters(&self) -> Counters {
@@ -441,9 +642,7 @@ impl Engine for RocksDbEngine {
     }
 
     fn stats_text(&self) -> String {
-        let mut text = self
-            .db
-            .property_value("rocksdb.stats")
+        let mut text = on_base_db!(&self.db, d => d.property_value("rocksdb.stats"), Ok(None))
             .ok()
             .flatten()
             .unwrap_or_default();
@@ -456,14 +655,16 @@ impl Engine for RocksDbEngine {
     }
 
     fn level_stats_text(&self) -> String {
-        self.db
-            .property_value("rocksdb.levelstats")
+        on_base_db!(&self.db, d => d.property_value("rocksdb.levelstats"), Ok(None))
             .ok()
             .flatten()
             .unwrap_or_default()
     }
 
     fn shape(&self) -> String {
+        if matches!(self.db, Handle::Locking(_)) {
+            return NO_PROPERTIES.into();
+        }
         let mib = |b: u64| b as f64 / 1048576.0;
         let mut line = format!(
             "mem {:.1} MiB ({} entries) + {} imm",
@@ -471,7 +672,7 @@ impl Engine for RocksDbEngine {
             self.property("rocksdb.num-entries-active-mem-table"),
             self.property("rocksdb.num-immutable-mem-table"),
         );
-        let files = self.db.live_files().unwrap_or_default();
+        let files = on_base_db!(&self.db, d => d.live_files().unwrap_or_default(), Vec::new());
         let deepest = files.iter().map(|f| f.level).max().unwrap_or(-1);
         for level in 0..=deepest {
             let (n, bytes) = files
@@ -493,4 +694,38 @@ impl Engine for RocksDbEngine {
         drop(self.db);
         Ok(())
     }
+
+    fn transaction(&self, mode: TxnMode, op: TxnOp<'_>, sync: bool) -> EngineResult<Attempt> {
+        with_write_options(sync, self.disable_wal, |o| match (&self.db, mode) {
+            (Handle::Locking(d), TxnMode::Pessimistic) => {
+                let mut t = TransactionOptions::default();
+                t.set_lock_timeout(self.lock_timeout_ms);
+                t.set_deadlock_detect(true);
+                self.run_txn(d.transaction_opt(o, &t), op)
+            }
+            (Handle::Optimistic(d), TxnMode::Optimistic) => self.run_txn(
+                d.transaction_opt(o, &OptimisticTransactionOptions::default()),
+                op,
+            ),
+            _ => Err(format!(
+                "{} transactions need the database opened for them (--transaction_db or \
+                 --optimistic_transaction_db)",
+                mode.name()
+            )
+            .into()),
+        })
+    }
+
+    fn cursor_update_emulated(&self) -> Option<&'static str> {
+        Some("RocksDB has no updatable cursor: a transaction's iterator seeks, then get_for_update and put of the key found")
+    }
 }
+
+/// What the report lacks on a TransactionDB.
+const NO_PROPERTIES: &str = "shape unknown: the rocksdb crate's single-threaded TransactionDB \
+     reads no properties and lists no files";
+
+/// Why the compaction steps are refused on a TransactionDB.
+const NO_COMPACT_RANGE: &str = "compactall and waitforcompaction are not available with \
+     --engine=rocksdb and --transaction_db: the rocksdb crate's TransactionDB has no \
+     CompactRange or WaitForCompact (use --optimistic_transaction_db, whose database has them)";

@@ -3,22 +3,42 @@
 //! `--prefix_same_as_start` and `--total_order_seek`.
 //! With `--num_column_families` > 1 the keys are spread over the families as db_bench does
 //! (see [`super::family_of`]), each family with the same options.
+//!
+//! Transactions: when the run needs pessimistic ones (`--transaction_db`, or a step of its
+//! own such as randomtransaction) the database is wrapped in a [`TransactionDb`] and the
+//! plain operations go to its inner [`Db`] (they take no locks: no transaction runs beside
+//! them in one step). Optimistic transactions need no wrapper. Every transaction runs on the
+//! family of each key it touches; a `Busy` error is a retry, told apart by its message
+//! (the library has one error kind for conflicts, deadlocks and lock timeouts).
 
 use std::path::Path;
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use strata::{
-    ColumnFamily, Db, DbIterator, FixedPrefix, Options, PrefixExtractor, ReadOptions, WriteBatch,
-    WriteOptions,
+    ColumnFamily, Db, DbIterator, FixedPrefix, OptimisticTransaction, Options, PrefixExtractor,
+    ReadOptions, Transaction, TransactionDb, TransactionOptions, TxnCursor, TxnIterator,
+    WriteBatch, WriteOptions,
 };
 
-use super::{family_of, Counters, Engine, EngineResult};
+use super::{
+    counter_of, family_of, Attempt, Counters, Engine, EngineResult, Retry, TxnMode, TxnOp, TxnRead,
+};
 use crate::bench::units::mb;
 use crate::bench::BenchArgs;
 
+/// The database, wrapped for pessimistic transactions when the run has them.
+enum Handle {
+    Plain(Db),
+    Locking(TransactionDb),
+}
+
 pub struct StrataEngine {
-    db: Db,
+    handle: Handle,
+    /// Lock wait of pessimistic transactions (--transaction_lock_timeout).
+    txn_options: TransactionOptions,
     /// The families keys are spread over: the default alone unless --num_column_families.
     families: Vec<ColumnFamily>,
     disable_wal: bool,
@@ -55,8 +75,17 @@ impl StrataEngine {
                     .ok_or_else(|| format!("no column family {n} after open"))
             })
             .collect::<Result<_, _>>()?;
+        let handle = match args.open_txn_mode() {
+            Some(TxnMode::Pessimistic) => Handle::Locking(TransactionDb::new(db)?),
+            _ => Handle::Plain(db),
+        };
         Ok(StrataEngine {
-            db,
+            handle,
+            txn_options: TransactionOptions {
+                lock_timeout: Duration::from_millis(args.transaction_lock_timeout),
+                deadlock_detect: true,
+                ..TransactionOptions::default()
+            },
             families,
             disable_wal: args.disable_wal,
             seek_options: ReadOptions {
@@ -65,6 +94,89 @@ impl StrataEngine {
                 ..ReadOptions::default()
             },
         })
+    }
+
+    /// The database the plain operations use.
+    fn db(&self) -> &Db {
+        match &self.handle {
+            Handle::Plain(db) => db,
+            Handle::Locking(tdb) => tdb.db(),
+        }
+    }
+
+    /// The family of `key` for a transaction (which always names one).
+    fn txn_family(&self, key: &[u8]) -> &ColumnFamily {
+        &self.families[family_of(key, self.families.len().max(1))]
+    }
+
+    /// Runs `op` in `txn` and commits it (rolls it back for a read-only one).
+    fn run_txn<'db, T: StrataTxn<'db>>(
+        &self,
+        mut txn: T,
+        op: TxnOp<'_>,
+    ) -> strata::Result<TxnRead> {
+        let mut read = TxnRead::default();
+        match op {
+            TxnOp::Put(entries) => {
+                for (key, value) in entries {
+                    txn.put_cf(self.txn_family(key), key, value)?;
+                }
+            }
+            TxnOp::Delete(key) => txn.delete_cf(self.txn_family(key), key)?,
+            TxnOp::Get(key) => {
+                if let Some(v) = txn.get_cf(self.txn_family(key), key)? {
+                    read.found = true;
+                    read.bytes = (key.len() + v.len()) as u64;
+                }
+            }
+            TxnOp::Seek(key, nexts) => {
+                let mut it = txn.iter_cf(self.txn_family(key), self.seek_options.clone())?;
+                it.seek(key);
+                read.found = it.valid() && it.key() == key;
+                for _ in 0..nexts {
+                    if !it.valid() {
+                        break;
+                    }
+                    read.bytes += (it.key().len() + it.value().len()) as u64;
+                    it.next();
+                }
+                it.status()?;
+            }
+            TxnOp::Update(key, value) => {
+                let cf = self.txn_family(key);
+                if let Some(v) = txn.get_for_update_cf(cf, key)? {
+                    read.found = true;
+                    read.bytes = (key.len() + v.len()) as u64;
+                }
+                txn.put_cf(cf, key, value)?;
+            }
+            TxnOp::AddToEach(keys, increment) => {
+                for key in keys {
+                    let cf = self.txn_family(key);
+                    let old = txn.get_for_update_cf(cf, key)?;
+                    read.found |= old.is_some();
+                    let counter = counter_of(key, old.as_deref())
+                        .map_err(|e| strata::Error::InvalidArgument(e.to_string()))?;
+                    txn.put_cf(cf, key, &counter.wrapping_add(increment).to_be_bytes())?;
+                }
+            }
+            TxnOp::CursorUpdate(key, value) => {
+                let mut cursor = txn.cursor_cf(self.txn_family(key), ReadOptions::default())?;
+                cursor.seek(key);
+                if cursor.valid() {
+                    read.found = true;
+                    read.bytes = (cursor.key().len() + cursor.value().len()) as u64;
+                    cursor.update(value)?;
+                }
+                cursor.status()?;
+            }
+        }
+        if op.read_only() {
+            txn.rollback()?;
+        } else {
+            txn.commit()?;
+        }
+        Ok(read)
     }
 
     /// The family of `key`, or `None` for the default one (the plain calls are used then).
@@ -89,8 +201,8 @@ impl StrataEngine {
         options: ReadOptions,
     ) -> EngineResult<DbIterator> {
         Ok(match family {
-            Some(cf) => self.db.iter_cf(cf, options)?,
-            None => self.db.iter(options),
+            Some(cf) => self.db().iter_cf(cf, options)?,
+            None => self.db().iter(options),
         })
     }
 }
@@ -101,14 +213,14 @@ impl Engine for StrataEngine {
     }
 
     fn path(&self) -> &Path {
-        self.db.path()
+        self.db().path()
     }
 
     fn put(&self, key: &[u8], value: &[u8], sync: bool) -> EngineResult<()> {
         let options = self.write_options(sync);
         match self.family(key) {
-            None => Ok(self.db.put_opt(key, value, &options)?),
-            Some(cf) => Ok(self.db.put_cf_opt(cf, key, value, &options)?),
+            None => Ok(self.db().put_opt(key, value, &options)?),
+            Some(cf) => Ok(self.db().put_cf_opt(cf, key, value, &options)?),
         }
     }
 
@@ -120,14 +232,14 @@ impl Engine for StrataEngine {
                 Some(cf) => batch.put_cf(cf, key, value),
             };
         }
-        Ok(self.db.write(batch, &self.write_options(sync))?)
+        Ok(self.db().write(batch, &self.write_options(sync))?)
     }
 
     fn delete(&self, key: &[u8], sync: bool) -> EngineResult<()> {
         let options = self.write_options(sync);
         match self.family(key) {
-            None => Ok(self.db.delete_opt(key, &options)?),
-            Some(cf) => Ok(self.db.delete_cf_opt(cf, key, &options)?),
+            None => Ok(self.db().delete_opt(key, &options)?),
+            Some(cf) => Ok(self.db().delete_cf_opt(cf, key, &options)?),
         }
     }
 
@@ -137,25 +249,25 @@ impl Engine for StrataEngine {
             None => batch.delete_range(begin, end),
             Some(cf) => batch.delete_range_cf(cf, begin, end),
         };
-        Ok(self.db.write(batch, &self.write_options(sync))?)
+        Ok(self.db().write(batch, &self.write_options(sync))?)
     }
 
     fn merge(&self, key: &[u8], operand: &[u8], sync: bool) -> EngineResult<()> {
         let options = self.write_options(sync);
         match self.family(key) {
-            None => Ok(self.db.merge_opt(key, operand, &options)?),
+            None => Ok(self.db().merge_opt(key, operand, &options)?),
             Some(cf) => {
                 let mut batch = WriteBatch::new();
                 batch.merge_cf(cf, key, operand);
-                Ok(self.db.write(batch, &options)?)
+                Ok(self.db().write(batch, &options)?)
             }
         }
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
         let value = match self.family(key) {
-            None => self.db.get(key)?,
-            Some(cf) => self.db.get_cf(cf, key)?,
+            None => self.db().get(key)?,
+            Some(cf) => self.db().get_cf(cf, key)?,
         };
         Ok(value.map(|v| v.len()))
     }
@@ -210,7 +322,7 @@ impl Engine for StrataEngine {
     }
 
     fn flush(&self) -> EngineResult<()> {
-        Ok(self.db.flush()?)
+        Ok(self.db().flush()?)
     }
 
     fn compact(&self, level: Option<usize>) -> EngineResult<()> {
@@ -222,25 +334,25 @@ impl Engine for StrataEngine {
                         .into(),
                 )
             }
-            Some(level) => self.db.compact_level(level)?,
-            None => self.db.compact_all()?,
+            Some(level) => self.db().compact_level(level)?,
+            None => self.db().compact_all()?,
         }
         Ok(())
     }
 
     fn wait_for_compactions(&self) -> EngineResult<()> {
-        Ok(self.db.wait_for_compactions()?)
+        Ok(self.db().wait_for_compactions()?)
     }
 
     fn counters(&self) -> Counters {
-        let s = self.db.stats();
+        let s = self.db().stats();
         // Compactions of every family (the stats above hold the default family's).
         let compactions: Vec<strata::LevelCompactionStats> = match self.families.len() {
             0 | 1 => s.compactions.clone(),
             _ => self
                 .families
                 .iter()
-                .filter_map(|cf| self.db.stats_cf(cf).ok())
+                .filter_map(|cf| self.db().stats_cf(cf).ok())
                 .flat_map(|s| s.compactions)
                 .collect(),
         };
@@ -249,7 +361,7 @@ impl Engine for StrataEngine {
             _ => self
                 .families
                 .iter()
-                .filter_map(|cf| self.db.stats_cf(cf).ok())
+                .filter_map(|cf| self.db().stats_cf(cf).ok())
                 .map(|s| s.pending_compaction_bytes)
                 .sum(),
         };
@@ -290,22 +402,22 @@ impl Engine for StrataEngine {
     }
 
     fn reset_stats(&self) {
-        self.db.reset_stats();
+        self.db().reset_stats();
     }
 
     fn stats_text(&self) -> String {
-        self.db.property("strata.stats").unwrap_or_default()
+        self.db().property("strata.stats").unwrap_or_default()
     }
 
     fn level_stats_text(&self) -> String {
-        self.db
+        self.db()
             .property("strata.compaction-stats")
             .unwrap_or_default()
     }
 
     fn shape(&self) -> String {
         match self.families.len() {
-            0 | 1 => self.db.tree_shape().to_string(),
+            0 | 1 => self.db().tree_shape().to_string(),
             _ => self
                 .families
                 .iter()
@@ -313,7 +425,7 @@ impl Engine for StrataEngine {
                     Some(format!(
                         "{}: {}",
                         cf.name(),
-                        self.db.tree_shape_cf(cf).ok()?
+                        self.db().tree_shape_cf(cf).ok()?
                     ))
                 })
                 .collect::<Vec<_>>()
@@ -322,7 +434,7 @@ impl Engine for StrataEngine {
     }
 
     fn recovery(&self) -> Option<String> {
-        let r = self.db.recovery_report();
+        let r = self.db().recovery_report();
         (r.wal_files > 0).then(|| {
             format!(
                 "{} entries from {} WAL files ({} read)",
@@ -334,6 +446,123 @@ impl Engine for StrataEngine {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        Ok(self.db.close()?)
+        match self.handle {
+            Handle::Plain(db) => Ok(db.close()?),
+            // A TransactionDb cannot hand its Db back to be closed: make the log durable
+            // (reporting a failure), then dropping it closes the database.
+            Handle::Locking(tdb) => Ok(tdb.db().sync_wal()?),
+        }
+    }
+
+    fn transaction(&self, mode: TxnMode, op: TxnOp<'_>, sync: bool) -> EngineResult<Attempt> {
+        let options = self.write_options(sync);
+        let result = match (mode, &self.handle) {
+            (TxnMode::Pessimistic, Handle::Locking(tdb)) => {
+                self.run_txn(tdb.transaction(&options, &self.txn_options), op)
+            }
+            (TxnMode::Pessimistic, Handle::Plain(_)) => {
+                return Err(
+                    "pessimistic transactions need the database opened for them \
+                            (--transaction_db)"
+                        .into(),
+                )
+            }
+            (TxnMode::Optimistic, _) => {
+                self.run_txn(self.db().optimistic_transaction(&options), op)
+            }
+        };
+        match result {
+            Ok(read) => Ok(Ok(read)),
+            Err(strata::Error::Busy(why)) => Ok(Err(retry_of(&why))),
+            Err(e) => Err(e.into()),
+        }
     }
 }
+
+/// Which retry a `Busy` error of a transaction is, from its message.
+fn retry_of(message: &str) -> Retry {
+    if message.starts_with("deadlock") {
+        Retry::Deadlock
+    } else if message.starts_with("lock wait timed out") {
+        Retry::Timeout
+    } else {
+        Retry::Conflict
+    }
+}
+
+/// The calls the bench makes on either kind of transaction.
+trait StrataTxn<'db> {
+    fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<Option<Vec<u8>>>;
+    fn get_for_update_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: &[u8],
+    ) -> strata::Result<Option<Vec<u8>>>;
+    fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> strata::Result<()>;
+    fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()>;
+    fn iter_cf(&self, cf: &ColumnFamily, options: ReadOptions) -> strata::Result<TxnIterator>;
+    fn cursor_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        options: ReadOptions,
+    ) -> strata::Result<TxnCursor<'_, 'db>>;
+    fn commit(&mut self) -> strata::Result<()>;
+    fn rollback(&mut self) -> strata::Result<()>;
+}
+
+macro_rules! strata_txn {
+    ($t:ident, $rollback:expr) => {
+        impl<'db> StrataTxn<'db> for $t<'db> {
+            fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<Option<Vec<u8>>> {
+                $t::get_cf(self, cf, key)
+            }
+            fn get_for_update_cf(
+                &mut self,
+                cf: &ColumnFamily,
+                key: &[u8],
+            ) -> strata::Result<Option<Vec<u8>>> {
+                $t::get_for_update_cf(self, cf, key)
+            }
+            fn put_cf(
+                &mut self,
+                cf: &ColumnFamily,
+                key: &[u8],
+                value: &[u8],
+            ) -> strata::Result<()> {
+                $t::put_cf(self, cf, key, value)
+            }
+            fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()> {
+                $t::delete_cf(self, cf, key)
+            }
+            fn iter_cf(
+                &self,
+                cf: &ColumnFamily,
+                options: ReadOptions,
+            ) -> strata::Result<TxnIterator> {
+                $t::iter_cf(self, cf, options)
+            }
+            fn cursor_cf(
+                &mut self,
+                cf: &ColumnFamily,
+                options: ReadOptions,
+            ) -> strata::Result<TxnCursor<'_, 'db>> {
+                $t::cursor_cf(self, cf, options)
+            }
+            fn commit(&mut self) -> strata::Result<()> {
+                $t::commit(self)
+            }
+            fn rollback(&mut self) -> strata::Result<()> {
+                #[allow(clippy::redundant_closure_call)]
+                ($rollback)(self)
+            }
+        }
+    };
+}
+
+strata_txn!(Transaction, |t: &mut Transaction<'_>| t.rollback());
+strata_txn!(OptimisticTransaction, |t: &mut OptimisticTransaction<
+    '_,
+>| {
+    t.rollback();
+    Ok(())
+});
