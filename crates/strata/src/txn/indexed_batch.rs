@@ -13,7 +13,6 @@
 //! issue them.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::column_family::ColumnFamily;
 use crate::comparator::KeyOrder;
@@ -23,9 +22,6 @@ use crate::key::ValueKind;
 use crate::merge::MergeOperator;
 use crate::options::ReadOptions;
 use crate::write_batch::{BatchMark, WriteBatch};
-
-/// A family's merge operator (if any) and its name, for errors.
-pub(crate) type FamilyMerge = (Option<Arc<dyn MergeOperator>>, Arc<str>);
 
 /// What a merge in the batch applies to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,11 +266,6 @@ impl IndexedBatch {
                 p.resolve(key, database.as_deref(), op.as_deref(), cf.name())
             }
         }
-    }
-
-    /// The merge operator and name of family `cf` for iterators over this batch.
-    pub(crate) fn family_merge(db: &Db, cf: &ColumnFamily) -> Result<FamilyMerge> {
-        Ok((db.merge_operator_of(cf)?, cf.name_arc()))
     }
 }
 

@@ -13,12 +13,14 @@
 
 use std::sync::Arc;
 
+use crate::column_family::ColumnFamily;
 use crate::comparator::KeyOrder;
-use crate::db::DbIterator;
+use crate::db::{Db, DbIterator};
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
+use crate::options::ReadOptions;
 
-use super::indexed_batch::Pending;
+use super::indexed_batch::{IndexedBatch, Pending};
 
 /// Which source the current entry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +71,32 @@ impl TxnIterator {
             order,
             error: None,
         }
+    }
+
+    /// A cursor over `batch`'s entries of family `cf` laid over `db` read with `options`
+    /// (bounds and snapshot), unpositioned.
+    pub(crate) fn over(
+        batch: &IndexedBatch,
+        db: &Db,
+        cf: &ColumnFamily,
+        options: ReadOptions,
+    ) -> Result<TxnIterator> {
+        let order = db.key_order_of(cf)?;
+        let delta = batch.entries_in(
+            cf.id(),
+            options.lower_bound.as_deref(),
+            options.upper_bound.as_deref(),
+            &order,
+        );
+        let merge_operator = db.merge_operator_of(cf)?;
+        let base = db.iter_cf(cf, options)?;
+        Ok(TxnIterator::new(
+            base,
+            delta,
+            merge_operator,
+            cf.name_arc(),
+            order,
+        ))
     }
 
     /// True when positioned on an entry.

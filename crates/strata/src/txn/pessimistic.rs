@@ -433,16 +433,7 @@ impl<'db> Transaction<'db> {
         if options.snapshot.is_none() {
             options.snapshot = self.snapshot.clone();
         }
-        let order = self.db().key_order_of(cf)?;
-        let delta = self.batch.entries_in(
-            cf.id(),
-            options.lower_bound.as_deref(),
-            options.upper_bound.as_deref(),
-            &order,
-        );
-        let (op, family) = IndexedBatch::family_merge(self.db(), cf)?;
-        let base = self.db().iter_cf(cf, options)?;
-        Ok(TxnIterator::new(base, delta, op, family, order))
+        TxnIterator::over(&self.batch, self.db(), cf, options)
     }
 
     /// A cursor over family `cf` whose current entry can be updated or deleted through this
