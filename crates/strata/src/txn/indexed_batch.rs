@@ -216,6 +216,10 @@ impl IndexedBatch {
 
     /// What the batch does to `key` of family `cf_id`, if it touches it.
     pub(crate) fn pending(&self, cf_id: u32, key: &[u8]) -> Option<&Pending> {
+        // Most reads of a transaction come before (or without) its writes: no key copy then.
+        if self.index.is_empty() {
+            return None;
+        }
         self.index.get(&(cf_id, key.to_vec()))
     }
 
