@@ -116,8 +116,17 @@ pub struct BatchEntry<'a> {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> WriteBatch {
+        WriteBatch::with_capacity(0)
+    }
+
+    /// An empty batch with room for `bytes` bytes of updates before it grows (each update
+    /// takes its key, its value and up to 16 bytes of tags and lengths), as RocksDB's
+    /// `reserved_bytes`: a batch built for one known update allocates once.
+    pub fn with_capacity(bytes: usize) -> WriteBatch {
+        let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
+        rep.resize(HEADER_LEN, 0);
         WriteBatch {
-            rep: vec![0; HEADER_LEN],
+            rep,
             count: 0,
             invalid: None,
             has_families: false,
@@ -272,6 +281,9 @@ impl WriteBatch {
         if !self.check(key, value.map_or(0, <[u8]>::len)) {
             return self;
         }
+        // One reservation for the whole record: growing field by field reallocates up to
+        // three times for a small batch.
+        self.rep.reserve(record_size(key, value));
         if cf == 0 {
             self.rep.push(kind as u8);
         } else {
@@ -521,6 +533,12 @@ fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, Stri
         key,
         value,
     })
+}
+
+/// The most bytes one record of `key` and `value` takes: a tag, a family id and two
+/// lengths (varints of at most 5 bytes each), the key and the value.
+pub(crate) fn record_size(key: &[u8], value: Option<&[u8]>) -> usize {
+    1 + 5 + 5 + key.len() + value.map_or(0, |v| 5 + v.len())
 }
 
 #[cfg(test)]

@@ -34,9 +34,38 @@ pub struct WriteHistory<'a> {
     db: &'a DbInner,
     /// The family set and each family's super version, loaded once under the writer lock.
     families: Vec<(Arc<ColumnFamilyData>, Arc<SuperVersion>)>,
+    /// The sequence number of the newest write in the database when the history was taken.
+    last_sequence: SequenceNumber,
 }
 
 impl WriteHistory<'_> {
+    /// The newest write of `key` in family `cf`, as [`WriteHistory::newest_write`], if it
+    /// is newer than `since`. When nothing at all was written after `since` (a transaction
+    /// that no other write overlapped) the answer needs no lookup.
+    pub fn write_after(
+        &self,
+        cf: &ColumnFamily,
+        key: &[u8],
+        since: SequenceNumber,
+    ) -> Result<Option<(SequenceNumber, WriteSource)>> {
+        self.super_version(cf)?;
+        if self.last_sequence <= since {
+            return Ok(None);
+        }
+        Ok(self.newest_write(cf, key)?.filter(|&(seq, _)| seq > since))
+    }
+
+    /// The super version of family `cf`; an error if it was dropped.
+    fn super_version(&self, cf: &ColumnFamily) -> Result<&Arc<SuperVersion>> {
+        match self.families.iter().find(|(f, _)| f.id() == cf.id()) {
+            Some((_, sv)) => Ok(sv),
+            None => Err(Error::InvalidArgument(format!(
+                "column family '{}' was dropped: nothing can be written to it",
+                cf.name()
+            ))),
+        }
+    }
+
     /// The sequence number of the newest write of `key` in family `cf` (a put, delete, merge
     /// or a range deletion covering it) and where it was found; `None` if nothing in the
     /// database ever touched it.
@@ -45,12 +74,7 @@ impl WriteHistory<'_> {
         cf: &ColumnFamily,
         key: &[u8],
     ) -> Result<Option<(SequenceNumber, WriteSource)>> {
-        let Some((_, sv)) = self.families.iter().find(|(f, _)| f.id() == cf.id()) else {
-            return Err(Error::InvalidArgument(format!(
-                "column family '{}' was dropped: nothing can be written to it",
-                cf.name()
-            )));
-        };
+        let sv = self.super_version(cf)?;
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
             let mut newest = None;
             if mem.has_range_tombstones() {
@@ -93,6 +117,11 @@ impl DbInner {
     pub(super) fn write_history(&self) -> WriteHistory<'_> {
         WriteHistory {
             db: self,
+            // Under the writer lock nothing is written while the check runs; without it, a
+            // write that lands after this load counts as made after the check.
+            last_sequence: self
+                .last_sequence
+                .load(std::sync::atomic::Ordering::Acquire),
             families: self
                 .families()
                 .values()

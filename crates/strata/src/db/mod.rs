@@ -61,7 +61,7 @@ use crate::memtable::{Lookup, MemTable};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::range_del::RangeDelAggregator;
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
-use crate::write_batch::WriteBatch;
+use crate::write_batch::{record_size, WriteBatch};
 
 pub use conflict::{WriteHistory, WriteSource};
 pub use iter::{DbIterator, Range};
@@ -181,7 +181,7 @@ impl Db {
 
     /// Sets `key` to `value` with write options.
     pub fn put_opt(&self, key: &[u8], value: &[u8], options: &WriteOptions) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
         batch.put(key, value);
         self.write(batch, options)
     }
@@ -202,7 +202,7 @@ impl Db {
         // Checked here, not left to `write`: a batch names families by id only, so its
         // error could not name a dropped one.
         self.inner.family(cf)?;
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
         batch.put_cf(cf, key, value);
         self.write(batch, options)
     }
@@ -216,7 +216,7 @@ impl Db {
 
     /// [`Db::merge`] with write options.
     pub fn merge_opt(&self, key: &[u8], operand: &[u8], options: &WriteOptions) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
         batch.merge(key, operand);
         self.write(batch, options)
     }
@@ -225,7 +225,7 @@ impl Db {
     /// operator ([`CfOptions::merge_operator`]).
     pub fn merge_cf(&self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
         self.inner.family(cf)?;
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
         batch.merge_cf(cf, key, operand);
         self.write(batch, &WriteOptions::default())
     }
@@ -237,7 +237,7 @@ impl Db {
 
     /// Removes `key` with write options.
     pub fn delete_opt(&self, key: &[u8], options: &WriteOptions) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, None));
         batch.delete(key);
         self.write(batch, options)
     }
@@ -255,7 +255,7 @@ impl Db {
         options: &WriteOptions,
     ) -> Result<()> {
         self.inner.family(cf)?;
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, None));
         batch.delete_cf(cf, key);
         self.write(batch, options)
     }
@@ -304,15 +304,16 @@ impl Db {
         self.inner.write_checked(batch, options, check)
     }
 
-    /// The sequence number of the newest write of `key` in family `cf`, and where it was
-    /// found (see `conflict.rs`); not synchronized with writes in flight.
-    pub(crate) fn newest_write(
+    /// The newest write of `key` in family `cf` if it is newer than `since`, and where it
+    /// was found (see `conflict.rs`); not synchronized with writes in flight.
+    pub(crate) fn write_after(
         &self,
         cf: &ColumnFamily,
         key: &[u8],
+        since: crate::key::SequenceNumber,
     ) -> Result<Option<(crate::key::SequenceNumber, WriteSource)>> {
         self.inner.check_open()?;
-        self.inner.write_history().newest_write(cf, key)
+        self.inner.write_history().write_after(cf, key, since)
     }
 
     /// Makes prepared transaction `name` with `batch` durable (see `two_phase.rs`).
@@ -377,7 +378,7 @@ impl Db {
         self.inner.check_writable()?;
         let family = self.inner.family(cf)?;
         self.inner.check_ttl_family(&family)?;
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
         batch.put_cf(cf, key, value);
         let batch = self.inner.stamp_ttl(batch, Some(ttl))?;
         self.inner.write(batch, &WriteOptions::default())

@@ -3,15 +3,20 @@
 //!
 //! Invariants:
 //! - `batch` holds every update in the order it was made; it is what gets written.
-//! - `index` holds, per (family id, user key), the net effect of the batch's updates of that
-//!   key, ordered bytewise by family id then key: a value, a delete, or merge operands (oldest
-//!   first) over a base that is a value, a delete, or whatever the database holds.
+//! - Once the batch holds [`INDEX_FROM`] updates, `index` holds, per family id and user key,
+//!   the net effect of the batch's updates of that key, keys ordered bytewise: a value, a
+//!   delete, or merge operands (oldest first) over a base that is a value, a delete, or
+//!   whatever the database holds. A smaller batch has no index (`indexed` is false): a read
+//!   folds the batch's updates of its key by scanning the batch, which for a handful of
+//!   updates costs less than keeping a map (a key copy and a node per update) that most
+//!   small transactions never read.
 //! - The index is a function of the batch: a rollback to a save point truncates the batch and
-//!   rebuilds the index from it.
+//!   rebuilds the index from it (or drops it, below [`INDEX_FROM`] updates).
 //!
 //! Range deletions are not indexed (RocksDB's index refuses them too): a transaction cannot
 //! issue them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::column_family::ColumnFamily;
@@ -87,11 +92,19 @@ impl Pending {
     }
 }
 
+/// The number of updates from which a batch keeps an index (see the module doc).
+const INDEX_FROM: usize = 16;
+
+/// The net effect of a batch on each key of one family, ordered bytewise.
+type FamilyIndex = BTreeMap<Vec<u8>, Pending>;
+
 /// A write batch whose own writes can be read back, alone or over a database.
 #[derive(Debug, Default)]
 pub struct IndexedBatch {
     batch: WriteBatch,
-    index: BTreeMap<(u32, Vec<u8>), Pending>,
+    /// Per family id; empty (and `indexed` false) below [`INDEX_FROM`] updates.
+    index: BTreeMap<u32, FamilyIndex>,
+    indexed: bool,
     save_points: Vec<BatchMark>,
 }
 
@@ -103,7 +116,6 @@ impl IndexedBatch {
 
     /// An indexed batch holding the updates of `batch` (its log data aside).
     pub(crate) fn from_write_batch(batch: WriteBatch) -> Result<IndexedBatch> {
-        let mut index = BTreeMap::new();
         for entry in batch.iter() {
             let e = entry.map_err(|reason| Error::InvalidArgument(reason.to_string()))?;
             if e.kind == ValueKind::RangeDeletion {
@@ -111,13 +123,24 @@ impl IndexedBatch {
                     "a range deletion cannot be part of a transaction".into(),
                 ));
             }
-            fold(&mut index, e.cf, e.kind, e.key, e.value);
         }
-        Ok(IndexedBatch {
+        let mut indexed = IndexedBatch {
             batch,
-            index,
-            save_points: Vec::new(),
-        })
+            ..IndexedBatch::default()
+        };
+        indexed.reindex();
+        Ok(indexed)
+    }
+
+    /// Rebuilds the index from the batch, or drops it if the batch is below [`INDEX_FROM`].
+    fn reindex(&mut self) {
+        self.index.clear();
+        self.indexed = self.batch.len() >= INDEX_FROM;
+        if self.indexed {
+            for e in self.batch.iter().flatten() {
+                fold(&mut self.index, e.cf, e.kind, e.key, e.value);
+            }
+        }
     }
 
     /// Sets `key` to `value` in the default family.
@@ -157,7 +180,11 @@ impl IndexedBatch {
         // A refused update (over a size limit) leaves the batch invalid and unchanged; the
         // commit reports why. The index must not show it either.
         if self.batch.len() > before {
-            fold(&mut self.index, cf, kind, key, value);
+            if self.indexed {
+                fold(&mut self.index, cf, kind, key, value);
+            } else if self.batch.len() >= INDEX_FROM {
+                self.reindex();
+            }
         }
     }
 
@@ -175,6 +202,7 @@ impl IndexedBatch {
     pub fn clear(&mut self) {
         self.batch.clear();
         self.index.clear();
+        self.indexed = false;
         self.save_points.clear();
     }
 
@@ -186,6 +214,7 @@ impl IndexedBatch {
     /// Takes the batch to write, leaving this one empty.
     pub fn take_write_batch(&mut self) -> WriteBatch {
         self.index.clear();
+        self.indexed = false;
         self.save_points.clear();
         std::mem::take(&mut self.batch)
     }
@@ -200,11 +229,7 @@ impl IndexedBatch {
     pub fn rollback_to_save_point(&mut self) -> Result<()> {
         let mark = self.save_points.pop().ok_or_else(no_save_point)?;
         self.batch.truncate_to(&mark);
-        self.index.clear();
-        for entry in self.batch.iter() {
-            let e = entry.map_err(|reason| Error::InvalidArgument(reason.to_string()))?;
-            fold(&mut self.index, e.cf, e.kind, e.key, e.value);
-        }
+        self.reindex();
         Ok(())
     }
 
@@ -215,12 +240,32 @@ impl IndexedBatch {
     }
 
     /// What the batch does to `key` of family `cf_id`, if it touches it.
-    pub(crate) fn pending(&self, cf_id: u32, key: &[u8]) -> Option<&Pending> {
-        // Most reads of a transaction come before (or without) its writes: no key copy then.
-        if self.index.is_empty() {
-            return None;
+    pub(crate) fn pending(&self, cf_id: u32, key: &[u8]) -> Option<Cow<'_, Pending>> {
+        if self.indexed {
+            return self.index.get(&cf_id)?.get(key).map(Cow::Borrowed);
         }
-        self.index.get(&(cf_id, key.to_vec()))
+        let mut pending = None;
+        for e in self.batch.iter().flatten() {
+            if e.cf == cf_id && e.key == key {
+                pending = Some(folded(pending, e.kind, e.value));
+            }
+        }
+        pending.map(Cow::Owned)
+    }
+
+    /// The net effect of the batch on each key of family `cf_id`.
+    fn family_index(&self, cf_id: u32) -> Cow<'_, FamilyIndex> {
+        if self.indexed {
+            return match self.index.get(&cf_id) {
+                Some(family) => Cow::Borrowed(family),
+                None => Cow::Owned(FamilyIndex::new()),
+            };
+        }
+        let mut index = BTreeMap::new();
+        for e in self.batch.iter().flatten().filter(|e| e.cf == cf_id) {
+            fold(&mut index, e.cf, e.kind, e.key, e.value);
+        }
+        Cow::Owned(index.remove(&cf_id).unwrap_or_default())
     }
 
     /// The batch's entries of family `cf_id` with keys in `[lower, upper)` of `order`, in
@@ -233,15 +278,13 @@ impl IndexedBatch {
         upper: Option<&[u8]>,
         order: &KeyOrder,
     ) -> Vec<(Vec<u8>, Pending)> {
-        let of_family = self
-            .index
-            .range((cf_id, Vec::new())..)
-            .take_while(|((id, _), _)| *id == cf_id);
-        let mut entries: Vec<(Vec<u8>, Pending)> = of_family
-            .filter(|((_, k), _)| {
+        let family = self.family_index(cf_id);
+        let mut entries: Vec<(Vec<u8>, Pending)> = family
+            .iter()
+            .filter(|(k, _)| {
                 lower.is_none_or(|l| !order.lt(k, l)) && upper.is_none_or(|u| order.lt(k, u))
             })
-            .map(|((_, k), p)| (k.clone(), p.clone()))
+            .map(|(k, p)| (k.clone(), p.clone()))
             .collect();
         if !order.is_bytewise() {
             entries.sort_by(|a, b| order.compare(&a.0, &b.0));
@@ -282,40 +325,38 @@ fn no_save_point() -> Error {
 
 /// Folds one update into the index.
 fn fold(
-    index: &mut BTreeMap<(u32, Vec<u8>), Pending>,
+    index: &mut BTreeMap<u32, FamilyIndex>,
     cf: u32,
     kind: ValueKind,
     key: &[u8],
     value: &[u8],
 ) {
-    let key = (cf, key.to_vec());
+    let family = index.entry(cf).or_default();
+    match family.get_mut(key) {
+        Some(p) => {
+            let before = std::mem::replace(p, Pending::Deleted);
+            *p = folded(Some(before), kind, value);
+        }
+        None => {
+            family.insert(key.to_vec(), folded(None, kind, value));
+        }
+    }
+}
+
+/// The net effect of `before` (what earlier updates of the key did) followed by one update.
+fn folded(before: Option<Pending>, kind: ValueKind, value: &[u8]) -> Pending {
     match kind {
-        ValueKind::Put => {
-            index.insert(key, Pending::Value(value.to_vec()));
-        }
-        ValueKind::Delete | ValueKind::SingleDelete => {
-            index.insert(key, Pending::Deleted);
-        }
+        ValueKind::Put => Pending::Value(value.to_vec()),
+        ValueKind::Delete | ValueKind::SingleDelete => Pending::Deleted,
         ValueKind::Merge => {
-            let p = index.entry(key).or_insert(Pending::Merges {
-                base: MergeBase::Database,
-                operands: Vec::new(),
-            });
-            match p {
-                Pending::Merges { operands, .. } => operands.push(value.to_vec()),
-                Pending::Value(v) => {
-                    *p = Pending::Merges {
-                        base: MergeBase::Value(std::mem::take(v)),
-                        operands: vec![value.to_vec()],
-                    }
-                }
-                Pending::Deleted => {
-                    *p = Pending::Merges {
-                        base: MergeBase::Deleted,
-                        operands: vec![value.to_vec()],
-                    }
-                }
-            }
+            let (base, mut operands) = match before {
+                None => (MergeBase::Database, Vec::new()),
+                Some(Pending::Merges { base, operands }) => (base, operands),
+                Some(Pending::Value(v)) => (MergeBase::Value(v), Vec::new()),
+                Some(Pending::Deleted) => (MergeBase::Deleted, Vec::new()),
+            };
+            operands.push(value.to_vec());
+            Pending::Merges { base, operands }
         }
         ValueKind::RangeDeletion => {
             unreachable!("range deletions are not recorded in an indexed batch")
@@ -329,7 +370,9 @@ mod tests {
     use crate::merge::StringAppend;
 
     /// Each case: the updates of one key, in order, and what a reader sees over a database
-    /// holding `db` for it (string append with ',' resolves merges).
+    /// holding `db` for it (string append with ',' resolves merges). Each runs on a batch
+    /// without an index and on one with (other keys' updates pushing it past `INDEX_FROM`,
+    /// before and after the key's own).
     #[test]
     fn the_index_folds_updates_like_the_database_would() {
         type Case = (
@@ -356,26 +399,37 @@ mod tests {
             ),
         ];
         let op = StringAppend::new(b",");
-        for (updates, db, want) in cases {
-            let mut b = IndexedBatch::new();
-            for (kind, v) in updates.iter() {
-                match *kind {
-                    "put" => b.put(b"k", v.as_bytes()),
-                    "del" => b.delete(b"k"),
-                    "merge" => b.merge(b"k", v.as_bytes()),
-                    _ => unreachable!(),
-                }
+        let pad = |b: &mut IndexedBatch, n: usize| {
+            for i in 0..n {
+                b.put(format!("other{i}").as_bytes(), b"x");
             }
-            let got = b
-                .pending(0, b"k")
-                .unwrap()
-                .resolve(b"k", db.map(str::as_bytes), Some(&op), "default")
-                .unwrap();
-            assert_eq!(
-                got.as_deref(),
-                want.map(str::as_bytes),
-                "{updates:?} over {db:?}"
-            );
+        };
+        for (before, after) in [(0, 0), (INDEX_FROM, 0), (0, INDEX_FROM), (3, 3)] {
+            for (updates, db, want) in cases {
+                let mut b = IndexedBatch::new();
+                pad(&mut b, before);
+                for (kind, v) in updates.iter() {
+                    match *kind {
+                        "put" => b.put(b"k", v.as_bytes()),
+                        "del" => b.delete(b"k"),
+                        "merge" => b.merge(b"k", v.as_bytes()),
+                        _ => unreachable!(),
+                    }
+                }
+                pad(&mut b, after);
+                assert_eq!(b.indexed, b.len() >= INDEX_FROM);
+                let got = b
+                    .pending(0, b"k")
+                    .unwrap()
+                    .resolve(b"k", db.map(str::as_bytes), Some(&op), "default")
+                    .unwrap();
+                assert_eq!(
+                    got.as_deref(),
+                    want.map(str::as_bytes),
+                    "{updates:?} over {db:?}, {before} updates of other keys before, {after} after"
+                );
+                assert_eq!(b.pending(0, b"absent"), None);
+            }
         }
     }
 
@@ -389,9 +443,15 @@ mod tests {
         b.set_save_point();
         b.delete(b"a");
         b.rollback_to_save_point().unwrap();
-        assert_eq!(b.pending(0, b"a"), Some(&Pending::Value(b"2".to_vec())));
+        assert_eq!(
+            b.pending(0, b"a").as_deref(),
+            Some(&Pending::Value(b"2".to_vec()))
+        );
         b.rollback_to_save_point().unwrap();
-        assert_eq!(b.pending(0, b"a"), Some(&Pending::Value(b"1".to_vec())));
+        assert_eq!(
+            b.pending(0, b"a").as_deref(),
+            Some(&Pending::Value(b"1".to_vec()))
+        );
         assert_eq!(b.pending(0, b"b"), None);
         assert_eq!(b.len(), 1);
         let e = b.rollback_to_save_point().unwrap_err();
@@ -399,16 +459,46 @@ mod tests {
     }
 
     #[test]
-    fn families_are_indexed_apart() {
+    fn a_rollback_below_the_index_threshold_drops_the_index() {
         let mut b = IndexedBatch::new();
+        b.put(b"a", b"1");
+        b.set_save_point();
+        for i in 0..INDEX_FROM {
+            b.put(b"a", format!("{i}").as_bytes());
+        }
+        assert!(b.indexed);
+        b.rollback_to_save_point().unwrap();
+        assert!(!b.indexed);
+        assert_eq!(
+            b.pending(0, b"a").as_deref(),
+            Some(&Pending::Value(b"1".to_vec()))
+        );
+    }
+
+    #[test]
+    fn families_are_indexed_apart() {
+        for pad in [0, INDEX_FROM] {
+            families_are_indexed_apart_with(pad);
+        }
+    }
+
+    /// With `pad` updates of family 2 first (enough to build the index, or none).
+    fn families_are_indexed_apart_with(pad: usize) {
+        let mut b = IndexedBatch::new();
+        for i in 0..pad {
+            b.record(2, ValueKind::Put, format!("{i}").as_bytes(), b"x");
+        }
         b.put(b"k", b"default");
         b.record(3, ValueKind::Put, b"k", b"three");
         b.record(3, ValueKind::Put, b"j", b"j3");
         assert_eq!(
-            b.pending(0, b"k"),
+            b.pending(0, b"k").as_deref(),
             Some(&Pending::Value(b"default".to_vec()))
         );
-        assert_eq!(b.pending(3, b"k"), Some(&Pending::Value(b"three".to_vec())));
+        assert_eq!(
+            b.pending(3, b"k").as_deref(),
+            Some(&Pending::Value(b"three".to_vec()))
+        );
         let bytewise = KeyOrder::Bytewise;
         let keys = |order: &KeyOrder| -> Vec<Vec<u8>> {
             b.entries_in(3, None, None, order)
@@ -421,5 +511,6 @@ mod tests {
         assert_eq!(b.entries_in(3, Some(b"k"), None, &bytewise).len(), 1);
         assert_eq!(b.entries_in(3, None, Some(b"k"), &bytewise).len(), 1);
         assert!(b.entries_in(1, None, None, &bytewise).is_empty());
+        assert_eq!(b.entries_in(2, None, None, &bytewise).len(), pad);
     }
 }

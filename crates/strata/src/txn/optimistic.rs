@@ -14,8 +14,6 @@
 //! Write skew remains possible, as under any snapshot isolation: two transactions that each
 //! read (without `get_for_update`) what the other writes both commit.
 
-use std::collections::BTreeMap;
-
 use crate::column_family::ColumnFamily;
 use crate::db::{Db, WriteSource};
 use crate::error::{Error, Result};
@@ -27,8 +25,69 @@ use super::cursor::TxnCursor;
 use super::indexed_batch::IndexedBatch;
 use super::overlay::TxnIterator;
 
-/// The keys a transaction tracks, with their family handles.
-type TrackedKeys = BTreeMap<(u32, Vec<u8>), ColumnFamily>;
+/// The keys a transaction tracks: appended as they come, their bytes in one buffer, so
+/// tracking a key costs no allocation of its own; duplicates are removed at commit.
+#[derive(Default)]
+struct TrackedKeys {
+    bytes: Vec<u8>,
+    /// (family id, range of `bytes`).
+    keys: Vec<(u32, std::ops::Range<usize>)>,
+    /// The handle of each family tracked, once.
+    families: Vec<ColumnFamily>,
+}
+
+/// How many keys were tracked when a save point was set: a rollback to it forgets the rest.
+#[derive(Clone, Copy)]
+struct TrackedMark {
+    keys: usize,
+    bytes: usize,
+}
+
+impl TrackedKeys {
+    fn add(&mut self, cf: &ColumnFamily, key: &[u8]) {
+        if !self.families.iter().any(|f| f.id() == cf.id()) {
+            self.families.push(cf.clone());
+        }
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.keys.push((cf.id(), start..self.bytes.len()));
+    }
+
+    fn mark(&self) -> TrackedMark {
+        TrackedMark {
+            keys: self.keys.len(),
+            bytes: self.bytes.len(),
+        }
+    }
+
+    fn truncate_to(&mut self, mark: TrackedMark) {
+        self.keys.truncate(mark.keys);
+        self.bytes.truncate(mark.bytes);
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.bytes.clear();
+        self.families.clear();
+    }
+
+    /// Each tracked key once, with its family's handle.
+    fn distinct(&self) -> Vec<(&ColumnFamily, &[u8])> {
+        let mut keys: Vec<(u32, &[u8])> = self
+            .keys
+            .iter()
+            .map(|(cf, range)| (*cf, &self.bytes[range.clone()]))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .filter_map(|(id, key)| {
+                let family = self.families.iter().find(|f| f.id() == id)?;
+                Some((family, key))
+            })
+            .collect()
+    }
+}
 
 /// An optimistic transaction over a [`Db`]. Begin one with [`Db::optimistic_transaction`].
 pub struct OptimisticTransaction<'db> {
@@ -37,7 +96,7 @@ pub struct OptimisticTransaction<'db> {
     write_options: WriteOptions,
     batch: IndexedBatch,
     tracked: TrackedKeys,
-    tracked_at_save_points: Vec<TrackedKeys>,
+    tracked_at_save_points: Vec<TrackedMark>,
     state: State,
 }
 
@@ -53,7 +112,7 @@ impl Db {
             snapshot: self.snapshot(),
             write_options: *write_options,
             batch: IndexedBatch::new(),
-            tracked: BTreeMap::new(),
+            tracked: TrackedKeys::default(),
             tracked_at_save_points: Vec::new(),
             state: State::Active,
         }
@@ -78,9 +137,7 @@ impl<'db> OptimisticTransaction<'db> {
     }
 
     fn track(&mut self, cf: &ColumnFamily, key: &[u8]) {
-        self.tracked
-            .entry((cf.id(), key.to_vec()))
-            .or_insert_with(|| cf.clone());
+        self.tracked.add(cf, key);
     }
 
     /// The value of `key` in the default family: the transaction's own writes over its
@@ -188,7 +245,7 @@ impl<'db> OptimisticTransaction<'db> {
     pub fn set_save_point(&mut self) -> Result<()> {
         self.check_active()?;
         self.batch.set_save_point();
-        self.tracked_at_save_points.push(self.tracked.clone());
+        self.tracked_at_save_points.push(self.tracked.mark());
         Ok(())
     }
 
@@ -197,8 +254,8 @@ impl<'db> OptimisticTransaction<'db> {
     pub fn rollback_to_save_point(&mut self) -> Result<()> {
         self.check_active()?;
         self.batch.rollback_to_save_point()?;
-        if let Some(tracked) = self.tracked_at_save_points.pop() {
-            self.tracked = tracked;
+        if let Some(mark) = self.tracked_at_save_points.pop() {
+            self.tracked.truncate_to(mark);
         }
         Ok(())
     }
@@ -220,15 +277,14 @@ impl<'db> OptimisticTransaction<'db> {
         self.check_active()?;
         let since = self.snapshot.sequence();
         let tracked = std::mem::take(&mut self.tracked);
+        let tracked = tracked.distinct();
         let batch = self.batch.take_write_batch();
         let result = self
             .db
             .write_checked(batch, &self.write_options, &mut |history| {
-                for ((_, key), cf) in &tracked {
-                    if let Some((seq, source)) = history.newest_write(cf, key)? {
-                        if seq > since {
-                            return Err(conflict(cf, key, seq, since, source));
-                        }
+                for &(cf, key) in &tracked {
+                    if let Some((seq, source)) = history.write_after(cf, key, since)? {
+                        return Err(conflict(cf, key, seq, since, source));
                     }
                 }
                 Ok(())

@@ -323,16 +323,14 @@ impl<'db> Transaction<'db> {
         };
         self.tdb.locks.lock(&locker, &key, &describe)?;
         if let (Some(snapshot), Some(cf)) = (&self.snapshot, cf) {
-            if let Some((seq, _)) = self.tdb.db.newest_write(cf, &key.1)? {
-                if seq > snapshot.sequence() {
-                    self.tdb.locks.unlock(self.id, std::slice::from_ref(&key));
-                    return Err(Error::Busy(format!(
-                        "{} was written at sequence {seq}, after the transaction's snapshot \
-                         at {}: locking it would overwrite a write the transaction never saw",
-                        describe(),
-                        snapshot.sequence()
-                    )));
-                }
+            if let Some((seq, _)) = self.tdb.db.write_after(cf, &key.1, snapshot.sequence())? {
+                self.tdb.locks.unlock(self.id, std::slice::from_ref(&key));
+                return Err(Error::Busy(format!(
+                    "{} was written at sequence {seq}, after the transaction's snapshot \
+                     at {}: locking it would overwrite a write the transaction never saw",
+                    describe(),
+                    snapshot.sequence()
+                )));
             }
         }
         self.locked_set.insert(key.clone());
