@@ -91,6 +91,44 @@ fn a_dropped_prepared_handle_is_parked_and_a_rollback_forgets_it() {
 }
 
 /// Prepares and commits two named transactions on a fault-injecting file system.
+#[test]
+fn a_checkpoint_holds_the_transactions_prepared_at_its_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(&dir.path().join("db"));
+    let mut kept = tdb.transaction(&WriteOptions::default(), &quick());
+    kept.put(b"a", b"1").unwrap();
+    kept.set_name("kept").unwrap();
+    kept.prepare().unwrap();
+    let mut done = tdb.transaction(&WriteOptions::default(), &quick());
+    done.put(b"b", b"2").unwrap();
+    done.set_name("done").unwrap();
+    done.prepare().unwrap();
+    done.commit().unwrap();
+    let cp = dir.path().join("checkpoint");
+    tdb.db().checkpoint(&cp).unwrap();
+    // Committed in the database after the checkpoint: still prepared in the checkpoint.
+    kept.commit().unwrap();
+    assert_eq!(tdb.db().get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    drop(kept);
+    drop(done);
+    drop(tdb);
+
+    let copy = open(&cp);
+    assert_eq!(copy.db().get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(copy.db().get(b"a").unwrap(), None);
+    let mut prepared = copy.prepared_transactions();
+    assert_eq!(prepared.len(), 1);
+    assert_eq!(prepared[0].name(), Some(&b"kept"[..]));
+    prepared[0].rollback().unwrap();
+    drop(prepared);
+    drop(copy);
+    assert!(open(&cp).prepared_transactions().is_empty());
+    // The database itself kept its own commit.
+    let tdb = open(&dir.path().join("db"));
+    assert!(tdb.prepared_transactions().is_empty());
+    assert_eq!(tdb.db().get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+}
+
 fn workload(dir: &Path, fs: &FaultFs) {
     let Ok(tdb) = TransactionDb::open(
         dir,

@@ -7,12 +7,16 @@
 //! 2. under the writer lock (no write group in flight, so the WALs end on whole batches) and
 //!    the manifest lock (no flush or compaction installs or deletes a table meanwhile):
 //!    sync the WAL, hard-link every live table (a copy across file systems), copy the WALs
-//!    recovery would replay, write a manifest of the current state and `CURRENT`, and a new
-//!    `IDENTITY`, all into `DIR.tmp`;
+//!    recovery would replay and the files of prepared transactions (two-phase commit: a
+//!    commit removes its file under the writer lock, so the copies agree with the WALs),
+//!    write a manifest of the current state and `CURRENT`, and a new `IDENTITY`, all into
+//!    `DIR.tmp`;
 //! 3. sync `DIR.tmp`, rename it to `DIR`, sync the parent.
 //!
 //! The checkpoint opens as the database stood when the locks were taken: every write
-//! acknowledged before, in every family (batches across families whole), nothing after.
+//! acknowledged before, in every family (batches across families whole), nothing after, and
+//! the transactions prepared but not committed then, offered again by
+//! `TransactionDb::prepared_transactions` when the checkpoint is opened.
 //! Writes that skipped the WAL after step 1 are not in it, as a crash would lose them.
 //! Writes wait during step 2, which links files and copies only the WALs written since the
 //! flush. A checkpoint left half made by a crash is the `DIR.tmp` directory, never `DIR`.
@@ -111,11 +115,33 @@ impl DbInner {
                 copy_file(fs, &from, &wal_path(tmp, n))?;
             }
         }
+        self.copy_prepared_files(tmp)?;
         versions.write_manifest_into(tmp)?;
         super::open::create_identity(fs, tmp)?;
         fs.sync_dir(tmp)?;
         drop(versions);
         drop(writer);
+        Ok(())
+    }
+
+    /// Copies the file of every prepared transaction into `tmp`. A prepare or a rollback
+    /// does not take the writer lock: one that lands during the copy counts as made after
+    /// the checkpoint if its file is not there to copy, before it if it is.
+    fn copy_prepared_files(&self, tmp: &Path) -> Result<()> {
+        let fs = self.fs.as_ref();
+        for file in fs.list_dir(&self.path)? {
+            if super::two_phase::parse_prepared_file_name(&file).is_none() {
+                continue;
+            }
+            let from = self.path.join(&file);
+            if let Err(e) = copy_file(fs, &from, &tmp.join(&file)) {
+                // Rolled back while being copied: not part of the checkpoint.
+                if fs.exists(&from) {
+                    return Err(e);
+                }
+                let _ = fs.remove_file(&tmp.join(&file));
+            }
+        }
         Ok(())
     }
 }
