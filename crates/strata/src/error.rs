@@ -28,6 +28,22 @@ pub enum ErrorKind {
     Unavailable,
 }
 
+/// Why a transaction's call failed with [`ErrorKind::Busy`] (RocksDB's `Busy` and
+/// `TimedOut` statuses with their subcodes). Each leaves nothing written by the failed call;
+/// running the transaction again may succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TxnFailure {
+    /// A key the transaction wrote or read for update was written by another since the
+    /// transaction's snapshot (an optimistic commit, or a pessimistic lock with a snapshot).
+    Conflict,
+    /// Waiting for a lock would have closed a cycle of transactions waiting for each other.
+    Deadlock,
+    /// A lock wait outlasted the transaction's lock timeout.
+    LockTimeout,
+    /// The transaction outlived its expiration and other transactions took its locks.
+    Expired,
+}
+
 /// An error from Strata.
 #[derive(Debug)]
 pub enum Error {
@@ -53,6 +69,13 @@ pub enum Error {
     InvalidArgument(String),
     /// The database is locked by another process or handle.
     Busy(String),
+    /// A transaction could not go on (see [`TxnFailure`]); its kind is [`ErrorKind::Busy`].
+    Transaction {
+        /// Which failure.
+        failure: TxnFailure,
+        /// What happened, naming the key.
+        message: String,
+    },
     /// Something that must exist does not; the message names it.
     NotFound(String),
     /// The database refuses the call in its current state.
@@ -76,10 +99,23 @@ impl Error {
             Error::Io { .. } => ErrorKind::Io,
             Error::Corruption { .. } | Error::MergeFailed { .. } => ErrorKind::Corruption,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
-            Error::Busy(_) => ErrorKind::Busy,
+            Error::Busy(_) | Error::Transaction { .. } => ErrorKind::Busy,
             Error::NotFound(_) => ErrorKind::NotFound,
             Error::Unavailable(_) => ErrorKind::Unavailable,
         }
+    }
+
+    /// Which transaction failure this is, if it is one.
+    pub fn txn_failure(&self) -> Option<TxnFailure> {
+        match self {
+            Error::Transaction { failure, .. } => Some(*failure),
+            _ => None,
+        }
+    }
+
+    /// A transaction failure.
+    pub(crate) fn txn(failure: TxnFailure, message: String) -> Error {
+        Error::Transaction { failure, message }
     }
 
     /// An IO error on `path` during `op`.
@@ -120,6 +156,10 @@ impl Error {
             },
             Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
             Error::Busy(m) => Error::Busy(m.clone()),
+            Error::Transaction { failure, message } => Error::Transaction {
+                failure: *failure,
+                message: message.clone(),
+            },
             Error::NotFound(m) => Error::NotFound(m.clone()),
             Error::Unavailable(m) => Error::Unavailable(m.clone()),
             Error::MergeFailed {
@@ -151,7 +191,7 @@ impl fmt::Display for Error {
                 file.display()
             ),
             Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
-            Error::Busy(m) => write!(f, "busy: {m}"),
+            Error::Busy(m) | Error::Transaction { message: m, .. } => write!(f, "busy: {m}"),
             Error::NotFound(m) => write!(f, "not found: {m}"),
             Error::Unavailable(m) => write!(f, "unavailable: {m}"),
             Error::MergeFailed {

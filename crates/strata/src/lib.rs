@@ -58,7 +58,7 @@ pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
     Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
 };
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};

@@ -5,7 +5,9 @@
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use strata::{ErrorKind, Options, TransactionDb, TransactionOptions, WriteBatch, WriteOptions};
+use strata::{
+    ErrorKind, Options, TransactionDb, TransactionOptions, TxnFailure, WriteBatch, WriteOptions,
+};
 
 fn open(dir: &std::path::Path) -> TransactionDb {
     TransactionDb::open(
@@ -50,7 +52,7 @@ fn ring(n: usize) {
                             (true, None)
                         }
                         Err(e) => {
-                            assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+                            assert_eq!(e.txn_failure(), Some(TxnFailure::Deadlock), "{e}");
                             t.rollback().unwrap();
                             (false, Some(e.to_string()))
                         }
@@ -90,6 +92,7 @@ fn a_lock_wait_times_out_naming_the_key() {
     let mut waiter = tdb.transaction(&WriteOptions::default(), &options(50));
     let e = waiter.put(b"k", b"v").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Busy);
+    assert_eq!(e.txn_failure(), Some(TxnFailure::LockTimeout));
     assert!(
         e.to_string().contains("timed out after 50 ms") && e.to_string().contains("key 'k'"),
         "{e}"
@@ -131,6 +134,7 @@ fn an_expired_transaction_loses_its_locks_and_cannot_commit() {
     new.commit().unwrap();
     let e = old.commit().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Busy);
+    assert_eq!(e.txn_failure(), Some(TxnFailure::Expired));
     assert!(e.to_string().contains("expired"), "{e}");
     assert_eq!(tdb.db().get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
 }
@@ -149,6 +153,7 @@ fn with_a_snapshot_a_key_written_since_cannot_be_locked() {
     assert_eq!(t.get(b"k").unwrap().as_deref(), Some(&b"1"[..]));
     let e = t.get_for_update(b"k").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Busy);
+    assert_eq!(e.txn_failure(), Some(TxnFailure::Conflict));
     assert!(
         e.to_string().contains("after the transaction's snapshot"),
         "{e}"

@@ -381,6 +381,7 @@ fn a_conflict_found_in_a_table_says_so_and_writes_nothing() {
     db.flush().unwrap();
     let e = t.commit().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Busy);
+    assert_eq!(e.txn_failure(), Some(strata::TxnFailure::Conflict));
     let msg = e.to_string();
     assert!(
         msg.contains("key 'a'") && msg.contains("table file"),

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TxnFailure};
 
 /// A transaction's id within one [`LockTable`].
 pub(crate) type TxnId = u64;
@@ -103,21 +103,27 @@ impl LockTable {
                 waits.insert(locker.id, holder);
                 if let Some(length) = cycle_through(&waits, locker.id) {
                     waits.remove(&locker.id);
-                    return Err(Error::Busy(format!(
-                        "deadlock: waiting for the lock on {} would close a cycle of {length} \
+                    return Err(Error::txn(
+                        TxnFailure::Deadlock,
+                        format!(
+                            "deadlock: waiting for the lock on {} would close a cycle of {length} \
                          transactions waiting for each other; this lock request was refused, \
                          the transaction may retry or roll back",
-                        describe()
-                    )));
+                            describe()
+                        ),
+                    ));
                 }
             }
             if now >= deadline {
                 self.stop_waiting(locker.id);
-                return Err(Error::Busy(format!(
-                    "lock wait timed out after {} ms: {} is locked by another transaction",
-                    locker.timeout.as_millis(),
-                    describe()
-                )));
+                return Err(Error::txn(
+                    TxnFailure::LockTimeout,
+                    format!(
+                        "lock wait timed out after {} ms: {} is locked by another transaction",
+                        locker.timeout.as_millis(),
+                        describe()
+                    ),
+                ));
             }
             let wake = holder_expires.map_or(deadline, |e| e.min(deadline));
             stripe.released.wait_until(&mut locks, wake);

@@ -16,7 +16,7 @@
 
 use crate::column_family::ColumnFamily;
 use crate::db::{Db, WriteSource};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TxnFailure};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 
@@ -313,10 +313,13 @@ fn conflict(cf: &ColumnFamily, key: &[u8], seq: u64, since: u64, source: WriteSo
         WriteSource::Memtable => "in a memtable",
         WriteSource::Table => "in a table file, the memtables no longer holding the key's history",
     };
-    Error::Busy(format!(
-        "transaction conflict: key '{}' of column family '{}' was written at sequence {seq} \
+    Error::txn(
+        TxnFailure::Conflict,
+        format!(
+            "transaction conflict: key '{}' of column family '{}' was written at sequence {seq} \
          (found {found}), after the transaction's snapshot at {since}; nothing was written",
-        crate::util::printable(key),
-        cf.name()
-    ))
+            crate::util::printable(key),
+            cf.name()
+        ),
+    )
 }

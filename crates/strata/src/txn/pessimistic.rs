@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 
 use crate::column_family::ColumnFamily;
 use crate::db::Db;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, TxnFailure};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
@@ -325,12 +325,15 @@ impl<'db> Transaction<'db> {
         if let (Some(snapshot), Some(cf)) = (&self.snapshot, cf) {
             if let Some((seq, _)) = self.tdb.db.write_after(cf, &key.1, snapshot.sequence())? {
                 self.tdb.locks.unlock(self.id, std::slice::from_ref(&key));
-                return Err(Error::Busy(format!(
-                    "{} was written at sequence {seq}, after the transaction's snapshot \
-                     at {}: locking it would overwrite a write the transaction never saw",
-                    describe(),
-                    snapshot.sequence()
-                )));
+                return Err(Error::txn(
+                    TxnFailure::Conflict,
+                    format!(
+                        "{} was written at sequence {seq}, after the transaction's snapshot \
+                         at {}: locking it would overwrite a write the transaction never saw",
+                        describe(),
+                        snapshot.sequence()
+                    ),
+                ));
             }
         }
         self.locked_set.insert(key.clone());
@@ -528,11 +531,14 @@ impl<'db> Transaction<'db> {
     }
 
     fn expired_error(&self) -> Error {
-        Error::Busy(format!(
-            "the transaction expired (expiration {} ms) and other transactions took its \
+        Error::txn(
+            TxnFailure::Expired,
+            format!(
+                "the transaction expired (expiration {} ms) and other transactions took its \
              locks: nothing was written",
-            self.options.expiration.unwrap_or_default().as_millis()
-        ))
+                self.options.expiration.unwrap_or_default().as_millis()
+            ),
+        )
     }
 
     /// Writes the transaction's writes atomically, then releases its locks. Fails, writing

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use strata::{
     ColumnFamily, Db, DbIterator, FixedPrefix, OptimisticTransaction, Options, PrefixExtractor,
-    ReadOptions, Transaction, TransactionDb, TransactionOptions, TxnCursor, TxnIterator,
-    WriteBatch, WriteOptions,
+    ReadOptions, Transaction, TransactionDb, TransactionOptions, TxnCursor, TxnFailure,
+    TxnIterator, WriteBatch, WriteOptions,
 };
 
 use super::{
@@ -473,20 +473,20 @@ impl Engine for StrataEngine {
         };
         match result {
             Ok(read) => Ok(Ok(read)),
-            Err(strata::Error::Busy(why)) => Ok(Err(retry_of(&why))),
-            Err(e) => Err(e.into()),
+            Err(e) => match e.txn_failure() {
+                Some(failure) => Ok(Err(retry_of(failure))),
+                None => Err(e.into()),
+            },
         }
     }
 }
 
-/// Which retry a `Busy` error of a transaction is, from its message.
-fn retry_of(message: &str) -> Retry {
-    if message.starts_with("deadlock") {
-        Retry::Deadlock
-    } else if message.starts_with("lock wait timed out") {
-        Retry::Timeout
-    } else {
-        Retry::Conflict
+/// Which retry a failed transaction counts as.
+fn retry_of(failure: TxnFailure) -> Retry {
+    match failure {
+        TxnFailure::Conflict => Retry::Conflict,
+        TxnFailure::Deadlock => Retry::Deadlock,
+        TxnFailure::LockTimeout | TxnFailure::Expired => Retry::Timeout,
     }
 }
 
