@@ -168,16 +168,24 @@ impl TxnIterator {
 
     /// Moves to the next key. Panics unless `valid()`.
     pub fn next(&mut self) {
-        assert!(self.valid(), "TxnIterator::next called while not valid");
-        let current = self.key().to_vec();
+        let source = self
+            .current
+            .expect("TxnIterator::next called while not valid");
         if self.forward {
-            if self.base.valid() && self.base.key() == current.as_slice() {
-                self.base.next();
-            }
-            if self.delta.get(self.pos).is_some_and(|(k, _)| *k == current) {
-                self.pos += 1;
+            // No copy of the key on this path, the one every scan takes: the base stands on
+            // the current key when it is the source (the delta then stands after it), and
+            // the delta does when it is (the base on the same key, or after it).
+            match source {
+                Source::Base => self.base.next(),
+                Source::Delta => {
+                    if self.base.valid() && self.base.key() == self.key.as_slice() {
+                        self.base.next();
+                    }
+                    self.pos += 1;
+                }
             }
         } else {
+            let current = self.key().to_vec();
             self.base.seek(&current);
             if self.base.valid() && self.base.key() == current.as_slice() {
                 self.base.next();
@@ -191,16 +199,22 @@ impl TxnIterator {
 
     /// Moves to the previous key. Panics unless `valid()`.
     pub fn prev(&mut self) {
-        assert!(self.valid(), "TxnIterator::prev called while not valid");
-        let current = self.key().to_vec();
+        let source = self
+            .current
+            .expect("TxnIterator::prev called while not valid");
         if !self.forward {
-            if self.base.valid() && self.base.key() == current.as_slice() {
-                self.base.prev();
-            }
-            if self.pos > 0 && self.delta[self.pos - 1].0 == current {
-                self.pos -= 1;
+            // As in `next`, mirrored: the delta cursor is one past the entry it stands on.
+            match source {
+                Source::Base => self.base.prev(),
+                Source::Delta => {
+                    if self.base.valid() && self.base.key() == self.key.as_slice() {
+                        self.base.prev();
+                    }
+                    self.pos -= 1;
+                }
             }
         } else {
+            let current = self.key().to_vec();
             self.base.seek_for_prev(&current);
             if self.base.valid() && self.base.key() == current.as_slice() {
                 self.base.prev();
