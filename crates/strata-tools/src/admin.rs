@@ -22,7 +22,6 @@ use strata::internals::{
     FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
     Version, VersionEdit,
 };
-
 use strata::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 
 use crate::db_dir::numbered_files;

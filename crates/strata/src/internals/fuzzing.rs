@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::compaction_filter::ttl::{Clock, ManualClock};
 use crate::error::Result;
 use crate::fs::{RandomAccessFile, SequentialFile};
 use crate::iterator::InternalIterator;
@@ -19,7 +20,7 @@ use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableOptions};
 use crate::version::{Version, VersionEdit};
 use crate::write_batch::DecodedBatch;
-use crate::{Clock, ColumnFamily, Db, ManualClock, Options, UInt64Add, WriteBatch};
+use crate::{ColumnFamily, Db, Options, UInt64Add, WriteBatch};
 
 /// Bytes as a file, for the readers.
 struct MemFile {
