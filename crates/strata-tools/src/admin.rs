@@ -5,6 +5,11 @@
 //! Keys are shown one way in all of them, as the engine's own messages show them:
 //! `user_key#seq,KIND`, printable ASCII as is and other bytes as `\xNN` (see [`show_key`]).
 //! A database without tables says why: what its write-ahead logs hold (see [`no_tables`]).
+//!
+//! A table is read in the key order its properties name (`strata.comparator`), and a database
+//! is opened with each family's recorded comparator and ttl; only the built-in orders can be
+//! rebuilt from a name, so a table or family of an application's comparator is refused naming
+//! it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -17,15 +22,36 @@ use strata::internals::{
     FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
     Version, VersionEdit,
 };
+use strata::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 
 use crate::db_dir::numbered_files;
 
 pub type BoxError = Box<dyn std::error::Error>;
 
+/// Opens the table at `path` in the order its properties name (`strata.comparator`), if that
+/// is a built-in one. A table of an application's comparator is refused by name: the tool
+/// cannot rebuild an order from its name, and reading in another order would misplace keys.
 fn open_table(path: &Path) -> Result<Arc<Table>, BoxError> {
     let file = PosixFs.open_random(path)?;
-    let read = TableReadOptions::uncached(TableOptions::for_internal_keys());
+    let name = Table::read_properties(file.as_ref(), path)?.comparator;
+    let options = TableOptions::for_internal_keys_named(&name).ok_or_else(|| {
+        format!(
+            "{}: the table orders keys by comparator {name:?}, which is not built in; \
+             {BUILT_IN_ONLY}",
+            path.display()
+        )
+    })?;
+    let read = TableReadOptions::uncached(options);
     Ok(Arc::new(Table::open(file, path, &read)?))
+}
+
+/// The comparator a table was written in: the name its properties record, or the bytewise
+/// order for tables older than that property.
+fn comparator_name(recorded: &str) -> String {
+    match recorded {
+        "" => BytewiseComparator.name().to_string(),
+        name => name.to_string(),
+    }
 }
 
 /// Bytes for humans: printable ASCII as is, other bytes as `\xNN`; all as hex (`0x...`)
@@ -178,6 +204,7 @@ fn dump_table(
         p.range_deletions,
         utc_datetime(p.creation_time)
     )?;
+    writeln!(out, "comparator: {}", comparator_name(&p.comparator))?;
     if !p.prefix_extractor.is_empty() {
         writeln!(out, "prefix-extractor: {}", p.prefix_extractor)?;
     }
@@ -323,15 +350,55 @@ fn note_if_no_tables(
 }
 
 /// Opens the database at `dir` with all its column families to flush it, with no background
-/// compaction, so that the flush does not reshape the rest of the tree.
+/// compaction, so that the flush does not reshape the rest of the tree. Each family is opened
+/// as its manifest records it: its prefix extractor, its ttl, and its comparator when that is
+/// a built-in one (an open with any other is refused); a family of an application's
+/// comparator is refused by name.
 fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
-    let options = strata::Options {
+    let mut options = strata::Options {
         disable_auto_compactions: true,
         ..strata::Options::default()
     };
     let opening = |e: strata::Error| format!("opening {}: {e}", dir.display());
-    let families = crate::kv::families_as_recorded(dir, &options)?;
+    let recorded = read_families(dir).map_err(opening)?;
+    let mut families = crate::kv::families_as_recorded(dir, &options)?;
+    for (name, cf) in &mut families {
+        let Some(f) = recorded.values().find(|f| f.name == *name) else {
+            continue;
+        };
+        cf.comparator = builtin_comparator(&f.comparator).ok_or_else(|| {
+            format!(
+                "opening {}: column family '{name}' orders keys by comparator {:?}, which is \
+                 not built in; {}",
+                dir.display(),
+                f.comparator,
+                BUILT_IN_ONLY
+            )
+        })?;
+        cf.ttl = f.ttl.map(std::time::Duration::from_secs);
+        if name == "default" {
+            options.comparator = cf.comparator.clone();
+            options.ttl = cf.ttl;
+        }
+    }
     Ok(strata::Db::open_cf(dir, options.clone(), families).map_err(opening)?)
+}
+
+/// Why a table or family of an application's comparator is refused.
+const BUILT_IN_ONLY: &str = "strata can only read tables of the built-in comparators \
+    (leveldb.BytewiseComparator, rocksdb.ReverseBytewiseComparator): a custom comparator \
+    cannot be reconstructed from its name";
+
+/// The built-in comparator named `name` as a manifest or a table records it (empty: a table
+/// older than the record, bytewise).
+fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
+    if name.is_empty() || name == BytewiseComparator.name() {
+        Some(Arc::new(BytewiseComparator))
+    } else if name == ReverseBytewiseComparator.name() {
+        Some(Arc::new(ReverseBytewiseComparator))
+    } else {
+        None
+    }
 }
 
 /// `strata stats DIR`: the tree shape and `strata.stats` of a database, opened read-only, so

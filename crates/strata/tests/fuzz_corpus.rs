@@ -3,9 +3,16 @@
 //! and every crash they found and we fixed, is checked by every test run.
 //!
 //! `STRATA_WRITE_SEEDS=1 cargo test -p strata --test fuzz_corpus` (re)writes the seed inputs
-//! made from real files (a WAL, a table and its blocks, a manifest record).
+//! made from real files (a WAL, a table and its blocks, a manifest record) and the written
+//! sequences of API operations.
+//!
+//! Beside the replay, random sequences of API operations weighted toward the TTL family's
+//! operations run on every test run (`STRATA_FUZZ_SEEDS=<n>` runs n seeds instead of 8), so
+//! that the model of expiry is checked without `cargo fuzz`.
 
 use std::path::{Path, PathBuf};
+
+use strata::internals::Rng;
 
 type Target = fn(&[u8]);
 
@@ -125,22 +132,143 @@ fn write_seeds() {
         fb.add(format!("key{i}").as_bytes());
     }
     write("filter_reader", "seed-filter", &fb.finish());
-    write(
-        "api_ops",
+    for (name, ops) in API_OPS_SEEDS {
+        write("api_ops", name, ops);
+    }
+    db.close().unwrap();
+}
+
+/// Written sequences of API operations (see `api_ops` for the op codes), each reaching
+/// operations the random ones seldom line up.
+const API_OPS_SEEDS: [(&str, &[u8]); 7] = [
+    (
         "seed-ops",
         &[
             0, 1, 9, 2, 3, 40, 5, 3, 4, 3, 1, 1, 2, 2, 7, 6, 8, 9, 5, 1, 6,
         ],
-    );
+    ),
     // Family operations (207: select and create f1, create f2 twice, drop it, drop the
     // default family, flush, reopen, a batch over two families, a drop of f1).
-    write(
-        "api_ops",
+    (
         "seed-families",
         &[
             207, 4, 0, 1, 9, 5, 1, 207, 0, 5, 1, 6, 207, 9, 207, 9, 207, 10, 207, 10, 207, 2, 207,
             3, 9, 6, 207, 4, 207, 0, 4, 3, 1, 1, 33, 1, 65, 3, 6, 207, 6, 9, 6,
         ],
-    );
-    db.close().unwrap();
+    ),
+    // The TTL family (207 16: select it): a put flushed, read at its expiry second (207 58:
+    // 10 seconds later), hidden a second later (207 22), compacted away, reopened.
+    (
+        "seed-ttl-expiry",
+        &[
+            207, 16, 0, 1, 1, 7, 207, 58, 5, 1, 6, 207, 22, 5, 1, 8, 6, 9, 6, 5, 1,
+        ],
+    ),
+    // put_with_ttl (207 17 key len ttl) with ttl 0 and 31, the clock moved past one and
+    // then the other (read at its expiry second and the one after), with reopens between
+    // the writes and the expiries.
+    (
+        "seed-ttl-put-with-ttl",
+        &[
+            207, 16, 207, 17, 2, 2, 0, 207, 17, 3, 1, 31, 5, 2, 9, 207, 22, 5, 2, 6, 207, 82, 8, 6,
+            207, 58, 5, 3, 9, 207, 34, 6, 207, 22, 6, 5, 3,
+        ],
+    ),
+    // Refused: a merge into the TTL family, a batch merging into it, put_with_ttl into the
+    // default family.
+    (
+        "seed-ttl-refusals",
+        &[
+            207, 16, 0, 1, 1, 160, 1, 9, 4, 2, 35, 3, 36, 1, 6, 207, 0, 207, 17, 1, 1, 5, 6, 5, 1,
+        ],
+    ),
+    // Deletes and a range deletion in the TTL family, its drop (207 19), a reopen without
+    // it, a new empty one.
+    (
+        "seed-ttl-drop",
+        &[
+            207, 16, 0, 1, 1, 0, 2, 1, 0, 5, 1, 203, 1, 3, 3, 5, 6, 207, 19, 9, 207, 19, 207, 16, 6,
+        ],
+    ),
+    // Batches over the default and the TTL family (key bytes 32-63 pick it), values
+    // expiring while others are written, flushes and compactions between.
+    (
+        "seed-ttl-batches",
+        &[
+            207, 16, 4, 3, 33, 1, 34, 5, 2, 1, 7, 207, 30, 4, 2, 35, 1, 33, 0, 8, 207, 34, 6, 207,
+            17, 6, 3, 2, 4, 1, 38, 46, 7, 207, 26, 8, 6, 9, 6, 207, 22, 6, 207, 22, 6, 8, 6,
+        ],
+    ),
+];
+
+/// The ops of `api_ops` with the number of argument bytes each reads, for generating
+/// inputs that decode as intended: a random op byte other than the family operations.
+fn random_plain_op(rng: &mut Rng, out: &mut Vec<u8>) {
+    let mut op = rng.below(256) as u8;
+    if op % 10 == 7 && op >= 200 {
+        op = 7; // a flush: family operations are chosen by the caller
+    }
+    let args = match op % 10 {
+        0..=2 => 2,
+        3 if op >= 200 => 2,
+        3 | 5 => 1,
+        4 => {
+            let n = rng.below(4) as u8;
+            out.extend([op, n]);
+            for _ in 0..2 * n {
+                out.push(rng.below(256) as u8);
+            }
+            return;
+        }
+        _ => 0,
+    };
+    out.push(op);
+    for _ in 0..args {
+        // Short values: a length byte is multiplied by 4.
+        out.push(rng.below(if op % 10 <= 2 { 64 } else { 256 }) as u8);
+    }
+}
+
+/// A random input of `ops` operations, a third of them TTL family operations (select,
+/// `put_with_ttl`, clock advances, now and then a drop) and some selections of other
+/// families, the rest any other operation.
+fn ttl_heavy_input(rng: &mut Rng, ops: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..ops {
+        match rng.below(30) {
+            0..=2 => out.extend([207, 16 + 4 * rng.below(28) as u8]),
+            3..=6 => {
+                let sub = 17 + 4 * rng.below(28) as u8;
+                let args = [rng.below(256), rng.below(16), rng.below(256)];
+                out.push(207);
+                out.push(sub);
+                out.extend(args.map(|b| b as u8));
+            }
+            7..=8 => {
+                // Mostly a few seconds, now and then up to 27: values expire at all ages.
+                let most = if rng.below(4) == 0 { 28 } else { 4 };
+                out.extend([207, 18 + 4 * rng.below(most) as u8]);
+            }
+            9 if rng.below(5) == 0 => out.extend([207, 19]),
+            10 => out.extend([207, 4 * rng.below(4) as u8]),
+            _ => random_plain_op(rng, &mut out),
+        }
+    }
+    out
+}
+
+#[test]
+fn random_inputs_with_ttl_operations_agree_with_the_model() {
+    let seeds: u64 = std::env::var("STRATA_FUZZ_SEEDS")
+        .map(|n| n.parse().expect("STRATA_FUZZ_SEEDS is a number"))
+        .unwrap_or(8);
+    for seed in 0..seeds {
+        let mut rng = Rng::new(seed);
+        let input = ttl_heavy_input(&mut rng, 150);
+        let outcome = std::panic::catch_unwind(|| strata::internals::fuzzing::api_ops(&input));
+        assert!(
+            outcome.is_ok(),
+            "api_ops failed on seed {seed}, input {input:?}"
+        );
+    }
 }

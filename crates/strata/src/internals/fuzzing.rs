@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::compaction_filter::ttl::{Clock, ManualClock};
 use crate::error::Result;
 use crate::fs::{RandomAccessFile, SequentialFile};
 use crate::iterator::InternalIterator;
@@ -161,21 +162,40 @@ static API_RUNS: AtomicU64 = AtomicU64::new(0);
 /// A column family's contents in the model.
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
-/// The names of the API target's column families: slot 0 is the default family.
-const FAMILIES: [&str; 4] = ["default", "f1", "f2", "f3"];
+/// The names of the API target's column families: slot 0 is the default family, the last
+/// slot the TTL family.
+const FAMILIES: [&str; 5] = ["default", "f1", "f2", "f3", "ttl"];
 
-/// The API target's column families: the handle and the model of each live slot.
+/// The family slots the family operations (`sub < 16` or `sub >= 128`) pick from: the TTL
+/// family has operations of its own, so inputs written before it decode as they did.
+const PLAIN_FAMILIES: usize = 4;
+
+/// The slot of the TTL family.
+const TTL_SLOT: usize = 4;
+
+/// The TTL family's own ttl: what a plain put into it (alone or in a batch) expires after.
+const FAMILY_TTL_SECS: u64 = 10;
+
+/// Where the manual clock starts (seconds since the epoch).
+const CLOCK_START: u64 = 1_000_000;
+
+/// The API target's column families: the handle and the model of each live slot, and the
+/// expiry of each value of the TTL family's model.
 struct Families {
-    handles: [Option<ColumnFamily>; 4],
-    models: [Option<Model>; 4],
+    handles: [Option<ColumnFamily>; 5],
+    models: [Option<Model>; 5],
+    /// Expiry (seconds) of each key of the TTL family's model: a value is read as absent once
+    /// the clock is past it (`now > expiry`, as `compaction_filter::ttl::is_expired`).
+    expiries: BTreeMap<Vec<u8>, u64>,
 }
 
 impl Families {
     /// The default family alone, empty.
     fn new(db: &Db) -> Families {
         Families {
-            handles: [Some(db.default_cf()), None, None, None],
-            models: [Some(Model::new()), None, None, None],
+            handles: [Some(db.default_cf()), None, None, None, None],
+            models: [Some(Model::new()), None, None, None, None],
+            expiries: BTreeMap::new(),
         }
     }
 
@@ -194,13 +214,50 @@ impl Families {
         self.models[slot].as_mut().expect("a live family")
     }
 
-    /// Opens the database with every live family, and takes their new handles.
+    /// What reads of `slot` must return when the clock reads `now`: in the TTL family, the
+    /// values not yet expired.
+    fn visible(&self, slot: usize, now: u64) -> Model {
+        let mut m = self.models[slot].clone().expect("a live family");
+        if slot == TTL_SLOT {
+            m.retain(|k, _| self.expiries.get(k).is_some_and(|&e| now <= e));
+        }
+        m
+    }
+
+    /// A put of `k` into `slot`; in the TTL family it expires `ttl` seconds after `now`.
+    fn put(&mut self, slot: usize, k: Vec<u8>, v: Vec<u8>, now: u64, ttl: u64) {
+        if slot == TTL_SLOT {
+            self.expiries.insert(k.clone(), now + ttl);
+        }
+        self.model(slot).insert(k, v);
+    }
+
+    fn delete(&mut self, slot: usize, k: &[u8]) {
+        self.model(slot).remove(k);
+        if slot == TTL_SLOT {
+            self.expiries.remove(k);
+        }
+    }
+
+    /// A range deletion of `[b, e)` in `slot`.
+    fn delete_range(&mut self, slot: usize, b: &[u8], e: &[u8]) {
+        let outside = |k: &Vec<u8>| !(b <= k.as_slice() && k.as_slice() < e);
+        self.model(slot).retain(|k, _| outside(k));
+        if slot == TTL_SLOT {
+            self.expiries.retain(|k, _| outside(k));
+        }
+    }
+
+    /// Opens the database with every live family (each with its options), and takes their
+    /// new handles.
     fn open(&mut self, dir: &std::path::Path, options: &Options) -> Db {
-        let names: Vec<&str> = self.live().into_iter().map(|i| FAMILIES[i]).collect();
+        let names: Vec<usize> = self.live();
         let db = Db::open_cf(
             dir,
             options.clone(),
-            names.iter().map(|n| (*n, options.cf_options())),
+            names
+                .iter()
+                .map(|&i| (FAMILIES[i], family_options(options, i))),
         )
         .expect("open");
         for i in self.live() {
@@ -210,40 +267,96 @@ impl Families {
     }
 }
 
-/// Every live family of `db` holds what its model holds.
-fn check_all(db: &Db, families: &Families, what: &str) {
-    for i in families.live() {
-        let all: Model = db
-            .range_cf::<&[u8], _>(families.handle(i), ..)
+/// The options of the family in `slot`: the database's, and for the TTL family a ttl and no
+/// merge operator (the two cannot be combined).
+fn family_options(options: &Options, slot: usize) -> crate::CfOptions {
+    let mut cf = options.cf_options();
+    if slot == TTL_SLOT {
+        cf.ttl = Some(std::time::Duration::from_secs(FAMILY_TTL_SECS));
+        cf.merge_operator = None;
+    }
+    cf
+}
+
+/// The whole family `cf` read by an iterator from the first key forward (`range_cf`), or
+/// from the last key backward; either way the keys must come in their order.
+fn scan(db: &Db, cf: &ColumnFamily, reverse: bool) -> Model {
+    if !reverse {
+        return db
+            .range_cf::<&[u8], _>(cf, ..)
             .expect("range_cf")
             .collect::<Result<_>>()
             .expect("scan");
+    }
+    let mut it = db.iter_cf(cf, Default::default()).expect("iter_cf");
+    let mut out = Model::new();
+    let mut last: Option<Vec<u8>> = None;
+    it.seek_to_last();
+    while it.valid() {
         assert!(
-            Some(&all) == families.models[i].as_ref(),
-            "{what} of family {} differs from the model",
-            FAMILIES[i]
+            last.as_deref().is_none_or(|l| it.key() < l),
+            "a backward scan out of order"
+        );
+        last = Some(it.key().to_vec());
+        out.insert(it.key().to_vec(), it.value().to_vec());
+        it.prev();
+    }
+    it.status().expect("backward scan");
+    out
+}
+
+/// Family `slot` of `db`, scanned both ways, holds what its model shows at `now`.
+fn check_family(db: &Db, families: &Families, slot: usize, now: u64, what: &str) {
+    let want = families.visible(slot, now);
+    for reverse in [false, true] {
+        let got = scan(db, families.handle(slot), reverse);
+        assert!(
+            got == want,
+            "{what} of family {} ({}) differs from the model at time {now}",
+            FAMILIES[slot],
+            if reverse { "backward" } else { "forward" }
         );
     }
 }
 
+/// Every live family of `db` holds what its model shows at `now`.
+fn check_all(db: &Db, families: &Families, now: u64, what: &str) {
+    for i in families.live() {
+        check_family(db, families, i, now, what);
+    }
+}
+
 /// A sequence of API operations read from the bytes on a real database with tiny memtables
-/// and the `uint64add` merge operator, against a `BTreeMap` per column family.
+/// and the `uint64add` merge operator, against a `BTreeMap` per column family. The TTL
+/// family (created by its own operations) has a ttl of 10 seconds and no merge operator; the
+/// database reads a [`ManualClock`] that only the input moves, and the model keeps the expiry
+/// of each value of that family.
 ///
 /// Each operation is one byte (`op`), then its arguments; `op % 10` picks it:
 ///
 /// | `op % 10` | operation (on the current family unless said) |
 /// | --- | --- |
-/// | 0-2 | put (merge of a u64 operand when `op >= 160`) |
+/// | 0-2 | put (merge of a u64 operand when `op >= 160`; refused in the TTL family) |
 /// | 3 | delete (range deletion when `op >= 200`) |
 /// | 4 | batch of 0-3 writes, each to a live family picked by its key byte |
 /// | 5 | get |
-/// | 6 | scan |
-/// | 7 | flush of every family; when `op >= 200`, a family operation: select (creating it if missing), create, drop, or flush the current family |
+/// | 6 | scan forward and backward |
+/// | 7 | flush of every family; when `op >= 200`, a family operation chosen by the byte `sub` after it (below) |
 /// | 8 | compaction of every family |
 /// | 9 | close and reopen with every live family |
 ///
+/// | `sub` | family operation |
+/// | --- | --- |
+/// | below 16, or 128 and above | on family slot `sub / 4 % 4`, by `sub % 4`: select (creating it if missing), create, drop, or flush the current family |
+/// | 16-127, `(sub - 16) % 4` = 0 | select the TTL family (creating it if missing) |
+/// | ... = 1 | `put_with_ttl` into the current family (refused unless it is the TTL family), then a key byte, a length byte and a ttl byte (`% 32` seconds) |
+/// | ... = 2 | advance the clock by `(sub - 16) / 4` seconds (0-27) |
+/// | ... = 3 | drop the TTL family (nothing when it does not exist) |
+///
 /// An input without family operations runs on the default family alone, as inputs did
-/// before families were added.
+/// before families were added. The TTL operations took `sub` values 16-127, which the
+/// family operations only read as aliases of 0-15 and no corpus input held, so every older
+/// input decodes to the operations it did.
 pub fn api_ops(data: &[u8]) {
     let dir = std::env::temp_dir().join(format!(
         "strata-fuzz-{}-{}",
@@ -251,6 +364,7 @@ pub fn api_ops(data: &[u8]) {
         API_RUNS.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&dir);
+    let clock = Arc::new(ManualClock::new(CLOCK_START));
     let options = Options {
         create_if_missing: true,
         write_buffer_size: 4096,
@@ -258,6 +372,7 @@ pub fn api_ops(data: &[u8]) {
         max_bytes_for_level_base: 8192,
         level0_file_num_compaction_trigger: 2,
         merge_operator: Some(Arc::new(UInt64Add)),
+        clock: clock.clone(),
         ..Options::default()
     };
     let mut db = Db::open(&dir, options.clone()).expect("open");
@@ -269,12 +384,20 @@ pub fn api_ops(data: &[u8]) {
     while let Some(op) = next() {
         let key = |b: Option<u8>| format!("k{:02}", b.unwrap_or(0) % 32).into_bytes();
         let cf = families.handle(cur).clone();
+        let now = clock.now_secs();
         match op % 10 {
             0..=2 if op >= 160 => {
                 let k = key(next());
                 let operand = u64::from(next().unwrap_or(0));
-                db.merge_cf(&cf, &k, &operand.to_le_bytes()).expect("merge");
-                model_add(families.model(cur), k, operand);
+                let done = db.merge_cf(&cf, &k, &operand.to_le_bytes());
+                if cur == TTL_SLOT {
+                    let err = done.expect_err("a merge into a TTL family");
+                    assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{err}");
+                    assert!(err.to_string().contains("no merge operator"), "{err}");
+                } else {
+                    done.expect("merge");
+                    model_add(families.model(cur), k, operand);
+                }
             }
             0..=2 => {
                 let k = key(next());
@@ -283,7 +406,7 @@ pub fn api_ops(data: &[u8]) {
                     0 => db.put(&k, &v).expect("put"),
                     _ => db.put_cf(&cf, &k, &v).expect("put_cf"),
                 }
-                families.model(cur).insert(k, v);
+                families.put(cur, k, v, now, FAMILY_TTL_SECS);
             }
             3 if op >= 200 => {
                 // A begin after the end is refused and changes nothing.
@@ -293,7 +416,7 @@ pub fn api_ops(data: &[u8]) {
                     _ => db.delete_range_cf(&cf, &b, &e),
                 };
                 match done {
-                    Ok(()) => families.model(cur).retain(|k, _| !(&b <= k && k < &e)),
+                    Ok(()) => families.delete_range(cur, &b, &e),
                     Err(err) => {
                         assert!(b > e, "delete_range refused: {err}");
                         assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
@@ -306,20 +429,20 @@ pub fn api_ops(data: &[u8]) {
                     0 => db.delete(&k).expect("delete"),
                     _ => db.delete_cf(&cf, &k).expect("delete_cf"),
                 }
-                families.model(cur).remove(&k);
+                families.delete(cur, &k);
             }
             4 => {
                 let mut batch = WriteBatch::new();
                 let live = families.live();
+                // A merge into the TTL family refuses the whole batch: the model goes back.
+                let before = (families.models.clone(), families.expiries.clone());
+                let mut refused = false;
                 for _ in 0..next().unwrap_or(0) % 4 {
                     let at = next().unwrap_or(0);
                     // The key byte's high bits pick the family: with the default family
                     // alone, every write goes to it.
                     let slot = live[usize::from(at / 32) % live.len()];
-                    let (family, model) = (
-                        families.handles[slot].clone().expect("live"),
-                        families.model(slot),
-                    );
+                    let family = families.handles[slot].clone().expect("live");
                     let at = at % 32;
                     let k = key(Some(at));
                     let what = next().unwrap_or(0);
@@ -327,19 +450,29 @@ pub fn api_ops(data: &[u8]) {
                         // A span of up to 7 keys from `k` (never begin after end).
                         let e = key(Some((at + what / 32).min(31)));
                         batch.delete_range_cf(&family, &k, &e);
-                        model.retain(|m, _| !(&k <= m && m < &e));
+                        families.delete_range(slot, &k, &e);
                     } else if what % 2 == 0 {
                         batch.delete_cf(&family, &k);
-                        model.remove(&k);
+                        families.delete(slot, &k);
                     } else if what % 4 == 3 {
                         batch.merge_cf(&family, &k, &u64::from(what).to_le_bytes());
-                        model_add(model, k, u64::from(what));
+                        refused |= slot == TTL_SLOT;
+                        if slot != TTL_SLOT {
+                            model_add(families.model(slot), k, u64::from(what));
+                        }
                     } else {
                         batch.put_cf(&family, &k, b"batch");
-                        model.insert(k, b"batch".to_vec());
+                        families.put(slot, k, b"batch".to_vec(), now, FAMILY_TTL_SECS);
                     }
                 }
-                db.write(batch, &Default::default()).expect("batch");
+                match db.write(batch, &Default::default()) {
+                    Ok(()) => assert!(!refused, "a batch merging into a TTL family written"),
+                    Err(err) => {
+                        assert!(refused, "batch: {err}");
+                        assert!(err.to_string().contains("no merge operator"), "{err}");
+                        (families.models, families.expiries) = before;
+                    }
+                }
             }
             5 => {
                 let k = key(next());
@@ -347,25 +480,37 @@ pub fn api_ops(data: &[u8]) {
                     0 => db.get(&k).expect("get"),
                     _ => db.get_cf(&cf, &k).expect("get_cf"),
                 };
-                assert_eq!(got, families.model(cur).get(&k).cloned(), "get");
+                assert_eq!(got, families.visible(cur, now).get(&k).cloned(), "get");
             }
-            6 => {
-                let all: Model = db
-                    .range_cf::<&[u8], _>(&cf, ..)
-                    .expect("range_cf")
-                    .collect::<Result<_>>()
-                    .expect("scan");
-                assert!(
-                    &all == families.model(cur),
-                    "a scan of family {} differs from the model",
-                    FAMILIES[cur]
-                );
-            }
+            6 => check_family(&db, &families, cur, now, "a scan"),
             7 if op >= 200 => {
                 let sub = next().unwrap_or(0);
-                let slot = usize::from(sub / 4) % FAMILIES.len();
-                let cf_options = options.cf_options();
-                family_op(&db, &cf_options, &mut families, &mut cur, (sub % 4, slot));
+                match (16..128).contains(&sub).then(|| (sub - 16) % 4) {
+                    Some(1) => {
+                        let k = key(next());
+                        let v = vec![b'v'; usize::from(next().unwrap_or(0)) * 4];
+                        let ttl = u64::from(next().unwrap_or(0) % 32);
+                        let done =
+                            db.put_with_ttl_cf(&cf, &k, &v, std::time::Duration::from_secs(ttl));
+                        if cur == TTL_SLOT {
+                            done.expect("put_with_ttl_cf");
+                            families.put(cur, k, v, now, ttl);
+                        } else {
+                            let err = done.expect_err("put_with_ttl into a family without ttl");
+                            assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{err}");
+                            assert!(err.to_string().contains("which has no ttl"), "{err}");
+                        }
+                    }
+                    Some(2) => {
+                        clock.advance(std::time::Duration::from_secs(u64::from(sub - 16) / 4))
+                    }
+                    Some(kind) => ttl_family_op(&db, &options, &mut families, &mut cur, kind),
+                    None => {
+                        let slot = usize::from(sub / 4) % PLAIN_FAMILIES;
+                        let cf_options = options.cf_options();
+                        family_op(&db, &cf_options, &mut families, &mut cur, (sub % 4, slot));
+                    }
+                }
             }
             7 => db.flush().expect("flush"),
             8 => db.compact_all().expect("compact"),
@@ -375,7 +520,7 @@ pub fn api_ops(data: &[u8]) {
             }
         }
     }
-    check_all(&db, &families, "the final scan");
+    check_all(&db, &families, clock.now_secs(), "the final scan");
     db.close().expect("close");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -431,6 +576,39 @@ fn family_op(
         }
         2 => {}
         _ => db.flush_cf(families.handle(*cur)).expect("flush_cf"),
+    }
+}
+
+/// The TTL family operation `kind` of the API target: 0 selects the TTL family as the
+/// current family (creating it, empty, if missing); 3 drops it (a `put_with_ttl` through
+/// the dropped handle is then refused).
+fn ttl_family_op(db: &Db, options: &Options, families: &mut Families, cur: &mut usize, kind: u8) {
+    let exists = families.handles[TTL_SLOT].is_some();
+    match kind {
+        0 if !exists => {
+            let cf = db
+                .create_cf(FAMILIES[TTL_SLOT], family_options(options, TTL_SLOT))
+                .expect("create_cf of the TTL family");
+            families.handles[TTL_SLOT] = Some(cf);
+            families.models[TTL_SLOT] = Some(Model::new());
+            families.expiries.clear();
+            *cur = TTL_SLOT;
+        }
+        0 => *cur = TTL_SLOT,
+        _ if exists => {
+            let cf = families.handles[TTL_SLOT].take().expect("exists");
+            families.models[TTL_SLOT] = None;
+            families.expiries.clear();
+            db.drop_cf(&cf).expect("drop_cf of the TTL family");
+            let err = db
+                .put_with_ttl_cf(&cf, b"k00", b"v", std::time::Duration::from_secs(1))
+                .expect_err("put_with_ttl into a dropped family");
+            assert!(err.to_string().contains("was dropped"), "{err}");
+            if *cur == TTL_SLOT {
+                *cur = 0;
+            }
+        }
+        _ => {}
     }
 }
 
@@ -511,6 +689,35 @@ mod tests {
         api_ops(&[207, 9, 207, 9, 207, 10, 207, 10, 207, 2, 207, 3, 9, 6]);
         // A batch across two families, a drop of one, a reopen without it.
         api_ops(&[207, 4, 207, 0, 4, 3, 1, 1, 33, 1, 65, 3, 6, 207, 6, 9, 6]);
+    }
+
+    /// Hand-written sequences through the TTL family's operations (207 then `sub`: 16
+    /// selects it, 17 is `put_with_ttl`, `18 + 4n` advances the clock `n` seconds, 19 drops
+    /// it), each path named.
+    #[test]
+    fn ttl_operations_take_every_path() {
+        // A put (expiry now + 10) read at its expiry second and hidden one second later,
+        // across a flush, a compaction that drops it, and a reopen.
+        api_ops(&[
+            207, 16, 0, 1, 1, 7, 207, 58, 5, 1, 6, 207, 22, 5, 1, 8, 6, 9, 6, 5, 1,
+        ]);
+        // put_with_ttl with ttl 0 lives for the current second only; ttl 31 outlives the
+        // family's ttl; a plain put after it takes the family's ttl again.
+        api_ops(&[
+            207, 16, 207, 17, 2, 2, 0, 207, 17, 3, 1, 31, 5, 2, 207, 22, 5, 2, 6, 207, 58, 0, 3, 1,
+            207, 82, 6, 9, 6,
+        ]);
+        // Refusals: a merge into the TTL family, a batch with a merge into it (live slots 0
+        // and 4: key byte 35 picks the TTL family, `what` 3 a merge), and put_with_ttl into
+        // the default family; none changes anything.
+        api_ops(&[
+            207, 16, 0, 1, 1, 160, 1, 9, 4, 2, 35, 3, 36, 1, 6, 207, 0, 207, 17, 1, 1, 5, 6, 5, 1,
+        ]);
+        // A range deletion and a delete in the TTL family, a drop of it (put_with_ttl through
+        // the dropped handle refused), a reopen without it, and a new empty one.
+        api_ops(&[
+            207, 16, 0, 1, 1, 0, 2, 1, 0, 5, 1, 203, 1, 3, 3, 5, 6, 207, 19, 9, 207, 19, 207, 16, 6,
+        ]);
     }
 
     #[test]

@@ -108,6 +108,22 @@ impl TableOptions {
             ..TableOptions::default()
         }
     }
+
+    /// Options for reading tables of internal keys whose properties name the comparator
+    /// `name` (`strata.comparator`; empty in tables older than the property, which are
+    /// bytewise), when that is a built-in order; `None` for any other name, since an
+    /// application's order cannot be rebuilt from its name. What tools reading a table
+    /// without its database use.
+    pub fn for_internal_keys_named(name: &str) -> Option<TableOptions> {
+        let order = match name {
+            "" => crate::comparator::KeyOrder::Bytewise,
+            name => crate::comparator::KeyOrder::builtin(name)?,
+        };
+        Some(TableOptions {
+            comparator: block::Comparator::Internal(order),
+            ..TableOptions::for_internal_keys()
+        })
+    }
 }
 
 #[cfg(test)]
@@ -418,6 +434,49 @@ mod tests {
         }
         let table = open_table(&path, reverse, Caching::None).unwrap();
         assert_eq!(table.verify().unwrap(), model.len() as u64);
+    }
+
+    /// The comparator a table records is read from its properties alone (as tools do before
+    /// choosing the order to open it in), and only the built-in names give read options.
+    #[test]
+    fn the_comparator_is_read_before_open_and_only_built_in_names_give_options() {
+        use crate::comparator::KeyOrder;
+        use crate::fs::FileSystem;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sst");
+        let reverse = TableOptions {
+            comparator: block::Comparator::Plain(KeyOrder::Reverse),
+            ..TableOptions::default()
+        };
+        let mut model = random_model(&mut Rng::new(4), 20);
+        model.reverse();
+        write_table(&path, &model, reverse);
+        let file = crate::fs::PosixFs.open_random(&path).unwrap();
+        let props = Table::read_properties(file.as_ref(), &path).unwrap();
+        assert_eq!(props.comparator, crate::comparator::REVERSE_BYTEWISE_NAME);
+        assert_eq!(props.entries, model.len() as u64);
+        for (name, order) in [
+            ("", Some(crate::comparator::BYTEWISE_NAME)),
+            (
+                crate::comparator::BYTEWISE_NAME,
+                Some(crate::comparator::BYTEWISE_NAME),
+            ),
+            (
+                crate::comparator::REVERSE_BYTEWISE_NAME,
+                Some(crate::comparator::REVERSE_BYTEWISE_NAME),
+            ),
+            ("app.LengthFirst", None),
+        ] {
+            let options = TableOptions::for_internal_keys_named(name);
+            let got = options.as_ref().map(|o| o.comparator.order().name());
+            assert_eq!(got, order, "{name:?}");
+            assert!(options.is_none_or(|o| matches!(o.comparator, block::Comparator::Internal(_))));
+        }
+        // A file too short to be a table is refused as at open.
+        std::fs::write(&path, b"short").unwrap();
+        let file = crate::fs::PosixFs.open_random(&path).unwrap();
+        let err = Table::read_properties(file.as_ref(), &path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
     }
 
     #[test]

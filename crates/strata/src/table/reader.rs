@@ -123,6 +123,71 @@ impl TableReadOptions {
     }
 }
 
+/// The blocks a table's meta-index names.
+struct MetaIndex {
+    filter: Option<BlockHandle>,
+    properties: BlockHandle,
+    range_del: Option<BlockHandle>,
+}
+
+/// Reads and decodes the footer of the table in `file`.
+fn read_footer(file: &dyn RandomAccessFile, path: &Path) -> Result<Footer> {
+    let size = file.size();
+    if size < FOOTER_LEN as u64 {
+        return Err(Error::corruption(
+            path,
+            0,
+            format!("file of {size} bytes is too short to be a table"),
+        ));
+    }
+    let footer_at = size - FOOTER_LEN as u64;
+    let mut footer = [0u8; FOOTER_LEN];
+    file.read_exact_at(footer_at, &mut footer)?;
+    Footer::decode(&footer).map_err(|why| Error::corruption(path, footer_at, why))
+}
+
+/// Reads the meta-index the footer points to; a table without a properties block is corrupt.
+fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) -> Result<MetaIndex> {
+    let at = footer.metaindex.offset;
+    let data = read_block(file, path, footer.metaindex)?;
+    let meta = Block::new(data).map_err(|why| Error::corruption(path, at, why))?;
+    let (mut filter, mut properties, mut range_del) = (None, None, None);
+    let mut it = BlockIter::new(Arc::new(meta), Comparator::BYTEWISE);
+    it.seek_to_first();
+    while it.valid() {
+        let mut v = it.value();
+        let h = BlockHandle::decode_from(&mut v)
+            .ok_or_else(|| Error::corruption(path, at, "bad handle in meta-index"))?;
+        match it.key() {
+            b"strata.filter" => filter = Some(h),
+            b"strata.properties" => properties = Some(h),
+            range_del::META_NAME => range_del = Some(h),
+            _ => {}
+        }
+        it.next();
+    }
+    if let Some(why) = it.corrupt() {
+        return Err(Error::corruption(path, at, why));
+    }
+    let properties =
+        properties.ok_or_else(|| Error::corruption(path, at, "no properties block"))?;
+    Ok(MetaIndex {
+        filter,
+        properties,
+        range_del,
+    })
+}
+
+/// Reads and decodes the properties block at `h`.
+fn read_properties_block(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    h: BlockHandle,
+) -> Result<TableProperties> {
+    TableProperties::decode(read_block(file, path, h)?)
+        .map_err(|why| Error::corruption(path, h.offset, why))
+}
+
 /// An open table.
 pub struct Table {
     file: Box<dyn RandomAccessFile>,
@@ -152,19 +217,7 @@ impl Table {
             cache_index_and_filter,
             stats,
         } = read.clone();
-        let size = file.size();
-        if size < FOOTER_LEN as u64 {
-            return Err(Error::corruption(
-                path,
-                0,
-                format!("file of {size} bytes is too short to be a table"),
-            ));
-        }
-        let footer_at = size - FOOTER_LEN as u64;
-        let mut footer = [0u8; FOOTER_LEN];
-        file.read_exact_at(footer_at, &mut footer)?;
-        let footer =
-            Footer::decode(&footer).map_err(|why| Error::corruption(path, footer_at, why))?;
+        let footer = read_footer(file.as_ref(), path)?;
         let block = |h: BlockHandle| -> Result<Arc<Block>> {
             let data = read_block(file.as_ref(), path, h)?;
             Block::new(data)
@@ -172,29 +225,8 @@ impl Table {
                 .map_err(|why| Error::corruption(path, h.offset, why))
         };
         let index = block(footer.index)?;
-        let meta = block(footer.metaindex)?;
-        let mut filter_handle = None;
-        let mut props_handle = None;
-        let mut range_del_handle = None;
-        let mut it = BlockIter::new(meta, Comparator::BYTEWISE);
-        it.seek_to_first();
-        while it.valid() {
-            let mut v = it.value();
-            let h = BlockHandle::decode_from(&mut v).ok_or_else(|| {
-                Error::corruption(path, footer.metaindex.offset, "bad handle in meta-index")
-            })?;
-            match it.key() {
-                b"strata.filter" => filter_handle = Some(h),
-                b"strata.properties" => props_handle = Some(h),
-                range_del::META_NAME => range_del_handle = Some(h),
-                _ => {}
-            }
-            it.next();
-        }
-        if let Some(why) = it.corrupt() {
-            return Err(Error::corruption(path, footer.metaindex.offset, why));
-        }
-        let filter = match filter_handle {
+        let meta = read_meta_index(file.as_ref(), path, &footer)?;
+        let filter = match meta.filter {
             Some(h) => Some((
                 h,
                 Arc::new(
@@ -204,11 +236,8 @@ impl Table {
             )),
             None => None,
         };
-        let props_handle = props_handle.ok_or_else(|| {
-            Error::corruption(path, footer.metaindex.offset, "no properties block")
-        })?;
-        let properties = TableProperties::decode(read_block(file.as_ref(), path, props_handle)?)
-            .map_err(|why| Error::corruption(path, props_handle.offset, why))?;
+        let props_handle = meta.properties;
+        let properties = read_properties_block(file.as_ref(), path, props_handle)?;
         // A table records its key order's name; one without it predates user orders and is
         // bytewise. Reading it in another order would find nothing where it should.
         let written_in = match properties.comparator.as_str() {
@@ -228,7 +257,7 @@ impl Table {
         let range_tombstones = Arc::new(read_range_tombstones(
             file.as_ref(),
             path,
-            range_del_handle,
+            meta.range_del,
             &properties,
             footer.metaindex.offset,
             options.comparator.order(),
@@ -264,6 +293,15 @@ impl Table {
             cache,
             stats,
         })
+    }
+
+    /// Reads only the properties of the table in `file` (footer, meta-index and properties
+    /// block, each checked): what a tool needs to learn the table's comparator before it
+    /// opens the table in that order.
+    pub fn read_properties(file: &dyn RandomAccessFile, path: &Path) -> Result<TableProperties> {
+        let footer = read_footer(file, path)?;
+        let meta = read_meta_index(file, path, &footer)?;
+        read_properties_block(file, path, meta.properties)
     }
 
     /// The table's range deletions, fragmented (empty for a table without any, and for every
