@@ -360,38 +360,18 @@ fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
         ..strata::Options::default()
     };
     let opening = |e: strata::Error| format!("opening {}: {e}", dir.display());
-    let recorded = read_families(dir).map_err(opening)?;
-    let mut families = crate::kv::families_as_recorded(dir, &options)?;
-    for (name, cf) in &mut families {
-        let Some(f) = recorded.values().find(|f| f.name == *name) else {
-            continue;
-        };
-        cf.comparator = builtin_comparator(&f.comparator).ok_or_else(|| {
-            format!(
-                "opening {}: column family '{name}' orders keys by comparator {:?}, which is \
-                 not built in; {}",
-                dir.display(),
-                f.comparator,
-                BUILT_IN_ONLY
-            )
-        })?;
-        cf.ttl = f.ttl.map(std::time::Duration::from_secs);
-        if name == "default" {
-            options.comparator = cf.comparator.clone();
-            options.ttl = cf.ttl;
-        }
-    }
+    let families = crate::kv::families_as_recorded(dir, &mut options)?;
     Ok(strata::Db::open_cf(dir, options.clone(), families).map_err(opening)?)
 }
 
 /// Why a table or family of an application's comparator is refused.
-const BUILT_IN_ONLY: &str = "strata can only read tables of the built-in comparators \
+pub(crate) const BUILT_IN_ONLY: &str = "strata can only read tables of the built-in comparators \
     (leveldb.BytewiseComparator, rocksdb.ReverseBytewiseComparator): a custom comparator \
     cannot be reconstructed from its name";
 
 /// The built-in comparator named `name` as a manifest or a table records it (empty: a table
 /// older than the record, bytewise).
-fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
+pub(crate) fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
     if name.is_empty() || name == BytewiseComparator.name() {
         Some(Arc::new(BytewiseComparator))
     } else if name == ReverseBytewiseComparator.name() {

@@ -69,24 +69,25 @@ fn open_for_reading(dir: &Path) -> Result<Db, BoxError> {
 /// The database at `dir` opened for writing with every column family (created, with
 /// `create`, if missing).
 fn open_for_writing(dir: &Path, create: bool) -> Result<Db, BoxError> {
-    let options = Options {
+    let mut options = Options {
         create_if_missing: create,
         create_missing_column_families: create,
         ..Options::default()
     };
     let families = match options.fs.exists(&dir.join("CURRENT")) {
-        true => families_as_recorded(dir, &options)?,
+        true => families_as_recorded(dir, &mut options)?,
         false => Vec::new(),
     };
     Ok(Db::open_cf(dir, options.clone(), families).map_err(opening(dir))?)
 }
 
 /// Every column family of the database at `dir` with `options`' family fields and the prefix
-/// extractor its manifest records (an open with another is refused). Only the built-in
-/// extractors can be rebuilt from their names.
+/// extractor, comparator and ttl its manifest records (an open with others is refused); the
+/// default family's comparator and ttl are set in `options` too. Only the built-in extractors
+/// and comparators can be rebuilt from their names: another is refused, naming it.
 pub fn families_as_recorded(
     dir: &Path,
-    options: &Options,
+    options: &mut Options,
 ) -> Result<Vec<(String, strata::CfOptions)>, BoxError> {
     let families = strata::internals::read_families(dir).map_err(opening(dir))?;
     let mut out = Vec::new();
@@ -98,8 +99,25 @@ pub fn families_as_recorded(
                     .map_err(|e| format!("column family '{}' of {}: {e}", f.name, dir.display()))?,
             ),
         };
+        let comparator = crate::admin::builtin_comparator(&f.comparator).ok_or_else(|| {
+            format!(
+                "opening {}: column family '{}' orders keys by comparator {:?}, which is not \
+                 built in; {}",
+                dir.display(),
+                f.name,
+                f.comparator,
+                crate::admin::BUILT_IN_ONLY
+            )
+        })?;
+        let ttl = f.ttl.map(std::time::Duration::from_secs);
+        if f.name == "default" {
+            options.comparator = comparator.clone();
+            options.ttl = ttl;
+        }
         let cf = strata::CfOptions {
             prefix_extractor,
+            comparator,
+            ttl,
             ..options.cf_options()
         };
         out.push((f.name.clone(), cf));

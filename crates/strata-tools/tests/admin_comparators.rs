@@ -133,6 +133,52 @@ fn flush_and_checkpoint_open_each_family_as_recorded() {
         copy.get_cf(&expiring, b"k3").unwrap().as_deref(),
         Some(&b"t"[..])
     );
+    drop(copy);
+
+    // put and delete open the families as recorded too; what they write reads back in its
+    // family's order, a put into the ttl family stamped with its expiry.
+    let db_arg = path.to_str().unwrap();
+    for args in [
+        ["put", db_arg, "--cf", "reverse", "k9", "r"],
+        ["put", db_arg, "--cf", "expiring", "k9", "t9"],
+        ["delete", db_arg, "--cf", "reverse", "k0", ""],
+    ] {
+        let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+        let (ok, out, err) = strata(&args);
+        assert!(ok, "{args:?}: {out}{err}");
+    }
+    let db = Db::open_cf(
+        &path,
+        Options::default(),
+        [("reverse", reverse_options()), ("expiring", ttl_options())],
+    )
+    .unwrap();
+    let rev = db.cf("reverse").unwrap();
+    let keys: Vec<Vec<u8>> = db
+        .range_cf::<&[u8], _>(&rev, ..)
+        .unwrap()
+        .map(|kv| kv.unwrap().0)
+        .collect();
+    assert_eq!(keys, [b"k9", b"k4", b"k3", b"k2", b"k1"]);
+    let expiring = db.cf("expiring").unwrap();
+    assert_eq!(
+        db.get_cf(&expiring, b"k9").unwrap().as_deref(),
+        Some(&b"t9"[..])
+    );
+}
+
+fn reverse_options() -> CfOptions {
+    CfOptions {
+        comparator: Arc::new(ReverseBytewiseComparator),
+        ..CfOptions::default()
+    }
+}
+
+fn ttl_options() -> CfOptions {
+    CfOptions {
+        ttl: Some(Duration::from_secs(3600)),
+        ..CfOptions::default()
+    }
 }
 
 #[test]
