@@ -73,3 +73,12 @@ pub fn utc_datetime(secs: u64) -> String {
     let (y, mo, d, h, mi, s) = utc_fields(secs);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
+
+/// The message of a caught panic.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(s), _) => (*s).to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "(no message)".to_string(),
+    }
+}

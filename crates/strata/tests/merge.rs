@@ -302,3 +302,58 @@ fn a_failing_merge_operator_fails_the_read_and_the_flush_and_nothing_is_written(
     .unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+x"[..]));
 }
+
+/// Adds like `uint64add`, and panics on the operand `boom`.
+struct PanicsOnBoom;
+
+impl MergeOperator for PanicsOnBoom {
+    fn name(&self) -> &str {
+        "panics-on-boom"
+    }
+
+    fn full_merge(
+        &self,
+        key: &[u8],
+        existing: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String> {
+        assert!(!operands.contains(&&b"boom"[..]), "boom");
+        UInt64Add.full_merge(key, existing, operands)
+    }
+}
+
+#[test]
+fn an_operator_that_panics_in_a_flush_stops_background_work_without_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(dir.path(), options(Some(Arc::new(PanicsOnBoom)))).unwrap());
+    db.put(b"k", &le(1)).unwrap();
+    db.merge(b"k", b"boom").unwrap();
+    // The flush merges the two: it panics in the flush thread. The caller gets an error
+    // naming the panic, where it used to wait forever (hence a thread and a time limit).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let flusher = db.clone();
+    std::thread::spawn(move || {
+        let result = flusher.flush();
+        // Let go of the database before answering: the test reopens it.
+        drop(flusher);
+        tx.send(result)
+    });
+    let e = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("flush returns")
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+    assert!(
+        e.to_string().contains("background flush panicked: boom"),
+        "{e}"
+    );
+    // Writes are refused from now on; reads go on.
+    assert_eq!(
+        db.put(b"j", b"x").unwrap_err().kind(),
+        ErrorKind::Unavailable
+    );
+    drop(db);
+    // Nothing was lost: reopened with an operator that does not panic, the WAL replays.
+    let db = Db::open(dir.path(), options(uint64add())).unwrap();
+    assert_eq!(db.get(b"k").unwrap(), Some(le(1)));
+}

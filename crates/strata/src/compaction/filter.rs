@@ -117,7 +117,12 @@ impl FilterStage {
         let decision = catch_unwind(AssertUnwindSafe(|| {
             user.filter(self.level, p.user_key, kind, user_value)
         }))
-        .unwrap_or_else(|panic| Err(format!("it panicked: {}", panic_message(&*panic))))
+        .unwrap_or_else(|panic| {
+            Err(format!(
+                "it panicked: {}",
+                crate::util::panic_message(&*panic)
+            ))
+        })
         .map_err(|why| {
             Error::InvalidArgument(format!(
                 "compaction filter '{}' of column family '{}' failed on key '{}': {why}",
@@ -148,15 +153,6 @@ impl FilterStage {
             }
             EntryKind::MergeOperand => Filtered::Skip,
         }
-    }
-}
-
-/// The message of a caught panic.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
-        (Some(s), _) => (*s).to_string(),
-        (_, Some(s)) => s.clone(),
-        _ => "(no message)".to_string(),
     }
 }
 

@@ -12,7 +12,9 @@
 //!   waits until no compaction runs, and runs in the caller's thread.
 //! - A compaction skipped for lack of disk space is retried after a second, or sooner when a
 //!   flush or compaction changes the tree.
-//! - The first background error stops all background work; writes then fail with it.
+//! - The first background error stops all background work; writes then fail with it. A
+//!   panic in a flush or a compaction (a merge operator's, say) is such an error: caught,
+//!   so the thread lives on and nothing waits for work it would never finish.
 //! - Closing cancels running compactions (as RocksDB does): their outputs are deleted and
 //!   their inputs stay, so close does not wait for a long merge.
 
@@ -104,7 +106,7 @@ impl DbInner {
                     self.bg_cv.wait(&mut bg);
                 }
             };
-            let result = self.flush_oldest_immutable(&cf);
+            let result = catch_panic("flush", || self.flush_oldest_immutable(&cf));
             let mut bg = self.bg.lock();
             bg.flushing = false;
             // The tree changed: a compaction skipped for space may fit now.
@@ -140,7 +142,7 @@ impl DbInner {
                 }
             };
             let (cf, task) = task;
-            let result = self.run_compaction(&cf, &task);
+            let result = catch_panic("compaction", || self.run_compaction(&cf, &task));
             let mut bg = self.bg.lock();
             if let Some(busy) = bg.busy.get_mut(&cf.id()) {
                 busy.remove(&task);
@@ -204,6 +206,17 @@ impl DbInner {
         let _bg = self.bg.lock();
         self.bg_cv.notify_all();
     }
+}
+
+/// Runs a background job, a panic in it turned into an error naming `what`: the thread must
+/// live on to mark its job finished, or whoever waits for the job would wait forever.
+fn catch_panic<T>(what: &str, job: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or_else(|panic| {
+        Err(Error::Unavailable(format!(
+            "a background {what} panicked: {}",
+            crate::util::panic_message(&*panic)
+        )))
+    })
 }
 
 /// The error a write or flush reports once background work has stopped.
