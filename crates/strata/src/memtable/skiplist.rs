@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
 
 use parking_lot::Mutex;
 
-use crate::comparator::KeyOrder;
+use crate::comparator::{bytewise_compare, KeyOrder};
 use crate::key::TRAILER_LEN;
 use crate::util::Rng;
 
@@ -312,8 +312,8 @@ impl SkipList {
         // One copy of the search per built-in order: the order is chosen once per search,
         // not once per key compared.
         match &self.order {
-            KeyOrder::Bytewise => self.search(|a, b| a.cmp(b), target, prev),
-            KeyOrder::Reverse => self.search(|a, b| b.cmp(a), target, prev),
+            KeyOrder::Bytewise => self.search(bytewise_compare, target, prev),
+            KeyOrder::Reverse => self.search(|a, b| bytewise_compare(b, a), target, prev),
             KeyOrder::Custom(c) => self.search(|a, b| c.compare(a, b), target, prev),
         }
     }
