@@ -17,7 +17,7 @@
 //! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`,
 //! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`;
 //! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
-//! `compaction`; `options`; `db`; `txn`; `internals` (and the test-only `testing`) on top.
+//! `compaction`; `options`; `db`; `txn`, `backup`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
