@@ -287,6 +287,59 @@ fn a_prepared_transaction_is_backed_up_and_offered_after_restore() {
     );
 }
 
+/// Two databases make tables of the same names with different contents: backed up into one
+/// directory, neither takes the other's table for its own.
+#[test]
+fn tables_of_one_name_from_two_databases_are_kept_apart() {
+    let root = tempfile::tempdir().unwrap();
+    let mut engine = BackupEngine::open(root.path().join("backups")).unwrap();
+    let mut want = Vec::new();
+    for (n, name) in ["a", "b"].into_iter().enumerate() {
+        let db = open_with_families(&root.path().join(name), options());
+        for i in 0..500u32 {
+            db.put(format!("k{i:04}").as_bytes(), name.repeat(30).as_bytes())
+                .unwrap();
+        }
+        db.flush().unwrap();
+        let info = engine.create_backup(&db).unwrap();
+        // The same file names, but nothing in common.
+        assert_eq!(info.copied_bytes, info.size, "database {name}");
+        assert_eq!(info.id, n as u64 + 1);
+        want.push((info.id, contents(&db)));
+    }
+    let tables = |id: u64| -> BTreeSet<String> {
+        stored_files(&root.path().join("backups"), id)
+            .iter()
+            .filter(|p| p.starts_with("shared"))
+            .map(|p| p.to_str().unwrap()[7..13].to_string())
+            .collect()
+    };
+    assert_eq!(tables(1), tables(2), "the table numbers are the same");
+    for (id, model) in want {
+        let target = root.path().join(format!("restored-{id}"));
+        engine.restore(id, &target).unwrap();
+        let restored = open_with_families(&target, Options::default());
+        assert_eq!(contents(&restored), model, "backup {id}");
+    }
+}
+
+#[test]
+fn a_database_opened_read_only_cannot_be_backed_up_and_nothing_is_left() {
+    let root = tempfile::tempdir().unwrap();
+    let db_dir = root.path().join("db");
+    open_with_families(&db_dir, options()).close().unwrap();
+    let db = Db::open_read_only(&db_dir, Options::default()).unwrap();
+    let backups = root.path().join("backups");
+    let mut engine = BackupEngine::open(&backups).unwrap();
+    let err = engine.create_backup(&db).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    assert!(err.to_string().contains("read-only"), "{err}");
+    assert!(engine.list_backups().is_empty());
+    let mut left: Vec<String> = sizes(&backups).into_keys().collect();
+    left.sort();
+    assert_eq!(left, ["BACKUP", "LOCK", "meta", "private", "shared"]);
+}
+
 /// A database with two backups, the second sharing tables with the first.
 fn two_backups(root: &Path) -> (Db, BackupEngine) {
     let db = open_with_families(&root.join("db"), options());

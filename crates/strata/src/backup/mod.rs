@@ -237,7 +237,10 @@ impl BackupEngine {
                 shared_bytes: meta
                     .files
                     .iter()
-                    .filter(|f| f.place == Place::Shared && users[&f.stored_path(meta.id)] > 1)
+                    .filter(|f| {
+                        f.place == Place::Shared
+                            && users.get(&f.stored_path(meta.id)).is_some_and(|&n| n > 1)
+                    })
                     .map(|f| f.size)
                     .sum(),
                 copied_bytes: meta.copied,
