@@ -716,6 +716,45 @@ fn a_crash_at_any_operation_of_a_backup_leaves_only_whole_backups() {
     }
 }
 
+/// When the rename of a backup's metadata is done but the sync after it fails, the backup is
+/// there on disk: the same engine's next backup must keep it, not take its id or files.
+#[test]
+fn a_backup_whose_metadata_sync_failed_is_kept_by_the_next_one() {
+    let clean = tempfile::tempdir().unwrap();
+    let fs = FaultFs::new();
+    let (db, mut engine, _, _) = crash_setup(clean.path(), &fs);
+    let before = fs.ops();
+    engine.create_backup(&db).unwrap();
+    let total = fs.ops() - before;
+    drop((db, engine));
+    let mut found = false;
+    for n in (1..=total).rev() {
+        let root = tempfile::tempdir().unwrap();
+        let fs = FaultFs::new();
+        let (db, mut engine, _, second) = crash_setup(root.path(), &fs);
+        fs.crash_at(n);
+        let Err(e) = engine.create_backup(&db) else {
+            continue; // a failure after the backup was whole (removing the staging)
+        };
+        if !(e.to_string().contains("sync directory") && e.to_string().contains("meta")) {
+            continue;
+        }
+        found = true;
+        fs.restart();
+        let third = engine.create_backup(&db).unwrap();
+        assert_eq!(third.id, 3, "{e}");
+        let ids: Vec<u64> = engine.list_backups().iter().map(|b| b.id).collect();
+        assert_eq!(ids, [1, 2, 3]);
+        engine.verify_backup(2).unwrap();
+        let target = root.path().join("restored");
+        engine.restore(2, &target).unwrap();
+        let restored = open_with_families(&target, Options::default());
+        assert_eq!(contents(&restored), second);
+        break;
+    }
+    assert!(found, "no operation was the sync of meta/");
+}
+
 /// The fault-injecting file system is used by the engine itself, not only by the database.
 #[test]
 fn the_engine_does_its_io_through_the_file_system_it_is_given() {

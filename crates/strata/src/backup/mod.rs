@@ -169,8 +169,12 @@ impl BackupEngine {
         &self.dir
     }
 
-    /// Reads every metadata file; damaged ones are remembered by id.
+    /// Reads every metadata file; damaged ones are remembered by id. Each call that changes
+    /// the directory starts with this, so that a metadata file a failed call left in place
+    /// (its rename done, the directory sync failed) is known before anything is removed.
     fn load(&mut self) -> Result<()> {
+        self.backups.clear();
+        self.damaged.clear();
         for name in self.fs.list_dir(&self.dir.join("meta"))? {
             let Some(id) = parse_id(&name) else {
                 continue;
@@ -257,6 +261,7 @@ impl BackupEngine {
     /// Backs up `db` as it stands now, while writes go on; only tables not already in the
     /// backup directory are copied.
     pub fn create_backup(&mut self, db: &Db) -> Result<BackupInfo> {
+        self.load()?;
         self.remove_leftovers()?;
         let id = self
             .backups
@@ -435,6 +440,7 @@ impl BackupEngine {
 
     /// Deletes backup `id`, and the shared tables no other backup uses.
     pub fn delete_backup(&mut self, id: u64) -> Result<()> {
+        self.load()?;
         if !self.backups.contains_key(&id) && !self.damaged.contains(&id) {
             return Err(Error::NotFound(format!(
                 "backup {id} does not exist in {}",
@@ -448,6 +454,7 @@ impl BackupEngine {
     /// Deletes the oldest backups until at most `keep` remain (damaged ones count), and the
     /// shared tables no remaining backup uses. Returns the ids deleted.
     pub fn purge_old_backups(&mut self, keep: usize) -> Result<Vec<u64>> {
+        self.load()?;
         let mut ids: Vec<u64> = self.backups.keys().chain(&self.damaged).copied().collect();
         ids.sort_unstable();
         let extra = ids.len().saturating_sub(keep);
