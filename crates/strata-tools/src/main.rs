@@ -6,10 +6,12 @@
 //!   kills at random moments followed by verification.
 //! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
 //!   inspection; `strata flush DIR`: write a database's memtables to tables;
-//!   `strata checkpoint DIR OUT`: an openable copy of a database.
+//!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata backup ...`:
+//!   incremental backups of a database and their restores.
 //! - `strata get|put|delete|scan|dump|load`: reading and writing data (RocksDB's `ldb`).
 
 mod admin;
+mod backup;
 mod bench;
 mod db_dir;
 mod engine_flags;
@@ -36,6 +38,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Incremental backups of a database: create, list, verify, restore, delete, purge.
+    Backup(backup::BackupArgs),
     /// Run db_bench-style benchmarks (same flags and result lines as RocksDB's db_bench).
     Bench(Box<bench::BenchArgs>),
     /// Random operations on many threads checked against an expected state; with --crash,
@@ -178,6 +182,7 @@ enum ManifestCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Backup(args) => backup::run(&args),
         Command::Bench(args) => bench::run(&args).map_err(|e| e as Box<dyn std::error::Error>),
         Command::Stress(args) => match stress::run(&args) {
             Ok(code) => return code,

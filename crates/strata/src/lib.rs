@@ -17,10 +17,11 @@
 //! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`,
 //! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`;
 //! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
-//! `compaction`; `options`; `db`; `txn`; `internals` (and the test-only `testing`) on top.
+//! `compaction`; `options`; `db`; `txn`, `backup`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub(crate) mod backup;
 pub(crate) mod cache;
 pub(crate) mod codec;
 pub(crate) mod column_family;
@@ -50,6 +51,7 @@ pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;
 
+pub use backup::{BackupEngine, BackupInfo};
 pub use column_family::ColumnFamily;
 pub use compaction::{CompactionStyle, UniversalOptions};
 pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};

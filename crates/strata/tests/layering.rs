@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["compaction"],
     &["options"],
     &["db"],
-    &["txn"],
+    &["txn", "backup"],
     &["internals", "testing"],
 ];
 
