@@ -196,3 +196,25 @@ fn a_range_deletion_stays_in_its_column_family() {
     db.compact_all().unwrap();
     check(&db, &users);
 }
+
+#[test]
+fn a_get_under_a_memtable_tombstone_looks_at_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    for i in 0..1000 {
+        db.put(&key(i), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.delete_range(&key(0), &key(500)).unwrap();
+    db.put(&key(10), b"after").unwrap();
+    let checks = db.stats().bloom_checks;
+    for i in 0..500 {
+        let want = (i == 10).then(|| b"after".to_vec());
+        assert_eq!(db.get(&key(i)).unwrap(), want, "key {i}");
+    }
+    // Every table version is older than the tombstone: no table was asked.
+    assert_eq!(db.stats().bloom_checks, checks);
+    // Outside the range the tables answer as before.
+    assert_eq!(db.get(&key(700)).unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.stats().bloom_checks, checks + 1);
+}

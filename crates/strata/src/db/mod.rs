@@ -745,6 +745,10 @@ impl DbInner {
                 }
                 Lookup::Deleted => return Ok(None),
                 Lookup::Merge => return self.get_merged(cf, &sv, key, seq),
+                // Every older source holds only versions older than the covering tombstone,
+                // which lies in this memtable or a newer one: the key is deleted, and nothing
+                // older needs a look (RocksDB stops there too).
+                Lookup::Missing if covered > 0 => return Ok(None),
                 Lookup::Missing => {}
             }
         }
@@ -767,6 +771,10 @@ impl DbInner {
         seq: SequenceNumber,
         mut covered: SequenceNumber,
     ) -> Result<Option<Vec<u8>>> {
+        if covered > 0 {
+            // A memtable's tombstone covers the key: every table version is older.
+            return Ok(None);
+        }
         let hash = crate::table::filter::filter_hash(key);
         for f in sv.version.files_for_key(key) {
             if f.smallest_seq > seq {
