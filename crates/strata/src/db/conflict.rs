@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::column_family::ColumnFamilyData;
+use super::column_family::Families;
 use super::{DbInner, SuperVersion};
 use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};
@@ -32,8 +32,10 @@ pub enum WriteSource {
 /// The history a conditional write's check reads, fixed while the check runs.
 pub struct WriteHistory<'a> {
     db: &'a DbInner,
-    /// The family set and each family's super version, loaded once under the writer lock.
-    families: Vec<(Arc<ColumnFamilyData>, Arc<SuperVersion>)>,
+    /// The family set; a family's super version is loaded when a key of it is asked about
+    /// (under the writer lock, no write lands meanwhile; a flush may install a new version,
+    /// which holds the same writes).
+    families: Arc<Families>,
     /// The sequence number of the newest write in the database when the history was taken.
     last_sequence: SequenceNumber,
 }
@@ -48,17 +50,20 @@ impl WriteHistory<'_> {
         key: &[u8],
         since: SequenceNumber,
     ) -> Result<Option<(SequenceNumber, WriteSource)>> {
-        self.super_version(cf)?;
         if self.last_sequence <= since {
+            // Still refused for a dropped family, as a lookup would be.
+            if !self.families.contains_key(&cf.id()) {
+                self.super_version(cf)?;
+            }
             return Ok(None);
         }
         Ok(self.newest_write(cf, key)?.filter(|&(seq, _)| seq > since))
     }
 
     /// The super version of family `cf`; an error if it was dropped.
-    fn super_version(&self, cf: &ColumnFamily) -> Result<&Arc<SuperVersion>> {
-        match self.families.iter().find(|(f, _)| f.id() == cf.id()) {
-            Some((_, sv)) => Ok(sv),
+    fn super_version(&self, cf: &ColumnFamily) -> Result<Arc<SuperVersion>> {
+        match self.families.get(&cf.id()) {
+            Some(family) => Ok(family.super_version()),
             None => Err(Error::InvalidArgument(format!(
                 "column family '{}' was dropped: nothing can be written to it",
                 cf.name()
@@ -122,11 +127,7 @@ impl DbInner {
             last_sequence: self
                 .last_sequence
                 .load(std::sync::atomic::Ordering::Acquire),
-            families: self
-                .families()
-                .values()
-                .map(|cf| (cf.clone(), cf.super_version()))
-                .collect(),
+            families: self.families(),
         }
     }
 

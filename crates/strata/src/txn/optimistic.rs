@@ -25,67 +25,103 @@ use super::cursor::TxnCursor;
 use super::indexed_batch::IndexedBatch;
 use super::overlay::TxnIterator;
 
-/// The keys a transaction tracks: appended as they come, their bytes in one buffer, so
-/// tracking a key costs no allocation of its own; duplicates are removed at commit.
+/// The keys a transaction tracks, appended as they come to one buffer (tracking a key
+/// allocates nothing of its own); duplicates are skipped at commit. Each record:
+/// `family id: u32 LE | key length: u32 LE | key`.
 #[derive(Default)]
 struct TrackedKeys {
-    bytes: Vec<u8>,
-    /// (family id, range of `bytes`).
-    keys: Vec<(u32, std::ops::Range<usize>)>,
-    /// The handle of each family tracked, once.
+    records: Vec<u8>,
+    count: usize,
+    /// The handle of each family but the default tracked, once.
     families: Vec<ColumnFamily>,
 }
 
-/// How many keys were tracked when a save point was set: a rollback to it forgets the rest.
+/// What was tracked when a save point was set: a rollback to it forgets the rest.
 #[derive(Clone, Copy)]
 struct TrackedMark {
-    keys: usize,
     bytes: usize,
+    count: usize,
 }
+
+/// Up to this many tracked keys, duplicates are found by comparing each with those before it
+/// (no allocation); above, by sorting.
+const COMPARE_PAIRWISE_UP_TO: usize = 16;
 
 impl TrackedKeys {
     fn add(&mut self, cf: &ColumnFamily, key: &[u8]) {
-        if !self.families.iter().any(|f| f.id() == cf.id()) {
+        if cf.id() != 0 && !self.families.iter().any(|f| f.id() == cf.id()) {
             self.families.push(cf.clone());
         }
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(key);
-        self.keys.push((cf.id(), start..self.bytes.len()));
+        self.records.reserve(8 + key.len());
+        self.records.extend_from_slice(&cf.id().to_le_bytes());
+        self.records
+            .extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.records.extend_from_slice(key);
+        self.count += 1;
     }
 
     fn mark(&self) -> TrackedMark {
         TrackedMark {
-            keys: self.keys.len(),
-            bytes: self.bytes.len(),
+            bytes: self.records.len(),
+            count: self.count,
         }
     }
 
     fn truncate_to(&mut self, mark: TrackedMark) {
-        self.keys.truncate(mark.keys);
-        self.bytes.truncate(mark.bytes);
+        self.records.truncate(mark.bytes);
+        self.count = mark.count;
     }
 
     fn clear(&mut self) {
-        self.keys.clear();
-        self.bytes.clear();
+        self.records.clear();
+        self.count = 0;
         self.families.clear();
     }
 
-    /// Each tracked key once, with its family's handle.
-    fn distinct(&self) -> Vec<(&ColumnFamily, &[u8])> {
-        let mut keys: Vec<(u32, &[u8])> = self
-            .keys
-            .iter()
-            .map(|(cf, range)| (*cf, &self.bytes[range.clone()]))
-            .collect();
+    /// The tracked (family id, key) records, in the order they were tracked.
+    fn iter(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        let mut rest = self.records.as_slice();
+        std::iter::from_fn(move || {
+            let (head, tail) = rest.split_first_chunk::<8>()?;
+            let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+            let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+            let (key, tail) = tail.split_at(len);
+            rest = tail;
+            Some((id, key))
+        })
+    }
+
+    /// Calls `check` with each tracked key once, with its family's handle (`default` for the
+    /// default family), stopping at its first error.
+    fn for_each_distinct(
+        &self,
+        default: &ColumnFamily,
+        mut check: impl FnMut(&ColumnFamily, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let family = |id: u32| match id {
+            0 => Some(default),
+            _ => self.families.iter().find(|f| f.id() == id),
+        };
+        if self.count <= COMPARE_PAIRWISE_UP_TO {
+            for (i, (id, key)) in self.iter().enumerate() {
+                if self.iter().take(i).any(|earlier| earlier == (id, key)) {
+                    continue;
+                }
+                if let Some(cf) = family(id) {
+                    check(cf, key)?;
+                }
+            }
+            return Ok(());
+        }
+        let mut keys: Vec<(u32, &[u8])> = self.iter().collect();
         keys.sort_unstable();
         keys.dedup();
-        keys.into_iter()
-            .filter_map(|(id, key)| {
-                let family = self.families.iter().find(|f| f.id() == id)?;
-                Some((family, key))
-            })
-            .collect()
+        for (id, key) in keys {
+            if let Some(cf) = family(id) {
+                check(cf, key)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -277,17 +313,17 @@ impl<'db> OptimisticTransaction<'db> {
         self.check_active()?;
         let since = self.snapshot.sequence();
         let tracked = std::mem::take(&mut self.tracked);
-        let tracked = tracked.distinct();
+        let default = self.db.default_cf();
         let batch = self.batch.take_write_batch();
         let result = self
             .db
             .write_checked(batch, &self.write_options, &mut |history| {
-                for &(cf, key) in &tracked {
-                    if let Some((seq, source)) = history.write_after(cf, key, since)? {
-                        return Err(conflict(cf, key, seq, since, source));
+                tracked.for_each_distinct(&default, |cf, key| {
+                    match history.write_after(cf, key, since)? {
+                        Some((seq, source)) => Err(conflict(cf, key, seq, since, source)),
+                        None => Ok(()),
                     }
-                }
-                Ok(())
+                })
             });
         self.state = if result.is_ok() {
             State::Committed
@@ -322,4 +358,47 @@ fn conflict(cf: &ColumnFamily, key: &[u8], seq: u64, since: u64, source: WriteSo
             cf.name()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CfOptions, Options};
+    use std::collections::BTreeSet;
+
+    /// Each key is checked once whatever the repeats, below and above the pairwise limit,
+    /// across families, and a rollback to a mark forgets what came after it.
+    #[test]
+    fn tracked_keys_are_checked_once_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options {
+            create_if_missing: true,
+            ..Options::default()
+        };
+        let db = Db::open(dir.path(), options).unwrap();
+        let other = db.create_cf("other", CfOptions::default()).unwrap();
+        let default = db.default_cf();
+        for distinct in [1, 3, COMPARE_PAIRWISE_UP_TO, COMPARE_PAIRWISE_UP_TO * 3] {
+            let mut tracked = TrackedKeys::default();
+            let mut want = BTreeSet::new();
+            for i in 0..distinct * 2 {
+                let cf = if i % 3 == 0 { &other } else { &default };
+                let key = format!("k{}", i % distinct).into_bytes();
+                tracked.add(cf, &key);
+                want.insert((cf.id(), key));
+            }
+            let mark = tracked.mark();
+            tracked.add(&other, b"after the mark");
+            tracked.truncate_to(mark);
+            let mut got = Vec::new();
+            tracked
+                .for_each_distinct(&default, |cf, key| {
+                    got.push((cf.id(), key.to_vec()));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got.len(), want.len(), "{distinct} keys: duplicates checked");
+            assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want);
+        }
+    }
 }
