@@ -120,14 +120,12 @@ fn flush_and_checkpoint_open_each_family_as_recorded() {
     let copy = dir.path().join("copy");
     let (ok, out, err) = strata(&["checkpoint", path.to_str().unwrap(), copy.to_str().unwrap()]);
     assert!(ok, "{out}{err}");
-    let copy = Db::open_cf(&copy, options, [("reverse", reverse), ("expiring", ttl)]).unwrap();
-    let rev = copy.cf("reverse").unwrap();
-    let keys: Vec<Vec<u8>> = copy
-        .range_cf::<&[u8], _>(&rev, ..)
-        .unwrap()
-        .map(|kv| kv.unwrap().0)
-        .collect();
-    assert_eq!(keys, [b"k4", b"k3", b"k2", b"k1", b"k0"]);
+    let families = [("reverse", reverse.clone()), ("expiring", ttl.clone())];
+    let copy = Db::open_cf(&copy, options, families).unwrap();
+    assert_eq!(
+        keys_of(&copy, "reverse"),
+        [b"k4", b"k3", b"k2", b"k1", b"k0"]
+    );
     let expiring = copy.cf("expiring").unwrap();
     assert_eq!(
         copy.get_cf(&expiring, b"k3").unwrap().as_deref(),
@@ -150,16 +148,10 @@ fn flush_and_checkpoint_open_each_family_as_recorded() {
     let db = Db::open_cf(
         &path,
         Options::default(),
-        [("reverse", reverse_options()), ("expiring", ttl_options())],
+        [("reverse", reverse), ("expiring", ttl)],
     )
     .unwrap();
-    let rev = db.cf("reverse").unwrap();
-    let keys: Vec<Vec<u8>> = db
-        .range_cf::<&[u8], _>(&rev, ..)
-        .unwrap()
-        .map(|kv| kv.unwrap().0)
-        .collect();
-    assert_eq!(keys, [b"k9", b"k4", b"k3", b"k2", b"k1"]);
+    assert_eq!(keys_of(&db, "reverse"), [b"k9", b"k4", b"k3", b"k2", b"k1"]);
     let expiring = db.cf("expiring").unwrap();
     assert_eq!(
         db.get_cf(&expiring, b"k9").unwrap().as_deref(),
@@ -167,18 +159,13 @@ fn flush_and_checkpoint_open_each_family_as_recorded() {
     );
 }
 
-fn reverse_options() -> CfOptions {
-    CfOptions {
-        comparator: Arc::new(ReverseBytewiseComparator),
-        ..CfOptions::default()
-    }
-}
-
-fn ttl_options() -> CfOptions {
-    CfOptions {
-        ttl: Some(Duration::from_secs(3600)),
-        ..CfOptions::default()
-    }
+/// Every key of family `name`, in its order.
+fn keys_of(db: &Db, name: &str) -> Vec<Vec<u8>> {
+    let cf = db.cf(name).unwrap();
+    db.range_cf::<&[u8], _>(&cf, ..)
+        .unwrap()
+        .map(|kv| kv.unwrap().0)
+        .collect()
 }
 
 #[test]
