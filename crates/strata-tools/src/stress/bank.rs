@@ -46,7 +46,7 @@ use strata::{
 
 use super::ledger::{self, Counts, Kind, Ledger, Shape, Slot, Transfer, Verdict};
 use super::store::open_families;
-use super::{key, key_index, options_for, BoxError, StressArgs};
+use super::{first_failure, key, key_index, options_for, BoxError, StressArgs};
 
 /// The balance every account starts with.
 pub const INITIAL: u64 = 1_000_000;
@@ -534,7 +534,7 @@ fn run_workers(a: &StressArgs, bank: &Bank, ledger: &Ledger, seed: u64) -> Resul
     let stop = AtomicBool::new(false);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
     let kind = TxnKind::parse(&a.txn_kind)?;
-    let failures: Vec<String> = std::thread::scope(|s| {
+    let failure = std::thread::scope(|s| {
         let handles: Vec<_> = (0..a.threads)
             .map(|t| {
                 let stop = &stop;
@@ -556,15 +556,9 @@ fn run_workers(a: &StressArgs, bank: &Bank, ledger: &Ledger, seed: u64) -> Resul
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .filter_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Some("a thread panicked".into()))
-            })
-            .collect()
+        first_failure(handles)
     });
-    if let Some(f) = failures.first() {
+    if let Some(f) = failure {
         return Err(format!("verification failed: {f}").into());
     }
     Ok(())

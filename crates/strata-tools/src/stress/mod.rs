@@ -516,7 +516,7 @@ fn run_workers(a: &StressArgs, db: &Store, oracle: &Oracle, seed: u64) -> Result
     let stop = AtomicBool::new(false);
     let ops = AtomicU64::new(0);
     let deadline = Instant::now() + Duration::from_secs(a.duration);
-    let failures: Vec<String> = std::thread::scope(|s| {
+    let failure = std::thread::scope(|s| {
         let handles: Vec<_> = (0..a.threads)
             .map(|t| {
                 let (stop, ops) = (&stop, &ops);
@@ -537,15 +537,9 @@ fn run_workers(a: &StressArgs, db: &Store, oracle: &Oracle, seed: u64) -> Result
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .filter_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Some("a thread panicked".into()))
-            })
-            .collect()
+        first_failure(handles)
     });
-    if let Some(f) = failures.first() {
+    if let Some(f) = failure {
         return Err(format!("verification failed: {f}").into());
     }
     Ok(ops.load(Ordering::Relaxed))
@@ -1099,6 +1093,21 @@ fn child_args(parent: &[OsString], oracle_path: &Path, seed: u64) -> Vec<OsStrin
         "--child".into(),
     ]);
     args
+}
+
+/// The first failure the verifying threads of `handles` report (a panic counts as one), after
+/// every thread has ended.
+fn first_failure(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Option<String>>>,
+) -> Option<String> {
+    let failures: Vec<String> = handles
+        .into_iter()
+        .filter_map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Some("a thread panicked".into()))
+        })
+        .collect();
+    failures.into_iter().next()
 }
 
 #[cfg(test)]

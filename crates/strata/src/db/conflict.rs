@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use super::column_family::Families;
-use super::{DbInner, SuperVersion};
+use super::column_family::{ColumnFamilyData, Families};
+use super::DbInner;
 use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::key::{ParsedKey, SequenceNumber, MAX_SEQUENCE};
@@ -50,25 +50,22 @@ impl WriteHistory<'_> {
         key: &[u8],
         since: SequenceNumber,
     ) -> Result<Option<(SequenceNumber, WriteSource)>> {
+        // A dropped family is refused either way.
+        self.family(cf)?;
         if self.last_sequence <= since {
-            // Still refused for a dropped family, as a lookup would be.
-            if !self.families.contains_key(&cf.id()) {
-                self.super_version(cf)?;
-            }
             return Ok(None);
         }
         Ok(self.newest_write(cf, key)?.filter(|&(seq, _)| seq > since))
     }
 
-    /// The super version of family `cf`; an error if it was dropped.
-    fn super_version(&self, cf: &ColumnFamily) -> Result<Arc<SuperVersion>> {
-        match self.families.get(&cf.id()) {
-            Some(family) => Ok(family.super_version()),
-            None => Err(Error::InvalidArgument(format!(
+    /// The family of handle `cf`; an error if it was dropped.
+    fn family(&self, cf: &ColumnFamily) -> Result<&Arc<ColumnFamilyData>> {
+        self.families.get(&cf.id()).ok_or_else(|| {
+            Error::InvalidArgument(format!(
                 "column family '{}' was dropped: nothing can be written to it",
                 cf.name()
-            ))),
-        }
+            ))
+        })
     }
 
     /// The sequence number of the newest write of `key` in family `cf` (a put, delete, merge
@@ -79,7 +76,7 @@ impl WriteHistory<'_> {
         cf: &ColumnFamily,
         key: &[u8],
     ) -> Result<Option<(SequenceNumber, WriteSource)>> {
-        let sv = self.super_version(cf)?;
+        let sv = self.family(cf)?.super_version();
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
             let mut newest = None;
             if mem.has_range_tombstones() {
