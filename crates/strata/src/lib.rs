@@ -17,7 +17,7 @@
 //! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`,
 //! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`;
 //! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
-//! `compaction`; `options`; `db`; `txn`, `backup`; `internals` (and the test-only `testing`) on top.
+//! `compaction`; `options`; `db`, `sst_writer`; `txn`, `backup`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -43,6 +43,7 @@ pub(crate) mod options;
 pub(crate) mod prefix;
 pub(crate) mod range_del;
 pub(crate) mod snapshot;
+pub(crate) mod sst_writer;
 pub(crate) mod table;
 #[cfg(test)]
 mod testing;
@@ -63,9 +64,10 @@ pub use db::{
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
-pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{CfOptions, IngestOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
+pub use sst_writer::{SstFileInfo, SstWriter};
 pub use table::Compression;
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions, TxnCursor,

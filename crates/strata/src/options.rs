@@ -536,6 +536,36 @@ pub struct WriteOptions {
     pub disable_wal: bool,
 }
 
+/// Options of [`Db::ingest`](crate::Db::ingest) (RocksDB's `IngestExternalFileOptions`).
+///
+/// RocksDB's `ingest_behind` (placing the files below all data, as the oldest versions) is
+/// not offered: ingested keys are always newer than every write before the ingest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IngestOptions {
+    /// Move the files into the database instead of copying them: each is hard-linked (copied
+    /// where the file system cannot link, as across file systems) and the source is removed
+    /// once the ingest has succeeded. Without it the source files stay as they are. Default:
+    /// false.
+    pub move_files: bool,
+    /// When a file overlaps keys still in the family's memtables, flush them first (writes
+    /// wait meanwhile); without it such an ingest is refused. Default: true.
+    pub allow_blocking_flush: bool,
+    /// Accepted for RocksDB's sake, and always done: before anything changes, every entry
+    /// of each file is read (to check its order, kind and sequence number), which checks the
+    /// crc32c of every block. Default: false.
+    pub verify_checksums_before_ingest: bool,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions {
+            move_files: false,
+            allow_blocking_flush: true,
+            verify_checksums_before_ingest: false,
+        }
+    }
+}
+
 /// Options for reads and iterators.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {

@@ -33,6 +33,14 @@ impl SnapshotList {
     pub fn count(&self) -> usize {
         self.live.lock().values().sum()
     }
+
+    /// Holds the list if no snapshot is live (`None` otherwise): no snapshot can be taken or
+    /// released until the guard is dropped. An ingest at sequence number 0 holds it from its
+    /// check to its install, since such keys are visible to every snapshot.
+    pub fn hold_if_none(&self) -> Option<impl Sized + '_> {
+        let live = self.live.lock();
+        live.is_empty().then_some(live)
+    }
 }
 
 struct Pin {

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["version"],
     &["compaction"],
     &["options"],
-    &["db"],
+    &["db", "sst_writer"],
     &["txn", "backup"],
     &["internals", "testing"],
 ];

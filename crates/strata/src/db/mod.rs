@@ -20,7 +20,7 @@
 //! running database), `open` (open and recovery
 //! order), `recovery` (WAL replay), `write` (group commit)
 //! with `stall` (the pure write-stall decision), `flush`, `compact` and `background` (the
-//! jobs and their threads), `table_writer` (tables written by flush and compaction alike),
+//! jobs and their threads), `ingest` (adding tables written outside the database), `table_writer` (tables written by flush and compaction alike),
 //! `obsolete` (deleting files no longer needed), `table_cache`, `iter` (the user iterator),
 //! `stats` (counters and reports), `info_log` (the `LOG` file).
 
@@ -31,6 +31,7 @@ mod compact;
 mod conflict;
 mod flush;
 mod info_log;
+mod ingest;
 mod iter;
 mod lookup;
 mod obsolete;

@@ -154,6 +154,18 @@ impl WriterState {
         }
     }
 
+    /// The last sequence number given to a write.
+    pub fn last_sequence(&self) -> SequenceNumber {
+        self.last_sequence
+    }
+
+    /// Records `seq`, above [`WriterState::last_sequence`], as given: an ingest took it for
+    /// the keys of its files.
+    pub fn set_last_sequence(&mut self, seq: SequenceNumber) {
+        debug_assert!(seq > self.last_sequence);
+        self.last_sequence = seq;
+    }
+
     /// Fails if an earlier WAL failure stopped the write path.
     pub fn check_stopped(&self) -> Result<()> {
         match &self.stopped {
@@ -481,7 +493,7 @@ impl DbInner {
     }
 
     /// Fails if background work stopped on an error.
-    fn check_background(&self) -> Result<()> {
+    pub(super) fn check_background(&self) -> Result<()> {
         if self.bg_failed.load(Ordering::Acquire) {
             if let Some(e) = &self.bg.lock().error {
                 return Err(background_error(e));
