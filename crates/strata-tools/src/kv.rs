@@ -43,7 +43,7 @@ pub fn arg_bytes(arg: &str, hex: bool) -> Result<Vec<u8>, BoxError> {
     from_hex(arg).ok_or_else(|| format!("{arg:?} is not hex (two digits a byte)").into())
 }
 
-fn from_hex(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn from_hex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
     }
@@ -68,7 +68,7 @@ fn open_for_reading(dir: &Path) -> Result<Db, BoxError> {
 
 /// The database at `dir` opened for writing with every column family (created, with
 /// `create`, if missing).
-fn open_for_writing(dir: &Path, create: bool) -> Result<Db, BoxError> {
+pub(crate) fn open_for_writing(dir: &Path, create: bool) -> Result<Db, BoxError> {
     let mut options = Options {
         create_if_missing: create,
         create_missing_column_families: create,
@@ -126,7 +126,7 @@ pub fn families_as_recorded(
 }
 
 /// The family named `cf` (the default with `None`).
-fn family(db: &Db, cf: Option<&str>) -> Result<ColumnFamily, BoxError> {
+pub(crate) fn family(db: &Db, cf: Option<&str>) -> Result<ColumnFamily, BoxError> {
     match cf {
         None => Ok(db.default_cf()),
         Some(name) => db.cf(name).ok_or_else(|| {
@@ -293,7 +293,7 @@ pub fn dump(dir: &Path, cf: Option<&str>) -> Result<(), BoxError> {
 }
 
 /// One record of the dump format: (family, key, value); the error names what is wrong.
-fn parse_record(line: &str) -> Result<(String, Vec<u8>, Vec<u8>), String> {
+pub(crate) fn parse_record(line: &str) -> Result<(String, Vec<u8>, Vec<u8>), String> {
     let value: serde_json::Value =
         serde_json::from_str(line).map_err(|e| format!("not a JSON object: {e}"))?;
     let object = value.as_object().ok_or("not a JSON object")?;

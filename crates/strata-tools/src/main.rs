@@ -9,10 +9,13 @@
 //!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata backup ...`:
 //!   incremental backups of a database and their restores.
 //! - `strata get|put|delete|scan|dump|load`: reading and writing data (RocksDB's `ldb`).
+//! - `strata sst write OUT.sst`, `strata ingest DIR FILE.sst...`: bulk loading through
+//!   tables built outside the database.
 
 mod admin;
 mod backup;
 mod bench;
+mod bulk;
 mod db_dir;
 mod engine_flags;
 mod kv;
@@ -47,7 +50,7 @@ enum Command {
     Stress(Box<stress::StressArgs>),
     /// Simulate compaction (the real pickers on a simulated tree) and print its write-amp.
     Sim(Box<sim::SimArgs>),
-    /// Inspect a table file.
+    /// Inspect a table file, or write one for `strata ingest`.
     Sst {
         #[command(subcommand)]
         command: SstCommand,
@@ -143,6 +146,21 @@ enum Command {
     /// Write the JSON lines of `strata dump` from standard input (creating the database and
     /// its families if missing).
     Load { dir: PathBuf },
+    /// Add tables written by `strata sst write` (or `SstWriter`) to a database, atomically:
+    /// their keys read as newer than everything written before.
+    Ingest {
+        dir: PathBuf,
+        /// The tables, none overlapping another.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Column family (default: the default family).
+        #[arg(long)]
+        cf: Option<String>,
+        /// Move the files in (hard links; the sources are removed once ingested) instead of
+        /// copying them.
+        #[arg(long = "move")]
+        move_files: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -167,6 +185,25 @@ enum SstCommand {
     Verify {
         /// The table file, or a database directory (every table in it).
         path: PathBuf,
+    },
+    /// Write a table for `strata ingest` from a sorted dump: the JSON lines of `strata dump`
+    /// (one family's), or with --hex the lines of `strata scan --hex`.
+    Write {
+        /// The table to write (replaced if it exists).
+        out: PathBuf,
+        /// Read this file instead of standard input.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// The column family whose records are written (default: the default family).
+        #[arg(long)]
+        cf: Option<String>,
+        /// Input lines are `hexkey hexvalue`.
+        #[arg(long)]
+        hex: bool,
+        /// The key order of the table: leveldb.BytewiseComparator (the default) or
+        /// rocksdb.ReverseBytewiseComparator; that of the family it will be ingested into.
+        #[arg(long)]
+        comparator: Option<String>,
     },
 }
 
@@ -197,6 +234,24 @@ fn main() -> ExitCode {
                 limit,
             } => admin::sst_dump(&path, hex, keys_only, limit),
             SstCommand::Verify { path } => admin::sst_verify(&path),
+            SstCommand::Write {
+                out,
+                input,
+                cf,
+                hex,
+                comparator,
+            } => bulk::sst_write(&bulk::SstWriteArgs {
+                out: &out,
+                input: input.as_deref(),
+                cf: cf.as_deref(),
+                hex,
+                comparator: comparator.as_deref(),
+            })
+            .and_then(|n| {
+                use std::io::Write;
+                writeln!(std::io::stderr(), "wrote {n} entries to {}", out.display())
+                    .map_err(Into::into)
+            }),
         },
         Command::Manifest {
             command: ManifestCommand::Dump { dir },
@@ -243,6 +298,12 @@ fn main() -> ExitCode {
             },
         ),
         Command::Dump { dir, cf } => kv::dump(&dir, cf.as_deref()),
+        Command::Ingest {
+            dir,
+            files,
+            cf,
+            move_files,
+        } => bulk::ingest(&dir, &files, cf.as_deref(), move_files),
         Command::Load { dir } => kv::load(&dir, std::io::stdin().lock()).and_then(|n| {
             use std::io::Write;
             writeln!(std::io::stderr(), "loaded {n} records").map_err(Into::into)
