@@ -663,3 +663,63 @@ fn a_crash_at_any_step_of_an_ingest_leaves_all_or_nothing() {
         }
     }
 }
+
+/// A family with a ttl (its values carry an expiry the writer's do not) and a database
+/// opened read-only refuse ingests, naming why; the file stays.
+#[test]
+fn a_ttl_family_and_a_read_only_database_refuse_ingests() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let sst = write_sst(&dir.path().join("1.sst"), &options(), &[Op::Put("a", "1")]);
+    let db = Db::open(&path, options()).unwrap();
+    let ttl = CfOptions {
+        ttl: Some(std::time::Duration::from_secs(60)),
+        ..CfOptions::default()
+    };
+    let cf = db.create_cf("expiring", ttl).unwrap();
+    let e = db
+        .ingest_cf(&cf, &[&sst], &IngestOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        e.to_string().contains("column family 'expiring' has a ttl"),
+        "{e}"
+    );
+    db.drop_cf(&cf).unwrap();
+    db.close().unwrap();
+    let db = Db::open_read_only(&path, Options::default()).unwrap();
+    let e = db.ingest(&[&sst], &IngestOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unavailable);
+    assert!(e.to_string().contains("read-only"), "{e}");
+    assert!(sst.exists());
+    assert!(tables(&path).is_empty());
+}
+
+/// The messages of the refusals, as docs/reliability.md quotes them.
+#[test]
+fn refusal_messages_name_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), options()).unwrap();
+    let a = write_sst(
+        &dir.path().join("a.sst"),
+        &options(),
+        &[Op::Put("a", "1"), Op::Put("m", "1")],
+    );
+    let c = write_sst(&dir.path().join("c.sst"), &options(), &[Op::Put("c", "1")]);
+    let e = db.ingest(&[&a, &c], &IngestOptions::default()).unwrap_err();
+    let expected = format!(
+        "invalid argument: ingest: files {} and {} overlap (keys a..m and c..c)",
+        a.display(),
+        c.display()
+    );
+    assert_eq!(e.to_string(), expected);
+    let missing = dir.path().join("missing.sst");
+    let e = db
+        .ingest(&[&missing], &IngestOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert!(
+        e.to_string().contains(&missing.display().to_string()),
+        "{e}"
+    );
+}
