@@ -137,34 +137,54 @@ impl WriteBatch {
     }
 
     /// Sets `key` to `value`.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut Self {
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.push(0, ValueKind::Put, key, Some(value))
     }
 
     /// Sets `key` to `value` in column family `cf`.
-    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> &mut Self {
+    pub fn put_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.push(cf.id(), ValueKind::Put, key, Some(value))
     }
 
     /// Records `operand` for `key`, to be combined with the key's older value by the
     /// database's merge operator ([`crate::Options::merge_operator`]) when the key is read
     /// or compacted. A database without a merge operator refuses a batch holding a merge.
-    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> &mut Self {
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.push(0, ValueKind::Merge, key, Some(operand))
     }
 
     /// Records `operand` for `key` in column family `cf` (see [`WriteBatch::merge`]).
-    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> &mut Self {
+    pub fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.push(cf.id(), ValueKind::Merge, key, Some(operand))
     }
 
     /// Removes `key`.
-    pub fn delete(&mut self, key: &[u8]) -> &mut Self {
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
         self.push(0, ValueKind::Delete, key, None)
     }
 
     /// Removes `key` from column family `cf`.
-    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> &mut Self {
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
         self.push(cf.id(), ValueKind::Delete, key, None)
     }
 
@@ -172,12 +192,14 @@ impl WriteBatch {
     /// it was last deleted or single-deleted; otherwise the result is undefined (RocksDB's
     /// contract). In return, compaction drops the put as soon as the two meet, and the
     /// single-delete itself at the bottom of the tree.
-    pub fn single_delete(&mut self, key: &[u8]) -> &mut Self {
+    pub fn single_delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
         self.push(0, ValueKind::SingleDelete, key, None)
     }
 
     /// Removes the single put of `key` in column family `cf` (see [`WriteBatch::single_delete`]).
-    pub fn single_delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> &mut Self {
+    pub fn single_delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> &mut Self {
+        let key = key.as_ref();
         self.push(cf.id(), ValueKind::SingleDelete, key, None)
     }
 
@@ -185,13 +207,22 @@ impl WriteBatch {
     /// the number of keys in the range. `begin == end` is an empty range and adds nothing;
     /// `Db::write` refuses a batch with `begin` after `end` in the family's key order (see
     /// [`crate::Options::comparator`]), naming both keys.
-    pub fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> &mut Self {
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> &mut Self {
+        let begin = begin.as_ref();
+        let end = end.as_ref();
         self.push_range(0, begin, end)
     }
 
     /// Removes every key in `[begin, end)` of column family `cf` (see
     /// [`WriteBatch::delete_range`]).
-    pub fn delete_range_cf(&mut self, cf: &ColumnFamily, begin: &[u8], end: &[u8]) -> &mut Self {
+    pub fn delete_range_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        let begin = begin.as_ref();
+        let end = end.as_ref();
         self.push_range(cf.id(), begin, end)
     }
 
@@ -205,7 +236,8 @@ impl WriteBatch {
 
     /// Appends a blob that is written to the WAL with the batch but is not an update: no
     /// sequence number, not counted, never applied (RocksDB's PutLogData).
-    pub fn put_log_data(&mut self, blob: &[u8]) -> &mut Self {
+    pub fn put_log_data(&mut self, blob: impl AsRef<[u8]>) -> &mut Self {
+        let blob = blob.as_ref();
         if self.check(b"", blob.len()) {
             self.rep.push(LOG_DATA);
             put_length_prefixed(&mut self.rep, blob);

@@ -187,6 +187,11 @@ fn dropping_a_family_hides_it_and_deletes_its_files_once_unread() {
         db.flush_cf(&copy).unwrap_err(),
         db.drop_cf(&copy).unwrap_err(),
     ];
+    let multi_get = db.multi_get_cf(&copy, [b"a", b"b"]);
+    assert_eq!(multi_get.len(), 2, "an answer per key");
+    let errors = errors
+        .into_iter()
+        .chain(multi_get.into_iter().map(|r| r.unwrap_err()));
     for e in errors {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
         assert!(e.to_string().contains("'gone'"), "{e}");

@@ -713,6 +713,9 @@ impl Runner {
             Op::Get(key) => {
                 let got = self.db().get(key).unwrap();
                 assert_eq!(got.as_ref(), self.model.get(key), "{ctx}");
+                let keys = multi_get_keys(key, &self.model);
+                let got = self.db().multi_get(&keys);
+                check_multi_get(&keys, got, &self.model, ctx);
             }
             Op::Snapshot { replace } => {
                 if let Some(i) = replace {
@@ -728,10 +731,14 @@ impl Runner {
                     model.get(key),
                     "{ctx} snapshot read"
                 );
-                let mut it = self.db().iter(ReadOptions {
+                let at_snapshot = ReadOptions {
                     snapshot: Some(snap.clone()),
                     ..ReadOptions::default()
-                });
+                };
+                let keys = multi_get_keys(key, model);
+                let got = self.db().multi_get_opt(&keys, &at_snapshot);
+                check_multi_get(&keys, got, model, ctx);
+                let mut it = self.db().iter(at_snapshot);
                 check_walk(&mut it, walk, model, self.order, ctx);
             }
             Op::Walk(walk) => {
@@ -809,6 +816,41 @@ impl Runner {
 }
 
 /// Checks `walk` on `it` against `model` restricted to the walk's bounds.
+/// The keys a get also reads through `multi_get`: the key, the model's keys that follow it
+/// in byte order (present keys, found in the tables and memtables near the first), the key
+/// again (a repeated key gets the same answer) and a missing key, in no sorted order.
+fn multi_get_keys(key: &[u8], model: &Model) -> Vec<Vec<u8>> {
+    let mut keys = vec![key.to_vec()];
+    keys.extend(
+        model
+            .range(key.to_vec()..)
+            .skip(1)
+            .take(4)
+            .map(|(k, _)| k.clone()),
+    );
+    keys.push(key.to_vec());
+    keys.push(b"~missing".to_vec());
+    keys.reverse();
+    keys
+}
+
+fn check_multi_get(
+    keys: &[Vec<u8>],
+    got: Vec<strata::Result<Option<Vec<u8>>>>,
+    model: &Model,
+    ctx: &str,
+) {
+    assert_eq!(got.len(), keys.len(), "{ctx} multi_get");
+    for (key, got) in keys.iter().zip(got) {
+        assert_eq!(
+            got.unwrap().as_ref(),
+            model.get(key),
+            "{ctx} multi_get of {}",
+            token(key)
+        );
+    }
+}
+
 fn check_walk(it: &mut strata::DbIterator, walk: &Walk, model: &Model, o: Order, ctx: &str) {
     let (lower, upper) = (walk.lower.as_deref(), walk.upper.as_deref());
     let in_bounds = |k: &[u8]| lower.is_none_or(|l| o.le(l, k)) && upper.is_none_or(|u| o.lt(k, u));

@@ -307,6 +307,16 @@ pub fn result_line(name: &str, s: &ThreadStats, elapsed: f64, message: &str) -> 
     )
 }
 
+/// The unit of /proc's CPU times (`sysconf(_SC_CLK_TCK)`): 100 on common Linux systems, but
+/// the kernel's choice, so it is asked.
+fn clock_ticks_per_second() -> f64 {
+    #[cfg(unix)]
+    let ticks = rustix::param::clock_ticks_per_second() as f64;
+    #[cfg(not(unix))]
+    let ticks = 100.0;
+    ticks
+}
+
 /// Process-wide counters from /proc: CPU time and bytes that reached the block layer.
 #[derive(Default, Clone, Copy)]
 pub struct ProcSample {
@@ -327,7 +337,7 @@ impl ProcSample {
                 let f: Vec<&str> = rest.split_whitespace().collect();
                 // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
                 let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-                s.cpu_seconds = (ticks(11) + ticks(12)) / 100.0;
+                s.cpu_seconds = (ticks(11) + ticks(12)) / clock_ticks_per_second();
             }
         }
         if let Ok(io) = std::fs::read_to_string("/proc/self/io") {

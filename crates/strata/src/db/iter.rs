@@ -393,7 +393,8 @@ impl DbIterator {
     /// Moves to the first key at or after `target` (and at or after the lower bound). With a
     /// prefix extractor this is a prefix seek (see [`ReadOptions::prefix_same_as_start`] and
     /// [`ReadOptions::total_order_seek`]).
-    pub fn seek(&mut self, target: &[u8]) {
+    pub fn seek(&mut self, target: impl AsRef<[u8]>) {
+        let target = target.as_ref();
         self.seek_forward(target, true);
     }
 
@@ -415,7 +416,8 @@ impl DbIterator {
     }
 
     /// Moves to the last key at or before `target` (and below the upper bound).
-    pub fn seek_for_prev(&mut self, target: &[u8]) {
+    pub fn seek_for_prev(&mut self, target: impl AsRef<[u8]>) {
+        let target = target.as_ref();
         if matches!(&self.upper, Some(upper) if self.order.le(upper, target)) {
             // The internal seek goes to the bound, not into the target's prefix.
             self.start_prefix_seek(target, false);

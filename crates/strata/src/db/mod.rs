@@ -34,6 +34,7 @@ mod info_log;
 mod ingest;
 mod iter;
 mod lookup;
+mod multi_get;
 mod obsolete;
 mod open;
 mod recovery;
@@ -180,19 +181,35 @@ impl Db {
     }
 
     /// Sets `key` to `value`.
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.put_opt(key, value, &WriteOptions::default())
     }
 
     /// Sets `key` to `value` with write options.
-    pub fn put_opt(&self, key: &[u8], value: &[u8], options: &WriteOptions) -> Result<()> {
+    pub fn put_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        options: &WriteOptions,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
         batch.put(key, value);
         self.write(batch, options)
     }
 
     /// Sets `key` to `value` in column family `cf`.
-    pub fn put_cf(&self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.put_cf_opt(cf, key, value, &WriteOptions::default())
     }
 
@@ -200,10 +217,12 @@ impl Db {
     pub fn put_cf_opt(
         &self,
         cf: &ColumnFamily,
-        key: &[u8],
-        value: &[u8],
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
         options: &WriteOptions,
     ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         // Checked here, not left to `write`: a batch names families by id only, so its
         // error could not name a dropped one.
         self.inner.family(cf)?;
@@ -215,12 +234,21 @@ impl Db {
     /// Records `operand` for `key`, to be combined with the key's older value by the default
     /// family's [`Options::merge_operator`] (RocksDB's `Merge`). Refused with
     /// `InvalidArgument` when the family has no merge operator.
-    pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.merge_opt(key, operand, &WriteOptions::default())
     }
 
     /// [`Db::merge`] with write options.
-    pub fn merge_opt(&self, key: &[u8], operand: &[u8], options: &WriteOptions) -> Result<()> {
+    pub fn merge_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+        options: &WriteOptions,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
         batch.merge(key, operand);
         self.write(batch, options)
@@ -228,7 +256,14 @@ impl Db {
 
     /// Records `operand` for `key` in column family `cf`, combined by that family's merge
     /// operator ([`CfOptions::merge_operator`]).
-    pub fn merge_cf(&self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.inner.family(cf)?;
         let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
         batch.merge_cf(cf, key, operand);
@@ -236,19 +271,22 @@ impl Db {
     }
 
     /// Removes `key`.
-    pub fn delete(&self, key: &[u8]) -> Result<()> {
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         self.delete_opt(key, &WriteOptions::default())
     }
 
     /// Removes `key` with write options.
-    pub fn delete_opt(&self, key: &[u8], options: &WriteOptions) -> Result<()> {
+    pub fn delete_opt(&self, key: impl AsRef<[u8]>, options: &WriteOptions) -> Result<()> {
+        let key = key.as_ref();
         let mut batch = WriteBatch::with_capacity(record_size(key, None));
         batch.delete(key);
         self.write(batch, options)
     }
 
     /// Removes `key` from column family `cf`.
-    pub fn delete_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+    pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         self.delete_cf_opt(cf, key, &WriteOptions::default())
     }
 
@@ -256,9 +294,10 @@ impl Db {
     pub fn delete_cf_opt(
         &self,
         cf: &ColumnFamily,
-        key: &[u8],
+        key: impl AsRef<[u8]>,
         options: &WriteOptions,
     ) -> Result<()> {
+        let key = key.as_ref();
         self.inner.family(cf)?;
         let mut batch = WriteBatch::with_capacity(record_size(key, None));
         batch.delete_cf(cf, key);
@@ -267,14 +306,23 @@ impl Db {
 
     /// Removes every key in `[begin, end)` with one record (see [`WriteBatch::delete_range`]).
     /// `begin > end` is refused with `InvalidArgument`; `begin == end` does nothing.
-    pub fn delete_range(&self, begin: &[u8], end: &[u8]) -> Result<()> {
+    pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        let begin = begin.as_ref();
+        let end = end.as_ref();
         let mut batch = WriteBatch::new();
         batch.delete_range(begin, end);
         self.write(batch, &WriteOptions::default())
     }
 
     /// Removes every key in `[begin, end)` of column family `cf`.
-    pub fn delete_range_cf(&self, cf: &ColumnFamily, begin: &[u8], end: &[u8]) -> Result<()> {
+    pub fn delete_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let begin = begin.as_ref();
+        let end = end.as_ref();
         self.inner.family(cf)?;
         let mut batch = WriteBatch::new();
         batch.delete_range_cf(cf, begin, end);
@@ -282,7 +330,8 @@ impl Db {
     }
 
     /// Removes the single put of `key` (see [`WriteBatch::single_delete`]).
-    pub fn single_delete(&self, key: &[u8]) -> Result<()> {
+    pub fn single_delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         let mut batch = WriteBatch::new();
         batch.single_delete(key);
         self.write(batch, &WriteOptions::default())
@@ -368,7 +417,14 @@ impl Db {
     /// Sets `key` to `value` in the default family, a TTL family (see [`Options::ttl`]),
     /// expiring `ttl` after now instead of after the family's ttl. Refused with
     /// `InvalidArgument` when the family has no ttl.
-    pub fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {
+    pub fn put_with_ttl(
+        &self,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+        ttl: std::time::Duration,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.put_with_ttl_cf(&self.inner.default_cf.handle, key, value, ttl)
     }
 
@@ -376,10 +432,12 @@ impl Db {
     pub fn put_with_ttl_cf(
         &self,
         cf: &ColumnFamily,
-        key: &[u8],
-        value: &[u8],
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
         ttl: std::time::Duration,
     ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.inner.check_writable()?;
         let family = self.inner.family(cf)?;
         self.inner.check_ttl_family(&family)?;
@@ -390,24 +448,28 @@ impl Db {
     }
 
     /// The value of `key`, or `None`.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.get_opt(key, &ReadOptions::default())
     }
 
     /// The value of `key` as of `snapshot`.
-    pub fn get_at(&self, snapshot: &Snapshot, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_at(&self, snapshot: &Snapshot, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.inner
             .get(&self.inner.default_cf, key, Some(snapshot.sequence()))
     }
 
     /// The value of `key` with read options (a snapshot, if given).
-    pub fn get_opt(&self, key: &[u8], options: &ReadOptions) -> Result<Option<Vec<u8>>> {
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, options: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
         self.inner.get(&self.inner.default_cf, key, snapshot)
     }
 
     /// The value of `key` in column family `cf`, or `None`.
-    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.get_cf_opt(cf, key, &ReadOptions::default())
     }
 
@@ -415,12 +477,81 @@ impl Db {
     pub fn get_cf_opt(
         &self,
         cf: &ColumnFamily,
-        key: &[u8],
+        key: impl AsRef<[u8]>,
         options: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         let cf = self.inner.family(cf)?;
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
         self.inner.get(&cf, key, snapshot)
+    }
+
+    /// The values of `keys` (in their order), read together: in one view of the database, as
+    /// through one snapshot, and in key order, so that keys near one another share the
+    /// table blocks they read. Each key has its own answer: a corrupt block fails only the
+    /// keys that needed it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let options = strata::Options { create_if_missing: true, ..Default::default() };
+    /// let db = strata::Db::open(dir.path(), options)?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"c", b"3")?;
+    /// let values = db.multi_get([b"c", b"b", b"a"]);
+    /// let values: Vec<Option<Vec<u8>>> = values.into_iter().collect::<Result<_, _>>()?;
+    /// assert_eq!(values, [Some(b"3".to_vec()), None, Some(b"1".to_vec())]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+
+    /// [`Db::multi_get`] with read options (a snapshot, if given).
+    pub fn multi_get_opt<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        options: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        self.inner
+            .multi_get(&self.inner.default_cf, &keys, snapshot)
+    }
+
+    /// [`Db::multi_get`] in column family `cf`.
+    pub fn multi_get_cf<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamily,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_cf_opt(cf, keys, &ReadOptions::default())
+    }
+
+    /// [`Db::multi_get`] in column family `cf` with read options (a snapshot, if given). A
+    /// dropped family fails every key.
+    pub fn multi_get_cf_opt<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamily,
+        keys: impl IntoIterator<Item = K>,
+        options: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        let family = match self.inner.family(cf) {
+            Ok(family) => family,
+            Err(_) => {
+                return keys
+                    .iter()
+                    .map(|_| self.inner.family(cf).map(|_| None))
+                    .collect()
+            }
+        };
+        let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        self.inner.multi_get(&family, &keys, snapshot)
     }
 
     /// A snapshot of the database now, every column family: reads through it ignore later
@@ -723,9 +854,21 @@ impl DbInner {
         snapshot: Option<SequenceNumber>,
     ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        self.counters.add(Counter::Gets, 1);
         let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
+        self.get_stored_at(cf, &sv, key, seq)
+    }
+
+    /// [`DbInner::get_stored`] in super version `sv` at sequence `seq` (`sv` loaded first, as
+    /// that function's doc says).
+    fn get_stored_at(
+        &self,
+        cf: &ColumnFamilyData,
+        sv: &SuperVersion,
+        key: &[u8],
+        seq: SequenceNumber,
+    ) -> Result<Option<Vec<u8>>> {
+        self.counters.add(Counter::Gets, 1);
         // The newest range deletion at or below `seq` covering `key` in the sources read so
         // far (0: none). A version older than it is deleted; sources are newest first, so a
         // tombstone in an older source never hides a version found in a newer one.
@@ -745,7 +888,7 @@ impl DbInner {
                     return Ok(Some(v.to_vec()));
                 }
                 Lookup::Deleted => return Ok(None),
-                Lookup::Merge => return self.get_merged(cf, &sv, key, seq),
+                Lookup::Merge => return self.get_merged(cf, sv, key, seq),
                 // Every older source holds only versions older than the covering tombstone,
                 // which lies in this memtable or a newer one: the key is deleted, and nothing
                 // older needs a look (RocksDB stops there too).
@@ -756,7 +899,7 @@ impl DbInner {
         let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
-        let result = self.get_from_tables(cf, &sv, key, &target, seq, covered);
+        let result = self.get_from_tables(cf, sv, key, &target, seq, covered);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
     }

@@ -87,6 +87,17 @@ impl DbInner {
         snapshot: Option<SequenceNumber>,
     ) -> Result<Option<Vec<u8>>> {
         let stored = self.get_stored(cf, key, snapshot)?;
+        self.user_value(cf, key, stored)
+    }
+
+    /// A value as stored (by [`DbInner::get_stored`]) as the user wrote it: in a TTL family
+    /// without its expiry, and absent once expired.
+    pub(super) fn user_value(
+        &self,
+        cf: &ColumnFamilyData,
+        key: &[u8],
+        stored: Option<Vec<u8>>,
+    ) -> Result<Option<Vec<u8>>> {
         if cf.options.ttl.is_none() {
             return Ok(stored);
         }

@@ -1,5 +1,6 @@
 //! The file-system layer: a small trait the engine does all its IO through, the POSIX
-//! implementation, and the IO counters that write-amp and IO-per-operation come from.
+//! implementation (its calls that differ between operating systems are in `platform`), and
+//! the IO counters that write-amp and IO-per-operation come from.
 //!
 //! Tests can plug in another [`FileSystem`] through [`crate::Options::fs`]: [`fault::FaultFs`]
 //! crashes at a chosen operation and simulates power loss. Every byte the engine writes or reads is counted in [`IoStats`] by
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 
 pub mod fault;
+mod platform;
 
 /// A file open for appending. Every `append` reaches the operating system before it returns
 /// (no user-space buffering), so a killed process loses nothing appended; `sync` makes it
@@ -232,30 +234,12 @@ struct PosixRandom {
 
 impl RandomAccessFile for PosixRandom {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        self.file
-            .read_exact_at(buf, offset)
+        platform::read_exact_at(&self.file, buf, offset)
             .map_err(|e| Error::io("read", &self.path, e))
     }
 
     fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        // pread into the vector's spare capacity: no zeroing, and no unsafe code here
-        // (rustix extends the length by what the kernel wrote).
-        let mut buf = Vec::with_capacity(len);
-        while buf.len() < len {
-            let at = offset + buf.len() as u64;
-            match rustix::io::pread(&self.file, rustix::buffer::spare_capacity(&mut buf), at) {
-                Ok(0) => {
-                    let e = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-                    return Err(Error::io("read", &self.path, e));
-                }
-                Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(Error::io("read", &self.path, e.into())),
-            }
-        }
-        buf.truncate(len); // the capacity may have let it read a little more
-        Ok(buf)
+        platform::read_vec_at(&self.file, offset, len).map_err(|e| Error::io("read", &self.path, e))
     }
 
     fn size(&self) -> u64 {
@@ -370,15 +354,14 @@ impl FileSystem for PosixFs {
     }
 
     fn sync_dir(&self, path: &Path) -> Result<()> {
-        let dir = File::open(path).map_err(|e| Error::io("open directory", path, e))?;
-        dir.sync_all()
-            .map_err(|e| Error::io("fsync directory", path, e))
+        platform::sync_dir(path).map_err(|e| Error::io("fsync directory", path, e))
     }
 
     fn available_space(&self, path: &Path) -> Result<u64> {
-        let stat = rustix::fs::statvfs(path)
-            .map_err(|e| Error::io("statvfs", path, std::io::Error::from(e)))?;
-        Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+        // Where the platform cannot tell, report no limit: compactions then start as if the
+        // disk had room (the module doc of `platform` says which platforms).
+        let space = platform::available_space(path).map_err(|e| Error::io("statvfs", path, e))?;
+        Ok(space.unwrap_or(u64::MAX))
     }
 
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {

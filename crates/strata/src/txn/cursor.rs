@@ -76,12 +76,14 @@ impl<'t, 'db> TxnCursor<'t, 'db> {
     }
 
     /// Positions at the first key at or after `target`.
-    pub fn seek(&mut self, target: &[u8]) {
+    pub fn seek(&mut self, target: impl AsRef<[u8]>) {
+        let target = target.as_ref();
         self.iter.seek(target)
     }
 
     /// Positions at the last key at or before `target`.
-    pub fn seek_for_prev(&mut self, target: &[u8]) {
+    pub fn seek_for_prev(&mut self, target: impl AsRef<[u8]>) {
+        let target = target.as_ref();
         self.iter.seek_for_prev(target)
     }
 
@@ -107,7 +109,8 @@ impl<'t, 'db> TxnCursor<'t, 'db> {
 
     /// Sets the current key to `value` through the transaction; the cursor shows it at once.
     /// Panics unless `valid()`.
-    pub fn update(&mut self, value: &[u8]) -> Result<()> {
+    pub fn update(&mut self, value: impl AsRef<[u8]>) -> Result<()> {
+        let value = value.as_ref();
         let key = self.iter.key().to_vec();
         match &mut self.owner {
             Owner::Optimistic(t) => t.put_cf(&self.cf, &key, value)?,

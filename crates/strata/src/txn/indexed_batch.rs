@@ -144,32 +144,47 @@ impl IndexedBatch {
     }
 
     /// Sets `key` to `value` in the default family.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.record(0, ValueKind::Put, key, value);
     }
 
     /// Sets `key` to `value` in family `cf`.
-    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) {
+    pub fn put_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.record(cf.id(), ValueKind::Put, key, value);
     }
 
     /// Deletes `key` in the default family.
-    pub fn delete(&mut self, key: &[u8]) {
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
         self.record(0, ValueKind::Delete, key, b"");
     }
 
     /// Deletes `key` in family `cf`.
-    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) {
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
         self.record(cf.id(), ValueKind::Delete, key, b"");
     }
 
     /// Merges `operand` into `key` in the default family.
-    pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.record(0, ValueKind::Merge, key, operand);
     }
 
     /// Merges `operand` into `key` in family `cf`.
-    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) {
+    pub fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.record(cf.id(), ValueKind::Merge, key, operand);
     }
 
@@ -298,9 +313,10 @@ impl IndexedBatch {
         &self,
         db: &Db,
         cf: &ColumnFamily,
-        key: &[u8],
+        key: impl AsRef<[u8]>,
         options: &ReadOptions,
     ) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         match self.pending(cf.id(), key) {
             None => db.get_cf_opt(cf, key, options),
             Some(p) => {

@@ -178,12 +178,14 @@ impl<'db> OptimisticTransaction<'db> {
 
     /// The value of `key` in the default family: the transaction's own writes over its
     /// snapshot.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.get_cf(&self.db.default_cf(), key)
     }
 
     /// The value of `key` in family `cf`: the transaction's own writes over its snapshot.
-    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
         self.batch
@@ -192,25 +194,40 @@ impl<'db> OptimisticTransaction<'db> {
 
     /// As [`OptimisticTransaction::get`], and the commit fails if someone else writes `key`
     /// after the snapshot.
-    pub fn get_for_update(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.get_for_update_cf(&self.db.default_cf(), key)
     }
 
     /// As [`OptimisticTransaction::get_cf`], and the commit fails if someone else writes
     /// `key` of `cf` after the snapshot.
-    pub fn get_for_update_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_for_update_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         let value = self.get_cf(cf, key)?;
         self.track(cf, key);
         Ok(value)
     }
 
     /// Sets `key` to `value` in the default family when the transaction commits.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.put_cf(&self.db.default_cf(), key, value)
     }
 
     /// Sets `key` to `value` in family `cf` when the transaction commits.
-    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.check_active()?;
         check_family(cf)?;
         self.batch.put_cf(cf, key, value);
@@ -219,12 +236,14 @@ impl<'db> OptimisticTransaction<'db> {
     }
 
     /// Deletes `key` in the default family when the transaction commits.
-    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         self.delete_cf(&self.db.default_cf(), key)
     }
 
     /// Deletes `key` in family `cf` when the transaction commits.
-    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
         self.batch.delete_cf(cf, key);
@@ -233,13 +252,22 @@ impl<'db> OptimisticTransaction<'db> {
     }
 
     /// Merges `operand` into `key` of the default family when the transaction commits.
-    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.merge_cf(&self.db.default_cf(), key, operand)
     }
 
     /// Merges `operand` into `key` of family `cf` when the transaction commits. The family
     /// must have a merge operator.
-    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.check_active()?;
         check_family(cf)?;
         check_merge(self.db, cf, key)?;

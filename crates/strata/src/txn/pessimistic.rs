@@ -234,14 +234,17 @@ impl TransactionDb {
     }
 
     /// Sets `key` to `value` in the default family, under its lock.
-    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         let mut batch = WriteBatch::new();
         batch.put(key, value);
         self.write(batch, &WriteOptions::default())
     }
 
     /// Deletes `key` in the default family, under its lock.
-    pub fn delete(&self, key: &[u8]) -> Result<()> {
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         let mut batch = WriteBatch::new();
         batch.delete(key);
         self.write(batch, &WriteOptions::default())
@@ -356,12 +359,14 @@ impl<'db> Transaction<'db> {
 
     /// The value of `key` in the default family: the transaction's own writes over the
     /// database (at its snapshot, if it has one). Takes no lock.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.get_cf(&self.db().default_cf(), key)
     }
 
     /// The value of `key` in family `cf`, as [`Transaction::get`].
-    pub fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
         self.batch
@@ -370,12 +375,18 @@ impl<'db> Transaction<'db> {
 
     /// Locks `key` of the default family, then reads it: no one else can write it until
     /// this transaction ends.
-    pub fn get_for_update(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.get_for_update_cf(&self.db().default_cf(), key)
     }
 
     /// Locks `key` of family `cf`, then reads it.
-    pub fn get_for_update_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_for_update_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
         self.lock(cf, key)?;
         // Locked: the latest value is the one no one else can change now.
         self.batch
@@ -383,37 +394,57 @@ impl<'db> Transaction<'db> {
     }
 
     /// Locks `key` and sets it to `value` in the default family at commit.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.put_cf(&self.db().default_cf(), key, value)
     }
 
     /// Locks `key` and sets it to `value` in family `cf` at commit.
-    pub fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
         self.lock(cf, key)?;
         self.batch.put_cf(cf, key, value);
         Ok(())
     }
 
     /// Locks `key` and deletes it in the default family at commit.
-    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         self.delete_cf(&self.db().default_cf(), key)
     }
 
     /// Locks `key` and deletes it in family `cf` at commit.
-    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> Result<()> {
+    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
         self.lock(cf, key)?;
         self.batch.delete_cf(cf, key);
         Ok(())
     }
 
     /// Locks `key` and merges `operand` into it in the default family at commit.
-    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.merge_cf(&self.db().default_cf(), key, operand)
     }
 
     /// Locks `key` and merges `operand` into it in family `cf` at commit. The family must
     /// have a merge operator.
-    pub fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
         self.check_active()?;
         check_merge(self.db(), cf, key)?;
         self.lock(cf, key)?;
