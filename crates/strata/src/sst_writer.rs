@@ -128,25 +128,26 @@ impl SstWriter {
     }
 
     /// Adds `key` = `value`. Keys must come in increasing order, each once.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.add(key, value, ValueKind::Put)
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.add(key.as_ref(), value.as_ref(), ValueKind::Put)
     }
 
     /// Adds a merge operand for `key` (the database needs a merge operator to read it).
-    pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
-        self.add(key, operand, ValueKind::Merge)
+    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.add(key.as_ref(), operand.as_ref(), ValueKind::Merge)
     }
 
     /// Adds the deletion of `key`: once ingested, older versions of it are gone.
-    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
-        self.add(key, b"", ValueKind::Delete)
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.add(key.as_ref(), b"", ValueKind::Delete)
     }
 
     /// Adds the deletion of every key in `[begin, end)`, in any order relative to other
     /// entries. It deletes what the database held before the ingest, not the point keys of
     /// this file. An empty range (`begin == end`) deletes nothing and is not stored;
     /// `begin` after `end` is refused.
-    pub fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> Result<()> {
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        let (begin, end) = (begin.as_ref(), end.as_ref());
         self.builder()?;
         for (what, key) in [("begin", begin), ("end", end)] {
             if key.len() > MAX_KEY_LEN {
