@@ -113,8 +113,8 @@ struct Ingested {
     source: PathBuf,
     /// The table linked or copied into the directory (step 2), if it was.
     copy: Option<u64>,
-    /// The table the manifest will name: the copy, or the rewrite of step 5.
-    number: Option<u64>,
+    /// What the manifest will record; its number is that of the copy, or of the rewrite of
+    /// step 5 (0 until the file is in the directory).
     meta: FileMeta,
 }
 
@@ -187,10 +187,10 @@ impl DbInner {
         };
         let likely_rewrite = self.snapshots.count() > 0 || {
             let sv = cf.super_version();
-            files
-                .iter()
-                .any(|f| overlaps_memtables(&memtables(&sv), &order, &f.meta))
-                || files.iter().any(|f| overlaps_version(&sv.version, &f.meta))
+            let mems = memtables(&sv);
+            files.iter().any(|f| {
+                overlaps_memtables(&mems, &order, &f.meta) || overlaps_version(&sv.version, &f.meta)
+            })
         };
         if !likely_rewrite {
             for f in &mut files {
@@ -205,7 +205,7 @@ impl DbInner {
                     false => crate::fs::copy_file(self.fs.as_ref(), &f.source, &to)?,
                 }
                 f.copy = Some(number);
-                f.number = Some(number);
+                f.meta.number = number;
             }
             self.fs.sync_dir(&self.path)?;
         }
@@ -264,7 +264,6 @@ impl DbInner {
                     None => f.source.clone(),
                 };
                 f.meta = self.rewrite(cf, &from, number, seq)?;
-                f.number = Some(number);
             }
         }
 
@@ -275,20 +274,13 @@ impl DbInner {
             ..VersionEdit::default()
         };
         for f in &files {
-            let Some(number) = f.number else {
-                unreachable!("every file is in the directory by now");
-            };
-            let meta = FileMeta {
-                number,
-                ..f.meta.clone()
-            };
-            let level = target_level(&version, &cf.options, &meta, seq);
-            edit.new_files.push((level, meta));
+            let level = target_level(&version, &cf.options, &f.meta, seq);
+            edit.new_files.push((level, f.meta.clone()));
         }
         let placed: Vec<String> = edit
             .new_files
             .iter()
-            .map(|(level, m)| format!("{} as {} at L{level}", m.entries, m.number))
+            .map(|(level, m)| format!("table {} at L{level} ({} entries)", m.number, m.entries))
             .collect();
         {
             let mut versions = self.versions.lock();
@@ -310,21 +302,24 @@ impl DbInner {
         drop(no_snapshot);
         drop(w);
         // Copies brought in but then rewritten are of no use (no version names them).
-        for f in files.iter().filter(|f| f.copy != f.number) {
-            if let Some(n) = f.copy {
+        for f in &files {
+            if let Some(n) = f.copy.filter(|&n| n != f.meta.number) {
                 delete_table(self, n);
             }
         }
         self.info_log.log(format_args!(
-            "ingest into family '{}' at sequence {seq}: entries of {} files ({})",
+            "ingest into family '{}' at sequence {seq}: {}",
             cf.name(),
-            files.len(),
             placed.join(", ")
         ));
-        // Step 8.
+        // Step 8. The ingest is done whatever happens here: a source that cannot be removed
+        // is only logged.
         if options.move_files {
             for f in &files {
-                let _ = self.fs.remove_file(&f.source);
+                if let Err(e) = self.fs.remove_file(&f.source) {
+                    self.info_log
+                        .log(format_args!("ingest: the moved file stays: {e}"));
+                }
             }
         }
         self.wake_background();
@@ -420,7 +415,6 @@ impl DbInner {
         Ok(Ingested {
             source: path.to_path_buf(),
             copy: None,
-            number: None,
             meta: FileMeta {
                 number: 0,
                 size: self.fs.file_size(path)?,
