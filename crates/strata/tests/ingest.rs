@@ -836,3 +836,45 @@ fn ingests_beside_writers_and_readers() {
         }
     }
 }
+
+/// Merge operands in a file apply over what the database held; a family with a prefix
+/// extractor reads ingested tables by prefix; universal compaction takes a file at a new
+/// sequence number into L0.
+#[test]
+fn merges_prefixes_and_universal_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        merge_operator: Some(Arc::new(strata::StringAppend::new(b","))),
+        prefix_extractor: Some(strata::parse_prefix_extractor("fixed:2").unwrap()),
+        compaction_style: CompactionStyle::Universal,
+        disable_auto_compactions: true,
+        ..options()
+    };
+    let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
+    db.put(b"aa1", b"base").unwrap();
+    db.flush().unwrap();
+    let p = dir.path().join("1.sst");
+    let mut w = SstWriter::create(&p, &o).unwrap();
+    w.merge(b"aa1", b"more").unwrap();
+    w.put(b"ab1", b"x").unwrap();
+    w.finish().unwrap();
+    db.ingest(&[&p], &IngestOptions::default()).unwrap();
+    assert_eq!(db.get(b"aa1").unwrap().as_deref(), Some(&b"base,more"[..]));
+    assert_eq!(
+        files_per_level(&db)[0],
+        2,
+        "universal: a file at a new sequence goes to L0"
+    );
+    let read = ReadOptions {
+        prefix_same_as_start: true,
+        ..ReadOptions::default()
+    };
+    let mut it = db.iter(read);
+    it.seek(b"ab");
+    assert!(it.valid());
+    assert_eq!(it.key(), b"ab1");
+    it.next();
+    assert!(!it.valid());
+    db.compact_all().unwrap();
+    assert_eq!(db.get(b"aa1").unwrap().as_deref(), Some(&b"base,more"[..]));
+}
