@@ -486,6 +486,12 @@ impl DbInner {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
             }
+            if bg.shutdown {
+                return Err(Error::Unavailable(format!(
+                    "database {} was closed while an ingest waited for a flush",
+                    self.path.display()
+                )));
+            }
             if cf.sv.read().immutables.is_empty() {
                 return Ok(());
             }
