@@ -7,18 +7,21 @@
 //!    must be the family's), and every entry is read (so every block's checksum is checked):
 //!    user keys strictly increasing, kinds put, merge or delete, sequence numbers 0, range
 //!    deletions at 0. The files, sorted by smallest key, must not overlap one another;
-//! 2. bring each file into the directory under a new table number (hard link with
-//!    `move_files`, else a synced copy) and sync the directory, unless step 5 will rewrite
-//!    it anyway (see below);
+//! 2. bring each file into the directory under a new table number and sync the directory:
+//!    if a file overlaps the family now, or a snapshot is live (so that a sequence number
+//!    will be needed), as a rewrite whose keys carry `E`, the number the next write would
+//!    take; otherwise as it is (a hard link with `move_files`, else a synced copy);
 //! 3. take the tree from compactions (as a manual compaction does: wait for the running
 //!    ones, start none) and stop writes (the writer lock, no insert in flight), so that the
 //!    memtables, the version and the last sequence number hold still;
 //! 4. if a file overlaps the family's memtables, flush them (or, without
 //!    `allow_blocking_flush`, refuse);
-//! 5. choose the sequence number: 0 when nothing in the family overlaps any file and no
-//!    snapshot is live (the snapshot list is then held, so that none appears, until the
-//!    install); otherwise the last sequence number plus one, `G`, and each file is rewritten
-//!    into a new table whose every key, and every range deletion, carries `G`;
+//! 5. choose the sequence number: 0 when every file is in as it is, nothing in the family
+//!    overlaps any file and no snapshot is live (the snapshot list is then held, so that
+//!    none appears, until the install); otherwise `G`: `E` if the files were rewritten at `E`
+//!    and no write has taken `E` since, else the last sequence number plus one, and each file
+//!    is rewritten again into a new table whose every key, and every range deletion,
+//!    carries `G`;
 //! 6. choose each file's level: the deepest level such that no file of it or of any level
 //!    above overlaps the file (a file overlapping nothing goes to the last level); with
 //!    universal compaction, whose sorted runs are ordered by age, a file at `G` goes to L0;
@@ -35,9 +38,10 @@
 //! in the family shares a key with the file, so its level and number cannot hide or be hid
 //! by anything wrongly.
 //!
-//! How the sequence number reaches readers: the keys are rewritten (step 5), so an ingested
-//! table is an ordinary table and nothing in the table or manifest format changes. The cost
-//! is a rewrite of the files that overlap the family's data, while writes wait; a bulk load
+//! How the sequence number reaches readers: the keys are rewritten (steps 2 and 5), so an
+//! ingested table is an ordinary table and nothing in the table or manifest format changes.
+//! The cost is a rewrite of the files that overlap the family's data: done before writes
+//! stop, it is done again while they wait only if a write came in between; a bulk load
 //! into fresh key ranges with no snapshot live is linked or copied as it is.
 //!
 //! Atomicity: a failure before the manifest edit deletes every table this ingest made and
@@ -111,10 +115,10 @@ impl Db {
 /// A file to ingest, as examined.
 struct Ingested {
     source: PathBuf,
-    /// The table linked or copied into the directory (step 2), if it was.
-    copy: Option<u64>,
-    /// What the manifest will record; its number is that of the copy, or of the rewrite of
-    /// step 5 (0 until the file is in the directory).
+    /// The sequence number of the keys of the table in the directory (`meta.number`), once
+    /// there is one: 0 for a copy, the number of a rewrite.
+    in_dir: Option<u64>,
+    /// What the manifest will record (its number is 0 until the file is in the directory).
     meta: FileMeta,
 }
 
@@ -176,10 +180,10 @@ impl DbInner {
                 )));
             }
         }
-        // Step 2: a file that overlaps the family now, or any file while a snapshot is live,
-        // will most likely be rewritten, so it is not copied first. If that guess is wrong
-        // either way, the work is still right: a file not brought in is rewritten, one
-        // brought in may be rewritten from its copy.
+        // Step 2. A file that overlaps the family now, or any file while a snapshot is
+        // live, will need a sequence number: it is rewritten now, before writes stop, at the
+        // number the next write would take. If a write takes that number first, step 5
+        // rewrites it again; a copy made when none seemed needed is rewritten there too.
         let mut made = Made {
             db: self,
             numbers: Vec::new(),
@@ -192,23 +196,32 @@ impl DbInner {
                 overlaps_memtables(&mems, &order, &f.meta) || overlaps_version(&sv.version, &f.meta)
             })
         };
-        if !likely_rewrite {
-            for f in &mut files {
-                let number = self.versions.lock().new_file_number();
-                made.numbers.push(number);
-                let to = table_path(&self.path, number);
-                match options.move_files {
-                    true => {
-                        self.fs.link_or_copy(&f.source, &to)?;
-                        self.fs.sync_file(&to)?;
-                    }
-                    false => crate::fs::copy_file(self.fs.as_ref(), &f.source, &to)?,
-                }
-                f.copy = Some(number);
-                f.meta.number = number;
-            }
-            self.fs.sync_dir(&self.path)?;
+        let early_seq = self.last_sequence.load(Ordering::Acquire) + 1;
+        if early_seq > MAX_SEQUENCE {
+            return Err(Error::InvalidArgument(
+                "sequence numbers are exhausted".into(),
+            ));
         }
+        for f in &mut files {
+            let number = self.versions.lock().new_file_number();
+            made.numbers.push(number);
+            if likely_rewrite {
+                f.meta = self.rewrite(cf, &f.source, number, early_seq)?;
+                f.in_dir = Some(early_seq);
+                continue;
+            }
+            let to = table_path(&self.path, number);
+            match options.move_files {
+                true => {
+                    self.fs.link_or_copy(&f.source, &to)?;
+                    self.fs.sync_file(&to)?;
+                }
+                false => crate::fs::copy_file(self.fs.as_ref(), &f.source, &to)?,
+            }
+            f.meta.number = number;
+            f.in_dir = Some(0);
+        }
+        self.fs.sync_dir(&self.path)?;
 
         // Step 3.
         let _no_compactions = self.begin_manual_compaction()?;
@@ -241,13 +254,15 @@ impl DbInner {
         // Step 5.
         let version = cf.super_version().version.clone();
         let overlap = files.iter().any(|f| overlaps_version(&version, &f.meta));
-        let unmade = files.iter().any(|f| f.copy.is_none());
-        let no_snapshot = match overlap || unmade {
+        let copies = files.iter().all(|f| f.in_dir == Some(0));
+        let no_snapshot = match overlap || !copies {
             true => None,
             false => self.snapshots.hold_if_none(),
         };
         let seq = match no_snapshot {
             Some(_) => 0,
+            // The early rewrite holds if no write took its number meanwhile.
+            None if !copies && w.last_sequence() < early_seq => early_seq,
             None => w.last_sequence() + 1,
         };
         if seq > MAX_SEQUENCE {
@@ -255,16 +270,12 @@ impl DbInner {
                 "sequence numbers are exhausted".into(),
             ));
         }
-        if seq > 0 {
-            for f in &mut files {
-                let number = self.versions.lock().new_file_number();
-                made.numbers.push(number);
-                let from = match f.copy {
-                    Some(n) => table_path(&self.path, n),
-                    None => f.source.clone(),
-                };
-                f.meta = self.rewrite(cf, &from, number, seq)?;
-            }
+        for f in files.iter_mut().filter(|f| f.in_dir != Some(seq)) {
+            let number = self.versions.lock().new_file_number();
+            made.numbers.push(number);
+            let from = table_path(&self.path, f.meta.number);
+            f.meta = self.rewrite(cf, &from, number, seq)?;
+            f.in_dir = Some(seq);
         }
 
         // Steps 6 and 7.
@@ -301,9 +312,9 @@ impl DbInner {
         }
         drop(no_snapshot);
         drop(w);
-        // Copies brought in but then rewritten are of no use (no version names them).
-        for f in &files {
-            if let Some(n) = f.copy.filter(|&n| n != f.meta.number) {
+        // Tables made and then rewritten again are of no use (no version names them).
+        for &n in &made.numbers {
+            if !files.iter().any(|f| f.meta.number == n) {
                 delete_table(self, n);
             }
         }
@@ -414,7 +425,7 @@ impl DbInner {
         }
         Ok(Ingested {
             source: path.to_path_buf(),
-            copy: None,
+            in_dir: None,
             meta: FileMeta {
                 number: 0,
                 size: self.fs.file_size(path)?,
