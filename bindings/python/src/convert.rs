@@ -61,6 +61,8 @@ pub fn to_py(e: strata::Error) -> PyErr {
         ErrorKind::Busy => errors::Busy::new_err(msg),
         ErrorKind::NotFound => errors::NotFound::new_err(msg),
         ErrorKind::Unavailable => errors::Unavailable::new_err(msg),
+        // A kind the engine may add later: the base class, which every handler catches.
+        _ => errors::Error::new_err(msg),
     }
 }
 
