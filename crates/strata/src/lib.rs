@@ -66,7 +66,7 @@ pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
-pub use table::Compression;
+pub use table::{Compression, PinnedValue};
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions, TxnCursor,
     TxnIterator,
