@@ -71,8 +71,8 @@ pub struct View {
 ///
 /// A mapping from bytes to bytes, in key order: `db[key]`, `db[key] = value`,
 /// `del db[key]`, `key in db`, `db.get(key)`, iteration over keys and lazy
-/// `items()`/`keys()`/`values()` over key ranges. There is no `len()`: an LSM tree does not
-/// know its number of keys without reading them all.
+/// `items()`/`keys()`/`values()` over key ranges, `multi_get()`, and `transaction()`. There
+/// is no `len()`: an LSM tree does not know its number of keys without reading them all.
 ///
 /// Safe to share between threads; the GIL is released during reads, writes, flushes,
 /// compactions and while iterators fetch their next entries.

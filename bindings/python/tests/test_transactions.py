@@ -314,6 +314,33 @@ def test_close_rolls_back_open_transactions(path):
         db.close()
 
 
+def test_close_while_a_transaction_waits_for_a_lock(path):
+    db = strata.open(path, transaction_db=True)
+    holder = db.transaction()
+    holder[b"k"] = b"holder"
+    waiter = db.transaction(lock_timeout=2)
+    outcome = []
+
+    def wait():
+        try:
+            waiter[b"k"] = b"waiter"  # waits for the holder's lock
+            outcome.append("locked")
+        except strata.LockTimeout:
+            outcome.append("timed out")
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    time.sleep(0.2)
+    db.close()  # waits for the call in flight; ends both transactions
+    thread.join()
+    assert len(outcome) == 1
+    assert not holder.active and not waiter.active
+    with pytest.raises(strata.Unavailable):
+        waiter.commit()
+    with strata.open(path) as db:
+        assert b"k" not in db
+
+
 def test_transactions_across_column_families(path):
     db = strata.open(path, column_families={"cf": {}})
     cf = db.column_family("cf")
