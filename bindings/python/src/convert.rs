@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -9,7 +10,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
 use strata::{
     CfOptions, CompactionStyle, Compression, ErrorKind, MergeOperator, Options, StringAppend,
-    UInt64Add, WalRecoveryMode,
+    TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
 };
 
 use crate::errors;
@@ -42,6 +43,37 @@ pub fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<Cow<'a, 
     )))
 }
 
+/// The keys of `multi_get`: an iterable of keys, each named by its index in errors. One key
+/// alone is refused (iterating bytes would give ints): wrap it in a list.
+pub fn keys_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
+    let single = obj.cast::<PyBytes>().is_ok()
+        || obj.cast::<PyByteArray>().is_ok()
+        || obj.cast::<PyMemoryView>().is_ok()
+        || obj.cast::<PyString>().is_ok();
+    let type_name = || {
+        obj.get_type()
+            .name()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string())
+    };
+    if single {
+        return Err(PyTypeError::new_err(format!(
+            "keys must be an iterable of keys, not one {}: wrap a single key in a list",
+            type_name()
+        )));
+    }
+    let iter = obj.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "keys must be an iterable of keys (bytes), not {}",
+            type_name()
+        ))
+    })?;
+    let mut keys = Vec::new();
+    for (i, item) in iter.enumerate() {
+        keys.push(bytes_arg(&item?, &format!("keys[{i}]"))?.into_owned());
+    }
+    Ok(keys)
+}
+
 /// An optional range bound: `None` or bytes.
 pub fn bound_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Vec<u8>>> {
     match obj {
@@ -51,9 +83,18 @@ pub fn bound_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<
     }
 }
 
-/// The Python exception for an engine error, of the class of its kind.
+/// The Python exception for an engine error, of the class of its kind (a transaction
+/// failure: of the class of the failure, below `Busy`).
 pub fn to_py(e: strata::Error) -> PyErr {
     let msg = e.to_string();
+    if let Some(failure) = e.txn_failure() {
+        return match failure {
+            TxnFailure::Conflict => errors::TransactionConflict::new_err(msg),
+            TxnFailure::Deadlock => errors::Deadlock::new_err(msg),
+            TxnFailure::LockTimeout => errors::LockTimeout::new_err(msg),
+            TxnFailure::Expired => errors::TransactionExpired::new_err(msg),
+        };
+    }
     match e.kind() {
         ErrorKind::Io => errors::IOError::new_err(msg),
         ErrorKind::Corruption => errors::Corruption::new_err(msg),
@@ -61,6 +102,8 @@ pub fn to_py(e: strata::Error) -> PyErr {
         ErrorKind::Busy => errors::Busy::new_err(msg),
         ErrorKind::NotFound => errors::NotFound::new_err(msg),
         ErrorKind::Unavailable => errors::Unavailable::new_err(msg),
+        // A kind the engine may add later: the base class, which every handler catches.
+        _ => errors::Error::new_err(msg),
     }
 }
 
@@ -180,6 +223,26 @@ fn unknown(name: &str) -> PyErr {
 pub struct OpenOptions {
     pub options: Options,
     pub read_only: bool,
+    /// `transaction_db=True`: pessimistic transactions, with these defaults for each.
+    pub transactions: Option<TransactionOptions>,
+}
+
+/// A duration in seconds (an int or a float), named `name` in errors: finite and not negative.
+pub fn seconds(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Duration> {
+    let secs: f64 = v.extract().map_err(|_| {
+        let type_name = v
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string());
+        PyTypeError::new_err(format!(
+            "{name} must be a number of seconds, not {type_name}"
+        ))
+    })?;
+    Duration::try_from_secs_f64(secs).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name} must be a finite, non-negative number of seconds, not {secs}"
+        ))
+    })
 }
 
 /// Parses the keyword options of `strata.open`. Unlike the engine, `create_if_missing` and
@@ -192,6 +255,8 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
         ..Options::default()
     };
     let mut read_only = false;
+    let mut transaction_db = false;
+    let mut lock_timeout = None;
     if let Some(kwargs) = kwargs {
         for (k, v) in kwargs.iter() {
             let name: String = k.extract()?;
@@ -199,6 +264,8 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
             let o = &mut options;
             match n {
                 "read_only" => read_only = opt(&v, n)?,
+                "transaction_db" => transaction_db = opt(&v, n)?,
+                "lock_timeout" => lock_timeout = Some(seconds(&v, n)?),
                 "create_if_missing" => o.create_if_missing = opt(&v, n)?,
                 "error_if_exists" => o.error_if_exists = opt(&v, n)?,
                 "create_missing_column_families" => o.create_missing_column_families = opt(&v, n)?,
@@ -229,7 +296,30 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
             }
         }
     }
-    Ok(OpenOptions { options, read_only })
+    if transaction_db && read_only {
+        return Err(PyValueError::new_err(
+            "transaction_db=True and read_only=True cannot be combined: a read-only database \
+             has no transactions",
+        ));
+    }
+    if lock_timeout.is_some() && !transaction_db {
+        return Err(PyValueError::new_err(
+            "option lock_timeout needs transaction_db=True: only pessimistic transactions \
+             take locks",
+        ));
+    }
+    let transactions = transaction_db.then(|| {
+        let defaults = TransactionOptions::default();
+        TransactionOptions {
+            lock_timeout: lock_timeout.unwrap_or(defaults.lock_timeout),
+            ..defaults
+        }
+    });
+    Ok(OpenOptions {
+        options,
+        read_only,
+        transactions,
+    })
 }
 
 /// Parses column family options given as keywords or a dict, over `base`.

@@ -5,21 +5,60 @@
 //! calls share it, `close()` takes it out, after waiting for the calls in flight. Locks are
 //! only ever taken with the GIL released, so a thread waiting for one never blocks another
 //! that needs the GIL to finish.
+//!
+//! The handle is an `Arc<Engine>` because transactions (`txn.rs`) own a share of it: the
+//! engine's transactions borrow the database. `close()` first ends the transactions still
+//! open (rolls them back), which drops their shares, so that it closes the engine whole.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Weak};
 
-use parking_lot::RwLock;
-use pyo3::exceptions::PyKeyError;
+use parking_lot::{Mutex, RwLock};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use strata::{CfOptions, ReadOptions, WriteOptions};
+use strata::{CfOptions, ReadOptions, TransactionOptions, WriteOptions};
 
 use crate::batch::WriteBatch;
-use crate::convert::{bound_arg, bytes_arg, cf_options, to_py};
+use crate::convert::{bound_arg, bytes_arg, cf_options, keys_arg, seconds, to_py};
 use crate::errors;
 use crate::iter::{Kind, RangeIter};
 use crate::snapshot::Snapshot;
+use crate::txn::{self, Transaction, TxnSlot};
+
+/// The engine behind a `Db`: a plain database (optimistic transactions), or one whose writes
+/// take key locks (`strata.open(..., transaction_db=True)`: pessimistic transactions).
+pub enum Engine {
+    Plain(strata::Db),
+    Locking(strata::TransactionDb),
+}
+
+impl Engine {
+    /// The database, for reads, families and maintenance.
+    pub fn db(&self) -> &strata::Db {
+        match self {
+            Engine::Plain(db) => db,
+            Engine::Locking(tdb) => tdb.db(),
+        }
+    }
+
+    /// Writes `batch`; on a `TransactionDb`, under the locks of its keys, so that a plain
+    /// write never lands on a key a transaction holds.
+    fn write(&self, batch: strata::WriteBatch, options: &WriteOptions) -> strata::Result<()> {
+        match self {
+            Engine::Plain(db) => db.write(batch, options),
+            Engine::Locking(tdb) => tdb.write(batch, options),
+        }
+    }
+
+    fn close(self) -> strata::Result<()> {
+        match self {
+            Engine::Plain(db) => db.close(),
+            Engine::Locking(tdb) => tdb.close(),
+        }
+    }
+}
 
 /// What a read sees: a column family (None: the default one) as of a snapshot (None: now).
 #[derive(Clone, Default)]
@@ -32,18 +71,24 @@ pub struct View {
 ///
 /// A mapping from bytes to bytes, in key order: `db[key]`, `db[key] = value`,
 /// `del db[key]`, `key in db`, `db.get(key)`, iteration over keys and lazy
-/// `items()`/`keys()`/`values()` over key ranges. There is no `len()`: an LSM tree does not
-/// know its number of keys without reading them all.
+/// `items()`/`keys()`/`values()` over key ranges, `multi_get()`, and `transaction()`. There
+/// is no `len()`: an LSM tree does not know its number of keys without reading them all.
 ///
 /// Safe to share between threads; the GIL is released during reads, writes, flushes,
 /// compactions and while iterators fetch their next entries.
 #[pyclass(module = "strata", frozen)]
 pub struct Db {
-    inner: RwLock<Option<strata::Db>>,
+    inner: RwLock<Option<Arc<Engine>>>,
     path: PathBuf,
     read_only: bool,
     /// The family options given to `open`: where new column families' options start.
     family_defaults: CfOptions,
+    /// With `transaction_db=True`: the options of a pessimistic transaction not told
+    /// otherwise. None: transactions are optimistic.
+    transaction_defaults: Option<TransactionOptions>,
+    /// The transactions begun, registered while the engine's read lock is held so that
+    /// `close()` finds every one (a transaction no longer referenced is a dead `Weak`).
+    transactions: Mutex<Vec<Weak<TxnSlot>>>,
 }
 
 fn closed_error(path: &std::path::Path) -> strata::Error {
@@ -58,12 +103,19 @@ fn write_options(sync: bool) -> WriteOptions {
 }
 
 impl Db {
-    pub fn new(db: strata::Db, read_only: bool, family_defaults: CfOptions) -> Db {
+    pub fn new(
+        engine: Engine,
+        read_only: bool,
+        family_defaults: CfOptions,
+        transaction_defaults: Option<TransactionOptions>,
+    ) -> Db {
         Db {
-            path: db.path().to_path_buf(),
-            inner: RwLock::new(Some(db)),
+            path: engine.db().path().to_path_buf(),
+            inner: RwLock::new(Some(Arc::new(engine))),
             read_only,
             family_defaults,
+            transaction_defaults,
+            transactions: Mutex::new(Vec::new()),
         }
     }
 
@@ -73,10 +125,19 @@ impl Db {
         R: Send,
         F: FnOnce(&strata::Db) -> strata::Result<R> + Send,
     {
+        self.run_engine(py, |engine| f(engine.db()))
+    }
+
+    /// As `run`, with the whole engine.
+    fn run_engine<R, F>(&self, py: Python<'_>, f: F) -> PyResult<R>
+    where
+        R: Send,
+        F: FnOnce(&Arc<Engine>) -> strata::Result<R> + Send,
+    {
         py.detach(|| {
             let guard = self.inner.read();
             match guard.as_ref() {
-                Some(db) => f(db),
+                Some(engine) => f(engine),
                 None => Err(closed_error(&self.path)),
             }
         })
@@ -87,9 +148,58 @@ impl Db {
     fn run_attached<R>(&self, f: impl FnOnce(&strata::Db) -> R) -> PyResult<R> {
         let guard = self.inner.read();
         match guard.as_ref() {
-            Some(db) => Ok(f(db)),
+            Some(engine) => Ok(f(engine.db())),
             None => Err(to_py(closed_error(&self.path))),
         }
+    }
+
+    /// Begins a transaction (optimistic or pessimistic, as the engine is) and registers it
+    /// for `close()`.
+    fn begin(
+        &self,
+        py: Python<'_>,
+        write_options: WriteOptions,
+        options: TransactionOptions,
+    ) -> PyResult<Arc<TxnSlot>> {
+        self.run_engine(py, |engine| {
+            let slot = txn::begin(Arc::clone(engine), &write_options, &options);
+            let mut open = self.transactions.lock();
+            open.retain(|t| t.strong_count() > 0);
+            open.push(Arc::downgrade(&slot));
+            Ok(slot)
+        })
+    }
+
+    /// The values of `keys` (an iterable of keys) in `view`, `default` for those missing;
+    /// one lookup at one sequence for all of them.
+    pub fn multi_get_raw(
+        &self,
+        py: Python<'_>,
+        view: &View,
+        keys: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        let keys = keys_arg(keys)?;
+        let results = self.run(py, |db| {
+            let options = ReadOptions {
+                snapshot: view.snapshot.clone(),
+                ..ReadOptions::default()
+            };
+            Ok(match &view.cf {
+                Some(cf) => db.multi_get_cf_opt(cf, &keys, &options),
+                None => db.multi_get_opt(&keys, &options),
+            })
+        })?;
+        let mut values = Vec::with_capacity(results.len());
+        for result in results {
+            values.push(match result.map_err(to_py)? {
+                Some(v) => PyBytes::new(py, &v).into_any().unbind(),
+                None => default
+                    .as_ref()
+                    .map_or_else(|| py.None(), |d| d.clone_ref(py)),
+            });
+        }
+        Ok(values)
     }
 
     pub fn get_raw(
@@ -172,14 +282,12 @@ impl Db {
     ) -> PyResult<()> {
         let key = bytes_arg(key, "key")?;
         let value = bytes_arg(value, "value")?;
-        self.run(py, |db| {
-            let mut batch = strata::WriteBatch::new();
-            match cf {
-                Some(cf) => batch.put_cf(cf, &key, &value),
-                None => batch.put(&key, &value),
-            };
-            db.write(batch, &write_options(sync))
-        })
+        let mut batch = strata::WriteBatch::new();
+        match cf {
+            Some(cf) => batch.put_cf(cf, &key, &value),
+            None => batch.put(&key, &value),
+        };
+        self.write_raw(py, batch, sync)
     }
 
     pub fn delete_raw(
@@ -190,14 +298,12 @@ impl Db {
         sync: bool,
     ) -> PyResult<()> {
         let key = bytes_arg(key, "key")?;
-        self.run(py, |db| {
-            let mut batch = strata::WriteBatch::new();
-            match cf {
-                Some(cf) => batch.delete_cf(cf, &key),
-                None => batch.delete(&key),
-            };
-            db.write(batch, &write_options(sync))
-        })
+        let mut batch = strata::WriteBatch::new();
+        match cf {
+            Some(cf) => batch.delete_cf(cf, &key),
+            None => batch.delete(&key),
+        };
+        self.write_raw(py, batch, sync)
     }
 
     /// One range deletion of `[begin, end)`: `begin > end` is InvalidArgument naming both
@@ -210,14 +316,12 @@ impl Db {
         sync: bool,
     ) -> PyResult<()> {
         let (begin, end) = (bytes_arg(begin, "begin")?, bytes_arg(end, "end")?);
-        self.run(py, |db| {
-            let mut batch = strata::WriteBatch::new();
-            match cf {
-                Some(cf) => batch.delete_range_cf(cf, &begin, &end),
-                None => batch.delete_range(&begin, &end),
-            };
-            db.write(batch, &write_options(sync))
-        })
+        let mut batch = strata::WriteBatch::new();
+        match cf {
+            Some(cf) => batch.delete_range_cf(cf, &begin, &end),
+            None => batch.delete_range(&begin, &end),
+        };
+        self.write_raw(py, batch, sync)
     }
 
     pub fn merge_raw(
@@ -230,18 +334,17 @@ impl Db {
     ) -> PyResult<()> {
         let key = bytes_arg(key, "key")?;
         let operand = bytes_arg(operand, "operand")?;
-        self.run(py, |db| {
-            let mut batch = strata::WriteBatch::new();
-            match cf {
-                Some(cf) => batch.merge_cf(cf, &key, &operand),
-                None => batch.merge(&key, &operand),
-            };
-            db.write(batch, &write_options(sync))
-        })
+        let mut batch = strata::WriteBatch::new();
+        match cf {
+            Some(cf) => batch.merge_cf(cf, &key, &operand),
+            None => batch.merge(&key, &operand),
+        };
+        self.write_raw(py, batch, sync)
     }
 
+    /// Writes `batch` atomically: under its keys' locks with `transaction_db=True`.
     pub fn write_raw(&self, py: Python<'_>, batch: strata::WriteBatch, sync: bool) -> PyResult<()> {
-        self.run(py, |db| db.write(batch, &write_options(sync)))
+        self.run_engine(py, |engine| engine.write(batch, &write_options(sync)))
     }
 
     pub fn compact_raw(
@@ -404,6 +507,93 @@ impl Db {
         Db::iter(slf, &View::default(), Kind::Values, start, end, reverse)
     }
 
+    /// The values of `keys` (an iterable of keys), in their order, `default` for a key the
+    /// database does not have: all read at one moment.
+    #[pyo3(signature = (keys, default=None))]
+    fn multi_get(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        self.multi_get_raw(py, &View::default(), keys, default)
+    }
+
+    /// Begins a transaction, committed with `sync` (durable when `commit()` returns).
+    ///
+    /// On a database opened as usual the transaction is optimistic: it takes no lock, reads
+    /// at a snapshot taken now with its own writes over it, and `commit()` raises
+    /// TransactionConflict, writing nothing, if another writer changed a key it wrote or read
+    /// with `for_update=True` since. With `open(..., transaction_db=True)` it is pessimistic:
+    /// keys are locked as it writes them or reads them for update, waiting at most
+    /// `lock_timeout` seconds (default: `open`'s, else 1) for another transaction's lock
+    /// (LockTimeout; Deadlock at once for a cycle, with `deadlock_detect`), and its commit
+    /// cannot conflict. `expiration` (seconds) lets others take its locks after that long,
+    /// failing its commit (TransactionExpired); `set_snapshot=True` reads at a snapshot taken
+    /// now and refuses to lock a key written since (TransactionConflict). Those four apply
+    /// to pessimistic transactions only (ValueError otherwise).
+    ///
+    /// `with db.transaction() as txn:` commits on leaving the block normally and rolls back
+    /// if it raises.
+    #[pyo3(signature = (*, sync=false, lock_timeout=None, deadlock_detect=None, expiration=None, set_snapshot=None))]
+    fn transaction(
+        slf: &Bound<'_, Self>,
+        sync: bool,
+        lock_timeout: Option<&Bound<'_, PyAny>>,
+        deadlock_detect: Option<bool>,
+        expiration: Option<&Bound<'_, PyAny>>,
+        set_snapshot: Option<bool>,
+    ) -> PyResult<Transaction> {
+        let this = slf.get();
+        let lock_timeout = lock_timeout.filter(|v| !v.is_none());
+        let expiration = expiration.filter(|v| !v.is_none());
+        let options = match &this.transaction_defaults {
+            Some(defaults) => TransactionOptions {
+                lock_timeout: match lock_timeout {
+                    Some(v) => seconds(v, "lock_timeout")?,
+                    None => defaults.lock_timeout,
+                },
+                deadlock_detect: deadlock_detect.unwrap_or(defaults.deadlock_detect),
+                expiration: expiration.map(|v| seconds(v, "expiration")).transpose()?,
+                set_snapshot: set_snapshot.unwrap_or(defaults.set_snapshot),
+            },
+            None => {
+                let given = [
+                    ("lock_timeout", lock_timeout.is_some()),
+                    ("deadlock_detect", deadlock_detect.is_some()),
+                    ("expiration", expiration.is_some()),
+                    ("set_snapshot", set_snapshot.is_some()),
+                ];
+                if let Some((name, _)) = given.iter().find(|(_, set)| *set) {
+                    return Err(PyValueError::new_err(format!(
+                        "{name} applies to pessimistic transactions only: open the database \
+                         with transaction_db=True"
+                    )));
+                }
+                if this.read_only {
+                    return Err(errors::Unavailable::new_err(format!(
+                        "database {} is open read-only: transactions are refused",
+                        this.path.display()
+                    )));
+                }
+                TransactionOptions::default()
+            }
+        };
+        let slot = this.begin(slf.py(), write_options(sync), options)?;
+        Ok(Transaction::new(
+            slf.clone().unbind(),
+            slot,
+            this.transaction_defaults.is_some(),
+        ))
+    }
+
+    /// True when opened with `transaction_db=True`: transactions are pessimistic, and plain
+    /// writes wait for the locks transactions hold.
+    #[getter]
+    fn transaction_db(&self) -> bool {
+        self.transaction_defaults.is_some()
+    }
+
     /// A new, empty batch of writes applied atomically by `write()`, or on leaving a `with`
     /// block without an exception (an exception discards it).
     fn write_batch(slf: &Bound<'_, Self>) -> WriteBatch {
@@ -491,14 +681,30 @@ impl Db {
         self.run(py, |db| db.sync_wal())
     }
 
-    /// Closes the database: waits for calls in flight, makes the log durable and releases
-    /// the lock. Later calls raise Unavailable. Closing twice is allowed.
+    /// Closes the database: waits for calls in flight, rolls back the transactions still
+    /// open (using them later raises Unavailable), makes the log durable and releases the
+    /// lock. Later calls raise Unavailable. Closing twice is allowed.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let db = py.detach(|| self.inner.write().take());
-        match db {
-            Some(db) => py.detach(|| db.close()).map_err(to_py),
-            None => Ok(()),
-        }
+        let Some(engine) = py.detach(|| self.inner.write().take()) else {
+            return Ok(());
+        };
+        py.detach(|| {
+            // No transaction can begin now (the handle is gone): end those registered, which
+            // drops their shares of the engine.
+            let open = std::mem::take(&mut *self.transactions.lock());
+            for slot in open.iter().filter_map(Weak::upgrade) {
+                txn::end_at_close(&slot);
+            }
+            match Arc::try_unwrap(engine) {
+                Ok(engine) => engine.close(),
+                // Every share is a registered transaction's, ended above.
+                Err(_) => Err(strata::Error::Unavailable(format!(
+                    "database {} is still in use by a transaction and was not closed",
+                    self.path.display()
+                ))),
+            }
+        })
+        .map_err(to_py)
     }
 
     /// True once `close()` has been called.
@@ -708,6 +914,17 @@ impl ColumnFamily {
         )
     }
 
+    /// The values of `keys` in this family, in their order; see `Db.multi_get()`.
+    #[pyo3(signature = (keys, default=None))]
+    fn multi_get(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        self.db.get().multi_get_raw(py, &self.view(), keys, default)
+    }
+
     /// A batch whose writes go to this family unless told otherwise; see `Db.write_batch()`.
     fn write_batch(&self, py: Python<'_>) -> WriteBatch {
         WriteBatch::new(self.db.clone_ref(py), Some(self.cf.clone()))
@@ -776,8 +993,8 @@ pub fn family_arg(db: &Db, obj: &Bound<'_, PyAny>) -> PyResult<strata::ColumnFam
     if let Ok(cf) = obj.cast::<ColumnFamily>() {
         return Ok(cf.get().cf.clone());
     }
-    let name: String = obj.extract().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err("column_family must be a ColumnFamily or a name")
-    })?;
+    let name: String = obj
+        .extract()
+        .map_err(|_| PyTypeError::new_err("column_family must be a ColumnFamily or a name"))?;
     db.family(&name)
 }

@@ -1,7 +1,10 @@
-//! `strata.Iterator`: a lazy Python iterator over a key range.
+//! `strata.Iterator`: a lazy Python iterator over a key range, of a database (a column
+//! family, a snapshot) or of a transaction.
 //!
 //! Entries are fetched in batches with the GIL released, so a long scan lets other threads
-//! run; batches start small (a loop that stops after a few keys reads few) and grow.
+//! run; batches start small (a loop that stops after a few keys reads few) and grow. A batch
+//! is read under the lock of what the iterator came from (the database's handle, or the
+//! transaction), so it stops with an error once that is closed or ended.
 
 use std::collections::VecDeque;
 
@@ -9,9 +12,10 @@ use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use strata::DbIterator;
+use strata::{DbIterator, TxnIterator};
 
 use crate::db::Db;
+use crate::txn::Transaction;
 
 /// What each step of the iteration yields.
 #[derive(Clone, Copy)]
@@ -26,19 +30,45 @@ const MAX_BATCH: usize = 1024;
 /// A batch also stops at this many bytes of keys and values, to bound memory for big values.
 const MAX_BATCH_BYTES: usize = 4 << 20;
 
+/// The engine's cursor: over a database, or over a transaction's writes laid over it.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per Python iterator, never in a collection: its size does not matter"
+)]
+enum Cursor {
+    Db(DbIterator),
+    Txn(TxnIterator),
+}
+
+/// The same call on either cursor.
+macro_rules! cursor {
+    ($cursor:expr, $c:ident => $call:expr) => {
+        match $cursor {
+            Cursor::Db($c) => $call,
+            Cursor::Txn($c) => $call,
+        }
+    };
+}
+
+/// What the iterator reads from; a batch is read under its lock.
+enum Source {
+    Db(Py<Db>),
+    Txn(Py<Transaction>),
+}
+
 struct State {
-    iter: DbIterator,
+    iter: Cursor,
     started: bool,
     done: bool,
     batch: usize,
     buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
 }
 
-/// A lazy iterator over a key range of a database, column family or snapshot, from
-/// `items()`, `keys()`, `values()` or `iter(db)`. It reads as of the moment it was made.
+/// A lazy iterator over a key range of a database, column family, snapshot or transaction,
+/// from `items()`, `keys()`, `values()` or `iter(db)`. It reads as of the moment it was made.
 #[pyclass(module = "strata", name = "Iterator", frozen)]
 pub struct RangeIter {
-    db: Py<Db>,
+    source: Source,
     kind: Kind,
     reverse: bool,
     state: Mutex<State>,
@@ -46,8 +76,21 @@ pub struct RangeIter {
 
 impl RangeIter {
     pub fn new(db: Py<Db>, iter: DbIterator, kind: Kind, reverse: bool) -> RangeIter {
+        RangeIter::with(Source::Db(db), Cursor::Db(iter), kind, reverse)
+    }
+
+    pub fn over_transaction(
+        txn: Py<Transaction>,
+        iter: TxnIterator,
+        kind: Kind,
+        reverse: bool,
+    ) -> RangeIter {
+        RangeIter::with(Source::Txn(txn), Cursor::Txn(iter), kind, reverse)
+    }
+
+    fn with(source: Source, iter: Cursor, kind: Kind, reverse: bool) -> RangeIter {
         RangeIter {
-            db,
+            source,
             kind,
             reverse,
             state: Mutex::new(State {
@@ -60,48 +103,53 @@ impl RangeIter {
         }
     }
 
-    /// Reads the next batch into the buffer, with the GIL released.
+    /// Reads the next batch into the buffer, with the GIL released, under the lock of the
+    /// source: the database cannot be closed, nor the transaction end, in the middle of it.
     fn fill(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.source {
+            Source::Db(db) => db.get().run(py, |_db| self.fill_locked()),
+            Source::Txn(txn) => txn.get().run(py, None, |_txn, _cf| self.fill_locked()),
+        }
+    }
+
+    fn fill_locked(&self) -> strata::Result<()> {
         let reverse = self.reverse;
         let kind = self.kind;
-        // The closure runs under the database's read lock (`Db::run`), so the database
-        // cannot be closed in the middle of a batch.
-        self.db.get().run(py, |_db| {
-            let mut st = self.state.lock();
-            let st = &mut *st;
-            let mut bytes = 0;
-            while !st.done && st.buffer.len() < st.batch && bytes < MAX_BATCH_BYTES {
-                if !st.started {
-                    st.started = true;
-                    if reverse {
-                        st.iter.seek_to_last();
-                    } else {
-                        st.iter.seek_to_first();
-                    }
-                } else if reverse {
-                    st.iter.prev();
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        let mut bytes = 0;
+        while !st.done && st.buffer.len() < st.batch && bytes < MAX_BATCH_BYTES {
+            let iter = &mut st.iter;
+            if !st.started {
+                st.started = true;
+                if reverse {
+                    cursor!(iter, c => c.seek_to_last());
                 } else {
-                    st.iter.next();
+                    cursor!(iter, c => c.seek_to_first());
                 }
-                if !st.iter.valid() {
-                    st.done = true;
-                    st.iter.status()?;
-                    break;
-                }
-                let key = match kind {
-                    Kind::Values => Vec::new(),
-                    _ => st.iter.key().to_vec(),
-                };
-                let value = match kind {
-                    Kind::Keys => Vec::new(),
-                    _ => st.iter.value().to_vec(),
-                };
-                bytes += key.len() + value.len();
-                st.buffer.push_back((key, value));
+            } else if reverse {
+                cursor!(iter, c => c.prev());
+            } else {
+                cursor!(iter, c => c.next());
             }
-            st.batch = (st.batch * 4).min(MAX_BATCH);
-            Ok(())
-        })
+            if !cursor!(iter, c => c.valid()) {
+                st.done = true;
+                cursor!(iter, c => c.status())?;
+                break;
+            }
+            let key = match kind {
+                Kind::Values => Vec::new(),
+                _ => cursor!(iter, c => c.key().to_vec()),
+            };
+            let value = match kind {
+                Kind::Keys => Vec::new(),
+                _ => cursor!(iter, c => c.value().to_vec()),
+            };
+            bytes += key.len() + value.len();
+            st.buffer.push_back((key, value));
+        }
+        st.batch = (st.batch * 4).min(MAX_BATCH);
+        Ok(())
     }
 }
 

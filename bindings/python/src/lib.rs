@@ -14,6 +14,7 @@ mod db;
 mod errors;
 mod iter;
 mod snapshot;
+mod txn;
 
 use convert::{cf_options, open_options, to_py};
 
@@ -24,7 +25,9 @@ use convert::{cf_options, open_options, to_py};
 /// `compression="none|snappy|lz4|zstd"`, `bloom_bits_per_key`, `block_cache_size`,
 /// `max_background_jobs`, `compaction_style="leveled|universal"`,
 /// `merge_operator="uint64add"|"stringappend"|None`, ...), plus `read_only=True` to open
-/// without writing or locking.
+/// without writing or locking, and `transaction_db=True` for pessimistic transactions
+/// (`lock_timeout` in seconds: how long their lock requests wait by default, 1 s unless set);
+/// without it `db.transaction()` is optimistic.
 ///
 /// `column_families` maps family names to dicts of their options; families named there are
 /// created if missing. Families the database has but that are not named are opened too, with
@@ -53,10 +56,11 @@ fn open(
     }
     let options = parsed.options;
     let read_only = parsed.read_only;
+    let locking = parsed.transactions.is_some();
     let engine = py
-        .detach(move || -> strata::Result<strata::Db> {
+        .detach(move || -> strata::Result<db::Engine> {
             if read_only {
-                return strata::Db::open_read_only(&path, options);
+                return strata::Db::open_read_only(&path, options).map(db::Engine::Plain);
             }
             // Open every family the database has, as the engine requires: those not named
             // take the family options of `options`.
@@ -70,10 +74,14 @@ fn open(
                     named.push((name, options.cf_options()));
                 }
             }
-            strata::Db::open_cf(&path, options, named)
+            let db = strata::Db::open_cf(&path, options, named)?;
+            if locking {
+                return Ok(db::Engine::Locking(strata::TransactionDb::new(db)?));
+            }
+            Ok(db::Engine::Plain(db))
         })
         .map_err(to_py)?;
-    Ok(db::Db::new(engine, read_only, base))
+    Ok(db::Db::new(engine, read_only, base, parsed.transactions))
 }
 
 /// The names of the column families of the database in `path`, "default" first (what
@@ -95,6 +103,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<iter::RangeIter>()?;
+    m.add_class::<txn::Transaction>()?;
     m.add("Error", py.get_type::<errors::Error>())?;
     m.add("NotFound", py.get_type::<errors::NotFound>())?;
     m.add("Corruption", py.get_type::<errors::Corruption>())?;
@@ -102,6 +111,20 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Busy", py.get_type::<errors::Busy>())?;
     m.add("Unavailable", py.get_type::<errors::Unavailable>())?;
     m.add("IOError", py.get_type::<errors::IOError>())?;
+    m.add(
+        "TransactionError",
+        py.get_type::<errors::TransactionError>(),
+    )?;
+    m.add(
+        "TransactionConflict",
+        py.get_type::<errors::TransactionConflict>(),
+    )?;
+    m.add("Deadlock", py.get_type::<errors::Deadlock>())?;
+    m.add("LockTimeout", py.get_type::<errors::LockTimeout>())?;
+    m.add(
+        "TransactionExpired",
+        py.get_type::<errors::TransactionExpired>(),
+    )?;
     m.add("FORMAT_VERSION", strata::FORMAT_VERSION)?;
     Ok(())
 }

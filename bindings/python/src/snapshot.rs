@@ -73,6 +73,19 @@ impl Snapshot {
         self.db.get().get_default(py, &self.view()?, key, default)
     }
 
+    /// The values of `keys` as of the snapshot, in their order; see `Db.multi_get()`.
+    #[pyo3(signature = (keys, default=None))]
+    fn multi_get(
+        &self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        self.db
+            .get()
+            .multi_get_raw(py, &self.view()?, keys, default)
+    }
+
     /// The (key, value) pairs with start <= key < end as of the snapshot; see `Db.items()`.
     #[pyo3(signature = (start=None, end=None, reverse=false))]
     fn items(

@@ -10,6 +10,8 @@ from bytes to bytes in key order::
         assert db[b"apple"] == b"red"
         for key, value in db.items(start=b"a", end=b"b"):
             print(key, value)
+        with db.transaction() as txn:    # commits at the end, rolls back on an exception
+            txn[b"banana"] = txn.get(b"apple", for_update=True)
 
 See the package README for the whole API, the error classes and the threading notes.
 """
@@ -20,12 +22,18 @@ from ._strata import (
     ColumnFamily,
     Corruption,
     Db,
+    Deadlock,
     Error,
     InvalidArgument,
     IOError,
     Iterator,
+    LockTimeout,
     NotFound,
     Snapshot,
+    Transaction,
+    TransactionConflict,
+    TransactionError,
+    TransactionExpired,
     Unavailable,
     WriteBatch,
     list_column_families,
@@ -38,12 +46,18 @@ __all__ = [
     "ColumnFamily",
     "Corruption",
     "Db",
+    "Deadlock",
     "Error",
     "IOError",
     "InvalidArgument",
     "Iterator",
+    "LockTimeout",
     "NotFound",
     "Snapshot",
+    "Transaction",
+    "TransactionConflict",
+    "TransactionError",
+    "TransactionExpired",
     "Unavailable",
     "WriteBatch",
     "list_column_families",

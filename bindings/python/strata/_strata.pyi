@@ -3,7 +3,17 @@
 import os
 import pathlib
 from types import TracebackType
-from typing import Dict, Iterator as _Iterator, List, Optional, Tuple, TypeVar, Union, overload
+from typing import (
+    Dict,
+    Iterable,
+    Iterator as _Iterator,
+    List,
+    Optional,
+    Tuple,
+    TypeVar,
+    Union,
+    overload,
+)
 
 _Bytes = Union[bytes, bytearray, memoryview]
 _T = TypeVar("_T")
@@ -25,13 +35,30 @@ class InvalidArgument(Error):
     """An argument or option the engine cannot accept; the message names it."""
 
 class Busy(Error):
-    """The database is locked by another process or handle."""
+    """The database is locked by another process or handle, or a TransactionError."""
 
 class Unavailable(Error):
     """The database refuses the call: closed, read-only, or stopped by an error."""
 
 class IOError(Error):
     """The operating system reported an IO error; the message names the file."""
+
+class TransactionError(Busy):
+    """A transaction could not go on; the base of the four classes below."""
+
+class TransactionConflict(TransactionError):
+    """A key the transaction wrote or read for update was written by someone else since its
+    snapshot (an optimistic commit: nothing was written)."""
+
+class Deadlock(TransactionError):
+    """Waiting for a key's lock would close a cycle of waiting pessimistic transactions."""
+
+class LockTimeout(TransactionError):
+    """A pessimistic transaction waited for a key's lock longer than its lock_timeout."""
+
+class TransactionExpired(TransactionError):
+    """A pessimistic transaction outlived its expiration and lost its locks: its commit
+    wrote nothing."""
 
 def open(
     path: Union[str, os.PathLike[str]],
@@ -70,6 +97,8 @@ def open(
     max_write_group_bytes: int = ...,
     wal_recovery_mode: str = "tolerate_corrupted_tail",
     merge_operator: Optional[str] = None,
+    transaction_db: bool = False,
+    lock_timeout: Optional[float] = None,
 ) -> Db:
     """Opens (by default creating) the database in directory `path`."""
 
@@ -90,6 +119,10 @@ class _Reads:
     def get(self, key: _Bytes) -> Optional[bytes]: ...
     @overload
     def get(self, key: _Bytes, default: _T) -> Union[bytes, _T]: ...
+    @overload
+    def multi_get(self, keys: Iterable[_Bytes]) -> List[Optional[bytes]]: ...
+    @overload
+    def multi_get(self, keys: Iterable[_Bytes], default: _T) -> List[Union[bytes, _T]]: ...
     def items(
         self, start: Optional[_Bytes] = None, end: Optional[_Bytes] = None, reverse: bool = False
     ) -> _Iterator[Tuple[bytes, bytes]]: ...
@@ -125,6 +158,17 @@ class Db(_Writes):
     def closed(self) -> bool: ...
     @property
     def read_only(self) -> bool: ...
+    @property
+    def transaction_db(self) -> bool: ...
+    def transaction(
+        self,
+        *,
+        sync: bool = False,
+        lock_timeout: Optional[float] = None,
+        deadlock_detect: Optional[bool] = None,
+        expiration: Optional[float] = None,
+        set_snapshot: Optional[bool] = None,
+    ) -> Transaction: ...
     def create_column_family(self, name: str, **options: _OptionValue) -> ColumnFamily: ...
     def drop_column_family(self, name: str) -> None: ...
     def column_families(self) -> List[str]: ...
@@ -179,6 +223,72 @@ class WriteBatch:
     def write(self, *, sync: bool = False) -> None: ...
     def clear(self) -> None: ...
     def __enter__(self) -> WriteBatch: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> bool: ...
+
+class Transaction:
+    """An optimistic or pessimistic transaction from Db.transaction(): reads see its own
+    writes; commit() applies them atomically, rollback() drops them."""
+
+    @property
+    def active(self) -> bool: ...
+    @property
+    def pessimistic(self) -> bool: ...
+    @overload
+    def get(
+        self, key: _Bytes, *, for_update: bool = False, column_family: Optional[_Family] = None
+    ) -> Optional[bytes]: ...
+    @overload
+    def get(
+        self,
+        key: _Bytes,
+        default: _T,
+        *,
+        for_update: bool = False,
+        column_family: Optional[_Family] = None,
+    ) -> Union[bytes, _T]: ...
+    def __getitem__(self, key: _Bytes) -> bytes: ...
+    def __contains__(self, key: _Bytes) -> bool: ...
+    def put(self, key: _Bytes, value: _Bytes, column_family: Optional[_Family] = None) -> None: ...
+    def delete(self, key: _Bytes, column_family: Optional[_Family] = None) -> None: ...
+    def merge(
+        self, key: _Bytes, operand: _Bytes, column_family: Optional[_Family] = None
+    ) -> None: ...
+    def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
+    def __delitem__(self, key: _Bytes) -> None: ...
+    def items(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        column_family: Optional[_Family] = None,
+    ) -> _Iterator[Tuple[bytes, bytes]]: ...
+    def keys(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        column_family: Optional[_Family] = None,
+    ) -> _Iterator[bytes]: ...
+    def values(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        column_family: Optional[_Family] = None,
+    ) -> _Iterator[bytes]: ...
+    def set_savepoint(self) -> None: ...
+    def rollback_to_savepoint(self) -> None: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def __enter__(self) -> Transaction: ...
     def __exit__(
         self,
         exc_type: Optional[type],

@@ -193,9 +193,7 @@ fn stats_answers_beside_a_writer_and_changes_no_file() {
     };
     let writer = strata::Db::open(dir.path(), options).unwrap();
     for i in 0..2000u32 {
-        writer
-            .put(format!("k{i:05}").as_bytes(), &[7; 100])
-            .unwrap();
+        writer.put(format!("k{i:05}").as_bytes(), [7; 100]).unwrap();
     }
     writer.flush().unwrap();
     writer.put(b"in-the-wal", b"x").unwrap();

@@ -43,7 +43,7 @@ fn backups_are_made_listed_verified_restored_and_deleted() {
         let db = open(&db_dir);
         let index = db.cf("index").unwrap();
         for i in 0..2000u32 {
-            db.put(format!("k{i:05}").as_bytes(), &[3; 60]).unwrap();
+            db.put(format!("k{i:05}").as_bytes(), [3; 60]).unwrap();
             db.put_cf(&index, format!("i{i:05}").as_bytes(), b"1")
                 .unwrap();
         }

@@ -946,7 +946,7 @@ fn sets_whose_sums_differ_fail_the_run() {
     key.extend_from_slice(b"00000000");
     let options = strata::Options::default();
     let store = strata::Db::open(&db, options).unwrap();
-    store.put(&key, &999u64.to_be_bytes()).unwrap();
+    store.put(&key, 999u64.to_be_bytes()).unwrap();
     store.close().unwrap();
     let (ok, out, err) = bench(
         &db,

@@ -237,7 +237,7 @@ fn a_lost_transfer_and_moved_money_are_reported() {
     tamper(&|d| {
         let seq = u64::from_le_bytes(d.get(b"s00000000").unwrap().unwrap().try_into().unwrap());
         assert!(seq > 0, "thread 0 made no transfer");
-        d.put(b"s00000000", &(seq - 1).to_le_bytes()).unwrap();
+        d.put(b"s00000000", (seq - 1).to_le_bytes()).unwrap();
     });
     let (ok, out, err) = stress(&flags);
     assert!(!ok, "{out}");
@@ -246,7 +246,7 @@ fn a_lost_transfer_and_moved_money_are_reported() {
     // Put it back, then move one unit between two accounts of the default family.
     tamper(&|d| {
         let seq = u64::from_le_bytes(d.get(b"s00000000").unwrap().unwrap().try_into().unwrap());
-        d.put(b"s00000000", &(seq + 1).to_le_bytes()).unwrap();
+        d.put(b"s00000000", (seq + 1).to_le_bytes()).unwrap();
         let get = |k: &[u8]| i64::from_le_bytes(d.get(k).unwrap().unwrap().try_into().unwrap());
         let (a, b) = (get(b"k00000000"), get(b"k00000003"));
         let (from, to, fb, tb) = if a > 0 {
@@ -254,8 +254,8 @@ fn a_lost_transfer_and_moved_money_are_reported() {
         } else {
             (b"k00000003", b"k00000000", b, a)
         };
-        d.put(from, &(fb - 1).to_le_bytes()).unwrap();
-        d.put(to, &(tb + 1).to_le_bytes()).unwrap();
+        d.put(from, (fb - 1).to_le_bytes()).unwrap();
+        d.put(to, (tb + 1).to_le_bytes()).unwrap();
     });
     let (ok, out, err) = stress(&flags);
     assert!(!ok, "{out}");

@@ -13,6 +13,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The broad class of an [`Error`], for callers that branch on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The operating system reported an IO error.
     Io,
@@ -32,6 +33,7 @@ pub enum ErrorKind {
 /// `TimedOut` statuses with their subcodes). Each leaves nothing written by the failed call;
 /// running the transaction again may succeed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TxnFailure {
     /// A key the transaction wrote or read for update was written by another since the
     /// transaction's snapshot (an optimistic commit, or a pessimistic lock with a snapshot).
@@ -46,6 +48,7 @@ pub enum TxnFailure {
 
 /// An error from Strata.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// An IO call failed on `path`.
     Io {

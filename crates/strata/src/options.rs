@@ -17,6 +17,7 @@ use crate::table::{Compression, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum WalRecoveryMode {
     /// Drop a torn or corrupt tail of the newest WAL (what a crash mid-write leaves) and
     /// refuse to open with a corruption error anywhere else. The default.

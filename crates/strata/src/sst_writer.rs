@@ -72,6 +72,7 @@ pub struct SstWriter {
 
 /// What [`SstWriter::finish`] wrote (RocksDB's `ExternalSstFileInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SstFileInfo {
     /// The file written.
     pub path: PathBuf,

@@ -738,7 +738,7 @@ mod tests {
     #[test]
     fn oversized_updates_mark_the_batch_invalid() {
         let mut b = WriteBatch::new();
-        b.put(&vec![0; MAX_KEY_LEN + 1], b"v");
+        b.put(vec![0; MAX_KEY_LEN + 1], b"v");
         assert!(b.invalid_reason().unwrap().contains("key of"));
         assert!(b.is_empty());
         b.clear();

@@ -214,9 +214,9 @@ fn a_backup_taken_while_another_thread_writes_holds_whole_batches_only() {
                 for k in 0..8 {
                     let key = format!("key{k}");
                     if k % 2 == 0 {
-                        batch.put(key.as_bytes(), &n.to_be_bytes());
+                        batch.put(key.as_bytes(), n.to_be_bytes());
                     } else {
-                        batch.put_cf(&index, key.as_bytes(), &n.to_be_bytes());
+                        batch.put_cf(&index, key.as_bytes(), n.to_be_bytes());
                     }
                 }
                 batch.put(format!("batch{n:08}").as_bytes(), b"");
@@ -351,7 +351,7 @@ fn a_database_opened_read_only_cannot_be_backed_up_and_nothing_is_left() {
 fn two_backups(root: &Path) -> (Db, BackupEngine) {
     let db = open_with_families(&root.join("db"), options());
     for i in 0..2000u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[7; 50]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [7; 50]).unwrap();
     }
     db.flush().unwrap();
     let mut engine = BackupEngine::open(root.join("backups")).unwrap();
@@ -628,7 +628,7 @@ fn crash_setup(root: &Path, fs: &FaultFs) -> (Db, BackupEngine, Model, Model) {
     );
     let index = db.cf("index").unwrap();
     for i in 0..300u32 {
-        db.put(format!("k{i:04}").as_bytes(), &[1; 40]).unwrap();
+        db.put(format!("k{i:04}").as_bytes(), [1; 40]).unwrap();
         db.put_cf(&index, format!("i{i:04}").as_bytes(), b"1")
             .unwrap();
     }

@@ -220,7 +220,7 @@ fn fault_options(fs: &strata::fs::fault::FaultFs, auto_compactions: bool) -> Opt
 
 fn fill(db: &Db, from: u32, to: u32) {
     for i in from..to {
-        db.put(format!("key{i:06}").as_bytes(), &[b'v'; 100])
+        db.put(format!("key{i:06}").as_bytes(), [b'v'; 100])
             .unwrap();
     }
 }
@@ -231,7 +231,7 @@ fn fill_until_stopped(db: &Db, from: u32) -> u32 {
     let mut written = from;
     while written < 100_000
         && db
-            .put(format!("key{written:06}").as_bytes(), &[b'v'; 100])
+            .put(format!("key{written:06}").as_bytes(), [b'v'; 100])
             .is_ok()
     {
         written += 1;

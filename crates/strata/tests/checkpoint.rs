@@ -25,7 +25,7 @@ fn a_checkpoint_holds_the_database_as_of_its_moment() {
     let db = Db::open(dir.path().join("db"), options()).unwrap();
     let index = db.create_cf("index", CfOptions::default()).unwrap();
     for i in 0..3000u32 {
-        db.put(format!("k{i:05}").as_bytes(), &[1; 100]).unwrap();
+        db.put(format!("k{i:05}").as_bytes(), [1; 100]).unwrap();
         db.put_cf(&index, format!("i{i:05}").as_bytes(), b"x")
             .unwrap();
     }
@@ -100,7 +100,7 @@ fn a_checkpoint_beside_a_writer_has_whole_batches_across_families() {
                 let key = format!("b{i:07}");
                 let mut batch = WriteBatch::new();
                 batch
-                    .put(key.as_bytes(), &[7; 200])
+                    .put(key.as_bytes(), [7; 200])
                     .put_cf(&index, key.as_bytes(), b"");
                 db.write(batch, &WriteOptions::default()).unwrap();
                 i += 1;

@@ -115,7 +115,7 @@ fn one_family_flushes_without_the_others() {
     let cold = db.create_cf("cold", CfOptions::default()).unwrap();
     db.put_cf(&cold, b"c", b"kept in memory").unwrap();
     for i in 0..2000u32 {
-        db.put_cf(&hot, format!("h{i:05}").as_bytes(), &[7; 64])
+        db.put_cf(&hot, format!("h{i:05}").as_bytes(), [7; 64])
             .unwrap();
     }
     db.wait_for_compactions().unwrap();
@@ -327,8 +327,8 @@ fn compactions_run_per_family_with_its_own_options() {
         .unwrap();
     for i in 0..3000u32 {
         let k = format!("k{:05}", (i * 7919) % 3000);
-        db.put_cf(&leveled, k.as_bytes(), &[1; 100]).unwrap();
-        db.put_cf(&universal, k.as_bytes(), &[2; 100]).unwrap();
+        db.put_cf(&leveled, k.as_bytes(), [1; 100]).unwrap();
+        db.put_cf(&universal, k.as_bytes(), [2; 100]).unwrap();
     }
     db.wait_for_compactions().unwrap();
     let l = db.tree_shape_cf(&leveled).unwrap();
@@ -391,10 +391,10 @@ fn crash_workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
         let sync = i % 5 == 4;
         let key = format!("key{i:04}");
         let mut batch = WriteBatch::new();
-        batch.put_cf(&hot, key.as_bytes(), &crash_value("hot", i));
+        batch.put_cf(&hot, key.as_bytes(), crash_value("hot", i));
         if i % 3 == 0 {
             // Some writes reach both families in one batch: atomic across them.
-            batch.put_cf(&cold, key.as_bytes(), &crash_value("cold", i));
+            batch.put_cf(&cold, key.as_bytes(), crash_value("cold", i));
         }
         let w = WriteOptions {
             sync,
@@ -516,11 +516,11 @@ fn each_family_merges_with_its_own_operator() {
         )
         .unwrap();
     for _ in 0..3 {
-        db.merge_cf(&counters, b"n", &2u64.to_le_bytes()).unwrap();
+        db.merge_cf(&counters, b"n", 2u64.to_le_bytes()).unwrap();
         db.merge_cf(&words, b"w", b"x").unwrap();
     }
     db.flush_cf(&counters).unwrap();
-    db.merge_cf(&counters, b"n", &1u64.to_le_bytes()).unwrap();
+    db.merge_cf(&counters, b"n", 1u64.to_le_bytes()).unwrap();
     assert_eq!(
         db.get_cf(&counters, b"n").unwrap(),
         Some(7u64.to_le_bytes().to_vec())

@@ -38,7 +38,7 @@ fn write_rounds(db: &Db, n: u64, rounds: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
         for i in 0..n {
             // A scattered order, so that every flush overlaps every other.
             let k = (i * 7919) % n;
-            db.put(&key(k), &value(k, round)).unwrap();
+            db.put(key(k), value(k, round)).unwrap();
             model.insert(key(k), value(k, round));
         }
     }
@@ -144,7 +144,7 @@ fn a_nearly_full_disk_skips_compactions_and_keeps_serving() {
     };
     let db = Db::open(dir.path(), paused).unwrap();
     for i in 0..6000u64 {
-        db.put(&key(i), &value(i, 9)).unwrap();
+        db.put(key(i), value(i, 9)).unwrap();
         model.insert(key(i), value(i, 9));
     }
     db.flush().unwrap();
@@ -223,7 +223,7 @@ fn subcompactions_split_a_big_compaction_into_key_ranges() {
         "a first compaction has no files below L0"
     );
     for i in (0..4000).step_by(3) {
-        db.put(&key(i), &value(i, 7)).unwrap();
+        db.put(key(i), value(i, 7)).unwrap();
         model.insert(key(i), value(i, 7));
     }
     db.compact_all().unwrap();
@@ -267,7 +267,7 @@ fn outputs_are_cut_where_they_overlap_too_much_of_the_level_below() {
     )
     .unwrap();
     for i in (0..3000).step_by(2) {
-        db.put(&key(i), &value(i, 5)).unwrap();
+        db.put(key(i), value(i, 5)).unwrap();
         model.insert(key(i), value(i, 5));
     }
     db.flush().unwrap();
@@ -331,7 +331,7 @@ fn sequential_writes_move_down_without_rewrites() {
     let db = Db::open(dir.path(), small(CompactionStyle::Leveled)).unwrap();
     let mut model = BTreeMap::new();
     for i in 0..20_000 {
-        db.put(&key(i), &value(i, 0)).unwrap();
+        db.put(key(i), value(i, 0)).unwrap();
         model.insert(key(i), value(i, 0));
     }
     db.flush().unwrap();

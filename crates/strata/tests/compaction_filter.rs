@@ -219,6 +219,10 @@ fn expired_values_are_hidden_before_compaction_and_dropped_by_it() {
     db.put(b"c", b"short-lived").unwrap();
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"short-lived"[..]));
     db.flush().unwrap();
+    // Read in place from the table, without the expiry the table stores after it.
+    let pinned = db.get_pinned(b"b").unwrap().unwrap();
+    assert!(pinned.is_pinned());
+    assert_eq!(&pinned[..], b"long-lived");
     let before = db.snapshot();
     clock.advance(Duration::from_secs(10));
     assert_eq!(
@@ -229,6 +233,7 @@ fn expired_values_are_hidden_before_compaction_and_dropped_by_it() {
     clock.advance(Duration::from_secs(1));
     // Expired: hidden in every read, snapshots included, in both directions.
     assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(db.get_pinned(b"a").unwrap(), None);
     assert_eq!(db.get_at(&before, b"a").unwrap(), None);
     assert_eq!(
         scan(&db, ReadOptions::default()),

@@ -131,12 +131,12 @@ fn range_deletions_and_compact_range_follow_the_family_order() {
     let db = Db::open(dir.path(), small(Arc::new(ReverseBytewiseComparator))).unwrap();
     let key = |n: u32| format!("k{n:03}").into_bytes();
     for n in 0..300 {
-        db.put(&key(n), &[b'x'; 40]).unwrap();
+        db.put(key(n), [b'x'; 40]).unwrap();
     }
     db.flush().unwrap();
     // [k200, k100) in reverse order: k200 down to k101.
-    db.delete_range(&key(200), &key(100)).unwrap();
-    let err = db.delete_range(&key(10), &key(20)).unwrap_err();
+    db.delete_range(key(200), key(100)).unwrap();
+    let err = db.delete_range(key(10), key(20)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     let msg = err.to_string();
     for part in [
@@ -153,8 +153,8 @@ fn range_deletions_and_compact_range_follow_the_family_order() {
         .map(key)
         .collect();
     assert_eq!(keys(&db, ReadOptions::default()), expect);
-    assert_eq!(db.get(&key(150)).unwrap(), None);
-    assert_eq!(db.get(&key(100)).unwrap(), Some(vec![b'x'; 40]));
+    assert_eq!(db.get(key(150)).unwrap(), None);
+    assert_eq!(db.get(key(100)).unwrap(), Some(vec![b'x'; 40]));
     // A range in the family's order: the files holding it leave L0.
     db.compact_range(Some(&key(299)), Some(&key(0))).unwrap();
     let shape = db.tree_shape();
@@ -176,10 +176,10 @@ fn an_application_comparator_orders_u64_keys_as_numbers() {
     // Written in an order that is neither numeric nor bytewise.
     let mut numbers: Vec<u64> = (0..2000).map(|i| (i * 7919) % 2000 * 300).collect();
     for &n in &numbers {
-        db.put(&le(n), &n.to_be_bytes()).unwrap();
+        db.put(le(n), n.to_be_bytes()).unwrap();
     }
     db.put(b"not a number", b"last").unwrap();
-    db.delete_range(&le(3000), &le(6000)).unwrap();
+    db.delete_range(le(3000), le(6000)).unwrap();
     db.wait_for_compactions().unwrap();
     numbers.sort_unstable();
     numbers.retain(|n| !(3000..6000).contains(n));
@@ -199,17 +199,17 @@ fn an_application_comparator_orders_u64_keys_as_numbers() {
     }
     assert_eq!(got, [1200, 1500, 1800, 2100]);
     // Below the upper bound (2200), not below the target.
-    it.seek_for_prev(&le(2999));
+    it.seek_for_prev(le(2999));
     assert_eq!(it.key(), le(2100).as_slice());
     let mut it = db.iter(ReadOptions::default());
-    it.seek_for_prev(&le(2999));
+    it.seek_for_prev(le(2999));
     assert_eq!(it.key(), le(2700).as_slice());
-    it.seek(&le(3001));
+    it.seek(le(3001));
     assert_eq!(it.key(), le(6000).as_slice(), "3300 to 5700 are deleted");
     db.compact_all().unwrap();
-    assert_eq!(db.get(&le(4500)).unwrap(), None);
+    assert_eq!(db.get(le(4500)).unwrap(), None);
     assert_eq!(
-        db.get(&le(6000)).unwrap(),
+        db.get(le(6000)).unwrap(),
         Some(6000u64.to_be_bytes().to_vec())
     );
     assert_eq!(keys(&db, ReadOptions::default()), expect);
@@ -262,7 +262,7 @@ fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
         let db = Db::open_cf(dir.path(), options, [("numbers", cf_with(&numbers))]).unwrap();
         db.put(b"a", b"1").unwrap();
         let cf = db.cf("numbers").unwrap();
-        db.put_cf(&cf, &le(5), b"5").unwrap();
+        db.put_cf(&cf, le(5), b"5").unwrap();
         db.flush().unwrap();
         db.flush_cf(&cf).unwrap();
         db.close().unwrap();
@@ -319,7 +319,7 @@ fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
     let db = Db::open_cf(dir.path(), small(reverse), [("numbers", cf_with(&numbers))]).unwrap();
     assert_eq!(db.get(b"a").unwrap(), Some(b"1".to_vec()));
     let cf = db.cf("numbers").unwrap();
-    assert_eq!(db.get_cf(&cf, &le(5)).unwrap(), Some(b"5".to_vec()));
+    assert_eq!(db.get_cf(&cf, le(5)).unwrap(), Some(b"5".to_vec()));
 }
 
 #[test]

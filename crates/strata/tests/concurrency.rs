@@ -37,7 +37,7 @@ fn eight_writers_four_readers_with_stable_snapshots() {
                     };
                     for i in 0..WRITES_PER_THREAD {
                         let mut b = WriteBatch::new();
-                        b.put(&key(t, i), format!("{i}").as_bytes());
+                        b.put(key(t, i), format!("{i}").as_bytes());
                         // Each batch also moves this writer's counter: a reader must never
                         // see the counter ahead of the key written with it.
                         b.put(format!("counter{t}").as_bytes(), format!("{i}").as_bytes());
@@ -85,7 +85,7 @@ fn eight_writers_four_readers_with_stable_snapshots() {
                     assert_eq!(read(), first, "reader {r}: snapshot moved");
                     if let Some(c) = counter {
                         assert_eq!(
-                            db.get_at(&snap, &key(t, c)).unwrap().unwrap(),
+                            db.get_at(&snap, key(t, c)).unwrap().unwrap(),
                             c.to_string().into_bytes()
                         );
                     }
@@ -104,7 +104,7 @@ fn eight_writers_four_readers_with_stable_snapshots() {
     for t in 0..WRITERS {
         let last = WRITES_PER_THREAD - 1;
         assert_eq!(
-            db.get(&key(t, last)).unwrap().unwrap(),
+            db.get(key(t, last)).unwrap().unwrap(),
             last.to_string().into_bytes()
         );
     }

@@ -48,7 +48,7 @@ fn writes_flow_into_level0_tables_and_old_wals_are_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let (db, opts) = small(dir.path());
     for i in 0..5000 {
-        db.put(&key(i), format!("value{i}").repeat(5).as_bytes())
+        db.put(key(i), format!("value{i}").repeat(5).as_bytes())
             .unwrap();
     }
     db.flush().unwrap();
@@ -68,7 +68,7 @@ fn writes_flow_into_level0_tables_and_old_wals_are_deleted() {
     assert!(stats.io.written(strata::fs::IoClass::Flush) > 0);
     for i in (0..5000).step_by(7) {
         assert_eq!(
-            db.get(&key(i)).unwrap().unwrap(),
+            db.get(key(i)).unwrap().unwrap(),
             format!("value{i}").repeat(5).into_bytes()
         );
     }
@@ -114,7 +114,7 @@ fn a_crash_after_flush_keeps_writes_that_skipped_the_wal() {
         ..WriteOptions::default()
     };
     for i in 0..300 {
-        db.put_opt(&key(i), b"unlogged", &no_wal).unwrap();
+        db.put_opt(key(i), b"unlogged", &no_wal).unwrap();
     }
     db.flush().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
@@ -167,12 +167,12 @@ fn missing_keys_are_answered_by_bloom_filters() {
     let dir = tempfile::tempdir().unwrap();
     let (db, _) = small(dir.path());
     for i in 0..2000 {
-        db.put(&key(i * 2), b"v").unwrap();
+        db.put(key(i * 2), b"v").unwrap();
     }
     db.flush().unwrap();
     let before = db.stats();
     for i in 0..2000 {
-        assert_eq!(db.get(&key(i * 2 + 1)).unwrap(), None);
+        assert_eq!(db.get(key(i * 2 + 1)).unwrap(), None);
     }
     let after = db.stats();
     let checks = after.bloom_checks - before.bloom_checks;
@@ -195,7 +195,7 @@ fn a_damaged_table_is_reported_with_its_name_never_as_wrong_data() {
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     for i in 0..500 {
-        db.put(&key(i), b"the value").unwrap();
+        db.put(key(i), b"the value").unwrap();
     }
     db.flush().unwrap();
     db.close().unwrap();
@@ -204,7 +204,7 @@ fn a_damaged_table_is_reported_with_its_name_never_as_wrong_data() {
     bytes[100] ^= 0x40; // inside the first data block
     fs::write(&table, &bytes).unwrap();
     let db = Db::open(dir.path(), opts).unwrap();
-    let err = db.get(&key(0)).unwrap_err();
+    let err = db.get(key(0)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corruption);
     assert!(err.to_string().contains(".sst"), "{err}");
     assert!(err.to_string().contains("offset 0"), "{err}");
@@ -227,14 +227,14 @@ fn read_with_cache(cache_bytes: usize) -> [(u64, u64); 3] {
     };
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..5000 {
-        db.put(&key(i), format!("value{i}").as_bytes()).unwrap();
+        db.put(key(i), format!("value{i}").as_bytes()).unwrap();
     }
     db.flush().unwrap();
     for round in 0..2 {
         for i in (0..5000).step_by(3) {
-            let got = db.get(&key(i)).unwrap();
+            let got = db.get(key(i)).unwrap();
             assert_eq!(got, Some(format!("value{i}").into_bytes()), "round {round}");
-            assert_eq!(db.get(&key(i + 100_000)).unwrap(), None);
+            assert_eq!(db.get(key(i + 100_000)).unwrap(), None);
         }
     }
     assert!(db.property("strata.stats").unwrap().contains("index"));

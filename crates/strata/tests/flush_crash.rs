@@ -51,7 +51,7 @@ fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
             sync,
             ..WriteOptions::default()
         };
-        if db.put_opt(&key(i), &value(i), &w).is_err() {
+        if db.put_opt(key(i), value(i), &w).is_err() {
             break;
         }
         acked.push(i);
@@ -80,7 +80,7 @@ fn check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
     .unwrap_or_else(|e| panic!("{context}: reopen failed: {e}"));
     let acked: HashSet<usize> = acked.iter().copied().collect();
     for i in 0..KEYS {
-        let got = db.get(&key(i)).unwrap();
+        let got = db.get(key(i)).unwrap();
         if let Some(v) = &got {
             assert_eq!(v, &value(i), "{context}: wrong value for key {i}");
         }

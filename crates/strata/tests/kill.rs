@@ -41,7 +41,7 @@ fn child_writer() {
                 };
                 for i in 0.. {
                     let key = format!("{t}-{round}-{i:08}");
-                    db.put_opt(key.as_bytes(), &[b'v'; 100], &sync).unwrap();
+                    db.put_opt(key.as_bytes(), [b'v'; 100], &sync).unwrap();
                     let mut out = std::io::stdout().lock();
                     writeln!(out, "ack {key}").unwrap();
                     out.flush().unwrap();

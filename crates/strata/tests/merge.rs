@@ -98,12 +98,12 @@ fn merges_read_correctly_at_every_snapshot_through_flushes_and_compactions() {
                 }
                 1 => {
                     let n = rng.below(1000);
-                    db.put(&k, &le(n)).unwrap();
+                    db.put(&k, le(n)).unwrap();
                     model.insert(k, n);
                 }
                 _ => {
                     let n = rng.below(100);
-                    db.merge(&k, &le(n)).unwrap();
+                    db.merge(&k, le(n)).unwrap();
                     *model.entry(k).or_default() += n;
                 }
             }
@@ -155,7 +155,7 @@ fn a_full_compaction_leaves_one_entry_per_key() {
     let db = Db::open(dir.path(), options(uint64add())).unwrap();
     for round in 0..50u64 {
         for i in 0..20u64 {
-            db.merge(format!("k{i:03}").as_bytes(), &le(round)).unwrap();
+            db.merge(format!("k{i:03}").as_bytes(), le(round)).unwrap();
         }
         if round % 10 == 9 {
             db.flush().unwrap();
@@ -197,7 +197,7 @@ fn count_table_entries(dir: &std::path::Path) -> u64 {
 fn a_merge_without_a_merge_operator_is_refused_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options(None)).unwrap();
-    let err = db.merge(b"k", &le(1)).unwrap_err();
+    let err = db.merge(b"k", le(1)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert_eq!(
         err.to_string(),
@@ -221,10 +221,10 @@ fn a_merge_record_read_without_a_merge_operator_is_an_error_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Db::open(dir.path(), options(uint64add())).unwrap();
-        db.put(b"base", &le(5)).unwrap();
+        db.put(b"base", le(5)).unwrap();
         db.flush().unwrap();
-        db.merge(b"base", &le(1)).unwrap();
-        db.merge(b"wal", &le(2)).unwrap();
+        db.merge(b"base", le(1)).unwrap();
+        db.merge(b"wal", le(2)).unwrap();
         db.put(b"plain", b"v").unwrap();
         db.close().unwrap();
     }
@@ -326,7 +326,7 @@ impl MergeOperator for PanicsOnBoom {
 fn an_operator_that_panics_in_a_flush_stops_background_work_without_a_hang() {
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Db::open(dir.path(), options(Some(Arc::new(PanicsOnBoom)))).unwrap());
-    db.put(b"k", &le(1)).unwrap();
+    db.put(b"k", le(1)).unwrap();
     db.merge(b"k", b"boom").unwrap();
     // The flush merges the two: it panics in the flush thread. The caller gets an error
     // naming the panic, where it used to wait forever (hence a thread and a time limit).

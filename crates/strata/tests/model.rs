@@ -713,6 +713,8 @@ impl Runner {
             Op::Get(key) => {
                 let got = self.db().get(key).unwrap();
                 assert_eq!(got.as_ref(), self.model.get(key), "{ctx}");
+                let pinned = self.db().get_pinned(key).unwrap();
+                assert_eq!(pinned.as_deref(), got.as_deref(), "{ctx} get_pinned");
                 let keys = multi_get_keys(key, &self.model);
                 let got = self.db().multi_get(&keys);
                 check_multi_get(&keys, got, &self.model, ctx);

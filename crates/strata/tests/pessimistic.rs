@@ -207,7 +207,7 @@ fn concurrent_transfers_keep_the_total() {
     let tdb = Arc::new(open(dir.path()));
     const ACCOUNTS: u64 = 4;
     for a in 0..ACCOUNTS {
-        tdb.put(format!("acct{a}").as_bytes(), &100u64.to_le_bytes())
+        tdb.put(format!("acct{a}").as_bytes(), 100u64.to_le_bytes())
             .unwrap();
     }
     let balance = |v: Option<Vec<u8>>| u64::from_le_bytes(v.unwrap().try_into().unwrap());
@@ -229,8 +229,8 @@ fn concurrent_transfers_keep_the_total() {
                             std::thread::yield_now();
                             let b = balance(t.get_for_update(&to)?);
                             let amount = a.min(rng.below(10));
-                            t.put(&from, &(a - amount).to_le_bytes())?;
-                            t.put(&to, &(b + amount).to_le_bytes())?;
+                            t.put(&from, (a - amount).to_le_bytes())?;
+                            t.put(&to, (b + amount).to_le_bytes())?;
                             t.commit()
                         })();
                         match attempt {
@@ -255,7 +255,7 @@ fn a_cursor_updates_in_place_under_locks() {
     let dir = tempfile::tempdir().unwrap();
     let tdb = open(dir.path());
     for i in 0..10u64 {
-        tdb.put(format!("k{i}").as_bytes(), &i.to_le_bytes())
+        tdb.put(format!("k{i}").as_bytes(), i.to_le_bytes())
             .unwrap();
     }
     let mut t = tdb.transaction(&WriteOptions::default(), &options(10));
@@ -268,7 +268,7 @@ fn a_cursor_updates_in_place_under_locks() {
             if n % 3 == 0 {
                 c.delete().unwrap();
             } else {
-                c.update(&(n * 10).to_le_bytes()).unwrap();
+                c.update((n * 10).to_le_bytes()).unwrap();
                 assert_eq!(c.value(), (n * 10).to_le_bytes());
             }
             c.next();

@@ -143,7 +143,7 @@ fn prefix_same_as_start_stops_at_the_next_prefix_in_both_directions() {
         }
     }
     // Turning around inside the prefix: next, prev, next.
-    it.seek(&key(10, 1));
+    it.seek(key(10, 1));
     let first = it.key().to_vec();
     it.next();
     it.prev();
@@ -183,7 +183,7 @@ fn total_order_seek_reads_across_prefixes_and_checks_no_filter() {
         prefix_same_as_start: true,
         ..ReadOptions::default()
     });
-    it.seek(&key(40, 0));
+    it.seek(key(40, 0));
     assert_eq!(
         walk(&mut it, usize::MAX),
         model_from(&model, &key(40, 0), Some(b"p040"))
@@ -225,7 +225,7 @@ fn a_seek_for_an_absent_prefix_skips_every_table_by_its_filter() {
     // The same seek in total order reads the tables.
     let before = reads(&db.stats());
     let mut it = db.iter(total_order());
-    it.seek(&key(51, 0));
+    it.seek(key(51, 0));
     assert_eq!(
         it.key(),
         model_from(&model, &key(51, 0), None)[0].0.as_slice()
@@ -235,7 +235,7 @@ fn a_seek_for_an_absent_prefix_skips_every_table_by_its_filter() {
     assert!(after.2 > before.2, "total order reads data blocks");
     // A present prefix is found whatever the filters skipped.
     let mut it = db.iter(same_prefix());
-    it.seek(&key(52, 0));
+    it.seek(key(52, 0));
     assert_eq!(
         walk(&mut it, 10),
         model_from(&model, &key(52, 0), Some(b"p052"))
@@ -365,7 +365,7 @@ fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
     assert_eq!(db.stats().level_files[0], 1);
     let mut it = db.iter(same_prefix());
     let before = reads(&db.stats());
-    it.seek(&key(3, 0));
+    it.seek(key(3, 0));
     assert!(!it.valid());
     let after = reads(&db.stats());
     assert_eq!(
@@ -376,13 +376,13 @@ fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
     assert!(after.2 > before.2, "the old table is read");
     // New writes in a new table, whose filter holds prefixes.
     for p in (40..60).step_by(2) {
-        db.put(&key(p, 0), b"new").unwrap();
+        db.put(key(p, 0), b"new").unwrap();
         model.insert(key(p, 0), b"new".to_vec());
     }
     db.flush().unwrap();
     let before = reads(&db.stats());
     let mut it = db.iter(same_prefix());
-    it.seek(&key(3, 0));
+    it.seek(key(3, 0));
     assert!(!it.valid());
     let after = reads(&db.stats());
     assert_eq!(
@@ -391,7 +391,7 @@ fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
         "the new table says no"
     );
     for p in [0u32, 2, 38, 40, 58] {
-        it.seek(&key(p, 0));
+        it.seek(key(p, 0));
         assert_eq!(
             walk(&mut it, usize::MAX),
             model_from(&model, &key(p, 0), Some(&key(p, 0)[..4])),
@@ -427,7 +427,7 @@ fn compacted_tables_keep_their_prefix_filters() {
     let mut it = db.iter(same_prefix());
     let before = reads(&db.stats());
     for p in (1..99).step_by(2) {
-        it.seek(&key(p, 0));
+        it.seek(key(p, 0));
         assert!(!it.valid(), "prefix {p} has no key");
     }
     let after = reads(&db.stats());

@@ -56,16 +56,16 @@ fn one_delete_range_over_a_million_keys_writes_one_entry() {
     let db = Db::open(dir.path(), options()).unwrap();
     let mut batch = strata::WriteBatch::new();
     for i in (0..1_000_000).step_by(100) {
-        batch.put(&key(i), b"v");
+        batch.put(key(i), b"v");
     }
     db.write(batch, &Default::default()).unwrap();
     let (written, wal) = (db.stats().keys_written, wal_bytes(dir.path()));
-    db.delete_range(&key(0), &key(1_000_000)).unwrap();
+    db.delete_range(key(0), key(1_000_000)).unwrap();
     assert_eq!(db.stats().keys_written - written, 1);
     let grew = wal_bytes(dir.path()) - wal;
     assert!(grew < 64, "the WAL grew by {grew} bytes");
     assert!(keys(&db, ReadOptions::default()).is_empty());
-    assert_eq!(db.get(&key(500_000)).unwrap(), None);
+    assert_eq!(db.get(key(500_000)).unwrap(), None);
 }
 
 /// The end key is not deleted, the begin key is; an empty range deletes nothing; both
@@ -75,12 +75,12 @@ fn reads_hide_the_range_and_only_the_range() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     for i in 0..20 {
-        db.put(&key(i), b"v").unwrap();
+        db.put(key(i), b"v").unwrap();
     }
     db.flush().unwrap();
-    db.delete_range(&key(5), &key(10)).unwrap();
-    db.delete_range(&key(12), &key(12)).unwrap();
-    db.put(&key(7), b"again").unwrap();
+    db.delete_range(key(5), key(10)).unwrap();
+    db.delete_range(key(12), key(12)).unwrap();
+    db.put(key(7), b"again").unwrap();
     let want: Vec<Vec<u8>> = (0..20)
         .filter(|i| !(5..10).contains(i) || *i == 7)
         .map(key)
@@ -90,16 +90,16 @@ fn reads_hide_the_range_and_only_the_range() {
         assert_eq!(keys_backward(db), want);
         for i in 0..20 {
             assert_eq!(
-                db.get(&key(i)).unwrap().is_some(),
+                db.get(key(i)).unwrap().is_some(),
                 want.contains(&key(i)),
                 "{i}"
             );
         }
-        assert_eq!(db.get(&key(7)).unwrap().as_deref(), Some(&b"again"[..]));
+        assert_eq!(db.get(key(7)).unwrap().as_deref(), Some(&b"again"[..]));
         let mut it = db.iter(ReadOptions::default());
-        it.seek(&key(5));
+        it.seek(key(5));
         assert_eq!(it.key(), key(7));
-        it.seek_for_prev(&key(9));
+        it.seek_for_prev(key(9));
         assert_eq!(it.key(), key(7));
         it.prev();
         assert_eq!(it.key(), key(4));
@@ -121,10 +121,10 @@ fn snapshots_keep_seeing_what_a_later_range_deletion_removed() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     for i in 0..100 {
-        db.put(&key(i), b"old").unwrap();
+        db.put(key(i), b"old").unwrap();
     }
     let snap = db.snapshot();
-    db.delete_range(&key(10), &key(90)).unwrap();
+    db.delete_range(key(10), key(90)).unwrap();
     let at_snap = || ReadOptions {
         snapshot: Some(snap.clone()),
         ..ReadOptions::default()
@@ -137,11 +137,8 @@ fn snapshots_keep_seeing_what_a_later_range_deletion_removed() {
         }
         assert_eq!(keys(&db, at_snap()).len(), 100, "{step}");
         assert_eq!(keys(&db, ReadOptions::default()).len(), 20, "{step}");
-        assert!(
-            db.get_opt(&key(50), &at_snap()).unwrap().is_some(),
-            "{step}"
-        );
-        assert_eq!(db.get(&key(50)).unwrap(), None, "{step}");
+        assert!(db.get_opt(key(50), &at_snap()).unwrap().is_some(), "{step}");
+        assert_eq!(db.get(key(50)).unwrap(), None, "{step}");
     }
     drop(snap);
     db.compact_all().unwrap();
@@ -158,16 +155,16 @@ fn a_flush_of_only_a_range_deletion_writes_a_table_of_tombstones() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     for i in 0..50 {
-        db.put(&key(i), b"v").unwrap();
+        db.put(key(i), b"v").unwrap();
     }
     db.flush().unwrap();
-    db.delete_range(&key(0), &key(40)).unwrap();
+    db.delete_range(key(0), key(40)).unwrap();
     db.flush().unwrap();
     assert_eq!(db.tree_shape().levels[0].files, 2);
     db.close().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     assert_eq!(keys(&db, ReadOptions::default()).len(), 10);
-    assert_eq!(db.get(&key(3)).unwrap(), None);
+    assert_eq!(db.get(key(3)).unwrap(), None);
 }
 
 /// A deletion in one family leaves the same keys of another alone, before and after a
@@ -178,14 +175,14 @@ fn a_range_deletion_stays_in_its_column_family() {
     let db = Db::open(dir.path(), options()).unwrap();
     let users = db.create_cf("users", CfOptions::default()).unwrap();
     for i in 0..10 {
-        db.put(&key(i), b"default").unwrap();
-        db.put_cf(&users, &key(i), b"users").unwrap();
+        db.put(key(i), b"default").unwrap();
+        db.put_cf(&users, key(i), b"users").unwrap();
     }
-    db.delete_range_cf(&users, &key(0), &key(5)).unwrap();
+    db.delete_range_cf(&users, key(0), key(5)).unwrap();
     let check = |db: &Db, users: &strata::ColumnFamily| {
-        assert_eq!(db.get_cf(users, &key(2)).unwrap(), None);
-        assert!(db.get_cf(users, &key(6)).unwrap().is_some());
-        assert!(db.get(&key(2)).unwrap().is_some());
+        assert_eq!(db.get_cf(users, key(2)).unwrap(), None);
+        assert!(db.get_cf(users, key(6)).unwrap().is_some());
+        assert!(db.get(key(2)).unwrap().is_some());
     };
     check(&db, &users);
     db.close().unwrap();
@@ -202,19 +199,19 @@ fn a_get_under_a_memtable_tombstone_looks_at_no_table() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     for i in 0..1000 {
-        db.put(&key(i), b"v").unwrap();
+        db.put(key(i), b"v").unwrap();
     }
     db.flush().unwrap();
-    db.delete_range(&key(0), &key(500)).unwrap();
-    db.put(&key(10), b"after").unwrap();
+    db.delete_range(key(0), key(500)).unwrap();
+    db.put(key(10), b"after").unwrap();
     let checks = db.stats().bloom_checks;
     for i in 0..500 {
         let want = (i == 10).then(|| b"after".to_vec());
-        assert_eq!(db.get(&key(i)).unwrap(), want, "key {i}");
+        assert_eq!(db.get(key(i)).unwrap(), want, "key {i}");
     }
     // Every table version is older than the tombstone: no table was asked.
     assert_eq!(db.stats().bloom_checks, checks);
     // Outside the range the tables answer as before.
-    assert_eq!(db.get(&key(700)).unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(key(700)).unwrap().as_deref(), Some(&b"v"[..]));
     assert_eq!(db.stats().bloom_checks, checks + 1);
 }

@@ -38,25 +38,25 @@ fn a_read_only_open_beside_a_writer_reads_everything_and_changes_no_file() {
     .unwrap();
     // Tables in several levels and writes still in the WAL.
     for i in 0..3000 {
-        writer.put(&key(i), &[b'v'; 100]).unwrap();
+        writer.put(key(i), [b'v'; 100]).unwrap();
     }
     writer.flush().unwrap();
     writer.compact_all().unwrap();
     for i in 3000..4000 {
-        writer.put(&key(i), format!("late{i}").as_bytes()).unwrap();
+        writer.put(key(i), format!("late{i}").as_bytes()).unwrap();
     }
-    writer.delete(&key(5)).unwrap();
+    writer.delete(key(5)).unwrap();
     writer.sync_wal().unwrap();
     let before = files(dir.path());
 
     let reader = Db::open_read_only(dir.path(), Options::default()).unwrap();
     assert_eq!(
-        reader.get(&key(4)).unwrap().as_deref(),
+        reader.get(key(4)).unwrap().as_deref(),
         Some(&[b'v'; 100][..])
     );
-    assert_eq!(reader.get(&key(5)).unwrap(), None);
+    assert_eq!(reader.get(key(5)).unwrap(), None);
     assert_eq!(
-        reader.get(&key(3999)).unwrap().as_deref(),
+        reader.get(key(3999)).unwrap().as_deref(),
         Some(&b"late3999"[..])
     );
     let mut it = reader.iter(ReadOptions::default());

@@ -145,7 +145,7 @@ fn run(seed: u64) {
                 }
                 60..=64 if f == 0 => {
                     let operand = rng.below(100).to_le_bytes();
-                    m.txn.merge(&k, &operand).unwrap();
+                    m.txn.merge(&k, operand).unwrap();
                     let now = m.view(0).get(&k).cloned();
                     m.writes[0].insert(k.clone(), Some(u64_add(now.as_deref(), &operand)));
                     m.tracked.insert((0, k));
@@ -452,7 +452,7 @@ fn concurrent_transfers_keep_the_total() {
     let db = single_family(dir.path());
     const ACCOUNTS: u64 = 4;
     for a in 0..ACCOUNTS {
-        db.put(format!("acct{a}").as_bytes(), &100u64.to_le_bytes())
+        db.put(format!("acct{a}").as_bytes(), 100u64.to_le_bytes())
             .unwrap();
     }
     let balance = |v: Option<Vec<u8>>| u64::from_le_bytes(v.unwrap().try_into().unwrap());
@@ -476,8 +476,8 @@ fn concurrent_transfers_keep_the_total() {
                         // Gives the other threads a chance to commit in between.
                         std::thread::yield_now();
                         let amount = a.min(rng.below(10));
-                        t.put(&from, &(a - amount).to_le_bytes()).unwrap();
-                        t.put(&to, &(b + amount).to_le_bytes()).unwrap();
+                        t.put(&from, (a - amount).to_le_bytes()).unwrap();
+                        t.put(&to, (b + amount).to_le_bytes()).unwrap();
                         match t.commit() {
                             Ok(()) => break,
                             Err(e) => {

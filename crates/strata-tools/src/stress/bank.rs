@@ -222,13 +222,13 @@ fn open_bank(a: &StressArgs, ledger_path: &Path) -> Result<(Bank, Ledger), BoxEr
     for chunk in (0..a.accounts).collect::<Vec<_>>().chunks(10_000) {
         let mut batch = WriteBatch::new();
         for &k in chunk {
-            batch.put_cf(bank.cf(k), &key(k), &(INITIAL as i64).to_le_bytes());
+            batch.put_cf(bank.cf(k), key(k), (INITIAL as i64).to_le_bytes());
         }
         bank.tdb.db().write(batch, &write)?;
     }
     let mut batch = WriteBatch::new();
     for t in 0..a.threads {
-        batch.put_cf(&bank.families[0], &seq_key(t), &0u64.to_le_bytes());
+        batch.put_cf(&bank.families[0], seq_key(t), 0u64.to_le_bytes());
     }
     bank.tdb.db().write(batch, &write)?;
     let ledger = Ledger::create(ledger_path, shape(a))?;
@@ -251,14 +251,14 @@ fn read_state(bank: &Bank, shape: &Shape) -> Result<(Vec<i64>, Vec<u64>), String
     let mut balances = Vec::with_capacity(shape.accounts as usize);
     for a in 0..shape.accounts {
         let v = db
-            .get_cf(bank.cf(a), &key(a))
+            .get_cf(bank.cf(a), key(a))
             .map_err(|e| format!("get account {a}: {e}"))?;
         balances.push(balance(&format!("account {a}"), v.as_deref())?);
     }
     let mut seqs = Vec::with_capacity(shape.threads as usize);
     for t in 0..shape.threads {
         let v = db
-            .get_cf(&bank.families[0], &seq_key(t))
+            .get_cf(&bank.families[0], seq_key(t))
             .map_err(|e| format!("get the sequence of thread {t}: {e}"))?;
         seqs.push(sequence(
             &format!("the sequence key of thread {t}"),
@@ -727,16 +727,16 @@ impl<'a> Teller<'a> {
         };
         let mut txn = tdb.transaction(&self.write_options, &options);
         let default = &self.bank.families[0];
-        let seq = match txn.get_for_update_cf(default, &seq_key(self.t)) {
+        let seq = match txn.get_for_update_cf(default, seq_key(self.t)) {
             Ok(v) => v,
             Err(e) => return self.busy(e, "get_for_update of the sequence"),
         };
         // Locked in the order (from, to): opposite transfers lock in opposite orders.
-        let from_b = match txn.get_for_update_cf(self.bank.cf(from), &key(from)) {
+        let from_b = match txn.get_for_update_cf(self.bank.cf(from), key(from)) {
             Ok(v) => v,
             Err(e) => return self.busy(e, "get_for_update"),
         };
-        let to_b = match txn.get_for_update_cf(self.bank.cf(to), &key(to)) {
+        let to_b = match txn.get_for_update_cf(self.bank.cf(to), key(to)) {
             Ok(v) => v,
             Err(e) => return self.busy(e, "get_for_update"),
         };
@@ -754,15 +754,15 @@ impl<'a> Teller<'a> {
         let put = |txn: &mut strata::Transaction<'_>| -> strata::Result<()> {
             txn.put_cf(
                 self.bank.cf(from),
-                &key(from),
-                &(fb - amount as i64).to_le_bytes(),
+                key(from),
+                (fb - amount as i64).to_le_bytes(),
             )?;
             txn.put_cf(
                 self.bank.cf(to),
-                &key(to),
-                &(tb + amount as i64).to_le_bytes(),
+                key(to),
+                (tb + amount as i64).to_le_bytes(),
             )?;
-            txn.put_cf(default, &seq_key(self.t), &tr.seq.to_le_bytes())
+            txn.put_cf(default, seq_key(self.t), tr.seq.to_le_bytes())
         };
         put(&mut txn).map_err(|e| format!("put: {e}"))?;
         self.ledger.begin(self.t, &mut self.slot, tr)?;
@@ -794,17 +794,17 @@ impl<'a> Teller<'a> {
         let tr = self.transfer(from, to, amount, Kind::Optimistic);
         txn.put_cf(
             self.bank.cf(from),
-            &key(from),
-            &(fb - amount as i64).to_le_bytes(),
+            key(from),
+            (fb - amount as i64).to_le_bytes(),
         )
         .and_then(|()| {
             txn.put_cf(
                 self.bank.cf(to),
-                &key(to),
-                &(tb + amount as i64).to_le_bytes(),
+                key(to),
+                (tb + amount as i64).to_le_bytes(),
             )
         })
-        .and_then(|()| txn.put_cf(default, &seq_key(self.t), &tr.seq.to_le_bytes()))
+        .and_then(|()| txn.put_cf(default, seq_key(self.t), tr.seq.to_le_bytes()))
         .map_err(|e| format!("put: {e}"))?;
         self.ledger.begin(self.t, &mut self.slot, tr)?;
         match txn.commit() {
@@ -831,7 +831,7 @@ impl<'a> Teller<'a> {
         let mut balances = Vec::with_capacity(self.a.accounts as usize);
         for a in 0..self.a.accounts {
             let v = db
-                .get_cf_opt(self.bank.cf(a), &key(a), &options)
+                .get_cf_opt(self.bank.cf(a), key(a), &options)
                 .map_err(|e| format!("audit: get {a}: {e}"))?;
             let b = balance(&format!("audit: account {a}"), v.as_deref())?;
             sum += i128::from(b);
@@ -914,20 +914,16 @@ mod tests {
             let mut txn = bank
                 .tdb
                 .transaction(&WriteOptions::default(), &TransactionOptions::default());
-            txn.put_cf(bank.cf(1), &key(1), &((INITIAL - 10) as i64).to_le_bytes())
+            txn.put_cf(bank.cf(1), key(1), ((INITIAL - 10) as i64).to_le_bytes())
                 .unwrap();
             let to = balance(
                 "",
-                bank.tdb
-                    .db()
-                    .get_cf(bank.cf(0), &key(0))
-                    .unwrap()
-                    .as_deref(),
+                bank.tdb.db().get_cf(bank.cf(0), key(0)).unwrap().as_deref(),
             )
             .unwrap();
-            txn.put_cf(bank.cf(0), &key(0), &(to + 10).to_le_bytes())
+            txn.put_cf(bank.cf(0), key(0), (to + 10).to_le_bytes())
                 .unwrap();
-            txn.put_cf(&bank.families[0], &seq_key(1), &tr.seq.to_le_bytes())
+            txn.put_cf(&bank.families[0], seq_key(1), tr.seq.to_le_bytes())
                 .unwrap();
             txn.set_name(&txn_name(1, tr.seq)).unwrap();
             txn.prepare().unwrap();
@@ -945,18 +941,14 @@ mod tests {
         let get = |k: u64| {
             balance(
                 "",
-                bank.tdb
-                    .db()
-                    .get_cf(bank.cf(k), &key(k))
-                    .unwrap()
-                    .as_deref(),
+                bank.tdb.db().get_cf(bank.cf(k), key(k)).unwrap().as_deref(),
             )
             .unwrap()
         };
         let (b3, b4) = (get(3), get(4));
         let mut batch = WriteBatch::new();
-        batch.put_cf(bank.cf(3), &key(3), &(b3 - 5).to_le_bytes());
-        batch.put_cf(bank.cf(4), &key(4), &(b4 + 5).to_le_bytes());
+        batch.put_cf(bank.cf(3), key(3), (b3 - 5).to_le_bytes());
+        batch.put_cf(bank.cf(4), key(4), (b4 + 5).to_le_bytes());
         bank.tdb
             .db()
             .write(batch, &WriteOptions::default())
@@ -965,7 +957,7 @@ mod tests {
         assert!(e.contains("account 3 holds"), "{e}");
         bank.tdb
             .db()
-            .put_cf(bank.cf(4), &key(4), &(b4 + 6).to_le_bytes())
+            .put_cf(bank.cf(4), key(4), (b4 + 6).to_le_bytes())
             .unwrap();
         let e = verify(&bank, &ledger, &mut rng).unwrap_err();
         assert!(e.contains("money was made or lost"), "{e}");

@@ -867,9 +867,9 @@ impl<'a> Worker<'a> {
         let family = self.db.family_of(start);
         let mut it = self.db.iter(family).map_err(|e| format!("iterator: {e}"))?;
         if forward {
-            it.seek(&key(start));
+            it.seek(key(start));
         } else {
-            it.seek_for_prev(&key(start));
+            it.seek_for_prev(key(start));
         }
         // The keys not yet passed: [next, end of the key space) going forward, [0, next]
         // going backward (as u64 + 1, so that "nothing left" is 0).

@@ -58,6 +58,7 @@ const STAGING_TMP: &str = "staging.tmp";
 /// What [`BackupEngine::list_backups`] and [`BackupEngine::create_backup`] tell about a
 /// backup.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BackupInfo {
     /// The backup's id: 1 for the first, one more than the newest for each next one.
     pub id: u64,

@@ -4,6 +4,7 @@
 
 /// How the tree is shaped by compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompactionStyle {
     /// Levels of sorted, non-overlapping files, each about `max_bytes_for_level_multiplier`
     /// times the one above (dynamic level sizes). Low space-amp and read cost. The default.

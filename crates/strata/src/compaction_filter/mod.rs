@@ -26,6 +26,7 @@ pub mod ttl;
 
 /// What a compaction filter is shown of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EntryKind {
     /// A value written by a put.
     Value,
@@ -35,6 +36,7 @@ pub enum EntryKind {
 
 /// What a compaction does with an entry shown to a filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FilterDecision {
     /// Write the entry as it is.
     Keep,

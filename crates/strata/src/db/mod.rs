@@ -62,6 +62,7 @@ use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::range_del::RangeDelAggregator;
+use crate::table::pinned::{LookupValue, PinnedValue};
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::{record_size, WriteBatch};
 
@@ -486,6 +487,49 @@ impl Db {
         self.inner.get(&cf, key, snapshot)
     }
 
+    /// The value of `key` without a copy where it can: a value found in a table block is
+    /// handed back in place, keeping the block in memory while the [`PinnedValue`] lives
+    /// (RocksDB's `PinnableSlice`); one found in a memtable or made by a merge is copied once.
+    /// Reads as a `&[u8]`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let options = strata::Options { create_if_missing: true, ..Default::default() };
+    /// let db = strata::Db::open(dir.path(), options)?;
+    /// db.put(b"key", b"a value read in place")?;
+    /// db.flush()?; // now in a table
+    /// let value = db.get_pinned(b"key")?.expect("written above");
+    /// assert!(value.is_pinned());
+    /// assert_eq!(&value[..], b"a value read in place");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_pinned(&self, key: impl AsRef<[u8]>) -> Result<Option<PinnedValue>> {
+        self.get_pinned_opt(key, &ReadOptions::default())
+    }
+
+    /// [`Db::get_pinned`] with read options (a snapshot, if given).
+    pub fn get_pinned_opt(
+        &self,
+        key: impl AsRef<[u8]>,
+        options: &ReadOptions,
+    ) -> Result<Option<PinnedValue>> {
+        let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        self.inner
+            .get(&self.inner.default_cf, key.as_ref(), snapshot)
+    }
+
+    /// [`Db::get_pinned`] in column family `cf`, with read options.
+    pub fn get_pinned_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        options: &ReadOptions,
+    ) -> Result<Option<PinnedValue>> {
+        let cf = self.inner.family(cf)?;
+        let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        self.inner.get(&cf, key.as_ref(), snapshot)
+    }
+
     /// The values of `keys` (in their order), read together: in one view of the database, as
     /// through one snapshot, and in key order, so that keys near one another share the
     /// table blocks they read. Each key has its own answer: a corrupt block fails only the
@@ -847,12 +891,12 @@ impl DbInner {
     /// that consistent prefix, including every write acknowledged before it began.
     ///
     /// The value as stored: `get` (in `ttl`) strips a TTL family's expiry.
-    fn get_stored(
+    fn get_stored<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         key: &[u8],
         snapshot: Option<SequenceNumber>,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<V>> {
         self.check_open()?;
         let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
@@ -861,13 +905,13 @@ impl DbInner {
 
     /// [`DbInner::get_stored`] in super version `sv` at sequence `seq` (`sv` loaded first, as
     /// that function's doc says).
-    fn get_stored_at(
+    fn get_stored_at<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         sv: &SuperVersion,
         key: &[u8],
         seq: SequenceNumber,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<V>> {
         self.counters.add(Counter::Gets, 1);
         // The newest range deletion at or below `seq` covering `key` in the sources read so
         // far (0: none). A version older than it is deleted; sources are newest first, so a
@@ -885,10 +929,10 @@ impl DbInner {
             match lookup {
                 Lookup::Found(v) => {
                     self.counters.add(Counter::GetsFound, 1);
-                    return Ok(Some(v.to_vec()));
+                    return Ok(Some(V::from_slice(v)));
                 }
                 Lookup::Deleted => return Ok(None),
-                Lookup::Merge => return self.get_merged(cf, sv, key, seq),
+                Lookup::Merge => return Ok(self.get_merged(cf, sv, key, seq)?.map(V::from_vec)),
                 // Every older source holds only versions older than the covering tombstone,
                 // which lies in this memtable or a newer one: the key is deleted, and nothing
                 // older needs a look (RocksDB stops there too).
@@ -906,7 +950,7 @@ impl DbInner {
 
     /// The table half of a point lookup; `target` is the seek key for `(key, seq)`, and
     /// `covered` the newest range deletion covering `key` in the memtables (0: none).
-    fn get_from_tables(
+    fn get_from_tables<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         sv: &SuperVersion,
@@ -914,7 +958,7 @@ impl DbInner {
         target: &[u8],
         seq: SequenceNumber,
         mut covered: SequenceNumber,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<V>> {
         if covered > 0 {
             // A memtable's tombstone covers the key: every table version is older.
             return Ok(None);
@@ -931,9 +975,10 @@ impl DbInner {
                 covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
             }
             let hit = table
-                .get_hashed(target, hash, |k, v| {
-                    let p = ParsedKey::parse(k)?;
-                    (p.user_key == key).then(|| (p.kind, p.seq, v.to_vec()))
+                .get_hashed_entry(target, hash, |entry| {
+                    let p = ParsedKey::parse(entry.key())?;
+                    let value = || V::from_block(entry.block(), entry.value_range());
+                    (p.user_key == key).then(|| (p.kind, p.seq, value()))
                 })?
                 .flatten();
             match hit {
@@ -943,7 +988,7 @@ impl DbInner {
                     return Ok(Some(v));
                 }
                 Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
-                    return self.get_merged(cf, sv, key, seq);
+                    return Ok(self.get_merged(cf, sv, key, seq)?.map(V::from_vec));
                 }
                 Some(_) => return Ok(None),
                 None if covered > 0 => {

@@ -30,6 +30,7 @@ use crate::write_batch::DecodedBatch;
 
 /// What open found in the write-ahead logs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecoveryReport {
     /// WAL files read.
     pub wal_files: usize,

@@ -27,6 +27,7 @@ macro_rules! stats {
 
         /// A snapshot of the database's counters and memory state, from [`Db::stats`](crate::Db::stats).
         #[derive(Debug, Clone, Default, PartialEq)]
+        #[non_exhaustive]
         pub struct DbStats {
             $( $(#[$cdoc])* pub $counter: u64, )*
             $( $(#[$sdoc])* pub $field: $ty, )*
@@ -145,6 +146,7 @@ stats! {
 
 /// Compaction work per output level, for the stats table.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LevelCompactionStats {
     /// Compactions whose output went to this level (moves included).
     pub count: u64,
@@ -189,6 +191,7 @@ impl Counters {
 
 /// The shape of the tree, from [`Db::tree_shape`](crate::Db::tree_shape).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TreeShape {
     /// Entries in the active memtable.
     pub active_memtable_entries: u64,
@@ -204,6 +207,7 @@ pub struct TreeShape {
 
 /// Files and bytes of one level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LevelShape {
     /// Table files.
     pub files: u64,

@@ -20,6 +20,7 @@ use crate::column_family::ColumnFamily;
 use crate::compaction_filter::ttl;
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind};
+use crate::table::pinned::LookupValue;
 use crate::write_batch::WriteBatch;
 
 impl DbInner {
@@ -80,37 +81,38 @@ impl DbInner {
 
     /// The value of `key` in family `cf` at `snapshot` (or now), as the user wrote it: in a
     /// TTL family without its expiry, and absent once expired.
-    pub(super) fn get(
+    pub(super) fn get<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         key: &[u8],
         snapshot: Option<SequenceNumber>,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<V>> {
         let stored = self.get_stored(cf, key, snapshot)?;
         self.user_value(cf, key, stored)
     }
 
     /// A value as stored (by [`DbInner::get_stored`]) as the user wrote it: in a TTL family
     /// without its expiry, and absent once expired.
-    pub(super) fn user_value(
+    pub(super) fn user_value<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         key: &[u8],
-        stored: Option<Vec<u8>>,
-    ) -> Result<Option<Vec<u8>>> {
+        stored: Option<V>,
+    ) -> Result<Option<V>> {
         if cf.options.ttl.is_none() {
             return Ok(stored);
         }
         let Some(mut value) = stored else {
             return Ok(None);
         };
-        let Some((user, expiry)) = ttl::split(&value) else {
-            return Err(short_value_error(cf.name(), key, value.len()));
+        let Some((user, expiry)) = ttl::split(value.as_ref()) else {
+            return Err(short_value_error(cf.name(), key, value.as_ref().len()));
         };
         if ttl::is_expired(expiry, self.options.clock.now_secs()) {
             return Ok(None);
         }
-        value.truncate(user.len());
+        let user_len = user.len();
+        value.truncate(user_len);
         Ok(Some(value))
     }
 

@@ -389,7 +389,7 @@ pub fn api_ops(data: &[u8]) {
             0..=2 if op >= 160 => {
                 let k = key(next());
                 let operand = u64::from(next().unwrap_or(0));
-                let done = db.merge_cf(&cf, &k, &operand.to_le_bytes());
+                let done = db.merge_cf(&cf, &k, operand.to_le_bytes());
                 if cur == TTL_SLOT {
                     let err = done.expect_err("a merge into a TTL family");
                     assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{err}");
@@ -455,7 +455,7 @@ pub fn api_ops(data: &[u8]) {
                         batch.delete_cf(&family, &k);
                         families.delete(slot, &k);
                     } else if what % 4 == 3 {
-                        batch.merge_cf(&family, &k, &u64::from(what).to_le_bytes());
+                        batch.merge_cf(&family, &k, u64::from(what).to_le_bytes());
                         refused |= slot == TTL_SLOT;
                         if slot != TTL_SLOT {
                             model_add(families.model(slot), k, u64::from(what));

@@ -154,6 +154,11 @@ pub struct Block {
 }
 
 impl Block {
+    /// The block's bytes as stored (entries, then the restart array).
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
     /// Checks the restart array of `data`; the error says what is wrong.
     pub fn new(data: Vec<u8>) -> Result<Block, String> {
         let n = decode_fixed32(data.len().checked_sub(4).map_or(&[][..], |at| &data[at..]))
@@ -269,6 +274,16 @@ impl BlockIter {
     /// The current value.
     pub fn value(&self) -> &[u8] {
         &self.block.data[self.value.0..self.value.0 + self.value.1]
+    }
+
+    /// Where the current value lies in the block's bytes ([`Block::bytes`]).
+    pub fn value_range(&self) -> std::ops::Range<usize> {
+        self.value.0..self.value.0 + self.value.1
+    }
+
+    /// The block this cursor reads.
+    pub fn block(&self) -> &Arc<Block> {
+        &self.block
     }
 
     /// Why the block could not be decoded, if it could not.

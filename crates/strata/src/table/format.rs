@@ -47,6 +47,7 @@ const MAX_RAW_BLOCK: usize = 1 << 30;
 /// Per-block compression. The numbers are on disk (RocksDB's numbering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(u8)]
+#[non_exhaustive]
 pub enum Compression {
     /// Stored as is.
     #[default]

@@ -32,6 +32,7 @@ pub mod block;
 pub mod builder;
 pub mod filter;
 pub mod format;
+pub mod pinned;
 pub mod properties;
 pub mod range_del;
 pub mod reader;
@@ -41,6 +42,7 @@ use std::sync::Arc;
 use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
 pub use format::Compression;
+pub use pinned::PinnedValue;
 pub use reader::Table;
 
 /// How tables are built and read.

@@ -479,6 +479,17 @@ impl Table {
         hash: u64,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
+        self.get_hashed_entry(target, hash, |entry| f(entry.key(), entry.value()))
+    }
+
+    /// [`Table::get_hashed`] handing `f` the data block's cursor at the entry, for a caller
+    /// that keeps the block (a pinned value).
+    pub fn get_hashed_entry<R>(
+        &self,
+        target: &[u8],
+        hash: u64,
+        f: impl FnOnce(&BlockIter) -> R,
+    ) -> Result<Option<R>> {
         if !self.may_contain_hash(hash)? {
             return Ok(None);
         }
@@ -509,13 +520,13 @@ impl Table {
         Ok(found)
     }
 
-    /// The data-block half of [`Table::get_hashed`]; returns the data key buffer for reuse.
+    /// The data-block half of [`Table::get_hashed_entry`]; returns the data key buffer for reuse.
     fn get_in_block<R>(
         &self,
         index: &BlockIter,
         target: &[u8],
         data_buf: Vec<u8>,
-        f: impl FnOnce(&[u8], &[u8]) -> R,
+        f: impl FnOnce(&BlockIter) -> R,
     ) -> Result<(Option<R>, Vec<u8>)> {
         let handle = self.handle_from_index(index)?;
         let mut data = BlockIter::with_buffer(
@@ -527,7 +538,7 @@ impl Table {
         if let Some(why) = data.corrupt() {
             return Err(Error::corruption(&self.path, handle.offset, why));
         }
-        let found = data.valid().then(|| f(data.key(), data.value()));
+        let found = data.valid().then(|| f(&data));
         Ok((found, data.into_buffer()))
     }
 

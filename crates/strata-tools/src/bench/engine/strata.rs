@@ -487,6 +487,8 @@ fn retry_of(failure: TxnFailure) -> Retry {
         TxnFailure::Conflict => Retry::Conflict,
         TxnFailure::Deadlock => Retry::Deadlock,
         TxnFailure::LockTimeout | TxnFailure::Expired => Retry::Timeout,
+        // A cause the library may add later: counted with the timeouts.
+        _ => Retry::Timeout,
     }
 }
 
