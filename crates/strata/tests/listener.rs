@@ -761,3 +761,40 @@ fn a_failed_flush_is_a_background_error_that_stops_writes() {
         .iter()
         .any(|e| matches!(e, Event::FlushCompleted { .. })));
 }
+
+#[test]
+fn each_flush_says_why_it_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    // A WAL left by the last open: replayed into a memtable, which is flushed after open.
+    let db = Db::open(dir.path(), options(Vec::new())).unwrap();
+    db.put(b"replayed", b"1").unwrap();
+    db.close().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let db = Db::open(dir.path(), options(vec![recorder.clone()])).unwrap();
+    // A manual compaction flushes first.
+    db.put(b"compacted", b"1").unwrap();
+    db.compact_range(None, None).unwrap();
+    // Close flushes what was written without the WAL.
+    let no_wal = strata::WriteOptions {
+        disable_wal: true,
+        ..strata::WriteOptions::default()
+    };
+    db.put_opt(b"unlogged", b"1", &no_wal).unwrap();
+    db.close().unwrap();
+    let reasons: Vec<FlushReason> = recorder
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::FlushCompleted { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            FlushReason::Recovery,
+            FlushReason::ManualCompaction,
+            FlushReason::Shutdown
+        ]
+    );
+}
