@@ -41,6 +41,8 @@ pub(crate) struct BgState {
     pub shutdown: bool,
     /// True while the flush thread writes a memtable.
     pub flushing: bool,
+    /// Flush jobs finished (successful or not), their event callbacks included.
+    pub flushes_finished: u64,
     /// Compactions running, background and manual.
     pub compactions_running: usize,
     /// Files and output ranges of the running compactions, per column family.
@@ -119,6 +121,7 @@ impl DbInner {
             let result = catch_panic("flush", || self.flush_oldest_immutable(&cf));
             let mut bg = self.bg.lock();
             bg.flushing = false;
+            bg.flushes_finished += 1;
             // The tree changed: a compaction skipped for space may fit now.
             bg.space_retry_at = None;
             let failed = match result {

@@ -231,8 +231,8 @@ impl DbInner {
 
     /// Switches the active memtable of family `cf` (of every family with `None`) if it holds
     /// anything, to be flushed for `reason`, then waits until those families have no
-    /// immutable memtable left and no flush runs (so that the flushes' event callbacks are
-    /// done too).
+    /// immutable memtable left (and, with event listeners, until the flush that took the
+    /// last one has called them).
     pub(super) fn flush_memtables(
         &self,
         cf: Option<&Arc<ColumnFamilyData>>,
@@ -258,16 +258,26 @@ impl DbInner {
             targets
         };
         let mut bg = self.bg.lock();
+        // With listeners: the count of finished flushes that means the flush running when the
+        // memtables were gone has ended too.
+        let mut wait_for: Option<u64> = None;
         loop {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
             }
-            let pending = bg.flushing
-                || targets
-                    .iter()
-                    .any(|cf| !cf.handle.is_dropped() && !cf.sv.read().immutables.is_empty());
+            let pending = targets
+                .iter()
+                .any(|cf| !cf.handle.is_dropped() && !cf.sv.read().immutables.is_empty());
             if !pending {
-                break;
+                // The flush that took the last of them may still be telling the listeners:
+                // wait for the one running now (one flush, whosever it is) to end.
+                let told = !self.events.enabled()
+                    || !bg.flushing
+                    || wait_for.is_some_and(|n| bg.flushes_finished >= n);
+                if told {
+                    break;
+                }
+                wait_for.get_or_insert(bg.flushes_finished + 1);
             }
             self.bg_cv.wait(&mut bg);
         }
