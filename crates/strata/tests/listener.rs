@@ -318,7 +318,7 @@ fn a_scripted_workload_is_told_in_order_with_consistent_numbers() {
 
     // Puts and a flush: its table, then the WAL it frees.
     for i in 0..100 {
-        db.put(&key(i), b"first").unwrap();
+        db.put(key(i), b"first").unwrap();
     }
     db.flush().unwrap();
     let events = recorder.events();
@@ -358,7 +358,7 @@ fn a_scripted_workload_is_told_in_order_with_consistent_numbers() {
 
     // A second table over the same keys, then a manual compaction of both.
     for i in 0..100 {
-        db.put(&key(i), b"second").unwrap();
+        db.put(key(i), b"second").unwrap();
     }
     db.flush().unwrap();
     let Event::FlushCompleted { file: second, .. } = recorder.events()[6] else {
@@ -407,7 +407,7 @@ fn a_scripted_workload_is_told_in_order_with_consistent_numbers() {
     assert!(events[3..].iter().all(
         |e| matches!(e, Event::TableDeleted { file, .. } if *file == first || *file == second)
     ));
-    assert_eq!(db.get(&key(7)).unwrap().as_deref(), Some(&b"second"[..]));
+    assert_eq!(db.get(key(7)).unwrap().as_deref(), Some(&b"second"[..]));
 
     // A stall: with the flush held at its beginning, a writer fills the active memtable
     // while the full one waits, and stops until the flush goes on.
@@ -416,7 +416,7 @@ fn a_scripted_workload_is_told_in_order_with_consistent_numbers() {
         let db = db.clone();
         std::thread::spawn(move || {
             for i in 0..400 {
-                db.put(&key(i), &[b'v'; 1000]).unwrap();
+                db.put(key(i), [b'v'; 1000]).unwrap();
             }
         })
     };
@@ -496,7 +496,7 @@ fn level0_files_delay_then_stop_writes_until_compaction_clears_them() {
     // The compaction L0 calls for waits at its beginning, so L0 grows.
     recorder.compaction_gate.set_closed(true);
     for table in 0..3u32 {
-        db.put(&key(table), b"v").unwrap();
+        db.put(key(table), b"v").unwrap();
         db.flush().unwrap();
     }
     let writer = {
@@ -566,7 +566,7 @@ impl Reader {
         let Some(db) = self.db.get().and_then(Weak::upgrade) else {
             return;
         };
-        db.get(&key(1)).unwrap();
+        db.get(key(1)).unwrap();
         let keys = db.range(&key(0)[..]..&key(50)[..]).count();
         assert!(keys <= 50);
         *self.reads.lock().unwrap() += 1;
@@ -630,7 +630,7 @@ fn a_listener_reading_the_database_from_its_callbacks_does_not_deadlock() {
         let db = Arc::new(Db::open(&path, options).unwrap());
         listener.db.set(Arc::downgrade(&db)).unwrap();
         for i in 0..5000 {
-            db.put(&key(i % 2000), &[b'v'; 100]).unwrap();
+            db.put(key(i % 2000), [b'v'; 100]).unwrap();
         }
         db.flush().unwrap();
         db.compact_range(None, None).unwrap();
@@ -688,13 +688,13 @@ fn a_panicking_listener_does_not_stop_writes() {
     let db = Db::open(dir.path(), options).unwrap();
     // Each key written three times, so that compactions merge (and delete their inputs).
     for i in 0..3000 {
-        db.put(&key(i % 1000), &[b'v'; 100]).unwrap();
+        db.put(key(i % 1000), [b'v'; 100]).unwrap();
     }
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
     db.wait_for_compactions().unwrap();
     for i in (0..1000).step_by(37) {
-        assert!(db.get(&key(i)).unwrap().is_some(), "key {i}");
+        assert!(db.get(key(i)).unwrap().is_some(), "key {i}");
     }
     db.put(b"still", b"writable").unwrap();
     db.close().unwrap();
