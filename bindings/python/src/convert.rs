@@ -93,6 +93,8 @@ pub fn to_py(e: strata::Error) -> PyErr {
             TxnFailure::Deadlock => errors::Deadlock::new_err(msg),
             TxnFailure::LockTimeout => errors::LockTimeout::new_err(msg),
             TxnFailure::Expired => errors::TransactionExpired::new_err(msg),
+            // A cause the engine may add later: the class of every transaction failure.
+            _ => errors::TransactionError::new_err(msg),
         };
     }
     match e.kind() {

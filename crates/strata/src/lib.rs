@@ -15,7 +15,7 @@
 //!
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`,
-//! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`;
+//! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`, `listener`;
 //! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
 //! `compaction`; `options`; `db`, `sst_writer`; `txn`, `backup`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
@@ -36,6 +36,7 @@ pub mod fs;
 pub mod internals;
 pub(crate) mod iterator;
 pub(crate) mod key;
+pub(crate) mod listener;
 pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod merge;
@@ -63,6 +64,12 @@ pub use db::{
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;
+pub use listener::{
+    BackgroundErrorInfo, BackgroundErrorReason, CompactionFileInfo, CompactionJobInfo,
+    CompactionReason, EventListener, FlushJobInfo, FlushReason, TableFileCreationInfo,
+    TableFileCreationReason, TableFileDeletionInfo, TableFileDeletionReason, WalFileDeletionInfo,
+    WriteStallCause, WriteStallCondition, WriteStallInfo,
+};
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{CfOptions, IngestOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};

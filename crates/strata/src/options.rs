@@ -10,6 +10,7 @@ use crate::compaction_filter::CompactionFilter;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs};
+use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
@@ -146,6 +147,11 @@ pub struct Options {
     /// recorded when the family is created, and opening it with a comparator of another name
     /// is refused. Default: [`BytewiseComparator`].
     pub comparator: Arc<dyn Comparator>,
+    /// Called when flushes and compactions begin and end, tables and WALs are created or
+    /// deleted, write stalls change and background work fails (see [`EventListener`] for the
+    /// threads they run in and what they may do). Shared by every column family. Default:
+    /// none, and then the engine does no work for them.
+    pub listeners: Vec<Arc<dyn EventListener>>,
 }
 
 impl Default for Options {
@@ -190,6 +196,7 @@ impl Default for Options {
             clock: Arc::new(SystemClock),
             prefix_extractor: None,
             comparator: Arc::new(BytewiseComparator),
+            listeners: Vec::new(),
         }
     }
 }
@@ -267,6 +274,7 @@ impl fmt::Debug for Options {
                 &self.prefix_extractor.as_ref().map(|e| e.name()),
             )
             .field("comparator", &self.comparator.name())
+            .field("listeners", &self.listeners.len())
             .finish_non_exhaustive()
     }
 }

@@ -878,3 +878,38 @@ fn merges_prefixes_and_universal_compaction() {
     db.compact_all().unwrap();
     assert_eq!(db.get(b"aa1").unwrap().as_deref(), Some(&b"base,more"[..]));
 }
+
+/// Listeners hear of an ingest's flush and of its rewritten tables, with their reasons.
+#[test]
+fn listeners_hear_the_ingest_flush_and_tables() {
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+    impl strata::EventListener for Recorder {
+        fn on_flush_completed(&self, info: &strata::FlushJobInfo) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("flush {:?}", info.reason));
+        }
+        fn on_table_file_created(&self, info: &strata::TableFileCreationInfo) {
+            let line = format!("table {} {:?}", info.file_number, info.reason);
+            self.0.lock().unwrap().push(line);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let o = Options {
+        listeners: vec![recorder.clone()],
+        ..options()
+    };
+    let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    let sst = write_sst(&dir.path().join("1.sst"), &o, &[Op::Put("k", "file")]);
+    db.ingest(&[&sst], &IngestOptions::default()).unwrap();
+    let events = recorder.0.lock().unwrap().clone();
+    assert!(
+        events.contains(&"flush ExternalFileIngestion".to_string()),
+        "{events:?}"
+    );
+    assert!(events.iter().any(|e| e.ends_with(" Ingest")), "{events:?}");
+}

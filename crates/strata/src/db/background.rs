@@ -15,6 +15,8 @@
 //! - The first background error stops all background work; writes then fail with it. A
 //!   panic in a flush or a compaction (a merge operator's, say) is such an error: caught,
 //!   so the thread lives on and nothing waits for work it would never finish.
+//! - With event listeners, a thread of their own (`strata-events`) delivers write-stall
+//!   changes (see `events`); each job's other events are called from its own thread.
 //! - Closing cancels running compactions (as RocksDB does): their outputs are deleted and
 //!   their inputs stay, so close does not wait for a long merge.
 
@@ -28,6 +30,7 @@ use super::compact::Ran;
 use super::DbInner;
 use crate::compaction::picker::Busy;
 use crate::error::{Error, Result};
+use crate::listener::{BackgroundErrorInfo, BackgroundErrorReason};
 
 /// How long a compaction skipped for lack of space waits before it is tried again.
 const SPACE_RETRY: Duration = Duration::from_secs(1);
@@ -38,6 +41,8 @@ pub(crate) struct BgState {
     pub shutdown: bool,
     /// True while the flush thread writes a memtable.
     pub flushing: bool,
+    /// Flush jobs finished (successful or not), their event callbacks included.
+    pub flushes_finished: u64,
     /// Compactions running, background and manual.
     pub compactions_running: usize,
     /// Files and output ranges of the running compactions, per column family.
@@ -69,6 +74,13 @@ pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
         handles.push(start(
             format!("strata-compact-{i}"),
             Box::new(move || db.compaction_loop()),
+        )?);
+    }
+    if let Some(changes) = inner.events.take_stall_receiver() {
+        let db = inner.clone();
+        handles.push(start(
+            "strata-events".into(),
+            Box::new(move || db.deliver_stall_changes(changes)),
         )?);
     }
     Ok(handles)
@@ -109,12 +121,16 @@ impl DbInner {
             let result = catch_panic("flush", || self.flush_oldest_immutable(&cf));
             let mut bg = self.bg.lock();
             bg.flushing = false;
+            bg.flushes_finished += 1;
             // The tree changed: a compaction skipped for space may fit now.
             bg.space_retry_at = None;
-            if let Err(e) = result {
-                self.stop_background(&mut bg, "flush", e);
-            }
+            let failed = match result {
+                Ok(()) => None,
+                Err(e) => self.stop_background(&mut bg, "flush", e),
+            };
             self.bg_cv.notify_all();
+            drop(bg);
+            self.after_job(BackgroundErrorReason::Flush, failed);
         }
     }
 
@@ -148,23 +164,61 @@ impl DbInner {
                 busy.remove(&task);
             }
             bg.compactions_running -= 1;
-            match result {
-                Ok(Ran::Done) => bg.space_retry_at = None,
-                Ok(Ran::SkippedForSpace) => bg.space_retry_at = Some(Instant::now() + SPACE_RETRY),
+            let failed = match result {
+                Ok(Ran::Done) => {
+                    bg.space_retry_at = None;
+                    None
+                }
+                Ok(Ran::SkippedForSpace) => {
+                    bg.space_retry_at = Some(Instant::now() + SPACE_RETRY);
+                    None
+                }
                 // Cancelled by close: nothing was installed, the inputs stay.
-                Err(_) if self.shutting_down.load(Ordering::Acquire) => {}
+                Err(_) if self.shutting_down.load(Ordering::Acquire) => None,
                 Err(e) => self.stop_background(&mut bg, "compaction", e),
-            }
+            };
             self.bg_cv.notify_all();
+            drop(bg);
+            self.after_job(BackgroundErrorReason::Compaction, failed);
         }
     }
 
-    /// Records the error that stops background work.
-    fn stop_background(&self, bg: &mut BgState, what: &str, e: Error) {
+    /// Records the error that stops background work; returns a copy for the listeners, if
+    /// there are any.
+    fn stop_background(&self, bg: &mut BgState, what: &str, e: Error) -> Option<Error> {
         self.info_log
-            .log(format_args!("{what} failed, background work stopped: {e}"));
+            .error(format_args!("{what} failed, background work stopped: {e}"));
+        let report = self.events.enabled().then(|| e.duplicate());
         bg.error = Some(e);
         self.bg_failed.store(true, Ordering::Release);
+        report
+    }
+
+    /// The events of a background job's end, with no lock held: the error that stopped
+    /// background work, if it failed, and the stall conditions it may have changed.
+    fn after_job(&self, job: BackgroundErrorReason, failed: Option<Error>) {
+        if !self.events.enabled() {
+            return;
+        }
+        if let Some(error) = failed {
+            self.report_background_error(job, error, true);
+        }
+        self.note_stall_conditions();
+    }
+
+    /// Tells the listeners that a `job` failed with `error`.
+    pub(super) fn report_background_error(
+        &self,
+        job: BackgroundErrorReason,
+        error: Error,
+        writes_stopped: bool,
+    ) {
+        let info = BackgroundErrorInfo {
+            reason: job,
+            error,
+            writes_stopped,
+        };
+        self.notify("on_background_error", |l| l.on_background_error(&info));
     }
 
     /// Waits until no compaction runs and keeps background compactions from starting until

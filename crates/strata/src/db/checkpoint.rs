@@ -71,7 +71,7 @@ impl DbInner {
             .filter_map(|&n| fs.file_size(&wal_path(&self.path, n)).ok())
             .sum();
         if wal_bytes >= log_size_for_flush {
-            self.flush_memtables(None)?;
+            self.flush_memtables(None, crate::listener::FlushReason::Checkpoint)?;
         }
         fs.create_dir_all(&tmp)?;
         if let Err(e) = self.fill_checkpoint(&tmp) {
@@ -92,7 +92,7 @@ impl DbInner {
         };
         fs.sync_dir(parent)?;
         self.info_log
-            .log(format_args!("checkpoint made in {}", dir.display()));
+            .info(format_args!("checkpoint made in {}", dir.display()));
         Ok(())
     }
 

@@ -16,7 +16,7 @@
 //! - A dropped family leaves the set and its handles report it dropped; its tables are
 //!   deleted once no reader holds its last version.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -27,6 +27,7 @@ use super::stats::LevelCompactionStats;
 use super::SuperVersion;
 use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};
+use crate::listener::FlushReason;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::{Version, NUM_LEVELS};
@@ -45,6 +46,9 @@ pub(crate) struct ColumnFamilyData {
     pub compaction_stats: Mutex<Vec<LevelCompactionStats>>,
     /// The options the write-stall decision reads, taken once from `options`.
     pub stall_limits: StallLimits,
+    /// Why each immutable memtable is to be flushed, by its WAL number (a family has one
+    /// memtable per WAL), for the flush's events.
+    flush_reasons: Mutex<HashMap<u64, FlushReason>>,
 }
 
 impl ColumnFamilyData {
@@ -67,7 +71,11 @@ impl ColumnFamilyData {
             })),
             pending_compaction_bytes: AtomicU64::new(0),
             compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
+            flush_reasons: Mutex::new(HashMap::new()),
         };
+        for mem in &cf.sv.read().immutables {
+            cf.note_flush_reason(mem, FlushReason::Recovery);
+        }
         cf.note_new_version(&version);
         cf
     }
@@ -89,6 +97,18 @@ impl ColumnFamilyData {
     pub fn needed_wal(&self) -> u64 {
         let sv = self.sv.read();
         sv.immutables.last().unwrap_or(&sv.active).log_number()
+    }
+
+    /// Records why memtable `mem`, becoming immutable, is to be flushed.
+    pub fn note_flush_reason(&self, mem: &MemTable, reason: FlushReason) {
+        self.flush_reasons.lock().insert(mem.log_number(), reason);
+    }
+
+    /// Why memtable `mem` is flushed, forgotten as it is asked.
+    pub fn take_flush_reason(&self, mem: &MemTable) -> FlushReason {
+        let reason = self.flush_reasons.lock().remove(&mem.log_number());
+        // Every memtable is noted as it becomes immutable (at a switch, or at open).
+        reason.unwrap_or(FlushReason::WriteBufferFull)
     }
 
     /// Updates what is derived from the current version (for write stalls).
@@ -223,7 +243,7 @@ impl super::DbInner {
         next.insert(id, Arc::new(cf));
         *self.families.write() = Arc::new(next);
         self.info_log
-            .log(format_args!("created column family '{name}' (id {id})"));
+            .info(format_args!("created column family '{name}' (id {id})"));
         Ok(handle)
     }
 
@@ -263,7 +283,7 @@ impl super::DbInner {
             .extend(last_version.live_files());
         self.purge_obsolete_files();
         self.delete_obsolete_wals()?;
-        self.info_log.log(format_args!(
+        self.info_log.info(format_args!(
             "dropped column family '{}' (id {})",
             handle.name(),
             handle.id()

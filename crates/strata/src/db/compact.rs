@@ -24,11 +24,17 @@
 //!
 //! The manifest edit deletes the inputs and adds the outputs; the input files are deleted
 //! once no version that a reader may hold names them.
+//!
+//! Event listeners hear of a job as it begins (after the space check: a skipped job is not
+//! announced) and as it ends, with its outputs or its error, before its inputs are deleted;
+//! the version the job installed is held until then, so the outputs exist while they are
+//! told of.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
@@ -46,6 +52,9 @@ use crate::filename::table_path;
 use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
+use crate::listener::{
+    BackgroundErrorReason, CompactionFileInfo, CompactionJobInfo, CompactionReason,
+};
 use crate::options::Options;
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::reader::{TableReadOptions, TableReadStats};
@@ -84,18 +93,119 @@ impl DbInner {
             .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
     }
 
-    /// Runs `task` on family `cf` and installs its result.
+    /// Runs `task` on family `cf` and installs its result, telling the event listeners as it
+    /// begins (once its space is reserved) and as it ends, successful or not.
     pub(super) fn run_compaction(
         &self,
         cf: &Arc<ColumnFamilyData>,
         task: &CompactionTask,
     ) -> Result<Ran> {
         let started = Instant::now();
-        let mut edit = VersionEdit::default();
         // A manual compaction of a family with a filter (or a ttl) rewrites what it would
         // otherwise move, so that the filter sees every entry, as RocksDB does.
         let filtered = cf.options.compaction_filter.is_some() || cf.options.ttl.is_some();
         let trivial = task.is_trivial_move() && !(filtered && task.reason == Reason::Manual);
+        let describe = || {
+            format!(
+                "{} L{}->L{} (score {:.2}, {} files, {} bytes)",
+                task.reason.name(),
+                task.start_level(),
+                task.output_level,
+                task.score,
+                task.all_inputs().count(),
+                task.input_bytes()
+            )
+        };
+        // Held until the job ends: what its outputs may take, counted by the jobs beside it.
+        let _reserved = match trivial {
+            true => None,
+            false => match self.reserve_space(cf, task, &describe) {
+                Some(reserved) => Some(reserved),
+                None => return Ok(Ran::SkippedForSpace),
+            },
+        };
+        let mut job = self
+            .events
+            .enabled()
+            .then(|| compaction_info(&self.path, cf, task, trivial));
+        if let Some(info) = &job {
+            self.notify("on_compaction_begin", |l| l.on_compaction_begin(info));
+        }
+        let result = self.compact_and_install(cf, task, trivial, started, &describe);
+        if let Some(info) = job.as_mut() {
+            info.duration = started.elapsed();
+            match &result {
+                Ok(Some((outputs, _))) => {
+                    info.output_files = outputs
+                        .iter()
+                        .map(|f| file_info(&self.path, task.output_level, f))
+                        .collect();
+                    if !trivial {
+                        info.bytes_written = outputs.iter().map(|f| f.size).sum();
+                    }
+                }
+                // The family was dropped meanwhile: nothing was installed.
+                Ok(None) => {}
+                Err(e) => info.status = Err(e.duplicate()),
+            }
+            // The installed version, still held, names the outputs: they exist until the
+            // listeners have seen them.
+            self.notify("on_compaction_completed", |l| {
+                l.on_compaction_completed(info)
+            });
+        }
+        drop(result?);
+        self.purge_obsolete_files();
+        Ok(Ran::Done)
+    }
+
+    /// Reserves the disk space a rewrite of `task` may need, or, if the file system has not
+    /// that much free beside what running compactions reserved and room for the writes that
+    /// go on meanwhile, logs and counts the skip and returns `None`.
+    fn reserve_space(
+        &self,
+        cf: &ColumnFamilyData,
+        task: &CompactionTask,
+        describe: &dyn Fn() -> String,
+    ) -> Option<ReleaseOnDrop<'_>> {
+        let bytes_read = task.input_bytes();
+        // A file system that cannot say is assumed to have room.
+        let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
+        let for_writes = (cf.options.write_buffer_size as u64)
+            .saturating_mul(cf.options.max_write_buffer_number as u64 * 2);
+        let reserved = self
+            .compaction_reserved
+            .fetch_add(bytes_read, Ordering::Relaxed);
+        let release = ReleaseOnDrop(&self.compaction_reserved, bytes_read);
+        if available
+            < bytes_read
+                .saturating_add(reserved)
+                .saturating_add(for_writes)
+        {
+            self.counters.add(Counter::CompactionsSkippedForSpace, 1);
+            self.info_log.warn(format_args!(
+                "compaction {} skipped: its output may take {bytes_read} bytes, running \
+                 compactions {reserved} and writes meanwhile {for_writes}, and the disk \
+                 has {available} free",
+                describe()
+            ));
+            return None;
+        }
+        Some(release)
+    }
+
+    /// Merges (or moves) the task's inputs and installs the result: the files now in the
+    /// output level and the version installed (which names them), or `None` if the family
+    /// was dropped meanwhile.
+    fn compact_and_install(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        task: &CompactionTask,
+        trivial: bool,
+        started: Instant,
+        describe: &dyn Fn() -> String,
+    ) -> Result<Option<(Vec<FileMeta>, Arc<Version>)>> {
+        let mut edit = VersionEdit::default();
         for (level, f) in task.inputs_by_level() {
             if !(trivial && level == task.output_level) {
                 edit.deleted_files.push((level, f.number));
@@ -103,16 +213,6 @@ impl DbInner {
         }
         let bytes_read = task.input_bytes();
         let mut written = 0;
-        let describe = || {
-            format!(
-                "{} L{}->L{} (score {:.2}, {} files, {bytes_read} bytes)",
-                task.reason.name(),
-                task.start_level(),
-                task.output_level,
-                task.score,
-                task.all_inputs().count()
-            )
-        };
         if trivial {
             for (level, f) in task.inputs_by_level() {
                 if level != task.output_level {
@@ -120,47 +220,23 @@ impl DbInner {
                 }
             }
         } else {
-            // A file system that cannot say is assumed to have room.
-            let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
-            let for_writes = (cf.options.write_buffer_size as u64)
-                .saturating_mul(cf.options.max_write_buffer_number as u64 * 2);
-            let reserved = self
-                .compaction_reserved
-                .fetch_add(bytes_read, Ordering::Relaxed);
-            let _release = ReleaseOnDrop(&self.compaction_reserved, bytes_read);
-            if available
-                < bytes_read
-                    .saturating_add(reserved)
-                    .saturating_add(for_writes)
-            {
-                self.counters.add(Counter::CompactionsSkippedForSpace, 1);
-                self.info_log.log(format_args!(
-                    "compaction {} skipped: its output may take {bytes_read} bytes, running \
-                     compactions {reserved} and writes meanwhile {for_writes}, and the disk \
-                     has {available} free",
-                    describe()
-                ));
-                return Ok(Ran::SkippedForSpace);
-            }
             let outputs = self.merge(cf, task)?;
             written = outputs.iter().map(|f| f.size).sum();
             for f in outputs {
                 edit.new_files.push((task.output_level, f));
             }
         }
-        let outputs = edit.new_files.len();
-        let created: Vec<u64> = match trivial {
-            true => Vec::new(),
-            false => edit.new_files.iter().map(|(_, f)| f.number).collect(),
-        };
+        let outputs: Vec<FileMeta> = edit.new_files.iter().map(|(_, f)| f.clone()).collect();
         edit.column_family = cf.id();
-        if !self.install(cf, edit)? {
+        let Some(version) = self.install(cf, edit)? else {
             // The family was dropped meanwhile: the outputs are nobody's.
-            for n in created {
-                delete_table(self, n);
+            if !trivial {
+                for f in &outputs {
+                    delete_table(self, f.number);
+                }
             }
-            return Ok(Ran::Done);
-        }
+            return Ok(None);
+        };
         if !trivial {
             let inputs = task.all_inputs().map(|f| f.number);
             self.obsolete_tables.lock().extend(inputs);
@@ -175,23 +251,23 @@ impl DbInner {
             s.bytes_written += written;
             s.micros += micros;
         }
-        self.info_log.log(format_args!(
-            "compaction of family '{}' {} {}: {outputs} files, {written} bytes written in {} ms",
+        self.info_log.info(format_args!(
+            "compaction of family '{}' {} {}: {} files, {written} bytes written in {} ms",
             cf.name(),
             describe(),
             if trivial { "moved" } else { "merged" },
+            outputs.len(),
             micros / 1000
         ));
-        self.purge_obsolete_files();
-        Ok(Ran::Done)
+        Ok(Some((outputs, version)))
     }
 
     /// Applies a compaction's edit to family `cf` and installs the new version for readers;
-    /// false if the family was dropped meanwhile (nothing is applied).
-    fn install(&self, cf: &ColumnFamilyData, edit: VersionEdit) -> Result<bool> {
+    /// `None` if the family was dropped meanwhile (nothing is applied).
+    fn install(&self, cf: &ColumnFamilyData, edit: VersionEdit) -> Result<Option<Arc<Version>>> {
         let mut versions = self.versions.lock();
         if cf.handle.is_dropped() {
-            return Ok(false);
+            return Ok(None);
         }
         let version = versions.log_and_apply(edit)?;
         if cfg!(debug_assertions) {
@@ -199,8 +275,8 @@ impl DbInner {
                 panic!("compaction broke the version invariants: {why}\n{version:?}");
             }
         }
-        cf.install_version(version);
-        Ok(true)
+        cf.install_version(version.clone());
+        Ok(Some(version))
     }
 
     /// Merges the task's inputs into new tables, in one or several key ranges.
@@ -342,9 +418,16 @@ impl DbInner {
         self.run_manual(cf, &task)
     }
 
-    /// Runs a manual compaction; a skip for lack of space is an error here.
+    /// Runs a manual compaction; a skip for lack of space is an error here. A failure is the
+    /// caller's to handle (background work goes on), and the listeners hear of it.
     fn run_manual(&self, cf: &Arc<ColumnFamilyData>, task: &CompactionTask) -> Result<()> {
-        match self.run_compaction(cf, task)? {
+        let ran = self.run_compaction(cf, task).inspect_err(|e| {
+            if self.events.enabled() && !self.shutting_down.load(Ordering::Acquire) {
+                let job = BackgroundErrorReason::ManualCompaction;
+                self.report_background_error(job, e.duplicate(), false);
+            }
+        });
+        match ran? {
             Ran::Done => Ok(()),
             Ran::SkippedForSpace => Err(Error::Unavailable(format!(
                 "compaction of {} bytes not started: not enough free disk space in {}",
@@ -364,7 +447,7 @@ impl DbInner {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        self.flush_memtables(Some(cf))?;
+        self.flush_memtables(Some(cf), crate::listener::FlushReason::ManualCompaction)?;
         if cf.options.compaction_style == CompactionStyle::Universal {
             let _exclusive = self.begin_manual_compaction()?;
             let version = cf.sv.read().version.clone();
@@ -469,6 +552,48 @@ fn subcompaction_ranges(options: &Options, task: &CompactionTask) -> Vec<KeyRang
     }
     ranges.push((start, None));
     ranges
+}
+
+/// The event record of `task` on family `cf` as it begins.
+fn compaction_info(
+    dir: &Path,
+    cf: &ColumnFamilyData,
+    task: &CompactionTask,
+    trivial: bool,
+) -> CompactionJobInfo {
+    CompactionJobInfo {
+        cf_name: cf.name().to_string(),
+        reason: match task.reason {
+            Reason::Level0FileCount => CompactionReason::LevelL0FilesNum,
+            Reason::LevelSize => CompactionReason::LevelMaxLevelSize,
+            Reason::SizeAmplification => CompactionReason::UniversalSizeAmplification,
+            Reason::SizeRatio => CompactionReason::UniversalSizeRatio,
+            Reason::RunCount => CompactionReason::UniversalSortedRunNum,
+            Reason::Manual => CompactionReason::Manual,
+        },
+        base_input_level: task.start_level(),
+        output_level: task.output_level,
+        input_files: task
+            .inputs_by_level()
+            .map(|(level, f)| file_info(dir, level, f))
+            .collect(),
+        output_files: Vec::new(),
+        trivial_move: trivial,
+        bytes_read: if trivial { 0 } else { task.input_bytes() },
+        bytes_written: 0,
+        duration: Duration::ZERO,
+        status: Ok(()),
+    }
+}
+
+/// File `f` of `level` as an event names it.
+fn file_info(dir: &Path, level: usize, f: &FileMeta) -> CompactionFileInfo {
+    CompactionFileInfo {
+        level,
+        file_number: f.number,
+        path: table_path(dir, f.number),
+        bytes: f.size,
+    }
 }
 
 /// Gives back bytes reserved in a counter when dropped.
@@ -628,7 +753,7 @@ impl Outputs<'_> {
                 let number = db.versions.lock().new_file_number();
                 let last_level = job.task.output_level + 1 == options.num_levels;
                 let table_options = options.table_options(job.bottommost && last_level);
-                TableOutput::create(db, number, IoClass::Compaction, table_options)?
+                TableOutput::create(db, job.family, number, IoClass::Compaction, table_options)?
             }
         };
         Ok(self.current.insert(out))

@@ -10,6 +10,10 @@
 //!    one family's flush frees a WAL only if the others have flushed theirs or had nothing
 //!    in it).
 //!
+//! Event listeners hear of the flush as it begins (before step 1) and completes (after step
+//! 3, the table installed and pinned by the flush's version until the callbacks return), and
+//! of each WAL step 4 deletes. An empty memtable writes no table and is not announced.
+//!
 //! Each family flushes on its own: the flush thread takes the family whose oldest immutable
 //! memtable is on the oldest WAL, so WALs are freed in order. A crash between steps leaves
 //! either an orphan table (deleted at the next open, the WAL replays the data) or a WAL that
@@ -20,6 +24,7 @@ use crate::compaction::covered::SkipCovered;
 use crate::range_del::RangeDelAggregator;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::background::background_error;
 use super::column_family::ColumnFamilyData;
@@ -28,9 +33,10 @@ use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
 use crate::compaction::VisibilityFilter;
 use crate::error::{Error, Result};
-use crate::filename::wal_path;
+use crate::filename::{table_path, wal_path};
 use crate::fs::IoClass;
 use crate::iterator::InternalIterator;
+use crate::listener::{FlushJobInfo, FlushReason, WalFileDeletionInfo};
 use crate::memtable::MemTable;
 use crate::version::{FileMeta, VersionEdit};
 
@@ -59,7 +65,25 @@ impl DbInner {
             1 => sv.active.log_number(),
             n => sv.immutables[n - 2].log_number(),
         };
+        let reason = cf.take_flush_reason(&imm);
         let number = self.versions.lock().new_file_number();
+        let started = Instant::now();
+        // The flush's event record, when there are listeners and a table to write.
+        let mut job = (self.events.enabled() && !imm.is_empty()).then(|| FlushJobInfo {
+            cf_name: cf.name().to_string(),
+            file_number: number,
+            file_path: table_path(&self.path, number),
+            wal_number: imm.log_number(),
+            memtable_entries: imm.num_entries(),
+            memtable_bytes: imm.memory_usage() as u64,
+            table_entries: 0,
+            table_bytes: 0,
+            duration: Duration::ZERO,
+            reason,
+        });
+        if let Some(info) = &job {
+            self.notify("on_flush_begin", |l| l.on_flush_begin(info));
+        }
         let meta = match self.write_level0_table(cf, &imm, number) {
             Ok(meta) => meta,
             Err(e) => {
@@ -73,7 +97,7 @@ impl DbInner {
             ..VersionEdit::default()
         };
         match &meta {
-            Some(m) => self.info_log.log(format_args!(
+            Some(m) => self.info_log.info(format_args!(
                 "flush: memtable of family '{}' on WAL {} to table {} ({} entries, {} bytes)",
                 cf.name(),
                 imm.log_number(),
@@ -81,22 +105,23 @@ impl DbInner {
                 m.entries,
                 m.size
             )),
-            None => self.info_log.log(format_args!(
+            None => self.info_log.info(format_args!(
                 "flush: memtable of family '{}' on WAL {} was empty",
                 cf.name(),
                 imm.log_number()
             )),
         }
-        let table = meta.as_ref().map(|m| m.number);
+        let table = meta.as_ref().map(|m| (m.number, m.entries, m.size));
         if let Some(meta) = meta {
             edit.last_sequence = Some(meta.largest_seq);
             edit.new_files.push((0, meta));
         }
-        {
+        let installed = {
             let mut versions = self.versions.lock();
             // Dropped while the table was written (drops are recorded under this lock).
             if cf.handle.is_dropped() {
-                if let Some(n) = table {
+                drop(versions);
+                if let Some((n, _, _)) = table {
                     delete_table(self, n);
                 }
                 return Ok(());
@@ -113,9 +138,19 @@ impl DbInner {
             *current = Arc::new(SuperVersion {
                 active: current.active.clone(),
                 immutables,
-                version,
+                version: version.clone(),
             });
+            version
+        };
+        if let (Some(info), Some((_, entries, bytes))) = (job.as_mut(), table) {
+            info.table_entries = entries;
+            info.table_bytes = bytes;
+            info.duration = started.elapsed();
+            // `installed` names the table: no compaction's purge deletes it before the
+            // listeners have seen it.
+            self.notify("on_flush_completed", |l| l.on_flush_completed(info));
         }
+        drop(installed);
         self.delete_obsolete_wals()?;
         self.counters.add(Counter::Flushes, 1);
         // Tables a compaction could not delete while this flush held an older version.
@@ -126,21 +161,36 @@ impl DbInner {
     /// Deletes the WALs older than every live family's oldest memtable. Their data is in
     /// tables the manifest records (or belongs to dropped families); recovery would not replay
     /// them.
+    /// Event listeners hear of each WAL deleted, once the lock on the list is let go.
     pub(super) fn delete_obsolete_wals(&self) -> Result<()> {
         let Some(needed) = self.families().values().map(|cf| cf.needed_wal()).min() else {
             return Ok(());
         };
-        let mut wals = self.wals.lock();
-        while let Some(&oldest) = wals.first().filter(|&&n| n < needed) {
-            match self.fs.remove_file(&wal_path(&self.path, oldest)) {
-                Ok(()) => {}
-                // Already gone (recovery removed it: it held nothing).
-                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+        let mut deleted = Vec::new();
+        let result = (|| {
+            let mut wals = self.wals.lock();
+            while let Some(&oldest) = wals.first().filter(|&&n| n < needed) {
+                match self.fs.remove_file(&wal_path(&self.path, oldest)) {
+                    Ok(()) => deleted.push(oldest),
+                    // Already gone (recovery removed it: it held nothing).
+                    Err(Error::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+                wals.remove(&oldest);
             }
-            wals.remove(&oldest);
+            Ok(())
+        })();
+        if self.events.enabled() {
+            for log_number in deleted {
+                let info = WalFileDeletionInfo {
+                    log_number,
+                    path: wal_path(&self.path, log_number),
+                };
+                self.notify("on_wal_file_deleted", |l| l.on_wal_file_deleted(&info));
+            }
         }
-        Ok(())
+        result
     }
 
     /// Writes `mem` of family `cf` to table `number`; `None` if the memtable is empty.
@@ -154,7 +204,7 @@ impl DbInner {
             return Ok(None);
         }
         let options = cf.options.table_options(false);
-        let mut table = TableOutput::create(self, number, IoClass::Flush, options)?;
+        let mut table = TableOutput::create(self, cf.name(), number, IoClass::Flush, options)?;
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).
         let snapshots = self.snapshots.all();
@@ -180,8 +230,14 @@ impl DbInner {
     }
 
     /// Switches the active memtable of family `cf` (of every family with `None`) if it holds
-    /// anything, then waits until those families have no immutable memtable left.
-    pub(super) fn flush_memtables(&self, cf: Option<&Arc<ColumnFamilyData>>) -> Result<()> {
+    /// anything, to be flushed for `reason`, then waits until those families have no
+    /// immutable memtable left (and, with event listeners, until the flush that took the
+    /// last one has called them).
+    pub(super) fn flush_memtables(
+        &self,
+        cf: Option<&Arc<ColumnFamilyData>>,
+        reason: FlushReason,
+    ) -> Result<()> {
         self.check_open()?;
         let targets: Vec<Arc<ColumnFamilyData>> = {
             let mut w = self.writer.lock();
@@ -197,11 +253,14 @@ impl DbInner {
                 .cloned()
                 .collect();
             if !nonempty.is_empty() {
-                self.switch_memtable(&mut w, &families, &nonempty)?;
+                self.switch_memtable(&mut w, &families, &nonempty, reason)?;
             }
             targets
         };
         let mut bg = self.bg.lock();
+        // With listeners: the count of finished flushes that means the flush running when the
+        // memtables were gone has ended too.
+        let mut wait_for: Option<u64> = None;
         loop {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
@@ -210,7 +269,15 @@ impl DbInner {
                 .iter()
                 .any(|cf| !cf.handle.is_dropped() && !cf.sv.read().immutables.is_empty());
             if !pending {
-                break;
+                // The flush that took the last of them may still be telling the listeners:
+                // wait for the one running now (one flush, whosever it is) to end.
+                let told = !self.events.enabled()
+                    || !bg.flushing
+                    || wait_for.is_some_and(|n| bg.flushes_finished >= n);
+                if told {
+                    break;
+                }
+                wait_for.get_or_insert(bg.flushes_finished + 1);
             }
             self.bg_cv.wait(&mut bg);
         }

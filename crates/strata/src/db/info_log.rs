@@ -6,12 +6,20 @@
 //! `LOG.old.N` (N one above the newest old log) and a new `LOG` begins; old logs beyond
 //! `keep_log_file_num` are deleted, oldest first. Writing it never fails an operation: on an
 //! error the line is lost, and after a failed rotation the log stops.
+//!
+//! Every line is also a record of the `log` facade (target `strata`, without the timestamp,
+//! which the application's logger adds its own way), so that an application routes the
+//! engine's lines with its own: `error` for what stops background work or a listener that
+//! panicked, `warn` for work skipped, `info` for the rest. A line the file loses (or a
+//! database with no `LOG`, opened read-only) still reaches the facade. The library installs no
+//! logger: without one the records cost a check of the facade's level and nothing else.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use ::log::Level;
 use parking_lot::Mutex;
 
 use crate::filename::{old_log_name, parse_old_log, LOG};
@@ -56,8 +64,24 @@ impl InfoLog {
         }
     }
 
-    /// Appends one line.
-    pub fn log(&self, message: fmt::Arguments<'_>) {
+    /// Appends a line about work done or a state reached.
+    pub fn info(&self, message: fmt::Arguments<'_>) {
+        self.log(Level::Info, message);
+    }
+
+    /// Appends a line about work skipped or a fault the engine goes on after.
+    pub fn warn(&self, message: fmt::Arguments<'_>) {
+        self.log(Level::Warn, message);
+    }
+
+    /// Appends a line about an error that stops work.
+    pub fn error(&self, message: fmt::Arguments<'_>) {
+        self.log(Level::Error, message);
+    }
+
+    /// Appends one line, and hands it to the `log` facade at `level`.
+    fn log(&self, level: Level, message: fmt::Arguments<'_>) {
+        ::log::log!(target: "strata", level, "{message}");
         let line = format!("{} {message}\n", timestamp(SystemTime::now()));
         let mut state = self.state.lock();
         let Some(w) = state.as_mut() else {
@@ -143,7 +167,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(crate::fs::PosixFs);
         for i in 0..4 {
-            InfoLog::open(fs.clone(), dir.path(), 0, 2).log(format_args!("open {i}"));
+            InfoLog::open(fs.clone(), dir.path(), 0, 2).info(format_args!("open {i}"));
         }
         assert_eq!(names(dir.path()), ["LOG", "LOG.old.2", "LOG.old.3"]);
         let read = |n: &str| std::fs::read_to_string(dir.path().join(n)).unwrap();
@@ -159,7 +183,7 @@ mod tests {
         let fs: Arc<dyn FileSystem> = Arc::new(crate::fs::PosixFs);
         let log = InfoLog::open(fs, dir.path(), 200, 3);
         for i in 0..20 {
-            log.log(format_args!("line {i} of about forty-five bytes"));
+            log.info(format_args!("line {i} of about forty-five bytes"));
         }
         let all = names(dir.path());
         assert_eq!(all.len(), 4, "{all:?}");

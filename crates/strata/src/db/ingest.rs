@@ -71,6 +71,7 @@ use crate::filename::table_path;
 use crate::fs::IoClass;
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, seek_key, user_key, ParsedKey, ValueKind, MAX_SEQUENCE};
+use crate::listener::FlushReason;
 use crate::memtable::MemTable;
 use crate::options::IngestOptions;
 use crate::range_del::{ends_before, widen_bounds, Tombstone};
@@ -318,7 +319,7 @@ impl DbInner {
                 delete_table(self, n);
             }
         }
-        self.info_log.log(format_args!(
+        self.info_log.info(format_args!(
             "ingest into family '{}' at sequence {seq}: {}",
             cf.name(),
             placed.join(", ")
@@ -329,7 +330,7 @@ impl DbInner {
             for f in &files {
                 if let Err(e) = self.fs.remove_file(&f.source) {
                     self.info_log
-                        .log(format_args!("ingest: the moved file stays: {e}"));
+                        .warn(format_args!("ingest: the moved file stays: {e}"));
                 }
             }
         }
@@ -454,10 +455,12 @@ impl DbInner {
         let table = Arc::new(Table::open(file, from, &read)?);
         let mut out = TableOutput::create(
             self,
+            cf.name(),
             number,
             IoClass::Flush,
             cf.options.table_options(false),
-        )?;
+        )?
+        .for_ingest();
         let mut it = table.iter();
         it.seek_to_first();
         let mut key = Vec::new();
@@ -490,7 +493,8 @@ impl DbInner {
     ) -> Result<()> {
         if !cf.sv.read().active.is_empty() {
             let families = self.families();
-            self.switch_memtable(w, &families, std::slice::from_ref(cf))?;
+            let reason = FlushReason::ExternalFileIngestion;
+            self.switch_memtable(w, &families, std::slice::from_ref(cf), reason)?;
         }
         let mut bg = self.bg.lock();
         loop {

@@ -22,13 +22,15 @@
 //! with `stall` (the pure write-stall decision), `flush`, `compact` and `background` (the
 //! jobs and their threads), `ingest` (adding tables written outside the database), `table_writer` (tables written by flush and compaction alike),
 //! `obsolete` (deleting files no longer needed), `table_cache`, `iter` (the user iterator),
-//! `stats` (counters and reports), `info_log` (the `LOG` file).
+//! `stats` (counters and reports), `info_log` (the `LOG` file), `events` (calling the
+//! application's event listeners).
 
 mod background;
 mod checkpoint;
 mod column_family;
 mod compact;
 mod conflict;
+mod events;
 mod flush;
 mod info_log;
 mod ingest;
@@ -59,6 +61,7 @@ use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem, IoStats};
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
+use crate::listener::FlushReason;
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::range_del::RangeDelAggregator;
@@ -122,6 +125,8 @@ pub(crate) struct DbInner {
     /// Disk bytes the running compactions may still write (see `compact`).
     compaction_reserved: AtomicU64,
     info_log: InfoLog,
+    /// The application's event listeners.
+    events: events::Events,
     /// Tables compacted away, deleted once no version in use names them.
     obsolete_tables: Mutex<Vec<u64>>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
@@ -746,14 +751,14 @@ impl Db {
     /// to recover the data written so far.
     pub fn flush(&self) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.flush_memtables(None)
+        self.inner.flush_memtables(None, FlushReason::Manual)
     }
 
     /// Writes the memtables of column family `cf` to tables and waits until that is done.
     pub fn flush_cf(&self, cf: &ColumnFamily) -> Result<()> {
         self.inner.check_writable()?;
         let cf = self.inner.family(cf)?;
-        self.inner.flush_memtables(Some(&cf))
+        self.inner.flush_memtables(Some(&cf), FlushReason::Manual)
     }
 
     /// Compacts the keys in [begin, end] (`None` = open bound) of the default family down to
@@ -811,7 +816,7 @@ impl Db {
         if let Some(e) = bg.error.take() {
             self.inner
                 .info_log
-                .log(format_args!("resuming background work after: {e}"));
+                .info(format_args!("resuming background work after: {e}"));
         }
         self.inner.bg_failed.store(false, Ordering::Release);
         self.inner.bg_cv.notify_all();
@@ -1184,7 +1189,7 @@ impl DbInner {
         }
         // Writes that skipped the WAL exist only in memory: flush them, as RocksDB does.
         let flushed = if self.unpersisted.load(Ordering::Acquire) {
-            self.flush_memtables(None)
+            self.flush_memtables(None, FlushReason::Shutdown)
         } else {
             Ok(())
         };
@@ -1195,9 +1200,15 @@ impl DbInner {
             bg.shutdown = true;
             self.bg_cv.notify_all();
         }
+        // The events thread ends once the stall changes queued are delivered.
+        self.events.close();
         let threads = std::mem::take(&mut *self.bg_threads.lock());
         for handle in threads {
-            let _ = handle.join();
+            // A listener's callback may drop the last handle, closing the database in a
+            // background thread: that thread ends by itself once the callback returns.
+            if handle.thread().id() != std::thread::current().id() {
+                let _ = handle.join();
+            }
         }
         if !self.read_only {
             self.purge_obsolete_files();

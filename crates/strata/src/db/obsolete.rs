@@ -9,7 +9,9 @@
 //! - While open, [`DbInner::purge_obsolete_files`] deletes the tables compactions replaced,
 //!   once no version in use names them: an iterator or a running job may hold an older version
 //!   whose files must stay readable. It runs after each flush and compaction and at close;
-//!   what a reader still held is deleted at the next call, or at the next open.
+//!   what a reader still held is deleted at the next call, or at the next open. Event
+//!   listeners hear of each table it deletes (not of the files removed at open: the database
+//!   is not open yet).
 //!
 //! WALs are deleted by the flush that makes them unnecessary (`flush.rs`), after the manifest
 //! records the new log number.
@@ -21,6 +23,7 @@ use super::DbInner;
 use crate::error::Result;
 use crate::filename::{parse_file_name, table_path, FileKind};
 use crate::fs::FileSystem;
+use crate::listener::{TableFileDeletionInfo, TableFileDeletionReason};
 
 /// What the recovered state needs.
 pub(super) struct LiveFiles {
@@ -67,19 +70,33 @@ pub(super) fn remove_obsolete_files(
 }
 
 impl DbInner {
-    /// Deletes the tables compactions replaced that no version in use names any more.
+    /// Deletes the tables compactions replaced that no version in use names any more, then
+    /// tells the event listeners (with no lock held).
     pub(super) fn purge_obsolete_files(&self) {
         let in_use = self.versions.lock().files_in_use();
-        let mut pending = self.obsolete_tables.lock();
-        pending.retain(|&n| {
+        let mut deleted = Vec::new();
+        self.obsolete_tables.lock().retain(|&n| {
             if in_use.contains(&n) {
                 return true;
             }
             self.tables.evict(n);
             // A failed delete leaves an orphan that the next open removes.
-            let _ = self.fs.remove_file(&table_path(&self.path, n));
+            if self.fs.remove_file(&table_path(&self.path, n)).is_ok() {
+                deleted.push(n);
+            }
             false
         });
+        if !self.events.enabled() {
+            return;
+        }
+        for n in deleted {
+            let info = TableFileDeletionInfo {
+                file_number: n,
+                path: table_path(&self.path, n),
+                reason: TableFileDeletionReason::Obsolete,
+            };
+            self.notify("on_table_file_deleted", |l| l.on_table_file_deleted(&info));
+        }
     }
 }
 

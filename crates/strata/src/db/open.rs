@@ -218,7 +218,7 @@ impl Db {
         for name in &to_create {
             inner.create_family(name, named[name].clone())?;
         }
-        inner.info_log.log(format_args!(
+        inner.info_log.info(format_args!(
             "opened {} ({} WALs replayed, last sequence {}); {:?}",
             inner.path.display(),
             wals.len(),
@@ -523,6 +523,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         compaction_reserved: AtomicU64::new(0),
         shutting_down: AtomicBool::new(false),
         info_log,
+        events: super::events::Events::new(options.listeners.clone()),
         obsolete_tables: Mutex::new(Vec::new()),
         unpersisted: AtomicBool::new(false),
         snapshots: Arc::new(SnapshotList::default()),

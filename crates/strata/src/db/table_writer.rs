@@ -4,15 +4,19 @@
 //! the entries of an iterator that some reader can still see.
 //!
 //! A finished table is durable (the builder syncs the file, then the directory is synced)
-//! before its `FileMeta` exists, so no manifest edit can name a table that a crash could lose.
-//! A table that fails or is abandoned is deleted; one a crash leaves behind is an orphan that
-//! the next open removes.
+//! before its `FileMeta` exists, so no manifest edit can name a table that a crash could lose;
+//! event listeners hear of it then. A table that fails or is abandoned is deleted (listeners
+//! hear of that too, if the file was there); one a crash leaves behind is an orphan that the
+//! next open removes.
 
 use super::DbInner;
 pub(super) use crate::compaction::operands::write_visible;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::{CountedFile, IoClass};
+use crate::listener::{
+    TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileDeletionReason,
+};
 use crate::table::{TableBuilder, TableOptions};
 use crate::version::FileMeta;
 
@@ -20,14 +24,19 @@ use crate::version::FileMeta;
 pub(super) struct TableOutput {
     builder: TableBuilder,
     number: u64,
+    /// The column family it belongs to, and why it is written, for its creation event.
+    family: String,
+    reason: TableFileCreationReason,
     smallest: Vec<u8>,
     largest: Vec<u8>,
 }
 
 impl TableOutput {
-    /// Creates table file `number`, its writes counted as `class`.
+    /// Creates table file `number` of family `family`, written by a flush or a compaction
+    /// as `class` says (its writes are counted under it).
     pub fn create(
         db: &DbInner,
+        family: &str,
         number: u64,
         class: IoClass,
         options: TableOptions,
@@ -37,9 +46,20 @@ impl TableOutput {
         Ok(TableOutput {
             builder: TableBuilder::new(Box::new(file), options),
             number,
+            family: family.to_string(),
+            reason: match class {
+                IoClass::Flush => TableFileCreationReason::Flush,
+                _ => TableFileCreationReason::Compaction,
+            },
             smallest: Vec::new(),
             largest: Vec::new(),
         })
+    }
+
+    /// This table, announced to listeners as the rewrite of an ingested file.
+    pub fn for_ingest(mut self) -> TableOutput {
+        self.reason = TableFileCreationReason::Ingest;
+        self
     }
 
     /// The table's file number.
@@ -89,6 +109,7 @@ impl TableOutput {
             let order = self.builder.order();
             crate::range_del::widen_bounds(order, &mut smallest, &mut largest, (&lo, &hi));
         }
+        let (family, reason) = (self.family, self.reason);
         let finished = (|| {
             let (size, props) = self.builder.finish()?;
             db.fs.sync_dir(&db.path)?;
@@ -103,8 +124,20 @@ impl TableOutput {
                 deletions: props.deletions,
             })
         })();
-        if finished.is_err() {
-            delete_table(db, number);
+        match &finished {
+            Ok(meta) if db.events.enabled() => {
+                let info = TableFileCreationInfo {
+                    cf_name: family,
+                    file_number: number,
+                    path: table_path(&db.path, number),
+                    bytes: meta.size,
+                    entries: meta.entries,
+                    reason,
+                };
+                db.notify("on_table_file_created", |l| l.on_table_file_created(&info));
+            }
+            Ok(_) => {}
+            Err(_) => delete_table(db, number),
         }
         finished
     }
@@ -113,5 +146,13 @@ impl TableOutput {
 /// Deletes table file `number` after a failed or cancelled job. A failed delete leaves an
 /// orphan that the next open removes.
 pub(super) fn delete_table(db: &DbInner, number: u64) {
-    let _ = db.fs.remove_file(&table_path(&db.path, number));
+    let path = table_path(&db.path, number);
+    if db.fs.remove_file(&path).is_ok() && db.events.enabled() {
+        let info = TableFileDeletionInfo {
+            file_number: number,
+            path,
+            reason: TableFileDeletionReason::Abandoned,
+        };
+        db.notify("on_table_file_deleted", |l| l.on_table_file_deleted(&info));
+    }
 }

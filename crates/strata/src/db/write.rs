@@ -37,12 +37,14 @@ use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
 use super::column_family::{ColumnFamilyData, Families};
+use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
 use super::{DbInner, SuperVersion};
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
+use crate::listener::FlushReason;
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -389,10 +391,12 @@ impl DbInner {
             check_families(group, &families)?;
         }
         let mut full: Vec<Arc<ColumnFamilyData>> = Vec::new();
-        let stall = survey_families(&families, Some(&mut full));
+        let mut reports = self.events.stall_reports();
+        let stall = survey_families(&families, Some(&mut full), reports.as_deref_mut());
+        drop(reports);
         self.throttle_writes(&families, stall)?;
         if !full.is_empty() {
-            self.switch_memtable(w, &families, &full)?;
+            self.switch_memtable(w, &families, &full, FlushReason::WriteBufferFull)?;
         }
 
         let count: u64 = group.iter().map(|r| r.batch.len() as u64).sum();
@@ -505,7 +509,10 @@ impl DbInner {
     /// Waits, or stops, as `stall` (the decision of [`survey_families`], see `stall.rs`) says
     /// for the family that needs it most, counting each cause with its time.
     fn throttle_writes(&self, families: &Families, mut stall: stall::Stall) -> Result<()> {
-        let decide = || survey_families(families, None);
+        let decide = || {
+            let mut reports = self.events.stall_reports();
+            survey_families(families, None, reports.as_deref_mut())
+        };
         if stall.stop.is_some() {
             // Stopped: wait for background work, under the lock its progress is signalled on,
             // timing each cause while it holds.
@@ -556,15 +563,16 @@ impl DbInner {
     }
 
     /// Starts a new WAL; the active memtables of the families in `full` become immutable
-    /// and each gets a new one on the new WAL, as does every other family whose active
-    /// memtable is empty (so that it does not hold on to the old WAL). Then wakes the flush
-    /// thread. The old WAL is synced first, so that every WAL but the newest is complete on
-    /// disk.
+    /// (to be flushed for `reason`) and each gets a new one on the new WAL, as does every
+    /// other family whose active memtable is empty (so that it does not hold on to the old
+    /// WAL). Then wakes the flush thread. The old WAL is synced first, so that every WAL but
+    /// the newest is complete on disk.
     pub(super) fn switch_memtable(
         &self,
         w: &mut WriterState,
         families: &Families,
         full: &[Arc<ColumnFamilyData>],
+        reason: FlushReason,
     ) -> Result<()> {
         // A group still inserting into the memtable being made immutable would add to it
         // after the flush may have read it.
@@ -595,6 +603,7 @@ impl DbInner {
             ));
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {
+                cf.note_flush_reason(&current.active, reason);
                 immutables.push(current.active.clone());
             }
             immutables.extend(current.immutables.iter().cloned());
@@ -621,13 +630,14 @@ impl DbInner {
     }
 }
 
-/// What the stall decision looks at for family `cf`, now.
 /// The stall decision over every family, the worst of theirs; with `full`, also collects the
-/// families whose active memtable is full (this group switches them). One look at each
+/// families whose active memtable is full (this group switches them); with `reports` (when
+/// there are event listeners), notes each family's decision there. One look at each
 /// family's super version: this runs for every write group.
-fn survey_families(
+pub(super) fn survey_families(
     families: &Families,
     mut full: Option<&mut Vec<Arc<ColumnFamilyData>>>,
+    mut reports: Option<&mut StallReports>,
 ) -> stall::Stall {
     let mut worst = stall::Stall::default();
     for cf in families.values() {
@@ -644,7 +654,11 @@ fn survey_families(
             immutable_memtables: sv.immutables.len(),
             memtable_full,
         };
-        worst = worst.combine(stall::decide(&state, &cf.stall_limits));
+        let decision = stall::decide(&state, &cf.stall_limits);
+        if let Some(reports) = reports.as_deref_mut() {
+            reports.note(cf, &decision);
+        }
+        worst = worst.combine(decision);
     }
     worst
 }
