@@ -58,7 +58,8 @@ pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
-    Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
+    repair, repair_cf, Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range,
+    RecoveryReport, RepairReport, TreeShape, LOST_DIR,
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;

@@ -29,6 +29,7 @@ use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::table::{TableFamily, TableOptions};
 use crate::version::{Version, NUM_LEVELS};
 
 /// One column family of an open database.
@@ -89,6 +90,19 @@ impl ColumnFamilyData {
     pub fn needed_wal(&self) -> u64 {
         let sv = self.sv.read();
         sv.immutables.last().unwrap_or(&sv.active).log_number()
+    }
+
+    /// The options of the tables this family writes: its own, with the family recorded in
+    /// each table's properties (what repair reads when the manifest is lost).
+    pub fn table_options(&self, bottommost: bool) -> TableOptions {
+        TableOptions {
+            column_family: Some(TableFamily {
+                id: self.id(),
+                name: self.name().to_string(),
+                ttl: self.options.ttl.map(|t| t.as_secs()),
+            }),
+            ..self.options.table_options(bottommost)
+        }
     }
 
     /// Updates what is derived from the current version (for write stalls).
