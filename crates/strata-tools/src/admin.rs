@@ -642,11 +642,13 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     for (number, why) in &report.tables_lost {
         writeln!(out, "  {number:06}.sst: {why}")?;
     }
-    if !report.families_compacted.is_empty() {
+    if !report.families_merged.is_empty() {
         writeln!(
             out,
-            "compacted (level-0 tables overlapping in keys and sequence numbers): {}",
-            report.families_compacted.join(", ")
+            "merged into one table each (tables overlapping in keys and sequence numbers, \
+             which level 0 would read in the wrong order): {} ({} tables)",
+            report.families_merged.join(", "),
+            report.tables_merged.len()
         )?;
     }
     for path in &report.moved_to_lost {

@@ -1,7 +1,7 @@
 //! Repair: a new manifest for a database whose manifest is lost or damaged, rebuilt from the
 //! tables and WALs left in its directory (RocksDB's `RepairDB`; `strata repair DIR`).
 //!
-//! Steps, in this order so that a repair interrupted by a crash can simply be run again:
+//! Steps:
 //!
 //! 1. **Lock and look.** The database's `LOCK` is taken (a database open elsewhere is
 //!    refused) and the directory listed. Nothing is changed until step 3.
@@ -18,18 +18,25 @@
 //!    which becomes a table. A record whose sequence number is at or below the largest of its
 //!    family's tables is already in them (a family's memtables are flushed in sequence
 //!    order) and is not written again. A record of a family id no table names is counted
-//!    and dropped: the family's name was in the manifest. The WALs, the old manifests and
-//!    the files of prepared transactions whose commit a WAL holds then move to `lost/`.
-//! 5. **Write the manifest**: every table in level 0 of its family (level 0 orders files by
+//!    and dropped: the family's name was in the manifest.
+//! 5. **Merge where level 0 would mislead a read.** A point read takes the first level-0
+//!    table holding the key (largest sequence number first), which is right only if that
+//!    table holds the key's newest version. Tables from deeper levels may break that: a
+//!    deep file can hold an old version of `k` beside a newer key that makes its largest
+//!    sequence number larger than that of a shallower file holding a newer `k`. A family
+//!    with two tables overlapping both in keys and in sequence numbers has all its tables
+//!    merged into one, every version kept (an internal key found twice is one write seen
+//!    twice, kept once); the inputs are deleted once the merged table is durable.
+//!    Flushed tables and converted WALs never overlap in sequence numbers, so they are
+//!    left alone. Then the WALs, the old manifests and the files of prepared transactions
+//!    whose commit a WAL holds move to `lost/`.
+//! 6. **Write the manifest**: every table in level 0 of its family (level 0 orders files by
 //!    largest sequence number, newest first, so newer data wins), each family's log number
 //!    past every WAL, next file number and last sequence past everything seen; then
 //!    `CURRENT`.
-//! 6. **Compact where level 0 would mislead a read.** A point read takes the first level-0
-//!    table holding the key, which is right only if that table holds the key's newest
-//!    version. Two tables of a family whose key ranges and sequence ranges both overlap
-//!    (say a deeper level's file that holds an old version of a key next to a newer key,
-//!    beside a shallower file with a newer version of the first) may break that, so such a
-//!    family is compacted (a merge by sequence number), with automatic compactions off.
+//!
+//! At every moment each entry is in a file a second run reads (a table, or a WAL until the
+//! tables made from it are durable), so a repair interrupted by a crash is simply run again.
 //!
 //! What a lost manifest takes with it: the level of each table (all go to level 0, and
 //! compaction moves them down again), the name of a family none of whose tables survive
@@ -49,7 +56,7 @@ use crate::comparator::{BytewiseComparator, Comparator, KeyOrder, ReverseBytewis
 use crate::error::{Error, ErrorKind, Result};
 use crate::filename::{self, parse_file_name, table_path, wal_path, FileKind};
 use crate::fs::{FileSystem, IoStats};
-use crate::iterator::InternalIterator;
+use crate::iterator::{InternalIterator, MergingIterator};
 use crate::log::{LogReader, ReadError};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
@@ -92,12 +99,13 @@ pub struct RepairReport {
     pub wal_corruptions: Vec<String>,
     /// The column families of the new manifest, by id.
     pub families: BTreeMap<u32, String>,
-    /// Families compacted after the manifest was written (step 6 of the module notes).
-    pub families_compacted: Vec<String>,
+    /// Families whose tables were merged into one (step 5 of the module notes).
+    pub families_merged: Vec<String>,
+    /// The tables merged away (and then deleted: all their entries are in the merged ones).
+    pub tables_merged: Vec<u64>,
     /// Every file moved to `lost/`, where it now is.
     pub moved_to_lost: Vec<PathBuf>,
-    /// The number of the manifest repair wrote (the compaction of step 6, if any, leaves a
-    /// newer one).
+    /// The new manifest's number.
     pub manifest_number: u64,
     /// The last sequence number of the repaired database.
     pub last_sequence: u64,
@@ -147,14 +155,9 @@ pub fn repair_cf<N: AsRef<str>>(
         next_file_number: 1,
         report: RepairReport::default(),
     };
-    let conflicted = repairer.run()?;
-    let mut report = repairer.report;
+    repairer.run()?;
     drop(lock);
-    if !conflicted.is_empty() {
-        compact_families(path, options, &named, &conflicted)?;
-        report.families_compacted = conflicted;
-    }
-    Ok(report)
+    Ok(repairer.report)
 }
 
 impl Db {
@@ -215,8 +218,8 @@ struct Repairer<'a> {
 }
 
 impl Repairer<'_> {
-    /// Steps 1 to 5; returns the names of the families step 6 must compact.
-    fn run(&mut self) -> Result<Vec<String>> {
+    /// Steps 1 to 6.
+    fn run(&mut self) -> Result<()> {
         let names = self.fs.list_dir(&self.dir)?;
         let (mut tables, mut wals, mut manifests, mut prepared) = (vec![], vec![], vec![], vec![]);
         for name in &names {
@@ -286,6 +289,20 @@ impl Repairer<'_> {
             self.report.wals_converted.push(number);
         }
         self.fs.sync_dir(&self.dir)?;
+
+        // Step 5, before the WALs move: until the merged table is durable, they and the
+        // merged tables hold every entry.
+        let misleading: Vec<u32> = self
+            .families
+            .iter()
+            .filter(|(_, f)| misleads_reads(&f.order(), &f.files))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in misleading {
+            self.merge_family(id)?;
+        }
+
+        // The end of step 5: nothing in these files is needed any more.
         for &number in &wals {
             self.move_to_lost(&wal_path(&self.dir, number))?;
         }
@@ -298,10 +315,9 @@ impl Repairer<'_> {
             }
         }
 
-        // Step 5.
+        // Step 6.
         let mut states = BTreeMap::new();
         let mut last_sequence = 0;
-        let mut conflicted = Vec::new();
         for (&id, f) in &self.families {
             let order = f.order();
             let edit = VersionEdit {
@@ -312,9 +328,6 @@ impl Repairer<'_> {
                 .with_order(order.clone())
                 .apply(&edit)
                 .map_err(|why| Error::InvalidArgument(format!("repair: {why}")))?;
-            if misleads_reads(&order, &f.files) {
-                conflicted.push(f.name.clone());
-            }
             last_sequence = last_sequence.max(f.largest_seq());
             self.report.entries += f.files.iter().map(|m| m.entries).sum::<u64>();
             self.report
@@ -346,7 +359,7 @@ impl Repairer<'_> {
             self.next_file_number,
             self.report.last_sequence,
         )?;
-        Ok(conflicted)
+        Ok(())
     }
 
     /// Reads table `number` whole and makes its manifest record. Its family is the one its
@@ -627,6 +640,70 @@ impl Repairer<'_> {
         Ok(())
     }
 
+    /// Step 5 for family `id`: merges all its tables into one new table, keeping every
+    /// version (no reader's view is known, so none is dropped; an entry found in two tables,
+    /// one write seen twice, is kept once), then deletes them.
+    fn merge_family(&mut self, id: u32) -> Result<()> {
+        let family = &self.families[&id];
+        let order = family.order();
+        let read = TableReadOptions::uncached(TableOptions {
+            comparator: crate::table::block::Comparator::Internal(order.clone()),
+            ..TableOptions::for_internal_keys()
+        });
+        let mut inputs: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut tombstones = Vec::new();
+        for f in &family.files {
+            let path = table_path(&self.dir, f.number);
+            let table = Arc::new(Table::open(self.fs.open_random(&path)?, &path, &read)?);
+            tombstones.extend(table.range_tombstones().tombstones());
+            inputs.push(Box::new(table.iter()));
+        }
+        let number = self.next_file_number;
+        self.next_file_number += 1;
+        let table_family = family.table_family(id);
+        let options = TableOptions {
+            column_family: Some(table_family.clone()),
+            ..family.options.table_options(false)
+        };
+        let path = table_path(&self.dir, number);
+        let written = (|| {
+            let mut builder = TableBuilder::new(self.fs.create_writable(&path)?, options);
+            for t in &tombstones {
+                builder.add_range_tombstone(&t.begin, &t.end, t.seq)?;
+            }
+            let mut it = MergingIterator::with_order(inputs, order);
+            it.seek_to_first();
+            let mut last: Vec<u8> = Vec::new();
+            while it.valid() {
+                // An internal key names one write: the same key twice is one write twice.
+                if it.key() != last.as_slice() {
+                    builder.add(it.key(), it.value())?;
+                    last.clear();
+                    last.extend_from_slice(it.key());
+                }
+                it.next();
+            }
+            it.status()?;
+            builder.finish().map(|_| ())
+        })();
+        if written.is_err() {
+            let _ = self.fs.remove_file(&path);
+        }
+        written?;
+        self.fs.sync_dir(&self.dir)?;
+        let merged = self.scan_table(number, Some(table_family))?;
+        let Some(family) = self.families.get_mut(&id) else {
+            return Ok(());
+        };
+        let inputs = std::mem::replace(&mut family.files, vec![merged.meta]);
+        self.report.families_merged.push(family.name.clone());
+        for f in inputs {
+            self.fs.remove_file(&table_path(&self.dir, f.number))?;
+            self.report.tables_merged.push(f.number);
+        }
+        self.fs.sync_dir(&self.dir)
+    }
+
     /// Writes every entry and range deletion of `mem` to table `number` (synced); on an
     /// error the file is deleted.
     fn write_table(&self, number: u64, mem: &Arc<MemTable>, options: TableOptions) -> Result<()> {
@@ -704,7 +781,7 @@ fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
 
 /// Whether a point read in level 0 holding `files` could stop at a table holding an older
 /// version of a key than another table: two tables whose key ranges and sequence ranges
-/// both overlap (step 6 of the module notes).
+/// both overlap (step 5 of the module notes).
 fn misleads_reads(order: &KeyOrder, files: &[FileMeta]) -> bool {
     let key = crate::key::user_key;
     files.iter().enumerate().any(|(i, a)| {
@@ -715,49 +792,6 @@ fn misleads_reads(order: &KeyOrder, files: &[FileMeta]) -> bool {
             keys_overlap && seqs_overlap
         })
     })
-}
-
-/// Step 6: opens the repaired database with every family, automatic compactions off, and
-/// compacts `families` (by name) whole.
-fn compact_families(
-    path: &Path,
-    options: &Options,
-    named: &BTreeMap<String, CfOptions>,
-    families: &[String],
-) -> Result<()> {
-    let open_options = Options {
-        create_if_missing: false,
-        error_if_exists: false,
-        disable_auto_compactions: true,
-        ..options.clone()
-    };
-    let recorded = VersionSet::read_families(options.fs.as_ref(), path)?;
-    let mut family_options = Vec::new();
-    for f in recorded.values() {
-        let mut cf = match named.get(&f.name) {
-            Some(cf) => cf.clone(),
-            None => options.cf_options(),
-        };
-        if !named.contains_key(&f.name) && f.name != DEFAULT_FAMILY_NAME {
-            if let Some(c) = builtin_comparator(&f.comparator) {
-                cf.comparator = c;
-            }
-            cf.ttl = f.ttl.map(std::time::Duration::from_secs);
-            if cf.ttl.is_some() {
-                cf.merge_operator = None;
-            }
-        }
-        cf.disable_auto_compactions = true;
-        family_options.push((f.name.clone(), cf));
-    }
-    let db = Db::open_cf(path, open_options, family_options)?;
-    for name in families {
-        let cf = db.cf(name).ok_or_else(|| {
-            Error::InvalidArgument(format!("repaired database has no column family '{name}'"))
-        })?;
-        db.compact_range_cf(&cf, None, None)?;
-    }
-    db.close()
 }
 
 #[cfg(test)]
