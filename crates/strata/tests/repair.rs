@@ -615,3 +615,59 @@ fn an_interrupted_repair_run_again_recovers_every_key() {
         }
     }
 }
+
+/// Keys ordered by their length, then bytewise: an application's comparator.
+struct ByLength;
+
+impl Comparator for ByLength {
+    fn name(&self) -> &str {
+        "test.by-length"
+    }
+
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+    }
+}
+
+/// A family of an application's comparator cannot be read without it: repair refuses until
+/// it is named with it, and then brings the keys back in that order.
+#[test]
+fn a_family_of_an_applications_comparator_must_be_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        create_if_missing: true,
+        create_missing_column_families: true,
+        ..Options::default()
+    };
+    let custom = CfOptions {
+        comparator: Arc::new(ByLength),
+        ..CfOptions::default()
+    };
+    let db = Db::open_cf(dir.path(), options.clone(), [("custom", custom.clone())]).unwrap();
+    for key in ["bbb", "a", "cc"] {
+        db.put_cf(&db.cf("custom").unwrap(), key.as_bytes(), b"v")
+            .unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    lose_the_manifest(dir.path());
+    let before = files_named(dir.path(), "");
+
+    let err = repair(dir.path(), &options).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        err.to_string()
+            .contains("\"test.by-length\", which is not built in"),
+        "{err}"
+    );
+    assert_eq!(files_named(dir.path(), ""), before, "nothing may change");
+
+    repair_cf(dir.path(), &options, [("custom", custom.clone())]).unwrap();
+    let db = Db::open_cf(dir.path(), options, [("custom", custom)]).unwrap();
+    let keys: Vec<Vec<u8>> = db
+        .range_cf::<&[u8], _>(&db.cf("custom").unwrap(), ..)
+        .unwrap()
+        .map(|e| e.unwrap().0)
+        .collect();
+    assert_eq!(keys, [&b"a"[..], b"cc", b"bbb"]);
+}
