@@ -429,10 +429,10 @@ pub fn stats(dir: &Path, json: bool) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The figures of `strata stats` as one JSON object (its keys are listed in the command's
-/// help, `strata stats --help`; keep the two alike): per family its tree shape and
-/// compaction table; the database's counters once. `note` is
-/// the line `stats` prints for a database without tables (`null` otherwise).
+/// The figures of `strata stats` as one JSON object: per family its tree shape and
+/// compaction table; the database's counters once. `note` is the line `stats` prints for a
+/// database without tables (`null` otherwise). Its keys are listed in the command's help
+/// (`strata stats --help`); a test checks that the two name the same keys.
 pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::Value, BoxError> {
     use serde_json::json;
     use strata::fs::IoClass;

@@ -185,6 +185,34 @@ fn stats_json_is_one_object_with_the_figures_of_stats() {
     }
     assert!(json["note"].is_null());
 
+    // The keys are those the help lists, no more, no fewer.
+    fn keys_of(v: &serde_json::Value, into: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, inner) in map {
+                    into.insert(k.clone());
+                    keys_of(inner, into);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| keys_of(i, into)),
+            _ => {}
+        }
+    }
+    let mut found = std::collections::BTreeSet::new();
+    keys_of(&json, &mut found);
+    let (ok, help, _) = strata(&["stats", "--help"]);
+    assert!(ok);
+    let listed: std::collections::BTreeSet<String> = help
+        .split_once("With --json")
+        .unwrap()
+        .1
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    assert_eq!(found, listed, "keys of the JSON vs keys listed in the help");
+
     // A database without tables says why, in the note.
     let empty = root.path().join("empty");
     let created = strata::Options {
