@@ -615,7 +615,8 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     )?;
     writeln!(
         out,
-        "WALs converted: {} [{}] into {} tables [{}]: {} updates written, {} already in          tables",
+        "WALs converted: {} [{}] into {} tables [{}]: {} updates written, {} already in \
+         tables",
         report.wals_converted.len(),
         numbers(&report.wals_converted),
         report.tables_from_wals.len(),
@@ -629,7 +630,8 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     if report.wal_entries_dropped > 0 {
         writeln!(
             out,
-            "WAL updates dropped: {} of column family ids {:?}, whose names were in the              manifest only",
+            "WAL updates dropped: {} of column family ids {:?}, whose names were in the \
+             manifest only",
             report.wal_entries_dropped, report.unknown_families
         )?;
     }

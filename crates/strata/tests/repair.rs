@@ -428,6 +428,8 @@ fn opening_a_database_whose_manifest_is_lost_is_refused_and_deletes_nothing() {
     let err = Db::open(dir.path(), options.clone()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corruption);
     assert!(err.to_string().contains("strata repair"), "{err}");
+    let err = Db::open_read_only(dir.path(), options.clone()).unwrap_err();
+    assert!(err.to_string().contains("the manifest is lost"), "{err}");
     assert_eq!(files_named(dir.path(), ""), before);
 
     repair(dir.path(), &options).unwrap();

@@ -249,6 +249,7 @@ impl Db {
             )));
         }
         if !fs.exists(&path.join(filename::CURRENT)) {
+            refuse_lost_manifest(&path, &fs.list_dir(&path)?)?;
             return Err(Error::NotFound(format!(
                 "no database in {} (no {} file)",
                 path.display(),
@@ -334,7 +335,8 @@ impl Db {
 
 /// Refuses to start a new manifest in `path`, whose files are `names`, when it holds tables
 /// but no `CURRENT`: the manifest that named them is lost, and only
-/// [`crate::repair`] can rebuild it (an open would delete the tables as orphans).
+/// [`crate::repair`] can rebuild it (an open would delete the tables as orphans; a
+/// read-only open says so too, rather than that there is no database).
 fn refuse_lost_manifest(path: &Path, names: &[String]) -> Result<()> {
     let mut found: Vec<&str> = names
         .iter()
