@@ -1,8 +1,9 @@
 //! Strata: a persistent, ordered key-value store in the LevelDB and RocksDB family.
 //!
 //! Writes go to a write-ahead log (group-committed across threads) and an in-memory skiplist;
-//! reads see a consistent snapshot without waiting for writers. See [`Db`] for the API,
-//! `docs/design.md` for how it works and `docs/formats.md` for the bytes on disk.
+//! reads see a consistent snapshot without waiting for writers. See [`Db`] for the API
+//! ([`repair`] rebuilds a database whose manifest is lost), `docs/design.md` for how it
+//! works and `docs/formats.md` for the bytes on disk.
 //!
 //! Limits: keys up to [`MAX_KEY_LEN`] bytes (1 MiB), values up to [`MAX_VALUE_LEN`] (64 MiB),
 //! batches up to [`MAX_BATCH_LEN`] (1 GiB); larger ones are refused with
