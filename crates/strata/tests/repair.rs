@@ -50,7 +50,7 @@ fn reverse() -> Arc<dyn Comparator> {
 }
 
 /// The families of the model test with their options: `users` (bytewise, with range
-/// deletions), `rev` (reverse bytewise) and `sessions` (a TTL family of one day).
+/// deletions), `rev` (reverse bytewise) and `logins` (a TTL family of one day).
 fn families(options: &Options) -> Vec<(&'static str, CfOptions)> {
     let base = options.cf_options();
     vec![
@@ -63,7 +63,7 @@ fn families(options: &Options) -> Vec<(&'static str, CfOptions)> {
             },
         ),
         (
-            "sessions",
+            "logins",
             CfOptions {
                 ttl: Some(Duration::from_secs(86_400)),
                 merge_operator: None,
@@ -80,7 +80,7 @@ type Model = BTreeMap<&'static str, BTreeMap<Vec<u8>, Vec<u8>>>;
 /// Random puts, overwrites, deletes, merges (default family) and range deletions (`users`)
 /// into every family, mirrored in `model`.
 fn write_some(db: &Db, rng: &mut Rng, model: &mut Model, ops: usize) {
-    let names = ["default", "users", "rev", "sessions"];
+    let names = ["default", "users", "rev", "logins"];
     for _ in 0..ops {
         let name = names[rng.below(4) as usize];
         let cf = db.cf(name).unwrap();
@@ -210,7 +210,7 @@ fn repair_after_losing_the_manifest_recovers_every_key_of_every_family() {
     let tables_before = files_named(dir.path(), ".sst");
     let wals_before = files_named(dir.path(), ".log");
     assert!(!wals_before.is_empty());
-    // `rev` and `sessions` are not named: their order and ttl come from their tables.
+    // `rev` and `logins` are not named: their order and ttl come from their tables.
     let named = families(&options)
         .into_iter()
         .filter(|(n, _)| *n == "users");
@@ -228,7 +228,7 @@ fn repair_after_losing_the_manifest_recovers_every_key_of_every_family() {
     assert!(report.wal_corruptions.is_empty() && report.wal_entries_dropped == 0);
     let mut names: Vec<&str> = report.families.values().map(String::as_str).collect();
     names.sort_unstable();
-    assert_eq!(names, ["default", "rev", "sessions", "users"]);
+    assert_eq!(names, ["default", "logins", "rev", "users"]);
     for wal in &wals_before {
         assert!(
             !dir.path().join(wal).exists(),
