@@ -630,8 +630,8 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     if report.wal_entries_dropped > 0 {
         writeln!(
             out,
-            "WAL updates dropped: {} of column family ids {:?}, whose names were in the \
-             manifest only",
+            "WAL updates dropped: {} of column family ids {:?}, which no table or readable \
+             manifest names",
             report.wal_entries_dropped, report.unknown_families
         )?;
     }

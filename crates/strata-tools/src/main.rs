@@ -94,7 +94,7 @@ enum Command {
     #[command(
         after_help = "Exit status: 0 when repaired with every table and WAL record \
         kept; 2 when repaired but something could not be kept (a table moved to lost/, a \
-        WAL's damaged tail, WAL updates of a column family whose name only the manifest \
+        WAL's damaged tail, WAL updates of a column family whose name only the lost manifest \
         held); 1 when refused (the database is open, not a database) or failed."
     )]
     Repair {

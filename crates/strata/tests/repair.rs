@@ -673,3 +673,49 @@ fn a_family_of_an_applications_comparator_must_be_named() {
         .collect();
     assert_eq!(keys, [&b"a"[..], b"cc", b"bbb"]);
 }
+
+/// When the manifest is still readable (only `CURRENT` is lost, or the manifest is damaged
+/// after the records that name the families), a family whose data is only in the WAL is
+/// named by it, and its records come back.
+#[test]
+fn a_readable_manifest_names_the_families_only_in_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        create_if_missing: true,
+        create_missing_column_families: true,
+        ..Options::default()
+    };
+    let rev = CfOptions {
+        comparator: reverse(),
+        ..CfOptions::default()
+    };
+    let db = Db::open_cf(dir.path(), options.clone(), [("unflushed", rev.clone())]).unwrap();
+    let unflushed = db.cf("unflushed").unwrap();
+    db.put(b"kept", b"1").unwrap();
+    db.flush().unwrap();
+    for key in ["a", "b", "c"] {
+        db.put_cf(&unflushed, key.as_bytes(), b"2").unwrap();
+    }
+    db.close().unwrap();
+    fs::remove_file(dir.path().join("CURRENT")).unwrap();
+
+    let report = repair(dir.path(), &options).unwrap();
+    assert_eq!(report.wal_entries_dropped, 0, "{report:?}");
+    assert_eq!(report.wal_entries, 3, "{report:?}");
+    assert_eq!(
+        report.families.get(&unflushed.id()).map(String::as_str),
+        Some("unflushed")
+    );
+    let db = Db::open_cf(dir.path(), options, [("unflushed", rev)]).unwrap();
+    let keys: Vec<Vec<u8>> = db
+        .range_cf::<&[u8], _>(&db.cf("unflushed").unwrap(), ..)
+        .unwrap()
+        .map(|e| e.unwrap().0)
+        .collect();
+    assert_eq!(
+        keys,
+        [&b"c"[..], b"b", b"a"],
+        "in the order the manifest records"
+    );
+    assert_eq!(db.get(b"kept").unwrap().as_deref(), Some(&b"1"[..]));
+}

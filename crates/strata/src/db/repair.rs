@@ -17,8 +17,9 @@
 //!    one (a torn or corrupt tail loses only what follows) go to one memtable per family,
 //!    which becomes a table. A record whose sequence number is at or below the largest of its
 //!    family's tables is already in them (a family's memtables are flushed in sequence
-//!    order) and is not written again. A record of a family id no table names is counted
-//!    and dropped: the family's name was in the manifest.
+//!    order) and is not written again. A record of a family id that no table names goes to
+//!    the family the newest readable manifest (read up to its first bad record) names with
+//!    that id, if its order is known; otherwise it is counted and dropped.
 //! 5. **Merge where level 0 would mislead a read.** A point read takes the first level-0
 //!    table holding the key (largest sequence number first), which is right only if that
 //!    table holds the key's newest version. Tables from deeper levels may break that: a
@@ -40,7 +41,7 @@
 //!
 //! What a lost manifest takes with it: the level of each table (all go to level 0, and
 //! compaction moves them down again), the name of a family none of whose tables survive
-//! (its WAL records are dropped, as said), a family's prefix extractor (recorded again at the
+//! (its WAL records are dropped, as said, unless a manifest can still be read), a family's prefix extractor (recorded again at the
 //! next open). Tables that a compaction had replaced but not yet deleted come back (as in
 //! RocksDB): their keys were also in the replacement, but a key deleted since by a tombstone
 //! that a later compaction dropped may reappear.
@@ -89,8 +90,8 @@ pub struct RepairReport {
     pub wal_entries: u64,
     /// WAL updates found already in their family's tables, not written again.
     pub wal_entries_in_tables: u64,
-    /// WAL updates of column family ids that no table names, dropped; the ids in
-    /// `unknown_families`.
+    /// WAL updates of column family ids that neither a table nor a readable manifest names,
+    /// dropped; the ids in `unknown_families`.
     pub wal_entries_dropped: u64,
     /// Column family ids of dropped WAL updates.
     pub unknown_families: Vec<u32>,
@@ -257,7 +258,8 @@ impl Repairer<'_> {
                 Err(e) => lost.push((number, e.to_string())),
             }
         }
-        self.place_families(&scanned)?;
+        let recorded = self.families_in_manifest(&manifests);
+        self.place_families(&scanned, &recorded)?;
         for s in scanned {
             if let Some(replaced) = self.replaced_id(&s.family) {
                 lost.push((
@@ -452,8 +454,19 @@ impl Repairer<'_> {
     /// Decides the families from the tables found (their ids and names) and the named ones:
     /// a name found under several ids keeps the largest (the others were dropped); a named
     /// family not found gets a new id. Checks each family's ttl against its tables'.
-    fn place_families(&mut self, scanned: &[Scanned]) -> Result<()> {
+    fn place_families(
+        &mut self,
+        scanned: &[Scanned],
+        recorded: &BTreeMap<u32, (TableFamily, String)>,
+    ) -> Result<()> {
         let mut found: BTreeMap<u32, TableFamily> = BTreeMap::new();
+        // A family the manifest names without tables here: its WAL records go to it, if its
+        // order is known (a built-in one, or named).
+        for (&id, (family, comparator)) in recorded {
+            if builtin_comparator(comparator).is_some() || self.named.contains_key(&family.name) {
+                found.insert(id, family.clone());
+            }
+        }
         for s in scanned {
             found.insert(s.family.id, s.family.clone());
         }
@@ -496,8 +509,13 @@ impl Repairer<'_> {
                     if options.ttl.is_some() {
                         options.merge_operator = None;
                     }
-                    // The tables were read in this order (`order_for`).
-                    if let Some(c) = a_table.and_then(|s| builtin_comparator(&s.comparator)) {
+                    // The tables were read in this order (`order_for`); without tables, the
+                    // manifest's.
+                    let comparator = match a_table {
+                        Some(s) => Some(&s.comparator),
+                        None => recorded.get(&id).map(|(_, c)| c),
+                    };
+                    if let Some(c) = comparator.and_then(|c| builtin_comparator(c)) {
                         options.comparator = c;
                     }
                     (options, false, recorded_ttl)
@@ -532,6 +550,51 @@ impl Repairer<'_> {
         }
         self.families = placed;
         Ok(())
+    }
+
+    /// The column families (other than the default) that the newest readable manifest
+    /// names, by id, each with its comparator's name: what repair knows of a family whose
+    /// records are only in WALs. A damaged manifest is read up to its first bad record; its
+    /// first records hold the whole state of the database when it was started.
+    fn families_in_manifest(&self, manifests: &[u64]) -> BTreeMap<u32, (TableFamily, String)> {
+        for &number in manifests.iter().rev() {
+            let path = filename::manifest_path(&self.dir, number);
+            let Ok(file) = self.fs.open_sequential(&path) else {
+                continue;
+            };
+            let mut reader = LogReader::new(file);
+            let mut families = BTreeMap::new();
+            let mut read_any = false;
+            while let Ok(Some(record)) = reader.read_record() {
+                let Ok(edit) = VersionEdit::decode(record) else {
+                    break;
+                };
+                read_any = true;
+                let id = edit.column_family;
+                if let Some(name) = &edit.add_column_family {
+                    let family = TableFamily {
+                        id,
+                        name: name.clone(),
+                        ttl: None,
+                    };
+                    let bytewise = crate::comparator::BYTEWISE_NAME.to_string();
+                    families.insert(id, (family, bytewise));
+                }
+                if edit.drop_column_family {
+                    families.remove(&id);
+                }
+                if let Some((family, comparator)) = families.get_mut(&id) {
+                    if let Some(c) = &edit.comparator {
+                        *comparator = crate::version::user_comparator_name(c).to_string();
+                    }
+                    family.ttl = edit.family_ttl.or(family.ttl);
+                }
+            }
+            if read_any {
+                return families;
+            }
+        }
+        BTreeMap::new()
     }
 
     /// The id that replaced `family`'s, if a newer family took its name.
