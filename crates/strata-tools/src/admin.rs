@@ -1,6 +1,6 @@
 //! Inspection commands (the roles of RocksDB's `sst_dump` and `ldb manifest_dump`):
-//! `strata sst dump|verify PATH`, `strata manifest dump DIR`, `strata stats DIR`, and
-//! `strata flush DIR`.
+//! `strata sst dump|verify PATH`, `strata manifest dump DIR`, `strata stats DIR [--json]`,
+//! `strata flush DIR`, and `strata repair DIR` (RocksDB's `ldb repair`).
 //!
 //! Keys are shown one way in all of them, as the engine's own messages show them:
 //! `user_key#seq,KIND`, printable ASCII as is and other bytes as `\xNN` (see [`show_key`]).
@@ -208,6 +208,10 @@ fn dump_table(
     if !p.prefix_extractor.is_empty() {
         writeln!(out, "prefix-extractor: {}", p.prefix_extractor)?;
     }
+    if let Some(f) = &p.column_family {
+        let ttl = f.ttl.map(|t| format!(" ttl {t}s")).unwrap_or_default();
+        writeln!(out, "column-family: {:?} (id {}){ttl}", f.name, f.id)?;
+    }
     let mut it = table.iter();
     it.seek_to_first();
     let mut shown = 0;
@@ -383,7 +387,8 @@ pub(crate) fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
 
 /// `strata stats DIR`: the tree shape and `strata.stats` of a database, opened read-only, so
 /// that looking changes no file and works beside a process that has it open for writing.
-pub fn stats(dir: &Path) -> Result<(), BoxError> {
+/// With `json`, the same figures as one JSON object ([`stats_json`]).
+pub fn stats(dir: &Path, json: bool) -> Result<(), BoxError> {
     let note = match read_manifest(dir) {
         Ok((_, _, families)) => note_if_no_tables(dir, &families)?,
         Err(_) => None, // the open says what is wrong
@@ -391,6 +396,12 @@ pub fn stats(dir: &Path) -> Result<(), BoxError> {
     let db = strata::Db::open_read_only(dir, strata::Options::default())
         .map_err(|e| format!("opening {}: {e}", dir.display()))?;
     let mut out = std::io::stdout().lock();
+    if json {
+        let value = stats_json(&db, note)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        db.close()?;
+        return Ok(());
+    }
     let names = db.cf_names();
     if names.len() == 1 {
         writeln!(out, "tree: {}", db.tree_shape())?;
@@ -416,6 +427,243 @@ pub fn stats(dir: &Path) -> Result<(), BoxError> {
     }
     db.close()?;
     Ok(())
+}
+
+/// The figures of `strata stats` as one JSON object: per family its tree shape and
+/// compaction table; the database's counters once. `note` is the line `stats` prints for a
+/// database without tables (`null` otherwise). Its keys are listed in the command's help
+/// (`strata stats --help`); a test checks that the two name the same keys.
+pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::Value, BoxError> {
+    use serde_json::json;
+    use strata::fs::IoClass;
+    let mut families = Vec::new();
+    for name in db.cf_names() {
+        let cf = db.cf(&name).ok_or("family vanished")?;
+        let shape = db.tree_shape_cf(&cf)?;
+        let s = db.stats_cf(&cf)?;
+        let user = s.user_bytes_written.max(1) as f64;
+        let levels: Vec<_> = shape
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(level, l)| json!({"level": level, "files": l.files, "bytes": l.bytes}))
+            .collect();
+        // The rows of the text table: levels that hold files or had compactions.
+        let compaction: Vec<_> = s
+            .compactions
+            .iter()
+            .enumerate()
+            .filter_map(|(level, c)| {
+                let files = s.level_files.get(level).copied().unwrap_or(0);
+                if files == 0 && c.count == 0 {
+                    return None;
+                }
+                let written = match level {
+                    0 => s.io.written(IoClass::Flush),
+                    _ => c.bytes_written,
+                };
+                Some(json!({
+                    "level": level,
+                    "files": files,
+                    "bytes": s.level_bytes.get(level).copied().unwrap_or(0),
+                    "score": s.level_scores.get(level).copied().unwrap_or(0.0),
+                    "count": c.count,
+                    "moves": c.moves,
+                    "read_bytes": c.bytes_read,
+                    "write_bytes": written,
+                    "write_amp": written as f64 / user,
+                    "seconds": c.micros as f64 / 1e6,
+                }))
+            })
+            .collect();
+        families.push(json!({
+            "name": name,
+            "tree": {
+                "active_memtable_entries": shape.active_memtable_entries,
+                "active_memtable_bytes": shape.active_memtable_bytes,
+                "immutable_memtables": shape.immutable_memtables,
+                "immutable_memtable_bytes": shape.immutable_memtable_bytes,
+                "levels": levels,
+            },
+            "compaction": compaction,
+        }));
+    }
+    let s = db.stats();
+    let write_amp = match s.user_bytes_written {
+        0 => 0.0,
+        user => s.io.total_written() as f64 / user as f64,
+    };
+    let stall = |count: u64, micros: u64| json!({"count": count, "micros": micros});
+    let cache = |(hits, misses): (u64, u64)| json!({"hits": hits, "misses": misses});
+    Ok(json!({
+        "families": families,
+        "writes": {
+            "batches": s.batches,
+            "keys": s.keys_written,
+            "user_bytes": s.user_bytes_written,
+            "groups": s.write_groups,
+            "wal_syncs": s.wal_syncs,
+            "wal_bytes": s.io.written(IoClass::Wal),
+            "write_amp": write_amp,
+        },
+        "reads": {"gets": s.gets, "found": s.gets_found},
+        "memtables": {
+            "active_entries": s.active_memtable_entries,
+            "active_bytes": s.active_memtable_bytes,
+            "immutable": s.immutable_memtables,
+            "immutable_bytes": s.immutable_memtable_bytes,
+            "switches": s.memtable_switches,
+        },
+        "snapshots": {"live": s.live_snapshots, "oldest": s.oldest_snapshot},
+        "last_sequence": s.last_sequence,
+        "flushes": s.flushes,
+        "stalls": {
+            "memtable": stall(s.write_stalls, s.stall_micros),
+            "l0_slowdown": stall(s.l0_slowdowns, s.l0_slowdown_micros),
+            "l0_stop": stall(s.l0_stops, s.l0_stop_micros),
+            "pending_slowdown": stall(s.pending_slowdowns, s.pending_slowdown_micros),
+            "pending_stop": stall(s.pending_stops, s.pending_stop_micros),
+        },
+        "compaction": {
+            "pending_bytes": s.pending_compaction_bytes,
+            "running": s.compactions_running,
+            "skipped_for_space": s.compactions_skipped_for_space,
+            "subcompactions": s.subcompactions,
+        },
+        "tables": {"open": s.open_tables, "opens": s.table_opens},
+        "bloom": {"checks": s.bloom_checks, "negatives": s.bloom_negatives},
+        "block_cache": {
+            "data": cache(s.block_cache_by_kind[0]),
+            "index": cache(s.block_cache_by_kind[1]),
+            "filter": cache(s.block_cache_by_kind[2]),
+        },
+        "table_bytes_read": s.table_bytes_read,
+        "note": note,
+    }))
+}
+
+/// Options whose default-family fields are what the default family's tables record: their
+/// comparator (a built-in one; bytewise if they record an application's, which repair then
+/// refuses by name) and ttl. Without such a table, the defaults. A table whose properties
+/// cannot be read is skipped: repair sets it aside.
+fn default_family_as_recorded(dir: &Path) -> Result<strata::Options, BoxError> {
+    let mut options = strata::Options::default();
+    if !dir.is_dir() {
+        return Ok(options); // repair says what is wrong
+    }
+    for table in numbered_files(dir, ".sst")?.iter().rev() {
+        let Ok(file) = PosixFs.open_random(&table.path) else {
+            continue;
+        };
+        let Ok(props) = Table::read_properties(file.as_ref(), &table.path) else {
+            continue;
+        };
+        if props.column_family.as_ref().is_some_and(|f| f.id != 0) {
+            continue;
+        }
+        if let Some(comparator) = builtin_comparator(&props.comparator) {
+            options.comparator = comparator;
+        }
+        let ttl = props.column_family.and_then(|f| f.ttl);
+        options.ttl = ttl.map(std::time::Duration::from_secs);
+        break;
+    }
+    Ok(options)
+}
+
+/// How `strata repair` ended, as its exit status says: 0 when every table and every WAL
+/// record was kept, 2 when the database was repaired but something could not be kept
+/// (tables moved to `lost/`, a WAL's bad tail, updates of a family whose name was lost);
+/// 1 (an error) when it was refused or failed.
+pub enum Repaired {
+    /// Everything kept.
+    Whole,
+    /// Repaired, with losses the report lists.
+    WithLosses,
+}
+
+/// `strata repair DIR`: rebuilds the manifest from the tables and WALs (`strata::repair`)
+/// and prints the report. The default family is repaired in the order and with the ttl its
+/// tables record ([`default_family_as_recorded`]); the other families take theirs from
+/// their tables in any case.
+pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
+    let options = default_family_as_recorded(dir)?;
+    let report =
+        strata::repair(dir, &options).map_err(|e| format!("repairing {}: {e}", dir.display()))?;
+    let mut out = std::io::stdout().lock();
+    let numbers = |ns: &[u64]| {
+        ns.iter()
+            .map(|n| format!("{n:06}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    writeln!(
+        out,
+        "repaired {}: MANIFEST-{:06}, last sequence {}, {} entries",
+        dir.display(),
+        report.manifest_number,
+        report.last_sequence,
+        report.entries
+    )?;
+    let families: Vec<&str> = report.families.values().map(String::as_str).collect();
+    writeln!(out, "column families: {}", families.join(", "))?;
+    writeln!(
+        out,
+        "tables kept: {} [{}], all in level 0",
+        report.tables_kept.len(),
+        numbers(&report.tables_kept)
+    )?;
+    writeln!(
+        out,
+        "WALs converted: {} [{}] into {} tables [{}]: {} updates written, {} already in \
+         tables",
+        report.wals_converted.len(),
+        numbers(&report.wals_converted),
+        report.tables_from_wals.len(),
+        numbers(&report.tables_from_wals),
+        report.wal_entries,
+        report.wal_entries_in_tables
+    )?;
+    for bad in &report.wal_corruptions {
+        writeln!(out, "WAL damage, the rest of that WAL dropped: {bad}")?;
+    }
+    if report.wal_entries_dropped > 0 {
+        writeln!(
+            out,
+            "WAL updates dropped: {} of column family ids {:?}, which no table or readable \
+             manifest names",
+            report.wal_entries_dropped, report.unknown_families
+        )?;
+    }
+    writeln!(
+        out,
+        "tables moved to {}/: {}",
+        strata::LOST_DIR,
+        report.tables_lost.len()
+    )?;
+    for (number, why) in &report.tables_lost {
+        writeln!(out, "  {number:06}.sst: {why}")?;
+    }
+    if !report.families_merged.is_empty() {
+        writeln!(
+            out,
+            "merged into one table each (tables overlapping in keys and sequence numbers, \
+             which level 0 would read in the wrong order): {} ({} tables)",
+            report.families_merged.join(", "),
+            report.tables_merged.len()
+        )?;
+    }
+    for path in &report.moved_to_lost {
+        writeln!(out, "moved: {}", path.display())?;
+    }
+    let lossy = !report.tables_lost.is_empty()
+        || !report.wal_corruptions.is_empty()
+        || report.wal_entries_dropped > 0;
+    Ok(if lossy {
+        Repaired::WithLosses
+    } else {
+        Repaired::Whole
+    })
 }
 
 /// `strata flush DIR`: writes what the database's WALs hold to tables.

@@ -6,7 +6,8 @@
 //!   kills at random moments followed by verification.
 //! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
 //!   inspection; `strata flush DIR`: write a database's memtables to tables;
-//!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata backup ...`:
+//!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata repair DIR`: a
+//!   new manifest rebuilt from the tables and WALs; `strata backup ...`:
 //!   incremental backups of a database and their restores.
 //! - `strata get|put|delete|scan|dump|load`: reading and writing data (RocksDB's `ldb`).
 //! - `strata sst write OUT.sst`, `strata ingest DIR FILE.sst...`: bulk loading through
@@ -60,9 +61,46 @@ enum Command {
         #[command(subcommand)]
         command: ManifestCommand,
     },
-    /// Open a database (recovering its WALs, as any open does) and print its tree shape,
-    /// counters and per-level compaction table.
+    /// Open a database read-only (replaying its WALs in memory, writing nothing) and print
+    /// its tree shape, counters and per-level compaction table.
+    #[command(after_help = concat!(
+        "With --json the output is one JSON object with these keys (stable: keys may be \
+         added, never renamed or removed; sizes in bytes, times in seconds or microseconds \
+         as named):\n",
+        "{\"families\": [{\"name\", \"tree\": {\"active_memtable_entries\", \
+         \"active_memtable_bytes\", \"immutable_memtables\", \"immutable_memtable_bytes\", \
+         \"levels\": [{\"level\", \"files\", \"bytes\"}]}, \"compaction\": [{\"level\", \
+         \"files\", \"bytes\", \"score\", \"count\", \"moves\", \"read_bytes\", \
+         \"write_bytes\", \"write_amp\", \"seconds\"}]}], \"writes\": {\"batches\", \
+         \"keys\", \"user_bytes\", \"groups\", \"wal_syncs\", \"wal_bytes\", \"write_amp\"}, \
+         \"reads\": {\"gets\", \"found\"}, \"memtables\": {\"active_entries\", \
+         \"active_bytes\", \"immutable\", \"immutable_bytes\", \"switches\"}, \
+         \"snapshots\": {\"live\", \"oldest\"}, \"last_sequence\", \"flushes\", \
+         \"stalls\": {\"memtable\", \"l0_slowdown\", \"l0_stop\", \"pending_slowdown\", \
+         \"pending_stop\": each {\"count\", \"micros\"}}, \"compaction\": \
+         {\"pending_bytes\", \"running\", \"skipped_for_space\", \"subcompactions\"}, \
+         \"tables\": {\"open\", \"opens\"}, \"bloom\": {\"checks\", \"negatives\"}, \
+         \"block_cache\": {\"data\", \"index\", \"filter\": each {\"hits\", \"misses\"}}, \
+         \"table_bytes_read\", \"note\" (why there are no tables, or null)}"
+    ))]
     Stats {
+        /// The database directory.
+        dir: PathBuf,
+        /// Print the figures as one JSON object (keys listed below).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild a lost or damaged manifest from the tables and WALs in DIR (RocksDB's
+    /// `ldb repair`): every readable table goes to level 0 of the column family its
+    /// properties name, each WAL becomes tables (up to a bad record), unreadable tables,
+    /// the WALs and the old manifests move to DIR/lost/. Refused while the database is open.
+    #[command(
+        after_help = "Exit status: 0 when repaired with every table and WAL record \
+        kept; 2 when repaired but something could not be kept (a table moved to lost/, a \
+        WAL's damaged tail, WAL updates of a column family whose name only the lost manifest \
+        held); 1 when refused (the database is open, not a database) or failed."
+    )]
+    Repair {
         /// The database directory.
         dir: PathBuf,
     },
@@ -256,7 +294,12 @@ fn main() -> ExitCode {
         Command::Manifest {
             command: ManifestCommand::Dump { dir },
         } => admin::manifest_dump(&dir),
-        Command::Stats { dir } => admin::stats(&dir),
+        Command::Stats { dir, json } => admin::stats(&dir, json),
+        Command::Repair { dir } => match admin::repair(&dir) {
+            Ok(admin::Repaired::Whole) => Ok(()),
+            Ok(admin::Repaired::WithLosses) => return ExitCode::from(2),
+            Err(e) => Err(e),
+        },
         Command::Flush { dir } => admin::flush(&dir),
         Command::Checkpoint { dir, out } => admin::checkpoint(&dir, &out),
         Command::Get { dir, key, cf, hex } => match kv::get(&dir, cf.as_deref(), &key, hex) {

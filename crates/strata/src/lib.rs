@@ -1,8 +1,9 @@
 //! Strata: a persistent, ordered key-value store in the LevelDB and RocksDB family.
 //!
 //! Writes go to a write-ahead log (group-committed across threads) and an in-memory skiplist;
-//! reads see a consistent snapshot without waiting for writers. See [`Db`] for the API,
-//! `docs/design.md` for how it works and `docs/formats.md` for the bytes on disk.
+//! reads see a consistent snapshot without waiting for writers. See [`Db`] for the API
+//! ([`repair`] rebuilds a database whose manifest is lost), `docs/design.md` for how it
+//! works and `docs/formats.md` for the bytes on disk.
 //!
 //! Limits: keys up to [`MAX_KEY_LEN`] bytes (1 MiB), values up to [`MAX_VALUE_LEN`] (64 MiB),
 //! batches up to [`MAX_BATCH_LEN`] (1 GiB); larger ones are refused with
@@ -60,7 +61,8 @@ pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
-    Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range, RecoveryReport, TreeShape,
+    repair, repair_cf, Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range,
+    RecoveryReport, RepairReport, TreeShape, LOST_DIR,
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::listener::FlushReason;
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::table::{TableFamily, TableOptions};
 use crate::version::{Version, NUM_LEVELS};
 
 /// One column family of an open database.
@@ -109,6 +110,19 @@ impl ColumnFamilyData {
         let reason = self.flush_reasons.lock().remove(&mem.log_number());
         // Every memtable is noted as it becomes immutable (at a switch, or at open).
         reason.unwrap_or(FlushReason::WriteBufferFull)
+    }
+
+    /// The options of the tables this family writes: its own, with the family recorded in
+    /// each table's properties (what repair reads when the manifest is lost).
+    pub fn table_options(&self, bottommost: bool) -> TableOptions {
+        TableOptions {
+            column_family: Some(TableFamily {
+                id: self.id(),
+                name: self.name().to_string(),
+                ttl: self.options.ttl.map(|t| t.as_secs()),
+            }),
+            ..self.options.table_options(bottommost)
+        }
     }
 
     /// Updates what is derived from the current version (for write stalls).

@@ -58,7 +58,7 @@ use crate::listener::{
 use crate::options::Options;
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::reader::{TableReadOptions, TableReadStats};
-use crate::table::Table;
+use crate::table::{Table, TableOptions};
 use crate::version::{FileMeta, Version, VersionEdit};
 
 /// How a compaction ended.
@@ -297,6 +297,8 @@ impl DbInner {
         let output_tombstones = range_del.compaction_output(bottommost);
         let job = MergeJob {
             db: self,
+            table_options: cf.table_options(false),
+            bottommost_table_options: cf.table_options(true),
             options: &cf.options,
             family: cf.name(),
             // One time for the whole job, so that every subcompaction judges expiry alike.
@@ -608,6 +610,10 @@ impl Drop for ReleaseOnDrop<'_> {
 /// One merge: the task, what the compaction filter needs, and the level below the output.
 struct MergeJob<'a> {
     db: &'a DbInner,
+    /// The options of the outputs: the family's, with the family recorded in them.
+    table_options: TableOptions,
+    /// The same for outputs in the bottommost level (`bottommost_compression`).
+    bottommost_table_options: TableOptions,
     /// The options of the family being compacted.
     options: &'a Options,
     /// The family's name, for errors.
@@ -752,7 +758,10 @@ impl Outputs<'_> {
                 let db = job.db;
                 let number = db.versions.lock().new_file_number();
                 let last_level = job.task.output_level + 1 == options.num_levels;
-                let table_options = options.table_options(job.bottommost && last_level);
+                let table_options = match job.bottommost && last_level {
+                    true => job.bottommost_table_options.clone(),
+                    false => job.table_options.clone(),
+                };
                 TableOutput::create(db, job.family, number, IoClass::Compaction, table_options)?
             }
         };

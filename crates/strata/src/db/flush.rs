@@ -203,7 +203,7 @@ impl DbInner {
         if mem.is_empty() {
             return Ok(None);
         }
-        let options = cf.options.table_options(false);
+        let options = cf.table_options(false);
         let mut table = TableOutput::create(self, cf.name(), number, IoClass::Flush, options)?;
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).

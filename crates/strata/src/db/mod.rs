@@ -40,6 +40,7 @@ mod multi_get;
 mod obsolete;
 mod open;
 mod recovery;
+mod repair;
 mod stall;
 mod stats;
 mod table_cache;
@@ -72,6 +73,7 @@ use crate::write_batch::{record_size, WriteBatch};
 pub use conflict::{WriteHistory, WriteSource};
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
+pub use repair::{repair, repair_cf, RepairReport, LOST_DIR};
 pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
 
 use crate::snapshot::{Snapshot, SnapshotList};

@@ -51,17 +51,7 @@ impl Db {
         families: impl IntoIterator<Item = (N, CfOptions)>,
     ) -> Result<Db> {
         options.validate()?;
-        let mut named: BTreeMap<String, CfOptions> = BTreeMap::new();
-        for (name, cf_options) in families {
-            let name = name.as_ref();
-            column_family::check_name(name)?;
-            column_family::check_options(name, &options.for_family(&cf_options))?;
-            if named.insert(name.to_string(), cf_options).is_some() {
-                return Err(Error::InvalidArgument(format!(
-                    "column family '{name}' is named twice"
-                )));
-            }
-        }
+        let named = named_families(&options, families)?;
         let path = path.as_ref().to_path_buf();
         let fs = options.fs.clone();
         let io = Arc::new(IoStats::default());
@@ -125,7 +115,10 @@ impl Db {
                 })
             })?
         } else {
-            // A new database, or one written before manifests existed (WALs only).
+            // A new database, or one written before manifests existed (WALs only). Tables
+            // without CURRENT mean the manifest is lost: a new one would make every table an
+            // orphan to delete. (A manifest alone is a first open that crashed before CURRENT.)
+            refuse_lost_manifest(&path, &names)?;
             let ttl =
                 opened_ttl(DEFAULT_FAMILY_NAME).map(crate::compaction_filter::ttl::whole_secs);
             let order = options.key_order();
@@ -256,6 +249,7 @@ impl Db {
             )));
         }
         if !fs.exists(&path.join(filename::CURRENT)) {
+            refuse_lost_manifest(&path, &fs.list_dir(&path)?)?;
             return Err(Error::NotFound(format!(
                 "no database in {} (no {} file)",
                 path.display(),
@@ -337,6 +331,55 @@ impl Db {
         *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, true)?;
         Ok(Db { inner })
     }
+}
+
+/// Refuses to start a new manifest in `path`, whose files are `names`, when it holds tables
+/// but no `CURRENT`: the manifest that named them is lost, and only
+/// [`crate::repair`] can rebuild it (an open would delete the tables as orphans; a
+/// read-only open says so too, rather than that there is no database).
+fn refuse_lost_manifest(path: &Path, names: &[String]) -> Result<()> {
+    let mut found: Vec<&str> = names
+        .iter()
+        .filter(|n| matches!(parse_file_name(n), Some(FileKind::Table(_))))
+        .map(String::as_str)
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort_unstable();
+    let shown = match found.len() {
+        1..=3 => found.join(", "),
+        n => format!("{}, ... ({n} files)", found[..3].join(", ")),
+    };
+    Err(Error::corruption(
+        path.join(filename::CURRENT),
+        0,
+        format!(
+            "missing, but the directory holds {shown}: the manifest is lost; rebuild it with \
+             strata::repair (`strata repair {}`), since an open would start an empty database",
+            path.display()
+        ),
+    ))
+}
+
+/// The column families named with their options, by name, each name and its options
+/// checked; an error names a family named twice.
+pub(super) fn named_families<N: AsRef<str>>(
+    options: &Options,
+    families: impl IntoIterator<Item = (N, CfOptions)>,
+) -> Result<BTreeMap<String, CfOptions>> {
+    let mut named: BTreeMap<String, CfOptions> = BTreeMap::new();
+    for (name, cf_options) in families {
+        let name = name.as_ref();
+        column_family::check_name(name)?;
+        column_family::check_options(name, &options.for_family(&cf_options))?;
+        if named.insert(name.to_string(), cf_options).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "column family '{name}' is named twice"
+            )));
+        }
+    }
+    Ok(named)
 }
 
 /// What an open has recovered and created, to be put together into a database.
@@ -579,7 +622,7 @@ fn check_num_levels(
 
 /// Whether `path` holds a database: `Ok(false)` if missing or empty, an error if it holds
 /// something else or a newer format.
-fn identify(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
+pub(super) fn identify(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
     if !fs.exists(path) {
         return Ok(false);
     }

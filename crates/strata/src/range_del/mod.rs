@@ -157,6 +157,22 @@ pub fn ends_before(order: &KeyOrder, largest: &[u8], key: &[u8]) -> bool {
     }
 }
 
+/// The internal keys bounding `tombstones` in `order`, `None` without any: the smallest
+/// begin key at the newest sequence number starting there (`begin#seq,RANGEDEL`), and the
+/// largest end key as the sentinel `end#MAX_SEQUENCE,RANGEDEL` (see
+/// [`Tombstone::largest_key`]). A table's recorded key range is the union of these and its
+/// point entries' first and last keys ([`widen_bounds`]).
+pub fn tombstone_bounds<'a>(
+    order: &KeyOrder,
+    tombstones: impl Iterator<Item = &'a Tombstone> + Clone,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let first = tombstones
+        .clone()
+        .min_by(|a, b| order.compare(&a.begin, &b.begin).then(b.seq.cmp(&a.seq)))?;
+    let last = tombstones.max_by(|a, b| order.compare(&a.end, &b.end))?;
+    Some((first.smallest_key(), last.largest_key()))
+}
+
 /// Widens a file's internal-key bounds to cover `bounds` (a table builder's
 /// `range_tombstone_bounds`), user keys in `order`. Empty `smallest` and `largest` mean the
 /// file has no point entries yet.

@@ -70,6 +70,7 @@ impl TableBuilder {
                 compression: options.compression.name().to_string(),
                 prefix_extractor: crate::prefix::name_of(&prefix_extractor).to_string(),
                 comparator: options.comparator.order().name().to_string(),
+                column_family: options.column_family.clone(),
                 ..TableProperties::default()
             },
             options,
@@ -169,16 +170,10 @@ impl TableBuilder {
     /// (`range_del::widen_bounds`), so that a read or compaction of any key a tombstone
     /// covers finds the file.
     pub fn range_tombstone_bounds(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let order = self.options.comparator.order();
-        let first = self
-            .range_tombstones
-            .iter()
-            .min_by(|a, b| order.compare(&a.begin, &b.begin).then(b.seq.cmp(&a.seq)))?;
-        let last = self
-            .range_tombstones
-            .iter()
-            .max_by(|a, b| order.compare(&a.end, &b.end))?;
-        Some((first.smallest_key(), last.largest_key()))
+        crate::range_del::tombstone_bounds(
+            self.options.comparator.order(),
+            self.range_tombstones.iter(),
+        )
     }
 
     /// The order of the table's user keys.

@@ -27,6 +27,11 @@
 //! extractor. Neither changes a byte layout: an older build reads such a table as before
 //! (its whole-key lookups see a filter with more entries), and this build reads older tables
 //! without prefix filtering, so the table format version is not raised.
+//!
+//! A table written by the database records the column family it belongs to (id, name, and
+//! the ttl of a TTL family: `strata.column-family*` in the properties) from
+//! [`TableOptions::column_family`]. The table layer only stores them; repair reads them to
+//! put each table back in its family when the manifest is lost.
 
 pub mod block;
 pub mod builder;
@@ -65,6 +70,20 @@ pub struct TableOptions {
     /// With a filter, its entries include the prefix of each filter key (see the module
     /// documentation). Used when building; readers learn the extractor from the properties.
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// The column family the table is written for, recorded in its properties; `None` for
+    /// tables outside a database (tools, tests), which record none.
+    pub column_family: Option<TableFamily>,
+}
+
+/// The column family a table belongs to, as its properties record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableFamily {
+    /// The family's id in the manifest.
+    pub id: u32,
+    /// The family's name.
+    pub name: String,
+    /// The ttl in seconds of a TTL family (its values end in an expiry), `None` otherwise.
+    pub ttl: Option<u64>,
 }
 
 fn whole_key(k: &[u8]) -> &[u8] {
@@ -87,6 +106,7 @@ impl Default for TableOptions {
             filter_key: whole_key,
             key_info: no_key_info,
             prefix_extractor: None,
+            column_family: None,
         }
     }
 }

@@ -8,9 +8,15 @@
 //! extractor whose prefixes the table's filter holds. A table without it (every table written
 //! before prefix filters existed, and every table of a family without an extractor) has a
 //! filter of whole keys only.
+//!
+//! `strata.column-family` (the family's name), `strata.column-family-id` (varint64) and,
+//! for a TTL family, `strata.column-family-ttl` (varint64, seconds) record the column family
+//! a database table was written for; a table without them (written by an older build, or
+//! outside a database) names no family. Repair reads them to rebuild the families.
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
+use crate::table::TableFamily;
 
 /// Counts and sizes of one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,10 +53,17 @@ pub struct TableProperties {
     /// The name of the user key order (`strata.comparator`); empty in tables written before
     /// it was recorded, which are all bytewise.
     pub comparator: String,
+    /// The column family the table was written for (`strata.column-family*`); `None` in
+    /// tables that record none.
+    pub column_family: Option<TableFamily>,
 }
 
 /// The property naming the prefix extractor.
 const PREFIX_EXTRACTOR: &str = "strata.prefix-extractor";
+/// The properties recording the column family: its name, id and ttl (seconds).
+const FAMILY_NAME: &str = "strata.column-family";
+const FAMILY_ID: &str = "strata.column-family-id";
+const FAMILY_TTL: &str = "strata.column-family-ttl";
 
 const NUMBERS: [&str; 12] = [
     "strata.creation-time",
@@ -105,6 +118,18 @@ impl TableProperties {
         if !self.comparator.is_empty() {
             entries.push(("strata.comparator", self.comparator.clone().into_bytes()));
         }
+        if let Some(family) = &self.column_family {
+            let number = |n: u64| {
+                let mut v = Vec::new();
+                put_varint64(&mut v, n);
+                v
+            };
+            entries.push((FAMILY_NAME, family.name.clone().into_bytes()));
+            entries.push((FAMILY_ID, number(u64::from(family.id))));
+            if let Some(ttl) = family.ttl {
+                entries.push((FAMILY_TTL, number(ttl)));
+            }
+        }
         entries.sort();
         for (name, value) in entries {
             b.add(name.as_bytes(), &value);
@@ -117,10 +142,22 @@ impl TableProperties {
         let block = std::sync::Arc::new(Block::new(data)?);
         let mut it = BlockIter::new(block, crate::table::block::Comparator::BYTEWISE);
         let mut p = TableProperties::default();
+        let (mut family_name, mut family_id, mut family_ttl) = (None, None, None);
+        let number = |name: &str, mut v: &[u8]| {
+            get_varint64(&mut v).ok_or_else(|| format!("bad value of {name}"))
+        };
         it.seek_to_first();
         while it.valid() {
             let name = String::from_utf8_lossy(it.key()).into_owned();
-            if name == "strata.compression" {
+            if name == FAMILY_NAME {
+                family_name = Some(String::from_utf8_lossy(it.value()).into_owned());
+            } else if name == FAMILY_ID {
+                let id = number(&name, it.value())?;
+                family_id =
+                    Some(u32::try_from(id).map_err(|_| format!("{name} {id} is not a family id"))?);
+            } else if name == FAMILY_TTL {
+                family_ttl = Some(number(&name, it.value())?);
+            } else if name == "strata.compression" {
                 p.compression = String::from_utf8_lossy(it.value()).into_owned();
             } else if name == PREFIX_EXTRACTOR {
                 p.prefix_extractor = String::from_utf8_lossy(it.value()).into_owned();
@@ -135,6 +172,15 @@ impl TableProperties {
         if let Some(why) = it.corrupt() {
             return Err(why.to_string());
         }
+        p.column_family = match (family_id, family_name) {
+            (Some(id), Some(name)) => Some(TableFamily {
+                id,
+                name,
+                ttl: family_ttl,
+            }),
+            (None, None) if family_ttl.is_none() => None,
+            _ => return Err(format!("{FAMILY_NAME} and {FAMILY_ID} must come together")),
+        };
         Ok(p)
     }
 }
@@ -161,8 +207,32 @@ mod tests {
             range_deletions: 7,
             prefix_extractor: String::new(),
             comparator: "rocksdb.ReverseBytewiseComparator".into(),
+            column_family: None,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
+        for ttl in [None, Some(3600)] {
+            let in_family = TableProperties {
+                column_family: Some(TableFamily {
+                    id: 7,
+                    name: "users".into(),
+                    ttl,
+                }),
+                ..p.clone()
+            };
+            assert_eq!(
+                TableProperties::decode(in_family.encode()).unwrap(),
+                in_family
+            );
+        }
+        // A name without an id (or the other way round) is not a family record.
+        for lone in [FAMILY_NAME, FAMILY_ID] {
+            let mut b = BlockBuilder::new(1);
+            b.add(lone.as_bytes(), &[1]);
+            let err = TableProperties::decode(b.finish().to_vec()).unwrap_err();
+            assert!(err.contains("must come together"), "{err}");
+        }
+        // Without a family the block is what it was before the properties existed.
+        assert!(!String::from_utf8_lossy(&p.encode()).contains(FAMILY_NAME));
         let with_prefix = TableProperties {
             prefix_extractor: "fixed:4".into(),
             ..p.clone()

@@ -278,6 +278,28 @@ impl VersionSet {
         Ok(state.families)
     }
 
+    /// Writes the manifest of a repaired database (whose manifest was lost or damaged):
+    /// `families` by id, each with its name, comparator, ttl, log number and tree, and the
+    /// counters; then points CURRENT at it. The manifest takes number `next_file_number`;
+    /// the manifest records the number after it as the next file number. Returns the
+    /// manifest's number.
+    pub fn write_repaired(
+        fs: Arc<dyn FileSystem>,
+        dir: &Path,
+        io: Arc<IoStats>,
+        families: BTreeMap<u32, FamilyState>,
+        next_file_number: u64,
+        last_sequence: u64,
+    ) -> Result<u64> {
+        let state = State {
+            max_column_family: families.keys().copied().max().unwrap_or(0),
+            families,
+            next_file_number,
+            last_sequence,
+        };
+        Ok(VersionSet::start(fs, dir, io, state)?.manifest_number)
+    }
+
     /// Writes a new manifest holding `state`, points CURRENT at it.
     fn start(
         fs: Arc<dyn FileSystem>,
