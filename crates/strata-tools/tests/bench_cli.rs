@@ -1081,3 +1081,52 @@ fn rocksdb_transaction_db_refuses_what_the_crate_lacks() {
     );
     assert!(ok, "{out}\n{err}");
 }
+
+#[test]
+fn fillseqingest_loads_every_key_through_one_ingested_table() {
+    for engine in engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let engine_flag = format!("--engine={engine}");
+        let steps = "--benchmarks=fillseqingest,readseq,readrandom";
+        let (ok, out, err) = bench(&db, &[&engine_flag, steps, "--num=3000"]);
+        if engine == "lmdb" {
+            assert!(!ok, "{out}");
+            assert!(
+                err.contains("fillseqingest: this engine has no external table files"),
+                "{err}"
+            );
+            continue;
+        }
+        assert!(ok, "{engine}: {err}");
+        let lines = parse(&out);
+        let step = |name: &str| {
+            lines
+                .iter()
+                .find(|l| l.name == name)
+                .unwrap_or_else(|| panic!("{out}"))
+        };
+        assert_eq!(step("fillseqingest").ops, 3000, "{engine}: {out}");
+        assert!(out.contains("ingested in"), "{engine}: {out}");
+        assert_eq!(
+            step("readseq").ops,
+            3000,
+            "{engine}: every key is there: {out}"
+        );
+        assert_eq!(
+            step("readrandom").found,
+            Some((3000, 3000)),
+            "{engine}: {out}"
+        );
+        assert!(
+            !db.join("fillseqingest.sst").exists(),
+            "{engine}: the table file was moved into the database"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = bench(
+        &dir.path().join("db"),
+        &["--benchmarks=fillseqingest", "--threads=2"],
+    );
+    assert!(!ok && err.contains("--threads=1"), "{err}");
+}

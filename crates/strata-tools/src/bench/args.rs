@@ -44,7 +44,8 @@ The rocksdb and lmdb engines are cargo features, off by default:
 #[command(after_help = engines_help(), rename_all = "snake_case", args_override_self = true)]
 pub struct BenchArgs {
     /// Comma-separated list of steps to run, in order. Writes: fillseq, fillrandom,
-    /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom. Reads: readrandom,
+    /// filluniquerandom, overwrite, fillsync, deleteseq, deleterandom, fillseqingest (fillseq's
+    /// keys written to one table file outside the database, then ingested; one thread). Reads: readrandom,
     /// readmissing, readseq, readreverse, seekrandom. Mixed: readwhilewriting,
     /// seekrandomwhilewriting (one extra writer thread), readrandomwriterandom
     /// (--readwritepercent), updaterandom (read-modify-write). Merges (with

@@ -63,6 +63,8 @@ static THREADS_STARTED: AtomicU64 = AtomicU64::new(0);
 enum Step {
     Fill(KeyOrder),
     FillSync,
+    /// fillseq through one table file written outside the database, then ingested.
+    FillSeqIngest,
     Delete(KeyOrder),
     ReadRandom {
         missing: bool,
@@ -109,6 +111,7 @@ const STEPS: &[(&str, Step)] = &[
     ("filluniquerandom", Step::Fill(KeyOrder::UniqueRandom)),
     ("overwrite", Step::Fill(KeyOrder::Random)),
     ("fillsync", Step::FillSync),
+    ("fillseqingest", Step::FillSeqIngest),
     ("deleteseq", Step::Delete(KeyOrder::Sequential)),
     ("deleterandom", Step::Delete(KeyOrder::Random)),
     ("readrandom", Step::ReadRandom { missing: false }),
@@ -157,6 +160,10 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
         (args.key_size == 0, "--key_size must be at least 1"),
         (args.value_size == 0, "--value_size must be at least 1"),
         (args.threads == 0, "--threads must be at least 1"),
+        (
+            args.threads > 1 && args.benchmarks.split(',').any(|s| s == "fillseqingest"),
+            "fillseqingest writes one table file: run it with --threads=1",
+        ),
         (
             !(0.0..=1.0).contains(&args.compression_ratio),
             "--compression_ratio must be between 0 and 1",
@@ -443,6 +450,12 @@ fn run_step(
             total.found
         ),
         Step::UpdateRandom => format!("( updates:{} found:{})", total.done, total.found),
+        Step::FillSeqIngest => match total.ingest {
+            Some((write, ingest)) => {
+                format!("(table file written in {write:.3} s, ingested in {ingest:.3} s)")
+            }
+            None => String::new(),
+        },
         Step::MergeRandom => format!("( updates:{})", total.done),
         Step::RandomTransaction => format!(
             "( transactions:{} sets:{})",
@@ -823,6 +836,26 @@ fn run_thread(
                 }
             }
         }
+        Step::FillSeqIngest => {
+            let mut k = 0;
+            let limit = args.writes().min(num);
+            let mut next = |key: &mut Vec<u8>, value: &mut Vec<u8>| {
+                if k >= limit {
+                    return false;
+                }
+                key.resize(key_size, 0);
+                shape.fill(k, key);
+                value.clear();
+                value.extend_from_slice(values.next(args.value_size));
+                live.put(k);
+                k += 1;
+                true
+            };
+            stats.ingest = Some(db.ingest_sorted(&mut next)?);
+            stats.done = k;
+            stats.bytes = k * (key_size + args.value_size) as u64;
+            stats.written = stats.bytes;
+        }
         Step::ReadRandom { .. } => {
             while more(stats.done, args.reads()) {
                 shape.fill(rng.below(num), &mut key);
@@ -1175,6 +1208,7 @@ fn show_progress(args: &BenchArgs, name: &str, step: Step, ops: &AtomicU64, done
         _ if args.duration > 0 => (args.duration, true),
         Step::Fill(_) | Step::Delete(_) => (args.writes() * threads, false),
         Step::FillSync => ((args.writes() / 1000).max(1) * threads, false),
+        Step::FillSeqIngest => (args.writes() * threads, false),
         _ => (args.reads() * threads, false),
     };
     let bar = indicatif::ProgressBar::new(total);

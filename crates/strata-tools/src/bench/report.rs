@@ -257,6 +257,8 @@ pub struct ThreadStats {
     pub timeouts: u64,
     /// Sum of randomtransaction's committed increments (what each set's sum grew by).
     pub increments: u64,
+    /// fillseqingest: seconds writing the table file, then ingesting it.
+    pub ingest: Option<(f64, f64)>,
     pub seconds: f64,
     pub hist: Histogram,
 }
@@ -264,6 +266,7 @@ pub struct ThreadStats {
 impl ThreadStats {
     pub fn merge(&mut self, o: &ThreadStats) {
         self.done += o.done;
+        self.ingest = self.ingest.or(o.ingest);
         self.reads += o.reads;
         self.bytes += o.bytes;
         self.written += o.written;

@@ -174,6 +174,17 @@ pub trait Engine: Send + Sync {
     fn transactions_note(&self) -> Option<&'static str> {
         None
     }
+    /// fillseqingest: writes the entries `next` fills in (sorted, until it returns false)
+    /// into one new table file outside the database with the engine's table writer, then
+    /// ingests that file (moved in). Returns the seconds spent writing the file and those
+    /// spent ingesting it. An engine without external table files refuses.
+    fn ingest_sorted(
+        &self,
+        next: &mut dyn FnMut(&mut Vec<u8>, &mut Vec<u8>) -> bool,
+    ) -> EngineResult<(f64, f64)> {
+        let _ = next;
+        Err("this engine has no external table files to ingest".into())
+    }
 }
 
 /// A snapshot of an engine's cumulative counters; a step reports the difference of two.

@@ -15,12 +15,12 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use strata::{
-    ColumnFamily, Db, DbIterator, FixedPrefix, OptimisticTransaction, Options, PrefixExtractor,
-    ReadOptions, Transaction, TransactionDb, TransactionOptions, TxnCursor, TxnFailure,
-    TxnIterator, WriteBatch, WriteOptions,
+    ColumnFamily, Db, DbIterator, FixedPrefix, IngestOptions, OptimisticTransaction, Options,
+    PrefixExtractor, ReadOptions, SstWriter, Transaction, TransactionDb, TransactionOptions,
+    TxnCursor, TxnFailure, TxnIterator, WriteBatch, WriteOptions,
 };
 
 use super::{
@@ -44,6 +44,8 @@ pub struct StrataEngine {
     disable_wal: bool,
     /// How seekrandom's iterators seek (prefix flags).
     seek_options: ReadOptions,
+    /// The options the database was opened with: fillseqingest's table writer takes them.
+    options: Options,
 }
 
 impl StrataEngine {
@@ -64,7 +66,7 @@ impl StrataEngine {
         let cf_options = options.cf_options();
         let db = Db::open_cf(
             path,
-            options,
+            options.clone(),
             names.iter().map(|n| (n.as_str(), cf_options.clone())),
         )
         .map_err(|e| format!("opening {}: {e}", path.display()))?;
@@ -93,6 +95,7 @@ impl StrataEngine {
                 total_order_seek: args.total_order_seek,
                 ..ReadOptions::default()
             },
+            options,
         })
     }
 
@@ -443,6 +446,28 @@ impl Engine for StrataEngine {
                 mb(r.bytes_read)
             )
         })
+    }
+
+    fn ingest_sorted(
+        &self,
+        next: &mut dyn FnMut(&mut Vec<u8>, &mut Vec<u8>) -> bool,
+    ) -> EngineResult<(f64, f64)> {
+        let file = self.db().path().join("fillseqingest.sst");
+        let start = Instant::now();
+        let mut writer = SstWriter::create(&file, &self.options)?;
+        let (mut key, mut value) = (Vec::new(), Vec::new());
+        while next(&mut key, &mut value) {
+            writer.put(&key, &value)?;
+        }
+        writer.finish()?;
+        let written = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let moved = IngestOptions {
+            move_files: true,
+            ..IngestOptions::default()
+        };
+        self.db().ingest(&[&file], &moved)?;
+        Ok((written, start.elapsed().as_secs_f64()))
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
