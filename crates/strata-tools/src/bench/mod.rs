@@ -17,6 +17,9 @@
 mod args;
 mod engine;
 mod gen;
+#[allow(dead_code)]
+#[path = "workload/linkbench.rs"]
+mod linkbench;
 mod plot;
 mod range_tombstones;
 mod report;
