@@ -18,6 +18,9 @@ mod args;
 mod engine;
 mod gen;
 #[allow(dead_code)]
+#[path = "workload/insert_bench.rs"]
+mod insert_bench;
+#[allow(dead_code)]
 #[path = "workload/linkbench.rs"]
 mod linkbench;
 mod plot;
