@@ -23,6 +23,9 @@ mod insert_bench;
 #[allow(dead_code)]
 #[path = "workload/linkbench.rs"]
 mod linkbench;
+#[allow(dead_code)]
+#[path = "workload/linkbench_gen.rs"]
+mod linkbench_gen;
 mod plot;
 mod range_tombstones;
 mod report;
