@@ -1,0 +1,186 @@
+//! `strata bench`'s Linkbench steps end to end on small graphs: the request mix's shares,
+//! the counts and the time index checked after the load and after the requests (with
+//! merges, and in both kinds of transactions), and the bad inputs refused.
+
+mod common;
+
+use common::{bench, bench_db};
+
+/// LinkBench's published mix (FBWorkload.properties), in percent.
+const MIX: [(&str, f64); 10] = [
+    ("add_link", 8.988_660_1),
+    ("delete_link", 2.990_766_4),
+    ("update_link", 8.012_212_5),
+    ("count_link", 4.886_356_7),
+    ("multiget_link", 0.526_114_2),
+    ("get_link_list", 50.711_914_5),
+    ("add_node", 2.573_278_9),
+    ("update_node", 7.366_437),
+    ("delete_node", 1.011_591_4),
+    ("get_node", 12.932_668_3),
+];
+
+/// The operations of a step's result line (`NAME : ... N operations; ...`).
+fn operations(out: &str, step: &str) -> u64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{step:<12} :")) && l.contains("operations;"))
+        .unwrap_or_else(|| panic!("no result line for {step}:\n{out}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "operations;").unwrap();
+    words[at - 1].parse().unwrap()
+}
+
+/// The count column of each operation type of the step tables in `out`, summed over the
+/// tables that list it.
+fn op_counts(out: &str) -> Vec<(String, u64)> {
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    for line in out.lines() {
+        let Some(rest) = line.trim_start().strip_prefix(": ") else {
+            continue;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        if words.len() < 8 || !words[2].ends_with('%') {
+            continue;
+        }
+        let Ok(count) = words[1].parse::<u64>() else {
+            continue;
+        };
+        match counts.iter_mut().find(|(n, _)| n == words[0]) {
+            Some(c) => c.1 += count,
+            None => counts.push((words[0].to_string(), count)),
+        }
+    }
+    counts
+}
+
+#[test]
+fn requests_follow_linkbench_s_mix_and_counts_stay_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--benchmarks=linkbench_load,linkbench",
+            "--linkbench_nodes=2000",
+            "--threads=2",
+            "--reads=10000",
+            "--verify_workload",
+        ],
+    );
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(operations(&out, "linkbench"), 20_000, "{out}");
+    let loaded = operations(&out, "linkbench_load");
+    assert!(loaded > 2000 + 4000, "2000 nodes and their links: {loaded}\n{out}");
+    // The checks of the counts and the index ran after each step.
+    assert_eq!(out.matches("verified: ").count(), 2, "{out}");
+    let counts = op_counts(&out);
+    let requests: u64 = counts
+        .iter()
+        .filter(|(n, _)| MIX.iter().any(|m| m.0 == n))
+        .map(|c| c.1)
+        .sum();
+    assert_eq!(requests, 20_000, "{counts:?}");
+    for (op, share) in MIX {
+        let n = counts.iter().find(|c| c.0 == op).map_or(0, |c| c.1);
+        let got = 100.0 * n as f64 / requests as f64;
+        // 20,000 draws: one standard deviation is at most 0.36 points.
+        assert!((got - share).abs() < 1.5, "{op}: {got:.2}% against {share}%\n{out}");
+    }
+    assert!(out.contains("counts kept by uint64add merges"), "{out}");
+    assert!(out.contains("write-amp"), "{out}");
+}
+
+#[test]
+fn transactions_keep_the_counts_in_the_link_s_transaction() {
+    for flag in ["--transaction_db", "--optimistic_transaction_db"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (ok, out, err) = bench(
+            &dir.path().join("db"),
+            &[
+                "--benchmarks=linkbench_load,linkbench",
+                "--linkbench_nodes=300",
+                "--threads=4",
+                "--reads=1500",
+                "--verify_workload",
+                flag,
+            ],
+        );
+        assert!(ok, "{flag}: stdout:\n{out}\nstderr:\n{err}");
+        assert_eq!(out.matches("verified: ").count(), 2, "{flag}: {out}");
+        assert!(out.contains("transaction per operation"), "{flag}: {out}");
+        assert!(out.contains("transactions: "), "{flag}: {out}");
+    }
+}
+
+#[test]
+fn requests_continue_on_an_existing_graph() {
+    let (_dir, db) = bench_db(&[
+        "--benchmarks=linkbench_load",
+        "--linkbench_nodes=500",
+    ]);
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--benchmarks=linkbench",
+            "--use_existing_db",
+            "--reads=3000",
+            "--verify_workload",
+        ],
+    );
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("graph of 500 nodes"), "{out}");
+    assert!(out.contains("verified: "), "{out}");
+}
+
+#[test]
+fn bad_inputs_are_refused_naming_what_is_wrong() {
+    let (_linkbench_dir, linkbench_db) = bench_db(&[
+        "--benchmarks=linkbench_load",
+        "--linkbench_nodes=100",
+    ]);
+    let (_insert_dir, insert_db) = bench_db(&["--benchmarks=insertbench_l_i0", "--num=100"]);
+    let fresh = tempfile::tempdir().unwrap();
+    let fresh_db = fresh.path().join("db");
+    let cases: [(&std::path::Path, &[&str], &str); 7] = [
+        (
+            &fresh_db,
+            &["--benchmarks=linkbench"],
+            "was not loaded by linkbench_load",
+        ),
+        (
+            &insert_db,
+            &["--benchmarks=linkbench", "--use_existing_db"],
+            "built by the insertbench workload",
+        ),
+        (
+            &linkbench_db,
+            &["--benchmarks=linkbench_load", "--use_existing_db"],
+            "already holds a linkbench graph of 100 nodes",
+        ),
+        (
+            &fresh_db,
+            &["--benchmarks=linkbench_load", "--merge_operator=stringappend"],
+            "--merge_operator=stringappend does not fit",
+        ),
+        (
+            &fresh_db,
+            &["--benchmarks=linkbench_load", "--engine=lmdb"],
+            "--engine=lmdb has no merge operator",
+        ),
+        (
+            &fresh_db,
+            &["--benchmarks=linkbench_load", "--linkbench_nodes=0"],
+            "--linkbench_nodes must be at least 1",
+        ),
+        (
+            &fresh_db,
+            &["--benchmarks=linkbench_load,insertbench_l_i0"],
+            "cannot run on one database",
+        ),
+    ];
+    for (db, flags, message) in cases {
+        let (ok, out, err) = bench(db, flags);
+        assert!(!ok, "{flags:?} succeeded:\n{out}");
+        assert!(err.contains(message), "{flags:?}: {err}");
+    }
+}
