@@ -83,14 +83,13 @@ fn bad_inputs_are_refused_naming_what_is_wrong() {
         "--num=100",
     ]);
     let (_ldir, linkbench) = bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=50"]);
-    let fresh = tempfile::tempdir().unwrap();
-    let fresh_db = fresh.path().join("db");
+    let (_pdir, plain) = bench_db(&["--benchmarks=fillseq", "--num=10"]);
     let cases: [(&std::path::Path, &str, &str); 6] = [
         (&loaded, "insertbench_l_i1", "the secondary indexes are not built"),
         (&indexed, "insertbench_create_index", "built already"),
         (&indexed, "insertbench_l_i0", "built already: insertbench_l_i1"),
         (&linkbench, "insertbench_l_i0", "built by the linkbench workload"),
-        (&fresh_db, "insertbench_qr100", "was not loaded by insertbench_l_i0"),
+        (&plain, "insertbench_qr100", "was not loaded by insertbench_l_i0"),
         (&loaded, "readrandom", "built by the insertbench workload"),
     ];
     for (db, step, message) in cases {

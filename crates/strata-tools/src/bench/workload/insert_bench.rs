@@ -26,9 +26,15 @@
 //! the primary rows: no orphan entry, none missing.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use strata::internals::Rng;
+
+use super::super::engine::{Engine, EngineResult, TxnError, TxnOps, WriteOp};
+use super::super::{thread_generators, BenchArgs, BoxError};
+use super::batch::{RowLocks, Writes};
+use super::{claim, require, run_threads, Ctx, Outcome, Recorder};
 
 /// The column families of the workload, index 0 first (the interface's "default").
 pub const FAMILIES: [&str; 5] = [
@@ -307,6 +313,403 @@ impl Pacer {
     pub fn kept(&self, rows: u64, seconds: f64) -> bool {
         rows as f64 >= 0.95 * self.rows_per_second as f64 * seconds
     }
+}
+
+// The steps.
+
+/// The workload's name in the database's marker; its fact `indexes` is 1 once
+/// insertbench_create_index built them.
+pub const WORKLOAD: &str = "insertbench";
+
+/// The steps of the insert benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `insertbench_l_i0`: inserts into the table without secondary indexes.
+    LoadWithoutIndexes,
+    /// `insertbench_create_index`: builds the three indexes from the rows.
+    CreateIndexes,
+    /// `insertbench_l_i1`: inserts maintaining the indexes.
+    Insert,
+    /// `insertbench_l_i2`: inserts, and deletes as many of the oldest rows.
+    InsertDelete,
+    /// `insertbench_qr100` and the like: range queries while one writer inserts (and
+    /// deletes, as l_i2) this many rows per second.
+    Query { rows_per_second: u64 },
+}
+
+/// The operation types of the report, by index: a write batch of inserts (and deletes), a
+/// batch of index entries built, and a query of each index.
+const OPS: &[&str] = &[
+    "insert_batch",
+    "index_batch",
+    "query_marketsegment",
+    "query_registersegment",
+    "query_pdc",
+];
+const INSERT_OP: usize = 0;
+const INDEX_OP: usize = 1;
+/// Rows per batch of insertbench_create_index.
+const INDEX_BATCH_ROWS: usize = 1000;
+
+/// The flags the steps cannot run with (none beyond the run's own checks).
+pub fn check_flags(_name: &str, _args: &BenchArgs) -> Result<(), String> {
+    Ok(())
+}
+
+/// Runs `step`.
+pub fn run(ctx: &Ctx<'_>, step: Step) -> Result<Outcome, BoxError> {
+    let (db, name) = (ctx.db, ctx.name);
+    let mut marker = match step {
+        Step::LoadWithoutIndexes => claim(db, WORKLOAD, name)?,
+        _ => require(db, WORKLOAD, name, "insertbench_l_i0")?,
+    };
+    let indexed = marker.facts.get("indexes").is_some_and(|v| v == "1");
+    match step {
+        Step::LoadWithoutIndexes if indexed => {
+            return Err(format!(
+                "{name}: the secondary indexes are built already: insertbench_l_i1 inserts \
+                 maintaining them"
+            )
+            .into())
+        }
+        Step::LoadWithoutIndexes => {
+            marker.facts.insert("indexes".into(), "0".into());
+            marker.write(db.path())?;
+        }
+        Step::CreateIndexes if indexed => {
+            return Err(format!("{name}: the secondary indexes are built already").into())
+        }
+        Step::CreateIndexes => {}
+        _ if !indexed => {
+            return Err(format!(
+                "{name}: the secondary indexes are not built: run insertbench_create_index \
+                 after insertbench_l_i0"
+            )
+            .into())
+        }
+        _ => {}
+    }
+    let mut outcome = match step {
+        Step::CreateIndexes => {
+            let outcome = create_indexes(ctx)?;
+            marker.facts.insert("indexes".into(), "1".into());
+            marker.write(db.path())?;
+            outcome
+        }
+        Step::Query { rows_per_second } => query(ctx, rows_per_second)?,
+        _ => insert(ctx, step)?,
+    };
+    if ctx.args.verify_workload {
+        let checked = verify(db, step != Step::LoadWithoutIndexes)?;
+        outcome.notes.push(format!("verified: {checked}"));
+    }
+    Ok(outcome)
+}
+
+/// The smallest and largest primary keys (0, 0 for an empty table).
+fn key_bounds(db: &dyn Engine) -> EngineResult<(u64, u64)> {
+    let mut bounds = [0u64; 2];
+    for (i, reverse) in [(0, false), (1, true)] {
+        db.scan_range(PK_CF, b"", None, reverse, &mut |key, _| {
+            if let Ok(k) = <[u8; 8]>::try_from(key) {
+                bounds[i] = u64::from_be_bytes(k);
+            }
+            false
+        })?;
+    }
+    Ok((bounds[0], bounds[1]))
+}
+
+/// Where the writers of a step take their primary keys: new rows from `next`, rows to
+/// delete from `oldest`.
+struct Keys {
+    next: AtomicU64,
+    oldest: AtomicU64,
+    inserted: AtomicU64,
+    deleted: AtomicU64,
+}
+
+impl Keys {
+    fn of(db: &dyn Engine) -> EngineResult<Keys> {
+        let (first, last) = key_bounds(db)?;
+        Ok(Keys {
+            next: AtomicU64::new(last + 1),
+            oldest: AtomicU64::new(first.max(1)),
+            inserted: AtomicU64::new(0),
+            deleted: AtomicU64::new(0),
+        })
+    }
+}
+
+/// One write of `n` new rows (with their index entries when `indexed`) and, when `delete`,
+/// of as many of the oldest rows gone (with theirs), atomically. Records it.
+fn insert_batch(
+    writes: &Writes<'_>,
+    keys: &Keys,
+    rng: &mut Rng,
+    n: u64,
+    (indexed, delete): (bool, bool),
+    rec: &mut Recorder<'_>,
+) -> EngineResult<()> {
+    let first = keys.next.fetch_add(n, Ordering::Relaxed);
+    let when = now_seconds();
+    let rows: Vec<(Vec<u8>, Vec<u8>, Vec<Vec<u8>>)> = (0..n)
+        .map(|i| {
+            let row = Row::generate(rng, first + i, when);
+            let index_keys = if indexed {
+                Index::ALL.iter().map(|&x| row.index_key(x)).collect()
+            } else {
+                Vec::new()
+            };
+            (row.key().to_vec(), row.encode(), index_keys)
+        })
+        .collect();
+    // The oldest rows, never one this batch or a later one inserts.
+    let victims = if delete {
+        let from = keys.oldest.fetch_add(n, Ordering::Relaxed);
+        from..(from + n).min(first)
+    } else {
+        0..0
+    };
+    let mut deleted = 0;
+    let start = Instant::now();
+    writes.run(rec, None, &mut |t: &mut dyn TxnOps| {
+        deleted = 0;
+        for (key, value, index_keys) in &rows {
+            t.write(WriteOp::Put {
+                cf: PK_CF,
+                key,
+                value,
+            })?;
+            for (index, ikey) in Index::ALL.iter().zip(index_keys) {
+                t.write(WriteOp::Put {
+                    cf: index.cf(),
+                    key: ikey,
+                    value: b"",
+                })?;
+            }
+        }
+        for pk in victims.clone() {
+            let key = pk.to_be_bytes();
+            let Some(value) = t.get(PK_CF, &key, true)? else {
+                continue;
+            };
+            let row = Row::decode(&key, &value).map_err(|e| TxnError::Failed(e.into()))?;
+            t.write(WriteOp::Delete { cf: PK_CF, key: &key })?;
+            for index in Index::ALL {
+                t.write(WriteOp::Delete {
+                    cf: index.cf(),
+                    key: &row.index_key(index),
+                })?;
+            }
+            deleted += 1;
+        }
+        Ok(())
+    })?;
+    rec.record(INSERT_OP, start, true);
+    let bytes: usize = rows
+        .iter()
+        .map(|(k, v, ix)| k.len() + v.len() + ix.iter().map(Vec::len).sum::<usize>())
+        .sum();
+    rec.wrote_bytes(bytes);
+    keys.inserted.fetch_add(n, Ordering::Relaxed);
+    keys.deleted.fetch_add(deleted, Ordering::Relaxed);
+    Ok(())
+}
+
+/// insertbench_l_i0, _l_i1 and _l_i2: each thread inserts its rows (`--num` in l_i0,
+/// `--writes` in the others, or for `--duration` seconds) in `--batch_size` batches.
+fn insert(ctx: &Ctx<'_>, step: Step) -> Result<Outcome, BoxError> {
+    let (args, db) = (ctx.args, ctx.db);
+    let keys = Keys::of(db)?;
+    let locks = RowLocks::new();
+    let writes = Writes {
+        db,
+        mode: args.txn_mode(),
+        sync: args.options.sync,
+        locks: &locks,
+    };
+    let indexed = step != Step::LoadWithoutIndexes;
+    let delete = step == Step::InsertDelete;
+    let per_thread = match step {
+        Step::LoadWithoutIndexes => args.num,
+        _ => args.writes(),
+    };
+    let batch = args.batch_size as u64;
+    let mut outcome = run_threads(ctx, args.threads, OPS, |_, number, rec| {
+        let (mut rng, _) = thread_generators(args, number);
+        let mut done = 0;
+        while rec.more(done, per_thread) {
+            let n = if args.duration > 0 {
+                batch
+            } else {
+                batch.min(per_thread - done)
+            };
+            insert_batch(&writes, &keys, &mut rng, n, (indexed, delete), rec)?;
+            done += n;
+        }
+        Ok(())
+    })?;
+    let (inserted, deleted) = (keys.inserted.into_inner(), keys.deleted.into_inner());
+    // The result line counts rows, as the insert benchmark reports inserts per second.
+    outcome.total.done = inserted;
+    outcome.message = format!("( rows inserted:{inserted} deleted:{deleted} )");
+    let how = match writes.mode {
+        Some(m) => format!("one {} transaction per batch", m.name()),
+        None => "one write batch per batch".into(),
+    };
+    outcome.notes.push(format!(
+        "{:.0} rows inserted per second in batches of {batch} rows ({how}){}",
+        inserted as f64 / outcome.elapsed.max(1e-9),
+        if indexed {
+            ", each with its 3 index entries"
+        } else {
+            ", no secondary index"
+        }
+    ));
+    Ok(outcome)
+}
+
+/// insertbench_create_index: reads the rows in key order and writes their index entries,
+/// INDEX_BATCH_ROWS rows per batch.
+fn create_indexes(ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
+    let (args, db) = (ctx.args, ctx.db);
+    let indexed = AtomicU64::new(0);
+    let mut outcome = run_threads(ctx, 1, OPS, |_, _, rec| {
+        let mut from: Vec<u8> = Vec::new();
+        loop {
+            let mut rows = Vec::with_capacity(INDEX_BATCH_ROWS);
+            let mut bad = None;
+            db.scan_range(PK_CF, &from, None, false, &mut |key, value| {
+                match Row::decode(key, value) {
+                    Ok(row) => rows.push(row),
+                    Err(e) => bad = Some(e),
+                }
+                bad.is_none() && rows.len() < INDEX_BATCH_ROWS
+            })?;
+            if let Some(e) = bad {
+                return Err(e.into());
+            }
+            let Some(last) = rows.last() else {
+                return Ok(());
+            };
+            // The next scan starts just after the last row read.
+            from = last.key().to_vec();
+            from.push(0);
+            let keys: Vec<(usize, Vec<u8>)> = rows
+                .iter()
+                .flat_map(|row| Index::ALL.map(|i| (i.cf(), row.index_key(i))))
+                .collect();
+            let ops: Vec<WriteOp<'_>> = keys
+                .iter()
+                .map(|(cf, key)| WriteOp::Put {
+                    cf: *cf,
+                    key,
+                    value: b"",
+                })
+                .collect();
+            let start = Instant::now();
+            db.write_ops(&ops, args.options.sync)?;
+            rec.record(INDEX_OP, start, true);
+            rec.wrote_bytes(keys.iter().map(|(_, k)| k.len()).sum());
+            indexed.fetch_add(rows.len() as u64, Ordering::Relaxed);
+        }
+    })?;
+    let rows = indexed.into_inner();
+    outcome.total.done = rows;
+    outcome.message = format!("( rows indexed:{rows} )");
+    outcome.notes.push(format!(
+        "{:.0} rows indexed per second: 3 index entries each, {INDEX_BATCH_ROWS} rows per batch",
+        rows as f64 / outcome.elapsed.max(1e-9)
+    ));
+    Ok(outcome)
+}
+
+/// insertbench_qr*: `--threads` threads each run `--reads` queries (or for `--duration`
+/// seconds), going round the three indexes, while one more thread inserts and deletes
+/// `rows_per_second` rows per second in `--batch_size` batches.
+fn query(ctx: &Ctx<'_>, rows_per_second: u64) -> Result<Outcome, BoxError> {
+    let (args, db) = (ctx.args, ctx.db);
+    let keys = Keys::of(db)?;
+    let locks = RowLocks::new();
+    let writes = Writes {
+        db,
+        mode: args.txn_mode(),
+        sync: args.options.sync,
+        locks: &locks,
+    };
+    let readers = args.threads;
+    let readers_left = AtomicUsize::new(readers);
+    let batch = args.batch_size as u64;
+    let pacer = Pacer::new(rows_per_second);
+    let mut outcome = run_threads(ctx, readers + 1, OPS, |i, number, rec| {
+        let (mut rng, _) = thread_generators(args, number);
+        if i == readers {
+            // The writer, until the readers are done.
+            while readers_left.load(Ordering::Acquire) > 0 && rec.more(0, 1) {
+                let wait = pacer.wait(keys.inserted.load(Ordering::Relaxed), Instant::now());
+                if !wait.is_zero() {
+                    std::thread::sleep(wait.min(Duration::from_millis(10)));
+                    continue;
+                }
+                insert_batch(&writes, &keys, &mut rng, batch, (true, true), rec)?;
+            }
+            return Ok(());
+        }
+        let mut done = 0u64;
+        let result = (|| {
+            while rec.more(done, args.reads()) {
+                let index = Index::ALL[(i + done as usize) % Index::ALL.len()];
+                let lower = query_start(&mut rng, index);
+                let (mut entries, mut bytes) = (0, 0);
+                let start = Instant::now();
+                db.scan_range(index.cf(), &lower, None, false, &mut |key, _| {
+                    entries += 1;
+                    bytes += key.len();
+                    entries < ROWS_PER_QUERY
+                })?;
+                rec.record(OPS.len() - 3 + index as usize, start, entries > 0);
+                rec.read_bytes(bytes);
+                done += 1;
+            }
+            EngineResult::Ok(())
+        })();
+        readers_left.fetch_sub(1, Ordering::Release);
+        result
+    })?;
+    let queries: u64 = (0..Index::ALL.len())
+        .map(|i| outcome.ops.get(OPS.len() - 3 + i).count)
+        .sum();
+    let inserted = keys.inserted.load(Ordering::Relaxed);
+    let rate = inserted as f64 / outcome.elapsed.max(1e-9);
+    // The result line counts queries, as the insert benchmark reports queries per second.
+    outcome.total.done = queries;
+    outcome.message = format!("( queries:{queries} rows inserted:{inserted} )");
+    outcome.notes.push(format!(
+        "writer: {rate:.0} rows/s inserted and as many oldest deleted, target {rows_per_second}: {}",
+        if pacer.kept(inserted, outcome.elapsed) {
+            "kept its rate"
+        } else {
+            "fell behind"
+        }
+    ));
+    Ok(outcome)
+}
+
+/// The check of the module's doc over the whole table; `indexed`: the indexes are built.
+fn verify(db: &dyn Engine, indexed: bool) -> Result<String, BoxError> {
+    let mut v = IndexVerifier::default();
+    db.scan_range(PK_CF, b"", None, false, &mut |k, val| {
+        v.row(k, val, indexed);
+        true
+    })?;
+    for index in Index::ALL {
+        db.scan_range(index.cf(), b"", None, false, &mut |k, val| {
+            v.index_entry(index, k, val);
+            true
+        })?;
+    }
+    Ok(v.finish()?)
 }
 
 #[cfg(test)]

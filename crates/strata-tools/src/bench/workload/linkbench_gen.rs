@@ -211,10 +211,6 @@ impl Graph {
         }
     }
 
-    pub fn nodes(&self) -> u64 {
-        self.nodes
-    }
-
     /// Links of node `id1` (1..=nodes), all types together, at load.
     pub fn total_links(&self, id1: u64) -> u64 {
         outdegree(self.by_outdegree.invert(id1 - 1), self.nodes)
@@ -229,7 +225,7 @@ impl Graph {
     }
 
     /// The node of outdegree rank `rank` (0: the most links).
-    fn node_of_rank(&self, rank: u64) -> u64 {
+    pub fn node_of_rank(&self, rank: u64) -> u64 {
         1 + self.by_outdegree.apply(rank)
     }
 
