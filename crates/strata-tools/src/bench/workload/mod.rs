@@ -21,6 +21,7 @@
 //!   ([`claim`]); the other steps require it ([`require`]), so that a step run on a
 //!   database built by another workload is refused with a message naming both.
 
+mod expanding_range;
 mod ycsb;
 mod zipfian;
 
@@ -42,6 +43,8 @@ pub enum WorkloadStep {
     YcsbLoad,
     /// One of YCSB's core workloads A to F.
     Ycsb(YcsbMix),
+    /// readrandom over a key range that grows until it covers `--num` keys.
+    ExpandingRange,
 }
 
 /// The workload steps by name, in the order `--help` lists them.
@@ -53,6 +56,7 @@ pub const STEPS: &[(&str, WorkloadStep)] = &[
     ("ycsb_d", WorkloadStep::Ycsb(YcsbMix::D)),
     ("ycsb_e", WorkloadStep::Ycsb(YcsbMix::E)),
     ("ycsb_f", WorkloadStep::Ycsb(YcsbMix::F)),
+    ("expandingrange", WorkloadStep::ExpandingRange),
 ];
 
 impl WorkloadStep {
@@ -61,7 +65,7 @@ impl WorkloadStep {
     /// `--num_column_families`).
     pub fn families(self) -> Option<&'static [&'static str]> {
         match self {
-            WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_) => None,
+            WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_) | WorkloadStep::ExpandingRange => None,
         }
     }
 
@@ -70,6 +74,7 @@ impl WorkloadStep {
     pub fn check(self, name: &str, args: &BenchArgs) -> Result<(), String> {
         match self {
             WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_) => ycsb::check_flags(name, args),
+            WorkloadStep::ExpandingRange => expanding_range::check_flags(name, args),
         }
     }
 
@@ -78,6 +83,7 @@ impl WorkloadStep {
         match self {
             WorkloadStep::YcsbLoad => ycsb::load(ctx),
             WorkloadStep::Ycsb(mix) => ycsb::run(ctx, mix),
+            WorkloadStep::ExpandingRange => expanding_range::run(ctx),
         }
     }
 }
@@ -190,7 +196,13 @@ impl OpStats {
     /// operations, its rate over the step's `elapsed` seconds and its latencies.
     pub fn table(&self, elapsed: f64) -> Vec<String> {
         let total = self.total().max(1) as f64;
-        let width = self.names.iter().map(|n| n.len()).max().unwrap_or(0);
+        let width = self
+            .names
+            .iter()
+            .map(|n| n.len())
+            .chain(["operation".len()])
+            .max()
+            .unwrap_or(0);
         let mut lines = vec![format!(
             "{:<width$} {:>10} {:>6} {:>10} {:>9} {:>9} {:>9} {:>9}",
             "operation", "count", "share", "ops/s", "p50 us", "p99 us", "p99.9 us", "max us"
@@ -495,6 +507,19 @@ pub fn require(db: &dyn Engine, workload: &str, step: &str, load: &str) -> Resul
              file): run {load} first, in this run or an earlier one with --use_existing_db",
             db.path().display()
         )),
+    }
+}
+
+/// A step on db_bench's key layout (not a workload's) refuses a database a workload built.
+pub fn refuse_workload_db(db: &dyn Engine, step: &str) -> Result<(), String> {
+    match Marker::read(db.path())? {
+        Some(m) => Err(format!(
+            "{step}: the database at {} was built by the {} workload (its {MARKER_FILE} file \
+             says so); {step} reads db_bench's keys, written by fillseq or fillrandom",
+            db.path().display(),
+            m.workload
+        )),
+        None => Ok(()),
     }
 }
 
