@@ -71,7 +71,10 @@ fn transactions_keep_the_indexes_too() {
     assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
     let checks = verified(&out);
     assert_eq!(checks.len(), 3, "{out}");
-    assert!(checks[2].starts_with("1500 rows; marketsegment 1500"), "{out}");
+    assert!(
+        checks[2].starts_with("1500 rows; marketsegment 1500"),
+        "{out}"
+    );
     assert!(out.contains("pessimistic transaction per batch"), "{out}");
 }
 
@@ -85,11 +88,27 @@ fn bad_inputs_are_refused_naming_what_is_wrong() {
     let (_ldir, linkbench) = bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=50"]);
     let (_pdir, plain) = bench_db(&["--benchmarks=fillseq", "--num=10"]);
     let cases: [(&std::path::Path, &str, &str); 6] = [
-        (&loaded, "insertbench_l_i1", "the secondary indexes are not built"),
+        (
+            &loaded,
+            "insertbench_l_i1",
+            "the secondary indexes are not built",
+        ),
         (&indexed, "insertbench_create_index", "built already"),
-        (&indexed, "insertbench_l_i0", "built already: insertbench_l_i1"),
-        (&linkbench, "insertbench_l_i0", "built by the linkbench workload"),
-        (&plain, "insertbench_qr100", "was not loaded by insertbench_l_i0"),
+        (
+            &indexed,
+            "insertbench_l_i0",
+            "built already: insertbench_l_i1",
+        ),
+        (
+            &linkbench,
+            "insertbench_l_i0",
+            "built by the linkbench workload",
+        ),
+        (
+            &plain,
+            "insertbench_qr100",
+            "was not loaded by insertbench_l_i0",
+        ),
         (&loaded, "readrandom", "built by the insertbench workload"),
     ];
     for (db, step, message) in cases {

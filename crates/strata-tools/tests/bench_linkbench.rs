@@ -70,7 +70,10 @@ fn requests_follow_linkbench_s_mix_and_counts_stay_exact() {
     assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
     assert_eq!(operations(&out, "linkbench"), 20_000, "{out}");
     let loaded = operations(&out, "linkbench_load");
-    assert!(loaded > 2000 + 4000, "2000 nodes and their links: {loaded}\n{out}");
+    assert!(
+        loaded > 2000 + 4000,
+        "2000 nodes and their links: {loaded}\n{out}"
+    );
     // The checks of the counts and the index ran after each step.
     assert_eq!(out.matches("verified: ").count(), 2, "{out}");
     let counts = op_counts(&out);
@@ -84,7 +87,10 @@ fn requests_follow_linkbench_s_mix_and_counts_stay_exact() {
         let n = counts.iter().find(|c| c.0 == op).map_or(0, |c| c.1);
         let got = 100.0 * n as f64 / requests as f64;
         // 20,000 draws: one standard deviation is at most 0.36 points.
-        assert!((got - share).abs() < 1.5, "{op}: {got:.2}% against {share}%\n{out}");
+        assert!(
+            (got - share).abs() < 1.5,
+            "{op}: {got:.2}% against {share}%\n{out}"
+        );
     }
     assert!(out.contains("counts kept by uint64add merges"), "{out}");
     assert!(out.contains("write-amp"), "{out}");
@@ -114,10 +120,7 @@ fn transactions_keep_the_counts_in_the_link_s_transaction() {
 
 #[test]
 fn requests_continue_on_an_existing_graph() {
-    let (_dir, db) = bench_db(&[
-        "--benchmarks=linkbench_load",
-        "--linkbench_nodes=500",
-    ]);
+    let (_dir, db) = bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=500"]);
     let (ok, out, err) = bench(
         &db,
         &[
@@ -134,10 +137,8 @@ fn requests_continue_on_an_existing_graph() {
 
 #[test]
 fn bad_inputs_are_refused_naming_what_is_wrong() {
-    let (_linkbench_dir, linkbench_db) = bench_db(&[
-        "--benchmarks=linkbench_load",
-        "--linkbench_nodes=100",
-    ]);
+    let (_linkbench_dir, linkbench_db) =
+        bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=100"]);
     let (_insert_dir, insert_db) = bench_db(&["--benchmarks=insertbench_l_i0", "--num=100"]);
     let fresh = tempfile::tempdir().unwrap();
     let fresh_db = fresh.path().join("db");
@@ -159,7 +160,10 @@ fn bad_inputs_are_refused_naming_what_is_wrong() {
         ),
         (
             &fresh_db,
-            &["--benchmarks=linkbench_load", "--merge_operator=stringappend"],
+            &[
+                "--benchmarks=linkbench_load",
+                "--merge_operator=stringappend",
+            ],
             "--merge_operator=stringappend does not fit",
         ),
         (

@@ -57,7 +57,10 @@ pub struct BenchArgs {
     /// update), ycsb_b (95/5 read/update), ycsb_c (read only), ycsb_d (95/5 read/insert,
     /// newest records most read), ycsb_e (95/5 scan/insert), ycsb_f (50/50
     /// read/read-modify-write): YCSB's core workloads (--ycsb_* flags); expandingrange
-    /// (readrandom over a key range growing to --num keys, --expand_* flags).
+    /// (readrandom over a key range growing to --num keys, --expand_* flags); Linkbench:
+    /// linkbench_load, then linkbench (LinkBench's request mix, --linkbench_nodes); the
+    /// insert benchmark: insertbench_l_i0, insertbench_create_index, insertbench_l_i1,
+    /// insertbench_l_i2, insertbench_qr100, insertbench_qr500, insertbench_qr1000.
     #[arg(
         long,
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
@@ -285,6 +288,17 @@ pub struct BenchArgs {
     /// Print the engine's statistics (the stats step) after the last step.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub statistics: bool,
+
+    /// Linkbench: nodes linkbench_load creates (LinkBench's maxid1 - 1; its default
+    /// configuration has 10,000,000); each gets a power-law number of links.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub linkbench_nodes: u64,
+
+    /// After each step of Linkbench or the insert benchmark, check its invariants: the link
+    /// counts and the time index against the links, the secondary indexes against the rows
+    /// (reads every family of the workload; memory grows with the data).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub verify_workload: bool,
 
     /// The engine's options.
     #[command(flatten)]

@@ -17,15 +17,6 @@
 mod args;
 mod engine;
 mod gen;
-#[allow(dead_code)]
-#[path = "workload/insert_bench.rs"]
-mod insert_bench;
-#[allow(dead_code)]
-#[path = "workload/linkbench.rs"]
-mod linkbench;
-#[allow(dead_code)]
-#[path = "workload/linkbench_gen.rs"]
-mod linkbench_gen;
 mod plot;
 mod range_tombstones;
 mod report;
@@ -220,6 +211,21 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
             w.check(name, args)?;
         }
     }
+    // A workload whose writes merge sets the merge operator it needs for the run.
+    let with_merge_operator;
+    let needed = steps.iter().find_map(|(_, step)| match step {
+        Step::Workload(w) => w.merge_operator(args),
+        _ => None,
+    });
+    let args = match needed {
+        Some(operator) if args.options.merge_operator.is_empty() => {
+            let mut set = args.clone();
+            set.options.merge_operator = operator.to_string();
+            with_merge_operator = set;
+            &with_merge_operator
+        }
+        _ => args,
+    };
     let families = workload::families_of_run(
         steps.iter().filter_map(|(name, step)| match step {
             Step::Workload(w) => Some((name.as_str(), *w)),
@@ -246,6 +252,14 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
             .map_err(|e| format!("--report_file {}: {e}", args.report_file.display()))?;
     }
+    let step_kinds: Vec<(&str, Option<workload::WorkloadStep>)> = steps
+        .iter()
+        .map(|(name, step)| match step {
+            Step::Workload(w) => (name.as_str(), Some(*w)),
+            _ => (name.as_str(), None),
+        })
+        .collect();
+    workload::refuse_foreign_database(&path, &step_kinds)?;
     let opened = match families {
         Some(families) => engine::open_with_families(args.engine, args, &path, families)?,
         None => engine::open(args.engine, args, &path)?,

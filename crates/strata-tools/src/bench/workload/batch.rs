@@ -73,9 +73,7 @@ impl TxnOps for BatchOps<'_> {
         self.writes.push(match op {
             WriteOp::Put { cf, key, value } => Write::Put(cf, key.to_vec(), value.to_vec()),
             WriteOp::Delete { cf, key } => Write::Delete(cf, key.to_vec()),
-            WriteOp::Merge { cf, key, operand } => {
-                Write::Merge(cf, key.to_vec(), operand.to_vec())
-            }
+            WriteOp::Merge { cf, key, operand } => Write::Merge(cf, key.to_vec(), operand.to_vec()),
         });
         Ok(())
     }
@@ -111,8 +109,8 @@ impl RowLocks {
     /// Holds row `row`'s lock until the guard is dropped.
     pub fn lock(&self, row: u64) -> MutexGuard<'_, ()> {
         // Fibonacci hashing: the top bits of the product spread neighbouring rows.
-        let stripe = (row.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STRIPES.trailing_zeros()))
-            as usize;
+        let stripe =
+            (row.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - STRIPES.trailing_zeros())) as usize;
         // A panicking writer poisons nothing it could have left half-done: the batch it
         // gathered was never written.
         self.stripes[stripe]

@@ -441,6 +441,13 @@ impl Keys {
     }
 }
 
+/// A new row as written: its key, value and index keys (none before the indexes exist).
+struct EncodedRow {
+    key: [u8; 8],
+    value: Vec<u8>,
+    index_keys: Vec<Vec<u8>>,
+}
+
 /// One write of `n` new rows (with their index entries when `indexed`) and, when `delete`,
 /// of as many of the oldest rows gone (with theirs), atomically. Records it.
 fn insert_batch(
@@ -453,15 +460,18 @@ fn insert_batch(
 ) -> EngineResult<()> {
     let first = keys.next.fetch_add(n, Ordering::Relaxed);
     let when = now_seconds();
-    let rows: Vec<(Vec<u8>, Vec<u8>, Vec<Vec<u8>>)> = (0..n)
+    let rows: Vec<EncodedRow> = (0..n)
         .map(|i| {
             let row = Row::generate(rng, first + i, when);
-            let index_keys = if indexed {
-                Index::ALL.iter().map(|&x| row.index_key(x)).collect()
-            } else {
-                Vec::new()
-            };
-            (row.key().to_vec(), row.encode(), index_keys)
+            EncodedRow {
+                key: row.key(),
+                value: row.encode(),
+                index_keys: if indexed {
+                    Index::ALL.iter().map(|&x| row.index_key(x)).collect()
+                } else {
+                    Vec::new()
+                },
+            }
         })
         .collect();
     // The oldest rows, never one this batch or a later one inserts.
@@ -475,13 +485,13 @@ fn insert_batch(
     let start = Instant::now();
     writes.run(rec, None, &mut |t: &mut dyn TxnOps| {
         deleted = 0;
-        for (key, value, index_keys) in &rows {
+        for row in &rows {
             t.write(WriteOp::Put {
                 cf: PK_CF,
-                key,
-                value,
+                key: &row.key,
+                value: &row.value,
             })?;
-            for (index, ikey) in Index::ALL.iter().zip(index_keys) {
+            for (index, ikey) in Index::ALL.iter().zip(&row.index_keys) {
                 t.write(WriteOp::Put {
                     cf: index.cf(),
                     key: ikey,
@@ -495,7 +505,10 @@ fn insert_batch(
                 continue;
             };
             let row = Row::decode(&key, &value).map_err(|e| TxnError::Failed(e.into()))?;
-            t.write(WriteOp::Delete { cf: PK_CF, key: &key })?;
+            t.write(WriteOp::Delete {
+                cf: PK_CF,
+                key: &key,
+            })?;
             for index in Index::ALL {
                 t.write(WriteOp::Delete {
                     cf: index.cf(),
@@ -509,7 +522,7 @@ fn insert_batch(
     rec.record(INSERT_OP, start, true);
     let bytes: usize = rows
         .iter()
-        .map(|(k, v, ix)| k.len() + v.len() + ix.iter().map(Vec::len).sum::<usize>())
+        .map(|r| r.key.len() + r.value.len() + r.index_keys.iter().map(Vec::len).sum::<usize>())
         .sum();
     rec.wrote_bytes(bytes);
     keys.inserted.fetch_add(n, Ordering::Relaxed);

@@ -106,7 +106,6 @@ pub enum Op {
     GetNode,
 }
 
-
 /// The operation mix in percent, in LinkBench's order, from its `config/FBWorkload.properties`
 /// (addlink, deletelink, updatelink, countlink, getlink, getlinklist, addnode, updatenode,
 /// deletenode, getnode).
@@ -512,7 +511,12 @@ pub fn load(ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
                         };
                         let id2 = id1 + k;
                         let index = link_time_key(id1, link_type, link.time, id2);
-                        bytes += put(&mut batch, LINK_CF, &link_key(id1, link_type, id2), &link.encode())?;
+                        bytes += put(
+                            &mut batch,
+                            LINK_CF,
+                            &link_key(id1, link_type, id2),
+                            &link.encode(),
+                        )?;
                         bytes += put(&mut batch, LINK_TIME_CF, &index, &link.index_value())?;
                         links_in_batch += 1;
                         if links_in_batch >= LOAD_BATCH_LINKS {
@@ -654,10 +658,14 @@ fn request_thread(
                 let time = now_ms();
                 let start = Instant::now();
                 let mut existed = false;
-                shared.writes.run(rec, Some(link_row(id1, link_type)), &mut |t: &mut dyn TxnOps| {
-                    existed = upsert_link(t, counts, (id1, link_type, id2), time, data)?;
-                    Ok(())
-                })?;
+                shared.writes.run(
+                    rec,
+                    Some(link_row(id1, link_type)),
+                    &mut |t: &mut dyn TxnOps| {
+                        existed = upsert_link(t, counts, (id1, link_type, id2), time, data)?;
+                        Ok(())
+                    },
+                )?;
                 rec.wrote_bytes(24 + 13 + 32 + 4 + 2 * data.len() + 24);
                 rec.record(op as usize, start, existed);
                 continue;
@@ -668,10 +676,14 @@ fn request_thread(
                 let id2 = graph.choose_id2(&mut rng, id1, link_type, P_DELETE_EXISTS);
                 let start = Instant::now();
                 let mut hidden = false;
-                shared.writes.run(rec, Some(link_row(id1, link_type)), &mut |t: &mut dyn TxnOps| {
-                    hidden = hide_link(t, counts, (id1, link_type, id2))?;
-                    Ok(())
-                })?;
+                shared.writes.run(
+                    rec,
+                    Some(link_row(id1, link_type)),
+                    &mut |t: &mut dyn TxnOps| {
+                        hidden = hide_link(t, counts, (id1, link_type, id2))?;
+                        Ok(())
+                    },
+                )?;
                 if hidden {
                     rec.wrote_bytes(24 + 13 + 32 + 24);
                 }
@@ -731,13 +743,15 @@ fn request_thread(
                 };
                 let value = node.encode();
                 let start = Instant::now();
-                shared.writes.run(rec, Some(node_row(id)), &mut |t: &mut dyn TxnOps| {
-                    t.write(WriteOp::Put {
-                        cf: NODE_CF,
-                        key: &node_key(id),
-                        value: &value,
-                    })
-                })?;
+                shared
+                    .writes
+                    .run(rec, Some(node_row(id)), &mut |t: &mut dyn TxnOps| {
+                        t.write(WriteOp::Put {
+                            cf: NODE_CF,
+                            key: &node_key(id),
+                            value: &value,
+                        })
+                    })?;
                 rec.wrote_bytes(8 + value.len());
                 rec.record(op as usize, start, true);
                 continue;
@@ -749,10 +763,12 @@ fn request_thread(
                 let time = (now_ms() / 1000) as u32;
                 let start = Instant::now();
                 let mut updated = false;
-                shared.writes.run(rec, Some(node_row(id)), &mut |t: &mut dyn TxnOps| {
-                    updated = update_node(t, id, time, data)?;
-                    Ok(())
-                })?;
+                shared
+                    .writes
+                    .run(rec, Some(node_row(id)), &mut |t: &mut dyn TxnOps| {
+                        updated = update_node(t, id, time, data)?;
+                        Ok(())
+                    })?;
                 if updated {
                     rec.wrote_bytes(8 + 16 + data.len());
                 }
@@ -763,16 +779,18 @@ fn request_thread(
                 let id = chooser.choose(&mut rng, Access::NodeDeletes);
                 let start = Instant::now();
                 let mut deleted = false;
-                shared.writes.run(rec, Some(node_row(id)), &mut |t: &mut dyn TxnOps| {
-                    deleted = t.get(NODE_CF, &node_key(id), true)?.is_some();
-                    if deleted {
-                        t.write(WriteOp::Delete {
-                            cf: NODE_CF,
-                            key: &node_key(id),
-                        })?;
-                    }
-                    Ok(())
-                })?;
+                shared
+                    .writes
+                    .run(rec, Some(node_row(id)), &mut |t: &mut dyn TxnOps| {
+                        deleted = t.get(NODE_CF, &node_key(id), true)?.is_some();
+                        if deleted {
+                            t.write(WriteOp::Delete {
+                                cf: NODE_CF,
+                                key: &node_key(id),
+                            })?;
+                        }
+                        Ok(())
+                    })?;
                 if deleted {
                     rec.wrote_bytes(8);
                 }
@@ -969,14 +987,20 @@ fn link_list(
         bytes: 0,
         oldest: 0,
     };
-    db.scan_range(LINK_TIME_CF, &lower, Some(&upper), true, &mut |key, value| {
-        list.links += 1;
-        list.bytes += key.len() + value.len();
-        if let Some((_, _, time, _)) = parse_link_time_key(key) {
-            list.oldest = time;
-        }
-        list.links < RANGE_LIMIT
-    })?;
+    db.scan_range(
+        LINK_TIME_CF,
+        &lower,
+        Some(&upper),
+        true,
+        &mut |key, value| {
+            list.links += 1;
+            list.bytes += key.len() + value.len();
+            if let Some((_, _, time, _)) = parse_link_time_key(key) {
+                list.oldest = time;
+            }
+            list.links < RANGE_LIMIT
+        },
+    )?;
     Ok(list)
 }
 
@@ -1010,7 +1034,11 @@ fn remember_tail(
 }
 
 /// With --verify_workload, checks the invariants of the module's doc and adds a note.
-fn verify_if_asked(args: &BenchArgs, db: &dyn Engine, outcome: &mut Outcome) -> Result<(), BoxError> {
+fn verify_if_asked(
+    args: &BenchArgs,
+    db: &dyn Engine,
+    outcome: &mut Outcome,
+) -> Result<(), BoxError> {
     if !args.verify_workload {
         return Ok(());
     }
@@ -1059,7 +1087,11 @@ mod tests {
         }
         for (op, share) in MIX {
             let got = 100.0 * seen[&op] as f64 / draws as f64;
-            assert!((got - share).abs() < 0.3, "{}: {got} vs {share}", REQUEST_OPS[op as usize]);
+            assert!(
+                (got - share).abs() < 0.3,
+                "{}: {got} vs {share}",
+                REQUEST_OPS[op as usize]
+            );
         }
     }
 

@@ -1,6 +1,6 @@
 //! The workloads of `strata bench`: steps of `--benchmarks` that model an application rather
-//! than one db_bench loop (YCSB's core workloads, the expanding-range read), one module
-//! each, on the engine's workload operations ([`Engine::get_value`], [`Engine::write_ops`],
+//! than one db_bench loop (YCSB's core workloads, the expanding-range read, Linkbench, the
+//! insert benchmark), one module each, on the engine's workload operations ([`Engine::get_value`], [`Engine::write_ops`],
 //! [`Engine::scan_range`], [`Engine::run_transaction`]).
 //!
 //! What they share lives here:
@@ -21,7 +21,11 @@
 //!   ([`claim`]); the other steps require it ([`require`]), so that a step run on a
 //!   database built by another workload is refused with a message naming both.
 
+mod batch;
 mod expanding_range;
+mod insert_bench;
+mod linkbench;
+mod linkbench_gen;
 mod ycsb;
 mod zipfian;
 
@@ -45,6 +49,12 @@ pub enum WorkloadStep {
     Ycsb(YcsbMix),
     /// readrandom over a key range that grows until it covers `--num` keys.
     ExpandingRange,
+    /// Linkbench's load phase: `--linkbench_nodes` nodes and their links.
+    LinkbenchLoad,
+    /// Linkbench's request phase.
+    Linkbench,
+    /// A step of the insert benchmark.
+    InsertBench(insert_bench::Step),
 }
 
 /// The workload steps by name, in the order `--help` lists them.
@@ -57,6 +67,42 @@ pub const STEPS: &[(&str, WorkloadStep)] = &[
     ("ycsb_e", WorkloadStep::Ycsb(YcsbMix::E)),
     ("ycsb_f", WorkloadStep::Ycsb(YcsbMix::F)),
     ("expandingrange", WorkloadStep::ExpandingRange),
+    ("linkbench_load", WorkloadStep::LinkbenchLoad),
+    ("linkbench", WorkloadStep::Linkbench),
+    (
+        "insertbench_l_i0",
+        WorkloadStep::InsertBench(insert_bench::Step::LoadWithoutIndexes),
+    ),
+    (
+        "insertbench_create_index",
+        WorkloadStep::InsertBench(insert_bench::Step::CreateIndexes),
+    ),
+    (
+        "insertbench_l_i1",
+        WorkloadStep::InsertBench(insert_bench::Step::Insert),
+    ),
+    (
+        "insertbench_l_i2",
+        WorkloadStep::InsertBench(insert_bench::Step::InsertDelete),
+    ),
+    (
+        "insertbench_qr100",
+        WorkloadStep::InsertBench(insert_bench::Step::Query {
+            rows_per_second: 100,
+        }),
+    ),
+    (
+        "insertbench_qr500",
+        WorkloadStep::InsertBench(insert_bench::Step::Query {
+            rows_per_second: 500,
+        }),
+    ),
+    (
+        "insertbench_qr1000",
+        WorkloadStep::InsertBench(insert_bench::Step::Query {
+            rows_per_second: 1000,
+        }),
+    ),
 ];
 
 impl WorkloadStep {
@@ -66,6 +112,8 @@ impl WorkloadStep {
     pub fn families(self) -> Option<&'static [&'static str]> {
         match self {
             WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_) | WorkloadStep::ExpandingRange => None,
+            WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench => Some(&linkbench::FAMILIES),
+            WorkloadStep::InsertBench(_) => Some(&insert_bench::FAMILIES),
         }
     }
 
@@ -75,6 +123,10 @@ impl WorkloadStep {
         match self {
             WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_) => ycsb::check_flags(name, args),
             WorkloadStep::ExpandingRange => expanding_range::check_flags(name, args),
+            WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench => {
+                linkbench::check_flags(name, args)
+            }
+            WorkloadStep::InsertBench(_) => insert_bench::check_flags(name, args),
         }
     }
 
@@ -84,6 +136,30 @@ impl WorkloadStep {
             WorkloadStep::YcsbLoad => ycsb::load(ctx),
             WorkloadStep::Ycsb(mix) => ycsb::run(ctx, mix),
             WorkloadStep::ExpandingRange => expanding_range::run(ctx),
+            WorkloadStep::LinkbenchLoad => linkbench::load(ctx),
+            WorkloadStep::Linkbench => linkbench::run(ctx),
+            WorkloadStep::InsertBench(step) => insert_bench::run(ctx, step),
+        }
+    }
+
+    /// The workload whose data the step reads and writes, when it has column families of
+    /// its own.
+    pub fn workload(self) -> Option<&'static str> {
+        match self {
+            WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench => Some(linkbench::WORKLOAD),
+            WorkloadStep::InsertBench(_) => Some(insert_bench::WORKLOAD),
+            _ => None,
+        }
+    }
+
+    /// The merge operator the step's writes need, set for the run when `--merge_operator`
+    /// is not given.
+    pub fn merge_operator(self, args: &BenchArgs) -> Option<&'static str> {
+        match self {
+            WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench => {
+                linkbench::merge_operator(args)
+            }
+            _ => None,
         }
     }
 }
@@ -520,6 +596,50 @@ pub fn refuse_workload_db(db: &dyn Engine, step: &str) -> Result<(), String> {
             m.workload
         )),
         None => Ok(()),
+    }
+}
+
+/// Before the database is opened: a database built by a workload with column families of
+/// its own opens only with them, so a run without that workload's steps, or with another
+/// workload's, is refused here naming the workload that built it (opening would fail on
+/// the families instead). `steps`: each step's name, and its workload step if it is one.
+pub fn refuse_foreign_database(
+    dir: &Path,
+    steps: &[(&str, Option<WorkloadStep>)],
+) -> Result<(), String> {
+    let Some(marker) = Marker::read(dir)? else {
+        return Ok(());
+    };
+    let built_by = marker.workload.as_str();
+    let families = STEPS
+        .iter()
+        .find(|(_, s)| s.workload() == Some(built_by))
+        .and_then(|(_, s)| s.families());
+    let Some(families) = families else {
+        return Ok(()); // a workload on db_bench's layout: its steps check the marker
+    };
+    let mut its_own = false;
+    for &(name, step) in steps {
+        match step.map(|s| s.workload()) {
+            Some(Some(w)) if w == built_by => its_own = true,
+            Some(_) => {
+                return Err(format!(
+                    "{name}: the database at {} was built by the {built_by} workload (its \
+                     {MARKER_FILE} file says so): run {name} on a new database",
+                    dir.display()
+                ))
+            }
+            None => {}
+        }
+    }
+    match steps.first() {
+        Some(&(name, _)) if !its_own => Err(format!(
+            "{name}: the database at {} was built by the {built_by} workload (its {MARKER_FILE} \
+             file says so); only that workload's steps open its column families ({})",
+            dir.display(),
+            families.join(", ")
+        )),
+        _ => Ok(()),
     }
 }
 
