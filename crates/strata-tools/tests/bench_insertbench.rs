@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bench, bench_db};
+use common::{bench, bench_db, strata};
 
 /// The `verified: ...` notes of the run, in order.
 fn verified(out: &str) -> Vec<String> {
@@ -117,4 +117,39 @@ fn bad_inputs_are_refused_naming_what_is_wrong() {
         assert!(!ok, "{step} succeeded:\n{out}");
         assert!(err.contains(message), "{step}: {err}");
     }
+}
+
+#[test]
+fn an_index_entry_without_its_row_fails_the_verification() {
+    let (_dir, db) = bench_db(&[
+        "--benchmarks=insertbench_l_i0,insertbench_create_index",
+        "--num=100",
+    ]);
+    // A pdc entry (price, dateandtime, customerid, transactionid) for row 999999, which
+    // does not exist.
+    let key = "c0000000000000010000000200000000000f423f";
+    let (ok, _, err) = strata(&[
+        "put",
+        db.to_str().unwrap(),
+        key,
+        "",
+        "--cf",
+        "insertbench_pdc",
+        "--hex",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--benchmarks=insertbench_l_i1",
+            "--use_existing_db",
+            "--writes=10",
+            "--verify_workload",
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("the indexes do not match the rows: pdc: 1 entries without a row, 0 rows without an entry"),
+        "{err}"
+    );
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bench, bench_db};
+use common::{bench, bench_db, strata};
 
 /// LinkBench's published mix (FBWorkload.properties), in percent.
 const MIX: [(&str, f64); 10] = [
@@ -187,4 +187,36 @@ fn bad_inputs_are_refused_naming_what_is_wrong() {
         assert!(!ok, "{flags:?} succeeded:\n{out}");
         assert!(err.contains(message), "{flags:?}: {err}");
     }
+}
+
+#[test]
+fn a_count_that_differs_from_its_links_fails_the_verification() {
+    let (_dir, db) = bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=50"]);
+    let dir = db.to_str().unwrap();
+    // A count of 5 for node 1,000,000,000's first link type, which has no link.
+    let key = "000000003b9aca0000000000075bcd15";
+    let (ok, _, err) = strata(&[
+        "put",
+        dir,
+        key,
+        "0500000000000000",
+        "--cf",
+        "linkbench_count",
+        "--hex",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--benchmarks=linkbench",
+            "--use_existing_db",
+            "--reads=10",
+            "--verify_workload",
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("linkbench: verification failed: count of (1000000000, 123456789) is 5, but it has 0 visible links"),
+        "{err}"
+    );
 }
