@@ -220,3 +220,28 @@ fn a_count_that_differs_from_its_links_fails_the_verification() {
         "{err}"
     );
 }
+
+#[test]
+fn a_node_that_is_not_the_workload_s_fails_the_step() {
+    let (_dir, db) = bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=5"]);
+    let dir = db.to_str().unwrap();
+    for id in 1..=5 {
+        let key = format!("{id:016x}");
+        let (ok, _, err) = strata(&["put", dir, &key, "00", "--cf", "linkbench_node", "--hex"]);
+        assert!(ok, "{err}");
+    }
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--benchmarks=linkbench",
+            "--use_existing_db",
+            "--reads=2000",
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("linkbench: the node at key [00, 00, 00, 00, 00, 00, 00, 0"),
+        "{err}"
+    );
+    assert!(err.contains("does not parse"), "{err}");
+}
