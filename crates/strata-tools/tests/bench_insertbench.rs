@@ -13,12 +13,32 @@ fn verified(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// The engines this build of `strata` has.
+fn engines() -> Vec<&'static str> {
+    let mut engines = vec!["strata"];
+    if cfg!(feature = "rocksdb") {
+        engines.push("rocksdb");
+    }
+    if cfg!(feature = "lmdb") {
+        engines.push("lmdb");
+    }
+    engines
+}
+
 #[test]
 fn every_step_keeps_the_indexes_equal_to_the_rows() {
+    for engine in engines() {
+        every_step_on(engine);
+    }
+}
+
+fn every_step_on(engine: &str) {
     let dir = tempfile::tempdir().unwrap();
+    let engine_flag = format!("--engine={engine}");
     let (ok, out, err) = bench(
         &dir.path().join("db"),
         &[
+            &engine_flag,
             "--benchmarks=insertbench_l_i0,insertbench_create_index,insertbench_l_i1,\
              insertbench_l_i2,insertbench_qr100,insertbench_qr500,insertbench_qr1000",
             "--num=3000",
@@ -29,9 +49,9 @@ fn every_step_keeps_the_indexes_equal_to_the_rows() {
             "--verify_workload",
         ],
     );
-    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(ok, "{engine}: stdout:\n{out}\nstderr:\n{err}");
     let checks = verified(&out);
-    assert_eq!(checks.len(), 7, "{out}");
+    assert_eq!(checks.len(), 7, "{engine}: {out}");
     assert_eq!(
         checks[0], "6000 rows; marketsegment 0, registersegment 0, pdc 0 entries",
         "l_i0 writes no index entry"

@@ -56,10 +56,22 @@ fn op_counts(out: &str) -> Vec<(String, u64)> {
 
 #[test]
 fn requests_follow_linkbench_s_mix_and_counts_stay_exact() {
+    let mut engines = vec!["strata"];
+    if cfg!(feature = "rocksdb") {
+        engines.push("rocksdb");
+    }
+    for engine in engines {
+        mix_and_counts(engine);
+    }
+}
+
+fn mix_and_counts(engine: &str) {
     let dir = tempfile::tempdir().unwrap();
+    let engine_flag = format!("--engine={engine}");
     let (ok, out, err) = bench(
         &dir.path().join("db"),
         &[
+            &engine_flag,
             "--benchmarks=linkbench_load,linkbench",
             "--linkbench_nodes=2000",
             "--threads=2",
@@ -98,11 +110,25 @@ fn requests_follow_linkbench_s_mix_and_counts_stay_exact() {
 
 #[test]
 fn transactions_keep_the_counts_in_the_link_s_transaction() {
-    for flag in ["--transaction_db", "--optimistic_transaction_db"] {
+    let mut runs = vec![
+        ("strata", "--transaction_db"),
+        ("strata", "--optimistic_transaction_db"),
+    ];
+    if cfg!(feature = "lmdb") {
+        // LMDB runs each operation as one write transaction, whichever flag.
+        runs.push(("lmdb", "--transaction_db"));
+    }
+    if cfg!(feature = "rocksdb") {
+        runs.push(("rocksdb", "--transaction_db"));
+        runs.push(("rocksdb", "--optimistic_transaction_db"));
+    }
+    for (engine, flag) in runs {
         let dir = tempfile::tempdir().unwrap();
+        let engine_flag = format!("--engine={engine}");
         let (ok, out, err) = bench(
             &dir.path().join("db"),
             &[
+                &engine_flag,
                 "--benchmarks=linkbench_load,linkbench",
                 "--linkbench_nodes=300",
                 "--threads=4",
@@ -111,10 +137,17 @@ fn transactions_keep_the_counts_in_the_link_s_transaction() {
                 flag,
             ],
         );
-        assert!(ok, "{flag}: stdout:\n{out}\nstderr:\n{err}");
-        assert_eq!(out.matches("verified: ").count(), 2, "{flag}: {out}");
-        assert!(out.contains("transaction per operation"), "{flag}: {out}");
-        assert!(out.contains("transactions: "), "{flag}: {out}");
+        assert!(ok, "{engine} {flag}: stdout:\n{out}\nstderr:\n{err}");
+        assert_eq!(
+            out.matches("verified: ").count(),
+            2,
+            "{engine} {flag}: {out}"
+        );
+        assert!(
+            out.contains("transaction per operation"),
+            "{engine} {flag}: {out}"
+        );
+        assert!(out.contains("transactions: "), "{engine} {flag}: {out}");
     }
 }
 
