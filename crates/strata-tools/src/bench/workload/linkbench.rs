@@ -38,6 +38,21 @@
 //! `ID2Chooser`: id1 + a number below ceil(links / p), p the chance that the link exists
 //! (0.05 for add_link, 0.9 for update_link and delete_link, 0.5 for multiget_link). Data
 //! sizes are log-normal with LinkBench's medians (links 8 bytes, nodes 128) and sigma 1.
+//! Outdegrees come from LinkBench's empirical distribution there (`nlinks_func = real`, a
+//! data file); the Pareto law above stands in for it.
+//!
+//! Operations, as LinkBench's MySQL store does them: add_link and update_link upsert the
+//! link (a hidden or missing link becomes visible and counts one more; a visible one gets
+//! the new data, time and the next version, its index entry moving with the time);
+//! delete_link hides a visible link; add_node takes the next id after the largest;
+//! update_node and delete_node change only a node that is there. Each write operation is
+//! one transaction with `--transaction_db` or `--optimistic_transaction_db` (its reads
+//! `for_update`), otherwise one atomic write batch while the workload's lock of the row is
+//! held ([`super::batch`]): the read of the link and the merge into its count then cannot
+//! interleave with another writer of that link list. Reads (count_link, multiget_link,
+//! get_link_list, get_node) go to the database directly, as LinkBench's autocommit reads.
+//! The load writes batches of [`LOAD_BATCH_LINKS`] links, with their nodes, index entries
+//! and counts (counts there are plain puts of the final number).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
