@@ -278,3 +278,22 @@ fn a_node_that_is_not_the_workload_s_fails_the_step() {
     );
     assert!(err.contains("does not parse"), "{err}");
 }
+
+#[test]
+fn merged_counts_stay_exact_when_threads_write_the_same_links() {
+    // Three nodes and four threads: the same few links are added and deleted concurrently,
+    // so a count would drift if a link's read and its count's merge could interleave.
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--benchmarks=linkbench_load,linkbench",
+            "--linkbench_nodes=3",
+            "--threads=4",
+            "--reads=5000",
+            "--verify_workload",
+        ],
+    );
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(out.matches("verified: ").count(), 2, "{out}");
+}
