@@ -130,7 +130,7 @@ fn transactions_keep_the_counts_in_the_link_s_transaction() {
             &[
                 &engine_flag,
                 "--benchmarks=linkbench_load,linkbench",
-                "--linkbench_nodes=300",
+                "--linkbench_nodes=5",
                 "--threads=4",
                 "--reads=1500",
                 "--verify_workload",
