@@ -123,6 +123,21 @@ pub fn families_of_run<'a>(
     Ok(chosen.map(|(_, f)| f))
 }
 
+/// The header lines of a run's workloads (after db_bench's header): what their flags make.
+pub fn header_lines(steps: &[WorkloadStep], args: &BenchArgs) -> Vec<String> {
+    let mut lines = Vec::new();
+    if steps
+        .iter()
+        .any(|s| matches!(s, WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_)))
+    {
+        lines.push(ycsb::header(args));
+    }
+    if steps.contains(&WorkloadStep::ExpandingRange) {
+        lines.push(expanding_range::header(args));
+    }
+    lines
+}
+
 /// What a workload step is given.
 pub struct Ctx<'a> {
     pub args: &'a BenchArgs,

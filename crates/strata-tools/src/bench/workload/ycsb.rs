@@ -149,6 +149,20 @@ pub fn check_flags(name: &str, args: &BenchArgs) -> Result<(), String> {
     }
 }
 
+/// The run's header line.
+pub fn header(args: &BenchArgs) -> String {
+    let operations = match args.duration {
+        0 => format!("{} operations per step", args.ycsb_operations()),
+        s => format!("{s} seconds per step"),
+    };
+    format!(
+        "YCSB:       {} records to load, of {} fields x {} bytes; {operations}",
+        args.ycsb_records(),
+        args.ycsb_fieldcount,
+        args.ycsb_fieldlength
+    )
+}
+
 /// The key of record number `n`: `user` and the decimal hash of `n`.
 pub fn key_of(n: u64) -> Vec<u8> {
     format!("user{}", fnv_hash64(n)).into_bytes()
