@@ -272,10 +272,7 @@ pub fn load(ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
     let sync = args.options.sync;
     let mut outcome = run_threads(ctx, args.threads, OP_NAMES, |_, number, rec| {
         let (_, mut values) = thread_generators(args, number);
-        loop {
-            if !rec.more(0, 1) {
-                break;
-            }
+        while rec.in_time() {
             let n = next.fetch_add(1, Ordering::Relaxed);
             if n >= records {
                 break;
