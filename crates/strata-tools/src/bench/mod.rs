@@ -265,7 +265,19 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         None => engine::open(args.engine, args, &path)?,
     };
     let db = opened.as_ref();
-    print_header(args, &path, db)?;
+    let workload_steps: Vec<workload::WorkloadStep> = steps
+        .iter()
+        .filter_map(|(_, step)| match step {
+            Step::Workload(w) => Some(*w),
+            _ => None,
+        })
+        .collect();
+    print_header(
+        args,
+        &path,
+        db,
+        &workload::header_lines(&workload_steps, args),
+    )?;
 
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
@@ -308,7 +320,13 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
-fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> std::io::Result<()> {
+/// db_bench's header, then `more` lines (the workloads').
+fn print_header(
+    args: &BenchArgs,
+    path: &std::path::Path,
+    db: &dyn Engine,
+    more: &[String],
+) -> std::io::Result<()> {
     let entry = (args.key_size + args.value_size) as u64;
     outln!("Engine:     {}", db.version())?;
     outln!("Database:   {}", path.display())?;
@@ -359,6 +377,9 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> st
             outln!("Txn:        optimistic (--optimistic_transaction_db)")?
         }
         None => {}
+    }
+    for line in more {
+        outln!("{line}")?;
     }
     outln!("------------------------------------------------")
 }

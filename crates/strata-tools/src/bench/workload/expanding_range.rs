@@ -63,6 +63,20 @@ pub fn check_flags(name: &str, args: &BenchArgs) -> Result<(), String> {
     }
 }
 
+/// The run's header line.
+pub fn header(args: &BenchArgs) -> String {
+    let every = match args.expand_interval_reads {
+        0 => format!("{} s", args.expand_interval),
+        n => format!("{n} reads"),
+    };
+    format!(
+        "Expanding:  read range from {} keys, {} more every {every}, to --num ({})",
+        args.expand_start(),
+        args.expand_step(),
+        args.num
+    )
+}
+
 /// What one interval saw.
 #[derive(Clone, Debug)]
 struct Interval {

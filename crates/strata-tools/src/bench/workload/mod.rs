@@ -30,6 +30,7 @@ mod ycsb;
 mod zipfian;
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -199,6 +200,21 @@ pub fn families_of_run<'a>(
     Ok(chosen.map(|(_, f)| f))
 }
 
+/// The header lines of a run's workloads (after db_bench's header): what their flags make.
+pub fn header_lines(steps: &[WorkloadStep], args: &BenchArgs) -> Vec<String> {
+    let mut lines = Vec::new();
+    if steps
+        .iter()
+        .any(|s| matches!(s, WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_)))
+    {
+        lines.push(ycsb::header(args));
+    }
+    if steps.contains(&WorkloadStep::ExpandingRange) {
+        lines.push(expanding_range::header(args));
+    }
+    lines
+}
+
 /// What a workload step is given.
 pub struct Ctx<'a> {
     pub args: &'a BenchArgs,
@@ -323,9 +339,14 @@ impl Recorder<'_> {
     /// `--duration`: until the time is up, whatever the limit).
     pub fn more(&self, done: u64, limit: u64) -> bool {
         match self.deadline {
-            Some(d) => Instant::now() < d,
+            Some(_) => self.in_time(),
             None => done < limit,
         }
+    }
+
+    /// False once `--duration` is up (always true without it).
+    pub fn in_time(&self) -> bool {
+        self.deadline.is_none_or(|d| Instant::now() < d)
     }
 
     /// Records one operation of type `op` that began at `start`; `found`: it found what it
@@ -421,6 +442,10 @@ where
             let done = &done;
             s.spawn(move || r.run(ctx.db, done))
         });
+        let ticker = std::io::stderr().is_terminal().then(|| {
+            let (done, progress) = (&done, &progress);
+            s.spawn(move || show_progress(ctx.name, progress, done))
+        });
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let number = super::THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
@@ -445,6 +470,9 @@ where
             .map(|h| h.join().expect("workload thread panicked"))
             .collect();
         done.store(true, Ordering::Release);
+        if let Some(t) = ticker {
+            t.join().expect("progress thread panicked");
+        }
         let intervals = reporting.map(|r| r.join().expect("report thread panicked"));
         (results, intervals)
     });
@@ -466,7 +494,24 @@ where
     })
 }
 
-/// Runs a workload step and returns what it did, the database's marker checked first.
+/// Draws a spinner with the operations done and their rate on stderr until `done` (a
+/// workload's steps do not all know their count ahead).
+fn show_progress(name: &str, ops: &AtomicU64, done: &AtomicBool) {
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg:>12} {spinner} {pos} ops, {per_sec}")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message(name.to_string());
+    while !done.load(Ordering::Acquire) {
+        bar.set_position(ops.load(Ordering::Relaxed));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
+}
+
+/// Runs a workload step and returns what it did.
 pub fn run_step(step: WorkloadStep, ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
     step.run(ctx)
 }

@@ -149,6 +149,20 @@ pub fn check_flags(name: &str, args: &BenchArgs) -> Result<(), String> {
     }
 }
 
+/// The run's header line.
+pub fn header(args: &BenchArgs) -> String {
+    let operations = match args.duration {
+        0 => format!("{} operations per step", args.ycsb_operations()),
+        s => format!("{s} seconds per step"),
+    };
+    format!(
+        "YCSB:       {} records to load, of {} fields x {} bytes; {operations}",
+        args.ycsb_records(),
+        args.ycsb_fieldcount,
+        args.ycsb_fieldlength
+    )
+}
+
 /// The key of record number `n`: `user` and the decimal hash of `n`.
 pub fn key_of(n: u64) -> Vec<u8> {
     format!("user{}", fnv_hash64(n)).into_bytes()
@@ -258,10 +272,7 @@ pub fn load(ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
     let sync = args.options.sync;
     let mut outcome = run_threads(ctx, args.threads, OP_NAMES, |_, number, rec| {
         let (_, mut values) = thread_generators(args, number);
-        loop {
-            if !rec.more(0, 1) {
-                break;
-            }
+        while rec.in_time() {
             let n = next.fetch_add(1, Ordering::Relaxed);
             if n >= records {
                 break;
