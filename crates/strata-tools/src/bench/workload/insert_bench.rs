@@ -356,6 +356,31 @@ pub fn check_flags(_name: &str, _args: &BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The run's header line: rows per thread of the insert steps, their batches, the queries.
+pub fn header(args: &BenchArgs) -> String {
+    let (rows, queries) = match args.duration {
+        0 => (
+            format!(
+                "l_i0 {} rows per thread, l_i1 and l_i2 {}",
+                args.num,
+                args.writes()
+            ),
+            format!("{} queries per thread", args.reads()),
+        ),
+        s => (
+            format!(
+                "l_i0 {} rows per thread, then {s} seconds per step",
+                args.num
+            ),
+            format!("{s} seconds of queries"),
+        ),
+    };
+    format!(
+        "Insertbench: {rows}, in batches of {}; qr steps: {queries} of {ROWS_PER_QUERY} rows",
+        args.batch_size
+    )
+}
+
 /// Runs `step`.
 pub fn run(ctx: &Ctx<'_>, step: Step) -> Result<Outcome, BoxError> {
     let (db, name) = (ctx.db, ctx.name);

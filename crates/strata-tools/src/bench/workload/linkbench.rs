@@ -468,6 +468,22 @@ pub fn merge_operator(args: &BenchArgs) -> Option<&'static str> {
     args.txn_mode().is_none().then_some("uint64add")
 }
 
+/// The run's header line: the graph's size, the requests and how writes are made.
+pub fn header(args: &BenchArgs) -> String {
+    let requests = match args.duration {
+        0 => format!("{} requests per thread", args.reads()),
+        s => format!("{s} seconds of requests"),
+    };
+    let writes = match args.txn_mode() {
+        Some(m) => format!("{} transactions", m.name()),
+        None => "write batches, counts by uint64add merges".into(),
+    };
+    format!(
+        "Linkbench:  {} nodes, {LINK_TYPES} link types; {requests}; writes: {writes}",
+        args.linkbench_nodes
+    )
+}
+
 /// `linkbench_load`: the graph of `--linkbench_nodes` nodes, in write batches.
 pub fn load(ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
     let (args, db) = (ctx.args, ctx.db);

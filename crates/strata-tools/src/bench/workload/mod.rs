@@ -212,6 +212,18 @@ pub fn header_lines(steps: &[WorkloadStep], args: &BenchArgs) -> Vec<String> {
     if steps.contains(&WorkloadStep::ExpandingRange) {
         lines.push(expanding_range::header(args));
     }
+    if steps
+        .iter()
+        .any(|s| matches!(s, WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench))
+    {
+        lines.push(linkbench::header(args));
+    }
+    if steps
+        .iter()
+        .any(|s| matches!(s, WorkloadStep::InsertBench(_)))
+    {
+        lines.push(insert_bench::header(args));
+    }
     lines
 }
 
