@@ -24,6 +24,18 @@
 //!
 //! Invariant, checked by [`IndexVerifier`]: each index holds exactly the keys derived from
 //! the primary rows: no orphan entry, none missing.
+//!
+//! Steps (Mark Callaghan's sequence): `insertbench_l_i0` inserts rows into the table
+//! without indexes; `insertbench_create_index` reads the rows in key order and writes the
+//! three indexes; `insertbench_l_i1` inserts rows with their index entries; `_l_i2` also
+//! deletes as many of the oldest rows (lowest keys) with theirs, so that the table keeps
+//! its size; `_qr100`, `_qr500` and `_qr1000` run the range queries on `--threads` threads
+//! while one more thread inserts and deletes as l_i2 does at that many rows per second,
+//! and tell whether it kept the rate. New keys continue after the largest key of the table,
+//! deletes start at its smallest. Each batch of `--batch_size` rows (and its deletes) is
+//! one write batch, or one transaction with `--transaction_db` or
+//! `--optimistic_transaction_db` (the deletes then read their rows `for_update`). The
+//! marker's fact `indexes` says whether the indexes are built, which orders the steps.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
