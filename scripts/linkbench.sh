@@ -7,8 +7,8 @@
 #
 # Sizes and times come from the environment (defaults in brackets):
 #   NODES [10000000]  Linkbench's nodes (LinkBench's maxid1 is 10,000,001)
-#   ROWS [20000000]   rows each thread inserts in insertbench_l_i0
-#   WRITES [5000000]  rows each thread inserts in insertbench_l_i1 and _l_i2
+#   ROWS [5000000]    rows each thread inserts in insertbench_l_i0
+#   WRITES [2000000]  rows each thread inserts in insertbench_l_i1 and _l_i2
 #   BATCH [1000]      rows per write batch of the insert steps (iibench's rows_per_commit)
 #   THREADS [4]       client threads; DURATION [600] seconds of each timed step
 #   ENGINES ["strata rocksdb"]; DB_ROOT [a new temporary directory]
@@ -55,8 +55,8 @@ for engine in ${ENGINES:-strata rocksdb}; do
             echo "== insertbench on $engine ($out)"
             {
                 "$strata" bench --engine="$engine" --db="$db" --threads="$threads" \
-                    --histogram=1 --batch_size="${BATCH:-1000}" --num="${ROWS:-20000000}" \
-                    --writes="${WRITES:-5000000}" \
+                    --histogram=1 --batch_size="${BATCH:-1000}" --num="${ROWS:-5000000}" \
+                    --writes="${WRITES:-2000000}" \
                     --benchmarks=insertbench_l_i0,insertbench_create_index,insertbench_l_i1,insertbench_l_i2 \
                     "$@"
                 "$strata" bench --engine="$engine" --db="$db" --use_existing_db \
