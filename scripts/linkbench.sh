@@ -12,6 +12,7 @@
 #   BATCH [1000]      rows per write batch of the insert steps (iibench's rows_per_commit)
 #   THREADS [4]       client threads; DURATION [600] seconds of each timed step
 #   ENGINES ["strata rocksdb"]; DB_ROOT [a new temporary directory]
+#   STRATA [target/engines/release/strata] the binary
 # Any further flag goes to every run, e.g. --transaction_db --cache_size=1073741824.
 # Each run's output is printed and kept in DB_ROOT/<workload>-<engine>.txt.
 set -euo pipefail
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 what="${1:-both}"
 [ $# -gt 0 ] && shift
-strata="target/engines/release/strata"
+strata="${STRATA:-target/engines/release/strata}"
 if [ ! -x "$strata" ]; then
     echo "$strata is missing: build it with scripts/build-engines.sh" >&2
     exit 1
