@@ -1161,6 +1161,60 @@ mod tests {
     }
 
     #[test]
+    fn full_link_lists_are_remembered_for_history_queries() {
+        let mut rng = Rng::new(1);
+        let list = |links, oldest| LinkList {
+            links,
+            bytes: 0,
+            oldest,
+        };
+        let mut history = Vec::new();
+        // A short list is not remembered; a full one is, once.
+        remember_tail(&mut history, &mut rng, (1, 7), &list(5, 100), None);
+        assert!(history.is_empty());
+        remember_tail(
+            &mut history,
+            &mut rng,
+            (1, 7),
+            &list(RANGE_LIMIT, 100),
+            None,
+        );
+        remember_tail(&mut history, &mut rng, (1, 7), &list(RANGE_LIMIT, 90), None);
+        assert_eq!(history, vec![(1, 7, 100)]);
+        // A history query that fills the limit again reads on from its oldest link; a short
+        // one ends the entry.
+        remember_tail(
+            &mut history,
+            &mut rng,
+            (1, 7),
+            &list(RANGE_LIMIT, 40),
+            Some(0),
+        );
+        assert_eq!(history, vec![(1, 7, 40)]);
+        remember_tail(&mut history, &mut rng, (1, 7), &list(3, 10), Some(0));
+        assert!(history.is_empty());
+        // A full cache replaces an entry.
+        for id1 in 0..HISTORY_LIMIT as u64 {
+            remember_tail(
+                &mut history,
+                &mut rng,
+                (id1, 7),
+                &list(RANGE_LIMIT, 5),
+                None,
+            );
+        }
+        remember_tail(
+            &mut history,
+            &mut rng,
+            (u64::MAX, 7),
+            &list(RANGE_LIMIT, 5),
+            None,
+        );
+        assert_eq!(history.len(), HISTORY_LIMIT);
+        assert!(history.contains(&(u64::MAX, 7, 5)));
+    }
+
+    #[test]
     fn the_verifier_finds_each_broken_invariant() {
         let visible = |time: u64| Link {
             visibility: VISIBILITY_VISIBLE,
