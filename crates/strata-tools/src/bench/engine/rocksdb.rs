@@ -515,12 +515,12 @@ fn txn_error(e: rocksdb::Error) -> TxnError {
 }
 
 /// A workload's transaction on RocksDB: the [`TxnOps`] of a transaction of either kind.
-struct BodyTxn<'e, 't, D> {
+struct BodyTxn<'e, 't, 'db, D> {
     engine: &'e RocksDbEngine,
-    txn: &'t Transaction<'e, D>,
+    txn: &'t Transaction<'db, D>,
 }
 
-impl<D> TxnOps for BodyTxn<'_, '_, D> {
+impl<D> TxnOps for BodyTxn<'_, '_, '_, D> {
     fn get(
         &mut self,
         cf: usize,

@@ -224,7 +224,14 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Outcome, BoxError> {
             while !stop.load(Ordering::Acquire) {
                 shape.fill(rng.below(range.load(Ordering::Acquire)), &mut key);
                 let start = Instant::now();
-                let value = db.get(&key)?;
+                let value = match db.get(&key) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        // The other readers stop too: the step has failed.
+                        stop.store(true, Ordering::Release);
+                        return Err(e);
+                    }
+                };
                 rec.record(READ, start, value.is_some());
                 if let Ok(mut h) = hists[index].lock() {
                     h.record(start.elapsed());
