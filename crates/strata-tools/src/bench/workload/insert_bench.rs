@@ -696,7 +696,7 @@ fn query(ctx: &Ctx<'_>, rows_per_second: u64) -> Result<Outcome, BoxError> {
         let (mut rng, _) = thread_generators(args, number);
         if i == readers {
             // The writer, until the readers are done.
-            while readers_left.load(Ordering::Acquire) > 0 && rec.more(0, 1) {
+            while readers_left.load(Ordering::Acquire) > 0 && rec.in_time() {
                 let wait = pacer.wait(keys.inserted.load(Ordering::Relaxed), Instant::now());
                 if !wait.is_zero() {
                     std::thread::sleep(wait.min(Duration::from_millis(10)));

@@ -674,7 +674,8 @@ fn request_thread(
     while rec.more(done, args.reads()) {
         done += 1;
         let op = choose_op(uniform(&mut rng));
-        let found = match op {
+        // The bytes a read operation read (the writes count theirs and go on to the next).
+        let read = match op {
             Op::AddLink | Op::UpdateLink => {
                 let p = if op == Op::AddLink {
                     P_ADD_EXISTS
@@ -836,7 +837,7 @@ fn request_thread(
                 node.map(|v| 8 + v.len())
             }
         };
-        if let Some(bytes) = found {
+        if let Some(bytes) = read {
             rec.read_bytes(bytes);
         }
     }
