@@ -173,9 +173,15 @@ fn bad_inputs_are_refused_naming_what_is_wrong() {
     let (_linkbench_dir, linkbench_db) =
         bench_db(&["--benchmarks=linkbench_load", "--linkbench_nodes=100"]);
     let (_insert_dir, insert_db) = bench_db(&["--benchmarks=insertbench_l_i0", "--num=100"]);
+    let (_ycsb_dir, ycsb_db) = bench_db(&["--benchmarks=ycsb_load", "--ycsb_records=100"]);
     let fresh = tempfile::tempdir().unwrap();
     let fresh_db = fresh.path().join("db");
-    let cases: [(&std::path::Path, &[&str], &str); 7] = [
+    let cases: [(&std::path::Path, &[&str], &str); 8] = [
+        (
+            &ycsb_db,
+            &["--benchmarks=linkbench_load", "--use_existing_db"],
+            "built by the ycsb workload",
+        ),
         (
             &fresh_db,
             &["--benchmarks=linkbench"],

@@ -656,10 +656,11 @@ pub fn refuse_workload_db(db: &dyn Engine, step: &str) -> Result<(), String> {
     }
 }
 
-/// Before the database is opened: a database built by a workload with column families of
-/// its own opens only with them, so a run without that workload's steps, or with another
-/// workload's, is refused here naming the workload that built it (opening would fail on
-/// the families instead). `steps`: each step's name, and its workload step if it is one.
+/// Before the database is opened, a database another workload built is refused naming that
+/// workload, where opening would fail or change it: a step of a workload with column
+/// families of its own (opening would add them), any workload step on a database whose
+/// builder has families of its own, and a run with none of that builder's steps (only they
+/// open its families). `steps`: each step's name, and its workload step if it is one.
 pub fn refuse_foreign_database(
     dir: &Path,
     steps: &[(&str, Option<WorkloadStep>)],
@@ -672,25 +673,26 @@ pub fn refuse_foreign_database(
         .iter()
         .find(|(_, s)| s.workload() == Some(built_by))
         .and_then(|(_, s)| s.families());
-    let Some(families) = families else {
-        return Ok(()); // a workload on db_bench's layout: its steps check the marker
+    let refused = |name: &str| {
+        format!(
+            "{name}: the database at {} was built by the {built_by} workload (its \
+             {MARKER_FILE} file says so): run {name} on a new database",
+            dir.display()
+        )
     };
     let mut its_own = false;
     for &(name, step) in steps {
         match step.map(|s| s.workload()) {
             Some(Some(w)) if w == built_by => its_own = true,
-            Some(_) => {
-                return Err(format!(
-                    "{name}: the database at {} was built by the {built_by} workload (its \
-                     {MARKER_FILE} file says so): run {name} on a new database",
-                    dir.display()
-                ))
-            }
-            None => {}
+            // Another workload with families of its own would add them to this database.
+            Some(Some(_)) => return Err(refused(name)),
+            // Any other workload's step cannot open this one's families.
+            Some(None) if families.is_some() => return Err(refused(name)),
+            Some(None) | None => {}
         }
     }
-    match steps.first() {
-        Some(&(name, _)) if !its_own => Err(format!(
+    match (families, steps.first()) {
+        (Some(families), Some(&(name, _))) if !its_own => Err(format!(
             "{name}: the database at {} was built by the {built_by} workload (its {MARKER_FILE} \
              file says so); only that workload's steps open its column families ({})",
             dir.display(),
