@@ -25,6 +25,10 @@ const OTHER_ENGINE_FILES: &[&str] = &[
     // LMDB.
     "data.mdb",
     "lock.mdb",
+    // The workload marker of `strata bench` (see bench::workload), and its replacement
+    // being written.
+    "WORKLOAD",
+    "WORKLOAD.tmp",
 ];
 
 /// Whether `name` matches `pattern` (`#`: one or more digits, `*`: anything; one of them at

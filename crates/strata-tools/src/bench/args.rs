@@ -54,7 +54,14 @@ pub struct BenchArgs {
     /// compact1, compactall (also "compact"), waitforcompaction, stats, levelstats,
     /// resetstats. Transactions: randomtransaction (--transaction_sets counters moved
     /// together, verified at the end), updaterandomcursor (read-modify-write through a
-    /// transaction's updatable cursor).
+    /// transaction's updatable cursor). Workloads: ycsb_load, then ycsb_a (50% read, 50%
+    /// update), ycsb_b (95/5 read/update), ycsb_c (read only), ycsb_d (95/5 read/insert,
+    /// newest records most read), ycsb_e (95/5 scan/insert), ycsb_f (50/50
+    /// read/read-modify-write): YCSB's core workloads (--ycsb_* flags); expandingrange
+    /// (readrandom over a key range growing to --num keys, --expand_* flags); Linkbench:
+    /// linkbench_load, then linkbench (LinkBench's request mix, --linkbench_nodes); the
+    /// insert benchmark: insertbench_l_i0, insertbench_create_index, insertbench_l_i1,
+    /// insertbench_l_i2, insertbench_qr100, insertbench_qr500, insertbench_qr1000.
     #[arg(
         long,
         default_value = "fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom"
@@ -240,9 +247,59 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 2)]
     pub transaction_sets: u32,
 
+    /// YCSB: records ycsb_load inserts (in all, over the threads); -1 means --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub ycsb_records: i64,
+
+    /// YCSB: operations of each ycsb_a .. ycsb_f step (in all, over the threads); -1 means
+    /// --num. With --duration the steps run for that long instead.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub ycsb_operations: i64,
+
+    /// YCSB: fields per record (YCSB's fieldcount); a record is stored as one value of
+    /// --ycsb_fieldcount times --ycsb_fieldlength bytes.
+    #[arg(long, default_value_t = 10)]
+    pub ycsb_fieldcount: usize,
+
+    /// YCSB: bytes per field (YCSB's fieldlength).
+    #[arg(long, default_value_t = 100)]
+    pub ycsb_fieldlength: usize,
+
+    /// YCSB: the longest scan of ycsb_e (YCSB's maxscanlength); lengths are uniform from 1.
+    #[arg(long, default_value_t = 100)]
+    pub ycsb_max_scan_length: u64,
+
+    /// expandingrange: keys the read range starts with (keys 0 to N-1); -1 means 1% of --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub expand_start: i64,
+
+    /// expandingrange: keys the range grows by at each interval; -1 means 10% of --num.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub expand_step: i64,
+
+    /// expandingrange: seconds per interval (the range grows after each; at least 1).
+    #[arg(long, default_value_t = 10)]
+    pub expand_interval: u64,
+
+    /// expandingrange: reads per interval, all threads together, instead of
+    /// --expand_interval seconds (0 = intervals by time).
+    #[arg(long, default_value_t = 0)]
+    pub expand_interval_reads: u64,
+
     /// Print the engine's statistics (the stats step) after the last step.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub statistics: bool,
+
+    /// Linkbench: nodes linkbench_load creates (LinkBench's maxid1 - 1; its default
+    /// configuration has 10,000,000); each gets a power-law number of links.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub linkbench_nodes: u64,
+
+    /// After each step of Linkbench or the insert benchmark, check its invariants: the link
+    /// counts and the time index against the links, the secondary indexes against the rows
+    /// (reads every family of the workload; memory grows with the data).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub verify_workload: bool,
 
     /// The engine's options.
     #[command(flatten)]
@@ -360,6 +417,38 @@ impl BenchArgs {
             ));
         }
         Ok(())
+    }
+
+    /// YCSB's record count of ycsb_load.
+    pub fn ycsb_records(&self) -> u64 {
+        match self.ycsb_records {
+            n if n < 0 => self.num,
+            n => n as u64,
+        }
+    }
+
+    /// YCSB's operation count of a request step.
+    pub fn ycsb_operations(&self) -> u64 {
+        match self.ycsb_operations {
+            n if n < 0 => self.num,
+            n => n as u64,
+        }
+    }
+
+    /// Keys the expanding range starts with.
+    pub fn expand_start(&self) -> u64 {
+        match self.expand_start {
+            n if n < 0 => (self.num / 100).max(1),
+            n => n as u64,
+        }
+    }
+
+    /// Keys the expanding range grows by.
+    pub fn expand_step(&self) -> u64 {
+        match self.expand_step {
+            n if n < 0 => (self.num / 10).max(1),
+            n => n as u64,
+        }
     }
 
     /// Reads per thread.

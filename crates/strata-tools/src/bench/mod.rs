@@ -22,6 +22,7 @@ mod range_tombstones;
 mod report;
 mod temp_db;
 mod units;
+mod workload;
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -95,6 +96,8 @@ enum Step {
     Stats,
     LevelStats,
     ResetStats,
+    /// A workload's step (YCSB, the expanding range, ...): see [`workload`].
+    Workload(workload::WorkloadStep),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -139,11 +142,13 @@ const STEPS: &[(&str, Step)] = &[
 ];
 
 fn parse_step(name: &str) -> Result<Step, String> {
-    match STEPS.iter().find(|(n, _)| *n == name) {
-        Some(&(_, step)) => Ok(step),
+    let workloads = workload::STEPS.iter().map(|&(n, w)| (n, Step::Workload(w)));
+    let mut all = STEPS.iter().copied().chain(workloads);
+    match all.clone().find(|(n, _)| *n == name) {
+        Some((_, step)) => Ok(step),
         None => Err(format!(
             "unknown benchmark '{name}'; the known ones are {}",
-            STEPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            all.by_ref().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
         )),
     }
 }
@@ -208,6 +213,34 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         }
     }
 
+    for (name, step) in &steps {
+        if let Step::Workload(w) = step {
+            w.check(name, args)?;
+        }
+    }
+    // A workload whose writes merge sets the merge operator it needs for the run.
+    let with_merge_operator;
+    let needed = steps.iter().find_map(|(_, step)| match step {
+        Step::Workload(w) => w.merge_operator(args),
+        _ => None,
+    });
+    let args = match needed {
+        Some(operator) if args.options.merge_operator.is_empty() => {
+            let mut set = args.clone();
+            set.options.merge_operator = operator.to_string();
+            with_merge_operator = set;
+            &with_merge_operator
+        }
+        _ => args,
+    };
+    let families = workload::families_of_run(
+        steps.iter().filter_map(|(name, step)| match step {
+            Step::Workload(w) => Some((name.as_str(), *w)),
+            _ => None,
+        }),
+        args,
+    )?;
+
     let path = args.db.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("strata-bench-{}", std::process::id()))
     });
@@ -226,9 +259,32 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         std::fs::write(&args.report_file, format!("{}\n", report::INTERVAL_HEADER))
             .map_err(|e| format!("--report_file {}: {e}", args.report_file.display()))?;
     }
-    let opened = engine::open(args.engine, args, &path)?;
+    let step_kinds: Vec<(&str, Option<workload::WorkloadStep>)> = steps
+        .iter()
+        .map(|(name, step)| match step {
+            Step::Workload(w) => (name.as_str(), Some(*w)),
+            _ => (name.as_str(), None),
+        })
+        .collect();
+    workload::refuse_foreign_database(&path, &step_kinds)?;
+    let opened = match families {
+        Some(families) => engine::open_with_families(args.engine, args, &path, families)?,
+        None => engine::open(args.engine, args, &path)?,
+    };
     let db = opened.as_ref();
-    print_header(args, &path, db)?;
+    let workload_steps: Vec<workload::WorkloadStep> = steps
+        .iter()
+        .filter_map(|(_, step)| match step {
+            Step::Workload(w) => Some(*w),
+            _ => None,
+        })
+        .collect();
+    print_header(
+        args,
+        &path,
+        db,
+        &workload::header_lines(&workload_steps, args),
+    )?;
 
     let started = Instant::now();
     let live = LiveKeys::new(args.num, !args.use_existing_db);
@@ -271,7 +327,13 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
-fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> std::io::Result<()> {
+/// db_bench's header, then `more` lines (the workloads').
+fn print_header(
+    args: &BenchArgs,
+    path: &std::path::Path,
+    db: &dyn Engine,
+    more: &[String],
+) -> std::io::Result<()> {
     let entry = (args.key_size + args.value_size) as u64;
     outln!("Engine:     {}", db.version())?;
     outln!("Database:   {}", path.display())?;
@@ -323,6 +385,9 @@ fn print_header(args: &BenchArgs, path: &std::path::Path, db: &dyn Engine) -> st
         }
         None => {}
     }
+    for line in more {
+        outln!("{line}")?;
+    }
     outln!("------------------------------------------------")
 }
 
@@ -362,6 +427,9 @@ fn run_step(
             db.reset_stats();
             outln!("{name:<12} : counters and compaction stats reset")?;
             return Ok(0);
+        }
+        Step::Workload(w) => {
+            return run_workload_step(args, db, name, w, run_started, series);
         }
         Step::Flush => {
             let start = Instant::now();
@@ -532,6 +600,66 @@ fn run_step(
         (&before_proc, &after_proc),
     )?;
     Ok(user_bytes_written)
+}
+
+/// Runs a workload's step and reports it as the db_bench steps are reported: the result
+/// line, the table of its operation types and its notes, then the same explanation lines.
+fn run_workload_step(
+    args: &BenchArgs,
+    db: &dyn Engine,
+    name: &str,
+    step: workload::WorkloadStep,
+    run_started: Instant,
+    series: &mut Vec<(String, Vec<plot::Point>)>,
+) -> Result<u64, BoxError> {
+    let before_db = db.counters();
+    let before_proc = ProcSample::now();
+    let ctx = workload::Ctx {
+        args,
+        db,
+        name,
+        run_started,
+    };
+    let outcome = workload::run_step(step, &ctx)?;
+    let after_proc = ProcSample::now();
+    let after_db = db.counters();
+    outln!(
+        "{}",
+        result_line(name, &outcome.total, outcome.elapsed, &outcome.message)
+    )?;
+    for line in outcome.ops.table(outcome.elapsed) {
+        outln!("             : {line}")?;
+    }
+    let t = &outcome.total;
+    if t.commits + t.conflicts + t.deadlocks + t.timeouts > 0 {
+        outln!(
+            "             : transactions: {} commits; retries: {} conflicts, {} deadlocks, {} timeouts",
+            t.commits,
+            t.conflicts,
+            t.deadlocks,
+            t.timeouts
+        )?;
+    }
+    for note in &outcome.notes {
+        outln!("             : {note}")?;
+    }
+    if let Some(intervals) = outcome.intervals {
+        if let Some(summary) = intervals.summary() {
+            outln!("             : {summary}")?;
+        }
+        series.push((name.to_string(), intervals.points));
+    }
+    // The workloads' keys are not db_bench's: the report gives the size on disk.
+    let unknown = LiveKeys::new(0, false);
+    print_explanation(
+        args,
+        db,
+        &unknown,
+        (&outcome.total, outcome.total.written),
+        &after_db.since(&before_db),
+        (&before_proc, &after_proc),
+    )?;
+    Ok(outcome.total.written)
 }
 
 fn print_explanation(
@@ -1027,6 +1155,7 @@ fn run_thread(
         | Step::Stats
         | Step::LevelStats
         | Step::ResetStats
+        | Step::Workload(_)
         | Step::Flush => {}
     }
     stats.seconds = start.elapsed().as_secs_f64();

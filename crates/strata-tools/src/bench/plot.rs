@@ -1,6 +1,8 @@
 //! `--plot FILE.svg`: throughput and p99 latency over time, one line per step, drawn from
 //! the `--report_interval_seconds` samples as a self-contained SVG (no dependency: the
-//! picture is a few polylines, axes and labels).
+//! picture is a few polylines, axes and labels). The same chart of two panels over one x
+//! axis draws other quantities too ([`render_chart`]: the expanding range's throughput and
+//! disk reads against the size of its key range).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,9 +25,42 @@ const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// One point of a chart: its x, and its value in the top and the bottom panel.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub x: f64,
+    pub top: f64,
+    pub bottom: f64,
+}
+
+/// The labels of a chart's axes.
+#[derive(Debug, Clone, Copy)]
+pub struct Axes<'a> {
+    pub x: &'a str,
+    pub top: &'a str,
+    pub bottom: &'a str,
+}
+
+/// The axes of the throughput chart.
+const OVER_TIME: Axes<'static> = Axes {
+    x: "seconds since the run began",
+    top: "throughput (ops/s)",
+    bottom: "p99 latency (us)",
+};
+
 /// Writes the chart of `series` (step name, samples) to `path`.
 pub fn write_svg(path: &Path, title: &str, series: &[(String, Vec<Point>)]) -> std::io::Result<()> {
     std::fs::write(path, render(title, series))
+}
+
+/// Writes a chart of `series` with `axes` to `path`.
+pub fn write_chart(
+    path: &Path,
+    title: &str,
+    axes: Axes<'_>,
+    series: &[(String, Vec<Sample>)],
+) -> std::io::Result<()> {
+    std::fs::write(path, render_chart(title, axes, series))
 }
 
 /// A round step for an axis spanning `max`, about five ticks.
@@ -51,12 +86,32 @@ fn label(v: f64) -> String {
     }
 }
 
-/// The SVG text.
+/// The SVG text of the throughput chart.
 pub fn render(title: &str, series: &[(String, Vec<Point>)]) -> String {
+    let series: Vec<(String, Vec<Sample>)> = series
+        .iter()
+        .map(|(step, points)| {
+            let samples = points
+                .iter()
+                .map(|p| Sample {
+                    x: p.seconds,
+                    top: p.ops_per_sec,
+                    bottom: p.p99_us,
+                })
+                .collect();
+            (step.clone(), samples)
+        })
+        .collect();
+    render_chart(title, OVER_TIME, &series)
+}
+
+/// The SVG text of a chart: two panels (`axes.top` above `axes.bottom`) over one x axis,
+/// a line per series in each.
+pub fn render_chart(title: &str, axes: Axes<'_>, series: &[(String, Vec<Sample>)]) -> String {
     let points = series.iter().flat_map(|(_, p)| p.iter());
-    let t_max = points.clone().map(|p| p.seconds).fold(1.0, f64::max);
-    let q_max = points.clone().map(|p| p.ops_per_sec).fold(1.0, f64::max);
-    let l_max = points.map(|p| p.p99_us).fold(1.0, f64::max);
+    let t_max = points.clone().map(|p| p.x).fold(1.0, f64::max);
+    let q_max = points.clone().map(|p| p.top).fold(1.0, f64::max);
+    let l_max = points.map(|p| p.bottom).fold(1.0, f64::max);
     let height = TOP + 2.0 * PANEL_HEIGHT + GAP + 50.0;
     let plot_w = WIDTH - LEFT - RIGHT;
     let mut svg = String::new();
@@ -72,8 +127,8 @@ pub fn render(title: &str, series: &[(String, Vec<Point>)]) -> String {
         escape(title)
     );
     let panels = [
-        ("throughput (ops/s)", q_max, TOP, 0usize),
-        ("p99 latency (us)", l_max, TOP + PANEL_HEIGHT + GAP, 1usize),
+        (axes.top, q_max, TOP, 0usize),
+        (axes.bottom, l_max, TOP + PANEL_HEIGHT + GAP, 1usize),
     ];
     for (name, y_max, top, which) in panels {
         let y_step = tick_step(y_max);
@@ -110,18 +165,20 @@ pub fn render(title: &str, series: &[(String, Vec<Point>)]) -> String {
         }
         let _ = writeln!(
             svg,
-            r##"<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{PANEL_HEIGHT}" fill="none" stroke="#888"/><text x="{LEFT}" y="{}" font-weight="bold">{name}</text><text x="{}" y="{}" text-anchor="middle">seconds since the run began</text>"##,
+            r##"<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{PANEL_HEIGHT}" fill="none" stroke="#888"/><text x="{LEFT}" y="{}" font-weight="bold">{}</text><text x="{}" y="{}" text-anchor="middle">{}</text>"##,
             top - 8.0,
+            escape(name),
             LEFT + plot_w / 2.0,
-            top + PANEL_HEIGHT + 32.0
+            top + PANEL_HEIGHT + 32.0,
+            escape(axes.x)
         );
         for (i, (step, pts)) in series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
             let path: Vec<String> = pts
                 .iter()
                 .map(|p| {
-                    let v = if which == 0 { p.ops_per_sec } else { p.p99_us };
-                    format!("{:.1},{:.1}", x(p.seconds), y(v))
+                    let v = if which == 0 { p.top } else { p.bottom };
+                    format!("{:.1},{:.1}", x(p.x), y(v))
                 })
                 .collect();
             if path.len() == 1 {

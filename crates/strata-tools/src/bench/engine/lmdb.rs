@@ -14,6 +14,12 @@
 //! they are serializable, never conflict and never wait on a lock that could time out; the
 //! transaction flags mean the same here and nothing is retried. updaterandomcursor replaces
 //! the value under a write transaction's cursor (`put_current`).
+//!
+//! Column families of the workloads ([`super::open_with_families`]) are LMDB's named
+//! databases in the one environment, "default" among them: the unnamed main database then
+//! holds only their names. (One family alone is the main database, as in the db_bench
+//! steps.) A workload's transaction is one write transaction whatever its mode; LMDB has no
+//! merge, so a merge is an error naming the engine.
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -21,23 +27,37 @@ use std::path::{Path, PathBuf};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 
-use super::{counter_of, Attempt, Counters, Engine, EngineResult, TxnMode, TxnOp, TxnRead};
+use super::{
+    counter_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry, TxnBody,
+    TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
+};
 use crate::bench::BenchArgs;
 
 /// Address space reserved for the map: the file grows only as pages are written.
 const MAP_SIZE: usize = 1 << 40;
 
+/// The error of a merge on LMDB.
+const NO_MERGE: &str = "merge is not available with --engine=lmdb: LMDB has no merge operator";
+
 pub struct LmdbEngine {
     env: Env<WithoutTls>,
+    /// The default family: the database of the db_bench steps.
     db: Database<Bytes, Bytes>,
+    /// The families opened, by index (the default first).
+    families: Vec<Database<Bytes, Bytes>>,
     /// Opened with MDB_NOSYNC: a synced write must sync the file itself.
     no_sync: bool,
     path: PathBuf,
 }
 
 impl LmdbEngine {
-    pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
-        if args.num_column_families > 1 {
+    pub fn open(
+        args: &BenchArgs,
+        path: &Path,
+        names: &[&str],
+        use_: Families,
+    ) -> EngineResult<Self> {
+        if use_ == Families::SpreadKeys && names.len() > 1 {
             return Err(
                 "--num_column_families above 1 is not supported with --engine=lmdb (one \
                  B-tree holds every key)"
@@ -59,7 +79,8 @@ impl LmdbEngine {
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
         options
             .map_size(MAP_SIZE)
-            .max_readers(args.threads as u32 + 126);
+            .max_readers(args.threads as u32 + 126)
+            .max_dbs(names.len() as u32);
         let no_sync = !args.options.sync;
         if no_sync {
             // SAFETY: MDB_NOSYNC trades durability of the last commits for speed, as an
@@ -72,11 +93,18 @@ impl LmdbEngine {
         let env = unsafe { options.open(path) }
             .map_err(|e| format!("opening {} with LMDB: {e}", path.display()))?;
         let mut txn = env.write_txn()?;
-        let db = env.create_database(&mut txn, None)?;
+        let families = match names {
+            [_] => vec![env.create_database(&mut txn, None)?],
+            _ => names
+                .iter()
+                .map(|&name| env.create_database(&mut txn, Some(name)))
+                .collect::<Result<_, _>>()?,
+        };
         txn.commit()?;
         Ok(LmdbEngine {
             env,
-            db,
+            db: families[0],
+            families,
             no_sync,
             path: path.to_path_buf(),
         })
@@ -89,6 +117,14 @@ impl LmdbEngine {
             self.env.force_sync()?;
         }
         Ok(())
+    }
+
+    /// Family number `cf` of the workloads' operations.
+    fn family_at(&self, cf: usize) -> EngineResult<Database<Bytes, Bytes>> {
+        self.families
+            .get(cf)
+            .copied()
+            .ok_or_else(|| no_family(cf, self.families.len()))
     }
 
     fn stat(&self) -> Option<heed::DatabaseStat> {
@@ -340,5 +376,145 @@ impl Engine for LmdbEngine {
 
     fn transactions_note(&self) -> Option<&'static str> {
         Some("LMDB: one write transaction per operation, serialized by its single writer")
+    }
+
+    fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        let db = self.family_at(cf)?;
+        let txn = self.env.read_txn()?;
+        Ok(db.get(&txn, key)?.map(<[u8]>::to_vec))
+    }
+
+    fn write_ops(&self, ops: &[WriteOp<'_>], sync: bool) -> EngineResult<()> {
+        let mut txn = self.env.write_txn()?;
+        for op in ops {
+            write_op(self, &mut txn, *op)?;
+        }
+        self.commit(txn, sync)
+    }
+
+    fn scan_range(
+        &self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> EngineResult<()> {
+        let db = self.family_at(cf)?;
+        let txn = self.env.read_txn()?;
+        scan(db, &txn, lower, upper, reverse, visit)
+    }
+
+    fn run_transaction(
+        &self,
+        _mode: TxnMode,
+        sync: bool,
+        body: TxnBody<'_>,
+    ) -> EngineResult<Result<(), Retry>> {
+        let mut ops = BodyTxn {
+            engine: self,
+            txn: self.env.write_txn()?,
+        };
+        match body(&mut ops) {
+            Ok(()) => {
+                self.commit(ops.txn, sync)?;
+                Ok(Ok(()))
+            }
+            Err(stopped) => {
+                ops.txn.abort();
+                match stopped {
+                    TxnError::Retry(why) => Ok(Err(why)),
+                    TxnError::Failed(e) => Err(e),
+                }
+            }
+        }
+    }
+}
+
+/// Applies one write of a workload in `txn`.
+fn write_op(engine: &LmdbEngine, txn: &mut heed::RwTxn<'_>, op: WriteOp<'_>) -> EngineResult<()> {
+    let db = engine.family_at(op.cf())?;
+    match op {
+        WriteOp::Put { key, value, .. } => db.put(txn, key, value)?,
+        WriteOp::Delete { key, .. } => {
+            db.delete(txn, key)?;
+        }
+        WriteOp::Merge { .. } => return Err(NO_MERGE.into()),
+    }
+    Ok(())
+}
+
+/// The entries of `db` in `[lower, upper)`, ascending or descending, while `visit` says so.
+fn scan(
+    db: Database<Bytes, Bytes>,
+    txn: &heed::RoTxn<'_, WithoutTls>,
+    lower: &[u8],
+    upper: Option<&[u8]>,
+    reverse: bool,
+    visit: Visitor<'_>,
+) -> EngineResult<()> {
+    // LMDB refuses an empty key, even as a bound: the empty lower bound is no bound, and
+    // nothing lies below an empty upper one.
+    if upper == Some(&[]) {
+        return Ok(());
+    }
+    let lower = match lower {
+        [] => Bound::Unbounded,
+        lower => Bound::Included(lower),
+    };
+    let range: (Bound<&[u8]>, Bound<&[u8]>) =
+        (lower, upper.map_or(Bound::Unbounded, Bound::Excluded));
+    if reverse {
+        for entry in db.rev_range(txn, &range)? {
+            let (k, v) = entry?;
+            if !visit(k, v) {
+                break;
+            }
+        }
+    } else {
+        for entry in db.range(txn, &range)? {
+            let (k, v) = entry?;
+            if !visit(k, v) {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A workload's transaction on LMDB: one write transaction.
+struct BodyTxn<'e> {
+    engine: &'e LmdbEngine,
+    txn: heed::RwTxn<'e>,
+}
+
+impl TxnOps for BodyTxn<'_> {
+    fn get(
+        &mut self,
+        cf: usize,
+        key: &[u8],
+        _for_update: bool,
+    ) -> Result<Option<Vec<u8>>, TxnError> {
+        let db = self.engine.family_at(cf)?;
+        let value = db
+            .get(&self.txn, key)
+            .map_err(|e| TxnError::Failed(e.into()))?;
+        Ok(value.map(<[u8]>::to_vec))
+    }
+
+    fn write(&mut self, op: WriteOp<'_>) -> Result<(), TxnError> {
+        Ok(write_op(self.engine, &mut self.txn, op)?)
+    }
+
+    fn scan(
+        &mut self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> Result<(), TxnError> {
+        let db = self.engine.family_at(cf)?;
+        Ok(scan(db, &self.txn, lower, upper, reverse, visit)?)
     }
 }

@@ -114,6 +114,101 @@ pub fn counter_of(key: &[u8], value: Option<&[u8]>) -> EngineResult<u64> {
     }
 }
 
+/// One write of a workload's batch or transaction, on family `cf`: an index into the
+/// families the engine was opened with (0 is always "default", see [`open_with_families`]).
+#[derive(Clone, Copy, Debug)]
+#[allow(
+    dead_code,
+    reason = "part of the workload interface: YCSB puts only, Linkbench deletes and merges"
+)]
+pub enum WriteOp<'a> {
+    Put {
+        cf: usize,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
+    Delete {
+        cf: usize,
+        key: &'a [u8],
+    },
+    /// A merge with the run's `--merge_operator` (an error on an engine without merges).
+    Merge {
+        cf: usize,
+        key: &'a [u8],
+        operand: &'a [u8],
+    },
+}
+
+impl WriteOp<'_> {
+    /// The family the write goes to.
+    pub fn cf(&self) -> usize {
+        match *self {
+            WriteOp::Put { cf, .. } | WriteOp::Delete { cf, .. } | WriteOp::Merge { cf, .. } => cf,
+        }
+    }
+}
+
+/// Why an operation inside a transaction of [`Engine::run_transaction`] stopped it.
+#[derive(Debug)]
+pub enum TxnError {
+    /// A conflict, deadlock or lock timeout: the transaction is rolled back and the caller
+    /// runs it again.
+    Retry(Retry),
+    /// Any other failure: the transaction is rolled back and the error ends the step.
+    Failed(EngineError),
+}
+
+impl From<EngineError> for TxnError {
+    fn from(e: EngineError) -> Self {
+        TxnError::Failed(e)
+    }
+}
+
+impl From<String> for TxnError {
+    fn from(e: String) -> Self {
+        TxnError::Failed(e.into())
+    }
+}
+
+/// What a visitor of [`TxnOps::scan`] and [`Engine::scan_range`] is given: each entry's key
+/// and value, in order; it returns false to stop.
+pub type Visitor<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
+
+/// The operations of one transaction of [`Engine::run_transaction`]; its reads see its own
+/// writes.
+pub trait TxnOps {
+    /// The value of `key` in family `cf`. `for_update`: lock the key (pessimistic) or have
+    /// the commit check that nobody else wrote it since (optimistic).
+    fn get(&mut self, cf: usize, key: &[u8], for_update: bool)
+        -> Result<Option<Vec<u8>>, TxnError>;
+    fn write(&mut self, op: WriteOp<'_>) -> Result<(), TxnError>;
+    /// The entries of `cf` in `[lower, upper)` ascending, or (`reverse`) descending from the
+    /// last key below `upper` (or the last key), while `visit` returns true.
+    #[allow(
+        dead_code,
+        reason = "part of the workload interface: YCSB scans outside transactions"
+    )]
+    fn scan(
+        &mut self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> Result<(), TxnError>;
+}
+
+/// The body of a transaction of [`Engine::run_transaction`].
+pub type TxnBody<'a> = &'a mut dyn FnMut(&mut dyn TxnOps) -> Result<(), TxnError>;
+
+/// The error for family index `cf` when the engine has `opened` families.
+pub fn no_family(cf: usize, opened: usize) -> EngineError {
+    format!(
+        "column family index {cf} is out of range: the database was opened with {opened} families"
+    )
+    .into()
+}
+
 /// The operations of the benchmark steps, on one open database.
 pub trait Engine: Send + Sync {
     /// Name and version of the engine, as `rocksdb 11.8.1`.
@@ -185,6 +280,34 @@ pub trait Engine: Send + Sync {
         let _ = next;
         Err("this engine has no external table files to ingest".into())
     }
+
+    // The workloads' operations (`bench::workload`): on the families the engine was opened
+    // with, by index (see [`open_with_families`]), whatever --num_column_families says.
+
+    /// The value of `key` in family `cf`.
+    fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>>;
+    /// Writes `ops` atomically, as one batch (`sync`: durably).
+    fn write_ops(&self, ops: &[WriteOp<'_>], sync: bool) -> EngineResult<()>;
+    /// As [`TxnOps::scan`], outside a transaction: an iterator on the current state.
+    fn scan_range(
+        &self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> EngineResult<()>;
+    /// Runs `body` as one transaction of `mode` and commits it (`sync`: durably). A conflict,
+    /// deadlock or lock timeout, from the body's operations or from the commit, rolls it back
+    /// and comes back as `Ok(Err(why))`, for the caller to run again; so does a body that
+    /// returns [`TxnError::Retry`]. An engine without transaction modes (LMDB) runs the body
+    /// as its own write transaction.
+    fn run_transaction(
+        &self,
+        mode: TxnMode,
+        sync: bool,
+        body: TxnBody<'_>,
+    ) -> EngineResult<Result<(), Retry>>;
 }
 
 /// A snapshot of an engine's cumulative counters; a step reports the difference of two.
@@ -310,16 +433,66 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
     }
 }
 
-/// Opens (or creates, unless --use_existing_db) the database at `path` with `args`' options.
+/// Opens (or creates, unless --use_existing_db) the database at `path` with `args`' options,
+/// with the --num_column_families families that the db_bench steps spread their keys over.
 pub fn open(kind: EngineKind, args: &BenchArgs, path: &Path) -> EngineResult<Box<dyn Engine>> {
+    let names: Vec<String> = (0..args.num_column_families.max(1))
+        .map(BenchArgs::column_family_name)
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    open_families(kind, args, path, &names, Families::SpreadKeys)
+}
+
+/// Opens the database as [`open`] does, with the named families (index 0 must be
+/// "default"), each with the run's options. The db_bench steps' operations (put, get, ...)
+/// then use the default family alone; the workloads' ones name a family by its index here.
+pub fn open_with_families(
+    kind: EngineKind,
+    args: &BenchArgs,
+    path: &Path,
+    families: &[&str],
+) -> EngineResult<Box<dyn Engine>> {
+    if families.first() != Some(&"default") {
+        return Err(format!(
+            "the first column family must be \"default\", not {:?}",
+            families.first()
+        )
+        .into());
+    }
+    open_families(kind, args, path, families, Families::DefaultOnly)
+}
+
+/// Which families the db_bench steps' operations use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Families {
+    /// Key k goes to family k % n ([`family_of`]).
+    SpreadKeys,
+    /// Every key goes to the default family.
+    DefaultOnly,
+}
+
+fn open_families(
+    kind: EngineKind,
+    args: &BenchArgs,
+    path: &Path,
+    names: &[&str],
+    use_: Families,
+) -> EngineResult<Box<dyn Engine>> {
     match kind {
-        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open(args, path)?)),
+        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open(
+            args, path, names, use_,
+        )?)),
         #[cfg(feature = "rocksdb")]
-        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksDbEngine::open(args, path)?)),
+        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksDbEngine::open(
+            args, path, names, use_,
+        )?)),
         #[cfg(feature = "lmdb")]
-        EngineKind::Lmdb => Ok(Box::new(lmdb::LmdbEngine::open(args, path)?)),
+        EngineKind::Lmdb => Ok(Box::new(lmdb::LmdbEngine::open(args, path, names, use_)?)),
         #[allow(unreachable_patterns)]
-        other => Err(not_built(other).into()),
+        other => {
+            let _ = (args, path, names, use_);
+            Err(not_built(other).into())
+        }
     }
 }
 
@@ -340,6 +513,205 @@ fn not_built(kind: EngineKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The engines of this build.
+    fn engines() -> Vec<EngineKind> {
+        let mut engines = vec![EngineKind::Strata];
+        if cfg!(feature = "rocksdb") {
+            engines.push(EngineKind::Rocksdb);
+        }
+        if cfg!(feature = "lmdb") {
+            engines.push(EngineKind::Lmdb);
+        }
+        engines
+    }
+
+    fn open_in(dir: &Path, kind: EngineKind, flags: &[&str], families: &[&str]) -> Box<dyn Engine> {
+        let args: BenchArgs = crate::engine_flags::parse_flags(flags).unwrap();
+        open_with_families(kind, &args, dir, families).unwrap()
+    }
+
+    /// The entries of a scan, as text.
+    fn scanned(
+        db: &dyn Engine,
+        cf: usize,
+        (lower, upper): (&str, Option<&str>),
+        reverse: bool,
+        limit: usize,
+    ) -> Vec<String> {
+        let mut seen = Vec::new();
+        let upper = upper.map(str::as_bytes);
+        db.scan_range(cf, lower.as_bytes(), upper, reverse, &mut |k, v| {
+            seen.push(format!(
+                "{}={}",
+                String::from_utf8_lossy(k),
+                String::from_utf8_lossy(v)
+            ));
+            seen.len() < limit
+        })
+        .unwrap();
+        seen
+    }
+
+    fn put<'a>(cf: usize, key: &'a str, value: &'a str) -> WriteOp<'a> {
+        WriteOp::Put {
+            cf,
+            key: key.as_bytes(),
+            value: value.as_bytes(),
+        }
+    }
+
+    #[test]
+    fn workload_operations_keep_families_apart_and_scan_in_bounds() {
+        for kind in engines() {
+            let dir = tempfile::tempdir().unwrap();
+            let db = open_in(dir.path(), kind, &[], &["default", "links"]);
+            let ops = [
+                put(0, "a", "1"),
+                put(0, "b", "2"),
+                put(0, "c", "3"),
+                put(0, "d", "4"),
+                put(1, "b", "links-b"),
+                WriteOp::Delete { cf: 0, key: b"c" },
+            ];
+            db.write_ops(&ops, false).unwrap();
+            assert_eq!(db.get_value(0, b"b").unwrap().as_deref(), Some(&b"2"[..]));
+            assert_eq!(
+                db.get_value(1, b"b").unwrap().as_deref(),
+                Some(&b"links-b"[..])
+            );
+            assert_eq!(db.get_value(1, b"a").unwrap(), None, "{kind:?}");
+            assert_eq!(db.get_value(0, b"c").unwrap(), None, "{kind:?}");
+            assert_eq!(
+                scanned(db.as_ref(), 0, ("b", None), false, 10),
+                ["b=2", "d=4"]
+            );
+            assert_eq!(
+                scanned(db.as_ref(), 0, ("a", Some("d")), false, 10),
+                ["a=1", "b=2"]
+            );
+            assert_eq!(
+                scanned(db.as_ref(), 0, ("a", Some("d")), true, 10),
+                ["b=2", "a=1"]
+            );
+            assert_eq!(scanned(db.as_ref(), 0, ("", None), true, 1), ["d=4"]);
+            assert_eq!(
+                scanned(db.as_ref(), 1, ("", None), false, 10),
+                ["b=links-b"]
+            );
+            let e = db.get_value(2, b"a").unwrap_err().to_string();
+            assert!(
+                e.contains("index 2 is out of range") && e.contains("2 families"),
+                "{e}"
+            );
+            db.close().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_workload_transaction_sees_its_writes_and_commits_or_rolls_back_whole() {
+        for kind in engines() {
+            for mode in [TxnMode::Optimistic, TxnMode::Pessimistic] {
+                let dir = tempfile::tempdir().unwrap();
+                let flags: &[&str] = match mode {
+                    TxnMode::Optimistic => &["--optimistic_transaction_db"],
+                    TxnMode::Pessimistic => &["--transaction_db"],
+                };
+                let db = open_in(dir.path(), kind, flags, &["default", "counts"]);
+                db.write_ops(&[put(0, "k", "old")], false).unwrap();
+                // A body that writes, reads its write back and scans it.
+                let done = db
+                    .run_transaction(mode, false, &mut |txn| {
+                        assert_eq!(txn.get(0, b"k", true)?.as_deref(), Some(&b"old"[..]));
+                        txn.write(put(0, "k", "new"))?;
+                        txn.write(put(1, "n", "1"))?;
+                        assert_eq!(txn.get(0, b"k", false)?.as_deref(), Some(&b"new"[..]));
+                        let mut keys = Vec::new();
+                        txn.scan(1, b"", None, false, &mut |k, _| {
+                            keys.push(k.to_vec());
+                            true
+                        })?;
+                        assert_eq!(keys, [b"n".to_vec()]);
+                        Ok(())
+                    })
+                    .unwrap();
+                assert_eq!(done, Ok(()), "{kind:?} {mode:?}");
+                assert_eq!(db.get_value(0, b"k").unwrap().as_deref(), Some(&b"new"[..]));
+                assert_eq!(db.get_value(1, b"n").unwrap().as_deref(), Some(&b"1"[..]));
+                // A body that asks for a retry, or fails, leaves nothing behind.
+                let retried = db
+                    .run_transaction(mode, false, &mut |txn| {
+                        txn.write(put(0, "k", "lost"))?;
+                        Err(TxnError::Retry(Retry::Conflict))
+                    })
+                    .unwrap();
+                assert_eq!(retried, Err(Retry::Conflict));
+                let failed = db.run_transaction(mode, false, &mut |txn| {
+                    txn.write(put(0, "k", "lost"))?;
+                    Err(TxnError::Failed("the body's own error".into()))
+                });
+                assert!(failed
+                    .unwrap_err()
+                    .to_string()
+                    .contains("the body's own error"));
+                assert_eq!(db.get_value(0, b"k").unwrap().as_deref(), Some(&b"new"[..]));
+                db.close().unwrap();
+            }
+        }
+    }
+
+    /// An optimistic transaction whose key was written by someone else after it read it for
+    /// update is rolled back for a retry (LMDB's single writer makes this impossible there).
+    #[test]
+    fn an_optimistic_conflict_comes_back_as_a_retry() {
+        for kind in engines().into_iter().filter(|&k| k != EngineKind::Lmdb) {
+            let dir = tempfile::tempdir().unwrap();
+            let db = open_in(
+                dir.path(),
+                kind,
+                &["--optimistic_transaction_db"],
+                &["default"],
+            );
+            let outcome = db
+                .run_transaction(TxnMode::Optimistic, false, &mut |txn| {
+                    txn.get(0, b"k", true)?;
+                    db.write_ops(&[put(0, "k", "theirs")], false)?;
+                    txn.write(put(0, "k", "mine"))
+                })
+                .unwrap();
+            assert_eq!(outcome, Err(Retry::Conflict), "{kind:?}");
+            assert_eq!(
+                db.get_value(0, b"k").unwrap().as_deref(),
+                Some(&b"theirs"[..])
+            );
+            db.close().unwrap();
+        }
+    }
+
+    #[test]
+    fn the_first_family_must_be_the_default_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let args: BenchArgs = crate::engine_flags::parse_flags::<BenchArgs, &str>(&[]).unwrap();
+        let e = open_with_families(EngineKind::Strata, &args, dir.path(), &["links"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("must be \"default\""), "{e}");
+    }
+
+    #[cfg(feature = "lmdb")]
+    #[test]
+    fn lmdb_refuses_merges_naming_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open_in(dir.path(), EngineKind::Lmdb, &[], &["default"]);
+        let merge = WriteOp::Merge {
+            cf: 0,
+            key: b"k",
+            operand: b"1",
+        };
+        let e = db.write_ops(&[merge], false).unwrap_err().to_string();
+        assert!(e.contains("--engine=lmdb") && e.contains("no merge"), "{e}");
+    }
 
     #[test]
     fn since_subtracts_counters_and_keeps_gauges() {

@@ -20,6 +20,10 @@
 //! tree shape, rocksdb.stats and the compaction gauges (the statistics tickers remain). RocksDB has no updatable cursor:
 //! updaterandomcursor seeks a transaction's iterator, then does get_for_update and put of
 //! the key it landed on.
+//!
+//! The workloads' operations name a family by its index among those opened; their scans are
+//! raw iterators bounded by the range (`iterate_lower_bound`, `iterate_upper_bound`), and
+//! their transactions are the handle's own, as above.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -36,7 +40,8 @@ use rocksdb::{
 };
 
 use super::{
-    counter_of, family_of, Attempt, Counters, Engine, EngineResult, Retry, TxnMode, TxnOp, TxnRead,
+    counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry,
+    TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
 };
 use crate::bench::BenchArgs;
 
@@ -74,9 +79,12 @@ pub struct RocksDbEngine {
     db: Handle,
     /// Lock wait of pessimistic transactions (--transaction_lock_timeout).
     lock_timeout_ms: i64,
-    /// The families keys are spread over (db_bench's names), the default first; one entry
-    /// (the default family, used through the plain calls) without --num_column_families.
+    /// The families opened, the default first.
     families: Vec<String>,
+    /// How many of them (from the first) the db_bench steps spread their keys over: all
+    /// with --num_column_families (db_bench's names), else the default alone (used through
+    /// the plain calls).
+    spread: usize,
     /// The options the database was opened with: they hold its statistics.
     options: Mutex<Options>,
     disable_wal: bool,
@@ -244,7 +252,12 @@ fn version_of(path: &Path) -> Option<String> {
 }
 
 impl RocksDbEngine {
-    pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+    pub fn open(
+        args: &BenchArgs,
+        path: &Path,
+        names: &[&str],
+        use_: Families,
+    ) -> EngineResult<Self> {
         if args.use_existing_db && !path.join("CURRENT").exists() {
             return Err(format!(
                 "--use_existing_db: no database at {} (no CURRENT file)",
@@ -253,9 +266,7 @@ impl RocksDbEngine {
             .into());
         }
         let options = options(args)?;
-        let families: Vec<String> = (0..args.num_column_families.max(1))
-            .map(BenchArgs::column_family_name)
-            .collect();
+        let families: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         let descriptors = families
             .iter()
             .map(|n| ColumnFamilyDescriptor::new(n, options.clone()));
@@ -281,6 +292,10 @@ impl RocksDbEngine {
         Ok(RocksDbEngine {
             db,
             lock_timeout_ms: i64::try_from(args.transaction_lock_timeout).unwrap_or(i64::MAX),
+            spread: match use_ {
+                Families::SpreadKeys => families.len(),
+                Families::DefaultOnly => 1,
+            },
             families,
             options: Mutex::new(options),
             disable_wal: args.disable_wal,
@@ -292,7 +307,7 @@ impl RocksDbEngine {
 
     /// The family of `key`, or `None` for the default one (the plain calls are used then).
     fn family(&self, key: &[u8]) -> Option<&ColumnFamily> {
-        match self.families.len() {
+        match self.spread {
             0 | 1 => None,
             n => match family_of(key, n) {
                 0 => None,
@@ -307,9 +322,49 @@ impl RocksDbEngine {
 
     /// The family of `key` for a transaction (which always names one).
     fn txn_family(&self, key: &[u8]) -> EngineResult<&ColumnFamily> {
-        let name = &self.families[family_of(key, self.families.len().max(1))];
+        let name = &self.families[family_of(key, self.spread.max(1))];
         self.cf_handle(name)
             .ok_or_else(|| format!("no column family {name}").into())
+    }
+
+    /// Family number `cf` of the workloads' operations.
+    fn family_at(&self, cf: usize) -> EngineResult<&ColumnFamily> {
+        let name = self
+            .families
+            .get(cf)
+            .ok_or_else(|| no_family(cf, self.families.len()))?;
+        self.cf_handle(name)
+            .ok_or_else(|| format!("no column family {name}").into())
+    }
+
+    /// A workload's transaction: `body` in `txn`, then the commit; `Ok(Err(why))` for a
+    /// retry (the transaction rolled back).
+    fn run_body<D>(
+        &self,
+        txn: Transaction<'_, D>,
+        body: TxnBody<'_>,
+    ) -> EngineResult<Result<(), Retry>> {
+        let stopped = body(&mut BodyTxn {
+            engine: self,
+            txn: &txn,
+        })
+        .err();
+        match stopped {
+            None => match txn.commit() {
+                Ok(()) => Ok(Ok(())),
+                Err(e) => match retry_of(&e) {
+                    Some(why) => Ok(Err(why)),
+                    None => Err(e.into()),
+                },
+            },
+            Some(stopped) => {
+                txn.rollback()?;
+                match stopped {
+                    TxnError::Retry(why) => Ok(Err(why)),
+                    TxnError::Failed(e) => Err(e),
+                }
+            }
+        }
     }
 
     fn property(&self, name: &str) -> u64 {
@@ -416,6 +471,98 @@ impl RocksDbEngine {
     }
 }
 
+/// Read options of a scan of `[lower, upper)`.
+fn bounds(lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
+    let mut o = ReadOptions::default();
+    o.set_iterate_lower_bound(lower);
+    if let Some(upper) = upper {
+        o.set_iterate_upper_bound(upper);
+    }
+    o
+}
+
+/// Visits the entries of a bounded raw iterator, ascending or descending, while `visit` says
+/// so.
+fn visit_range<D: rocksdb::DBAccess>(
+    mut it: rocksdb::DBRawIteratorWithThreadMode<'_, D>,
+    reverse: bool,
+    visit: Visitor<'_>,
+) -> Result<(), rocksdb::Error> {
+    if reverse {
+        it.seek_to_last();
+    } else {
+        it.seek_to_first();
+    }
+    while let (Some(k), Some(v)) = (it.key(), it.value()) {
+        if !visit(k, v) {
+            break;
+        }
+        if reverse {
+            it.prev();
+        } else {
+            it.next();
+        }
+    }
+    it.status()
+}
+
+/// A failed call inside a transaction: a retry when RocksDB's error is one.
+fn txn_error(e: rocksdb::Error) -> TxnError {
+    match retry_of(&e) {
+        Some(why) => TxnError::Retry(why),
+        None => TxnError::Failed(e.into()),
+    }
+}
+
+/// A workload's transaction on RocksDB: the [`TxnOps`] of a transaction of either kind.
+struct BodyTxn<'e, 't, 'db, D> {
+    engine: &'e RocksDbEngine,
+    txn: &'t Transaction<'db, D>,
+}
+
+impl<D> TxnOps for BodyTxn<'_, '_, '_, D> {
+    fn get(
+        &mut self,
+        cf: usize,
+        key: &[u8],
+        for_update: bool,
+    ) -> Result<Option<Vec<u8>>, TxnError> {
+        let family = self.engine.family_at(cf)?;
+        let value = READ_OPTIONS.with(|o| {
+            if for_update {
+                self.txn.get_pinned_for_update_cf_opt(family, key, true, o)
+            } else {
+                self.txn.get_pinned_cf_opt(family, key, o)
+            }
+            .map(|v| v.map(|v| v.to_vec()))
+        });
+        value.map_err(txn_error)
+    }
+
+    fn write(&mut self, op: WriteOp<'_>) -> Result<(), TxnError> {
+        let family = self.engine.family_at(op.cf())?;
+        match op {
+            WriteOp::Put { key, value, .. } => self.txn.put_cf(family, key, value),
+            WriteOp::Delete { key, .. } => self.txn.delete_cf(family, key),
+            WriteOp::Merge { key, operand, .. } => self.txn.merge_cf(family, key, operand),
+        }
+        .map_err(txn_error)
+    }
+
+    fn scan(
+        &mut self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> Result<(), TxnError> {
+        let family = self.engine.family_at(cf)?;
+        let it = self.txn.raw_iterator_cf_opt(family, bounds(lower, upper));
+        visit_range(it, reverse, visit).map_err(txn_error)
+    }
+}
+
 /// Which retry a failed transaction call is: a lock wait that timed out, a deadlock
 /// (RocksDB's `Busy` naming it), an optimistic conflict (`Busy`, or `TryAgain` when the
 /// memtables no longer hold the history the check needs); `None` for a real failure.
@@ -510,7 +657,12 @@ impl Engine for RocksDbEngine {
     fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
         // Family after family (in reverse order for a reverse scan), as one sequence.
         let mut order: Vec<Option<&ColumnFamily>> = std::iter::once(None)
-            .chain(self.families.iter().skip(1).map(|n| self.cf_handle(n)))
+            .chain(
+                self.families[..self.spread.max(1)]
+                    .iter()
+                    .skip(1)
+                    .map(|n| self.cf_handle(n)),
+            )
             .collect();
         if reverse {
             order.reverse();
@@ -753,6 +905,79 @@ impl Engine for RocksDbEngine {
 
     fn cursor_update_emulated(&self) -> Option<&'static str> {
         Some("RocksDB has no updatable cursor: a transaction's iterator seeks, then get_for_update and put of the key found")
+    }
+
+    fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        let family = self.family_at(cf)?;
+        let value = READ_OPTIONS.with(|o| {
+            on_db!(&self.db, d => d.get_pinned_cf_opt(family, key, o).map(|v| v.map(|v| v.to_vec())))
+        })?;
+        Ok(value)
+    }
+
+    fn write_ops(&self, ops: &[WriteOp<'_>], sync: bool) -> EngineResult<()> {
+        let families = ops
+            .iter()
+            .map(|op| self.family_at(op.cf()))
+            .collect::<EngineResult<Vec<_>>>()?;
+        with_write_options(sync, self.disable_wal, |o| {
+            on_db!(&self.db, d => {
+                // The batch type each kind writes (with or without transaction support).
+                let mut batch = WriteBatchWithTransaction::default();
+                for (op, family) in ops.iter().zip(&families) {
+                    match *op {
+                        WriteOp::Put { key, value, .. } => batch.put_cf(*family, key, value),
+                        WriteOp::Delete { key, .. } => batch.delete_cf(*family, key),
+                        WriteOp::Merge { key, operand, .. } => {
+                            batch.merge_cf(*family, key, operand)
+                        }
+                    }
+                }
+                d.write_opt(batch, o)
+            })
+        })?;
+        Ok(())
+    }
+
+    fn scan_range(
+        &self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> EngineResult<()> {
+        let family = self.family_at(cf)?;
+        on_db!(&self.db, d => {
+            visit_range(d.raw_iterator_cf_opt(family, bounds(lower, upper)), reverse, visit)
+        })?;
+        Ok(())
+    }
+
+    fn run_transaction(
+        &self,
+        mode: TxnMode,
+        sync: bool,
+        body: TxnBody<'_>,
+    ) -> EngineResult<Result<(), Retry>> {
+        with_write_options(sync, self.disable_wal, |o| match (&self.db, mode) {
+            (Handle::Locking(d), TxnMode::Pessimistic) => {
+                let mut t = TransactionOptions::default();
+                t.set_lock_timeout(self.lock_timeout_ms);
+                t.set_deadlock_detect(true);
+                self.run_body(d.transaction_opt(o, &t), body)
+            }
+            (Handle::Optimistic(d), TxnMode::Optimistic) => self.run_body(
+                d.transaction_opt(o, &OptimisticTransactionOptions::default()),
+                body,
+            ),
+            _ => Err(format!(
+                "{} transactions need the database opened for them (--transaction_db or \
+                 --optimistic_transaction_db)",
+                mode.name()
+            )
+            .into()),
+        })
     }
 }
 

@@ -10,6 +10,10 @@
 //! them in one step). Optimistic transactions need no wrapper. Every transaction runs on the
 //! family of each key it touches; a `Busy` error is a retry, told apart by its message
 //! (the library has one error kind for conflicts, deadlocks and lock timeouts).
+//!
+//! The workloads' operations ([`Engine::get_value`], [`Engine::write_ops`],
+//! [`Engine::scan_range`], [`Engine::run_transaction`]) name the family by its index among
+//! those opened; scans are iterators with the range as their bounds.
 
 use std::path::Path;
 
@@ -24,7 +28,8 @@ use strata::{
 };
 
 use super::{
-    counter_of, family_of, Attempt, Counters, Engine, EngineResult, Retry, TxnMode, TxnOp, TxnRead,
+    counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry,
+    TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
 };
 use crate::bench::units::mb;
 use crate::bench::BenchArgs;
@@ -39,8 +44,11 @@ pub struct StrataEngine {
     handle: Handle,
     /// Lock wait of pessimistic transactions (--transaction_lock_timeout).
     txn_options: TransactionOptions,
-    /// The families keys are spread over: the default alone unless --num_column_families.
+    /// The families opened, the default first.
     families: Vec<ColumnFamily>,
+    /// How many of them (from the first) the db_bench steps spread their keys over: all
+    /// with --num_column_families, else the default alone.
+    spread: usize,
     disable_wal: bool,
     /// How seekrandom's iterators seek (prefix flags).
     seek_options: ReadOptions,
@@ -49,7 +57,12 @@ pub struct StrataEngine {
 }
 
 impl StrataEngine {
-    pub fn open(args: &BenchArgs, path: &Path) -> EngineResult<Self> {
+    pub fn open(
+        args: &BenchArgs,
+        path: &Path,
+        names: &[&str],
+        use_: Families,
+    ) -> EngineResult<Self> {
         let prefix_extractor: Option<Arc<dyn PrefixExtractor>> = match args.prefix_size {
             0 => None,
             n => Some(Arc::new(FixedPrefix::new(n)?)),
@@ -60,17 +73,14 @@ impl StrataEngine {
             prefix_extractor,
             ..args.options.options()?
         };
-        let names: Vec<String> = (0..args.num_column_families.max(1))
-            .map(BenchArgs::column_family_name)
-            .collect();
         let cf_options = options.cf_options();
         let db = Db::open_cf(
             path,
             options.clone(),
-            names.iter().map(|n| (n.as_str(), cf_options.clone())),
+            names.iter().map(|&n| (n, cf_options.clone())),
         )
         .map_err(|e| format!("opening {}: {e}", path.display()))?;
-        let families = names
+        let families: Vec<ColumnFamily> = names
             .iter()
             .map(|n| {
                 db.cf(n)
@@ -87,6 +97,10 @@ impl StrataEngine {
                 lock_timeout: Duration::from_millis(args.transaction_lock_timeout),
                 deadlock_detect: true,
                 ..TransactionOptions::default()
+            },
+            spread: match use_ {
+                Families::SpreadKeys => families.len(),
+                Families::DefaultOnly => 1,
             },
             families,
             disable_wal: args.disable_wal,
@@ -109,7 +123,40 @@ impl StrataEngine {
 
     /// The family of `key` for a transaction (which always names one).
     fn txn_family(&self, key: &[u8]) -> &ColumnFamily {
-        &self.families[family_of(key, self.families.len().max(1))]
+        &self.families[family_of(key, self.spread.max(1))]
+    }
+
+    /// Family number `cf` of the workloads' operations.
+    fn family_at(&self, cf: usize) -> EngineResult<&ColumnFamily> {
+        self.families
+            .get(cf)
+            .ok_or_else(|| no_family(cf, self.families.len()))
+    }
+
+    /// A workload's transaction: `body` in `txn`, then the commit; `Ok(Err(why))` for a
+    /// retry (the transaction rolled back).
+    fn run_body<'db, T: StrataTxn<'db>>(
+        &self,
+        txn: T,
+        body: TxnBody<'_>,
+    ) -> EngineResult<Result<(), Retry>> {
+        let mut ops = BodyTxn { engine: self, txn };
+        match body(&mut ops) {
+            Ok(()) => match ops.txn.commit() {
+                Ok(()) => Ok(Ok(())),
+                Err(e) => match e.txn_failure() {
+                    Some(failure) => Ok(Err(retry_of(failure))),
+                    None => Err(e.into()),
+                },
+            },
+            Err(stopped) => {
+                ops.txn.rollback()?;
+                match stopped {
+                    TxnError::Retry(why) => Ok(Err(why)),
+                    TxnError::Failed(e) => Err(e),
+                }
+            }
+        }
     }
 
     /// Runs `op` in `txn` and commits it (rolls it back for a read-only one).
@@ -184,7 +231,7 @@ impl StrataEngine {
 
     /// The family of `key`, or `None` for the default one (the plain calls are used then).
     fn family(&self, key: &[u8]) -> Option<&ColumnFamily> {
-        match self.families.len() {
+        match self.spread {
             0 | 1 => None,
             n => Some(&self.families[family_of(key, n)]).filter(|cf| cf.id() != 0),
         }
@@ -277,10 +324,10 @@ impl Engine for StrataEngine {
 
     fn scan(&self, reverse: bool, visit: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> EngineResult<()> {
         // Family after family (in reverse order for a reverse scan), as one sequence.
-        let mut order: Vec<Option<&ColumnFamily>> = match self.families.len() {
+        let mut order: Vec<Option<&ColumnFamily>> = match self.spread {
             0 | 1 => vec![None],
             _ => std::iter::once(None)
-                .chain(self.families[1..].iter().map(Some))
+                .chain(self.families[1..self.spread].iter().map(Some))
                 .collect(),
         };
         if reverse {
@@ -332,8 +379,8 @@ impl Engine for StrataEngine {
         match level {
             Some(_) if self.families.len() > 1 => {
                 return Err(
-                    "compact0 and compact1 compact the default family only: with \
-                     --num_column_families above 1 use compactall"
+                    "compact0 and compact1 compact the default family only: with several column \
+                     families (--num_column_families above 1, or a workload's) use compactall"
                         .into(),
                 )
             }
@@ -504,6 +551,148 @@ impl Engine for StrataEngine {
             },
         }
     }
+
+    fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.db().get_cf(self.family_at(cf)?, key)?)
+    }
+
+    fn write_ops(&self, ops: &[WriteOp<'_>], sync: bool) -> EngineResult<()> {
+        let mut batch = WriteBatch::new();
+        for op in ops {
+            let family = self.family_at(op.cf())?;
+            match *op {
+                WriteOp::Put { key, value, .. } => batch.put_cf(family, key, value),
+                WriteOp::Delete { key, .. } => batch.delete_cf(family, key),
+                WriteOp::Merge { key, operand, .. } => batch.merge_cf(family, key, operand),
+            };
+        }
+        Ok(self.db().write(batch, &self.write_options(sync))?)
+    }
+
+    fn scan_range(
+        &self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> EngineResult<()> {
+        let mut it = self
+            .db()
+            .iter_cf(self.family_at(cf)?, bounds(lower, upper))?;
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while it.valid() && visit(it.key(), it.value()) {
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        Ok(it.status()?)
+    }
+
+    fn run_transaction(
+        &self,
+        mode: TxnMode,
+        sync: bool,
+        body: TxnBody<'_>,
+    ) -> EngineResult<Result<(), Retry>> {
+        let options = self.write_options(sync);
+        match (mode, &self.handle) {
+            (TxnMode::Pessimistic, Handle::Locking(tdb)) => {
+                self.run_body(tdb.transaction(&options, &self.txn_options), body)
+            }
+            (TxnMode::Pessimistic, Handle::Plain(_)) => Err(
+                "pessimistic transactions need the database opened for them (--transaction_db)"
+                    .into(),
+            ),
+            (TxnMode::Optimistic, _) => {
+                self.run_body(self.db().optimistic_transaction(&options), body)
+            }
+        }
+    }
+}
+
+/// A workload's transaction on Strata: the [`TxnOps`] of a transaction of either kind.
+struct BodyTxn<'e, T> {
+    engine: &'e StrataEngine,
+    txn: T,
+}
+
+/// A failed call inside a transaction: a retry when the library says it is one.
+fn txn_error(e: strata::Error) -> TxnError {
+    match e.txn_failure() {
+        Some(failure) => TxnError::Retry(retry_of(failure)),
+        None => TxnError::Failed(e.into()),
+    }
+}
+
+impl<'db, T: StrataTxn<'db>> TxnOps for BodyTxn<'_, T> {
+    fn get(
+        &mut self,
+        cf: usize,
+        key: &[u8],
+        for_update: bool,
+    ) -> Result<Option<Vec<u8>>, TxnError> {
+        let family = self.engine.family_at(cf)?;
+        let value = if for_update {
+            self.txn.get_for_update_cf(family, key)
+        } else {
+            self.txn.get_cf(family, key)
+        };
+        value.map_err(txn_error)
+    }
+
+    fn write(&mut self, op: WriteOp<'_>) -> Result<(), TxnError> {
+        let family = self.engine.family_at(op.cf())?;
+        match op {
+            WriteOp::Put { key, value, .. } => self.txn.put_cf(family, key, value),
+            WriteOp::Delete { key, .. } => self.txn.delete_cf(family, key),
+            WriteOp::Merge { key, operand, .. } => self.txn.merge_cf(family, key, operand),
+        }
+        .map_err(txn_error)
+    }
+
+    fn scan(
+        &mut self,
+        cf: usize,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: Visitor<'_>,
+    ) -> Result<(), TxnError> {
+        let family = self.engine.family_at(cf)?;
+        let mut it = self
+            .txn
+            .iter_cf(family, bounds(lower, upper))
+            .map_err(txn_error)?;
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while it.valid() && visit(it.key(), it.value()) {
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        it.status().map_err(txn_error)
+    }
+}
+
+/// Read options of a scan of `[lower, upper)`.
+fn bounds(lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
+    ReadOptions {
+        lower_bound: Some(lower.to_vec()),
+        upper_bound: upper.map(<[u8]>::to_vec),
+        ..ReadOptions::default()
+    }
 }
 
 /// Which retry a failed transaction counts as.
@@ -527,6 +716,7 @@ trait StrataTxn<'db> {
     ) -> strata::Result<Option<Vec<u8>>>;
     fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> strata::Result<()>;
     fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()>;
+    fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> strata::Result<()>;
     fn iter_cf(&self, cf: &ColumnFamily, options: ReadOptions) -> strata::Result<TxnIterator>;
     fn cursor_cf(
         &mut self,
@@ -560,6 +750,14 @@ macro_rules! strata_txn {
             }
             fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()> {
                 $t::delete_cf(self, cf, key)
+            }
+            fn merge_cf(
+                &mut self,
+                cf: &ColumnFamily,
+                key: &[u8],
+                operand: &[u8],
+            ) -> strata::Result<()> {
+                $t::merge_cf(self, cf, key, operand)
             }
             fn iter_cf(
                 &self,
