@@ -156,6 +156,8 @@ pub enum FlushReason {
 }
 
 /// A flush of one memtable, as it begins and as it completes.
+///
+/// The example of [`EventListener`] reads one.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct FlushJobInfo {
@@ -183,6 +185,8 @@ pub struct FlushJobInfo {
 }
 
 /// Why a compaction ran.
+///
+/// The example of [`CompactionJobInfo`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CompactionReason {
@@ -202,6 +206,8 @@ pub enum CompactionReason {
 }
 
 /// One file a compaction read or wrote.
+///
+/// The example of [`CompactionJobInfo`] counts them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CompactionFileInfo {
@@ -360,6 +366,8 @@ pub struct BackgroundErrorInfo {
 }
 
 /// Why a table file was written.
+///
+/// The example of [`TableFileCreationInfo`] counts tables by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TableFileCreationReason {

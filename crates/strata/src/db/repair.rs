@@ -73,6 +73,8 @@ use crate::write_batch::DecodedBatch;
 pub const LOST_DIR: &str = "lost";
 
 /// What [`repair`] found and did.
+///
+/// The example of [`repair`] reads one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RepairReport {
     /// Tables in the new manifest, those written from WALs included, ascending.

@@ -245,6 +245,8 @@ pub struct TreeShape {
 }
 
 /// Files and bytes of one level.
+///
+/// The example of [`TreeShape`] reads them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LevelShape {

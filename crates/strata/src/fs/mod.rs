@@ -20,6 +20,8 @@ mod platform;
 /// A file open for appending. Every `append` reaches the operating system before it returns
 /// (no user-space buffering), so a killed process loses nothing appended; `sync` makes it
 /// survive a power cut.
+///
+/// The example of [`FileSystem`] writes one.
 pub trait WritableFile: Send {
     /// Appends all of `data`.
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -40,6 +42,8 @@ pub trait SequentialFile: Send {
 }
 
 /// A file read at arbitrary offsets (tables).
+///
+/// The example of [`FileSystem`] reads one.
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `buf.len()` bytes at `offset`; fails if the file is shorter.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
@@ -140,6 +144,8 @@ pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Resu
 }
 
 /// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
+///
+/// The example of [`write_file_atomically`] calls it.
 pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
     let mut content = Vec::new();
     let mut file = fs.open_sequential(path)?;
@@ -424,6 +430,8 @@ impl FileSystem for PosixFs {
 }
 
 /// Why the engine did some IO. The classes are what write-amp and read IO are split by.
+///
+/// The example of [`IoSnapshot`] reads the bytes of each class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoClass {
     /// Write-ahead log appends.

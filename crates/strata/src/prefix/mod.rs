@@ -148,6 +148,8 @@ impl PrefixExtractor for FixedPrefix {
 
 /// The first `min(len, key length)` bytes of every key (RocksDB's capped prefix transform).
 /// Named `capped:LEN`.
+///
+/// The example of [`FixedPrefix`] builds one by name.
 #[derive(Debug, Clone)]
 pub struct CappedPrefix {
     len: usize,
@@ -192,6 +194,8 @@ fn check_len(kind: &str, len: usize) -> Result<()> {
 
 /// The built-in extractor named `name` (`fixed:N` or `capped:N`); the error names what is
 /// wrong.
+///
+/// The example of [`FixedPrefix`] calls it.
 pub fn parse_prefix_extractor(name: &str) -> Result<Arc<dyn PrefixExtractor>> {
     let bad = || {
         Error::InvalidArgument(format!(
