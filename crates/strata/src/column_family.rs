@@ -14,6 +14,27 @@ use std::sync::Arc;
 
 /// A column family of an open database, from `Db::create_cf`, `Db::cf` or
 /// `Db::default_cf`. Pass it to the `_cf` methods of `Db` and `WriteBatch`.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{CfOptions, Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let users = db.create_cf("users", CfOptions::default())?;
+/// db.put_cf(&users, b"alice", b"admin")?;
+/// assert_eq!(db.get(b"alice")?, None); // the default family is another key space
+/// db.close()?;
+///
+/// // Every family is named with its options when the database is opened again.
+/// let db = Db::open_cf(dir.path(), Options::default(), [("users", CfOptions::default())])?;
+/// let users = db.cf("users").expect("opened above");
+/// assert_eq!(users.name(), "users");
+/// assert_eq!(db.get_cf(&users, b"alice")?.as_deref(), Some(&b"admin"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct ColumnFamily {
     id: u32,

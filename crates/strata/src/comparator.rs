@@ -30,6 +30,50 @@ use std::sync::Arc;
 /// one of the same name, and two comparators with one name must order keys the same way.
 /// The names of the built-in orders ([`BytewiseComparator`], [`ReverseBytewiseComparator`])
 /// are reserved for them.
+///
+/// # Examples
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use std::sync::Arc;
+/// use strata::{Comparator, Db, Options, ReadOptions};
+///
+/// /// Decimal numbers without leading zeros in numeric order: shorter first, then by bytes.
+/// /// Keys compare equal only when their bytes are equal, as the trait requires.
+/// struct Numeric;
+///
+/// impl Comparator for Numeric {
+///     fn name(&self) -> &str {
+///         "example.Numeric"
+///     }
+///
+///     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+///         a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+///     }
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     comparator: Arc::new(Numeric),
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// for key in ["100", "9", "10"] {
+///     db.put(key, "")?;
+/// }
+/// let mut iter = db.iter(ReadOptions::default());
+/// iter.seek_to_first();
+/// let mut keys = Vec::new();
+/// while iter.valid() {
+///     keys.push(String::from_utf8(iter.key().to_vec())?);
+///     iter.next();
+/// }
+/// assert_eq!(keys, ["9", "10", "100"]);
+/// # drop(iter);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Comparator: Send + Sync {
     /// The order's name, recorded in the manifest and in tables.
     fn name(&self) -> &str;
@@ -67,6 +111,31 @@ pub const REVERSE_BYTEWISE_NAME: &str = "rocksdb.ReverseBytewiseComparator";
 pub struct BytewiseComparator;
 
 /// Keys in the reverse of [`BytewiseComparator`]'s order.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, Options, ReverseBytewiseComparator};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     comparator: Arc::new(ReverseBytewiseComparator), // newest-first time stamps, say
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// for key in ["2024", "2026", "2025"] {
+///     db.put(key, "")?;
+/// }
+/// let keys: Vec<Vec<u8>> = db
+///     .range::<&[u8], _>(..)
+///     .map(|entry| entry.map(|(key, _)| key))
+///     .collect::<Result<_, _>>()?;
+/// assert_eq!(keys, [b"2026".to_vec(), b"2025".to_vec(), b"2024".to_vec()]);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReverseBytewiseComparator;
 

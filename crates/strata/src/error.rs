@@ -12,6 +12,25 @@ use std::path::{Path, PathBuf};
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The broad class of an [`Error`], for callers that branch on it.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, ErrorKind, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let second = Db::open(dir.path(), Options::default()); // the LOCK is held
+/// let what = match second.map(|_| ()).unwrap_err().kind() {
+///     ErrorKind::Busy => "open elsewhere: retry later",
+///     ErrorKind::Corruption => "damaged: see strata::repair",
+///     ErrorKind::Io => "the disk or the permissions",
+///     _ => "something else", // the enum is non-exhaustive: keep a wildcard arm
+/// };
+/// assert_eq!(what, "open elsewhere: retry later");
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -32,6 +51,9 @@ pub enum ErrorKind {
 /// Why a transaction's call failed with [`ErrorKind::Busy`] (RocksDB's `Busy` and
 /// `TimedOut` statuses with their subcodes). Each leaves nothing written by the failed call;
 /// running the transaction again may succeed.
+///
+/// The examples of [`OptimisticTransaction`](crate::OptimisticTransaction) (a conflict)
+/// and [`TransactionOptions`](crate::TransactionOptions) (a lock timeout) read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TxnFailure {
@@ -47,6 +69,24 @@ pub enum TxnFailure {
 }
 
 /// An error from Strata.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Error, ErrorKind, Options, MAX_KEY_LEN};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let err = db.put(vec![0u8; MAX_KEY_LEN + 1], b"v").unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+/// match &err {
+///     Error::InvalidArgument(message) => assert!(message.contains("over the limit")),
+///     other => panic!("unexpected error: {other}"), // the enum is non-exhaustive
+/// }
+/// assert_eq!(db.get(vec![0u8; 8])?, None); // nothing was written
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {

@@ -156,6 +156,8 @@ pub enum FlushReason {
 }
 
 /// A flush of one memtable, as it begins and as it completes.
+///
+/// The example of [`EventListener`] reads one.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct FlushJobInfo {
@@ -183,6 +185,8 @@ pub struct FlushJobInfo {
 }
 
 /// Why a compaction ran.
+///
+/// The example of [`CompactionJobInfo`] reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CompactionReason {
@@ -202,6 +206,8 @@ pub enum CompactionReason {
 }
 
 /// One file a compaction read or wrote.
+///
+/// The example of [`CompactionJobInfo`] counts them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CompactionFileInfo {
@@ -216,6 +222,48 @@ pub struct CompactionFileInfo {
 }
 
 /// A compaction, as it begins and as it completes.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use strata::{CompactionJobInfo, CompactionReason, Db, EventListener, Options};
+///
+/// /// Counts the compactions that rewrote files, and the bytes they wrote.
+/// #[derive(Default)]
+/// struct Rewrites(Mutex<(u32, u64)>);
+///
+/// impl EventListener for Rewrites {
+///     fn on_compaction_completed(&self, info: &CompactionJobInfo) {
+///         if info.status.is_ok() && !info.trivial_move {
+///             let mut seen = self.0.lock().unwrap();
+///             seen.0 += 1;
+///             seen.1 += info.bytes_written;
+///             assert_eq!(info.reason, CompactionReason::Manual);
+///             assert_eq!(info.input_files.len(), 2);
+///         }
+///     }
+/// }
+///
+/// let rewrites = Arc::new(Rewrites::default());
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     listeners: vec![rewrites.clone()],
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// for round in 0..2 {
+///     db.put(b"key", format!("version {round}"))?;
+///     db.flush()?; // two L0 tables holding the key
+/// }
+/// db.compact_range(None, None)?; // returns after the callbacks
+/// let (count, bytes) = *rewrites.0.lock().unwrap();
+/// assert_eq!(count, 1);
+/// assert!(bytes > 0);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct CompactionJobInfo {
@@ -318,6 +366,8 @@ pub struct BackgroundErrorInfo {
 }
 
 /// Why a table file was written.
+///
+/// The example of [`TableFileCreationInfo`] counts tables by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TableFileCreationReason {
@@ -333,6 +383,44 @@ pub enum TableFileCreationReason {
 }
 
 /// A table file written, synced and about to be recorded in the manifest.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::{Arc, Mutex};
+/// use strata::{Db, EventListener, Options, TableFileCreationInfo, TableFileCreationReason};
+///
+/// /// Counts the tables written, by why they were written.
+/// #[derive(Default)]
+/// struct Tables(Mutex<HashMap<TableFileCreationReason, u32>>);
+///
+/// impl EventListener for Tables {
+///     fn on_table_file_created(&self, info: &TableFileCreationInfo) {
+///         assert!(info.entries > 0 && info.path.exists());
+///         *self.0.lock().unwrap().entry(info.reason).or_default() += 1;
+///     }
+/// }
+///
+/// let tables = Arc::new(Tables::default());
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     listeners: vec![tables.clone()],
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"a", b"1")?;
+/// db.flush()?;
+/// db.put(b"a", b"2")?;
+/// db.flush()?;
+/// db.compact_range(None, None)?;
+/// let counts = tables.0.lock().unwrap().clone();
+/// assert_eq!(counts.get(&TableFileCreationReason::Flush), Some(&2));
+/// assert_eq!(counts.get(&TableFileCreationReason::Compaction), Some(&1));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TableFileCreationInfo {

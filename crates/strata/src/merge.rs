@@ -24,6 +24,51 @@ use crate::util::printable;
 
 /// Combines merge operands into values. Implementations must be deterministic: the same
 /// inputs give the same output whether the merge happens in a read, a flush or a compaction.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, MergeOperator, Options};
+///
+/// /// Keeps the largest value merged into a key (in byte order): a high score.
+/// struct Max;
+///
+/// impl MergeOperator for Max {
+///     fn name(&self) -> &str {
+///         "max"
+///     }
+///
+///     fn full_merge(
+///         &self,
+///         _key: &[u8],
+///         existing: Option<&[u8]>,
+///         operands: &[&[u8]],
+///     ) -> Result<Vec<u8>, String> {
+///         let largest = existing.into_iter().chain(operands.iter().copied()).max();
+///         Ok(largest.unwrap_or_default().to_vec())
+///     }
+///
+///     fn partial_merge(&self, _key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+///         operands.iter().max().map(|m| m.to_vec()) // associative: operands fold alone
+///     }
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     merge_operator: Some(Arc::new(Max)),
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"high-score", b"0350")?;
+/// db.merge(b"high-score", b"0420")?;
+/// db.flush()?; // merges resolve across memtables and tables alike
+/// db.merge(b"high-score", b"0390")?;
+/// assert_eq!(db.get(b"high-score")?.as_deref(), Some(&b"0420"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait MergeOperator: Send + Sync {
     /// The operator's name, recorded in error messages.
     fn name(&self) -> &str;
@@ -55,6 +100,8 @@ impl std::fmt::Debug for dyn MergeOperator {
 
 /// Adds 8-byte little-endian unsigned integers (RocksDB's `uint64add`). An operand or base
 /// that is not 8 bytes long counts as 0.
+///
+/// The example of [`CfOptions`](crate::CfOptions) counts with it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UInt64Add;
 
@@ -92,6 +139,27 @@ impl MergeOperator for UInt64Add {
 
 /// Appends operands to the value, separated by a delimiter (RocksDB's `stringappend`, whose
 /// default delimiter is `,`).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, Options, StringAppend};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     merge_operator: Some(Arc::new(StringAppend::new(b","))),
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"tags", b"rust")?;
+/// db.merge(b"tags", b"db")?;
+/// db.merge(b"tags", b"lsm")?;
+/// assert_eq!(db.get(b"tags")?.as_deref(), Some(&b"rust,db,lsm"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct StringAppend {
     delimiter: Vec<u8>,

@@ -31,6 +31,30 @@ pub enum WalRecoveryMode {
 }
 
 /// Options for [`crate::Db::open`].
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Compression, Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     write_buffer_size: 8 << 20,             // 8 MiB memtables
+///     bloom_bits_per_key: 10,                 // about 1% false positives
+///     compression: Compression::Lz4,          // upper levels
+///     bottommost_compression: Some(Compression::Zstd),
+///     max_background_jobs: 4,                 // a flush thread and three compaction threads
+///     ..Options::default()
+/// };
+/// options.validate()?;
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"key", b"value")?;
+/// db.flush()?;
+/// assert_eq!(db.get(b"key")?.as_deref(), Some(&b"value"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Options {
     /// Create the database if the directory holds none. Default: false.
@@ -454,6 +478,26 @@ macro_rules! family_options {
         /// cache, the background threads, the file system) is shared and set by `Options`.
         /// The default family takes these fields from the `Options` the database is opened
         /// with; `CfOptions::default()` is the defaults of `Options`.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use std::sync::Arc;
+        /// use strata::{CfOptions, Db, Options, UInt64Add};
+        ///
+        /// let dir = tempfile::tempdir()?;
+        /// let options = Options { create_if_missing: true, ..Options::default() };
+        /// let db = Db::open(dir.path(), options)?;
+        /// let counters = db.create_cf(
+        ///     "counters",
+        ///     CfOptions { merge_operator: Some(Arc::new(UInt64Add)), ..CfOptions::default() },
+        /// )?;
+        /// db.merge_cf(&counters, b"hits", 2u64.to_le_bytes())?;
+        /// db.merge_cf(&counters, b"hits", 3u64.to_le_bytes())?;
+        /// assert_eq!(db.get_cf(&counters, b"hits")?, Some(5u64.to_le_bytes().to_vec()));
+        /// db.close()?;
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
         #[derive(Debug, Clone)]
         pub struct CfOptions {
             $($(#[$doc])* pub $field: $ty,)*
@@ -535,6 +579,20 @@ impl Default for CfOptions {
 }
 
 /// Options for one write.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let durable = WriteOptions { sync: true, ..WriteOptions::default() };
+/// db.put_opt(b"order/17", b"paid", &durable)?; // on disk when it returns
+/// assert_eq!(db.stats().wal_syncs, 1);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Return only once the write is durable (fdatasync of the WAL). Without it a write
@@ -549,6 +607,27 @@ pub struct WriteOptions {
 ///
 /// RocksDB's `ingest_behind` (placing the files below all data, as the oldest versions) is
 /// not offered: ingested keys are always newer than every write before the ingest.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, IngestOptions, Options, SstWriter};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let db = Db::open(dir.path().join("db"), options)?;
+/// let file = dir.path().join("bulk.sst");
+/// let mut writer = SstWriter::create(&file, &Options::default())?;
+/// writer.put(b"a", b"1")?;
+/// writer.put(b"b", b"2")?;
+/// let info = writer.finish()?;
+/// assert_eq!(info.largest_key.as_deref(), Some(&b"b"[..]));
+/// db.ingest(&[&file], &IngestOptions { move_files: true, ..IngestOptions::default() })?;
+/// assert!(!file.exists()); // moved into the database
+/// assert_eq!(db.get(b"b")?.as_deref(), Some(&b"2"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IngestOptions {
     /// Move the files into the database instead of copying them: each is hard-linked (copied
@@ -576,6 +655,37 @@ impl Default for IngestOptions {
 }
 
 /// Options for reads and iterators.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, ReadOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// for key in ["a", "b", "c", "d"] {
+///     db.put(key, "v")?;
+/// }
+/// let before = db.snapshot();
+/// db.put("bb", "v")?; // after the snapshot: not seen below
+/// let mut iter = db.iter(ReadOptions {
+///     snapshot: Some(before),
+///     lower_bound: Some(b"b".to_vec()), // inclusive
+///     upper_bound: Some(b"d".to_vec()), // exclusive
+///     ..ReadOptions::default()
+/// });
+/// iter.seek_to_first();
+/// let mut keys = Vec::new();
+/// while iter.valid() {
+///     keys.push(String::from_utf8(iter.key().to_vec())?);
+///     iter.next();
+/// }
+/// iter.status()?;
+/// assert_eq!(keys, ["b", "c"]);
+/// # drop(iter);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     /// Read as of this snapshot; by default, as of the start of the read.

@@ -62,6 +62,26 @@ impl Drop for Pin {
 
 /// A consistent view of the database as of one sequence number. Cheap to clone; the view is
 /// released when the last clone is dropped.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, ReadOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"config", b"v1")?;
+/// let snapshot = db.snapshot();
+/// db.put(b"config", b"v2")?;
+/// db.flush()?; // flushes and compactions keep what a live snapshot sees
+/// assert_eq!(db.get_at(&snapshot, b"config")?.as_deref(), Some(&b"v1"[..]));
+/// let read = ReadOptions { snapshot: Some(snapshot.clone()), ..ReadOptions::default() };
+/// assert_eq!(db.get_opt(b"config", &read)?.as_deref(), Some(&b"v1"[..]));
+/// assert_eq!(db.get(b"config")?.as_deref(), Some(&b"v2"[..]));
+/// drop((snapshot, read)); // lets compactions drop v1
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Snapshot {
     pin: Arc<Pin>,

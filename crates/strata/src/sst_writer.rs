@@ -71,6 +71,8 @@ pub struct SstWriter {
 }
 
 /// What [`SstWriter::finish`] wrote (RocksDB's `ExternalSstFileInfo`).
+///
+/// The example of [`IngestOptions`](crate::IngestOptions) reads one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SstFileInfo {

@@ -57,6 +57,30 @@ const STAGING_TMP: &str = "staging.tmp";
 
 /// What [`BackupEngine::list_backups`] and [`BackupEngine::create_backup`] tell about a
 /// backup.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{BackupEngine, Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let db = Db::open(dir.path().join("db"), options)?;
+/// let mut backups = BackupEngine::open(dir.path().join("backups"))?;
+/// db.put(b"a", b"1")?;
+/// db.flush()?;
+/// let first = backups.create_backup(&db)?;
+/// db.put(b"b", b"2")?;
+/// db.flush()?;
+/// let second = backups.create_backup(&db)?;
+/// assert_eq!((first.id, second.id), (1, 2));
+/// assert!(second.shared_bytes > 0); // the first table is stored once, for both
+/// assert!(second.copied_bytes < second.size);
+/// let ids: Vec<u64> = backups.list_backups().iter().map(|backup| backup.id).collect();
+/// assert_eq!(ids, [1, 2]);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BackupInfo {

@@ -3,6 +3,8 @@
 //! that read them, so that compaction needs nothing from the layers above it.
 
 /// How the tree is shaped by compaction.
+///
+/// The example of [`UniversalOptions`] selects the universal style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum CompactionStyle {
@@ -24,6 +26,31 @@ pub enum CompactionStyle {
 /// newest first, in which each next run is at most `size_ratio`% larger than the runs before
 /// it together, with between `min_merge_width` and `max_merge_width` runs; otherwise the
 /// newest runs, enough to bring the count back to the trigger.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{CompactionStyle, Db, Options, UniversalOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     compaction_style: CompactionStyle::Universal,
+///     universal: UniversalOptions {
+///         size_ratio: 10,                      // runs within 10% count as alike
+///         max_size_amplification_percent: 100, // merge all when newer runs outgrow the oldest
+///         ..UniversalOptions::default()
+///     },
+///     ..Options::default()
+/// };
+/// options.validate()?;
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"k", b"v")?;
+/// db.flush()?;
+/// assert_eq!(db.tree_shape().sorted_runs(), 2);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UniversalOptions {
     /// Percent of slack in the size comparison of runs. Default: 1.

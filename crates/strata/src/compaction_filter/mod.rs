@@ -25,6 +25,8 @@
 pub mod ttl;
 
 /// What a compaction filter is shown of an entry.
+///
+/// The example of [`CompactionFilter`] matches on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EntryKind {
@@ -35,6 +37,8 @@ pub enum EntryKind {
 }
 
 /// What a compaction does with an entry shown to a filter.
+///
+/// The example of [`CompactionFilter`] returns each of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FilterDecision {
@@ -51,6 +55,55 @@ pub enum FilterDecision {
 ///
 /// Implementations must be deterministic in what they remove: the same entry may be shown
 /// again by a later compaction if an earlier one failed.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{CompactionFilter, Db, EntryKind, FilterDecision, Options};
+///
+/// /// Drops uploads left unfinished (keys under `tmp/`) and trims whitespace from values.
+/// struct Cleanup;
+///
+/// impl CompactionFilter for Cleanup {
+///     fn name(&self) -> &str {
+///         "cleanup"
+///     }
+///
+///     fn filter(
+///         &self,
+///         _level: usize,
+///         key: &[u8],
+///         kind: EntryKind,
+///         value: &[u8],
+///     ) -> Result<FilterDecision, String> {
+///         Ok(match kind {
+///             EntryKind::Value if key.starts_with(b"tmp/") => FilterDecision::Remove,
+///             EntryKind::Value if value.ends_with(b" ") => {
+///                 FilterDecision::ChangeValue(value.trim_ascii_end().to_vec())
+///             }
+///             _ => FilterDecision::Keep,
+///         })
+///     }
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     compaction_filter: Some(Arc::new(Cleanup)),
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"tmp/upload-1", b"partial")?;
+/// db.put(b"user/1", b"alice  ")?;
+/// db.flush()?;
+/// assert!(db.get(b"tmp/upload-1")?.is_some()); // flushes do not filter
+/// db.compact_range(None, None)?;
+/// assert_eq!(db.get(b"tmp/upload-1")?, None);
+/// assert_eq!(db.get(b"user/1")?.as_deref(), Some(&b"alice"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait CompactionFilter: Send + Sync {
     /// The filter's name, recorded in error messages.
     fn name(&self) -> &str;

@@ -23,6 +23,8 @@ pub const SUFFIX_LEN: usize = 8;
 
 /// The time TTL families read: seconds since the Unix epoch. Injectable, so that tests of
 /// expiry need not wait ([`ManualClock`]).
+///
+/// The example of [`ManualClock`] sets one in [`Options::clock`](crate::Options::clock).
 pub trait Clock: Send + Sync {
     /// Seconds since the Unix epoch now.
     fn now_secs(&self) -> u64;
@@ -41,6 +43,31 @@ impl Clock for SystemClock {
 }
 
 /// A clock that moves only when told to: for tests of expiry.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use strata::{Db, ManualClock, Options};
+///
+/// let clock = Arc::new(ManualClock::new(1_000));
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     ttl: Some(Duration::from_secs(60)), // the default family's values live a minute
+///     clock: clock.clone(),
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"session", b"token")?;
+/// db.put_with_ttl(b"code", b"1234", Duration::from_secs(3600))?;
+/// clock.advance(Duration::from_secs(61));
+/// assert_eq!(db.get(b"session")?, None); // expired
+/// assert_eq!(db.get(b"code")?.as_deref(), Some(&b"1234"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct ManualClock(AtomicU64);
 

@@ -157,6 +157,36 @@ enum Direction {
 
 /// A cursor over the database as of one snapshot. Position it with a seek, then step with
 /// `next` / `prev` while `valid()`; check `status()` when it becomes invalid.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, ReadOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let entries = [("log/001", "boot"), ("log/002", "login"), ("log/003", "logout"), ("z", "")];
+/// for (key, value) in entries {
+///     db.put(key, value)?;
+/// }
+/// let mut iter = db.iter(ReadOptions::default());
+/// iter.seek(b"log/002"); // the first key at or after the target
+/// let mut walked = Vec::new();
+/// while iter.valid() && iter.key().starts_with(b"log/") {
+///     walked.push(String::from_utf8(iter.value().to_vec())?);
+///     iter.next();
+/// }
+/// iter.status()?; // an error, if one ended the walk
+/// assert_eq!(walked, ["login", "logout"]);
+///
+/// iter.seek_for_prev(b"log/0025"); // the last key at or before it
+/// assert_eq!(iter.key(), b"log/002");
+/// iter.prev();
+/// assert_eq!(iter.value(), b"boot");
+/// # drop(iter);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct DbIterator {
     iter: MergingIterator,
     /// The sequence number the iterator reads at.
@@ -769,6 +799,27 @@ impl DbIterator {
 }
 
 /// The key-value pairs of a key range, as a Rust iterator (from [`crate::Db::range`]).
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// for (user, name) in [("user/1", "ann"), ("user/2", "bo"), ("user/3", "cy")] {
+///     db.put(user, name)?;
+/// }
+/// let names: Vec<Vec<u8>> = db
+///     .range("user/2"..) // any bounds of keys: `a..b`, `a..=b`, `..`
+///     .map(|entry| entry.map(|(_key, value)| value))
+///     .collect::<strata::Result<_>>()?;
+/// assert_eq!(names, [b"bo".to_vec(), b"cy".to_vec()]);
+/// let last = db.range("user/".."user0").last().transpose()?;
+/// assert_eq!(last.map(|(key, _)| key), Some(b"user/3".to_vec()));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Range {
     iter: DbIterator,
     started: bool,

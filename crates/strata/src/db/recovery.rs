@@ -29,6 +29,28 @@ use crate::options::WalRecoveryMode;
 use crate::write_batch::DecodedBatch;
 
 /// What open found in the write-ahead logs.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, WriteBatch, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"a", b"1")?;
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"b", b"2").put(b"c", b"3");
+/// db.write(batch, &WriteOptions::default())?;
+/// db.close()?; // unflushed: the writes are in the WAL only
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// let report = db.recovery_report();
+/// assert_eq!((report.batches, report.entries), (2, 3));
+/// assert_eq!(report.dropped_records, 0);
+/// assert!(report.corruption.is_none());
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RecoveryReport {

@@ -73,6 +73,8 @@ use crate::write_batch::DecodedBatch;
 pub const LOST_DIR: &str = "lost";
 
 /// What [`repair`] found and did.
+///
+/// The example of [`repair`] reads one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RepairReport {
     /// Tables in the new manifest, those written from WALs included, ascending.
@@ -123,6 +125,32 @@ pub struct RepairReport {
 /// naming its `LOCK` file). Afterwards the database opens (with every family of
 /// [`RepairReport::families`] named) and holds every key of the kept tables and converted
 /// WALs, the newest version of each winning.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"kept", b"in a table")?;
+/// db.flush()?;
+/// db.close()?;
+/// for entry in std::fs::read_dir(dir.path())? {
+///     let path = entry?.path();
+///     let name = path.file_name().unwrap_or_default().to_string_lossy();
+///     if name.starts_with("MANIFEST") || name == "CURRENT" {
+///         std::fs::remove_file(&path)?; // the manifest is lost
+///     }
+/// }
+/// let report = strata::repair(dir.path(), &Options::default())?;
+/// assert_eq!(report.tables_kept.len(), 1);
+/// assert!(report.tables_lost.is_empty());
+/// let db = Db::open(dir.path(), Options::default())?;
+/// assert_eq!(db.get(b"kept")?.as_deref(), Some(&b"in a table"[..]));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport> {
     repair_cf(path, options, std::iter::empty::<(&str, CfOptions)>())
 }

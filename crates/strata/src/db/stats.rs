@@ -26,6 +26,26 @@ macro_rules! stats {
         }
 
         /// A snapshot of the database's counters and memory state, from [`Db::stats`](crate::Db::stats).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use strata::{Db, Options};
+        ///
+        /// let dir = tempfile::tempdir()?;
+        /// let options = Options { create_if_missing: true, ..Options::default() };
+        /// let db = Db::open(dir.path(), options)?;
+        /// db.put(b"a", b"1")?;
+        /// db.put(b"b", b"2")?;
+        /// db.flush()?;
+        /// let stats = db.stats();
+        /// assert_eq!(stats.keys_written, 2);
+        /// assert_eq!(stats.flushes, 1);
+        /// assert_eq!(stats.level_files[0], 1); // the flushed table, in L0
+        /// assert_eq!(stats.active_memtable_entries, 0);
+        /// db.close()?;
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
         #[derive(Debug, Clone, Default, PartialEq)]
         #[non_exhaustive]
         pub struct DbStats {
@@ -190,6 +210,25 @@ impl Counters {
 }
 
 /// The shape of the tree, from [`Db::tree_shape`](crate::Db::tree_shape).
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"a", b"1")?;
+/// assert_eq!(db.tree_shape().active_memtable_entries, 1);
+/// db.flush()?;
+/// let shape = db.tree_shape();
+/// assert_eq!(shape.active_memtable_entries, 0);
+/// assert_eq!(shape.levels[0].files, 1);
+/// assert_eq!(shape.sorted_runs(), 2); // the (empty) memtable and one L0 table
+/// assert!(shape.table_bytes() > 0);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TreeShape {
@@ -206,6 +245,8 @@ pub struct TreeShape {
 }
 
 /// Files and bytes of one level.
+///
+/// The example of [`TreeShape`] reads them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LevelShape {

@@ -67,6 +67,35 @@ fn crashed(what: &str, path: &Path) -> Error {
 }
 
 /// The fault-injecting file system (real files underneath, through [`PosixFs`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::fs::fault::FaultFs;
+/// use strata::{Db, Options, WriteOptions};
+///
+/// let root = tempfile::tempdir()?;
+/// let dir = root.path().join("db");
+/// let fs = FaultFs::new();
+/// let options = Options {
+///     create_if_missing: true,
+///     fs: Arc::new(fs.clone()),
+///     ..Options::default()
+/// };
+/// let db = Db::open(&dir, options)?;
+/// db.put_opt(b"paid", b"yes", &WriteOptions { sync: true, ..WriteOptions::default() })?;
+/// db.put(b"draft", b"not synced")?;
+/// fs.crash_at(1); // the next changing operation fails, and all after it
+/// drop(db); // a dying process: its close fails
+/// assert!(fs.has_crashed());
+/// fs.power_loss()?; // unsynced bytes are lost
+/// let db = Db::open(&dir, Options::default())?;
+/// assert_eq!(db.get(b"paid")?.as_deref(), Some(&b"yes"[..]));
+/// assert_eq!(db.get(b"draft")?, None);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Default)]
 pub struct FaultFs {
     state: Arc<Mutex<State>>,

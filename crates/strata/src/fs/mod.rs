@@ -20,6 +20,8 @@ mod platform;
 /// A file open for appending. Every `append` reaches the operating system before it returns
 /// (no user-space buffering), so a killed process loses nothing appended; `sync` makes it
 /// survive a power cut.
+///
+/// The example of [`FileSystem`] writes one.
 pub trait WritableFile: Send {
     /// Appends all of `data`.
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -40,6 +42,8 @@ pub trait SequentialFile: Send {
 }
 
 /// A file read at arbitrary offsets (tables).
+///
+/// The example of [`FileSystem`] reads one.
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `buf.len()` bytes at `offset`; fails if the file is shorter.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
@@ -60,6 +64,30 @@ pub trait RandomAccessFile: Send + Sync {
 pub trait FileLock: Send + Sync {}
 
 /// The operations the engine needs from a file system.
+///
+/// # Examples
+///
+/// ```
+/// use strata::fs::{FileSystem, PosixFs};
+///
+/// let dir = tempfile::tempdir()?;
+/// let fs = PosixFs; // what `Options::default().fs` is
+/// let path = dir.path().join("notes");
+/// let mut file = fs.create_writable(&path)?;
+/// file.append(b"hello, ")?;
+/// file.append(b"world")?;
+/// file.sync()?; // durable from here on
+/// assert_eq!(file.len(), 12);
+/// drop(file);
+///
+/// let reader = fs.open_random(&path)?;
+/// assert_eq!(reader.read_vec_at(7, 5)?, b"world");
+/// assert_eq!(fs.list_dir(dir.path())?, ["notes"]);
+/// fs.rename(&path, &dir.path().join("renamed"))?;
+/// fs.sync_dir(dir.path())?; // makes the rename durable
+/// assert!(!fs.exists(&path));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait FileSystem: Send + Sync {
     /// Creates `path` and its parents.
     fn create_dir_all(&self, path: &Path) -> Result<()>;
@@ -116,6 +144,8 @@ pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Resu
 }
 
 /// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
+///
+/// The example of [`write_file_atomically`] calls it.
 pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
     let mut content = Vec::new();
     let mut file = fs.open_sequential(path)?;
@@ -133,6 +163,20 @@ pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result
 
 /// Replaces `dir/name` with `content` atomically and durably: a temporary file written and
 /// synced, renamed over the target, then the directory synced.
+///
+/// # Examples
+///
+/// ```
+/// use strata::fs::{read_small_file, write_file_atomically, PosixFs};
+///
+/// let dir = tempfile::tempdir()?;
+/// write_file_atomically(&PosixFs, dir.path(), "state", b"version 1")?;
+/// write_file_atomically(&PosixFs, dir.path(), "state", b"version 2")?; // old or new, never half
+/// let path = dir.path().join("state");
+/// assert_eq!(read_small_file(&PosixFs, &path, 1024)?, b"version 2");
+/// assert_eq!(read_small_file(&PosixFs, &path, 7)?, b"version"); // at most `limit` bytes
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_file_atomically(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -180,6 +224,8 @@ impl WritableFile for ReadOnlyFile {
 
 /// The real file system, through the standard library (appends, positional reads, fdatasync,
 /// flock).
+///
+/// The example of [`FileSystem`] uses it.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PosixFs;
 
@@ -384,6 +430,8 @@ impl FileSystem for PosixFs {
 }
 
 /// Why the engine did some IO. The classes are what write-amp and read IO are split by.
+///
+/// The example of [`IoSnapshot`] reads the bytes of each class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoClass {
     /// Write-ahead log appends.
@@ -411,6 +459,25 @@ pub struct IoStats {
 }
 
 /// A copy of [`IoStats`] at one moment.
+///
+/// # Examples
+///
+/// ```
+/// use strata::fs::IoClass;
+/// use strata::{Db, Options, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put_opt(b"key", b"value", &WriteOptions { sync: true, ..WriteOptions::default() })?;
+/// db.flush()?;
+/// let io = db.stats().io;
+/// assert!(io.written(IoClass::Wal) > 0); // the WAL record
+/// assert!(io.written(IoClass::Flush) > 0); // the table
+/// assert!(io.syncs(IoClass::Wal) >= 1);
+/// assert!(io.total_written() >= io.written(IoClass::Wal) + io.written(IoClass::Flush));
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct IoSnapshot {
     /// Bytes written per class, indexed by `IoClass as usize`.

@@ -31,6 +31,53 @@ use crate::error::{Error, Result};
 
 /// Maps a user key to its prefix, as RocksDB's `SliceTransform`. See the module
 /// documentation for the rules an implementation must follow.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use strata::{Db, Options, PrefixExtractor, ReadOptions};
+///
+/// /// The part of a key up to its first `:`, which keys without one do not have.
+/// struct Table;
+///
+/// impl PrefixExtractor for Table {
+///     fn name(&self) -> &str {
+///         "example.UpToColon"
+///     }
+///     fn in_domain(&self, key: &[u8]) -> bool {
+///         key.contains(&b':')
+///     }
+///     fn transform<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+///         let colon = key.iter().position(|&b| b == b':').expect("in the domain");
+///         &key[..=colon]
+///     }
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options {
+///     create_if_missing: true,
+///     prefix_extractor: Some(Arc::new(Table)),
+///     ..Options::default()
+/// };
+/// let db = Db::open(dir.path(), options)?;
+/// for key in ["order:1", "order:2", "user:1"] {
+///     db.put(key, "")?;
+/// }
+/// db.flush()?; // the table's filter holds the prefixes `order:` and `user:`
+/// let mut iter = db.iter(ReadOptions { prefix_same_as_start: true, ..ReadOptions::default() });
+/// iter.seek(b"order:");
+/// let mut orders = 0;
+/// while iter.valid() {
+///     orders += 1;
+///     iter.next(); // ends at `user:1`, another prefix
+/// }
+/// iter.status()?;
+/// assert_eq!(orders, 2);
+/// # drop(iter);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait PrefixExtractor: Send + Sync {
     /// The name that identifies the function, recorded in tables and the manifest. Not empty.
     fn name(&self) -> &str;
@@ -51,6 +98,25 @@ impl fmt::Debug for dyn PrefixExtractor {
 
 /// The first `len` bytes of keys of at least `len` bytes; shorter keys are outside the
 /// domain (RocksDB's fixed prefix transform). Named `fixed:LEN`.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{parse_prefix_extractor, FixedPrefix, PrefixExtractor};
+///
+/// let by_tenant = FixedPrefix::new(4)?; // keys start with a 4-byte tenant id
+/// assert_eq!(by_tenant.name(), "fixed:4");
+/// assert_eq!(by_tenant.transform(b"t042/invoice/7"), b"t042");
+/// assert!(!by_tenant.in_domain(b"t04")); // too short: no prefix
+/// assert!(FixedPrefix::new(0).is_err());
+///
+/// // The built-in extractors by name, as tables and the manifest record them.
+/// let parsed = parse_prefix_extractor("fixed:4")?;
+/// assert_eq!(parsed.transform(b"t042/invoice/7"), b"t042");
+/// let capped = parse_prefix_extractor("capped:4")?; // every key, at most 4 bytes
+/// assert_eq!(capped.transform(b"t0"), b"t0");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct FixedPrefix {
     len: usize,
@@ -82,6 +148,8 @@ impl PrefixExtractor for FixedPrefix {
 
 /// The first `min(len, key length)` bytes of every key (RocksDB's capped prefix transform).
 /// Named `capped:LEN`.
+///
+/// The example of [`FixedPrefix`] builds one by name.
 #[derive(Debug, Clone)]
 pub struct CappedPrefix {
     len: usize,
@@ -126,6 +194,8 @@ fn check_len(kind: &str, len: usize) -> Result<()> {
 
 /// The built-in extractor named `name` (`fixed:N` or `capped:N`); the error names what is
 /// wrong.
+///
+/// The example of [`FixedPrefix`] calls it.
 pub fn parse_prefix_extractor(name: &str) -> Result<Arc<dyn PrefixExtractor>> {
     let bad = || {
         Error::InvalidArgument(format!(

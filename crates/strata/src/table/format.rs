@@ -45,6 +45,8 @@ pub const TABLE_FORMAT_VERSION_RANGE_DEL: u32 = 2;
 const MAX_RAW_BLOCK: usize = 1 << 30;
 
 /// Per-block compression. The numbers are on disk (RocksDB's numbering).
+///
+/// The example of [`Options`](crate::Options) sets it per level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(u8)]
 #[non_exhaustive]

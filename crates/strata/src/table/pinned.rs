@@ -17,6 +17,23 @@ use super::block::Block;
 
 /// A value read by `Db::get_pinned`: a byte slice, in a table block it keeps alive or in a
 /// buffer of its own.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"blob", vec![7u8; 4096])?;
+/// db.flush()?;
+/// let value = db.get_pinned(b"blob")?.expect("written above");
+/// assert!(value.is_pinned()); // read in place in its table block: no copy
+/// assert_eq!(value.len(), 4096); // derefs to &[u8]
+/// assert_eq!(value[0], 7);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct PinnedValue {
     repr: Repr,

@@ -24,6 +24,35 @@ enum Owner<'t, 'db> {
 
 /// A cursor over a transaction's view of one column family whose current entry can be
 /// updated or deleted. Made by `cursor_cf` of either kind of transaction.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// for (key, price) in [("apple", "3"), ("pear", "4"), ("plum", "5")] {
+///     db.put(key, price)?;
+/// }
+/// let mut txn = db.optimistic_transaction(&WriteOptions::default());
+/// let cf = db.default_cf();
+/// let mut cursor = txn.cursor_cf(&cf, ReadOptions::default())?;
+/// cursor.seek(b"p");
+/// while cursor.valid() && cursor.key().starts_with(b"p") {
+///     let doubled = 2 * std::str::from_utf8(cursor.value())?.parse::<u32>()?;
+///     cursor.update(doubled.to_string())?; // written through the transaction
+///     cursor.next();
+/// }
+/// cursor.status()?;
+/// drop(cursor);
+/// txn.commit()?;
+/// assert_eq!(db.get(b"pear")?.as_deref(), Some(&b"8"[..]));
+/// assert_eq!(db.get(b"apple")?.as_deref(), Some(&b"3"[..]));
+/// # drop(txn);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TxnCursor<'t, 'db> {
     owner: Owner<'t, 'db>,
     cf: ColumnFamily,

@@ -99,6 +99,28 @@ const INDEX_FROM: usize = 16;
 type FamilyIndex = BTreeMap<Vec<u8>, Pending>;
 
 /// A write batch whose own writes can be read back, alone or over a database.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, IndexedBatch, Options, ReadOptions, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"a", b"old")?;
+/// db.put(b"b", b"old")?;
+/// let mut batch = IndexedBatch::new();
+/// batch.put(b"a", b"new");
+/// batch.delete(b"b");
+/// let (cf, read) = (db.default_cf(), ReadOptions::default());
+/// assert_eq!(batch.get_from_batch_and_db(&db, &cf, b"a", &read)?.as_deref(), Some(&b"new"[..]));
+/// assert_eq!(batch.get_from_batch_and_db(&db, &cf, b"b", &read)?, None);
+/// assert_eq!(db.get(b"a")?.as_deref(), Some(&b"old"[..])); // nothing written yet
+/// db.write(batch.take_write_batch(), &WriteOptions::default())?;
+/// assert_eq!(db.get(b"b")?, None);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct IndexedBatch {
     batch: WriteBatch,

@@ -126,6 +126,26 @@ impl TrackedKeys {
 }
 
 /// An optimistic transaction over a [`Db`]. Begin one with [`Db::optimistic_transaction`].
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, ErrorKind, Options, TxnFailure, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut txn = db.optimistic_transaction(&WriteOptions::default());
+/// assert_eq!(txn.get_for_update(b"seat-12A")?, None); // free: book it
+/// txn.put(b"seat-12A", b"alice")?;
+/// db.put(b"seat-12A", b"bob")?; // someone else books it first
+/// let err = txn.commit().unwrap_err(); // writes nothing
+/// assert_eq!(err.kind(), ErrorKind::Busy);
+/// assert_eq!(err.txn_failure(), Some(TxnFailure::Conflict));
+/// assert_eq!(db.get(b"seat-12A")?.as_deref(), Some(&b"bob"[..]));
+/// # drop(txn);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct OptimisticTransaction<'db> {
     db: &'db Db,
     snapshot: Snapshot,

@@ -33,6 +33,33 @@ enum Source {
 
 /// A cursor over a transaction's writes over the database. Position it with a seek, then
 /// step with `next` / `prev` while `valid()`; check `status()` when it becomes invalid.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"c", b"3")?;
+/// let mut txn = db.optimistic_transaction(&WriteOptions::default());
+/// txn.put(b"b", b"2")?;
+/// txn.delete(b"c")?;
+/// let mut iter = txn.iter(ReadOptions::default())?; // the database with the writes over it
+/// iter.seek_to_first();
+/// let mut seen = Vec::new();
+/// while iter.valid() {
+///     seen.push((iter.key().to_vec(), iter.value().to_vec()));
+///     iter.next();
+/// }
+/// iter.status()?;
+/// assert_eq!(seen, [(b"a".to_vec(), b"1".to_vec()), (b"b".to_vec(), b"2".to_vec())]);
+/// # drop(iter);
+/// # drop(txn);
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TxnIterator {
     base: DbIterator,
     delta: Vec<(Vec<u8>, Pending)>,

@@ -41,6 +41,30 @@ use super::lock_table::{LockKey, LockTable, Locker, TxnId};
 use super::overlay::TxnIterator;
 
 /// How a pessimistic transaction locks.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use strata::{Options, TransactionDb, TransactionOptions, TxnFailure, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let tdb = TransactionDb::open(dir.path(), options)?;
+/// let quick = TransactionOptions {
+///     lock_timeout: Duration::from_millis(10),
+///     ..TransactionOptions::default()
+/// };
+/// let mut first = tdb.transaction(&WriteOptions::default(), &quick);
+/// first.put(b"seat-12A", b"alice")?; // locks the key
+/// let mut second = tdb.transaction(&WriteOptions::default(), &quick);
+/// let refused = second.put(b"seat-12A", b"bob").unwrap_err();
+/// assert_eq!(refused.txn_failure(), Some(TxnFailure::LockTimeout));
+/// first.commit()?;
+/// # drop((first, second));
+/// # tdb.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct TransactionOptions {
     /// How long a lock request waits for another transaction's lock before failing with
@@ -71,6 +95,35 @@ impl Default for TransactionOptions {
 
 /// A database whose writes go through key locks: pessimistic transactions, and plain
 /// writes that wait for them.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Options, TransactionDb, TransactionOptions, WriteOptions};
+///
+/// fn amount(value: Option<Vec<u8>>) -> u64 {
+///     value.map_or(0, |v| u64::from_le_bytes(v.try_into().expect("8 bytes")))
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let tdb = TransactionDb::open(dir.path(), options)?;
+/// tdb.put(b"alice", 100u64.to_le_bytes())?;
+///
+/// // Move 30 from alice to bob: both keys locked until commit, so no update is lost.
+/// let mut txn = tdb.transaction(&WriteOptions::default(), &TransactionOptions::default());
+/// let alice = amount(txn.get_for_update(b"alice")?);
+/// let bob = amount(txn.get_for_update(b"bob")?);
+/// txn.put(b"alice", (alice - 30).to_le_bytes())?;
+/// txn.put(b"bob", (bob + 30).to_le_bytes())?;
+/// txn.commit()?;
+///
+/// assert_eq!(amount(tdb.db().get(b"alice")?), 70);
+/// assert_eq!(amount(tdb.db().get(b"bob")?), 30);
+/// # drop(txn);
+/// tdb.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TransactionDb {
     db: Db,
     locks: LockTable,
@@ -270,6 +323,29 @@ impl TransactionDb {
 
 /// A pessimistic transaction. Begin one with [`TransactionDb::transaction`]. Dropping it
 /// rolls it back.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Options, TransactionDb, TransactionOptions, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let tdb = TransactionDb::open(dir.path(), options)?;
+/// let mut txn = tdb.transaction(&WriteOptions::default(), &TransactionOptions::default());
+/// txn.put(b"order/1", b"placed")?;
+/// txn.set_save_point()?;
+/// txn.put(b"order/1/gift-wrap", b"yes")?;
+/// txn.rollback_to_save_point()?; // undoes the writes since the save point
+/// assert_eq!(txn.get(b"order/1")?.as_deref(), Some(&b"placed"[..])); // its own writes
+/// assert_eq!(tdb.db().get(b"order/1")?, None); // not visible before commit
+/// txn.commit()?;
+/// assert_eq!(tdb.db().get(b"order/1/gift-wrap")?, None);
+/// assert!(tdb.db().get(b"order/1")?.is_some());
+/// # drop(txn);
+/// # tdb.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Transaction<'db> {
     tdb: &'db TransactionDb,
     id: TxnId,
