@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bench, bench_db};
+use common::{bench, bench_db, engines};
 
 struct Line {
     name: String,
@@ -34,18 +34,6 @@ fn parse(stdout: &str) -> Vec<Line> {
             })
         })
         .collect()
-}
-
-/// The engines this build of `strata` has.
-fn engines() -> Vec<&'static str> {
-    let mut engines = vec!["strata"];
-    if cfg!(feature = "rocksdb") {
-        engines.push("rocksdb");
-    }
-    if cfg!(feature = "lmdb") {
-        engines.push("lmdb");
-    }
-    engines
 }
 
 #[test]

@@ -4,25 +4,13 @@
 
 mod common;
 
-use common::{bench, bench_db, strata};
+use common::{bench, bench_db, engines, strata};
 
 /// The `verified: ...` notes of the run, in order.
 fn verified(out: &str) -> Vec<String> {
     out.lines()
         .filter_map(|l| l.split_once("verified: ").map(|(_, v)| v.to_string()))
         .collect()
-}
-
-/// The engines this build of `strata` has.
-fn engines() -> Vec<&'static str> {
-    let mut engines = vec!["strata"];
-    if cfg!(feature = "rocksdb") {
-        engines.push("rocksdb");
-    }
-    if cfg!(feature = "lmdb") {
-        engines.push("lmdb");
-    }
-    engines
 }
 
 #[test]

@@ -7,19 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::bench;
-
-/// The engines this build of `strata` has.
-fn engines() -> Vec<&'static str> {
-    let mut engines = vec!["strata"];
-    if cfg!(feature = "rocksdb") {
-        engines.push("rocksdb");
-    }
-    if cfg!(feature = "lmdb") {
-        engines.push("lmdb");
-    }
-    engines
-}
+use common::{bench, engines};
 
 /// What the report says of one step: its result line's operation count and message, and
 /// per operation type the count and whether any found nothing.

@@ -1,6 +1,7 @@
 //! Running the `strata` binary from the end-to-end tests.
 
-use std::process::Command;
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 /// Runs `strata ARGS`; returns (success, stdout, stderr).
 pub fn strata(args: &[&str]) -> (bool, String, String) {
@@ -33,4 +34,41 @@ pub fn bench_db(flags: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
     let (ok, out, err) = bench(&db, flags);
     assert!(ok, "strata bench {flags:?} failed:\n{out}\n{err}");
     (dir, db)
+}
+
+/// The engines this build of `strata` has.
+#[allow(dead_code)] // not every test binary runs the bench
+pub fn engines() -> Vec<&'static str> {
+    let mut engines = vec!["strata"];
+    if cfg!(feature = "rocksdb") {
+        engines.push("rocksdb");
+    }
+    if cfg!(feature = "lmdb") {
+        engines.push("lmdb");
+    }
+    engines
+}
+
+/// Runs `strata ARGS` with `input` on standard input; returns (success, stdout, stderr).
+#[allow(dead_code)] // not every test binary reads standard input
+pub fn strata_with_input(args: &[&str], input: &str) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
