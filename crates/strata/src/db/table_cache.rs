@@ -86,6 +86,8 @@ impl TableCache {
     fn open_table(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
         let path = table_path(&self.dir, number);
         let file = self.fs.open_random(&path)?;
+        // User reads land anywhere in a table: readahead around a block only costs IO.
+        file.advise_random();
         let mut read = TableReadOptions {
             cache_id: number,
             ..self.read.clone()

@@ -58,6 +58,12 @@ pub trait RandomAccessFile: Send + Sync {
     }
     /// Bytes in the file.
     fn size(&self) -> u64;
+    /// Hints that this handle reads at random offsets, so the operating system reads no more
+    /// than asked (no readahead around each block). Tables opened for user reads take it, as
+    /// RocksDB's `advise_random_on_open`: a point read from disk then costs one block's pages,
+    /// not a readahead window. Compactions open their own handles and keep readahead. The
+    /// default does nothing.
+    fn advise_random(&self) {}
 }
 
 /// A held lock on a database directory; dropping it releases the lock.
@@ -290,6 +296,10 @@ impl RandomAccessFile for PosixRandom {
 
     fn size(&self) -> u64 {
         self.size
+    }
+
+    fn advise_random(&self) {
+        platform::advise_random(&self.file);
     }
 }
 

@@ -1,5 +1,6 @@
 //! The calls of [`super::PosixFs`] that differ between operating systems, in one place: reads
-//! at an offset, the free space of a file system, and syncing a directory.
+//! at an offset, the readahead hint for files read at random, the free space of a file
+//! system, and syncing a directory.
 //!
 //! Unix (Linux, macOS, the BSDs) has them all: `pread` through rustix (into a buffer's spare
 //! capacity, without zeroing it first), `statvfs`, and `fsync` on an open directory.
@@ -74,6 +75,21 @@ pub fn read_vec_at(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> 
         let mut buf = vec![0u8; len];
         read_exact_at(file, &mut buf, offset)?;
         Ok(buf)
+    }
+}
+
+/// Tells the kernel that `file` is read at random offsets, so that a read does not bring in
+/// the pages after it (readahead). Only for the file descriptor given: another one open on
+/// the same file keeps its readahead. A hint: where it fails, or where the platform has no
+/// such call, reads are the same, only with readahead.
+pub fn advise_random(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::Random);
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
     }
 }
 
