@@ -184,6 +184,8 @@ fn existing_database_is_reused_and_recovered() {
     assert!(ok, "{err}");
     assert_eq!(parse(&out)[0].found, Some((1000, 1000)), "{out}");
     assert!(out.contains("Recovered:"), "{out}");
+    let opened = out.lines().find(|l| l.starts_with("Opened:")).expect(&out);
+    assert!(opened.contains(" s, disk write "), "{opened}");
 }
 
 #[test]

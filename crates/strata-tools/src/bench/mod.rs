@@ -267,11 +267,20 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         })
         .collect();
     workload::refuse_foreign_database(&path, &step_kinds)?;
+    // Opening can write (RocksDB flushes the WALs it replays before open returns; Strata
+    // flushes them in the background after): reported apart, as the steps start after it.
+    let (open_started, before_open) = (Instant::now(), ProcSample::now());
     let opened = match families {
         Some(families) => engine::open_with_families(args.engine, args, &path, families)?,
         None => engine::open(args.engine, args, &path)?,
     };
     let db = opened.as_ref();
+    let open_cost = OpenCost {
+        seconds: open_started.elapsed().as_secs_f64(),
+        disk_written: ProcSample::now()
+            .disk_written
+            .saturating_sub(before_open.disk_written),
+    };
     let workload_steps: Vec<workload::WorkloadStep> = steps
         .iter()
         .filter_map(|(_, step)| match step {
@@ -283,6 +292,7 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         args,
         &path,
         db,
+        &open_cost,
         &workload::header_lines(&workload_steps, args),
     )?;
 
@@ -327,11 +337,19 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// What opening the database took, before the first step.
+struct OpenCost {
+    seconds: f64,
+    /// Bytes the process sent to the disk while opening (/proc/self/io).
+    disk_written: u64,
+}
+
 /// db_bench's header, then `more` lines (the workloads').
 fn print_header(
     args: &BenchArgs,
     path: &std::path::Path,
     db: &dyn Engine,
+    open: &OpenCost,
     more: &[String],
 ) -> std::io::Result<()> {
     let entry = (args.key_size + args.value_size) as u64;
@@ -372,6 +390,11 @@ fn print_header(
     if let Some(r) = db.recovery() {
         outln!("Recovered:  {r}")?;
     }
+    outln!(
+        "Opened:     in {:.3} s, disk write {} (/proc/self/io; work deferred past open counts in the steps)",
+        open.seconds,
+        mb(open.disk_written)
+    )?;
     if let Some(rule) = RangeTombstones::of(args) {
         outln!("RangeDel:   {} (in the write steps)", rule.describe())?;
     }
