@@ -1,8 +1,9 @@
 //! Builds `tests/c/api_test.c` with the system C compiler against `include/strata.h` and the
 //! static library, and runs it: once plainly, once with AddressSanitizer and
 //! UndefinedBehaviorSanitizer, whose leak checker fails the run if the program leaks what the
-//! API hands it (so the ownership rules of the header are exercised, not only stated).
-//! Skipped, saying so, where no C compiler is installed.
+//! API hands it (so the ownership rules of the header are exercised, not only stated). The
+//! quick start of the crate's README is built and run the same way, so that it stays a
+//! program that works. Skipped, saying so, where no C compiler is installed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,13 +33,19 @@ fn compiler() -> Option<String> {
 /// Compiles the test program with `flags` to `out`.
 fn build(cc: &str, flags: &[&str], out: &Path) {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    build_source(cc, &crate_dir.join("tests/c/api_test.c"), flags, out);
+}
+
+/// Compiles C file `source` with `flags` to `out`, against the header and static library.
+fn build_source(cc: &str, source: &Path, flags: &[&str], out: &Path) {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lib = static_library();
     let status = Command::new(cc)
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-g"])
         .args(flags)
         .arg("-I")
         .arg(crate_dir.join("include"))
-        .arg(crate_dir.join("tests/c/api_test.c"))
+        .arg(source)
         .arg(&lib)
         // What a Rust static library needs from the system on Linux.
         .args([
@@ -54,7 +61,11 @@ fn build(cc: &str, flags: &[&str], out: &Path) {
         .arg(out)
         .status()
         .unwrap();
-    assert!(status.success(), "{cc} failed to build the C test");
+    assert!(
+        status.success(),
+        "{cc} failed to build {}",
+        source.display()
+    );
 }
 
 fn run(program: &Path, env: &[(&str, &str)]) {
@@ -109,4 +120,39 @@ fn the_c_test_program_passes_under_sanitizers() {
             ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
         ],
     );
+}
+
+/// The first ```c block of the crate's README.
+fn readme_program() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("```c\n").expect("README.md has a ```c block") + "```c\n".len();
+    let len = readme[start..]
+        .find("```")
+        .expect("the ```c block is closed");
+    readme[start..start + len].to_string()
+}
+
+#[test]
+fn the_readme_quick_start_builds_and_runs() {
+    let Some(cc) = compiler() else {
+        eprintln!("no C compiler (cc or $CC): the README's program was not built");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("app.c");
+    std::fs::write(&source, readme_program()).unwrap();
+    let app = dir.path().join("app");
+    build_source(&cc, &source, &[], &app);
+    let db = dir.path().join("db");
+    for round in 0..2 {
+        // The second run opens the database the first created.
+        let out = Command::new(&app).arg(&db).output().unwrap();
+        assert!(
+            out.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "key = value\n");
+    }
 }
