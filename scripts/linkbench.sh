@@ -13,6 +13,8 @@
 #   THREADS [4]       client threads; DURATION [600] seconds of each timed step
 #   ENGINES ["strata rocksdb"]; DB_ROOT [a new temporary directory]
 #   STRATA [target/engines/release/strata] the binary
+#   WRAP [none]       a command prefix every run goes under (e.g. one that caps the
+#                     process's memory, page cache included, so the database is read from disk)
 # Any further flag goes to every run, e.g. --transaction_db --cache_size=1073741824.
 # Each run's output is printed and kept in DB_ROOT/<workload>-<engine>.txt.
 set -euo pipefail
@@ -28,6 +30,9 @@ fi
 root="${DB_ROOT:-$(mktemp -d)}"
 mkdir -p "$root"
 threads="${THREADS:-4}"
+wrap=()
+# shellcheck disable=SC2206 # WRAP is a command line
+[ -n "${WRAP:-}" ] && wrap=($WRAP)
 seconds="${DURATION:-600}"
 
 run() { # workload engine flags...
@@ -35,7 +40,7 @@ run() { # workload engine flags...
     shift 2
     local out="$root/$workload-$engine.txt"
     echo "== $workload on $engine ($out)"
-    "$strata" bench --engine="$engine" --db="$root/$workload-$engine" \
+    "${wrap[@]}" "$strata" bench --engine="$engine" --db="$root/$workload-$engine" \
         --threads="$threads" --histogram=1 "$@" | tee "$out"
     rm -rf "${root:?}/$workload-$engine"
 }
@@ -60,12 +65,12 @@ for engine in ${ENGINES:-strata rocksdb}; do
             local db="$root/insertbench-$engine" out="$root/insertbench-$engine.txt"
             echo "== insertbench on $engine ($out)"
             {
-                "$strata" bench --engine="$engine" --db="$db" --threads="$threads" \
+                "${wrap[@]}" "$strata" bench --engine="$engine" --db="$db" --threads="$threads" \
                     --histogram=1 --batch_size="${BATCH:-1000}" --num="${ROWS:-5000000}" \
                     --writes="${WRITES:-2000000}" \
                     --benchmarks=insertbench_l_i0,insertbench_create_index,insertbench_l_i1,insertbench_l_i2 \
                     "$@"
-                "$strata" bench --engine="$engine" --db="$db" --use_existing_db \
+                "${wrap[@]}" "$strata" bench --engine="$engine" --db="$db" --use_existing_db \
                     --threads="$threads" --histogram=1 --batch_size=10 \
                     --duration="$seconds" \
                     --benchmarks=insertbench_qr100,insertbench_qr500,insertbench_qr1000 \

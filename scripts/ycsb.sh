@@ -14,6 +14,11 @@
 # keys (fillrandom, flushed and compacted), expandingrange grows its read range from 1% to
 # 100% of the keys in 10% steps of EXPAND_INTERVAL seconds, and draws its chart.
 #
+# PARTS (default ycsb,range) picks the YCSB steps, the expanding range, or both. The expanding
+# range is meant to outgrow memory: RANGE_WRAP is a command prefix its read runs go under
+# (e.g. one that caps the process's memory, page cache included, and drops the page cache
+# first), and RANGE_EXTRA flags only its runs get (e.g. a smaller --cache_size).
+#
 # Everything goes to OUT (default ycsb-results/): each step's full output in LOG, a chart per
 # engine, and, printed at the end, one table: ops/s of every step, and the p99 latency of each
 # operation type, per engine. Flags in EXTRA go to every run (engine options: --cache_size,
@@ -31,6 +36,9 @@ EXPAND_INTERVAL=${EXPAND_INTERVAL:-5}
 OUT=${OUT:-ycsb-results}
 DBS=${DBS:-$(mktemp -d "${TMPDIR:-/tmp}/ycsb-dbs.XXXXXX")}
 EXTRA=${EXTRA:-}
+PARTS=${PARTS:-ycsb,range}
+RANGE_WRAP=${RANGE_WRAP:-}
+RANGE_EXTRA=${RANGE_EXTRA:-}
 LOG=$OUT/log.txt
 
 if [ ! -x "$STRATA" ]; then
@@ -43,12 +51,15 @@ IFS=, read -r -a engines <<<"$ENGINES"
 trap 'rm -rf "$DBS"' EXIT
 
 # run ENGINE DB FLAGS...: one strata bench process, its output appended to the log and kept
-# in $OUT/ENGINE.out for the table.
+# in $OUT/ENGINE.out for the table. WRAP, when set, is the command prefix it runs under.
 run() {
     local engine=$1 db=$2
     shift 2
+    local wrap=()
+    # shellcheck disable=SC2206 # WRAP is a command line
+    [ -n "${WRAP:-}" ] && wrap=($WRAP)
     # shellcheck disable=SC2086 # EXTRA is a list of flags
-    local cmd=("$STRATA" bench "--engine=$engine" "--db=$db" "--threads=$THREADS" "$@" $EXTRA)
+    local cmd=("${wrap[@]}" "$STRATA" bench "--engine=$engine" "--db=$db" "--threads=$THREADS" "$@" $EXTRA)
     echo "== ${cmd[*]}" | tee -a "$LOG" >&2
     "${cmd[@]}" 2>&1 | tee -a "$LOG" >>"$OUT/$engine.out"
 }
@@ -58,22 +69,28 @@ for engine in "${engines[@]}"; do
 done
 
 ycsb=("--ycsb_records=$RECORDS" "--ycsb_operations=$OPERATIONS")
-for step in ycsb_load ycsb_a ycsb_b ycsb_c ycsb_f ycsb_d ycsb_e; do
-    for engine in "${engines[@]}"; do
-        existing=()
-        [ "$step" = ycsb_load ] || existing=(--use_existing_db)
-        run "$engine" "$DBS/ycsb-$engine" "--benchmarks=$step" "${existing[@]}" "${ycsb[@]}"
+if [[ ,$PARTS, == *,ycsb,* ]]; then
+    for step in ycsb_load ycsb_a ycsb_b ycsb_c ycsb_f ycsb_d ycsb_e; do
+        for engine in "${engines[@]}"; do
+            existing=()
+            [ "$step" = ycsb_load ] || existing=(--use_existing_db)
+            run "$engine" "$DBS/ycsb-$engine" "--benchmarks=$step" "${existing[@]}" "${ycsb[@]}"
+        done
     done
-done
+fi
 
-for engine in "${engines[@]}"; do
-    run "$engine" "$DBS/range-$engine" --benchmarks=fillrandom,flush,waitforcompaction \
-        "--num=$NUM" --threads=1
-done
-for engine in "${engines[@]}"; do
-    run "$engine" "$DBS/range-$engine" --benchmarks=expandingrange --use_existing_db \
-        "--num=$NUM" "--expand_interval=$EXPAND_INTERVAL" "--plot=$OUT/$engine.svg"
-done
+if [[ ,$PARTS, == *,range,* ]]; then
+    for engine in "${engines[@]}"; do
+        run "$engine" "$DBS/range-$engine" --benchmarks=fillrandom,flush,waitforcompaction \
+            "--num=$NUM" --threads=1
+    done
+    for engine in "${engines[@]}"; do
+        # shellcheck disable=SC2086 # RANGE_EXTRA is a list of flags
+        WRAP=$RANGE_WRAP run "$engine" "$DBS/range-$engine" --benchmarks=expandingrange \
+            --use_existing_db "--num=$NUM" "--expand_interval=$EXPAND_INTERVAL" \
+            "--plot=$OUT/$engine.svg" $RANGE_EXTRA
+    done
+fi
 
 # The table: a row per step (ops/s) and per operation type of a step (p99 us), a column
 # per engine.
