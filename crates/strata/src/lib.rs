@@ -17,12 +17,13 @@
 //! Modules form layers that import one way (checked by `tests/layering.rs`, drawn in
 //! `docs/design.md`): `util`, `codec`, `error`, `comparator` at the bottom; then `fs`; `key`,
 //! `filename`, `prefix`; `log`, `cache`, `merge`, `compaction_filter`, `range_del`, `listener`;
-//! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `version`;
+//! `iterator`; `column_family`; `write_batch`, `snapshot`; `memtable`, `table`; `blob`; `version`;
 //! `compaction`; `options`; `db`, `sst_writer`; `txn`, `backup`; `internals` (and the test-only `testing`) on top.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub(crate) mod backup;
+pub(crate) mod blob;
 pub(crate) mod cache;
 pub(crate) mod codec;
 pub(crate) mod column_family;

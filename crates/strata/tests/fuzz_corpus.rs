@@ -16,7 +16,8 @@ use strata::internals::Rng;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 7] = [
+const TARGETS: [(&str, Target); 8] = [
+    ("blob_reader", strata::internals::fuzzing::blob_reader),
     ("wal_reader", strata::internals::fuzzing::wal_reader),
     ("block_reader", strata::internals::fuzzing::block_reader),
     ("table_reader", strata::internals::fuzzing::table_reader),
@@ -42,6 +43,7 @@ fn corpus_dir(target: &str) -> PathBuf {
 fn every_corpus_input_passes_its_target() {
     if std::env::var_os("STRATA_WRITE_SEEDS").is_some() {
         write_seeds();
+        write_blob_seeds();
     }
     for (name, target) in TARGETS {
         let dir = corpus_dir(name);
@@ -60,6 +62,35 @@ fn every_corpus_input_passes_its_target() {
 }
 
 /// Seed inputs from real files written by the engine.
+/// A blob file of a few values (one compressible), and the same cut before its footer.
+fn write_blob_seeds() {
+    use strata::fs::PosixFs;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("000001.blob");
+    let mut writer = strata::internals::BlobFileWriter::create(
+        &PosixFs,
+        &path,
+        1,
+        0,
+        strata::Compression::Snappy,
+    )
+    .unwrap();
+    for i in 0..6u32 {
+        let value = if i == 3 {
+            vec![b'v'; 200]
+        } else {
+            format!("value{i}").into_bytes()
+        };
+        writer.add(format!("key{i}").as_bytes(), &value).unwrap();
+    }
+    writer.finish().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let dir = corpus_dir("blob_reader");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("seed-blob"), &bytes).unwrap();
+    std::fs::write(dir.join("seed-blob-unfinished"), &bytes[..bytes.len() - 28]).unwrap();
+}
+
 fn write_seeds() {
     use strata::{Db, Options};
     let tmp = tempfile::tempdir().unwrap();

@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["column_family"],
     &["write_batch", "snapshot"],
     &["memtable", "table"],
+    &["blob"],
     &["version"],
     &["compaction"],
     &["options"],

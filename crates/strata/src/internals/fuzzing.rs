@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::blob::reader::BlobFileReader;
 use crate::compaction_filter::ttl::{Clock, ManualClock};
 use crate::error::Result;
 use crate::fs::{RandomAccessFile, SequentialFile};
@@ -75,6 +76,28 @@ pub fn wal_reader(data: &[u8]) {
                 }
             }
         }
+    }
+}
+
+/// A blob file: open, verify, every record in order, and each record again by its reference.
+pub fn blob_reader(data: &[u8]) {
+    let file = MemFile {
+        data: data.to_vec(),
+        pos: 0,
+    };
+    let path = std::path::Path::new("000001.blob");
+    let Ok(reader) = BlobFileReader::open(Box::new(file), path, 1) else {
+        return;
+    };
+    let _ = reader.verify();
+    for record in reader.records().take(100_000) {
+        let Ok(record) = record else { break };
+        let again = reader.get(&record.key, &record.index);
+        assert_eq!(
+            again.as_ref().ok(),
+            Some(&record.value),
+            "a record read twice differs"
+        );
     }
 }
 

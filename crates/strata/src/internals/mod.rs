@@ -5,6 +5,9 @@
 pub mod fuzzing;
 pub mod range_del;
 
+pub use crate::blob::reader::{BlobFileReader, BlobRecord};
+pub use crate::blob::writer::BlobFileWriter;
+pub use crate::blob::{BlobFileSummary, BlobIndex};
 pub use crate::compaction::{sim, PickerOptions};
 pub use crate::filename::{is_engine_file as is_strata_file, parse_file_name, FileKind};
 pub use crate::iterator::InternalIterator;
