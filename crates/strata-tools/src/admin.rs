@@ -314,6 +314,23 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
         for (level, n) in &edit.deleted_files {
             writeln!(out, "  delete L{level} {n:06}")?;
         }
+        for b in &edit.new_blob_files {
+            writeln!(
+                out,
+                "  add blob {:06}.blob {} bytes, {} records, {} bytes of values",
+                b.number, b.file_size, b.records, b.value_bytes
+            )?;
+        }
+        for g in &edit.blob_garbage {
+            writeln!(
+                out,
+                "  garbage in blob {:06}: {} records, {} bytes",
+                g.number, g.records, g.bytes
+            )?;
+        }
+        for n in &edit.deleted_blob_files {
+            writeln!(out, "  delete blob {n:06}")?;
+        }
     }
     for (id, family) in &families {
         writeln!(
@@ -332,6 +349,13 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
                     shown.join(", ")
                 )?;
             }
+        }
+        for b in family.current.blob_files.values() {
+            writeln!(
+                out,
+                "  blob {:06}.blob: {} records, {} bytes; garbage {} records, {} bytes",
+                b.number, b.records, b.file_size, b.garbage_records, b.garbage_bytes
+            )?;
         }
     }
     if let Some(note) = note_if_no_tables(dir, &families)? {

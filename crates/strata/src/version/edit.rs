@@ -28,7 +28,18 @@
 //!                                  an expiry suffix); the payload is the ttl in seconds it
 //!                                  was created with. Written with the family's creation
 //!                                  (and in every manifest's record of the family after)
+//!  13 new blob file     number: varint64 | records: varint64 | file size: varint64
+//!                       | value bytes: varint64   a blob file (`crate::blob`) of family
+//!                                  `column family`, finished and synced
+//!  14 blob garbage      number: varint64 | records: varint64 | bytes: varint64
+//!                                  records of a blob file no longer referenced (added to
+//!                                  what earlier edits counted); a file whose every record is
+//!                                  garbage leaves the version
+//!  15 deleted blob file number: varint64
 //! ```
+//!
+//! A manifest's first edit of a family lists its blob files (tag 13) followed by their
+//! garbage so far (tag 14).
 //!
 //! A family without tag 11 was written by a build that had no prefix extractors: its
 //! extractor is unknown until an open records one. Once recorded it never changes (an open
@@ -66,6 +77,9 @@ const DROP_COLUMN_FAMILY: u32 = 9;
 const MAX_COLUMN_FAMILY: u32 = 10;
 const PREFIX_EXTRACTOR: u32 = 11;
 const FAMILY_TTL: u32 = 12;
+const NEW_BLOB_FILE: u32 = 13;
+const BLOB_GARBAGE: u32 = 14;
+const DELETED_BLOB_FILE: u32 = 15;
 
 /// The id of the default column family, which every database has.
 pub const DEFAULT_FAMILY_ID: u32 = 0;
@@ -122,6 +136,35 @@ impl fmt::Debug for FileMeta {
     }
 }
 
+/// What the manifest knows of one blob file: what it holds, and how much of that no table
+/// references any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlobFileMeta {
+    /// The file number (`NNNNNN.blob`).
+    pub number: u64,
+    /// Records (values) in the file.
+    pub records: u64,
+    /// Bytes of the whole file.
+    pub file_size: u64,
+    /// The values' bytes before compression.
+    pub value_bytes: u64,
+    /// Records no longer referenced.
+    pub garbage_records: u64,
+    /// Bytes of those records (as their references count them).
+    pub garbage_bytes: u64,
+}
+
+/// Records of a blob file that an edit found no longer referenced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobGarbage {
+    /// The blob file.
+    pub number: u64,
+    /// Records dropped.
+    pub records: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
 /// A change to the set of files, plus the counters recorded with it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VersionEdit {
@@ -149,6 +192,12 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: (level, file).
     pub new_files: Vec<(usize, FileMeta)>,
+    /// Blob files added (their garbage counts are zero: garbage comes in `blob_garbage`).
+    pub new_blob_files: Vec<BlobFileMeta>,
+    /// Garbage found in blob files.
+    pub blob_garbage: Vec<BlobGarbage>,
+    /// Blob files removed.
+    pub deleted_blob_files: Vec<u64>,
 }
 
 impl VersionEdit {
@@ -205,6 +254,22 @@ impl VersionEdit {
             put_length_prefixed(&mut out, &f.smallest);
             put_length_prefixed(&mut out, &f.largest);
             for v in [f.smallest_seq, f.largest_seq, f.entries, f.deletions] {
+                put_varint64(&mut out, v);
+            }
+        }
+        for &number in &self.deleted_blob_files {
+            put_varint32(&mut out, DELETED_BLOB_FILE);
+            put_varint64(&mut out, number);
+        }
+        for b in &self.new_blob_files {
+            put_varint32(&mut out, NEW_BLOB_FILE);
+            for v in [b.number, b.records, b.file_size, b.value_bytes] {
+                put_varint64(&mut out, v);
+            }
+        }
+        for g in &self.blob_garbage {
+            put_varint32(&mut out, BLOB_GARBAGE);
+            for v in [g.number, g.records, g.bytes] {
                 put_varint64(&mut out, v);
             }
         }
@@ -271,6 +336,22 @@ impl VersionEdit {
                     };
                     e.new_files.push((level, f));
                 }
+                NEW_BLOB_FILE => e.new_blob_files.push(BlobFileMeta {
+                    number: u64_field(src, "blob file number")?,
+                    records: u64_field(src, "blob file records")?,
+                    file_size: u64_field(src, "blob file size")?,
+                    value_bytes: u64_field(src, "blob file value bytes")?,
+                    garbage_records: 0,
+                    garbage_bytes: 0,
+                }),
+                BLOB_GARBAGE => e.blob_garbage.push(BlobGarbage {
+                    number: u64_field(src, "blob file number")?,
+                    records: u64_field(src, "blob garbage records")?,
+                    bytes: u64_field(src, "blob garbage bytes")?,
+                }),
+                DELETED_BLOB_FILE => e
+                    .deleted_blob_files
+                    .push(u64_field(src, "deleted blob file number")?),
                 other => return Err(format!("unknown version edit tag {other}")),
             }
         }
@@ -450,6 +531,20 @@ mod tests {
             last_sequence: Some(99),
             deleted_files: vec![(0, 3), (1, 4)],
             new_files: vec![(0, f.clone()), (6, f)],
+            new_blob_files: vec![BlobFileMeta {
+                number: 20,
+                records: 1000,
+                file_size: 1 << 30,
+                value_bytes: (1 << 30) + 7,
+                garbage_records: 0,
+                garbage_bytes: 0,
+            }],
+            blob_garbage: vec![BlobGarbage {
+                number: 14,
+                records: 10,
+                bytes: 4096,
+            }],
+            deleted_blob_files: vec![15],
         };
         let bytes = e.encode();
         assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
@@ -478,7 +573,7 @@ mod tests {
         }
         let err = VersionEdit::decode(&[PREFIX_EXTRACTOR as u8, 2, 0xff, 0xfe]).unwrap_err();
         assert_eq!(err, "prefix extractor name is not UTF-8");
-        let err = VersionEdit::decode(&[13]).unwrap_err();
-        assert_eq!(err, "unknown version edit tag 13");
+        let err = VersionEdit::decode(&[99]).unwrap_err();
+        assert_eq!(err, "unknown version edit tag 99");
     }
 }

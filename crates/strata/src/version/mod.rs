@@ -15,6 +15,11 @@
 //! anything is written.
 //! Each open writes a fresh manifest holding one edit with the whole current state, so a
 //! manifest never grows past one session's edits.
+//!
+//! A version also lists its family's blob files (values kept apart from the tree, see
+//! `crate::blob`) with their garbage: the records no table references any more. A blob file
+//! leaves the version when an edit deletes it or when all of its records are garbage. Blob
+//! file numbers come from the counter table numbers use, so the two never share a number.
 
 pub mod edit;
 
@@ -31,7 +36,8 @@ use crate::key::user_key;
 use crate::log::{LogReader, LogWriter, ReadError};
 
 pub use edit::{
-    user_comparator_name, FileMeta, VersionEdit, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
+    user_comparator_name, BlobFileMeta, BlobGarbage, FileMeta, VersionEdit, DEFAULT_FAMILY_ID,
+    DEFAULT_FAMILY_NAME,
 };
 
 /// Levels of the tree.
@@ -44,6 +50,8 @@ pub struct Version {
     pub levels: Vec<Vec<Arc<FileMeta>>>,
     /// The family's user key order.
     pub order: KeyOrder,
+    /// The family's blob files by number, each with its garbage so far.
+    pub blob_files: BTreeMap<u64, Arc<BlobFileMeta>>,
 }
 
 impl Default for Version {
@@ -51,13 +59,16 @@ impl Default for Version {
         Version {
             levels: vec![Vec::new(); NUM_LEVELS],
             order: KeyOrder::Bytewise,
+            blob_files: BTreeMap::new(),
         }
     }
 }
 
 impl Version {
     /// A new version: this one with `edit` applied. Fails if the edit names a level out of
-    /// range, removes a file that is not there, or adds one twice.
+    /// range, removes a file that is not there, adds one twice (a table and a blob file
+    /// cannot share a number either), or counts garbage in a blob file it does not hold or
+    /// past what the file holds.
     pub fn apply(&self, edit: &VersionEdit) -> std::result::Result<Version, String> {
         let mut levels = self.levels.clone();
         for &(level, number) in &edit.deleted_files {
@@ -89,7 +100,63 @@ impl Version {
         for files in levels.iter_mut().skip(1) {
             files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
         }
-        Ok(Version { levels, order })
+        let blob_files = self.apply_blob_files(edit, &present)?;
+        Ok(Version {
+            levels,
+            order,
+            blob_files,
+        })
+    }
+
+    /// The blob files once `edit` is applied; `tables` are the new version's table numbers.
+    fn apply_blob_files(
+        &self,
+        edit: &VersionEdit,
+        tables: &HashSet<u64>,
+    ) -> std::result::Result<BTreeMap<u64, Arc<BlobFileMeta>>, String> {
+        let mut blobs = self.blob_files.clone();
+        for number in &edit.deleted_blob_files {
+            if blobs.remove(number).is_none() {
+                return Err(format!(
+                    "edit deletes blob file {number}, which is not there"
+                ));
+            }
+        }
+        for b in &edit.new_blob_files {
+            if tables.contains(&b.number) || blobs.contains_key(&b.number) {
+                return Err(format!("edit adds blob file {} twice", b.number));
+            }
+            let fresh = BlobFileMeta {
+                garbage_records: 0,
+                garbage_bytes: 0,
+                ..*b
+            };
+            blobs.insert(b.number, Arc::new(fresh));
+        }
+        for g in &edit.blob_garbage {
+            let Some(meta) = blobs.get(&g.number) else {
+                return Err(format!(
+                    "edit counts garbage in blob file {}, which is not there",
+                    g.number
+                ));
+            };
+            let mut m = **meta;
+            m.garbage_records = m.garbage_records.saturating_add(g.records);
+            m.garbage_bytes = m.garbage_bytes.saturating_add(g.bytes);
+            if m.garbage_records > m.records || m.garbage_bytes > m.file_size {
+                return Err(format!(
+                    "edit counts {} records and {} bytes of garbage in blob file {}, which \
+                     holds {} records in {} bytes",
+                    m.garbage_records, m.garbage_bytes, m.number, m.records, m.file_size
+                ));
+            }
+            if m.garbage_records == m.records {
+                blobs.remove(&g.number);
+            } else {
+                blobs.insert(g.number, Arc::new(m));
+            }
+        }
+        Ok(blobs)
     }
 
     /// This version with user keys in `order`: its levels sorted again in it.
@@ -97,6 +164,7 @@ impl Version {
         let empty = Version {
             levels: self.levels.clone(),
             order,
+            blob_files: self.blob_files.clone(),
         };
         // Applying an empty edit only sorts.
         empty.apply(&VersionEdit::default()).unwrap_or(empty)
@@ -124,9 +192,14 @@ impl Version {
         Ok(())
     }
 
-    /// Every file number in the version.
+    /// Every table file number in the version.
     pub fn live_files(&self) -> HashSet<u64> {
         self.levels.iter().flatten().map(|f| f.number).collect()
+    }
+
+    /// Every blob file number in the version.
+    pub fn live_blob_files(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blob_files.keys().copied()
     }
 
     /// Bytes of the files of `level`.
@@ -163,6 +236,17 @@ impl Version {
                 .iter()
                 .enumerate()
                 .flat_map(|(level, files)| files.iter().map(move |f| (level, (**f).clone())))
+                .collect(),
+            new_blob_files: self.blob_files.values().map(|b| **b).collect(),
+            blob_garbage: self
+                .blob_files
+                .values()
+                .filter(|b| b.garbage_records > 0 || b.garbage_bytes > 0)
+                .map(|b| BlobGarbage {
+                    number: b.number,
+                    records: b.garbage_records,
+                    bytes: b.garbage_bytes,
+                })
                 .collect(),
             ..VersionEdit::default()
         }
@@ -503,8 +587,9 @@ fn read_current_state(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State)> {
         if let Some(s) = edit.last_sequence {
             state.last_sequence = state.last_sequence.max(s);
         }
-        for (_, f) in &edit.new_files {
-            state.next_file_number = state.next_file_number.max(f.number + 1);
+        let numbers = edit.new_files.iter().map(|(_, f)| f.number);
+        for n in numbers.chain(edit.new_blob_files.iter().map(|b| b.number)) {
+            state.next_file_number = state.next_file_number.max(n + 1);
         }
     }
     state.next_file_number = state.next_file_number.max(number + 1);
@@ -901,5 +986,169 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("CURRENT"), "{err}");
+    }
+
+    fn blob(number: u64, records: u64, file_size: u64) -> BlobFileMeta {
+        BlobFileMeta {
+            number,
+            records,
+            file_size,
+            value_bytes: file_size,
+            ..BlobFileMeta::default()
+        }
+    }
+
+    fn garbage(number: u64, records: u64, bytes: u64) -> BlobGarbage {
+        BlobGarbage {
+            number,
+            records,
+            bytes,
+        }
+    }
+
+    /// Blob files in, garbage counted, files gone once all garbage, and each impossible edit
+    /// refused; the version is rebuilt by its own snapshot edit, garbage included, and the
+    /// manifest carries it across a reopen.
+    #[test]
+    fn blob_files_and_their_garbage_follow_the_edits() {
+        // Each step: an edit, then the blob files as "number:garbage records/records" or the
+        // error's start.
+        let steps: Vec<(VersionEdit, &str)> = vec![
+            (
+                VersionEdit {
+                    new_files: vec![(0, file(5, "a", "b", 1))],
+                    new_blob_files: vec![blob(6, 10, 1000), blob(7, 2, 100)],
+                    ..VersionEdit::default()
+                },
+                "6:0/10 7:0/2",
+            ),
+            (
+                VersionEdit {
+                    blob_garbage: vec![garbage(6, 4, 400), garbage(7, 1, 50)],
+                    ..VersionEdit::default()
+                },
+                "6:4/10 7:1/2",
+            ),
+            (
+                VersionEdit {
+                    blob_garbage: vec![garbage(7, 1, 50)],
+                    ..VersionEdit::default()
+                },
+                "6:4/10",
+            ),
+            (
+                VersionEdit {
+                    blob_garbage: vec![garbage(6, 7, 100)],
+                    ..VersionEdit::default()
+                },
+                "error: edit counts 11 records",
+            ),
+            (
+                VersionEdit {
+                    blob_garbage: vec![garbage(6, 1, 601)],
+                    ..VersionEdit::default()
+                },
+                "error: edit counts 5 records and 1001 bytes",
+            ),
+            (
+                VersionEdit {
+                    blob_garbage: vec![garbage(7, 1, 1)],
+                    ..VersionEdit::default()
+                },
+                "error: edit counts garbage in blob file 7, which is not there",
+            ),
+            (
+                VersionEdit {
+                    new_blob_files: vec![blob(6, 1, 1)],
+                    ..VersionEdit::default()
+                },
+                "error: edit adds blob file 6 twice",
+            ),
+            (
+                VersionEdit {
+                    new_blob_files: vec![blob(5, 1, 1)],
+                    ..VersionEdit::default()
+                },
+                "error: edit adds blob file 5 twice",
+            ),
+            (
+                VersionEdit {
+                    deleted_blob_files: vec![9],
+                    ..VersionEdit::default()
+                },
+                "error: edit deletes blob file 9, which is not there",
+            ),
+            (
+                VersionEdit {
+                    new_blob_files: vec![blob(8, 3, 30)],
+                    ..VersionEdit::default()
+                },
+                "6:4/10 8:0/3",
+            ),
+        ];
+        let show = |v: &Version| {
+            let files: Vec<String> = v
+                .blob_files
+                .values()
+                .map(|b| format!("{}:{}/{}", b.number, b.garbage_records, b.records))
+                .collect();
+            files.join(" ")
+        };
+        let mut v = Version::default();
+        for (i, (edit, want)) in steps.iter().enumerate() {
+            match v.apply(edit) {
+                Ok(next) => {
+                    assert_eq!(show(&next), *want, "step {i}");
+                    v = next;
+                }
+                Err(e) => assert!(
+                    want.strip_prefix("error: ")
+                        .is_some_and(|w| e.starts_with(w)),
+                    "step {i}: {e}, want {want}"
+                ),
+            }
+        }
+        let rebuilt = Version::default().apply(&v.snapshot_edit()).unwrap();
+        assert_eq!(rebuilt.blob_files, v.blob_files);
+        assert_eq!(v.blob_files[&6].garbage_bytes, 400);
+        let deleted = v
+            .apply(&VersionEdit {
+                deleted_blob_files: vec![6],
+                ..VersionEdit::default()
+            })
+            .unwrap();
+        assert_eq!(show(&deleted), "8:0/3");
+
+        // Through a manifest: written, reopened (which writes a fresh one from the state).
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+        let io = Arc::new(IoStats::default());
+        let mut set = VersionSet::create(
+            fs.clone(),
+            dir.path(),
+            1,
+            io.clone(),
+            &KeyOrder::Bytewise,
+            None,
+        )
+        .unwrap();
+        let n = set.new_file_number();
+        set.log_and_apply(VersionEdit {
+            new_blob_files: vec![blob(n, 10, 1000)],
+            ..VersionEdit::default()
+        })
+        .unwrap();
+        set.log_and_apply(VersionEdit {
+            blob_garbage: vec![garbage(n, 3, 300)],
+            ..VersionEdit::default()
+        })
+        .unwrap();
+        drop(set);
+        for _ in 0..2 {
+            let mut set =
+                VersionSet::recover(fs.clone(), dir.path(), io.clone(), bytewise).unwrap();
+            assert_eq!(show(&set.current()), format!("{n}:3/10"));
+            assert!(set.new_file_number() > n);
+        }
     }
 }
