@@ -1120,3 +1120,39 @@ fn fillseqingest_loads_every_key_through_one_ingested_table() {
     );
     assert!(!ok && err.contains("--threads=1"), "{err}");
 }
+
+/// A read step from tables reports its block cache misses and the pages it read from disk,
+/// each per operation: the figures a from-disk comparison needs.
+#[test]
+fn read_steps_report_cache_misses_and_pages_from_disk_per_operation() {
+    let (_dir, db) = bench_db(&[
+        "--num=20000",
+        "--benchmarks=fillrandom,flush",
+        "--bloom_bits=10",
+    ]);
+    let (ok, out, err) = bench(
+        &db,
+        &[
+            "--num=20000",
+            "--benchmarks=readrandom",
+            "--use_existing_db=1",
+            "--bloom_bits=10",
+            "--cache_size=1048576",
+        ],
+    );
+    assert!(ok, "{err}");
+    let reads = out
+        .lines()
+        .find(|l| l.contains(": reads: "))
+        .unwrap_or_else(|| panic!("no reads line:\n{out}"));
+    let per_op = |what: &str| -> f64 {
+        let at = reads.find(what).unwrap_or_else(|| panic!("{what}? {reads}"));
+        let before = reads[..at].trim_end();
+        let number = before.rsplit([' ', '(']).next().unwrap();
+        number.parse().unwrap_or_else(|_| panic!("{number:?} in {reads}"))
+    };
+    // 20,000 keys in a 1 MiB cache: some lookups miss it.
+    let misses = per_op(" misses/op");
+    assert!(misses > 0.0 && misses <= 3.0, "{reads}");
+    assert!(per_op(" pages from disk/op") >= 0.0, "{reads}");
+}
