@@ -8,6 +8,10 @@
 //! open and kept with the open table (not in the block cache): every read of a key in the
 //! table's range consults it, and it is small next to the data it deletes.
 //!
+//! An iterator stepping from block to block reads ahead: a window of adjacent blocks not yet
+//! cached, read with one read into one buffer that the window's blocks share (16 KiB, then
+//! doubling to 256 KiB); each block is checked and cached as if read alone.
+//!
 //! Every error names the file and the offset of the block it concerns.
 
 use std::path::{Path, PathBuf};
