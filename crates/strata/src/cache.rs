@@ -171,6 +171,11 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
         self.shard(&key).lock().insert(key, value, charge);
     }
 
+    /// True when `key` is cached; unlike `get`, neither marks it used nor counts a lookup.
+    pub fn contains(&self, key: &K) -> bool {
+        self.shard(key).lock().map.contains_key(key)
+    }
+
     /// Drops `key` if present.
     pub fn remove(&self, key: &K) {
         self.shard(key).lock().remove(key);

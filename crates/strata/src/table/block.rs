@@ -148,19 +148,60 @@ impl BlockBuilder {
 
 /// A decoded block, shared by iterators and the block cache.
 pub struct Block {
-    data: Vec<u8>,
+    data: BlockBytes,
     restarts_at: usize,
     num_restarts: usize,
 }
 
+/// Where a block's bytes live: a buffer of its own, or a range of a buffer that one read
+/// filled with several adjacent blocks (a sequential scan's readahead), shared with them.
+enum BlockBytes {
+    Owned(Vec<u8>),
+    InChunk {
+        chunk: Arc<Vec<u8>>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl BlockBytes {
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            BlockBytes::Owned(v) => v,
+            BlockBytes::InChunk { chunk, start, len } => &chunk[*start..*start + *len],
+        }
+    }
+}
+
 impl Block {
     /// The block's bytes as stored (entries, then the restart array).
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
-        &self.data
+        self.data.as_slice()
     }
 
     /// Checks the restart array of `data`; the error says what is wrong.
     pub fn new(data: Vec<u8>) -> Result<Block, String> {
+        Block::checked(BlockBytes::Owned(data))
+    }
+
+    /// A block whose bytes are `chunk[range]`: it keeps the whole chunk alive. Readahead reads
+    /// adjacent blocks with one read and gives each its range, so that a scan pays one read
+    /// and one allocation per chunk instead of per block.
+    pub fn in_chunk(chunk: Arc<Vec<u8>>, range: std::ops::Range<usize>) -> Result<Block, String> {
+        if range.start > range.end || range.end > chunk.len() {
+            return Err("block range outside its chunk".into());
+        }
+        Block::checked(BlockBytes::InChunk {
+            chunk,
+            start: range.start,
+            len: range.end - range.start,
+        })
+    }
+
+    fn checked(bytes: BlockBytes) -> Result<Block, String> {
+        let data = bytes.as_slice();
         let n = decode_fixed32(data.len().checked_sub(4).map_or(&[][..], |at| &data[at..]))
             .ok_or("block shorter than its restart count")? as usize;
         let restarts_at = n
@@ -171,7 +212,7 @@ impl Block {
             return Err("block has no restart point".into());
         }
         Ok(Block {
-            data,
+            data: bytes,
             restarts_at,
             num_restarts: n,
         })
@@ -180,7 +221,7 @@ impl Block {
     /// A block with no entries.
     pub fn empty() -> Block {
         Block {
-            data: vec![0, 0, 0, 0, 1, 0, 0, 0],
+            data: BlockBytes::Owned(vec![0, 0, 0, 0, 1, 0, 0, 0]),
             restarts_at: 0,
             num_restarts: 1,
         }
@@ -188,11 +229,11 @@ impl Block {
 
     /// Bytes of memory the block holds (what the cache charges).
     pub fn size(&self) -> usize {
-        self.data.len()
+        self.bytes().len()
     }
 
     fn restart(&self, i: usize) -> usize {
-        decode_fixed32(&self.data[self.restarts_at + 4 * i..]).unwrap_or_default() as usize
+        decode_fixed32(&self.bytes()[self.restarts_at + 4 * i..]).unwrap_or_default() as usize
     }
 }
 
@@ -220,6 +261,7 @@ fn decode_entry(data: &[u8], at: usize, limit: usize) -> Option<(usize, usize, u
 }
 
 /// A cursor over one block. On malformed bytes it becomes invalid and `corrupt()` says why.
+#[derive(Clone)]
 pub struct BlockIter {
     block: Arc<Block>,
     cmp: Comparator,
@@ -227,10 +269,24 @@ pub struct BlockIter {
     current: usize,
     /// Offset just after the current entry.
     next: usize,
-    restart_index: usize,
     key: Vec<u8>,
     value: (usize, usize),
     corrupt: Option<String>,
+    /// The entries before the current one in its restart interval, as the last backward
+    /// scan of the interval decoded them (their keys end to end in `prev_keys`): `prev`
+    /// takes the last one instead of decoding the interval again, so a reverse scan decodes
+    /// each entry once. Any other move empties it.
+    prev_entries: Vec<PrevEntry>,
+    prev_keys: Vec<u8>,
+}
+
+/// An entry remembered for `prev`: where it lies, its value, where its key ends.
+#[derive(Clone, Copy)]
+struct PrevEntry {
+    current: usize,
+    next: usize,
+    value: (usize, usize),
+    key_end: usize,
 }
 
 impl BlockIter {
@@ -249,11 +305,25 @@ impl BlockIter {
             cmp,
             current: end,
             next: end,
-            restart_index: 0,
             key: buffer,
             value: (0, 0),
             corrupt: None,
+            prev_entries: Vec::new(),
+            prev_keys: Vec::new(),
         }
+    }
+
+    /// Moves this cursor, unpositioned, to `block` (with the same order), keeping its buffers:
+    /// a table iterator going from block to block allocates nothing.
+    pub fn set_block(&mut self, block: Arc<Block>) {
+        let end = block.restarts_at;
+        self.block = block;
+        self.current = end;
+        self.next = end;
+        self.key.clear();
+        self.value = (0, 0);
+        self.corrupt = None;
+        self.forget_prev_entries();
     }
 
     /// The key buffer, for reuse.
@@ -273,7 +343,7 @@ impl BlockIter {
 
     /// The current value.
     pub fn value(&self) -> &[u8] {
-        &self.block.data[self.value.0..self.value.0 + self.value.1]
+        &self.block.bytes()[self.value.0..self.value.0 + self.value.1]
     }
 
     /// Where the current value lies in the block's bytes ([`Block::bytes`]).
@@ -305,7 +375,8 @@ impl BlockIter {
             self.current = limit;
             return false;
         }
-        let Some((shared, unshared, vlen, kat)) = decode_entry(&self.block.data, at, limit) else {
+        let data = self.block.bytes();
+        let Some((shared, unshared, vlen, kat)) = decode_entry(data, at, limit) else {
             self.mark_corrupt("bad entry in block");
             return false;
         };
@@ -313,23 +384,17 @@ impl BlockIter {
             self.mark_corrupt("entry shares more bytes than the previous key has");
             return false;
         }
-        self.current = at;
         self.key.truncate(shared);
-        self.key
-            .extend_from_slice(&self.block.data[kat..kat + unshared]);
+        self.key.extend_from_slice(&data[kat..kat + unshared]);
+        self.current = at;
         self.value = (kat + unshared, vlen);
         self.next = kat + unshared + vlen;
-        while self.restart_index + 1 < self.block.num_restarts
-            && self.block.restart(self.restart_index + 1) <= self.current
-        {
-            self.restart_index += 1;
-        }
         true
     }
 
     fn seek_to_restart(&mut self, index: usize) {
+        self.forget_prev_entries();
         self.key.clear();
-        self.restart_index = index;
         self.next = self.block.restart(index);
         if self.next > self.block.restarts_at {
             self.mark_corrupt("restart point past the entries");
@@ -351,7 +416,26 @@ impl BlockIter {
             return;
         }
         self.seek_to_restart(self.block.num_restarts - 1);
-        while self.parse_next() && self.next < self.block.restarts_at {}
+        self.scan_interval_to(self.block.restarts_at);
+    }
+
+    /// From a restart point, decodes entries up to the one that ends at `end`, remembering
+    /// the ones before it for `prev`.
+    fn scan_interval_to(&mut self, end: usize) {
+        while self.parse_next() && self.next < end {
+            self.prev_keys.extend_from_slice(&self.key);
+            self.prev_entries.push(PrevEntry {
+                current: self.current,
+                next: self.next,
+                value: self.value,
+                key_end: self.prev_keys.len(),
+            });
+        }
+    }
+
+    fn forget_prev_entries(&mut self) {
+        self.prev_entries.clear();
+        self.prev_keys.clear();
     }
 
     /// Moves to the first entry with key >= `target`.
@@ -365,7 +449,7 @@ impl BlockIter {
             let mid = (left + right).div_ceil(2);
             let at = self.block.restart(mid);
             let Some((shared, unshared, _, kat)) =
-                decode_entry(&self.block.data, at, self.block.restarts_at)
+                decode_entry(self.block.bytes(), at, self.block.restarts_at)
             else {
                 self.mark_corrupt("bad entry at a restart point");
                 return;
@@ -376,7 +460,7 @@ impl BlockIter {
             }
             if self
                 .cmp
-                .compare(&self.block.data[kat..kat + unshared], target)
+                .compare(&self.block.bytes()[kat..kat + unshared], target)
                 == Ordering::Less
             {
                 left = mid;
@@ -409,6 +493,7 @@ impl BlockIter {
     /// Moves to the next entry.
     pub fn next(&mut self) {
         if self.valid() {
+            self.forget_prev_entries();
             self.parse_next();
         }
     }
@@ -419,17 +504,38 @@ impl BlockIter {
             return;
         }
         let original = self.current;
-        // Back up to a restart point strictly before the current entry.
-        while self.block.restart(self.restart_index) >= original {
-            if self.restart_index == 0 {
-                self.current = self.block.restarts_at;
-                self.next = self.block.restarts_at;
+        if let Some(e) = self.prev_entries.pop() {
+            if e.next == original {
+                let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
+                self.key.clear();
+                self.key
+                    .extend_from_slice(&self.prev_keys[key_start..e.key_end]);
+                self.prev_keys.truncate(key_start);
+                self.current = e.current;
+                self.next = e.next;
+                self.value = e.value;
                 return;
             }
-            self.restart_index -= 1;
         }
-        self.seek_to_restart(self.restart_index);
-        while self.parse_next() && self.next < original {}
+        // The last restart point strictly before the current entry, by binary search: a
+        // forward step then need not track which interval it is in. (`before` counts the
+        // restart points found before it; one counted was checked to be.)
+        let (mut before, mut after) = (0, self.block.num_restarts);
+        while before < after {
+            let mid = (before + after) / 2;
+            if self.block.restart(mid) < original {
+                before = mid + 1;
+            } else {
+                after = mid;
+            }
+        }
+        if before == 0 {
+            self.current = self.block.restarts_at;
+            self.next = self.block.restarts_at;
+            return;
+        }
+        self.seek_to_restart(before - 1);
+        self.scan_interval_to(original);
     }
 }
 
@@ -438,7 +544,7 @@ mod tests {
     use super::*;
     use crate::iterator::InternalIterator;
     use crate::testing::harness::{
-        self, internal_iterator_from_inherent, Constructor, Entries, Keys,
+        self, internal_iterator_from_inherent, Constructor, Entries, Entry, Keys,
     };
     use crate::util::Rng;
 
@@ -494,6 +600,67 @@ mod tests {
         }
     }
 
+    /// Moves mixing directions land where the model says, across restart points and the
+    /// block's ends: `prev` takes remembered entries of the interval, which every other
+    /// move must forget.
+    #[test]
+    fn prev_after_any_move_lands_on_the_entry_before() {
+        let entries: Vec<Entry> = (0..23u32)
+            .map(|i| {
+                (
+                    format!("key{i:03}").into_bytes(),
+                    format!("v{i}").into_bytes(),
+                )
+            })
+            .collect();
+        let key = |i: usize| entries[i].0.clone();
+        // Each case: moves, then the entry expected (None: invalid).
+        enum Move {
+            First,
+            Last,
+            Seek(usize),
+            SeekForPrev(usize),
+            Next,
+            Prev,
+        }
+        use Move::*;
+        #[rustfmt::skip]
+        let cases: Vec<(Vec<Move>, Option<usize>)> = vec![
+            (vec![Last, Prev], Some(21)),
+            (vec![Last, Prev, Prev, Prev, Prev, Prev], Some(17)),
+            (vec![Last, Prev, Prev, Next, Prev], Some(20)),
+            (vec![Last, Prev, Next], Some(22)),
+            (vec![Last, Prev, Next, Next], None),
+            (vec![Seek(9), Prev, Prev, Prev], Some(6)),
+            (vec![Seek(8), Prev], Some(7)),
+            (vec![Seek(8), Prev, Prev, Next, Next, Prev, Prev], Some(6)),
+            (vec![SeekForPrev(12), Prev, Seek(3), Prev], Some(2)),
+            (vec![Seek(5), Prev, Prev, Seek(15), Prev, Prev], Some(13)),
+            (vec![First, Next, Prev, Prev], None),
+            (vec![Seek(2), Prev, Prev, Prev], None),
+            (vec![Last, Prev, Last], Some(22)),
+        ];
+        for interval in [1, 2, 3, 4, 16, 100] {
+            let block = build(&entries, interval);
+            for (i, (moves, expected)) in cases.iter().enumerate() {
+                let mut it = BlockIter::new(block.clone(), BYTEWISE);
+                for m in moves {
+                    match m {
+                        First => it.seek_to_first(),
+                        Last => it.seek_to_last(),
+                        Seek(k) => it.seek(&key(*k)),
+                        SeekForPrev(k) => it.seek_for_prev(&key(*k)),
+                        Next => it.next(),
+                        Prev => it.prev(),
+                    }
+                }
+                let got = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                let want = expected.map(|e| entries[e].clone());
+                assert_eq!(got, want, "interval {interval}, case {i}");
+            }
+        }
+    }
+
     #[test]
     fn a_64k_key_round_trips() {
         let entries = [
@@ -510,7 +677,7 @@ mod tests {
     fn damaged_blocks_never_panic() {
         let mut rng = Rng::new(5);
         let entries = harness::random_entries(&mut rng, Keys::Bytewise, 60);
-        let good = build(&entries, 4).data.clone();
+        let good = build(&entries, 4).bytes().to_vec();
         for i in 0..good.len() {
             for bit in [0x01u8, 0x80] {
                 let mut d = good.clone();

@@ -279,6 +279,24 @@ pub fn read_block(
     path: &Path,
     handle: BlockHandle,
 ) -> Result<Vec<u8>> {
+    let len = checked_block_len(file, path, handle)?;
+    let mut buf = file.read_vec_at(handle.offset, len + BLOCK_TRAILER_LEN)?;
+    match check_block(path, handle, &buf)? {
+        None => {
+            buf.truncate(len);
+            Ok(buf)
+        }
+        Some(raw) => Ok(raw),
+    }
+}
+
+/// The contents length of the block at `handle`, checked to be possible and to end, with its
+/// trailer, inside `file`.
+pub fn checked_block_len(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: BlockHandle,
+) -> Result<usize> {
     let bad = |reason: String| Error::corruption(path, handle.offset, reason);
     let len = usize::try_from(handle.size)
         .ok()
@@ -291,20 +309,31 @@ pub fn read_block(
     if !fits {
         return Err(bad("block runs past the end of the file".into()));
     }
-    let mut buf = file.read_vec_at(handle.offset, len + BLOCK_TRAILER_LEN)?;
-    let (contents, trailer) = buf.split_at(len);
-    let stored = decode_fixed32(&trailer[1..]).unwrap_or_default();
+    Ok(len)
+}
+
+/// Checks the crc32c of `stored` (a block's contents and trailer as read from the file at
+/// `handle`, `handle.size + BLOCK_TRAILER_LEN` bytes) and decompresses it: `None` when the
+/// block is stored raw, so that its contents are `stored[..handle.size]` as they are.
+pub fn check_block(path: &Path, handle: BlockHandle, stored: &[u8]) -> Result<Option<Vec<u8>>> {
+    let bad = |reason: String| Error::corruption(path, handle.offset, reason);
+    let len = stored
+        .len()
+        .checked_sub(BLOCK_TRAILER_LEN)
+        .filter(|&l| l as u64 == handle.size)
+        .ok_or_else(|| bad("block shorter than its handle".into()))?;
+    let (contents, trailer) = stored.split_at(len);
+    let crc = decode_fixed32(&trailer[1..]).unwrap_or_default();
     let actual = crc32c_extend(crc32c(contents), &trailer[..1]);
-    if unmask_crc(stored) != actual {
+    if unmask_crc(crc) != actual {
         return Err(bad("block checksum mismatch".into()));
     }
     let kind = Compression::from_byte(trailer[0])
         .ok_or_else(|| bad(format!("unknown compression type {}", trailer[0])))?;
     if kind == Compression::None {
-        buf.truncate(len);
-        return Ok(buf);
+        return Ok(None);
     }
-    decompress_block(kind, contents).map_err(bad)
+    decompress_block(kind, contents).map(Some).map_err(bad)
 }
 
 #[cfg(test)]

@@ -518,4 +518,154 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::Corruption, "cut at {cut}: {err}");
         }
     }
+
+    /// A table file in memory that counts the reads made of it, and notes whether one
+    /// covered the byte at `watched`.
+    struct CountedFile {
+        bytes: Vec<u8>,
+        reads: Arc<std::sync::atomic::AtomicUsize>,
+        watched: usize,
+        watched_read: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl crate::fs::RandomAccessFile for CountedFile {
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> crate::Result<()> {
+            use std::sync::atomic::Ordering::Relaxed;
+            self.reads.fetch_add(1, Relaxed);
+            let at = offset as usize;
+            if (at..at + buf.len()).contains(&self.watched) {
+                self.watched_read.store(true, Relaxed);
+            }
+            buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
+            Ok(())
+        }
+        fn size(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+    }
+
+    /// Scans read ahead: after a block read from the file, stepping on to the next block
+    /// reads a window of adjacent blocks with one read (growing to 256 KiB), in both
+    /// directions; every entry comes back once, in order. A damaged block inside a window is
+    /// left out of it, so a scan that stops before it sees no error, and one that reaches it
+    /// gets a corruption error naming the file, after exactly the entries before it.
+    #[test]
+    fn scans_read_ahead_and_report_a_damaged_block_only_when_they_reach_it() {
+        const N: usize = 3000;
+        let model: Vec<Entry> = (0..N)
+            .map(|i| {
+                let value = format!("value{i:05}-").repeat(9);
+                (format!("key{i:05}").into_bytes(), value.into_bytes())
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sst");
+        let options = TableOptions {
+            block_size: 512,
+            ..TableOptions::default()
+        };
+        write_table(&path, &model, options.clone());
+        let good = std::fs::read(&path).unwrap();
+        let damaged_entry = 2000;
+        let mut damaged = good.clone();
+        let needle = format!("value{damaged_entry:05}-").into_bytes();
+        let at = damaged
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap();
+        damaged[at] ^= 1;
+
+        struct Case {
+            damaged: bool,
+            reverse: bool,
+            /// Entries read (all of them when `None`).
+            limit: Option<usize>,
+        }
+        #[rustfmt::skip]
+        let cases = [
+            Case { damaged: false, reverse: false, limit: None },
+            Case { damaged: false, reverse: true, limit: None },
+            Case { damaged: true, reverse: false, limit: None },
+            Case { damaged: true, reverse: true, limit: None },
+            // Stop short of the damaged block, after reading the window that holds it.
+            Case { damaged: true, reverse: false, limit: Some(1900) },
+            Case { damaged: true, reverse: true, limit: Some(900) },
+        ];
+        for (i, case) in cases.iter().enumerate() {
+            let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let watched_read = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let file = CountedFile {
+                bytes: if case.damaged {
+                    damaged.clone()
+                } else {
+                    good.clone()
+                },
+                reads: reads.clone(),
+                watched: at,
+                watched_read: watched_read.clone(),
+            };
+            let read_options = reader::TableReadOptions {
+                block_cache: Some(Arc::new(reader::BlockCache::new(64 << 20, 16))),
+                cache_id: 1,
+                ..reader::TableReadOptions::uncached(options.clone())
+            };
+            let table = Arc::new(Table::open(Box::new(file), &path, &read_options).unwrap());
+            let reads_to_open = reads.load(std::sync::atomic::Ordering::Relaxed);
+            let mut it = table.iter();
+            let mut seen = Vec::new();
+            if case.reverse {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            while it.valid() && case.limit.is_none_or(|l| seen.len() < l) {
+                seen.push((it.key().to_vec(), it.value().to_vec()));
+                if case.reverse {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+            }
+            if case.reverse {
+                seen.reverse();
+            }
+            let expected: &[Entry] = match (case.damaged && case.limit.is_none(), case.reverse) {
+                (false, false) => &model[..case.limit.unwrap_or(N)],
+                (false, true) => &model[N - case.limit.unwrap_or(N)..],
+                (true, false) => &model[..seen.len()],
+                (true, true) => &model[N - seen.len()..],
+            };
+            assert!(seen == expected, "case {i}: entries differ from the model");
+            if case.damaged && case.limit.is_none() {
+                let err = it
+                    .status()
+                    .expect_err(&format!("case {i}: damage unnoticed"));
+                assert_eq!(err.kind(), ErrorKind::Corruption, "case {i}: {err}");
+                assert!(err.to_string().contains("t.sst"), "case {i}: {err}");
+                // Only the damaged block is missing (a block holds a few entries).
+                let before = if case.reverse {
+                    N - damaged_entry - 1
+                } else {
+                    damaged_entry
+                };
+                assert!(
+                    (before - 8..=before).contains(&seen.len()),
+                    "case {i}: {}",
+                    seen.len()
+                );
+            } else {
+                it.status().unwrap();
+                if case.damaged {
+                    let read = watched_read.load(std::sync::atomic::Ordering::Relaxed);
+                    assert!(read, "case {i}: the damaged block was not read ahead");
+                }
+                let blocks = good.len() / 512;
+                let reads = reads.load(std::sync::atomic::Ordering::Relaxed) - reads_to_open;
+                assert!(
+                    reads < blocks / 20,
+                    "case {i}: {reads} reads for {blocks} blocks"
+                );
+            }
+        }
+    }
 }
