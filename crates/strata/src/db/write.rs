@@ -681,13 +681,12 @@ pub(super) fn survey_families(
 /// Fails, naming the family, if a batch of the group writes to a family that does not exist
 /// (dropped, or never created in this database): nothing of the group is written.
 fn check_families(group: &[Request], families: &Families) -> Result<()> {
-    for req in group.iter().filter(|r| r.batch.has_families()) {
-        for entry in req.batch.iter().flatten() {
-            if !families.contains_key(&entry.cf) {
+    for req in group.iter() {
+        for cf in req.batch.families() {
+            if !families.contains_key(cf) {
                 return Err(Error::InvalidArgument(format!(
-                    "write batch writes to column family id {}, which this database does not \
-                     have (it was dropped, or the handle is of another database)",
-                    entry.cf
+                    "write batch writes to column family id {cf}, which this database does not \
+                     have (it was dropped, or the handle is of another database)"
                 )));
             }
         }
