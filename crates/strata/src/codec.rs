@@ -47,6 +47,13 @@ fn varint_len(mut v: u64) -> usize {
 
 /// Takes a varint32 off the front of `src`.
 pub fn get_varint32(src: &mut &[u8]) -> Option<u32> {
+    // Most varints are lengths under 128, one byte: taken without the loop.
+    if let Some((&byte, rest)) = src.split_first() {
+        if byte < 0x80 {
+            *src = rest;
+            return Some(u32::from(byte));
+        }
+    }
     let v = get_varint_limited(src, 5)?;
     u32::try_from(v).ok()
 }

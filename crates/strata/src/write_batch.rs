@@ -63,8 +63,9 @@ pub struct WriteBatch {
     count: u32,
     /// Set when an update broke a size limit; `Db::write` refuses the batch with it.
     invalid: Option<String>,
-    /// True when a record names a family other than the default.
-    has_families: bool,
+    /// The families other than the default that records name, each once, in the order of
+    /// their first record: the write path checks that they exist without decoding the batch.
+    families: Vec<u32>,
     /// True when the batch holds a merge: a family without a merge operator refuses it.
     has_merge: bool,
     /// True when the batch holds a log-data blob.
@@ -95,7 +96,8 @@ pub(crate) struct BatchMark {
     len: usize,
     count: u32,
     invalid: Option<String>,
-    has_families: bool,
+    /// How many of the batch's `families` were named then: those named first later follow.
+    families: usize,
     has_merge: bool,
     has_log_data: bool,
 }
@@ -129,7 +131,7 @@ impl WriteBatch {
             rep,
             count: 0,
             invalid: None,
-            has_families: false,
+            families: Vec::new(),
             has_merge: false,
             has_log_data: false,
             has_range_deletion: false,
@@ -252,14 +254,14 @@ impl WriteBatch {
         let mut batch = WriteBatch::new();
         batch.rep.extend_from_slice(records);
         batch.count = count;
-        let (mut has_families, mut has_merge) = (false, false);
+        let (mut families, mut has_merge) = (Vec::new(), false);
         for entry in batch.iter() {
             let e = entry?;
-            has_families |= e.cf != 0;
+            note_family(&mut families, e.cf);
             has_merge |= e.kind == ValueKind::Merge;
         }
         let has_log_data = batch.log_data().next().is_some();
-        batch.has_families = has_families;
+        batch.families = families;
         batch.has_merge = has_merge;
         batch.has_log_data = has_log_data;
         Ok(batch)
@@ -292,7 +294,7 @@ impl WriteBatch {
             len: self.rep.len(),
             count: self.count,
             invalid: self.invalid.clone(),
-            has_families: self.has_families,
+            families: self.families.len(),
             has_merge: self.has_merge,
             has_log_data: self.has_log_data,
         }
@@ -303,7 +305,7 @@ impl WriteBatch {
         self.rep.truncate(mark.len);
         self.count = mark.count;
         self.invalid = mark.invalid.clone();
-        self.has_families = mark.has_families;
+        self.families.truncate(mark.families);
         self.has_merge = mark.has_merge;
         self.has_log_data = mark.has_log_data;
     }
@@ -321,7 +323,7 @@ impl WriteBatch {
         } else {
             self.rep.push(kind as u8 | FAMILY_BIT);
             put_varint32(&mut self.rep, cf);
-            self.has_families = true;
+            note_family(&mut self.families, cf);
         }
         put_length_prefixed(&mut self.rep, key);
         if let Some(value) = value {
@@ -371,14 +373,19 @@ impl WriteBatch {
         self.rep.truncate(HEADER_LEN);
         self.count = 0;
         self.invalid = None;
-        self.has_families = false;
+        self.families.clear();
         self.has_merge = false;
         self.has_log_data = false;
     }
 
     /// True when a record names a column family other than the default.
     pub(crate) fn has_families(&self) -> bool {
-        self.has_families
+        !self.families.is_empty()
+    }
+
+    /// The families other than the default that the batch's records name, each once.
+    pub(crate) fn families(&self) -> &[u32] {
+        &self.families
     }
 
     /// Bytes of the encoded batch, header included.
@@ -440,6 +447,14 @@ impl WriteBatch {
             records: self.records(),
             remaining: self.count,
         }
+    }
+}
+
+/// Adds `cf` to `families` (the non-default families named so far) if it is new there.
+fn note_family(families: &mut Vec<u32>, cf: u32) {
+    // Records mostly come in runs of one family: the last one named is checked first.
+    if cf != 0 && families.last() != Some(&cf) && !families.contains(&cf) {
+        families.push(cf);
     }
 }
 
@@ -666,6 +681,41 @@ mod tests {
             .unwrap()
             .iter()
             .any(|e| e.is_err()));
+    }
+
+    /// The families a batch names, which the write path checks instead of decoding the
+    /// batch: each once, kept exact through save points and rebuilt by `from_records`.
+    #[test]
+    fn a_batch_knows_the_families_it_names() {
+        let (a, b) = (ColumnFamily::new(3, "a"), ColumnFamily::new(9, "b"));
+        let mut batch = WriteBatch::new();
+        batch.put(b"k", b"v");
+        assert_eq!(batch.families(), [] as [u32; 0]);
+        batch
+            .put_cf(&a, b"k", b"v")
+            .delete_cf(&a, b"k")
+            .put_cf(&b, b"k", b"v");
+        let mark = batch.mark();
+        batch
+            .merge_cf(&a, b"k", b"1")
+            .delete_range_cf(&b, b"a", b"z");
+        assert_eq!(batch.families(), [3, 9]);
+        batch.truncate_to(&mark);
+        assert_eq!(batch.families(), [3, 9]);
+
+        let mut later = WriteBatch::new();
+        later.put(b"k", b"v");
+        let mark = later.mark();
+        later.put_cf(&b, b"k", b"v");
+        assert_eq!(later.families(), [9]);
+        later.truncate_to(&mark);
+        assert_eq!(later.families(), [] as [u32; 0]);
+        assert!(!later.has_families());
+
+        let rebuilt = WriteBatch::from_records(batch.records(), batch.len() as u32).unwrap();
+        assert_eq!(rebuilt.families(), [3, 9]);
+        batch.clear();
+        assert_eq!(batch.families(), [] as [u32; 0]);
     }
 
     #[test]

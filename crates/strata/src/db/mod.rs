@@ -114,8 +114,9 @@ pub(crate) struct DbInner {
     writer: Mutex<WriterState>,
     /// Held by a write group while it inserts into the memtables, taken before it lets go of
     /// `writer` (see `write.rs`): whoever holds `writer` and takes this finds no insert in
-    /// flight, and none can start.
-    inserting: Mutex<()>,
+    /// flight, and none can start. The standard library's lock, which spins and then sleeps,
+    /// where parking_lot's yields its core in between (`write.rs` says why that matters).
+    inserting: std::sync::Mutex<()>,
     versions: Mutex<VersionSet>,
     tables: TableCache,
     bg: Mutex<BgState>,

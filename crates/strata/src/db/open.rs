@@ -556,7 +556,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         wals: Mutex::new(wals),
         queue: Mutex::new(WriteQueue::default()),
         writer: Mutex::new(WriterState::new(wal, last_sequence)),
-        inserting: Mutex::new(()),
+        inserting: std::sync::Mutex::new(()),
         versions: Mutex::new(versions),
         tables,
         bg: Mutex::new(BgState::default()),

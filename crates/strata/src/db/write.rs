@@ -23,10 +23,17 @@
 //! every later write fails with the original cause, while reads go on. Nothing of the failed
 //! group becomes visible.
 //!
-//! A waiting writer first spins, then yields its core, and only then sleeps on its slot's
-//! condition variable (as RocksDB's write thread does): a group commit takes microseconds, and
-//! putting a thread to sleep and waking it costs about as much again on each side. With two
-//! writers taking turns as leader, sleeping halved the throughput of one writer alone.
+//! A waiting writer first spins, for about as long as a small group commit takes, and only
+//! then sleeps on its slot's condition variable: putting a thread to sleep and waking it costs
+//! about a group commit again on each side (with two writers taking turns as leader, sleeping
+//! at once halved the throughput of one writer alone). It never yields its core: on a machine
+//! with more runnable threads than cores, a yield hands the core to another process for the
+//! rest of a time slice, milliseconds, and the writer comes back long after its group was
+//! done (on a busy machine, Linkbench's writers that reached the yields spent 2-3 ms there on
+//! average, which made its p99.9). A sleeper runs again as soon as it is woken and a core is
+//! free. For the same reason `inserting`, which the next group's leader may wait for while
+//! this one inserts, is a lock that spins and then sleeps without yielding (parking_lot's
+//! yields in between).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,10 +73,11 @@ struct Slot {
     cv: Condvar,
 }
 
-/// Spins of a waiting writer before it starts to yield (about a microsecond).
-const SPINS: u32 = 200;
-/// How long a waiting writer yields its core before it sleeps.
-const YIELD_FOR: Duration = Duration::from_micros(100);
+/// How long a waiting writer spins before it sleeps: a small group commit (a WAL append and a
+/// memtable insert of a few entries) takes a few microseconds.
+const SPIN_FOR: Duration = Duration::from_micros(20);
+/// Spins between two looks at the clock.
+const SPINS_PER_CLOCK_READ: u32 = 32;
 
 impl Slot {
     fn set(&self, state: SlotState) {
@@ -84,7 +92,7 @@ impl Slot {
     /// Waits for a state other than `Waiting` and takes it, leaving `Waiting` behind.
     fn wait(&self) -> SlotState {
         if !self.ready.load(Ordering::Acquire) {
-            self.spin_then_yield();
+            self.spin();
         }
         let mut state = self.state.lock();
         while matches!(*state, SlotState::Waiting) {
@@ -94,20 +102,19 @@ impl Slot {
         std::mem::replace(&mut *state, SlotState::Waiting)
     }
 
-    /// Returns when `ready` is set, or after [`SPINS`] spins and [`YIELD_FOR`] of yields.
-    fn spin_then_yield(&self) {
-        for _ in 0..SPINS {
-            if self.ready.load(Ordering::Acquire) {
-                return;
-            }
-            std::hint::spin_loop();
-        }
+    /// Returns when `ready` is set, or after spinning for [`SPIN_FOR`].
+    fn spin(&self) {
         let start = Instant::now();
-        while start.elapsed() < YIELD_FOR {
-            if self.ready.load(Ordering::Acquire) {
+        loop {
+            for _ in 0..SPINS_PER_CLOCK_READ {
+                if self.ready.load(Ordering::Acquire) {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= SPIN_FOR {
                 return;
             }
-            std::thread::yield_now();
         }
     }
 }
@@ -298,7 +305,7 @@ impl DbInner {
                 Ok(written) => {
                     // Taken before the writer lock is let go: groups insert, and publish their
                     // sequence numbers, in the order they reached the WAL.
-                    let inserting = self.inserting.lock();
+                    let inserting = self.lock_inserting();
                     drop(w);
                     // The next group writes its WAL record while this one inserts.
                     self.pass_lead();
@@ -360,16 +367,24 @@ impl DbInner {
         group: &mut [Request],
     ) -> Result<()> {
         let written = self.write_wal_stage(w, group)?;
-        let _inserting = self.inserting.lock();
+        let _inserting = self.lock_inserting();
         self.insert_stage(group, &written);
         Ok(())
+    }
+
+    /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
+    /// repair: a poisoned lock is taken as it is.
+    fn lock_inserting(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inserting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Waits until no group is inserting into the memtables. With the writer lock held, none
     /// can start until it is let go: the memtables then hold every write given a sequence
     /// number, and the published last sequence is the writer's.
     pub(super) fn wait_for_inserts(&self, _writer: &WriterState) {
-        drop(self.inserting.lock());
+        drop(self.lock_inserting());
     }
 
     /// The first stage of a group's commit, under the writer lock: checks, stalls, memtable
@@ -666,13 +681,12 @@ pub(super) fn survey_families(
 /// Fails, naming the family, if a batch of the group writes to a family that does not exist
 /// (dropped, or never created in this database): nothing of the group is written.
 fn check_families(group: &[Request], families: &Families) -> Result<()> {
-    for req in group.iter().filter(|r| r.batch.has_families()) {
-        for entry in req.batch.iter().flatten() {
-            if !families.contains_key(&entry.cf) {
+    for req in group.iter() {
+        for cf in req.batch.families() {
+            if !families.contains_key(cf) {
                 return Err(Error::InvalidArgument(format!(
-                    "write batch writes to column family id {}, which this database does not \
-                     have (it was dropped, or the handle is of another database)",
-                    entry.cf
+                    "write batch writes to column family id {cf}, which this database does not \
+                     have (it was dropped, or the handle is of another database)"
                 )));
             }
         }
