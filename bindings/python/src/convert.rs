@@ -251,11 +251,9 @@ pub fn seconds(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Duration> {
 /// `create_missing_column_families` default to true: opening a path in Python usually means
 /// "use this directory", as with `shelve` or `dbm`'s "c" flag.
 pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions> {
-    let mut options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
     let mut read_only = false;
     let mut transaction_db = false;
     let mut lock_timeout = None;
@@ -311,11 +309,11 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
         ));
     }
     let transactions = transaction_db.then(|| {
-        let defaults = TransactionOptions::default();
-        TransactionOptions {
-            lock_timeout: lock_timeout.unwrap_or(defaults.lock_timeout),
-            ..defaults
+        let mut transactions = TransactionOptions::default();
+        if let Some(timeout) = lock_timeout {
+            transactions.lock_timeout = timeout;
         }
+        transactions
     });
     Ok(OpenOptions {
         options,

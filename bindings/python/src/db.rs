@@ -96,10 +96,9 @@ fn closed_error(path: &std::path::Path) -> strata::Error {
 }
 
 fn write_options(sync: bool) -> WriteOptions {
-    WriteOptions {
-        sync,
-        ..WriteOptions::default()
-    }
+    let mut write_options = WriteOptions::default();
+    write_options.sync = sync;
+    write_options
 }
 
 impl Db {
@@ -181,10 +180,8 @@ impl Db {
     ) -> PyResult<Vec<Py<PyAny>>> {
         let keys = keys_arg(keys)?;
         let results = self.run(py, |db| {
-            let options = ReadOptions {
-                snapshot: view.snapshot.clone(),
-                ..ReadOptions::default()
-            };
+            let mut options = ReadOptions::default();
+            options.snapshot = view.snapshot.clone();
             Ok(match &view.cf {
                 Some(cf) => db.multi_get_cf_opt(cf, &keys, &options),
                 None => db.multi_get_opt(&keys, &options),
@@ -210,10 +207,8 @@ impl Db {
     ) -> PyResult<Option<Vec<u8>>> {
         let key = bytes_arg(key, "key")?;
         self.run(py, |db| {
-            let options = ReadOptions {
-                snapshot: view.snapshot.clone(),
-                ..ReadOptions::default()
-            };
+            let mut options = ReadOptions::default();
+            options.snapshot = view.snapshot.clone();
             match &view.cf {
                 Some(cf) => db.get_cf_opt(cf, &key, &options),
                 None => db.get_opt(&key, &options),
@@ -258,12 +253,10 @@ impl Db {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<RangeIter> {
-        let options = ReadOptions {
-            snapshot: view.snapshot.clone(),
-            lower_bound: bound_arg(start, "start")?,
-            upper_bound: bound_arg(end, "end")?,
-            ..ReadOptions::default()
-        };
+        let mut options = ReadOptions::default();
+        options.snapshot = view.snapshot.clone();
+        options.lower_bound = bound_arg(start, "start")?;
+        options.upper_bound = bound_arg(end, "end")?;
         let cf = view.cf.clone();
         let iter = slf.get().run(slf.py(), |db| match &cf {
             Some(cf) => db.iter_cf(cf, options),
@@ -548,15 +541,20 @@ impl Db {
         let lock_timeout = lock_timeout.filter(|v| !v.is_none());
         let expiration = expiration.filter(|v| !v.is_none());
         let options = match &this.transaction_defaults {
-            Some(defaults) => TransactionOptions {
-                lock_timeout: match lock_timeout {
-                    Some(v) => seconds(v, "lock_timeout")?,
-                    None => defaults.lock_timeout,
-                },
-                deadlock_detect: deadlock_detect.unwrap_or(defaults.deadlock_detect),
-                expiration: expiration.map(|v| seconds(v, "expiration")).transpose()?,
-                set_snapshot: set_snapshot.unwrap_or(defaults.set_snapshot),
-            },
+            Some(defaults) => {
+                let mut options = defaults.clone();
+                if let Some(v) = lock_timeout {
+                    options.lock_timeout = seconds(v, "lock_timeout")?;
+                }
+                if let Some(detect) = deadlock_detect {
+                    options.deadlock_detect = detect;
+                }
+                options.expiration = expiration.map(|v| seconds(v, "expiration")).transpose()?;
+                if let Some(set) = set_snapshot {
+                    options.set_snapshot = set;
+                }
+                options
+            }
             None => {
                 let given = [
                     ("lock_timeout", lock_timeout.is_some()),

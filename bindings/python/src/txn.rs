@@ -224,11 +224,9 @@ impl Transaction {
     ) -> PyResult<RangeIter> {
         let this = slf.get();
         let cf = this.family(column_family)?;
-        let options = ReadOptions {
-            lower_bound: bound_arg(start, "start")?,
-            upper_bound: bound_arg(end, "end")?,
-            ..ReadOptions::default()
-        };
+        let mut options = ReadOptions::default();
+        options.lower_bound = bound_arg(start, "start")?;
+        options.upper_bound = bound_arg(end, "end")?;
         let iter: TxnIterator = this.run(
             slf.py(),
             cf,

@@ -383,10 +383,8 @@ fn note_if_no_tables(
 /// a built-in one (an open with any other is refused); a family of an application's
 /// comparator is refused by name.
 fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
-    let mut options = strata::Options {
-        disable_auto_compactions: true,
-        ..strata::Options::default()
-    };
+    let mut options = strata::Options::default();
+    options.disable_auto_compactions = true;
     let opening = |e: strata::Error| format!("opening {}: {e}", dir.display());
     let families = crate::kv::families_as_recorded(dir, &mut options)?;
     Ok(strata::Db::open_cf(dir, options.clone(), families).map_err(opening)?)

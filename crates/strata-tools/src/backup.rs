@@ -143,10 +143,8 @@ fn utc(secs: u64) -> String {
 /// The database at `dir` with every column family, for writing (a backup starts with a
 /// checkpoint, which flushes), with no background compaction to reshape it meanwhile.
 fn open_db(dir: &Path) -> Result<Db, BoxError> {
-    let mut options = Options {
-        disable_auto_compactions: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.disable_auto_compactions = true;
     let families = match dir.join("CURRENT").exists() {
         true => crate::kv::families_as_recorded(dir, &mut options)?,
         false => Vec::new(),

@@ -107,10 +107,8 @@ pub fn ingest(
 ) -> Result<(), BoxError> {
     let db = open_for_writing(dir, false)?;
     let handle = family(&db, cf)?;
-    let options = IngestOptions {
-        move_files,
-        ..IngestOptions::default()
-    };
+    let mut options = IngestOptions::default();
+    options.move_files = move_files;
     db.ingest_cf(&handle, files, &options)
         .map_err(|e| format!("ingesting into {}: {e}", dir.display()))?;
     writeln!(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use strata::Compression;
-use strata::{CompactionStyle, Options, UniversalOptions, WriteOptions};
+use strata::{CompactionStyle, Options, WriteOptions};
 use strata::{MergeOperator, StringAppend, UInt64Add};
 
 /// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
@@ -194,52 +194,50 @@ impl EngineFlags {
                 self.compression_type
             )
         })?;
-        Ok(Options {
-            write_buffer_size: self.write_buffer_size,
-            max_write_buffer_number: self.max_write_buffer_number,
-            compression,
-            bloom_bits_per_key: self.bloom_bits.clamp(0, 100) as u32,
-            block_cache_size: self.cache_size.max(0) as usize,
-            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
-            block_size: self.block_size,
-            max_open_files: match self.open_files {
-                n if n < 0 => Options::default().max_open_files,
-                n => n.max(1) as usize,
-            },
-            target_file_size_base: self.target_file_size_base,
-            max_bytes_for_level_base: self.max_bytes_for_level_base,
-            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
-            num_levels: self.num_levels,
-            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
-            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
-            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
-            disable_auto_compactions: self.disable_auto_compactions,
-            compaction_style,
-            universal: UniversalOptions {
-                size_ratio: self.universal_size_ratio,
-                min_merge_width: self.universal_min_merge_width,
-                max_merge_width: match self.universal_max_merge_width {
-                    0 => usize::MAX,
-                    n => n,
-                },
-                max_size_amplification_percent: self.universal_max_size_amplification_percent,
-            },
-            max_background_jobs: self.max_background_jobs,
-            max_subcompactions: self.max_subcompactions,
-            max_compaction_bytes: self.max_compaction_bytes,
-            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
-            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
-            merge_operator: merge_operator(&self.merge_operator)?,
-            ..Options::default()
-        })
+        let mut options = Options::default();
+        options.write_buffer_size = self.write_buffer_size;
+        options.max_write_buffer_number = self.max_write_buffer_number;
+        options.compression = compression;
+        options.bloom_bits_per_key = self.bloom_bits.clamp(0, 100) as u32;
+        options.block_cache_size = self.cache_size.max(0) as usize;
+        options.cache_index_and_filter_blocks = self.cache_index_and_filter_blocks;
+        options.block_size = self.block_size;
+        options.max_open_files = match self.open_files {
+            n if n < 0 => Options::default().max_open_files,
+            n => n.max(1) as usize,
+        };
+        options.target_file_size_base = self.target_file_size_base;
+        options.max_bytes_for_level_base = self.max_bytes_for_level_base;
+        options.max_bytes_for_level_multiplier = self.max_bytes_for_level_multiplier;
+        options.num_levels = self.num_levels;
+        options.level0_file_num_compaction_trigger = self.level0_file_num_compaction_trigger;
+        options.level0_slowdown_writes_trigger = self.level0_slowdown_writes_trigger;
+        options.level0_stop_writes_trigger = self.level0_stop_writes_trigger;
+        options.disable_auto_compactions = self.disable_auto_compactions;
+        options.compaction_style = compaction_style;
+        options.universal.size_ratio = self.universal_size_ratio;
+        options.universal.min_merge_width = self.universal_min_merge_width;
+        options.universal.max_merge_width = match self.universal_max_merge_width {
+            0 => usize::MAX,
+            n => n,
+        };
+        options.universal.max_size_amplification_percent =
+            self.universal_max_size_amplification_percent;
+        options.max_background_jobs = self.max_background_jobs;
+        options.max_subcompactions = self.max_subcompactions;
+        options.max_compaction_bytes = self.max_compaction_bytes;
+        options.soft_pending_compaction_bytes_limit = self.soft_pending_compaction_bytes_limit;
+        options.hard_pending_compaction_bytes_limit = self.hard_pending_compaction_bytes_limit;
+        options.merge_operator = merge_operator(&self.merge_operator)?;
+        Ok(options)
     }
 
     /// The write options of `--sync`, with or without the WAL.
     pub fn write_options(&self, disable_wal: bool) -> WriteOptions {
-        WriteOptions {
-            sync: self.sync,
-            disable_wal,
-        }
+        let mut write_options = WriteOptions::default();
+        write_options.sync = self.sync;
+        write_options.disable_wal = disable_wal;
+        write_options
     }
 }
 
@@ -334,15 +332,10 @@ mod tests {
         assert_eq!(o.max_background_jobs, 4);
         assert_eq!(o.max_subcompactions, 3);
         assert_eq!(o.compaction_style, CompactionStyle::Universal);
-        assert_eq!(
-            o.universal,
-            UniversalOptions {
-                size_ratio: 5,
-                min_merge_width: 3,
-                max_merge_width: usize::MAX,
-                max_size_amplification_percent: 150,
-            }
-        );
+        assert_eq!(o.universal.size_ratio, 5);
+        assert_eq!(o.universal.min_merge_width, 3);
+        assert_eq!(o.universal.max_merge_width, usize::MAX);
+        assert_eq!(o.universal.max_size_amplification_percent, 150);
         assert_eq!(o.soft_pending_compaction_bytes_limit, 11);
         assert_eq!(o.hard_pending_compaction_bytes_limit, 12);
         assert_eq!(o.max_compaction_bytes, 13);
@@ -361,11 +354,9 @@ mod tests {
             (o.compression, library.compression),
             (Compression::Snappy, Compression::None)
         );
-        let same = Options {
-            bloom_bits_per_key: library.bloom_bits_per_key,
-            compression: library.compression,
-            ..o
-        };
+        let mut same = o;
+        same.bloom_bits_per_key = library.bloom_bits_per_key;
+        same.compression = library.compression;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

@@ -69,11 +69,9 @@ fn open_for_reading(dir: &Path) -> Result<Db, BoxError> {
 /// The database at `dir` opened for writing with every column family (created, with
 /// `create`, if missing).
 pub(crate) fn open_for_writing(dir: &Path, create: bool) -> Result<Db, BoxError> {
-    let mut options = Options {
-        create_if_missing: create,
-        create_missing_column_families: create,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = create;
+    options.create_missing_column_families = create;
     let families = match options.fs.exists(&dir.join("CURRENT")) {
         true => families_as_recorded(dir, &mut options)?,
         false => Vec::new(),
@@ -114,12 +112,10 @@ pub fn families_as_recorded(
             options.comparator = comparator.clone();
             options.ttl = ttl;
         }
-        let cf = strata::CfOptions {
-            prefix_extractor,
-            comparator,
-            ttl,
-            ..options.cf_options()
-        };
+        let mut cf = options.cf_options();
+        cf.prefix_extractor = prefix_extractor;
+        cf.comparator = comparator;
+        cf.ttl = ttl;
         out.push((f.name.clone(), cf));
     }
     Ok(out)
@@ -190,10 +186,8 @@ fn write_one(
     let cf = family(&db, cf)?;
     let mut batch = WriteBatch::new();
     fill(&mut batch, &cf);
-    let synced = WriteOptions {
-        sync: true,
-        ..WriteOptions::default()
-    };
+    let mut synced = WriteOptions::default();
+    synced.sync = true;
     db.write(batch, &synced)?;
     db.close()?;
     Ok(())
@@ -214,11 +208,9 @@ pub struct ScanArgs<'a> {
 pub fn scan(dir: &Path, a: &ScanArgs) -> Result<(), BoxError> {
     let db = open_for_reading(dir)?;
     let cf = family(&db, a.cf)?;
-    let options = ReadOptions {
-        lower_bound: a.from.map(|k| arg_bytes(k, a.hex)).transpose()?,
-        upper_bound: a.to.map(|k| arg_bytes(k, a.hex)).transpose()?,
-        ..ReadOptions::default()
-    };
+    let mut options = ReadOptions::default();
+    options.lower_bound = a.from.map(|k| arg_bytes(k, a.hex)).transpose()?;
+    options.upper_bound = a.to.map(|k| arg_bytes(k, a.hex)).transpose()?;
     let mut it = db.iter_cf(&cf, options)?;
     if a.reverse {
         it.seek_to_last();

@@ -186,11 +186,9 @@ fn sst_dump_limits_entries_and_shows_keys_and_times_as_people_read_them() {
 #[test]
 fn stats_answers_beside_a_writer_and_changes_no_file() {
     let dir = tempfile::tempdir().unwrap();
-    let options = strata::Options {
-        create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        ..strata::Options::default()
-    };
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 64 << 10;
     let writer = strata::Db::open(dir.path(), options).unwrap();
     for i in 0..2000u32 {
         writer.put(format!("k{i:05}").as_bytes(), [7; 100]).unwrap();
@@ -224,10 +222,8 @@ fn stats_answers_beside_a_writer_and_changes_no_file() {
 #[test]
 fn sst_dump_prints_the_range_tombstones_and_their_count() {
     let dir = tempfile::tempdir().unwrap();
-    let options = strata::Options {
-        create_if_missing: true,
-        ..strata::Options::default()
-    };
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
     let db = strata::Db::open(dir.path(), options).unwrap();
     db.put(b"k", b"v").unwrap();
     db.delete_range(b"a", b"m").unwrap();

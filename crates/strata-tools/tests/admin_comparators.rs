@@ -28,20 +28,12 @@ fn tables(dir: &Path) -> Vec<PathBuf> {
 fn one_table_in(comparator: Arc<dyn Comparator>) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     let db = Db::open(&path, options).unwrap();
-    let cf = db
-        .create_cf(
-            "ordered",
-            CfOptions {
-                comparator,
-                ..CfOptions::default()
-            },
-        )
-        .unwrap();
+    let mut ordered = CfOptions::default();
+    ordered.comparator = comparator;
+    let cf = db.create_cf("ordered", ordered).unwrap();
     for i in 0..10 {
         db.put_cf(&cf, format!("k{i}").as_bytes(), format!("v{i}").as_bytes())
             .unwrap();
@@ -87,18 +79,12 @@ fn a_reverse_bytewise_table_is_dumped_in_its_order_and_verified() {
 fn flush_and_checkpoint_open_each_family_as_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
-    let reverse = CfOptions {
-        comparator: Arc::new(ReverseBytewiseComparator),
-        ..CfOptions::default()
-    };
-    let ttl = CfOptions {
-        ttl: Some(Duration::from_secs(3600)),
-        ..CfOptions::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let mut reverse = CfOptions::default();
+    reverse.comparator = Arc::new(ReverseBytewiseComparator);
+    let mut ttl = CfOptions::default();
+    ttl.ttl = Some(Duration::from_secs(3600));
     let db = Db::open(&path, options.clone()).unwrap();
     let rev = db.create_cf("reverse", reverse.clone()).unwrap();
     let expiring = db.create_cf("expiring", ttl.clone()).unwrap();

@@ -11,10 +11,8 @@ use strata::{CfOptions, Db, Options};
 fn inspection_commands_show_every_family() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     let db = Db::open(&path, options).unwrap();
     let index = db.create_cf("index", CfOptions::default()).unwrap();
     let dropped = db.create_cf("dropped", CfOptions::default()).unwrap();
@@ -76,10 +74,8 @@ fn inspection_commands_show_every_family() {
 fn checkpoint_copies_a_database_with_its_families() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     let db = Db::open(&path, options.clone()).unwrap();
     let index = db.create_cf("index", CfOptions::default()).unwrap();
     db.put(b"a", b"1").unwrap();

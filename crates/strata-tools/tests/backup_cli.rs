@@ -10,11 +10,9 @@ use common::strata;
 use strata::{CfOptions, Db, Options};
 
 fn open(dir: &Path) -> Db {
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
     Db::open_cf(dir, options, [("index", CfOptions::default())]).unwrap()
 }
 

@@ -8,10 +8,8 @@ use common::{strata, strata_with_input};
 use strata::{CfOptions, Db, Options, ReverseBytewiseComparator};
 
 fn create(path: &std::path::Path) -> Db {
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     Db::open(path, options).unwrap()
 }
 
@@ -92,15 +90,9 @@ fn a_family_of_another_order_and_hex_lines() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let db = create(&path);
-    let cf = db
-        .create_cf(
-            "rev",
-            CfOptions {
-                comparator: std::sync::Arc::new(ReverseBytewiseComparator),
-                ..CfOptions::default()
-            },
-        )
-        .unwrap();
+    let mut reverse = CfOptions::default();
+    reverse.comparator = std::sync::Arc::new(ReverseBytewiseComparator);
+    let cf = db.create_cf("rev", reverse).unwrap();
     db.put_cf(&cf, b"a", b"1").unwrap();
     db.close().unwrap();
     let db_arg = path.to_str().unwrap();

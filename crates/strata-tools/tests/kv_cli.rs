@@ -12,10 +12,8 @@ use strata::{CfOptions, Db, Options};
 fn data_goes_in_and_out_of_every_family() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     let db = Db::open(&path, options).unwrap();
     db.create_cf("index", CfOptions::default()).unwrap();
     db.close().unwrap();
@@ -142,10 +140,8 @@ fn bad_input_is_refused_naming_it() {
 fn reads_answer_beside_a_writer_and_change_none_of_its_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     let db = Db::open(&path, options).unwrap();
     let index = db.create_cf("index", CfOptions::default()).unwrap();
     for i in 0..200u32 {

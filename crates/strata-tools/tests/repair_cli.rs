@@ -23,12 +23,10 @@ fn strata_status(args: &[&str]) -> (i32, String, String) {
 /// A database of two families with three tables each in level 0 (three flushes, with
 /// overwrites and deletes) and writes only in its WAL.
 fn make_db(dir: &Path) {
-    let options = strata::Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        disable_auto_compactions: true,
-        ..strata::Options::default()
-    };
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    options.disable_auto_compactions = true;
     let db = strata::Db::open_cf(dir, options, [("users", strata::CfOptions::default())]).unwrap();
     let users = db.cf("users").unwrap();
     for round in 0..3 {
@@ -215,10 +213,8 @@ fn stats_json_is_one_object_with_the_figures_of_stats() {
 
     // A database without tables says why, in the note.
     let empty = root.path().join("empty");
-    let created = strata::Options {
-        create_if_missing: true,
-        ..strata::Options::default()
-    };
+    let mut created = strata::Options::default();
+    created.create_if_missing = true;
     let fresh = strata::Db::open(&empty, created).unwrap();
     fresh.put(b"k", b"v").unwrap();
     fresh.close().unwrap();
@@ -244,11 +240,9 @@ fn stats_json_is_one_object_with_the_figures_of_stats() {
 fn repair_takes_the_default_familys_order_from_its_tables() {
     let root = tempfile::tempdir().unwrap();
     let db = root.path().join("db");
-    let options = strata::Options {
-        create_if_missing: true,
-        comparator: std::sync::Arc::new(strata::ReverseBytewiseComparator),
-        ..strata::Options::default()
-    };
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
+    options.comparator = std::sync::Arc::new(strata::ReverseBytewiseComparator);
     let handle = strata::Db::open(&db, options.clone()).unwrap();
     for key in ["a", "b", "c"] {
         handle.put(key.as_bytes(), b"v").unwrap();

@@ -5,10 +5,8 @@ use strata::{Db, Options, WriteBatch, WriteOptions};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::temp_dir().join("strata-quickstart");
     let _ = std::fs::remove_dir_all(&path); // start afresh
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
     let db = Db::open(&path, options)?;
     db.put(b"apple", b"red")?;
 
@@ -16,10 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut batch = WriteBatch::new(); // applied atomically
     batch.put(b"banana", b"yellow").delete(b"apple");
-    let durable = WriteOptions {
-        sync: true, // on disk when write() returns
-        ..WriteOptions::default()
-    };
+    let mut durable = WriteOptions::default();
+    durable.sync = true; // on disk when write() returns
     db.write(batch, &durable)?;
 
     // A range of keys as of now (db.iter(ReadOptions) gives a cursor instead).

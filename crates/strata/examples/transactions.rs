@@ -6,10 +6,8 @@ use strata::{Db, ErrorKind, Options, TransactionDb, TransactionOptions, WriteOpt
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::temp_dir().join("strata-transactions");
     let _ = std::fs::remove_dir_all(&path); // start afresh
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
 
     // Optimistic: no locks; the commit fails if someone else wrote what it read for update.
     let db = Db::open(&path, options.clone())?;

@@ -21,7 +21,9 @@ use std::sync::Arc;
 /// use strata::{CfOptions, Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// let users = db.create_cf("users", CfOptions::default())?;
 /// db.put_cf(&users, b"alice", b"admin")?;
 /// assert_eq!(db.get(b"alice")?, None); // the default family is another key space

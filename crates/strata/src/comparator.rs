@@ -53,11 +53,9 @@ use std::sync::Arc;
 /// }
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     comparator: Arc::new(Numeric),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.comparator = Arc::new(Numeric);
 /// let db = Db::open(dir.path(), options)?;
 /// for key in ["100", "9", "10"] {
 ///     db.put(key, "")?;
@@ -119,11 +117,9 @@ pub struct BytewiseComparator;
 /// use strata::{Db, Options, ReverseBytewiseComparator};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     comparator: Arc::new(ReverseBytewiseComparator), // newest-first time stamps, say
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.comparator = Arc::new(ReverseBytewiseComparator); // newest-first time stamps, say
 /// let db = Db::open(dir.path(), options)?;
 /// for key in ["2024", "2026", "2025"] {
 ///     db.put(key, "")?;

@@ -19,7 +19,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// use strata::{Db, ErrorKind, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// let second = Db::open(dir.path(), Options::default()); // the LOCK is held
 /// let what = match second.map(|_| ()).unwrap_err().kind() {
 ///     ErrorKind::Busy => "open elsewhere: retry later",
@@ -76,7 +78,9 @@ pub enum TxnFailure {
 /// use strata::{Db, Error, ErrorKind, Options, MAX_KEY_LEN};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// let err = db.put(vec![0u8; MAX_KEY_LEN + 1], b"v").unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
 /// match &err {

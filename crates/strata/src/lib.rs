@@ -9,6 +9,23 @@
 //! batches up to [`MAX_BATCH_LEN`] (1 GiB); larger ones are refused with
 //! [`ErrorKind::InvalidArgument`].
 //!
+//! Options structs ([`Options`], [`CfOptions`], [`ReadOptions`], [`WriteOptions`],
+//! [`IngestOptions`], [`TransactionOptions`], [`UniversalOptions`]) are built from `default()`
+//! and then assigned field by field:
+//!
+//! ```
+//! let mut options = strata::Options::default();
+//! options.create_if_missing = true;
+//! options.write_buffer_size = 16 << 20;
+//! # let dir = tempfile::tempdir()?;
+//! let db = strata::Db::open(dir.path(), options)?;
+//! # db.close()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! They are `#[non_exhaustive]`, so new options can come in minor versions without breaking
+//! code that builds them; the same attribute forbids struct literals outside this crate.
+//!
 //! The public API is what this page lists. [`fs`] is public so that an application can plug in
 //! its own file system ([`Options::fs`]); everything else is internal. The hidden
 //! `internals` module opens some of it to the `strata` command and the fuzz targets, and

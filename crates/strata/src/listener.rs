@@ -71,11 +71,9 @@ use crate::error::Error;
 ///
 /// let flushes = Arc::new(Flushes::default());
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     listeners: vec![flushes.clone()],
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.listeners = vec![flushes.clone()];
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"key", b"value")?;
 /// db.flush()?; // returns once the flush is done, its callbacks included
@@ -247,11 +245,9 @@ pub struct CompactionFileInfo {
 ///
 /// let rewrites = Arc::new(Rewrites::default());
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     listeners: vec![rewrites.clone()],
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.listeners = vec![rewrites.clone()];
 /// let db = Db::open(dir.path(), options)?;
 /// for round in 0..2 {
 ///     db.put(b"key", format!("version {round}"))?;
@@ -404,11 +400,9 @@ pub enum TableFileCreationReason {
 ///
 /// let tables = Arc::new(Tables::default());
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     listeners: vec![tables.clone()],
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.listeners = vec![tables.clone()];
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"a", b"1")?;
 /// db.flush()?;

@@ -55,11 +55,9 @@ use crate::util::printable;
 /// }
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     merge_operator: Some(Arc::new(Max)),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.merge_operator = Some(Arc::new(Max));
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"high-score", b"0350")?;
 /// db.merge(b"high-score", b"0420")?;
@@ -147,11 +145,9 @@ impl MergeOperator for UInt64Add {
 /// use strata::{Db, Options, StringAppend};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     merge_operator: Some(Arc::new(StringAppend::new(b","))),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.merge_operator = Some(Arc::new(StringAppend::new(b",")));
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"tags", b"rust")?;
 /// db.merge(b"tags", b"db")?;

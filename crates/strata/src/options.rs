@@ -32,21 +32,27 @@ pub enum WalRecoveryMode {
 
 /// Options for [`crate::Db::open`].
 ///
+/// Start from `Options::default()` and assign the fields to change. The struct is
+/// `#[non_exhaustive]` so that options can be added in minor releases without breaking
+/// anyone's code; the price is that outside this crate it cannot be written as a struct
+/// literal, not even one ending in `..Options::default()`. The other options structs
+/// ([`CfOptions`], [`ReadOptions`], [`WriteOptions`], [`IngestOptions`],
+/// [`TransactionOptions`](crate::TransactionOptions),
+/// [`UniversalOptions`](crate::UniversalOptions)) are built the same way.
+///
 /// # Examples
 ///
 /// ```
 /// use strata::{Compression, Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     write_buffer_size: 8 << 20,             // 8 MiB memtables
-///     bloom_bits_per_key: 10,                 // about 1% false positives
-///     compression: Compression::Lz4,          // upper levels
-///     bottommost_compression: Some(Compression::Zstd),
-///     max_background_jobs: 4,                 // a flush thread and three compaction threads
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.write_buffer_size = 8 << 20; // 8 MiB memtables
+/// options.bloom_bits_per_key = 10; // about 1% false positives
+/// options.compression = Compression::Lz4; // upper levels
+/// options.bottommost_compression = Some(Compression::Zstd);
+/// options.max_background_jobs = 4; // a flush thread and three compaction threads
 /// options.validate()?;
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"key", b"value")?;
@@ -56,6 +62,7 @@ pub enum WalRecoveryMode {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// Create the database if the directory holds none. Default: false.
     pub create_if_missing: bool,
@@ -479,6 +486,9 @@ macro_rules! family_options {
         /// The default family takes these fields from the `Options` the database is opened
         /// with; `CfOptions::default()` is the defaults of `Options`.
         ///
+        /// Built like [`Options`]: from `CfOptions::default()` (or [`Options::cf_options`]),
+        /// then field by field.
+        ///
         /// # Examples
         ///
         /// ```
@@ -486,12 +496,12 @@ macro_rules! family_options {
         /// use strata::{CfOptions, Db, Options, UInt64Add};
         ///
         /// let dir = tempfile::tempdir()?;
-        /// let options = Options { create_if_missing: true, ..Options::default() };
+        /// let mut options = Options::default();
+        /// options.create_if_missing = true;
         /// let db = Db::open(dir.path(), options)?;
-        /// let counters = db.create_cf(
-        ///     "counters",
-        ///     CfOptions { merge_operator: Some(Arc::new(UInt64Add)), ..CfOptions::default() },
-        /// )?;
+        /// let mut adding = CfOptions::default();
+        /// adding.merge_operator = Some(Arc::new(UInt64Add));
+        /// let counters = db.create_cf("counters", adding)?;
         /// db.merge_cf(&counters, b"hits", 2u64.to_le_bytes())?;
         /// db.merge_cf(&counters, b"hits", 3u64.to_le_bytes())?;
         /// assert_eq!(db.get_cf(&counters, b"hits")?, Some(5u64.to_le_bytes().to_vec()));
@@ -499,6 +509,7 @@ macro_rules! family_options {
         /// # Ok::<(), Box<dyn std::error::Error>>(())
         /// ```
         #[derive(Debug, Clone)]
+        #[non_exhaustive]
         pub struct CfOptions {
             $($(#[$doc])* pub $field: $ty,)*
         }
@@ -580,20 +591,26 @@ impl Default for CfOptions {
 
 /// Options for one write.
 ///
+/// Built like [`Options`]: from `WriteOptions::default()`, then field by field.
+///
 /// # Examples
 ///
 /// ```
 /// use strata::{Db, Options, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
-/// let durable = WriteOptions { sync: true, ..WriteOptions::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
+/// let mut durable = WriteOptions::default();
+/// durable.sync = true;
 /// db.put_opt(b"order/17", b"paid", &durable)?; // on disk when it returns
 /// assert_eq!(db.stats().wal_syncs, 1);
 /// db.close()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Return only once the write is durable (fdatasync of the WAL). Without it a write
     /// survives a process crash but may be lost in a power cut; recovery then yields a prefix
@@ -608,13 +625,16 @@ pub struct WriteOptions {
 /// RocksDB's `ingest_behind` (placing the files below all data, as the oldest versions) is
 /// not offered: ingested keys are always newer than every write before the ingest.
 ///
+/// Built like [`Options`]: from `IngestOptions::default()`, then field by field.
+///
 /// # Examples
 ///
 /// ```
 /// use strata::{Db, IngestOptions, Options, SstWriter};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
 /// let db = Db::open(dir.path().join("db"), options)?;
 /// let file = dir.path().join("bulk.sst");
 /// let mut writer = SstWriter::create(&file, &Options::default())?;
@@ -622,13 +642,16 @@ pub struct WriteOptions {
 /// writer.put(b"b", b"2")?;
 /// let info = writer.finish()?;
 /// assert_eq!(info.largest_key.as_deref(), Some(&b"b"[..]));
-/// db.ingest(&[&file], &IngestOptions { move_files: true, ..IngestOptions::default() })?;
+/// let mut moving = IngestOptions::default();
+/// moving.move_files = true;
+/// db.ingest(&[&file], &moving)?;
 /// assert!(!file.exists()); // moved into the database
 /// assert_eq!(db.get(b"b")?.as_deref(), Some(&b"2"[..]));
 /// db.close()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IngestOptions {
     /// Move the files into the database instead of copying them: each is hard-linked (copied
     /// where the file system cannot link, as across file systems) and the source is removed
@@ -656,24 +679,27 @@ impl Default for IngestOptions {
 
 /// Options for reads and iterators.
 ///
+/// Built like [`Options`]: from `ReadOptions::default()`, then field by field.
+///
 /// # Examples
 ///
 /// ```
 /// use strata::{Db, Options, ReadOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// for key in ["a", "b", "c", "d"] {
 ///     db.put(key, "v")?;
 /// }
 /// let before = db.snapshot();
 /// db.put("bb", "v")?; // after the snapshot: not seen below
-/// let mut iter = db.iter(ReadOptions {
-///     snapshot: Some(before),
-///     lower_bound: Some(b"b".to_vec()), // inclusive
-///     upper_bound: Some(b"d".to_vec()), // exclusive
-///     ..ReadOptions::default()
-/// });
+/// let mut read = ReadOptions::default();
+/// read.snapshot = Some(before);
+/// read.lower_bound = Some(b"b".to_vec()); // inclusive
+/// read.upper_bound = Some(b"d".to_vec()); // exclusive
+/// let mut iter = db.iter(read);
 /// iter.seek_to_first();
 /// let mut keys = Vec::new();
 /// while iter.valid() {
@@ -687,6 +713,7 @@ impl Default for IngestOptions {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ReadOptions {
     /// Read as of this snapshot; by default, as of the start of the read.
     pub snapshot: Option<Snapshot>,

@@ -69,13 +69,16 @@ impl Drop for Pin {
 /// use strata::{Db, Options, ReadOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"config", b"v1")?;
 /// let snapshot = db.snapshot();
 /// db.put(b"config", b"v2")?;
 /// db.flush()?; // flushes and compactions keep what a live snapshot sees
 /// assert_eq!(db.get_at(&snapshot, b"config")?.as_deref(), Some(&b"v1"[..]));
-/// let read = ReadOptions { snapshot: Some(snapshot.clone()), ..ReadOptions::default() };
+/// let mut read = ReadOptions::default();
+/// read.snapshot = Some(snapshot.clone());
 /// assert_eq!(db.get_opt(b"config", &read)?.as_deref(), Some(&b"v1"[..]));
 /// assert_eq!(db.get(b"config")?.as_deref(), Some(&b"v2"[..]));
 /// drop((snapshot, read)); // lets compactions drop v1

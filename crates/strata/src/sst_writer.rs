@@ -36,7 +36,8 @@ use crate::write_batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
 /// use strata::{Db, IngestOptions, Options, SstWriter};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
 /// let sst = dir.path().join("bulk.sst");
 /// let mut writer = SstWriter::create(&sst, &options)?;
 /// writer.put(b"apple", b"red")?;

@@ -21,12 +21,11 @@ type Model = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 const FAMILIES: [&str; 2] = ["default", "index"];
 
 fn options() -> Options {
-    Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        write_buffer_size: 32 << 10,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    options.write_buffer_size = 32 << 10;
+    options
 }
 
 fn open_with_families(dir: &Path, options: Options) -> Db {
@@ -296,11 +295,9 @@ fn tables_of_one_name_from_two_databases_are_kept_apart() {
     let mut want = Vec::new();
     // One memtable and no compaction: each database's only table comes from the flush, so
     // both number it alike whatever the machine's timing.
-    let one_table = Options {
-        write_buffer_size: 4 << 20,
-        disable_auto_compactions: true,
-        ..options()
-    };
+    let mut one_table = options();
+    one_table.write_buffer_size = 4 << 20;
+    one_table.disable_auto_compactions = true;
     for (n, name) in ["a", "b"].into_iter().enumerate() {
         let db = open_with_families(&root.path().join(name), one_table.clone());
         for i in 0..500u32 {
@@ -617,15 +614,11 @@ fn a_directory_that_is_not_a_backup_directory_is_refused_and_a_busy_one_too() {
 /// Writes the data of backup 1 and of backup 2 through `fs`, makes backup 1, and returns
 /// the database and engine ready for backup 2 with the expected contents of both.
 fn crash_setup(root: &Path, fs: &FaultFs) -> (Db, BackupEngine, Model, Model) {
-    let db = open_with_families(
-        &root.join("db"),
-        Options {
-            fs: Arc::new(fs.clone()),
-            // No background compaction: the same operations on every run.
-            disable_auto_compactions: true,
-            ..options()
-        },
-    );
+    let mut through_fs = options();
+    through_fs.fs = Arc::new(fs.clone());
+    // No background compaction: the same operations on every run.
+    through_fs.disable_auto_compactions = true;
+    let db = open_with_families(&root.join("db"), through_fs);
     let index = db.cf("index").unwrap();
     for i in 0..300u32 {
         db.put(format!("k{i:04}").as_bytes(), [1; 40]).unwrap();

@@ -6,10 +6,9 @@ use strata::{Db, ErrorKind, Options, WriteBatch, WriteOptions};
 use strata::{MAX_KEY_LEN, MAX_VALUE_LEN};
 
 fn create() -> Options {
-    Options {
-        create_if_missing: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options
 }
 
 #[test]
@@ -78,14 +77,9 @@ fn a_locked_database_is_busy_until_closed() {
 fn error_if_exists_refuses_an_existing_database() {
     let dir = tempfile::tempdir().unwrap();
     Db::open(dir.path(), create()).unwrap().close().unwrap();
-    let err = Db::open(
-        dir.path(),
-        Options {
-            error_if_exists: true,
-            ..create()
-        },
-    )
-    .unwrap_err();
+    let mut options = create();
+    options.error_if_exists = true;
+    let err = Db::open(dir.path(), options).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.to_string().contains("error_if_exists"), "{err}");
 }
@@ -93,29 +87,16 @@ fn error_if_exists_refuses_an_existing_database() {
 #[test]
 fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
-    for (opts, name) in [
-        (
-            Options {
-                write_buffer_size: 10,
-                ..create()
-            },
-            "write_buffer_size",
-        ),
-        (
-            Options {
-                max_write_buffer_number: 0,
-                ..create()
-            },
-            "max_write_buffer_number",
-        ),
-        (
-            Options {
-                max_write_group_bytes: 0,
-                ..create()
-            },
-            "max_write_group_bytes",
-        ),
-    ] {
+    /// Sets one option to a value `validate` refuses.
+    type Spoil = fn(&mut Options);
+    let cases: [(Spoil, &str); 3] = [
+        (|o| o.write_buffer_size = 10, "write_buffer_size"),
+        (|o| o.max_write_buffer_number = 0, "max_write_buffer_number"),
+        (|o| o.max_write_group_bytes = 0, "max_write_group_bytes"),
+    ];
+    for (spoil, name) in cases {
+        let mut opts = create();
+        spoil(&mut opts);
         let err = Db::open(dir.path(), opts).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert!(err.to_string().contains(name), "{err}");
@@ -208,14 +189,13 @@ fn a_truncated_table_is_corruption_naming_the_file() {
 
 /// Small memtables on a file system that can refuse table writes as a full disk does.
 fn fault_options(fs: &strata::fs::fault::FaultFs, auto_compactions: bool) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 16 << 10,
-        level0_file_num_compaction_trigger: 2,
-        disable_auto_compactions: !auto_compactions,
-        fs: std::sync::Arc::new(fs.clone()),
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 16 << 10;
+    options.level0_file_num_compaction_trigger = 2;
+    options.disable_auto_compactions = !auto_compactions;
+    options.fs = std::sync::Arc::new(fs.clone());
+    options
 }
 
 fn fill(db: &Db, from: u32, to: u32) {

@@ -8,11 +8,10 @@ use std::sync::Arc;
 use strata::{CfOptions, Db, ErrorKind, Options, WriteBatch, WriteOptions};
 
 fn options() -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 64 << 10;
+    options
 }
 
 fn families() -> [(&'static str, CfOptions); 1] {
@@ -32,15 +31,9 @@ fn a_checkpoint_holds_the_database_as_of_its_moment() {
     db.flush().unwrap();
     // Some writes only in the WAL and memtables, one that skipped the WAL.
     db.put(b"wal-only", b"1").unwrap();
-    db.put_opt(
-        b"no-wal",
-        b"2",
-        &WriteOptions {
-            disable_wal: true,
-            ..WriteOptions::default()
-        },
-    )
-    .unwrap();
+    let mut write_options = WriteOptions::default();
+    write_options.disable_wal = true;
+    db.put_opt(b"no-wal", b"2", &write_options).unwrap();
     db.delete(b"k00000").unwrap();
 
     let cp = dir.path().join("checkpoint");

@@ -11,17 +11,15 @@ use strata::fs::fault::FaultFs;
 use strata::{CfOptions, Db, ErrorKind, Options, ReadOptions, WriteBatch, WriteOptions};
 
 fn options() -> Options {
-    Options {
-        create_if_missing: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options
 }
 
 fn small_buffers() -> CfOptions {
-    CfOptions {
-        write_buffer_size: 4096,
-        ..CfOptions::default()
-    }
+    let mut cf_options = CfOptions::default();
+    cf_options.write_buffer_size = 4096;
+    cf_options
 }
 
 fn keys_of(db: &Db, cf: &strata::ColumnFamily) -> Vec<Vec<u8>> {
@@ -63,10 +61,8 @@ fn families_are_separate_keyspaces_that_survive_reopen() {
     // A snapshot covers every family.
     let snap = db.snapshot();
     db.delete_cf(&users, b"k").unwrap();
-    let at_snap = ReadOptions {
-        snapshot: Some(snap.clone()),
-        ..ReadOptions::default()
-    };
+    let mut at_snap = ReadOptions::default();
+    at_snap.snapshot = Some(snap.clone());
     assert_eq!(db.get_cf(&users, b"k").unwrap(), None);
     assert_eq!(
         db.get_cf_opt(&users, b"k", &at_snap).unwrap().as_deref(),
@@ -234,6 +230,8 @@ fn misuse_is_refused_with_an_error_that_names_it() {
     let db = Db::open(dir.path(), options()).unwrap();
     db.create_cf("a", CfOptions::default()).unwrap();
     db.create_cf("b", CfOptions::default()).unwrap();
+    let mut too_small = CfOptions::default();
+    too_small.write_buffer_size = 1;
     let cases: Vec<(&str, strata::Error, &str)> = vec![
         (
             "created twice",
@@ -247,14 +245,7 @@ fn misuse_is_refused_with_an_error_that_names_it() {
         ),
         (
             "bad options",
-            db.create_cf(
-                "c",
-                CfOptions {
-                    write_buffer_size: 1,
-                    ..CfOptions::default()
-                },
-            )
-            .unwrap_err(),
+            db.create_cf("c", too_small).unwrap_err(),
             "options of column family 'c': write_buffer_size",
         ),
         (
@@ -270,10 +261,8 @@ fn misuse_is_refused_with_an_error_that_names_it() {
     db.close().unwrap();
 
     let open = |names: &[&str], create: bool| {
-        let opts = Options {
-            create_missing_column_families: create,
-            ..options()
-        };
+        let mut opts = options();
+        opts.create_missing_column_families = create;
         let named = names.iter().map(|n| (*n, CfOptions::default()));
         Db::open_cf(dir.path(), opts, named)
     };
@@ -303,28 +292,16 @@ fn misuse_is_refused_with_an_error_that_names_it() {
 fn compactions_run_per_family_with_its_own_options() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
-    let leveled = db
-        .create_cf(
-            "leveled",
-            CfOptions {
-                write_buffer_size: 8192,
-                level0_file_num_compaction_trigger: 2,
-                target_file_size_base: 16 << 10,
-                max_bytes_for_level_base: 64 << 10,
-                ..CfOptions::default()
-            },
-        )
-        .unwrap();
-    let universal = db
-        .create_cf(
-            "universal",
-            CfOptions {
-                write_buffer_size: 8192,
-                compaction_style: strata::CompactionStyle::Universal,
-                ..CfOptions::default()
-            },
-        )
-        .unwrap();
+    let mut leveled_options = CfOptions::default();
+    leveled_options.write_buffer_size = 8192;
+    leveled_options.level0_file_num_compaction_trigger = 2;
+    leveled_options.target_file_size_base = 16 << 10;
+    leveled_options.max_bytes_for_level_base = 64 << 10;
+    let leveled = db.create_cf("leveled", leveled_options).unwrap();
+    let mut universal_options = CfOptions::default();
+    universal_options.write_buffer_size = 8192;
+    universal_options.compaction_style = strata::CompactionStyle::Universal;
+    let universal = db.create_cf("universal", universal_options).unwrap();
     for i in 0..3000u32 {
         let k = format!("k{:05}", (i * 7919) % 3000);
         db.put_cf(&leveled, k.as_bytes(), [1; 100]).unwrap();
@@ -357,16 +334,9 @@ fn compactions_run_per_family_with_its_own_options() {
 const CRASH_KEYS: usize = 120;
 
 fn crash_families() -> [(&'static str, CfOptions); 2] {
-    [
-        ("hot", small_buffers()),
-        (
-            "cold",
-            CfOptions {
-                write_buffer_size: 1 << 20,
-                ..CfOptions::default()
-            },
-        ),
-    ]
+    let mut cold = CfOptions::default();
+    cold.write_buffer_size = 1 << 20;
+    [("hot", small_buffers()), ("cold", cold)]
 }
 
 fn crash_value(family: &str, i: usize) -> Vec<u8> {
@@ -374,13 +344,11 @@ fn crash_value(family: &str, i: usize) -> Vec<u8> {
 }
 
 fn crash_workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
-    let opts = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        disable_auto_compactions: true,
-        fs: Arc::new(fs.clone()),
-        ..Options::default()
-    };
+    let mut opts = Options::default();
+    opts.create_if_missing = true;
+    opts.create_missing_column_families = true;
+    opts.disable_auto_compactions = true;
+    opts.fs = Arc::new(fs.clone());
     let mut acked = Vec::new();
     let mut last_sync = None;
     let Ok(db) = Db::open_cf(dir, opts, crash_families()) else {
@@ -396,10 +364,8 @@ fn crash_workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
             // Some writes reach both families in one batch: atomic across them.
             batch.put_cf(&cold, key.as_bytes(), crash_value("cold", i));
         }
-        let w = WriteOptions {
-            sync,
-            ..WriteOptions::default()
-        };
+        let mut w = WriteOptions::default();
+        w.sync = sync;
         if db.write(batch, &w).is_err() {
             break;
         }
@@ -413,11 +379,9 @@ fn crash_workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
 }
 
 fn crash_check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
-    let opts = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
+    let mut opts = Options::default();
+    opts.create_if_missing = true;
+    opts.create_missing_column_families = true;
     let db = Db::open_cf(dir, opts, crash_families())
         .unwrap_or_else(|e| panic!("{context}: reopen failed: {e}"));
     let (hot, cold) = (db.cf("hot").unwrap(), db.cf("cold").unwrap());
@@ -497,24 +461,12 @@ fn crash_at_every_operation_with_a_hot_and_a_cold_family() {
 fn each_family_merges_with_its_own_operator() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
-    let counters = db
-        .create_cf(
-            "counters",
-            CfOptions {
-                merge_operator: Some(Arc::new(strata::UInt64Add)),
-                ..CfOptions::default()
-            },
-        )
-        .unwrap();
-    let words = db
-        .create_cf(
-            "words",
-            CfOptions {
-                merge_operator: Some(Arc::new(strata::StringAppend::new(b","))),
-                ..CfOptions::default()
-            },
-        )
-        .unwrap();
+    let mut adding = CfOptions::default();
+    adding.merge_operator = Some(Arc::new(strata::UInt64Add));
+    let counters = db.create_cf("counters", adding).unwrap();
+    let mut appending = CfOptions::default();
+    appending.merge_operator = Some(Arc::new(strata::StringAppend::new(b",")));
+    let words = db.create_cf("words", appending).unwrap();
     for _ in 0..3 {
         db.merge_cf(&counters, b"n", 2u64.to_le_bytes()).unwrap();
         db.merge_cf(&words, b"w", b"x").unwrap();

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use strata::fs::fault::FaultFs;
-use strata::{CompactionStyle, Db, ErrorKind, Options, TreeShape, UniversalOptions};
+use strata::{CompactionStyle, Db, ErrorKind, Options, TreeShape};
 
 fn key(i: u64) -> Vec<u8> {
     format!("key{i:07}").into_bytes()
@@ -18,17 +18,16 @@ fn value(i: u64, round: u64) -> Vec<u8> {
 }
 
 fn small(style: CompactionStyle) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 32 << 10,
-        max_write_buffer_number: 3,
-        block_size: 1024,
-        level0_file_num_compaction_trigger: 4,
-        max_bytes_for_level_base: 128 << 10,
-        target_file_size_base: 64 << 10,
-        compaction_style: style,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 32 << 10;
+    options.max_write_buffer_number = 3;
+    options.block_size = 1024;
+    options.level0_file_num_compaction_trigger = 4;
+    options.max_bytes_for_level_base = 128 << 10;
+    options.target_file_size_base = 64 << 10;
+    options.compaction_style = style;
+    options
 }
 
 /// Writes `rounds` overwrites of keys 0..n, returning the expected contents.
@@ -91,13 +90,8 @@ fn universal_compaction_keeps_few_sorted_runs_and_uses_the_bottom_levels() {
 #[test]
 fn universal_size_amplification_is_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        universal: UniversalOptions {
-            max_size_amplification_percent: 50,
-            ..UniversalOptions::default()
-        },
-        ..small(CompactionStyle::Universal)
-    };
+    let mut opts = small(CompactionStyle::Universal);
+    opts.universal.max_size_amplification_percent = 50;
     let db = Db::open(dir.path(), opts).unwrap();
     let model = write_rounds(&db, 3000, 6);
     db.flush().unwrap();
@@ -122,15 +116,10 @@ fn universal_size_amplification_is_bounded() {
 fn a_nearly_full_disk_skips_compactions_and_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
-    let opts = Options {
-        fs: Arc::new(fs.clone()),
-        // Every merge would be a full one (the runs above the oldest are large).
-        universal: UniversalOptions {
-            max_size_amplification_percent: 1,
-            ..UniversalOptions::default()
-        },
-        ..small(CompactionStyle::Universal)
-    };
+    let mut opts = small(CompactionStyle::Universal);
+    opts.fs = Arc::new(fs.clone());
+    // Every merge would be a full one (the runs above the oldest are large).
+    opts.universal.max_size_amplification_percent = 1;
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let mut model = write_rounds(&db, 6000, 2);
     db.flush().unwrap();
@@ -138,10 +127,8 @@ fn a_nearly_full_disk_skips_compactions_and_keeps_serving() {
     db.close().unwrap();
     // A second copy of every key in newer runs, written with compactions paused so that the
     // runs are all there when compaction looks (not merged one by one as they come).
-    let paused = Options {
-        disable_auto_compactions: true,
-        ..opts.clone()
-    };
+    let mut paused = opts.clone();
+    paused.disable_auto_compactions = true;
     let db = Db::open(dir.path(), paused).unwrap();
     for i in 0..6000u64 {
         db.put(key(i), value(i, 9)).unwrap();
@@ -188,11 +175,9 @@ fn a_nearly_full_disk_skips_compactions_and_keeps_serving() {
 fn a_manual_compaction_without_room_is_an_error_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
-    let opts = Options {
-        fs: Arc::new(fs.clone()),
-        disable_auto_compactions: true,
-        ..small(CompactionStyle::Leveled)
-    };
+    let mut opts = small(CompactionStyle::Leveled);
+    opts.fs = Arc::new(fs.clone());
+    opts.disable_auto_compactions = true;
     let db = Db::open(dir.path(), opts).unwrap();
     let model = write_rounds(&db, 2000, 2);
     db.flush().unwrap();
@@ -208,12 +193,10 @@ fn a_manual_compaction_without_room_is_an_error_and_changes_nothing() {
 #[test]
 fn subcompactions_split_a_big_compaction_into_key_ranges() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        max_subcompactions: 4,
-        target_file_size_base: 16 << 10,
-        disable_auto_compactions: true,
-        ..small(CompactionStyle::Leveled)
-    };
+    let mut opts = small(CompactionStyle::Leveled);
+    opts.max_subcompactions = 4;
+    opts.target_file_size_base = 16 << 10;
+    opts.disable_auto_compactions = true;
     let db = Db::open(dir.path(), opts).unwrap();
     let mut model = write_rounds(&db, 4000, 1);
     db.compact_all().unwrap();
@@ -235,37 +218,25 @@ fn subcompactions_split_a_big_compaction_into_key_ranges() {
 #[test]
 fn outputs_are_cut_where_they_overlap_too_much_of_the_level_below() {
     let dir = tempfile::tempdir().unwrap();
-    let base = Options {
-        num_levels: 3,
-        max_bytes_for_level_base: 64 << 10,
-        max_bytes_for_level_multiplier: 2.0,
-        disable_auto_compactions: true,
-        ..small(CompactionStyle::Leveled)
-    };
+    let mut base = small(CompactionStyle::Leveled);
+    base.num_levels = 3;
+    base.max_bytes_for_level_base = 64 << 10;
+    base.max_bytes_for_level_multiplier = 2.0;
+    base.disable_auto_compactions = true;
     // A last level of many small files.
-    let db = Db::open(
-        dir.path(),
-        Options {
-            target_file_size_base: 4 << 10,
-            ..base.clone()
-        },
-    )
-    .unwrap();
+    let mut small_files = base.clone();
+    small_files.target_file_size_base = 4 << 10;
+    let db = Db::open(dir.path(), small_files).unwrap();
     let mut model = write_rounds(&db, 3000, 1);
     db.compact_all().unwrap();
     let l2_files = db.tree_shape().levels[2].files;
     assert!(l2_files >= 20, "{}", db.tree_shape());
     db.close().unwrap();
     // Big output files, but cut at 8 KiB of overlap with L2.
-    let db = Db::open(
-        dir.path(),
-        Options {
-            target_file_size_base: 1 << 20,
-            max_compaction_bytes: 8 << 10,
-            ..base
-        },
-    )
-    .unwrap();
+    let mut big_files = base;
+    big_files.target_file_size_base = 1 << 20;
+    big_files.max_compaction_bytes = 8 << 10;
+    let db = Db::open(dir.path(), big_files).unwrap();
     for i in (0..3000).step_by(2) {
         db.put(key(i), value(i, 5)).unwrap();
         model.insert(key(i), value(i, 5));
@@ -285,12 +256,10 @@ fn pending_compaction_bytes_slow_and_stop_writes_until_compaction_catches_up() {
     // L0 at its trigger is well over 64 KiB of pending bytes.
     for (soft, hard) in [(1, 0), (1, 64 << 10)] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = Options {
-            soft_pending_compaction_bytes_limit: soft,
-            hard_pending_compaction_bytes_limit: hard,
-            max_background_jobs: 3,
-            ..small(CompactionStyle::Leveled)
-        };
+        let mut opts = small(CompactionStyle::Leveled);
+        opts.soft_pending_compaction_bytes_limit = soft;
+        opts.hard_pending_compaction_bytes_limit = hard;
+        opts.max_background_jobs = 3;
         let db = Db::open(dir.path(), opts).unwrap();
         let model = write_rounds(&db, 2000, 2);
         db.flush().unwrap();
@@ -347,10 +316,8 @@ fn sequential_writes_move_down_without_rewrites() {
 #[test]
 fn close_cancels_a_running_compaction_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        disable_auto_compactions: true,
-        ..small(CompactionStyle::Leveled)
-    };
+    let mut opts = small(CompactionStyle::Leveled);
+    opts.disable_auto_compactions = true;
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let model = write_rounds(&db, 20_000, 2);
     db.flush().unwrap();
@@ -365,10 +332,8 @@ fn close_cancels_a_running_compaction_and_loses_nothing() {
 #[test]
 fn tables_a_reader_held_are_deleted_once_it_lets_go() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        disable_auto_compactions: true,
-        ..small(CompactionStyle::Leveled)
-    };
+    let mut opts = small(CompactionStyle::Leveled);
+    opts.disable_auto_compactions = true;
     let db = Db::open(dir.path(), opts).unwrap();
     write_rounds(&db, 3000, 2);
     db.flush().unwrap();

@@ -45,12 +45,11 @@ impl CompactionFilter for Prefixes {
 }
 
 fn options(filter: &Arc<Prefixes>) -> Options {
-    Options {
-        create_if_missing: true,
-        disable_auto_compactions: true,
-        compaction_filter: Some(filter.clone()),
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.disable_auto_compactions = true;
+    options.compaction_filter = Some(filter.clone());
+    options
 }
 
 fn scan(db: &Db, options: ReadOptions) -> Vec<(String, String)> {
@@ -198,14 +197,13 @@ fn a_panicking_filter_fails_the_compaction_and_leaves_the_tree_as_it_was() {
 }
 
 fn ttl_options(clock: &Arc<ManualClock>, ttl: Option<u64>) -> Options {
-    Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        disable_auto_compactions: true,
-        ttl: ttl.map(Duration::from_secs),
-        clock: clock.clone(),
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    options.disable_auto_compactions = true;
+    options.ttl = ttl.map(Duration::from_secs);
+    options.clock = clock.clone();
+    options
 }
 
 #[test]
@@ -266,9 +264,10 @@ fn expired_values_are_hidden_before_compaction_and_dropped_by_it() {
 fn a_ttl_family_keeps_its_values_and_expiry_across_reopens() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(50));
-    let ttl_cf = || CfOptions {
-        ttl: Some(Duration::from_secs(20)),
-        ..CfOptions::default()
+    let ttl_cf = || {
+        let mut ttl_cf = CfOptions::default();
+        ttl_cf.ttl = Some(Duration::from_secs(20));
+        ttl_cf
     };
     {
         let db = Db::open_cf(dir.path(), ttl_options(&clock, None), [("t", ttl_cf())]).unwrap();
@@ -278,10 +277,8 @@ fn a_ttl_family_keeps_its_values_and_expiry_across_reopens() {
         db.close().unwrap();
     }
     // The ttl's length may change at a reopen; what is stored keeps its expiry (70).
-    let longer = CfOptions {
-        ttl: Some(Duration::from_secs(3_600)),
-        ..CfOptions::default()
-    };
+    let mut longer = CfOptions::default();
+    longer.ttl = Some(Duration::from_secs(3_600));
     let db = Db::open_cf(dir.path(), ttl_options(&clock, None), [("t", longer)]).unwrap();
     let t = db.cf("t").unwrap();
     assert_eq!(db.get_cf(&t, b"k").unwrap().as_deref(), Some(&b"v"[..]));
@@ -335,10 +332,8 @@ fn opening_a_family_with_a_ttl_setting_it_was_not_created_with_is_refused_and_wr
         "invalid argument: column family 'default' was created with ttl 60s but is opened \
          without a ttl: whether a family has a ttl cannot change"
     );
-    let with_ttl = CfOptions {
-        ttl: Some(Duration::from_secs(5)),
-        ..CfOptions::default()
-    };
+    let mut with_ttl = CfOptions::default();
+    with_ttl.ttl = Some(Duration::from_secs(5));
     let err = Db::open_cf(
         dir.path(),
         ttl_options(&clock, Some(60)),
@@ -370,26 +365,16 @@ fn opening_a_family_with_a_ttl_setting_it_was_not_created_with_is_refused_and_wr
 fn misuse_of_ttl_options_and_calls_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(50));
-    let err = Db::open(
-        dir.path(),
-        Options {
-            ttl: Some(Duration::from_millis(500)),
-            ..ttl_options(&clock, None)
-        },
-    )
-    .unwrap_err();
+    let mut short_ttl = ttl_options(&clock, None);
+    short_ttl.ttl = Some(Duration::from_millis(500));
+    let err = Db::open(dir.path(), short_ttl).unwrap_err();
     assert_eq!(
         err.to_string(),
         "invalid argument: ttl is 500ms, it must be at least 1 second"
     );
-    let err = Db::open(
-        dir.path(),
-        Options {
-            merge_operator: Some(Arc::new(UInt64Add)),
-            ..ttl_options(&clock, Some(10))
-        },
-    )
-    .unwrap_err();
+    let mut with_merges = ttl_options(&clock, Some(10));
+    with_merges.merge_operator = Some(Arc::new(UInt64Add));
+    let err = Db::open(dir.path(), with_merges).unwrap_err();
     assert!(
         err.to_string()
             .contains("ttl and merge_operator cannot be combined"),
@@ -404,15 +389,9 @@ fn misuse_of_ttl_options_and_calls_is_refused_naming_it() {
         "invalid argument: put_with_ttl into column family 'default', which has no ttl (set \
          ttl in its options when it is created)"
     );
-    let err = db
-        .create_cf(
-            "bad",
-            CfOptions {
-                ttl: Some(Duration::ZERO),
-                ..CfOptions::default()
-            },
-        )
-        .unwrap_err();
+    let mut bad_ttl = CfOptions::default();
+    bad_ttl.ttl = Some(Duration::ZERO);
+    let err = db.create_cf("bad", bad_ttl).unwrap_err();
     assert_eq!(
         err.to_string(),
         "invalid argument: options of column family 'bad': ttl is 0ns, it must be at least 1 \
@@ -426,10 +405,8 @@ fn misuse_of_ttl_options_and_calls_is_refused_naming_it() {
 fn batches_into_ttl_families_carry_the_family_ttl() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(0));
-    let short = CfOptions {
-        ttl: Some(Duration::from_secs(5)),
-        ..CfOptions::default()
-    };
+    let mut short = CfOptions::default();
+    short.ttl = Some(Duration::from_secs(5));
     let db = Db::open_cf(dir.path(), ttl_options(&clock, None), [("t", short)]).unwrap();
     let t = db.cf("t").unwrap();
     let mut batch = strata::WriteBatch::new();

@@ -39,16 +39,15 @@ fn le(n: u64) -> Vec<u8> {
 /// Options that make many small tables and blocks, so that the index separators, level
 /// ordering and output cutting of the order all take part.
 fn small(comparator: Arc<dyn Comparator>) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 4096,
-        block_size: 256,
-        target_file_size_base: 4096,
-        max_bytes_for_level_base: 16 << 10,
-        level0_file_num_compaction_trigger: 2,
-        comparator,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 4096;
+    options.block_size = 256;
+    options.target_file_size_base = 4096;
+    options.max_bytes_for_level_base = 16 << 10;
+    options.level0_file_num_compaction_trigger = 2;
+    options.comparator = comparator;
+    options
 }
 
 fn keys(db: &Db, options: ReadOptions) -> Vec<Vec<u8>> {
@@ -97,10 +96,11 @@ fn reverse_order_iterates_gets_and_bounds_the_other_way() {
     back.reverse();
     assert_eq!(keys_backward(&db, ReadOptions::default()), back);
     // Bounds in the family's order: from "d" down to "b" (exclusive).
-    let bounded = || ReadOptions {
-        lower_bound: Some(b"d".to_vec()),
-        upper_bound: Some(b"b".to_vec()),
-        ..ReadOptions::default()
+    let bounded = || {
+        let mut bounds = ReadOptions::default();
+        bounds.lower_bound = Some(b"d".to_vec());
+        bounds.upper_bound = Some(b"b".to_vec());
+        bounds
     };
     assert_eq!(keys(&db, bounded()), strs(&["d", "c"]));
     assert_eq!(keys_backward(&db, bounded()), strs(&["c", "d"]));
@@ -186,11 +186,10 @@ fn an_application_comparator_orders_u64_keys_as_numbers() {
     let mut expect: Vec<Vec<u8>> = numbers.iter().map(|&n| le(n)).collect();
     expect.push(b"not a number".to_vec());
     assert_eq!(keys(&db, ReadOptions::default()), expect);
-    let mut it = db.iter(ReadOptions {
-        lower_bound: Some(le(1000)),
-        upper_bound: Some(le(2200)),
-        ..ReadOptions::default()
-    });
+    let mut bounds = ReadOptions::default();
+    bounds.lower_bound = Some(le(1000));
+    bounds.upper_bound = Some(le(2200));
+    let mut it = db.iter(bounds);
     it.seek_to_first();
     let mut got = Vec::new();
     while it.valid() {
@@ -250,15 +249,14 @@ fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let reverse: Arc<dyn Comparator> = Arc::new(ReverseBytewiseComparator);
     let numbers: Arc<dyn Comparator> = Arc::new(U64Le);
-    let cf_with = |c: &Arc<dyn Comparator>| CfOptions {
-        comparator: c.clone(),
-        ..CfOptions::default()
+    let cf_with = |c: &Arc<dyn Comparator>| {
+        let mut cf_options = CfOptions::default();
+        cf_options.comparator = c.clone();
+        cf_options
     };
     {
-        let options = Options {
-            create_missing_column_families: true,
-            ..small(reverse.clone())
-        };
+        let mut options = small(reverse.clone());
+        options.create_missing_column_families = true;
         let db = Db::open_cf(dir.path(), options, [("numbers", cf_with(&numbers))]).unwrap();
         db.put(b"a", b"1").unwrap();
         let cf = db.cf("numbers").unwrap();
@@ -325,13 +323,15 @@ fn reopening_a_family_with_another_comparator_is_refused_naming_both() {
 #[test]
 fn families_of_one_database_keep_their_own_orders() {
     let dir = tempfile::tempdir().unwrap();
-    let options = || Options {
-        create_missing_column_families: true,
-        ..small(Arc::new(BytewiseComparator))
+    let options = || {
+        let mut options = small(Arc::new(BytewiseComparator));
+        options.create_missing_column_families = true;
+        options
     };
-    let reverse = || CfOptions {
-        comparator: Arc::new(ReverseBytewiseComparator),
-        ..CfOptions::default()
+    let reverse = || {
+        let mut reverse = CfOptions::default();
+        reverse.comparator = Arc::new(ReverseBytewiseComparator);
+        reverse
     };
     let names = ["a", "b", "c"];
     {

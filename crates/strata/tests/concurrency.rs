@@ -16,25 +16,18 @@ fn key(t: usize, i: usize) -> Vec<u8> {
 #[test]
 fn eight_writers_four_readers_with_stable_snapshots() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
-        Options {
-            create_if_missing: true,
-            write_buffer_size: 256 << 10,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 256 << 10;
+    let db = Db::open(dir.path(), options).unwrap();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         let writers: Vec<_> = (0..WRITERS)
             .map(|t| {
                 let db = &db;
                 s.spawn(move || {
-                    let opts = WriteOptions {
-                        sync: t % 4 == 0,
-                        ..WriteOptions::default()
-                    };
+                    let mut opts = WriteOptions::default();
+                    opts.sync = t % 4 == 0;
                     for i in 0..WRITES_PER_THREAD {
                         let mut b = WriteBatch::new();
                         b.put(key(t, i), format!("{i}").as_bytes());
@@ -60,12 +53,11 @@ fn eight_writers_four_readers_with_stable_snapshots() {
                         .map(|v| String::from_utf8(v).unwrap().parse::<usize>().unwrap());
                     // Iterate the writer's keys at the snapshot: exactly 0..=counter.
                     let read = || -> Vec<Vec<u8>> {
-                        let mut it = db.iter(ReadOptions {
-                            snapshot: Some(snap.clone()),
-                            lower_bound: Some(format!("w{t}-").into_bytes()),
-                            upper_bound: Some(format!("w{t}.").into_bytes()),
-                            ..ReadOptions::default()
-                        });
+                        let mut writer_keys = ReadOptions::default();
+                        writer_keys.snapshot = Some(snap.clone());
+                        writer_keys.lower_bound = Some(format!("w{t}-").into_bytes());
+                        writer_keys.upper_bound = Some(format!("w{t}.").into_bytes());
+                        let mut it = db.iter(writer_keys);
                         let mut keys = Vec::new();
                         it.seek_to_first();
                         while it.valid() {

@@ -8,13 +8,11 @@ use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
 
 /// Small memtables; compaction off, so that flushed tables stay in L0 where the tests look.
 fn small(dir: &Path) -> (Db, Options) {
-    let opts = Options {
-        create_if_missing: true,
-        write_buffer_size: 32 << 10,
-        block_size: 512,
-        disable_auto_compactions: true,
-        ..Options::default()
-    };
+    let mut opts = Options::default();
+    opts.create_if_missing = true;
+    opts.write_buffer_size = 32 << 10;
+    opts.block_size = 512;
+    opts.disable_auto_compactions = true;
     (Db::open(dir, opts.clone()).unwrap(), opts)
 }
 
@@ -95,10 +93,9 @@ fn deletes_in_newer_tables_hide_older_values() {
     assert_eq!(db.get_at(&snap, b"a").unwrap().as_deref(), Some(&b"1"[..]));
     let all: Vec<_> = db.range::<&[u8], _>(..).map(|kv| kv.unwrap()).collect();
     assert_eq!(all, vec![(b"b".to_vec(), b"3".to_vec())]);
-    let mut it = db.iter(ReadOptions {
-        snapshot: Some(snap),
-        ..ReadOptions::default()
-    });
+    let mut at_snap = ReadOptions::default();
+    at_snap.snapshot = Some(snap);
+    let mut it = db.iter(at_snap);
     it.seek_to_last();
     assert_eq!((it.key(), it.value()), (&b"b"[..], &b"2"[..]));
     it.prev();
@@ -109,10 +106,8 @@ fn deletes_in_newer_tables_hide_older_values() {
 fn a_crash_after_flush_keeps_writes_that_skipped_the_wal() {
     let dir = tempfile::tempdir().unwrap();
     let (db, opts) = small(dir.path());
-    let no_wal = WriteOptions {
-        disable_wal: true,
-        ..WriteOptions::default()
-    };
+    let mut no_wal = WriteOptions::default();
+    no_wal.disable_wal = true;
     for i in 0..300 {
         db.put_opt(key(i), b"unlogged", &no_wal).unwrap();
     }
@@ -130,10 +125,8 @@ fn a_crash_after_flush_keeps_writes_that_skipped_the_wal() {
 fn close_flushes_writes_that_skipped_the_wal() {
     let dir = tempfile::tempdir().unwrap();
     let (db, opts) = small(dir.path());
-    let no_wal = WriteOptions {
-        disable_wal: true,
-        ..WriteOptions::default()
-    };
+    let mut no_wal = WriteOptions::default();
+    no_wal.disable_wal = true;
     db.put_opt(b"k", b"v", &no_wal).unwrap();
     db.close().unwrap();
     let db = Db::open(dir.path(), opts).unwrap();
@@ -188,11 +181,9 @@ fn missing_keys_are_answered_by_bloom_filters() {
 #[test]
 fn a_damaged_table_is_reported_with_its_name_never_as_wrong_data() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        create_if_missing: true,
-        block_cache_size: 0,
-        ..Options::default()
-    };
+    let mut opts = Options::default();
+    opts.create_if_missing = true;
+    opts.block_cache_size = 0;
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     for i in 0..500 {
         db.put(key(i), b"the value").unwrap();
@@ -218,13 +209,11 @@ fn a_damaged_table_is_reported_with_its_name_never_as_wrong_data() {
 /// (hits, misses) for data, index and filter blocks.
 fn read_with_cache(cache_bytes: usize) -> [(u64, u64); 3] {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        block_cache_size: cache_bytes,
-        cache_index_and_filter_blocks: true,
-        ..Options::default()
-    };
+    let mut opts = Options::default();
+    opts.create_if_missing = true;
+    opts.write_buffer_size = 64 << 10;
+    opts.block_cache_size = cache_bytes;
+    opts.cache_index_and_filter_blocks = true;
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..5000 {
         db.put(key(i), format!("value{i}").as_bytes()).unwrap();

@@ -30,16 +30,14 @@ fn value(i: usize) -> Vec<u8> {
 
 /// Runs the workload; returns (index of the last acknowledged sync write, acknowledged).
 fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
-    let opts = Options {
-        create_if_missing: true,
-        write_buffer_size: 4096,
-        // Compactions run in this thread at fixed points, so every run does the same
-        // operations in the same order.
-        disable_auto_compactions: true,
-        target_file_size_base: 8192,
-        fs: Arc::new(fs.clone()),
-        ..Options::default()
-    };
+    let mut opts = Options::default();
+    opts.create_if_missing = true;
+    opts.write_buffer_size = 4096;
+    // Compactions run in this thread at fixed points, so every run does the same
+    // operations in the same order.
+    opts.disable_auto_compactions = true;
+    opts.target_file_size_base = 8192;
+    opts.fs = Arc::new(fs.clone());
     let mut acked = Vec::new();
     let mut last_sync = None;
     let Ok(db) = Db::open(dir, opts) else {
@@ -47,10 +45,8 @@ fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
     };
     for i in 0..KEYS {
         let sync = i % 5 == 4;
-        let w = WriteOptions {
-            sync,
-            ..WriteOptions::default()
-        };
+        let mut w = WriteOptions::default();
+        w.sync = sync;
         if db.put_opt(key(i), value(i), &w).is_err() {
             break;
         }
@@ -70,14 +66,9 @@ fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
 }
 
 fn check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
-    let db = Db::open(
-        dir,
-        Options {
-            create_if_missing: true,
-            ..Options::default()
-        },
-    )
-    .unwrap_or_else(|e| panic!("{context}: reopen failed: {e}"));
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let db = Db::open(dir, options).unwrap_or_else(|e| panic!("{context}: reopen failed: {e}"));
     let acked: HashSet<usize> = acked.iter().copied().collect();
     for i in 0..KEYS {
         let got = db.get(key(i)).unwrap();

@@ -94,15 +94,10 @@ fn write_blob_seeds() {
 fn write_seeds() {
     use strata::{Db, Options};
     let tmp = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        tmp.path(),
-        Options {
-            create_if_missing: true,
-            block_size: 256,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.block_size = 256;
+    let db = Db::open(tmp.path(), options).unwrap();
     for i in 0..200u32 {
         db.put(
             format!("key{i:04}").as_bytes(),

@@ -17,10 +17,9 @@ use strata::{
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options() -> Options {
-    Options {
-        create_if_missing: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options
 }
 
 /// One entry of a file to write.
@@ -45,10 +44,8 @@ fn write_sst(path: &Path, options: &Options, ops: &[Op]) -> PathBuf {
 }
 
 fn contents(db: &Db, snapshot: Option<&Snapshot>) -> Model {
-    let read = ReadOptions {
-        snapshot: snapshot.cloned(),
-        ..ReadOptions::default()
-    };
+    let mut read = ReadOptions::default();
+    read.snapshot = snapshot.cloned();
     let mut it = db.iter(read);
     it.seek_to_first();
     let mut out = Model::new();
@@ -134,10 +131,8 @@ fn ingested_keys_are_newer_than_earlier_writes_and_older_than_later_ones() {
 #[test]
 fn files_go_to_the_lowest_level_they_fit() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        disable_auto_compactions: true,
-        ..options()
-    };
+    let mut o = options();
+    o.disable_auto_compactions = true;
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
     let first = write_sst(&dir.path().join("1.sst"), &o, &[Op::Put("m", "1")]);
     db.ingest(&[&first], &IngestOptions::default()).unwrap();
@@ -174,10 +169,8 @@ fn an_overlapping_memtable_is_flushed_first_or_the_ingest_refused() {
         &options(),
         &[Op::Put("k", "file")],
     );
-    let no_flush = IngestOptions {
-        allow_blocking_flush: false,
-        ..IngestOptions::default()
-    };
+    let mut no_flush = IngestOptions::default();
+    no_flush.allow_blocking_flush = false;
     let e = db.ingest(&[&sst], &no_flush).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.to_string().contains("allow_blocking_flush"), "{e}");
@@ -194,10 +187,8 @@ fn move_files_removes_the_sources_and_a_reopen_keeps_the_keys() {
     let db = Db::open(&path, options()).unwrap();
     let a = write_sst(&dir.path().join("a.sst"), &options(), &[Op::Put("a", "1")]);
     let b = write_sst(&dir.path().join("b.sst"), &options(), &[Op::Put("b", "2")]);
-    let moving = IngestOptions {
-        move_files: true,
-        ..IngestOptions::default()
-    };
+    let mut moving = IngestOptions::default();
+    moving.move_files = true;
     db.ingest(&[&b, &a], &moving).unwrap();
     assert!(!a.exists() && !b.exists());
     db.close().unwrap();
@@ -253,10 +244,8 @@ fn bad_files_are_refused_and_nothing_changes() {
     );
     let overlapping = write_sst(&root.join("overlap.sst"), &o, &[Op::Put("c", "2")]);
     let reversed = {
-        let cf = CfOptions {
-            comparator: Arc::new(ReverseBytewiseComparator),
-            ..CfOptions::default()
-        };
+        let mut cf = CfOptions::default();
+        cf.comparator = Arc::new(ReverseBytewiseComparator);
         let p = root.join("reverse.sst");
         let mut w = SstWriter::create_cf(&p, &o, &cf).unwrap();
         w.put(b"b", b"1").unwrap();
@@ -265,16 +254,12 @@ fn bad_files_are_refused_and_nothing_changes() {
         p
     };
     // In a family of an application's comparator, a file of another order under its name.
-    let family = CfOptions {
-        comparator: Arc::new(Named(true)),
-        ..CfOptions::default()
-    };
+    let mut family = CfOptions::default();
+    family.comparator = Arc::new(Named(true));
     let named = db.create_cf("named", family.clone()).unwrap();
     let unsorted = {
-        let cf = CfOptions {
-            comparator: Arc::new(Named(false)),
-            ..CfOptions::default()
-        };
+        let mut cf = CfOptions::default();
+        cf.comparator = Arc::new(Named(false));
         let p = root.join("unsorted.sst");
         let mut w = SstWriter::create_cf(&p, &o, &cf).unwrap();
         w.put(b"y", b"1").unwrap();
@@ -357,10 +342,8 @@ fn bad_files_are_refused_and_nothing_changes() {
 fn a_family_ingests_in_its_own_order() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path().join("db"), options()).unwrap();
-    let cf_options = CfOptions {
-        comparator: Arc::new(ReverseBytewiseComparator),
-        ..CfOptions::default()
-    };
+    let mut cf_options = CfOptions::default();
+    cf_options.comparator = Arc::new(ReverseBytewiseComparator);
     let cf = db.create_cf("rev", cf_options.clone()).unwrap();
     db.put_cf(&cf, b"b", b"old").unwrap();
     let p = dir.path().join("rev.sst");
@@ -400,12 +383,10 @@ fn a_family_ingests_in_its_own_order() {
 #[test]
 fn ingested_files_compact_with_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        write_buffer_size: 16 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        target_file_size_base: 16 << 10,
-        ..options()
-    };
+    let mut o = options();
+    o.write_buffer_size = 16 << 10;
+    o.max_bytes_for_level_base = 64 << 10;
+    o.target_file_size_base = 16 << 10;
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
     let mut expected = Model::new();
     for round in 0..12u32 {
@@ -456,17 +437,15 @@ fn run_model(seed: u64) {
     let mut rng = Rng::new(seed);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let o = Options {
-        write_buffer_size: 8 << 10,
-        max_bytes_for_level_base: 32 << 10,
-        target_file_size_base: 8 << 10,
-        compaction_style: match seed % 3 {
-            2 => CompactionStyle::Universal,
-            _ => CompactionStyle::Leveled,
-        },
-        universal: UniversalOptions::default(),
-        ..options()
+    let mut o = options();
+    o.write_buffer_size = 8 << 10;
+    o.max_bytes_for_level_base = 32 << 10;
+    o.target_file_size_base = 8 << 10;
+    o.compaction_style = match seed % 3 {
+        2 => CompactionStyle::Universal,
+        _ => CompactionStyle::Leveled,
     };
+    o.universal = UniversalOptions::default();
     let key = |rng: &mut Rng| format!("k{:04}", rng.below(600)).into_bytes();
     let mut db = Db::open(&path, o.clone()).unwrap();
     let mut now = Model::new();
@@ -532,10 +511,8 @@ fn run_model(seed: u64) {
                 if paths.is_empty() {
                     continue;
                 }
-                let ingest = IngestOptions {
-                    move_files: rng.one_in(2),
-                    ..IngestOptions::default()
-                };
+                let mut ingest = IngestOptions::default();
+                ingest.move_files = rng.one_in(2);
                 db.ingest(&paths, &ingest).expect(&context);
                 // The files' range deletions delete what was there before, not their own keys.
                 for (b, e) in erased {
@@ -598,36 +575,16 @@ fn a_crash_at_any_step_of_an_ingest_leaves_all_or_nothing() {
     );
     let apart = write_sst(&root.path().join("apart.sst"), &o, &[Op::Put("x", "file")]);
     let workload = |dir: &Path, fs: &FaultFs| -> bool {
-        let Ok(db) = Db::open(
-            dir,
-            Options {
-                fs: Arc::new(fs.clone()),
-                ..options()
-            },
-        ) else {
+        let mut through_fs = options();
+        through_fs.fs = Arc::new(fs.clone());
+        let Ok(db) = Db::open(dir, through_fs) else {
             return false;
         };
-        let ok = db
-            .put_opt(
-                b"c",
-                b"db",
-                &strata::WriteOptions {
-                    sync: true,
-                    ..Default::default()
-                },
-            )
-            .is_ok()
+        let mut sync = strata::WriteOptions::default();
+        sync.sync = true;
+        let ok = db.put_opt(b"c", b"db", &sync).is_ok()
             && db.flush().is_ok()
-            && db
-                .put_opt(
-                    b"a",
-                    b"db",
-                    &strata::WriteOptions {
-                        sync: true,
-                        ..Default::default()
-                    },
-                )
-                .is_ok();
+            && db.put_opt(b"a", b"db", &sync).is_ok();
         if !ok {
             return false;
         }
@@ -686,10 +643,8 @@ fn a_ttl_family_and_a_read_only_database_refuse_ingests() {
     let path = dir.path().join("db");
     let sst = write_sst(&dir.path().join("1.sst"), &options(), &[Op::Put("a", "1")]);
     let db = Db::open(&path, options()).unwrap();
-    let ttl = CfOptions {
-        ttl: Some(std::time::Duration::from_secs(60)),
-        ..CfOptions::default()
-    };
+    let mut ttl = CfOptions::default();
+    ttl.ttl = Some(std::time::Duration::from_secs(60));
     let cf = db.create_cf("expiring", ttl).unwrap();
     let e = db
         .ingest_cf(&cf, &[&sst], &IngestOptions::default())
@@ -745,10 +700,8 @@ fn refusal_messages_name_the_files() {
 #[test]
 fn ingests_beside_writers_and_readers() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        write_buffer_size: 32 << 10,
-        ..options()
-    };
+    let mut o = options();
+    o.write_buffer_size = 32 << 10;
     let db = Arc::new(Db::open(dir.path().join("db"), o.clone()).unwrap());
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writers: Vec<_> = (0..2u32)
@@ -843,13 +796,11 @@ fn ingests_beside_writers_and_readers() {
 #[test]
 fn merges_prefixes_and_universal_compaction() {
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        merge_operator: Some(Arc::new(strata::StringAppend::new(b","))),
-        prefix_extractor: Some(strata::parse_prefix_extractor("fixed:2").unwrap()),
-        compaction_style: CompactionStyle::Universal,
-        disable_auto_compactions: true,
-        ..options()
-    };
+    let mut o = options();
+    o.merge_operator = Some(Arc::new(strata::StringAppend::new(b",")));
+    o.prefix_extractor = Some(strata::parse_prefix_extractor("fixed:2").unwrap());
+    o.compaction_style = CompactionStyle::Universal;
+    o.disable_auto_compactions = true;
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
     db.put(b"aa1", b"base").unwrap();
     db.flush().unwrap();
@@ -865,10 +816,8 @@ fn merges_prefixes_and_universal_compaction() {
         2,
         "universal: a file at a new sequence goes to L0"
     );
-    let read = ReadOptions {
-        prefix_same_as_start: true,
-        ..ReadOptions::default()
-    };
+    let mut read = ReadOptions::default();
+    read.prefix_same_as_start = true;
     let mut it = db.iter(read);
     it.seek(b"ab");
     assert!(it.valid());
@@ -898,10 +847,8 @@ fn listeners_hear_the_ingest_flush_and_tables() {
     }
     let dir = tempfile::tempdir().unwrap();
     let recorder = Arc::new(Recorder::default());
-    let o = Options {
-        listeners: vec![recorder.clone()],
-        ..options()
-    };
+    let mut o = options();
+    o.listeners = vec![recorder.clone()];
     let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
     db.put(b"k", b"v").unwrap();
     let sst = write_sst(&dir.path().join("1.sst"), &o, &[Op::Put("k", "file")]);

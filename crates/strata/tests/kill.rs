@@ -14,12 +14,11 @@ use strata::{Db, Options, WriteOptions};
 const THREADS: usize = 4;
 
 fn options() -> Options {
-    Options {
-        create_if_missing: true,
-        // Small memtables so that kills also land around WAL switches.
-        write_buffer_size: 64 << 10,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    // Small memtables so that kills also land around WAL switches.
+    options.write_buffer_size = 64 << 10;
+    options
 }
 
 /// The child: writes `t-<round>-<i>` keys from THREADS threads, printing each acknowledged
@@ -35,10 +34,8 @@ fn child_writer() {
         for t in 0..THREADS {
             let db = &db;
             s.spawn(move || {
-                let sync = WriteOptions {
-                    sync: true,
-                    ..WriteOptions::default()
-                };
+                let mut sync = WriteOptions::default();
+                sync.sync = true;
                 for i in 0.. {
                     let key = format!("{t}-{round}-{i:08}");
                     db.put_opt(key.as_bytes(), [b'v'; 100], &sync).unwrap();

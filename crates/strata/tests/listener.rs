@@ -222,14 +222,13 @@ fn key(i: u32) -> Vec<u8> {
 }
 
 fn options(listeners: Vec<Arc<dyn EventListener>>) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        max_write_buffer_number: 2,
-        disable_auto_compactions: true,
-        listeners,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 64 << 10;
+    options.max_write_buffer_number = 2;
+    options.disable_auto_compactions = true;
+    options.listeners = listeners;
+    options
 }
 
 /// Checks that each stall change starts where the one before it ended, from `Normal`, and
@@ -485,13 +484,11 @@ fn a_scripted_workload_is_told_in_order_with_consistent_numbers() {
 fn level0_files_delay_then_stop_writes_until_compaction_clears_them() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Arc::new(Recorder::default());
-    let options = Options {
-        disable_auto_compactions: false,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 2,
-        level0_stop_writes_trigger: 3,
-        ..options(vec![recorder.clone()])
-    };
+    let mut options = options(vec![recorder.clone()]);
+    options.disable_auto_compactions = false;
+    options.level0_file_num_compaction_trigger = 2;
+    options.level0_slowdown_writes_trigger = 2;
+    options.level0_stop_writes_trigger = 3;
     let db = Arc::new(Db::open(dir.path(), options).unwrap());
     // The compaction L0 calls for waits at its beginning, so L0 grows.
     recorder.compaction_gate.set_closed(true);
@@ -619,14 +616,12 @@ fn a_listener_reading_the_database_from_its_callbacks_does_not_deadlock() {
     let reader = Arc::new(Reader::default());
     let listener = reader.clone();
     within_a_minute(move || {
-        let options = Options {
-            write_buffer_size: 16 << 10,
-            disable_auto_compactions: false,
-            level0_file_num_compaction_trigger: 2,
-            max_bytes_for_level_base: 64 << 10,
-            target_file_size_base: 16 << 10,
-            ..options(vec![listener.clone()])
-        };
+        let mut options = options(vec![listener.clone()]);
+        options.write_buffer_size = 16 << 10;
+        options.disable_auto_compactions = false;
+        options.level0_file_num_compaction_trigger = 2;
+        options.max_bytes_for_level_base = 64 << 10;
+        options.target_file_size_base = 16 << 10;
         let db = Arc::new(Db::open(&path, options).unwrap());
         listener.db.set(Arc::downgrade(&db)).unwrap();
         for i in 0..5000 {
@@ -679,12 +674,10 @@ fn log_text(dir: &Path) -> String {
 fn a_panicking_listener_does_not_stop_writes() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Arc::new(Recorder::default());
-    let options = Options {
-        write_buffer_size: 16 << 10,
-        disable_auto_compactions: false,
-        level0_file_num_compaction_trigger: 2,
-        ..options(vec![Arc::new(Panicker), recorder.clone()])
-    };
+    let mut options = options(vec![Arc::new(Panicker), recorder.clone()]);
+    options.write_buffer_size = 16 << 10;
+    options.disable_auto_compactions = false;
+    options.level0_file_num_compaction_trigger = 2;
     let db = Db::open(dir.path(), options).unwrap();
     // Each key written three times, so that compactions merge (and delete their inputs).
     for i in 0..3000 {
@@ -726,10 +719,8 @@ fn a_failed_flush_is_a_background_error_that_stops_writes() {
     let dir = tempfile::tempdir().unwrap();
     let fs = strata::fs::fault::FaultFs::new();
     let recorder = Arc::new(Recorder::default());
-    let options = Options {
-        fs: Arc::new(fs.clone()),
-        ..options(vec![recorder.clone()])
-    };
+    let mut options = options(vec![recorder.clone()]);
+    options.fs = Arc::new(fs.clone());
     let db = Db::open(dir.path(), options).unwrap();
     db.put(b"a", b"1").unwrap();
     fs.set_full_for(Some(".sst"));
@@ -775,10 +766,8 @@ fn each_flush_says_why_it_ran() {
     db.put(b"compacted", b"1").unwrap();
     db.compact_range(None, None).unwrap();
     // Close flushes what was written without the WAL.
-    let no_wal = strata::WriteOptions {
-        disable_wal: true,
-        ..strata::WriteOptions::default()
-    };
+    let mut no_wal = strata::WriteOptions::default();
+    no_wal.disable_wal = true;
     db.put_opt(b"unlogged", b"1", &no_wal).unwrap();
     db.close().unwrap();
     let reasons: Vec<FlushReason> = recorder

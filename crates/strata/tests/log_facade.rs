@@ -45,11 +45,9 @@ fn every_log_line_is_a_record_of_the_facade_at_its_level() {
     log::set_logger(&LOGGER).unwrap();
     log::set_max_level(LevelFilter::Trace);
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        listeners: vec![Arc::new(Panicker)],
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.listeners = vec![Arc::new(Panicker)];
     let db = Db::open(dir.path(), options).unwrap();
     db.put(b"a", b"1").unwrap();
     db.flush().unwrap();

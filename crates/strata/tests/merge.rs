@@ -14,15 +14,14 @@ use strata::{
 type Model = BTreeMap<Vec<u8>, u64>;
 
 fn options(op: Option<Arc<dyn MergeOperator>>) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 8 << 10,
-        target_file_size_base: 8 << 10,
-        max_bytes_for_level_base: 32 << 10,
-        level0_file_num_compaction_trigger: 2,
-        merge_operator: op,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 8 << 10;
+    options.target_file_size_base = 8 << 10;
+    options.max_bytes_for_level_base = 32 << 10;
+    options.level0_file_num_compaction_trigger = 2;
+    options.merge_operator = op;
+    options
 }
 
 fn uint64add() -> Option<Arc<dyn MergeOperator>> {
@@ -36,10 +35,8 @@ fn le(n: u64) -> Vec<u8> {
 /// Every key of `model` (and no other) at `snapshot`, by point reads and by iterating in both
 /// directions.
 fn check(db: &Db, snapshot: Option<&Snapshot>, model: &Model, keys: u64, ctx: &str) {
-    let read = ReadOptions {
-        snapshot: snapshot.cloned(),
-        ..ReadOptions::default()
-    };
+    let mut read = ReadOptions::default();
+    read.snapshot = snapshot.cloned();
     for i in 0..keys {
         let k = format!("k{i:03}").into_bytes();
         let got = db.get_opt(&k, &read).unwrap();
@@ -77,14 +74,9 @@ fn merges_read_correctly_at_every_snapshot_through_flushes_and_compactions() {
         (3, CompactionStyle::Leveled),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(
-            dir.path(),
-            Options {
-                compaction_style: style,
-                ..options(uint64add())
-            },
-        )
-        .unwrap();
+        let mut with_style = options(uint64add());
+        with_style.compaction_style = style;
+        let db = Db::open(dir.path(), with_style).unwrap();
         let mut rng = Rng::new(seed);
         let keys = 40;
         let mut model = Model::new();

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
     CompactionStyle, Compression, Db, Options, ReadOptions, ReverseBytewiseComparator, Snapshot,
-    StringAppend, UniversalOptions, WriteBatch, WriteOptions,
+    StringAppend, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -213,45 +213,41 @@ impl Knobs {
             .find(|(name, _)| *name == self.compression)
             .unwrap_or_else(|| panic!("unknown compression {:?}", self.compression))
             .1;
-        Options {
-            create_if_missing: true,
-            write_buffer_size: self.write_buffer_size,
-            max_write_buffer_number: self.max_write_buffer_number,
-            block_size: self.block_size,
-            block_restart_interval: self.block_restart_interval,
-            bloom_bits_per_key: self.bloom_bits_per_key,
-            block_cache_size: self.block_cache_size,
-            cache_index_and_filter_blocks: self.cache_index_and_filter_blocks,
-            max_open_files: self.max_open_files,
-            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
-            level0_slowdown_writes_trigger: 8,
-            level0_stop_writes_trigger: 12,
-            max_bytes_for_level_base: self.max_bytes_for_level_base,
-            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
-            num_levels: self.num_levels,
-            target_file_size_base: self.target_file_size_base,
-            disable_auto_compactions: self.disable_auto_compactions,
-            compaction_style: match self.universal {
-                true => CompactionStyle::Universal,
-                false => CompactionStyle::Leveled,
-            },
-            universal: UniversalOptions {
-                size_ratio: self.size_ratio,
-                max_size_amplification_percent: self.max_size_amplification_percent,
-                max_merge_width: self.max_merge_width,
-                ..UniversalOptions::default()
-            },
-            max_background_jobs: self.max_background_jobs,
-            max_subcompactions: self.max_subcompactions,
-            max_compaction_bytes: self.max_compaction_bytes,
-            compression,
-            merge_operator: Some(Arc::new(StringAppend::new(MERGE_DELIMITER))),
-            comparator: match self.reverse {
-                true => Arc::new(ReverseBytewiseComparator),
-                false => Options::default().comparator,
-            },
-            ..Options::default()
-        }
+        let mut options = Options::default();
+        options.create_if_missing = true;
+        options.write_buffer_size = self.write_buffer_size;
+        options.max_write_buffer_number = self.max_write_buffer_number;
+        options.block_size = self.block_size;
+        options.block_restart_interval = self.block_restart_interval;
+        options.bloom_bits_per_key = self.bloom_bits_per_key;
+        options.block_cache_size = self.block_cache_size;
+        options.cache_index_and_filter_blocks = self.cache_index_and_filter_blocks;
+        options.max_open_files = self.max_open_files;
+        options.level0_file_num_compaction_trigger = self.level0_file_num_compaction_trigger;
+        options.level0_slowdown_writes_trigger = 8;
+        options.level0_stop_writes_trigger = 12;
+        options.max_bytes_for_level_base = self.max_bytes_for_level_base;
+        options.max_bytes_for_level_multiplier = self.max_bytes_for_level_multiplier;
+        options.num_levels = self.num_levels;
+        options.target_file_size_base = self.target_file_size_base;
+        options.disable_auto_compactions = self.disable_auto_compactions;
+        options.compaction_style = match self.universal {
+            true => CompactionStyle::Universal,
+            false => CompactionStyle::Leveled,
+        };
+        options.universal.size_ratio = self.size_ratio;
+        options.universal.max_size_amplification_percent = self.max_size_amplification_percent;
+        options.universal.max_merge_width = self.max_merge_width;
+        options.max_background_jobs = self.max_background_jobs;
+        options.max_subcompactions = self.max_subcompactions;
+        options.max_compaction_bytes = self.max_compaction_bytes;
+        options.compression = compression;
+        options.merge_operator = Some(Arc::new(StringAppend::new(MERGE_DELIMITER)));
+        options.comparator = match self.reverse {
+            true => Arc::new(ReverseBytewiseComparator),
+            false => Options::default().comparator,
+        };
+        options
     }
 }
 
@@ -733,10 +729,8 @@ impl Runner {
                     model.get(key),
                     "{ctx} snapshot read"
                 );
-                let at_snapshot = ReadOptions {
-                    snapshot: Some(snap.clone()),
-                    ..ReadOptions::default()
-                };
+                let mut at_snapshot = ReadOptions::default();
+                at_snapshot.snapshot = Some(snap.clone());
                 let keys = multi_get_keys(key, model);
                 let got = self.db().multi_get_opt(&keys, &at_snapshot);
                 check_multi_get(&keys, got, model, ctx);
@@ -744,11 +738,10 @@ impl Runner {
                 check_walk(&mut it, walk, model, self.order, ctx);
             }
             Op::Walk(walk) => {
-                let mut it = self.db().iter(ReadOptions {
-                    lower_bound: walk.lower.clone(),
-                    upper_bound: walk.upper.clone(),
-                    ..ReadOptions::default()
-                });
+                let mut bounds = ReadOptions::default();
+                bounds.lower_bound = walk.lower.clone();
+                bounds.upper_bound = walk.upper.clone();
+                let mut it = self.db().iter(bounds);
                 check_walk(&mut it, walk, &self.model, self.order, ctx);
             }
             Op::Range(a, b) => {

@@ -43,54 +43,32 @@ fn visible(models: &[Model], expiries: &Expiries, g: usize, now: u64) -> Model {
 /// The families besides the default, with their options.
 fn families(rng: &mut Rng) -> Vec<(&'static str, CfOptions)> {
     let small = 4096 + rng.below(4) as usize * 2048;
+    let mut tiny = CfOptions::default();
+    tiny.write_buffer_size = small;
+    tiny.level0_file_num_compaction_trigger = 2;
+    tiny.target_file_size_base = 16 << 10;
+    tiny.max_bytes_for_level_base = 32 << 10;
+    let mut large = CfOptions::default();
+    large.write_buffer_size = 1 << 20;
+    let mut universal = CfOptions::default();
+    universal.write_buffer_size = small * 2;
+    universal.compaction_style = CompactionStyle::Universal;
+    let mut ttl = tiny.clone();
+    ttl.ttl = Some(Duration::from_secs(TTL_SECS));
     vec![
-        (
-            "tiny",
-            CfOptions {
-                write_buffer_size: small,
-                level0_file_num_compaction_trigger: 2,
-                target_file_size_base: 16 << 10,
-                max_bytes_for_level_base: 32 << 10,
-                ..CfOptions::default()
-            },
-        ),
-        (
-            "large",
-            CfOptions {
-                write_buffer_size: 1 << 20,
-                ..CfOptions::default()
-            },
-        ),
-        (
-            "universal",
-            CfOptions {
-                write_buffer_size: small * 2,
-                compaction_style: CompactionStyle::Universal,
-                ..CfOptions::default()
-            },
-        ),
-        (
-            "ttl",
-            CfOptions {
-                write_buffer_size: small,
-                level0_file_num_compaction_trigger: 2,
-                target_file_size_base: 16 << 10,
-                max_bytes_for_level_base: 32 << 10,
-                ttl: Some(Duration::from_secs(TTL_SECS)),
-                ..CfOptions::default()
-            },
-        ),
+        ("tiny", tiny),
+        ("large", large),
+        ("universal", universal),
+        ("ttl", ttl),
     ]
 }
 
 fn open(dir: &Path, families: &[(&'static str, CfOptions)], clock: &Arc<ManualClock>) -> Db {
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        write_buffer_size: 8192,
-        clock: clock.clone(),
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    options.write_buffer_size = 8192;
+    options.clock = clock.clone();
     Db::open_cf(dir, options, families.iter().cloned()).unwrap()
 }
 
@@ -104,15 +82,9 @@ fn handles(db: &Db) -> Vec<ColumnFamily> {
 }
 
 fn scan(db: &Db, cf: &ColumnFamily, snapshot: Option<&Snapshot>, reverse: bool) -> Model {
-    let mut it = db
-        .iter_cf(
-            cf,
-            ReadOptions {
-                snapshot: snapshot.cloned(),
-                ..ReadOptions::default()
-            },
-        )
-        .unwrap();
+    let mut read_options = ReadOptions::default();
+    read_options.snapshot = snapshot.cloned();
+    let mut it = db.iter_cf(cf, read_options).unwrap();
     let mut out = Model::new();
     let mut order = Vec::new();
     if reverse {
@@ -205,10 +177,8 @@ fn run(seed: u64) {
                         next[g].insert(k, v);
                     }
                 }
-                let w = WriteOptions {
-                    disable_wal: rng.below(10) == 0,
-                    ..WriteOptions::default()
-                };
+                let mut w = WriteOptions::default();
+                w.disable_wal = rng.below(10) == 0;
                 db.write(batch, &w).unwrap();
                 models = next;
                 expiries = next_expiries;

@@ -10,21 +10,15 @@ use strata::{
 };
 
 fn open(dir: &std::path::Path) -> TransactionDb {
-    TransactionDb::open(
-        dir,
-        Options {
-            create_if_missing: true,
-            ..Options::default()
-        },
-    )
-    .unwrap()
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    TransactionDb::open(dir, options).unwrap()
 }
 
 fn options(timeout_ms: u64) -> TransactionOptions {
-    TransactionOptions {
-        lock_timeout: Duration::from_millis(timeout_ms),
-        ..TransactionOptions::default()
-    }
+    let mut txn_options = TransactionOptions::default();
+    txn_options.lock_timeout = Duration::from_millis(timeout_ms);
+    txn_options
 }
 
 /// `n` transactions in a ring: each locks key i, then waits for key i+1. Exactly one lock
@@ -122,10 +116,8 @@ fn a_lock_wait_times_out_naming_the_key() {
 fn an_expired_transaction_loses_its_locks_and_cannot_commit() {
     let dir = tempfile::tempdir().unwrap();
     let tdb = open(dir.path());
-    let short = TransactionOptions {
-        expiration: Some(Duration::from_millis(20)),
-        ..TransactionOptions::default()
-    };
+    let mut short = TransactionOptions::default();
+    short.expiration = Some(Duration::from_millis(20));
     let mut old = tdb.transaction(&WriteOptions::default(), &short);
     old.put(b"k", b"old").unwrap();
     std::thread::sleep(Duration::from_millis(40));
@@ -144,10 +136,8 @@ fn with_a_snapshot_a_key_written_since_cannot_be_locked() {
     let dir = tempfile::tempdir().unwrap();
     let tdb = open(dir.path());
     tdb.put(b"k", b"1").unwrap();
-    let with_snapshot = TransactionOptions {
-        set_snapshot: true,
-        ..TransactionOptions::default()
-    };
+    let mut with_snapshot = TransactionOptions::default();
+    with_snapshot.set_snapshot = true;
     let mut t = tdb.transaction(&WriteOptions::default(), &with_snapshot);
     tdb.put(b"k", b"2").unwrap();
     assert_eq!(t.get(b"k").unwrap().as_deref(), Some(&b"1"[..]));

@@ -21,15 +21,14 @@ fn extractor(name: &str) -> Option<Arc<dyn PrefixExtractor>> {
 /// Options with small buffers and levels, so that a few hundred keys make a tree of L0
 /// tables over a deeper level of several files.
 fn options(prefix: Option<&str>) -> Options {
-    Options {
-        create_if_missing: true,
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 2 << 10,
-        max_bytes_for_level_base: 16 << 10,
-        disable_auto_compactions: true,
-        prefix_extractor: prefix.and_then(extractor),
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 64 << 10;
+    options.target_file_size_base = 2 << 10;
+    options.max_bytes_for_level_base = 16 << 10;
+    options.disable_auto_compactions = true;
+    options.prefix_extractor = prefix.and_then(extractor);
+    options
 }
 
 /// Key `p{prefix:03}-{n}`: the first 4 bytes are the prefix under `fixed:4`.
@@ -94,17 +93,15 @@ fn model_from(model: &Model, target: &[u8], prefix: Option<&[u8]>) -> Vec<(Vec<u
 }
 
 fn same_prefix() -> ReadOptions {
-    ReadOptions {
-        prefix_same_as_start: true,
-        ..ReadOptions::default()
-    }
+    let mut read_options = ReadOptions::default();
+    read_options.prefix_same_as_start = true;
+    read_options
 }
 
 fn total_order() -> ReadOptions {
-    ReadOptions {
-        total_order_seek: true,
-        ..ReadOptions::default()
-    }
+    let mut read_options = ReadOptions::default();
+    read_options.total_order_seek = true;
+    read_options
 }
 
 /// Table reads so far: filter checks for prefixes, and data blocks read (cache or file).
@@ -178,11 +175,10 @@ fn total_order_seek_reads_across_prefixes_and_checks_no_filter() {
     }
     assert_eq!(reads(&db.stats()).0, before.0, "no prefix filter checked");
     // With both options the walk is bounded by the prefix but reads every table.
-    let mut it = db.iter(ReadOptions {
-        total_order_seek: true,
-        prefix_same_as_start: true,
-        ..ReadOptions::default()
-    });
+    let mut both = ReadOptions::default();
+    both.total_order_seek = true;
+    both.prefix_same_as_start = true;
+    let mut it = db.iter(both);
     it.seek(key(40, 0));
     assert_eq!(
         walk(&mut it, usize::MAX),
@@ -260,9 +256,10 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 #[test]
 fn opening_a_family_with_another_prefix_extractor_is_refused_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let cf_with = |name: Option<&str>| CfOptions {
-        prefix_extractor: name.and_then(extractor),
-        ..CfOptions::default()
+    let cf_with = |name: Option<&str>| {
+        let mut cf_options = CfOptions::default();
+        cf_options.prefix_extractor = name.and_then(extractor);
+        cf_options
     };
     {
         let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
@@ -455,15 +452,9 @@ fn an_extractor_with_an_unusable_name_is_refused() {
     }
     let dir = tempfile::tempdir().unwrap();
     for name in ["", "bad\nname"] {
-        let err = Db::open(
-            dir.path().join("db"),
-            Options {
-                prefix_extractor: Some(Arc::new(Named(name))),
-                ..options(None)
-            },
-        )
-        .err()
-        .unwrap();
+        let mut named = options(None);
+        named.prefix_extractor = Some(Arc::new(Named(name)));
+        let err = Db::open(dir.path().join("db"), named).err().unwrap();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument);
         assert!(
             err.to_string()
@@ -473,14 +464,9 @@ fn an_extractor_with_an_unusable_name_is_refused() {
         assert!(!dir.path().join("db").exists());
     }
     // A name of its own works like the built-ins.
-    let db = Db::open(
-        dir.path().join("db"),
-        Options {
-            prefix_extractor: Some(Arc::new(Named("first-byte"))),
-            ..options(None)
-        },
-    )
-    .unwrap();
+    let mut named = options(None);
+    named.prefix_extractor = Some(Arc::new(Named("first-byte")));
+    let db = Db::open(dir.path().join("db"), named).unwrap();
     db.put(b"apple", b"1").unwrap();
     db.put(b"banana", b"2").unwrap();
     db.flush().unwrap();
@@ -520,15 +506,10 @@ fn random_trees_read_by_prefix_seeks_match_a_model() {
         let mut rng = Rng::new(seed);
         let extractor = ["fixed:3", "capped:3"][seed as usize % 2];
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(
-            dir.path(),
-            Options {
-                write_buffer_size: 8 << 10,
-                target_file_size_base: 1 << 10,
-                ..options(Some(extractor))
-            },
-        )
-        .unwrap();
+        let mut small = options(Some(extractor));
+        small.write_buffer_size = 8 << 10;
+        small.target_file_size_base = 1 << 10;
+        let db = Db::open(dir.path(), small).unwrap();
         // Prefixes k00..k19, with gaps (odd ones are rare) and short keys ("k", "k1").
         let random_key = |rng: &mut Rng| -> Vec<u8> {
             let p = rng.below(20);

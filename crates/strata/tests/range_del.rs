@@ -5,10 +5,9 @@
 use strata::{CfOptions, Db, Options, ReadOptions};
 
 fn options() -> Options {
-    Options {
-        create_if_missing: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options
 }
 
 fn key(i: u32) -> Vec<u8> {
@@ -125,9 +124,10 @@ fn snapshots_keep_seeing_what_a_later_range_deletion_removed() {
     }
     let snap = db.snapshot();
     db.delete_range(key(10), key(90)).unwrap();
-    let at_snap = || ReadOptions {
-        snapshot: Some(snap.clone()),
-        ..ReadOptions::default()
+    let at_snap = || {
+        let mut read = ReadOptions::default();
+        read.snapshot = Some(snap.clone());
+        read
     };
     for step in ["memtable", "flush", "compact"] {
         match step {

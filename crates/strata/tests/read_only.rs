@@ -27,15 +27,10 @@ fn key(i: u32) -> Vec<u8> {
 #[test]
 fn a_read_only_open_beside_a_writer_reads_everything_and_changes_no_file() {
     let dir = tempfile::tempdir().unwrap();
-    let writer = Db::open(
-        dir.path(),
-        Options {
-            create_if_missing: true,
-            write_buffer_size: 64 << 10,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.write_buffer_size = 64 << 10;
+    let writer = Db::open(dir.path(), options).unwrap();
     // Tables in several levels and writes still in the WAL.
     for i in 0..3000 {
         writer.put(key(i), [b'v'; 100]).unwrap();
@@ -88,14 +83,9 @@ fn a_read_only_open_beside_a_writer_reads_everything_and_changes_no_file() {
 #[test]
 fn every_write_is_refused_naming_the_database() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
-        Options {
-            create_if_missing: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let db = Db::open(dir.path(), options).unwrap();
     db.put(b"k", b"v").unwrap();
     db.close().unwrap();
     let before = files(dir.path());

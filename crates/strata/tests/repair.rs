@@ -32,17 +32,22 @@ impl Rng {
 /// Tiny memtables, files and levels, so that a few thousand writes make a tree of several
 /// levels through flushes and compactions.
 fn small_tree() -> Options {
-    Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        write_buffer_size: 8 << 10,
-        target_file_size_base: 8 << 10,
-        max_bytes_for_level_base: 8 << 10,
-        max_bytes_for_level_multiplier: 2.0,
-        level0_file_num_compaction_trigger: 2,
-        merge_operator: Some(Arc::new(UInt64Add)),
-        ..Options::default()
-    }
+    let mut options = create();
+    options.create_missing_column_families = true;
+    options.write_buffer_size = 8 << 10;
+    options.target_file_size_base = 8 << 10;
+    options.max_bytes_for_level_base = 8 << 10;
+    options.max_bytes_for_level_multiplier = 2.0;
+    options.level0_file_num_compaction_trigger = 2;
+    options.merge_operator = Some(Arc::new(UInt64Add));
+    options
+}
+
+/// Options that create the database if it is missing, the defaults otherwise.
+fn create() -> Options {
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options
 }
 
 fn reverse() -> Arc<dyn Comparator> {
@@ -53,24 +58,12 @@ fn reverse() -> Arc<dyn Comparator> {
 /// deletions), `rev` (reverse bytewise) and `logins` (a TTL family of one day).
 fn families(options: &Options) -> Vec<(&'static str, CfOptions)> {
     let base = options.cf_options();
-    vec![
-        ("users", base.clone()),
-        (
-            "rev",
-            CfOptions {
-                comparator: reverse(),
-                ..base.clone()
-            },
-        ),
-        (
-            "logins",
-            CfOptions {
-                ttl: Some(Duration::from_secs(86_400)),
-                merge_operator: None,
-                ..base
-            },
-        ),
-    ]
+    let mut rev = base.clone();
+    rev.comparator = reverse();
+    let mut logins = base.clone();
+    logins.ttl = Some(Duration::from_secs(86_400));
+    logins.merge_operator = None;
+    vec![("users", base), ("rev", rev), ("logins", logins)]
 }
 
 /// What each family should hold: key -> value (the default family's values are 8-byte
@@ -258,10 +251,7 @@ fn repair_after_losing_the_manifest_recovers_every_key_of_every_family() {
 #[test]
 fn repair_moves_a_corrupt_table_to_lost_and_keeps_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let options = create();
     let db = Db::open(dir.path(), options.clone()).unwrap();
     for i in 0..200 {
         db.put(format!("a{i:03}").as_bytes(), b"kept").unwrap();
@@ -311,10 +301,7 @@ fn repair_moves_a_corrupt_table_to_lost_and_keeps_the_rest() {
 #[test]
 fn repair_keeps_what_precedes_a_wals_damaged_tail() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let options = create();
     let db = Db::open(dir.path(), options.clone()).unwrap();
     for i in 0..50 {
         db.put(format!("k{i:02}").as_bytes(), [b'v'; 100]).unwrap();
@@ -350,10 +337,7 @@ fn repair_keeps_what_precedes_a_wals_damaged_tail() {
 #[test]
 fn repair_of_an_open_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let options = create();
     let db = Db::open(dir.path(), options.clone()).unwrap();
     db.put(b"k", b"v").unwrap();
     db.flush().unwrap();
@@ -375,15 +359,10 @@ fn repair_of_an_open_database_is_refused() {
 #[test]
 fn repair_with_another_order_or_ttl_than_the_tables_is_refused_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
-    let rev = CfOptions {
-        comparator: reverse(),
-        ..CfOptions::default()
-    };
+    let mut options = create();
+    options.create_missing_column_families = true;
+    let mut rev = CfOptions::default();
+    rev.comparator = reverse();
     let db = Db::open_cf(dir.path(), options.clone(), [("rev", rev)]).unwrap();
     db.put_cf(&db.cf("rev").unwrap(), b"k", b"v").unwrap();
     db.flush().unwrap();
@@ -399,11 +378,9 @@ fn repair_with_another_order_or_ttl_than_the_tables_is_refused_and_changes_nothi
             && err.to_string().contains("'rev'"),
         "{err}"
     );
-    let ttl = CfOptions {
-        comparator: reverse(),
-        ttl: Some(Duration::from_secs(60)),
-        ..CfOptions::default()
-    };
+    let mut ttl = CfOptions::default();
+    ttl.comparator = reverse();
+    ttl.ttl = Some(Duration::from_secs(60));
     let err = repair_cf(dir.path(), &options, [("rev", ttl)]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
     assert!(err.to_string().contains("ttl 60s"), "{err}");
@@ -415,10 +392,7 @@ fn repair_with_another_order_or_ttl_than_the_tables_is_refused_and_changes_nothi
 #[test]
 fn opening_a_database_whose_manifest_is_lost_is_refused_and_deletes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let options = create();
     let db = Db::open(dir.path(), options.clone()).unwrap();
     db.put(b"k", b"v").unwrap();
     db.flush().unwrap();
@@ -443,10 +417,7 @@ fn opening_a_database_whose_manifest_is_lost_is_refused_and_deletes_nothing() {
 #[test]
 fn a_committed_prepared_transaction_is_not_offered_again_after_repair() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        ..Options::default()
-    };
+    let options = create();
     let tdb = strata::TransactionDb::open(dir.path(), options.clone()).unwrap();
     let mut txn = tdb.transaction(&WriteOptions::default(), &Default::default());
     txn.set_name("t1").unwrap();
@@ -479,16 +450,11 @@ fn a_committed_prepared_transaction_is_not_offered_again_after_repair() {
 #[test]
 fn a_wal_comes_back_once_in_every_family() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        merge_operator: Some(Arc::new(UInt64Add)),
-        ..Options::default()
-    };
-    let counters = CfOptions {
-        merge_operator: Some(Arc::new(UInt64Add)),
-        ..CfOptions::default()
-    };
+    let mut options = create();
+    options.create_missing_column_families = true;
+    options.merge_operator = Some(Arc::new(UInt64Add));
+    let mut counters = CfOptions::default();
+    counters.merge_operator = Some(Arc::new(UInt64Add));
     let db = Db::open_cf(dir.path(), options.clone(), [("a", counters.clone())]).unwrap();
     let a = db.cf("a").unwrap();
     db.put(b"first", b"0").unwrap();
@@ -525,11 +491,8 @@ fn a_wal_comes_back_once_in_every_family() {
 #[test]
 fn wal_records_of_a_family_no_table_names_are_dropped_and_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
+    let mut options = create();
+    options.create_missing_column_families = true;
     let db = Db::open_cf(
         dir.path(),
         options.clone(),
@@ -584,9 +547,10 @@ fn an_interrupted_repair_run_again_recovers_every_key() {
     db.close().unwrap();
     lose_the_manifest(&template);
 
-    let with_fs = |fs: &FaultFs| Options {
-        fs: Arc::new(fs.clone()),
-        ..options.clone()
+    let with_fs = |fs: &FaultFs| {
+        let mut options = options.clone();
+        options.fs = Arc::new(fs.clone());
+        options
     };
     let whole = root.path().join("whole");
     copy_dir(&template, &whole);
@@ -636,15 +600,10 @@ impl Comparator for ByLength {
 #[test]
 fn a_family_of_an_applications_comparator_must_be_named() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
-    let custom = CfOptions {
-        comparator: Arc::new(ByLength),
-        ..CfOptions::default()
-    };
+    let mut options = create();
+    options.create_missing_column_families = true;
+    let mut custom = CfOptions::default();
+    custom.comparator = Arc::new(ByLength);
     let db = Db::open_cf(dir.path(), options.clone(), [("custom", custom.clone())]).unwrap();
     for key in ["bbb", "a", "cc"] {
         db.put_cf(&db.cf("custom").unwrap(), key.as_bytes(), b"v")
@@ -680,15 +639,10 @@ fn a_family_of_an_applications_comparator_must_be_named() {
 #[test]
 fn a_readable_manifest_names_the_families_only_in_the_wal() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        ..Options::default()
-    };
-    let rev = CfOptions {
-        comparator: reverse(),
-        ..CfOptions::default()
-    };
+    let mut options = create();
+    options.create_missing_column_families = true;
+    let mut rev = CfOptions::default();
+    rev.comparator = reverse();
     let db = Db::open_cf(dir.path(), options.clone(), [("unflushed", rev.clone())]).unwrap();
     let unflushed = db.cf("unflushed").unwrap();
     db.put(b"kept", b"1").unwrap();

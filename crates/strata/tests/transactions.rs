@@ -26,28 +26,17 @@ type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 type Tracked = BTreeSet<(usize, Vec<u8>)>;
 
 fn open(dir: &Path) -> Db {
-    let options = Options {
-        create_if_missing: true,
-        create_missing_column_families: true,
-        write_buffer_size: 4096,
-        level0_file_num_compaction_trigger: 2,
-        target_file_size_base: 16 << 10,
-        max_bytes_for_level_base: 32 << 10,
-        merge_operator: Some(Arc::new(UInt64Add)),
-        ..Options::default()
-    };
-    Db::open_cf(
-        dir,
-        options,
-        [(
-            "other",
-            CfOptions {
-                write_buffer_size: 1 << 20,
-                ..CfOptions::default()
-            },
-        )],
-    )
-    .unwrap()
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.create_missing_column_families = true;
+    options.write_buffer_size = 4096;
+    options.level0_file_num_compaction_trigger = 2;
+    options.target_file_size_base = 16 << 10;
+    options.max_bytes_for_level_base = 32 << 10;
+    options.merge_operator = Some(Arc::new(UInt64Add));
+    let mut other = CfOptions::default();
+    other.write_buffer_size = 1 << 20;
+    Db::open_cf(dir, options, [("other", other)]).unwrap()
 }
 
 fn key(rng: &mut Rng) -> Vec<u8> {
@@ -211,11 +200,9 @@ fn run(seed: u64) {
                         .filter(|(k, _)| upper.as_ref().is_none_or(|u| *k < u))
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect();
-                    let options = ReadOptions {
-                        lower_bound: lower.clone(),
-                        upper_bound: upper.clone(),
-                        ..ReadOptions::default()
-                    };
+                    let mut options = ReadOptions::default();
+                    options.lower_bound = lower.clone();
+                    options.upper_bound = upper.clone();
                     let mut it = m.txn.iter_cf(cf, options).unwrap();
                     let mut got = Vec::new();
                     if rng.one_in(2) {
@@ -359,15 +346,10 @@ fn optimistic_transactions_match_the_model() {
 }
 
 fn single_family(dir: &Path) -> Db {
-    Db::open(
-        dir,
-        Options {
-            create_if_missing: true,
-            merge_operator: Some(Arc::new(UInt64Add)),
-            ..Options::default()
-        },
-    )
-    .unwrap()
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.merge_operator = Some(Arc::new(UInt64Add));
+    Db::open(dir, options).unwrap()
 }
 
 #[test]
@@ -502,15 +484,10 @@ fn concurrent_transfers_keep_the_total() {
 #[test]
 fn a_commit_into_a_ttl_family_is_stamped_like_any_write() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
-        Options {
-            create_if_missing: true,
-            ttl: Some(std::time::Duration::from_secs(3600)),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.ttl = Some(std::time::Duration::from_secs(3600));
+    let db = Db::open(dir.path(), options).unwrap();
     let mut t = db.optimistic_transaction(&WriteOptions::default());
     t.put(b"k", b"value").unwrap();
     assert_eq!(t.get(b"k").unwrap().as_deref(), Some(&b"value"[..]));
@@ -525,15 +502,10 @@ fn a_commit_into_a_ttl_family_is_stamped_like_any_write() {
 #[test]
 fn a_transaction_iterates_in_its_family_order() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(
-        dir.path(),
-        Options {
-            create_if_missing: true,
-            comparator: Arc::new(strata::ReverseBytewiseComparator),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.comparator = Arc::new(strata::ReverseBytewiseComparator);
+    let db = Db::open(dir.path(), options).unwrap();
     for k in [&b"a"[..], b"c", b"e"] {
         db.put(k, b"db").unwrap();
     }

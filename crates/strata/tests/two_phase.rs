@@ -9,21 +9,15 @@ use strata::fs::fault::FaultFs;
 use strata::{ErrorKind, Options, TransactionDb, TransactionOptions, WriteOptions};
 
 fn open(dir: &Path) -> TransactionDb {
-    TransactionDb::open(
-        dir,
-        Options {
-            create_if_missing: true,
-            ..Options::default()
-        },
-    )
-    .unwrap()
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    TransactionDb::open(dir, options).unwrap()
 }
 
 fn quick() -> TransactionOptions {
-    TransactionOptions {
-        lock_timeout: Duration::from_millis(20),
-        ..TransactionOptions::default()
-    }
+    let mut txn_options = TransactionOptions::default();
+    txn_options.lock_timeout = Duration::from_millis(20);
+    txn_options
 }
 
 #[test]
@@ -130,14 +124,10 @@ fn a_checkpoint_holds_the_transactions_prepared_at_its_moment() {
 }
 
 fn workload(dir: &Path, fs: &FaultFs) {
-    let Ok(tdb) = TransactionDb::open(
-        dir,
-        Options {
-            create_if_missing: true,
-            fs: Arc::new(fs.clone()),
-            ..Options::default()
-        },
-    ) else {
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.fs = Arc::new(fs.clone());
+    let Ok(tdb) = TransactionDb::open(dir, options) else {
         return;
     };
     for (name, key) in [("one", b"k1"), ("two", b"k2")] {

@@ -31,10 +31,9 @@ fn batch_keys(i: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn open_options() -> Options {
-    Options {
-        create_if_missing: true,
-        ..Options::default()
-    }
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options
 }
 
 /// Writes the batches into a new database and returns its directory and the WAL's path.
@@ -245,14 +244,9 @@ fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
     assert!(err.to_string().contains("000001.log"), "{err}");
     assert!(err.to_string().contains("PointInTime"), "{err}");
 
-    let db = Db::open(
-        &dir,
-        Options {
-            wal_recovery_mode: WalRecoveryMode::PointInTime,
-            ..open_options()
-        },
-    )
-    .unwrap();
+    let mut options = open_options();
+    options.wal_recovery_mode = WalRecoveryMode::PointInTime;
+    let db = Db::open(&dir, options).unwrap();
     let report = db.recovery_report().clone();
     assert_eq!(report.dropped_records, 1, "{report:?}");
     assert!(report
@@ -275,11 +269,9 @@ fn writes_replayed_after_a_crash_are_durable_before_later_synced_writes() {
     use strata::fs::fault::FaultFs;
     let dir = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
-    let options = Options {
-        create_if_missing: true,
-        fs: std::sync::Arc::new(fs.clone()),
-        ..Options::default()
-    };
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.fs = std::sync::Arc::new(fs.clone());
     let db = Db::open(dir.path(), options.clone()).unwrap();
     db.put(b"before", b"1").unwrap(); // not synced
     fs.crash_at(1);
@@ -288,10 +280,8 @@ fn writes_replayed_after_a_crash_are_durable_before_later_synced_writes() {
 
     let db = Db::open(dir.path(), options).unwrap();
     assert_eq!(db.get(b"before").unwrap().as_deref(), Some(&b"1"[..]));
-    let sync = strata::WriteOptions {
-        sync: true,
-        ..strata::WriteOptions::default()
-    };
+    let mut sync = strata::WriteOptions::default();
+    sync.sync = true;
     db.put_opt(b"after", b"2", &sync).unwrap();
     fs.crash_at(1);
     drop(db);

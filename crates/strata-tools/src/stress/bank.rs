@@ -215,10 +215,8 @@ fn open_bank(a: &StressArgs, ledger_path: &Path) -> Result<(Bank, Ledger), BoxEr
     if exists {
         return Ok((bank, Ledger::open(ledger_path, shape(a))?));
     }
-    let write = WriteOptions {
-        sync: true,
-        disable_wal: false,
-    };
+    let mut write = WriteOptions::default();
+    write.sync = true;
     for chunk in (0..a.accounts).collect::<Vec<_>>().chunks(10_000) {
         let mut batch = WriteBatch::new();
         for &k in chunk {
@@ -713,18 +711,13 @@ impl<'a> Teller<'a> {
     fn pessimistic(&mut self, from: u64, to: u64, two_phase: bool) -> Result<Attempt, String> {
         let tdb = &self.bank.tdb;
         // One in eight does not detect deadlocks: a short lock timeout ends them.
-        let options = if self.rng.one_in(8) {
-            TransactionOptions {
-                lock_timeout: Duration::from_millis(10),
-                deadlock_detect: false,
-                ..TransactionOptions::default()
-            }
+        let mut options = TransactionOptions::default();
+        if self.rng.one_in(8) {
+            options.lock_timeout = Duration::from_millis(10);
+            options.deadlock_detect = false;
         } else {
-            TransactionOptions {
-                lock_timeout: Duration::from_millis(500),
-                ..TransactionOptions::default()
-            }
-        };
+            options.lock_timeout = Duration::from_millis(500);
+        }
         let mut txn = tdb.transaction(&self.write_options, &options);
         let default = &self.bank.families[0];
         let seq = match txn.get_for_update_cf(default, seq_key(self.t)) {
@@ -823,10 +816,8 @@ impl<'a> Teller<'a> {
     fn audit(&mut self) -> Result<(), String> {
         let db = self.bank.tdb.db();
         let snapshot: Snapshot = db.snapshot();
-        let options = ReadOptions {
-            snapshot: Some(snapshot),
-            ..ReadOptions::default()
-        };
+        let mut options = ReadOptions::default();
+        options.snapshot = Some(snapshot);
         let mut sum: i128 = 0;
         let mut balances = Vec::with_capacity(self.a.accounts as usize);
         for a in 0..self.a.accounts {

@@ -397,25 +397,20 @@ fn options(a: &StressArgs) -> Result<Options, BoxError> {
 /// The engine's options of the run; with `merge`, the `uint64add` operator the plain test's
 /// counters use.
 fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
-    if !merge {
-        return Ok(Options {
-            create_if_missing: true,
-            ..a.options.options()?
-        });
-    }
     // The oracle models merges as uint64add.
-    if !matches!(a.options.merge_operator.as_str(), "" | "uint64add") {
+    if merge && !matches!(a.options.merge_operator.as_str(), "" | "uint64add") {
         return Err(format!(
             "--merge_operator={}: the stress test models uint64add only",
             a.options.merge_operator
         )
         .into());
     }
-    Ok(Options {
-        create_if_missing: true,
-        merge_operator: Some(Arc::new(UInt64Add)),
-        ..a.options.options()?
-    })
+    let mut options = a.options.options()?;
+    options.create_if_missing = true;
+    if merge {
+        options.merge_operator = Some(Arc::new(UInt64Add));
+    }
+    Ok(options)
 }
 
 /// Checks every key of the database against the oracle, then makes the oracle what the
@@ -1190,16 +1185,14 @@ mod tests {
             o.merge_operator.as_ref().map(|m| m.name()),
             Some("uint64add")
         );
-        let same = Options {
-            merge_operator: None,
-            create_if_missing: library.create_if_missing,
-            write_buffer_size: library.write_buffer_size,
-            target_file_size_base: library.target_file_size_base,
-            max_bytes_for_level_base: library.max_bytes_for_level_base,
-            max_background_jobs: library.max_background_jobs,
-            max_subcompactions: library.max_subcompactions,
-            ..o
-        };
+        let mut same = o;
+        same.merge_operator = None;
+        same.create_if_missing = library.create_if_missing;
+        same.write_buffer_size = library.write_buffer_size;
+        same.target_file_size_base = library.target_file_size_base;
+        same.max_bytes_for_level_base = library.max_bytes_for_level_base;
+        same.max_background_jobs = library.max_background_jobs;
+        same.max_subcompactions = library.max_subcompactions;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

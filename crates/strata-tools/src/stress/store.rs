@@ -29,14 +29,11 @@ fn family_name(i: usize) -> String {
 /// the family fields of `options`; returns it with the families' handles, `[0]` the default.
 pub fn open_families(
     path: &Path,
-    options: Options,
+    mut options: Options,
     count: usize,
 ) -> Result<(Db, Vec<ColumnFamily>)> {
     let cf_options = options.cf_options();
-    let options = Options {
-        create_missing_column_families: true,
-        ..options
-    };
+    options.create_missing_column_families = true;
     let names: Vec<String> = (0..count.max(1)).map(family_name).collect();
     let db = Db::open_cf(
         path,
@@ -104,10 +101,8 @@ impl Store {
 
     /// The value of key index `k` (whose bytes are `key`), as of `snapshot` if given.
     pub fn get(&self, k: u64, key: &[u8], snapshot: Option<&Snapshot>) -> Result<Option<Vec<u8>>> {
-        let options = ReadOptions {
-            snapshot: snapshot.cloned(),
-            ..ReadOptions::default()
-        };
+        let mut options = ReadOptions::default();
+        options.snapshot = snapshot.cloned();
         self.db.get_cf_opt(self.cf(k), key, &options)
     }
 

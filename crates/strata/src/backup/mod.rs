@@ -64,7 +64,8 @@ const STAGING_TMP: &str = "staging.tmp";
 /// use strata::{BackupEngine, Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
 /// let db = Db::open(dir.path().join("db"), options)?;
 /// let mut backups = BackupEngine::open(dir.path().join("backups"))?;
 /// db.put(b"a", b"1")?;
@@ -105,7 +106,9 @@ pub struct BackupInfo {
 /// use strata::{BackupEngine, Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path().join("db"), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path().join("db"), options)?;
 /// db.put(b"k", b"v1")?;
 /// let mut backups = BackupEngine::open(dir.path().join("backups"))?;
 /// let first = backups.create_backup(&db)?;

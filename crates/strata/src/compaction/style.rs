@@ -27,22 +27,22 @@ pub enum CompactionStyle {
 /// it together, with between `min_merge_width` and `max_merge_width` runs; otherwise the
 /// newest runs, enough to bring the count back to the trigger.
 ///
+/// Built like [`Options`](crate::Options): from `UniversalOptions::default()`, then field by
+/// field.
+///
 /// # Examples
 ///
 /// ```
 /// use strata::{CompactionStyle, Db, Options, UniversalOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     compaction_style: CompactionStyle::Universal,
-///     universal: UniversalOptions {
-///         size_ratio: 10,                      // runs within 10% count as alike
-///         max_size_amplification_percent: 100, // merge all when newer runs outgrow the oldest
-///         ..UniversalOptions::default()
-///     },
-///     ..Options::default()
-/// };
+/// let mut universal = UniversalOptions::default();
+/// universal.size_ratio = 10; // runs within 10% count as alike
+/// universal.max_size_amplification_percent = 100; // merge all when newer runs outgrow the oldest
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.compaction_style = CompactionStyle::Universal;
+/// options.universal = universal; // or assign options.universal.size_ratio in place
 /// options.validate()?;
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"k", b"v")?;
@@ -52,6 +52,7 @@ pub enum CompactionStyle {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct UniversalOptions {
     /// Percent of slack in the size comparison of runs. Default: 1.
     pub size_ratio: u32,

@@ -88,11 +88,9 @@ pub enum FilterDecision {
 /// }
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     compaction_filter: Some(Arc::new(Cleanup)),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.compaction_filter = Some(Arc::new(Cleanup));
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"tmp/upload-1", b"partial")?;
 /// db.put(b"user/1", b"alice  ")?;

@@ -53,12 +53,10 @@ impl Clock for SystemClock {
 ///
 /// let clock = Arc::new(ManualClock::new(1_000));
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     ttl: Some(Duration::from_secs(60)), // the default family's values live a minute
-///     clock: clock.clone(),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.ttl = Some(Duration::from_secs(60)); // the default family's values live a minute
+/// options.clock = clock.clone();
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"session", b"token")?;
 /// db.put_with_ttl(b"code", b"1234", Duration::from_secs(3600))?;

@@ -164,7 +164,9 @@ enum Direction {
 /// use strata::{Db, Options, ReadOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// let entries = [("log/001", "boot"), ("log/002", "login"), ("log/003", "logout"), ("z", "")];
 /// for (key, value) in entries {
 ///     db.put(key, value)?;
@@ -806,7 +808,9 @@ impl DbIterator {
 /// use strata::{Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// for (user, name) in [("user/1", "ann"), ("user/2", "bo"), ("user/3", "cy")] {
 ///     db.put(user, name)?;
 /// }

@@ -151,7 +151,9 @@ pub(crate) struct DbInner {
 /// use strata::{Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"apple", b"red")?;
 /// db.put(b"banana", b"yellow")?;
 /// assert_eq!(db.get(b"apple")?.as_deref(), Some(&b"red"[..]));
@@ -502,7 +504,8 @@ impl Db {
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
-    /// let options = strata::Options { create_if_missing: true, ..Default::default() };
+    /// let mut options = strata::Options::default();
+    /// options.create_if_missing = true;
     /// let db = strata::Db::open(dir.path(), options)?;
     /// db.put(b"key", b"a value read in place")?;
     /// db.flush()?; // now in a table
@@ -545,7 +548,8 @@ impl Db {
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
-    /// let options = strata::Options { create_if_missing: true, ..Default::default() };
+    /// let mut options = strata::Options::default();
+    /// options.create_if_missing = true;
     /// let db = strata::Db::open(dir.path(), options)?;
     /// db.put(b"a", b"1")?;
     /// db.put(b"c", b"3")?;

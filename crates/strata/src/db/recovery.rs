@@ -36,7 +36,9 @@ use crate::write_batch::DecodedBatch;
 /// use strata::{Db, Options, WriteBatch, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"a", b"1")?;
 /// let mut batch = WriteBatch::new();
 /// batch.put(b"b", b"2").put(b"c", b"3");

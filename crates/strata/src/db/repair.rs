@@ -132,7 +132,9 @@ pub struct RepairReport {
 /// use strata::{Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"kept", b"in a table")?;
 /// db.flush()?;
 /// db.close()?;

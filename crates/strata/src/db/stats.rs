@@ -33,7 +33,8 @@ macro_rules! stats {
         /// use strata::{Db, Options};
         ///
         /// let dir = tempfile::tempdir()?;
-        /// let options = Options { create_if_missing: true, ..Options::default() };
+        /// let mut options = Options::default();
+        /// options.create_if_missing = true;
         /// let db = Db::open(dir.path(), options)?;
         /// db.put(b"a", b"1")?;
         /// db.put(b"b", b"2")?;
@@ -217,7 +218,9 @@ impl Counters {
 /// use strata::{Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"a", b"1")?;
 /// assert_eq!(db.tree_shape().active_memtable_entries, 1);
 /// db.flush()?;

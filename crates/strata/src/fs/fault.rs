@@ -78,13 +78,13 @@ fn crashed(what: &str, path: &Path) -> Error {
 /// let root = tempfile::tempdir()?;
 /// let dir = root.path().join("db");
 /// let fs = FaultFs::new();
-/// let options = Options {
-///     create_if_missing: true,
-///     fs: Arc::new(fs.clone()),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.fs = Arc::new(fs.clone());
 /// let db = Db::open(&dir, options)?;
-/// db.put_opt(b"paid", b"yes", &WriteOptions { sync: true, ..WriteOptions::default() })?;
+/// let mut durable = WriteOptions::default();
+/// durable.sync = true;
+/// db.put_opt(b"paid", b"yes", &durable)?;
 /// db.put(b"draft", b"not synced")?;
 /// fs.crash_at(1); // the next changing operation fails, and all after it
 /// drop(db); // a dying process: its close fails

@@ -477,8 +477,12 @@ pub struct IoStats {
 /// use strata::{Db, Options, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
-/// db.put_opt(b"key", b"value", &WriteOptions { sync: true, ..WriteOptions::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
+/// let mut durable = WriteOptions::default();
+/// durable.sync = true;
+/// db.put_opt(b"key", b"value", &durable)?;
 /// db.flush()?;
 /// let io = db.stats().io;
 /// assert!(io.written(IoClass::Wal) > 0); // the WAL record

@@ -55,17 +55,17 @@ use crate::error::{Error, Result};
 /// }
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options {
-///     create_if_missing: true,
-///     prefix_extractor: Some(Arc::new(Table)),
-///     ..Options::default()
-/// };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.prefix_extractor = Some(Arc::new(Table));
 /// let db = Db::open(dir.path(), options)?;
 /// for key in ["order:1", "order:2", "user:1"] {
 ///     db.put(key, "")?;
 /// }
 /// db.flush()?; // the table's filter holds the prefixes `order:` and `user:`
-/// let mut iter = db.iter(ReadOptions { prefix_same_as_start: true, ..ReadOptions::default() });
+/// let mut same_prefix = ReadOptions::default();
+/// same_prefix.prefix_same_as_start = true;
+/// let mut iter = db.iter(same_prefix);
 /// iter.seek(b"order:");
 /// let mut orders = 0;
 /// while iter.valid() {

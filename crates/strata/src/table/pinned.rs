@@ -24,7 +24,9 @@ use super::block::Block;
 /// use strata::{Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"blob", vec![7u8; 4096])?;
 /// db.flush()?;
 /// let value = db.get_pinned(b"blob")?.expect("written above");

@@ -31,7 +31,9 @@ enum Owner<'t, 'db> {
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// for (key, price) in [("apple", "3"), ("pear", "4"), ("plum", "5")] {
 ///     db.put(key, price)?;
 /// }

@@ -106,7 +106,9 @@ type FamilyIndex = BTreeMap<Vec<u8>, Pending>;
 /// use strata::{Db, IndexedBatch, Options, ReadOptions, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"a", b"old")?;
 /// db.put(b"b", b"old")?;
 /// let mut batch = IndexedBatch::new();

@@ -133,7 +133,9 @@ impl TrackedKeys {
 /// use strata::{Db, ErrorKind, Options, TxnFailure, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// let mut txn = db.optimistic_transaction(&WriteOptions::default());
 /// assert_eq!(txn.get_for_update(b"seat-12A")?, None); // free: book it
 /// txn.put(b"seat-12A", b"alice")?;

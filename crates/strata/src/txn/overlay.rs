@@ -40,7 +40,9 @@ enum Source {
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let db = Db::open(dir.path(), Options { create_if_missing: true, ..Options::default() })?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
 /// db.put(b"a", b"1")?;
 /// db.put(b"c", b"3")?;
 /// let mut txn = db.optimistic_transaction(&WriteOptions::default());

@@ -42,6 +42,9 @@ use super::overlay::TxnIterator;
 
 /// How a pessimistic transaction locks.
 ///
+/// Built like [`Options`](crate::Options): from `TransactionOptions::default()`, then field
+/// by field.
+///
 /// # Examples
 ///
 /// ```
@@ -49,12 +52,11 @@ use super::overlay::TxnIterator;
 /// use strata::{Options, TransactionDb, TransactionOptions, TxnFailure, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
 /// let tdb = TransactionDb::open(dir.path(), options)?;
-/// let quick = TransactionOptions {
-///     lock_timeout: Duration::from_millis(10),
-///     ..TransactionOptions::default()
-/// };
+/// let mut quick = TransactionOptions::default();
+/// quick.lock_timeout = Duration::from_millis(10);
 /// let mut first = tdb.transaction(&WriteOptions::default(), &quick);
 /// first.put(b"seat-12A", b"alice")?; // locks the key
 /// let mut second = tdb.transaction(&WriteOptions::default(), &quick);
@@ -66,6 +68,7 @@ use super::overlay::TxnIterator;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TransactionOptions {
     /// How long a lock request waits for another transaction's lock before failing with
     /// `Busy` (RocksDB's `lock_timeout`, 1 s by default).
@@ -106,7 +109,8 @@ impl Default for TransactionOptions {
 /// }
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
 /// let tdb = TransactionDb::open(dir.path(), options)?;
 /// tdb.put(b"alice", 100u64.to_le_bytes())?;
 ///
@@ -330,7 +334,8 @@ impl TransactionDb {
 /// use strata::{Options, TransactionDb, TransactionOptions, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let options = Options { create_if_missing: true, ..Options::default() };
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
 /// let tdb = TransactionDb::open(dir.path(), options)?;
 /// let mut txn = tdb.transaction(&WriteOptions::default(), &TransactionOptions::default());
 /// txn.put(b"order/1", b"placed")?;

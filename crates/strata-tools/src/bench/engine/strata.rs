@@ -67,12 +67,10 @@ impl StrataEngine {
             0 => None,
             n => Some(Arc::new(FixedPrefix::new(n)?)),
         };
-        let options = Options {
-            create_if_missing: !args.use_existing_db,
-            create_missing_column_families: true,
-            prefix_extractor,
-            ..args.options.options()?
-        };
+        let mut options = args.options.options()?;
+        options.create_if_missing = !args.use_existing_db;
+        options.create_missing_column_families = true;
+        options.prefix_extractor = prefix_extractor;
         let cf_options = options.cf_options();
         let db = Db::open_cf(
             path,
@@ -91,24 +89,22 @@ impl StrataEngine {
             Some(TxnMode::Pessimistic) => Handle::Locking(TransactionDb::new(db)?),
             _ => Handle::Plain(db),
         };
+        let mut txn_options = TransactionOptions::default();
+        txn_options.lock_timeout = Duration::from_millis(args.transaction_lock_timeout);
+        txn_options.deadlock_detect = true;
+        let mut seek_options = ReadOptions::default();
+        seek_options.prefix_same_as_start = args.prefix_same_as_start();
+        seek_options.total_order_seek = args.total_order_seek;
         Ok(StrataEngine {
             handle,
-            txn_options: TransactionOptions {
-                lock_timeout: Duration::from_millis(args.transaction_lock_timeout),
-                deadlock_detect: true,
-                ..TransactionOptions::default()
-            },
+            txn_options,
             spread: match use_ {
                 Families::SpreadKeys => families.len(),
                 Families::DefaultOnly => 1,
             },
             families,
             disable_wal: args.disable_wal,
-            seek_options: ReadOptions {
-                prefix_same_as_start: args.prefix_same_as_start(),
-                total_order_seek: args.total_order_seek,
-                ..ReadOptions::default()
-            },
+            seek_options,
             options,
         })
     }
@@ -238,10 +234,10 @@ impl StrataEngine {
     }
 
     fn write_options(&self, sync: bool) -> WriteOptions {
-        WriteOptions {
-            sync,
-            disable_wal: self.disable_wal,
-        }
+        let mut write_options = WriteOptions::default();
+        write_options.sync = sync;
+        write_options.disable_wal = self.disable_wal;
+        write_options
     }
 
     /// A cursor over the family of `key` (or the default family), reading with `options`.
@@ -509,10 +505,8 @@ impl Engine for StrataEngine {
         writer.finish()?;
         let written = start.elapsed().as_secs_f64();
         let start = Instant::now();
-        let moved = IngestOptions {
-            move_files: true,
-            ..IngestOptions::default()
-        };
+        let mut moved = IngestOptions::default();
+        moved.move_files = true;
         self.db().ingest(&[&file], &moved)?;
         Ok((written, start.elapsed().as_secs_f64()))
     }
@@ -688,11 +682,10 @@ impl<'db, T: StrataTxn<'db>> TxnOps for BodyTxn<'_, T> {
 
 /// Read options of a scan of `[lower, upper)`.
 fn bounds(lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
-    ReadOptions {
-        lower_bound: Some(lower.to_vec()),
-        upper_bound: upper.map(<[u8]>::to_vec),
-        ..ReadOptions::default()
-    }
+    let mut scan = ReadOptions::default();
+    scan.lower_bound = Some(lower.to_vec());
+    scan.upper_bound = upper.map(<[u8]>::to_vec);
+    scan
 }
 
 /// Which retry a failed transaction counts as.
