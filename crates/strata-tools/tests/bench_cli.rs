@@ -1146,10 +1146,14 @@ fn read_steps_report_cache_misses_and_pages_from_disk_per_operation() {
         .find(|l| l.contains(": reads: "))
         .unwrap_or_else(|| panic!("no reads line:\n{out}"));
     let per_op = |what: &str| -> f64 {
-        let at = reads.find(what).unwrap_or_else(|| panic!("{what}? {reads}"));
+        let at = reads
+            .find(what)
+            .unwrap_or_else(|| panic!("{what}? {reads}"));
         let before = reads[..at].trim_end();
         let number = before.rsplit([' ', '(']).next().unwrap();
-        number.parse().unwrap_or_else(|_| panic!("{number:?} in {reads}"))
+        number
+            .parse()
+            .unwrap_or_else(|_| panic!("{number:?} in {reads}"))
     };
     // 20,000 keys in a 1 MiB cache: some lookups miss it.
     let misses = per_op(" misses/op");

@@ -464,6 +464,11 @@ impl Table {
 
     /// The data block at `handle`, from the cache or the file.
     fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        self.data_block_read(handle).map(|(b, _)| b)
+    }
+
+    /// The data block at `handle`, from the cache or the file, and whether the file was read.
+    fn data_block_read(&self, handle: BlockHandle) -> Result<(Arc<Block>, bool)> {
         self.cached_block(
             handle,
             BlockKind::Data,
@@ -472,7 +477,6 @@ impl Table {
             Block::new,
             Block::size,
         )
-        .map(|(b, _)| b)
     }
 
     /// The data block at `handle` (the entry `index` is on), from the cache or the file, and
@@ -494,14 +498,7 @@ impl Table {
             .as_ref()
             .filter(|_| readahead as u64 > span(handle))
         else {
-            return self.cached_block(
-                handle,
-                BlockKind::Data,
-                unwrap_block,
-                CachedBlock::Block,
-                Block::new,
-                Block::size,
-            );
+            return self.data_block_read(handle);
         };
         if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
             if let Some(b) = unwrap_block(&hit) {

@@ -945,12 +945,17 @@ mod tests {
         Ok(KeyOrder::Bytewise)
     }
 
-    #[test]
-    fn manifest_survives_reopen_and_starts_fresh() {
+    /// A version set created in a new temporary directory, with what reopening it needs.
+    fn new_version_set() -> (
+        tempfile::TempDir,
+        Arc<dyn FileSystem>,
+        Arc<IoStats>,
+        VersionSet,
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
         let io = Arc::new(IoStats::default());
-        let mut set = VersionSet::create(
+        let set = VersionSet::create(
             fs.clone(),
             dir.path(),
             1,
@@ -959,6 +964,12 @@ mod tests {
             None,
         )
         .unwrap();
+        (dir, fs, io, set)
+    }
+
+    #[test]
+    fn manifest_survives_reopen_and_starts_fresh() {
+        let (dir, fs, io, mut set) = new_version_set();
         let n = set.new_file_number();
         set.log_and_apply(VersionEdit {
             new_files: vec![(0, file(n, "a", "b", 5))],
@@ -1013,62 +1024,45 @@ mod tests {
     fn blob_files_and_their_garbage_follow_the_edits() {
         // Each step: an edit, then the blob files as "number:garbage records/records" or the
         // error's start.
+        let adds = |blobs: Vec<BlobFileMeta>| VersionEdit {
+            new_blob_files: blobs,
+            ..VersionEdit::default()
+        };
+        let drops = |g: Vec<BlobGarbage>| VersionEdit {
+            blob_garbage: g,
+            ..VersionEdit::default()
+        };
         let steps: Vec<(VersionEdit, &str)> = vec![
             (
                 VersionEdit {
                     new_files: vec![(0, file(5, "a", "b", 1))],
-                    new_blob_files: vec![blob(6, 10, 1000), blob(7, 2, 100)],
-                    ..VersionEdit::default()
+                    ..adds(vec![blob(6, 10, 1000), blob(7, 2, 100)])
                 },
                 "6:0/10 7:0/2",
             ),
             (
-                VersionEdit {
-                    blob_garbage: vec![garbage(6, 4, 400), garbage(7, 1, 50)],
-                    ..VersionEdit::default()
-                },
+                drops(vec![garbage(6, 4, 400), garbage(7, 1, 50)]),
                 "6:4/10 7:1/2",
             ),
+            (drops(vec![garbage(7, 1, 50)]), "6:4/10"),
             (
-                VersionEdit {
-                    blob_garbage: vec![garbage(7, 1, 50)],
-                    ..VersionEdit::default()
-                },
-                "6:4/10",
-            ),
-            (
-                VersionEdit {
-                    blob_garbage: vec![garbage(6, 7, 100)],
-                    ..VersionEdit::default()
-                },
+                drops(vec![garbage(6, 7, 100)]),
                 "error: edit counts 11 records",
             ),
             (
-                VersionEdit {
-                    blob_garbage: vec![garbage(6, 1, 601)],
-                    ..VersionEdit::default()
-                },
+                drops(vec![garbage(6, 1, 601)]),
                 "error: edit counts 5 records and 1001 bytes",
             ),
             (
-                VersionEdit {
-                    blob_garbage: vec![garbage(7, 1, 1)],
-                    ..VersionEdit::default()
-                },
+                drops(vec![garbage(7, 1, 1)]),
                 "error: edit counts garbage in blob file 7, which is not there",
             ),
             (
-                VersionEdit {
-                    new_blob_files: vec![blob(6, 1, 1)],
-                    ..VersionEdit::default()
-                },
+                adds(vec![blob(6, 1, 1)]),
                 "error: edit adds blob file 6 twice",
             ),
             (
-                VersionEdit {
-                    new_blob_files: vec![blob(5, 1, 1)],
-                    ..VersionEdit::default()
-                },
+                adds(vec![blob(5, 1, 1)]),
                 "error: edit adds blob file 5 twice",
             ),
             (
@@ -1078,13 +1072,7 @@ mod tests {
                 },
                 "error: edit deletes blob file 9, which is not there",
             ),
-            (
-                VersionEdit {
-                    new_blob_files: vec![blob(8, 3, 30)],
-                    ..VersionEdit::default()
-                },
-                "6:4/10 8:0/3",
-            ),
+            (adds(vec![blob(8, 3, 30)]), "6:4/10 8:0/3"),
         ];
         let show = |v: &Version| {
             let files: Vec<String> = v
@@ -1120,29 +1108,10 @@ mod tests {
         assert_eq!(show(&deleted), "8:0/3");
 
         // Through a manifest: written, reopened (which writes a fresh one from the state).
-        let dir = tempfile::tempdir().unwrap();
-        let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
-        let io = Arc::new(IoStats::default());
-        let mut set = VersionSet::create(
-            fs.clone(),
-            dir.path(),
-            1,
-            io.clone(),
-            &KeyOrder::Bytewise,
-            None,
-        )
-        .unwrap();
+        let (dir, fs, io, mut set) = new_version_set();
         let n = set.new_file_number();
-        set.log_and_apply(VersionEdit {
-            new_blob_files: vec![blob(n, 10, 1000)],
-            ..VersionEdit::default()
-        })
-        .unwrap();
-        set.log_and_apply(VersionEdit {
-            blob_garbage: vec![garbage(n, 3, 300)],
-            ..VersionEdit::default()
-        })
-        .unwrap();
+        set.log_and_apply(adds(vec![blob(n, 10, 1000)])).unwrap();
+        set.log_and_apply(drops(vec![garbage(n, 3, 300)])).unwrap();
         drop(set);
         for _ in 0..2 {
             let mut set =
