@@ -372,3 +372,28 @@ fn the_expanding_range_grows_interval_by_interval_to_every_key() {
         assert_eq!(chart.matches("<polyline").count(), 2, "{engine}");
     }
 }
+
+/// Per-second sampling serves the expanding range's lines and charts; it writes the
+/// `--report_file` only when `--report_interval_seconds` asks for it, and never complains
+/// about a file nobody asked for.
+#[test]
+fn timed_intervals_write_no_report_file_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("never.csv");
+    let (ok, out, err) = bench(
+        &dir.path().join("db"),
+        &[
+            "--benchmarks=fillseq,expandingrange",
+            "--num=2000",
+            "--expand_start=1000",
+            "--expand_step=1000",
+            "--expand_interval=1",
+            &format!("--report_file={}", report.display()),
+            &format!("--plot={}", dir.path().join("run.svg").display()),
+        ],
+    );
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(intervals(&out).len(), 2, "{out}");
+    assert!(!err.contains("--report_file"), "{err}");
+    assert!(!report.exists());
+}

@@ -20,7 +20,9 @@ pub const INTERVAL_HEADER: &str = "step,secs_elapsed,interval_ops,interval_qps,p
 pub struct IntervalReporter {
     step: String,
     interval: Duration,
-    file: PathBuf,
+    /// `--report_file`, when `--report_interval_seconds` asks for it (the intervals also
+    /// serve `--plot` and the workloads' own per-interval lines, which write no file).
+    file: Option<PathBuf>,
     run_started: Instant,
     ops: AtomicU64,
     /// One histogram per thread for the current interval (uncontended but for the swap).
@@ -77,7 +79,7 @@ impl IntervalReporter {
         IntervalReporter {
             step: step.to_string(),
             interval: Duration::from_secs(args.report_interval().max(1)),
-            file: args.report_file.clone(),
+            file: (args.report_interval_seconds > 0).then(|| args.report_file.clone()),
             run_started,
             ops: AtomicU64::new(0),
             hists: (0..threads)
@@ -134,12 +136,14 @@ impl IntervalReporter {
                 hist.percentile_us(0.99),
                 now_stalls - last_stalls
             );
-            let appended = std::fs::OpenOptions::new()
-                .append(true)
-                .open(&self.file)
-                .and_then(|mut f| f.write_all(line.as_bytes()));
-            if let Err(e) = appended {
-                eprintln!("--report_file {}: {e}", self.file.display());
+            if let Some(file) = &self.file {
+                let appended = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(file)
+                    .and_then(|mut f| f.write_all(line.as_bytes()));
+                if let Err(e) = appended {
+                    eprintln!("--report_file {}: {e}", file.display());
+                }
             }
             last_ops = ops;
             last_stalls = now_stalls;
