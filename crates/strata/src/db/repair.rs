@@ -76,6 +76,7 @@ pub const LOST_DIR: &str = "lost";
 ///
 /// The example of [`repair`] reads one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RepairReport {
     /// Tables in the new manifest, those written from WALs included, ascending.
     pub tables_kept: Vec<u64>,
