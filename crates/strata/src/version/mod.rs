@@ -50,8 +50,9 @@ pub struct Version {
     pub levels: Vec<Vec<Arc<FileMeta>>>,
     /// The family's user key order.
     pub order: KeyOrder,
-    /// The family's blob files by number, each with its garbage so far.
-    pub blob_files: BTreeMap<u64, Arc<BlobFileMeta>>,
+    /// The family's blob files by number, each with its garbage so far. Shared between
+    /// versions until an edit changes them (most edits do not).
+    pub blob_files: Arc<BTreeMap<u64, BlobFileMeta>>,
 }
 
 impl Default for Version {
@@ -59,7 +60,7 @@ impl Default for Version {
         Version {
             levels: vec![Vec::new(); NUM_LEVELS],
             order: KeyOrder::Bytewise,
-            blob_files: BTreeMap::new(),
+            blob_files: Arc::default(),
         }
     }
 }
@@ -113,8 +114,14 @@ impl Version {
         &self,
         edit: &VersionEdit,
         tables: &HashSet<u64>,
-    ) -> std::result::Result<BTreeMap<u64, Arc<BlobFileMeta>>, String> {
-        let mut blobs = self.blob_files.clone();
+    ) -> std::result::Result<Arc<BTreeMap<u64, BlobFileMeta>>, String> {
+        if edit.deleted_blob_files.is_empty()
+            && edit.new_blob_files.is_empty()
+            && edit.blob_garbage.is_empty()
+        {
+            return Ok(self.blob_files.clone());
+        }
+        let mut blobs = (*self.blob_files).clone();
         for number in &edit.deleted_blob_files {
             if blobs.remove(number).is_none() {
                 return Err(format!(
@@ -131,16 +138,16 @@ impl Version {
                 garbage_bytes: 0,
                 ..*b
             };
-            blobs.insert(b.number, Arc::new(fresh));
+            blobs.insert(b.number, fresh);
         }
         for g in &edit.blob_garbage {
-            let Some(meta) = blobs.get(&g.number) else {
+            let Some(&meta) = blobs.get(&g.number) else {
                 return Err(format!(
                     "edit counts garbage in blob file {}, which is not there",
                     g.number
                 ));
             };
-            let mut m = **meta;
+            let mut m = meta;
             m.garbage_records = m.garbage_records.saturating_add(g.records);
             m.garbage_bytes = m.garbage_bytes.saturating_add(g.bytes);
             if m.garbage_records > m.records || m.garbage_bytes > m.file_size {
@@ -153,10 +160,10 @@ impl Version {
             if m.garbage_records == m.records {
                 blobs.remove(&g.number);
             } else {
-                blobs.insert(g.number, Arc::new(m));
+                blobs.insert(g.number, m);
             }
         }
-        Ok(blobs)
+        Ok(Arc::new(blobs))
     }
 
     /// This version with user keys in `order`: its levels sorted again in it.
@@ -237,7 +244,7 @@ impl Version {
                 .enumerate()
                 .flat_map(|(level, files)| files.iter().map(move |f| (level, (**f).clone())))
                 .collect(),
-            new_blob_files: self.blob_files.values().map(|b| **b).collect(),
+            new_blob_files: self.blob_files.values().copied().collect(),
             blob_garbage: self
                 .blob_files
                 .values()
