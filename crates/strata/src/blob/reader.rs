@@ -131,6 +131,13 @@ impl BlobFileReader {
 
     /// The record `index` names, checked as in [`get`](Self::get) except for the key.
     pub fn read_record(&self, index: &BlobIndex) -> Result<BlobRecord> {
+        self.check_bounds(index)?;
+        let bytes = self.file.read_vec_at(index.offset, index.size as usize)?;
+        self.decode(&bytes, index)
+    }
+
+    /// Refuses a reference that does not lie within this file's records.
+    fn check_bounds(&self, index: &BlobIndex) -> Result<()> {
         let bad = |reason: String| Error::corruption(&self.path, index.offset, reason);
         if index.file_number != self.number {
             return Err(bad(format!("{index} is a reference into another file")));
@@ -148,8 +155,14 @@ impl BlobFileReader {
                 self.records_end
             )));
         }
-        let bytes = self.file.read_vec_at(index.offset, index.size as usize)?;
-        decode_record(&bytes, *index).map_err(|reason| bad(format!("{index}: {reason}")))
+        Ok(())
+    }
+
+    /// The record `bytes` read for `index`, checked; the error names the file and reference.
+    fn decode(&self, bytes: &[u8], index: &BlobIndex) -> Result<BlobRecord> {
+        decode_record(bytes, *index).map_err(|reason| {
+            Error::corruption(&self.path, index.offset, format!("{index}: {reason}"))
+        })
     }
 
     /// Every record in file order, each checked; stops at the first error. The count must
@@ -160,6 +173,8 @@ impl BlobFileReader {
             offset: HEADER_LEN as u64,
             seen: 0,
             failed: false,
+            buf: Vec::new(),
+            buf_start: 0,
         }
     }
 
@@ -189,7 +204,14 @@ pub struct Records<'a> {
     offset: u64,
     seen: u64,
     failed: bool,
+    /// File bytes from `buf_start` on, read [`SCAN_CHUNK`] at a time, so that a pass over
+    /// the file reads each byte once and in large pieces.
+    buf: Vec<u8>,
+    buf_start: u64,
 }
+
+/// Bytes a pass over the records reads at once.
+const SCAN_CHUNK: usize = 256 << 10;
 
 impl Iterator for Records<'_> {
     type Item = Result<BlobRecord>;
@@ -226,26 +248,47 @@ impl Iterator for Records<'_> {
 }
 
 impl Records<'_> {
+    /// `len` bytes of the records at `offset`, from the buffer, refilled when it does not
+    /// hold them.
+    fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
+        let held = offset >= self.buf_start
+            && offset + len as u64 <= self.buf_start + self.buf.len() as u64;
+        if !held {
+            let r = self.reader;
+            let want = (len.max(SCAN_CHUNK) as u64).min(r.records_end - offset) as usize;
+            self.buf = r.file.read_vec_at(offset, want)?;
+            self.buf_start = offset;
+        }
+        let at = (offset - self.buf_start) as usize;
+        Ok(&self.buf[at..at + len])
+    }
+
     /// The record at `self.offset`: its size comes from its own varints.
-    fn read_next(&self) -> Result<BlobRecord> {
-        let r = self.reader;
-        let bad = |reason: String| Error::corruption(&r.path, self.offset, reason);
+    fn read_next(&mut self) -> Result<BlobRecord> {
+        let (r, offset) = (self.reader, self.offset);
         // The prefix and both varints fit in 15 bytes.
-        let peek = (r.records_end - self.offset).min(RECORD_PREFIX_LEN as u64 + 10) as usize;
-        let head = r.file.read_vec_at(self.offset, peek)?;
+        let peek = (r.records_end - offset).min(RECORD_PREFIX_LEN as u64 + 10) as usize;
+        let head = self.bytes(offset, peek)?;
         let mut src = head.get(RECORD_PREFIX_LEN..).unwrap_or_default();
         let before = src.len();
         let (Some(key_len), Some(value_len)) = (get_varint32(&mut src), get_varint32(&mut src))
         else {
-            return Err(bad("record with a bad length".into()));
+            return Err(Error::corruption(
+                &r.path,
+                offset,
+                "record with a bad length",
+            ));
         };
         let size =
             (RECORD_PREFIX_LEN + before - src.len()) as u64 + key_len as u64 + value_len as u64;
-        r.read_record(&BlobIndex {
+        let index = BlobIndex {
             file_number: r.number,
-            offset: self.offset,
+            offset,
             size,
-        })
+        };
+        r.check_bounds(&index)?;
+        let record = self.bytes(offset, size as usize)?;
+        r.decode(record, &index)
     }
 }
 
