@@ -129,6 +129,30 @@ pub struct Options {
     pub compaction_style: CompactionStyle,
     /// Options of universal compaction.
     pub universal: UniversalOptions,
+    /// Key-value separation (RocksDB's integrated BlobDB; a column family field): flushes and
+    /// compactions write values of at least `min_blob_size` bytes to blob files and keep a
+    /// small reference in the tree, so that compactions rewrite references instead of values.
+    /// Turning it off later is safe: values already in blob files stay readable. Default:
+    /// false.
+    pub enable_blob_files: bool,
+    /// The smallest value kept in a blob file when `enable_blob_files` is on; smaller ones
+    /// stay in the tables. Default: 0 (every value).
+    pub min_blob_size: u64,
+    /// Blob files are cut once they reach this many bytes. Default: 256 MiB.
+    pub blob_file_size: u64,
+    /// Compactions move the live values of the oldest blob files (see
+    /// `blob_garbage_collection_age_cutoff`) into new ones, so that the old files become all
+    /// garbage and are deleted. Without it, a blob file goes only once every value in it is
+    /// overwritten or deleted. Default: false.
+    pub enable_blob_garbage_collection: bool,
+    /// The oldest fraction of the family's blob files (by number) whose values compactions
+    /// move, between 0 and 1. Default: 0.25.
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// When the oldest blob files within the age cutoff hold at least this fraction of
+    /// garbage, the tables that refer to the oldest of them are compacted, so that the space
+    /// comes back without waiting for compactions to reach them. 1.0 turns it off.
+    /// Default: 1.0.
+    pub blob_garbage_collection_force_threshold: f64,
     /// Background threads: one flushes memtables, the others (at least one) compact. Several
     /// leveled compactions run at once when their files do not meet. Default: 2.
     pub max_background_jobs: usize,
@@ -215,6 +239,12 @@ impl Default for Options {
             disable_auto_compactions: false,
             compaction_style: CompactionStyle::Leveled,
             universal: UniversalOptions::default(),
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            enable_blob_garbage_collection: false,
+            blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_force_threshold: 1.0,
             max_background_jobs: 2,
             max_subcompactions: 1,
             max_compaction_bytes: 0,
@@ -280,6 +310,21 @@ impl fmt::Debug for Options {
             .field("disable_auto_compactions", &self.disable_auto_compactions)
             .field("compaction_style", &self.compaction_style)
             .field("universal", &self.universal)
+            .field("enable_blob_files", &self.enable_blob_files)
+            .field("min_blob_size", &self.min_blob_size)
+            .field("blob_file_size", &self.blob_file_size)
+            .field(
+                "enable_blob_garbage_collection",
+                &self.enable_blob_garbage_collection,
+            )
+            .field(
+                "blob_garbage_collection_age_cutoff",
+                &self.blob_garbage_collection_age_cutoff,
+            )
+            .field(
+                "blob_garbage_collection_force_threshold",
+                &self.blob_garbage_collection_force_threshold,
+            )
             .field("max_background_jobs", &self.max_background_jobs)
             .field("max_subcompactions", &self.max_subcompactions)
             .field("max_compaction_bytes", &self.max_compaction_bytes)
@@ -383,6 +428,27 @@ impl Options {
                  max_merge_width ({})",
                 u.min_merge_width, u.max_merge_width
             )));
+        }
+        if self.blob_file_size < 1 {
+            return Err(Error::InvalidArgument(
+                "blob_file_size must be at least 1".into(),
+            ));
+        }
+        for (name, fraction) in [
+            (
+                "blob_garbage_collection_age_cutoff",
+                self.blob_garbage_collection_age_cutoff,
+            ),
+            (
+                "blob_garbage_collection_force_threshold",
+                self.blob_garbage_collection_force_threshold,
+            ),
+        ] {
+            if !(0.0..=1.0).contains(&fraction) {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} is {fraction}, it must be between 0 and 1"
+                )));
+            }
         }
         if self.hard_pending_compaction_bytes_limit != 0
             && self.hard_pending_compaction_bytes_limit < self.soft_pending_compaction_bytes_limit
@@ -563,6 +629,18 @@ family_options! {
     compaction_style: CompactionStyle,
     /// See [`Options::universal`].
     universal: UniversalOptions,
+    /// See [`Options::enable_blob_files`].
+    enable_blob_files: bool,
+    /// See [`Options::min_blob_size`].
+    min_blob_size: u64,
+    /// See [`Options::blob_file_size`].
+    blob_file_size: u64,
+    /// See [`Options::enable_blob_garbage_collection`].
+    enable_blob_garbage_collection: bool,
+    /// See [`Options::blob_garbage_collection_age_cutoff`].
+    blob_garbage_collection_age_cutoff: f64,
+    /// See [`Options::blob_garbage_collection_force_threshold`].
+    blob_garbage_collection_force_threshold: f64,
     /// See [`Options::max_subcompactions`].
     max_subcompactions: usize,
     /// See the field of the same name of [`Options`].
