@@ -310,6 +310,13 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
                 f.size,
                 f.entries
             )?;
+            for r in &f.blob_refs {
+                writeln!(
+                    out,
+                    "    refers to blob {:06}: {} records, {} bytes",
+                    r.number, r.records, r.bytes
+                )?;
+            }
         }
         for (level, n) in &edit.deleted_files {
             writeln!(out, "  delete L{level} {n:06}")?;
@@ -319,13 +326,6 @@ pub fn manifest_dump(dir: &Path) -> Result<(), BoxError> {
                 out,
                 "  add blob {:06}.blob {} bytes, {} records, {} bytes of values",
                 b.number, b.file_size, b.records, b.value_bytes
-            )?;
-        }
-        for g in &edit.blob_garbage {
-            writeln!(
-                out,
-                "  garbage in blob {:06}: {} records, {} bytes",
-                g.number, g.records, g.bytes
             )?;
         }
         for n in &edit.deleted_blob_files {

@@ -11,6 +11,7 @@
 //! - `NNNNNN.log.dropped`: bytes that recovery cut from a WAL (a torn or corrupt tail), kept
 //!   for diagnosis, never read by the engine.
 //! - `NNNNNN.sst`: sorted tables.
+//! - `NNNNNN.blob`: blob files, the values kept apart from the tables (`crate::blob`).
 //! - `MANIFEST-NNNNNN`: the log of version edits; `CURRENT` names the live one (one line,
 //!   the manifest's name and a newline).
 //! - `*.tmp`: files being written for an atomic rename; left over only by a crash.
@@ -40,6 +41,8 @@ pub enum FileKind {
     DroppedWalTail(u64),
     /// A sorted table with its number.
     Table(u64),
+    /// A blob file with its number.
+    Blob(u64),
     /// A manifest with its number.
     Manifest(u64),
     /// A temporary file (`*.tmp`).
@@ -59,6 +62,11 @@ pub fn dropped_wal_path(dir: &Path, n: u64) -> PathBuf {
 /// Path of table number `n` in `dir`.
 pub fn table_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("{n:06}.sst"))
+}
+
+/// Path of blob file number `n` in `dir`.
+pub fn blob_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("{n:06}.blob"))
 }
 
 /// Path of manifest number `n` in `dir`.
@@ -94,6 +102,9 @@ pub fn parse_file_name(name: &str) -> Option<FileKind> {
     }
     if let Some(stem) = name.strip_suffix(".sst") {
         return parse_number(stem).map(FileKind::Table);
+    }
+    if let Some(stem) = name.strip_suffix(".blob") {
+        return parse_number(stem).map(FileKind::Blob);
     }
     if let Some(stem) = name.strip_suffix(".log.dropped") {
         return parse_number(stem).map(FileKind::DroppedWalTail);
@@ -150,6 +161,8 @@ mod tests {
             Some(FileKind::DroppedWalTail(7))
         );
         assert_eq!(parse_file_name("000009.sst"), Some(FileKind::Table(9)));
+        assert_eq!(parse_file_name("000010.blob"), Some(FileKind::Blob(10)));
+        assert_eq!(blob_path(dir, 10), Path::new("/d/000010.blob"));
         assert_eq!(
             parse_file_name("MANIFEST-000003"),
             Some(FileKind::Manifest(3))

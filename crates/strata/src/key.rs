@@ -47,6 +47,10 @@ pub enum ValueKind {
     /// `range_del::RANGE_DELETION_KIND` is defined from this one (that layer sits above
     /// this), so the two cannot disagree.
     RangeDeletion = 15,
+    /// Sets the key to a value kept in a blob file: the stored value is a
+    /// `blob::BlobIndex` naming it (RocksDB's kTypeBlobIndex). Only flushes and compactions
+    /// write these, into tables; reads resolve them to the value, so users see a put.
+    BlobIndex = 17,
 }
 
 /// The kind byte used in seek keys: larger than every stored kind, so that a seek key with
@@ -62,6 +66,7 @@ impl ValueKind {
             2 => Some(ValueKind::Merge),
             7 => Some(ValueKind::SingleDelete),
             15 => Some(ValueKind::RangeDeletion),
+            17 => Some(ValueKind::BlobIndex),
             _ => None,
         }
     }
@@ -74,6 +79,7 @@ impl ValueKind {
             ValueKind::Merge => "MERGE",
             ValueKind::SingleDelete => "SINGLEDEL",
             ValueKind::RangeDeletion => "RANGEDEL",
+            ValueKind::BlobIndex => "BLOB",
         }
     }
 }

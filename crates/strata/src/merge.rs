@@ -246,6 +246,13 @@ pub(crate) fn resolve<'a>(
             }
             ValueKind::Put => base = Some(value),
             ValueKind::Delete | ValueKind::SingleDelete | ValueKind::RangeDeletion => {}
+            // Readers resolve references before merging; one here is the engine's fault.
+            ValueKind::BlobIndex => {
+                return Err(Error::Unavailable(format!(
+                    "internal error: the blob reference of key {} reached a merge unresolved",
+                    printable(key)
+                )))
+            }
         }
         break;
     }

@@ -284,6 +284,7 @@ impl WriteBatch {
         let value = match kind {
             ValueKind::Delete | ValueKind::SingleDelete => None,
             ValueKind::Put | ValueKind::Merge | ValueKind::RangeDeletion => Some(value),
+            ValueKind::BlobIndex => unreachable!("blob references are never written in batches"),
         };
         self.push(cf, kind, key, value);
     }
@@ -573,6 +574,7 @@ fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, Stri
             get_length_prefixed(src).ok_or("bad value in batch record")?
         }
         ValueKind::Delete | ValueKind::SingleDelete => &[],
+        ValueKind::BlobIndex => return Err("a blob reference in a batch record".into()),
     };
     Ok(BatchEntry {
         cf,

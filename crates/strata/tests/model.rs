@@ -167,6 +167,11 @@ knobs! {
     max_background_jobs: usize,
     max_subcompactions: usize,
     max_compaction_bytes: u64,
+    enable_blob_files: bool,
+    min_blob_size: u64,
+    blob_file_size: u64,
+    enable_blob_garbage_collection: bool,
+    blob_garbage_collection_age_cutoff: f64,
     reverse: bool,
 }
 
@@ -202,6 +207,11 @@ impl Knobs {
             max_background_jobs: 1 + rng.below(4) as usize,
             max_subcompactions: 1 + rng.below(3) as usize,
             max_compaction_bytes: [0, 4096][rng.below(2) as usize],
+            enable_blob_files: rng.one_in(3),
+            min_blob_size: [0, 16, 200][rng.below(3) as usize],
+            blob_file_size: [512, 64 << 10][rng.below(2) as usize],
+            enable_blob_garbage_collection: rng.one_in(2),
+            blob_garbage_collection_age_cutoff: [0.25, 1.0][rng.below(2) as usize],
             // Fixed per database: the generator sets it.
             reverse: false,
         }
@@ -241,6 +251,11 @@ impl Knobs {
         options.max_background_jobs = self.max_background_jobs;
         options.max_subcompactions = self.max_subcompactions;
         options.max_compaction_bytes = self.max_compaction_bytes;
+        options.enable_blob_files = self.enable_blob_files;
+        options.min_blob_size = self.min_blob_size;
+        options.blob_file_size = self.blob_file_size;
+        options.enable_blob_garbage_collection = self.enable_blob_garbage_collection;
+        options.blob_garbage_collection_age_cutoff = self.blob_garbage_collection_age_cutoff;
         options.compression = compression;
         options.merge_operator = Some(Arc::new(StringAppend::new(MERGE_DELIMITER)));
         options.comparator = match self.reverse {

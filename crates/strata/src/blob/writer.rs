@@ -40,7 +40,19 @@ impl BlobFileWriter {
         column_family: u32,
         compression: Compression,
     ) -> Result<BlobFileWriter> {
-        let mut file = fs.create_writable(path)?;
+        let file = fs.create_writable(path)?;
+        BlobFileWriter::new(file, path, number, column_family, compression)
+    }
+
+    /// [`BlobFileWriter::create`] over a file already created (one whose writes are counted,
+    /// say); `path` names it in errors.
+    pub fn new(
+        mut file: Box<dyn WritableFile>,
+        path: &Path,
+        number: u64,
+        column_family: u32,
+        compression: Compression,
+    ) -> Result<BlobFileWriter> {
         file.append(&encode_header(column_family, compression))?;
         Ok(BlobFileWriter {
             file,
@@ -92,6 +104,11 @@ impl BlobFileWriter {
         self.records += 1;
         self.value_bytes += value.len() as u64;
         Ok(index)
+    }
+
+    /// The file's number.
+    pub fn number(&self) -> u64 {
+        self.number
     }
 
     /// Bytes written so far, header included.

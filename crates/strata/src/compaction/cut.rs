@@ -141,6 +141,7 @@ mod tests {
             largest_seq: 1,
             entries: 1,
             deletions: 0,
+            blob_refs: Vec::new(),
         })
     }
 

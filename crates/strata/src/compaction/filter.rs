@@ -31,6 +31,8 @@ use crate::error::{Error, Result};
 use crate::key::{append_internal_key, ParsedKey, SequenceNumber, ValueKind};
 use crate::util::printable;
 
+use super::BlobResolver;
+
 /// What the stage does with one entry.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Filtered {
@@ -81,8 +83,15 @@ impl FilterStage {
         })
     }
 
-    /// Decides on the entry `(ikey, value)`, the next one the job writes.
-    pub fn apply(&mut self, ikey: &[u8], value: &[u8]) -> Result<Filtered> {
+    /// Decides on the entry `(ikey, value)`, the next one the job writes. The value of a
+    /// blob reference is read through `blobs` for the filter to see; kept, the reference
+    /// stays as it is.
+    pub fn apply(
+        &mut self,
+        ikey: &[u8],
+        value: &[u8],
+        blobs: Option<&BlobResolver<'_>>,
+    ) -> Result<Filtered> {
         let Some(p) = ParsedKey::parse(ikey) else {
             return Ok(Filtered::Pass);
         };
@@ -97,9 +106,18 @@ impl FilterStage {
             return Ok(Filtered::Pass);
         }
         let kind = match p.value_kind() {
-            Some(ValueKind::Put) => EntryKind::Value,
+            Some(ValueKind::Put | ValueKind::BlobIndex) => EntryKind::Value,
             Some(ValueKind::Merge) => EntryKind::MergeOperand,
             _ => return Ok(Filtered::Pass),
+        };
+        let separated;
+        let value = match (p.value_kind(), blobs) {
+            (Some(ValueKind::BlobIndex), Some(resolve)) => {
+                separated = resolve(p.user_key, value)?;
+                separated.as_slice()
+            }
+            (Some(ValueKind::BlobIndex), None) => return Ok(Filtered::Pass),
+            _ => value,
         };
         let (user_value, expiry) = match self.ttl_now {
             Some(now) => match ttl::split(value) {
@@ -138,7 +156,13 @@ impl FilterStage {
                 if let Some(expiry) = expiry {
                     v.extend_from_slice(&expiry.to_le_bytes());
                 }
-                Filtered::Replace(ikey.to_vec(), v)
+                // A new value in place of a blob reference is a plain put.
+                let mut k = ikey.to_vec();
+                if p.value_kind() == Some(ValueKind::BlobIndex) {
+                    k.clear();
+                    append_internal_key(&mut k, p.user_key, p.seq, ValueKind::Put as u8);
+                }
+                Filtered::Replace(k, v)
             }
         })
     }
@@ -219,6 +243,7 @@ mod tests {
             &mut filter,
             None,
             stage,
+            None,
             |_| Ok(false),
             |k, v| {
                 out.push(match v.is_empty() {

@@ -20,5 +20,10 @@ pub mod universal;
 pub mod visibility;
 
 pub use picker::PickerOptions;
+
+/// Reads the value a blob reference names: `(user key, encoded reference) -> value`. Given to
+/// the steps of a compaction that need a separated value itself (a merge onto it, a compaction
+/// filter); the database supplies it (`db::blob_source`).
+pub type BlobResolver<'a> = dyn Fn(&[u8], &[u8]) -> crate::error::Result<Vec<u8>> + Sync + 'a;
 pub use style::{CompactionStyle, UniversalOptions};
 pub use visibility::{Decision, VisibilityFilter};

@@ -19,22 +19,24 @@
 //! the older operands alone. A full merge that fails fails the flush or compaction (as
 //! RocksDB's corruption status does), and nothing of it is installed.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, ParsedKey, ValueKind};
 use crate::merge::{full_merge, MergeOperator};
 
 use super::filter::{FilterStage, Filtered};
-use super::{Decision, VisibilityFilter};
+use super::{BlobResolver, Decision, VisibilityFilter};
 
 /// Entries (internal key, value) to write in place of a run, in internal-key order.
 pub type Collapsed = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Combines the run of merge operands at `it` (a merge entry that starts its stripe, as
-/// `filter.starts_stripe` says), leaving `it` after the entries consumed.
+/// `filter.starts_stripe` says), leaving `it` after the entries consumed. A base kept in a
+/// blob file is read through `blobs` (without it, such a base is an error).
 pub fn collapse(
     op: &dyn MergeOperator,
     filter: &VisibilityFilter,
+    blobs: Option<&BlobResolver<'_>>,
     it: &mut dyn InternalIterator,
 ) -> Result<Collapsed> {
     let head = it.key().to_vec();
@@ -67,6 +69,16 @@ pub fn collapse(
         match q.value_kind() {
             Some(ValueKind::Merge) => run.push((it.key().to_vec(), it.value().to_vec())),
             Some(ValueKind::Put) => base = Some(Some(it.value().to_vec())),
+            Some(ValueKind::BlobIndex) => {
+                let resolve = blobs.ok_or_else(|| {
+                    Error::Unavailable(format!(
+                        "internal error: the blob reference of key {} met a merge with no \
+                         blob files to read",
+                        crate::util::printable(&user_key)
+                    ))
+                })?;
+                base = Some(Some(resolve(&user_key, it.value())?));
+            }
             Some(ValueKind::Delete | ValueKind::SingleDelete) => base = Some(None),
             Some(ValueKind::RangeDeletion) | None => break,
         }
@@ -111,16 +123,18 @@ pub fn write_visible(
     stop: impl FnMut(&[u8]) -> Result<bool>,
     add: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
-    write_visible_filtered(it, filter, merge_operator, None, stop, add)
+    write_visible_filtered(it, filter, merge_operator, None, None, stop, add)
 }
 
 /// [`write_visible`] with a compaction filter stage between the merge-operand collapse and
-/// the visibility filter (see [`super::filter`]).
+/// the visibility filter (see [`super::filter`]), and `blobs` to read the separated values
+/// that a merge or the filter needs (a compaction meets blob references; a flush does not).
 pub fn write_visible_filtered(
     it: &mut dyn InternalIterator,
     filter: &mut VisibilityFilter,
     merge_operator: Option<&dyn MergeOperator>,
     mut stage: Option<&mut FilterStage>,
+    blobs: Option<&BlobResolver<'_>>,
     mut stop: impl FnMut(&[u8]) -> Result<bool>,
     mut add: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
@@ -130,13 +144,20 @@ pub fn write_visible_filtered(
         }
         if let Some(op) = merge_operator {
             if is_merge(it.key()) && filter.starts_stripe(it.key()) {
-                for (key, value) in collapse(op, filter, it)? {
-                    emit(filter, stage.as_deref_mut(), &key, &value, &mut add)?;
+                for (key, value) in collapse(op, filter, blobs, it)? {
+                    emit(filter, stage.as_deref_mut(), blobs, &key, &value, &mut add)?;
                 }
                 continue;
             }
         }
-        emit(filter, stage.as_deref_mut(), it.key(), it.value(), &mut add)?;
+        emit(
+            filter,
+            stage.as_deref_mut(),
+            blobs,
+            it.key(),
+            it.value(),
+            &mut add,
+        )?;
         it.next();
     }
     it.status()?;
@@ -150,12 +171,13 @@ pub fn write_visible_filtered(
 fn emit(
     filter: &mut VisibilityFilter,
     stage: Option<&mut FilterStage>,
+    blobs: Option<&BlobResolver<'_>>,
     key: &[u8],
     value: &[u8],
     add: &mut impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     let replaced;
-    let (key, value) = match stage.map(|s| s.apply(key, value)).transpose()? {
+    let (key, value) = match stage.map(|s| s.apply(key, value, blobs)).transpose()? {
         None | Some(Filtered::Pass) => (key, value),
         Some(Filtered::Replace(k, v)) => {
             replaced = (k, v);

@@ -626,6 +626,7 @@ impl<'a> Sim<'a> {
             largest_seq,
             entries: keys.len() as u64,
             deletions: 0,
+            blob_refs: Vec::new(),
         };
         self.keys.insert(number, Arc::new(keys));
         meta

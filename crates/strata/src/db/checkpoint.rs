@@ -6,7 +6,7 @@
 //!    the caller's `log_size_for_flush`, as RocksDB's argument of that name);
 //! 2. under the writer lock (no write group in flight, so the WALs end on whole batches) and
 //!    the manifest lock (no flush or compaction installs or deletes a table meanwhile):
-//!    sync the WAL, hard-link every live table (a copy across file systems), copy the WALs
+//!    sync the WAL, hard-link every live table and blob file (a copy across file systems), copy the WALs
 //!    recovery would replay and the files of prepared transactions (two-phase commit: a
 //!    commit removes its file under the writer lock, so the copies agree with the WALs),
 //!    write a manifest of the current state and `CURRENT`, and a new `IDENTITY`, all into
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Db, DbInner};
 use crate::error::{Error, Result};
-use crate::filename::{table_path, wal_path};
+use crate::filename::{blob_path, table_path, wal_path};
 use crate::fs::copy_file;
 
 impl Db {
@@ -106,6 +106,11 @@ impl DbInner {
         tables.sort_unstable();
         for n in tables {
             fs.link_or_copy(&table_path(&self.path, n), &table_path(tmp, n))?;
+        }
+        let mut blobs: Vec<u64> = versions.live_blob_files().into_iter().collect();
+        blobs.sort_unstable();
+        for n in blobs {
+            fs.link_or_copy(&blob_path(&self.path, n), &blob_path(tmp, n))?;
         }
         let oldest = versions.min_log_number();
         let wals: Vec<u64> = self.wals.lock().iter().copied().collect();

@@ -36,6 +36,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::blob_output::BlobOutput;
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, TableOutput};
@@ -48,7 +49,7 @@ use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
 use crate::error::{Error, Result};
-use crate::filename::table_path;
+use crate::filename::{blob_path, table_path};
 use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
@@ -59,7 +60,7 @@ use crate::options::Options;
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::reader::{TableReadOptions, TableReadStats};
 use crate::table::{Table, TableOptions};
-use crate::version::{FileMeta, Version, VersionEdit};
+use crate::version::{BlobFileMeta, FileMeta, Version, VersionEdit};
 
 /// How a compaction ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,19 +221,25 @@ impl DbInner {
                 }
             }
         } else {
-            let outputs = self.merge(cf, task)?;
-            written = outputs.iter().map(|f| f.size).sum();
+            let (outputs, blob_files) = self.merge(cf, task)?;
+            written = outputs.iter().map(|f| f.size).sum::<u64>()
+                + blob_files.iter().map(|b| b.file_size).sum::<u64>();
             for f in outputs {
                 edit.new_files.push((task.output_level, f));
             }
+            edit.new_blob_files = blob_files;
         }
         let outputs: Vec<FileMeta> = edit.new_files.iter().map(|(_, f)| f.clone()).collect();
+        let blob_numbers: Vec<u64> = edit.new_blob_files.iter().map(|b| b.number).collect();
         edit.column_family = cf.id();
         let Some(version) = self.install(cf, edit)? else {
             // The family was dropped meanwhile: the outputs are nobody's.
             if !trivial {
                 for f in &outputs {
                     delete_table(self, f.number);
+                }
+                for b in &blob_numbers {
+                    let _ = self.fs.remove_file(&blob_path(&self.path, *b));
                 }
             }
             return Ok(None);
@@ -279,8 +286,13 @@ impl DbInner {
         Ok(Some(version))
     }
 
-    /// Merges the task's inputs into new tables, in one or several key ranges.
-    fn merge(&self, cf: &ColumnFamilyData, task: &CompactionTask) -> Result<Vec<FileMeta>> {
+    /// Merges the task's inputs into new tables (and blob files), in one or several key
+    /// ranges.
+    fn merge(
+        &self,
+        cf: &ColumnFamilyData,
+        task: &CompactionTask,
+    ) -> Result<(Vec<FileMeta>, Vec<BlobFileMeta>)> {
         let version = cf.sv.read().version.clone();
         let snapshots = self.snapshots.all();
         let bottommost = is_bottommost(&version, task);
@@ -314,9 +326,11 @@ impl DbInner {
                 .filter(|_| task.output_level > 0)
                 .cloned()
                 .unwrap_or_default(),
+            family_id: cf.id(),
+            relocate_below: gc_cutoff(&cf.options, &version),
         };
         let ranges = subcompaction_ranges(&cf.options, task);
-        let results: Vec<Result<Vec<FileMeta>>> = if ranges.len() == 1 {
+        let results: Vec<Result<JobOutputs>> = if ranges.len() == 1 {
             vec![job.run(&ranges[0])]
         } else {
             self.counters
@@ -336,10 +350,14 @@ impl DbInner {
             })
         };
         let mut outputs = Vec::new();
+        let mut blob_files = Vec::new();
         let mut failure = None;
         for result in results {
             match result {
-                Ok(files) => outputs.extend(files),
+                Ok((files, blobs)) => {
+                    outputs.extend(files);
+                    blob_files.extend(blobs);
+                }
                 Err(e) => {
                     failure.get_or_insert(e);
                 }
@@ -349,9 +367,12 @@ impl DbInner {
             for f in &outputs {
                 delete_table(self, f.number);
             }
+            for b in &blob_files {
+                let _ = self.fs.remove_file(&blob_path(&self.path, b.number));
+            }
             return Err(e);
         }
-        Ok(outputs)
+        Ok((outputs, blob_files))
     }
 
     /// Compacts every file of `level` whose keys meet [begin, end] into the next level (L0
@@ -629,11 +650,35 @@ struct MergeJob<'a> {
     output_tombstones: FragmentedList,
     /// Files of the level below the output level, where outputs are cut by overlap.
     grandparents: Vec<Arc<FileMeta>>,
+    /// The family's id, recorded in its blob files.
+    family_id: u32,
+    /// References into blob files numbered below this are moved (blob garbage collection);
+    /// 0 for none.
+    relocate_below: u64,
+}
+
+/// What one key range of a merge wrote: tables and blob files.
+type JobOutputs = (Vec<FileMeta>, Vec<BlobFileMeta>);
+
+/// The blob files a compaction moves values out of: those below the returned number, the
+/// oldest `blob_garbage_collection_age_cutoff` of the family's blob files (0: none).
+fn gc_cutoff(options: &Options, version: &Version) -> u64 {
+    if !options.enable_blob_garbage_collection {
+        return 0;
+    }
+    let files = &version.blob_files;
+    let oldest = (files.len() as f64 * options.blob_garbage_collection_age_cutoff) as usize;
+    match oldest {
+        0 => 0,
+        n => files.keys().nth(n).copied().unwrap_or(u64::MAX),
+    }
 }
 
 /// The outputs of one key range as they are written.
 struct Outputs<'a> {
     job: &'a MergeJob<'a>,
+    /// The blob files, when values are separated or moved.
+    blobs: Option<BlobOutput<'a>>,
     done: Vec<FileMeta>,
     current: Option<TableOutput>,
     /// Where the outputs are cut, given the level below the output level.
@@ -647,7 +692,7 @@ struct Outputs<'a> {
 
 impl MergeJob<'_> {
     /// Merges the entries in `range` into tables.
-    fn run(&self, range: &KeyRange) -> Result<Vec<FileMeta>> {
+    fn run(&self, range: &KeyRange) -> Result<JobOutputs> {
         let db = self.db;
         let stats = Arc::new(TableReadStats::default());
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
@@ -669,6 +714,13 @@ impl MergeJob<'_> {
         let mut filter = VisibilityFilter::new(self.snapshots.clone(), self.bottommost);
         let mut out = Outputs {
             job: self,
+            blobs: BlobOutput::new(
+                db,
+                self.family_id,
+                self.options,
+                IoClass::Compaction,
+                self.relocate_below,
+            ),
             done: Vec::new(),
             current: None,
             cutter: OutputCutter::new(
@@ -708,17 +760,28 @@ impl MergeJob<'_> {
                 &self.snapshots,
                 self.family,
             );
-            write_visible_filtered(&mut it, &mut filter, op, stage.as_mut(), stop, |k, v| {
-                out.add(k, v)
-            })?;
+            let resolve = |key: &[u8], reference: &[u8]| db.blobs.get_uncached(key, reference);
+            write_visible_filtered(
+                &mut it,
+                &mut filter,
+                op,
+                stage.as_mut(),
+                Some(&resolve),
+                stop,
+                |k, v| out.add(k, v),
+            )?;
             out.finish_last()
         })();
         db.io.add_read(
             IoClass::Compaction,
             stats.bytes_read.load(Ordering::Relaxed),
         );
+        let result = result.and_then(|()| match out.blobs.take() {
+            Some(blobs) => blobs.finish(),
+            None => Ok(Vec::new()),
+        });
         match result {
-            Ok(()) => Ok(out.done),
+            Ok(blob_files) => Ok((out.done, blob_files)),
             Err(e) => {
                 let written = out.done.iter().map(|f| f.number);
                 for n in written.chain(out.current.as_ref().map(|o| o.number())) {
@@ -734,6 +797,18 @@ impl Outputs<'_> {
     /// Adds an entry, first cutting the current output where the cutter says (see
     /// `compaction::cut`).
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut blobs = self.blobs.take();
+        let result = match blobs.as_mut().map(|b| b.separate(key, value)).transpose() {
+            Ok(Some(Some((key, value)))) => self.add_to_table(key, value),
+            Ok(_) => self.add_to_table(key, value),
+            Err(e) => Err(e),
+        };
+        self.blobs = blobs;
+        result
+    }
+
+    /// Adds an entry to the current table.
+    fn add_to_table(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let job = self.job;
         let (size, may_cut) = match &self.current {
             Some(o) => (

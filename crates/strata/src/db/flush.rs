@@ -27,18 +27,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::background::background_error;
+use super::blob_output::BlobOutput;
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
 use crate::compaction::VisibilityFilter;
 use crate::error::{Error, Result};
-use crate::filename::{table_path, wal_path};
+use crate::filename::{blob_path, table_path, wal_path};
 use crate::fs::IoClass;
 use crate::iterator::InternalIterator;
 use crate::listener::{FlushJobInfo, FlushReason, WalFileDeletionInfo};
 use crate::memtable::MemTable;
-use crate::version::{FileMeta, VersionEdit};
+use crate::version::{BlobFileMeta, FileMeta, VersionEdit};
 
 impl DbInner {
     /// The family whose oldest immutable memtable is on the oldest WAL, if any family has
@@ -84,8 +85,9 @@ impl DbInner {
         if let Some(info) = &job {
             self.notify("on_flush_begin", |l| l.on_flush_begin(info));
         }
-        let meta = match self.write_level0_table(cf, &imm, number) {
-            Ok(meta) => meta,
+        let (meta, blob_files) = match self.write_level0_table(cf, &imm, number) {
+            Ok(Some((meta, blobs))) => (Some(meta), blobs),
+            Ok(None) => (None, Vec::new()),
             Err(e) => {
                 delete_table(self, number);
                 return Err(e);
@@ -112,10 +114,18 @@ impl DbInner {
             )),
         }
         let table = meta.as_ref().map(|m| (m.number, m.entries, m.size));
+        let blob_numbers: Vec<u64> = blob_files.iter().map(|b| b.number).collect();
         if let Some(meta) = meta {
             edit.last_sequence = Some(meta.largest_seq);
             edit.new_files.push((0, meta));
         }
+        edit.new_blob_files = blob_files;
+        // Blob files an edit that fails (or a dropped family) leaves unnamed.
+        let delete_blobs = || {
+            for &n in &blob_numbers {
+                let _ = self.fs.remove_file(&blob_path(&self.path, n));
+            }
+        };
         let installed = {
             let mut versions = self.versions.lock();
             // Dropped while the table was written (drops are recorded under this lock).
@@ -124,6 +134,7 @@ impl DbInner {
                 if let Some((n, _, _)) = table {
                     delete_table(self, n);
                 }
+                delete_blobs();
                 return Ok(());
             }
             let version = versions.log_and_apply(edit)?;
@@ -193,13 +204,14 @@ impl DbInner {
         result
     }
 
-    /// Writes `mem` of family `cf` to table `number`; `None` if the memtable is empty.
+    /// Writes `mem` of family `cf` to table `number`, and its large values to blob files if
+    /// the family separates them; `None` if the memtable is empty.
     fn write_level0_table(
         &self,
         cf: &ColumnFamilyData,
         mem: &Arc<MemTable>,
         number: u64,
-    ) -> Result<Option<FileMeta>> {
+    ) -> Result<Option<(FileMeta, Vec<BlobFileMeta>)>> {
         if mem.is_empty() {
             return Ok(None);
         }
@@ -219,14 +231,30 @@ impl DbInner {
         let mut it = SkipCovered::new(mem.iter(), range_del);
         it.seek_to_first();
         let op = cf.options.merge_operator.as_deref();
+        let mut blobs = BlobOutput::new(self, cf.id(), &cf.options, IoClass::Flush, 0);
         write_visible(
             &mut it,
             &mut filter,
             op,
             |_| Ok(false),
-            |k, v| table.add(k, v),
+            |k, v| match blobs.as_mut().map(|b| b.separate(k, v)).transpose()? {
+                Some(Some((k, v))) => table.add(k, v),
+                _ => table.add(k, v),
+            },
         )?;
-        table.finish(self).map(Some)
+        let blob_files = match blobs {
+            Some(b) => b.finish()?,
+            None => Vec::new(),
+        };
+        match table.finish(self) {
+            Ok(meta) => Ok(Some((meta, blob_files))),
+            Err(e) => {
+                for b in &blob_files {
+                    let _ = self.fs.remove_file(&blob_path(&self.path, b.number));
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Switches the active memtable of family `cf` (of every family with `None`) if it holds

@@ -436,6 +436,7 @@ impl DbInner {
                 largest_seq: 0,
                 entries,
                 deletions,
+                blob_refs: Vec::new(),
             },
         })
     }

@@ -37,6 +37,7 @@
 
 use std::ops::Bound;
 
+use super::blob_source::BlobSource;
 use crate::comparator::KeyOrder;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
@@ -206,6 +207,11 @@ pub struct DbIterator {
     error: Option<Error>,
     /// Forward only: the current value was merged and is in `saved_value`.
     merged: bool,
+    /// Forward only: the current entry (under the internal iterator) is a blob reference,
+    /// and its value is in `saved_value`.
+    blob_forward: bool,
+    /// Reads the values of blob references; `None` over sources that hold none.
+    blobs: Option<Arc<BlobSource>>,
     merge_operator: Option<Arc<dyn MergeOperator>>,
     /// The column family's name, for errors.
     family: Arc<str>,
@@ -252,6 +258,8 @@ impl DbIterator {
             saved_value: Vec::new(),
             error: None,
             merged: false,
+            blob_forward: false,
+            blobs: None,
             merge_operator: None,
             family: crate::version::DEFAULT_FAMILY_NAME.into(),
             range_del: None,
@@ -355,11 +363,39 @@ impl DbIterator {
     /// deletes acts as a delete.
     #[inline]
     fn kind_of(range_del: &Option<RangeDelAggregator>, p: &ParsedKey<'_>) -> Option<ValueKind> {
-        let kind = p.value_kind();
+        // A blob reference is a put whose value is elsewhere.
+        let kind = match p.value_kind() {
+            Some(ValueKind::BlobIndex) => Some(ValueKind::Put),
+            other => other,
+        };
         match range_del {
             Some(agg) if agg.should_delete(p.user_key, p.seq) => Some(ValueKind::Delete),
             _ => kind,
         }
+    }
+
+    /// Reads the values of blob references through `blobs`.
+    pub(crate) fn with_blobs(mut self, blobs: Arc<BlobSource>) -> Self {
+        self.blobs = Some(blobs);
+        self
+    }
+
+    /// The value of the blob reference `reference` of `user_key`, into `out`.
+    fn read_blob(
+        blobs: &Option<Arc<BlobSource>>,
+        user_key: &[u8],
+        reference: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let Some(blobs) = blobs else {
+            return Err(Error::Unavailable(format!(
+                "internal error: key {} holds a blob reference and the iterator reads no \
+                 blob files",
+                crate::util::printable(user_key)
+            )));
+        };
+        *out = blobs.get(user_key, reference)?;
+        Ok(())
     }
 
     /// Resolves merge operands with `op` (without one, a merge operand met is an error).
@@ -400,7 +436,7 @@ impl DbIterator {
             return &[];
         }
         let stored = match self.direction {
-            Direction::Forward if !self.merged => self.iter.value(),
+            Direction::Forward if !self.merged && !self.blob_forward => self.iter.value(),
             _ => &self.saved_value,
         };
         match self.ttl_now {
@@ -553,6 +589,7 @@ impl DbIterator {
                     .extend_from_slice(crate::key::user_key(self.iter.key()));
             }
             self.merged = false;
+            self.blob_forward = false;
             loop {
                 if std::mem::take(&mut past_the_end) {
                     self.iter.seek_to_last();
@@ -593,6 +630,7 @@ impl DbIterator {
     fn find_next_user_entry(&mut self, mut skipping: bool) {
         let seq = self.seq();
         self.merged = false;
+        self.blob_forward = false;
         while self.iter.valid() {
             let upper = self.upper.as_deref();
             let Some(p) = ParsedKey::parse(self.iter.key()) else {
@@ -614,9 +652,27 @@ impl DbIterator {
                     Some(ValueKind::Put)
                         if !(skipping && self.order.le(p.user_key, &self.saved_key)) =>
                     {
-                        match Self::ttl_check(self.ttl_now, self.iter.value()) {
+                        let in_blob = p.kind == ValueKind::BlobIndex as u8;
+                        let value = match in_blob {
+                            true => {
+                                let read = Self::read_blob(
+                                    &self.blobs,
+                                    p.user_key,
+                                    self.iter.value(),
+                                    &mut self.saved_value,
+                                );
+                                if let Err(e) = read {
+                                    self.error.get_or_insert(e);
+                                    break;
+                                }
+                                &self.saved_value
+                            }
+                            false => self.iter.value(),
+                        };
+                        match Self::ttl_check(self.ttl_now, value) {
                             TtlCheck::Live => {
                                 self.valid = true;
+                                self.blob_forward = in_blob;
                                 self.saved_key.clear();
                                 return;
                             }
@@ -644,7 +700,8 @@ impl DbIterator {
                     }
                     // Hidden by a newer delete or already returned.
                     Some(ValueKind::Put | ValueKind::Merge) => {}
-                    Some(ValueKind::RangeDeletion) | None => {}
+                    // (kind_of turns blob references into puts.)
+                    Some(ValueKind::RangeDeletion | ValueKind::BlobIndex) | None => {}
                 }
             }
             self.iter.next();
@@ -668,7 +725,18 @@ impl DbIterator {
                 break;
             }
             if let Some(kind) = Self::kind_of(&self.range_del, &p) {
-                versions.push((kind, self.iter.value().to_vec()));
+                let mut value = Vec::new();
+                if p.kind == ValueKind::BlobIndex as u8 && kind == ValueKind::Put {
+                    let read =
+                        Self::read_blob(&self.blobs, p.user_key, self.iter.value(), &mut value);
+                    if let Err(e) = read {
+                        self.error.get_or_insert(e);
+                        break;
+                    }
+                } else {
+                    value.extend_from_slice(self.iter.value());
+                }
+                versions.push((kind, value));
                 if kind != ValueKind::Merge {
                     break;
                 }
@@ -703,6 +771,9 @@ impl DbIterator {
     fn find_prev_user_entry(&mut self) {
         let seq = self.seq();
         self.merged = false;
+        self.blob_forward = false;
+        // The value of the blob reference at hand, when the version is one.
+        let mut blob_value = Vec::new();
         let mut found_kind = ValueKind::Delete;
         // The merge operands of the key being scanned, oldest first, after its newest put or
         // delete so far; with a put below them, `saved_value` holds its value.
@@ -724,8 +795,26 @@ impl DbIterator {
                     break; // the previous key's newest visible version is found
                 }
                 let mut kind = Self::kind_of(&self.range_del, &p);
+                let in_blob = kind == Some(ValueKind::Put) && p.kind == ValueKind::BlobIndex as u8;
+                if in_blob {
+                    let read = Self::read_blob(
+                        &self.blobs,
+                        p.user_key,
+                        self.iter.value(),
+                        &mut blob_value,
+                    );
+                    if let Err(e) = read {
+                        self.error.get_or_insert(e);
+                        found_kind = ValueKind::Delete;
+                        break;
+                    }
+                }
                 if kind == Some(ValueKind::Put) {
-                    match Self::ttl_check(self.ttl_now, self.iter.value()) {
+                    let value = match in_blob {
+                        true => blob_value.as_slice(),
+                        false => self.iter.value(),
+                    };
+                    match Self::ttl_check(self.ttl_now, value) {
                         TtlCheck::Live => {}
                         TtlCheck::Expired => kind = Some(ValueKind::Delete),
                         TtlCheck::Short(len) => {
@@ -742,9 +831,11 @@ impl DbIterator {
                         operands.clear();
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
-                        let v = self.iter.value();
                         self.saved_value.clear();
-                        self.saved_value.extend_from_slice(v);
+                        match in_blob {
+                            true => std::mem::swap(&mut self.saved_value, &mut blob_value),
+                            false => self.saved_value.extend_from_slice(self.iter.value()),
+                        }
                     }
                     Some(ValueKind::Delete | ValueKind::SingleDelete) => {
                         found_kind = ValueKind::Delete;
@@ -766,7 +857,8 @@ impl DbIterator {
                         self.saved_key.extend_from_slice(p.user_key);
                         operands.push(self.iter.value().to_vec());
                     }
-                    Some(ValueKind::RangeDeletion) | None => {}
+                    // (kind_of turns blob references into puts.)
+                    Some(ValueKind::RangeDeletion | ValueKind::BlobIndex) | None => {}
                 }
             }
             self.iter.prev();

@@ -8,6 +8,8 @@
 //! and resolves them with the merge operator (`merge::resolve`). Each source holds only versions
 //! older than those of the sources before it, so the collected order is newest first.
 //!
+//! A base kept in a blob file (a `BlobIndex` version) is read from it before the merge.
+//!
 //! Range deletions: each source's tombstones covering the key (at or below the read) are
 //! taken before its versions, and the first version older than the newest of them ends the
 //! run as a delete would.
@@ -78,6 +80,19 @@ impl DbInner {
         key: &[u8],
         versions: &Versions,
     ) -> Result<Option<Vec<u8>>> {
+        // A base kept in a blob file is read first; operands are never separated.
+        let resolved;
+        let versions = match versions.last() {
+            Some((ValueKind::BlobIndex, reference)) => {
+                let mut v = versions.clone();
+                let value = self.blobs.get(key, reference)?;
+                v.pop();
+                v.push((ValueKind::Put, value));
+                resolved = v;
+                &resolved
+            }
+            _ => versions,
+        };
         let value = crate::merge::resolve(
             cf.options.merge_operator.as_deref(),
             cf.name(),

@@ -26,6 +26,8 @@
 //! application's event listeners).
 
 mod background;
+mod blob_output;
+mod blob_source;
 mod checkpoint;
 mod column_family;
 mod compact;
@@ -119,6 +121,8 @@ pub(crate) struct DbInner {
     inserting: std::sync::Mutex<()>,
     versions: Mutex<VersionSet>,
     tables: TableCache,
+    /// Open blob files and their cached values.
+    blobs: Arc<blob_source::BlobSource>,
     bg: Mutex<BgState>,
     bg_cv: Condvar,
     bg_failed: AtomicBool,
@@ -132,6 +136,8 @@ pub(crate) struct DbInner {
     events: events::Events,
     /// Tables compacted away, deleted once no version in use names them.
     obsolete_tables: Mutex<Vec<u64>>,
+    /// Blob files no table refers to any more, deleted once no version in use names them.
+    obsolete_blobs: Mutex<Vec<u64>>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
     unpersisted: AtomicBool,
     snapshots: Arc<SnapshotList>,
@@ -1002,6 +1008,11 @@ impl DbInner {
                 Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
                     return Ok(self.get_merged(cf, sv, key, seq)?.map(V::from_vec));
                 }
+                Some((kind, _, reference)) if kind == ValueKind::BlobIndex as u8 => {
+                    let value = self.blobs.get(key, reference.as_ref())?;
+                    self.counters.add(Counter::GetsFound, 1);
+                    return Ok(Some(V::from_vec(value)));
+                }
                 Some(_) => return Ok(None),
                 None if covered > 0 => {
                     // Every older version of the key, in the levels below, is older than the
@@ -1108,6 +1119,7 @@ impl DbInner {
             options.upper_bound,
         )
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
+        .with_blobs(self.blobs.clone())
         .with_range_deletions(range_del)
         .with_ttl(cf.options.ttl.map(|_| cf.options.clock.now_secs()))
         .with_prefix_seek(prefix)

@@ -2,12 +2,13 @@
 //!
 //! - At open, [`remove_obsolete_files`] lists the directory and deletes every engine file the
 //!   recovered state does not need: WALs older than the manifest's log number (their data is
-//!   in tables), tables no version names (a crash between writing a table and recording it),
+//!   in tables), tables and blob files no version names (a crash between writing one and
+//!   recording it, or a blob file no table referred to any more),
 //!   manifests other than the live one, temporary files of an interrupted atomic write. The
 //!   WALs still needed are returned for replay. Files the engine does not name (and the bytes
 //!   recovery cut from a WAL, kept for diagnosis) are left alone.
 //! - While open, [`DbInner::purge_obsolete_files`] deletes the tables compactions replaced,
-//!   once no version in use names them: an iterator or a running job may hold an older version
+//!   and the blob files no table refers to any more, once no version in use names them: an iterator or a running job may hold an older version
 //!   whose files must stay readable. It runs after each flush and compaction and at close;
 //!   what a reader still held is deleted at the next call, or at the next open. Event
 //!   listeners hear of each table it deletes (not of the files removed at open: the database
@@ -21,7 +22,7 @@ use std::path::Path;
 
 use super::DbInner;
 use crate::error::Result;
-use crate::filename::{parse_file_name, table_path, FileKind};
+use crate::filename::{blob_path, parse_file_name, table_path, FileKind};
 use crate::fs::FileSystem;
 use crate::listener::{TableFileDeletionInfo, TableFileDeletionReason};
 
@@ -29,6 +30,8 @@ use crate::listener::{TableFileDeletionInfo, TableFileDeletionReason};
 pub(super) struct LiveFiles {
     /// Tables the current version names.
     pub tables: HashSet<u64>,
+    /// Blob files the current version names.
+    pub blobs: HashSet<u64>,
     /// The oldest WAL whose data is not in a table yet.
     pub log_number: u64,
     /// The manifest in use.
@@ -42,6 +45,7 @@ impl LiveFiles {
             FileKind::Wal(n) => n < self.log_number,
             FileKind::Temp => true,
             FileKind::Table(n) => !self.tables.contains(&n),
+            FileKind::Blob(n) => !self.blobs.contains(&n),
             FileKind::Manifest(n) => n != self.manifest_number,
             FileKind::DroppedWalTail(_) => false,
         }
@@ -73,7 +77,22 @@ impl DbInner {
     /// Deletes the tables compactions replaced that no version in use names any more, then
     /// tells the event listeners (with no lock held).
     pub(super) fn purge_obsolete_files(&self) {
-        let in_use = self.versions.lock().files_in_use();
+        let in_use = {
+            let mut versions = self.versions.lock();
+            self.obsolete_blobs
+                .lock()
+                .extend(versions.take_dropped_blob_files());
+            versions.files_in_use()
+        };
+        self.obsolete_blobs.lock().retain(|&n| {
+            if in_use.contains(&n) {
+                return true;
+            }
+            self.blobs.evict(n);
+            // A failed delete leaves an orphan that the next open removes.
+            let _ = self.fs.remove_file(&blob_path(&self.path, n));
+            false
+        });
         let mut deleted = Vec::new();
         self.obsolete_tables.lock().retain(|&n| {
             if in_use.contains(&n) {
@@ -108,6 +127,7 @@ mod tests {
     fn obsolete_files_by_kind() {
         let live = LiveFiles {
             tables: [7, 9].into_iter().collect(),
+            blobs: [10].into_iter().collect(),
             log_number: 12,
             manifest_number: 11,
         };
@@ -117,6 +137,9 @@ mod tests {
             ("000013.log", false),
             ("000007.sst", false),
             ("000008.sst", true),
+            ("000010.blob", false),
+            ("000008.blob", true),
+            ("000007.blob", true),
             ("MANIFEST-000011", false),
             ("MANIFEST-000010", true),
             ("CURRENT.tmp", true),
@@ -147,6 +170,7 @@ mod tests {
         }
         let live = LiveFiles {
             tables: [7].into_iter().collect(),
+            blobs: Default::default(),
             log_number: 12,
             manifest_number: 11,
         };

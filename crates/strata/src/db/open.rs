@@ -84,6 +84,7 @@ impl Db {
                 FileKind::Wal(n)
                 | FileKind::DroppedWalTail(n)
                 | FileKind::Table(n)
+                | FileKind::Blob(n)
                 | FileKind::Manifest(n) => Some(n),
                 FileKind::Temp => None,
             })
@@ -158,6 +159,7 @@ impl Db {
         // Listed again: recovery wrote a new manifest and CURRENT.
         let live = LiveFiles {
             tables: versions.live_files(),
+            blobs: versions.live_blob_files(),
             log_number: versions.min_log_number(),
             manifest_number: versions.manifest_number(),
         };
@@ -546,6 +548,12 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.cache_index_and_filter_blocks,
         options.max_open_files,
     );
+    let blobs = Arc::new(super::blob_source::BlobSource::new(
+        path.clone(),
+        fs.clone(),
+        options.max_open_files,
+        tables.block_cache(),
+    ));
     Arc::new(DbInner {
         path,
         fs,
@@ -559,6 +567,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         inserting: std::sync::Mutex::new(()),
         versions: Mutex::new(versions),
         tables,
+        blobs,
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         bg_failed: AtomicBool::new(false),
@@ -568,6 +577,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         info_log,
         events: super::events::Events::new(options.listeners.clone()),
         obsolete_tables: Mutex::new(Vec::new()),
+        obsolete_blobs: Mutex::new(Vec::new()),
         unpersisted: AtomicBool::new(false),
         snapshots: Arc::new(SnapshotList::default()),
         closed: AtomicBool::new(false),

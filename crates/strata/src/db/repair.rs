@@ -445,6 +445,7 @@ impl Repairer<'_> {
                 largest_seq: props.largest_seq,
                 entries: props.entries,
                 deletions: props.deletions,
+                blob_refs: Vec::new(),
             },
             family,
         })
@@ -909,6 +910,7 @@ mod tests {
             largest_seq: hi,
             entries: 2,
             deletions: 0,
+            blob_refs: Vec::new(),
         }
     }
 

@@ -56,6 +56,11 @@ impl TableCache {
         }
     }
 
+    /// The block cache, if there is one (blob values are cached in it too).
+    pub fn block_cache(&self) -> Option<Arc<BlockCache>> {
+        self.read.block_cache.clone()
+    }
+
     /// Where the tables' reads are counted.
     pub fn stats(&self) -> &Arc<TableReadStats> {
         &self.read.stats

@@ -10,15 +10,20 @@
 //! next open removes.
 
 use super::DbInner;
+use crate::blob::BlobIndex;
 pub(super) use crate::compaction::operands::write_visible;
+use crate::error::Error;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::{CountedFile, IoClass};
+use crate::key::{ValueKind, TRAILER_LEN};
 use crate::listener::{
     TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileDeletionReason,
 };
 use crate::table::{TableBuilder, TableOptions};
-use crate::version::FileMeta;
+use crate::version::{BlobCount, FileMeta};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// A table being written.
 pub(super) struct TableOutput {
@@ -29,6 +34,10 @@ pub(super) struct TableOutput {
     reason: TableFileCreationReason,
     smallest: Vec<u8>,
     largest: Vec<u8>,
+    /// The table's path, for errors.
+    path: PathBuf,
+    /// The blob files the table's entries refer to: (records, bytes) by file number.
+    blob_refs: BTreeMap<u64, (u64, u64)>,
 }
 
 impl TableOutput {
@@ -41,7 +50,8 @@ impl TableOutput {
         class: IoClass,
         options: TableOptions,
     ) -> Result<TableOutput> {
-        let file = db.fs.create_writable(&table_path(&db.path, number))?;
+        let path = table_path(&db.path, number);
+        let file = db.fs.create_writable(&path)?;
         let file = CountedFile::new(file, db.io.clone(), class);
         Ok(TableOutput {
             builder: TableBuilder::new(Box::new(file), options),
@@ -53,6 +63,8 @@ impl TableOutput {
             },
             smallest: Vec::new(),
             largest: Vec::new(),
+            path,
+            blob_refs: BTreeMap::new(),
         })
     }
 
@@ -67,8 +79,25 @@ impl TableOutput {
         self.number
     }
 
-    /// Appends an entry; keys come in internal-key order.
+    /// Appends an entry; keys come in internal-key order. A blob reference is counted
+    /// against its blob file.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if key.len() >= TRAILER_LEN && key[key.len() - TRAILER_LEN] == ValueKind::BlobIndex as u8 {
+            let index = BlobIndex::decode(value).ok_or_else(|| {
+                Error::corruption(
+                    &self.path,
+                    0,
+                    format!(
+                        "an entry of key {} for this table holds a blob reference that does \
+                         not decode",
+                        crate::util::printable(crate::key::user_key(key))
+                    ),
+                )
+            })?;
+            let count = self.blob_refs.entry(index.file_number).or_default();
+            count.0 += 1;
+            count.1 += index.size;
+        }
         self.builder.add(key, value)?;
         if self.smallest.is_empty() {
             self.smallest.extend_from_slice(key);
@@ -109,7 +138,7 @@ impl TableOutput {
             let order = self.builder.order();
             crate::range_del::widen_bounds(order, &mut smallest, &mut largest, (&lo, &hi));
         }
-        let (family, reason) = (self.family, self.reason);
+        let (family, reason, blob_refs) = (self.family, self.reason, self.blob_refs);
         let finished = (|| {
             let (size, props) = self.builder.finish()?;
             db.fs.sync_dir(&db.path)?;
@@ -122,6 +151,14 @@ impl TableOutput {
                 largest_seq: props.largest_seq,
                 entries: props.entries,
                 deletions: props.deletions,
+                blob_refs: blob_refs
+                    .into_iter()
+                    .map(|(number, (records, bytes))| BlobCount {
+                        number,
+                        records,
+                        bytes,
+                    })
+                    .collect(),
             })
         })();
         match &finished {

@@ -74,6 +74,7 @@ impl DbInner {
                 ValueKind::RangeDeletion => {
                     stamped.delete_range_cf(&handle, e.key, e.value);
                 }
+                ValueKind::BlobIndex => unreachable!("a decoded batch holds no blob reference"),
             }
         }
         Ok(stamped)

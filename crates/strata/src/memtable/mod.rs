@@ -110,7 +110,8 @@ impl MemTable {
             Some(ValueKind::Put) => Lookup::Found(unsafe { node_value(node) }),
             Some(ValueKind::Delete | ValueKind::SingleDelete) => Lookup::Deleted,
             Some(ValueKind::Merge) => Lookup::Merge,
-            Some(ValueKind::RangeDeletion) | None => Lookup::Missing,
+            // Memtables never hold blob references (only flushes and compactions make them).
+            Some(ValueKind::RangeDeletion | ValueKind::BlobIndex) | None => Lookup::Missing,
         };
         (lookup, found)
     }

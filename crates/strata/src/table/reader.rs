@@ -37,6 +37,8 @@ pub enum CachedBlock {
     Block(Arc<Block>),
     /// A filter block.
     Filter(Arc<Filter>),
+    /// A value read from a blob file, keyed by (blob file number, record offset).
+    Blob(Vec<u8>),
 }
 
 /// The block cache: (table cache id, block offset) -> block, charged by block size.
@@ -408,7 +410,7 @@ impl Table {
                     BlockKind::Filter,
                     |c| match c {
                         CachedBlock::Filter(f) => Some(f.clone()),
-                        CachedBlock::Block(_) => None,
+                        CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
                     },
                     CachedBlock::Filter,
                     Filter::new,
@@ -763,7 +765,7 @@ thread_local! {
 fn unwrap_block(c: &CachedBlock) -> Option<Arc<Block>> {
     match c {
         CachedBlock::Block(b) => Some(b.clone()),
-        CachedBlock::Filter(_) => None,
+        CachedBlock::Filter(_) | CachedBlock::Blob(_) => None,
     }
 }
 

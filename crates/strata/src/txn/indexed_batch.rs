@@ -401,6 +401,7 @@ fn folded(before: Option<Pending>, kind: ValueKind, value: &[u8]) -> Pending {
         ValueKind::RangeDeletion => {
             unreachable!("range deletions are not recorded in an indexed batch")
         }
+        ValueKind::BlobIndex => unreachable!("batches hold no blob references"),
     }
 }
 

@@ -31,15 +31,20 @@
 //!  13 new blob file     number: varint64 | records: varint64 | file size: varint64
 //!                       | value bytes: varint64   a blob file (`crate::blob`) of family
 //!                                  `column family`, finished and synced
-//!  14 blob garbage      number: varint64 | records: varint64 | bytes: varint64
-//!                                  records of a blob file no longer referenced (added to
-//!                                  what earlier edits counted); a file whose every record is
-//!                                  garbage leaves the version
+//!  14 (retired: never written; a blob file's garbage follows from the tables'
+//!     references, tag 16)
 //!  15 deleted blob file number: varint64
+//!  16 new file, referring to blob files: the payload of 5, then
+//!                       references: varint32 | (blob file number: varint64 | records: varint64
+//!                       | bytes: varint64) per blob file, by number   how many of the
+//!                                  table's entries refer to each blob file, and the bytes of
+//!                                  the records they refer to. Written in place of 5 for a
+//!                                  table that holds blob references
 //! ```
 //!
-//! A manifest's first edit of a family lists its blob files (tag 13) followed by their
-//! garbage so far (tag 14).
+//! A manifest's first edit of a family lists its blob files (tag 13) before the tables that
+//! refer to them. A blob file's garbage is the records no table refers to; a file with no
+//! table referring to it leaves the version (see `Version::apply`).
 //!
 //! A family without tag 11 was written by a build that had no prefix extractors: its
 //! extractor is unknown until an open records one. Once recorded it never changes (an open
@@ -78,8 +83,9 @@ const MAX_COLUMN_FAMILY: u32 = 10;
 const PREFIX_EXTRACTOR: u32 = 11;
 const FAMILY_TTL: u32 = 12;
 const NEW_BLOB_FILE: u32 = 13;
-const BLOB_GARBAGE: u32 = 14;
+const RETIRED_BLOB_GARBAGE: u32 = 14;
 const DELETED_BLOB_FILE: u32 = 15;
+const NEW_FILE_WITH_BLOBS: u32 = 16;
 
 /// The id of the default column family, which every database has.
 pub const DEFAULT_FAMILY_ID: u32 = 0;
@@ -100,7 +106,7 @@ pub fn user_comparator_name(recorded: &str) -> &str {
 }
 
 /// What the manifest knows of one table file.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct FileMeta {
     /// The file number (`NNNNNN.sst`).
     pub number: u64,
@@ -118,6 +124,11 @@ pub struct FileMeta {
     pub entries: u64,
     /// Deletions in the file.
     pub deletions: u64,
+    /// The blob files the table's entries refer to, by number: how many entries refer to
+    /// each, and the bytes of the records they refer to. Empty for a table without blob
+    /// references. When the table leaves the tree, what it referred to is garbage unless
+    /// the tables that replace it refer to it again.
+    pub blob_refs: Vec<BlobCount>,
 }
 
 impl fmt::Debug for FileMeta {
@@ -148,20 +159,29 @@ pub struct BlobFileMeta {
     pub file_size: u64,
     /// The values' bytes before compression.
     pub value_bytes: u64,
-    /// Records no longer referenced.
+    /// Records no table refers to.
     pub garbage_records: u64,
     /// Bytes of those records (as their references count them).
     pub garbage_bytes: u64,
 }
 
-/// Records of a blob file that an edit found no longer referenced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlobGarbage {
+impl BlobFileMeta {
+    /// Bytes of the file's records: the file without its header and footer.
+    pub fn record_bytes(&self) -> u64 {
+        self.file_size
+            .saturating_sub((crate::blob::HEADER_LEN + crate::blob::FOOTER_LEN) as u64)
+    }
+}
+
+/// Records of one blob file and their bytes: the garbage an edit found in it, or the
+/// references a table holds to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlobCount {
     /// The blob file.
     pub number: u64,
-    /// Records dropped.
+    /// Records.
     pub records: u64,
-    /// Their bytes.
+    /// Their bytes (whole records, as [`crate::blob::BlobIndex::size`] counts them).
     pub bytes: u64,
 }
 
@@ -192,10 +212,8 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: (level, file).
     pub new_files: Vec<(usize, FileMeta)>,
-    /// Blob files added (their garbage counts are zero: garbage comes in `blob_garbage`).
+    /// Blob files added (their garbage counts are ignored: garbage follows from the tables).
     pub new_blob_files: Vec<BlobFileMeta>,
-    /// Garbage found in blob files.
-    pub blob_garbage: Vec<BlobGarbage>,
     /// Blob files removed.
     pub deleted_blob_files: Vec<u64>,
 }
@@ -247,7 +265,11 @@ impl VersionEdit {
             put_varint64(&mut out, number);
         }
         for (level, f) in &self.new_files {
-            put_varint32(&mut out, NEW_FILE);
+            let tag = match f.blob_refs.is_empty() {
+                true => NEW_FILE,
+                false => NEW_FILE_WITH_BLOBS,
+            };
+            put_varint32(&mut out, tag);
             put_varint32(&mut out, *level as u32);
             put_varint64(&mut out, f.number);
             put_varint64(&mut out, f.size);
@@ -255,6 +277,14 @@ impl VersionEdit {
             put_length_prefixed(&mut out, &f.largest);
             for v in [f.smallest_seq, f.largest_seq, f.entries, f.deletions] {
                 put_varint64(&mut out, v);
+            }
+            if !f.blob_refs.is_empty() {
+                put_varint32(&mut out, f.blob_refs.len() as u32);
+                for r in &f.blob_refs {
+                    for v in [r.number, r.records, r.bytes] {
+                        put_varint64(&mut out, v);
+                    }
+                }
             }
         }
         for &number in &self.deleted_blob_files {
@@ -264,12 +294,6 @@ impl VersionEdit {
         for b in &self.new_blob_files {
             put_varint32(&mut out, NEW_BLOB_FILE);
             for v in [b.number, b.records, b.file_size, b.value_bytes] {
-                put_varint64(&mut out, v);
-            }
-        }
-        for g in &self.blob_garbage {
-            put_varint32(&mut out, BLOB_GARBAGE);
-            for v in [g.number, g.records, g.bytes] {
                 put_varint64(&mut out, v);
             }
         }
@@ -318,7 +342,7 @@ impl VersionEdit {
                     let number = u64_field(src, "file number")?;
                     e.deleted_files.push((level, number));
                 }
-                NEW_FILE => {
+                NEW_FILE | NEW_FILE_WITH_BLOBS => {
                     let level = get_varint32(src).ok_or("bad level")? as usize;
                     let number = u64_field(src, "file number")?;
                     let size = u64_field(src, "file size")?;
@@ -333,7 +357,22 @@ impl VersionEdit {
                         largest_seq: u64_field(src, "largest seq")?,
                         entries: u64_field(src, "entries")?,
                         deletions: u64_field(src, "deletions")?,
+                        blob_refs: Vec::new(),
                     };
+                    let mut f = f;
+                    if tag == NEW_FILE_WITH_BLOBS {
+                        let n = get_varint32(src).ok_or("bad blob reference count")?;
+                        // Bounded by the bytes left (each takes at least three), so a corrupt
+                        // count cannot allocate much.
+                        f.blob_refs.reserve((n as usize).min(src.len() / 3));
+                        for _ in 0..n {
+                            f.blob_refs.push(BlobCount {
+                                number: u64_field(src, "referenced blob file")?,
+                                records: u64_field(src, "blob references")?,
+                                bytes: u64_field(src, "referenced blob bytes")?,
+                            });
+                        }
+                    }
                     e.new_files.push((level, f));
                 }
                 NEW_BLOB_FILE => e.new_blob_files.push(BlobFileMeta {
@@ -344,11 +383,7 @@ impl VersionEdit {
                     garbage_records: 0,
                     garbage_bytes: 0,
                 }),
-                BLOB_GARBAGE => e.blob_garbage.push(BlobGarbage {
-                    number: u64_field(src, "blob file number")?,
-                    records: u64_field(src, "blob garbage records")?,
-                    bytes: u64_field(src, "blob garbage bytes")?,
-                }),
+                RETIRED_BLOB_GARBAGE => return Err("retired version edit tag 14".into()),
                 DELETED_BLOB_FILE => e
                     .deleted_blob_files
                     .push(u64_field(src, "deleted blob file number")?),
@@ -436,6 +471,7 @@ pub(crate) mod testdata {
             largest_seq: number,
             entries: 1,
             deletions: 0,
+            blob_refs: Vec::new(),
         })
     }
 
@@ -516,8 +552,25 @@ mod tests {
             largest_seq: 9,
             entries: 100,
             deletions: 3,
+            blob_refs: Vec::new(),
         };
         assert_eq!(format!("{f:?}"), "000012:[a#1,PUT-f#9,DEL]");
+        let with_blobs = FileMeta {
+            number: 13,
+            blob_refs: vec![
+                BlobCount {
+                    number: 20,
+                    records: 10,
+                    bytes: 4096,
+                },
+                BlobCount {
+                    number: u64::MAX,
+                    records: 1,
+                    bytes: u64::MAX,
+                },
+            ],
+            ..f.clone()
+        };
         let e = VersionEdit {
             comparator: Some(crate::comparator::REVERSE_BYTEWISE_NAME.into()),
             column_family: 3,
@@ -530,7 +583,7 @@ mod tests {
             next_file_number: Some(13),
             last_sequence: Some(99),
             deleted_files: vec![(0, 3), (1, 4)],
-            new_files: vec![(0, f.clone()), (6, f)],
+            new_files: vec![(0, f.clone()), (6, f), (1, with_blobs)],
             new_blob_files: vec![BlobFileMeta {
                 number: 20,
                 records: 1000,
@@ -538,11 +591,6 @@ mod tests {
                 value_bytes: (1 << 30) + 7,
                 garbage_records: 0,
                 garbage_bytes: 0,
-            }],
-            blob_garbage: vec![BlobGarbage {
-                number: 14,
-                records: 10,
-                bytes: 4096,
             }],
             deleted_blob_files: vec![15],
         };
@@ -554,6 +602,8 @@ mod tests {
             }
         }
         assert!(VersionEdit::decode(&[99]).is_err());
+        // A retired tag is refused, not skipped.
+        assert!(VersionEdit::decode(&[14, 1, 1, 1]).is_err());
     }
 
     /// Tag 11 carries the family's prefix extractor; the empty name (no extractor) is

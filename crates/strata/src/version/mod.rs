@@ -36,7 +36,7 @@ use crate::key::user_key;
 use crate::log::{LogReader, LogWriter, ReadError};
 
 pub use edit::{
-    user_comparator_name, BlobFileMeta, BlobGarbage, FileMeta, VersionEdit, DEFAULT_FAMILY_ID,
+    user_comparator_name, BlobCount, BlobFileMeta, FileMeta, VersionEdit, DEFAULT_FAMILY_ID,
     DEFAULT_FAMILY_NAME,
 };
 
@@ -68,19 +68,19 @@ impl Default for Version {
 impl Version {
     /// A new version: this one with `edit` applied. Fails if the edit names a level out of
     /// range, removes a file that is not there, adds one twice (a table and a blob file
-    /// cannot share a number either), or counts garbage in a blob file it does not hold or
-    /// past what the file holds.
+    /// cannot share a number either), or leaves a table referring to a blob file the version
+    /// does not hold, or to more of one than it holds.
     pub fn apply(&self, edit: &VersionEdit) -> std::result::Result<Version, String> {
         let mut levels = self.levels.clone();
+        let mut removed = Vec::new();
         for &(level, number) in &edit.deleted_files {
             let files = levels
                 .get_mut(level)
                 .ok_or_else(|| format!("edit deletes a file at level {level}"))?;
-            let before = files.len();
-            files.retain(|f| f.number != number);
-            if files.len() == before {
+            let Some(at) = files.iter().position(|f| f.number == number) else {
                 return Err(format!("edit deletes file {number} not in level {level}"));
-            }
+            };
+            removed.push(files.remove(at));
         }
         let mut present: HashSet<u64> = levels.iter().flatten().map(|f| f.number).collect();
         for (level, f) in &edit.new_files {
@@ -101,7 +101,7 @@ impl Version {
         for files in levels.iter_mut().skip(1) {
             files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
         }
-        let blob_files = self.apply_blob_files(edit, &present)?;
+        let blob_files = self.apply_blob_files(edit, &removed, &present)?;
         Ok(Version {
             levels,
             order,
@@ -109,16 +109,20 @@ impl Version {
         })
     }
 
-    /// The blob files once `edit` is applied; `tables` are the new version's table numbers.
+    /// The blob files once `edit` is applied, given the tables it removed and the new
+    /// version's table numbers. A blob file's garbage is what no table refers to: a new file
+    /// starts all garbage and the tables added with it take their references off; a table
+    /// removed gives its references back as garbage (a table moved to another level takes
+    /// them off again in the same edit). A file left all garbage leaves the version.
     fn apply_blob_files(
         &self,
         edit: &VersionEdit,
+        removed: &[Arc<FileMeta>],
         tables: &HashSet<u64>,
     ) -> std::result::Result<Arc<BTreeMap<u64, BlobFileMeta>>, String> {
-        if edit.deleted_blob_files.is_empty()
-            && edit.new_blob_files.is_empty()
-            && edit.blob_garbage.is_empty()
-        {
+        let refs_change = removed.iter().any(|f| !f.blob_refs.is_empty())
+            || edit.new_files.iter().any(|(_, f)| !f.blob_refs.is_empty());
+        if edit.deleted_blob_files.is_empty() && edit.new_blob_files.is_empty() && !refs_change {
             return Ok(self.blob_files.clone());
         }
         let mut blobs = (*self.blob_files).clone();
@@ -134,35 +138,59 @@ impl Version {
                 return Err(format!("edit adds blob file {} twice", b.number));
             }
             let fresh = BlobFileMeta {
-                garbage_records: 0,
-                garbage_bytes: 0,
+                garbage_records: b.records,
+                garbage_bytes: b.record_bytes(),
                 ..*b
             };
             blobs.insert(b.number, fresh);
         }
-        for g in &edit.blob_garbage {
-            let Some(&meta) = blobs.get(&g.number) else {
-                return Err(format!(
-                    "edit counts garbage in blob file {}, which is not there",
-                    g.number
-                ));
-            };
-            let mut m = meta;
-            m.garbage_records = m.garbage_records.saturating_add(g.records);
-            m.garbage_bytes = m.garbage_bytes.saturating_add(g.bytes);
-            if m.garbage_records > m.records || m.garbage_bytes > m.file_size {
-                return Err(format!(
-                    "edit counts {} records and {} bytes of garbage in blob file {}, which \
-                     holds {} records in {} bytes",
-                    m.garbage_records, m.garbage_bytes, m.number, m.records, m.file_size
-                ));
-            }
-            if m.garbage_records == m.records {
-                blobs.remove(&g.number);
-            } else {
-                blobs.insert(g.number, m);
-            }
+        // Net change of each file's garbage: references given back minus references taken.
+        let mut delta: BTreeMap<u64, (i128, i128)> = BTreeMap::new();
+        for r in removed.iter().flat_map(|f| &f.blob_refs) {
+            let d = delta.entry(r.number).or_default();
+            d.0 += i128::from(r.records);
+            d.1 += i128::from(r.bytes);
         }
+        for (table, r) in edit
+            .new_files
+            .iter()
+            .flat_map(|(_, f)| f.blob_refs.iter().map(move |r| (f.number, r)))
+        {
+            if !blobs.contains_key(&r.number) {
+                return Err(format!(
+                    "table {table} refers to blob file {}, which is not there",
+                    r.number
+                ));
+            }
+            let d = delta.entry(r.number).or_default();
+            d.0 -= i128::from(r.records);
+            d.1 -= i128::from(r.bytes);
+        }
+        for (number, (records, bytes)) in delta {
+            let Some(m) = blobs.get_mut(&number) else {
+                // Referred to only by tables the edit removes, and deleted by it too.
+                continue;
+            };
+            let garbage_records = i128::from(m.garbage_records) + records;
+            let garbage_bytes = i128::from(m.garbage_bytes) + bytes;
+            if garbage_records < 0
+                || garbage_bytes < 0
+                || garbage_records > i128::from(m.records)
+                || garbage_bytes > i128::from(m.record_bytes())
+            {
+                return Err(format!(
+                    "the tables refer to {} records and {} bytes of blob file {number}, which \
+                     holds {} records in {} bytes",
+                    i128::from(m.records) - garbage_records,
+                    i128::from(m.record_bytes()) - garbage_bytes,
+                    m.records,
+                    m.record_bytes()
+                ));
+            }
+            m.garbage_records = garbage_records as u64;
+            m.garbage_bytes = garbage_bytes as u64;
+        }
+        blobs.retain(|_, m| m.garbage_records < m.records);
         Ok(Arc::new(blobs))
     }
 
@@ -244,17 +272,8 @@ impl Version {
                 .enumerate()
                 .flat_map(|(level, files)| files.iter().map(move |f| (level, (**f).clone())))
                 .collect(),
+            // Their garbage follows from the tables' references.
             new_blob_files: self.blob_files.values().copied().collect(),
-            blob_garbage: self
-                .blob_files
-                .values()
-                .filter(|b| b.garbage_records > 0 || b.garbage_bytes > 0)
-                .map(|b| BlobGarbage {
-                    number: b.number,
-                    records: b.garbage_records,
-                    bytes: b.garbage_bytes,
-                })
-                .collect(),
             ..VersionEdit::default()
         }
     }
@@ -292,6 +311,9 @@ pub struct VersionSet {
     state: State,
     /// Versions handed out and maybe still held by readers.
     handed_out: Vec<std::sync::Weak<Version>>,
+    /// Blob files that left their family's version (no table refers to them, or the family
+    /// was dropped), to delete once no version in use names them.
+    dropped_blob_files: Vec<u64>,
 }
 
 impl VersionSet {
@@ -422,6 +444,7 @@ impl VersionSet {
             manifest_number: number,
             state,
             handed_out: Vec::new(),
+            dropped_blob_files: Vec::new(),
         }
     }
 
@@ -527,7 +550,24 @@ impl VersionSet {
             // The dropped family's files stay while a reader holds its last version.
             self.handed_out.push(Arc::downgrade(&version));
         }
+        let before = old.families.get(&edit.column_family);
+        let had = before
+            .iter()
+            .flat_map(|f| f.current.blob_files.keys().copied());
+        let added = edit.new_blob_files.iter().map(|b| b.number);
+        let kept = match edit.drop_column_family {
+            true => &BTreeMap::new(),
+            false => &*version.blob_files,
+        };
+        self.dropped_blob_files
+            .extend(had.chain(added).filter(|n| !kept.contains_key(n)));
         Ok(version)
+    }
+
+    /// The blob files that left their family's version since the last call. Their files are
+    /// deleted once [`VersionSet::files_in_use`] no longer names them.
+    pub fn take_dropped_blob_files(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.dropped_blob_files)
     }
 
     /// Moves to a new manifest holding the current state, after a failed write to the old
@@ -553,10 +593,16 @@ impl VersionSet {
             .state
             .families
             .values()
-            .flat_map(|f| f.current.live_files())
+            .flat_map(|f| {
+                f.current
+                    .live_files()
+                    .into_iter()
+                    .chain(f.current.live_blob_files())
+            })
             .collect();
         for v in self.handed_out.iter().filter_map(|w| w.upgrade()) {
             live.extend(v.live_files());
+            live.extend(v.live_blob_files());
         }
         live
     }
@@ -568,7 +614,16 @@ impl VersionSet {
         write_manifest(self.fs.as_ref(), dir, &self.io, number, &self.state).map(drop)
     }
 
-    /// The files the current versions of all families name.
+    /// The blob files the current versions of all families name.
+    pub fn live_blob_files(&self) -> HashSet<u64> {
+        self.state
+            .families
+            .values()
+            .flat_map(|f| f.current.live_blob_files())
+            .collect()
+    }
+
+    /// The tables the current versions of all families name.
     pub fn live_files(&self) -> HashSet<u64> {
         self.state
             .families
@@ -835,6 +890,7 @@ mod tests {
             largest_seq: seq,
             entries: 1,
             deletions: 0,
+            blob_refs: Vec::new(),
         }
     }
 
@@ -1006,80 +1062,118 @@ mod tests {
         assert!(err.to_string().contains("CURRENT"), "{err}");
     }
 
-    fn blob(number: u64, records: u64, file_size: u64) -> BlobFileMeta {
+    /// Blob file `number` of `records` records of 100 bytes each.
+    fn blob(number: u64, records: u64) -> BlobFileMeta {
+        let header_and_footer = (crate::blob::HEADER_LEN + crate::blob::FOOTER_LEN) as u64;
         BlobFileMeta {
             number,
             records,
-            file_size,
-            value_bytes: file_size,
+            file_size: header_and_footer + 100 * records,
+            value_bytes: 90 * records,
             ..BlobFileMeta::default()
         }
     }
 
-    fn garbage(number: u64, records: u64, bytes: u64) -> BlobGarbage {
-        BlobGarbage {
-            number,
-            records,
-            bytes,
+    /// Table `number` in L1 on keys `a`-`b`, referring to `refs` records (100 bytes each) of
+    /// the blob files `(blob file, records)`.
+    fn referring(number: u64, refs: &[(u64, u64)]) -> FileMeta {
+        FileMeta {
+            blob_refs: refs
+                .iter()
+                .map(|&(blob, records)| BlobCount {
+                    number: blob,
+                    records,
+                    bytes: 100 * records,
+                })
+                .collect(),
+            ..file(number, "a", "b", 1)
         }
     }
 
-    /// Blob files in, garbage counted, files gone once all garbage, and each impossible edit
-    /// refused; the version is rebuilt by its own snapshot edit, garbage included, and the
-    /// manifest carries it across a reopen.
+    /// A blob file's garbage is what no table refers to: new files start all garbage, the
+    /// tables added with them take their references, tables removed give them back, a move
+    /// changes nothing, and a file no table refers to leaves the version. Impossible edits
+    /// are refused; the version is rebuilt by its own snapshot edit, and the manifest carries
+    /// it across a reopen.
     #[test]
-    fn blob_files_and_their_garbage_follow_the_edits() {
+    fn blob_files_and_their_garbage_follow_the_tables() {
         // Each step: an edit, then the blob files as "number:garbage records/records" or the
         // error's start.
-        let adds = |blobs: Vec<BlobFileMeta>| VersionEdit {
-            new_blob_files: blobs,
-            ..VersionEdit::default()
-        };
-        let drops = |g: Vec<BlobGarbage>| VersionEdit {
-            blob_garbage: g,
-            ..VersionEdit::default()
-        };
-        let steps: Vec<(VersionEdit, &str)> = vec![
-            (
+        let edit =
+            |deleted: &[(usize, u64)], new: Vec<(usize, FileMeta)>, blobs: Vec<BlobFileMeta>| {
                 VersionEdit {
-                    new_files: vec![(0, file(5, "a", "b", 1))],
-                    ..adds(vec![blob(6, 10, 1000), blob(7, 2, 100)])
-                },
+                    deleted_files: deleted.to_vec(),
+                    new_files: new,
+                    new_blob_files: blobs,
+                    ..VersionEdit::default()
+                }
+            };
+        let steps: Vec<(VersionEdit, &str)> = vec![
+            // A flush: a table and the two blob files it refers to.
+            (
+                edit(
+                    &[],
+                    vec![(0, referring(5, &[(6, 10), (7, 2)]))],
+                    vec![blob(6, 10), blob(7, 2)],
+                ),
                 "6:0/10 7:0/2",
             ),
+            // A move to L1 changes no garbage.
             (
-                drops(vec![garbage(6, 4, 400), garbage(7, 1, 50)]),
+                edit(
+                    &[(0, 5)],
+                    vec![(1, referring(5, &[(6, 10), (7, 2)]))],
+                    vec![],
+                ),
+                "6:0/10 7:0/2",
+            ),
+            // A compaction keeps 6 of 10 and 1 of 2.
+            (
+                edit(
+                    &[(1, 5)],
+                    vec![(1, referring(8, &[(6, 6), (7, 1)]))],
+                    vec![],
+                ),
                 "6:4/10 7:1/2",
             ),
-            (drops(vec![garbage(7, 1, 50)]), "6:4/10"),
+            // Another drops the last reference to 7, and moves 6's into a new file 9.
             (
-                drops(vec![garbage(6, 7, 100)]),
-                "error: edit counts 11 records",
+                edit(
+                    &[(1, 8)],
+                    vec![(1, referring(10, &[(9, 6)]))],
+                    vec![blob(9, 6)],
+                ),
+                "9:0/6",
             ),
             (
-                drops(vec![garbage(6, 1, 601)]),
-                "error: edit counts 5 records and 1001 bytes",
+                edit(&[], vec![(2, referring(11, &[(9, 1)]))], vec![]),
+                "error: the tables refer to 7 records",
             ),
             (
-                drops(vec![garbage(7, 1, 1)]),
-                "error: edit counts garbage in blob file 7, which is not there",
+                edit(&[], vec![(2, referring(11, &[(6, 1)]))], vec![]),
+                "error: table 11 refers to blob file 6, which is not there",
             ),
             (
-                adds(vec![blob(6, 1, 1)]),
-                "error: edit adds blob file 6 twice",
+                edit(&[], vec![], vec![blob(9, 1)]),
+                "error: edit adds blob file 9 twice",
             ),
             (
-                adds(vec![blob(5, 1, 1)]),
-                "error: edit adds blob file 5 twice",
+                edit(&[], vec![], vec![blob(10, 1)]),
+                "error: edit adds blob file 10 twice",
             ),
             (
                 VersionEdit {
-                    deleted_blob_files: vec![9],
+                    deleted_blob_files: vec![6],
                     ..VersionEdit::default()
                 },
-                "error: edit deletes blob file 9, which is not there",
+                "error: edit deletes blob file 6, which is not there",
             ),
-            (adds(vec![blob(8, 3, 30)]), "6:4/10 8:0/3"),
+            // A blob file no table refers to does not stay.
+            (edit(&[], vec![], vec![blob(12, 3)]), "9:0/6"),
+            (
+                edit(&[], vec![(2, referring(13, &[(12, 3)]))], vec![blob(12, 3)]),
+                "9:0/6 12:0/3",
+            ),
         ];
         let show = |v: &Version| {
             let files: Vec<String> = v
@@ -1105,26 +1199,24 @@ mod tests {
         }
         let rebuilt = Version::default().apply(&v.snapshot_edit()).unwrap();
         assert_eq!(rebuilt.blob_files, v.blob_files);
-        assert_eq!(v.blob_files[&6].garbage_bytes, 400);
-        let deleted = v
-            .apply(&VersionEdit {
-                deleted_blob_files: vec![6],
-                ..VersionEdit::default()
-            })
-            .unwrap();
-        assert_eq!(show(&deleted), "8:0/3");
+        assert_eq!(v.blob_files[&9].garbage_bytes, 0);
 
         // Through a manifest: written, reopened (which writes a fresh one from the state).
         let (dir, fs, io, mut set) = new_version_set();
         let n = set.new_file_number();
-        set.log_and_apply(adds(vec![blob(n, 10, 1000)])).unwrap();
-        set.log_and_apply(drops(vec![garbage(n, 3, 300)])).unwrap();
+        let t = set.new_file_number();
+        let flushed = edit(&[], vec![(0, referring(t, &[(n, 10)]))], vec![blob(n, 10)]);
+        set.log_and_apply(flushed).unwrap();
+        let t2 = set.new_file_number();
+        set.log_and_apply(edit(&[(0, t)], vec![(1, referring(t2, &[(n, 7)]))], vec![]))
+            .unwrap();
         drop(set);
         for _ in 0..2 {
             let mut set =
                 VersionSet::recover(fs.clone(), dir.path(), io.clone(), bytewise).unwrap();
             assert_eq!(show(&set.current()), format!("{n}:3/10"));
-            assert!(set.new_file_number() > n);
+            assert_eq!(set.current().blob_files[&n].garbage_bytes, 300);
+            assert!(set.new_file_number() > t2);
         }
     }
 }

@@ -1,0 +1,378 @@
+//! Key-value separation through the public API: large values go to blob files at flush and
+//! compaction and read back through gets, iterators (both directions), snapshots, merges and
+//! compaction filters; overwritten values become garbage and their blob files go once no
+//! table refers to them; garbage collection moves live values out of the oldest files; a
+//! damaged or missing blob file is a corruption error naming it, never a wrong value; a
+//! checkpoint carries the blob files.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use strata::{
+    CompactionFilter, Db, EntryKind, ErrorKind, FilterDecision, Options, ReadOptions, StringAppend,
+};
+
+/// Options that separate values of `min` bytes or more, with small blob files.
+fn separating(min: u64) -> Options {
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.enable_blob_files = true;
+    options.min_blob_size = min;
+    options.blob_file_size = 16 << 10;
+    options.disable_auto_compactions = true;
+    options
+}
+
+/// The numbers of the blob files in `dir`, ascending.
+fn blob_files(dir: &Path) -> Vec<u64> {
+    let mut numbers: Vec<u64> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".blob")?.parse().ok()
+        })
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+/// A value of `len` bytes that names its key and version.
+fn value(key: u32, version: u32, len: usize) -> Vec<u8> {
+    let stem = format!("k{key:05}v{version}-");
+    stem.bytes().cycle().take(len.max(stem.len())).collect()
+}
+
+fn key(k: u32) -> Vec<u8> {
+    format!("k{k:05}").into_bytes()
+}
+
+/// Every key and value, read forward and backward, against `want`.
+fn check_scans(db: &Db, want: &BTreeMap<Vec<u8>, Vec<u8>>) {
+    let mut it = db.iter(ReadOptions::default());
+    it.seek_to_first();
+    let mut forward = Vec::new();
+    while it.valid() {
+        forward.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().unwrap();
+    let expected: Vec<_> = want.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(forward.len(), expected.len());
+    assert!(forward == expected, "forward scan differs");
+    it.seek_to_last();
+    let mut backward = Vec::new();
+    while it.valid() {
+        backward.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    it.status().unwrap();
+    backward.reverse();
+    assert!(backward == expected, "backward scan differs");
+    for (k, v) in want {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "get {k:?}");
+    }
+}
+
+#[test]
+fn large_values_live_in_blob_files_and_read_back_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), separating(100)).unwrap();
+    let mut want = BTreeMap::new();
+    for k in 0..400 {
+        // Every third value stays in the table.
+        let len = if k % 3 == 0 {
+            20
+        } else {
+            100 + (k as usize * 37) % 900
+        };
+        want.insert(key(k), value(k, 0, len));
+        db.put(key(k), value(k, 0, len)).unwrap();
+    }
+    check_scans(&db, &want); // from the memtable
+    db.flush().unwrap();
+    let files = blob_files(dir.path());
+    assert!(files.len() >= 2, "blob files cut at 16 KiB: {files:?}");
+    check_scans(&db, &want);
+    // Turning to the other direction in the middle of the keys.
+    let mut it = db.iter(ReadOptions::default());
+    it.seek(key(200));
+    assert_eq!(it.value(), want[&key(200)].as_slice());
+    it.prev();
+    assert_eq!(it.value(), want[&key(199)].as_slice());
+    it.next();
+    it.next();
+    assert_eq!(it.value(), want[&key(201)].as_slice());
+    drop(it);
+    db.compact_range(None, None).unwrap();
+    // A compaction that drops nothing and moves nothing keeps the references.
+    assert_eq!(blob_files(dir.path()), files);
+    check_scans(&db, &want);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), separating(100)).unwrap();
+    check_scans(&db, &want);
+    // Separation off: the values already separated still read back.
+    db.close().unwrap();
+    let mut plain = separating(100);
+    plain.enable_blob_files = false;
+    let db = Db::open(dir.path(), plain).unwrap();
+    check_scans(&db, &want);
+    db.close().unwrap();
+}
+
+#[test]
+fn overwritten_values_leave_their_blob_files_once_no_table_refers_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    for k in 0..200 {
+        db.put(key(k), value(k, 0, 500)).unwrap();
+    }
+    db.flush().unwrap();
+    let first = blob_files(dir.path());
+    let snapshot = db.snapshot();
+    let mut want = BTreeMap::new();
+    for k in 0..200 {
+        db.put(key(k), value(k, 1, 300)).unwrap();
+        want.insert(key(k), value(k, 1, 300));
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    // The snapshot keeps the old versions, and so their files.
+    for k in [0, 99, 199] {
+        assert_eq!(
+            db.get_at(&snapshot, key(k)).unwrap(),
+            Some(value(k, 0, 500))
+        );
+    }
+    assert!(first.iter().all(|n| blob_files(dir.path()).contains(n)));
+    drop(snapshot);
+    // A table across the whole range brings the bottom level's file into a compaction.
+    for k in [0, 199] {
+        db.put(key(k), value(k, 2, 300)).unwrap();
+        want.insert(key(k), value(k, 2, 300));
+    }
+    settle(&db, &mut want);
+    let now = blob_files(dir.path());
+    assert!(
+        first.iter().all(|n| !now.contains(n)),
+        "old files {first:?} still there: {now:?}"
+    );
+    check_scans(&db, &want);
+    // Deleted keys drop their references too.
+    for k in 0..200 {
+        db.delete(key(k)).unwrap();
+    }
+    settle(&db, &mut want);
+    assert_eq!(blob_files(dir.path()), Vec::<u64>::new());
+    db.close().unwrap();
+}
+
+/// Flushes, compacts everything, and flushes once more: a compaction deletes what it made
+/// obsolete only once no version in use names it, and the manual compaction's caller holds
+/// one until it returns; the next job's purge (or the close) deletes them.
+fn settle(db: &Db, want: &mut BTreeMap<Vec<u8>, Vec<u8>>) {
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.put(b"~", b"").unwrap();
+    want.insert(b"~".to_vec(), Vec::new());
+    db.flush().unwrap();
+}
+
+#[test]
+fn garbage_collection_moves_live_values_out_of_the_oldest_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = separating(64);
+    options.enable_blob_garbage_collection = true;
+    options.blob_garbage_collection_age_cutoff = 1.0;
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    let mut want = BTreeMap::new();
+    for k in 0..300 {
+        db.put(key(k), value(k, 0, 400)).unwrap();
+        want.insert(key(k), value(k, 0, 400));
+    }
+    db.flush().unwrap();
+    // Overwrite one key in ten: without collection, the old files would stay (90% live).
+    for k in (0..300).step_by(10) {
+        db.put(key(k), value(k, 1, 400)).unwrap();
+        want.insert(key(k), value(k, 1, 400));
+    }
+    db.flush().unwrap();
+    let before = blob_files(dir.path());
+    settle(&db, &mut want);
+    let after = blob_files(dir.path());
+
+    let newest_before = *before.last().unwrap();
+    assert!(
+        after.iter().all(|&n| n > newest_before),
+        "every value moved to new files: {before:?} -> {after:?}"
+    );
+    check_scans(&db, &want);
+    db.close().unwrap();
+    // With separation turned off, collection brings the values back into the tables.
+    options.enable_blob_files = false;
+    let db = Db::open(dir.path(), options).unwrap();
+    // Puts at both ends bring the whole bottom level into the compaction.
+    for k in [0, 299] {
+        db.put(key(k), &want[&key(k)]).unwrap();
+    }
+    settle(&db, &mut want);
+    assert_eq!(blob_files(dir.path()), Vec::<u64>::new());
+    check_scans(&db, &want);
+    db.close().unwrap();
+}
+
+#[test]
+fn merges_onto_separated_values_read_and_compact() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = separating(32);
+    options.merge_operator = Some(Arc::new(StringAppend::new(b",")));
+    let db = Db::open(dir.path(), options).unwrap();
+    let base = value(1, 0, 200);
+    db.put(key(1), &base).unwrap();
+    db.flush().unwrap();
+    db.merge(key(1), b"x").unwrap();
+    db.merge(key(1), b"y").unwrap();
+    let merged = [base.as_slice(), b",x,y"].concat();
+    assert_eq!(db.get(key(1)).unwrap(), Some(merged.clone()));
+    let mut it = db.iter(ReadOptions::default());
+    it.seek_to_first();
+    assert_eq!(it.value(), merged.as_slice());
+    it.seek_to_last();
+    assert_eq!(it.value(), merged.as_slice());
+    drop(it);
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(key(1)).unwrap(), Some(merged));
+    db.close().unwrap();
+}
+
+/// Upper-cases every value it sees and removes keys ending in 7.
+struct Shout;
+
+impl CompactionFilter for Shout {
+    fn name(&self) -> &str {
+        "shout"
+    }
+    fn filter(
+        &self,
+        _level: usize,
+        key: &[u8],
+        _kind: EntryKind,
+        value: &[u8],
+    ) -> Result<FilterDecision, String> {
+        Ok(match key.last() {
+            Some(b'7') => FilterDecision::Remove,
+            _ if value.starts_with(b"k") => FilterDecision::ChangeValue(value.to_ascii_uppercase()),
+            _ => FilterDecision::Keep,
+        })
+    }
+}
+
+#[test]
+fn a_compaction_filter_sees_separated_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = separating(64);
+    options.compaction_filter = Some(Arc::new(Shout));
+    let db = Db::open(dir.path(), options).unwrap();
+    for k in 0..50 {
+        db.put(key(k), value(k, 0, 300)).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    for k in 0..50 {
+        let got = db.get(key(k)).unwrap();
+        match k % 10 {
+            7 => assert_eq!(got, None),
+            _ => assert_eq!(got, Some(value(k, 0, 300).to_ascii_uppercase())),
+        }
+    }
+    db.close().unwrap();
+}
+
+#[test]
+fn a_damaged_or_missing_blob_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    for k in 0..20 {
+        db.put(key(k), value(k, 0, 300)).unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let files = blob_files(dir.path());
+    assert_eq!(files.len(), 1);
+    let path = dir.path().join(format!("{:06}.blob", files[0]));
+    let mut bytes = std::fs::read(&path).unwrap();
+    // A byte in the middle of the records: one value's checksum fails.
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    let mut failed = 0;
+    for k in 0..20 {
+        match db.get(key(k)) {
+            Ok(v) => assert_eq!(v, Some(value(k, 0, 300)), "never a wrong value"),
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+                assert!(e.to_string().contains(".blob"), "{e}");
+                failed += 1;
+            }
+        }
+    }
+    assert_eq!(failed, 1);
+    let mut it = db.iter(ReadOptions::default());
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
+    drop(it);
+    db.close().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    let e = db.get(key(3)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("missing") && text.contains("k00003"),
+        "{text}"
+    );
+    db.close().unwrap();
+}
+
+#[test]
+fn a_checkpoint_carries_the_blob_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    let target = copy.path().join("cp");
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    let mut want = BTreeMap::new();
+    for k in 0..100 {
+        db.put(key(k), value(k, 0, 250)).unwrap();
+        want.insert(key(k), value(k, 0, 250));
+    }
+    db.flush().unwrap();
+    db.checkpoint(&target).unwrap();
+    db.close().unwrap();
+    assert_eq!(blob_files(&target), blob_files(dir.path()));
+    let db = Db::open(&target, separating(64)).unwrap();
+    check_scans(&db, &want);
+    db.close().unwrap();
+}
+
+#[test]
+fn orphan_blob_files_are_removed_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    db.put(key(1), value(1, 0, 100)).unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let live = blob_files(dir.path());
+    // A blob file a crashed job left behind, numbered below the next file number.
+    let orphan = dir.path().join(format!("{:06}.blob", live[0] + 1));
+    std::fs::write(&orphan, b"half a blob file").unwrap();
+    let db = Db::open(dir.path(), separating(64)).unwrap();
+    assert!(!orphan.exists());
+    assert_eq!(blob_files(dir.path()), live);
+    assert_eq!(db.get(key(1)).unwrap(), Some(value(1, 0, 100)));
+    db.close().unwrap();
+}
