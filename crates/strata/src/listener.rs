@@ -201,6 +201,9 @@ pub enum CompactionReason {
     UniversalSortedRunNum,
     /// Asked for through the API ([`crate::Db::compact_range`] and the like).
     Manual,
+    /// Leveled: the oldest blob files passed `blob_garbage_collection_force_threshold`, and
+    /// the tables referring to the oldest one are rewritten in their level.
+    ForcedBlobGc,
 }
 
 /// One file a compaction read or wrote.

@@ -525,6 +525,12 @@ impl Options {
             max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
             style: self.compaction_style,
             universal: self.universal,
+            blob_gc_force: (self.enable_blob_garbage_collection
+                && self.blob_garbage_collection_force_threshold < 1.0)
+                .then_some((
+                    self.blob_garbage_collection_age_cutoff,
+                    self.blob_garbage_collection_force_threshold,
+                )),
         }
     }
 

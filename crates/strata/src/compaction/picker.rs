@@ -180,7 +180,53 @@ fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Com
             return Some(t);
         }
     }
-    None
+    compact_for_blob_garbage(version, o).filter(|t| busy.allows(t))
+}
+
+/// Forced blob garbage collection (RocksDB's `blob_garbage_collection_force_threshold`), when
+/// no level needs compacting: if the blob files within the age cutoff (the oldest fraction
+/// of them by number) hold at least the threshold's share of garbage bytes, the tables of
+/// the deepest level (below L0) that refer to the oldest blob file are rewritten in their
+/// level. The rewrite moves the values of the files within the cutoff into new ones, so the
+/// oldest file loses these references. L0's tables are left to their own compactions.
+pub fn compact_for_blob_garbage(version: &Version, o: &PickerOptions) -> Option<CompactionTask> {
+    let (cutoff, threshold) = o.blob_gc_force?;
+    let files = &version.blob_files;
+    let within = (files.len() as f64 * cutoff) as usize;
+    if within == 0 {
+        return None;
+    }
+    let (garbage, total) = files.values().take(within).fold((0u64, 0u64), |(g, t), b| {
+        (g + b.garbage_bytes, t + b.record_bytes())
+    });
+    if total == 0 || (garbage as f64) < threshold * total as f64 {
+        return None;
+    }
+    let oldest = *files.keys().next()?;
+    let (level, inputs) = version
+        .levels
+        .iter()
+        .enumerate()
+        .skip(1)
+        .rev()
+        .map(|(level, tables)| {
+            let referring: Vec<Arc<FileMeta>> = tables
+                .iter()
+                .filter(|t| t.blob_refs.iter().any(|r| r.number == oldest))
+                .cloned()
+                .collect();
+            (level, referring)
+        })
+        .find(|(_, referring)| !referring.is_empty())?;
+    Some(CompactionTask::between(
+        &version.order,
+        level,
+        inputs,
+        level,
+        Vec::new(),
+        garbage as f64 / total as f64,
+        Reason::BlobGarbage,
+    ))
 }
 
 /// All L0 files into the base level.

@@ -26,6 +26,9 @@ pub struct PickerOptions {
     pub style: CompactionStyle,
     /// Universal compaction's options.
     pub universal: UniversalOptions,
+    /// Forced blob garbage collection, when on: the age cutoff (the oldest fraction of the
+    /// blob files) and the garbage ratio of those files that forces it.
+    pub blob_gc_force: Option<(f64, f64)>,
 }
 
 /// Why a compaction was chosen.
@@ -43,6 +46,9 @@ pub enum Reason {
     RunCount,
     /// Asked for through the API.
     Manual,
+    /// Leveled: the oldest blob files hold enough garbage that the tables referring to the
+    /// oldest one are rewritten in their level, moving its live values out.
+    BlobGarbage,
 }
 
 impl Reason {
@@ -55,6 +61,7 @@ impl Reason {
             Reason::SizeRatio => "size-ratio",
             Reason::RunCount => "run-count",
             Reason::Manual => "manual",
+            Reason::BlobGarbage => "blob-garbage",
         }
     }
 }

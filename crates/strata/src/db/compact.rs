@@ -593,6 +593,7 @@ fn compaction_info(
             Reason::SizeRatio => CompactionReason::UniversalSizeRatio,
             Reason::RunCount => CompactionReason::UniversalSortedRunNum,
             Reason::Manual => CompactionReason::Manual,
+            Reason::BlobGarbage => CompactionReason::ForcedBlobGc,
         },
         base_input_level: task.start_level(),
         output_level: task.output_level,

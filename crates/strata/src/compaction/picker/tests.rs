@@ -81,6 +81,7 @@ fn define_options(case: &mut datadriven::TestCase) -> Result<PickerOptions, Stri
         max_bytes_for_level_multiplier: 10.0,
         style: CompactionStyle::Leveled,
         universal: UniversalOptions::default(),
+        blob_gc_force: None,
     };
     let e = |e: datadriven::DataDrivenError| e.to_string();
     take_arg!(case, "trigger", o.level0_file_num_compaction_trigger);
@@ -196,4 +197,133 @@ fn leveled_picker_cases() {
 #[test]
 fn universal_picker_cases() {
     assert!(testdata::run("src/compaction/testdata/universal.txt", run_case) >= 24);
+}
+
+/// Forced blob garbage collection, case by case: the blob files (number, records, records
+/// no table refers to), the tables (level, number, blob files they refer to), the age cutoff
+/// and threshold, and the task picked (`Lx->Ly inputs=..`) or `none`.
+#[test]
+fn forced_blob_gc_rewrites_the_deepest_tables_referring_to_the_oldest_file() {
+    use crate::version::{BlobCount, BlobFileMeta, VersionEdit};
+    struct Case {
+        name: &'static str,
+        /// (number, records, garbage records): 100 bytes a record.
+        blobs: &'static [(u64, u64, u64)],
+        /// (level, table number, key range, blob files referred to).
+        tables: &'static [(usize, u64, (&'static str, &'static str), &'static [u64])],
+        force: Option<(f64, f64)>,
+        want: &'static str,
+    }
+    let cases = [
+        Case {
+            name: "off",
+            blobs: &[(1, 10, 9), (2, 10, 0)],
+            tables: &[(6, 10, ("a", "c"), &[1, 2])],
+            force: None,
+            want: "none",
+        },
+        Case {
+            name: "the oldest half holds 90% garbage: its referrers in L6 are rewritten there",
+            blobs: &[(1, 10, 9), (2, 10, 0)],
+            tables: &[(6, 10, ("a", "c"), &[1, 2]), (6, 11, ("d", "f"), &[2])],
+            force: Some((0.5, 0.8)),
+            want: "L6->L6 inputs=10 output_inputs=10",
+        },
+        Case {
+            name: "below the threshold",
+            blobs: &[(1, 10, 7), (2, 10, 0)],
+            tables: &[(6, 10, ("a", "c"), &[1, 2])],
+            force: Some((0.5, 0.8)),
+            want: "none",
+        },
+        Case {
+            name: "the cutoff counts the younger files too",
+            blobs: &[(1, 10, 10 - 1), (2, 10, 0)],
+            tables: &[(6, 10, ("a", "c"), &[1, 2])],
+            force: Some((1.0, 0.8)),
+            want: "none",
+        },
+        Case {
+            name: "a cutoff below one file forces nothing",
+            blobs: &[(1, 10, 9), (2, 10, 0)],
+            tables: &[(6, 10, ("a", "c"), &[1, 2])],
+            force: Some((0.25, 0.5)),
+            want: "none",
+        },
+        Case {
+            name: "every table of the level that refers to the oldest file",
+            blobs: &[(1, 30, 24), (2, 10, 0)],
+            tables: &[
+                (0, 12, ("a", "b"), &[1]),
+                (6, 10, ("a", "c"), &[1]),
+                (6, 11, ("d", "f"), &[2]),
+                (6, 13, ("g", "h"), &[1, 2]),
+            ],
+            force: Some((0.5, 0.5)),
+            want: "L6->L6 inputs=10,13 output_inputs=10,13",
+        },
+        Case {
+            name: "referrers only in L0 are left to L0's compactions",
+            blobs: &[(1, 10, 8), (2, 10, 0)],
+            tables: &[(0, 12, ("a", "b"), &[1, 2])],
+            force: Some((0.5, 0.5)),
+            want: "none",
+        },
+    ];
+    for case in cases {
+        let header_and_footer = (crate::blob::HEADER_LEN + crate::blob::FOOTER_LEN) as u64;
+        let mut v = Version::default();
+        let referring = |blob: u64| -> u64 {
+            case.blobs
+                .iter()
+                .find(|b| b.0 == blob)
+                .map_or(0, |b| b.1 - b.2)
+        };
+        let counted: std::collections::HashMap<u64, usize> = case
+            .tables
+            .iter()
+            .flat_map(|t| t.3.iter())
+            .fold(Default::default(), |mut m, b| {
+                *m.entry(*b).or_default() += 1;
+                m
+            });
+        let mut edit = VersionEdit::default();
+        for &(number, records, _) in case.blobs {
+            edit.new_blob_files.push(BlobFileMeta {
+                number,
+                records,
+                file_size: header_and_footer + 100 * records,
+                value_bytes: 90 * records,
+                ..BlobFileMeta::default()
+            });
+        }
+        for &(level, number, (lo, hi), refs) in case.tables {
+            let mut f = testdata::parse_file(&format!("{number}:{lo}-{hi}:100")).unwrap();
+            // The live records of each blob file, split between the tables referring to it.
+            f.blob_refs = refs
+                .iter()
+                .map(|&b| {
+                    let records = referring(b) / counted[&b] as u64;
+                    BlobCount {
+                        number: b,
+                        records,
+                        bytes: 100 * records,
+                    }
+                })
+                .collect();
+            edit.new_files.push((level, f));
+        }
+        v = v.apply(&edit).unwrap();
+        let o = PickerOptions {
+            num_levels: 7,
+            level0_file_num_compaction_trigger: 4,
+            max_bytes_for_level_base: 1 << 30,
+            max_bytes_for_level_multiplier: 10.0,
+            style: CompactionStyle::Leveled,
+            universal: UniversalOptions::default(),
+            blob_gc_force: case.force,
+        };
+        let got = describe(&pick(&v, &o, &Busy::default()), CompactionStyle::Leveled);
+        assert_eq!(got, case.want, "{}", case.name);
+    }
 }
