@@ -205,12 +205,14 @@ fn universal_picker_cases() {
 #[test]
 fn forced_blob_gc_rewrites_the_deepest_tables_referring_to_the_oldest_file() {
     use crate::version::{BlobCount, BlobFileMeta, VersionEdit};
+    /// A table: level, number, key range, the blob files it refers to.
+    type TableSpec = (usize, u64, (&'static str, &'static str), &'static [u64]);
     struct Case {
         name: &'static str,
         /// (number, records, garbage records): 100 bytes a record.
         blobs: &'static [(u64, u64, u64)],
         /// (level, table number, key range, blob files referred to).
-        tables: &'static [(usize, u64, (&'static str, &'static str), &'static [u64])],
+        tables: &'static [TableSpec],
         force: Option<(f64, f64)>,
         want: &'static str,
     }
