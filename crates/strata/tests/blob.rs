@@ -93,6 +93,18 @@ fn large_values_live_in_blob_files_and_read_back_everywhere() {
     db.flush().unwrap();
     let files = blob_files(dir.path());
     assert!(files.len() >= 2, "blob files cut at 16 KiB: {files:?}");
+    let property = |name: &str| db.property(name).unwrap().parse::<u64>().unwrap();
+    assert_eq!(property("strata.num-blob-files"), files.len() as u64);
+    let on_disk: u64 = files
+        .iter()
+        .map(|n| {
+            std::fs::metadata(dir.path().join(format!("{n:06}.blob")))
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(property("strata.total-blob-file-size"), on_disk);
+    assert_eq!(property("strata.live-blob-file-garbage-size"), 0);
     check_scans(&db, &want);
     // Turning to the other direction in the middle of the keys.
     let mut it = db.iter(ReadOptions::default());
@@ -144,6 +156,11 @@ fn overwritten_values_leave_their_blob_files_once_no_table_refers_to_them() {
             Some(value(k, 0, 500))
         );
     }
+    let garbage = db.property("strata.live-blob-file-garbage-size").unwrap();
+    assert_eq!(
+        garbage, "0",
+        "the snapshot's versions are still referred to"
+    );
     assert!(first.iter().all(|n| blob_files(dir.path()).contains(n)));
     drop(snapshot);
     // A table across the whole range brings the bottom level's file into a compaction.

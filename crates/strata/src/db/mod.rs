@@ -747,7 +747,8 @@ impl Db {
     /// `strata.cur-size-active-mem-table`, `strata.num-entries-active-mem-table`,
     /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`,
     /// `strata.compaction-stats` (per level: files, size, compactions, bytes read and
-    /// written, write-amp, seconds). Memtable, level and compaction figures are the default
+    /// written, write-amp, seconds), `strata.num-blob-files`, `strata.total-blob-file-size`,
+    /// `strata.live-blob-file-garbage-size`. Memtable, level and compaction figures are the default
     /// family's; see [`Db::property_cf`].
     pub fn property(&self, name: &str) -> Option<String> {
         property_of(&self.stats(), name)
@@ -863,6 +864,9 @@ fn property_of(s: &DbStats, name: &str) -> Option<String> {
         "strata.num-entries-active-mem-table" => s.active_memtable_entries.to_string(),
         "strata.num-snapshots" => s.live_snapshots.to_string(),
         "strata.last-sequence" => s.last_sequence.to_string(),
+        "strata.num-blob-files" => s.blob_files.to_string(),
+        "strata.total-blob-file-size" => s.blob_file_bytes.to_string(),
+        "strata.live-blob-file-garbage-size" => s.blob_garbage_bytes.to_string(),
         _ => return None,
     })
 }
@@ -1197,6 +1201,17 @@ impl DbInner {
             table_bytes_read: load(&t.bytes_read),
             open_tables: self.tables.open_tables() as u64,
             table_opens: self.tables.opens(),
+            blob_files: sv.version.blob_files.len() as u64,
+            blob_file_bytes: sv.version.blob_files.values().map(|b| b.file_size).sum(),
+            blob_garbage_bytes: sv
+                .version
+                .blob_files
+                .values()
+                .map(|b| b.garbage_bytes)
+                .sum(),
+            blob_reads: load(&self.blobs.stats.reads),
+            blob_bytes_read: load(&self.blobs.stats.bytes_read),
+            blob_cache_hits: load(&self.blobs.stats.cache_hits),
             io: self.io.snapshot(),
             ..DbStats::from_counters(&self.counters)
         }

@@ -160,6 +160,18 @@ stats! {
         /// Table files opened since the database was opened (each open reads the footer, index,
         /// filter and properties; a table evicted by `max_open_files` and read again counts again).
         table_opens: u64,
+        /// Blob files of the family (values kept apart from the tables).
+        blob_files: u64,
+        /// Bytes of those blob files.
+        blob_file_bytes: u64,
+        /// Bytes of their records that no table refers to any more (garbage).
+        blob_garbage_bytes: u64,
+        /// Values read from blob files (the blob cache missed).
+        blob_reads: u64,
+        /// Bytes of records read from blob files.
+        blob_bytes_read: u64,
+        /// Values found in the blob cache (the block cache).
+        blob_cache_hits: u64,
         /// Bytes read and written by the engine, by purpose.
         io: IoSnapshot,
     }
@@ -344,7 +356,8 @@ pub(crate) fn format_stats(s: &DbStats) -> String {
          flushes: {}; stalls: memtable {} ({} us), L0 slowdown {} ({} us), L0 stop {} ({} us), pending-bytes slowdown {} ({} us), pending-bytes stop {} ({} us)\n\
          compaction: {} pending bytes, {} running, {} skipped for disk space, {} subcompactions\n\
          tables per level: {:?}; bytes per level: {:?}; {} open\n\
-         bloom: {} checks, {} negatives; block cache hits/misses: data {}/{}, index {}/{}, filter {}/{}; {} table bytes read\n",
+         bloom: {} checks, {} negatives; block cache hits/misses: data {}/{}, index {}/{}, filter {}/{}; {} table bytes read\n\
+         blob files: {} files, {} bytes, {} bytes garbage; {} values read ({} bytes), {} cache hits\n",
         s.batches,
         s.keys_written,
         s.user_bytes_written,
@@ -389,6 +402,12 @@ pub(crate) fn format_stats(s: &DbStats) -> String {
         s.block_cache_by_kind[2].0,
         s.block_cache_by_kind[2].1,
         s.table_bytes_read,
+        s.blob_files,
+        s.blob_file_bytes,
+        s.blob_garbage_bytes,
+        s.blob_reads,
+        s.blob_bytes_read,
+        s.blob_cache_hits,
     )
 }
 
