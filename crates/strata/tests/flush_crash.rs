@@ -7,7 +7,8 @@
 //! mode, unsynced bytes and unsynced file names are dropped. The reopened database must hold
 //! every write acknowledged before the last acknowledged sync write (a sync makes the WAL
 //! durable through it), no value it was not given, and, after the reopen, no file that its
-//! manifest does not name.
+//! manifest does not name. The same again with key-value separation and blob garbage
+//! collection on: blob files written by flushes and compactions, and moved by them.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -29,8 +30,17 @@ fn value(i: usize) -> Vec<u8> {
 }
 
 /// Runs the workload; returns (index of the last acknowledged sync write, acknowledged).
-fn workload(dir: &Path, fs: &FaultFs) -> (Option<usize>, Vec<usize>) {
+/// With `blobs`, values of 58 bytes and more (those of keys from 100 on) go to blob files, and
+/// compactions move the values of the oldest half of the blob files.
+fn workload(dir: &Path, fs: &FaultFs, blobs: bool) -> (Option<usize>, Vec<usize>) {
     let mut opts = Options::default();
+    if blobs {
+        opts.enable_blob_files = true;
+        opts.min_blob_size = 58;
+        opts.blob_file_size = 1024;
+        opts.enable_blob_garbage_collection = true;
+        opts.blob_garbage_collection_age_cutoff = 0.5;
+    }
     opts.create_if_missing = true;
     opts.write_buffer_size = 4096;
     // Compactions run in this thread at fixed points, so every run does the same
@@ -91,6 +101,7 @@ fn check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
         version = version.apply(&edit).unwrap();
     }
     let live = version.live_files();
+    let live_blobs: HashSet<u64> = version.live_blob_files().collect();
     for entry in std::fs::read_dir(dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
         if let Some(n) = name.strip_suffix(".sst") {
@@ -99,16 +110,44 @@ fn check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
                 "{context}: orphan table {name}"
             );
         }
+        if let Some(n) = name.strip_suffix(".blob") {
+            assert!(
+                live_blobs.contains(&n.parse().unwrap()),
+                "{context}: orphan blob file {name}"
+            );
+        }
         assert!(!name.ends_with(".tmp"), "{context}: leftover {name}");
     }
 }
 
 #[test]
 fn crash_at_every_operation_of_a_flushing_workload() {
+    crash_at_every_operation(false);
+}
+
+#[test]
+fn crash_at_every_operation_of_a_workload_writing_blob_files() {
+    crash_at_every_operation(true);
+}
+
+fn crash_at_every_operation(blobs: bool) {
     // A clean run counts the operations.
     let clean = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
-    let (_, acked) = workload(&clean.path().join("db"), &fs);
+    let (_, acked) = workload(&clean.path().join("db"), &fs, blobs);
+    if blobs {
+        let written = std::fs::read_dir(clean.path().join("db"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".blob")
+            })
+            .count();
+        assert!(written > 2, "{written} blob files");
+    }
     assert_eq!(acked.len(), KEYS);
     let total = fs.ops();
     assert!(total > 100, "{total} operations");
@@ -123,7 +162,7 @@ fn crash_at_every_operation_of_a_flushing_workload() {
             let dir = root.path().join("db");
             let fs = FaultFs::new();
             fs.crash_at(n);
-            let (last_sync, acked) = workload(&dir, &fs);
+            let (last_sync, acked) = workload(&dir, &fs, blobs);
             assert!(fs.has_crashed(), "crash point {n} of {total} not reached");
             crashes += 1;
             if power_cut {
