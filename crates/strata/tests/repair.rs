@@ -296,6 +296,55 @@ fn repair_moves_a_corrupt_table_to_lost_and_keeps_the_rest() {
     }
 }
 
+/// Separated values: repair counts each table's blob references again and keeps the blob
+/// files they name; a blob file cut short goes to `lost/` (its keys then read as a corruption
+/// error naming it), and so does the blob file of a table set aside.
+#[test]
+fn repair_keeps_the_blob_files_the_tables_refer_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = create();
+    options.enable_blob_files = true;
+    options.min_blob_size = 50;
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    let value = |i: u32| format!("value {i:04} ").repeat(8).into_bytes();
+    for batch in 0..3 {
+        for i in 0..100 {
+            db.put(format!("{batch}-{i:03}").as_bytes(), value(i))
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in 0..100 {
+        db.put(format!("3-{i:03}").as_bytes(), value(i)).unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let blobs = files_named(dir.path(), ".blob");
+    assert!(blobs.len() >= 2, "{blobs:?}");
+    // The newest blob file (the last flush's) loses its footer.
+    let cut = dir.path().join(blobs.last().unwrap());
+    let bytes = fs::read(&cut).unwrap();
+    fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
+    lose_the_manifest(dir.path());
+
+    let report = repair(dir.path(), &options).unwrap();
+    assert_eq!(report.blob_files_lost.len(), 1, "{report:?}");
+    assert_eq!(report.blob_files_kept.len(), blobs.len() - 1, "{report:?}");
+    assert!(dir.path().join("lost").join(blobs.last().unwrap()).exists());
+    let db = Db::open(dir.path(), options).unwrap();
+    for batch in 0..3 {
+        for i in 0..100 {
+            let got = db.get(format!("{batch}-{i:03}").as_bytes()).unwrap();
+            assert_eq!(got, Some(value(i)), "{batch}-{i:03}");
+        }
+    }
+    let e = db.get(b"3-000").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert!(e.to_string().contains("missing"), "{e}");
+    db.close().unwrap();
+}
+
 /// A WAL cut inside its last batch: repair keeps every batch before the cut, and reports
 /// where the damage starts.
 #[test]

@@ -12,7 +12,10 @@
 //!    deletions included), sequence range and counts make its manifest record. A table that
 //!    fails is set aside for `lost/`. A family named twice under two ids (dropped, then
 //!    created again) keeps the newer id; the older id's tables go to `lost/`.
-//! 3. **Set aside** the unreadable tables: moved to `lost/` (never deleted).
+//!    Each blob file's header names its family and its footer what it holds; one whose
+//!    header or footer cannot be read (a write a crash cut short) is set aside too. Each
+//!    table's blob references are counted again, entry by entry.
+//! 3. **Set aside** the unreadable tables and blob files: moved to `lost/` (never deleted).
 //! 4. **Convert the WALs**, oldest first, each on its own: its records up to the first bad
 //!    one (a torn or corrupt tail loses only what follows) go to one memtable per family,
 //!    which becomes a table. A record whose sequence number is at or below the largest of its
@@ -31,7 +34,11 @@
 //!    Flushed tables and converted WALs never overlap in sequence numbers, so they are
 //!    left alone. Then the WALs, the old manifests and the files of prepared transactions
 //!    whose commit a WAL holds move to `lost/`.
-//! 6. **Write the manifest**: every table in level 0 of its family (level 0 orders files by
+//! 6. **Write the manifest**: each family's blob files that its tables refer to (a blob file
+//!    no kept table refers to moves to `lost/`: a table set aside may still need it; a
+//!    table's references to a blob file that is not there are dropped from its record, and
+//!    reading those keys is a corruption error naming the missing file), and every table
+//!    in level 0 of its family (level 0 orders files by
 //!    largest sequence number, newest first, so newer data wins), each family's log number
 //!    past every WAL, next file number and last sequence past everything seen; then
 //!    `CURRENT`.
@@ -53,18 +60,22 @@ use std::sync::Arc;
 use super::open::{identify, named_families};
 use super::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
 use super::Db;
+use crate::blob::reader::BlobFileReader;
+use crate::blob::BlobIndex;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder, ReverseBytewiseComparator};
 use crate::error::{Error, ErrorKind, Result};
-use crate::filename::{self, parse_file_name, table_path, wal_path, FileKind};
+use crate::filename::{self, blob_path, parse_file_name, table_path, wal_path, FileKind};
 use crate::fs::{FileSystem, IoStats};
 use crate::iterator::{InternalIterator, MergingIterator};
+use crate::key::{ValueKind, TRAILER_LEN};
 use crate::log::{LogReader, ReadError};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
 use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableBuilder, TableFamily, TableOptions};
 use crate::version::{
-    FamilyState, FileMeta, Version, VersionEdit, VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
+    BlobCount, BlobFileMeta, FamilyState, FileMeta, Version, VersionEdit, VersionSet,
+    DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
 };
 use crate::write_batch::DecodedBatch;
 
@@ -109,6 +120,10 @@ pub struct RepairReport {
     pub tables_merged: Vec<u64>,
     /// Every file moved to `lost/`, where it now is.
     pub moved_to_lost: Vec<PathBuf>,
+    /// Blob files in the new manifest, ascending.
+    pub blob_files_kept: Vec<u64>,
+    /// Blob files moved to `lost/`, each with the reason it was not kept.
+    pub blob_files_lost: Vec<(u64, String)>,
     /// The new manifest's number.
     pub manifest_number: u64,
     /// The last sequence number of the repaired database.
@@ -185,6 +200,7 @@ pub fn repair_cf<N: AsRef<str>>(
         named: &named,
         families: BTreeMap::new(),
         next_file_number: 1,
+        blob_files: BTreeMap::new(),
         report: RepairReport::default(),
     };
     repairer.run()?;
@@ -246,7 +262,43 @@ struct Repairer<'a> {
     families: BTreeMap<u32, Family>,
     /// The next unused file number: above every numbered file seen.
     next_file_number: u64,
+    /// The readable blob files, by the family their header names.
+    blob_files: BTreeMap<u32, Vec<BlobFileMeta>>,
     report: RepairReport,
+}
+
+/// The blob references among the entries of `it` (a table at `path`), by blob file.
+fn count_blob_refs(path: &Path, mut it: impl InternalIterator) -> Result<Vec<BlobCount>> {
+    let mut counts: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    it.seek_to_first();
+    while it.valid() {
+        let key = it.key();
+        if key.len() >= TRAILER_LEN && key[key.len() - TRAILER_LEN] == ValueKind::BlobIndex as u8 {
+            let index = BlobIndex::decode(it.value()).ok_or_else(|| {
+                Error::corruption(
+                    path,
+                    0,
+                    format!(
+                        "key {} holds a blob reference that does not decode",
+                        crate::util::printable(crate::key::user_key(key))
+                    ),
+                )
+            })?;
+            let c = counts.entry(index.file_number).or_default();
+            c.0 += 1;
+            c.1 += index.size;
+        }
+        it.next();
+    }
+    it.status()?;
+    Ok(counts
+        .into_iter()
+        .map(|(number, (records, bytes))| BlobCount {
+            number,
+            records,
+            bytes,
+        })
+        .collect())
 }
 
 impl Repairer<'_> {
@@ -254,15 +306,18 @@ impl Repairer<'_> {
     fn run(&mut self) -> Result<()> {
         let names = self.fs.list_dir(&self.dir)?;
         let (mut tables, mut wals, mut manifests, mut prepared) = (vec![], vec![], vec![], vec![]);
+        let mut blobs = Vec::new();
         for name in &names {
             match parse_file_name(name) {
                 Some(FileKind::Table(n)) => tables.push(n),
+                Some(FileKind::Blob(n)) => blobs.push(n),
                 Some(FileKind::Wal(n)) => wals.push(n),
                 Some(FileKind::Manifest(n)) => manifests.push(n),
                 _ => {}
             }
             if let Some(
                 FileKind::Table(n)
+                | FileKind::Blob(n)
                 | FileKind::Wal(n)
                 | FileKind::Manifest(n)
                 | FileKind::DroppedWalTail(n),
@@ -275,6 +330,7 @@ impl Repairer<'_> {
             }
         }
         tables.sort_unstable();
+        blobs.sort_unstable();
         wals.sort_unstable();
         manifests.sort_unstable();
 
@@ -307,6 +363,36 @@ impl Repairer<'_> {
                 f.files.push(s.meta);
             }
         }
+
+        // The blob files, by family.
+        let mut blob_files: BTreeMap<u32, Vec<BlobFileMeta>> = BTreeMap::new();
+        for &number in &blobs {
+            let path = blob_path(&self.dir, number);
+            let opened = self
+                .fs
+                .open_random(&path)
+                .and_then(|file| BlobFileReader::open(file, &path, number));
+            match opened {
+                Ok(reader) => {
+                    let summary = reader.summary();
+                    blob_files
+                        .entry(reader.column_family())
+                        .or_default()
+                        .push(BlobFileMeta {
+                            number,
+                            records: summary.records,
+                            file_size: summary.file_size,
+                            value_bytes: summary.value_bytes,
+                            ..BlobFileMeta::default()
+                        });
+                }
+                Err(e) => {
+                    self.move_to_lost(&path)?;
+                    self.report.blob_files_lost.push((number, e.to_string()));
+                }
+            }
+        }
+        self.blob_files = blob_files;
 
         // Step 3.
         lost.sort_unstable();
@@ -351,10 +437,31 @@ impl Repairer<'_> {
         // Step 6.
         let mut states = BTreeMap::new();
         let mut last_sequence = 0;
+        let mut unreferenced = Vec::new();
         for (&id, f) in &self.families {
             let order = f.order();
+            let blobs = self.blob_files.remove(&id).unwrap_or_default();
+            let present: HashSet<u64> = blobs.iter().map(|b| b.number).collect();
+            let referred: HashSet<u64> = f
+                .files
+                .iter()
+                .flat_map(|m| m.blob_refs.iter().map(|r| r.number))
+                .filter(|n| present.contains(n))
+                .collect();
+            let mut files = f.files.clone();
+            for m in &mut files {
+                m.blob_refs.retain(|r| present.contains(&r.number));
+            }
+            let (kept, idle): (Vec<BlobFileMeta>, Vec<BlobFileMeta>) = blobs
+                .into_iter()
+                .partition(|b| referred.contains(&b.number));
+            unreferenced.extend(idle.iter().map(|b| b.number));
+            self.report
+                .blob_files_kept
+                .extend(kept.iter().map(|b| b.number));
             let edit = VersionEdit {
-                new_files: f.files.iter().map(|m| (0, m.clone())).collect(),
+                new_files: files.into_iter().map(|m| (0, m)).collect(),
+                new_blob_files: kept,
                 ..VersionEdit::default()
             };
             let version = Version::default()
@@ -382,6 +489,15 @@ impl Repairer<'_> {
                 },
             );
         }
+        // Blob files of families no table survives in, and those no kept table refers to.
+        unreferenced.extend(self.blob_files.values().flatten().map(|b| b.number));
+        for number in unreferenced {
+            self.move_to_lost(&blob_path(&self.dir, number))?;
+            let why = "no table kept refers to it".to_string();
+            self.report.blob_files_lost.push((number, why));
+        }
+        self.report.blob_files_kept.sort_unstable();
+        self.report.blob_files_lost.sort_unstable();
         self.report.tables_kept.sort_unstable();
         self.report.last_sequence = self.report.last_sequence.max(last_sequence);
         self.report.manifest_number = VersionSet::write_repaired(
@@ -433,6 +549,7 @@ impl Repairer<'_> {
         if smallest.is_empty() {
             return Err(Error::corruption(&path, 0, "the table holds no entries"));
         }
+        let blob_refs = count_blob_refs(&path, table.iter())?;
         let props = table.properties();
         Ok(Scanned {
             comparator: props.comparator.clone(),
@@ -445,7 +562,7 @@ impl Repairer<'_> {
                 largest_seq: props.largest_seq,
                 entries: props.entries,
                 deletions: props.deletions,
-                blob_refs: Vec::new(),
+                blob_refs,
             },
             family,
         })
