@@ -89,10 +89,23 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 3] = [
+    let cases: [(Spoil, &str); 7] = [
         (|o| o.write_buffer_size = 10, "write_buffer_size"),
         (|o| o.max_write_buffer_number = 0, "max_write_buffer_number"),
         (|o| o.max_write_group_bytes = 0, "max_write_group_bytes"),
+        (|o| o.blob_file_size = 0, "blob_file_size"),
+        (
+            |o| o.blob_garbage_collection_age_cutoff = 1.5,
+            "blob_garbage_collection_age_cutoff",
+        ),
+        (
+            |o| o.blob_garbage_collection_age_cutoff = -0.1,
+            "blob_garbage_collection_age_cutoff",
+        ),
+        (
+            |o| o.blob_garbage_collection_force_threshold = f64::NAN,
+            "blob_garbage_collection_force_threshold",
+        ),
     ];
     for (spoil, name) in cases {
         let mut opts = create();
