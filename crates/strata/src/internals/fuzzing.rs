@@ -396,6 +396,12 @@ pub fn api_ops(data: &[u8]) {
         level0_file_num_compaction_trigger: 2,
         merge_operator: Some(Arc::new(UInt64Add)),
         clock: clock.clone(),
+        // Values of 8 bytes and more (the counters' bases, TTL values) go to small blob
+        // files, which compactions move.
+        enable_blob_files: true,
+        min_blob_size: 8,
+        blob_file_size: 1024,
+        enable_blob_garbage_collection: true,
         ..Options::default()
     };
     let mut db = Db::open(&dir, options.clone()).expect("open");
