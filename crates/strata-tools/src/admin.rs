@@ -56,7 +56,7 @@ fn comparator_name(recorded: &str) -> String {
 
 /// Bytes for humans: printable ASCII as is, other bytes as `\xNN`; all as hex (`0x...`)
 /// with `hex`.
-fn show_bytes(bytes: &[u8], hex: bool) -> String {
+pub(crate) fn show_bytes(bytes: &[u8], hex: bool) -> String {
     if hex {
         let digits: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         format!("0x{digits}")

@@ -4,8 +4,8 @@
 //!   lines, plus the figures that explain them.
 //! - `strata stress [--crash]`: random operations checked against an expected state, and
 //!   kills at random moments followed by verification.
-//! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
-//!   inspection; `strata flush DIR`: write a database's memtables to tables;
+//! - `strata sst dump|verify FILE|DIR`, `strata blob dump|verify FILE|DIR...`,
+//!   `strata manifest dump DIR`, `strata stats DIR`: inspection; `strata flush DIR`: write a database's memtables to tables;
 //!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata repair DIR`: a
 //!   new manifest rebuilt from the tables and WALs; `strata backup ...`:
 //!   incremental backups of a database and their restores.
@@ -16,6 +16,7 @@
 mod admin;
 mod backup;
 mod bench;
+mod blob;
 mod bulk;
 mod db_dir;
 mod engine_flags;
@@ -55,6 +56,11 @@ enum Command {
     Sst {
         #[command(subcommand)]
         command: SstCommand,
+    },
+    /// Inspect a blob file (values kept apart from the tree with --enable_blob_files).
+    Blob {
+        #[command(subcommand)]
+        command: BlobCommand,
     },
     /// Inspect a database's manifest.
     Manifest {
@@ -246,6 +252,30 @@ enum SstCommand {
 }
 
 #[derive(Subcommand)]
+enum BlobCommand {
+    /// Print a blob file's header, its records (`blob NNNNNN at OFFSET (SIZE bytes): key K,
+    /// value N bytes: V`, as `strata sst dump` shows a table's reference to one) and its
+    /// footer; every record is checked as it is read.
+    Dump {
+        /// Blob files, or database directories (every NNNNNN.blob in them).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print keys and values as hex.
+        #[arg(long)]
+        hex: bool,
+        /// Print whole values (default: the first 32 bytes of each).
+        #[arg(long)]
+        values: bool,
+    },
+    /// Read and checksum every record of blob files, and check them against the footer.
+    Verify {
+        /// Blob files, or database directories (every NNNNNN.blob in them).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum ManifestCommand {
     /// Print the version edits of the live manifest and the files they make up.
     Dump {
@@ -290,6 +320,12 @@ fn main() -> ExitCode {
                 writeln!(std::io::stderr(), "wrote {n} entries to {}", out.display())
                     .map_err(Into::into)
             }),
+        },
+        Command::Blob { command } => match command {
+            BlobCommand::Dump { paths, hex, values } => {
+                blob::dump(&paths, blob::DumpOptions { hex, values })
+            }
+            BlobCommand::Verify { paths } => blob::verify(&paths),
         },
         Command::Manifest {
             command: ManifestCommand::Dump { dir },

@@ -186,7 +186,8 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
         Some((_, why)) => Err(why.to_string()),
         None => range_tombstones::check_flags(args)
             .and_then(|()| args.check_prefix_flags())
-            .and_then(|()| args.check_txn_flags()),
+            .and_then(|()| args.check_txn_flags())
+            .and_then(|()| args.check_blob_flags()),
     }
 }
 
@@ -383,6 +384,9 @@ fn print_header(
         "Memtable:   {} write buffer",
         mb(args.options.write_buffer_size as u64)
     )?;
+    if let Some(blobs) = args.options.blob_settings() {
+        outln!("Blob files: {blobs}")?;
+    }
     let unused = engine::unused_flags(args.engine);
     if !unused.is_empty() {
         outln!("Unused:     {} (no meaning here)", unused.join(", "))?;
@@ -814,20 +818,25 @@ fn write_amp(
 }
 
 /// `space-amp S (size on disk / live user data)` where the run knows the live keys, else the
-/// size on disk.
+/// size on disk. The size on disk is the whole directory's, blob files included; when there
+/// are any, their share follows.
 fn space_amp(args: &BenchArgs, db: &dyn Engine, live: &LiveKeys) -> String {
     let on_disk = dir_size(db.path());
+    let blobs = match report::blob_files(db.path()) {
+        (0, _) => String::new(),
+        (n, bytes) => format!(", of which {} in {n} blob files", mb(bytes)),
+    };
     let live_bytes = live
         .count()
         .map(|n| n * (args.key_size + args.value_size) as u64);
     match live_bytes {
         Some(b) if b > 0 => format!(
-            "space-amp {:.2} ({} on disk / {} live user data)",
+            "space-amp {:.2} ({} on disk{blobs} / {} live user data)",
             on_disk as f64 / b as f64,
             mb(on_disk),
             mb(b)
         ),
-        _ => format!("{} on disk", mb(on_disk)),
+        _ => format!("{} on disk{blobs}", mb(on_disk)),
     }
 }
 
