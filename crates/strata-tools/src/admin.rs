@@ -5,6 +5,8 @@
 //! Keys are shown one way in all of them, as the engine's own messages show them:
 //! `user_key#seq,KIND`, printable ASCII as is and other bytes as `\xNN` (see [`show_key`]).
 //! A database without tables says why: what its write-ahead logs hold (see [`no_tables`]).
+//! A BLOB entry (a value kept in a blob file) shows its reference as `strata blob dump`
+//! shows the record (see [`show_value`]).
 //!
 //! A table is read in the key order its properties name (`strata.comparator`), and a database
 //! is opened with each family's recorded comparator and ttl; only the built-in orders can be
@@ -18,7 +20,7 @@ use std::sync::Arc;
 
 use strata::fs::{FileSystem, PosixFs};
 use strata::internals::{
-    current_manifest, printable, read_edits, read_families, utc_datetime, DecodedBatch,
+    current_manifest, printable, read_edits, read_families, utc_datetime, BlobIndex, DecodedBatch,
     FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
     Version, VersionEdit,
 };
@@ -75,6 +77,24 @@ pub fn show_key(key: &[u8], hex: bool) -> String {
             kind_name(k.kind)
         ),
         None => show_bytes(key, hex),
+    }
+}
+
+/// The kind byte of an entry whose value is a reference to a blob file's record
+/// (`ValueKind::BlobIndex`, RocksDB's kTypeBlobIndex).
+const BLOB_INDEX_KIND: u8 = 17;
+
+/// The value of the entry `key` for humans: a BLOB entry's reference as the blob file's
+/// dump shows it (`blob 000012 at 24 (40 bytes)`, see `strata blob dump`), any other value
+/// as [`show_bytes`]. A reference that does not decode is shown raw after a note.
+fn show_value(key: &[u8], value: &[u8], hex: bool) -> String {
+    let blob = ParsedKey::parse(key).is_some_and(|k| k.kind == BLOB_INDEX_KIND);
+    if !blob {
+        return show_bytes(value, hex);
+    }
+    match BlobIndex::decode(value) {
+        Some(index) => index.to_string(),
+        None => format!("bad blob reference {}", show_bytes(value, hex)),
     }
 }
 
@@ -228,7 +248,7 @@ fn dump_table(
         if keys_only {
             writeln!(out, "{key}")?;
         } else {
-            writeln!(out, "{key} => {}", show_bytes(it.value(), hex))?;
+            writeln!(out, "{key} => {}", show_value(it.key(), it.value(), hex))?;
         }
         shown += 1;
         it.next();

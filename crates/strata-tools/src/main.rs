@@ -210,7 +210,8 @@ enum Command {
 #[derive(Subcommand)]
 enum SstCommand {
     /// Print a table's properties and entries (`key#seq,KIND => value`; bytes other than
-    /// printable ASCII as \xNN).
+    /// printable ASCII as \xNN; a BLOB entry's value as its reference,
+    /// `blob NNNNNN at OFFSET (SIZE bytes)`, which `strata blob dump` shows).
     Dump {
         /// The table file, or a database directory (every table in it).
         path: PathBuf,

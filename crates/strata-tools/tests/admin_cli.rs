@@ -239,3 +239,63 @@ fn sst_dump_prints_the_range_tombstones_and_their_count() {
         .collect();
     assert_eq!(tombstones, ["a-m#2"], "{out}");
 }
+
+#[test]
+fn sst_dump_shows_a_blob_entry_as_the_reference_blob_dump_prints() {
+    use strata::fs::{FileSystem, PosixFs};
+    use strata::internals::range_del::TableBuilder;
+    use strata::internals::{append_internal_key, BlobFileWriter, TableOptions};
+    // The kind of an entry whose value is a blob reference (RocksDB's kTypeBlobIndex).
+    const BLOB: u8 = 17;
+    let dir = tempfile::tempdir().unwrap();
+    let blob_path = dir.path().join("000012.blob");
+    let mut blobs =
+        BlobFileWriter::create(&PosixFs, &blob_path, 12, 0, strata::Compression::None).unwrap();
+    blobs.add(b"avocado", &[b'a'; 100]).unwrap();
+    let reference = blobs.add(b"banana", &[b'b'; 200]).unwrap();
+    blobs.finish().unwrap();
+    let path = dir.path().join("000007.sst");
+    let mut builder = TableBuilder::new(
+        PosixFs.create_writable(&path).unwrap(),
+        TableOptions::for_internal_keys(),
+    );
+    for (user_key, seq, kind, value) in [
+        (&b"apple"[..], 3, 1, b"red".to_vec()),
+        (b"banana", 5, BLOB, reference.encode()),
+        // Not a whole reference: shown raw, marked.
+        (b"cherry", 4, BLOB, b"\xff".to_vec()),
+    ] {
+        let mut key = Vec::new();
+        append_internal_key(&mut key, user_key, seq, kind);
+        builder.add(&key, &value).unwrap();
+    }
+    builder.finish().unwrap();
+    let (ok, out, err) = on(&["sst", "dump"], &path);
+    assert!(ok, "{err}");
+    let entries: Vec<&str> = out.lines().filter(|l| l.contains(" => ")).collect();
+    assert_eq!(entries.len(), 3, "{out}");
+    assert_eq!(entries[0], "apple#3,PUT => red");
+    let (banana, cherry) = (entries[1], entries[2]);
+    let shown = format!(" => {reference}");
+    assert!(
+        banana.starts_with("banana#5,") && banana.ends_with(&shown),
+        "{out}"
+    );
+    assert!(shown.starts_with(" => blob 000012 at "), "{shown}");
+    // The blob file's dump has a line for the same reference, with the key.
+    let (ok, blob_dump, err) = strata(&["blob", "dump", blob_path.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(
+        blob_dump.contains(&format!("\n{reference}: key banana, value 200 bytes: ")),
+        "{blob_dump}"
+    );
+    assert!(
+        cherry.starts_with("cherry#4,") && cherry.ends_with(" => bad blob reference \\xff"),
+        "{out}"
+    );
+    // --hex changes the keys, not the reference.
+    let (ok, out, err) = on(&["sst", "dump", "--hex"], &path);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("{shown}\n")), "{out}");
+    assert!(out.contains(" => bad blob reference 0xff\n"), "{out}");
+}
