@@ -22,7 +22,7 @@ use strata::fs::{FileSystem, PosixFs};
 use strata::internals::{
     current_manifest, printable, read_edits, read_families, utc_datetime, BlobIndex, DecodedBatch,
     FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
-    Version, VersionEdit,
+    ValueKind, Version, VersionEdit,
 };
 use strata::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 
@@ -80,15 +80,11 @@ pub fn show_key(key: &[u8], hex: bool) -> String {
     }
 }
 
-/// The kind byte of an entry whose value is a reference to a blob file's record
-/// (`ValueKind::BlobIndex`, RocksDB's kTypeBlobIndex).
-const BLOB_INDEX_KIND: u8 = 17;
-
 /// The value of the entry `key` for humans: a BLOB entry's reference as the blob file's
 /// dump shows it (`blob 000012 at 24 (40 bytes)`, see `strata blob dump`), any other value
 /// as [`show_bytes`]. A reference that does not decode is shown raw after a note.
 fn show_value(key: &[u8], value: &[u8], hex: bool) -> String {
-    let blob = ParsedKey::parse(key).is_some_and(|k| k.kind == BLOB_INDEX_KIND);
+    let blob = ParsedKey::parse(key).is_some_and(|k| k.kind == ValueKind::BlobIndex as u8);
     if !blob {
         return show_bytes(value, hex);
     }
@@ -99,8 +95,7 @@ fn show_value(key: &[u8], value: &[u8], hex: bool) -> String {
 }
 
 fn kind_name(kind: u8) -> String {
-    strata::internals::ValueKind::from_byte(kind)
-        .map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
+    ValueKind::from_byte(kind).map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
 }
 
 /// A table of the manifest as `NNNNNN:[smallest-largest]`.

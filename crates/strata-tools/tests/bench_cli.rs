@@ -1188,7 +1188,7 @@ fn blob_flags_reach_every_engine_with_blob_files_and_are_refused_on_lmdb() {
         );
         let lines = parse(&out);
         assert_eq!(lines[1].found, Some((2000, 2000)), "{engine}: {out}");
-        // The size on disk names the blob files' share once there are any.
+        // Every value went to a blob file at the flush; the size on disk names their share.
         let blob_files = std::fs::read_dir(&db)
             .unwrap()
             .filter(|e| {
@@ -1199,12 +1199,33 @@ fn blob_flags_reach_every_engine_with_blob_files_and_are_refused_on_lmdb() {
                     .is_some_and(|x| x == "blob")
             })
             .count();
+        assert!(blob_files > 0, "{engine}");
         let total = out.lines().find(|l| l.starts_with("run total")).unwrap();
-        assert_eq!(
-            total.contains(&format!("in {blob_files} blob files")),
-            blob_files > 0,
+        assert!(
+            total.contains(&format!(" in {blob_files} blob files / ")),
             "{engine}: {blob_files} blob files; {total}"
         );
+        if engine == "strata" {
+            // The table holds references, each the line of a record blob dump shows.
+            let dir = db.to_str().unwrap();
+            let (ok, tables, err) = common::strata(&["sst", "dump", dir]);
+            assert!(ok, "{err}");
+            let references: Vec<&str> = tables
+                .lines()
+                .filter_map(|l| l.split_once(",BLOB => ").map(|(_, r)| r))
+                .collect();
+            assert_eq!(references.len(), 2000, "{tables}");
+            let (ok, blobs, err) = common::strata(&["blob", "dump", dir]);
+            assert!(ok, "{err}");
+            for r in references {
+                assert!(
+                    blobs.contains(&format!("\n{r}: key ")),
+                    "{r} not in {blobs}"
+                );
+            }
+            let (ok, verified, err) = common::strata(&["blob", "verify", dir]);
+            assert!(ok && verified.contains(": OK, "), "{verified}{err}");
+        }
     }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");

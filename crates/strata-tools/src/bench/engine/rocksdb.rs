@@ -10,8 +10,9 @@
 //! whole-key filtering stays on), and seekrandom's iterators take `--prefix_same_as_start` and
 //! `--total_order_seek`. The blob flags set the integrated BlobDB's options of the same
 //! meaning (`enable_blob_files`, `min_blob_size`, `blob_file_size`, `enable_blob_gc`,
-//! `blob_gc_age_cutoff`, `blob_gc_force_threshold`); blob compression stays at db_bench's
-//! default, none.
+//! `blob_gc_age_cutoff`, `blob_gc_force_threshold`); blob files are compressed as
+//! `--compression_type` says, as Strata compresses them (db_bench has a
+//! `--blob_compression_type` of its own, none by default).
 //!
 //! Transactions: with `--transaction_db` (or a step made of transactions, such as
 //! randomtransaction) the database is opened as a `TransactionDB`, with
@@ -152,13 +153,17 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         args.options.max_write_buffer_number,
         "--max_write_buffer_number",
     )?);
-    o.set_compression_type(match args.options.compression_type.as_str() {
+    let compression = match args.options.compression_type.as_str() {
         "none" => DBCompressionType::None,
         "snappy" => DBCompressionType::Snappy,
         "lz4" => DBCompressionType::Lz4,
         "zstd" => DBCompressionType::Zstd,
         other => return Err(format!("--compression_type={other} is not supported").into()),
-    });
+    };
+    o.set_compression_type(compression);
+    // Strata compresses blob files as its tables: so does RocksDB here (db_bench's own
+    // --blob_compression_type defaults to none).
+    o.set_blob_compression_type(compression);
     o.set_target_file_size_base(args.options.target_file_size_base);
     o.set_max_bytes_for_level_base(args.options.max_bytes_for_level_base);
     o.set_max_bytes_for_level_multiplier(args.options.max_bytes_for_level_multiplier);
