@@ -43,6 +43,17 @@ fn runs_with_blob_files_verify_with_values_on_both_sides_of_the_blob_size() {
         "{out}"
     );
     assert!(out.contains("reopened and verified 2000 keys"), "{out}");
+    let blob_files = std::fs::read_dir(dir.path().join("db"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "blob")
+        })
+        .count();
+    assert!(blob_files > 0, "the run wrote no blob file");
 
     let db = format!("--db={}", dir.path().join("crash").display());
     let mut flags = vec![
@@ -56,6 +67,17 @@ fn runs_with_blob_files_verify_with_values_on_both_sides_of_the_blob_size() {
     let (ok, out, err) = stress(&flags);
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("crash test passed"), "{out}");
+
+    let db = format!("--db={}", dir.path().join("refused").display());
+    let (ok, _, err) = stress(&[
+        &db,
+        "--duration=1",
+        "--blob_garbage_collection_force_threshold=1.5",
+    ]);
+    assert!(
+        !ok && err.contains("blob_garbage_collection_force_threshold is 1.5"),
+        "{err}"
+    );
 }
 
 #[test]
