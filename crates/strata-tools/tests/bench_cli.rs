@@ -1188,6 +1188,10 @@ fn blob_flags_reach_every_engine_with_blob_files_and_are_refused_on_lmdb() {
         );
         let lines = parse(&out);
         assert_eq!(lines[1].found, Some((2000, 2000)), "{engine}: {out}");
+        // The tree's shape names its blob files; the reads, the bytes read from them.
+        let flushed = out.lines().find(|l| l.starts_with("flush ")).unwrap();
+        assert!(flushed.contains(" | blob "), "{engine}: {flushed}");
+        assert!(out.contains(" blob bytes read/op"), "{engine}: {out}");
         // Every value went to a blob file at the flush; the size on disk names their share.
         let blob_files = std::fs::read_dir(&db)
             .unwrap()

@@ -723,11 +723,15 @@ fn print_explanation(
             Some(b) => format!(", {:.0} table bytes read/op", b as f64 / ops),
             None => String::new(),
         };
+        let blob_read = match step.blob_bytes_read {
+            Some(b) if b > 0 => format!(", {:.0} blob bytes read/op", b as f64 / ops),
+            _ => String::new(),
+        };
         // Pages the kernel read from the disk for this process (not those the page cache
         // served): with the database larger than memory, the reads that cost.
         let pages_read = after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / 4096.0;
         outln!(
-            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses ({:.2} misses/op){table_read}, {:.2} pages from disk/op",
+            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses ({:.2} misses/op){table_read}{blob_read}, {:.2} pages from disk/op",
             step.bloom_checks as f64 / ops,
             100.0 * step.bloom_negatives as f64 / step.bloom_checks.max(1) as f64,
             step.cache_hits,

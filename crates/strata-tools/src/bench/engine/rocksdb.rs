@@ -44,8 +44,8 @@ use rocksdb::{
 };
 
 use super::{
-    counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry,
-    TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
+    blob_shape, counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult,
+    Families, Retry, TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
 };
 use crate::bench::BenchArgs;
 
@@ -794,6 +794,7 @@ impl Engine for RocksDbEngine {
             cache_hits: t(Ticker::BlockCacheHit),
             cache_misses: t(Ticker::BlockCacheMiss),
             table_bytes_read: None,
+            blob_bytes_read: Some(t(Ticker::BlobDbBlobFileBytesRead)),
             stalls: vec![("stall time", None, t(Ticker::StallMicros))],
             compactions: None,
             compaction_bytes_read: t(Ticker::CompactReadBytes),
@@ -852,14 +853,11 @@ impl Engine for RocksDbEngine {
                 line.push_str(&format!(" | L{level} {n} files {:.1} MiB", mib(bytes)));
             }
         }
-        let blob_files = self.property("rocksdb.num-blob-files");
-        if blob_files > 0 {
-            line.push_str(&format!(
-                " | blob {blob_files} files {:.1} MiB, {:.1} MiB garbage",
-                mib(self.property("rocksdb.live-blob-file-size")),
-                mib(self.property("rocksdb.live-blob-file-garbage-size"))
-            ));
-        }
+        line.push_str(&blob_shape(
+            self.property("rocksdb.num-blob-files"),
+            self.property("rocksdb.live-blob-file-size"),
+            self.property("rocksdb.live-blob-file-garbage-size"),
+        ));
         line
     }
 
