@@ -523,6 +523,11 @@ pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::V
                 "levels": levels,
             },
             "compaction": compaction,
+            "blob_files": {
+                "files": s.blob_files,
+                "bytes": s.blob_file_bytes,
+                "garbage_bytes": s.blob_garbage_bytes,
+            },
         }));
     }
     let s = db.stats();
@@ -575,6 +580,11 @@ pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::V
             "filter": cache(s.block_cache_by_kind[2]),
         },
         "table_bytes_read": s.table_bytes_read,
+        "blob_reads": {
+            "values": s.blob_reads,
+            "bytes": s.blob_bytes_read,
+            "cache_hits": s.blob_cache_hits,
+        },
         "note": note,
     }))
 }

@@ -77,7 +77,8 @@ enum Command {
          \"active_memtable_bytes\", \"immutable_memtables\", \"immutable_memtable_bytes\", \
          \"levels\": [{\"level\", \"files\", \"bytes\"}]}, \"compaction\": [{\"level\", \
          \"files\", \"bytes\", \"score\", \"count\", \"moves\", \"read_bytes\", \
-         \"write_bytes\", \"write_amp\", \"seconds\"}]}], \"writes\": {\"batches\", \
+         \"write_bytes\", \"write_amp\", \"seconds\"}], \"blob_files\": {\"files\", \
+         \"bytes\", \"garbage_bytes\"}}], \"writes\": {\"batches\", \
          \"keys\", \"user_bytes\", \"groups\", \"wal_syncs\", \"wal_bytes\", \"write_amp\"}, \
          \"reads\": {\"gets\", \"found\"}, \"memtables\": {\"active_entries\", \
          \"active_bytes\", \"immutable\", \"immutable_bytes\", \"switches\"}, \
@@ -87,7 +88,8 @@ enum Command {
          {\"pending_bytes\", \"running\", \"skipped_for_space\", \"subcompactions\"}, \
          \"tables\": {\"open\", \"opens\"}, \"bloom\": {\"checks\", \"negatives\"}, \
          \"block_cache\": {\"data\", \"index\", \"filter\": each {\"hits\", \"misses\"}}, \
-         \"table_bytes_read\", \"note\" (why there are no tables, or null)}"
+         \"table_bytes_read\", \"blob_reads\": {\"values\", \"bytes\", \"cache_hits\"}, \
+         \"note\" (why there are no tables, or null)}"
     ))]
     Stats {
         /// The database directory.

@@ -291,3 +291,41 @@ fn sst_dump_shows_a_blob_entry_as_the_reference_blob_dump_prints() {
     assert!(out.contains(&format!("{shown}\n")), "{out}");
     assert!(out.contains(" => bad blob reference 0xff\n"), "{out}");
 }
+
+#[test]
+fn stats_count_the_blob_files_and_their_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
+    options.enable_blob_files = true;
+    options.min_blob_size = 50;
+    let db = strata::Db::open(dir.path(), options).unwrap();
+    for i in 0..100u32 {
+        db.put(format!("key{i:03}"), vec![b'v'; 100 + i as usize])
+            .unwrap();
+    }
+    db.put(b"small", b"kept in the table").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let blobs: Vec<u64> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "blob"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .collect();
+    assert!(!blobs.is_empty());
+    let (ok, out, err) = on(&["stats", "--json"], dir.path());
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let family = &json["families"][0]["blob_files"];
+    assert_eq!(family["files"], blobs.len() as u64, "{out}");
+    assert_eq!(family["bytes"], blobs.iter().sum::<u64>(), "{out}");
+    assert_eq!(family["garbage_bytes"], 0, "{out}");
+    assert!(json["blob_reads"]["values"].is_u64(), "{out}");
+    let (ok, text, err) = on(&["stats"], dir.path());
+    assert!(ok, "{err}");
+    assert!(
+        text.contains(&format!("blob files: {} files, ", blobs.len())),
+        "{text}"
+    );
+}
