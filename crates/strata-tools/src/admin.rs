@@ -618,9 +618,10 @@ fn default_family_as_recorded(dir: &Path) -> Result<strata::Options, BoxError> {
     Ok(options)
 }
 
-/// How `strata repair` ended, as its exit status says: 0 when every table and every WAL
+/// How `strata repair` ended, as its exit status says: 0 when every table, blob file and WAL
 /// record was kept, 2 when the database was repaired but something could not be kept
-/// (tables moved to `lost/`, a WAL's bad tail, updates of a family whose name was lost);
+/// (tables or blob files moved to `lost/`, a WAL's bad tail, updates of a family whose name
+/// was lost);
 /// 1 (an error) when it was refused or failed.
 pub enum Repaired {
     /// Everything kept.
@@ -660,6 +661,14 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
         report.tables_kept.len(),
         numbers(&report.tables_kept)
     )?;
+    if !report.blob_files_kept.is_empty() {
+        writeln!(
+            out,
+            "blob files kept: {} [{}]",
+            report.blob_files_kept.len(),
+            numbers(&report.blob_files_kept)
+        )?;
+    }
     writeln!(
         out,
         "WALs converted: {} [{}] into {} tables [{}]: {} updates written, {} already in \
@@ -691,6 +700,17 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     for (number, why) in &report.tables_lost {
         writeln!(out, "  {number:06}.sst: {why}")?;
     }
+    if !report.blob_files_lost.is_empty() {
+        writeln!(
+            out,
+            "blob files moved to {}/: {}",
+            strata::LOST_DIR,
+            report.blob_files_lost.len()
+        )?;
+        for (number, why) in &report.blob_files_lost {
+            writeln!(out, "  {number:06}.blob: {why}")?;
+        }
+    }
     if !report.families_merged.is_empty() {
         writeln!(
             out,
@@ -703,7 +723,10 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     for path in &report.moved_to_lost {
         writeln!(out, "moved: {}", path.display())?;
     }
+    // A blob file set aside counts even when no kept table refers to it: one of the tables
+    // set aside may have.
     let lossy = !report.tables_lost.is_empty()
+        || !report.blob_files_lost.is_empty()
         || !report.wal_corruptions.is_empty()
         || report.wal_entries_dropped > 0;
     Ok(if lossy {

@@ -103,10 +103,10 @@ enum Command {
     /// properties name, each WAL becomes tables (up to a bad record), unreadable tables,
     /// the WALs and the old manifests move to DIR/lost/. Refused while the database is open.
     #[command(
-        after_help = "Exit status: 0 when repaired with every table and WAL record \
-        kept; 2 when repaired but something could not be kept (a table moved to lost/, a \
-        WAL's damaged tail, WAL updates of a column family whose name only the lost manifest \
-        held); 1 when refused (the database is open, not a database) or failed."
+        after_help = "Exit status: 0 when repaired with every table, blob file and WAL \
+        record kept; 2 when repaired but something could not be kept (a table or blob file \
+        moved to lost/, a WAL's damaged tail, WAL updates of a column family whose name only \
+        the lost manifest held); 1 when refused (the database is open, not a database) or failed."
     )]
     Repair {
         /// The database directory.
