@@ -272,44 +272,43 @@ impl EngineFlags {
     /// db_bench's), as `--name=value`: what an engine without blob files must refuse.
     pub fn blob_flags_set(&self) -> Vec<String> {
         let d = Options::default();
-        let flags = [
+        let text = |v: &dyn ToString| v.to_string();
+        [
             (
                 "enable_blob_files",
-                self.enable_blob_files != d.enable_blob_files,
-                self.enable_blob_files.to_string(),
+                text(&self.enable_blob_files),
+                text(&d.enable_blob_files),
             ),
             (
                 "min_blob_size",
-                self.min_blob_size != d.min_blob_size,
-                self.min_blob_size.to_string(),
+                text(&self.min_blob_size),
+                text(&d.min_blob_size),
             ),
             (
                 "blob_file_size",
-                self.blob_file_size != d.blob_file_size,
-                self.blob_file_size.to_string(),
+                text(&self.blob_file_size),
+                text(&d.blob_file_size),
             ),
             (
                 "enable_blob_garbage_collection",
-                self.enable_blob_garbage_collection != d.enable_blob_garbage_collection,
-                self.enable_blob_garbage_collection.to_string(),
+                text(&self.enable_blob_garbage_collection),
+                text(&d.enable_blob_garbage_collection),
             ),
             (
                 "blob_garbage_collection_age_cutoff",
-                self.blob_garbage_collection_age_cutoff != d.blob_garbage_collection_age_cutoff,
-                self.blob_garbage_collection_age_cutoff.to_string(),
+                text(&self.blob_garbage_collection_age_cutoff),
+                text(&d.blob_garbage_collection_age_cutoff),
             ),
             (
                 "blob_garbage_collection_force_threshold",
-                self.blob_garbage_collection_force_threshold
-                    != d.blob_garbage_collection_force_threshold,
-                self.blob_garbage_collection_force_threshold.to_string(),
+                text(&self.blob_garbage_collection_force_threshold),
+                text(&d.blob_garbage_collection_force_threshold),
             ),
-        ];
-        flags
-            .into_iter()
-            .filter(|(_, set, _)| *set)
-            .map(|(name, _, value)| format!("--{name}={value}"))
-            .collect()
+        ]
+        .into_iter()
+        .filter(|(_, value, default)| value != default)
+        .map(|(name, value, _)| format!("--{name}={value}"))
+        .collect()
     }
 
     /// The blob settings in a line, when `--enable_blob_files` is on.
