@@ -5,6 +5,8 @@
 //! Keys are shown one way in all of them, as the engine's own messages show them:
 //! `user_key#seq,KIND`, printable ASCII as is and other bytes as `\xNN` (see [`show_key`]).
 //! A database without tables says why: what its write-ahead logs hold (see [`no_tables`]).
+//! A BLOB entry (a value kept in a blob file) shows its reference as `strata blob dump`
+//! shows the record (see [`show_value`]).
 //!
 //! A table is read in the key order its properties name (`strata.comparator`), and a database
 //! is opened with each family's recorded comparator and ttl; only the built-in orders can be
@@ -18,9 +20,9 @@ use std::sync::Arc;
 
 use strata::fs::{FileSystem, PosixFs};
 use strata::internals::{
-    current_manifest, printable, read_edits, read_families, utc_datetime, DecodedBatch,
+    current_manifest, printable, read_edits, read_families, utc_datetime, BlobIndex, DecodedBatch,
     FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
-    Version, VersionEdit,
+    ValueKind, Version, VersionEdit,
 };
 use strata::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 
@@ -56,7 +58,7 @@ fn comparator_name(recorded: &str) -> String {
 
 /// Bytes for humans: printable ASCII as is, other bytes as `\xNN`; all as hex (`0x...`)
 /// with `hex`.
-fn show_bytes(bytes: &[u8], hex: bool) -> String {
+pub(crate) fn show_bytes(bytes: &[u8], hex: bool) -> String {
     if hex {
         let digits: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         format!("0x{digits}")
@@ -78,9 +80,22 @@ pub fn show_key(key: &[u8], hex: bool) -> String {
     }
 }
 
+/// The value of the entry `key` for humans: a BLOB entry's reference as the blob file's
+/// dump shows it (`blob 000012 at 24 (40 bytes)`, see `strata blob dump`), any other value
+/// as [`show_bytes`]. A reference that does not decode is shown raw after a note.
+fn show_value(key: &[u8], value: &[u8], hex: bool) -> String {
+    let blob = ParsedKey::parse(key).is_some_and(|k| k.kind == ValueKind::BlobIndex as u8);
+    if !blob {
+        return show_bytes(value, hex);
+    }
+    match BlobIndex::decode(value) {
+        Some(index) => index.to_string(),
+        None => format!("bad blob reference {}", show_bytes(value, hex)),
+    }
+}
+
 fn kind_name(kind: u8) -> String {
-    strata::internals::ValueKind::from_byte(kind)
-        .map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
+    ValueKind::from_byte(kind).map_or_else(|| format!("KIND{kind}"), |k| k.name().to_string())
 }
 
 /// A table of the manifest as `NNNNNN:[smallest-largest]`.
@@ -228,7 +243,7 @@ fn dump_table(
         if keys_only {
             writeln!(out, "{key}")?;
         } else {
-            writeln!(out, "{key} => {}", show_bytes(it.value(), hex))?;
+            writeln!(out, "{key} => {}", show_value(it.key(), it.value(), hex))?;
         }
         shown += 1;
         it.next();
@@ -508,6 +523,11 @@ pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::V
                 "levels": levels,
             },
             "compaction": compaction,
+            "blob_files": {
+                "files": s.blob_files,
+                "bytes": s.blob_file_bytes,
+                "garbage_bytes": s.blob_garbage_bytes,
+            },
         }));
     }
     let s = db.stats();
@@ -560,6 +580,11 @@ pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::V
             "filter": cache(s.block_cache_by_kind[2]),
         },
         "table_bytes_read": s.table_bytes_read,
+        "blob_reads": {
+            "values": s.blob_reads,
+            "bytes": s.blob_bytes_read,
+            "cache_hits": s.blob_cache_hits,
+        },
         "note": note,
     }))
 }
@@ -593,9 +618,10 @@ fn default_family_as_recorded(dir: &Path) -> Result<strata::Options, BoxError> {
     Ok(options)
 }
 
-/// How `strata repair` ended, as its exit status says: 0 when every table and every WAL
+/// How `strata repair` ended, as its exit status says: 0 when every table, blob file and WAL
 /// record was kept, 2 when the database was repaired but something could not be kept
-/// (tables moved to `lost/`, a WAL's bad tail, updates of a family whose name was lost);
+/// (tables or blob files moved to `lost/`, a WAL's bad tail, updates of a family whose name
+/// was lost);
 /// 1 (an error) when it was refused or failed.
 pub enum Repaired {
     /// Everything kept.
@@ -635,6 +661,14 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
         report.tables_kept.len(),
         numbers(&report.tables_kept)
     )?;
+    if !report.blob_files_kept.is_empty() {
+        writeln!(
+            out,
+            "blob files kept: {} [{}]",
+            report.blob_files_kept.len(),
+            numbers(&report.blob_files_kept)
+        )?;
+    }
     writeln!(
         out,
         "WALs converted: {} [{}] into {} tables [{}]: {} updates written, {} already in \
@@ -666,6 +700,17 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     for (number, why) in &report.tables_lost {
         writeln!(out, "  {number:06}.sst: {why}")?;
     }
+    if !report.blob_files_lost.is_empty() {
+        writeln!(
+            out,
+            "blob files moved to {}/: {}",
+            strata::LOST_DIR,
+            report.blob_files_lost.len()
+        )?;
+        for (number, why) in &report.blob_files_lost {
+            writeln!(out, "  {number:06}.blob: {why}")?;
+        }
+    }
     if !report.families_merged.is_empty() {
         writeln!(
             out,
@@ -678,7 +723,10 @@ pub fn repair(dir: &Path) -> Result<Repaired, BoxError> {
     for path in &report.moved_to_lost {
         writeln!(out, "moved: {}", path.display())?;
     }
+    // A blob file set aside counts even when no kept table refers to it: one of the tables
+    // set aside may have.
     let lossy = !report.tables_lost.is_empty()
+        || !report.blob_files_lost.is_empty()
         || !report.wal_corruptions.is_empty()
         || report.wal_entries_dropped > 0;
     Ok(if lossy {

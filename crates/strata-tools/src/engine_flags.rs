@@ -174,6 +174,35 @@ pub struct EngineFlags {
     /// --target_file_size_base).
     #[arg(long, default_value_t = 0)]
     pub max_compaction_bytes: u64,
+
+    /// Key-value separation: flushes and compactions write values of at least
+    /// --min_blob_size bytes to blob files and keep a reference in the tables (RocksDB's
+    /// integrated BlobDB).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub enable_blob_files: bool,
+
+    /// With --enable_blob_files, the smallest value kept in a blob file (smaller ones stay
+    /// in the tables).
+    #[arg(long, default_value_t = 0)]
+    pub min_blob_size: u64,
+
+    /// Blob files are cut at this size.
+    #[arg(long, default_value_t = 256 << 20)]
+    pub blob_file_size: u64,
+
+    /// Compactions move the live values of the oldest blob files into new ones, so that the
+    /// old files can be deleted.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub enable_blob_garbage_collection: bool,
+
+    /// The oldest fraction of the blob files whose values garbage collection moves (0 to 1).
+    #[arg(long, default_value_t = 0.25)]
+    pub blob_garbage_collection_age_cutoff: f64,
+
+    /// Garbage fraction of the oldest blob files at which the tables referring to them are
+    /// compacted (0 to 1; 1 turns it off).
+    #[arg(long, default_value_t = 1.0)]
+    pub blob_garbage_collection_force_threshold: f64,
 }
 
 impl EngineFlags {
@@ -229,7 +258,77 @@ impl EngineFlags {
         options.soft_pending_compaction_bytes_limit = self.soft_pending_compaction_bytes_limit;
         options.hard_pending_compaction_bytes_limit = self.hard_pending_compaction_bytes_limit;
         options.merge_operator = merge_operator(&self.merge_operator)?;
+        options.enable_blob_files = self.enable_blob_files;
+        options.min_blob_size = self.min_blob_size;
+        options.blob_file_size = self.blob_file_size;
+        options.enable_blob_garbage_collection = self.enable_blob_garbage_collection;
+        options.blob_garbage_collection_age_cutoff = self.blob_garbage_collection_age_cutoff;
+        options.blob_garbage_collection_force_threshold =
+            self.blob_garbage_collection_force_threshold;
         Ok(options)
+    }
+
+    /// The blob flags given other values than their defaults (which are the library's and
+    /// db_bench's), as `--name=value`: what an engine without blob files must refuse.
+    pub fn blob_flags_set(&self) -> Vec<String> {
+        let d = Options::default();
+        let text = |v: &dyn ToString| v.to_string();
+        [
+            (
+                "enable_blob_files",
+                text(&self.enable_blob_files),
+                text(&d.enable_blob_files),
+            ),
+            (
+                "min_blob_size",
+                text(&self.min_blob_size),
+                text(&d.min_blob_size),
+            ),
+            (
+                "blob_file_size",
+                text(&self.blob_file_size),
+                text(&d.blob_file_size),
+            ),
+            (
+                "enable_blob_garbage_collection",
+                text(&self.enable_blob_garbage_collection),
+                text(&d.enable_blob_garbage_collection),
+            ),
+            (
+                "blob_garbage_collection_age_cutoff",
+                text(&self.blob_garbage_collection_age_cutoff),
+                text(&d.blob_garbage_collection_age_cutoff),
+            ),
+            (
+                "blob_garbage_collection_force_threshold",
+                text(&self.blob_garbage_collection_force_threshold),
+                text(&d.blob_garbage_collection_force_threshold),
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, value, default)| value != default)
+        .map(|(name, value, _)| format!("--{name}={value}"))
+        .collect()
+    }
+
+    /// The blob settings in a line, when `--enable_blob_files` is on.
+    pub fn blob_settings(&self) -> Option<String> {
+        if !self.enable_blob_files {
+            return None;
+        }
+        let gc = if self.enable_blob_garbage_collection {
+            format!(
+                "garbage collection of the oldest {}% of the files, forced at {}% garbage",
+                self.blob_garbage_collection_age_cutoff * 100.0,
+                self.blob_garbage_collection_force_threshold * 100.0
+            )
+        } else {
+            "no garbage collection".to_string()
+        };
+        Some(format!(
+            "values of {} bytes or more, files cut at {} bytes, {gc}",
+            self.min_blob_size, self.blob_file_size
+        ))
     }
 
     /// The write options of `--sync`, with or without the WAL.
@@ -311,6 +410,12 @@ mod tests {
             "--hard_pending_compaction_bytes_limit=12",
             "--max_compaction_bytes=13",
             "--merge_operator=uint64add",
+            "--enable_blob_files",
+            "--min_blob_size=14",
+            "--blob_file_size=15",
+            "--enable_blob_garbage_collection=1",
+            "--blob_garbage_collection_age_cutoff=0.5",
+            "--blob_garbage_collection_force_threshold=0.75",
         ])
         .unwrap();
         let o = f.options().unwrap();
@@ -343,6 +448,12 @@ mod tests {
             o.merge_operator.map(|m| m.name().to_string()).as_deref(),
             Some("uint64add")
         );
+        assert!(o.enable_blob_files);
+        assert_eq!(o.min_blob_size, 14);
+        assert_eq!(o.blob_file_size, 15);
+        assert!(o.enable_blob_garbage_collection);
+        assert_eq!(o.blob_garbage_collection_age_cutoff, 0.5);
+        assert_eq!(o.blob_garbage_collection_force_threshold, 0.75);
     }
 
     #[test]
@@ -358,6 +469,52 @@ mod tests {
         same.bloom_bits_per_key = library.bloom_bits_per_key;
         same.compression = library.compression;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
+    }
+
+    #[test]
+    fn blob_flags_away_from_their_defaults_are_named_and_described() {
+        let f = parse(&[]).unwrap();
+        assert!(f.blob_flags_set().is_empty());
+        assert_eq!(f.blob_settings(), None);
+        // The default written out is no change.
+        let f = parse(&["--enable_blob_files=0", "--blob_file_size=268435456"]).unwrap();
+        assert!(f.blob_flags_set().is_empty(), "{:?}", f.blob_flags_set());
+        let f = parse(&[
+            "--min_blob_size=64",
+            "--blob_garbage_collection_age_cutoff=0.5",
+        ])
+        .unwrap();
+        assert_eq!(
+            f.blob_flags_set(),
+            [
+                "--min_blob_size=64",
+                "--blob_garbage_collection_age_cutoff=0.5"
+            ]
+        );
+        assert_eq!(f.blob_settings(), None, "off without --enable_blob_files");
+        for (flags, settings) in [
+            (
+                &["--enable_blob_files"][..],
+                "values of 0 bytes or more, files cut at 268435456 bytes, no garbage collection",
+            ),
+            (
+                &[
+                    "--enable_blob_files",
+                    "--min_blob_size=1024",
+                    "--blob_file_size=1000000",
+                    "--enable_blob_garbage_collection",
+                    "--blob_garbage_collection_force_threshold=0.5",
+                ][..],
+                "values of 1024 bytes or more, files cut at 1000000 bytes, garbage collection \
+                 of the oldest 25% of the files, forced at 50% garbage",
+            ),
+        ] {
+            let f = parse(flags).unwrap();
+            assert_eq!(f.blob_settings().as_deref(), Some(settings), "{flags:?}");
+            assert!(f
+                .blob_flags_set()
+                .contains(&"--enable_blob_files=true".to_string()));
+        }
     }
 
     #[test]

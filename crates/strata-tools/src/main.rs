@@ -4,8 +4,8 @@
 //!   lines, plus the figures that explain them.
 //! - `strata stress [--crash]`: random operations checked against an expected state, and
 //!   kills at random moments followed by verification.
-//! - `strata sst dump|verify FILE|DIR`, `strata manifest dump DIR`, `strata stats DIR`:
-//!   inspection; `strata flush DIR`: write a database's memtables to tables;
+//! - `strata sst dump|verify FILE|DIR`, `strata blob dump|verify FILE|DIR...`,
+//!   `strata manifest dump DIR`, `strata stats DIR`: inspection; `strata flush DIR`: write a database's memtables to tables;
 //!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata repair DIR`: a
 //!   new manifest rebuilt from the tables and WALs; `strata backup ...`:
 //!   incremental backups of a database and their restores.
@@ -16,6 +16,7 @@
 mod admin;
 mod backup;
 mod bench;
+mod blob;
 mod bulk;
 mod db_dir;
 mod engine_flags;
@@ -56,6 +57,11 @@ enum Command {
         #[command(subcommand)]
         command: SstCommand,
     },
+    /// Inspect a blob file (values kept apart from the tree with --enable_blob_files).
+    Blob {
+        #[command(subcommand)]
+        command: BlobCommand,
+    },
     /// Inspect a database's manifest.
     Manifest {
         #[command(subcommand)]
@@ -71,7 +77,8 @@ enum Command {
          \"active_memtable_bytes\", \"immutable_memtables\", \"immutable_memtable_bytes\", \
          \"levels\": [{\"level\", \"files\", \"bytes\"}]}, \"compaction\": [{\"level\", \
          \"files\", \"bytes\", \"score\", \"count\", \"moves\", \"read_bytes\", \
-         \"write_bytes\", \"write_amp\", \"seconds\"}]}], \"writes\": {\"batches\", \
+         \"write_bytes\", \"write_amp\", \"seconds\"}], \"blob_files\": {\"files\", \
+         \"bytes\", \"garbage_bytes\"}}], \"writes\": {\"batches\", \
          \"keys\", \"user_bytes\", \"groups\", \"wal_syncs\", \"wal_bytes\", \"write_amp\"}, \
          \"reads\": {\"gets\", \"found\"}, \"memtables\": {\"active_entries\", \
          \"active_bytes\", \"immutable\", \"immutable_bytes\", \"switches\"}, \
@@ -81,7 +88,8 @@ enum Command {
          {\"pending_bytes\", \"running\", \"skipped_for_space\", \"subcompactions\"}, \
          \"tables\": {\"open\", \"opens\"}, \"bloom\": {\"checks\", \"negatives\"}, \
          \"block_cache\": {\"data\", \"index\", \"filter\": each {\"hits\", \"misses\"}}, \
-         \"table_bytes_read\", \"note\" (why there are no tables, or null)}"
+         \"table_bytes_read\", \"blob_reads\": {\"values\", \"bytes\", \"cache_hits\"}, \
+         \"note\" (why there are no tables, or null)}"
     ))]
     Stats {
         /// The database directory.
@@ -95,10 +103,10 @@ enum Command {
     /// properties name, each WAL becomes tables (up to a bad record), unreadable tables,
     /// the WALs and the old manifests move to DIR/lost/. Refused while the database is open.
     #[command(
-        after_help = "Exit status: 0 when repaired with every table and WAL record \
-        kept; 2 when repaired but something could not be kept (a table moved to lost/, a \
-        WAL's damaged tail, WAL updates of a column family whose name only the lost manifest \
-        held); 1 when refused (the database is open, not a database) or failed."
+        after_help = "Exit status: 0 when repaired with every table, blob file and WAL \
+        record kept; 2 when repaired but something could not be kept (a table or blob file \
+        moved to lost/, a WAL's damaged tail, WAL updates of a column family whose name only \
+        the lost manifest held); 1 when refused (the database is open, not a database) or failed."
     )]
     Repair {
         /// The database directory.
@@ -204,7 +212,8 @@ enum Command {
 #[derive(Subcommand)]
 enum SstCommand {
     /// Print a table's properties and entries (`key#seq,KIND => value`; bytes other than
-    /// printable ASCII as \xNN).
+    /// printable ASCII as \xNN; a BLOB entry's value as its reference,
+    /// `blob NNNNNN at OFFSET (SIZE bytes)`, which `strata blob dump` shows).
     Dump {
         /// The table file, or a database directory (every table in it).
         path: PathBuf,
@@ -242,6 +251,30 @@ enum SstCommand {
         /// rocksdb.ReverseBytewiseComparator; that of the family it will be ingested into.
         #[arg(long)]
         comparator: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BlobCommand {
+    /// Print a blob file's header, its records (`blob NNNNNN at OFFSET (SIZE bytes): key K,
+    /// value N bytes: V`, as `strata sst dump` shows a table's reference to one) and its
+    /// footer; every record is checked as it is read.
+    Dump {
+        /// Blob files, or database directories (every NNNNNN.blob in them).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print keys and values as hex.
+        #[arg(long)]
+        hex: bool,
+        /// Print whole values (default: the first 32 bytes of each).
+        #[arg(long)]
+        values: bool,
+    },
+    /// Read and checksum every record of blob files, and check them against the footer.
+    Verify {
+        /// Blob files, or database directories (every NNNNNN.blob in them).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
     },
 }
 
@@ -290,6 +323,12 @@ fn main() -> ExitCode {
                 writeln!(std::io::stderr(), "wrote {n} entries to {}", out.display())
                     .map_err(Into::into)
             }),
+        },
+        Command::Blob { command } => match command {
+            BlobCommand::Dump { paths, hex, values } => {
+                blob::dump(&paths, blob::DumpOptions { hex, values })
+            }
+            BlobCommand::Verify { paths } => blob::verify(&paths),
         },
         Command::Manifest {
             command: ManifestCommand::Dump { dir },

@@ -239,3 +239,93 @@ fn sst_dump_prints_the_range_tombstones_and_their_count() {
         .collect();
     assert_eq!(tombstones, ["a-m#2"], "{out}");
 }
+
+#[test]
+fn sst_dump_shows_a_blob_entry_as_the_reference_blob_dump_prints() {
+    use strata::fs::{FileSystem, PosixFs};
+    use strata::internals::range_del::TableBuilder;
+    use strata::internals::{append_internal_key, BlobFileWriter, TableOptions, ValueKind};
+    let (put, blob) = (ValueKind::Put as u8, ValueKind::BlobIndex as u8);
+    let dir = tempfile::tempdir().unwrap();
+    let blob_path = dir.path().join("000012.blob");
+    let mut blobs =
+        BlobFileWriter::create(&PosixFs, &blob_path, 12, 0, strata::Compression::None).unwrap();
+    blobs.add(b"avocado", &[b'a'; 100]).unwrap();
+    let reference = blobs.add(b"banana", &[b'b'; 200]).unwrap();
+    blobs.finish().unwrap();
+    let path = dir.path().join("000007.sst");
+    let mut builder = TableBuilder::new(
+        PosixFs.create_writable(&path).unwrap(),
+        TableOptions::for_internal_keys(),
+    );
+    for (user_key, seq, kind, value) in [
+        (&b"apple"[..], 3, put, b"red".to_vec()),
+        (b"banana", 5, blob, reference.encode()),
+        // Not a whole reference: shown raw, marked.
+        (b"cherry", 4, blob, b"\xff".to_vec()),
+    ] {
+        let mut key = Vec::new();
+        append_internal_key(&mut key, user_key, seq, kind);
+        builder.add(&key, &value).unwrap();
+    }
+    builder.finish().unwrap();
+    let (ok, out, err) = on(&["sst", "dump"], &path);
+    assert!(ok, "{err}");
+    let entries: Vec<&str> = out.lines().filter(|l| l.contains(" => ")).collect();
+    assert_eq!(entries.len(), 3, "{out}");
+    assert_eq!(entries[0], "apple#3,PUT => red");
+    let shown = format!(" => {reference}");
+    assert_eq!(entries[1], format!("banana#5,BLOB{shown}"));
+    assert_eq!(entries[2], "cherry#4,BLOB => bad blob reference \\xff");
+    assert!(shown.starts_with(" => blob 000012 at "), "{shown}");
+    // The blob file's dump has a line for the same reference, with the key.
+    let (ok, blob_dump, err) = strata(&["blob", "dump", blob_path.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(
+        blob_dump.contains(&format!("\n{reference}: key banana, value 200 bytes: ")),
+        "{blob_dump}"
+    );
+    // --hex changes the keys, not the reference.
+    let (ok, out, err) = on(&["sst", "dump", "--hex"], &path);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("{shown}\n")), "{out}");
+    assert!(out.contains(" => bad blob reference 0xff\n"), "{out}");
+}
+
+#[test]
+fn stats_count_the_blob_files_and_their_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
+    options.enable_blob_files = true;
+    options.min_blob_size = 50;
+    let db = strata::Db::open(dir.path(), options).unwrap();
+    for i in 0..100u32 {
+        db.put(format!("key{i:03}"), vec![b'v'; 100 + i as usize])
+            .unwrap();
+    }
+    db.put(b"small", b"kept in the table").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    let blobs: Vec<u64> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "blob"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .collect();
+    assert!(!blobs.is_empty());
+    let (ok, out, err) = on(&["stats", "--json"], dir.path());
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let family = &json["families"][0]["blob_files"];
+    assert_eq!(family["files"], blobs.len() as u64, "{out}");
+    assert_eq!(family["bytes"], blobs.iter().sum::<u64>(), "{out}");
+    assert_eq!(family["garbage_bytes"], 0, "{out}");
+    assert!(json["blob_reads"]["values"].is_u64(), "{out}");
+    let (ok, text, err) = on(&["stats"], dir.path());
+    assert!(ok, "{err}");
+    assert!(
+        text.contains(&format!("blob files: {} files, ", blobs.len())),
+        "{text}"
+    );
+}

@@ -1160,3 +1160,98 @@ fn read_steps_report_cache_misses_and_pages_from_disk_per_operation() {
     assert!(misses > 0.0 && misses <= 3.0, "{reads}");
     assert!(per_op(" pages from disk/op") >= 0.0, "{reads}");
 }
+
+#[test]
+fn blob_flags_reach_every_engine_with_blob_files_and_are_refused_on_lmdb() {
+    for engine in engines().into_iter().filter(|&e| e != "lmdb") {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                &format!("--engine={engine}"),
+                "--num=2000",
+                "--benchmarks=fillseq,flush,readrandom",
+                "--enable_blob_files",
+                "--min_blob_size=50",
+                "--blob_file_size=1000000",
+                "--enable_blob_garbage_collection",
+            ],
+        );
+        assert!(ok, "{engine}: {err}");
+        assert!(
+            out.contains(
+                "Blob files: values of 50 bytes or more, files cut at 1000000 bytes, garbage \
+                 collection of the oldest 25% of the files, forced at 100% garbage\n"
+            ),
+            "{engine}: {out}"
+        );
+        let lines = parse(&out);
+        assert_eq!(lines[1].found, Some((2000, 2000)), "{engine}: {out}");
+        // The tree's shape names its blob files; the reads, the bytes read from them.
+        let flushed = out.lines().find(|l| l.starts_with("flush ")).unwrap();
+        assert!(flushed.contains(" | blob "), "{engine}: {flushed}");
+        assert!(out.contains(" blob bytes read/op"), "{engine}: {out}");
+        // Every value went to a blob file at the flush; the size on disk names their share.
+        let blob_files = std::fs::read_dir(&db)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "blob")
+            })
+            .count();
+        assert!(blob_files > 0, "{engine}");
+        let total = out.lines().find(|l| l.starts_with("run total")).unwrap();
+        assert!(
+            total.contains(&format!(" in {blob_files} blob files / ")),
+            "{engine}: {blob_files} blob files; {total}"
+        );
+        if engine == "strata" {
+            // The table holds references, each the line of a record blob dump shows.
+            let dir = db.to_str().unwrap();
+            let (ok, tables, err) = common::strata(&["sst", "dump", dir]);
+            assert!(ok, "{err}");
+            let references: Vec<&str> = tables
+                .lines()
+                .filter_map(|l| l.split_once(",BLOB => ").map(|(_, r)| r))
+                .collect();
+            assert_eq!(references.len(), 2000, "{tables}");
+            let (ok, blobs, err) = common::strata(&["blob", "dump", dir]);
+            assert!(ok, "{err}");
+            for r in references {
+                assert!(
+                    blobs.contains(&format!("\n{r}: key ")),
+                    "{r} not in {blobs}"
+                );
+            }
+            let (ok, verified, err) = common::strata(&["blob", "verify", dir]);
+            assert!(ok && verified.contains(": OK, "), "{verified}{err}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    for (flags, named) in [
+        (
+            &["--engine=lmdb", "--enable_blob_files", "--min_blob_size=64"][..],
+            &[
+                "--enable_blob_files=true, --min_blob_size=64",
+                "--engine=lmdb",
+            ][..],
+        ),
+        (
+            &["--blob_garbage_collection_age_cutoff=2"][..],
+            &["blob_garbage_collection_age_cutoff is 2"][..],
+        ),
+    ] {
+        let mut all = vec!["--benchmarks=fillseq", "--num=10"];
+        all.extend(flags);
+        let (ok, out, err) = bench(&db, &all);
+        assert!(!ok, "{flags:?} must fail:\n{out}");
+        for n in named {
+            assert!(err.contains(n), "{flags:?}: {n} not named in: {err}");
+        }
+    }
+}

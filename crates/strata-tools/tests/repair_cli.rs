@@ -257,3 +257,67 @@ fn repair_takes_the_default_familys_order_from_its_tables() {
     let keys: Vec<Vec<u8>> = handle.range::<&[u8], _>(..).map(|e| e.unwrap().0).collect();
     assert_eq!(keys, [b"c", b"b", b"a"]);
 }
+
+/// A database whose values live in blob files: repair keeps the blob files the tables refer
+/// to (status 0, every value back); a damaged blob file is set aside, named with its error,
+/// and the status is 2.
+#[test]
+fn repair_keeps_the_blob_files_and_sets_aside_a_damaged_one() {
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("db");
+    let mut options = strata::Options::default();
+    options.create_if_missing = true;
+    options.enable_blob_files = true;
+    options.min_blob_size = 20;
+    options.blob_file_size = 4000;
+    let opened = strata::Db::open(&db, options).unwrap();
+    for i in 0..100u32 {
+        opened
+            .put(format!("k{i:03}"), format!("value {i} {}", "b".repeat(40)))
+            .unwrap();
+    }
+    opened.flush().unwrap();
+    opened.close().unwrap();
+    let mut blobs: Vec<String> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".blob"))
+        .collect();
+    blobs.sort();
+    assert!(blobs.len() >= 2, "blob files cut at 4000 bytes: {blobs:?}");
+    let db_arg = db.to_str().unwrap();
+    let (ok, before, err) = strata(&["dump", db_arg]);
+    assert!(ok, "{err}");
+
+    lose_the_manifest(&db);
+    let (status, out, err) = strata_status(&["repair", db_arg]);
+    assert_eq!(status, 0, "{out}\n{err}");
+    let numbers: Vec<&str> = blobs.iter().map(|n| n.trim_end_matches(".blob")).collect();
+    assert!(
+        out.contains(&format!(
+            "blob files kept: {} [{}]",
+            blobs.len(),
+            numbers.join(" ")
+        )),
+        "{out}"
+    );
+    let (ok, after, err) = strata(&["dump", db_arg]);
+    assert!(ok, "{err}");
+    assert_eq!(after, before);
+
+    // A flipped byte in the first blob file's header (its column family, under the header's
+    // checksum).
+    lose_the_manifest(&db);
+    let first = db.join(&blobs[0]);
+    let mut bytes = std::fs::read(&first).unwrap();
+    bytes[12] ^= 0x01;
+    std::fs::write(&first, &bytes).unwrap();
+    let (status, out, err) = strata_status(&["repair", db_arg]);
+    assert_eq!(status, 2, "{out}\n{err}");
+    assert!(out.contains("blob files moved to lost/: 1"), "{out}");
+    assert!(
+        out.contains(&format!("  {}: corruption in ", blobs[0])),
+        "{out}"
+    );
+    assert!(db.join("lost").join(&blobs[0]).exists());
+}

@@ -20,6 +20,67 @@ fn a_plain_run_verifies_after_reopening() {
 }
 
 #[test]
+fn runs_with_blob_files_verify_with_values_on_both_sides_of_the_blob_size() {
+    // Values of 16 to 300 bytes: with --min_blob_size=150 about half go to blob files.
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("--db={}", dir.path().join("db").display());
+    let blobs = [
+        "--enable_blob_files",
+        "--min_blob_size=150",
+        "--blob_file_size=20000",
+        "--enable_blob_garbage_collection",
+        "--blob_garbage_collection_age_cutoff=0.5",
+    ];
+    let mut flags = vec![db.as_str(), "--duration=2", "--keys=2000", "--threads=3"];
+    flags.extend(blobs);
+    let (ok, out, err) = stress(&flags);
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains(
+            "blob files: values of 150 bytes or more, files cut at 20000 bytes, garbage \
+             collection of the oldest 50% of the files, forced at 100% garbage\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("reopened and verified 2000 keys"), "{out}");
+    let blob_files = std::fs::read_dir(dir.path().join("db"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "blob")
+        })
+        .count();
+    assert!(blob_files > 0, "the run wrote no blob file");
+
+    let db = format!("--db={}", dir.path().join("crash").display());
+    let mut flags = vec![
+        db.as_str(),
+        "--crash",
+        "--duration=4",
+        "--kill_interval_ms=700",
+        "--keys=2000",
+    ];
+    flags.extend(blobs);
+    let (ok, out, err) = stress(&flags);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("crash test passed"), "{out}");
+
+    let db = format!("--db={}", dir.path().join("refused").display());
+    let (ok, _, err) = stress(&[
+        &db,
+        "--duration=1",
+        "--blob_garbage_collection_force_threshold=1.5",
+    ]);
+    assert!(
+        !ok && err.contains("blob_garbage_collection_force_threshold is 1.5"),
+        "{err}"
+    );
+}
+
+#[test]
 fn crash_mode_kills_and_verifies_with_universal_compaction_and_sync() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("--db={}", dir.path().join("db").display());

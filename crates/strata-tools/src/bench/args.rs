@@ -24,7 +24,9 @@ compact0 and compact1 are not available: the rocksdb crate has no CompactFiles).
 With --engine=lmdb these flags are accepted and have no effect (LMDB is a copy-on-write
 B-tree: no log, memtable, levels, compaction, compression, filter or cache of its own):
   {}
-and flush is an fsync of the data file, the compaction steps do nothing.
+and flush is an fsync of the data file, the compaction steps do nothing. The blob flags
+(--enable_blob_files, --min_blob_size, --blob_file_size, --enable_blob_garbage_collection,
+--blob_garbage_collection_*) are refused there: LMDB keeps every value in its pages.
 
 Transactions (--transaction_db, --optimistic_transaction_db, randomtransaction,
 updaterandomcursor) use Strata's TransactionDb (deadlock detection on) or optimistic
@@ -419,6 +421,20 @@ impl BenchArgs {
         Ok(())
     }
 
+    /// The blob flags that the engine cannot use, as an error naming them. LMDB has no blob
+    /// files: a run that asks for them is refused rather than measured without them.
+    pub fn check_blob_flags(&self) -> Result<(), String> {
+        let set = self.options.blob_flags_set();
+        if self.engine == super::engine::EngineKind::Lmdb && !set.is_empty() {
+            return Err(format!(
+                "{} cannot be used with --engine=lmdb: LMDB keeps every value in its \
+                 B-tree's pages and has no blob files",
+                set.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
     /// YCSB's record count of ycsb_load.
     pub fn ycsb_records(&self) -> u64 {
         match self.ycsb_records {
@@ -489,6 +505,25 @@ mod tests {
         let a = parse(&["--num=10", "--disable_wal=1", "--num=20", "--disable_wal=0"]).unwrap();
         assert_eq!(a.num, 20);
         assert!(!a.disable_wal);
+    }
+
+    #[test]
+    fn blob_flags_are_refused_on_lmdb_naming_them_and_taken_elsewhere() {
+        for engine in ["strata", "rocksdb", "lmdb"] {
+            let engine_flag = format!("--engine={engine}");
+            let plain = parse(&[&engine_flag]).unwrap();
+            assert_eq!(plain.check_blob_flags(), Ok(()), "{engine}");
+            let blobs =
+                parse(&[&engine_flag, "--enable_blob_files", "--min_blob_size=512"]).unwrap();
+            match (engine, blobs.check_blob_flags()) {
+                ("lmdb", Err(e)) => assert!(
+                    e.contains("--enable_blob_files=true, --min_blob_size=512")
+                        && e.contains("--engine=lmdb"),
+                    "{e}"
+                ),
+                (_, result) => assert_eq!(result, Ok(()), "{engine}"),
+            }
+        }
     }
 
     #[test]

@@ -186,7 +186,8 @@ fn check_flags(args: &BenchArgs) -> Result<(), String> {
         Some((_, why)) => Err(why.to_string()),
         None => range_tombstones::check_flags(args)
             .and_then(|()| args.check_prefix_flags())
-            .and_then(|()| args.check_txn_flags()),
+            .and_then(|()| args.check_txn_flags())
+            .and_then(|()| args.check_blob_flags()),
     }
 }
 
@@ -383,6 +384,9 @@ fn print_header(
         "Memtable:   {} write buffer",
         mb(args.options.write_buffer_size as u64)
     )?;
+    if let Some(blobs) = args.options.blob_settings() {
+        outln!("Blob files: {blobs}")?;
+    }
     let unused = engine::unused_flags(args.engine);
     if !unused.is_empty() {
         outln!("Unused:     {} (no meaning here)", unused.join(", "))?;
@@ -719,11 +723,15 @@ fn print_explanation(
             Some(b) => format!(", {:.0} table bytes read/op", b as f64 / ops),
             None => String::new(),
         };
+        let blob_read = match step.blob_bytes_read {
+            Some(b) if b > 0 => format!(", {:.0} blob bytes read/op", b as f64 / ops),
+            _ => String::new(),
+        };
         // Pages the kernel read from the disk for this process (not those the page cache
         // served): with the database larger than memory, the reads that cost.
         let pages_read = after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / 4096.0;
         outln!(
-            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses ({:.2} misses/op){table_read}, {:.2} pages from disk/op",
+            "             : reads: {:.2} bloom checks/op ({:.1}% negative), block cache {} hits {} misses ({:.2} misses/op){table_read}{blob_read}, {:.2} pages from disk/op",
             step.bloom_checks as f64 / ops,
             100.0 * step.bloom_negatives as f64 / step.bloom_checks.max(1) as f64,
             step.cache_hits,
@@ -814,20 +822,25 @@ fn write_amp(
 }
 
 /// `space-amp S (size on disk / live user data)` where the run knows the live keys, else the
-/// size on disk.
+/// size on disk. The size on disk is the whole directory's, blob files included; when there
+/// are any, their share follows.
 fn space_amp(args: &BenchArgs, db: &dyn Engine, live: &LiveKeys) -> String {
     let on_disk = dir_size(db.path());
+    let blobs = match report::blob_files(db.path()) {
+        (0, _) => String::new(),
+        (n, bytes) => format!(", of which {} in {n} blob files", mb(bytes)),
+    };
     let live_bytes = live
         .count()
         .map(|n| n * (args.key_size + args.value_size) as u64);
     match live_bytes {
         Some(b) if b > 0 => format!(
-            "space-amp {:.2} ({} on disk / {} live user data)",
+            "space-amp {:.2} ({} on disk{blobs} / {} live user data)",
             on_disk as f64 / b as f64,
             mb(on_disk),
             mb(b)
         ),
-        _ => format!("{} on disk", mb(on_disk)),
+        _ => format!("{} on disk{blobs}", mb(on_disk)),
     }
 }
 

@@ -381,6 +381,20 @@ pub fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
+/// The blob files directly in `dir` (`NNNNNN.blob`, as both Strata and RocksDB name them):
+/// how many, and their bytes. They are part of [`dir_size`] already.
+pub fn blob_files(dir: &Path) -> (u64, u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".blob"))
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .fold((0, 0), |(n, bytes), m| (n + 1, bytes + m.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,5 +434,22 @@ mod tests {
                 assert!(Histogram::bucket_limit(b - 1) < ns, "{ns}");
             }
         }
+    }
+
+    #[test]
+    fn blob_files_are_counted_apart_and_within_the_directory_size() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, len) in [
+            ("000007.blob", 100),
+            ("000009.blob", 50),
+            ("000008.sst", 70),
+            ("MANIFEST-000001", 5),
+        ] {
+            std::fs::write(dir.path().join(name), vec![0u8; len]).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("x.blob")).unwrap();
+        assert_eq!(blob_files(dir.path()), (2, 150));
+        assert_eq!(dir_size(dir.path()), 225);
+        assert_eq!(blob_files(&dir.path().join("missing")), (0, 0));
     }
 }

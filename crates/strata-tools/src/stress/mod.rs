@@ -61,7 +61,8 @@ type BoxError = Box<dyn std::error::Error>;
 
 /// `strata stress` flags. The engine's options are the bench's, with other defaults: the
 /// library's (a bloom filter, no compression), and sizes so small that flushes and
-/// compactions happen all the time.
+/// compactions happen all the time (and, with `--enable_blob_files`, blob files are cut
+/// often).
 #[derive(Args, Debug, Clone)]
 #[command(
     rename_all = "snake_case",
@@ -72,7 +73,8 @@ type BoxError = Box<dyn std::error::Error>;
     mut_arg("compression_type", |a| a.default_value("none")),
     mut_arg("bloom_bits", |a| a.default_value("10")),
     mut_arg("max_background_jobs", |a| a.default_value("3")),
-    mut_arg("max_subcompactions", |a| a.default_value("2"))
+    mut_arg("max_subcompactions", |a| a.default_value("2")),
+    mut_arg("blob_file_size", |a| a.default_value("65536"))
 )]
 pub struct StressArgs {
     /// Database directory (created if missing; an existing one is verified first).
@@ -294,6 +296,9 @@ fn value_id(k: u64, v: &[u8], a: &StressArgs) -> Option<u32> {
 
 /// Runs `strata stress`.
 pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
+    if let (false, Some(blobs)) = (args.child, args.options.blob_settings()) {
+        writeln!(std::io::stdout(), "blob files: {blobs}")?;
+    }
     if args.txn {
         return run_bank(args);
     }
@@ -1154,6 +1159,12 @@ mod tests {
             "--keys=77",
             "--ops=put=1",
             "--bloom_bits=3",
+            "--enable_blob_files",
+            "--min_blob_size=100",
+            "--blob_file_size=5000",
+            "--enable_blob_garbage_collection=1",
+            "--blob_garbage_collection_age_cutoff=0.5",
+            "--blob_garbage_collection_force_threshold=0.8",
         ]
         .map(OsString::from)
         .to_vec();
@@ -1162,6 +1173,16 @@ mod tests {
         assert_eq!(child.options.compaction_style, 1);
         assert_eq!(child.options.compression_type, "zstd");
         assert_eq!(child.options.bloom_bits, 3);
+        let o = options(&child).unwrap();
+        assert!(o.enable_blob_files && o.enable_blob_garbage_collection);
+        assert_eq!((o.min_blob_size, o.blob_file_size), (100, 5000));
+        assert_eq!(
+            (
+                o.blob_garbage_collection_age_cutoff,
+                o.blob_garbage_collection_force_threshold
+            ),
+            (0.5, 0.8)
+        );
         assert!(child.options.sync && child.child && !child.crash);
         assert_eq!((child.keys, child.ops.as_str()), (77, "put=1"));
         assert_eq!((child.duration, child.seed), (1_000_000, 9));
@@ -1180,6 +1201,7 @@ mod tests {
             ),
             (64 << 10, 64 << 10, 256 << 10)
         );
+        assert_eq!((o.enable_blob_files, o.blob_file_size), (false, 64 << 10));
         assert_eq!((o.max_background_jobs, o.max_subcompactions), (3, 2));
         assert_eq!(
             o.merge_operator.as_ref().map(|m| m.name()),
@@ -1193,6 +1215,7 @@ mod tests {
         same.max_bytes_for_level_base = library.max_bytes_for_level_base;
         same.max_background_jobs = library.max_background_jobs;
         same.max_subcompactions = library.max_subcompactions;
+        same.blob_file_size = library.blob_file_size;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

@@ -327,6 +327,9 @@ pub struct Counters {
     pub cache_misses: u64,
     /// Bytes read from table files for reads (not compactions), where counted.
     pub table_bytes_read: Option<u64>,
+    /// Bytes of blob file records read for reads (values kept apart from the tables), where
+    /// counted.
+    pub blob_bytes_read: Option<u64>,
     /// Write stalls by cause: (cause, times if counted, microseconds).
     pub stalls: Vec<(&'static str, Option<u64>, u64)>,
     /// Compactions finished, where counted; the bytes are then those of the finished ones,
@@ -356,6 +359,7 @@ impl Counters {
             cache_hits: d(self.cache_hits, before.cache_hits),
             cache_misses: d(self.cache_misses, before.cache_misses),
             table_bytes_read: dopt(self.table_bytes_read, before.table_bytes_read),
+            blob_bytes_read: dopt(self.blob_bytes_read, before.blob_bytes_read),
             stalls: self
                 .stalls
                 .iter()
@@ -386,6 +390,20 @@ impl Counters {
     /// Write stalls begun, of every cause (0 where the engine counts only their time).
     pub fn stall_count(&self) -> u64 {
         self.stalls.iter().filter_map(|s| s.1).sum()
+    }
+}
+
+/// The blob files of a tree for its shape line, ` | blob N files X MiB, Y MiB garbage`
+/// (garbage: bytes of records no table refers to any more); empty without blob files.
+pub fn blob_shape(files: u64, bytes: u64, garbage: u64) -> String {
+    let mib = |b: u64| b as f64 / 1048576.0;
+    match files {
+        0 => String::new(),
+        n => format!(
+            " | blob {n} files {:.1} MiB, {:.1} MiB garbage",
+            mib(bytes),
+            mib(garbage)
+        ),
     }
 }
 
@@ -714,6 +732,15 @@ mod tests {
     }
 
     #[test]
+    fn blob_files_show_in_the_shape_line_only_when_there_are_some() {
+        assert_eq!(blob_shape(0, 0, 0), "");
+        assert_eq!(
+            blob_shape(3, 3 << 20, 1 << 19),
+            " | blob 3 files 3.0 MiB, 0.5 MiB garbage"
+        );
+    }
+
+    #[test]
     fn since_subtracts_counters_and_keeps_gauges() {
         let before = Counters {
             bytes_written: Some(100),
@@ -728,6 +755,7 @@ mod tests {
             bytes_written: Some(160),
             batches: 9,
             table_bytes_read: None,
+            blob_bytes_read: Some(30),
             stalls: vec![("L0 stops", Some(3), 25), ("time", None, 9)],
             pending_compaction_bytes: 20,
             compactions_running: Some(1),
@@ -737,6 +765,11 @@ mod tests {
         assert_eq!(d.bytes_written, Some(60));
         assert_eq!(d.batches, 4);
         assert_eq!(d.table_bytes_read, None);
+        assert_eq!(
+            d.blob_bytes_read,
+            Some(30),
+            "counted since, from nothing before"
+        );
         assert_eq!(d.stalls, vec![("L0 stops", Some(2), 15), ("time", None, 2)]);
         assert_eq!(d.stall_count(), 2);
         assert_eq!(d.pending_compaction_bytes, 20);

@@ -8,7 +8,11 @@
 //! CompactFiles. `--merge_operator` installs Strata's operator of that name through the C
 //! API's merge callbacks. `--prefix_size` sets RocksDB's fixed prefix extractor (as db_bench;
 //! whole-key filtering stays on), and seekrandom's iterators take `--prefix_same_as_start` and
-//! `--total_order_seek`.
+//! `--total_order_seek`. The blob flags set the integrated BlobDB's options of the same
+//! meaning (`enable_blob_files`, `min_blob_size`, `blob_file_size`, `enable_blob_gc`,
+//! `blob_gc_age_cutoff`, `blob_gc_force_threshold`); blob files are compressed as
+//! `--compression_type` says, as Strata compresses them (db_bench has a
+//! `--blob_compression_type` of its own, none by default).
 //!
 //! Transactions: with `--transaction_db` (or a step made of transactions, such as
 //! randomtransaction) the database is opened as a `TransactionDB`, with
@@ -40,8 +44,8 @@ use rocksdb::{
 };
 
 use super::{
-    counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry,
-    TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
+    blob_shape, counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult,
+    Families, Retry, TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
 };
 use crate::bench::BenchArgs;
 
@@ -149,13 +153,17 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         args.options.max_write_buffer_number,
         "--max_write_buffer_number",
     )?);
-    o.set_compression_type(match args.options.compression_type.as_str() {
+    let compression = match args.options.compression_type.as_str() {
         "none" => DBCompressionType::None,
         "snappy" => DBCompressionType::Snappy,
         "lz4" => DBCompressionType::Lz4,
         "zstd" => DBCompressionType::Zstd,
         other => return Err(format!("--compression_type={other} is not supported").into()),
-    });
+    };
+    o.set_compression_type(compression);
+    // Strata compresses blob files as its tables: so does RocksDB here (db_bench's own
+    // --blob_compression_type defaults to none).
+    o.set_blob_compression_type(compression);
     o.set_target_file_size_base(args.options.target_file_size_base);
     o.set_max_bytes_for_level_base(args.options.max_bytes_for_level_base);
     o.set_max_bytes_for_level_multiplier(args.options.max_bytes_for_level_multiplier);
@@ -216,6 +224,12 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
     o.set_hard_pending_compaction_bytes_limit(
         args.options.hard_pending_compaction_bytes_limit as usize,
     );
+    o.set_enable_blob_files(args.options.enable_blob_files);
+    o.set_min_blob_size(args.options.min_blob_size);
+    o.set_blob_file_size(args.options.blob_file_size);
+    o.set_enable_blob_gc(args.options.enable_blob_garbage_collection);
+    o.set_blob_gc_age_cutoff(args.options.blob_garbage_collection_age_cutoff);
+    o.set_blob_gc_force_threshold(args.options.blob_garbage_collection_force_threshold);
 
     let mut table = BlockBasedOptions::default();
     table.set_block_size(args.options.block_size);
@@ -766,6 +780,9 @@ impl Engine for RocksDbEngine {
         let t = |ticker| o.get_ticker_count(ticker);
         let leaders = t(Ticker::WriteDoneBySelf);
         Counters {
+            // The flush and compaction tickers take the bytes their job's thread wrote through
+            // RocksDB's files (IOSTATS bytes_written), blob files included: adding
+            // blobdb.blob.file.bytes.written would count those twice.
             bytes_written: Some(
                 t(Ticker::WalFileBytes) + t(Ticker::FlushWriteBytes) + t(Ticker::CompactWriteBytes),
             ),
@@ -777,6 +794,7 @@ impl Engine for RocksDbEngine {
             cache_hits: t(Ticker::BlockCacheHit),
             cache_misses: t(Ticker::BlockCacheMiss),
             table_bytes_read: None,
+            blob_bytes_read: Some(t(Ticker::BlobDbBlobFileBytesRead)),
             stalls: vec![("stall time", None, t(Ticker::StallMicros))],
             compactions: None,
             compaction_bytes_read: t(Ticker::CompactReadBytes),
@@ -835,6 +853,11 @@ impl Engine for RocksDbEngine {
                 line.push_str(&format!(" | L{level} {n} files {:.1} MiB", mib(bytes)));
             }
         }
+        line.push_str(&blob_shape(
+            self.property("rocksdb.num-blob-files"),
+            self.property("rocksdb.live-blob-file-size"),
+            self.property("rocksdb.live-blob-file-garbage-size"),
+        ));
         line
     }
 

@@ -28,8 +28,8 @@ use strata::{
 };
 
 use super::{
-    counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry,
-    TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
+    blob_shape, counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult,
+    Families, Retry, TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
 };
 use crate::bench::units::mb;
 use crate::bench::BenchArgs;
@@ -421,6 +421,7 @@ impl Engine for StrataEngine {
             cache_hits: s.block_cache_hits,
             cache_misses: s.block_cache_misses,
             table_bytes_read: Some(s.table_bytes_read),
+            blob_bytes_read: Some(s.blob_bytes_read),
             stalls: vec![
                 ("L0 slowdowns", Some(s.l0_slowdowns), s.l0_slowdown_micros),
                 ("L0 stops", Some(s.l0_stops), s.l0_stop_micros),
@@ -462,16 +463,19 @@ impl Engine for StrataEngine {
     }
 
     fn shape(&self) -> String {
+        let blobs =
+            |s: &strata::DbStats| blob_shape(s.blob_files, s.blob_file_bytes, s.blob_garbage_bytes);
         match self.families.len() {
-            0 | 1 => self.db().tree_shape().to_string(),
+            0 | 1 => format!("{}{}", self.db().tree_shape(), blobs(&self.db().stats())),
             _ => self
                 .families
                 .iter()
                 .filter_map(|cf| {
                     Some(format!(
-                        "{}: {}",
+                        "{}: {}{}",
                         cf.name(),
-                        self.db().tree_shape_cf(cf).ok()?
+                        self.db().tree_shape_cf(cf).ok()?,
+                        blobs(&self.db().stats_cf(cf).ok()?)
                     ))
                 })
                 .collect::<Vec<_>>()
