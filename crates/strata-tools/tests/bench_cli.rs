@@ -310,7 +310,7 @@ fn duration_runs_by_time_and_report_file_gets_one_line_per_interval() {
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(
         rows[0],
-        "step,secs_elapsed,interval_ops,interval_qps,p99_us,stalls"
+        "step,secs_elapsed,interval_ops,interval_qps,p99_us,stalls,stall_ms,pending_compaction_bytes"
     );
     let reads: Vec<&str> = rows
         .iter()
@@ -320,7 +320,7 @@ fn duration_runs_by_time_and_report_file_gets_one_line_per_interval() {
     assert!(!reads.is_empty(), "{csv}");
     for r in &reads {
         let cols: Vec<&str> = r.split(',').collect();
-        assert_eq!(cols.len(), 6, "{r}");
+        assert_eq!(cols.len(), 8, "{r}");
         assert!(cols[2].parse::<u64>().unwrap() > 0, "{r}");
     }
     assert!(out.contains("cv "), "{out}");
@@ -372,6 +372,10 @@ fn plot_draws_each_step_sampled() {
     assert!(text.contains(">readrandom</text>"), "{text}");
     // Throughput and latency lines for each of the two steps.
     assert_eq!(text.matches("<polyline").count(), 4, "{text}");
+    // Beside it, the compaction debt and the stalled time of each step.
+    let debt = std::fs::read_to_string(dir.path().join("run-compaction.svg")).unwrap();
+    assert!(debt.contains("pending compaction (MiB)"), "{debt}");
+    assert_eq!(debt.matches("<polyline").count(), 4, "{debt}");
 }
 
 #[test]

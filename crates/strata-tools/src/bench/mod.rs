@@ -327,9 +327,9 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
             args.threads,
             args.report_interval()
         );
-        plot::write_svg(path, &title, &series)
+        let debt = plot::write_svg(path, &title, &series)
             .map_err(|e| format!("--plot {}: {e}", path.display()))?;
-        outln!("plot: {}", path.display())?;
+        outln!("plot: {} and {}", path.display(), debt.display())?;
     }
     if args.statistics {
         out!("{}", db.stats_text())?;

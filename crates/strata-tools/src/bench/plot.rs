@@ -1,18 +1,23 @@
 //! `--plot FILE.svg`: throughput and p99 latency over time, one line per step, drawn from
 //! the `--report_interval_seconds` samples as a self-contained SVG (no dependency: the
-//! picture is a few polylines, axes and labels). The same chart of two panels over one x
+//! picture is a few polylines, axes and labels); beside it, `FILE-compaction.svg`: the
+//! compaction debt (pending compaction bytes) and the time writes spent stalled, over the
+//! same seconds. The same chart of two panels over one x
 //! axis draws other quantities too ([`render_chart`]: the expanding range's throughput and
 //! disk reads against the size of its key range).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// One interval sample: seconds since the run began, operations per second, p99 in us.
-#[derive(Debug, Clone, Copy)]
+/// One interval sample: seconds since the run began, operations per second, p99 in us,
+/// milliseconds writes spent stalled in the interval, and the compaction debt at its end.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Point {
     pub seconds: f64,
     pub ops_per_sec: f64,
     pub p99_us: f64,
+    pub stall_ms: f64,
+    pub pending_bytes: u64,
 }
 
 const WIDTH: f64 = 960.0;
@@ -48,9 +53,55 @@ const OVER_TIME: Axes<'static> = Axes {
     bottom: "p99 latency (us)",
 };
 
-/// Writes the chart of `series` (step name, samples) to `path`.
-pub fn write_svg(path: &Path, title: &str, series: &[(String, Vec<Point>)]) -> std::io::Result<()> {
-    std::fs::write(path, render(title, series))
+/// The axes of the compaction chart.
+const DEBT_OVER_TIME: Axes<'static> = Axes {
+    x: "seconds since the run began",
+    top: "pending compaction (MiB)",
+    bottom: "writes stalled (ms per interval)",
+};
+
+/// Writes the chart of `series` (step name, samples) to `path`, and the compaction chart
+/// to [`compaction_chart_path`]; returns that path.
+pub fn write_svg(
+    path: &Path,
+    title: &str,
+    series: &[(String, Vec<Point>)],
+) -> std::io::Result<std::path::PathBuf> {
+    std::fs::write(path, render(title, series))?;
+    let debt = compaction_chart_path(path);
+    std::fs::write(&debt, render_compaction(title, series))?;
+    Ok(debt)
+}
+
+/// Where the compaction chart of `--plot PATH` goes: `PATH` with `-compaction` before its
+/// extension.
+pub fn compaction_chart_path(path: &Path) -> std::path::PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-compaction.{}", ext.to_string_lossy()),
+        None => format!("{stem}-compaction"),
+    };
+    path.with_file_name(name)
+}
+
+/// The SVG text of the compaction chart: pending compaction bytes above, stalled
+/// milliseconds below.
+pub fn render_compaction(title: &str, series: &[(String, Vec<Point>)]) -> String {
+    let series: Vec<(String, Vec<Sample>)> = series
+        .iter()
+        .map(|(step, points)| {
+            let samples = points
+                .iter()
+                .map(|p| Sample {
+                    x: p.seconds,
+                    top: p.pending_bytes as f64 / 1048576.0,
+                    bottom: p.stall_ms,
+                })
+                .collect();
+            (step.clone(), samples)
+        })
+        .collect();
+    render_chart(title, DEBT_OVER_TIME, &series)
 }
 
 /// Writes a chart of `series` with `axes` to `path`.
@@ -236,6 +287,7 @@ mod tests {
                     seconds: i as f64,
                     ops_per_sec: q * i as f64,
                     p99_us: 10.0,
+                    ..Point::default()
                 })
                 .collect()
         };

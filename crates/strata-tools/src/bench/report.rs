@@ -13,10 +13,12 @@ use super::engine::Engine;
 use super::BenchArgs;
 
 /// The columns of `--report_file`.
-pub const INTERVAL_HEADER: &str = "step,secs_elapsed,interval_ops,interval_qps,p99_us,stalls";
+pub const INTERVAL_HEADER: &str =
+    "step,secs_elapsed,interval_ops,interval_qps,p99_us,stalls,stall_ms,pending_compaction_bytes";
 
 /// Samples a step every `--report_interval_seconds`: operations done in the interval (all
-/// threads), their p99 latency and the write stalls that began, appended to the report file.
+/// threads), their p99 latency, the write stalls that began and the milliseconds writes spent
+/// stalled, and the compaction debt at the end of the interval, appended to the report file.
 pub struct IntervalReporter {
     step: String,
     interval: Duration,
@@ -101,7 +103,10 @@ impl IntervalReporter {
         let mut qps = Vec::new();
         let mut points = Vec::new();
         let mut last_ops = 0;
-        let mut last_stalls = db.counters().stall_count();
+        let first = db.counters();
+        let stall_micros = |c: &super::engine::Counters| c.stalls.iter().map(|s| s.2).sum::<u64>();
+        let mut last_stalls = first.stall_count();
+        let mut last_stall_micros = stall_micros(&first);
         let mut next = Instant::now() + self.interval;
         'outer: loop {
             while Instant::now() < next {
@@ -119,22 +124,29 @@ impl IntervalReporter {
                     *h = Histogram::default();
                 }
             }
-            let now_stalls = db.counters().stall_count();
+            let counters = db.counters();
+            let now_stalls = counters.stall_count();
+            let now_stall_micros = stall_micros(&counters);
+            let stall_ms = now_stall_micros.saturating_sub(last_stall_micros) as f64 / 1000.0;
             let rate = (ops - last_ops) as f64 / self.interval.as_secs_f64();
             qps.push(rate);
             points.push(super::plot::Point {
                 seconds: self.run_started.elapsed().as_secs_f64(),
                 ops_per_sec: rate,
                 p99_us: hist.percentile_us(0.99),
+                stall_ms,
+                pending_bytes: counters.pending_compaction_bytes,
             });
             let line = format!(
-                "{},{:.1},{},{:.0},{:.1},{}\n",
+                "{},{:.1},{},{:.0},{:.1},{},{:.1},{}\n",
                 self.step,
                 self.run_started.elapsed().as_secs_f64(),
                 ops - last_ops,
                 rate,
                 hist.percentile_us(0.99),
-                now_stalls - last_stalls
+                now_stalls - last_stalls,
+                stall_ms,
+                counters.pending_compaction_bytes
             );
             if let Some(file) = &self.file {
                 let appended = std::fs::OpenOptions::new()
@@ -147,6 +159,7 @@ impl IntervalReporter {
             }
             last_ops = ops;
             last_stalls = now_stalls;
+            last_stall_micros = now_stall_micros;
         }
         Intervals {
             seconds: self.interval.as_secs_f64(),
