@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A load at scale on Strata and RocksDB, one after the other, with the same flags: a
 # fillrandom of NUM keys with the WAL on, then the settle (flush and waitforcompaction), with
-# a sample every second drawn as a picture (throughput, p99, write stalls and pending
-# compaction bytes over the whole load, the second in load-E-compaction.svg); the process's peak memory (RSS); the time to reopen
-# after a clean close; and the time to reopen after a kill -9 in the middle of a second load.
+# a sample every second drawn as two pictures (throughput and p99 in load-E.svg; pending
+# compaction bytes and stalled time in load-E-compaction.svg); the process's peak memory
+# (RSS); the time to reopen after a clean close; and the time to reopen after a kill -9 in
+# the middle of a second load.
 # `strata bench` from target/engines/release/strata (scripts/build-engines.sh builds it with
 # the rocksdb feature).
 #
