@@ -87,21 +87,32 @@ pub fn compaction_chart_path(path: &Path) -> std::path::PathBuf {
 /// The SVG text of the compaction chart: pending compaction bytes above, stalled
 /// milliseconds below.
 pub fn render_compaction(title: &str, series: &[(String, Vec<Point>)]) -> String {
-    let series: Vec<(String, Vec<Sample>)> = series
+    let panels = |p: &Point| (p.pending_bytes as f64 / 1048576.0, p.stall_ms);
+    render_chart(title, DEBT_OVER_TIME, &samples_of(series, panels))
+}
+
+/// Each step's points as chart samples, `panels` giving the top and bottom value of one.
+fn samples_of(
+    series: &[(String, Vec<Point>)],
+    panels: impl Fn(&Point) -> (f64, f64),
+) -> Vec<(String, Vec<Sample>)> {
+    series
         .iter()
         .map(|(step, points)| {
             let samples = points
                 .iter()
-                .map(|p| Sample {
-                    x: p.seconds,
-                    top: p.pending_bytes as f64 / 1048576.0,
-                    bottom: p.stall_ms,
+                .map(|p| {
+                    let (top, bottom) = panels(p);
+                    Sample {
+                        x: p.seconds,
+                        top,
+                        bottom,
+                    }
                 })
                 .collect();
             (step.clone(), samples)
         })
-        .collect();
-    render_chart(title, DEBT_OVER_TIME, &series)
+        .collect()
 }
 
 /// Writes a chart of `series` with `axes` to `path`.
@@ -139,21 +150,8 @@ fn label(v: f64) -> String {
 
 /// The SVG text of the throughput chart.
 pub fn render(title: &str, series: &[(String, Vec<Point>)]) -> String {
-    let series: Vec<(String, Vec<Sample>)> = series
-        .iter()
-        .map(|(step, points)| {
-            let samples = points
-                .iter()
-                .map(|p| Sample {
-                    x: p.seconds,
-                    top: p.ops_per_sec,
-                    bottom: p.p99_us,
-                })
-                .collect();
-            (step.clone(), samples)
-        })
-        .collect();
-    render_chart(title, OVER_TIME, &series)
+    let panels = |p: &Point| (p.ops_per_sec, p.p99_us);
+    render_chart(title, OVER_TIME, &samples_of(series, panels))
 }
 
 /// The SVG text of a chart: two panels (`axes.top` above `axes.bottom`) over one x axis,
