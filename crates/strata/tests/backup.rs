@@ -1,5 +1,6 @@
 //! Incremental backups: each backup restores to exactly the database of its moment (column
-//! families and prepared transactions included), a later backup copies only new tables,
+//! families, prepared transactions and blob files included), a later backup copies only new
+//! tables and blob files,
 //! damage is found and refused naming the file, deletes keep what other backups use, and a
 //! crash at any file operation of a backup leaves only whole backups.
 
@@ -25,6 +26,9 @@ fn options() -> Options {
     options.create_if_missing = true;
     options.create_missing_column_families = true;
     options.write_buffer_size = 32 << 10;
+    // The larger values in blob files, which backups share like tables.
+    options.enable_blob_files = true;
+    options.min_blob_size = 32;
     options
 }
 
@@ -166,7 +170,12 @@ fn each_backup_restores_the_database_of_its_moment_and_copies_only_new_tables() 
             "round {round}: {info:?}"
         );
         assert!(private.contains_key("CURRENT") && private.contains_key("IDENTITY"));
-        assert!(private.keys().all(|n| !n.ends_with(".sst")), "{private:?}");
+        assert!(
+            private
+                .keys()
+                .all(|n| !n.ends_with(".sst") && !n.ends_with(".blob")),
+            "{private:?}"
+        );
         if round > 0 && r.then != "compact" {
             // An incremental backup: most of the tables were there already (a compaction
             // rewrites them all).
@@ -184,6 +193,8 @@ fn each_backup_restores_the_database_of_its_moment_and_copies_only_new_tables() 
         listed.iter().map(|b| b.id).collect::<Vec<_>>(),
         (1..=ROUNDS.len() as u64).collect::<Vec<_>>()
     );
+    let shared = sizes(&backup_dir.join("shared"));
+    assert!(shared.keys().any(|n| n.ends_with(".blob")), "{shared:?}");
     // Backups 2 and 3 hold the same tables (no writes between), so they share all of them.
     assert!(listed[1].shared_bytes > 0 && listed[2].shared_bytes > 0);
     db.put(b"after-every-backup", b"x").unwrap();
@@ -365,10 +376,10 @@ fn stored_files(backup_dir: &Path, id: u64) -> Vec<PathBuf> {
         .filter_map(|line| {
             let f: Vec<&str> = line.split(' ').collect();
             match f.as_slice() {
-                ["shared", name, size, crc] => Some(PathBuf::from(format!(
-                    "shared/{}_{crc}_{size}.sst",
-                    name.trim_end_matches(".sst")
-                ))),
+                ["shared", name, size, crc] => {
+                    let (stem, ext) = name.rsplit_once('.').unwrap();
+                    Some(PathBuf::from(format!("shared/{stem}_{crc}_{size}.{ext}")))
+                }
                 ["private", name, _, _] => Some(PathBuf::from(format!("private/{id:06}/{name}"))),
                 _ => None,
             }

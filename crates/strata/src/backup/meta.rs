@@ -6,15 +6,16 @@
 //! id 2
 //! timestamp 1763900000                  seconds since the Unix epoch
 //! copied 40960                          bytes this backup copied in (the rest it shared)
-//! shared 000012.sst 4096 1a2b3c4d       a table: name in the database, size, crc32c (hex)
+//! shared 000012.sst 4096 1a2b3c4d       a table (or blob file): name in the database, size,
+//!                                       crc32c (hex)
 //! private MANIFEST-000015 512 0badf00d  any other file, in private/NNNNNN/
 //! ...
 //! crc32c 89abcdef                       crc32c of every byte before this line
 //! ```
 //!
 //! Invariants: file names are plain names (no `/`, no whitespace, not `.` or `..`), each at
-//! most once; shared names end in `.sst`. A shared table is stored under
-//! `shared/<stem>_<crc32c>_<size>.sst`, so two different files of one name (from two
+//! most once; shared names end in `.sst` or `.blob`. A shared file is stored under
+//! `shared/<stem>_<crc32c>_<size>.<sst|blob>`, so two different files of one name (from two
 //! databases, or a database restored and written again) never share a slot.
 
 use std::fmt::Write as _;
@@ -60,10 +61,23 @@ pub fn private_dir(id: u64) -> PathBuf {
     Path::new("private").join(format!("{id:06}"))
 }
 
-/// The name of a table in `shared/`: its name, crc32c and size.
+/// The extensions of the files backups share: tables and blob files, which never change once
+/// written.
+pub const SHARED_EXTENSIONS: [&str; 2] = ["sst", "blob"];
+
+/// The name of a table or blob file in `shared/`: its name, crc32c and size, with its
+/// extension.
 pub fn shared_name(name: &str, size: u64, crc: u32) -> String {
-    let stem = name.strip_suffix(".sst").unwrap_or(name);
-    format!("{stem}_{crc:08x}_{size}.sst")
+    match name.rsplit_once('.') {
+        Some((stem, ext)) => format!("{stem}_{crc:08x}_{size}.{ext}"),
+        None => format!("{name}_{crc:08x}_{size}"),
+    }
+}
+
+/// Whether a file of this name goes to `shared/`.
+pub fn is_shared(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(_, ext)| SHARED_EXTENSIONS.contains(&ext))
 }
 
 /// What a backup's metadata file holds.
@@ -200,8 +214,10 @@ pub fn check_name(name: &str, place: Place) -> std::result::Result<(), String> {
     {
         return Err(format!("'{name}' is not a plain file name"));
     }
-    if place == Place::Shared && !name.ends_with(".sst") {
-        return Err(format!("shared file '{name}' is not a table (*.sst)"));
+    if place == Place::Shared && !is_shared(name) {
+        return Err(format!(
+            "shared file '{name}' is not a table (*.sst) or a blob file (*.blob)"
+        ));
     }
     Ok(())
 }
@@ -247,6 +263,10 @@ mod tests {
         assert_eq!(
             meta.files[0].stored_path(2),
             Path::new("shared/000012_1a2b3c4d_4096.sst")
+        );
+        assert_eq!(
+            shared_name("000013.blob", 70, 0xab),
+            "000013_000000ab_70.blob"
         );
         assert_eq!(
             meta.files[1].stored_path(2),

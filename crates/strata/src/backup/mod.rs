@@ -8,7 +8,7 @@
 //! LOCK                    held while an engine has the directory open
 //! meta/NNNNNN             one metadata file per backup (layout in `meta.rs`)
 //! shared/S_C_Z.sst        tables: S the table's name, C its crc32c, Z its size; one copy used
-//!                         by every backup that holds the same table
+//! shared/S_C_Z.blob       by every backup that holds the same table; blob files alike
 //! private/NNNNNN/         every other file of backup NNNNNN: MANIFEST-*, CURRENT, IDENTITY,
 //!                         WALs, PREPARED-*.txn
 //! staging/, staging.tmp/  the checkpoint a backup is being copied from (removed after)
@@ -325,7 +325,10 @@ impl BackupEngine {
         let mut copied = 0;
         for name in names {
             let from = staging.join(&name);
-            let is_table = matches!(parse_file_name(&name), Some(FileKind::Table(_)));
+            let is_table = matches!(
+                parse_file_name(&name),
+                Some(FileKind::Table(_) | FileKind::Blob(_))
+            );
             let place = if is_table {
                 Place::Shared
             } else {
@@ -336,8 +339,8 @@ impl BackupEngine {
             })?;
             let entry = if is_table {
                 let size = fs.file_size(&from)?;
-                let stem = name.trim_end_matches(".sst");
-                let (prefix, suffix) = (format!("{stem}_"), format!("_{size}.sst"));
+                let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, ""));
+                let (prefix, suffix) = (format!("{stem}_"), format!("_{size}.{ext}"));
                 let candidate = shared
                     .iter()
                     .any(|s| s.starts_with(&prefix) && s.ends_with(&suffix));
