@@ -283,6 +283,37 @@ fn a_full_disk_during_flush_stops_writes_until_resume() {
 }
 
 #[test]
+fn a_full_disk_while_writing_blob_files_stops_writes_until_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = strata::fs::fault::FaultFs::new();
+    let mut options = fault_options(&fs, true);
+    options.enable_blob_files = true;
+    options.min_blob_size = 50;
+    options.enable_blob_garbage_collection = true;
+    let db = Db::open(dir.path(), options).unwrap();
+    fill(&db, 0, 100);
+    db.flush().unwrap();
+    fs.set_full_for(Some(".blob"));
+    let written = fill_until_stopped(&db, 100);
+    check_stopped_then_resumed(db, &fs, dir.path(), written);
+    // The failed jobs left no blob file behind that the manifest does not name.
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let named = db.property("strata.num-blob-files").unwrap();
+    let on_disk = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".blob")
+        })
+        .count();
+    assert_eq!(named, on_disk.to_string());
+    db.close().unwrap();
+}
+
+#[test]
 fn a_full_disk_during_a_manifest_write_stops_writes_until_resume_on_a_new_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let fs = strata::fs::fault::FaultFs::new();
