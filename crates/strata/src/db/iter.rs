@@ -398,6 +398,17 @@ impl DbIterator {
         Ok(())
     }
 
+    /// Replaces the blob reference in `saved_value` (of `saved_key`) with its value.
+    fn read_saved_blob(&mut self) -> Result<()> {
+        let reference = std::mem::take(&mut self.saved_value);
+        Self::read_blob(
+            &self.blobs,
+            &self.saved_key,
+            &reference,
+            &mut self.saved_value,
+        )
+    }
+
     /// Resolves merge operands with `op` (without one, a merge operand met is an error).
     /// `family` names the column family in the error for a merge operand with no operator.
     pub(crate) fn with_merge_operator(
@@ -772,8 +783,13 @@ impl DbIterator {
         let seq = self.seq();
         self.merged = false;
         self.blob_forward = false;
-        // The value of the blob reference at hand, when the version is one.
+        // The value of the blob reference at hand, when the version is one and a TTL family
+        // needs its expiry now.
         let mut blob_value = Vec::new();
+        // `saved_value` holds the reference of the put found so far, not yet read: an older
+        // version met first in this direction is often replaced by a newer one before the
+        // key is done, and its value would be read for nothing.
+        let mut pending_blob = false;
         let mut found_kind = ValueKind::Delete;
         // The merge operands of the key being scanned, oldest first, after its newest put or
         // delete so far; with a put below them, `saved_value` holds its value.
@@ -796,7 +812,8 @@ impl DbIterator {
                 }
                 let mut kind = Self::kind_of(&self.range_del, &p);
                 let in_blob = kind == Some(ValueKind::Put) && p.kind == ValueKind::BlobIndex as u8;
-                if in_blob {
+                let read_now = in_blob && self.ttl_now.is_some();
+                if read_now {
                     let read = Self::read_blob(
                         &self.blobs,
                         p.user_key,
@@ -810,7 +827,7 @@ impl DbIterator {
                     }
                 }
                 if kind == Some(ValueKind::Put) {
-                    let value = match in_blob {
+                    let value = match read_now {
                         true => blob_value.as_slice(),
                         false => self.iter.value(),
                     };
@@ -832,13 +849,15 @@ impl DbIterator {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
                         self.saved_value.clear();
-                        match in_blob {
+                        match read_now {
                             true => std::mem::swap(&mut self.saved_value, &mut blob_value),
                             false => self.saved_value.extend_from_slice(self.iter.value()),
                         }
+                        pending_blob = in_blob && !read_now;
                     }
                     Some(ValueKind::Delete | ValueKind::SingleDelete) => {
                         found_kind = ValueKind::Delete;
+                        pending_blob = false;
                         operands.clear();
                         self.saved_key.clear();
                         self.saved_value.clear();
@@ -852,6 +871,21 @@ impl DbIterator {
                                 self.saved_value.clear();
                             }
                         }
+                        // The merge needs its base's value.
+                        if std::mem::take(&mut pending_blob) {
+                            let reference = std::mem::take(&mut self.saved_value);
+                            let read = Self::read_blob(
+                                &self.blobs,
+                                &self.saved_key,
+                                &reference,
+                                &mut self.saved_value,
+                            );
+                            if let Err(e) = read {
+                                self.error.get_or_insert(e);
+                                found_kind = ValueKind::Delete;
+                                break;
+                            }
+                        }
                         found_kind = ValueKind::Merge;
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(p.user_key);
@@ -862,6 +896,12 @@ impl DbIterator {
                 }
             }
             self.iter.prev();
+        }
+        if found_kind == ValueKind::Put && pending_blob {
+            if let Err(e) = self.read_saved_blob() {
+                self.error.get_or_insert(e);
+                found_kind = ValueKind::Delete;
+            }
         }
         if found_kind == ValueKind::Merge {
             operands.reverse();
