@@ -169,7 +169,15 @@ impl DbInner {
         task: &CompactionTask,
         describe: &dyn Fn() -> String,
     ) -> Option<ReleaseOnDrop<'_>> {
-        let bytes_read = task.input_bytes();
+        // The values garbage collection may move into new blob files count too.
+        let relocate_below = gc_cutoff(&cf.options, &cf.sv.read().version);
+        let moved: u64 = task
+            .all_inputs()
+            .flat_map(|f| f.blob_refs.iter())
+            .filter(|r| r.number < relocate_below)
+            .map(|r| r.bytes)
+            .sum();
+        let bytes_read = task.input_bytes() + moved;
         // A file system that cannot say is assumed to have room.
         let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
         let for_writes = (cf.options.write_buffer_size as u64)
