@@ -2,7 +2,8 @@
 //!
 //! The writer hands back each value's [`BlobIndex`] as it appends the record; the references
 //! may be installed in the tree only after [`BlobFileWriter::finish`] has written the footer
-//! and the file has been synced, which `finish` does.
+//! and the file has been synced, which `finish` does. Records are written in chunks of about
+//! 256 KiB, so the file holds whole records only once finished.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,9 @@ use crate::fs::{FileSystem, WritableFile};
 use crate::table::format::{compress_block, Compression};
 use crate::write_batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
 
+/// Bytes of records gathered before they are written to the file.
+const WRITE_CHUNK: usize = 256 << 10;
+
 /// Appends values to a new blob file.
 pub struct BlobFileWriter {
     file: Box<dyn WritableFile>,
@@ -25,8 +29,9 @@ pub struct BlobFileWriter {
     offset: u64,
     records: u64,
     value_bytes: u64,
+    /// Records not yet handed to the file (at most about [`WRITE_CHUNK`] bytes).
+    pending: Vec<u8>,
     /// Reused between records.
-    record: Vec<u8>,
     compressed: Vec<u8>,
 }
 
@@ -62,7 +67,7 @@ impl BlobFileWriter {
             offset: HEADER_LEN as u64,
             records: 0,
             value_bytes: 0,
-            record: Vec::new(),
+            pending: Vec::new(),
             compressed: Vec::new(),
         })
     }
@@ -83,27 +88,41 @@ impl BlobFileWriter {
         } else {
             &self.compressed
         };
-        let record = &mut self.record;
-        record.clear();
-        record.extend_from_slice(&[0; 4]);
-        record.push(kind as u8);
-        put_varint32(record, key.len() as u32);
-        put_varint32(record, stored.len() as u32);
-        record.extend_from_slice(key);
-        record.extend_from_slice(stored);
-        let crc = mask_crc(crc32c(&record[4..]));
-        record[..4].copy_from_slice(&crc.to_le_bytes());
-        debug_assert!(record.len() > RECORD_PREFIX_LEN);
-        self.file.append(record)?;
+        // Records gather in `pending` and go to the file a chunk at a time: a write call per
+        // value of a kilobyte would cost more than the value's copy.
+        let pending = &mut self.pending;
+        let start = pending.len();
+        pending.extend_from_slice(&[0; 4]);
+        pending.push(kind as u8);
+        put_varint32(pending, key.len() as u32);
+        put_varint32(pending, stored.len() as u32);
+        pending.extend_from_slice(key);
+        pending.extend_from_slice(stored);
+        let crc = mask_crc(crc32c(&pending[start + 4..]));
+        pending[start..start + 4].copy_from_slice(&crc.to_le_bytes());
+        let len = (pending.len() - start) as u64;
+        debug_assert!(len > RECORD_PREFIX_LEN as u64);
+        if pending.len() >= WRITE_CHUNK {
+            self.write_pending()?;
+        }
         let index = BlobIndex {
             file_number: self.number,
             offset: self.offset,
-            size: record.len() as u64,
+            size: len,
         };
-        self.offset += record.len() as u64;
+        self.offset += len;
         self.records += 1;
         self.value_bytes += value.len() as u64;
         Ok(index)
+    }
+
+    /// Hands the gathered records to the file.
+    fn write_pending(&mut self) -> Result<()> {
+        if !self.pending.is_empty() {
+            self.file.append(&self.pending)?;
+            self.pending.clear();
+        }
+        Ok(())
     }
 
     /// The file's number.
@@ -125,7 +144,8 @@ impl BlobFileWriter {
     /// with the other files of the same step.
     pub fn finish(mut self) -> Result<BlobFileSummary> {
         let footer = encode_footer(self.records, self.value_bytes);
-        self.file.append(&footer)?;
+        self.pending.extend_from_slice(&footer);
+        self.write_pending()?;
         self.file.sync()?;
         Ok(BlobFileSummary {
             records: self.records,
