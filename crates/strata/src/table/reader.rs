@@ -922,6 +922,9 @@ impl InternalIterator for TableIterator {
     fn next(&mut self) {
         if let Some(d) = &mut self.data {
             d.next();
+            if d.valid() {
+                return; // the usual step: within the block
+            }
         }
         self.skip_forward();
     }
@@ -929,6 +932,9 @@ impl InternalIterator for TableIterator {
     fn prev(&mut self) {
         if let Some(d) = &mut self.data {
             d.prev();
+            if d.valid() {
+                return;
+            }
         }
         self.skip_backward();
     }
