@@ -313,6 +313,86 @@ fn compare_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
     trailer(b, ub).cmp(&trailer(a, ua))
 }
 
+/// Bytes of a key a cursor builds without allocating: keys up to this length (db_bench's
+/// 16-byte keys with their 8-byte trailer, most applications' keys) are built in the cursor
+/// itself, so that a cursor made for one seek allocates no key buffer.
+const INLINE_KEY: usize = 48;
+
+/// A key being built: in `inline` while it fits, whole in `heap` when longer.
+#[derive(Clone)]
+struct KeyBuf {
+    len: usize,
+    inline: [u8; INLINE_KEY],
+    /// The key when it is longer than [`INLINE_KEY`] bytes; its capacity is kept for reuse.
+    heap: Vec<u8>,
+}
+
+impl KeyBuf {
+    /// An empty key, with `heap`'s capacity for long ones.
+    fn new(mut heap: Vec<u8>) -> KeyBuf {
+        heap.clear();
+        KeyBuf {
+            len: 0,
+            inline: [0; INLINE_KEY],
+            heap,
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        match self.inline.get(..self.len) {
+            Some(key) => key,
+            None => &self.heap,
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        self.len = 0;
+        self.heap.clear();
+    }
+
+    /// Keeps the first `len` bytes.
+    #[inline]
+    fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        if self.len > INLINE_KEY {
+            match self.inline.get_mut(..len) {
+                Some(inline) => {
+                    inline.copy_from_slice(&self.heap[..len]);
+                    self.heap.clear();
+                }
+                None => self.heap.truncate(len),
+            }
+        }
+        self.len = len;
+    }
+
+    /// Appends `bytes`.
+    #[inline]
+    fn extend(&mut self, bytes: &[u8]) {
+        let len = self.len + bytes.len();
+        match self.inline.get_mut(self.len..len) {
+            Some(room) => room.copy_from_slice(bytes),
+            None => {
+                if self.len <= INLINE_KEY {
+                    self.heap.clear();
+                    self.heap.extend_from_slice(&self.inline[..self.len]);
+                }
+                self.heap.extend_from_slice(bytes);
+            }
+        }
+        self.len = len;
+    }
+}
+
 /// How a seek's scan of entries ended.
 enum Scan {
     /// On the first entry at or after the target, or past the last entry.
@@ -341,7 +421,7 @@ pub struct BlockIter {
     /// `None` when it is built in `key`.
     key_in_block: Option<(usize, usize)>,
     /// The current key when it shares a prefix with the entry before it.
-    key: Vec<u8>,
+    key: KeyBuf,
     value: (usize, usize),
     corrupt: Option<String>,
     /// The entries before the current one in its restart interval, as the last backward
@@ -378,7 +458,7 @@ impl BlockIter {
             current: end,
             next: end,
             key_in_block: None,
-            key: buffer,
+            key: KeyBuf::new(buffer),
             value: (0, 0),
             corrupt: None,
             prev_entries: Vec::new(),
@@ -402,7 +482,7 @@ impl BlockIter {
 
     /// The key buffer, for reuse.
     pub fn into_buffer(self) -> Vec<u8> {
-        self.key
+        self.key.heap
     }
 
     /// True when on an entry.
@@ -414,7 +494,7 @@ impl BlockIter {
     /// The current key.
     #[inline]
     pub fn key(&self) -> &[u8] {
-        current_key(&self.block, self.key_in_block, &self.key)
+        current_key(&self.block, self.key_in_block, self.key.as_slice())
     }
 
     /// The current value.
@@ -473,11 +553,11 @@ impl BlockIter {
             }
             if let Some((start, _)) = self.key_in_block.take() {
                 self.key.clear();
-                self.key.extend_from_slice(&data[start..start + shared]);
+                self.key.extend(&data[start..start + shared]);
             } else {
                 self.key.truncate(shared);
             }
-            self.key.extend_from_slice(own);
+            self.key.extend(own);
         }
         self.current = at;
         self.value = (kat + unshared, vlen);
@@ -517,7 +597,7 @@ impl BlockIter {
     /// the ones before it for `prev`.
     fn scan_interval_to(&mut self, end: usize) {
         while self.parse_next() && self.next < end {
-            let key = current_key(&self.block, self.key_in_block, &self.key);
+            let key = current_key(&self.block, self.key_in_block, self.key.as_slice());
             self.prev_keys.extend_from_slice(key);
             self.prev_entries.push(PrevEntry {
                 current: self.current,
@@ -674,11 +754,12 @@ impl BlockIter {
                     Ordering::Less
                 } else {
                     self.key.truncate(shared);
-                    self.key.extend_from_slice(own);
+                    self.key.extend(own);
                     built = true;
                     // The entry has the previous key's byte at `lcp` (or the target ends
                     // there): `lcp` is its common prefix with the target too.
-                    let order = compare_in_byte_order::<INTERNAL, REVERSE>(&self.key, target);
+                    let order =
+                        compare_in_byte_order::<INTERNAL, REVERSE>(self.key.as_slice(), target);
                     apart = order == Ordering::Less && lcp < user_len(len) && lcp < target_user;
                     order
                 }
@@ -692,11 +773,11 @@ impl BlockIter {
                     }
                 } else {
                     self.key.clear();
-                    self.key.extend_from_slice(&target[..shared]);
-                    self.key.extend_from_slice(own);
+                    self.key.extend(&target[..shared]);
+                    self.key.extend(own);
                     built = true;
                     apart = false;
-                    compare_in_byte_order::<INTERNAL, REVERSE>(&self.key, target)
+                    compare_in_byte_order::<INTERNAL, REVERSE>(self.key.as_slice(), target)
                 }
             };
             let next = kat + unshared + vlen;
@@ -713,8 +794,8 @@ impl BlockIter {
                 self.key_in_block = Some((kat, kat + unshared));
             } else if !built {
                 self.key.clear();
-                self.key.extend_from_slice(&target[..shared]);
-                self.key.extend_from_slice(own);
+                self.key.extend(&target[..shared]);
+                self.key.extend(own);
             }
             return Ok(Scan::Done);
         }
@@ -757,8 +838,7 @@ impl BlockIter {
                 let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
                 self.key_in_block = None;
                 self.key.clear();
-                self.key
-                    .extend_from_slice(&self.prev_keys[key_start..e.key_end]);
+                self.key.extend(&self.prev_keys[key_start..e.key_end]);
                 self.prev_keys.truncate(key_start);
                 self.current = e.current;
                 self.next = e.next;
@@ -1009,6 +1089,36 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A key built in place and moved to the heap and back (lengths across
+    /// [`INLINE_KEY`]) holds what a `Vec` doing the same holds.
+    #[test]
+    fn key_buffers_hold_what_a_vec_holds_across_the_inline_length() {
+        let mut rng = Rng::new(3);
+        let mut key = KeyBuf::new(Vec::new());
+        let mut model: Vec<u8> = Vec::new();
+        for step in 0..20_000 {
+            match rng.below(3) {
+                0 => {
+                    let len = rng.below(model.len() as u64 + 1) as usize;
+                    key.truncate(len);
+                    model.truncate(len);
+                }
+                1 => {
+                    let bytes: Vec<u8> = (0..rng.below(30)).map(|_| rng.next_u64() as u8).collect();
+                    key.extend(&bytes);
+                    model.extend_from_slice(&bytes);
+                }
+                _ if rng.one_in(10) => {
+                    key.clear();
+                    model.clear();
+                }
+                _ => {}
+            }
+            assert_eq!(key.as_slice(), model.as_slice(), "step {step}");
+            assert_eq!(key.len(), model.len());
         }
     }
 
