@@ -316,7 +316,7 @@ fn compare_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
 /// Bytes of a key a cursor builds without allocating: keys up to this length (db_bench's
 /// 16-byte keys with their 8-byte trailer, most applications' keys) are built in the cursor
 /// itself, so that a cursor made for one seek allocates no key buffer.
-const INLINE_KEY: usize = 48;
+pub(crate) const INLINE_KEY: usize = 48;
 
 /// A key being built: in `inline` while it fits, whole in `heap` when longer.
 #[derive(Clone)]
