@@ -191,9 +191,10 @@ pub fn bytewise_compare(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// The first 8 bytes of `key` as a big-endian word, zeros after the end of a shorter key:
-/// loaded whole, or 4, 2 and 1 bytes at a time (no loop, no call into memcpy).
+/// loaded whole, or 4, 2 and 1 bytes at a time (no loop, no call into memcpy). Two keys
+/// whose words differ are in the order of their words (see [`bytewise_compare`]).
 #[inline(always)]
-fn first_word(key: &[u8]) -> u64 {
+pub fn first_word(key: &[u8]) -> u64 {
     if let Some(word) = key.first_chunk::<8>() {
         return u64::from_be_bytes(*word);
     }

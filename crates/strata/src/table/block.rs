@@ -16,10 +16,10 @@
 //! knows nothing of sequence numbers.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::codec::{decode_fixed32, put_varint32};
-use crate::comparator::{bytewise_compare, KeyOrder};
+use crate::comparator::{bytewise_compare, first_word, KeyOrder};
 use crate::key::TRAILER_LEN;
 
 /// How a table orders its keys: whole keys in a user order, or internal keys whose user keys
@@ -152,7 +152,22 @@ pub struct Block {
     data: BlockBytes,
     restarts_at: usize,
     num_restarts: usize,
+    /// A word per restart point for seeks, made by the first one (see
+    /// [`Block::restart_words`]).
+    restart_words: OnceLock<Option<RestartWords>>,
 }
+
+/// The first 8 bytes of the user key of each restart point, as big-endian words padded with
+/// zeros ([`first_word`]); user keys are the keys less their last `trailer_len` bytes.
+struct RestartWords {
+    trailer_len: usize,
+    words: Box<[u64]>,
+}
+
+/// Blocks with at least this many restart points get a word per restart point at their
+/// first seek: index blocks (a restart point per entry, thousands in a large table), not
+/// data blocks (a few).
+const WORDS_FROM_RESTARTS: usize = 64;
 
 /// Where a block's bytes live: a buffer of its own, or a range of a buffer that one read
 /// filled with several adjacent blocks (a sequential scan's readahead), shared with them.
@@ -216,6 +231,7 @@ impl Block {
             data: bytes,
             restarts_at,
             num_restarts: n,
+            restart_words: OnceLock::new(),
         })
     }
 
@@ -225,12 +241,46 @@ impl Block {
             data: BlockBytes::Owned(vec![0, 0, 0, 0, 1, 0, 0, 0]),
             restarts_at: 0,
             num_restarts: 1,
+            restart_words: OnceLock::new(),
         }
     }
 
-    /// Bytes of memory the block holds (what the cache charges).
+    /// Bytes of memory the block holds: what the cache charges, and what a pinned block
+    /// counts, with its restart words once a seek has made them.
     pub fn size(&self) -> usize {
-        self.bytes().len()
+        let words = match self.restart_words.get() {
+            Some(Some(w)) => 8 * w.words.len(),
+            _ => 0,
+        };
+        self.bytes().len() + words
+    }
+
+    /// The first 8 bytes of each restart point's user key (the key less `trailer_len`
+    /// bytes) as a word that orders as they do ([`first_word`]), made at the first call;
+    /// `None` for a block with few restart points, for one whose restart entries do not
+    /// decode (a seek then reads the entries and reports it), and for another `trailer_len`
+    /// than the first call's (a block is read in one order). A binary search then compares
+    /// words, and reads a restart key only when its word equals the target's: an index
+    /// search touches 8 bytes per probe instead of an entry's header and key.
+    fn restart_words(&self, trailer_len: usize) -> Option<&[u64]> {
+        if self.num_restarts < WORDS_FROM_RESTARTS {
+            return None;
+        }
+        let made = self.restart_words.get_or_init(|| {
+            let data = self.bytes();
+            let words = (0..self.num_restarts)
+                .map(|i| {
+                    let (shared, unshared, _, kat) =
+                        decode_entry(data, self.restart(i), self.restarts_at)?;
+                    let user = unshared.saturating_sub(trailer_len);
+                    (shared == 0).then(|| first_word(&data[kat..kat + user]))
+                })
+                .collect::<Option<Box<[u64]>>>()?;
+            Some(RestartWords { trailer_len, words })
+        });
+        made.as_ref()
+            .filter(|w| w.trailer_len == trailer_len)
+            .map(|w| &*w.words)
     }
 
     fn restart(&self, i: usize) -> usize {
@@ -682,10 +732,53 @@ impl BlockIter {
         Ok(left)
     }
 
+    /// [`BlockIter::restart_before`] in a built-in order by the block's restart words
+    /// (`words`, one per restart point): a probe reads the restart key only when its word
+    /// equals the target's.
+    fn restart_before_by_words<const INTERNAL: bool, const REVERSE: bool>(
+        &self,
+        target: &[u8],
+        words: &[u64],
+    ) -> Result<usize, &'static str> {
+        let trailer_len = if INTERNAL { TRAILER_LEN } else { 0 };
+        let target_word = first_word(&target[..target.len().saturating_sub(trailer_len)]);
+        let block = &*self.block;
+        let data = block.bytes();
+        let (mut left, mut right) = (0, words.len().saturating_sub(1));
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            let order = match words.get(mid).map(|w| w.cmp(&target_word)) {
+                Some(Ordering::Less) if !REVERSE => Ordering::Less,
+                Some(Ordering::Greater) if REVERSE => Ordering::Less,
+                Some(Ordering::Less | Ordering::Greater) => Ordering::Greater,
+                Some(Ordering::Equal) | None => {
+                    let (shared, unshared, _, kat) =
+                        decode_entry(data, block.restart(mid), block.restarts_at)
+                            .ok_or("bad entry at a restart point")?;
+                    if shared != 0 {
+                        return Err("restart entry shares a prefix");
+                    }
+                    compare_in_byte_order::<INTERNAL, REVERSE>(&data[kat..kat + unshared], target)
+                }
+            };
+            if order == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        Ok(left)
+    }
+
     /// [`BlockIter::seek`] in a built-in order (see [`compare_in_byte_order`]).
     fn seek_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(&mut self, target: &[u8]) {
         let compare = compare_in_byte_order::<INTERNAL, REVERSE>;
-        let left = match self.restart_before(target, compare) {
+        let trailer_len = if INTERNAL { TRAILER_LEN } else { 0 };
+        let left = match self.block.restart_words(trailer_len) {
+            Some(words) => self.restart_before_by_words::<INTERNAL, REVERSE>(target, words),
+            None => self.restart_before(target, compare),
+        };
+        let left = match left {
             Ok(left) => left,
             Err(why) => return self.mark_corrupt(why),
         };
@@ -1034,11 +1127,35 @@ mod tests {
         key
     }
 
+    /// The restart point a seek starts from, found by the block's restart words and by its
+    /// restart keys (`None` in an application's order, or without words).
+    fn restart_found_both_ways(it: &BlockIter, target: &[u8]) -> Option<(usize, usize)> {
+        fn both<const INTERNAL: bool, const REVERSE: bool>(
+            it: &BlockIter,
+            target: &[u8],
+        ) -> Option<(usize, usize)> {
+            let words = it
+                .block
+                .restart_words(if INTERNAL { TRAILER_LEN } else { 0 })?;
+            let by_words = it.restart_before_by_words::<INTERNAL, REVERSE>(target, words);
+            let by_keys = it.restart_before(target, compare_in_byte_order::<INTERNAL, REVERSE>);
+            Some((by_words.ok()?, by_keys.ok()?))
+        }
+        match &it.cmp {
+            Comparator::Plain(KeyOrder::Bytewise) => both::<false, false>(it, target),
+            Comparator::Plain(KeyOrder::Reverse) => both::<false, true>(it, target),
+            Comparator::Internal(KeyOrder::Bytewise) => both::<true, false>(it, target),
+            Comparator::Internal(KeyOrder::Reverse) => both::<true, true>(it, target),
+            _ => None,
+        }
+    }
+
     /// Seeks land where a sorted list says, for every order the block layer knows (each
     /// built-in one through its in-place scan, an application's through its comparator),
     /// every restart interval, and targets that are keys, restart keys, prefixes and
     /// extensions of keys, and keys of none: the key and value after the seek, and after
-    /// the steps that follow it, are the model's.
+    /// the steps that follow it, are the model's. A block with many restart points is
+    /// searched by its restart words, which must find the restart point its keys do.
     #[test]
     fn seeks_in_every_order_agree_with_a_sorted_list() {
         let custom = || KeyOrder::Custom(Arc::new(ThroughTrait));
@@ -1054,7 +1171,9 @@ mod tests {
         for cmp in orders {
             let internal = matches!(cmp, Comparator::Internal(_));
             for round in 0..40 {
-                let n = 1 + rng.below(60) as usize;
+                // Up to 60 keys, or (every other round) up to 400: with intervals of 1 and
+                // 2, blocks past `WORDS_FROM_RESTARTS` restart points, searched by words.
+                let n = 1 + rng.below([60, 400][round % 2]) as usize;
                 let mut keys: Vec<Vec<u8>> = (0..n).map(|_| edge_key(&mut rng, internal)).collect();
                 keys.sort_by(|a, b| cmp.compare(a, b));
                 keys.dedup();
@@ -1074,6 +1193,9 @@ mod tests {
                     let block = build(&entries, interval);
                     let mut it = BlockIter::new(block, cmp.clone());
                     for target in &targets {
+                        if let Some((by_words, by_keys)) = restart_found_both_ways(&it, target) {
+                            assert_eq!(by_words, by_keys, "{cmp:?} round {round} {target:?}");
+                        }
                         it.seek(target);
                         let first = keys.partition_point(|k| cmp.compare(k, target).is_lt());
                         for step in 0..3 {
