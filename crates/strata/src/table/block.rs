@@ -857,7 +857,13 @@ impl BlockIter {
                     order
                 }
             } else {
-                lcp = shared + common_prefix_len(own, &target[shared..]);
+                // Mostly the entry leaves the target at its first own byte (keys next to
+                // each other share as much of the target as of each other).
+                lcp = shared
+                    + match (own.first(), target.get(shared)) {
+                        (Some(a), Some(b)) if a != b => 0,
+                        _ => common_prefix_len(own, &target[shared..]),
+                    };
                 if lcp < user_len(len) && lcp < target_user {
                     apart = true;
                     match (own[lcp - shared] < target[lcp]) != REVERSE {
