@@ -245,8 +245,10 @@ impl Block {
         }
     }
 
-    /// Bytes of memory the block holds: what the cache charges, and what a pinned block
-    /// counts, with its restart words once a seek has made them.
+    /// Bytes of memory the block holds, with its restart words once a seek has made them
+    /// (what a pinned index block counts). The block cache charges a block its size when it
+    /// is inserted, before any seek: an index block kept there (with
+    /// `cache_index_and_filter_blocks`) holds its words uncharged.
     pub fn size(&self) -> usize {
         let words = match self.restart_words.get() {
             Some(Some(w)) => 8 * w.words.len(),
