@@ -13,7 +13,9 @@
 //! bytes. Every `restart_interval` entries a restart point stores its key whole (`shared` = 0)
 //! and its offset goes in the restart array, so a seek binary-searches the restarts and then
 //! scans at most one interval. The block layer orders keys with a caller's comparator and
-//! knows nothing of sequence numbers.
+//! knows nothing of sequence numbers: of internal keys it knows only that they end in an
+//! 8-byte trailer ordered descending, which the built-in orders' seeks compare in place
+//! (see [`BlockIter::seek`]; the restart words of [`Block`] serve their binary search).
 
 use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
