@@ -43,7 +43,8 @@ use crate::db::Snapshot;
 use crate::error::{Error, Result};
 use crate::iterator::{FilteredSeek, InternalIterator, MergingIterator, SeekHint};
 use crate::key::{
-    append_internal_key, seek_key, ParsedKey, SequenceNumber, ValueKind, MAX_SEQUENCE,
+    append_internal_key, pack_trailer, seek_key, ParsedKey, SequenceNumber, ValueKind,
+    KIND_FOR_SEEK, MAX_SEQUENCE,
 };
 use crate::merge::MergeOperator;
 use crate::options::ReadOptions;
@@ -143,6 +144,33 @@ pub(crate) fn prefix_filtered_level(
             table.may_contain_prefix(&extractor, hash)
         }),
     ))
+}
+
+/// Bytes of a seek key built on the stack: a seek to a user key of up to this length less
+/// the trailer allocates nothing.
+const SEEK_KEY_ON_STACK: usize = 128;
+
+/// [`seek_key`] of `user_key` at `seq`, built in `on_stack` when it fits, else in `on_heap`.
+fn seek_key_in<'a>(
+    user_key: &[u8],
+    seq: SequenceNumber,
+    on_stack: &'a mut [u8; SEEK_KEY_ON_STACK],
+    on_heap: &'a mut Vec<u8>,
+) -> &'a [u8] {
+    let trailer = pack_trailer(seq, KIND_FOR_SEEK).to_le_bytes();
+    let len = user_key.len() + trailer.len();
+    match on_stack.get_mut(..len) {
+        Some(key) => {
+            let (user, rest) = key.split_at_mut(user_key.len());
+            user.copy_from_slice(user_key);
+            rest.copy_from_slice(&trailer);
+            key
+        }
+        None => {
+            *on_heap = seek_key(user_key, seq);
+            on_heap
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -344,12 +372,14 @@ impl DbIterator {
         self
     }
 
-    /// The state of a stored value of a TTL family (always live in other families).
+    /// The state of a stored value of a TTL family (always live in other families, where
+    /// the value is not read: fetching it is a call through every level of the merge).
     #[inline]
-    fn ttl_check(ttl_now: Option<u64>, value: &[u8]) -> TtlCheck {
+    fn ttl_check<'a>(ttl_now: Option<u64>, value: impl FnOnce() -> &'a [u8]) -> TtlCheck {
         let Some(now) = ttl_now else {
             return TtlCheck::Live;
         };
+        let value = value();
         match crate::compaction_filter::ttl::split(value) {
             None => TtlCheck::Short(value.len()),
             Some((_, expiry)) if crate::compaction_filter::ttl::is_expired(expiry, now) => {
@@ -479,17 +509,24 @@ impl DbIterator {
 
     /// [`DbIterator::seek`]; `prefix_mode` false for a seek standing in for `seek_to_first`.
     fn seek_forward(&mut self, target: &[u8], prefix_mode: bool) {
-        let target = match &self.lower {
-            Some(lower) if self.order.lt(target, lower) => lower.clone(),
-            _ => target.to_vec(),
+        let below_lower = matches!(&self.lower, Some(lower) if self.order.lt(target, lower));
+        let lower;
+        let target = match below_lower {
+            true => {
+                lower = self.lower.clone().unwrap_or_default();
+                &lower[..]
+            }
+            false => target,
         };
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.saved_key.clear();
         if prefix_mode {
-            self.start_prefix_seek(&target, true);
+            self.start_prefix_seek(target, true);
         }
-        self.iter.seek(&seek_key(&target, self.seq()));
+        let (mut on_stack, mut on_heap) = ([0; SEEK_KEY_ON_STACK], Vec::new());
+        self.iter
+            .seek(seek_key_in(target, self.seq(), &mut on_stack, &mut on_heap));
         self.end_prefix_seek();
         self.find_next_user_entry(false);
     }
@@ -664,20 +701,20 @@ impl DbIterator {
                         if !(skipping && self.order.le(p.user_key, &self.saved_key)) =>
                     {
                         let in_blob = p.kind == ValueKind::BlobIndex as u8;
-                        let value = match in_blob {
-                            true => {
-                                let read = Self::read_blob(
-                                    &self.blobs,
-                                    p.user_key,
-                                    self.iter.value(),
-                                    &mut self.saved_value,
-                                );
-                                if let Err(e) = read {
-                                    self.error.get_or_insert(e);
-                                    break;
-                                }
-                                &self.saved_value
+                        if in_blob {
+                            let read = Self::read_blob(
+                                &self.blobs,
+                                p.user_key,
+                                self.iter.value(),
+                                &mut self.saved_value,
+                            );
+                            if let Err(e) = read {
+                                self.error.get_or_insert(e);
+                                break;
                             }
+                        }
+                        let value = || match in_blob {
+                            true => self.saved_value.as_slice(),
                             false => self.iter.value(),
                         };
                         match Self::ttl_check(self.ttl_now, value) {
@@ -827,7 +864,7 @@ impl DbIterator {
                     }
                 }
                 if kind == Some(ValueKind::Put) {
-                    let value = match read_now {
+                    let value = || match read_now {
                         true => blob_value.as_slice(),
                         false => self.iter.value(),
                     };
@@ -1405,6 +1442,22 @@ mod tests {
             snapshot: true,
         },
     ];
+
+    /// A seek key built on the stack is the one `seek_key` builds, up to the longest that
+    /// fits and past it (on the heap).
+    #[test]
+    fn seek_keys_on_the_stack_are_seek_keys() {
+        let n = SEEK_KEY_ON_STACK - crate::key::TRAILER_LEN;
+        for len in [0, 1, 16, n - 1, n, n + 1, 300] {
+            let user_key: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            for seq in [0, 7, MAX_SEQUENCE] {
+                let (mut on_stack, mut on_heap) = ([0; SEEK_KEY_ON_STACK], Vec::new());
+                let key = seek_key_in(&user_key, seq, &mut on_stack, &mut on_heap).to_vec();
+                assert_eq!(key, seek_key(&user_key, seq), "length {len}, seq {seq}");
+                assert_eq!(on_heap.is_empty(), len <= n, "length {len}");
+            }
+        }
+    }
 
     #[test]
     fn database_iterators_pass_the_iterator_harness() {

@@ -13,13 +13,16 @@
 //! bytes. Every `restart_interval` entries a restart point stores its key whole (`shared` = 0)
 //! and its offset goes in the restart array, so a seek binary-searches the restarts and then
 //! scans at most one interval. The block layer orders keys with a caller's comparator and
-//! knows nothing of sequence numbers.
+//! knows nothing of sequence numbers: of internal keys it knows only that they end in an
+//! 8-byte trailer ordered descending, which the built-in orders' seeks compare in place
+//! (see [`BlockIter::seek`]; the restart words of [`Block`] serve their binary search).
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::codec::{decode_fixed32, put_varint32};
-use crate::comparator::KeyOrder;
+use crate::comparator::{bytewise_compare, first_word, KeyOrder};
+use crate::key::TRAILER_LEN;
 
 /// How a table orders its keys: whole keys in a user order, or internal keys whose user keys
 /// are in a user order. An enum rather than a function pointer so that the built-in orders
@@ -151,7 +154,22 @@ pub struct Block {
     data: BlockBytes,
     restarts_at: usize,
     num_restarts: usize,
+    /// A word per restart point for seeks, made by the first one (see
+    /// [`Block::restart_words`]).
+    restart_words: OnceLock<Option<RestartWords>>,
 }
+
+/// The first 8 bytes of the user key of each restart point, as big-endian words padded with
+/// zeros ([`first_word`]); user keys are the keys less their last `trailer_len` bytes.
+struct RestartWords {
+    trailer_len: usize,
+    words: Box<[u64]>,
+}
+
+/// Blocks with at least this many restart points get a word per restart point at their
+/// first seek: index blocks (a restart point per entry, thousands in a large table), not
+/// data blocks (a few).
+const WORDS_FROM_RESTARTS: usize = 64;
 
 /// Where a block's bytes live: a buffer of its own, or a range of a buffer that one read
 /// filled with several adjacent blocks (a sequential scan's readahead), shared with them.
@@ -215,6 +233,7 @@ impl Block {
             data: bytes,
             restarts_at,
             num_restarts: n,
+            restart_words: OnceLock::new(),
         })
     }
 
@@ -224,12 +243,48 @@ impl Block {
             data: BlockBytes::Owned(vec![0, 0, 0, 0, 1, 0, 0, 0]),
             restarts_at: 0,
             num_restarts: 1,
+            restart_words: OnceLock::new(),
         }
     }
 
-    /// Bytes of memory the block holds (what the cache charges).
+    /// Bytes of memory the block holds, with its restart words once a seek has made them
+    /// (what a pinned index block counts). The block cache charges a block its size when it
+    /// is inserted, before any seek: an index block kept there (with
+    /// `cache_index_and_filter_blocks`) holds its words uncharged.
     pub fn size(&self) -> usize {
-        self.bytes().len()
+        let words = match self.restart_words.get() {
+            Some(Some(w)) => 8 * w.words.len(),
+            _ => 0,
+        };
+        self.bytes().len() + words
+    }
+
+    /// The first 8 bytes of each restart point's user key (the key less `trailer_len`
+    /// bytes) as a word that orders as they do ([`first_word`]), made at the first call;
+    /// `None` for a block with few restart points, for one whose restart entries do not
+    /// decode (a seek then reads the entries and reports it), and for another `trailer_len`
+    /// than the first call's (a block is read in one order). A binary search then compares
+    /// words, and reads a restart key only when its word equals the target's: an index
+    /// search touches 8 bytes per probe instead of an entry's header and key.
+    fn restart_words(&self, trailer_len: usize) -> Option<&[u64]> {
+        if self.num_restarts < WORDS_FROM_RESTARTS {
+            return None;
+        }
+        let made = self.restart_words.get_or_init(|| {
+            let data = self.bytes();
+            let words = (0..self.num_restarts)
+                .map(|i| {
+                    let (shared, unshared, _, kat) =
+                        decode_entry(data, self.restart(i), self.restarts_at)?;
+                    let user = unshared.saturating_sub(trailer_len);
+                    (shared == 0).then(|| first_word(&data[kat..kat + user]))
+                })
+                .collect::<Option<Box<[u64]>>>()?;
+            Some(RestartWords { trailer_len, words })
+        });
+        made.as_ref()
+            .filter(|w| w.trailer_len == trailer_len)
+            .map(|w| &*w.words)
     }
 
     fn restart(&self, i: usize) -> usize {
@@ -260,7 +315,154 @@ fn decode_entry(data: &[u8], at: usize, limit: usize) -> Option<(usize, usize, u
     Some((s, u, v, at + header))
 }
 
+/// The number of leading bytes `a` and `b` have in common, eight at a time.
+#[inline]
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (
+        a.get(i..n).and_then(|s| s.first_chunk::<8>()),
+        b.get(i..n).and_then(|s| s.first_chunk::<8>()),
+    ) {
+        // Loaded little-endian, the first differing byte is the lowest differing one.
+        let diff = u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Orders two keys in a built-in order: bytewise (or its reverse) user keys, whole
+/// (`INTERNAL` false) or followed by an internal key's 8-byte trailer, compared descending
+/// when the user keys are equal (`INTERNAL` true; a key shorter than a trailer is an empty
+/// user key with trailer 0). The order of [`Comparator::compare`] for the matching variant,
+/// written out here so that a seek's loops compare inline.
+#[inline(always)]
+fn compare_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
+    a: &[u8],
+    b: &[u8],
+) -> Ordering {
+    let user = |k: &[u8]| -> usize {
+        match INTERNAL {
+            true => k.len().saturating_sub(TRAILER_LEN),
+            false => k.len(),
+        }
+    };
+    let (ua, ub) = (user(a), user(b));
+    let order = bytewise_compare(&a[..ua], &b[..ub]);
+    let order = if REVERSE { order.reverse() } else { order };
+    if !INTERNAL || order != Ordering::Equal {
+        return order;
+    }
+    let trailer = |k: &[u8], at: usize| {
+        k.get(at..)
+            .and_then(|t| t.first_chunk::<TRAILER_LEN>())
+            .map_or(0, |t| u64::from_le_bytes(*t))
+    };
+    trailer(b, ub).cmp(&trailer(a, ua))
+}
+
+/// Bytes of a key a cursor builds without allocating: keys up to this length (db_bench's
+/// 16-byte keys with their 8-byte trailer, most applications' keys) are built in the cursor
+/// itself, so that a cursor made for one seek allocates no key buffer.
+pub(crate) const INLINE_KEY: usize = 48;
+
+/// A key being built: in `inline` while it fits, whole in `heap` when longer.
+#[derive(Clone)]
+struct KeyBuf {
+    len: usize,
+    inline: [u8; INLINE_KEY],
+    /// The key when it is longer than [`INLINE_KEY`] bytes; its capacity is kept for reuse.
+    heap: Vec<u8>,
+}
+
+impl KeyBuf {
+    /// An empty key, with `heap`'s capacity for long ones.
+    fn new(mut heap: Vec<u8>) -> KeyBuf {
+        heap.clear();
+        KeyBuf {
+            len: 0,
+            inline: [0; INLINE_KEY],
+            heap,
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        match self.inline.get(..self.len) {
+            Some(key) => key,
+            None => &self.heap,
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        self.len = 0;
+        self.heap.clear();
+    }
+
+    /// Keeps the first `len` bytes.
+    #[inline]
+    fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        if self.len > INLINE_KEY {
+            match self.inline.get_mut(..len) {
+                Some(inline) => {
+                    inline.copy_from_slice(&self.heap[..len]);
+                    self.heap.clear();
+                }
+                None => self.heap.truncate(len),
+            }
+        }
+        self.len = len;
+    }
+
+    /// Appends `bytes`.
+    #[inline]
+    fn extend(&mut self, bytes: &[u8]) {
+        let len = self.len + bytes.len();
+        match self.inline.get_mut(self.len..len) {
+            Some(room) => room.copy_from_slice(bytes),
+            None => {
+                if self.len <= INLINE_KEY {
+                    self.heap.clear();
+                    self.heap.extend_from_slice(&self.inline[..self.len]);
+                }
+                self.heap.extend_from_slice(bytes);
+            }
+        }
+        self.len = len;
+    }
+}
+
+/// How a seek's scan of entries ended.
+enum Scan {
+    /// On the first entry at or after the target, or past the last entry.
+    Done,
+    /// An entry could not be placed from the bytes the scan keeps (possible only in a
+    /// reverse order with internal keys, or in a block out of order): the caller scans again
+    /// building every key.
+    Rescan,
+}
+
 /// A cursor over one block. On malformed bytes it becomes invalid and `corrupt()` says why.
+///
+/// The current key is read in place when the block stores it whole (an entry that shares no
+/// prefix: every restart point, so every entry of an index block) and built in a buffer
+/// otherwise. A seek in a built-in order does not build the keys it passes over (see
+/// [`BlockIter::seek`]).
 #[derive(Clone)]
 pub struct BlockIter {
     block: Arc<Block>,
@@ -269,7 +471,11 @@ pub struct BlockIter {
     current: usize,
     /// Offset just after the current entry.
     next: usize,
-    key: Vec<u8>,
+    /// Where the current key lies in the block's bytes when the block stores it whole;
+    /// `None` when it is built in `key`.
+    key_in_block: Option<(usize, usize)>,
+    /// The current key when it shares a prefix with the entry before it.
+    key: KeyBuf,
     value: (usize, usize),
     corrupt: Option<String>,
     /// The entries before the current one in its restart interval, as the last backward
@@ -295,7 +501,7 @@ impl BlockIter {
         BlockIter::with_buffer(block, cmp, Vec::new())
     }
 
-    /// As [`BlockIter::new`], decoding keys into `buffer` (its capacity is reused; get it
+    /// As [`BlockIter::new`], building keys in `buffer` (its capacity is reused; get it
     /// back with [`BlockIter::into_buffer`]), so that hot paths do not allocate.
     pub fn with_buffer(block: Arc<Block>, cmp: Comparator, mut buffer: Vec<u8>) -> BlockIter {
         buffer.clear();
@@ -305,7 +511,8 @@ impl BlockIter {
             cmp,
             current: end,
             next: end,
-            key: buffer,
+            key_in_block: None,
+            key: KeyBuf::new(buffer),
             value: (0, 0),
             corrupt: None,
             prev_entries: Vec::new(),
@@ -320,6 +527,7 @@ impl BlockIter {
         self.block = block;
         self.current = end;
         self.next = end;
+        self.key_in_block = None;
         self.key.clear();
         self.value = (0, 0);
         self.corrupt = None;
@@ -328,20 +536,23 @@ impl BlockIter {
 
     /// The key buffer, for reuse.
     pub fn into_buffer(self) -> Vec<u8> {
-        self.key
+        self.key.heap
     }
 
     /// True when on an entry.
+    #[inline]
     pub fn valid(&self) -> bool {
         self.current < self.block.restarts_at && self.corrupt.is_none()
     }
 
     /// The current key.
+    #[inline]
     pub fn key(&self) -> &[u8] {
-        &self.key
+        current_key(&self.block, self.key_in_block, self.key.as_slice())
     }
 
     /// The current value.
+    #[inline]
     pub fn value(&self) -> &[u8] {
         &self.block.bytes()[self.value.0..self.value.0 + self.value.1]
     }
@@ -368,6 +579,7 @@ impl BlockIter {
     }
 
     /// Decodes the entry at `self.next` into current; false at the end or on corruption.
+    #[inline]
     fn parse_next(&mut self) -> bool {
         let at = self.next;
         let limit = self.block.restarts_at;
@@ -380,12 +592,27 @@ impl BlockIter {
             self.mark_corrupt("bad entry in block");
             return false;
         };
-        if shared > self.key.len() {
-            self.mark_corrupt("entry shares more bytes than the previous key has");
-            return false;
+        let own = &data[kat..kat + unshared];
+        if shared == 0 {
+            self.key_in_block = Some((kat, kat + unshared));
+        } else {
+            // The shared prefix is the previous key's, wherever that one is.
+            let previous_len = match self.key_in_block {
+                Some((start, end)) => end - start,
+                None => self.key.len(),
+            };
+            if shared > previous_len {
+                self.mark_corrupt("entry shares more bytes than the previous key has");
+                return false;
+            }
+            if let Some((start, _)) = self.key_in_block.take() {
+                self.key.clear();
+                self.key.extend(&data[start..start + shared]);
+            } else {
+                self.key.truncate(shared);
+            }
+            self.key.extend(own);
         }
-        self.key.truncate(shared);
-        self.key.extend_from_slice(&data[kat..kat + unshared]);
         self.current = at;
         self.value = (kat + unshared, vlen);
         self.next = kat + unshared + vlen;
@@ -394,6 +621,7 @@ impl BlockIter {
 
     fn seek_to_restart(&mut self, index: usize) {
         self.forget_prev_entries();
+        self.key_in_block = None;
         self.key.clear();
         self.next = self.block.restart(index);
         if self.next > self.block.restarts_at {
@@ -423,7 +651,8 @@ impl BlockIter {
     /// the ones before it for `prev`.
     fn scan_interval_to(&mut self, end: usize) {
         while self.parse_next() && self.next < end {
-            self.prev_keys.extend_from_slice(&self.key);
+            let key = current_key(&self.block, self.key_in_block, self.key.as_slice());
+            self.prev_keys.extend_from_slice(key);
             self.prev_entries.push(PrevEntry {
                 current: self.current,
                 next: self.next,
@@ -439,41 +668,243 @@ impl BlockIter {
     }
 
     /// Moves to the first entry with key >= `target`.
+    ///
+    /// A binary search of the restart points finds the interval, which is then scanned. In
+    /// the built-in orders the scan compares entries against the target in place
+    /// ([`BlockIter::scan_in_byte_order`]); an application's order builds each key and calls
+    /// the comparator.
     pub fn seek(&mut self, target: &[u8]) {
         if self.corrupt.is_some() {
             return;
         }
-        // The last restart point whose key is < target.
-        let (mut left, mut right) = (0, self.block.num_restarts - 1);
+        match &self.cmp {
+            Comparator::Plain(KeyOrder::Bytewise) => {
+                self.seek_in_byte_order::<false, false>(target)
+            }
+            Comparator::Plain(KeyOrder::Reverse) => self.seek_in_byte_order::<false, true>(target),
+            Comparator::Internal(KeyOrder::Bytewise) => {
+                self.seek_in_byte_order::<true, false>(target)
+            }
+            Comparator::Internal(KeyOrder::Reverse) => {
+                self.seek_in_byte_order::<true, true>(target)
+            }
+            Comparator::Plain(KeyOrder::Custom(_)) | Comparator::Internal(KeyOrder::Custom(_)) => {
+                let left = match self.restart_before(target, |a, b| self.cmp.compare(a, b)) {
+                    Ok(left) => left,
+                    Err(why) => return self.mark_corrupt(why),
+                };
+                self.seek_to_restart(left);
+                while self.parse_next() {
+                    if self.cmp.compare(self.key(), target) != Ordering::Less {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The last restart point whose key is before `target` in `compare` (the first if none
+    /// is), by binary search, comparing the restart keys where they lie; the error says what
+    /// is wrong with the block.
+    #[inline(always)]
+    fn restart_before(
+        &self,
+        target: &[u8],
+        compare: impl Fn(&[u8], &[u8]) -> Ordering,
+    ) -> Result<usize, &'static str> {
+        let block = &*self.block;
+        let data = block.bytes();
+        let (entries, restarts) = data.split_at(block.restarts_at);
+        let (mut left, mut right) = (0, block.num_restarts - 1);
         while left < right {
             let mid = (left + right).div_ceil(2);
-            let at = self.block.restart(mid);
-            let Some((shared, unshared, _, kat)) =
-                decode_entry(self.block.bytes(), at, self.block.restarts_at)
-            else {
-                self.mark_corrupt("bad entry at a restart point");
-                return;
-            };
+            let at = restarts
+                .get(4 * mid..)
+                .and_then(decode_fixed32)
+                .unwrap_or_default() as usize;
+            let (shared, unshared, _, kat) =
+                decode_entry(entries, at, entries.len()).ok_or("bad entry at a restart point")?;
             if shared != 0 {
-                self.mark_corrupt("restart entry shares a prefix");
-                return;
+                return Err("restart entry shares a prefix");
             }
-            if self
-                .cmp
-                .compare(&self.block.bytes()[kat..kat + unshared], target)
-                == Ordering::Less
-            {
+            if compare(&data[kat..kat + unshared], target) == Ordering::Less {
                 left = mid;
             } else {
                 right = mid - 1;
             }
         }
-        self.seek_to_restart(left);
-        while self.parse_next() {
-            if self.cmp.compare(&self.key, target) != Ordering::Less {
-                return;
+        Ok(left)
+    }
+
+    /// [`BlockIter::restart_before`] in a built-in order by the block's restart words
+    /// (`words`, one per restart point): a probe reads the restart key only when its word
+    /// equals the target's.
+    fn restart_before_by_words<const INTERNAL: bool, const REVERSE: bool>(
+        &self,
+        target: &[u8],
+        words: &[u64],
+    ) -> Result<usize, &'static str> {
+        let trailer_len = if INTERNAL { TRAILER_LEN } else { 0 };
+        let target_word = first_word(&target[..target.len().saturating_sub(trailer_len)]);
+        let block = &*self.block;
+        let data = block.bytes();
+        let (mut left, mut right) = (0, words.len().saturating_sub(1));
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            let order = match words.get(mid).map(|w| w.cmp(&target_word)) {
+                Some(Ordering::Less) if !REVERSE => Ordering::Less,
+                Some(Ordering::Greater) if REVERSE => Ordering::Less,
+                Some(Ordering::Less | Ordering::Greater) => Ordering::Greater,
+                Some(Ordering::Equal) | None => {
+                    let (shared, unshared, _, kat) =
+                        decode_entry(data, block.restart(mid), block.restarts_at)
+                            .ok_or("bad entry at a restart point")?;
+                    if shared != 0 {
+                        return Err("restart entry shares a prefix");
+                    }
+                    compare_in_byte_order::<INTERNAL, REVERSE>(&data[kat..kat + unshared], target)
+                }
+            };
+            if order == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
             }
         }
+        Ok(left)
+    }
+
+    /// [`BlockIter::seek`] in a built-in order (see [`compare_in_byte_order`]).
+    fn seek_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(&mut self, target: &[u8]) {
+        let compare = compare_in_byte_order::<INTERNAL, REVERSE>;
+        let trailer_len = if INTERNAL { TRAILER_LEN } else { 0 };
+        let left = match self.block.restart_words(trailer_len) {
+            Some(words) => self.restart_before_by_words::<INTERNAL, REVERSE>(target, words),
+            None => self.restart_before(target, compare),
+        };
+        let left = match left {
+            Ok(left) => left,
+            Err(why) => return self.mark_corrupt(why),
+        };
+        self.seek_to_restart(left);
+        if self.corrupt.is_some() {
+            return;
+        }
+        match self.scan_in_byte_order::<INTERNAL, REVERSE>(target) {
+            Ok(Scan::Done) => {}
+            Ok(Scan::Rescan) => {
+                self.seek_to_restart(left);
+                while self.parse_next() {
+                    if compare(self.key(), target) != Ordering::Less {
+                        return;
+                    }
+                }
+            }
+            Err(why) => self.mark_corrupt(why),
+        }
+    }
+
+    /// From the restart point at `self.next`, moves to the first entry at or after `target`
+    /// in the built-in order given by `INTERNAL` and `REVERSE`, building only that entry's
+    /// key.
+    ///
+    /// An entry's key is the previous key's first `shared` bytes, then its own bytes. The
+    /// scan keeps `lcp`, the number of bytes the previous key has in common with the target,
+    /// and `apart`: the previous key is before the target and differs from it at byte `lcp`,
+    /// inside both user keys (so that byte decides their order). Then an entry that
+    /// - shares more than `lcp` bytes has the previous key's byte at `lcp`: when that byte is
+    ///   inside its user key it is before the target too, and none of its bytes is read;
+    /// - shares at most `lcp` bytes is the target's first `shared` bytes followed by its own:
+    ///   it is compared where it lies, from byte `shared` on, and its byte where it leaves
+    ///   the target decides, when inside both user keys;
+    /// - is neither (the previous key's user key is a prefix of the target's, or they are the
+    ///   same user key: a key's older versions) is built in `key` and compared whole; `key`
+    ///   holds the previous key whenever it is not `apart`.
+    fn scan_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
+        &mut self,
+        target: &[u8],
+    ) -> Result<Scan, &'static str> {
+        let user_len = |len: usize| match INTERNAL {
+            true => len.saturating_sub(TRAILER_LEN),
+            false => len,
+        };
+        let target_user = user_len(target.len());
+        let limit = self.block.restarts_at;
+        let data = self.block.bytes();
+        let mut at = self.next;
+        // At the restart point the previous key is the empty one, built in `key`.
+        let (mut lcp, mut apart, mut previous_len) = (0, false, 0);
+        while at < limit {
+            let (shared, unshared, vlen, kat) =
+                decode_entry(data, at, limit).ok_or("bad entry in block")?;
+            if shared > previous_len {
+                return Err("entry shares more bytes than the previous key has");
+            }
+            let own = &data[kat..kat + unshared];
+            let len = shared + unshared;
+            let mut built = false;
+            let order = if shared > lcp {
+                if apart {
+                    if lcp >= user_len(len) {
+                        return Ok(Scan::Rescan);
+                    }
+                    Ordering::Less
+                } else {
+                    self.key.truncate(shared);
+                    self.key.extend(own);
+                    built = true;
+                    // The entry has the previous key's byte at `lcp` (or the target ends
+                    // there): `lcp` is its common prefix with the target too.
+                    let order =
+                        compare_in_byte_order::<INTERNAL, REVERSE>(self.key.as_slice(), target);
+                    apart = order == Ordering::Less && lcp < user_len(len) && lcp < target_user;
+                    order
+                }
+            } else {
+                // Mostly the entry leaves the target at its first own byte (keys next to
+                // each other share as much of the target as of each other).
+                lcp = shared
+                    + match (own.first(), target.get(shared)) {
+                        (Some(a), Some(b)) if a != b => 0,
+                        _ => common_prefix_len(own, &target[shared..]),
+                    };
+                if lcp < user_len(len) && lcp < target_user {
+                    apart = true;
+                    match (own[lcp - shared] < target[lcp]) != REVERSE {
+                        true => Ordering::Less,
+                        false => Ordering::Greater,
+                    }
+                } else {
+                    self.key.clear();
+                    self.key.extend(&target[..shared]);
+                    self.key.extend(own);
+                    built = true;
+                    apart = false;
+                    compare_in_byte_order::<INTERNAL, REVERSE>(self.key.as_slice(), target)
+                }
+            };
+            let next = kat + unshared + vlen;
+            if order == Ordering::Less {
+                previous_len = len;
+                at = next;
+                continue;
+            }
+            self.current = at;
+            self.next = next;
+            self.value = (kat + unshared, vlen);
+            self.key_in_block = None;
+            if shared == 0 {
+                self.key_in_block = Some((kat, kat + unshared));
+            } else if !built {
+                self.key.clear();
+                self.key.extend(&target[..shared]);
+                self.key.extend(own);
+            }
+            return Ok(Scan::Done);
+        }
+        self.current = limit;
+        self.next = limit;
+        Ok(Scan::Done)
     }
 
     /// Moves to the last entry with key <= `target`.
@@ -485,12 +916,13 @@ impl BlockIter {
             }
             return;
         }
-        if self.cmp.compare(&self.key, target) == Ordering::Greater {
+        if self.cmp.compare(self.key(), target) == Ordering::Greater {
             self.prev();
         }
     }
 
     /// Moves to the next entry.
+    #[inline]
     pub fn next(&mut self) {
         if self.valid() {
             self.forget_prev_entries();
@@ -507,9 +939,9 @@ impl BlockIter {
         if let Some(e) = self.prev_entries.pop() {
             if e.next == original {
                 let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
+                self.key_in_block = None;
                 self.key.clear();
-                self.key
-                    .extend_from_slice(&self.prev_keys[key_start..e.key_end]);
+                self.key.extend(&self.prev_keys[key_start..e.key_end]);
                 self.prev_keys.truncate(key_start);
                 self.current = e.current;
                 self.next = e.next;
@@ -536,6 +968,19 @@ impl BlockIter {
         }
         self.seek_to_restart(before - 1);
         self.scan_interval_to(original);
+    }
+}
+
+/// The current key of a cursor: in the block's bytes, or built in `built`.
+#[inline]
+fn current_key<'a>(
+    block: &'a Block,
+    in_block: Option<(usize, usize)>,
+    built: &'a [u8],
+) -> &'a [u8] {
+    match in_block {
+        Some((start, end)) => block.bytes().get(start..end).unwrap_or_default(),
+        None => built,
     }
 }
 
@@ -658,6 +1103,154 @@ mod tests {
                 let want = expected.map(|e| entries[e].clone());
                 assert_eq!(got, want, "interval {interval}, case {i}");
             }
+        }
+    }
+
+    /// Bytewise order through the application's-comparator path, to check that path
+    /// against the built-in one.
+    struct ThroughTrait;
+
+    impl crate::comparator::Comparator for ThroughTrait {
+        fn name(&self) -> &str {
+            "test.bytewise-through-trait"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            a.cmp(b)
+        }
+    }
+
+    /// Keys over a few bytes, many of them prefixes of others, some of them sharing more
+    /// bytes with a neighbour than a target does; internal keys get a trailer whose bytes
+    /// (kinds 0, 1, 2, 7 and small sequence numbers) also occur in the user keys, so that a
+    /// shared prefix can run from a user key into a trailer.
+    fn edge_key(rng: &mut Rng, internal: bool) -> Vec<u8> {
+        const BYTES: &[u8] = b"\x00\x01\x02\x07ab\xff";
+        let len = rng.below(7) as usize;
+        let mut key: Vec<u8> = (0..len)
+            .map(|_| BYTES[rng.below(BYTES.len() as u64) as usize])
+            .collect();
+        if internal {
+            let seq = [0, 1, 2, 7, 0x0100, 0x0201][rng.below(6) as usize];
+            let kind = [0u8, 1, 2, 7][rng.below(4) as usize];
+            crate::key::append_internal_key(&mut key, &[], seq, kind);
+        }
+        key
+    }
+
+    /// The restart point a seek starts from, found by the block's restart words and by its
+    /// restart keys (`None` in an application's order, or without words).
+    fn restart_found_both_ways(it: &BlockIter, target: &[u8]) -> Option<(usize, usize)> {
+        fn both<const INTERNAL: bool, const REVERSE: bool>(
+            it: &BlockIter,
+            target: &[u8],
+        ) -> Option<(usize, usize)> {
+            let words = it
+                .block
+                .restart_words(if INTERNAL { TRAILER_LEN } else { 0 })?;
+            let by_words = it.restart_before_by_words::<INTERNAL, REVERSE>(target, words);
+            let by_keys = it.restart_before(target, compare_in_byte_order::<INTERNAL, REVERSE>);
+            Some((by_words.ok()?, by_keys.ok()?))
+        }
+        match &it.cmp {
+            Comparator::Plain(KeyOrder::Bytewise) => both::<false, false>(it, target),
+            Comparator::Plain(KeyOrder::Reverse) => both::<false, true>(it, target),
+            Comparator::Internal(KeyOrder::Bytewise) => both::<true, false>(it, target),
+            Comparator::Internal(KeyOrder::Reverse) => both::<true, true>(it, target),
+            _ => None,
+        }
+    }
+
+    /// Seeks land where a sorted list says, for every order the block layer knows (each
+    /// built-in one through its in-place scan, an application's through its comparator),
+    /// every restart interval, and targets that are keys, restart keys, prefixes and
+    /// extensions of keys, and keys of none: the key and value after the seek, and after
+    /// the steps that follow it, are the model's. A block with many restart points is
+    /// searched by its restart words, which must find the restart point its keys do.
+    #[test]
+    fn seeks_in_every_order_agree_with_a_sorted_list() {
+        let custom = || KeyOrder::Custom(Arc::new(ThroughTrait));
+        let orders = [
+            Comparator::Plain(KeyOrder::Bytewise),
+            Comparator::Plain(KeyOrder::Reverse),
+            Comparator::Plain(custom()),
+            Comparator::Internal(KeyOrder::Bytewise),
+            Comparator::Internal(KeyOrder::Reverse),
+            Comparator::Internal(custom()),
+        ];
+        let mut rng = Rng::new(11);
+        for cmp in orders {
+            let internal = matches!(cmp, Comparator::Internal(_));
+            for round in 0..40 {
+                // Up to 60 keys, or (every other round) up to 400: with intervals of 1 and
+                // 2, blocks past `WORDS_FROM_RESTARTS` restart points, searched by words.
+                let n = 1 + rng.below([60, 400][round % 2]) as usize;
+                let mut keys: Vec<Vec<u8>> = (0..n).map(|_| edge_key(&mut rng, internal)).collect();
+                keys.sort_by(|a, b| cmp.compare(a, b));
+                keys.dedup();
+                let entries: Vec<Entry> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| (k.clone(), format!("v{i}").into_bytes()))
+                    .collect();
+                let mut targets: Vec<Vec<u8>> = keys.clone();
+                for k in &keys {
+                    targets.push(k[..k.len() / 2].to_vec());
+                    targets.push([k.as_slice(), b"\x00"].concat());
+                    targets.push([k.as_slice(), b"\xff"].concat());
+                }
+                targets.extend((0..30).map(|_| edge_key(&mut rng, internal)));
+                for interval in [1, 2, 3, 16] {
+                    let block = build(&entries, interval);
+                    let mut it = BlockIter::new(block, cmp.clone());
+                    for target in &targets {
+                        if let Some((by_words, by_keys)) = restart_found_both_ways(&it, target) {
+                            assert_eq!(by_words, by_keys, "{cmp:?} round {round} {target:?}");
+                        }
+                        it.seek(target);
+                        let first = keys.partition_point(|k| cmp.compare(k, target).is_lt());
+                        for step in 0..3 {
+                            let got = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                            assert_eq!(
+                                got,
+                                entries.get(first + step).cloned(),
+                                "{cmp:?} round {round} interval {interval} target {target:?} \
+                                 step {step}"
+                            );
+                            it.next();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A key built in place and moved to the heap and back (lengths across
+    /// [`INLINE_KEY`]) holds what a `Vec` doing the same holds.
+    #[test]
+    fn key_buffers_hold_what_a_vec_holds_across_the_inline_length() {
+        let mut rng = Rng::new(3);
+        let mut key = KeyBuf::new(Vec::new());
+        let mut model: Vec<u8> = Vec::new();
+        for step in 0..20_000 {
+            match rng.below(3) {
+                0 => {
+                    let len = rng.below(model.len() as u64 + 1) as usize;
+                    key.truncate(len);
+                    model.truncate(len);
+                }
+                1 => {
+                    let bytes: Vec<u8> = (0..rng.below(30)).map(|_| rng.next_u64() as u8).collect();
+                    key.extend(&bytes);
+                    model.extend_from_slice(&bytes);
+                }
+                _ if rng.one_in(10) => {
+                    key.clear();
+                    model.clear();
+                }
+                _ => {}
+            }
+            assert_eq!(key.as_slice(), model.as_slice(), "step {step}");
+            assert_eq!(key.len(), model.len());
         }
     }
 

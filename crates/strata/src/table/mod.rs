@@ -281,6 +281,48 @@ mod tests {
         }
     }
 
+    /// Lookups of keys shorter and longer than a cursor builds in place (the longer ones
+    /// take the thread's key buffer), also from inside another lookup's callback, which
+    /// finds the buffer taken: each finds its own entry.
+    #[test]
+    fn gets_of_long_keys_find_them_also_when_nested() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = |i: u64| {
+            let len = [1, 20, block::INLINE_KEY - 1, block::INLINE_KEY + 1, 300][i as usize % 5];
+            let mut k = vec![b'k'; len];
+            k.extend_from_slice(format!("{i:05}").as_bytes());
+            k
+        };
+        let model: Model = (0..500)
+            .map(|i| (key(i), format!("v{i}").into_bytes()))
+            .collect();
+        let entries: Vec<Entry> = model.clone().into_iter().collect();
+        let options = TableOptions {
+            block_size: 512,
+            ..TableOptions::default()
+        };
+        let table = table(
+            &dir.path().join("long.sst"),
+            &entries,
+            options,
+            Caching::Data,
+        );
+        let mut rng = Rng::new(9);
+        for _ in 0..500 {
+            let (outer, inner) = (key(rng.below(500)), key(rng.below(500)));
+            let got = table
+                .get(&outer, |k, v| {
+                    let nested = table.get(&inner, |k, v| (k.to_vec(), v.to_vec())).unwrap();
+                    (k.to_vec(), v.to_vec(), nested)
+                })
+                .unwrap();
+            let want = |k: &Vec<u8>| (k.clone(), model[k].clone());
+            let (k, v, nested) = got.unwrap();
+            assert_eq!((k, v), want(&outer));
+            assert_eq!(nested, Some(want(&inner)));
+        }
+    }
+
     /// A table file held in memory, so that thousands of damaged copies are cheap to read.
     struct MemFile(Vec<u8>);
 

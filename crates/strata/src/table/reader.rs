@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::range_del::FragmentedList;
-use crate::table::block::{Block, BlockIter, Comparator};
+use crate::table::block::{Block, BlockIter, Comparator, INLINE_KEY};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
@@ -604,30 +604,30 @@ impl Table {
         if !self.may_contain_hash(hash)? {
             return Ok(None);
         }
-        // Key buffers reused across lookups of this thread: taken out and put back, so a
+        // The index cursor reads keys where the block stores them whole (every index entry
+        // is), and the data cursor builds keys of up to `INLINE_KEY` bytes in itself: only
+        // a longer target takes this thread's key buffer, out and back, so that a
         // reentrant call (from `f`) allocates instead of failing.
-        let (index_buf, data_buf) = GET_BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        let mut index = BlockIter::with_buffer(
-            self.index_block()?,
-            self.options.comparator.clone(),
-            index_buf,
-        );
-        index.seek(target);
-        let result = if !index.valid() {
-            match index.corrupt() {
-                Some(why) => Err(Error::corruption(
-                    &self.path,
-                    0,
-                    format!("index block: {why}"),
-                )),
-                None => Ok((None, Vec::new())),
-            }
-        } else {
-            self.get_in_block(&index, target, data_buf, f)
+        let long = target.len() > INLINE_KEY;
+        let data_buf = match long {
+            true => GET_BUFFER.with(|b| b.take()),
+            false => Vec::new(),
         };
-        let index_buf = index.into_buffer();
+        let mut index = BlockIter::new(self.index_block()?, self.options.comparator.clone());
+        index.seek(target);
+        let result = match (index.valid(), index.corrupt()) {
+            (true, _) => self.get_in_block(&index, target, data_buf, f),
+            (false, Some(why)) => Err(Error::corruption(
+                &self.path,
+                0,
+                format!("index block: {why}"),
+            )),
+            (false, None) => Ok((None, data_buf)),
+        };
         let (found, data_buf) = result?;
-        GET_BUFFERS.with(|b| *b.borrow_mut() = (index_buf, data_buf));
+        if long {
+            GET_BUFFER.with(|b| *b.borrow_mut() = data_buf);
+        }
         Ok(found)
     }
 
@@ -756,10 +756,8 @@ fn read_range_tombstones(
 }
 
 thread_local! {
-    /// Key buffers of point lookups (index block, data block), reused by each thread.
-    static GET_BUFFERS: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const {
-        std::cell::RefCell::new((Vec::new(), Vec::new()))
-    };
+    /// The data block key buffer of point lookups of long keys, reused by each thread.
+    static GET_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn unwrap_block(c: &CachedBlock) -> Option<Arc<Block>> {
@@ -801,9 +799,8 @@ impl TableIterator {
     /// `step` is the direction (true forward) when the iterator moves on from the adjacent
     /// block, which may read ahead; `None` for a seek, which starts the readahead over.
     fn load_block(&mut self, step: Option<bool>) {
-        // The cursor of the block left behind reads the next one, with its buffers.
-        let cursor = self.data.take();
         if !self.index.valid() {
+            self.data = None;
             if let Some(why) = self.index.corrupt() {
                 let e = Error::corruption(&self.table.path, 0, format!("index block: {why}"));
                 self.fail(e);
@@ -827,13 +824,15 @@ impl TableIterator {
                     self.readahead = (self.readahead * 2).clamp(MIN_READAHEAD, MAX_READAHEAD);
                 }
                 self.data_offset = h.offset;
-                self.data = Some(match cursor {
-                    Some(mut d) => {
-                        d.set_block(block);
-                        d
+                // The cursor of the block left behind reads the next one, with its buffers,
+                // changed in place (a cursor is a few hundred bytes to move).
+                match &mut self.data {
+                    Some(d) => d.set_block(block),
+                    None => {
+                        let cmp = self.table.options.comparator.clone();
+                        self.data = Some(BlockIter::new(block, cmp));
                     }
-                    None => BlockIter::new(block, self.table.options.comparator.clone()),
-                });
+                }
             }
             Err(e) => self.fail(e),
         }
@@ -924,6 +923,9 @@ impl InternalIterator for TableIterator {
     fn next(&mut self) {
         if let Some(d) = &mut self.data {
             d.next();
+            if d.valid() {
+                return; // the usual step: within the block
+            }
         }
         self.skip_forward();
     }
@@ -931,6 +933,9 @@ impl InternalIterator for TableIterator {
     fn prev(&mut self) {
         if let Some(d) = &mut self.data {
             d.prev();
+            if d.valid() {
+                return;
+            }
         }
         self.skip_backward();
     }
