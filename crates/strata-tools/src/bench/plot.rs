@@ -140,7 +140,11 @@ fn label(v: f64) -> String {
     if v >= 1e6 {
         format!("{:.1}M", v / 1e6)
     } else if v >= 1e3 {
-        format!("{:.0}K", v / 1e3)
+        // Whole thousands bare, others with their hundreds (ticks 500 apart: 1.5K, 2K).
+        match v % 1e3 == 0.0 {
+            true => format!("{:.0}K", v / 1e3),
+            false => format!("{:.1}K", v / 1e3),
+        }
     } else if v >= 10.0 || v == 0.0 {
         format!("{v:.0}")
     } else {
@@ -274,6 +278,8 @@ mod tests {
         assert_eq!(tick_step(1_000_000.0), 200_000.0);
         assert_eq!(tick_step(7.0), 2.0);
         assert_eq!(label(250_000.0), "250K");
+        assert_eq!(label(1_500.0), "1.5K");
+        assert_eq!(label(2_000.0), "2K");
         assert_eq!(label(2_500_000.0), "2.5M");
     }
 
