@@ -203,6 +203,16 @@ macro_rules! set_family_option {
                 t.hard_pending_compaction_bytes_limit = opt(v, n)?
             }
             "merge_operator" => t.merge_operator = merge_operator(v, n)?,
+            "enable_blob_files" => t.enable_blob_files = opt(v, n)?,
+            "min_blob_size" => t.min_blob_size = opt(v, n)?,
+            "blob_file_size" => t.blob_file_size = opt(v, n)?,
+            "enable_blob_garbage_collection" => t.enable_blob_garbage_collection = opt(v, n)?,
+            "blob_garbage_collection_age_cutoff" => {
+                t.blob_garbage_collection_age_cutoff = opt(v, n)?
+            }
+            "blob_garbage_collection_force_threshold" => {
+                t.blob_garbage_collection_force_threshold = opt(v, n)?
+            }
             _ => return Ok(false),
         }
         Ok(true)

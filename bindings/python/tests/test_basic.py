@@ -195,6 +195,28 @@ def test_options(path):
         assert db[b"a"] == b"1"
 
 
+def test_blob_file_options(path):
+    big = b"x" * 4096
+    with strata.open(
+        path,
+        enable_blob_files=True,
+        min_blob_size=1024,
+        blob_file_size=1 << 20,
+        enable_blob_garbage_collection=True,
+        blob_garbage_collection_age_cutoff=0.5,
+        blob_garbage_collection_force_threshold=0.9,
+    ) as db:
+        for i in range(100):
+            db[b"%03d" % i] = big
+        db[b"small"] = b"s"
+        db.flush()
+        assert db.property("strata.num-blob-files") == "1"
+        assert db[b"050"] == big
+        assert db[b"small"] == b"s"
+    with pytest.raises(strata.InvalidArgument, match="blob_garbage_collection_age_cutoff"):
+        strata.open(path, blob_garbage_collection_age_cutoff=2.0)
+
+
 def test_unknown_option(path):
     with pytest.raises(TypeError, match="unknown option 'no_such_option'"):
         strata.open(path, no_such_option=1)
