@@ -462,6 +462,44 @@ void strata_options_set_bloom_bits_per_key(strata_options_t *opt, int v);
 // `opt` must be null or a live handle.
 void strata_options_set_compression(strata_options_t *opt, int v);
 
+// Key-value separation (RocksDB's `rocksdb_options_set_enable_blob_files`): values of at
+// least the minimum blob size go to blob files, the tables keep references.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_enable_blob_files(strata_options_t *opt, unsigned char v);
+
+// The smallest value kept in a blob file, in bytes.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_min_blob_size(strata_options_t *opt, uint64_t v);
+
+// Blob files are cut at this many bytes.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_blob_file_size(strata_options_t *opt, uint64_t v);
+
+// Blob garbage collection: compactions move the live values out of the oldest blob files.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_enable_blob_garbage_collection(strata_options_t *opt, unsigned char v);
+
+// The oldest fraction of the blob files garbage collection moves values out of (0 to 1).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_blob_garbage_collection_age_cutoff(strata_options_t *opt, double v);
+
+// The garbage fraction of the oldest blob files at which the tables referring to the oldest
+// one are compacted (0 to 1; 1 turns it off).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_blob_garbage_collection_force_threshold(strata_options_t *opt, double v);
+
 // Bytes of the shared block cache; 0 disables it.
 //
 // # Safety

@@ -157,6 +157,74 @@ pub unsafe extern "C" fn strata_options_set_compression(opt: *mut strata_options
     }
 }
 
+/// Key-value separation (RocksDB's `rocksdb_options_set_enable_blob_files`): values of at
+/// least the minimum blob size go to blob files, the tables keep references.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_enable_blob_files(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.enable_blob_files = v != 0) }
+}
+
+/// The smallest value kept in a blob file, in bytes.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_min_blob_size(opt: *mut strata_options_t, v: u64) {
+    unsafe { update(opt, |o| o.min_blob_size = v) }
+}
+
+/// Blob files are cut at this many bytes.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_blob_file_size(opt: *mut strata_options_t, v: u64) {
+    unsafe { update(opt, |o| o.blob_file_size = v) }
+}
+
+/// Blob garbage collection: compactions move the live values out of the oldest blob files.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_enable_blob_garbage_collection(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.enable_blob_garbage_collection = v != 0) }
+}
+
+/// The oldest fraction of the blob files garbage collection moves values out of (0 to 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_blob_garbage_collection_age_cutoff(
+    opt: *mut strata_options_t,
+    v: f64,
+) {
+    unsafe { update(opt, |o| o.blob_garbage_collection_age_cutoff = v) }
+}
+
+/// The garbage fraction of the oldest blob files at which the tables referring to the oldest
+/// one are compacted (0 to 1; 1 turns it off).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_blob_garbage_collection_force_threshold(
+    opt: *mut strata_options_t,
+    v: f64,
+) {
+    unsafe { update(opt, |o| o.blob_garbage_collection_force_threshold = v) }
+}
+
 /// Bytes of the shared block cache; 0 disables it.
 ///
 /// # Safety

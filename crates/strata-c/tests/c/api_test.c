@@ -318,6 +318,47 @@ static void column_families(const char *path) {
     strata_options_destroy(opts);
 }
 
+static void blob_files(const char *path) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_create_if_missing(opts, 1);
+    strata_options_set_enable_blob_files(opts, 1);
+    strata_options_set_min_blob_size(opts, 100);
+    strata_options_set_blob_file_size(opts, 1 << 20);
+    strata_options_set_enable_blob_garbage_collection(opts, 1);
+    strata_options_set_blob_garbage_collection_age_cutoff(opts, 0.5);
+    strata_options_set_blob_garbage_collection_force_threshold(opts, 0.9);
+    strata_t *db = strata_open(opts, path, &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    char value[500];
+    memset(value, 'v', sizeof value);
+    strata_put(db, wo, "big", 3, value, sizeof value, &err);
+    CHECK_OK(err);
+    strata_put(db, wo, "small", 5, "s", 1, &err);
+    CHECK_OK(err);
+    strata_flush(db, &err);
+    CHECK_OK(err);
+    char *files = strata_property_value(db, "strata.num-blob-files");
+    CHECK(files != NULL && strcmp(files, "1") == 0);
+    strata_free(files);
+    strata_readoptions_t *ro = strata_readoptions_create();
+    size_t len = 0;
+    char *v = strata_get(db, ro, "big", 3, &len, &err);
+    CHECK_OK(err);
+    CHECK(v != NULL && len == sizeof value && memcmp(v, value, len) == 0);
+    strata_free(v);
+    CHECK(holds(db, NULL, "small", "s"));
+    strata_readoptions_destroy(ro);
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+    /* A cutoff outside 0..1 is refused by name. */
+    strata_options_set_blob_garbage_collection_age_cutoff(opts, 2.0);
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "blob_garbage_collection_age_cutoff");
+    strata_options_destroy(opts);
+}
+
 static void nulls_are_refused_not_followed(void) {
     char *err = NULL;
     CHECK(strata_open(NULL, "x", &err) == NULL);
@@ -349,6 +390,8 @@ int main(int argc, char **argv) {
     basic_reads_and_writes(path);
     snprintf(path, sizeof path, "%s/families", argv[1]);
     column_families(path);
+    snprintf(path, sizeof path, "%s/blobs", argv[1]);
+    blob_files(path);
     nulls_are_refused_not_followed();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
