@@ -61,21 +61,19 @@ use super::open::{identify, named_families};
 use super::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
 use super::Db;
 use crate::blob::reader::BlobFileReader;
-use crate::blob::BlobIndex;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder, ReverseBytewiseComparator};
 use crate::error::{Error, ErrorKind, Result};
 use crate::filename::{self, blob_path, parse_file_name, table_path, wal_path, FileKind};
 use crate::fs::{FileSystem, IoStats};
 use crate::iterator::{InternalIterator, MergingIterator};
-use crate::key::{ValueKind, TRAILER_LEN};
 use crate::log::{LogReader, ReadError};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
 use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableBuilder, TableFamily, TableOptions};
 use crate::version::{
-    BlobCount, BlobFileMeta, FamilyState, FileMeta, Version, VersionEdit, VersionSet,
-    DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
+    BlobCount, BlobFileMeta, BlobRefCounter, FamilyState, FileMeta, Version, VersionEdit,
+    VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
 };
 use crate::write_batch::DecodedBatch;
 
@@ -269,36 +267,17 @@ struct Repairer<'a> {
 
 /// The blob references among the entries of `it` (a table at `path`), by blob file.
 fn count_blob_refs(path: &Path, mut it: impl InternalIterator) -> Result<Vec<BlobCount>> {
-    let mut counts: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut counter = BlobRefCounter::default();
     it.seek_to_first();
     while it.valid() {
-        let key = it.key();
-        if key.len() >= TRAILER_LEN && key[key.len() - TRAILER_LEN] == ValueKind::BlobIndex as u8 {
-            let index = BlobIndex::decode(it.value()).ok_or_else(|| {
-                Error::corruption(
-                    path,
-                    0,
-                    format!(
-                        "key {} holds a blob reference that does not decode",
-                        crate::util::printable(crate::key::user_key(key))
-                    ),
-                )
-            })?;
-            let c = counts.entry(index.file_number).or_default();
-            c.0 += 1;
-            c.1 += index.size;
-        }
+        counter.add(it.key(), it.value()).map_err(|user_key| {
+            let why = format!("key {user_key} holds a blob reference that does not decode");
+            Error::corruption(path, 0, why)
+        })?;
         it.next();
     }
     it.status()?;
-    Ok(counts
-        .into_iter()
-        .map(|(number, (records, bytes))| BlobCount {
-            number,
-            records,
-            bytes,
-        })
-        .collect())
+    Ok(counter.into_counts())
 }
 
 impl Repairer<'_> {

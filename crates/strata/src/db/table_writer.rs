@@ -10,19 +10,16 @@
 //! next open removes.
 
 use super::DbInner;
-use crate::blob::BlobIndex;
 pub(super) use crate::compaction::operands::write_visible;
 use crate::error::Error;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::{CountedFile, IoClass};
-use crate::key::{ValueKind, TRAILER_LEN};
 use crate::listener::{
     TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileDeletionReason,
 };
 use crate::table::{TableBuilder, TableOptions};
-use crate::version::{BlobCount, FileMeta};
-use std::collections::BTreeMap;
+use crate::version::{BlobRefCounter, FileMeta};
 use std::path::PathBuf;
 
 /// A table being written.
@@ -37,7 +34,7 @@ pub(super) struct TableOutput {
     /// The table's path, for errors.
     path: PathBuf,
     /// The blob files the table's entries refer to: (records, bytes) by file number.
-    blob_refs: BTreeMap<u64, (u64, u64)>,
+    blob_refs: BlobRefCounter,
 }
 
 impl TableOutput {
@@ -64,7 +61,7 @@ impl TableOutput {
             smallest: Vec::new(),
             largest: Vec::new(),
             path,
-            blob_refs: BTreeMap::new(),
+            blob_refs: BlobRefCounter::default(),
         })
     }
 
@@ -82,22 +79,16 @@ impl TableOutput {
     /// Appends an entry; keys come in internal-key order. A blob reference is counted
     /// against its blob file.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        if key.len() >= TRAILER_LEN && key[key.len() - TRAILER_LEN] == ValueKind::BlobIndex as u8 {
-            let index = BlobIndex::decode(value).ok_or_else(|| {
-                Error::corruption(
-                    &self.path,
-                    0,
-                    format!(
-                        "an entry of key {} for this table holds a blob reference that does \
-                         not decode",
-                        crate::util::printable(crate::key::user_key(key))
-                    ),
-                )
-            })?;
-            let count = self.blob_refs.entry(index.file_number).or_default();
-            count.0 += 1;
-            count.1 += index.size;
-        }
+        self.blob_refs.add(key, value).map_err(|user_key| {
+            Error::corruption(
+                &self.path,
+                0,
+                format!(
+                    "an entry of key {user_key} for this table holds a blob reference that \
+                     does not decode"
+                ),
+            )
+        })?;
         self.builder.add(key, value)?;
         if self.smallest.is_empty() {
             self.smallest.extend_from_slice(key);
@@ -151,14 +142,7 @@ impl TableOutput {
                 largest_seq: props.largest_seq,
                 entries: props.entries,
                 deletions: props.deletions,
-                blob_refs: blob_refs
-                    .into_iter()
-                    .map(|(number, (records, bytes))| BlobCount {
-                        number,
-                        records,
-                        bytes,
-                    })
-                    .collect(),
+                blob_refs: blob_refs.into_counts(),
             })
         })();
         match &finished {

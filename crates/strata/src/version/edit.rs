@@ -185,6 +185,42 @@ pub struct BlobCount {
     pub bytes: u64,
 }
 
+/// Counts the blob references among a table's entries, by blob file: what
+/// [`FileMeta::blob_refs`] records. Used by the table writer and by repair.
+#[derive(Debug, Default)]
+pub struct BlobRefCounter(std::collections::BTreeMap<u64, (u64, u64)>);
+
+impl BlobRefCounter {
+    /// Counts the entry `(ikey, value)` if it is a blob reference. The error is the printable
+    /// user key of a reference that does not decode.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<(), String> {
+        let trailer = crate::key::TRAILER_LEN;
+        if ikey.len() < trailer
+            || ikey[ikey.len() - trailer] != crate::key::ValueKind::BlobIndex as u8
+        {
+            return Ok(());
+        }
+        let index = crate::blob::BlobIndex::decode(value)
+            .ok_or_else(|| crate::util::printable(crate::key::user_key(ikey)))?;
+        let count = self.0.entry(index.file_number).or_default();
+        count.0 += 1;
+        count.1 += index.size;
+        Ok(())
+    }
+
+    /// The counts, by blob file number.
+    pub fn into_counts(self) -> Vec<BlobCount> {
+        self.0
+            .into_iter()
+            .map(|(number, (records, bytes))| BlobCount {
+                number,
+                records,
+                bytes,
+            })
+            .collect()
+    }
+}
+
 /// A change to the set of files, plus the counters recorded with it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VersionEdit {

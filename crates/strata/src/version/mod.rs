@@ -36,8 +36,8 @@ use crate::key::user_key;
 use crate::log::{LogReader, LogWriter, ReadError};
 
 pub use edit::{
-    user_comparator_name, BlobCount, BlobFileMeta, FileMeta, VersionEdit, DEFAULT_FAMILY_ID,
-    DEFAULT_FAMILY_NAME,
+    user_comparator_name, BlobCount, BlobFileMeta, BlobRefCounter, FileMeta, VersionEdit,
+    DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
 };
 
 /// Levels of the tree.
