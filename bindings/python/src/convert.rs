@@ -283,6 +283,11 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "block_cache_size" => o.block_cache_size = opt(&v, n)?,
                 "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = opt(&v, n)?,
                 "max_open_files" => o.max_open_files = opt(&v, n)?,
+                "use_direct_reads" => o.use_direct_reads = opt(&v, n)?,
+                "use_direct_io_for_flush_and_compaction" => {
+                    o.use_direct_io_for_flush_and_compaction = opt(&v, n)?
+                }
+                "compaction_readahead_size" => o.compaction_readahead_size = opt(&v, n)?,
                 "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
                 "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
                 "max_background_jobs" => o.max_background_jobs = opt(&v, n)?,

@@ -217,6 +217,22 @@ def test_blob_file_options(path):
         strata.open(path, blob_garbage_collection_age_cutoff=2.0)
 
 
+def test_direct_io_options(path):
+    with strata.open(
+        path,
+        use_direct_reads=True,
+        use_direct_io_for_flush_and_compaction=True,
+        compaction_readahead_size=1 << 20,
+    ) as db:
+        for i in range(1000):
+            db[b"%04d" % i] = b"v" * 100
+        db.flush()
+        db.compact_range()
+        assert db[b"0500"] == b"v" * 100
+    with strata.open(path) as db:
+        assert db[b"0999"] == b"v" * 100
+
+
 def test_unknown_option(path):
     with pytest.raises(TypeError, match="unknown option 'no_such_option'"):
         strata.open(path, no_such_option=1)

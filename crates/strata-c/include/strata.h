@@ -512,6 +512,25 @@ void strata_options_set_block_cache_size(strata_options_t *opt, size_t v);
 // `opt` must be null or a live handle.
 void strata_options_set_max_open_files(strata_options_t *opt, int v);
 
+// Read tables and blob files for user reads with direct IO (O_DIRECT), around the page
+// cache. An open on a file system without direct IO fails naming the option.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_use_direct_reads(strata_options_t *opt, unsigned char v);
+
+// Write flush and compaction outputs, and read compaction inputs, with direct IO.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_use_direct_io_for_flush_and_compaction(strata_options_t *opt, unsigned char v);
+
+// Bytes a compaction reads ahead in each input table when it reads with direct IO.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_compaction_readahead_size(strata_options_t *opt, size_t v);
+
 // Background threads: one flushes, the others compact.
 //
 // # Safety

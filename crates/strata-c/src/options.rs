@@ -243,6 +243,43 @@ pub unsafe extern "C" fn strata_options_set_max_open_files(opt: *mut strata_opti
     unsafe { update(opt, |o| o.max_open_files = v.max(0) as usize) }
 }
 
+/// Read tables and blob files for user reads with direct IO (O_DIRECT), around the page
+/// cache. An open on a file system without direct IO fails naming the option.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_use_direct_reads(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.use_direct_reads = v != 0) }
+}
+
+/// Write flush and compaction outputs, and read compaction inputs, with direct IO.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_use_direct_io_for_flush_and_compaction(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.use_direct_io_for_flush_and_compaction = v != 0) }
+}
+
+/// Bytes a compaction reads ahead in each input table when it reads with direct IO.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_compaction_readahead_size(
+    opt: *mut strata_options_t,
+    v: usize,
+) {
+    unsafe { update(opt, |o| o.compaction_readahead_size = v) }
+}
+
 /// Background threads: one flushes, the others compact.
 ///
 /// # Safety

@@ -98,6 +98,18 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub open_files: i64,
 
+    /// Read tables for user reads with direct IO (O_DIRECT), around the page cache.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub use_direct_reads: bool,
+
+    /// Write flush and compaction outputs and read compaction inputs with direct IO.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub use_direct_io_for_flush_and_compaction: bool,
+
+    /// Bytes a compaction reads ahead in each input (Strata: with direct IO only).
+    #[arg(long, default_value_t = 2 << 20)]
+    pub compaction_readahead_size: usize,
+
     /// Target size of table data blocks in bytes.
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
@@ -235,6 +247,10 @@ impl EngineFlags {
             n if n < 0 => Options::default().max_open_files,
             n => n.max(1) as usize,
         };
+        options.use_direct_reads = self.use_direct_reads;
+        options.use_direct_io_for_flush_and_compaction =
+            self.use_direct_io_for_flush_and_compaction;
+        options.compaction_readahead_size = self.compaction_readahead_size;
         options.target_file_size_base = self.target_file_size_base;
         options.max_bytes_for_level_base = self.max_bytes_for_level_base;
         options.max_bytes_for_level_multiplier = self.max_bytes_for_level_multiplier;
@@ -391,6 +407,9 @@ mod tests {
             "--cache_size=-1",
             "--cache_index_and_filter_blocks",
             "--block_size=1024",
+            "--use_direct_reads",
+            "--use_direct_io_for_flush_and_compaction=1",
+            "--compaction_readahead_size=65536",
             "--target_file_size_base=2000",
             "--max_bytes_for_level_base=3000",
             "--max_bytes_for_level_multiplier=8",
@@ -426,6 +445,8 @@ mod tests {
         assert_eq!(o.block_cache_size, 0);
         assert!(o.cache_index_and_filter_blocks);
         assert_eq!(o.block_size, 1024);
+        assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
+        assert_eq!(o.compaction_readahead_size, 65536);
         assert_eq!(o.target_file_size_base, 2000);
         assert_eq!(o.max_bytes_for_level_base, 3000);
         assert_eq!(o.max_bytes_for_level_multiplier, 8.0);

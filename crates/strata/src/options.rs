@@ -102,6 +102,19 @@ pub struct Options {
     pub cache_index_and_filter_blocks: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
+    /// Read tables and blob files for user reads with direct IO (`O_DIRECT`), around the
+    /// operating system's page cache, so that the block cache is the only cache of their
+    /// blocks and the memory reads use is its size. A file system that refuses direct IO
+    /// fails the open, naming this option. Linux only. Default: false.
+    pub use_direct_reads: bool,
+    /// Write the tables and blob files of flushes and compactions, and read compaction
+    /// inputs, with direct IO: compactions then neither fill the page cache with their
+    /// outputs nor evict the pages reads use. A file system that refuses direct IO fails the
+    /// open, naming this option. Linux only. Default: false.
+    pub use_direct_io_for_flush_and_compaction: bool,
+    /// Bytes a compaction reads ahead in each input table when it reads with direct IO
+    /// (which gets no readahead from the kernel); 0 reads block by block. Default: 2 MiB.
+    pub compaction_readahead_size: usize,
     /// Bytes of the info log (`LOG`) after which it is closed and a new one started; 0 starts
     /// a new one only at open. Default: 16 MiB.
     pub max_log_file_size: u64,
@@ -227,6 +240,9 @@ impl Default for Options {
             block_cache_size: 8 << 20,
             cache_index_and_filter_blocks: false,
             max_open_files: 1000,
+            use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
+            compaction_readahead_size: 2 << 20,
             max_log_file_size: 16 << 20,
             keep_log_file_num: 10,
             level0_file_num_compaction_trigger: 4,
@@ -286,6 +302,12 @@ impl fmt::Debug for Options {
                 &self.cache_index_and_filter_blocks,
             )
             .field("max_open_files", &self.max_open_files)
+            .field("use_direct_reads", &self.use_direct_reads)
+            .field(
+                "use_direct_io_for_flush_and_compaction",
+                &self.use_direct_io_for_flush_and_compaction,
+            )
+            .field("compaction_readahead_size", &self.compaction_readahead_size)
             .field("max_log_file_size", &self.max_log_file_size)
             .field("keep_log_file_num", &self.keep_log_file_num)
             .field(

@@ -388,3 +388,41 @@ fn a_range_deletion_with_begin_after_end_is_refused_naming_both_keys() {
     db.delete_range(b"m", b"m").unwrap();
     assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+#[test]
+fn direct_io_on_a_file_system_without_it_is_refused_at_open_naming_the_option() {
+    // FaultFs, like any file system that does not implement direct IO, refuses it.
+    for (option, read_only) in [
+        ("use_direct_reads", false),
+        ("use_direct_io_for_flush_and_compaction", false),
+        ("use_direct_reads", true),
+    ] {
+        let fs = strata::fs::fault::FaultFs::new();
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), fault_options(&fs, false)).unwrap();
+        db.put(b"kept", b"value").unwrap();
+        db.close().unwrap();
+
+        let mut options = fault_options(&fs, false);
+        match option {
+            "use_direct_reads" => options.use_direct_reads = true,
+            _ => options.use_direct_io_for_flush_and_compaction = true,
+        }
+        let err = match read_only {
+            true => Db::open_read_only(dir.path(), options)
+                .map(drop)
+                .unwrap_err(),
+            false => Db::open(dir.path(), options).map(drop).unwrap_err(),
+        };
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(option) && text.contains("direct IO"),
+            "{text}"
+        );
+
+        // Nothing was damaged: the database opens without the option.
+        let db = Db::open(dir.path(), fault_options(&fs, false)).unwrap();
+        assert_eq!(db.get(b"kept").unwrap().as_deref(), Some(&b"value"[..]));
+    }
+}

@@ -154,6 +154,9 @@ knobs! {
     block_cache_size: usize,
     cache_index_and_filter_blocks: bool,
     max_open_files: usize,
+    use_direct_reads: bool,
+    use_direct_io_for_flush_and_compaction: bool,
+    compaction_readahead_size: usize,
     level0_file_num_compaction_trigger: usize,
     max_bytes_for_level_base: u64,
     max_bytes_for_level_multiplier: f64,
@@ -194,6 +197,9 @@ impl Knobs {
             block_cache_size: [0, 4096, 1 << 20][rng.below(3) as usize],
             cache_index_and_filter_blocks: rng.one_in(2),
             max_open_files: 1 + rng.below(20) as usize,
+            use_direct_reads: rng.one_in(4),
+            use_direct_io_for_flush_and_compaction: rng.one_in(4),
+            compaction_readahead_size: [0, 4096, 2 << 20][rng.below(3) as usize],
             level0_file_num_compaction_trigger: 1 + rng.below(4) as usize,
             max_bytes_for_level_base: 8192 << rng.below(5),
             max_bytes_for_level_multiplier: [2.0, 4.0, 10.0][rng.below(3) as usize],
@@ -233,6 +239,10 @@ impl Knobs {
         options.block_cache_size = self.block_cache_size;
         options.cache_index_and_filter_blocks = self.cache_index_and_filter_blocks;
         options.max_open_files = self.max_open_files;
+        options.use_direct_reads = self.use_direct_reads;
+        options.use_direct_io_for_flush_and_compaction =
+            self.use_direct_io_for_flush_and_compaction;
+        options.compaction_readahead_size = self.compaction_readahead_size;
         options.level0_file_num_compaction_trigger = self.level0_file_num_compaction_trigger;
         options.level0_slowdown_writes_trigger = 8;
         options.level0_stop_writes_trigger = 12;

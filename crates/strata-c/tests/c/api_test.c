@@ -359,6 +359,28 @@ static void blob_files(const char *path) {
     strata_options_destroy(opts);
 }
 
+static void direct_io(const char *path) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_create_if_missing(opts, 1);
+    strata_options_set_use_direct_reads(opts, 1);
+    strata_options_set_use_direct_io_for_flush_and_compaction(opts, 1);
+    strata_options_set_compaction_readahead_size(opts, 1 << 20);
+    strata_t *db = strata_open(opts, path, &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    strata_put(db, wo, "direct", 6, "io", 2, &err);
+    CHECK_OK(err);
+    strata_flush(db, &err);
+    CHECK_OK(err);
+    strata_compact_range(db, NULL, 0, NULL, 0, &err);
+    CHECK_OK(err);
+    CHECK(holds(db, NULL, "direct", "io"));
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
 static void nulls_are_refused_not_followed(void) {
     char *err = NULL;
     CHECK(strata_open(NULL, "x", &err) == NULL);
@@ -392,6 +414,8 @@ int main(int argc, char **argv) {
     column_families(path);
     snprintf(path, sizeof path, "%s/blobs", argv[1]);
     blob_files(path);
+    snprintf(path, sizeof path, "%s/direct", argv[1]);
+    direct_io(path);
     nulls_are_refused_not_followed();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -139,7 +139,11 @@ impl<'a> BlobOutput<'a> {
                 let number = db.versions.lock().new_file_number();
                 let path = blob_path(&db.path, number);
                 self.created.push(number);
-                let file = db.fs.create_writable(&path)?;
+                let file = if db.options.use_direct_io_for_flush_and_compaction {
+                    db.fs.create_writable_direct(&path)?
+                } else {
+                    db.fs.create_writable(&path)?
+                };
                 let file = CountedFile::new(file, db.io.clone(), self.class);
                 BlobFileWriter::new(Box::new(file), &path, number, self.family, self.compression)?
             }

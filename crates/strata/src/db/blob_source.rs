@@ -40,6 +40,8 @@ pub(crate) struct BlobSource {
     fs: Arc<dyn FileSystem>,
     open: ClockCache<u64, BlobFileReader>,
     cache: Option<Arc<BlockCache>>,
+    /// Open blob files with direct IO (`Options::use_direct_reads`).
+    direct_reads: bool,
     pub stats: BlobReadStats,
 }
 
@@ -49,12 +51,14 @@ impl BlobSource {
         fs: Arc<dyn FileSystem>,
         max_open_files: usize,
         cache: Option<Arc<BlockCache>>,
+        direct_reads: bool,
     ) -> BlobSource {
         BlobSource {
             dir,
             fs,
             open: ClockCache::new(max_open_files.max(1), 16),
             cache,
+            direct_reads,
             stats: BlobReadStats::default(),
         }
     }
@@ -122,9 +126,12 @@ impl BlobSource {
             return Ok(r);
         }
         let path = blob_path(&self.dir, number);
-        let opened = self
-            .fs
-            .open_random(&path)
+        let opened = if self.direct_reads {
+            self.fs.open_random_direct(&path)
+        } else {
+            self.fs.open_random(&path)
+        };
+        let opened = opened
             .and_then(|file| {
                 // Values are read one record at a time, anywhere in the file.
                 file.advise_random();

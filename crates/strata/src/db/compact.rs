@@ -50,6 +50,7 @@ use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
 use crate::error::{Error, Result};
 use crate::filename::{blob_path, table_path};
+use crate::fs::direct::ReadaheadFile;
 use crate::fs::IoClass;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, user_key, SequenceNumber, KIND_FOR_SEEK, MAX_SEQUENCE};
@@ -892,13 +893,23 @@ fn open_input(
     let dir = db.path.clone();
     let mut read = TableReadOptions::uncached(options.table_options(false));
     read.stats = stats.clone();
+    let direct = db.options.use_direct_io_for_flush_and_compaction;
+    let readahead = db.options.compaction_readahead_size;
     move |f: &Arc<FileMeta>| {
         let path = table_path(&dir, f.number);
         let read = TableReadOptions {
             cache_id: f.number,
             ..read.clone()
         };
-        let table = Table::open(fs.open_random(&path)?, &path, &read)?;
+        let file = match direct {
+            // Direct reads get no readahead from the kernel: the compaction brings its own.
+            true if readahead > 0 => {
+                Box::new(ReadaheadFile::new(fs.open_random_direct(&path)?, readahead))
+            }
+            true => fs.open_random_direct(&path)?,
+            false => fs.open_random(&path)?,
+        };
+        let table = Table::open(file, &path, &read)?;
         Ok(Box::new(Arc::new(table).iter()) as Box<dyn InternalIterator>)
     }
 }

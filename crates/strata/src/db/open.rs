@@ -76,6 +76,7 @@ impl Db {
         if !exists {
             create_identity(fs.as_ref(), &path)?;
         }
+        check_direct_io(fs.as_ref(), &path, &options)?;
 
         let names = fs.list_dir(&path)?;
         let max_number = names
@@ -264,6 +265,7 @@ impl Db {
             Some(order) if f.name != DEFAULT_FAMILY_NAME => Ok(order),
             _ => check_comparator(f, &options.comparator),
         };
+        check_direct_io(fs.as_ref(), &path, &options)?;
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone(), order_of)?;
         // Every family is opened with the fields of `options`: only the default family's
         // extractor is named, so only its is checked, and only if one is given (without one
@@ -547,12 +549,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.block_cache_size,
         options.cache_index_and_filter_blocks,
         options.max_open_files,
+        options.use_direct_reads,
     );
     let blobs = Arc::new(super::blob_source::BlobSource::new(
         path.clone(),
         fs.clone(),
         options.max_open_files,
         tables.block_cache(),
+        options.use_direct_reads,
     ));
     Arc::new(DbInner {
         path,
@@ -628,6 +632,26 @@ fn check_num_levels(
         }
     }
     Ok(())
+}
+
+/// Refuses direct IO options on a file system that cannot open the database's files with
+/// direct IO, naming the option, before anything is read or written through them (tables
+/// would otherwise fail one by one, at their first read or write).
+fn check_direct_io(fs: &dyn FileSystem, path: &Path, options: &Options) -> Result<()> {
+    let option = if options.use_direct_reads {
+        "use_direct_reads"
+    } else if options.use_direct_io_for_flush_and_compaction {
+        "use_direct_io_for_flush_and_compaction"
+    } else {
+        return Ok(());
+    };
+    match fs.open_random_direct(&path.join(filename::IDENTITY)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::InvalidArgument(format!(
+            "{option} is set, but the files of {} cannot be opened for direct IO: {e}",
+            path.display()
+        ))),
+    }
 }
 
 /// Whether `path` holds a database: `Ok(false)` if missing or empty, an error if it holds

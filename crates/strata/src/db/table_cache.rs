@@ -25,6 +25,8 @@ pub(crate) struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     read: TableReadOptions,
+    /// Open tables with direct IO (`Options::use_direct_reads`).
+    direct_reads: bool,
     open: ClockCache<u64, Table>,
     /// One gate per table being opened now; readers that miss the same table wait on it.
     opening: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
@@ -40,6 +42,7 @@ impl TableCache {
         block_cache_size: usize,
         cache_index_and_filter: bool,
         max_open_files: usize,
+        direct_reads: bool,
     ) -> TableCache {
         TableCache {
             dir,
@@ -50,6 +53,7 @@ impl TableCache {
                 cache_index_and_filter,
                 ..TableReadOptions::uncached(options)
             },
+            direct_reads,
             open: ClockCache::new(max_open_files, 16),
             opening: Mutex::new(HashMap::new()),
             opens: AtomicU64::new(0),
@@ -90,7 +94,11 @@ impl TableCache {
 
     fn open_table(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
         let path = table_path(&self.dir, number);
-        let file = self.fs.open_random(&path)?;
+        let file = if self.direct_reads {
+            self.fs.open_random_direct(&path)?
+        } else {
+            self.fs.open_random(&path)?
+        };
         // User reads land anywhere in a table: readahead around a block only costs IO.
         file.advise_random();
         let mut read = TableReadOptions {
@@ -139,7 +147,15 @@ mod tests {
         builder.add(&key, b"v").unwrap();
         builder.finish().unwrap();
 
-        let cache = TableCache::new(dir.path().to_path_buf(), fs, options, 1 << 20, false, 100);
+        let cache = TableCache::new(
+            dir.path().to_path_buf(),
+            fs,
+            options,
+            1 << 20,
+            false,
+            100,
+            false,
+        );
         let start = std::sync::Barrier::new(8);
         std::thread::scope(|s| {
             for _ in 0..8 {

@@ -48,7 +48,11 @@ impl TableOutput {
         options: TableOptions,
     ) -> Result<TableOutput> {
         let path = table_path(&db.path, number);
-        let file = db.fs.create_writable(&path)?;
+        let file = if db.options.use_direct_io_for_flush_and_compaction {
+            db.fs.create_writable_direct(&path)?
+        } else {
+            db.fs.create_writable(&path)?
+        };
         let file = CountedFile::new(file, db.io.clone(), class);
         Ok(TableOutput {
             builder: TableBuilder::new(Box::new(file), options),

@@ -14,12 +14,15 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
+pub mod direct;
 pub mod fault;
 mod platform;
 
 /// A file open for appending. Every `append` reaches the operating system before it returns
 /// (no user-space buffering), so a killed process loses nothing appended; `sync` makes it
-/// survive a power cut.
+/// survive a power cut. The one exception is a file created for direct IO
+/// ([`FileSystem::create_writable_direct`]), which holds a partial block in memory until its
+/// next `sync` (see [`direct`]).
 ///
 /// The example of [`FileSystem`] writes one.
 pub trait WritableFile: Send {
@@ -103,6 +106,18 @@ pub trait FileSystem: Send + Sync {
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// Opens `path` for reads at any offset.
     fn open_random(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>>;
+    /// Opens `path` for reads at any offset that bypass the operating system's page cache
+    /// (`O_DIRECT`; see [`direct`]). The default refuses with an `Unsupported` IO error: a
+    /// file system without direct IO says so, and a database opened with direct IO on it
+    /// fails at open naming the option.
+    fn open_random_direct(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        Err(no_direct_io(path))
+    }
+    /// Creates (or truncates) `path` for appending with direct IO (see [`direct`]). The
+    /// default refuses, as [`FileSystem::open_random_direct`].
+    fn create_writable_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        Err(no_direct_io(path))
+    }
     /// Names (not paths) of the entries in directory `path`.
     fn list_dir(&self, path: &Path) -> Result<Vec<String>>;
     /// True if `path` exists.
@@ -132,6 +147,17 @@ pub trait FileSystem: Send + Sync {
     fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
         copy_file(self, from, to)
     }
+}
+
+fn no_direct_io(path: &Path) -> Error {
+    Error::io(
+        "open (O_DIRECT)",
+        path,
+        std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this file system does not implement direct IO",
+        ),
+    )
 }
 
 /// Copies the file `from` to a new file `to` and syncs the copy.
@@ -347,6 +373,14 @@ impl FileSystem for PosixFs {
             path: path.to_path_buf(),
             size,
         }))
+    }
+
+    fn open_random_direct(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        Ok(Box::new(direct::DirectRandom::open(path)?))
+    }
+
+    fn create_writable_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        Ok(Box::new(direct::DirectWritable::create(path)?))
     }
 
     fn list_dir(&self, path: &Path) -> Result<Vec<String>> {

@@ -183,6 +183,11 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
     )?);
     o.set_disable_auto_compactions(args.options.disable_auto_compactions);
     o.set_max_open_files(i32::try_from(args.options.open_files.max(-1)).unwrap_or(i32::MAX));
+    o.set_use_direct_reads(args.options.use_direct_reads);
+    o.set_use_direct_io_for_flush_and_compaction(
+        args.options.use_direct_io_for_flush_and_compaction,
+    );
+    o.set_compaction_readahead_size(args.options.compaction_readahead_size);
     o.create_missing_column_families(true);
     o.set_compaction_style(match args.options.compaction_style {
         0 => DBCompactionStyle::Level,
