@@ -8,10 +8,13 @@
 //! cache, and its size is the memory the reads use.
 //!
 //! Invariants (the kernel refuses any direct IO breaking them with `EINVAL`):
-//! - every read and write starts at a file offset that is a multiple of [`DIRECT_IO_ALIGN`],
-//!   moves a multiple of it, and uses a buffer whose address is a multiple of it. 4096 is the
-//!   logical block size of 4Kn disks and a multiple of the 512 of older ones, so one constant
-//!   serves every common device;
+//! - every read and write starts at a file offset that is a multiple of the file's alignment,
+//!   moves a multiple of it, and uses a buffer whose address is a multiple of it. The
+//!   alignment is what the file system reports for the file (`statx`'s `STATX_DIOALIGN`,
+//!   Linux 6.1 and later: usually the device's logical block size, 512 bytes on most disks),
+//!   or [`DIRECT_IO_ALIGN`] where it reports nothing. The smaller the alignment, the fewer
+//!   bytes a read of one block brings: a 4 KiB block at a random offset spans two 4 KiB
+//!   units but only nine 512-byte ones;
 //! - a read asks for the aligned span around the bytes wanted, and returns only those; the
 //!   file's end may cut the span short (the kernel returns what the file holds);
 //! - a write buffers appends in memory and writes only whole aligned chunks. [`sync`] writes
@@ -36,22 +39,24 @@ use parking_lot::Mutex;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, WritableFile};
 
-/// Alignment of offsets, lengths and buffer addresses of direct IO.
+/// Alignment of offsets, lengths and buffer addresses of direct IO where the file system
+/// does not report one: 4096 is the logical block size of 4Kn disks and a multiple of the 512
+/// of the others.
 pub const DIRECT_IO_ALIGN: usize = 4096;
 
 /// Bytes a direct writer gathers before it writes them (a multiple of the alignment).
 const WRITE_CHUNK: usize = 1 << 20;
 
-fn align_down(n: u64) -> u64 {
-    n / DIRECT_IO_ALIGN as u64 * DIRECT_IO_ALIGN as u64
+fn align_down(n: u64, align: usize) -> u64 {
+    n / align as u64 * align as u64
 }
 
-fn align_up(n: usize) -> usize {
-    n.div_ceil(DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN
+fn align_up(n: usize, align: usize) -> usize {
+    n.div_ceil(align) * align
 }
 
-/// A zeroed buffer of `len` bytes whose first byte is at an aligned address: a vector one
-/// alignment longer than asked, used from its first aligned byte on.
+/// A zeroed buffer of `len` bytes whose first byte is at an address aligned to `align`: a
+/// vector one alignment longer than asked, used from its first aligned byte on.
 struct AlignedBuf {
     bytes: Vec<u8>,
     start: usize,
@@ -59,10 +64,10 @@ struct AlignedBuf {
 }
 
 impl AlignedBuf {
-    fn new(len: usize) -> AlignedBuf {
-        let bytes = vec![0u8; len + DIRECT_IO_ALIGN];
-        let start = bytes.as_ptr().align_offset(DIRECT_IO_ALIGN);
-        debug_assert!(start < DIRECT_IO_ALIGN);
+    fn new(len: usize, align: usize) -> AlignedBuf {
+        let bytes = vec![0u8; len + align];
+        let start = bytes.as_ptr().align_offset(align);
+        debug_assert!(start < align);
         AlignedBuf { bytes, start, len }
     }
 
@@ -100,8 +105,30 @@ fn open_direct(path: &Path, write: bool) -> io::Result<File> {
     }
 }
 
+/// The alignment direct IO on `file` needs: the larger of the offset and memory alignments
+/// the file system reports, or [`DIRECT_IO_ALIGN`] where it reports none. Always a power of
+/// two dividing [`WRITE_CHUNK`].
+fn alignment_of(file: &File) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{statx, AtFlags, StatxFlags};
+        if let Ok(st) = statx(file, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN) {
+            let align = st.stx_dio_offset_align.max(st.stx_dio_mem_align) as usize;
+            if st.stx_mask & StatxFlags::DIOALIGN.bits() != 0
+                && align.is_power_of_two()
+                && align <= WRITE_CHUNK
+            {
+                return align;
+            }
+        }
+    }
+    let _ = file;
+    DIRECT_IO_ALIGN
+}
+
 /// Reads at `offset` into `buf` until it is full or the file ends; returns the bytes read.
-fn pread_full(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+/// Every read but the last moves a multiple of `align`.
+fn pread_full(file: &File, buf: &mut [u8], offset: u64, align: usize) -> io::Result<usize> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
@@ -111,7 +138,7 @@ fn pread_full(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
                 Ok(0) => break,
                 // A short read of a direct file ends at the file's end: the next read would
                 // start unaligned, so stop here.
-                Ok(n) if n % DIRECT_IO_ALIGN != 0 => return Ok(done + n),
+                Ok(n) if n % align != 0 => return Ok(done + n),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -121,7 +148,7 @@ fn pread_full(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     }
     #[cfg(not(unix))]
     {
-        let _ = (file, buf, offset);
+        let _ = (file, buf, offset, align);
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
 }
@@ -144,17 +171,24 @@ pub(crate) struct DirectRandom {
     file: File,
     path: PathBuf,
     size: u64,
+    align: usize,
 }
 
 impl DirectRandom {
     /// Opens `path` for direct reads.
     pub fn open(path: &Path) -> Result<DirectRandom> {
+        Self::open_aligned(path, None)
+    }
+
+    /// Opens `path` for direct reads aligned to `align`, or to the file's own alignment.
+    fn open_aligned(path: &Path, align: Option<usize>) -> Result<DirectRandom> {
         let file = open_direct(path, false).map_err(|e| Error::io("open (O_DIRECT)", path, e))?;
         let size = file
             .metadata()
             .map_err(|e| Error::io("stat", path, e))?
             .len();
         Ok(DirectRandom {
+            align: align.unwrap_or_else(|| alignment_of(&file)),
             file,
             path: path.to_path_buf(),
             size,
@@ -164,10 +198,10 @@ impl DirectRandom {
     /// The aligned span around `[offset, offset + len)` read into an aligned buffer, and
     /// where the bytes wanted start in it.
     fn read_span(&self, offset: u64, len: usize) -> Result<(AlignedBuf, usize)> {
-        let start = align_down(offset);
+        let start = align_down(offset, self.align);
         let skip = (offset - start) as usize;
-        let mut buf = AlignedBuf::new(align_up(skip + len));
-        let read = pread_full(&self.file, buf.as_mut_slice(), start)
+        let mut buf = AlignedBuf::new(align_up(skip + len, self.align), self.align);
+        let read = pread_full(&self.file, buf.as_mut_slice(), start, self.align)
             .map_err(|e| Error::io("read (O_DIRECT)", &self.path, e))?;
         if read < skip + len {
             return Err(Error::io(
@@ -201,6 +235,7 @@ impl RandomAccessFile for DirectRandom {
 pub(crate) struct DirectWritable {
     file: File,
     path: PathBuf,
+    align: usize,
     buf: AlignedBuf,
     /// Bytes of `buf` holding appended data not yet in the file as whole aligned chunks.
     buffered: usize,
@@ -215,11 +250,18 @@ pub(crate) struct DirectWritable {
 impl DirectWritable {
     /// Creates (or truncates) `path` for direct writes.
     pub fn create(path: &Path) -> Result<DirectWritable> {
+        Self::create_aligned(path, None)
+    }
+
+    /// Creates `path` for direct writes aligned to `align`, or to the file's own alignment.
+    fn create_aligned(path: &Path, align: Option<usize>) -> Result<DirectWritable> {
         let file = open_direct(path, true).map_err(|e| Error::io("create (O_DIRECT)", path, e))?;
+        let align = align.unwrap_or_else(|| alignment_of(&file));
         Ok(DirectWritable {
             file,
             path: path.to_path_buf(),
-            buf: AlignedBuf::new(WRITE_CHUNK),
+            align,
+            buf: AlignedBuf::new(WRITE_CHUNK, align),
             buffered: 0,
             buf_offset: 0,
             len: 0,
@@ -233,14 +275,14 @@ impl DirectWritable {
         if self.buffered == 0 {
             return Ok(());
         }
-        let padded = align_up(self.buffered);
+        let padded = align_up(self.buffered, self.align);
         self.buf.as_mut_slice()[self.buffered..padded].fill(0);
         pwrite_all(&self.file, &self.buf.as_slice()[..padded], self.buf_offset)
             .map_err(|e| Error::io("write (O_DIRECT)", &self.path, e))?;
         self.file
             .set_len(self.len)
             .map_err(|e| Error::io("truncate", &self.path, e))?;
-        let whole = self.buffered / DIRECT_IO_ALIGN * DIRECT_IO_ALIGN;
+        let whole = self.buffered / self.align * self.align;
         self.buf.as_mut_slice().copy_within(whole..self.buffered, 0);
         self.buffered -= whole;
         self.buf_offset += whole as u64;
@@ -356,7 +398,26 @@ mod tests {
     }
 
     #[test]
+    fn the_file_systems_alignment_is_a_power_of_two_dividing_the_write_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"x").unwrap();
+        let align = alignment_of(&File::open(&path).unwrap());
+        assert!(
+            align.is_power_of_two() && WRITE_CHUNK.is_multiple_of(align),
+            "{align}"
+        );
+    }
+
+    #[test]
     fn writes_of_any_size_read_back_through_direct_and_buffered_reads() {
+        // The file system's own alignment, and the fallback's.
+        for align in [None, Some(DIRECT_IO_ALIGN)] {
+            writes_read_back(align);
+        }
+    }
+
+    fn writes_read_back(align: Option<usize>) {
         let dir = tempfile::tempdir().unwrap();
         let cases: &[&[usize]] = &[
             &[1],
@@ -369,7 +430,7 @@ mod tests {
             let path = dir.path().join(format!("f{i}"));
             let total: usize = sizes.iter().sum();
             let data = pattern(total);
-            let mut file = DirectWritable::create(&path).unwrap();
+            let mut file = DirectWritable::create_aligned(&path, align).unwrap();
             let mut at = 0;
             for (n, &size) in sizes.iter().enumerate() {
                 file.append(&data[at..at + size]).unwrap();
@@ -385,7 +446,7 @@ mod tests {
             drop(file);
             assert_eq!(std::fs::read(&path).unwrap(), data, "case {i}");
 
-            let reader = DirectRandom::open(&path).unwrap();
+            let reader = DirectRandom::open_aligned(&path, align).unwrap();
             assert_eq!(reader.size(), total as u64);
             for (offset, len) in [(0, total), (total - 1, 1), (total / 3, total / 2), (1, 0)] {
                 let got = reader.read_vec_at(offset as u64, len).unwrap();
