@@ -447,6 +447,8 @@ impl DbInner {
             0.0,
             Reason::Manual,
         );
+        // A version held here would keep the inputs on disk past the compaction's purge.
+        drop(version);
         self.run_manual(cf, &task)
     }
 
@@ -504,6 +506,7 @@ impl DbInner {
                     }),
                 }
             }
+            drop(version);
             return self.run_manual(cf, &task);
         }
         let last = cf.options.num_levels - 1;
@@ -541,6 +544,7 @@ impl DbInner {
                     0.0,
                     Reason::Manual,
                 );
+                drop(version);
                 return self.run_manual(cf, &task);
             }
         }
