@@ -70,6 +70,8 @@ def open(
     create_missing_column_families: bool = True,
     write_buffer_size: int = ...,
     max_write_buffer_number: int = ...,
+    memtable_prefix_bloom_size_ratio: float = ...,
+    memtable_whole_key_filtering: bool = True,
     block_size: int = ...,
     block_restart_interval: int = ...,
     bloom_bits_per_key: int = ...,

@@ -233,6 +233,17 @@ def test_direct_io_options(path):
         assert db[b"0999"] == b"v" * 100
 
 
+def test_memtable_bloom_options(path):
+    with strata.open(
+        path, memtable_prefix_bloom_size_ratio=0.1, memtable_whole_key_filtering=True
+    ) as db:
+        db[b"here"] = b"1"
+        assert db[b"here"] == b"1"
+        assert db.get(b"absent") is None
+    with pytest.raises(strata.InvalidArgument, match="memtable_prefix_bloom_size_ratio"):
+        strata.open(path, memtable_prefix_bloom_size_ratio=0.5)
+
+
 def test_unknown_option(path):
     with pytest.raises(TypeError, match="unknown option 'no_such_option'"):
         strata.open(path, no_such_option=1)

@@ -443,6 +443,19 @@ void strata_options_set_write_buffer_size(strata_options_t *opt, size_t v);
 // `opt` must be null or a live handle.
 void strata_options_set_max_write_buffer_number(strata_options_t *opt, int v);
 
+// Each memtable's bloom filter over its keys, as a fraction of the write buffer size (0 to
+// 0.25; 0 keeps none). Used with `memtable_whole_key_filtering`.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_memtable_prefix_bloom_size_ratio(strata_options_t *opt, double v);
+
+// Put whole keys in the memtables' bloom filters, so that gets skip memtables without the key.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_memtable_whole_key_filtering(strata_options_t *opt, unsigned char v);
+
 // Target size of table data blocks, in bytes.
 //
 // # Safety

@@ -117,6 +117,31 @@ pub unsafe extern "C" fn strata_options_set_max_write_buffer_number(
     unsafe { update(opt, |o| o.max_write_buffer_number = v.max(0) as usize) }
 }
 
+/// Each memtable's bloom filter over its keys, as a fraction of the write buffer size (0 to
+/// 0.25; 0 keeps none). Used with `memtable_whole_key_filtering`.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_memtable_prefix_bloom_size_ratio(
+    opt: *mut strata_options_t,
+    v: f64,
+) {
+    unsafe { update(opt, |o| o.memtable_prefix_bloom_size_ratio = v) }
+}
+
+/// Put whole keys in the memtables' bloom filters, so that gets skip memtables without the key.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_memtable_whole_key_filtering(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.memtable_whole_key_filtering = v != 0) }
+}
+
 /// Target size of table data blocks, in bytes.
 ///
 /// # Safety

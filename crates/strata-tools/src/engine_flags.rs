@@ -72,6 +72,15 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 2)]
     pub max_write_buffer_number: usize,
 
+    /// Bytes of each memtable's bloom filter as a fraction of --write_buffer_size (0: none);
+    /// the filter holds whole keys with --memtable_whole_key_filtering.
+    #[arg(long, default_value_t = 0.0)]
+    pub memtable_bloom_size_ratio: f64,
+
+    /// Put whole keys in the memtable bloom filter, so gets skip memtables without the key.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub memtable_whole_key_filtering: bool,
+
     /// The merge operator of `Merge` writes: uint64add (8-byte little-endian integers added)
     /// or stringappend (operands joined with `,`); empty for none.
     #[arg(long, default_value = "", value_parser = parse_merge_operator)]
@@ -238,6 +247,8 @@ impl EngineFlags {
         let mut options = Options::default();
         options.write_buffer_size = self.write_buffer_size;
         options.max_write_buffer_number = self.max_write_buffer_number;
+        options.memtable_prefix_bloom_size_ratio = self.memtable_bloom_size_ratio;
+        options.memtable_whole_key_filtering = self.memtable_whole_key_filtering;
         options.compression = compression;
         options.bloom_bits_per_key = self.bloom_bits.clamp(0, 100) as u32;
         options.block_cache_size = self.cache_size.max(0) as usize;
@@ -402,6 +413,8 @@ mod tests {
         let f = parse(&[
             "--write_buffer_size=1000",
             "--max_write_buffer_number=3",
+            "--memtable_bloom_size_ratio=0.1",
+            "--memtable_whole_key_filtering",
             "--compression_type=zstd",
             "--bloom_bits=7",
             "--cache_size=-1",
@@ -440,6 +453,8 @@ mod tests {
         let o = f.options().unwrap();
         assert_eq!(o.write_buffer_size, 1000);
         assert_eq!(o.max_write_buffer_number, 3);
+        assert_eq!(o.memtable_prefix_bloom_size_ratio, 0.1);
+        assert!(o.memtable_whole_key_filtering);
         assert_eq!(o.compression, Compression::Zstd);
         assert_eq!(o.bloom_bits_per_key, 7);
         assert_eq!(o.block_cache_size, 0);
@@ -478,7 +493,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_db_bench_s_which_differ_from_the_library_s_in_bloom_and_compression() {
+    fn defaults_are_db_bench_s_which_differ_from_the_library_s_in_filters_and_compression() {
         let o = parse(&[]).unwrap().options().unwrap();
         let library = Options::default();
         assert_eq!((o.bloom_bits_per_key, library.bloom_bits_per_key), (0, 10));
@@ -486,9 +501,18 @@ mod tests {
             (o.compression, library.compression),
             (Compression::Snappy, Compression::None)
         );
+        assert_eq!(
+            (
+                o.memtable_whole_key_filtering,
+                library.memtable_whole_key_filtering
+            ),
+            (false, true)
+        );
         let mut same = o;
         same.bloom_bits_per_key = library.bloom_bits_per_key;
         same.compression = library.compression;
+        same.memtable_whole_key_filtering = library.memtable_whole_key_filtering;
+        same.memtable_prefix_bloom_size_ratio = library.memtable_prefix_bloom_size_ratio;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

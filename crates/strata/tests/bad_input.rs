@@ -89,8 +89,16 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 7] = [
+    let cases: [(Spoil, &str); 9] = [
         (|o| o.write_buffer_size = 10, "write_buffer_size"),
+        (
+            |o| o.memtable_prefix_bloom_size_ratio = 0.5,
+            "memtable_prefix_bloom_size_ratio",
+        ),
+        (
+            |o| o.memtable_prefix_bloom_size_ratio = f64::NAN,
+            "memtable_prefix_bloom_size_ratio",
+        ),
         (|o| o.max_write_buffer_number = 0, "max_write_buffer_number"),
         (|o| o.max_write_group_bytes = 0, "max_write_group_bytes"),
         (|o| o.blob_file_size = 0, "blob_file_size"),

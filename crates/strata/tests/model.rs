@@ -148,6 +148,7 @@ knobs! {
     compression: String,
     write_buffer_size: usize,
     max_write_buffer_number: usize,
+    memtable_bloom_size_ratio: f64,
     block_size: usize,
     block_restart_interval: usize,
     bloom_bits_per_key: u32,
@@ -191,6 +192,8 @@ impl Knobs {
             compression: COMPRESSIONS[rng.below(4) as usize].0.to_string(),
             write_buffer_size: 4096 << rng.below(5),
             max_write_buffer_number: 2 + rng.below(3) as usize,
+            // 0.001 of a small buffer is one line: every key shares it.
+            memtable_bloom_size_ratio: [0.0, 0.001, 0.1][rng.below(3) as usize],
             block_size: 128 << rng.below(6),
             block_restart_interval: 1 + rng.below(16) as usize,
             bloom_bits_per_key: [0, 1, 10][rng.below(3) as usize],
@@ -233,6 +236,8 @@ impl Knobs {
         options.create_if_missing = true;
         options.write_buffer_size = self.write_buffer_size;
         options.max_write_buffer_number = self.max_write_buffer_number;
+        options.memtable_whole_key_filtering = self.memtable_bloom_size_ratio > 0.0;
+        options.memtable_prefix_bloom_size_ratio = self.memtable_bloom_size_ratio;
         options.block_size = self.block_size;
         options.block_restart_interval = self.block_restart_interval;
         options.bloom_bits_per_key = self.bloom_bits_per_key;

@@ -359,13 +359,15 @@ static void blob_files(const char *path) {
     strata_options_destroy(opts);
 }
 
-static void direct_io(const char *path) {
+static void direct_io_and_memtable_bloom(const char *path) {
     char *err = NULL;
     strata_options_t *opts = strata_options_create();
     strata_options_set_create_if_missing(opts, 1);
     strata_options_set_use_direct_reads(opts, 1);
     strata_options_set_use_direct_io_for_flush_and_compaction(opts, 1);
     strata_options_set_compaction_readahead_size(opts, 1 << 20);
+    strata_options_set_memtable_prefix_bloom_size_ratio(opts, 0.1);
+    strata_options_set_memtable_whole_key_filtering(opts, 1);
     strata_t *db = strata_open(opts, path, &err);
     CHECK_OK(err);
     strata_writeoptions_t *wo = strata_writeoptions_create();
@@ -415,7 +417,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/blobs", argv[1]);
     blob_files(path);
     snprintf(path, sizeof path, "%s/direct", argv[1]);
-    direct_io(path);
+    direct_io_and_memtable_bloom(path);
     nulls_are_refused_not_followed();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -247,11 +247,10 @@ impl super::DbInner {
             (id, versions.add_family(edit, options.key_order())?)
         };
         let handle = ColumnFamily::new(id, name);
-        let active = Arc::new(MemTable::with_order(
-            wal,
-            options.write_buffer_size,
-            version.order.clone(),
-        ));
+        let active = Arc::new(
+            MemTable::with_order(wal, options.write_buffer_size, version.order.clone())
+                .with_bloom(options.memtable_bloom_bytes()),
+        );
         let cf = ColumnFamilyData::new(handle.clone(), options, active, Vec::new(), version);
         let mut next = Families::clone(&families);
         next.insert(id, Arc::new(cf));

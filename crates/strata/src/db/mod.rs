@@ -939,12 +939,17 @@ impl DbInner {
         // far (0: none). A version older than it is deleted; sources are newest first, so a
         // tombstone in an older source never hides a version found in a newer one.
         let mut covered = 0;
+        // The tables' filter hash of the key, which the memtables' filters take too.
+        let hash = crate::table::filter::filter_hash(key);
         for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
             if mem.has_range_tombstones() {
                 let t = mem.range_tombstones().max_covering_seq(key, seq);
                 covered = covered.max(t.unwrap_or(0));
             }
-            let (lookup, found) = mem.get_with_seq(key, seq);
+            let (lookup, found) = match mem.may_contain(hash) {
+                true => mem.get_with_seq(key, seq),
+                false => (Lookup::Missing, 0),
+            };
             if !matches!(lookup, Lookup::Missing) && found < covered {
                 return Ok(None);
             }
@@ -965,18 +970,21 @@ impl DbInner {
         let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
-        let result = self.get_from_tables(cf, sv, key, &target, seq, covered);
+        let result = self.get_from_tables(cf, sv, key, hash, &target, seq, covered);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
     }
 
-    /// The table half of a point lookup; `target` is the seek key for `(key, seq)`, and
-    /// `covered` the newest range deletion covering `key` in the memtables (0: none).
+    /// The table half of a point lookup; `hash` is the key's filter hash, `target` the seek
+    /// key for `(key, seq)`, and `covered` the newest range deletion covering `key` in the
+    /// memtables (0: none).
+    #[allow(clippy::too_many_arguments)]
     fn get_from_tables<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         sv: &SuperVersion,
         key: &[u8],
+        hash: u64,
         target: &[u8],
         seq: SequenceNumber,
         mut covered: SequenceNumber,
@@ -985,7 +993,6 @@ impl DbInner {
             // A memtable's tombstone covers the key: every table version is older.
             return Ok(None);
         }
-        let hash = crate::table::filter::filter_hash(key);
         for f in sv.version.files_for_key(key) {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read

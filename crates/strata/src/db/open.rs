@@ -526,11 +526,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         let cf_options = family_options[&id].clone();
         let mut immutables = recovered.mems.remove(&id).unwrap_or_default();
         immutables.reverse();
-        let active = Arc::new(MemTable::with_order(
-            log_number,
-            cf_options.write_buffer_size,
-            f.current.order.clone(),
-        ));
+        let active = Arc::new(
+            MemTable::with_order(
+                log_number,
+                cf_options.write_buffer_size,
+                f.current.order.clone(),
+            )
+            .with_bloom(cf_options.memtable_bloom_bytes()),
+        );
         let cf = ColumnFamilyData::new(
             ColumnFamily::new(id, &f.name),
             cf_options,

@@ -611,11 +611,14 @@ impl DbInner {
             if !switch && !current.active.is_empty() {
                 continue;
             }
-            let fresh = Arc::new(MemTable::with_order(
-                number,
-                cf.options.write_buffer_size,
-                current.version.order.clone(),
-            ));
+            let fresh = Arc::new(
+                MemTable::with_order(
+                    number,
+                    cf.options.write_buffer_size,
+                    current.version.order.clone(),
+                )
+                .with_bloom(cf.options.memtable_bloom_bytes()),
+            );
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {
                 cf.note_flush_reason(&current.active, reason);

@@ -10,9 +10,13 @@
 //! memory usage, not in the point entries, and a memtable holding only range deletions is
 //! not empty: it is flushed like any other.
 //!
+//! With a bloom filter ([`bloom`], `memtable_whole_key_filtering`), a get first asks the
+//! filter whether the memtable may hold the key, and skips the skiplist when it cannot.
+//!
 //! A memtable records the number of the WAL that holds its writes (`log_number`): the WAL
 //! can be deleted once the memtable is flushed.
 
+pub mod bloom;
 pub mod skiplist;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +26,8 @@ use crate::comparator::KeyOrder;
 use crate::iterator::InternalIterator;
 use crate::key::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
 use crate::range_del::{FragmentedList, MemTombstones};
+use crate::table::filter::filter_hash;
+use bloom::MemBloom;
 use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
 
 /// What a memtable knows about a key at a sequence number.
@@ -41,6 +47,8 @@ pub enum Lookup<'a> {
 /// Recent writes, in memory.
 pub struct MemTable {
     list: SkipList,
+    /// Hashes of the user keys of the entries, when the family asks for a filter.
+    bloom: Option<MemBloom>,
     log_number: u64,
     entries: AtomicU64,
     tombstones: MemTombstones,
@@ -58,10 +66,25 @@ impl MemTable {
     pub fn with_order(log_number: u64, write_buffer_size: usize, order: KeyOrder) -> MemTable {
         MemTable {
             list: SkipList::with_order(log_number ^ 0x5eed, write_buffer_size / 8, order.clone()),
+            bloom: None,
             log_number,
             entries: AtomicU64::new(0),
             tombstones: MemTombstones::with_order(order),
         }
+    }
+
+    /// This memtable with a bloom filter of `bytes` bytes over its user keys (none for 0).
+    pub fn with_bloom(mut self, bytes: usize) -> MemTable {
+        self.bloom = (bytes > 0).then(|| MemBloom::with_bytes(bytes));
+        self
+    }
+
+    /// False only if the memtable holds no entry (of any sequence number) for the user key
+    /// whose [`filter_hash`](crate::table::filter::filter_hash) is `hash`; always true
+    /// without a bloom filter.
+    #[inline]
+    pub fn may_contain(&self, hash: u64) -> bool {
+        self.bloom.as_ref().is_none_or(|b| b.may_contain(hash))
     }
 
     /// The WAL that holds this memtable's writes.
@@ -75,6 +98,10 @@ impl MemTable {
         if kind == ValueKind::RangeDeletion {
             self.tombstones.add(key, value, seq);
             return;
+        }
+        if let Some(bloom) = &self.bloom {
+            // Before the entry is linked: see `bloom` on why readers then see the bits.
+            bloom.add(filter_hash(key));
         }
         self.list.insert(key, pack_trailer(seq, kind as u8), value);
         self.entries.fetch_add(1, Ordering::Relaxed);
@@ -118,7 +145,9 @@ impl MemTable {
 
     /// Bytes of memory used, what the switch to a new memtable is decided on.
     pub fn memory_usage(&self) -> usize {
-        self.list.memory_usage() + self.tombstones.memory_usage()
+        self.list.memory_usage()
+            + self.tombstones.memory_usage()
+            + self.bloom.as_ref().map_or(0, MemBloom::memory_usage)
     }
 
     /// True if the memtable holds a range deletion: reads must then consult
@@ -258,6 +287,34 @@ mod tests {
     use crate::testing::lsm;
     use crate::util::Rng;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_bloom_filter_lets_gets_skip_only_keys_the_memtable_lacks() {
+        let plain = MemTable::new(1, 1 << 20);
+        let filtered = MemTable::new(1, 1 << 20).with_bloom(16 << 10);
+        assert!(filtered.memory_usage() >= plain.memory_usage() + (16 << 10));
+        for i in 0..2000u64 {
+            let key = format!("key{i:05}");
+            let kind = [ValueKind::Put, ValueKind::Delete, ValueKind::Merge][i as usize % 3];
+            for mem in [&plain, &filtered] {
+                mem.add(i + 1, kind, key.as_bytes(), b"v");
+            }
+        }
+        let hash = |k: &str| filter_hash(k.as_bytes());
+        for i in 0..2000 {
+            let key = format!("key{i:05}");
+            assert!(filtered.may_contain(hash(&key)), "{key}");
+            assert_eq!(
+                filtered.get(key.as_bytes(), 5000),
+                plain.get(key.as_bytes(), 5000)
+            );
+        }
+        let skipped = (0..2000)
+            .filter(|i| !filtered.may_contain(hash(&format!("absent{i}"))))
+            .count();
+        assert!(skipped > 1900, "only {skipped} of 2000 absent keys skipped");
+        assert!(plain.may_contain(hash("absent0")), "no filter, no skip");
+    }
 
     #[test]
     fn range_deletions_go_to_the_tombstones_not_the_entries() {

@@ -425,6 +425,8 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
             "--write_buffer_size",
             "--max_write_buffer_number",
+            "--memtable_bloom_size_ratio",
+            "--memtable_whole_key_filtering",
             "--compression_type (LMDB does not compress)",
             "--bloom_bits",
             "--cache_size (LMDB reads through the OS page cache)",

@@ -153,6 +153,8 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         args.options.max_write_buffer_number,
         "--max_write_buffer_number",
     )?);
+    o.set_memtable_prefix_bloom_ratio(args.options.memtable_bloom_size_ratio);
+    o.set_memtable_whole_key_filtering(args.options.memtable_whole_key_filtering);
     let compression = match args.options.compression_type.as_str() {
         "none" => DBCompressionType::None,
         "snappy" => DBCompressionType::Snappy,
