@@ -292,6 +292,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                     o.use_direct_io_for_flush_and_compaction = opt(&v, n)?
                 }
                 "compaction_readahead_size" => o.compaction_readahead_size = opt(&v, n)?,
+                "allow_mmap_reads" => o.allow_mmap_reads = opt(&v, n)?,
                 "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
                 "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
                 "max_background_jobs" => o.max_background_jobs = opt(&v, n)?,

@@ -83,6 +83,7 @@ def open(
     use_direct_reads: bool = False,
     use_direct_io_for_flush_and_compaction: bool = False,
     compaction_readahead_size: int = ...,
+    allow_mmap_reads: bool = False,
     max_log_file_size: int = ...,
     keep_log_file_num: int = ...,
     level0_file_num_compaction_trigger: int = ...,

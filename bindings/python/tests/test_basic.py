@@ -229,8 +229,10 @@ def test_direct_io_options(path):
         db.flush()
         db.compact_range()
         assert db[b"0500"] == b"v" * 100
-    with strata.open(path) as db:
+    with strata.open(path, allow_mmap_reads=True) as db:
         assert db[b"0999"] == b"v" * 100
+    with pytest.raises(strata.InvalidArgument, match="allow_mmap_reads"):
+        strata.open(path, allow_mmap_reads=True, use_direct_reads=True)
 
 
 def test_memtable_bloom_options(path):

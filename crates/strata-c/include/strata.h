@@ -538,6 +538,12 @@ void strata_options_set_use_direct_reads(strata_options_t *opt, unsigned char v)
 // `opt` must be null or a live handle.
 void strata_options_set_use_direct_io_for_flush_and_compaction(strata_options_t *opt, unsigned char v);
 
+// Read tables and blob files through read-only memory mappings (not with direct reads).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_allow_mmap_reads(strata_options_t *opt, unsigned char v);
+
 // Bytes a compaction reads ahead in each input table when it reads with direct IO.
 //
 // # Safety

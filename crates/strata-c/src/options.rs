@@ -293,6 +293,18 @@ pub unsafe extern "C" fn strata_options_set_use_direct_io_for_flush_and_compacti
     unsafe { update(opt, |o| o.use_direct_io_for_flush_and_compaction = v != 0) }
 }
 
+/// Read tables and blob files through read-only memory mappings (not with direct reads).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_allow_mmap_reads(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.allow_mmap_reads = v != 0) }
+}
+
 /// Bytes a compaction reads ahead in each input table when it reads with direct IO.
 ///
 /// # Safety

@@ -115,6 +115,10 @@ pub struct EngineFlags {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub use_direct_io_for_flush_and_compaction: bool,
 
+    /// Read tables through read-only memory mappings (allow_mmap_reads).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub mmap_read: bool,
+
     /// Bytes a compaction reads ahead in each input (Strata: with direct IO only).
     #[arg(long, default_value_t = 2 << 20)]
     pub compaction_readahead_size: usize,
@@ -262,6 +266,7 @@ impl EngineFlags {
         options.use_direct_io_for_flush_and_compaction =
             self.use_direct_io_for_flush_and_compaction;
         options.compaction_readahead_size = self.compaction_readahead_size;
+        options.allow_mmap_reads = self.mmap_read;
         options.target_file_size_base = self.target_file_size_base;
         options.max_bytes_for_level_base = self.max_bytes_for_level_base;
         options.max_bytes_for_level_multiplier = self.max_bytes_for_level_multiplier;
@@ -422,6 +427,7 @@ mod tests {
             "--block_size=1024",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
+            "--mmap_read",
             "--compaction_readahead_size=65536",
             "--target_file_size_base=2000",
             "--max_bytes_for_level_base=3000",
@@ -461,6 +467,7 @@ mod tests {
         assert!(o.cache_index_and_filter_blocks);
         assert_eq!(o.block_size, 1024);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
+        assert!(o.allow_mmap_reads);
         assert_eq!(o.compaction_readahead_size, 65536);
         assert_eq!(o.target_file_size_base, 2000);
         assert_eq!(o.max_bytes_for_level_base, 3000);

@@ -123,6 +123,11 @@ pub struct Options {
     /// outputs nor evict the pages reads use. A file system that refuses direct IO fails the
     /// open, naming this option. Linux only. Default: false.
     pub use_direct_io_for_flush_and_compaction: bool,
+    /// Read tables and blob files for user reads through a read-only memory mapping of each
+    /// (RocksDB's option): a block that misses the block cache is copied out of the page
+    /// cache without a system call. Cannot be combined with `use_direct_reads`. Unix; where
+    /// the file system has no mapping, files are read as without it. Default: false.
+    pub allow_mmap_reads: bool,
     /// Bytes a compaction reads ahead in each input table when it reads with direct IO
     /// (which gets no readahead from the kernel); 0 reads block by block. Default: 2 MiB.
     pub compaction_readahead_size: usize,
@@ -255,6 +260,7 @@ impl Default for Options {
             max_open_files: 1000,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
+            allow_mmap_reads: false,
             compaction_readahead_size: 2 << 20,
             max_log_file_size: 16 << 20,
             keep_log_file_num: 10,
@@ -328,6 +334,7 @@ impl fmt::Debug for Options {
                 "use_direct_io_for_flush_and_compaction",
                 &self.use_direct_io_for_flush_and_compaction,
             )
+            .field("allow_mmap_reads", &self.allow_mmap_reads)
             .field("compaction_readahead_size", &self.compaction_readahead_size)
             .field("max_log_file_size", &self.max_log_file_size)
             .field("keep_log_file_num", &self.keep_log_file_num)
@@ -412,6 +419,13 @@ impl Options {
                 "memtable_prefix_bloom_size_ratio is {}, it must be between 0 and 0.25",
                 self.memtable_prefix_bloom_size_ratio
             )));
+        }
+        if self.allow_mmap_reads && self.use_direct_reads {
+            return Err(Error::InvalidArgument(
+                "allow_mmap_reads and use_direct_reads cannot both be set: a mapping reads \
+                 through the page cache that direct reads bypass"
+                    .into(),
+            ));
         }
         if self.max_write_buffer_number < 1 {
             return Err(Error::InvalidArgument(

@@ -89,7 +89,14 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 9] = [
+    let cases: [(Spoil, &str); 10] = [
+        (
+            |o| {
+                o.allow_mmap_reads = true;
+                o.use_direct_reads = true;
+            },
+            "allow_mmap_reads and use_direct_reads",
+        ),
         (|o| o.write_buffer_size = 10, "write_buffer_size"),
         (
             |o| o.memtable_prefix_bloom_size_ratio = 0.5,

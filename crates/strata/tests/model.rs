@@ -157,6 +157,7 @@ knobs! {
     max_open_files: usize,
     use_direct_reads: bool,
     use_direct_io_for_flush_and_compaction: bool,
+    allow_mmap_reads: bool,
     compaction_readahead_size: usize,
     level0_file_num_compaction_trigger: usize,
     max_bytes_for_level_base: u64,
@@ -202,6 +203,7 @@ impl Knobs {
             max_open_files: 1 + rng.below(20) as usize,
             use_direct_reads: rng.one_in(4),
             use_direct_io_for_flush_and_compaction: rng.one_in(4),
+            allow_mmap_reads: rng.one_in(4),
             compaction_readahead_size: [0, 4096, 2 << 20][rng.below(3) as usize],
             level0_file_num_compaction_trigger: 1 + rng.below(4) as usize,
             max_bytes_for_level_base: 8192 << rng.below(5),
@@ -248,6 +250,8 @@ impl Knobs {
         options.use_direct_io_for_flush_and_compaction =
             self.use_direct_io_for_flush_and_compaction;
         options.compaction_readahead_size = self.compaction_readahead_size;
+        // The two cannot be combined: direct reads win the draw.
+        options.allow_mmap_reads = self.allow_mmap_reads && !self.use_direct_reads;
         options.level0_file_num_compaction_trigger = self.level0_file_num_compaction_trigger;
         options.level0_slowdown_writes_trigger = 8;
         options.level0_stop_writes_trigger = 12;

@@ -359,7 +359,7 @@ static void blob_files(const char *path) {
     strata_options_destroy(opts);
 }
 
-static void direct_io_and_memtable_bloom(const char *path) {
+static void read_and_write_paths(const char *path) {
     char *err = NULL;
     strata_options_t *opts = strata_options_create();
     strata_options_set_create_if_missing(opts, 1);
@@ -380,6 +380,16 @@ static void direct_io_and_memtable_bloom(const char *path) {
     CHECK(holds(db, NULL, "direct", "io"));
     strata_writeoptions_destroy(wo);
     strata_close(db);
+    /* Mapped reads of what direct IO wrote; with direct reads too, refused by name. */
+    strata_options_set_use_direct_reads(opts, 0);
+    strata_options_set_allow_mmap_reads(opts, 1);
+    db = strata_open(opts, path, &err);
+    CHECK_OK(err);
+    CHECK(holds(db, NULL, "direct", "io"));
+    strata_close(db);
+    strata_options_set_use_direct_reads(opts, 1);
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "allow_mmap_reads");
     strata_options_destroy(opts);
 }
 
@@ -417,7 +427,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/blobs", argv[1]);
     blob_files(path);
     snprintf(path, sizeof path, "%s/direct", argv[1]);
-    direct_io_and_memtable_bloom(path);
+    read_and_write_paths(path);
     nulls_are_refused_not_followed();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -19,7 +19,7 @@ use crate::blob::BlobIndex;
 use crate::cache::ClockCache;
 use crate::error::{Error, Result};
 use crate::filename::blob_path;
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, ReadMode};
 use crate::table::reader::{BlockCache, CachedBlock};
 use crate::util::printable;
 
@@ -40,8 +40,8 @@ pub(crate) struct BlobSource {
     fs: Arc<dyn FileSystem>,
     open: ClockCache<u64, BlobFileReader>,
     cache: Option<Arc<BlockCache>>,
-    /// Open blob files with direct IO (`Options::use_direct_reads`).
-    direct_reads: bool,
+    /// How blob files are opened: with direct IO or a memory mapping, or neither.
+    mode: ReadMode,
     pub stats: BlobReadStats,
 }
 
@@ -51,14 +51,14 @@ impl BlobSource {
         fs: Arc<dyn FileSystem>,
         max_open_files: usize,
         cache: Option<Arc<BlockCache>>,
-        direct_reads: bool,
+        mode: ReadMode,
     ) -> BlobSource {
         BlobSource {
             dir,
             fs,
             open: ClockCache::new(max_open_files.max(1), 16),
             cache,
-            direct_reads,
+            mode,
             stats: BlobReadStats::default(),
         }
     }
@@ -126,12 +126,9 @@ impl BlobSource {
             return Ok(r);
         }
         let path = blob_path(&self.dir, number);
-        let opened = if self.direct_reads {
-            self.fs.open_random_direct(&path)
-        } else {
-            self.fs.open_random(&path)
-        };
-        let opened = opened
+        let opened = self
+            .mode
+            .open(self.fs.as_ref(), &path)
             .and_then(|file| {
                 // Values are read one record at a time, anywhere in the file.
                 file.advise_random();

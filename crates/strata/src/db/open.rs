@@ -23,7 +23,7 @@ use crate::column_family::ColumnFamily;
 use crate::comparator::{Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
-use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
+use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadMode, ReadOnlyFile};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
@@ -552,14 +552,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.block_cache_size,
         options.cache_index_and_filter_blocks,
         options.max_open_files,
-        options.use_direct_reads,
+        ReadMode::of(&options),
     );
     let blobs = Arc::new(super::blob_source::BlobSource::new(
         path.clone(),
         fs.clone(),
         options.max_open_files,
         tables.block_cache(),
-        options.use_direct_reads,
+        ReadMode::of(&options),
     ));
     Arc::new(DbInner {
         path,

@@ -16,7 +16,7 @@ use crate::cache::ClockCache;
 use crate::comparator::KeyOrder;
 use crate::error::Result;
 use crate::filename::table_path;
-use crate::fs::FileSystem;
+use crate::fs::{FileSystem, ReadMode};
 use crate::table::block::Comparator;
 use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::{Table, TableOptions};
@@ -25,8 +25,8 @@ pub(crate) struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     read: TableReadOptions,
-    /// Open tables with direct IO (`Options::use_direct_reads`).
-    direct_reads: bool,
+    /// How tables are opened: with direct IO or a memory mapping, or neither.
+    mode: ReadMode,
     open: ClockCache<u64, Table>,
     /// One gate per table being opened now; readers that miss the same table wait on it.
     opening: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
@@ -42,7 +42,7 @@ impl TableCache {
         block_cache_size: usize,
         cache_index_and_filter: bool,
         max_open_files: usize,
-        direct_reads: bool,
+        mode: ReadMode,
     ) -> TableCache {
         TableCache {
             dir,
@@ -53,7 +53,7 @@ impl TableCache {
                 cache_index_and_filter,
                 ..TableReadOptions::uncached(options)
             },
-            direct_reads,
+            mode,
             open: ClockCache::new(max_open_files, 16),
             opening: Mutex::new(HashMap::new()),
             opens: AtomicU64::new(0),
@@ -94,11 +94,7 @@ impl TableCache {
 
     fn open_table(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
         let path = table_path(&self.dir, number);
-        let file = if self.direct_reads {
-            self.fs.open_random_direct(&path)?
-        } else {
-            self.fs.open_random(&path)?
-        };
+        let file = self.mode.open(self.fs.as_ref(), &path)?;
         // User reads land anywhere in a table: readahead around a block only costs IO.
         file.advise_random();
         let mut read = TableReadOptions {
@@ -154,7 +150,7 @@ mod tests {
             1 << 20,
             false,
             100,
-            false,
+            ReadMode::Buffered,
         );
         let start = std::sync::Barrier::new(8);
         std::thread::scope(|s| {

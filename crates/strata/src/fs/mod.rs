@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 
 pub mod direct;
 pub mod fault;
+#[cfg(unix)]
+mod mmap;
 mod platform;
 
 /// A file open for appending. Every `append` reaches the operating system before it returns
@@ -113,6 +115,12 @@ pub trait FileSystem: Send + Sync {
     fn open_random_direct(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
         Err(no_direct_io(path))
     }
+    /// Opens `path`, a file nothing writes while it is open, for reads at any offset from a
+    /// read-only memory mapping of it (`Options::allow_mmap_reads`). The default opens it
+    /// as [`FileSystem::open_random`] does: the reads are the same, only without the mapping.
+    fn open_random_mmap(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        self.open_random(path)
+    }
     /// Creates (or truncates) `path` for appending with direct IO (see [`direct`]). The
     /// default refuses, as [`FileSystem::open_random_direct`].
     fn create_writable_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
@@ -146,6 +154,37 @@ pub trait FileSystem: Send + Sync {
     /// copies.
     fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
         copy_file(self, from, to)
+    }
+}
+
+/// How the engine opens the table and blob files that user reads go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadMode {
+    /// Positional reads through the page cache.
+    Buffered,
+    /// Direct IO around the page cache (`Options::use_direct_reads`).
+    Direct,
+    /// A read-only memory mapping (`Options::allow_mmap_reads`).
+    Mmap,
+}
+
+impl ReadMode {
+    /// The mode `options` ask for (validated options ask for one at most).
+    pub fn of(options: &crate::Options) -> ReadMode {
+        match (options.use_direct_reads, options.allow_mmap_reads) {
+            (true, _) => ReadMode::Direct,
+            (false, true) => ReadMode::Mmap,
+            (false, false) => ReadMode::Buffered,
+        }
+    }
+
+    /// Opens `path` in this mode.
+    pub fn open(self, fs: &dyn FileSystem, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        match self {
+            ReadMode::Buffered => fs.open_random(path),
+            ReadMode::Direct => fs.open_random_direct(path),
+            ReadMode::Mmap => fs.open_random_mmap(path),
+        }
     }
 }
 
@@ -381,6 +420,13 @@ impl FileSystem for PosixFs {
 
     fn create_writable_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         Ok(Box::new(direct::DirectWritable::create(path)?))
+    }
+
+    fn open_random_mmap(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        #[cfg(unix)]
+        return Ok(Box::new(mmap::MmapFile::open(path)?));
+        #[cfg(not(unix))]
+        self.open_random(path)
     }
 
     fn list_dir(&self, path: &Path) -> Result<Vec<String>> {

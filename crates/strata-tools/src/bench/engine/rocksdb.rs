@@ -190,6 +190,7 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         args.options.use_direct_io_for_flush_and_compaction,
     );
     o.set_compaction_readahead_size(args.options.compaction_readahead_size);
+    o.set_allow_mmap_reads(args.options.mmap_read);
     o.create_missing_column_families(true);
     o.set_compaction_style(match args.options.compaction_style {
         0 => DBCompactionStyle::Level,

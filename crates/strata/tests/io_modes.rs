@@ -1,6 +1,6 @@
-//! Direct IO (`use_direct_reads`, `use_direct_io_for_flush_and_compaction`): the engine opens
-//! the files each option names with direct IO and no others, and the data reads back the
-//! same through direct and buffered reads.
+//! Direct IO (`use_direct_reads`, `use_direct_io_for_flush_and_compaction`) and memory-mapped
+//! reads (`allow_mmap_reads`): the engine opens the files each option names that way and no
+//! others, and the data reads back the same whichever way it is read.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,11 +9,13 @@ use std::sync::{Arc, Mutex};
 use strata::fs::{FileLock, FileSystem, PosixFs, RandomAccessFile, SequentialFile, WritableFile};
 use strata::{Db, Options, ReadOptions, Result};
 
-/// The real file system, recording the names of the files opened or created with direct IO.
+/// The real file system, recording the names of the files opened or created with direct IO
+/// or mapped.
 #[derive(Default, Clone)]
 struct RecordingFs {
     direct_reads: Arc<Mutex<Vec<String>>>,
     direct_writes: Arc<Mutex<Vec<String>>>,
+    mapped: Arc<Mutex<Vec<String>>>,
 }
 
 fn name(path: &Path) -> String {
@@ -40,6 +42,10 @@ impl FileSystem for RecordingFs {
     fn create_writable_direct(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.direct_writes.lock().unwrap().push(name(path));
         PosixFs.create_writable_direct(path)
+    }
+    fn open_random_mmap(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
+        self.mapped.lock().unwrap().push(name(path));
+        PosixFs.open_random_mmap(path)
     }
     fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
         PosixFs.list_dir(path)
@@ -74,9 +80,9 @@ impl FileSystem for RecordingFs {
 }
 
 impl RecordingFs {
-    /// The kinds of file (by extension) opened for direct reads and created for direct
-    /// writes, each listed once.
-    fn kinds(&self) -> (Vec<String>, Vec<String>) {
+    /// The kinds of file (by extension) opened for direct reads, created for direct writes,
+    /// and mapped, each listed once.
+    fn kinds(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
         let kinds = |names: &Mutex<Vec<String>>| {
             let mut kinds: Vec<String> = names
                 .lock()
@@ -88,11 +94,29 @@ impl RecordingFs {
             kinds.dedup();
             kinds
         };
-        (kinds(&self.direct_reads), kinds(&self.direct_writes))
+        (
+            kinds(&self.direct_reads),
+            kinds(&self.direct_writes),
+            kinds(&self.mapped),
+        )
     }
 }
 
-fn options(fs: &RecordingFs, reads: bool, flush_and_compaction: bool) -> Options {
+/// How a case reads and writes.
+#[derive(Debug, Clone, Copy)]
+struct Modes {
+    direct_reads: bool,
+    direct_flush_and_compaction: bool,
+    mmap_reads: bool,
+}
+
+const BUFFERED: Modes = Modes {
+    direct_reads: false,
+    direct_flush_and_compaction: false,
+    mmap_reads: false,
+};
+
+fn options(fs: &RecordingFs, modes: Modes) -> Options {
     let mut options = Options::default();
     options.create_if_missing = true;
     options.write_buffer_size = 64 << 10;
@@ -103,8 +127,9 @@ fn options(fs: &RecordingFs, reads: bool, flush_and_compaction: bool) -> Options
     options.enable_blob_files = true;
     options.min_blob_size = 500;
     options.blob_file_size = 100 << 10;
-    options.use_direct_reads = reads;
-    options.use_direct_io_for_flush_and_compaction = flush_and_compaction;
+    options.use_direct_reads = modes.direct_reads;
+    options.use_direct_io_for_flush_and_compaction = modes.direct_flush_and_compaction;
+    options.allow_mmap_reads = modes.mmap_reads;
     options.compaction_readahead_size = 16 << 10;
     options.fs = Arc::new(fs.clone());
     options
@@ -145,21 +170,48 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
 }
 
 #[test]
-fn each_option_opens_its_files_with_direct_io_and_the_data_reads_back() {
-    // (use_direct_reads, use_direct_io_for_flush_and_compaction, the kinds of file expected
-    // to be read directly, and written directly.)
-    let cases: [(bool, bool, &[&str], &[&str]); 4] = [
-        (false, false, &[], &[]),
-        // The open check reads IDENTITY; user reads open tables and blob files.
-        (true, false, &["IDENTITY", "blob", "sst"], &[]),
-        // Compactions read their input tables; flushes and compactions write both kinds.
-        (false, true, &["IDENTITY", "sst"], &["blob", "sst"]),
-        (true, true, &["IDENTITY", "blob", "sst"], &["blob", "sst"]),
+fn each_option_opens_its_files_its_way_and_the_data_reads_back() {
+    let modes = |direct_reads, direct_flush_and_compaction, mmap_reads| Modes {
+        direct_reads,
+        direct_flush_and_compaction,
+        mmap_reads,
+    };
+    // (modes, and the kinds of file expected to be read directly, written directly, and
+    // mapped.) The open check of direct IO reads IDENTITY; user reads open tables and blob
+    // files; compactions read their input tables; flushes and compactions write both kinds.
+    type Kinds = &'static [&'static str];
+    let cases: [(Modes, Kinds, Kinds, Kinds); 6] = [
+        (BUFFERED, &[], &[], &[]),
+        (
+            modes(true, false, false),
+            &["IDENTITY", "blob", "sst"],
+            &[],
+            &[],
+        ),
+        (
+            modes(false, true, false),
+            &["IDENTITY", "sst"],
+            &["blob", "sst"],
+            &[],
+        ),
+        (
+            modes(true, true, false),
+            &["IDENTITY", "blob", "sst"],
+            &["blob", "sst"],
+            &[],
+        ),
+        (modes(false, false, true), &[], &[], &["blob", "sst"]),
+        (
+            modes(false, true, true),
+            &["IDENTITY", "sst"],
+            &["blob", "sst"],
+            &["blob", "sst"],
+        ),
     ];
-    for (reads, writes, read_kinds, write_kinds) in cases {
+    for (case, read_kinds, write_kinds, map_kinds) in cases {
         let fs = RecordingFs::default();
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(dir.path(), options(&fs, reads, writes)).unwrap();
+        let db = Db::open(dir.path(), options(&fs, case)).unwrap();
         let mut model = BTreeMap::new();
         for round in 0..3u32 {
             for i in 0..3000u32 {
@@ -178,16 +230,21 @@ fn each_option_opens_its_files_with_direct_io_and_the_data_reads_back() {
         db.wait_for_compactions().unwrap();
         check(&db, &model);
         db.close().unwrap();
-        let (read, written) = fs.kinds();
-        assert_eq!(read, read_kinds, "reads {reads} writes {writes}");
-        assert_eq!(written, write_kinds, "reads {reads} writes {writes}");
+        let (read, written, mapped) = fs.kinds();
+        assert_eq!(read, read_kinds, "{case:?}");
+        assert_eq!(written, write_kinds, "{case:?}");
+        assert_eq!(mapped, map_kinds, "{case:?}");
 
-        // What direct IO wrote reads back through the page cache, and the reverse.
+        // What one way wrote reads back every other way.
         let plain = RecordingFs::default();
-        let db = Db::open(dir.path(), options(&plain, false, false)).unwrap();
-        check(&db, &model);
-        db.close().unwrap();
-        let db = Db::open(dir.path(), options(&plain, true, true)).unwrap();
-        check(&db, &model);
+        for other in [
+            BUFFERED,
+            modes(true, true, false),
+            modes(false, false, true),
+        ] {
+            let db = Db::open(dir.path(), options(&plain, other)).unwrap();
+            check(&db, &model);
+            db.close().unwrap();
+        }
     }
 }
