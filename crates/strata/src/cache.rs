@@ -4,9 +4,11 @@
 //! Each shard is a mutex over a hash map and a ring of keys in insertion order. A hit only
 //! sets the entry's reference bit (no reordering, so a hit costs one hash lookup); eviction
 //! takes keys from the ring's front, gives a referenced entry a second chance (clears the bit
-//! and moves it to the back), and evicts the first unreferenced one. Entries are `Arc`s, so an
-//! entry evicted while in use stays alive for its users. An entry larger than a shard's
-//! capacity is not kept.
+//! and moves it to the back), and evicts the first unreferenced one. A value is cheap to
+//! clone (an `Arc`, or an enum of them): a hit hands out a clone, so an entry evicted while
+//! in use stays alive for its users, and the value is reached with one reference count, not
+//! through a second allocation around it. An entry larger than a shard's capacity is not
+//! kept.
 //!
 //! Keys are the engine's own numbers (file numbers, block offsets), never chosen by a user, so
 //! they are hashed with a multiply-rotate hash instead of SipHash, once for the shard and once
@@ -15,12 +17,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
-use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 struct Entry<V> {
-    value: Arc<V>,
+    value: V,
     charge: usize,
     referenced: bool,
 }
@@ -70,8 +71,8 @@ struct Shard<K, V> {
     misses: u64,
 }
 
-impl<K: Hash + Eq + Clone, V> Shard<K, V> {
-    fn get(&mut self, key: &K) -> Option<Arc<V>> {
+impl<K: Hash + Eq + Clone, V: Clone> Shard<K, V> {
+    fn get(&mut self, key: &K) -> Option<V> {
         let Some(e) = self.map.get_mut(key) else {
             self.misses += 1;
             return None;
@@ -81,7 +82,7 @@ impl<K: Hash + Eq + Clone, V> Shard<K, V> {
         Some(e.value.clone())
     }
 
-    fn insert(&mut self, key: K, value: Arc<V>, charge: usize) {
+    fn insert(&mut self, key: K, value: V, charge: usize) {
         if let Some(old) = self.map.remove(&key) {
             self.usage -= old.charge;
             // Its ring slot stays; eviction skips keys no longer in the map.
@@ -135,7 +136,7 @@ pub struct ClockCache<K, V> {
     shards: Vec<Mutex<Shard<K, V>>>,
 }
 
-impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
+impl<K: Hash + Eq + Clone, V: Clone> ClockCache<K, V> {
     /// A cache of `capacity` charge units split over up to `shards` shards (fewer when the
     /// capacity is small, so that each shard can hold several entries).
     pub fn new(capacity: usize, shards: usize) -> ClockCache<K, V> {
@@ -162,12 +163,12 @@ impl<K: Hash + Eq + Clone, V> ClockCache<K, V> {
     }
 
     /// The entry for `key`, marked as recently used.
-    pub fn get(&self, key: &K) -> Option<Arc<V>> {
+    pub fn get(&self, key: &K) -> Option<V> {
         self.shard(key).lock().get(key)
     }
 
     /// Inserts (or replaces) `key`, evicting entries not used recently to make room.
-    pub fn insert(&self, key: K, value: Arc<V>, charge: usize) {
+    pub fn insert(&self, key: K, value: V, charge: usize) {
         self.shard(&key).lock().insert(key, value, charge);
     }
 
@@ -203,18 +204,18 @@ mod tests {
     fn evicts_entries_not_used_since_the_last_pass() {
         let c: ClockCache<u32, String> = ClockCache::new(3, 1);
         for k in 0..3 {
-            c.insert(k, Arc::new(k.to_string()), 1);
+            c.insert(k, k.to_string(), 1);
         }
         assert!(c.get(&0).is_some()); // 0 referenced: survives the next eviction
-        c.insert(3, Arc::new("3".into()), 1);
+        c.insert(3, "3".into(), 1);
         assert!(c.get(&1).is_none(), "1 was the oldest unreferenced entry");
         assert!(c.get(&0).is_some() && c.get(&2).is_some() && c.get(&3).is_some());
         assert_eq!(c.usage(), 3);
-        c.insert(9, Arc::new("too big".into()), 4);
+        c.insert(9, "too big".into(), 4);
         assert!(c.get(&9).is_none(), "an entry over capacity is not kept");
         c.remove(&0);
         assert_eq!(c.usage(), 2);
-        c.insert(2, Arc::new("two".into()), 2);
+        c.insert(2, "two".into(), 2);
         assert_eq!(c.usage(), 3);
         assert_eq!(c.get(&2).unwrap().as_str(), "two");
         let (hits, misses) = c.hit_counts();
@@ -228,13 +229,13 @@ mod tests {
         for i in 0..20_000 {
             let k = rng.below(500);
             if c.get(&k).is_none() {
-                c.insert(k, Arc::new(i), 1 + rng.below(40) as usize);
+                c.insert(k, i, 1 + rng.below(40) as usize);
             }
             assert!(c.usage() <= 1000);
             // Key 7777 is read all the time: it must stay once cached.
             if c.get(&7777).is_none() {
                 assert!(i < 10, "a constantly used entry was evicted at step {i}");
-                c.insert(7777, Arc::new(0), 1);
+                c.insert(7777, 0, 1);
             }
         }
     }

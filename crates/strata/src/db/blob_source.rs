@@ -38,7 +38,7 @@ pub(crate) struct BlobReadStats {
 pub(crate) struct BlobSource {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
-    open: ClockCache<u64, BlobFileReader>,
+    open: ClockCache<u64, Arc<BlobFileReader>>,
     cache: Option<Arc<BlockCache>>,
     /// How blob files are opened: with direct IO or a memory mapping, or neither.
     mode: ReadMode,
@@ -67,20 +67,17 @@ impl BlobSource {
     pub fn get(&self, key: &[u8], reference: &[u8]) -> Result<Vec<u8>> {
         let index = self.decode(key, reference)?;
         let cache_key = (index.file_number, index.offset);
-        if let Some(cache) = &self.cache {
-            if let Some(hit) = cache.get(&cache_key) {
-                if let CachedBlock::Blob(value) = &*hit {
-                    self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(value.clone());
-                }
-            }
+        if let Some(CachedBlock::Blob(value)) = self.cache.as_ref().and_then(|c| c.get(&cache_key))
+        {
+            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(value.to_vec());
         }
         let value = self.read(key, &index)?;
         if let Some(cache) = &self.cache {
             let charge = value.len() + 64;
             cache.insert(
                 cache_key,
-                Arc::new(CachedBlock::Blob(value.clone())),
+                CachedBlock::Blob(value.as_slice().into()),
                 charge,
             );
         }

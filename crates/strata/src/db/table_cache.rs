@@ -27,7 +27,7 @@ pub(crate) struct TableCache {
     read: TableReadOptions,
     /// How tables are opened: with direct IO or a memory mapping, or neither.
     mode: ReadMode,
-    open: ClockCache<u64, Table>,
+    open: ClockCache<u64, Arc<Table>>,
     /// One gate per table being opened now; readers that miss the same table wait on it.
     opening: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
     /// Tables opened since the cache was made.

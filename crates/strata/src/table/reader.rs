@@ -31,14 +31,16 @@ use crate::table::format::{
 use crate::table::properties::TableProperties;
 use crate::table::{range_del, TableOptions};
 
-/// What the block cache holds.
+/// What the block cache holds: one reference count each, so that a hit costs one atomic
+/// increment on the block's own allocation.
+#[derive(Clone)]
 pub enum CachedBlock {
     /// A data or index block.
     Block(Arc<Block>),
     /// A filter block.
     Filter(Arc<Filter>),
     /// A value read from a blob file, keyed by (blob file number, record offset).
-    Blob(Vec<u8>),
+    Blob(Arc<[u8]>),
 }
 
 /// The block cache: (table cache id, block offset) -> block, charged by block size.
@@ -274,13 +276,13 @@ impl Table {
             Some(c) if cache_index_and_filter => {
                 c.insert(
                     (cache_id, footer.index.offset),
-                    Arc::new(CachedBlock::Block(index.clone())),
+                    CachedBlock::Block(index.clone()),
                     index.size(),
                 );
                 let filter = filter.map(|(h, f)| {
                     c.insert(
                         (cache_id, h.offset),
-                        Arc::new(CachedBlock::Filter(f.clone())),
+                        CachedBlock::Filter(f.clone()),
                         f.size(),
                     );
                     Part::Cached(h)
@@ -358,14 +360,14 @@ impl Table {
         &self,
         handle: BlockHandle,
         kind: BlockKind,
-        unwrap: fn(&CachedBlock) -> Option<Arc<T>>,
+        unwrap: fn(CachedBlock) -> Option<Arc<T>>,
         wrap: fn(Arc<T>) -> CachedBlock,
         decode: fn(Vec<u8>) -> std::result::Result<T, String>,
         size: fn(&T) -> usize,
     ) -> Result<(Arc<T>, bool)> {
         let key = (self.cache_id, handle.offset);
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
-            if let Some(v) = unwrap(&hit) {
+            if let Some(v) = unwrap(hit) {
                 self.stats.cache_hits[kind as usize].fetch_add(1, Ordering::Relaxed);
                 return Ok((v, false));
             }
@@ -379,7 +381,7 @@ impl Table {
             decode(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
         );
         if let Some(cache) = &self.cache {
-            cache.insert(key, Arc::new(wrap(value.clone())), size(&value));
+            cache.insert(key, wrap(value.clone()), size(&value));
         }
         Ok((value, true))
     }
@@ -409,7 +411,7 @@ impl Table {
                     *h,
                     BlockKind::Filter,
                     |c| match c {
-                        CachedBlock::Filter(f) => Some(f.clone()),
+                        CachedBlock::Filter(f) => Some(f),
                         CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
                     },
                     CachedBlock::Filter,
@@ -503,7 +505,7 @@ impl Table {
             return self.data_block_read(handle);
         };
         if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
-            if let Some(b) = unwrap_block(&hit) {
+            if let Some(b) = unwrap_block(hit) {
                 self.stats.cache_hits[BlockKind::Data as usize].fetch_add(1, Ordering::Relaxed);
                 return Ok((b, false));
             }
@@ -566,7 +568,7 @@ impl Table {
             let size = block.size();
             cache.insert(
                 (self.cache_id, h.offset),
-                Arc::new(CachedBlock::Block(block.clone())),
+                CachedBlock::Block(block.clone()),
                 size,
             );
             first.get_or_insert(block);
@@ -760,9 +762,9 @@ thread_local! {
     static GET_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn unwrap_block(c: &CachedBlock) -> Option<Arc<Block>> {
+fn unwrap_block(c: CachedBlock) -> Option<Arc<Block>> {
     match c {
-        CachedBlock::Block(b) => Some(b.clone()),
+        CachedBlock::Block(b) => Some(b),
         CachedBlock::Filter(_) | CachedBlock::Blob(_) => None,
     }
 }
