@@ -14,7 +14,7 @@ use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
-use crate::table::{Compression, TableOptions};
+use crate::table::{Compression, IndexType, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,6 +100,28 @@ pub struct Options {
     /// Keep tables' index and filter blocks in the block cache (charged and evicted like data
     /// blocks) instead of pinned with each open table. Default: false (pinned).
     pub cache_index_and_filter_blocks: bool,
+    /// The layout of each table's index (a column family field): one index block read
+    /// whole when the table is opened ([`IndexType::BinarySearch`]), or index partitions of
+    /// about `metadata_block_size` bytes read through the block cache when needed, under a
+    /// small top-level index that the open table holds
+    /// ([`IndexType::TwoLevelIndexSearch`], RocksDB's `kTwoLevelIndexSearch`). Partitions
+    /// make an open table's memory small for a database much larger than memory, at the
+    /// cost of a cache lookup (or a read) per partition on a read. Tables already written
+    /// keep their layout; a database may hold both. Default: binary search.
+    pub index_type: IndexType,
+    /// Cut each table's filter into partitions where its index partitions are cut, under a
+    /// top-level filter index (a column family field; RocksDB's `partition_filters`). Needs
+    /// `index_type` [`IndexType::TwoLevelIndexSearch`]. A partitioned filter does not rule
+    /// out tables for prefix seeks (see `prefix_extractor`). Default: false.
+    pub partition_filters: bool,
+    /// Target raw size of an index partition and of a filter partition in bytes (a column
+    /// family field; RocksDB's `metadata_block_size`). At least 1. Default: 4096.
+    pub metadata_block_size: usize,
+    /// With `cache_index_and_filter_blocks`, still keep the top-level index and top-level
+    /// filter index of a partitioned table with the open table, so that only partitions are
+    /// evicted (RocksDB's `pin_top_level_index_and_filter`); without
+    /// `cache_index_and_filter_blocks` they are kept with it anyway. Default: true.
+    pub pin_top_level_index_and_filter: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
     /// Bytes of the info log (`LOG`) after which it is closed and a new one started; 0 starts
@@ -226,6 +248,10 @@ impl Default for Options {
             bottommost_compression: None,
             block_cache_size: 8 << 20,
             cache_index_and_filter_blocks: false,
+            index_type: IndexType::BinarySearch,
+            partition_filters: false,
+            metadata_block_size: 4096,
+            pin_top_level_index_and_filter: true,
             max_open_files: 1000,
             max_log_file_size: 16 << 20,
             keep_log_file_num: 10,
@@ -284,6 +310,13 @@ impl fmt::Debug for Options {
             .field(
                 "cache_index_and_filter_blocks",
                 &self.cache_index_and_filter_blocks,
+            )
+            .field("index_type", &self.index_type)
+            .field("partition_filters", &self.partition_filters)
+            .field("metadata_block_size", &self.metadata_block_size)
+            .field(
+                "pin_top_level_index_and_filter",
+                &self.pin_top_level_index_and_filter,
             )
             .field("max_open_files", &self.max_open_files)
             .field("max_log_file_size", &self.max_log_file_size)
@@ -373,6 +406,19 @@ impl Options {
             return Err(Error::InvalidArgument(format!(
                 "block_size is {}, it must be between 64 bytes and 256 MiB",
                 self.block_size
+            )));
+        }
+        if self.partition_filters && self.index_type != IndexType::TwoLevelIndexSearch {
+            return Err(Error::InvalidArgument(format!(
+                "partition_filters needs index_type {:?} (two_level_index_search), not {:?}",
+                IndexType::TwoLevelIndexSearch,
+                self.index_type
+            )));
+        }
+        if self.metadata_block_size < 1 || self.metadata_block_size > (256 << 20) {
+            return Err(Error::InvalidArgument(format!(
+                "metadata_block_size is {}, it must be between 1 byte and 256 MiB",
+                self.metadata_block_size
             )));
         }
         if self.block_restart_interval < 1 {
@@ -505,6 +551,9 @@ impl Options {
             },
             prefix_extractor: self.prefix_extractor.clone(),
             comparator: crate::table::block::Comparator::Internal(self.key_order()),
+            index_type: self.index_type,
+            partition_filters: self.partition_filters,
+            metadata_block_size: self.metadata_block_size,
             ..TableOptions::for_internal_keys()
         }
     }
@@ -611,6 +660,12 @@ family_options! {
     block_restart_interval: usize,
     /// See [`Options::bloom_bits_per_key`].
     bloom_bits_per_key: u32,
+    /// See [`Options::index_type`].
+    index_type: IndexType,
+    /// See [`Options::partition_filters`].
+    partition_filters: bool,
+    /// See [`Options::metadata_block_size`].
+    metadata_block_size: usize,
     /// See [`Options::compression`].
     compression: Compression,
     /// See [`Options::bottommost_compression`].

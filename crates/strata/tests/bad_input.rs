@@ -89,7 +89,7 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 7] = [
+    let cases: [(Spoil, &str); 9] = [
         (|o| o.write_buffer_size = 10, "write_buffer_size"),
         (|o| o.max_write_buffer_number = 0, "max_write_buffer_number"),
         (|o| o.max_write_group_bytes = 0, "max_write_group_bytes"),
@@ -106,6 +106,8 @@ fn invalid_options_name_the_option() {
             |o| o.blob_garbage_collection_force_threshold = f64::NAN,
             "blob_garbage_collection_force_threshold",
         ),
+        (|o| o.metadata_block_size = 0, "metadata_block_size"),
+        (|o| o.metadata_block_size = 1 << 30, "metadata_block_size"),
     ];
     for (spoil, name) in cases {
         let mut opts = create();
@@ -387,4 +389,31 @@ fn a_range_deletion_with_begin_after_end_is_refused_naming_both_keys() {
     // An empty range is a no-op, not an error.
     db.delete_range(b"m", b"m").unwrap();
     assert_eq!(db.get(b"m").unwrap().as_deref(), Some(&b"v"[..]));
+}
+
+/// Partitioned filters without the two-level index are refused naming both options, for the
+/// database and for a column family, as RocksDB refuses them; with the two-level index they
+/// are taken.
+#[test]
+fn partition_filters_without_the_two_level_index_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = create();
+    opts.partition_filters = true;
+    let err = Db::open(dir.path(), opts.clone()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let msg = err.to_string();
+    for part in ["partition_filters", "index_type", "TwoLevelIndexSearch"] {
+        assert!(msg.contains(part), "{msg} lacks {part}");
+    }
+    assert!(!dir.path().join("CURRENT").exists(), "nothing is created");
+    opts.index_type = strata::IndexType::TwoLevelIndexSearch;
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut cf = strata::CfOptions::default();
+    cf.partition_filters = true;
+    let err = db.create_cf("partitioned", cf.clone()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("partition_filters"), "{err}");
+    cf.index_type = strata::IndexType::TwoLevelIndexSearch;
+    db.create_cf("partitioned", cf).unwrap();
+    db.close().unwrap();
 }

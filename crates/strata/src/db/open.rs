@@ -546,6 +546,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.table_options(false),
         options.block_cache_size,
         options.cache_index_and_filter_blocks,
+        options.pin_top_level_index_and_filter,
         options.max_open_files,
     );
     let blobs = Arc::new(super::blob_source::BlobSource::new(

@@ -39,6 +39,7 @@ impl TableCache {
         options: TableOptions,
         block_cache_size: usize,
         cache_index_and_filter: bool,
+        pin_top_level_index_and_filter: bool,
         max_open_files: usize,
     ) -> TableCache {
         TableCache {
@@ -48,6 +49,7 @@ impl TableCache {
                 block_cache: (block_cache_size > 0)
                     .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
                 cache_index_and_filter,
+                pin_top_level_index_and_filter,
                 ..TableReadOptions::uncached(options)
             },
             open: ClockCache::new(max_open_files, 16),
@@ -139,7 +141,15 @@ mod tests {
         builder.add(&key, b"v").unwrap();
         builder.finish().unwrap();
 
-        let cache = TableCache::new(dir.path().to_path_buf(), fs, options, 1 << 20, false, 100);
+        let cache = TableCache::new(
+            dir.path().to_path_buf(),
+            fs,
+            options,
+            1 << 20,
+            false,
+            true,
+            100,
+        );
         let start = std::sync::Barrier::new(8);
         std::thread::scope(|s| {
             for _ in 0..8 {
