@@ -688,9 +688,17 @@ mod tests {
     /// reads a window of adjacent blocks with one read (growing to 256 KiB), in both
     /// directions; every entry comes back once, in order. A damaged block inside a window is
     /// left out of it, so a scan that stops before it sees no error, and one that reaches it
-    /// gets a corruption error naming the file, after exactly the entries before it.
+    /// gets a corruption error naming the file, after exactly the entries before it. The
+    /// same with a partitioned index, whose partitions the scan reads as it reaches them.
     #[test]
     fn scans_read_ahead_and_report_a_damaged_block_only_when_they_reach_it() {
+        let two_level = (IndexType::TwoLevelIndexSearch, true, 1024);
+        for layout in [LAYOUTS[0], two_level] {
+            scans_read_ahead(layout);
+        }
+    }
+
+    fn scans_read_ahead(layout: (IndexType, bool, usize)) {
         const N: usize = 3000;
         let model: Vec<Entry> = (0..N)
             .map(|i| {
@@ -704,6 +712,7 @@ mod tests {
             block_size: 512,
             ..TableOptions::default()
         };
+        let options = with_layout(options, layout);
         write_table(&path, &model, options.clone());
         let good = std::fs::read(&path).unwrap();
         let damaged_entry = 2000;
