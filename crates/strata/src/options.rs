@@ -111,8 +111,7 @@ pub struct Options {
     pub index_type: IndexType,
     /// Cut each table's filter into partitions where its index partitions are cut, under a
     /// top-level filter index (a column family field; RocksDB's `partition_filters`). Needs
-    /// `index_type` [`IndexType::TwoLevelIndexSearch`]. A partitioned filter does not rule
-    /// out tables for prefix seeks (see `prefix_extractor`). Default: false.
+    /// `index_type` [`IndexType::TwoLevelIndexSearch`]. Default: false.
     pub partition_filters: bool,
     /// Target raw size of an index partition and of a filter partition in bytes (a column
     /// family field; RocksDB's `metadata_block_size`). At least 1. Default: 4096.

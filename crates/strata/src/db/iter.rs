@@ -101,7 +101,9 @@ pub(crate) fn prefix_filtered_table(
     Box::new(FilteredSeek::new(
         inner,
         hint.clone(),
-        Box::new(move |_, hash, _| table.may_contain_prefix(&extractor, hash)),
+        Box::new(move |target, hash, backward| {
+            table.prefix_may_match(&extractor, target, hash, backward)
+        }),
     ))
 }
 
@@ -124,8 +126,8 @@ pub(crate) fn prefix_filtered_level(
     Box::new(FilteredSeek::new(
         inner,
         hint.clone(),
-        Box::new(move |target, hash, backward| {
-            let target = crate::key::user_key(target);
+        Box::new(move |target_key, hash, backward| {
+            let target = crate::key::user_key(target_key);
             let at = match backward {
                 false => {
                     files.partition_point(|f| order.lt(crate::key::user_key(&f.largest), target))
@@ -141,7 +143,7 @@ pub(crate) fn prefix_filtered_level(
             if !table.range_tombstones_ref().is_empty() {
                 return Ok(true);
             }
-            table.may_contain_prefix(&extractor, hash)
+            table.prefix_may_match(&extractor, target_key, hash, backward)
         }),
     ))
 }

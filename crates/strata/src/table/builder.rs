@@ -119,7 +119,12 @@ impl TableBuilder {
             self.options
                 .comparator
                 .shorten_separator(&mut separator, key);
-            self.add_index_entry(&separator, handle);
+            let next_prefix = self.prefix_extractor.as_ref().and_then(|e| {
+                let filter_key = (self.options.filter_key)(key);
+                e.in_domain(filter_key)
+                    .then(|| crate::table::filter::filter_hash(e.transform(filter_key)))
+            });
+            self.add_index_entry(&separator, handle, next_prefix);
         }
         if let Some(f) = &mut self.filter {
             let filter_key = (self.options.filter_key)(key);
@@ -221,13 +226,15 @@ impl TableBuilder {
         Ok(())
     }
 
-    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle) {
+    /// Adds a data block's index entry; `next_prefix` is the hash of the prefix of the next
+    /// block's first key, for a filter partition cut after this block.
+    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle, next_prefix: Option<u64>) {
         self.handle_buf.clear();
         handle.encode_to(&mut self.handle_buf);
         match &mut self.partitions {
             Some(p) => {
                 let filter = self.filter.as_mut().filter(|_| self.partition_filters);
-                p.add(key, &self.handle_buf, filter);
+                p.add(key, &self.handle_buf, filter, next_prefix);
             }
             None => self.index_block.add(key, &self.handle_buf),
         }
@@ -272,7 +279,7 @@ impl TableBuilder {
                 Comparator::Plain(o) => o.find_short_successor(&mut last),
                 Comparator::Internal(o) => o.shorten_internal_successor(&mut last),
             }
-            self.add_index_entry(&last, handle);
+            self.add_index_entry(&last, handle, None);
         }
         if self.props.smallest_seq == u64::MAX {
             self.props.smallest_seq = 0; // no entry and no range deletion
@@ -286,7 +293,7 @@ impl TableBuilder {
         let mut partitions = self.partitions.take();
         if let Some(p) = &mut partitions {
             let filter = self.filter.as_mut().filter(|_| self.partition_filters);
-            p.cut(filter);
+            p.cut(filter, None);
         }
         // Meta-index entries must be added in name order: filter or partitioned_filter,
         // properties, range_del.

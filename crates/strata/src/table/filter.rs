@@ -70,7 +70,16 @@ impl FilterBuilder {
     /// Adds a key's prefix (a repeat of the last prefix added counts once, whatever keys
     /// came between).
     pub fn add_prefix(&mut self, prefix: &[u8]) {
-        let h = filter_hash(prefix);
+        self.add_prefix_hash(filter_hash(prefix));
+    }
+
+    /// The hash of the last prefix added, if any.
+    pub fn last_prefix_hash(&self) -> Option<u64> {
+        self.last_prefix
+    }
+
+    /// Adds a prefix by its [`filter_hash`] (as [`FilterBuilder::add_prefix`] does).
+    pub fn add_prefix_hash(&mut self, h: u64) {
         if self.last_prefix != Some(h) {
             self.hashes.push(h);
             self.last_prefix = Some(h);

@@ -34,8 +34,12 @@
 //!   names finds the block a flat index would: the first whose separator is at or after
 //!   `target`. A point lookup of `target` reads only entries of that block, all covered by
 //!   the filter partition a seek of the top-level filter index finds.
-//! - A prefix's keys may span partitions; a partitioned filter answers prefix checks with
-//!   "maybe" (`Table::may_contain_prefix`).
+//! - With a prefix extractor, a filter partition also holds the prefix of the first key after
+//!   it and of the last key before it (RocksDB adds the first): a prefix's keys may span
+//!   partitions, and a prefix seek checks only the partition where its target falls. Going
+//!   forward, the first key at or after the target is in that partition or is the first key
+//!   of the next; going backward (`seek_for_prev`), the last key at or before the target is
+//!   in it or is the last key of the one before (`Table::prefix_may_match`).
 //!
 //! [`IndexIter`] walks a table's index, flat or two-level, in both directions: the table
 //! iterator uses it in place of an index block cursor.
@@ -93,8 +97,15 @@ impl PartitionBuilder {
 
     /// Adds the index entry of a data block, then cuts the partitions when the index
     /// partition or the filter partition (`filter`, holding the keys of the data blocks
-    /// since the last cut) is full.
-    pub(crate) fn add(&mut self, key: &[u8], handle: &[u8], filter: Option<&mut FilterBuilder>) {
+    /// since the last cut) is full. `next_prefix` is the hash of the prefix of the next
+    /// block's first key, if it has one.
+    pub(crate) fn add(
+        &mut self,
+        key: &[u8],
+        handle: &[u8],
+        filter: Option<&mut FilterBuilder>,
+        next_prefix: Option<u64>,
+    ) {
         self.index.add(key, handle);
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
@@ -104,12 +115,14 @@ impl PartitionBuilder {
         if self.index.estimated_size() >= self.metadata_block_size
             || filter_bytes >= self.metadata_block_size
         {
-            self.cut(filter);
+            self.cut(filter, next_prefix);
         }
     }
 
-    /// Ends the partitions being filled (nothing if they are empty); `filter` starts over.
-    pub(crate) fn cut(&mut self, filter: Option<&mut FilterBuilder>) {
+    /// Ends the partitions being filled (nothing if they are empty); `filter` starts over,
+    /// holding the prefix of the last key of the partition ended. `next_prefix` (the hash of
+    /// the next key's prefix) goes into the filter partition ended.
+    pub(crate) fn cut(&mut self, filter: Option<&mut FilterBuilder>, next_prefix: Option<u64>) {
         if self.index.is_empty() {
             return;
         }
@@ -118,8 +131,15 @@ impl PartitionBuilder {
         self.index_partitions
             .push((std::mem::take(&mut self.last_key), contents));
         if let Some(f) = filter {
+            let last_prefix = f.last_prefix_hash();
+            if let Some(h) = next_prefix {
+                f.add_prefix_hash(h);
+            }
             self.filter_partitions.push(f.finish());
             *f = FilterBuilder::new(self.bits_per_key);
+            if let Some(h) = last_prefix {
+                f.add_prefix_hash(h);
+            }
         }
     }
 }

@@ -564,7 +564,10 @@ impl Table {
             return self.may_contain_hash(hash);
         }
         let Some(f) = self.filter_partition_for(target)? else {
-            return Ok(false); // past the last key: no entry to find
+            // Past the last key: no entry to find, as the top-level filter index says.
+            self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
+            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+            return Ok(false);
         };
         Ok(self.counted_filter_check(&f, hash))
     }
@@ -590,9 +593,9 @@ impl Table {
     /// False only if no key with the prefix whose [`filter_hash`] is `prefix_hash` is in the
     /// table, by its filter's prefix entries. Only a table whose filter holds the prefixes of
     /// `extractor` (its properties name it) can answer; any other (another extractor, none,
-    /// or no filter) says true, and is read. So does a partitioned filter: a prefix's keys
-    /// may span partitions, and a hash does not say which. Counted in the stats when the
-    /// filter is asked.
+    /// or no filter) says true, and is read. So does a partitioned filter, which needs the
+    /// seek's target to find its partition ([`Table::prefix_may_match`]). Counted in the
+    /// stats when the filter is asked.
     pub fn may_contain_prefix(&self, extractor: &str, prefix_hash: u64) -> Result<bool> {
         if extractor.is_empty() || self.properties.prefix_extractor != extractor {
             return Ok(true);
@@ -600,6 +603,55 @@ impl Table {
         let Some(f) = self.filter_block()? else {
             return Ok(true);
         };
+        self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
+        let maybe = f.may_contain_hash(prefix_hash);
+        if !maybe {
+            self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(maybe)
+    }
+
+    /// False only if a seek to `target` (`seek_for_prev` when `backward`), whose prefix has
+    /// the [`filter_hash`] `prefix_hash`, finds no key of that prefix in this table: the
+    /// whole-table filter ([`Table::may_contain_prefix`]), or the filter partition where
+    /// `target` falls, which also holds the prefixes of the keys on either side of it (see
+    /// `partitioned.rs`). Counted in the stats when a filter is asked.
+    pub fn prefix_may_match(
+        &self,
+        extractor: &str,
+        target: &[u8],
+        prefix_hash: u64,
+        backward: bool,
+    ) -> Result<bool> {
+        let Some(TableFilter::Partitioned(top, at)) = &self.filter else {
+            return self.may_contain_prefix(extractor, prefix_hash);
+        };
+        if extractor.is_empty() || self.properties.prefix_extractor != extractor {
+            return Ok(true);
+        }
+        let mut it = BlockIter::new(self.index_kind_block(top)?, self.options.comparator.clone());
+        it.seek(target);
+        if !it.valid() && backward && it.corrupt().is_none() {
+            it.seek_to_last(); // past the last key: the last partition holds the keys before
+        }
+        if !it.valid() {
+            return match it.corrupt() {
+                Some(why) => Err(Error::corruption(
+                    &self.path,
+                    *at,
+                    format!("top-level filter index: {why}"),
+                )),
+                None => {
+                    // No key at or after the target (or no key at all): the top-level
+                    // filter index answers for the filter.
+                    self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
+                    self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
+                    Ok(false)
+                }
+            };
+        }
+        let h = partitioned::decode_handle(it.value(), &self.path, *at, "top-level filter index")?;
+        let f = self.filter_at(h)?;
         self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
         let maybe = f.may_contain_hash(prefix_hash);
         if !maybe {
