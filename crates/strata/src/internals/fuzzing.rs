@@ -169,6 +169,14 @@ fn read_table(table: Arc<Table>) {
     }
     for k in keys.iter().take(16) {
         let _ = table.get(k, |_, v| v.len());
+        for backward in [false, true] {
+            let _ = table.prefix_may_match(
+                &extractor,
+                k,
+                crate::table::filter::filter_hash(k),
+                backward,
+            );
+        }
         let mut seek = Vec::new();
         append_internal_key(&mut seek, k, MAX_SEQUENCE, KIND_FOR_SEEK);
         it.seek(&seek);

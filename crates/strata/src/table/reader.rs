@@ -468,25 +468,35 @@ impl Table {
         Ok((value, true))
     }
 
-    /// A block of the index kind (an index block, a top-level index or an index partition)
-    /// held as `part`.
-    fn index_kind_block(&self, part: &Part<Block>) -> Result<Arc<Block>> {
+    /// A block in the index block format held as `part` (an index block, a top-level index,
+    /// or a top-level filter index), counted in the stats as a block of `kind`.
+    fn index_kind_block(&self, part: &Part<Block>, kind: BlockKind) -> Result<Arc<Block>> {
         match part {
             Part::Pinned(b) => Ok(b.clone()),
-            Part::Cached(h) => self.index_partition(*h),
+            Part::Cached(h) => self.block_of_kind(*h, kind),
         }
     }
 
     /// The index block, or the top-level index of a partitioned index.
     fn index_block(&self) -> Result<Arc<Block>> {
-        self.index_kind_block(&self.index)
+        self.index_kind_block(&self.index, BlockKind::Index)
+    }
+
+    /// The top-level filter index held as `part`.
+    fn filter_top_level(&self, part: &Part<Block>) -> Result<Arc<Block>> {
+        self.index_kind_block(part, BlockKind::Filter)
     }
 
     /// The index block (or index partition) at `handle`, from the cache or the file.
     pub(super) fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        self.block_of_kind(handle, BlockKind::Index)
+    }
+
+    /// The block at `handle`, from the cache or the file, counted as a block of `kind`.
+    fn block_of_kind(&self, handle: BlockHandle, kind: BlockKind) -> Result<Arc<Block>> {
         self.cached_block(
             handle,
-            BlockKind::Index,
+            kind,
             unwrap_block,
             CachedBlock::Block,
             Block::new,
@@ -527,7 +537,7 @@ impl Table {
         let Some(TableFilter::Partitioned(top, at)) = &self.filter else {
             return Ok(None);
         };
-        let mut it = BlockIter::new(self.index_kind_block(top)?, self.options.comparator.clone());
+        let mut it = BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
         it.seek(target);
         if !it.valid() {
             return match it.corrupt() {
@@ -629,7 +639,7 @@ impl Table {
         if extractor.is_empty() || self.properties.prefix_extractor != extractor {
             return Ok(true);
         }
-        let mut it = BlockIter::new(self.index_kind_block(top)?, self.options.comparator.clone());
+        let mut it = BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
         it.seek(target);
         if !it.valid() && backward && it.corrupt().is_none() {
             it.seek_to_last(); // past the last key: the last partition holds the keys before
@@ -897,7 +907,7 @@ impl Table {
     pub fn verify(self: &Arc<Self>) -> Result<u64> {
         if let Some(TableFilter::Partitioned(top, at)) = &self.filter {
             let mut it =
-                BlockIter::new(self.index_kind_block(top)?, self.options.comparator.clone());
+                BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
             it.seek_to_first();
             let mut partitions = 0;
             while it.valid() {
