@@ -48,7 +48,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::table::block::{Block, BlockBuilder, BlockIter};
+use crate::table::block::{Block, BlockBuilder, BlockIter, Comparator};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::BlockHandle;
 use crate::table::reader::Table;
@@ -65,6 +65,28 @@ pub(crate) fn decode_handle(
 ) -> Result<BlockHandle> {
     BlockHandle::decode_from(&mut value)
         .ok_or_else(|| Error::corruption(path, at, format!("bad block handle in the {what}")))
+}
+
+/// Where a search of an index-format block finds `target`: the handle of the first entry at
+/// or after it (with `last_if_past`, the last entry's when `target` is past them all), or
+/// `None` past the end. `block` is at `at` in `path`; `what` names it in errors.
+pub(crate) fn search(
+    block: Arc<Block>,
+    cmp: &Comparator,
+    target: &[u8],
+    last_if_past: bool,
+    (path, at, what): (&Path, u64, &str),
+) -> Result<Option<BlockHandle>> {
+    let mut it = BlockIter::new(block, cmp.clone());
+    it.seek(target);
+    if last_if_past && !it.valid() && it.corrupt().is_none() {
+        it.seek_to_last();
+    }
+    match (it.valid(), it.corrupt()) {
+        (true, _) => decode_handle(it.value(), path, at, what).map(Some),
+        (false, Some(why)) => Err(Error::corruption(path, at, format!("{what}: {why}"))),
+        (false, None) => Ok(None),
+    }
 }
 
 /// The index and filter partitions of a table being built, held in memory until the table

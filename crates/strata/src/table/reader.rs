@@ -533,24 +533,17 @@ impl Table {
     /// The filter partition covering `target` (the one whose keys the index partition that
     /// `target` seeks to holds), and where it is; `None` when `target` is past the table's
     /// last key, or the filter is not partitioned.
-    fn filter_partition_for(&self, target: &[u8]) -> Result<Option<Arc<Filter>>> {
+    fn filter_partition_for(&self, target: &[u8], backward: bool) -> Result<Option<Arc<Filter>>> {
         let Some(TableFilter::Partitioned(top, at)) = &self.filter else {
             return Ok(None);
         };
-        let mut it = BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
-        it.seek(target);
-        if !it.valid() {
-            return match it.corrupt() {
-                Some(why) => Err(Error::corruption(
-                    &self.path,
-                    *at,
-                    format!("top-level filter index: {why}"),
-                )),
-                None => Ok(None),
-            };
+        let top = self.filter_top_level(top)?;
+        let cmp = &self.options.comparator;
+        let whose = (self.path.as_path(), *at, "top-level filter index");
+        match partitioned::search(top, cmp, target, backward, whose)? {
+            Some(h) => self.filter_at(h).map(Some),
+            None => Ok(None),
         }
-        let h = partitioned::decode_handle(it.value(), &self.path, *at, "top-level filter index")?;
-        self.filter_at(h).map(Some)
     }
 
     /// The table has a partitioned filter.
@@ -573,7 +566,7 @@ impl Table {
         if !self.has_partitioned_filter() {
             return self.may_contain_hash(hash);
         }
-        let Some(f) = self.filter_partition_for(target)? else {
+        let Some(f) = self.filter_partition_for(target, false)? else {
             // Past the last key: no entry to find, as the top-level filter index says.
             self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
             self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
@@ -633,37 +626,17 @@ impl Table {
         prefix_hash: u64,
         backward: bool,
     ) -> Result<bool> {
-        let Some(TableFilter::Partitioned(top, at)) = &self.filter else {
+        if !self.has_partitioned_filter() {
             return self.may_contain_prefix(extractor, prefix_hash);
-        };
+        }
         if extractor.is_empty() || self.properties.prefix_extractor != extractor {
             return Ok(true);
         }
-        let mut it = BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
-        it.seek(target);
-        if !it.valid() && backward && it.corrupt().is_none() {
-            it.seek_to_last(); // past the last key: the last partition holds the keys before
-        }
-        if !it.valid() {
-            return match it.corrupt() {
-                Some(why) => Err(Error::corruption(
-                    &self.path,
-                    *at,
-                    format!("top-level filter index: {why}"),
-                )),
-                None => {
-                    // No key at or after the target (or no key at all): the top-level
-                    // filter index answers for the filter.
-                    self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
-                    self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
-                    Ok(false)
-                }
-            };
-        }
-        let h = partitioned::decode_handle(it.value(), &self.path, *at, "top-level filter index")?;
-        let f = self.filter_at(h)?;
+        // Past the last key, a backward seek's keys are in the last partition; a forward
+        // seek has none to find, as the top-level filter index answers for the filter.
+        let partition = self.filter_partition_for(target, backward)?;
         self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
-        let maybe = f.may_contain_hash(prefix_hash);
+        let maybe = partition.is_some_and(|f| f.may_contain_hash(prefix_hash));
         if !maybe {
             self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
         }
@@ -673,36 +646,18 @@ impl Table {
     /// The handle of the data block where the first entry at or after `target` is, if any:
     /// a search of the index block, or of the top-level index and then one index partition.
     fn seek_data_block(&self, target: &[u8]) -> Result<Option<BlockHandle>> {
-        let what = match self.partitioned_index {
-            true => "top-level index",
-            false => "index block",
+        let cmp = &self.options.comparator;
+        let path = self.path.as_path();
+        if !self.partitioned_index {
+            let whose = (path, self.index_at, "index block");
+            return partitioned::search(self.index_block()?, cmp, target, false, whose);
+        }
+        let whose = (path, self.index_at, "top-level index");
+        let Some(h) = partitioned::search(self.index_block()?, cmp, target, false, whose)? else {
+            return Ok(None);
         };
-        let mut it = BlockIter::new(self.index_block()?, self.options.comparator.clone());
-        let mut at = self.index_at;
-        it.seek(target);
-        if self.partitioned_index && it.valid() {
-            let h = partitioned::decode_handle(it.value(), &self.path, at, what)?;
-            it = BlockIter::new(self.index_partition(h)?, self.options.comparator.clone());
-            at = h.offset;
-            it.seek(target);
-            if !it.valid() {
-                return match it.corrupt() {
-                    Some(why) => Err(Error::corruption(
-                        &self.path,
-                        at,
-                        format!("index partition: {why}"),
-                    )),
-                    None => Ok(None),
-                };
-            }
-            return partitioned::decode_handle(it.value(), &self.path, at, "index partition")
-                .map(Some);
-        }
-        match (it.valid(), it.corrupt()) {
-            (true, _) => partitioned::decode_handle(it.value(), &self.path, at, what).map(Some),
-            (false, Some(why)) => Err(Error::corruption(&self.path, at, format!("{what}: {why}"))),
-            (false, None) => Ok(None),
-        }
+        let whose = (path, h.offset, "index partition");
+        partitioned::search(self.index_partition(h)?, cmp, target, false, whose)
     }
 
     /// The table's path, comparator and index offset, for the two-level index iterator.
