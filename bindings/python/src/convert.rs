@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
 use strata::{
-    CfOptions, CompactionStyle, Compression, ErrorKind, MergeOperator, Options, StringAppend,
-    TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
+    CfOptions, CompactionStyle, Compression, ErrorKind, IndexType, MergeOperator, Options,
+    StringAppend, TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
 };
 
 use crate::errors;
@@ -150,6 +150,15 @@ fn compaction_style(v: &Bound<'_, PyAny>, name: &str) -> PyResult<CompactionStyl
     }
 }
 
+fn index_type(v: &Bound<'_, PyAny>, name: &str) -> PyResult<IndexType> {
+    let text = string_opt(v, name)?;
+    IndexType::from_name(&text).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "option {name}: unknown index type '{text}' (binary_search or two_level_index_search)"
+        ))
+    })
+}
+
 fn merge_operator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Arc<dyn MergeOperator>>> {
     if v.is_none() {
         return Ok(None);
@@ -179,6 +188,9 @@ macro_rules! set_family_option {
             "block_size" => t.block_size = opt(v, n)?,
             "block_restart_interval" => t.block_restart_interval = opt(v, n)?,
             "bloom_bits_per_key" => t.bloom_bits_per_key = opt(v, n)?,
+            "index_type" => t.index_type = index_type(v, n)?,
+            "partition_filters" => t.partition_filters = opt(v, n)?,
+            "metadata_block_size" => t.metadata_block_size = opt(v, n)?,
             "compression" => t.compression = compression(v, n)?,
             "bottommost_compression" => {
                 t.bottommost_compression = if v.is_none() {
@@ -286,6 +298,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "max_write_group_bytes" => o.max_write_group_bytes = opt(&v, n)?,
                 "block_cache_size" => o.block_cache_size = opt(&v, n)?,
                 "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = opt(&v, n)?,
+                "pin_top_level_index_and_filter" => o.pin_top_level_index_and_filter = opt(&v, n)?,
                 "max_open_files" => o.max_open_files = opt(&v, n)?,
                 "use_direct_reads" => o.use_direct_reads = opt(&v, n)?,
                 "use_direct_io_for_flush_and_compaction" => {

@@ -245,6 +245,28 @@ def test_memtable_bloom_options(path):
     with pytest.raises(strata.InvalidArgument, match="memtable_prefix_bloom_size_ratio"):
         strata.open(path, memtable_prefix_bloom_size_ratio=0.5)
 
+def test_partitioned_index_and_filter_options(path):
+    with strata.open(
+        path,
+        index_type="two_level_index_search",
+        partition_filters=True,
+        metadata_block_size=256,
+        block_size=256,
+        cache_index_and_filter_blocks=True,
+        pin_top_level_index_and_filter=False,
+        block_cache_size=64 << 10,
+    ) as db:
+        for i in range(3000):
+            db[b"key%06d" % i] = b"value%d" % i
+        db.flush()
+        assert db[b"key001234"] == b"value1234"
+        assert db.get(b"key001234x") is None
+        assert sum(1 for _ in db.items()) == 3000
+    with pytest.raises(strata.InvalidArgument, match="partition_filters"):
+        strata.open(path, partition_filters=True)
+    with pytest.raises(ValueError, match="index_type"):
+        strata.open(path, index_type="hash_search")
+
 
 def test_unknown_option(path):
     with pytest.raises(TypeError, match="unknown option 'no_such_option'"):

@@ -513,6 +513,35 @@ void strata_options_set_blob_garbage_collection_age_cutoff(strata_options_t *opt
 // `opt` must be null or a live handle.
 void strata_options_set_blob_garbage_collection_force_threshold(strata_options_t *opt, double v);
 
+// The layout of each table's index, numbered as RocksDB's C API
+// (`rocksdb_block_based_options_set_index_type`): 0 one index block (binary search), 2
+// index partitions under a top-level index (two-level index search). Another number
+// leaves the setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_index_type(strata_options_t *opt, int v);
+
+// Cut each table's filter into partitions where its index partitions are cut (0 or 1);
+// needs the two-level index, and the open that uses it is refused otherwise.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_partition_filters(strata_options_t *opt, unsigned char v);
+
+// Target size of index and filter partitions, in bytes.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_metadata_block_size(strata_options_t *opt, size_t v);
+
+// With index and filter blocks in the block cache, keep the top-level blocks of
+// partitioned tables with the open table (0 or 1; 1 by default).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_pin_top_level_index_and_filter(strata_options_t *opt, unsigned char v);
+
 // Bytes of the shared block cache; 0 disables it.
 //
 // # Safety

@@ -7,7 +7,7 @@
 
 use std::ffi::{c_char, c_int, c_uchar};
 
-use strata::{CompactionStyle, Compression, Options, ReadOptions, WriteOptions};
+use strata::{CompactionStyle, Compression, IndexType, Options, ReadOptions, WriteOptions};
 
 use crate::error::guard_quiet;
 use crate::{bytes, into_handle, release};
@@ -248,6 +248,63 @@ pub unsafe extern "C" fn strata_options_set_blob_garbage_collection_force_thresh
     v: f64,
 ) {
     unsafe { update(opt, |o| o.blob_garbage_collection_force_threshold = v) }
+}
+
+/// The layout of each table's index, numbered as RocksDB's C API
+/// (`rocksdb_block_based_options_set_index_type`): 0 one index block (binary search), 2
+/// index partitions under a top-level index (two-level index search). Another number
+/// leaves the setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_index_type(opt: *mut strata_options_t, v: c_int) {
+    let index_type = match v {
+        0 => Some(IndexType::BinarySearch),
+        2 => Some(IndexType::TwoLevelIndexSearch),
+        _ => None,
+    };
+    if let Some(t) = index_type {
+        unsafe { update(opt, |o| o.index_type = t) }
+    }
+}
+
+/// Cut each table's filter into partitions where its index partitions are cut (0 or 1);
+/// needs the two-level index, and the open that uses it is refused otherwise.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_partition_filters(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.partition_filters = v != 0) }
+}
+
+/// Target size of index and filter partitions, in bytes.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_metadata_block_size(
+    opt: *mut strata_options_t,
+    v: usize,
+) {
+    unsafe { update(opt, |o| o.metadata_block_size = v) }
+}
+
+/// With index and filter blocks in the block cache, keep the top-level blocks of
+/// partitioned tables with the open table (0 or 1; 1 by default).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_pin_top_level_index_and_filter(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.pin_top_level_index_and_filter = v != 0) }
 }
 
 /// Bytes of the shared block cache; 0 disables it.

@@ -220,6 +220,20 @@ fn dump_table(
         utc_datetime(p.creation_time)
     )?;
     writeln!(out, "comparator: {}", comparator_name(&p.comparator))?;
+    if p.index_partitions > 0 {
+        writeln!(
+            out,
+            "index: two-level, {} partitions, top level {} B",
+            p.index_partitions, p.top_level_index_bytes
+        )?;
+    }
+    if p.filter_partitions > 0 {
+        writeln!(
+            out,
+            "filter: partitioned, {} partitions, top level {} B",
+            p.filter_partitions, p.top_level_filter_bytes
+        )?;
+    }
     if !p.prefix_extractor.is_empty() {
         writeln!(out, "prefix-extractor: {}", p.prefix_extractor)?;
     }

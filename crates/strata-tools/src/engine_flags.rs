@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use clap::Args;
-use strata::Compression;
 use strata::{CompactionStyle, Options, WriteOptions};
+use strata::{Compression, IndexType};
 use strata::{MergeOperator, StringAppend, UInt64Add};
 
 /// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
@@ -101,6 +101,25 @@ pub struct EngineFlags {
     /// Keep index and filter blocks in the block cache instead of pinned with open tables.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub cache_index_and_filter_blocks: bool,
+
+    /// Partitioned index and filters: the two-level index (as --partition_index) and the
+    /// filter cut into partitions with it (db_bench's flag).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub partition_index_and_filters: bool,
+
+    /// A two-level index: index partitions of --metadata_block_size bytes, read through the
+    /// block cache, under a top-level index kept with each open table.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub partition_index: bool,
+
+    /// Target size in bytes of index and filter partitions.
+    #[arg(long, default_value_t = 4096)]
+    pub metadata_block_size: usize,
+
+    /// With --cache_index_and_filter_blocks, keep the top-level index and filter blocks of
+    /// partitioned tables pinned with the open table instead of in the cache.
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub pin_top_level_index_and_filter: bool,
 
     /// The most table files held open at once; -1 means the engine's default (Strata's is
     /// 1000; RocksDB's -1 keeps every file open).
@@ -257,6 +276,13 @@ impl EngineFlags {
         options.bloom_bits_per_key = self.bloom_bits.clamp(0, 100) as u32;
         options.block_cache_size = self.cache_size.max(0) as usize;
         options.cache_index_and_filter_blocks = self.cache_index_and_filter_blocks;
+        options.index_type = match self.partition_index || self.partition_index_and_filters {
+            true => IndexType::TwoLevelIndexSearch,
+            false => IndexType::BinarySearch,
+        };
+        options.partition_filters = self.partition_index_and_filters;
+        options.metadata_block_size = self.metadata_block_size;
+        options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
         options.block_size = self.block_size;
         options.max_open_files = match self.open_files {
             n if n < 0 => Options::default().max_open_files,
@@ -343,6 +369,28 @@ impl EngineFlags {
         .collect()
     }
 
+    /// The partitioned index and filter settings in a line, when the index is partitioned.
+    pub fn partition_settings(&self) -> Option<String> {
+        if !(self.partition_index || self.partition_index_and_filters) {
+            return None;
+        }
+        let filters = match self.partition_index_and_filters {
+            true => "partitioned filters",
+            false => "whole filters",
+        };
+        let top = match (
+            self.cache_index_and_filter_blocks,
+            self.pin_top_level_index_and_filter,
+        ) {
+            (true, false) => "top level in the block cache",
+            _ => "top level pinned",
+        };
+        Some(format!(
+            "two-level index, {filters}, {}-byte partitions, {top}",
+            self.metadata_block_size
+        ))
+    }
+
     /// The blob settings in a line, when `--enable_blob_files` is on.
     pub fn blob_settings(&self) -> Option<String> {
         if !self.enable_blob_files {
@@ -424,6 +472,9 @@ mod tests {
             "--bloom_bits=7",
             "--cache_size=-1",
             "--cache_index_and_filter_blocks",
+            "--partition_index_and_filters",
+            "--metadata_block_size=512",
+            "--pin_top_level_index_and_filter=false",
             "--block_size=1024",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
@@ -465,6 +516,10 @@ mod tests {
         assert_eq!(o.bloom_bits_per_key, 7);
         assert_eq!(o.block_cache_size, 0);
         assert!(o.cache_index_and_filter_blocks);
+        assert_eq!(o.index_type, IndexType::TwoLevelIndexSearch);
+        assert!(o.partition_filters);
+        assert_eq!(o.metadata_block_size, 512);
+        assert!(!o.pin_top_level_index_and_filter);
         assert_eq!(o.block_size, 1024);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
         assert!(o.allow_mmap_reads);
@@ -497,6 +552,41 @@ mod tests {
         assert!(o.enable_blob_garbage_collection);
         assert_eq!(o.blob_garbage_collection_age_cutoff, 0.5);
         assert_eq!(o.blob_garbage_collection_force_threshold, 0.75);
+    }
+
+    /// `--partition_index` alone partitions the index only; `--partition_index_and_filters`
+    /// both; neither keeps one index block, as the library does by default.
+    #[test]
+    fn partition_flags_choose_the_index_layout() {
+        let layout = |flags: &[&str]| {
+            let o = parse(flags).unwrap().options().unwrap();
+            (o.index_type, o.partition_filters, o.metadata_block_size)
+        };
+        let two_level = IndexType::TwoLevelIndexSearch;
+        /// The flags, and the index type, partition_filters and metadata_block_size.
+        type Case<'a> = (&'a [&'a str], (IndexType, bool, usize));
+        #[rustfmt::skip]
+        let cases: [Case; 4] = [
+            (&[], (IndexType::BinarySearch, false, 4096)),
+            (&["--partition_index"], (two_level, false, 4096)),
+            (&["--partition_index_and_filters"], (two_level, true, 4096)),
+            (&["--partition_index=true", "--metadata_block_size=100"], (two_level, false, 100)),
+        ];
+        for (flags, want) in cases {
+            assert_eq!(layout(flags), want, "{flags:?}");
+        }
+        assert_eq!(parse(&[]).unwrap().partition_settings(), None);
+        let line = parse(&["--partition_index_and_filters"])
+            .unwrap()
+            .partition_settings()
+            .unwrap();
+        assert!(line.contains("partitioned filters"), "{line}");
+        let o = parse(&["--partition_index_and_filters"])
+            .unwrap()
+            .options()
+            .unwrap();
+        assert!(o.pin_top_level_index_and_filter);
+        o.validate().unwrap();
     }
 
     #[test]

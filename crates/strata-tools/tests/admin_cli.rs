@@ -329,3 +329,56 @@ fn stats_count_the_blob_files_and_their_bytes() {
         "{text}"
     );
 }
+
+/// `sst dump` of a table with a partitioned index and filters shows the partition counts
+/// and top-level sizes; `sst verify` reads every partition; a table with one index block
+/// shows no such lines.
+#[test]
+fn sst_dump_shows_the_partitions_of_a_partitioned_table() {
+    let dir = tempfile::tempdir().unwrap();
+    for partitioned in [true, false] {
+        let db_dir = dir.path().join(format!("db-{partitioned}"));
+        let mut options = strata::Options::default();
+        options.create_if_missing = true;
+        options.block_size = 256;
+        if partitioned {
+            options.index_type = strata::IndexType::TwoLevelIndexSearch;
+            options.partition_filters = true;
+            options.metadata_block_size = 256;
+        }
+        let db = strata::Db::open(&db_dir, options).unwrap();
+        for i in 0..3000u32 {
+            db.put(format!("key{i:06}"), format!("value{i}")).unwrap();
+        }
+        db.flush().unwrap();
+        db.close().unwrap();
+        let (ok, out, err) = on(&["sst", "dump", "--limit", "1"], &db_dir);
+        assert!(ok, "{err}");
+        let line = |prefix: &str| {
+            out.lines()
+                .find(|l| l.starts_with(prefix))
+                .map(str::to_owned)
+        };
+        match partitioned {
+            true => {
+                for prefix in ["index: two-level, ", "filter: partitioned, "] {
+                    let l = line(prefix).unwrap_or_else(|| panic!("no {prefix:?} in {out}"));
+                    let count: u64 = l[prefix.len()..]
+                        .split(' ')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    assert!(count > 5, "{l}");
+                    assert!(l.contains("top level") && l.ends_with(" B"), "{l}");
+                }
+            }
+            false => assert!(
+                line("index:").is_none() && line("filter:").is_none(),
+                "{out}"
+            ),
+        }
+        let (ok, out, err) = on(&["sst", "verify"], &db_dir);
+        assert!(ok && out.contains("OK"), "{out}{err}");
+    }
+}

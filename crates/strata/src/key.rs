@@ -219,6 +219,14 @@ impl KeyOrder {
     }
 }
 
+/// The hash of a filter key (a user key, or a prefix of one) that bloom filters take: the
+/// tables' filters (`table/filter.rs`) and the memtables' (`memtable/bloom.rs`), so that a
+/// lookup hashes its key once for both.
+#[inline]
+pub fn filter_hash(key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

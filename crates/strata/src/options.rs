@@ -9,12 +9,12 @@ use crate::compaction_filter::ttl::{Clock, SystemClock};
 use crate::compaction_filter::CompactionFilter;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder};
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, PosixFs};
+use crate::fs::{FileSystem, PosixFs, ReadMode};
 use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
-use crate::table::{Compression, TableOptions};
+use crate::table::{Compression, IndexType, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,6 +111,27 @@ pub struct Options {
     /// Keep tables' index and filter blocks in the block cache (charged and evicted like data
     /// blocks) instead of pinned with each open table. Default: false (pinned).
     pub cache_index_and_filter_blocks: bool,
+    /// The layout of each table's index (a column family field): one index block read
+    /// whole when the table is opened ([`IndexType::BinarySearch`]), or index partitions of
+    /// about `metadata_block_size` bytes read through the block cache when needed, under a
+    /// small top-level index that the open table holds
+    /// ([`IndexType::TwoLevelIndexSearch`], RocksDB's `kTwoLevelIndexSearch`). Partitions
+    /// make an open table's memory small for a database much larger than memory, at the
+    /// cost of a cache lookup (or a read) per partition on a read. Tables already written
+    /// keep their layout; a database may hold both. Default: binary search.
+    pub index_type: IndexType,
+    /// Cut each table's filter into partitions where its index partitions are cut, under a
+    /// top-level filter index (a column family field; RocksDB's `partition_filters`). Needs
+    /// `index_type` [`IndexType::TwoLevelIndexSearch`]. Default: false.
+    pub partition_filters: bool,
+    /// Target raw size of an index partition and of a filter partition in bytes (a column
+    /// family field; RocksDB's `metadata_block_size`). At least 1. Default: 4096.
+    pub metadata_block_size: usize,
+    /// With `cache_index_and_filter_blocks`, still keep the top-level index and top-level
+    /// filter index of a partitioned table with the open table, so that only partitions are
+    /// evicted (RocksDB's `pin_top_level_index_and_filter`); without
+    /// `cache_index_and_filter_blocks` they are kept with it anyway. Default: true.
+    pub pin_top_level_index_and_filter: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
     /// Read tables and blob files for user reads with direct IO (`O_DIRECT`), around the
@@ -257,6 +278,10 @@ impl Default for Options {
             bottommost_compression: None,
             block_cache_size: 8 << 20,
             cache_index_and_filter_blocks: false,
+            index_type: IndexType::BinarySearch,
+            partition_filters: false,
+            metadata_block_size: 4096,
+            pin_top_level_index_and_filter: true,
             max_open_files: 1000,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -327,6 +352,13 @@ impl fmt::Debug for Options {
             .field(
                 "cache_index_and_filter_blocks",
                 &self.cache_index_and_filter_blocks,
+            )
+            .field("index_type", &self.index_type)
+            .field("partition_filters", &self.partition_filters)
+            .field("metadata_block_size", &self.metadata_block_size)
+            .field(
+                "pin_top_level_index_and_filter",
+                &self.pin_top_level_index_and_filter,
             )
             .field("max_open_files", &self.max_open_files)
             .field("use_direct_reads", &self.use_direct_reads)
@@ -436,6 +468,19 @@ impl Options {
             return Err(Error::InvalidArgument(format!(
                 "block_size is {}, it must be between 64 bytes and 256 MiB",
                 self.block_size
+            )));
+        }
+        if self.partition_filters && self.index_type != IndexType::TwoLevelIndexSearch {
+            return Err(Error::InvalidArgument(format!(
+                "partition_filters needs index_type {:?} (two_level_index_search), not {:?}",
+                IndexType::TwoLevelIndexSearch,
+                self.index_type
+            )));
+        }
+        if self.metadata_block_size < 1 || self.metadata_block_size > (256 << 20) {
+            return Err(Error::InvalidArgument(format!(
+                "metadata_block_size is {}, it must be between 1 byte and 256 MiB",
+                self.metadata_block_size
             )));
         }
         if self.block_restart_interval < 1 {
@@ -568,7 +613,20 @@ impl Options {
             },
             prefix_extractor: self.prefix_extractor.clone(),
             comparator: crate::table::block::Comparator::Internal(self.key_order()),
+            index_type: self.index_type,
+            partition_filters: self.partition_filters,
+            metadata_block_size: self.metadata_block_size,
             ..TableOptions::for_internal_keys()
+        }
+    }
+
+    /// How user reads open table and blob files (validated options ask for one mode at
+    /// most).
+    pub(crate) fn read_mode(&self) -> ReadMode {
+        match (self.use_direct_reads, self.allow_mmap_reads) {
+            (true, _) => ReadMode::Direct,
+            (false, true) => ReadMode::Mmap,
+            (false, false) => ReadMode::Buffered,
         }
     }
 
@@ -688,6 +746,12 @@ family_options! {
     block_restart_interval: usize,
     /// See [`Options::bloom_bits_per_key`].
     bloom_bits_per_key: u32,
+    /// See [`Options::index_type`].
+    index_type: IndexType,
+    /// See [`Options::partition_filters`].
+    partition_filters: bool,
+    /// See [`Options::metadata_block_size`].
+    metadata_block_size: usize,
     /// See [`Options::compression`].
     compression: Compression,
     /// See [`Options::bottommost_compression`].

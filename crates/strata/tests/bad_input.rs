@@ -89,7 +89,7 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 10] = [
+    let cases: [(Spoil, &str); 12] = [
         (
             |o| {
                 o.allow_mmap_reads = true;
@@ -121,6 +121,8 @@ fn invalid_options_name_the_option() {
             |o| o.blob_garbage_collection_force_threshold = f64::NAN,
             "blob_garbage_collection_force_threshold",
         ),
+        (|o| o.metadata_block_size = 0, "metadata_block_size"),
+        (|o| o.metadata_block_size = 1 << 30, "metadata_block_size"),
     ];
     for (spoil, name) in cases {
         let mut opts = create();
@@ -440,4 +442,31 @@ fn direct_io_on_a_file_system_without_it_is_refused_at_open_naming_the_option() 
         let db = Db::open(dir.path(), fault_options(&fs, false)).unwrap();
         assert_eq!(db.get(b"kept").unwrap().as_deref(), Some(&b"value"[..]));
     }
+}
+
+/// Partitioned filters without the two-level index are refused naming both options, for the
+/// database and for a column family, as RocksDB refuses them; with the two-level index they
+/// are taken.
+#[test]
+fn partition_filters_without_the_two_level_index_are_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = create();
+    opts.partition_filters = true;
+    let err = Db::open(dir.path(), opts.clone()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let msg = err.to_string();
+    for part in ["partition_filters", "index_type", "TwoLevelIndexSearch"] {
+        assert!(msg.contains(part), "{msg} lacks {part}");
+    }
+    assert!(!dir.path().join("CURRENT").exists(), "nothing is created");
+    opts.index_type = strata::IndexType::TwoLevelIndexSearch;
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut cf = strata::CfOptions::default();
+    cf.partition_filters = true;
+    let err = db.create_cf("partitioned", cf.clone()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("partition_filters"), "{err}");
+    cf.index_type = strata::IndexType::TwoLevelIndexSearch;
+    db.create_cf("partitioned", cf).unwrap();
+    db.close().unwrap();
 }

@@ -128,6 +128,29 @@ fn write_seeds() {
     db.flush().unwrap();
     let table = std::fs::read(&files(".sst")[0]).unwrap();
     write("table_reader", "seed-table", &table);
+    let partitioned = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.block_size = 128;
+    options.index_type = strata::IndexType::TwoLevelIndexSearch;
+    options.partition_filters = true;
+    options.metadata_block_size = 64;
+    let pdb = Db::open(partitioned.path(), options).unwrap();
+    for i in 0..120u32 {
+        pdb.put(format!("key{i:04}"), format!("value{i}")).unwrap();
+    }
+    pdb.flush().unwrap();
+    let sst = std::fs::read_dir(partitioned.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sst"))
+        .unwrap();
+    write(
+        "table_reader",
+        "seed-table-partitioned",
+        &std::fs::read(sst).unwrap(),
+    );
+    pdb.close().unwrap();
     let mut block = strata::internals::BlockBuilder::new(4);
     for i in 0..40u64 {
         let mut k = Vec::new();

@@ -36,8 +36,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
-    CompactionStyle, Compression, Db, Options, ReadOptions, ReverseBytewiseComparator, Snapshot,
-    StringAppend, WriteBatch, WriteOptions,
+    CompactionStyle, Compression, Db, IndexType, Options, ReadOptions, ReverseBytewiseComparator,
+    Snapshot, StringAppend, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -154,6 +154,10 @@ knobs! {
     bloom_bits_per_key: u32,
     block_cache_size: usize,
     cache_index_and_filter_blocks: bool,
+    two_level_index: bool,
+    partition_filters: bool,
+    metadata_block_size: usize,
+    pin_top_level_index_and_filter: bool,
     max_open_files: usize,
     use_direct_reads: bool,
     use_direct_io_for_flush_and_compaction: bool,
@@ -225,7 +229,23 @@ impl Knobs {
             blob_garbage_collection_age_cutoff: [0.25, 1.0][rng.below(2) as usize],
             // Fixed per database: the generator sets it.
             reverse: false,
+            // Drawn last, so that the other options of a seed are what they were before
+            // partitioned indexes existed.
+            two_level_index: false,
+            partition_filters: false,
+            metadata_block_size: 4096,
+            pin_top_level_index_and_filter: true,
         }
+        .with_partitions(rng)
+    }
+
+    /// Draws the partitioned index and filter options (tiny partitions force many).
+    fn with_partitions(mut self, rng: &mut Rng) -> Knobs {
+        self.two_level_index = rng.one_in(3);
+        self.partition_filters = self.two_level_index && rng.one_in(2);
+        self.metadata_block_size = [1, 64, 4096][rng.below(3) as usize];
+        self.pin_top_level_index_and_filter = !rng.one_in(3);
+        self
     }
 
     fn options(&self) -> Options {
@@ -245,6 +265,13 @@ impl Knobs {
         options.bloom_bits_per_key = self.bloom_bits_per_key;
         options.block_cache_size = self.block_cache_size;
         options.cache_index_and_filter_blocks = self.cache_index_and_filter_blocks;
+        options.index_type = match self.two_level_index {
+            true => IndexType::TwoLevelIndexSearch,
+            false => IndexType::BinarySearch,
+        };
+        options.partition_filters = self.partition_filters;
+        options.metadata_block_size = self.metadata_block_size;
+        options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
         options.max_open_files = self.max_open_files;
         options.use_direct_reads = self.use_direct_reads;
         options.use_direct_io_for_flush_and_compaction =

@@ -192,8 +192,30 @@ fn total_order_seek_reads_across_prefixes_and_checks_no_filter() {
 /// With `total_order_seek` the same seek reads data blocks.
 #[test]
 fn a_seek_for_an_absent_prefix_skips_every_table_by_its_filter() {
+    for partitioned in [false, true] {
+        absent_prefixes_skip_every_table(partitioned);
+    }
+}
+
+/// Options whose tables have a partitioned index and filters, cut in partitions of
+/// `metadata_block_size` bytes over blocks of 128 bytes (so that prefixes span partitions).
+fn partitioned(mut options: Options, metadata_block_size: usize) -> Options {
+    options.index_type = strata::IndexType::TwoLevelIndexSearch;
+    options.partition_filters = true;
+    options.metadata_block_size = metadata_block_size;
+    options.block_size = 128;
+    options
+}
+
+/// `a_seek_for_an_absent_prefix_skips_every_table_by_its_filter`, with partitioned filters
+/// or not.
+fn absent_prefixes_skip_every_table(partitioned_filters: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
+    let mut opts = options(Some("fixed:4"));
+    if partitioned_filters {
+        opts = partitioned(opts, 64);
+    }
+    let db = Db::open(dir.path(), opts).unwrap();
     let model = build_tree(&db);
     let stats = db.stats();
     let sources =
@@ -502,13 +524,17 @@ fn ranges_and_read_only_opens_without_an_extractor_see_every_key() {
 #[test]
 fn random_trees_read_by_prefix_seeks_match_a_model() {
     use strata::internals::Rng;
-    for seed in 0..6u64 {
+    // Seeds 6 and up write partitioned filters, with partitions of one to a few blocks.
+    for seed in 0..12u64 {
         let mut rng = Rng::new(seed);
         let extractor = ["fixed:3", "capped:3"][seed as usize % 2];
         let dir = tempfile::tempdir().unwrap();
         let mut small = options(Some(extractor));
         small.write_buffer_size = 8 << 10;
         small.target_file_size_base = 1 << 10;
+        if seed >= 6 {
+            small = partitioned(small, [1, 64, 200][seed as usize % 3]);
+        }
         let db = Db::open(dir.path(), small).unwrap();
         // Prefixes k00..k19, with gaps (odd ones are rare) and short keys ("k", "k1").
         let random_key = |rng: &mut Rng| -> Vec<u8> {

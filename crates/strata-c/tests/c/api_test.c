@@ -390,6 +390,35 @@ static void read_and_write_paths(const char *path) {
     strata_options_set_use_direct_reads(opts, 1);
     CHECK(strata_open(opts, path, &err) == NULL);
     CHECK_ERROR(err, "allow_mmap_reads");
+static void partitioned_index_and_filters(const char *path) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_create_if_missing(opts, 1);
+    /* Partitioned filters without the two-level index are refused naming both. */
+    strata_options_set_partition_filters(opts, 1);
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "partition_filters needs index_type");
+    strata_options_set_index_type(opts, 2);
+    strata_options_set_metadata_block_size(opts, 256);
+    strata_options_set_pin_top_level_index_and_filter(opts, 0);
+    strata_options_set_block_size(opts, 256);
+    strata_t *db = strata_open(opts, path, &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    char key[32], value[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(key, sizeof key, "key%06d", i);
+        snprintf(value, sizeof value, "value%d", i);
+        strata_put(db, wo, key, strlen(key), value, strlen(value), &err);
+        CHECK_OK(err);
+    }
+    strata_flush(db, &err);
+    CHECK_OK(err);
+    CHECK(holds(db, NULL, "key001234", "value1234"));
+    CHECK(holds(db, NULL, "key001999", "value1999"));
+    CHECK(holds(db, NULL, "key001234x", NULL));
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
     strata_options_destroy(opts);
 }
 
@@ -428,6 +457,8 @@ int main(int argc, char **argv) {
     blob_files(path);
     snprintf(path, sizeof path, "%s/direct", argv[1]);
     read_and_write_paths(path);
+    snprintf(path, sizeof path, "%s/partitioned", argv[1]);
+    partitioned_index_and_filters(path);
     nulls_are_refused_not_followed();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -52,7 +52,7 @@ use crate::prefix::{prefix_of, PrefixExtractor};
 use crate::range_del::RangeDelAggregator;
 use crate::table::filter::filter_hash;
 use crate::table::Table;
-use crate::version::FileMeta;
+use crate::version::{FileMeta, Version};
 use std::sync::Arc;
 
 /// How an iterator of a family with a prefix extractor seeks.
@@ -101,7 +101,9 @@ pub(crate) fn prefix_filtered_table(
     Box::new(FilteredSeek::new(
         inner,
         hint.clone(),
-        Box::new(move |_, hash, _| table.may_contain_prefix(&extractor, hash)),
+        Box::new(move |target, hash, backward| {
+            table.prefix_may_match(&extractor, target, hash, backward)
+        }),
     ))
 }
 
@@ -124,8 +126,8 @@ pub(crate) fn prefix_filtered_level(
     Box::new(FilteredSeek::new(
         inner,
         hint.clone(),
-        Box::new(move |target, hash, backward| {
-            let target = crate::key::user_key(target);
+        Box::new(move |target_key, hash, backward| {
+            let target = crate::key::user_key(target_key);
             let at = match backward {
                 false => {
                     files.partition_point(|f| order.lt(crate::key::user_key(&f.largest), target))
@@ -141,7 +143,7 @@ pub(crate) fn prefix_filtered_level(
             if !table.range_tombstones_ref().is_empty() {
                 return Ok(true);
             }
-            table.may_contain_prefix(&extractor, hash)
+            table.prefix_may_match(&extractor, target_key, hash, backward)
         }),
     ))
 }
@@ -226,6 +228,10 @@ pub struct DbIterator {
     /// iterator needs no registered snapshot: it reads only the memtables and files of the
     /// version it holds, which no flush or compaction changes.
     _snapshot: Option<Snapshot>,
+    /// The version the iterator reads, held so that no table or blob file it names is
+    /// deleted while the iterator lives: its L0 cursors hold open tables, but a blob file a
+    /// reference points to is opened only when the iterator reaches it.
+    _version: Option<Arc<Version>>,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     direction: Direction,
@@ -278,6 +284,7 @@ impl DbIterator {
             iter,
             sequence,
             _snapshot: snapshot,
+            _version: None,
             lower,
             upper,
             direction: Direction::Forward,
@@ -402,6 +409,12 @@ impl DbIterator {
             Some(agg) if agg.should_delete(p.user_key, p.seq) => Some(ValueKind::Delete),
             _ => kind,
         }
+    }
+
+    /// Holds `version`, the one the iterator's sources come from, for the iterator's life.
+    pub(crate) fn with_version(mut self, version: Arc<Version>) -> Self {
+        self._version = Some(version);
+        self
     }
 
     /// Reads the values of blob references through `blobs`.

@@ -1130,6 +1130,7 @@ impl DbInner {
             options.upper_bound,
         )
         .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
+        .with_version(sv.version.clone())
         .with_blobs(self.blobs.clone())
         .with_range_deletions(range_del)
         .with_ttl(cf.options.ttl.map(|_| cf.options.clock.now_secs()))

@@ -23,7 +23,7 @@ use crate::column_family::ColumnFamily;
 use crate::comparator::{Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
-use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadMode, ReadOnlyFile};
+use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
@@ -545,21 +545,13 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     }
     let mut wals: BTreeSet<u64> = recovered.kept_wals.iter().copied().collect();
     wals.insert(log_number);
-    let tables = TableCache::new(
-        path.clone(),
-        fs.clone(),
-        options.table_options(false),
-        options.block_cache_size,
-        options.cache_index_and_filter_blocks,
-        options.max_open_files,
-        ReadMode::of(&options),
-    );
+    let tables = TableCache::new(path.clone(), fs.clone(), &options);
     let blobs = Arc::new(super::blob_source::BlobSource::new(
         path.clone(),
         fs.clone(),
         options.max_open_files,
         tables.block_cache(),
-        ReadMode::of(&options),
+        options.read_mode(),
     ));
     Arc::new(DbInner {
         path,

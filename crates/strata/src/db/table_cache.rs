@@ -17,9 +17,10 @@ use crate::comparator::KeyOrder;
 use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::{FileSystem, ReadMode};
+use crate::options::Options;
 use crate::table::block::Comparator;
 use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
-use crate::table::{Table, TableOptions};
+use crate::table::Table;
 
 pub(crate) struct TableCache {
     dir: PathBuf,
@@ -35,26 +36,23 @@ pub(crate) struct TableCache {
 }
 
 impl TableCache {
-    pub fn new(
-        dir: PathBuf,
-        fs: Arc<dyn FileSystem>,
-        options: TableOptions,
-        block_cache_size: usize,
-        cache_index_and_filter: bool,
-        max_open_files: usize,
-        mode: ReadMode,
-    ) -> TableCache {
+    /// The tables of database directory `dir`, read as `options` say (the table format
+    /// defaults, the block cache, where index and filter blocks live, the most files open,
+    /// and how files are opened).
+    pub fn new(dir: PathBuf, fs: Arc<dyn FileSystem>, options: &Options) -> TableCache {
+        let block_cache_size = options.block_cache_size;
         TableCache {
             dir,
             fs,
             read: TableReadOptions {
                 block_cache: (block_cache_size > 0)
                     .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
-                cache_index_and_filter,
-                ..TableReadOptions::uncached(options)
+                cache_index_and_filter: options.cache_index_and_filter_blocks,
+                pin_top_level_index_and_filter: options.pin_top_level_index_and_filter,
+                ..TableReadOptions::uncached(options.table_options(false))
             },
-            mode,
-            open: ClockCache::new(max_open_files, 16),
+            mode: options.read_mode(),
+            open: ClockCache::new(options.max_open_files, 16),
             opening: Mutex::new(HashMap::new()),
             opens: AtomicU64::new(0),
         }
@@ -135,7 +133,12 @@ mod tests {
     fn readers_missing_together_open_a_table_once() {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
-        let options = TableOptions::for_internal_keys();
+        let db_options = Options {
+            block_cache_size: 1 << 20,
+            max_open_files: 100,
+            ..Options::default()
+        };
+        let options = db_options.table_options(false);
         let file = fs.create_writable(&table_path(dir.path(), 7)).unwrap();
         let mut builder = TableBuilder::new(file, options.clone());
         let mut key = Vec::new();
@@ -143,15 +146,7 @@ mod tests {
         builder.add(&key, b"v").unwrap();
         builder.finish().unwrap();
 
-        let cache = TableCache::new(
-            dir.path().to_path_buf(),
-            fs,
-            options,
-            1 << 20,
-            false,
-            100,
-            ReadMode::Buffered,
-        );
+        let cache = TableCache::new(dir.path().to_path_buf(), fs, &db_options);
         let start = std::sync::Barrier::new(8);
         std::thread::scope(|s| {
             for _ in 0..8 {

@@ -169,15 +169,6 @@ pub(crate) enum ReadMode {
 }
 
 impl ReadMode {
-    /// The mode `options` ask for (validated options ask for one at most).
-    pub fn of(options: &crate::Options) -> ReadMode {
-        match (options.use_direct_reads, options.allow_mmap_reads) {
-            (true, _) => ReadMode::Direct,
-            (false, true) => ReadMode::Mmap,
-            (false, false) => ReadMode::Buffered,
-        }
-    }
-
     /// Opens `path` in this mode.
     pub fn open(self, fs: &dyn FileSystem, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
         match self {

@@ -125,20 +125,30 @@ pub fn block_reader(data: &[u8]) {
     }
 }
 
-/// A whole table: open, verify, walk, and look up the keys found.
+/// A whole table: open, verify, walk both ways, and look up the keys found. Read without a
+/// block cache, then (for partitioned tables, whose partitions and top-level blocks then go
+/// through it) with a small one holding the index and filter blocks.
 pub fn table_reader(data: &[u8]) {
-    let file = MemFile {
-        data: data.to_vec(),
-        pos: 0,
-    };
-    let Ok(table) = Table::open(
-        Box::new(file),
-        std::path::Path::new("fuzz.sst"),
-        &TableReadOptions::uncached(TableOptions::for_internal_keys()),
-    ) else {
-        return;
-    };
-    let table = Arc::new(table);
+    for cached in [false, true] {
+        let read = TableReadOptions {
+            block_cache: cached.then(|| Arc::new(crate::table::reader::BlockCache::new(4096, 1))),
+            cache_id: 1,
+            cache_index_and_filter: cached,
+            pin_top_level_index_and_filter: !cached,
+            ..TableReadOptions::uncached(TableOptions::for_internal_keys())
+        };
+        let file = MemFile {
+            data: data.to_vec(),
+            pos: 0,
+        };
+        let Ok(table) = Table::open(Box::new(file), std::path::Path::new("fuzz.sst"), &read) else {
+            return;
+        };
+        read_table(Arc::new(table));
+    }
+}
+
+fn read_table(table: Arc<Table>) {
     let _ = table.verify();
     // The prefix filter, asked with the extractor the properties name.
     let extractor = table.properties().prefix_extractor.clone();
@@ -151,8 +161,22 @@ pub fn table_reader(data: &[u8]) {
         it.next();
     }
     let _ = it.status();
+    it.seek_to_last();
+    let mut back = 0;
+    while it.valid() && back < 100_000 {
+        back += 1;
+        it.prev();
+    }
     for k in keys.iter().take(16) {
         let _ = table.get(k, |_, v| v.len());
+        for backward in [false, true] {
+            let _ = table.prefix_may_match(
+                &extractor,
+                k,
+                crate::table::filter::filter_hash(k),
+                backward,
+            );
+        }
         let mut seek = Vec::new();
         append_internal_key(&mut seek, k, MAX_SEQUENCE, KIND_FOR_SEEK);
         it.seek(&seek);

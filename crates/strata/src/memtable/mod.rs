@@ -24,9 +24,8 @@ use std::sync::Arc;
 
 use crate::comparator::KeyOrder;
 use crate::iterator::InternalIterator;
-use crate::key::{pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
+use crate::key::{filter_hash, pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
 use crate::range_del::{FragmentedList, MemTombstones};
-use crate::table::filter::filter_hash;
 use bloom::MemBloom;
 use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
 
@@ -80,7 +79,7 @@ impl MemTable {
     }
 
     /// False only if the memtable holds no entry (of any sequence number) for the user key
-    /// whose [`filter_hash`](crate::table::filter::filter_hash) is `hash`; always true
+    /// whose [`filter_hash`] is `hash`; always true
     /// without a bloom filter.
     #[inline]
     pub fn may_contain(&self, hash: u64) -> bool {

@@ -6,6 +6,11 @@
 //! With a prefix extractor (and a filter), the prefix of each key in the extractor's domain
 //! is added to the filter beside the key, and the properties name the extractor.
 //!
+//! With [`IndexType::TwoLevelIndexSearch`] the index entries go into index partitions, and
+//! with `partition_filters` the filter keys into filter partitions cut at the same data
+//! blocks; both are held in memory and written at `finish` after the data blocks, then their
+//! top-level blocks (layout in `partitioned.rs`).
+//!
 //! Range tombstones arrive in any order ([`TableBuilder::add_range_tombstone`]), are held in
 //! memory and written at `finish` as the range-deletion block (`range_del.rs`). The table's
 //! key range must cover them: [`TableBuilder::range_tombstone_bounds`] gives the internal
@@ -22,10 +27,11 @@ use crate::table::block::{BlockBuilder, Comparator};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
     block_trailer, compress_block, BlockHandle, Compression, Footer, TABLE_FORMAT_VERSION,
-    TABLE_FORMAT_VERSION_RANGE_DEL,
+    TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_RANGE_DEL,
 };
+use crate::table::partitioned::{self, PartitionBuilder};
 use crate::table::properties::TableProperties;
-use crate::table::{range_del, TableOptions};
+use crate::table::{range_del, IndexType, TableOptions};
 
 const WRITE_BUFFER: usize = 1 << 20;
 
@@ -37,6 +43,11 @@ pub struct TableBuilder {
     offset: u64,
     data_block: BlockBuilder,
     index_block: BlockBuilder,
+    /// With a two-level index: the index (and filter) partitions, in place of `index_block`.
+    partitions: Option<PartitionBuilder>,
+    /// The filter partitions are cut with the index partitions (`filter` holds only the
+    /// keys since the last cut).
+    partition_filters: bool,
     filter: Option<FilterBuilder>,
     props: TableProperties,
     compressed: Vec<u8>,
@@ -59,10 +70,17 @@ impl TableBuilder {
             .prefix_extractor
             .clone()
             .filter(|_| options.bloom_bits_per_key > 0);
+        let two_level = options.index_type == IndexType::TwoLevelIndexSearch;
         TableBuilder {
             file,
             data_block: BlockBuilder::new(options.restart_interval),
             index_block: BlockBuilder::new(1),
+            partitions: two_level.then(|| {
+                PartitionBuilder::new(options.metadata_block_size, options.bloom_bits_per_key)
+            }),
+            partition_filters: two_level
+                && options.partition_filters
+                && options.bloom_bits_per_key > 0,
             filter: (options.bloom_bits_per_key > 0)
                 .then(|| FilterBuilder::new(options.bloom_bits_per_key)),
             props: TableProperties {
@@ -101,7 +119,12 @@ impl TableBuilder {
             self.options
                 .comparator
                 .shorten_separator(&mut separator, key);
-            self.add_index_entry(&separator, handle);
+            let next_prefix = self.prefix_extractor.as_ref().and_then(|e| {
+                let filter_key = (self.options.filter_key)(key);
+                e.in_domain(filter_key)
+                    .then(|| crate::table::filter::filter_hash(e.transform(filter_key)))
+            });
+            self.add_index_entry(&separator, handle, next_prefix);
         }
         if let Some(f) = &mut self.filter {
             let filter_key = (self.options.filter_key)(key);
@@ -203,10 +226,18 @@ impl TableBuilder {
         Ok(())
     }
 
-    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle) {
+    /// Adds a data block's index entry; `next_prefix` is the hash of the prefix of the next
+    /// block's first key, for a filter partition cut after this block.
+    fn add_index_entry(&mut self, key: &[u8], handle: BlockHandle, next_prefix: Option<u64>) {
         self.handle_buf.clear();
         handle.encode_to(&mut self.handle_buf);
-        self.index_block.add(key, &self.handle_buf);
+        match &mut self.partitions {
+            Some(p) => {
+                let filter = self.filter.as_mut().filter(|_| self.partition_filters);
+                p.add(key, &self.handle_buf, filter, next_prefix);
+            }
+            None => self.index_block.add(key, &self.handle_buf),
+        }
     }
 
     /// Writes a block with its trailer and returns its handle.
@@ -248,7 +279,7 @@ impl TableBuilder {
                 Comparator::Plain(o) => o.find_short_successor(&mut last),
                 Comparator::Internal(o) => o.shorten_internal_successor(&mut last),
             }
-            self.add_index_entry(&last, handle);
+            self.add_index_entry(&last, handle, None);
         }
         if self.props.smallest_seq == u64::MAX {
             self.props.smallest_seq = 0; // no entry and no range deletion
@@ -259,14 +290,54 @@ impl TableBuilder {
             .unwrap_or_default();
         let mut meta = BlockBuilder::new(1);
         let mut handle_bytes = Vec::new();
-        // Meta-index entries must be added in name order: filter, properties, range_del.
-        if let Some(f) = self.filter.take() {
-            let data = f.finish();
-            self.props.filter_bytes = data.len() as u64;
-            let h = self.write_block(&data, Compression::None)?;
-            h.encode_to(&mut handle_bytes);
-            meta.add(b"strata.filter", &handle_bytes);
+        let mut partitions = self.partitions.take();
+        if let Some(p) = &mut partitions {
+            let filter = self.filter.as_mut().filter(|_| self.partition_filters);
+            p.cut(filter, None);
         }
+        // Meta-index entries must be added in name order: filter or partitioned_filter,
+        // properties, range_del.
+        match (self.filter.take(), &partitions) {
+            (Some(_), Some(p)) if self.partition_filters => {
+                let mut handles = Vec::with_capacity(p.filter_partitions.len());
+                for data in &p.filter_partitions {
+                    self.props.filter_bytes += data.len() as u64;
+                    handles.push(self.write_block(data, Compression::None)?);
+                }
+                let keys = p.index_partitions.iter().map(|(k, _)| k.as_slice());
+                let top = partitioned::top_level_block(keys.zip(handles));
+                self.props.filter_partitions = p.filter_partitions.len() as u64;
+                self.props.top_level_filter_bytes = top.len() as u64;
+                self.props.filter_bytes += top.len() as u64;
+                let h = self.write_block(&top, Compression::None)?;
+                h.encode_to(&mut handle_bytes);
+                meta.add(partitioned::FILTER_META_NAME, &handle_bytes);
+            }
+            (Some(f), _) => {
+                let data = f.finish();
+                self.props.filter_bytes = data.len() as u64;
+                let h = self.write_block(&data, Compression::None)?;
+                h.encode_to(&mut handle_bytes);
+                meta.add(b"strata.filter", &handle_bytes);
+            }
+            (None, _) => {}
+        }
+        // Index partitions, and the top-level index that takes the index block's place.
+        let index_contents = match &partitions {
+            Some(p) if !p.index_partitions.is_empty() => {
+                let mut handles = Vec::with_capacity(p.index_partitions.len());
+                for (_, data) in &p.index_partitions {
+                    self.props.index_bytes += data.len() as u64;
+                    handles.push(self.write_block(data, Compression::None)?);
+                }
+                let keys = p.index_partitions.iter().map(|(k, _)| k.as_slice());
+                let top = partitioned::top_level_block(keys.zip(handles));
+                self.props.index_partitions = p.index_partitions.len() as u64;
+                self.props.top_level_index_bytes = top.len() as u64;
+                top
+            }
+            _ => self.index_block.finish().to_vec(),
+        };
         let mut tombstones = std::mem::take(&mut self.range_tombstones);
         let range_del = match tombstones.is_empty() {
             true => None,
@@ -276,8 +347,7 @@ impl TableBuilder {
                 Some(self.write_block(&range_del::encode(&tombstones), Compression::None)?)
             }
         };
-        let index_contents = self.index_block.finish().to_vec();
-        self.props.index_bytes = index_contents.len() as u64;
+        self.props.index_bytes += index_contents.len() as u64;
         let props = self.props.clone();
         let h = self.write_block(&props.encode(), Compression::None)?;
         handle_bytes.clear();
@@ -290,9 +360,10 @@ impl TableBuilder {
         }
         let metaindex = self.write_block(meta.finish(), Compression::None)?;
         let index = self.write_block(&index_contents, Compression::None)?;
-        let version = match range_del {
-            Some(_) => TABLE_FORMAT_VERSION_RANGE_DEL,
-            None => TABLE_FORMAT_VERSION,
+        let version = match (range_del, props.index_partitions) {
+            (_, 1..) => TABLE_FORMAT_VERSION_PARTITIONED,
+            (Some(_), 0) => TABLE_FORMAT_VERSION_RANGE_DEL,
+            (None, 0) => TABLE_FORMAT_VERSION,
         };
         let footer = Footer {
             metaindex,

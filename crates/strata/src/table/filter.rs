@@ -18,18 +18,12 @@
 //! change; the table's properties name the extractor, and only a reader with that extractor
 //! asks the filter for prefixes.
 
-use xxhash_rust::xxh3::xxh3_64;
-
 const LINE_BYTES: usize = 64;
 const LINE_BITS: u32 = 512;
 /// Bytes after the lines.
 const TRAILER: usize = 5;
 
-/// The hash the filter uses for a key.
-#[inline]
-pub fn filter_hash(key: &[u8]) -> u64 {
-    xxh3_64(key)
-}
+pub use crate::key::filter_hash;
 
 /// The number of probes for `bits_per_key`: about `0.69 * bits_per_key`, less a little for
 /// the blocked layout, which loses accuracy when probes crowd one line.
@@ -70,7 +64,16 @@ impl FilterBuilder {
     /// Adds a key's prefix (a repeat of the last prefix added counts once, whatever keys
     /// came between).
     pub fn add_prefix(&mut self, prefix: &[u8]) {
-        let h = filter_hash(prefix);
+        self.add_prefix_hash(filter_hash(prefix));
+    }
+
+    /// The hash of the last prefix added, if any.
+    pub fn last_prefix_hash(&self) -> Option<u64> {
+        self.last_prefix
+    }
+
+    /// Adds a prefix by its [`filter_hash`] (as [`FilterBuilder::add_prefix`] does).
+    pub fn add_prefix_hash(&mut self, h: u64) {
         if self.last_prefix != Some(h) {
             self.hashes.push(h);
             self.last_prefix = Some(h);

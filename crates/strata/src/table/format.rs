@@ -14,7 +14,10 @@
 //! ```
 //!
 //! Format versions: 1 for every table without range deletions, 2 for a table with a
-//! range-deletion block (so that builds reading only version 1 refuse it).
+//! range-deletion block (so that builds reading only version 1 refuse it), 3 for a table with
+//! a partitioned index, with or without range deletions (its footer's index handle points to
+//! a top-level index whose entries name index partitions, which an older build would read as
+//! data blocks; see `partitioned.rs`).
 //!
 //! Compression type numbers are RocksDB's. A block is stored compressed only if that saves at
 //! least 1/8 of its size.
@@ -41,6 +44,10 @@ pub const TABLE_FORMAT_VERSION: u32 = 1;
 /// build that reads only version 1 refuses them instead of ignoring their deletions. The
 /// newest version this build reads. On disk.
 pub const TABLE_FORMAT_VERSION_RANGE_DEL: u32 = 2;
+/// The table format version of tables with a partitioned index (`partitioned.rs`), with or
+/// without range deletions: a build that reads only versions 1 and 2 refuses them instead of
+/// reading index partitions as data blocks. The newest version this build reads. On disk.
+pub const TABLE_FORMAT_VERSION_PARTITIONED: u32 = 3;
 /// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
 const MAX_RAW_BLOCK: usize = 1 << 30;
 
@@ -129,8 +136,9 @@ pub struct Footer {
     pub metaindex: BlockHandle,
     /// The index block.
     pub index: BlockHandle,
-    /// The table format version: [`TABLE_FORMAT_VERSION`], or
-    /// [`TABLE_FORMAT_VERSION_RANGE_DEL`] for a table with range deletions.
+    /// The table format version: [`TABLE_FORMAT_VERSION`],
+    /// [`TABLE_FORMAT_VERSION_RANGE_DEL`] for a table with range deletions, or
+    /// [`TABLE_FORMAT_VERSION_PARTITIONED`] for a table with a partitioned index.
     pub version: u32,
 }
 
@@ -163,9 +171,9 @@ impl Footer {
         if unmask_crc(stored) != crc32c(&bytes[..44]) {
             return Err("footer checksum mismatch".into());
         }
-        if version > TABLE_FORMAT_VERSION_RANGE_DEL {
+        if version > TABLE_FORMAT_VERSION_PARTITIONED {
             return Err(format!(
-                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_RANGE_DEL})"
+                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_PARTITIONED})"
             ));
         }
         let mut src = &bytes[..40];

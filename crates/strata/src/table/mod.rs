@@ -14,6 +14,11 @@
 //! footer              handles of meta-index and index, version, checksum, magic
 //! ```
 //!
+//! With [`IndexType::TwoLevelIndexSearch`] the index block is cut into index partitions
+//! under a top-level index (the footer's index), and with `partition_filters` the filter
+//! block into filter partitions under a top-level filter index (`strata.partitioned_filter`
+//! in the meta-index); the layout is in [`partitioned`].
+//!
 //! The table layer knows nothing of sequence numbers: a [`TableOptions`] gives it the key
 //! order, the part of a key the filter indexes, and how to read a key's sequence number and
 //! deletion flag for the properties. The properties record the user key order's name
@@ -37,6 +42,7 @@ pub mod block;
 pub mod builder;
 pub mod filter;
 pub mod format;
+pub mod partitioned;
 pub mod pinned;
 pub mod properties;
 pub mod range_del;
@@ -73,6 +79,44 @@ pub struct TableOptions {
     /// The column family the table is written for, recorded in its properties; `None` for
     /// tables outside a database (tools, tests), which record none.
     pub column_family: Option<TableFamily>,
+    /// One index block, or index partitions under a top-level index (`partitioned.rs`).
+    /// Used when building; readers learn it from the table.
+    pub index_type: IndexType,
+    /// With [`IndexType::TwoLevelIndexSearch`] and a filter: the filter cut into partitions
+    /// where the index partitions are cut, under a top-level filter index.
+    pub partition_filters: bool,
+    /// Target raw size of an index partition and of a filter partition, in bytes.
+    pub metadata_block_size: usize,
+}
+
+/// How a table's index is laid out (RocksDB's `BlockBasedTableOptions::IndexType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum IndexType {
+    /// One index block with an entry per data block, read whole at open.
+    #[default]
+    BinarySearch,
+    /// Index partitions of about `metadata_block_size` bytes, each read through the block
+    /// cache when needed, under a small top-level index read at open
+    /// (RocksDB's `kTwoLevelIndexSearch`).
+    TwoLevelIndexSearch,
+}
+
+impl IndexType {
+    /// The name used by options and tools (`binary_search`, `two_level_index_search`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexType::BinarySearch => "binary_search",
+            IndexType::TwoLevelIndexSearch => "two_level_index_search",
+        }
+    }
+
+    /// The index type with this name.
+    pub fn from_name(name: &str) -> Option<IndexType> {
+        [IndexType::BinarySearch, IndexType::TwoLevelIndexSearch]
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
 }
 
 /// The column family a table belongs to, as its properties record it.
@@ -107,6 +151,9 @@ impl Default for TableOptions {
             key_info: no_key_info,
             prefix_extractor: None,
             column_family: None,
+            index_type: IndexType::BinarySearch,
+            partition_filters: false,
+            metadata_block_size: 4096,
         }
     }
 }
@@ -172,13 +219,17 @@ mod tests {
         fn name(&self) -> String {
             let o = &self.options;
             format!(
-                "table ({:?}, {:?}, block size {}, restart interval {}, {} bloom bits, {:?} cached)",
+                "table ({:?}, {:?}, block size {}, restart interval {}, {} bloom bits, {:?} cached, \
+                 {} index, partitioned filters {}, metadata block size {})",
                 self.keys,
                 o.compression,
                 o.block_size,
                 o.restart_interval,
                 o.bloom_bits_per_key,
-                self.caching
+                self.caching,
+                o.index_type.name(),
+                o.partition_filters,
+                o.metadata_block_size
             )
         }
         fn keys(&self) -> Keys {
@@ -191,41 +242,72 @@ mod tests {
         }
     }
 
+    /// The index layouts the tests go through: (index type, partitioned filters, metadata
+    /// block size). Tiny partitions force many of them: size 1 cuts one per data block.
+    const LAYOUTS: [(IndexType, bool, usize); 4] = [
+        (IndexType::BinarySearch, false, 4096),
+        (IndexType::TwoLevelIndexSearch, true, 1),
+        (IndexType::TwoLevelIndexSearch, false, 64),
+        (IndexType::TwoLevelIndexSearch, true, 300),
+    ];
+
+    fn with_layout(options: TableOptions, layout: (IndexType, bool, usize)) -> TableOptions {
+        let (index_type, partition_filters, metadata_block_size) = layout;
+        TableOptions {
+            index_type,
+            partition_filters,
+            metadata_block_size,
+            ..options
+        }
+    }
+
     /// Tables pass the iterator harness in every key order, for every compression, many
-    /// restart intervals and block sizes, with and without filters and caches.
+    /// restart intervals and block sizes, with and without filters and caches, with one
+    /// index block and with partitioned indexes and filters.
     #[test]
     fn tables_pass_the_iterator_harness() {
         let mut case = 0;
-        for compression in [
-            Compression::None,
-            Compression::Snappy,
-            Compression::Lz4,
-            Compression::Zstd,
-        ] {
-            for (restart_interval, block_size) in [(1, 256), (4, 1024), (16, 4096), (128, 65536)] {
-                for keys in Keys::ALL {
-                    case += 1;
-                    let base = match keys {
-                        Keys::Internal => TableOptions::for_internal_keys(),
-                        _ => TableOptions {
-                            comparator: keys.comparator(),
-                            ..TableOptions::default()
-                        },
-                    };
-                    let mut c = TableConstructor {
-                        dir: tempfile::tempdir().unwrap(),
-                        tables: 0,
-                        options: TableOptions {
+        for layout in LAYOUTS {
+            for compression in [
+                Compression::None,
+                Compression::Snappy,
+                Compression::Lz4,
+                Compression::Zstd,
+            ] {
+                for (restart_interval, block_size) in
+                    [(1, 256), (4, 1024), (16, 4096), (128, 65536)]
+                {
+                    for keys in Keys::ALL {
+                        case += 1;
+                        let base = match keys {
+                            Keys::Internal => TableOptions::for_internal_keys(),
+                            _ => TableOptions {
+                                comparator: keys.comparator(),
+                                ..TableOptions::default()
+                            },
+                        };
+                        let caching = match case % 3 {
+                            0 => Caching::None,
+                            1 => Caching::Data,
+                            _ if case % 2 == 0 => Caching::AllUnpinned,
+                            _ => Caching::All,
+                        };
+                        let options = TableOptions {
                             block_size,
                             restart_interval,
                             compression,
                             bloom_bits_per_key: if case % 3 == 0 { 0 } else { 10 },
                             ..base
-                        },
-                        caching: [Caching::None, Caching::Data, Caching::All][case % 3],
-                        keys,
-                    };
-                    harness::check(&mut c, 8);
+                        };
+                        let mut c = TableConstructor {
+                            dir: tempfile::tempdir().unwrap(),
+                            tables: 0,
+                            options: with_layout(options, layout),
+                            caching,
+                            keys,
+                        };
+                        harness::check(&mut c, 8);
+                    }
                 }
             }
         }
@@ -248,33 +330,42 @@ mod tests {
         m.into_iter().collect()
     }
 
-    /// Point lookups find every key, whatever the filter and cache: no false negatives.
+    /// Point lookups find every key, whatever the filter, cache and index layout: no false
+    /// negatives.
     #[test]
     fn point_gets_find_every_key() {
         let dir = tempfile::tempdir().unwrap();
         let mut rng = Rng::new(42);
         for (case, bloom_bits_per_key) in [0, 1, 10].into_iter().enumerate() {
-            for caching in [Caching::None, Caching::Data, Caching::All] {
-                let n = 1 + rng.below(2000) as usize;
-                let model = random_model(&mut rng, n);
-                let options = TableOptions {
-                    block_size: 256 << case,
-                    bloom_bits_per_key,
-                    compression: Compression::Lz4,
-                    ..TableOptions::default()
-                };
-                let path = dir.path().join(format!("{case}-{caching:?}.sst"));
-                let table = table(&path, &model, options, caching);
-                let map: Model = model.into_iter().collect();
-                for _ in 0..400 {
-                    let probe = match map.keys().nth(rng.below(map.len() as u64) as usize) {
-                        Some(k) if rng.one_in(2) => k.clone(),
-                        _ => format!("key{:06}", rng.below(100_000)).into_bytes(),
+            for caching in [
+                Caching::None,
+                Caching::Data,
+                Caching::All,
+                Caching::AllUnpinned,
+            ] {
+                for (l, layout) in LAYOUTS.into_iter().enumerate() {
+                    let n = 1 + rng.below(2000) as usize;
+                    let model = random_model(&mut rng, n);
+                    let options = TableOptions {
+                        block_size: 256 << case,
+                        bloom_bits_per_key,
+                        compression: Compression::Lz4,
+                        ..TableOptions::default()
                     };
-                    let got = table.get(&probe, |k, v| (k.to_vec(), v.to_vec())).unwrap();
-                    match map.get(&probe) {
-                        Some(v) => assert_eq!(got, Some((probe.clone(), v.clone()))),
-                        None => assert!(got.is_none_or(|(k, _)| k > probe)),
+                    let options = with_layout(options, layout);
+                    let path = dir.path().join(format!("{case}-{caching:?}-{l}.sst"));
+                    let table = table(&path, &model, options, caching);
+                    let map: Model = model.into_iter().collect();
+                    for _ in 0..400 {
+                        let probe = match map.keys().nth(rng.below(map.len() as u64) as usize) {
+                            Some(k) if rng.one_in(2) => k.clone(),
+                            _ => format!("key{:06}", rng.below(100_000)).into_bytes(),
+                        };
+                        let got = table.get(&probe, |k, v| (k.to_vec(), v.to_vec())).unwrap();
+                        match map.get(&probe) {
+                            Some(v) => assert_eq!(got, Some((probe.clone(), v.clone()))),
+                            None => assert!(got.is_none_or(|(k, _)| k > probe)),
+                        }
                     }
                 }
             }
@@ -347,7 +438,8 @@ mod tests {
     }
 
     /// Flipping any single byte of a table makes open or verify fail with a corruption error
-    /// naming the file; it never yields wrong data or a panic.
+    /// naming the file; it never yields wrong data or a panic. Partitioned indexes and
+    /// filters too: verify reads every index and filter partition.
     #[test]
     fn every_flipped_byte_is_reported_as_corruption() {
         let dir = tempfile::tempdir().unwrap();
@@ -359,12 +451,18 @@ mod tests {
                 )
             })
             .collect();
-        for compression in [Compression::None, Compression::Lz4] {
+        for (compression, layout) in [
+            (Compression::None, LAYOUTS[0]),
+            (Compression::Lz4, LAYOUTS[0]),
+            (Compression::None, LAYOUTS[1]),
+            (Compression::Lz4, LAYOUTS[3]),
+        ] {
             let options = TableOptions {
                 block_size: 512,
                 compression,
                 ..TableOptions::default()
             };
+            let options = with_layout(options, layout);
             let path = dir.path().join("t.sst");
             write_table(&path, &model, options.clone());
             let good = std::fs::read(&path).unwrap();
@@ -590,9 +688,17 @@ mod tests {
     /// reads a window of adjacent blocks with one read (growing to 256 KiB), in both
     /// directions; every entry comes back once, in order. A damaged block inside a window is
     /// left out of it, so a scan that stops before it sees no error, and one that reaches it
-    /// gets a corruption error naming the file, after exactly the entries before it.
+    /// gets a corruption error naming the file, after exactly the entries before it. The
+    /// same with a partitioned index, whose partitions the scan reads as it reaches them.
     #[test]
     fn scans_read_ahead_and_report_a_damaged_block_only_when_they_reach_it() {
+        let two_level = (IndexType::TwoLevelIndexSearch, true, 1024);
+        for layout in [LAYOUTS[0], two_level] {
+            scans_read_ahead(layout);
+        }
+    }
+
+    fn scans_read_ahead(layout: (IndexType, bool, usize)) {
         const N: usize = 3000;
         let model: Vec<Entry> = (0..N)
             .map(|i| {
@@ -606,6 +712,7 @@ mod tests {
             block_size: 512,
             ..TableOptions::default()
         };
+        let options = with_layout(options, layout);
         write_table(&path, &model, options.clone());
         let good = std::fs::read(&path).unwrap();
         let damaged_entry = 2000;

@@ -13,6 +13,13 @@
 //! for a TTL family, `strata.column-family-ttl` (varint64, seconds) record the column family
 //! a database table was written for; a table without them (written by an older build, or
 //! outside a database) names no family. Repair reads them to rebuild the families.
+//!
+//! A table with a partitioned index or filter (`partitioned.rs`) records
+//! `strata.index-partitions` and `strata.top-level-index-bytes`, and with a partitioned
+//! filter `strata.filter-partitions` and `strata.top-level-filter-bytes` (varint64 each,
+//! written only when not 0): the reader learns from `strata.index-partitions` that the
+//! footer's index is a top-level index. `strata.index-bytes` and `strata.filter-bytes` then
+//! count the partitions and the top-level block together.
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
@@ -56,6 +63,14 @@ pub struct TableProperties {
     /// The column family the table was written for (`strata.column-family*`); `None` in
     /// tables that record none.
     pub column_family: Option<TableFamily>,
+    /// Index partitions under a top-level index; 0 for a table with one index block.
+    pub index_partitions: u64,
+    /// Bytes of the top-level index block (0 without index partitions).
+    pub top_level_index_bytes: u64,
+    /// Filter partitions under a top-level filter index; 0 for a whole-table filter or none.
+    pub filter_partitions: u64,
+    /// Bytes of the top-level filter index block (0 without filter partitions).
+    pub top_level_filter_bytes: u64,
 }
 
 /// The property naming the prefix extractor.
@@ -64,6 +79,15 @@ const PREFIX_EXTRACTOR: &str = "strata.prefix-extractor";
 const FAMILY_NAME: &str = "strata.column-family";
 const FAMILY_ID: &str = "strata.column-family-id";
 const FAMILY_TTL: &str = "strata.column-family-ttl";
+
+/// The numbers of partitioned tables, written only when not 0, so that other tables keep
+/// the properties block they had before partitions existed.
+const PARTITION_NUMBERS: [&str; 4] = [
+    "strata.filter-partitions",
+    "strata.index-partitions",
+    "strata.top-level-filter-bytes",
+    "strata.top-level-index-bytes",
+];
 
 const NUMBERS: [&str; 12] = [
     "strata.creation-time",
@@ -89,7 +113,11 @@ impl TableProperties {
             "strata.deletions" => &mut self.deletions,
             "strata.entries" => &mut self.entries,
             "strata.filter-bytes" => &mut self.filter_bytes,
+            "strata.filter-partitions" => &mut self.filter_partitions,
             "strata.index-bytes" => &mut self.index_bytes,
+            "strata.index-partitions" => &mut self.index_partitions,
+            "strata.top-level-filter-bytes" => &mut self.top_level_filter_bytes,
+            "strata.top-level-index-bytes" => &mut self.top_level_index_bytes,
             "strata.largest-seq" => &mut self.largest_seq,
             "strata.range-deletions" => &mut self.range_deletions,
             "strata.raw-key-bytes" => &mut self.raw_key_bytes,
@@ -111,6 +139,14 @@ impl TableProperties {
                 (n, v)
             })
             .collect();
+        for name in PARTITION_NUMBERS {
+            let n = copy.number(name).map_or(0, |x| *x);
+            if n != 0 {
+                let mut v = Vec::new();
+                put_varint64(&mut v, n);
+                entries.push((name, v));
+            }
+        }
         entries.push(("strata.compression", self.compression.clone().into_bytes()));
         if !self.prefix_extractor.is_empty() {
             entries.push((PREFIX_EXTRACTOR, self.prefix_extractor.clone().into_bytes()));
@@ -208,6 +244,10 @@ mod tests {
             prefix_extractor: String::new(),
             comparator: "rocksdb.ReverseBytewiseComparator".into(),
             column_family: None,
+            index_partitions: 0,
+            top_level_index_bytes: 0,
+            filter_partitions: 0,
+            top_level_filter_bytes: 0,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
         for ttl in [None, Some(3600)] {
@@ -243,5 +283,23 @@ mod tests {
         );
         // Without an extractor the block is what it was before the property existed.
         assert!(!String::from_utf8_lossy(&p.encode()).contains(PREFIX_EXTRACTOR));
+        let partitioned = TableProperties {
+            index_partitions: 12,
+            top_level_index_bytes: 300,
+            filter_partitions: 12,
+            top_level_filter_bytes: 280,
+            ..p.clone()
+        };
+        assert_eq!(
+            TableProperties::decode(partitioned.encode()).unwrap(),
+            partitioned
+        );
+        // Without partitions the block is what it was before partitions existed.
+        for name in PARTITION_NUMBERS {
+            assert!(
+                !String::from_utf8_lossy(&p.encode()).contains(name),
+                "{name}"
+            );
+        }
     }
 }

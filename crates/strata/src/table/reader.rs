@@ -4,6 +4,14 @@
 //! `cache_index_and_filter_blocks` (RocksDB's option of that name), kept in the block cache,
 //! where they compete with data blocks for memory and are read again after eviction.
 //!
+//! A table with a partitioned index or filter (`partitioned.rs`) has only its top-level
+//! index and top-level filter index read at open; they are pinned with the table unless
+//! `cache_index_and_filter_blocks` is set without `pin_top_level_index_and_filter`. Its
+//! index and filter partitions go through the block cache like data blocks (counted as
+//! index and filter blocks), read when a lookup or an iterator reaches them, so a point
+//! lookup is: top-level filter index, filter partition, top-level index, index partition,
+//! data block.
+//!
 //! The range-deletion block, if the table has one, is read, checked and fragmented once at
 //! open and kept with the open table (not in the block cache): every read of a key in the
 //! table's range consults it, and it is small next to the data it deletes.
@@ -27,7 +35,9 @@ use crate::table::block::{Block, BlockIter, Comparator, INLINE_KEY};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
+    TABLE_FORMAT_VERSION_PARTITIONED,
 };
+use crate::table::partitioned::{self, IndexIter};
 use crate::table::properties::TableProperties;
 use crate::table::{range_del, TableOptions};
 
@@ -116,6 +126,10 @@ pub struct TableReadOptions {
     /// With a block cache, keep the index and filter blocks in it (evictable) instead of
     /// pinned with the table (RocksDB's `cache_index_and_filter_blocks`).
     pub cache_index_and_filter: bool,
+    /// With `cache_index_and_filter`, still pin the top-level index and top-level filter
+    /// index of a partitioned table with it (RocksDB's `pin_top_level_index_and_filter`);
+    /// their partitions stay in the cache.
+    pub pin_top_level_index_and_filter: bool,
     /// Where reads, cache hits and filter checks are counted.
     pub stats: Arc<TableReadStats>,
 }
@@ -128,6 +142,7 @@ impl TableReadOptions {
             block_cache: None,
             cache_id: 0,
             cache_index_and_filter: false,
+            pin_top_level_index_and_filter: true,
             stats: Arc::new(TableReadStats::default()),
         }
     }
@@ -136,6 +151,8 @@ impl TableReadOptions {
 /// The blocks a table's meta-index names.
 struct MetaIndex {
     filter: Option<BlockHandle>,
+    /// The top-level filter index of a partitioned filter.
+    partitioned_filter: Option<BlockHandle>,
     properties: BlockHandle,
     range_del: Option<BlockHandle>,
 }
@@ -162,6 +179,7 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
     let data = read_block(file, path, footer.metaindex)?;
     let meta = Block::new(data).map_err(|why| Error::corruption(path, at, why))?;
     let (mut filter, mut properties, mut range_del) = (None, None, None);
+    let mut partitioned_filter = None;
     let mut it = BlockIter::new(Arc::new(meta), Comparator::BYTEWISE);
     it.seek_to_first();
     while it.valid() {
@@ -170,6 +188,7 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
             .ok_or_else(|| Error::corruption(path, at, "bad handle in meta-index"))?;
         match it.key() {
             b"strata.filter" => filter = Some(h),
+            partitioned::FILTER_META_NAME => partitioned_filter = Some(h),
             b"strata.properties" => properties = Some(h),
             range_del::META_NAME => range_del = Some(h),
             _ => {}
@@ -181,8 +200,16 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
     }
     let properties =
         properties.ok_or_else(|| Error::corruption(path, at, "no properties block"))?;
+    if filter.is_some() && partitioned_filter.is_some() {
+        return Err(Error::corruption(
+            path,
+            at,
+            "the meta-index names both a filter and a partitioned filter",
+        ));
+    }
     Ok(MetaIndex {
         filter,
+        partitioned_filter,
         properties,
         range_del,
     })
@@ -198,14 +225,26 @@ fn read_properties_block(
         .map_err(|why| Error::corruption(path, h.offset, why))
 }
 
+/// A table's filter: one block, or partitions under a top-level filter index.
+enum TableFilter {
+    Whole(Part<Filter>),
+    /// The top-level filter index and its offset.
+    Partitioned(Part<Block>, u64),
+}
+
 /// An open table.
 pub struct Table {
     file: Box<dyn RandomAccessFile>,
     path: PathBuf,
     cache_id: u64,
     options: TableOptions,
+    /// The index block, or the top-level index of a partitioned index.
     index: Part<Block>,
-    filter: Option<Part<Filter>>,
+    /// Where `index` is in the file, for errors.
+    index_at: u64,
+    /// The index is a top-level index over index partitions.
+    partitioned_index: bool,
+    filter: Option<TableFilter>,
     properties: TableProperties,
     range_tombstones: Arc<FragmentedList>,
     cache: Option<Arc<BlockCache>>,
@@ -213,8 +252,9 @@ pub struct Table {
 }
 
 impl Table {
-    /// Opens a table: reads and checks the footer, meta-index, index, filter, properties and
-    /// range deletions.
+    /// Opens a table: reads and checks the footer, meta-index, properties, index (the
+    /// top-level one of a partitioned index), filter (the top-level filter index of a
+    /// partitioned filter) and range deletions.
     pub fn open(
         file: Box<dyn RandomAccessFile>,
         path: &Path,
@@ -225,6 +265,7 @@ impl Table {
             block_cache: cache,
             cache_id,
             cache_index_and_filter,
+            pin_top_level_index_and_filter,
             stats,
         } = read.clone();
         let footer = read_footer(file.as_ref(), path)?;
@@ -234,20 +275,32 @@ impl Table {
                 .map(Arc::new)
                 .map_err(|why| Error::corruption(path, h.offset, why))
         };
-        let index = block(footer.index)?;
         let meta = read_meta_index(file.as_ref(), path, &footer)?;
-        let filter = match meta.filter {
-            Some(h) => Some((
+        let props_handle = meta.properties;
+        let properties = read_properties_block(file.as_ref(), path, props_handle)?;
+        let partitioned_index = properties.index_partitions > 0;
+        if partitioned_index && footer.version < TABLE_FORMAT_VERSION_PARTITIONED {
+            return Err(Error::corruption(
+                path,
+                props_handle.offset,
+                format!(
+                    "the properties say {} index partitions, but the table format version is {}",
+                    properties.index_partitions, footer.version
+                ),
+            ));
+        }
+        let index = block(footer.index)?;
+        let filter = match (meta.filter, meta.partitioned_filter) {
+            (Some(h), _) => Some(LoadedFilter::Whole(
                 h,
                 Arc::new(
                     Filter::new(read_block(file.as_ref(), path, h)?)
                         .map_err(|why| Error::corruption(path, h.offset, why))?,
                 ),
             )),
-            None => None,
+            (None, Some(h)) => Some(LoadedFilter::Partitioned(h, block(h)?)),
+            (None, None) => None,
         };
-        let props_handle = meta.properties;
-        let properties = read_properties_block(file.as_ref(), path, props_handle)?;
         // A table records its key order's name; one without it predates user orders and is
         // bytewise. Reading it in another order would find nothing where it should.
         let written_in = match properties.comparator.as_str() {
@@ -272,35 +325,56 @@ impl Table {
             footer.metaindex.offset,
             options.comparator.order(),
         )?);
-        let (index, filter) = match &cache {
-            Some(c) if cache_index_and_filter => {
-                c.insert(
-                    (cache_id, footer.index.offset),
-                    CachedBlock::Block(index.clone()),
-                    index.size(),
-                );
-                let filter = filter.map(|(h, f)| {
-                    c.insert(
-                        (cache_id, h.offset),
-                        CachedBlock::Filter(f.clone()),
-                        f.size(),
-                    );
-                    Part::Cached(h)
-                });
-                (Part::Cached(footer.index), filter)
-            }
-            _ => (Part::Pinned(index), filter.map(|(_, f)| Part::Pinned(f))),
+        // Where each block read at open lives: pinned with the table, or in the cache. The
+        // top-level blocks of partitioned tables stay pinned with
+        // `pin_top_level_index_and_filter`.
+        let cache = cache.filter(|_| cache_index_and_filter);
+        let in_cache = |top_level: bool| match &cache {
+            Some(c) if !(top_level && pin_top_level_index_and_filter) => Some(c.clone()),
+            _ => None,
         };
+        let index_part = match in_cache(partitioned_index) {
+            Some(c) => {
+                let size = index.size();
+                let key = (cache_id, footer.index.offset);
+                c.insert(key, CachedBlock::Block(index), size);
+                Part::Cached(footer.index)
+            }
+            None => Part::Pinned(index),
+        };
+        let filter = filter.map(|loaded| match loaded {
+            LoadedFilter::Whole(h, f) => TableFilter::Whole(match in_cache(false) {
+                Some(c) => {
+                    let size = f.size();
+                    c.insert((cache_id, h.offset), CachedBlock::Filter(f), size);
+                    Part::Cached(h)
+                }
+                None => Part::Pinned(f),
+            }),
+            LoadedFilter::Partitioned(h, top) => {
+                let part = match in_cache(true) {
+                    Some(c) => {
+                        let size = top.size();
+                        c.insert((cache_id, h.offset), CachedBlock::Block(top), size);
+                        Part::Cached(h)
+                    }
+                    None => Part::Pinned(top),
+                };
+                TableFilter::Partitioned(part, h.offset)
+            }
+        });
         Ok(Table {
             file,
             path: path.to_path_buf(),
             cache_id,
             options,
-            index,
+            index: index_part,
+            index_at: footer.index.offset,
+            partitioned_index,
             filter,
             properties,
             range_tombstones,
-            cache,
+            cache: read.block_cache.clone(),
             stats,
         })
     }
@@ -331,13 +405,18 @@ impl Table {
         &self.properties
     }
 
+    /// Where the table's reads are counted.
+    pub fn read_stats(&self) -> &TableReadStats {
+        &self.stats
+    }
+
     /// The table's file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Bytes of memory pinned by the open table (index and filter, unless they are cached,
-    /// and the range deletions).
+    /// Bytes of memory pinned by the open table (index and filter, or the top-level blocks
+    /// of a partitioned table, unless they are cached, and the range deletions).
     pub fn pinned_bytes(&self) -> usize {
         let range_dels = match self.range_tombstones.is_empty() {
             true => 0,
@@ -348,7 +427,8 @@ impl Table {
             Part::Cached(_) => 0,
         };
         let filter = match &self.filter {
-            Some(Part::Pinned(f)) => f.size(),
+            Some(TableFilter::Whole(Part::Pinned(f))) => f.size(),
+            Some(TableFilter::Partitioned(Part::Pinned(b), _)) => b.size(),
             _ => 0,
         };
         index + filter + range_dels
@@ -386,45 +466,120 @@ impl Table {
         Ok((value, true))
     }
 
-    fn index_block(&self) -> Result<Arc<Block>> {
-        match &self.index {
+    /// A block in the index block format held as `part` (an index block, a top-level index,
+    /// or a top-level filter index), counted in the stats as a block of `kind`.
+    fn index_kind_block(&self, part: &Part<Block>, kind: BlockKind) -> Result<Arc<Block>> {
+        match part {
             Part::Pinned(b) => Ok(b.clone()),
-            Part::Cached(h) => self
-                .cached_block(
-                    *h,
-                    BlockKind::Index,
-                    unwrap_block,
-                    CachedBlock::Block,
-                    Block::new,
-                    Block::size,
-                )
-                .map(|(b, _)| b),
+            Part::Cached(h) => self.block_of_kind(*h, kind),
         }
     }
 
+    /// The index block, or the top-level index of a partitioned index.
+    fn index_block(&self) -> Result<Arc<Block>> {
+        self.index_kind_block(&self.index, BlockKind::Index)
+    }
+
+    /// The top-level filter index held as `part`.
+    fn filter_top_level(&self, part: &Part<Block>) -> Result<Arc<Block>> {
+        self.index_kind_block(part, BlockKind::Filter)
+    }
+
+    /// The index block (or index partition) at `handle`, from the cache or the file.
+    pub(super) fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        self.block_of_kind(handle, BlockKind::Index)
+    }
+
+    /// The block at `handle`, from the cache or the file, counted as a block of `kind`.
+    fn block_of_kind(&self, handle: BlockHandle, kind: BlockKind) -> Result<Arc<Block>> {
+        self.cached_block(
+            handle,
+            kind,
+            unwrap_block,
+            CachedBlock::Block,
+            Block::new,
+            Block::size,
+        )
+        .map(|(b, _)| b)
+    }
+
+    /// The filter block (or filter partition) at `handle`, from the cache or the file.
+    fn filter_at(&self, handle: BlockHandle) -> Result<Arc<Filter>> {
+        self.cached_block(
+            handle,
+            BlockKind::Filter,
+            |c| match c {
+                CachedBlock::Filter(f) => Some(f.clone()),
+                CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
+            },
+            CachedBlock::Filter,
+            Filter::new,
+            Filter::size,
+        )
+        .map(|(f, _)| f)
+    }
+
+    /// The whole-table filter; `None` for a table without one or with a partitioned one.
     fn filter_block(&self) -> Result<Option<Arc<Filter>>> {
         match &self.filter {
-            None => Ok(None),
-            Some(Part::Pinned(f)) => Ok(Some(f.clone())),
-            Some(Part::Cached(h)) => self
-                .cached_block(
-                    *h,
-                    BlockKind::Filter,
-                    |c| match c {
-                        CachedBlock::Filter(f) => Some(f),
-                        CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
-                    },
-                    CachedBlock::Filter,
-                    Filter::new,
-                    Filter::size,
-                )
-                .map(|(f, _)| Some(f)),
+            None | Some(TableFilter::Partitioned(..)) => Ok(None),
+            Some(TableFilter::Whole(Part::Pinned(f))) => Ok(Some(f.clone())),
+            Some(TableFilter::Whole(Part::Cached(h))) => self.filter_at(*h).map(Some),
         }
+    }
+
+    /// The filter partition covering `target` (the one whose keys the index partition that
+    /// `target` seeks to holds), and where it is; `None` when `target` is past the table's
+    /// last key, or the filter is not partitioned.
+    fn filter_partition_for(&self, target: &[u8], backward: bool) -> Result<Option<Arc<Filter>>> {
+        let Some(TableFilter::Partitioned(top, at)) = &self.filter else {
+            return Ok(None);
+        };
+        let top = self.filter_top_level(top)?;
+        let cmp = &self.options.comparator;
+        let whose = (self.path.as_path(), *at, "top-level filter index");
+        match partitioned::search(top, cmp, target, backward, whose)? {
+            Some(h) => self.filter_at(h).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The table has a partitioned filter.
+    pub fn has_partitioned_filter(&self) -> bool {
+        matches!(self.filter, Some(TableFilter::Partitioned(..)))
     }
 
     /// False only if no key with this filter key is in the table (counted in the stats).
+    /// A partitioned filter cannot be asked without the whole key (see
+    /// [`Table::key_may_match`]) and says true.
     pub fn may_contain(&self, filter_key: &[u8]) -> Result<bool> {
         self.may_contain_hash(filter_hash(filter_key))
+    }
+
+    /// False only if no entry at or after `target` in this table has `target`'s filter key,
+    /// whose [`filter_hash`] is `hash`, among the entries a point lookup of `target` can
+    /// reach: the whole-table filter, or the filter partition of the index partition
+    /// `target` falls in (counted in the stats).
+    pub fn key_may_match(&self, target: &[u8], hash: u64) -> Result<bool> {
+        if !self.has_partitioned_filter() {
+            return self.may_contain_hash(hash);
+        }
+        let Some(f) = self.filter_partition_for(target, false)? else {
+            // Past the last key: no entry to find, as the top-level filter index says.
+            self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
+            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+            return Ok(false);
+        };
+        Ok(self.counted_filter_check(&f, hash))
+    }
+
+    fn counted_filter_check(&self, f: &Filter, hash: u64) -> bool {
+        self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
+        let maybe = f.may_contain_hash(hash);
+        if !maybe {
+            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+        }
+        maybe
     }
 
     /// [`Table::may_contain`] for a key's precomputed [`filter_hash`], so that a read
@@ -433,18 +588,15 @@ impl Table {
         let Some(f) = self.filter_block()? else {
             return Ok(true);
         };
-        self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
-        let maybe = f.may_contain_hash(hash);
-        if !maybe {
-            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(maybe)
+        Ok(self.counted_filter_check(&f, hash))
     }
 
     /// False only if no key with the prefix whose [`filter_hash`] is `prefix_hash` is in the
     /// table, by its filter's prefix entries. Only a table whose filter holds the prefixes of
     /// `extractor` (its properties name it) can answer; any other (another extractor, none,
-    /// or no filter) says true, and is read. Counted in the stats when the filter is asked.
+    /// or no filter) says true, and is read. So does a partitioned filter, which needs the
+    /// seek's target to find its partition ([`Table::prefix_may_match`]). Counted in the
+    /// stats when the filter is asked.
     pub fn may_contain_prefix(&self, extractor: &str, prefix_hash: u64) -> Result<bool> {
         if extractor.is_empty() || self.properties.prefix_extractor != extractor {
             return Ok(true);
@@ -460,10 +612,55 @@ impl Table {
         Ok(maybe)
     }
 
-    fn handle_from_index(&self, index: &BlockIter) -> Result<BlockHandle> {
-        let mut v = index.value();
-        BlockHandle::decode_from(&mut v)
-            .ok_or_else(|| Error::corruption(&self.path, 0, "bad block handle in the index block"))
+    /// False only if a seek to `target` (`seek_for_prev` when `backward`), whose prefix has
+    /// the [`filter_hash`] `prefix_hash`, finds no key of that prefix in this table: the
+    /// whole-table filter ([`Table::may_contain_prefix`]), or the filter partition where
+    /// `target` falls, which also holds the prefixes of the keys on either side of it (see
+    /// `partitioned.rs`). Counted in the stats when a filter is asked.
+    pub fn prefix_may_match(
+        &self,
+        extractor: &str,
+        target: &[u8],
+        prefix_hash: u64,
+        backward: bool,
+    ) -> Result<bool> {
+        if !self.has_partitioned_filter() {
+            return self.may_contain_prefix(extractor, prefix_hash);
+        }
+        if extractor.is_empty() || self.properties.prefix_extractor != extractor {
+            return Ok(true);
+        }
+        // Past the last key, a backward seek's keys are in the last partition; a forward
+        // seek has none to find, as the top-level filter index answers for the filter.
+        let partition = self.filter_partition_for(target, backward)?;
+        self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
+        let maybe = partition.is_some_and(|f| f.may_contain_hash(prefix_hash));
+        if !maybe {
+            self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(maybe)
+    }
+
+    /// The handle of the data block where the first entry at or after `target` is, if any:
+    /// a search of the index block, or of the top-level index and then one index partition.
+    fn seek_data_block(&self, target: &[u8]) -> Result<Option<BlockHandle>> {
+        let cmp = &self.options.comparator;
+        let path = self.path.as_path();
+        if !self.partitioned_index {
+            let whose = (path, self.index_at, "index block");
+            return partitioned::search(self.index_block()?, cmp, target, false, whose);
+        }
+        let whose = (path, self.index_at, "top-level index");
+        let Some(h) = partitioned::search(self.index_block()?, cmp, target, false, whose)? else {
+            return Ok(None);
+        };
+        let whose = (path, h.offset, "index partition");
+        partitioned::search(self.index_partition(h)?, cmp, target, false, whose)
+    }
+
+    /// The table's path, comparator and index offset, for the two-level index iterator.
+    pub(super) fn index_context(&self) -> (&Path, &Comparator, u64) {
+        (&self.path, &self.options.comparator, self.index_at)
     }
 
     /// The data block at `handle`, from the cache or the file.
@@ -492,7 +689,7 @@ impl Table {
     fn data_block_ahead(
         &self,
         handle: BlockHandle,
-        index: &BlockIter,
+        index: &IndexIter,
         readahead: usize,
         forward: bool,
     ) -> Result<(Arc<Block>, bool)> {
@@ -520,11 +717,7 @@ impl Table {
             } else {
                 walk.prev();
             }
-            let Some(h) = walk
-                .valid()
-                .then(|| self.handle_from_index(&walk).ok())
-                .flatten()
-            else {
+            let Some(h) = walk.valid().then(|| walk.handle().ok()).flatten() else {
                 break;
             };
             let adjacent = if forward {
@@ -603,9 +796,12 @@ impl Table {
         hash: u64,
         f: impl FnOnce(&BlockIter) -> R,
     ) -> Result<Option<R>> {
-        if !self.may_contain_hash(hash)? {
+        if !self.key_may_match(target, hash)? {
             return Ok(None);
         }
+        let Some(handle) = self.seek_data_block(target)? else {
+            return Ok(None);
+        };
         // The index cursor reads keys where the block stores them whole (every index entry
         // is), and the data cursor builds keys of up to `INLINE_KEY` bytes in itself: only
         // a longer target takes this thread's key buffer, out and back, so that a
@@ -615,18 +811,7 @@ impl Table {
             true => GET_BUFFER.with(|b| b.take()),
             false => Vec::new(),
         };
-        let mut index = BlockIter::new(self.index_block()?, self.options.comparator.clone());
-        index.seek(target);
-        let result = match (index.valid(), index.corrupt()) {
-            (true, _) => self.get_in_block(&index, target, data_buf, f),
-            (false, Some(why)) => Err(Error::corruption(
-                &self.path,
-                0,
-                format!("index block: {why}"),
-            )),
-            (false, None) => Ok((None, data_buf)),
-        };
-        let (found, data_buf) = result?;
+        let (found, data_buf) = self.get_in_block(handle, target, data_buf, f)?;
         if long {
             GET_BUFFER.with(|b| *b.borrow_mut() = data_buf);
         }
@@ -636,12 +821,11 @@ impl Table {
     /// The data-block half of [`Table::get_hashed_entry`]; returns the data key buffer for reuse.
     fn get_in_block<R>(
         &self,
-        index: &BlockIter,
+        handle: BlockHandle,
         target: &[u8],
         data_buf: Vec<u8>,
         f: impl FnOnce(&BlockIter) -> R,
     ) -> Result<(Option<R>, Vec<u8>)> {
-        let handle = self.handle_from_index(index)?;
         let mut data = BlockIter::with_buffer(
             self.data_block(handle)?,
             self.options.comparator.clone(),
@@ -662,7 +846,7 @@ impl Table {
             Err(e) => (Arc::new(Block::empty()), Some(e)),
         };
         TableIterator {
-            index: BlockIter::new(index, self.options.comparator.clone()),
+            index: IndexIter::new(self.clone(), index, self.partitioned_index),
             table: self.clone(),
             data: None,
             data_offset: 0,
@@ -671,8 +855,43 @@ impl Table {
         }
     }
 
-    /// Reads and checks every block; returns the number of entries.
+    /// Reads and checks every block (the filter partitions of a partitioned filter too);
+    /// returns the number of entries.
     pub fn verify(self: &Arc<Self>) -> Result<u64> {
+        if let Some(TableFilter::Partitioned(top, at)) = &self.filter {
+            let mut it =
+                BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
+            it.seek_to_first();
+            let mut partitions = 0;
+            while it.valid() {
+                let h = partitioned::decode_handle(
+                    it.value(),
+                    &self.path,
+                    *at,
+                    "top-level filter index",
+                )?;
+                self.filter_at(h)?;
+                partitions += 1;
+                it.next();
+            }
+            if let Some(why) = it.corrupt() {
+                return Err(Error::corruption(
+                    &self.path,
+                    *at,
+                    format!("top-level filter index: {why}"),
+                ));
+            }
+            if partitions != self.properties.filter_partitions {
+                return Err(Error::corruption(
+                    &self.path,
+                    *at,
+                    format!(
+                        "{partitions} filter partitions found, the properties say {}",
+                        self.properties.filter_partitions
+                    ),
+                ));
+            }
+        }
         let mut it = self.iter();
         it.seek_to_first();
         let mut n = 0;
@@ -762,6 +981,13 @@ thread_local! {
     static GET_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// A filter block as read at open, before it is pinned or cached.
+enum LoadedFilter {
+    Whole(BlockHandle, Arc<Filter>),
+    /// The top-level filter index.
+    Partitioned(BlockHandle, Arc<Block>),
+}
+
 fn unwrap_block(c: CachedBlock) -> Option<Arc<Block>> {
     match c {
         CachedBlock::Block(b) => Some(b),
@@ -777,10 +1003,10 @@ const MIN_READAHEAD: usize = 16 << 10;
 /// The largest readahead window (RocksDB's default `max_auto_readahead_size`).
 const MAX_READAHEAD: usize = 256 << 10;
 
-/// An iterator over one table (index block over data blocks).
+/// An iterator over one table (index block, or two-level index, over data blocks).
 pub struct TableIterator {
     table: Arc<Table>,
-    index: BlockIter,
+    index: IndexIter,
     data: Option<BlockIter>,
     data_offset: u64,
     /// Bytes to read ahead on the next block loaded from the file while stepping from block
@@ -803,8 +1029,7 @@ impl TableIterator {
     fn load_block(&mut self, step: Option<bool>) {
         if !self.index.valid() {
             self.data = None;
-            if let Some(why) = self.index.corrupt() {
-                let e = Error::corruption(&self.table.path, 0, format!("index block: {why}"));
+            if let Some(e) = self.index.error() {
                 self.fail(e);
             }
             return;
@@ -813,7 +1038,7 @@ impl TableIterator {
             self.readahead = 0;
         }
         let table = &self.table;
-        let loaded = table.handle_from_index(&self.index).and_then(|h| {
+        let loaded = self.index.handle().and_then(|h| {
             let (block, read) = match step {
                 Some(forward) => table.data_block_ahead(h, &self.index, self.readahead, forward)?,
                 None => (table.data_block(h)?, false),
@@ -912,7 +1137,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.index.seek(target);
-        if !self.index.valid() && self.index.corrupt().is_none() {
+        if !self.index.valid() && self.index.error().is_none() {
             self.index.seek_to_last();
         }
         self.load_block(None);

@@ -168,8 +168,11 @@ pub(crate) enum Caching {
     /// Data blocks in a block cache.
     Data,
     /// A small cache that also holds the index and filter blocks (so they are evicted and
-    /// read again).
+    /// read again); the top-level blocks of partitioned tables stay pinned.
     All,
+    /// As `All`, with the top-level blocks of partitioned tables in the cache too
+    /// (`pin_top_level_index_and_filter` off).
+    AllUnpinned,
 }
 
 /// Writes `entries` (in the order of `options.comparator`) to a new table at `path`.
@@ -189,15 +192,13 @@ pub(crate) fn open_table(
     options: TableOptions,
     caching: Caching,
 ) -> crate::Result<Arc<Table>> {
-    let size = if caching == Caching::All {
-        8 << 10
-    } else {
-        1 << 20
-    };
+    let all = matches!(caching, Caching::All | Caching::AllUnpinned);
+    let size = if all { 8 << 10 } else { 1 << 20 };
     let read = TableReadOptions {
         block_cache: (caching != Caching::None).then(|| Arc::new(BlockCache::new(size, 4))),
         cache_id: 1,
-        cache_index_and_filter: caching == Caching::All,
+        cache_index_and_filter: all,
+        pin_top_level_index_and_filter: caching != Caching::AllUnpinned,
         ..TableReadOptions::uncached(options)
     };
     Table::open(PosixFs.open_random(path)?, path, &read).map(Arc::new)

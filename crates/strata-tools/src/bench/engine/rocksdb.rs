@@ -36,11 +36,11 @@ use std::sync::Mutex;
 use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
-    BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily, ColumnFamilyDescriptor,
-    CompactOptions, DBCompactionStyle, DBCompressionType, ErrorKind, OptimisticTransactionDB,
-    OptimisticTransactionOptions, Options, ReadOptions, SliceTransform, Transaction, TransactionDB,
-    TransactionDBOptions, TransactionOptions, UniversalCompactOptions, WaitForCompactOptions,
-    WriteBatchWithTransaction, WriteOptions, DB,
+    BlockBasedIndexType, BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily,
+    ColumnFamilyDescriptor, CompactOptions, DBCompactionStyle, DBCompressionType, ErrorKind,
+    OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions, SliceTransform,
+    Transaction, TransactionDB, TransactionDBOptions, TransactionOptions, UniversalCompactOptions,
+    WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
 
 use super::{
@@ -247,6 +247,14 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         table.disable_cache();
     }
     table.set_cache_index_and_filter_blocks(args.options.cache_index_and_filter_blocks);
+    // db_bench's partition flags: --partition_index_and_filters sets the two-level index
+    // and partitioned filters, --partition_index the two-level index alone.
+    if args.options.partition_index || args.options.partition_index_and_filters {
+        table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+    }
+    table.set_partition_filters(args.options.partition_index_and_filters);
+    table.set_metadata_block_size(args.options.metadata_block_size);
+    table.set_pin_top_level_index_and_filter(args.options.pin_top_level_index_and_filter);
     if args.options.bloom_bits > 0 {
         table.set_bloom_filter(args.options.bloom_bits as f64, false);
     }
