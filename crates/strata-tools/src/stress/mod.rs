@@ -60,7 +60,7 @@ use store::Store;
 type BoxError = Box<dyn std::error::Error>;
 
 /// `strata stress` flags. The engine's options are the bench's, with other defaults: the
-/// library's (a bloom filter, no compression), and sizes so small that flushes and
+/// library's (a bloom filter, memtable filters, no compression), and sizes so small that flushes and
 /// compactions happen all the time (and, with `--enable_blob_files`, blob files are cut
 /// often).
 #[derive(Args, Debug, Clone)]
@@ -72,6 +72,8 @@ type BoxError = Box<dyn std::error::Error>;
     mut_arg("max_bytes_for_level_base", |a| a.default_value("262144")),
     mut_arg("compression_type", |a| a.default_value("none")),
     mut_arg("bloom_bits", |a| a.default_value("10")),
+    mut_arg("memtable_bloom_size_ratio", |a| a.default_value("0.02")),
+    mut_arg("memtable_whole_key_filtering", |a| a.default_value("true")),
     mut_arg("max_background_jobs", |a| a.default_value("3")),
     mut_arg("max_subcompactions", |a| a.default_value("2")),
     mut_arg("blob_file_size", |a| a.default_value("65536"))
