@@ -49,6 +49,25 @@ fn table_runs(shape: &TreeShape) -> u64 {
     shape.sorted_runs() - 1 - shape.immutable_memtables
 }
 
+/// Table files in directory `dir`.
+fn sst_files(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "sst")
+        })
+        .count() as u64
+}
+
+/// Tables the current version names.
+fn live_tables(db: &Db) -> u64 {
+    db.tree_shape().levels.iter().map(|l| l.files).sum()
+}
+
 fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     let all: BTreeMap<Vec<u8>, Vec<u8>> =
         db.range::<&[u8], _>(..).collect::<Result<_, _>>().unwrap();
@@ -337,31 +356,22 @@ fn tables_a_reader_held_are_deleted_once_it_lets_go() {
     let db = Db::open(dir.path(), opts).unwrap();
     write_rounds(&db, 3000, 2);
     db.flush().unwrap();
-    let sst_files = || {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .path()
-                    .extension()
-                    .is_some_and(|x| x == "sst")
-            })
-            .count() as u64
-    };
-    let live = |db: &Db| db.tree_shape().levels.iter().map(|l| l.files).sum::<u64>();
     let mut it = db.iter(strata::ReadOptions::default());
     it.seek_to_first();
     db.compact_all().unwrap();
     assert!(
-        sst_files() > live(&db),
+        sst_files(dir.path()) > live_tables(&db),
         "the reader's tables stay while it reads"
     );
     assert!(it.valid());
     drop(it);
     db.put(b"x", b"y").unwrap();
     db.flush().unwrap();
-    assert_eq!(sst_files(), live(&db), "the next flush deletes them");
+    assert_eq!(
+        sst_files(dir.path()),
+        live_tables(&db),
+        "the next flush deletes them"
+    );
 }
 
 #[test]
@@ -373,22 +383,13 @@ fn manual_compactions_delete_the_tables_they_replace_before_they_return() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), small(style)).unwrap();
         let model = write_rounds(&db, 3000, 3);
-        let sst_files = || {
-            std::fs::read_dir(dir.path())
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .path()
-                        .extension()
-                        .is_some_and(|x| x == "sst")
-                })
-                .count() as u64
-        };
-        let live = |db: &Db| db.tree_shape().levels.iter().map(|l| l.files).sum::<u64>();
         db.compact_all().unwrap();
         db.wait_for_compactions().unwrap();
-        assert_eq!(sst_files(), live(&db), "{style:?}: compact_all");
+        assert_eq!(
+            sst_files(dir.path()),
+            live_tables(&db),
+            "{style:?}: compact_all"
+        );
         check(&db, &model);
     }
     let dir = tempfile::tempdir().unwrap();
@@ -401,17 +402,6 @@ fn manual_compactions_delete_the_tables_they_replace_before_they_return() {
     assert!(l0(&db) > 1);
     db.compact_level(0).unwrap();
     assert_eq!(l0(&db), 0);
-    let tables = std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "sst")
-        })
-        .count() as u64;
-    let live = db.tree_shape().levels.iter().map(|l| l.files).sum::<u64>();
-    assert_eq!(tables, live, "compact_level(0)");
+    assert_eq!(sst_files(dir.path()), live_tables(&db), "compact_level(0)");
     check(&db, &model);
 }
