@@ -390,6 +390,9 @@ static void read_and_write_paths(const char *path) {
     strata_options_set_use_direct_reads(opts, 1);
     CHECK(strata_open(opts, path, &err) == NULL);
     CHECK_ERROR(err, "allow_mmap_reads");
+    strata_options_destroy(opts);
+}
+
 static void partitioned_index_and_filters(const char *path) {
     char *err = NULL;
     strata_options_t *opts = strata_options_create();
