@@ -245,6 +245,7 @@ def test_memtable_bloom_options(path):
     with pytest.raises(strata.InvalidArgument, match="memtable_prefix_bloom_size_ratio"):
         strata.open(path, memtable_prefix_bloom_size_ratio=0.5)
 
+
 def test_partitioned_index_and_filter_options(path):
     with strata.open(
         path,
