@@ -1091,26 +1091,23 @@ impl DbInner {
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
         }
-        // One cursor per deeper level, opening its files as it reaches them. Each holds the
-        // version, so that no compaction deletes a file before the cursor has opened it.
+        // One cursor per deeper level, opening its files as it reaches them. The iterator
+        // holds the version (`with_version` below), so that no compaction deletes a file
+        // before the cursor has opened it.
         for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
-            let inner = self.clone();
-            let version = sv.version.clone();
+            let (inner, table_order) = (self.clone(), order.clone());
             let level = Box::new(ConcatIterator::with_order(
                 files.clone(),
                 Box::new(move |f: &Arc<FileMeta>| {
-                    let table = inner.tables.get(f.number, &version.order)?;
+                    let table = inner.tables.get(f.number, &table_order)?;
                     Ok(Box::new(table.iter()) as Box<dyn InternalIterator>)
                 }),
                 order.clone(),
             ));
             children.push(match &filtered {
                 Some((hint, name)) => {
-                    let (inner, version) = (self.clone(), sv.version.clone());
-                    let open = move |number| {
-                        let _pinned = &version;
-                        inner.tables.get(number, &version.order)
-                    };
+                    let (inner, table_order) = (self.clone(), order.clone());
+                    let open = move |number| inner.tables.get(number, &table_order);
                     iter::prefix_filtered_level(
                         level,
                         hint,
