@@ -297,6 +297,9 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "block_cache_size" => o.block_cache_size = opt(&v, n)?,
                 "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = opt(&v, n)?,
                 "pin_top_level_index_and_filter" => o.pin_top_level_index_and_filter = opt(&v, n)?,
+                "pin_l0_filter_and_index_blocks_in_cache" => {
+                    o.pin_l0_filter_and_index_blocks_in_cache = opt(&v, n)?
+                }
                 "max_open_files" => o.max_open_files = opt(&v, n)?,
                 "use_direct_reads" => o.use_direct_reads = opt(&v, n)?,
                 "use_direct_io_for_flush_and_compaction" => {

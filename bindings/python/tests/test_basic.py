@@ -255,6 +255,7 @@ def test_partitioned_index_and_filter_options(path):
         block_size=256,
         cache_index_and_filter_blocks=True,
         pin_top_level_index_and_filter=False,
+        pin_l0_filter_and_index_blocks_in_cache=True,
         block_cache_size=64 << 10,
     ) as db:
         for i in range(3000):

@@ -535,12 +535,26 @@ void strata_options_set_partition_filters(strata_options_t *opt, unsigned char v
 // `opt` must be null or a live handle.
 void strata_options_set_metadata_block_size(strata_options_t *opt, size_t v);
 
+// Keep tables' index and filter blocks in the block cache, charged and evicted like data
+// blocks, instead of pinned with each open table (0 or 1; 0 by default).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_cache_index_and_filter_blocks(strata_options_t *opt, unsigned char v);
+
 // With index and filter blocks in the block cache, keep the top-level blocks of
 // partitioned tables with the open table (0 or 1; 1 by default).
 //
 // # Safety
 // `opt` must be null or a live handle.
 void strata_options_set_pin_top_level_index_and_filter(strata_options_t *opt, unsigned char v);
+
+// With index and filter blocks in the block cache, keep those of level-0 tables with the
+// open table (0 or 1; 0 by default).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_pin_l0_filter_and_index_blocks_in_cache(strata_options_t *opt, unsigned char v);
 
 // Bytes of the shared block cache; 0 disables it.
 //
@@ -648,6 +662,13 @@ void strata_readoptions_set_iterate_lower_bound(strata_readoptions_t *opt, const
 // # Safety
 // `opt` must be null or a live handle; `key` null or `len` readable bytes.
 void strata_readoptions_set_iterate_upper_bound(strata_readoptions_t *opt, const char *key, size_t len);
+
+// Bytes each iterator reads from a table file at a time, from its first read on (RocksDB's
+// `readahead_size`); 0, the default, lets the window grow as a scan goes on.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_readoptions_set_readahead_size(strata_readoptions_t *opt, size_t bytes);
 
 // New write options: no sync, WAL on.
 strata_writeoptions_t *strata_writeoptions_create(void);

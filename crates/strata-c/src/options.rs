@@ -294,6 +294,19 @@ pub unsafe extern "C" fn strata_options_set_metadata_block_size(
     unsafe { update(opt, |o| o.metadata_block_size = v) }
 }
 
+/// Keep tables' index and filter blocks in the block cache, charged and evicted like data
+/// blocks, instead of pinned with each open table (0 or 1; 0 by default).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_cache_index_and_filter_blocks(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.cache_index_and_filter_blocks = v != 0) }
+}
+
 /// With index and filter blocks in the block cache, keep the top-level blocks of
 /// partitioned tables with the open table (0 or 1; 1 by default).
 ///
@@ -305,6 +318,19 @@ pub unsafe extern "C" fn strata_options_set_pin_top_level_index_and_filter(
     v: c_uchar,
 ) {
     unsafe { update(opt, |o| o.pin_top_level_index_and_filter = v != 0) }
+}
+
+/// With index and filter blocks in the block cache, keep those of level-0 tables with the
+/// open table (0 or 1; 0 by default).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_pin_l0_filter_and_index_blocks_in_cache(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.pin_l0_filter_and_index_blocks_in_cache = v != 0) }
 }
 
 /// Bytes of the shared block cache; 0 disables it.
@@ -524,6 +550,21 @@ pub unsafe extern "C" fn strata_readoptions_set_iterate_upper_bound(
 ) {
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.upper_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+    }
+}
+
+/// Bytes each iterator reads from a table file at a time, from its first read on (RocksDB's
+/// `readahead_size`); 0, the default, lets the window grow as a scan goes on.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_set_readahead_size(
+    opt: *mut strata_readoptions_t,
+    bytes: usize,
+) {
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.readahead_size = bytes;
     }
 }
 

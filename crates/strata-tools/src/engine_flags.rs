@@ -121,6 +121,11 @@ pub struct EngineFlags {
     #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub pin_top_level_index_and_filter: bool,
 
+    /// With --cache_index_and_filter_blocks, keep the index and filter blocks of level-0
+    /// tables pinned with the open table instead of in the cache.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
+
     /// The most table files held open at once; -1 means the engine's default (Strata's is
     /// 1000; RocksDB's -1 keeps every file open).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
@@ -283,6 +288,8 @@ impl EngineFlags {
         options.partition_filters = self.partition_index_and_filters;
         options.metadata_block_size = self.metadata_block_size;
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
+        options.pin_l0_filter_and_index_blocks_in_cache =
+            self.pin_l0_filter_and_index_blocks_in_cache;
         options.block_size = self.block_size;
         options.max_open_files = match self.open_files {
             n if n < 0 => Options::default().max_open_files,
@@ -475,6 +482,7 @@ mod tests {
             "--partition_index_and_filters",
             "--metadata_block_size=512",
             "--pin_top_level_index_and_filter=false",
+            "--pin_l0_filter_and_index_blocks_in_cache",
             "--block_size=1024",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
@@ -520,6 +528,7 @@ mod tests {
         assert!(o.partition_filters);
         assert_eq!(o.metadata_block_size, 512);
         assert!(!o.pin_top_level_index_and_filter);
+        assert!(o.pin_l0_filter_and_index_blocks_in_cache);
         assert_eq!(o.block_size, 1024);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
         assert!(o.allow_mmap_reads);

@@ -1314,3 +1314,40 @@ fn partitioned_index_and_filters_are_written_and_read_back() {
         }
     }
 }
+
+/// `--readahead_size` reaches every engine's iterators: scans both ways and seeks read back
+/// every entry with a fixed window.
+#[test]
+fn a_fixed_readahead_scans_and_seeks_every_entry() {
+    for engine in engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                &format!("--engine={engine}"),
+                "--num=3000",
+                "--benchmarks=fillseq,flush,readseq,readreverse,seekrandom",
+                "--readahead_size=65536",
+                "--block_size=256",
+                "--compression_type=none",
+            ],
+        );
+        assert!(ok, "{engine}: {err}");
+        assert!(
+            out.contains("Readahead:  65536 bytes per iterator read\n"),
+            "{engine}: {out}"
+        );
+        let lines = parse(&out);
+        let step = |name: &str| {
+            lines
+                .iter()
+                .find(|l| l.name == name)
+                .unwrap_or_else(|| panic!("{engine}: no {name} line in {out}"))
+        };
+        assert_eq!(step("readseq").ops, 3000, "{engine}: {out}");
+        assert_eq!(step("readreverse").ops, 3000, "{engine}: {out}");
+        let (found, of) = step("seekrandom").found.unwrap();
+        assert_eq!((found, of), (3000, 3000), "{engine}: {out}");
+    }
+}

@@ -132,6 +132,14 @@ pub struct Options {
     /// evicted (RocksDB's `pin_top_level_index_and_filter`); without
     /// `cache_index_and_filter_blocks` they are kept with it anyway. Default: true.
     pub pin_top_level_index_and_filter: bool,
+    /// With `cache_index_and_filter_blocks`, still keep the index and filter of a table
+    /// first opened in level 0 with the open table, as without that option (RocksDB's
+    /// `pin_l0_filter_and_index_blocks_in_cache`): every point lookup consults each L0
+    /// table, so their blocks are the last that should be evicted. The table keeps them
+    /// until it is closed, also after a move to a deeper level. Only the top level of a
+    /// partitioned table is pinned so (`pin_top_level_index_and_filter`); its partitions
+    /// stay in the cache. Default: false.
+    pub pin_l0_filter_and_index_blocks_in_cache: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
     /// Read tables and blob files for user reads with direct IO (`O_DIRECT`), around the
@@ -282,6 +290,7 @@ impl Default for Options {
             partition_filters: false,
             metadata_block_size: 4096,
             pin_top_level_index_and_filter: true,
+            pin_l0_filter_and_index_blocks_in_cache: false,
             max_open_files: 1000,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -359,6 +368,10 @@ impl fmt::Debug for Options {
             .field(
                 "pin_top_level_index_and_filter",
                 &self.pin_top_level_index_and_filter,
+            )
+            .field(
+                "pin_l0_filter_and_index_blocks_in_cache",
+                &self.pin_l0_filter_and_index_blocks_in_cache,
             )
             .field("max_open_files", &self.max_open_files)
             .field("use_direct_reads", &self.use_direct_reads)
@@ -958,4 +971,11 @@ pub struct ReadOptions {
     /// as in RocksDB, iterating past the target's prefix without `prefix_same_as_start`
     /// may miss keys; set this to scan across prefixes. Default: false.
     pub total_order_seek: bool,
+    /// Bytes an iterator reads from a table file at a time, from its first block read on, a
+    /// seek's included (RocksDB's option of that name): for scans that read far and seek
+    /// rarely. The blocks read ahead go to the block cache, so without one, reads go block
+    /// by block. 0 lets each table's window grow on its own: a seek's block and the next are
+    /// read alone, then windows of 16 KiB doubling to 256 KiB as the scan goes on.
+    /// Point lookups ignore it. Default: 0.
+    pub readahead_size: usize,
 }

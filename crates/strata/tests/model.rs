@@ -158,11 +158,13 @@ knobs! {
     partition_filters: bool,
     metadata_block_size: usize,
     pin_top_level_index_and_filter: bool,
+    pin_l0_filter_and_index_blocks_in_cache: bool,
     max_open_files: usize,
     use_direct_reads: bool,
     use_direct_io_for_flush_and_compaction: bool,
     allow_mmap_reads: bool,
     compaction_readahead_size: usize,
+    readahead_size: usize,
     level0_file_num_compaction_trigger: usize,
     max_bytes_for_level_base: u64,
     max_bytes_for_level_multiplier: f64,
@@ -235,8 +237,19 @@ impl Knobs {
             partition_filters: false,
             metadata_block_size: 4096,
             pin_top_level_index_and_filter: true,
+            // And after them, the pinning of L0 blocks and the iterators' readahead.
+            pin_l0_filter_and_index_blocks_in_cache: false,
+            readahead_size: 0,
         }
         .with_partitions(rng)
+        .with_read_knobs(rng)
+    }
+
+    /// Draws the pinning of L0 tables' index and filter, and the iterators' readahead.
+    fn with_read_knobs(mut self, rng: &mut Rng) -> Knobs {
+        self.pin_l0_filter_and_index_blocks_in_cache = rng.one_in(2);
+        self.readahead_size = [0, 0, 1024, 64 << 10][rng.below(4) as usize];
+        self
     }
 
     /// Draws the partitioned index and filter options (tiny partitions force many).
@@ -272,6 +285,8 @@ impl Knobs {
         options.partition_filters = self.partition_filters;
         options.metadata_block_size = self.metadata_block_size;
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
+        options.pin_l0_filter_and_index_blocks_in_cache =
+            self.pin_l0_filter_and_index_blocks_in_cache;
         options.max_open_files = self.max_open_files;
         options.use_direct_reads = self.use_direct_reads;
         options.use_direct_io_for_flush_and_compaction =
@@ -709,6 +724,8 @@ struct Runner {
     snapshots: Vec<(Snapshot, Model)>,
     /// The key order, from the options of the open.
     order: Order,
+    /// The iterators' `ReadOptions::readahead_size`, from the knobs of the open.
+    readahead_size: usize,
 }
 
 impl Runner {
@@ -719,6 +736,7 @@ impl Runner {
             model: Model::new(),
             snapshots: Vec::new(),
             order: Order { reverse: false },
+            readahead_size: 0,
         }
     }
 
@@ -733,6 +751,7 @@ impl Runner {
                 self.order = Order {
                     reverse: knobs.reverse,
                 };
+                self.readahead_size = knobs.readahead_size;
                 self.db = Some(Db::open(self.dir.path(), knobs.options()).unwrap());
             }
             Op::Reopen(knobs) => self.reopen(knobs, ctx),
@@ -792,6 +811,7 @@ impl Runner {
                 );
                 let mut at_snapshot = ReadOptions::default();
                 at_snapshot.snapshot = Some(snap.clone());
+                at_snapshot.readahead_size = self.readahead_size;
                 let keys = multi_get_keys(key, model);
                 let got = self.db().multi_get_opt(&keys, &at_snapshot);
                 check_multi_get(&keys, got, model, ctx);
@@ -802,6 +822,7 @@ impl Runner {
                 let mut bounds = ReadOptions::default();
                 bounds.lower_bound = walk.lower.clone();
                 bounds.upper_bound = walk.upper.clone();
+                bounds.readahead_size = self.readahead_size;
                 let mut it = self.db().iter(bounds);
                 check_walk(&mut it, walk, &self.model, self.order, ctx);
             }
@@ -838,6 +859,7 @@ impl Runner {
             .close()
             .unwrap();
         let db = Db::open(self.dir.path(), knobs.options()).unwrap();
+        self.readahead_size = knobs.readahead_size;
         assert_eq!(db.recovery_report().dropped_records, 0, "{ctx}");
         let all: Model = db.range::<&[u8], _>(..).collect::<Result<_, _>>().unwrap();
         self.db = Some(db);

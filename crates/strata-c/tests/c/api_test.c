@@ -150,6 +150,7 @@ static void basic_reads_and_writes(const char *path) {
     /* Iteration in both directions, with bounds. */
     strata_readoptions_set_iterate_lower_bound(ro, "k010", 4);
     strata_readoptions_set_iterate_upper_bound(ro, "k020", 4);
+    strata_readoptions_set_readahead_size(ro, 65536);
     strata_iterator_t *it = strata_create_iterator(db, ro);
     int n = 0;
     for (strata_iter_seek_to_first(it); strata_iter_valid(it); strata_iter_next(it)) {
@@ -404,6 +405,8 @@ static void partitioned_index_and_filters(const char *path) {
     strata_options_set_index_type(opts, 2);
     strata_options_set_metadata_block_size(opts, 256);
     strata_options_set_pin_top_level_index_and_filter(opts, 0);
+    strata_options_set_cache_index_and_filter_blocks(opts, 1);
+    strata_options_set_pin_l0_filter_and_index_blocks_in_cache(opts, 1);
     strata_options_set_block_size(opts, 256);
     strata_t *db = strata_open(opts, path, &err);
     CHECK_OK(err);

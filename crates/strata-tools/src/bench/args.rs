@@ -187,6 +187,11 @@ pub struct BenchArgs {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub total_order_seek: bool,
 
+    /// Bytes each iterator reads from a table file at a time, from its first read on
+    /// (RocksDB's ReadOptions::readahead_size); 0 lets the window grow as a scan goes on.
+    #[arg(long, default_value_t = 0)]
+    pub readahead_size: usize,
+
     /// seekrandom seeks to keys of a prefix no key has (byte 8 of the key set to '1', as
     /// db_bench): what prefix filters save. Needs --prefix_size above 8.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]

@@ -387,6 +387,12 @@ fn print_header(
     if let Some(partitions) = args.options.partition_settings() {
         outln!("Index:      {partitions}")?;
     }
+    if args.readahead_size > 0 {
+        outln!(
+            "Readahead:  {} bytes per iterator read",
+            args.readahead_size
+        )?;
+    }
     if let Some(blobs) = args.options.blob_settings() {
         outln!("Blob files: {blobs}")?;
     }

@@ -308,10 +308,10 @@ impl DbInner {
         // Every input's range deletions: the points are judged against these, and the outputs
         // receive them reduced for the snapshots (see `range_del`).
         let mut range_del = RangeDelAggregator::for_compaction(snapshots.clone());
-        for f in task.all_inputs() {
+        for (level, f) in task.inputs_by_level() {
             range_del.add(
                 self.tables
-                    .get(f.number, &version.order)?
+                    .get(f.number, &version.order, level)?
                     .range_tombstones(),
             );
         }

@@ -48,11 +48,11 @@ impl DbInner {
             }
         }
         let hash = crate::table::filter::filter_hash(key);
-        for f in sv.version.files_for_key(key) {
+        for (level, f) in sv.version.files_for_key(key) {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
-            let table = self.tables.get(f.number, &sv.version.order)?;
+            let table = self.tables.get(f.number, &sv.version.order, level)?;
             let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
                 covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));

@@ -993,11 +993,11 @@ impl DbInner {
             // A memtable's tombstone covers the key: every table version is older.
             return Ok(None);
         }
-        for f in sv.version.files_for_key(key) {
+        for (level, f) in sv.version.files_for_key(key) {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
-            let table = self.tables.get(f.number, &sv.version.order)?;
+            let table = self.tables.get(f.number, &sv.version.order, level)?;
             // Before the filter: a table's tombstones cover keys its filter knows nothing of.
             let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
@@ -1071,22 +1071,25 @@ impl DbInner {
         let filtered = prefix
             .as_ref()
             .and_then(|p| Some((p.hint()?.clone(), p.name())));
+        let readahead = options.readahead_size;
         for f in &sv.version.levels[0] {
-            match self.tables.get(f.number, order) {
+            match self.tables.get(f.number, order, 0) {
                 Ok(t) => {
                     range_del.add(t.range_tombstones());
                     children.push(match &filtered {
                         Some((hint, name)) => {
-                            iter::prefix_filtered_table(Box::new(t.iter()), hint, name.clone(), t)
+                            let it = Box::new(t.iter_with_readahead(readahead));
+                            iter::prefix_filtered_table(it, hint, name.clone(), t)
                         }
-                        None => Box::new(t.iter()),
+                        None => Box::new(t.iter_with_readahead(readahead)),
                     });
                 }
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
         }
-        for f in sv.version.levels[1..].iter().flatten() {
-            match self.tables.get(f.number, order) {
+        let deeper = sv.version.levels.iter().enumerate().skip(1);
+        for (level, f) in deeper.flat_map(|(l, files)| files.iter().map(move |f| (l, f))) {
+            match self.tables.get(f.number, order, level) {
                 Ok(t) => range_del.add(t.range_tombstones()),
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
@@ -1094,20 +1097,22 @@ impl DbInner {
         // One cursor per deeper level, opening its files as it reaches them. The iterator
         // holds the version (`with_version` below), so that no compaction deletes a file
         // before the cursor has opened it.
-        for files in sv.version.levels[1..].iter().filter(|f| !f.is_empty()) {
+        let deeper = sv.version.levels.iter().enumerate().skip(1);
+        for (level_number, files) in deeper.filter(|(_, f)| !f.is_empty()) {
             let (inner, table_order) = (self.clone(), order.clone());
             let level = Box::new(ConcatIterator::with_order(
                 files.clone(),
                 Box::new(move |f: &Arc<FileMeta>| {
-                    let table = inner.tables.get(f.number, &table_order)?;
-                    Ok(Box::new(table.iter()) as Box<dyn InternalIterator>)
+                    let table = inner.tables.get(f.number, &table_order, level_number)?;
+                    let it = table.iter_with_readahead(readahead);
+                    Ok(Box::new(it) as Box<dyn InternalIterator>)
                 }),
                 order.clone(),
             ));
             children.push(match &filtered {
                 Some((hint, name)) => {
                     let (inner, table_order) = (self.clone(), order.clone());
-                    let open = move |number| inner.tables.get(number, &table_order);
+                    let open = move |number| inner.tables.get(number, &table_order, level_number);
                     iter::prefix_filtered_level(
                         level,
                         hint,

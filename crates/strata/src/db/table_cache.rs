@@ -26,6 +26,9 @@ pub(crate) struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
     read: TableReadOptions,
+    /// Keep the index and filter of tables opened in level 0 with the table rather than in
+    /// the block cache (`pin_l0_filter_and_index_blocks_in_cache`).
+    pin_l0: bool,
     /// How tables are opened: with direct IO or a memory mapping, or neither.
     mode: ReadMode,
     open: ClockCache<u64, Arc<Table>>,
@@ -51,6 +54,7 @@ impl TableCache {
                 pin_top_level_index_and_filter: options.pin_top_level_index_and_filter,
                 ..TableReadOptions::uncached(options.table_options(false))
             },
+            pin_l0: options.pin_l0_filter_and_index_blocks_in_cache,
             mode: options.read_mode(),
             open: ClockCache::new(options.max_open_files, 16),
             opening: Mutex::new(HashMap::new()),
@@ -69,8 +73,10 @@ impl TableCache {
     }
 
     /// The open table `number`, opening it if needed with user keys in `order` (its
-    /// family's; the table is refused if it records another).
-    pub fn get(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
+    /// family's; the table is refused if it records another). `level` is the table's level
+    /// in the version read: an L0 table is opened with its index and filter pinned under
+    /// `pin_l0_filter_and_index_blocks_in_cache`.
+    pub fn get(&self, number: u64, order: &KeyOrder, level: usize) -> Result<Arc<Table>> {
         if let Some(t) = self.open.get(&number) {
             return Ok(t);
         }
@@ -79,7 +85,7 @@ impl TableCache {
             let _opening = gate.lock();
             match self.open.get(&number) {
                 Some(t) => Ok(t), // opened by the reader we waited for
-                None => self.open_table(number, order),
+                None => self.open_table(number, order, level),
             }
         };
         let mut opening = self.opening.lock();
@@ -90,7 +96,7 @@ impl TableCache {
         result
     }
 
-    fn open_table(&self, number: u64, order: &KeyOrder) -> Result<Arc<Table>> {
+    fn open_table(&self, number: u64, order: &KeyOrder, level: usize) -> Result<Arc<Table>> {
         let path = table_path(&self.dir, number);
         let file = self.mode.open(self.fs.as_ref(), &path)?;
         // User reads land anywhere in a table: readahead around a block only costs IO.
@@ -100,6 +106,9 @@ impl TableCache {
             ..self.read.clone()
         };
         read.table.comparator = Comparator::Internal(order.clone());
+        if self.pin_l0 && level == 0 {
+            read.cache_index_and_filter = false;
+        }
         let table = Arc::new(Table::open(file, &path, &read)?);
         self.opens.fetch_add(1, Ordering::Relaxed);
         self.open.insert(number, table.clone(), 1);
@@ -152,7 +161,7 @@ mod tests {
             for _ in 0..8 {
                 s.spawn(|| {
                     start.wait();
-                    cache.get(7, &KeyOrder::Bytewise).unwrap();
+                    cache.get(7, &KeyOrder::Bytewise, 0).unwrap();
                 });
             }
         });
@@ -161,7 +170,46 @@ mod tests {
         assert!(cache.opening.lock().is_empty(), "gates left behind");
 
         // A missing table is an error for every reader and leaves no gate behind.
-        assert!(cache.get(8, &KeyOrder::Bytewise).is_err());
+        assert!(cache.get(8, &KeyOrder::Bytewise, 0).is_err());
         assert!(cache.opening.lock().is_empty());
+    }
+
+    /// With `cache_index_and_filter_blocks`, opening a table puts its index and filter in
+    /// the block cache, except for a table opened in level 0 under
+    /// `pin_l0_filter_and_index_blocks_in_cache`, which keeps them itself.
+    #[test]
+    fn level_0_tables_keep_their_index_and_filter_under_pin_l0() {
+        #[rustfmt::skip]
+        let cases = [
+            // (pin_l0, level, index and filter in the cache)
+            (false, 0, true),
+            (false, 3, true),
+            (true, 0, false),
+            (true, 1, true),
+        ];
+        for (pin_l0, level, in_cache) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+            let db_options = Options {
+                block_cache_size: 1 << 20,
+                cache_index_and_filter_blocks: true,
+                pin_l0_filter_and_index_blocks_in_cache: pin_l0,
+                bloom_bits_per_key: 10,
+                ..Options::default()
+            };
+            let file = fs.create_writable(&table_path(dir.path(), 7)).unwrap();
+            let mut builder = TableBuilder::new(file, db_options.table_options(false));
+            for i in 0..100u32 {
+                let mut key = Vec::new();
+                append_internal_key(&mut key, &i.to_be_bytes(), 1, ValueKind::Put as u8);
+                builder.add(&key, b"v").unwrap();
+            }
+            builder.finish().unwrap();
+            let cache = TableCache::new(dir.path().to_path_buf(), fs, &db_options);
+            cache.get(7, &KeyOrder::Bytewise, level).unwrap();
+            let charged = cache.block_cache().unwrap().usage();
+            let case = format!("pin_l0 {pin_l0}, level {level}: {charged} bytes cached");
+            assert_eq!(charged > 0, in_cache, "{case}");
+        }
     }
 }

@@ -817,4 +817,86 @@ mod tests {
             }
         }
     }
+
+    /// A fixed readahead (`ReadOptions::readahead_size`) reads that many bytes at a time from
+    /// the first block a seek loads, in the seek's direction; without one the seek's block and
+    /// the next are read alone, then windows of 16 KiB, doubling.
+    #[test]
+    fn a_fixed_readahead_reads_its_size_from_the_seek_on() {
+        const N: usize = 3000;
+        let model: Vec<Entry> = (0..N)
+            .map(|i| (format!("key{i:05}").into_bytes(), vec![b'v'; 90]))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sst");
+        let options = TableOptions {
+            block_size: 512,
+            ..TableOptions::default()
+        };
+        write_table(&path, &model, options.clone());
+        let bytes = std::fs::read(&path).unwrap();
+        // About 100 bytes an entry: 400 entries span about 40 KiB of blocks.
+        struct Case {
+            readahead: usize,
+            reverse: bool,
+            reads: std::ops::RangeInclusive<usize>,
+        }
+        #[rustfmt::skip]
+        let cases = [
+            // Two blocks alone, then 16 KiB and 32 KiB windows.
+            Case { readahead: 0, reverse: false, reads: 4..=4 },
+            Case { readahead: 0, reverse: true, reads: 4..=4 },
+            Case { readahead: 64 << 10, reverse: false, reads: 1..=1 },
+            Case { readahead: 64 << 10, reverse: true, reads: 1..=1 },
+            Case { readahead: 8 << 10, reverse: false, reads: 5..=7 },
+            Case { readahead: 8 << 10, reverse: true, reads: 5..=7 },
+        ];
+        for (i, case) in cases.iter().enumerate() {
+            let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let file = CountedFile {
+                bytes: bytes.clone(),
+                reads: reads.clone(),
+                watched: usize::MAX,
+                watched_read: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            };
+            let read_options = reader::TableReadOptions {
+                block_cache: Some(Arc::new(reader::BlockCache::new(64 << 20, 16))),
+                cache_id: 1,
+                ..reader::TableReadOptions::uncached(options.clone())
+            };
+            let table = Arc::new(Table::open(Box::new(file), &path, &read_options).unwrap());
+            let reads_to_open = reads.load(std::sync::atomic::Ordering::Relaxed);
+            let mut it = table.iter_with_readahead(case.readahead);
+            let start = 1500;
+            if case.reverse {
+                it.seek_for_prev(&model[start].0);
+            } else {
+                it.seek(&model[start].0);
+            }
+            let mut seen = Vec::new();
+            while it.valid() && seen.len() < 400 {
+                seen.push(it.key().to_vec());
+                if case.reverse {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+            }
+            it.status().unwrap();
+            let expected: Vec<Vec<u8>> = match case.reverse {
+                false => model[start..start + 400]
+                    .iter()
+                    .map(|e| e.0.clone())
+                    .collect(),
+                true => model[start - 399..=start]
+                    .iter()
+                    .rev()
+                    .map(|e| e.0.clone())
+                    .collect(),
+            };
+            assert!(seen == expected, "case {i}: entries differ from the model");
+            let reads = reads.load(std::sync::atomic::Ordering::Relaxed) - reads_to_open;
+            assert!(case.reads.contains(&reads), "case {i}: {reads} reads");
+        }
+    }
 }

@@ -851,7 +851,17 @@ impl Table {
             data: None,
             data_offset: 0,
             readahead: 0,
+            fixed_readahead: 0,
             error,
+        }
+    }
+
+    /// An iterator over the table that reads `readahead_size` bytes at a time from the file,
+    /// from its first block read on (`ReadOptions::readahead_size`); 0 is [`Table::iter`].
+    pub fn iter_with_readahead(self: &Arc<Self>, readahead_size: usize) -> TableIterator {
+        TableIterator {
+            fixed_readahead: readahead_size,
+            ..self.iter()
         }
     }
 
@@ -1012,6 +1022,10 @@ pub struct TableIterator {
     /// Bytes to read ahead on the next block loaded from the file while stepping from block
     /// to block; 0 until a step has read one.
     readahead: usize,
+    /// The caller's fixed readahead (`ReadOptions::readahead_size`): every block read from
+    /// the file, a seek's included, brings this many bytes of the blocks after it. 0 leaves
+    /// the window to grow on its own (above).
+    fixed_readahead: usize,
     error: Option<Error>,
 }
 
@@ -1024,9 +1038,10 @@ impl TableIterator {
     }
 
     /// Loads the data block the index is on; `data` is `None` if the index is not valid.
-    /// `step` is the direction (true forward) when the iterator moves on from the adjacent
-    /// block, which may read ahead; `None` for a seek, which starts the readahead over.
-    fn load_block(&mut self, step: Option<bool>) {
+    /// `forward` is the direction the iterator goes on in; `stepping` is true when it moves
+    /// on from the adjacent block, which may read ahead, and false for a seek, which starts
+    /// the readahead over (and reads ahead only with a fixed readahead).
+    fn load_block(&mut self, forward: bool, stepping: bool) {
         if !self.index.valid() {
             self.data = None;
             if let Some(e) = self.index.error() {
@@ -1034,13 +1049,18 @@ impl TableIterator {
             }
             return;
         }
-        if step.is_none() {
+        if !stepping {
             self.readahead = 0;
         }
+        let readahead = match self.fixed_readahead {
+            0 if stepping => Some(self.readahead),
+            0 => None,
+            fixed => Some(fixed),
+        };
         let table = &self.table;
         let loaded = self.index.handle().and_then(|h| {
-            let (block, read) = match step {
-                Some(forward) => table.data_block_ahead(h, &self.index, self.readahead, forward)?,
+            let (block, read) = match readahead {
+                Some(bytes) => table.data_block_ahead(h, &self.index, bytes, forward)?,
                 None => (table.data_block(h)?, false),
             };
             Ok((h, block, read))
@@ -1080,7 +1100,7 @@ impl TableIterator {
                 return;
             }
             self.index.next();
-            self.load_block(Some(true));
+            self.load_block(true, true);
             if let Some(d) = &mut self.data {
                 d.seek_to_first();
             }
@@ -1094,7 +1114,7 @@ impl TableIterator {
                 return;
             }
             self.index.prev();
-            self.load_block(Some(false));
+            self.load_block(false, true);
             if let Some(d) = &mut self.data {
                 d.seek_to_last();
             }
@@ -1110,7 +1130,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_first(&mut self) {
         self.index.seek_to_first();
-        self.load_block(None);
+        self.load_block(true, false);
         if let Some(d) = &mut self.data {
             d.seek_to_first();
         }
@@ -1119,7 +1139,7 @@ impl InternalIterator for TableIterator {
 
     fn seek_to_last(&mut self) {
         self.index.seek_to_last();
-        self.load_block(None);
+        self.load_block(false, false);
         if let Some(d) = &mut self.data {
             d.seek_to_last();
         }
@@ -1128,7 +1148,7 @@ impl InternalIterator for TableIterator {
 
     fn seek(&mut self, target: &[u8]) {
         self.index.seek(target);
-        self.load_block(None);
+        self.load_block(true, false);
         if let Some(d) = &mut self.data {
             d.seek(target);
         }
@@ -1140,7 +1160,7 @@ impl InternalIterator for TableIterator {
         if !self.index.valid() && self.index.error().is_none() {
             self.index.seek_to_last();
         }
-        self.load_block(None);
+        self.load_block(false, false);
         if let Some(d) = &mut self.data {
             d.seek_for_prev(target);
         }

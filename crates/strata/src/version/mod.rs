@@ -242,9 +242,12 @@ impl Version {
         self.levels[level].iter().map(|f| f.size).sum()
     }
 
-    /// The files whose key range holds `key` (a user key), in the order a read must consult
-    /// them: L0 newest first, then at most one file per deeper level.
-    pub fn files_for_key<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<FileMeta>> {
+    /// The files whose key range holds `key` (a user key), with their levels, in the order a
+    /// read must consult them: L0 newest first, then at most one file per deeper level.
+    pub fn files_for_key<'a>(
+        &'a self,
+        key: &'a [u8],
+    ) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> {
         // A largest key at a range deletion's end sentinel does not hold that user key: the
         // next file of the level may start there, and it is the one to read.
         let order = &self.order;
@@ -252,14 +255,20 @@ impl Version {
             order.le(user_key(&f.smallest), key)
                 && !crate::range_del::ends_before(order, &f.largest, key)
         };
-        let l0 = self.levels[0].iter().filter(covers);
-        let deeper = self.levels[1..].iter().filter_map(move |files| {
-            let i =
-                files.partition_point(|f| crate::range_del::ends_before(order, &f.largest, key));
-            files
-                .get(i)
-                .filter(|f| order.le(user_key(&f.smallest), key))
-        });
+        let l0 = self.levels[0].iter().filter(covers).map(|f| (0, f));
+        let deeper = self
+            .levels
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(move |(level, files)| {
+                let i = files
+                    .partition_point(|f| crate::range_del::ends_before(order, &f.largest, key));
+                files
+                    .get(i)
+                    .filter(|f| order.le(user_key(&f.smallest), key))
+                    .map(|f| (level, f))
+            });
         l0.chain(deeper)
     }
 
@@ -906,7 +915,11 @@ mod tests {
         let mut v = Version::default();
         v.levels[1] = vec![Arc::new(left), Arc::new(right)];
         assert_eq!(v.check(), Ok(()));
-        let numbers = |k: &[u8]| v.files_for_key(k).map(|f| f.number).collect::<Vec<_>>();
+        let numbers = |k: &[u8]| {
+            v.files_for_key(k)
+                .map(|(_, f)| f.number)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(numbers(b"m"), [2]);
         assert_eq!(numbers(b"l"), [1]);
         // A real entry of `m` as the largest key does overlap a file starting at `m`.
@@ -977,7 +990,7 @@ mod tests {
                 let key: String = case.take_arg("key").map_err(|e| e.to_string())?;
                 let found: Vec<String> = v
                     .files_for_key(key.as_bytes())
-                    .map(|f| f.number.to_string())
+                    .map(|(_, f)| f.number.to_string())
                     .collect();
                 match found.is_empty() {
                     true => "none\n".to_string(),

@@ -8,7 +8,7 @@
 //! CompactFiles. `--merge_operator` installs Strata's operator of that name through the C
 //! API's merge callbacks. `--prefix_size` sets RocksDB's fixed prefix extractor (as db_bench;
 //! whole-key filtering stays on), and seekrandom's iterators take `--prefix_same_as_start` and
-//! `--total_order_seek`. The blob flags set the integrated BlobDB's options of the same
+//! `--total_order_seek`, and every iterator `--readahead_size`. The blob flags set the integrated BlobDB's options of the same
 //! meaning (`enable_blob_files`, `min_blob_size`, `blob_file_size`, `enable_blob_gc`,
 //! `blob_gc_age_cutoff`, `blob_gc_force_threshold`); blob files are compressed as
 //! `--compression_type` says, as Strata compresses them (db_bench has a
@@ -94,6 +94,8 @@ pub struct RocksDbEngine {
     disable_wal: bool,
     /// seekrandom's `prefix_same_as_start` and `total_order_seek`.
     seek_flags: (bool, bool),
+    /// Every iterator's `readahead_size` (--readahead_size).
+    readahead_size: usize,
     path: PathBuf,
     version: String,
 }
@@ -255,6 +257,9 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
     table.set_partition_filters(args.options.partition_index_and_filters);
     table.set_metadata_block_size(args.options.metadata_block_size);
     table.set_pin_top_level_index_and_filter(args.options.pin_top_level_index_and_filter);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(
+        args.options.pin_l0_filter_and_index_blocks_in_cache,
+    );
     if args.options.bloom_bits > 0 {
         table.set_bloom_filter(args.options.bloom_bits as f64, false);
     }
@@ -330,6 +335,7 @@ impl RocksDbEngine {
             options: Mutex::new(options),
             disable_wal: args.disable_wal,
             seek_flags: (args.prefix_same_as_start(), args.total_order_seek),
+            readahead_size: args.readahead_size,
             path: path.to_path_buf(),
             version,
         })
@@ -458,7 +464,7 @@ impl RocksDbEngine {
                     // No updatable cursor: the iterator finds the entry, then the key is
                     // read for update (locked, or tracked for the commit's check) and put.
                     let cf = self.txn_family(key)?;
-                    let mut it = txn.raw_iterator_cf_opt(cf, ReadOptions::default());
+                    let mut it = txn.raw_iterator_cf_opt(cf, self.scan_options());
                     it.seek(key);
                     let landed = it.key().map(<[u8]>::to_vec);
                     it.status()?;
@@ -491,24 +497,33 @@ impl RocksDbEngine {
         }
     }
 
+    /// The read options of every iterator but seekrandom's.
+    fn scan_options(&self) -> ReadOptions {
+        let mut o = ReadOptions::default();
+        if self.readahead_size > 0 {
+            o.set_readahead_size(self.readahead_size);
+        }
+        o
+    }
+
+    /// Read options of a scan of `[lower, upper)`.
+    fn bounds(&self, lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
+        let mut o = self.scan_options();
+        o.set_iterate_lower_bound(lower);
+        if let Some(upper) = upper {
+            o.set_iterate_upper_bound(upper);
+        }
+        o
+    }
+
     /// seekrandom's read options.
     fn seek_options(&self) -> ReadOptions {
         let (prefix_same_as_start, total_order_seek) = self.seek_flags;
-        let mut o = ReadOptions::default();
+        let mut o = self.scan_options();
         o.set_prefix_same_as_start(prefix_same_as_start);
         o.set_total_order_seek(total_order_seek);
         o
     }
-}
-
-/// Read options of a scan of `[lower, upper)`.
-fn bounds(lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
-    let mut o = ReadOptions::default();
-    o.set_iterate_lower_bound(lower);
-    if let Some(upper) = upper {
-        o.set_iterate_upper_bound(upper);
-    }
-    o
 }
 
 /// Visits the entries of a bounded raw iterator, ascending or descending, while `visit` says
@@ -588,7 +603,9 @@ impl<D> TxnOps for BodyTxn<'_, '_, '_, D> {
         visit: Visitor<'_>,
     ) -> Result<(), TxnError> {
         let family = self.engine.family_at(cf)?;
-        let it = self.txn.raw_iterator_cf_opt(family, bounds(lower, upper));
+        let it = self
+            .txn
+            .raw_iterator_cf_opt(family, self.engine.bounds(lower, upper));
         visit_range(it, reverse, visit).map_err(txn_error)
     }
 }
@@ -700,8 +717,8 @@ impl Engine for RocksDbEngine {
         for family in order {
             let stopped = on_db!(&self.db, d => {
                 let mut it = match family {
-                    None => d.raw_iterator_opt(ReadOptions::default()),
-                    Some(cf) => d.raw_iterator_cf_opt(cf, ReadOptions::default()),
+                    None => d.raw_iterator_opt(self.scan_options()),
+                    Some(cf) => d.raw_iterator_cf_opt(cf, self.scan_options()),
                 };
                 if reverse {
                     it.seek_to_last();
@@ -988,7 +1005,7 @@ impl Engine for RocksDbEngine {
     ) -> EngineResult<()> {
         let family = self.family_at(cf)?;
         on_db!(&self.db, d => {
-            visit_range(d.raw_iterator_cf_opt(family, bounds(lower, upper)), reverse, visit)
+            visit_range(d.raw_iterator_cf_opt(family, self.bounds(lower, upper)), reverse, visit)
         })?;
         Ok(())
     }

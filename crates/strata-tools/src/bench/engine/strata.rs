@@ -1,6 +1,6 @@
 //! Strata under the bench loop: every flag maps to an option of [`strata::Options`].
 //! `--prefix_size` sets a `fixed:N` prefix extractor; seekrandom's iterators take
-//! `--prefix_same_as_start` and `--total_order_seek`.
+//! `--prefix_same_as_start` and `--total_order_seek`, and every iterator `--readahead_size`.
 //! With `--num_column_families` > 1 the keys are spread over the families as db_bench does
 //! (see [`super::family_of`]), each family with the same options.
 //!
@@ -50,8 +50,10 @@ pub struct StrataEngine {
     /// with --num_column_families, else the default alone.
     spread: usize,
     disable_wal: bool,
-    /// How seekrandom's iterators seek (prefix flags).
+    /// How seekrandom's iterators seek (prefix flags, and `scan_options`' readahead).
     seek_options: ReadOptions,
+    /// The read options of every other iterator (--readahead_size).
+    scan_options: ReadOptions,
     /// The options the database was opened with: fillseqingest's table writer takes them.
     options: Options,
 }
@@ -92,7 +94,9 @@ impl StrataEngine {
         let mut txn_options = TransactionOptions::default();
         txn_options.lock_timeout = Duration::from_millis(args.transaction_lock_timeout);
         txn_options.deadlock_detect = true;
-        let mut seek_options = ReadOptions::default();
+        let mut scan_options = ReadOptions::default();
+        scan_options.readahead_size = args.readahead_size;
+        let mut seek_options = scan_options.clone();
         seek_options.prefix_same_as_start = args.prefix_same_as_start();
         seek_options.total_order_seek = args.total_order_seek;
         Ok(StrataEngine {
@@ -105,6 +109,7 @@ impl StrataEngine {
             families,
             disable_wal: args.disable_wal,
             seek_options,
+            scan_options,
             options,
         })
     }
@@ -207,7 +212,7 @@ impl StrataEngine {
                 }
             }
             TxnOp::CursorUpdate(key, value) => {
-                let mut cursor = txn.cursor_cf(self.txn_family(key), ReadOptions::default())?;
+                let mut cursor = txn.cursor_cf(self.txn_family(key), self.scan_options.clone())?;
                 cursor.seek(key);
                 if cursor.valid() {
                     read.found = true;
@@ -241,6 +246,14 @@ impl StrataEngine {
     }
 
     /// A cursor over the family of `key` (or the default family), reading with `options`.
+    /// Read options of a scan of `[lower, upper)`.
+    fn bounds(&self, lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
+        let mut scan = self.scan_options.clone();
+        scan.lower_bound = Some(lower.to_vec());
+        scan.upper_bound = upper.map(<[u8]>::to_vec);
+        scan
+    }
+
     fn iter_for(
         &self,
         family: Option<&ColumnFamily>,
@@ -330,7 +343,7 @@ impl Engine for StrataEngine {
             order.reverse();
         }
         for family in order {
-            let mut it = self.iter_for(family, ReadOptions::default())?;
+            let mut it = self.iter_for(family, self.scan_options.clone())?;
             if reverse {
                 it.seek_to_last();
             } else {
@@ -577,7 +590,7 @@ impl Engine for StrataEngine {
     ) -> EngineResult<()> {
         let mut it = self
             .db()
-            .iter_cf(self.family_at(cf)?, bounds(lower, upper))?;
+            .iter_cf(self.family_at(cf)?, self.bounds(lower, upper))?;
         if reverse {
             it.seek_to_last();
         } else {
@@ -666,7 +679,7 @@ impl<'db, T: StrataTxn<'db>> TxnOps for BodyTxn<'_, T> {
         let family = self.engine.family_at(cf)?;
         let mut it = self
             .txn
-            .iter_cf(family, bounds(lower, upper))
+            .iter_cf(family, self.engine.bounds(lower, upper))
             .map_err(txn_error)?;
         if reverse {
             it.seek_to_last();
@@ -682,14 +695,6 @@ impl<'db, T: StrataTxn<'db>> TxnOps for BodyTxn<'_, T> {
         }
         it.status().map_err(txn_error)
     }
-}
-
-/// Read options of a scan of `[lower, upper)`.
-fn bounds(lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
-    let mut scan = ReadOptions::default();
-    scan.lower_bound = Some(lower.to_vec());
-    scan.upper_bound = upper.map(<[u8]>::to_vec);
-    scan
 }
 
 /// Which retry a failed transaction counts as.
