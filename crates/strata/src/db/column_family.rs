@@ -65,11 +65,11 @@ impl ColumnFamilyData {
             handle,
             stall_limits: StallLimits::new(&options),
             options,
-            sv: RwLock::new(Arc::new(SuperVersion {
+            sv: RwLock::new(Arc::new(SuperVersion::new(
                 active,
                 immutables,
-                version: version.clone(),
-            })),
+                version.clone(),
+            ))),
             pending_compaction_bytes: AtomicU64::new(0),
             compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
             flush_reasons: Mutex::new(HashMap::new()),
@@ -139,11 +139,11 @@ impl ColumnFamilyData {
     pub fn install_version(&self, version: Arc<Version>) {
         self.note_new_version(&version);
         let mut current = self.sv.write();
-        *current = Arc::new(SuperVersion {
-            active: current.active.clone(),
-            immutables: current.immutables.clone(),
+        *current = Arc::new(SuperVersion::new(
+            current.active.clone(),
+            current.immutables.clone(),
             version,
-        });
+        ));
     }
 }
 

@@ -146,11 +146,11 @@ impl DbInner {
                 .filter(|m| !Arc::ptr_eq(m, &imm))
                 .cloned()
                 .collect();
-            *current = Arc::new(SuperVersion {
-                active: current.active.clone(),
+            *current = Arc::new(SuperVersion::new(
+                current.active.clone(),
                 immutables,
-                version: version.clone(),
-            });
+                version.clone(),
+            ));
             version
         };
         if let (Some(info), Some((_, entries, bytes))) = (job.as_mut(), table) {

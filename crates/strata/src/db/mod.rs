@@ -54,7 +54,7 @@ mod write;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -67,7 +67,7 @@ use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::listener::FlushReason;
 use crate::memtable::{Lookup, MemTable};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
-use crate::range_del::RangeDelAggregator;
+use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::pinned::{LookupValue, PinnedValue};
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::{record_size, WriteBatch};
@@ -94,6 +94,41 @@ pub(crate) struct SuperVersion {
     /// Immutable memtables, newest first.
     pub immutables: Vec<Arc<MemTable>>,
     pub version: Arc<Version>,
+    /// The range deletions of the version's tables below L0 (the lists that hold any),
+    /// gathered by the first iterator that needs them and shared by the super versions of
+    /// one version: an iterator then opens no table it does not read, where gathering them
+    /// each time would look up every table of the tree in the table cache.
+    deeper_tombstones: Arc<OnceLock<Vec<Arc<FragmentedList>>>>,
+}
+
+impl SuperVersion {
+    /// The memtables and `version`.
+    pub fn new(
+        active: Arc<MemTable>,
+        immutables: Vec<Arc<MemTable>>,
+        version: Arc<Version>,
+    ) -> SuperVersion {
+        SuperVersion {
+            active,
+            immutables,
+            version,
+            deeper_tombstones: Arc::default(),
+        }
+    }
+
+    /// Other memtables over this super version's version.
+    pub fn with_memtables(
+        &self,
+        active: Arc<MemTable>,
+        immutables: Vec<Arc<MemTable>>,
+    ) -> SuperVersion {
+        SuperVersion {
+            active,
+            immutables,
+            version: self.version.clone(),
+            deeper_tombstones: self.deeper_tombstones.clone(),
+        }
+    }
 }
 
 pub(crate) struct DbInner {
@@ -1036,6 +1071,29 @@ impl DbInner {
         Ok(None)
     }
 
+    /// The range deletions of `sv`'s tables below L0, gathered (opening every table) once
+    /// per version; an error if a table fails to open, and then gathered again next time.
+    fn deeper_range_tombstones<'a>(
+        &self,
+        sv: &'a SuperVersion,
+    ) -> Result<&'a [Arc<FragmentedList>]> {
+        if let Some(lists) = sv.deeper_tombstones.get() {
+            return Ok(lists);
+        }
+        let mut lists = Vec::new();
+        let deeper = sv.version.levels.iter().enumerate().skip(1);
+        for (level, f) in deeper.flat_map(|(l, files)| files.iter().map(move |f| (l, f))) {
+            let tombstones = self
+                .tables
+                .get(f.number, &sv.version.order, level)?
+                .range_tombstones();
+            if !tombstones.is_empty() {
+                lists.push(tombstones);
+            }
+        }
+        Ok(sv.deeper_tombstones.get_or_init(|| lists))
+    }
+
     /// A cursor over family `cf`, unpositioned.
     fn iter(self: &Arc<Self>, cf: &ColumnFamilyData, options: ReadOptions) -> DbIterator {
         // Without a snapshot: the super version first, then the sequence number (see
@@ -1047,9 +1105,9 @@ impl DbInner {
         };
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         // The tombstones of every source, gathered eagerly: the memtables' and those of every
-        // table of the version, deeper levels included (their tables are opened here, through
-        // the table cache, rather than when the level cursor reaches them). A table that fails
-        // to open becomes a failing child, which the iterator reports.
+        // table of the version, deeper levels included (gathered once per version, see
+        // `deeper_range_tombstones`, so a level cursor opens only the tables it reaches). A
+        // table that fails to open becomes a failing child, which the iterator reports.
         let mut range_del = RangeDelAggregator::for_read(at.0);
         children.push(Box::new(sv.active.iter()));
         for m in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
@@ -1072,6 +1130,10 @@ impl DbInner {
             .as_ref()
             .and_then(|p| Some((p.hint()?.clone(), p.name())));
         let readahead = options.readahead_size;
+        match self.deeper_range_tombstones(&sv) {
+            Ok(lists) => lists.iter().for_each(|l| range_del.add(l.clone())),
+            Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
+        }
         for f in &sv.version.levels[0] {
             match self.tables.get(f.number, order, 0) {
                 Ok(t) => {
@@ -1084,13 +1146,6 @@ impl DbInner {
                         None => Box::new(t.iter_with_readahead(readahead)),
                     });
                 }
-                Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
-            }
-        }
-        let deeper = sv.version.levels.iter().enumerate().skip(1);
-        for (level, f) in deeper.flat_map(|(l, files)| files.iter().map(move |f| (l, f))) {
-            match self.tables.get(f.number, order, level) {
-                Ok(t) => range_del.add(t.range_tombstones()),
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
             }
         }

@@ -47,7 +47,7 @@ use super::column_family::{ColumnFamilyData, Families};
 use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
-use super::{DbInner, SuperVersion};
+use super::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
@@ -625,11 +625,7 @@ impl DbInner {
                 immutables.push(current.active.clone());
             }
             immutables.extend(current.immutables.iter().cloned());
-            *current = Arc::new(SuperVersion {
-                active: fresh,
-                immutables,
-                version: current.version.clone(),
-            });
+            *current = Arc::new(current.with_memtables(fresh, immutables));
         }
         self.counters.add(Counter::MemtableSwitches, 1);
         self.wake_background();

@@ -471,19 +471,30 @@ pub struct BlockIter {
     current: usize,
     /// Offset just after the current entry.
     next: usize,
-    /// Where the current key lies in the block's bytes when the block stores it whole;
-    /// `None` when it is built in `key`.
-    key_in_block: Option<(usize, usize)>,
-    /// The current key when it shares a prefix with the entry before it.
+    /// Where the current key's bytes are.
+    key_at: KeyAt,
+    /// The current key when it shares a prefix with the entry before it (`KeyAt::Built`).
     key: KeyBuf,
     value: (usize, usize),
     corrupt: Option<String>,
     /// The entries before the current one in its restart interval, as the last backward
-    /// scan of the interval decoded them (their keys end to end in `prev_keys`): `prev`
-    /// takes the last one instead of decoding the interval again, so a reverse scan decodes
-    /// each entry once. Any other move empties it.
+    /// scan of the interval decoded them (their keys end to end in `prev_keys`, followed by
+    /// the key the scan stopped on): `prev` takes the last one instead of decoding the
+    /// interval again, so a reverse scan decodes each entry once, and builds each key once,
+    /// where it is read from. Any other move empties it.
     prev_entries: Vec<PrevEntry>,
     prev_keys: Vec<u8>,
+}
+
+/// Where a cursor's current key is.
+#[derive(Clone, Copy, Debug)]
+enum KeyAt {
+    /// Built in the cursor's `key`.
+    Built,
+    /// Stored whole in the block, at this range of its bytes.
+    Block(usize, usize),
+    /// In the cursor's `prev_keys`, at this range: a key a backward scan built.
+    Remembered(usize, usize),
 }
 
 /// An entry remembered for `prev`: where it lies, its value, where its key ends.
@@ -511,7 +522,7 @@ impl BlockIter {
             cmp,
             current: end,
             next: end,
-            key_in_block: None,
+            key_at: KeyAt::Built,
             key: KeyBuf::new(buffer),
             value: (0, 0),
             corrupt: None,
@@ -527,7 +538,7 @@ impl BlockIter {
         self.block = block;
         self.current = end;
         self.next = end;
-        self.key_in_block = None;
+        self.key_at = KeyAt::Built;
         self.key.clear();
         self.value = (0, 0);
         self.corrupt = None;
@@ -548,7 +559,12 @@ impl BlockIter {
     /// The current key.
     #[inline]
     pub fn key(&self) -> &[u8] {
-        current_key(&self.block, self.key_in_block, self.key.as_slice())
+        current_key(
+            &self.block,
+            self.key_at,
+            self.key.as_slice(),
+            &self.prev_keys,
+        )
     }
 
     /// The current value.
@@ -594,22 +610,27 @@ impl BlockIter {
         };
         let own = &data[kat..kat + unshared];
         if shared == 0 {
-            self.key_in_block = Some((kat, kat + unshared));
+            self.key_at = KeyAt::Block(kat, kat + unshared);
         } else {
             // The shared prefix is the previous key's, wherever that one is.
-            let previous_len = match self.key_in_block {
-                Some((start, end)) => end - start,
-                None => self.key.len(),
+            let previous_len = match self.key_at {
+                KeyAt::Block(start, end) | KeyAt::Remembered(start, end) => end - start,
+                KeyAt::Built => self.key.len(),
             };
             if shared > previous_len {
                 self.mark_corrupt("entry shares more bytes than the previous key has");
                 return false;
             }
-            if let Some((start, _)) = self.key_in_block.take() {
-                self.key.clear();
-                self.key.extend(&data[start..start + shared]);
-            } else {
-                self.key.truncate(shared);
+            match std::mem::replace(&mut self.key_at, KeyAt::Built) {
+                KeyAt::Block(start, _) => {
+                    self.key.clear();
+                    self.key.extend(&data[start..start + shared]);
+                }
+                KeyAt::Remembered(start, _) => {
+                    self.key.clear();
+                    self.key.extend(&self.prev_keys[start..start + shared]);
+                }
+                KeyAt::Built => self.key.truncate(shared),
             }
             self.key.extend(own);
         }
@@ -621,7 +642,7 @@ impl BlockIter {
 
     fn seek_to_restart(&mut self, index: usize) {
         self.forget_prev_entries();
-        self.key_in_block = None;
+        self.key_at = KeyAt::Built;
         self.key.clear();
         self.next = self.block.restart(index);
         if self.next > self.block.restarts_at {
@@ -647,18 +668,44 @@ impl BlockIter {
         self.scan_interval_to(self.block.restarts_at);
     }
 
-    /// From a restart point, decodes entries up to the one that ends at `end`, remembering
-    /// the ones before it for `prev`.
+    /// From a restart point (`seek_to_restart`), decodes entries up to the one that ends at
+    /// `end` and stops on it, remembering the ones before it for `prev`. Each key is built
+    /// once, in `prev_keys`, from the one before it there.
     fn scan_interval_to(&mut self, end: usize) {
-        while self.parse_next() && self.next < end {
-            let key = current_key(&self.block, self.key_in_block, self.key.as_slice());
-            self.prev_keys.extend_from_slice(key);
+        let data = self.block.bytes();
+        let limit = self.block.restarts_at;
+        // The previous key's start and length in `prev_keys` (none at the restart point).
+        let (mut previous_start, mut previous_len) = (0, 0);
+        loop {
+            let at = self.next;
+            if at >= limit {
+                self.current = limit;
+                return;
+            }
+            let Some((shared, unshared, vlen, kat)) = decode_entry(data, at, limit) else {
+                return self.mark_corrupt("bad entry in block");
+            };
+            if shared > previous_len {
+                return self.mark_corrupt("entry shares more bytes than the previous key has");
+            }
+            let start = self.prev_keys.len();
+            self.prev_keys
+                .extend_from_within(previous_start..previous_start + shared);
+            self.prev_keys.extend_from_slice(&data[kat..kat + unshared]);
+            self.current = at;
+            self.value = (kat + unshared, vlen);
+            self.next = kat + unshared + vlen;
+            if self.next >= end {
+                self.key_at = KeyAt::Remembered(start, self.prev_keys.len());
+                return;
+            }
             self.prev_entries.push(PrevEntry {
-                current: self.current,
+                current: at,
                 next: self.next,
                 value: self.value,
                 key_end: self.prev_keys.len(),
             });
+            (previous_start, previous_len) = (start, shared + unshared);
         }
     }
 
@@ -892,9 +939,9 @@ impl BlockIter {
             self.current = at;
             self.next = next;
             self.value = (kat + unshared, vlen);
-            self.key_in_block = None;
+            self.key_at = KeyAt::Built;
             if shared == 0 {
-                self.key_in_block = Some((kat, kat + unshared));
+                self.key_at = KeyAt::Block(kat, kat + unshared);
             } else if !built {
                 self.key.clear();
                 self.key.extend(&target[..shared]);
@@ -925,8 +972,10 @@ impl BlockIter {
     #[inline]
     pub fn next(&mut self) {
         if self.valid() {
-            self.forget_prev_entries();
+            // The current key may be a remembered one, which the next entry's prefix is
+            // taken from: forgotten only after.
             self.parse_next();
+            self.forget_prev_entries();
         }
     }
 
@@ -938,11 +987,9 @@ impl BlockIter {
         let original = self.current;
         if let Some(e) = self.prev_entries.pop() {
             if e.next == original {
+                // Its key stays where the scan built it (the keys after it are not needed).
                 let key_start = self.prev_entries.last().map_or(0, |p| p.key_end);
-                self.key_in_block = None;
-                self.key.clear();
-                self.key.extend(&self.prev_keys[key_start..e.key_end]);
-                self.prev_keys.truncate(key_start);
+                self.key_at = KeyAt::Remembered(key_start, e.key_end);
                 self.current = e.current;
                 self.next = e.next;
                 self.value = e.value;
@@ -973,14 +1020,11 @@ impl BlockIter {
 
 /// The current key of a cursor: in the block's bytes, or built in `built`.
 #[inline]
-fn current_key<'a>(
-    block: &'a Block,
-    in_block: Option<(usize, usize)>,
-    built: &'a [u8],
-) -> &'a [u8] {
-    match in_block {
-        Some((start, end)) => block.bytes().get(start..end).unwrap_or_default(),
-        None => built,
+fn current_key<'a>(block: &'a Block, at: KeyAt, built: &'a [u8], remembered: &'a [u8]) -> &'a [u8] {
+    match at {
+        KeyAt::Block(start, end) => block.bytes().get(start..end).unwrap_or_default(),
+        KeyAt::Remembered(start, end) => remembered.get(start..end).unwrap_or_default(),
+        KeyAt::Built => built,
     }
 }
 
