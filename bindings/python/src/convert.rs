@@ -10,7 +10,8 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
 use strata::{
     CfOptions, CompactionStyle, Compression, ErrorKind, IndexType, MergeOperator, Options,
-    StringAppend, TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
+    PrepopulateBlockCache, StringAppend, TransactionOptions, TxnFailure, UInt64Add,
+    WalRecoveryMode,
 };
 
 use crate::errors;
@@ -159,6 +160,15 @@ fn index_type(v: &Bound<'_, PyAny>, name: &str) -> PyResult<IndexType> {
     })
 }
 
+fn prepopulate_block_cache(v: &Bound<'_, PyAny>, name: &str) -> PyResult<PrepopulateBlockCache> {
+    let text = string_opt(v, name)?;
+    PrepopulateBlockCache::from_name(&text).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "option {name}: unknown setting '{text}' (disable or flush_only)"
+        ))
+    })
+}
+
 fn merge_operator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Arc<dyn MergeOperator>>> {
     if v.is_none() {
         return Ok(None);
@@ -297,6 +307,9 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "block_cache_size" => o.block_cache_size = opt(&v, n)?,
                 "cache_index_and_filter_blocks" => o.cache_index_and_filter_blocks = opt(&v, n)?,
                 "pin_top_level_index_and_filter" => o.pin_top_level_index_and_filter = opt(&v, n)?,
+                "prepopulate_block_cache" => {
+                    o.prepopulate_block_cache = prepopulate_block_cache(&v, n)?
+                }
                 "pin_l0_filter_and_index_blocks_in_cache" => {
                     o.pin_l0_filter_and_index_blocks_in_cache = opt(&v, n)?
                 }

@@ -84,6 +84,7 @@ def open(
     metadata_block_size: int = 4096,
     pin_top_level_index_and_filter: bool = True,
     pin_l0_filter_and_index_blocks_in_cache: bool = False,
+    prepopulate_block_cache: str = "disable",
     max_open_files: int = ...,
     use_direct_reads: bool = False,
     use_direct_io_for_flush_and_compaction: bool = False,

@@ -256,6 +256,7 @@ def test_partitioned_index_and_filter_options(path):
         cache_index_and_filter_blocks=True,
         pin_top_level_index_and_filter=False,
         pin_l0_filter_and_index_blocks_in_cache=True,
+        prepopulate_block_cache="flush_only",
         block_cache_size=64 << 10,
     ) as db:
         for i in range(3000):
@@ -268,6 +269,8 @@ def test_partitioned_index_and_filter_options(path):
         strata.open(path, partition_filters=True)
     with pytest.raises(ValueError, match="index_type"):
         strata.open(path, index_type="hash_search")
+    with pytest.raises(ValueError, match="prepopulate_block_cache"):
+        strata.open(path, prepopulate_block_cache="always")
 
 
 def test_unknown_option(path):

@@ -535,6 +535,14 @@ void strata_options_set_partition_filters(strata_options_t *opt, unsigned char v
 // `opt` must be null or a live handle.
 void strata_options_set_metadata_block_size(strata_options_t *opt, size_t v);
 
+// Which tables' data blocks are put in the block cache as they are written, numbered as
+// RocksDB's `PrepopulateBlockCache`: 0 none, 1 those flushes write. Another number leaves
+// the setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_prepopulate_block_cache(strata_options_t *opt, int v);
+
 // Keep tables' index and filter blocks in the block cache, charged and evicted like data
 // blocks, instead of pinned with each open table (0 or 1; 0 by default).
 //

@@ -7,7 +7,10 @@
 
 use std::ffi::{c_char, c_int, c_uchar};
 
-use strata::{CompactionStyle, Compression, IndexType, Options, ReadOptions, WriteOptions};
+use strata::{
+    CompactionStyle, Compression, IndexType, Options, PrepopulateBlockCache, ReadOptions,
+    WriteOptions,
+};
 
 use crate::error::guard_quiet;
 use crate::{bytes, into_handle, release};
@@ -292,6 +295,27 @@ pub unsafe extern "C" fn strata_options_set_metadata_block_size(
     v: usize,
 ) {
     unsafe { update(opt, |o| o.metadata_block_size = v) }
+}
+
+/// Which tables' data blocks are put in the block cache as they are written, numbered as
+/// RocksDB's `PrepopulateBlockCache`: 0 none, 1 those flushes write. Another number leaves
+/// the setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_prepopulate_block_cache(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    let setting = match v {
+        0 => Some(PrepopulateBlockCache::Disable),
+        1 => Some(PrepopulateBlockCache::FlushOnly),
+        _ => None,
+    };
+    if let Some(p) = setting {
+        unsafe { update(opt, |o| o.prepopulate_block_cache = p) }
+    }
 }
 
 /// Keep tables' index and filter blocks in the block cache, charged and evicted like data

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use strata::{CompactionStyle, Options, WriteOptions};
-use strata::{Compression, IndexType};
+use strata::{Compression, IndexType, PrepopulateBlockCache};
 use strata::{MergeOperator, StringAppend, UInt64Add};
 
 /// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
@@ -125,6 +125,11 @@ pub struct EngineFlags {
     /// tables pinned with the open table instead of in the cache.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
+
+    /// 1: flushes put the data blocks they write in the block cache (RocksDB's
+    /// prepopulate_block_cache kFlushOnly); 0: they do not.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub prepopulate_block_cache: u8,
 
     /// The most table files held open at once; -1 means the engine's default (Strata's is
     /// 1000; RocksDB's -1 keeps every file open).
@@ -290,6 +295,10 @@ impl EngineFlags {
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
         options.pin_l0_filter_and_index_blocks_in_cache =
             self.pin_l0_filter_and_index_blocks_in_cache;
+        options.prepopulate_block_cache = match self.prepopulate_block_cache {
+            1 => PrepopulateBlockCache::FlushOnly,
+            _ => PrepopulateBlockCache::Disable,
+        };
         options.block_size = self.block_size;
         options.max_open_files = match self.open_files {
             n if n < 0 => Options::default().max_open_files,
@@ -483,6 +492,7 @@ mod tests {
             "--metadata_block_size=512",
             "--pin_top_level_index_and_filter=false",
             "--pin_l0_filter_and_index_blocks_in_cache",
+            "--prepopulate_block_cache=1",
             "--block_size=1024",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
@@ -529,6 +539,7 @@ mod tests {
         assert_eq!(o.metadata_block_size, 512);
         assert!(!o.pin_top_level_index_and_filter);
         assert!(o.pin_l0_filter_and_index_blocks_in_cache);
+        assert_eq!(o.prepopulate_block_cache, PrepopulateBlockCache::FlushOnly);
         assert_eq!(o.block_size, 1024);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
         assert!(o.allow_mmap_reads);

@@ -91,7 +91,10 @@ pub use listener::{
     WriteStallCause, WriteStallCondition, WriteStallInfo,
 };
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
-pub use options::{CfOptions, IngestOptions, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{
+    CfOptions, IngestOptions, Options, PrepopulateBlockCache, ReadOptions, WalRecoveryMode,
+    WriteOptions,
+};
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};

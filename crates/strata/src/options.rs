@@ -30,6 +30,38 @@ pub enum WalRecoveryMode {
     PointInTime,
 }
 
+/// Which tables' data blocks are put in the block cache as they are written (RocksDB's
+/// `BlockBasedTableOptions::PrepopulateBlockCache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum PrepopulateBlockCache {
+    /// None: a block enters the cache when a read first needs it. The default.
+    #[default]
+    Disable,
+    /// Those of the tables flushes write (level 0, the newest data).
+    FlushOnly,
+}
+
+impl PrepopulateBlockCache {
+    /// The name used by options and tools (`disable`, `flush_only`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PrepopulateBlockCache::Disable => "disable",
+            PrepopulateBlockCache::FlushOnly => "flush_only",
+        }
+    }
+
+    /// The setting with this name.
+    pub fn from_name(name: &str) -> Option<PrepopulateBlockCache> {
+        [
+            PrepopulateBlockCache::Disable,
+            PrepopulateBlockCache::FlushOnly,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+    }
+}
+
 /// Options for [`crate::Db::open`].
 ///
 /// Start from `Options::default()` and assign the fields to change. The struct is
@@ -140,6 +172,12 @@ pub struct Options {
     /// partitioned table is pinned so (`pin_top_level_index_and_filter`); its partitions
     /// stay in the cache. Default: false.
     pub pin_l0_filter_and_index_blocks_in_cache: bool,
+    /// Which tables' data blocks go into the block cache as they are written (RocksDB's
+    /// `prepopulate_block_cache`): with [`PrepopulateBlockCache::FlushOnly`], those of the
+    /// tables flushes write, so that the reads of recent writes that follow a flush find
+    /// their blocks cached instead of reading them back. At the cost of the cache entries
+    /// they push out; no effect without a block cache. Default: disabled.
+    pub prepopulate_block_cache: PrepopulateBlockCache,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
     /// Read tables and blob files for user reads with direct IO (`O_DIRECT`), around the
@@ -291,6 +329,7 @@ impl Default for Options {
             metadata_block_size: 4096,
             pin_top_level_index_and_filter: true,
             pin_l0_filter_and_index_blocks_in_cache: false,
+            prepopulate_block_cache: PrepopulateBlockCache::Disable,
             max_open_files: 1000,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -373,6 +412,7 @@ impl fmt::Debug for Options {
                 "pin_l0_filter_and_index_blocks_in_cache",
                 &self.pin_l0_filter_and_index_blocks_in_cache,
             )
+            .field("prepopulate_block_cache", &self.prepopulate_block_cache)
             .field("max_open_files", &self.max_open_files)
             .field("use_direct_reads", &self.use_direct_reads)
             .field(

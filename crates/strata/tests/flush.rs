@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
+use strata::{Db, ErrorKind, Options, PrepopulateBlockCache, ReadOptions, WriteOptions};
 
 /// Small memtables; compaction off, so that flushed tables stay in L0 where the tests look.
 fn small(dir: &Path) -> (Db, Options) {
@@ -239,4 +239,40 @@ fn index_and_filter_blocks_can_live_in_the_block_cache() {
     let [_, index, filter] = read_with_cache(64 << 20);
     assert_eq!((index.1, filter.1), (0, 0));
     assert!(index.0 > 1000 && filter.0 > 1000, "{index:?} {filter:?}");
+}
+
+/// With `prepopulate_block_cache = FlushOnly` a flush leaves the data blocks it wrote in the
+/// block cache: reading every key back then reads no data block from the file. Without it
+/// (or without a block cache, where there is nothing to fill) the reads miss.
+#[test]
+fn a_flush_can_leave_its_blocks_in_the_block_cache() {
+    #[rustfmt::skip]
+    let cases = [
+        // (prepopulate, block cache bytes, data blocks read after the flush)
+        (PrepopulateBlockCache::FlushOnly, 8 << 20, false),
+        (PrepopulateBlockCache::Disable, 8 << 20, true),
+        (PrepopulateBlockCache::FlushOnly, 0, true),
+    ];
+    for (prepopulate, cache, misses_expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, mut opts) = small(dir.path());
+        db.close().unwrap();
+        opts.prepopulate_block_cache = prepopulate;
+        opts.block_cache_size = cache;
+        opts.write_buffer_size = 4 << 20;
+        let db = Db::open(dir.path(), opts).unwrap();
+        for i in 0..2000u32 {
+            db.put(format!("key{i:05}"), format!("value{i}")).unwrap();
+        }
+        db.flush().unwrap();
+        let before = db.stats().block_cache_by_kind[0].1;
+        for i in 0..2000u32 {
+            let got = db.get(format!("key{i:05}")).unwrap();
+            assert_eq!(got, Some(format!("value{i}").into_bytes()));
+        }
+        let misses = db.stats().block_cache_by_kind[0].1 - before;
+        let case = format!("{prepopulate:?}, cache {cache}: {misses} data blocks read");
+        assert_eq!(misses > 0, misses_expected, "{case}");
+        db.close().unwrap();
+    }
 }

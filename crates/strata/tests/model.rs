@@ -36,8 +36,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
-    CompactionStyle, Compression, Db, IndexType, Options, ReadOptions, ReverseBytewiseComparator,
-    Snapshot, StringAppend, WriteBatch, WriteOptions,
+    CompactionStyle, Compression, Db, IndexType, Options, PrepopulateBlockCache, ReadOptions,
+    ReverseBytewiseComparator, Snapshot, StringAppend, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -159,6 +159,7 @@ knobs! {
     metadata_block_size: usize,
     pin_top_level_index_and_filter: bool,
     pin_l0_filter_and_index_blocks_in_cache: bool,
+    prepopulate_block_cache: bool,
     max_open_files: usize,
     use_direct_reads: bool,
     use_direct_io_for_flush_and_compaction: bool,
@@ -240,6 +241,7 @@ impl Knobs {
             // And after them, the pinning of L0 blocks and the iterators' readahead.
             pin_l0_filter_and_index_blocks_in_cache: false,
             readahead_size: 0,
+            prepopulate_block_cache: false,
         }
         .with_partitions(rng)
         .with_read_knobs(rng)
@@ -249,6 +251,7 @@ impl Knobs {
     fn with_read_knobs(mut self, rng: &mut Rng) -> Knobs {
         self.pin_l0_filter_and_index_blocks_in_cache = rng.one_in(2);
         self.readahead_size = [0, 0, 1024, 64 << 10][rng.below(4) as usize];
+        self.prepopulate_block_cache = rng.one_in(2);
         self
     }
 
@@ -287,6 +290,9 @@ impl Knobs {
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
         options.pin_l0_filter_and_index_blocks_in_cache =
             self.pin_l0_filter_and_index_blocks_in_cache;
+        if self.prepopulate_block_cache {
+            options.prepopulate_block_cache = PrepopulateBlockCache::FlushOnly;
+        }
         options.max_open_files = self.max_open_files;
         options.use_direct_reads = self.use_direct_reads;
         options.use_direct_io_for_flush_and_compaction =

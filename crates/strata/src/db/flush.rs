@@ -217,6 +217,7 @@ impl DbInner {
         }
         let options = cf.table_options(false);
         let mut table = TableOutput::create(self, cf.name(), number, IoClass::Flush, options)?;
+        table.prepopulate_block_cache(self);
         // Versions a newer write in this memtable hides from every reader are dropped here,
         // as a compaction would (never as the bottom of the tree: older data lies below).
         let snapshots = self.snapshots.all();

@@ -18,9 +18,13 @@ use crate::fs::{CountedFile, IoClass};
 use crate::listener::{
     TableFileCreationInfo, TableFileCreationReason, TableFileDeletionInfo, TableFileDeletionReason,
 };
+use crate::options::PrepopulateBlockCache;
+use crate::table::block::Block;
+use crate::table::reader::CachedBlock;
 use crate::table::{TableBuilder, TableOptions};
 use crate::version::{BlobRefCounter, FileMeta};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A table being written.
 pub(super) struct TableOutput {
@@ -67,6 +71,24 @@ impl TableOutput {
             path,
             blob_refs: BlobRefCounter::default(),
         })
+    }
+
+    /// Puts each data block of this table in the block cache as it is written, if the
+    /// database has a cache and `prepopulate_block_cache` asks it of flushes (their caller).
+    pub fn prepopulate_block_cache(&mut self, db: &DbInner) {
+        let wanted = db.options.prepopulate_block_cache == PrepopulateBlockCache::FlushOnly;
+        let Some(cache) = db.tables.block_cache().filter(|_| wanted) else {
+            return;
+        };
+        let number = self.number;
+        // Keyed as the table cache's readers look blocks up: (file number, offset).
+        self.builder
+            .set_data_block_sink(Box::new(move |offset, contents| {
+                if let Ok(block) = Block::new(contents) {
+                    let size = block.size();
+                    cache.insert((number, offset), CachedBlock::Block(Arc::new(block)), size);
+                }
+            }));
     }
 
     /// This table, announced to listeners as the rewrite of an ingested file.

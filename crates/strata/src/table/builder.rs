@@ -61,7 +61,13 @@ pub struct TableBuilder {
     /// the next block's first key: the entry's key is then shortened to a separator between
     /// the two (RocksDB's `FindShortestSeparator`), which keeps the index small.
     pending_index: Option<(Vec<u8>, BlockHandle)>,
+    /// Told of each data block as it is written (see [`TableBuilder::set_data_block_sink`]).
+    data_block_sink: Option<DataBlockSink>,
 }
+
+/// Takes each data block a builder writes: its offset in the file and its contents,
+/// uncompressed, as a reader would cache them.
+pub type DataBlockSink = Box<dyn FnMut(u64, Vec<u8>) + Send>;
 
 impl TableBuilder {
     /// A builder writing to `file` (empty, freshly created).
@@ -100,7 +106,14 @@ impl TableBuilder {
             range_tombstone_bytes: 0,
             prefix_extractor,
             pending_index: None,
+            data_block_sink: None,
         }
+    }
+
+    /// Hands each data block written from now on to `sink` (a flush warming the block
+    /// cache with the table it writes: `prepopulate_block_cache`).
+    pub fn set_data_block_sink(&mut self, sink: DataBlockSink) {
+        self.data_block_sink = Some(sink);
     }
 
     /// Adds an entry; keys must be added in increasing order.
@@ -223,6 +236,9 @@ impl TableBuilder {
         self.props.data_bytes += handle.size;
         self.data_block.reset();
         self.pending_index = Some((last_key, handle));
+        if let Some(sink) = &mut self.data_block_sink {
+            sink(handle.offset, contents);
+        }
         Ok(())
     }
 

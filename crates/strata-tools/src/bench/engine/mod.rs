@@ -420,7 +420,10 @@ pub fn family_of(key: &[u8], n: usize) -> usize {
 /// The flags that mean nothing to `kind` (accepted, without effect).
 pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
     match kind {
-        EngineKind::Strata | EngineKind::Rocksdb => &[],
+        EngineKind::Strata => &[],
+        EngineKind::Rocksdb => {
+            &["--prepopulate_block_cache (the rocksdb crate has no setter for it)"]
+        }
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
             "--write_buffer_size",
@@ -436,6 +439,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--metadata_block_size",
             "--pin_top_level_index_and_filter",
             "--pin_l0_filter_and_index_blocks_in_cache",
+            "--prepopulate_block_cache",
             "--block_size (pages are the OS page size)",
             "--target_file_size_base",
             "--max_bytes_for_level_base",
