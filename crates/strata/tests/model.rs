@@ -36,8 +36,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
-    CompactionStyle, Compression, Db, IndexType, Options, ReadOptions, ReverseBytewiseComparator,
-    Snapshot, StringAppend, WriteBatch, WriteOptions,
+    CompactionStyle, Compression, DataBlockIndexType, Db, IndexType, Options, ReadOptions,
+    ReverseBytewiseComparator, Snapshot, StringAppend, WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -158,6 +158,8 @@ knobs! {
     partition_filters: bool,
     metadata_block_size: usize,
     pin_top_level_index_and_filter: bool,
+    data_block_hash: bool,
+    data_block_hash_ratio: f64,
     max_open_files: usize,
     use_direct_reads: bool,
     use_direct_io_for_flush_and_compaction: bool,
@@ -235,8 +237,19 @@ impl Knobs {
             partition_filters: false,
             metadata_block_size: 4096,
             pin_top_level_index_and_filter: true,
+            data_block_hash: false,
+            data_block_hash_ratio: 0.75,
         }
         .with_partitions(rng)
+        .with_data_block_hash(rng)
+    }
+
+    /// Draws the data-block hash index (after the others, so that their draws are what
+    /// they were before it existed); a high ratio makes collisions common.
+    fn with_data_block_hash(mut self, rng: &mut Rng) -> Knobs {
+        self.data_block_hash = rng.one_in(2);
+        self.data_block_hash_ratio = [0.75, 0.2, 4.0][rng.below(3) as usize];
+        self
     }
 
     /// Draws the partitioned index and filter options (tiny partitions force many).
@@ -272,6 +285,11 @@ impl Knobs {
         options.partition_filters = self.partition_filters;
         options.metadata_block_size = self.metadata_block_size;
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
+        options.data_block_index_type = match self.data_block_hash {
+            true => DataBlockIndexType::BinaryAndHash,
+            false => DataBlockIndexType::BinarySearch,
+        };
+        options.data_block_hash_table_util_ratio = self.data_block_hash_ratio;
         options.max_open_files = self.max_open_files;
         options.use_direct_reads = self.use_direct_reads;
         options.use_direct_io_for_flush_and_compaction =
