@@ -435,6 +435,8 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--partition_index",
             "--metadata_block_size",
             "--pin_top_level_index_and_filter",
+            "--data_block_index_type",
+            "--data_block_hash_table_util_ratio",
             "--block_size (pages are the OS page size)",
             "--target_file_size_base",
             "--max_bytes_for_level_base",
