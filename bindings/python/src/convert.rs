@@ -9,9 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
 use strata::{
-    CfOptions, CompactionStyle, Compression, ErrorKind, IndexType, MergeOperator, Options,
-    PrepopulateBlockCache, StringAppend, TransactionOptions, TxnFailure, UInt64Add,
-    WalRecoveryMode,
+    CfOptions, CompactionStyle, Compression, DataBlockIndexType, ErrorKind, IndexType,
+    MergeOperator, Options, PrepopulateBlockCache, StringAppend, TransactionOptions, TxnFailure,
+    UInt64Add, WalRecoveryMode,
 };
 
 use crate::errors;
@@ -169,6 +169,16 @@ fn prepopulate_block_cache(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Prepopu
     })
 }
 
+fn data_block_index_type(v: &Bound<'_, PyAny>, name: &str) -> PyResult<DataBlockIndexType> {
+    let text = string_opt(v, name)?;
+    DataBlockIndexType::from_name(&text).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "option {name}: unknown data block index type '{text}' (binary_search or \
+             binary_and_hash)"
+        ))
+    })
+}
+
 fn merge_operator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Arc<dyn MergeOperator>>> {
     if v.is_none() {
         return Ok(None);
@@ -199,6 +209,8 @@ macro_rules! set_family_option {
             "index_type" => t.index_type = index_type(v, n)?,
             "partition_filters" => t.partition_filters = opt(v, n)?,
             "metadata_block_size" => t.metadata_block_size = opt(v, n)?,
+            "data_block_index_type" => t.data_block_index_type = data_block_index_type(v, n)?,
+            "data_block_hash_table_util_ratio" => t.data_block_hash_table_util_ratio = opt(v, n)?,
             "compression" => t.compression = compression(v, n)?,
             "bottommost_compression" => {
                 t.bottommost_compression = if v.is_none() {

@@ -83,6 +83,8 @@ def open(
     partition_filters: bool = False,
     metadata_block_size: int = 4096,
     pin_top_level_index_and_filter: bool = True,
+    data_block_index_type: str = "binary_search",
+    data_block_hash_table_util_ratio: float = 0.75,
     pin_l0_filter_and_index_blocks_in_cache: bool = False,
     prepopulate_block_cache: str = "disable",
     max_open_files: int = ...,

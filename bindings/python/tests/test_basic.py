@@ -273,6 +273,29 @@ def test_partitioned_index_and_filter_options(path):
         strata.open(path, prepopulate_block_cache="always")
 
 
+def test_data_block_hash_index_options(path):
+    with strata.open(
+        path,
+        data_block_index_type="binary_and_hash",
+        data_block_hash_table_util_ratio=0.5,
+        block_size=256,
+    ) as db:
+        for i in range(3000):
+            db[b"key%06d" % i] = b"value%d" % i
+        db.flush()
+        assert db[b"key001234"] == b"value1234"
+        assert db.get(b"key001234x") is None
+        assert sum(1 for _ in db.items()) == 3000
+    with pytest.raises(strata.InvalidArgument, match="data_block_hash_table_util_ratio"):
+        strata.open(
+            path,
+            data_block_index_type="binary_and_hash",
+            data_block_hash_table_util_ratio=0.0,
+        )
+    with pytest.raises(ValueError, match="data_block_index_type"):
+        strata.open(path, data_block_index_type="hash")
+
+
 def test_unknown_option(path):
     with pytest.raises(TypeError, match="unknown option 'no_such_option'"):
         strata.open(path, no_such_option=1)

@@ -522,6 +522,24 @@ void strata_options_set_blob_garbage_collection_force_threshold(strata_options_t
 // `opt` must be null or a live handle.
 void strata_options_set_index_type(strata_options_t *opt, int v);
 
+// How a point lookup finds its entry in a data block, numbered as RocksDB's C API
+// (`rocksdb_block_based_options_set_data_block_index_type`): 0 a binary search of the
+// block's restart points, 1 a hash index of the block's user keys beside it (binary and
+// hash; refused at open with an application's comparator). Another number leaves the
+// setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_data_block_index_type(strata_options_t *opt, int v);
+
+// With the data-block hash index, user keys per bucket of each data block's hash index
+// (RocksDB's `rocksdb_block_based_options_set_data_block_hash_ratio`; 0.75 by default;
+// above 0, or the open that uses it is refused).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_data_block_hash_table_util_ratio(strata_options_t *opt, double v);
+
 // Cut each table's filter into partitions where its index partitions are cut (0 or 1);
 // needs the two-level index, and the open that uses it is refused otherwise.
 //

@@ -8,8 +8,8 @@
 use std::ffi::{c_char, c_int, c_uchar};
 
 use strata::{
-    CompactionStyle, Compression, IndexType, Options, PrepopulateBlockCache, ReadOptions,
-    WriteOptions,
+    CompactionStyle, Compression, DataBlockIndexType, IndexType, Options, PrepopulateBlockCache,
+    ReadOptions, WriteOptions,
 };
 
 use crate::error::guard_quiet;
@@ -270,6 +270,43 @@ pub unsafe extern "C" fn strata_options_set_index_type(opt: *mut strata_options_
     if let Some(t) = index_type {
         unsafe { update(opt, |o| o.index_type = t) }
     }
+}
+
+/// How a point lookup finds its entry in a data block, numbered as RocksDB's C API
+/// (`rocksdb_block_based_options_set_data_block_index_type`): 0 a binary search of the
+/// block's restart points, 1 a hash index of the block's user keys beside it (binary and
+/// hash; refused at open with an application's comparator). Another number leaves the
+/// setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_data_block_index_type(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    let index_type = match v {
+        0 => Some(DataBlockIndexType::BinarySearch),
+        1 => Some(DataBlockIndexType::BinaryAndHash),
+        _ => None,
+    };
+    if let Some(t) = index_type {
+        unsafe { update(opt, |o| o.data_block_index_type = t) }
+    }
+}
+
+/// With the data-block hash index, user keys per bucket of each data block's hash index
+/// (RocksDB's `rocksdb_block_based_options_set_data_block_hash_ratio`; 0.75 by default;
+/// above 0, or the open that uses it is refused).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_data_block_hash_table_util_ratio(
+    opt: *mut strata_options_t,
+    v: f64,
+) {
+    unsafe { update(opt, |o| o.data_block_hash_table_util_ratio = v) }
 }
 
 /// Cut each table's filter into partitions where its index partitions are cut (0 or 1);

@@ -234,6 +234,13 @@ fn dump_table(
             p.filter_partitions, p.top_level_filter_bytes
         )?;
     }
+    if p.data_block_hash_indexes > 0 {
+        writeln!(
+            out,
+            "data-block-index: binary_and_hash, {} of {} data blocks carry a hash index",
+            p.data_block_hash_indexes, p.data_blocks
+        )?;
+    }
     if !p.prefix_extractor.is_empty() {
         writeln!(out, "prefix-extractor: {}", p.prefix_extractor)?;
     }

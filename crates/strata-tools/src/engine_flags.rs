@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use strata::{CompactionStyle, Options, WriteOptions};
-use strata::{Compression, IndexType, PrepopulateBlockCache};
+use strata::{Compression, DataBlockIndexType, IndexType, PrepopulateBlockCache};
 use strata::{MergeOperator, StringAppend, UInt64Add};
 
 /// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
@@ -43,6 +43,18 @@ pub fn merge_operator(name: &str) -> Result<Option<Arc<dyn MergeOperator>>, Stri
 /// Checks a `--merge_operator` value.
 fn parse_merge_operator(s: &str) -> Result<String, String> {
     merge_operator(s).map(|_| s.to_string())
+}
+
+/// Parses a `--data_block_index_type` value, db_bench's numbers: 0 binary search, 1 binary
+/// search and hash.
+fn parse_data_block_index_type(s: &str) -> Result<DataBlockIndexType, String> {
+    match s {
+        "0" => Ok(DataBlockIndexType::BinarySearch),
+        "1" => Ok(DataBlockIndexType::BinaryAndHash),
+        other => Err(format!(
+            "expected 0 (binary search) or 1 (binary search and hash), got {other:?}"
+        )),
+    }
 }
 
 /// Checks a `--compression_type` value: a name [`Compression::from_name`] knows.
@@ -121,6 +133,14 @@ pub struct EngineFlags {
     #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub pin_top_level_index_and_filter: bool,
 
+    /// How a lookup finds its entry in a data block: 0 binary search of the restart points,
+    /// 1 a hash index of the block's user keys beside it (db_bench's numbers).
+    #[arg(long, default_value = "0", value_parser = parse_data_block_index_type)]
+    pub data_block_index_type: DataBlockIndexType,
+
+    /// With --data_block_index_type=1, user keys per bucket of each data block's hash index.
+    #[arg(long, default_value_t = 0.75)]
+    pub data_block_hash_table_util_ratio: f64,
     /// With --cache_index_and_filter_blocks, keep the index and filter blocks of level-0
     /// tables pinned with the open table instead of in the cache.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
@@ -293,6 +313,8 @@ impl EngineFlags {
         options.partition_filters = self.partition_index_and_filters;
         options.metadata_block_size = self.metadata_block_size;
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
+        options.data_block_index_type = self.data_block_index_type;
+        options.data_block_hash_table_util_ratio = self.data_block_hash_table_util_ratio;
         options.pin_l0_filter_and_index_blocks_in_cache =
             self.pin_l0_filter_and_index_blocks_in_cache;
         options.prepopulate_block_cache = match self.prepopulate_block_cache {
@@ -383,6 +405,22 @@ impl EngineFlags {
         .filter(|(_, value, default)| value != default)
         .map(|(name, value, _)| format!("--{name}={value}"))
         .collect()
+    }
+
+    /// The index settings in a line (the header's `Index:`), when the index is partitioned
+    /// or the data blocks carry hash indexes.
+    pub fn index_settings(&self) -> Option<String> {
+        let hash = (self.data_block_index_type == DataBlockIndexType::BinaryAndHash).then(|| {
+            format!(
+                "data-block hash index (util ratio {})",
+                self.data_block_hash_table_util_ratio
+            )
+        });
+        let parts: Vec<String> = [self.partition_settings(), hash]
+            .into_iter()
+            .flatten()
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
     }
 
     /// The partitioned index and filter settings in a line, when the index is partitioned.
@@ -607,6 +645,45 @@ mod tests {
             .unwrap();
         assert!(o.pin_top_level_index_and_filter);
         o.validate().unwrap();
+    }
+
+    /// `--data_block_index_type` takes db_bench's numbers and sets the library's option with
+    /// the ratio; the header's index line names it; another number is refused naming both.
+    #[test]
+    fn data_block_index_flags_set_the_hash_index() {
+        let hash = DataBlockIndexType::BinaryAndHash;
+        /// The flags, and the data block index type and ratio.
+        type Case<'a> = (&'a [&'a str], (DataBlockIndexType, f64));
+        #[rustfmt::skip]
+        let cases: [Case; 4] = [
+            (&[], (DataBlockIndexType::BinarySearch, 0.75)),
+            (&["--data_block_index_type=0"], (DataBlockIndexType::BinarySearch, 0.75)),
+            (&["--data_block_index_type=1"], (hash, 0.75)),
+            (&["--data_block_index_type=1", "--data_block_hash_table_util_ratio=0.5"], (hash, 0.5)),
+        ];
+        for (flags, want) in cases {
+            let o = parse(flags).unwrap().options().unwrap();
+            let got = (o.data_block_index_type, o.data_block_hash_table_util_ratio);
+            assert_eq!(got, want, "{flags:?}");
+            o.validate().unwrap();
+        }
+        assert_eq!(parse(&[]).unwrap().index_settings(), None);
+        let line = parse(&["--data_block_index_type=1", "--partition_index"])
+            .unwrap()
+            .index_settings()
+            .unwrap();
+        assert!(
+            line.starts_with("two-level index")
+                && line.ends_with("data-block hash index (util ratio 0.75)"),
+            "{line}"
+        );
+        let err = parse(&["--data_block_index_type=2"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("data_block_index_type") && err.contains("got \"2\""),
+            "{err}"
+        );
     }
 
     #[test]

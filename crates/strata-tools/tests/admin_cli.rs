@@ -382,3 +382,40 @@ fn sst_dump_shows_the_partitions_of_a_partitioned_table() {
         assert!(ok && out.contains("OK"), "{out}{err}");
     }
 }
+
+/// `sst dump` of a table written with the data-block hash index says how many of its data
+/// blocks carry one (all of these small blocks); a table without says nothing of it.
+#[test]
+fn sst_dump_shows_how_many_data_blocks_carry_a_hash_index() {
+    let dir = tempfile::tempdir().unwrap();
+    for hashed in [true, false] {
+        let db_dir = dir.path().join(format!("db-{hashed}"));
+        let mut options = strata::Options::default();
+        options.create_if_missing = true;
+        options.block_size = 256;
+        if hashed {
+            options.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+        }
+        let db = strata::Db::open(&db_dir, options).unwrap();
+        for i in 0..1000u32 {
+            db.put(format!("key{i:06}"), format!("value{i}")).unwrap();
+        }
+        db.flush().unwrap();
+        db.close().unwrap();
+        let (ok, out, err) = on(&["sst", "dump", "--limit", "1"], &db_dir);
+        assert!(ok, "{err}");
+        let line = out.lines().find(|l| l.starts_with("data-block-index:"));
+        match hashed {
+            true => {
+                let line = line.unwrap_or_else(|| panic!("no data-block-index line in {out}"));
+                let words: Vec<&str> = line.split(' ').collect();
+                assert_eq!(words[1], "binary_and_hash,", "{line}");
+                assert_eq!(words[2], words[4], "every block carries one: {line}");
+                assert!(words[2].parse::<u64>().unwrap() > 10, "{line}");
+            }
+            false => assert!(line.is_none(), "{out}"),
+        }
+        let (ok, out, err) = on(&["sst", "verify"], &db_dir);
+        assert!(ok && out.contains("OK"), "{out}{err}");
+    }
+}

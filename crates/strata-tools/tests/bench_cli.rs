@@ -1315,6 +1315,56 @@ fn partitioned_index_and_filters_are_written_and_read_back() {
     }
 }
 
+/// `--data_block_index_type=1` writes data blocks with hash indexes on every engine that has
+/// them (Strata and RocksDB), random gets find what they find without it, and the header
+/// says so; Strata's tables then count their hashed blocks.
+#[test]
+fn data_block_hash_indexes_are_written_and_read_back() {
+    for engine in engines().into_iter().filter(|&e| e != "lmdb") {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let (ok, out, err) = bench(
+            &db,
+            &[
+                &format!("--engine={engine}"),
+                "--num=3000",
+                "--benchmarks=fillrandom,flush,readrandom",
+                "--data_block_index_type=1",
+                "--data_block_hash_table_util_ratio=0.5",
+                "--block_size=256",
+                "--compression_type=none",
+            ],
+        );
+        assert!(ok, "{engine}: {err}");
+        assert!(
+            out.contains("Index:      data-block hash index (util ratio 0.5)\n"),
+            "{engine}: {out}"
+        );
+        let lines = parse(&out);
+        let step = |name: &str| {
+            lines
+                .iter()
+                .find(|l| l.name == name)
+                .unwrap_or_else(|| panic!("{engine}: no {name} line in {out}"))
+        };
+        assert_eq!(step("fillrandom").ops, 3000, "{engine}");
+        // fillrandom draws keys with repeats: about 63% of the key space is written, and
+        // readrandom finds every written key it draws.
+        let (found, of) = step("readrandom").found.unwrap();
+        assert_eq!(of, 3000, "{engine}: {out}");
+        assert!((1500..=2400).contains(&found), "{engine}: {found} of {of}");
+        if engine == "strata" {
+            let (ok, tables, err) =
+                common::strata(&["sst", "dump", "--limit", "0", db.to_str().unwrap()]);
+            assert!(ok, "{err}");
+            assert!(
+                tables.contains("data-block-index: binary_and_hash, "),
+                "{tables}"
+            );
+        }
+    }
+}
+
 /// `--readahead_size` reaches every engine's iterators: scans both ways and seeks read back
 /// every entry with a fixed window.
 #[test]

@@ -98,7 +98,7 @@ pub use options::{
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};
-pub use table::{Compression, IndexType, PinnedValue};
+pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue};
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions, TxnCursor,
     TxnIterator,

@@ -14,7 +14,7 @@ use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
-use crate::table::{Compression, IndexType, TableOptions};
+use crate::table::{Compression, DataBlockIndexType, IndexType, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -159,6 +159,22 @@ pub struct Options {
     /// Target raw size of an index partition and of a filter partition in bytes (a column
     /// family field; RocksDB's `metadata_block_size`). At least 1. Default: 4096.
     pub metadata_block_size: usize,
+    /// How a point lookup finds its entry in a data block (a column family field; RocksDB's
+    /// `data_block_index_type`): a binary search of the block's restart points
+    /// ([`DataBlockIndexType::BinarySearch`]), or a small hash table after them mapping
+    /// each user key to its restart interval ([`DataBlockIndexType::BinaryAndHash`],
+    /// RocksDB's `kDataBlockBinaryAndHash`), which saves the binary search on a lookup of a
+    /// cached block and ends a lookup of an absent key at once, for about one byte per
+    /// 0.75 keys of space. Needs a built-in comparator (a family with an application's
+    /// comparator refuses it: its equal keys may differ in bytes). Tables written with it
+    /// have format version 4, which builds without it refuse; tables already written keep
+    /// their blocks. Default: binary search.
+    pub data_block_index_type: DataBlockIndexType,
+    /// With [`DataBlockIndexType::BinaryAndHash`], the user keys per bucket of a data
+    /// block's hash table (a column family field; RocksDB's
+    /// `data_block_hash_table_util_ratio`): lower means more buckets, fewer collisions and
+    /// more space. Above 0, as RocksDB requires. Default: 0.75.
+    pub data_block_hash_table_util_ratio: f64,
     /// With `cache_index_and_filter_blocks`, still keep the top-level index and top-level
     /// filter index of a partitioned table with the open table, so that only partitions are
     /// evicted (RocksDB's `pin_top_level_index_and_filter`); without
@@ -327,6 +343,8 @@ impl Default for Options {
             index_type: IndexType::BinarySearch,
             partition_filters: false,
             metadata_block_size: 4096,
+            data_block_index_type: DataBlockIndexType::BinarySearch,
+            data_block_hash_table_util_ratio: crate::table::data_block_hash::DEFAULT_UTIL_RATIO,
             pin_top_level_index_and_filter: true,
             pin_l0_filter_and_index_blocks_in_cache: false,
             prepopulate_block_cache: PrepopulateBlockCache::Disable,
@@ -404,6 +422,11 @@ impl fmt::Debug for Options {
             .field("index_type", &self.index_type)
             .field("partition_filters", &self.partition_filters)
             .field("metadata_block_size", &self.metadata_block_size)
+            .field("data_block_index_type", &self.data_block_index_type)
+            .field(
+                "data_block_hash_table_util_ratio",
+                &self.data_block_hash_table_util_ratio,
+            )
             .field(
                 "pin_top_level_index_and_filter",
                 &self.pin_top_level_index_and_filter,
@@ -529,6 +552,24 @@ impl Options {
                 IndexType::TwoLevelIndexSearch,
                 self.index_type
             )));
+        }
+        if self.data_block_index_type == DataBlockIndexType::BinaryAndHash {
+            // RocksDB refuses a ratio at or below 0 with the hash index, and takes any other;
+            // NaN and infinity too would make no table.
+            let ratio = self.data_block_hash_table_util_ratio;
+            if !(ratio > 0.0 && ratio.is_finite()) {
+                return Err(Error::InvalidArgument(format!(
+                    "data_block_hash_table_util_ratio is {ratio}, it must be above 0 (and \
+                     finite) with data_block_index_type binary_and_hash"
+                )));
+            }
+            if let KeyOrder::Custom(c) = self.key_order() {
+                return Err(Error::InvalidArgument(format!(
+                    "data_block_index_type binary_and_hash needs a built-in comparator (it \
+                     finds keys by their bytes), not {:?}",
+                    c.name()
+                )));
+            }
         }
         if self.metadata_block_size < 1 || self.metadata_block_size > (256 << 20) {
             return Err(Error::InvalidArgument(format!(
@@ -669,6 +710,8 @@ impl Options {
             index_type: self.index_type,
             partition_filters: self.partition_filters,
             metadata_block_size: self.metadata_block_size,
+            data_block_index_type: self.data_block_index_type,
+            data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
             ..TableOptions::for_internal_keys()
         }
     }
@@ -805,6 +848,10 @@ family_options! {
     partition_filters: bool,
     /// See [`Options::metadata_block_size`].
     metadata_block_size: usize,
+    /// See [`Options::data_block_index_type`].
+    data_block_index_type: DataBlockIndexType,
+    /// See [`Options::data_block_hash_table_util_ratio`].
+    data_block_hash_table_util_ratio: f64,
     /// See [`Options::compression`].
     compression: Compression,
     /// See [`Options::bottommost_compression`].

@@ -89,7 +89,7 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 12] = [
+    let cases: [(Spoil, &str); 15] = [
         (
             |o| {
                 o.allow_mmap_reads = true;
@@ -123,6 +123,27 @@ fn invalid_options_name_the_option() {
         ),
         (|o| o.metadata_block_size = 0, "metadata_block_size"),
         (|o| o.metadata_block_size = 1 << 30, "metadata_block_size"),
+        (
+            |o| {
+                o.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+                o.data_block_hash_table_util_ratio = 0.0;
+            },
+            "data_block_hash_table_util_ratio is 0, it must be above 0",
+        ),
+        (
+            |o| {
+                o.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+                o.data_block_hash_table_util_ratio = -1.0;
+            },
+            "data_block_hash_table_util_ratio is -1",
+        ),
+        (
+            |o| {
+                o.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+                o.data_block_hash_table_util_ratio = f64::NAN;
+            },
+            "data_block_hash_table_util_ratio is NaN",
+        ),
     ];
     for (spoil, name) in cases {
         let mut opts = create();
@@ -468,5 +489,51 @@ fn partition_filters_without_the_two_level_index_are_refused_naming_both() {
     assert!(err.to_string().contains("partition_filters"), "{err}");
     cf.index_type = strata::IndexType::TwoLevelIndexSearch;
     db.create_cf("partitioned", cf).unwrap();
+    db.close().unwrap();
+}
+
+/// The data-block hash index finds keys by their bytes: a family with an application's
+/// comparator (whose equal keys may differ in bytes) refuses it, naming the option and the
+/// comparator, for the database and for a column family; a ratio it ignores (with the binary
+/// search) is taken, as RocksDB takes it.
+#[test]
+fn the_data_block_hash_index_is_refused_with_an_application_comparator() {
+    struct Folding;
+    impl strata::Comparator for Folding {
+        fn name(&self) -> &str {
+            "test.case-folding"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+            a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase())
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = create();
+    opts.comparator = std::sync::Arc::new(Folding);
+    opts.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+    let err = Db::open(dir.path(), opts.clone()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let msg = err.to_string();
+    for part in [
+        "data_block_index_type",
+        "binary_and_hash",
+        "test.case-folding",
+    ] {
+        assert!(msg.contains(part), "{msg} lacks {part}");
+    }
+    assert!(!dir.path().join("CURRENT").exists(), "nothing is created");
+    let mut opts = create();
+    opts.data_block_hash_table_util_ratio = 0.0;
+    let db = Db::open(dir.path(), opts).unwrap();
+    let mut cf = strata::CfOptions::default();
+    cf.comparator = std::sync::Arc::new(Folding);
+    cf.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+    let err = db.create_cf("folded", cf.clone()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    let msg = err.to_string();
+    assert!(msg.contains("options of column family 'folded'"), "{msg}");
+    assert!(msg.contains("test.case-folding"), "{msg}");
+    cf.data_block_index_type = strata::DataBlockIndexType::BinarySearch;
+    db.create_cf("folded", cf).unwrap();
     db.close().unwrap();
 }

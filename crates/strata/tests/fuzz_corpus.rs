@@ -163,6 +163,40 @@ fn write_seeds() {
         block.add(&k, format!("value{i}").as_bytes());
     }
     write("block_reader", "seed-block", block.finish());
+    // The same entries in a block carrying a hash index, and a table of such blocks.
+    let mut hashed = strata::internals::BlockBuilder::with_hash_index(4, 0.75);
+    for i in 0..40u64 {
+        let mut k = Vec::new();
+        strata::internals::append_internal_key(
+            &mut k,
+            format!("key{:03}", i / 2).as_bytes(),
+            100 - i,
+            strata::internals::ValueKind::Put as u8,
+        );
+        hashed.add(&k, format!("value{i}").as_bytes());
+    }
+    write("block_reader", "seed-block-hashed", hashed.finish());
+    let with_hash = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.block_size = 128;
+    options.data_block_index_type = strata::DataBlockIndexType::BinaryAndHash;
+    let hdb = Db::open(with_hash.path(), options).unwrap();
+    for i in 0..120u32 {
+        hdb.put(format!("key{i:04}"), format!("value{i}")).unwrap();
+    }
+    hdb.flush().unwrap();
+    let sst = std::fs::read_dir(with_hash.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".sst"))
+        .unwrap();
+    write(
+        "table_reader",
+        "seed-table-hashed",
+        &std::fs::read(sst).unwrap(),
+    );
+    hdb.close().unwrap();
     let manifest = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().path())

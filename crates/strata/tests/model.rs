@@ -36,8 +36,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 use strata::internals::Rng;
 use strata::{
-    CompactionStyle, Compression, Db, IndexType, Options, PrepopulateBlockCache, ReadOptions,
-    ReverseBytewiseComparator, Snapshot, StringAppend, WriteBatch, WriteOptions,
+    CompactionStyle, Compression, DataBlockIndexType, Db, IndexType, Options,
+    PrepopulateBlockCache, ReadOptions, ReverseBytewiseComparator, Snapshot, StringAppend,
+    WriteBatch, WriteOptions,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -160,6 +161,8 @@ knobs! {
     pin_top_level_index_and_filter: bool,
     pin_l0_filter_and_index_blocks_in_cache: bool,
     prepopulate_block_cache: bool,
+    data_block_hash: bool,
+    data_block_hash_ratio: f64,
     max_open_files: usize,
     use_direct_reads: bool,
     use_direct_io_for_flush_and_compaction: bool,
@@ -238,13 +241,24 @@ impl Knobs {
             partition_filters: false,
             metadata_block_size: 4096,
             pin_top_level_index_and_filter: true,
+            data_block_hash: false,
+            data_block_hash_ratio: 0.75,
             // And after them, the pinning of L0 blocks and the iterators' readahead.
             pin_l0_filter_and_index_blocks_in_cache: false,
             readahead_size: 0,
             prepopulate_block_cache: false,
         }
         .with_partitions(rng)
+        .with_data_block_hash(rng)
         .with_read_knobs(rng)
+    }
+
+    /// Draws the data-block hash index (after the others, so that their draws are what
+    /// they were before it existed); a high ratio makes collisions common.
+    fn with_data_block_hash(mut self, rng: &mut Rng) -> Knobs {
+        self.data_block_hash = rng.one_in(2);
+        self.data_block_hash_ratio = [0.75, 0.2, 4.0][rng.below(3) as usize];
+        self
     }
 
     /// Draws the pinning of L0 tables' index and filter, and the iterators' readahead.
@@ -293,6 +307,11 @@ impl Knobs {
         if self.prepopulate_block_cache {
             options.prepopulate_block_cache = PrepopulateBlockCache::FlushOnly;
         }
+        options.data_block_index_type = match self.data_block_hash {
+            true => DataBlockIndexType::BinaryAndHash,
+            false => DataBlockIndexType::BinarySearch,
+        };
+        options.data_block_hash_table_util_ratio = self.data_block_hash_ratio;
         options.max_open_files = self.max_open_files;
         options.use_direct_reads = self.use_direct_reads;
         options.use_direct_io_for_flush_and_compaction =

@@ -429,6 +429,37 @@ static void partitioned_index_and_filters(const char *path) {
     strata_options_destroy(opts);
 }
 
+static void data_block_hash_index(const char *path) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_create_if_missing(opts, 1);
+    /* A ratio at or below 0 with the hash index is refused by name. */
+    strata_options_set_data_block_index_type(opts, 1);
+    strata_options_set_data_block_hash_table_util_ratio(opts, 0.0);
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "data_block_hash_table_util_ratio is 0");
+    strata_options_set_data_block_hash_table_util_ratio(opts, 0.5);
+    strata_options_set_block_size(opts, 256);
+    strata_t *db = strata_open(opts, path, &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    char key[32], value[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(key, sizeof key, "key%06d", i);
+        snprintf(value, sizeof value, "value%d", i);
+        strata_put(db, wo, key, strlen(key), value, strlen(value), &err);
+        CHECK_OK(err);
+    }
+    strata_flush(db, &err);
+    CHECK_OK(err);
+    CHECK(holds(db, NULL, "key001234", "value1234"));
+    CHECK(holds(db, NULL, "key000000", "value0"));
+    CHECK(holds(db, NULL, "key001234x", NULL));
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
 static void nulls_are_refused_not_followed(void) {
     char *err = NULL;
     CHECK(strata_open(NULL, "x", &err) == NULL);
@@ -466,6 +497,8 @@ int main(int argc, char **argv) {
     read_and_write_paths(path);
     snprintf(path, sizeof path, "%s/partitioned", argv[1]);
     partitioned_index_and_filters(path);
+    snprintf(path, sizeof path, "%s/hashed", argv[1]);
+    data_block_hash_index(path);
     nulls_are_refused_not_followed();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -384,8 +384,8 @@ fn print_header(
         "Memtable:   {} write buffer",
         mb(args.options.write_buffer_size as u64)
     )?;
-    if let Some(partitions) = args.options.partition_settings() {
-        outln!("Index:      {partitions}")?;
+    if let Some(index) = args.options.index_settings() {
+        outln!("Index:      {index}")?;
     }
     if args.readahead_size > 0 {
         outln!(

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::blob::reader::BlobFileReader;
 use crate::compaction_filter::ttl::{Clock, ManualClock};
+use crate::comparator::KeyOrder;
 use crate::error::Result;
 use crate::fs::{RandomAccessFile, SequentialFile};
 use crate::iterator::InternalIterator;
@@ -101,27 +102,37 @@ pub fn blob_reader(data: &[u8]) {
     }
 }
 
-/// A data block (internal keys): walks forward and backward, and seeks.
+/// A data block (internal keys): walks forward and backward, seeks, and point lookups (by
+/// the block's hash index when it carries one), in both built-in orders.
 pub fn block_reader(data: &[u8]) {
     let Ok(block) = Block::new(data.to_vec()) else {
         return;
     };
-    let mut it = BlockIter::new(Arc::new(block), Comparator::Internal(Default::default()));
-    it.seek_to_first();
-    let mut keys = Vec::new();
-    while it.valid() && keys.len() < 100_000 {
-        keys.push(it.key().to_vec());
-        it.next();
-    }
-    it.seek_to_last();
-    let mut back = 0;
-    while it.valid() && back < 100_000 {
-        back += 1;
-        it.prev();
-    }
-    for k in keys.iter().take(16) {
-        it.seek(k);
-        it.seek_for_prev(k);
+    let block = Arc::new(block);
+    for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
+        let mut it = BlockIter::new(block.clone(), Comparator::Internal(order));
+        it.seek_to_first();
+        let mut keys = Vec::new();
+        while it.valid() && keys.len() < 100_000 {
+            keys.push(it.key().to_vec());
+            it.next();
+        }
+        it.seek_to_last();
+        let mut back = 0;
+        while it.valid() && back < 100_000 {
+            back += 1;
+            it.prev();
+        }
+        for k in keys.iter().take(16) {
+            it.seek(k);
+            it.seek_for_prev(k);
+            // Arbitrary buckets may send a lookup anywhere (a table's checksums keep them
+            // as written): it must end on an entry, past the end or corrupt, never panic.
+            it.seek_for_get(k);
+            let mut absent = k.clone();
+            absent.insert(0, b'~');
+            it.seek_for_get(&absent);
+        }
     }
 }
 

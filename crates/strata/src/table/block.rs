@@ -16,6 +16,11 @@
 //! knows nothing of sequence numbers: of internal keys it knows only that they end in an
 //! 8-byte trailer ordered descending, which the built-in orders' seeks compare in place
 //! (see [`BlockIter::seek`]; the restart words of [`Block`] serve their binary search).
+//!
+//! A data block may also carry a hash index between its restart array and its restart count,
+//! the count's top bit then set (layout and meaning in `data_block_hash.rs`): point lookups
+//! ([`BlockIter::seek_for_get`]) use it to find their restart interval, every other move
+//! ignores it. Blocks built without one are as above, byte for byte.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -23,6 +28,9 @@ use std::sync::{Arc, OnceLock};
 use crate::codec::{decode_fixed32, put_varint32};
 use crate::comparator::{bytewise_compare, first_word, KeyOrder};
 use crate::key::TRAILER_LEN;
+use crate::table::data_block_hash::{
+    self, HashIndexBuilder, COLLISION, EMPTY, HASH_INDEX_FLAG, MAX_HASHED_RESTARTS,
+};
 
 /// How a table orders its keys: whole keys in a user order, or internal keys whose user keys
 /// are in a user order. An enum rather than a function pointer so that the built-in orders
@@ -73,6 +81,8 @@ pub struct BlockBuilder {
     counter: usize,
     last_key: Vec<u8>,
     entries: usize,
+    /// The user keys of a data block of internal keys, for its hash index.
+    hash_index: Option<HashIndexBuilder>,
 }
 
 impl BlockBuilder {
@@ -85,6 +95,17 @@ impl BlockBuilder {
             counter: 0,
             last_key: Vec::new(),
             entries: 0,
+            hash_index: None,
+        }
+    }
+
+    /// A builder of data blocks of internal keys that carry a hash index of their user keys
+    /// with `user keys / util_ratio` buckets when they have at most 253 restart points
+    /// (`data_block_hash.rs`).
+    pub fn with_hash_index(restart_interval: usize, util_ratio: f64) -> BlockBuilder {
+        BlockBuilder {
+            hash_index: Some(HashIndexBuilder::new(util_ratio)),
+            ..BlockBuilder::new(restart_interval)
         }
     }
 
@@ -102,6 +123,13 @@ impl BlockBuilder {
             self.restarts.push(self.buf.len() as u32);
             self.counter = 0;
         }
+        if let Some(h) = &mut self.hash_index {
+            let user_key = &key[..key.len().saturating_sub(TRAILER_LEN)];
+            let last = &self.last_key[..self.last_key.len().saturating_sub(TRAILER_LEN)];
+            if self.entries == 0 || last != user_key {
+                h.add(user_key, self.restarts.len() - 1);
+            }
+        }
         put_varint32(&mut self.buf, shared as u32);
         put_varint32(&mut self.buf, (key.len() - shared) as u32);
         put_varint32(&mut self.buf, value.len() as u32);
@@ -115,7 +143,11 @@ impl BlockBuilder {
 
     /// Bytes the block will have when finished.
     pub fn estimated_size(&self) -> usize {
-        self.buf.len() + 4 * self.restarts.len() + 4
+        let hash_index = self
+            .hash_index
+            .as_ref()
+            .map_or(0, |h| h.encoded_len(self.restarts.len()));
+        self.buf.len() + 4 * self.restarts.len() + hash_index + 4
     }
 
     /// True when no entry was added.
@@ -128,13 +160,23 @@ impl BlockBuilder {
         &self.last_key
     }
 
-    /// Appends the restart array and returns the block's contents; then `reset` for reuse.
+    /// Appends the restart array (and the hash index of a builder made
+    /// [`BlockBuilder::with_hash_index`], when the block has few enough restart points) and
+    /// returns the block's contents; then `reset` for reuse.
     pub fn finish(&mut self) -> &[u8] {
         for r in &self.restarts {
             self.buf.extend_from_slice(&r.to_le_bytes());
         }
-        self.buf
-            .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+        let n = self.restarts.len();
+        let hashed = match &self.hash_index {
+            Some(h) => h.finish(n, &mut self.buf),
+            None => false,
+        };
+        let count = match hashed {
+            true => n as u32 | HASH_INDEX_FLAG,
+            false => n as u32,
+        };
+        self.buf.extend_from_slice(&count.to_le_bytes());
         &self.buf
     }
 
@@ -146,7 +188,15 @@ impl BlockBuilder {
         self.counter = 0;
         self.last_key.clear();
         self.entries = 0;
+        if let Some(h) = &mut self.hash_index {
+            h.reset();
+        }
     }
+}
+
+/// True when the finished block `contents` carries a hash index (its last word flagged).
+pub fn has_hash_index(contents: &[u8]) -> bool {
+    contents.last().is_some_and(|b| b & 0x80 != 0)
 }
 
 /// A decoded block, shared by iterators and the block cache.
@@ -154,6 +204,9 @@ pub struct Block {
     data: BlockBytes,
     restarts_at: usize,
     num_restarts: usize,
+    /// Where the hash index's buckets are in the block's bytes (`data_block_hash.rs`);
+    /// empty without one.
+    hash_buckets: std::ops::Range<usize>,
     /// A word per restart point for seeks, made by the first one (see
     /// [`Block::restart_words`]).
     restart_words: OnceLock<Option<RestartWords>>,
@@ -220,11 +273,37 @@ impl Block {
 
     fn checked(bytes: BlockBytes) -> Result<Block, String> {
         let data = bytes.as_slice();
-        let n = decode_fixed32(data.len().checked_sub(4).map_or(&[][..], |at| &data[at..]))
-            .ok_or("block shorter than its restart count")? as usize;
+        let count_at = data
+            .len()
+            .checked_sub(4)
+            .ok_or("block shorter than its restart count")?;
+        let word = decode_fixed32(&data[count_at..]).unwrap_or_default();
+        let n = (word & !HASH_INDEX_FLAG) as usize;
+        let mut restarts_end = count_at;
+        let mut hash_buckets = 0..0;
+        if word & HASH_INDEX_FLAG != 0 {
+            if n > MAX_HASHED_RESTARTS {
+                return Err(format!(
+                    "block of {n} restart points carries a hash index (at most \
+                     {MAX_HASHED_RESTARTS})"
+                ));
+            }
+            let m_at = count_at
+                .checked_sub(2)
+                .ok_or("block shorter than its hash index")?;
+            let m = u16::from_le_bytes([data[m_at], data[m_at + 1]]) as usize;
+            if m == 0 {
+                return Err("hash index has no bucket".into());
+            }
+            let at = m_at
+                .checked_sub(m)
+                .ok_or("hash index larger than the block")?;
+            hash_buckets = at..m_at;
+            restarts_end = at;
+        }
         let restarts_at = n
             .checked_mul(4)
-            .and_then(|r| data.len().checked_sub(4 + r))
+            .and_then(|r| restarts_end.checked_sub(r))
             .ok_or("restart array larger than the block")?;
         if n == 0 {
             return Err("block has no restart point".into());
@@ -233,6 +312,7 @@ impl Block {
             data: bytes,
             restarts_at,
             num_restarts: n,
+            hash_buckets,
             restart_words: OnceLock::new(),
         })
     }
@@ -243,6 +323,7 @@ impl Block {
             data: BlockBytes::Owned(vec![0, 0, 0, 0, 1, 0, 0, 0]),
             restarts_at: 0,
             num_restarts: 1,
+            hash_buckets: 0..0,
             restart_words: OnceLock::new(),
         }
     }
@@ -289,6 +370,20 @@ impl Block {
 
     fn restart(&self, i: usize) -> usize {
         decode_fixed32(&self.bytes()[self.restarts_at + 4 * i..]).unwrap_or_default() as usize
+    }
+
+    /// True when the block carries a hash index.
+    pub fn has_hash_index(&self) -> bool {
+        !self.hash_buckets.is_empty()
+    }
+
+    /// The hash index's bucket for `user_key`: a restart index, [`COLLISION`] or [`EMPTY`]
+    /// (`None` without a hash index).
+    #[inline]
+    fn hash_bucket(&self, user_key: &[u8]) -> Option<u8> {
+        let buckets = self.bytes().get(self.hash_buckets.clone())?;
+        let i = data_block_hash::bucket_of(user_key, buckets.len().max(1));
+        buckets.get(i).copied()
     }
 }
 
@@ -823,16 +918,24 @@ impl BlockIter {
 
     /// [`BlockIter::seek`] in a built-in order (see [`compare_in_byte_order`]).
     fn seek_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(&mut self, target: &[u8]) {
-        let compare = compare_in_byte_order::<INTERNAL, REVERSE>;
         let trailer_len = if INTERNAL { TRAILER_LEN } else { 0 };
         let left = match self.block.restart_words(trailer_len) {
             Some(words) => self.restart_before_by_words::<INTERNAL, REVERSE>(target, words),
-            None => self.restart_before(target, compare),
+            None => self.restart_before(target, compare_in_byte_order::<INTERNAL, REVERSE>),
         };
-        let left = match left {
-            Ok(left) => left,
-            Err(why) => return self.mark_corrupt(why),
-        };
+        match left {
+            Ok(left) => self.seek_from_restart::<INTERNAL, REVERSE>(left, target),
+            Err(why) => self.mark_corrupt(why),
+        }
+    }
+
+    /// Moves to the first entry at or after `target` from restart point `left` on, in a
+    /// built-in order.
+    fn seek_from_restart<const INTERNAL: bool, const REVERSE: bool>(
+        &mut self,
+        left: usize,
+        target: &[u8],
+    ) {
         self.seek_to_restart(left);
         if self.corrupt.is_some() {
             return;
@@ -842,12 +945,57 @@ impl BlockIter {
             Ok(Scan::Rescan) => {
                 self.seek_to_restart(left);
                 while self.parse_next() {
-                    if compare(self.key(), target) != Ordering::Less {
+                    let order = compare_in_byte_order::<INTERNAL, REVERSE>(self.key(), target);
+                    if order != Ordering::Less {
                         return;
                     }
                 }
             }
             Err(why) => self.mark_corrupt(why),
+        }
+    }
+
+    /// A point lookup's seek: moves to the first entry at or after `target` when the block
+    /// holds an entry of `target`'s user key there; otherwise to an entry of another user
+    /// key or past the last entry (the caller checks the user key it finds, and a table
+    /// never needs the next block then: `data_block_hash.rs`).
+    ///
+    /// A block with a hash index, read in a built-in order of internal keys, gives the
+    /// restart interval of the target's user key by its bucket: a scan from there replaces
+    /// the binary search, and an empty bucket ends the lookup at once. A collision, a block
+    /// without a hash index, or another order seek as [`BlockIter::seek`] does.
+    pub fn seek_for_get(&mut self, target: &[u8]) {
+        if self.corrupt.is_some() {
+            return;
+        }
+        match &self.cmp {
+            Comparator::Internal(KeyOrder::Bytewise) if self.block.has_hash_index() => {
+                self.seek_by_hash::<false>(target)
+            }
+            Comparator::Internal(KeyOrder::Reverse) if self.block.has_hash_index() => {
+                self.seek_by_hash::<true>(target)
+            }
+            _ => self.seek(target),
+        }
+    }
+
+    /// [`BlockIter::seek_for_get`] through the block's hash index.
+    fn seek_by_hash<const REVERSE: bool>(&mut self, target: &[u8]) {
+        let user_key = &target[..target.len().saturating_sub(TRAILER_LEN)];
+        match self.block.hash_bucket(user_key) {
+            None | Some(COLLISION) => self.seek_in_byte_order::<true, REVERSE>(target),
+            Some(EMPTY) => {
+                self.forget_prev_entries();
+                self.key_at = KeyAt::Built;
+                self.key.clear();
+                self.current = self.block.restarts_at;
+                self.next = self.block.restarts_at;
+            }
+            Some(r) if usize::from(r) >= self.block.num_restarts => self.mark_corrupt(&format!(
+                "hash index bucket names restart point {r} of a block of {}",
+                self.block.num_restarts
+            )),
+            Some(r) => self.seek_from_restart::<true, REVERSE>(usize::from(r), target),
         }
     }
 
@@ -1055,23 +1203,41 @@ mod tests {
         None => Ok(()),
     });
 
+    /// A block of internal keys with a hash index of `ratio` (when it has few enough
+    /// restart points).
+    fn build_hashed(entries: &Entries, interval: usize, ratio: f64) -> Arc<Block> {
+        let mut b = BlockBuilder::with_hash_index(interval, ratio);
+        for (k, v) in entries {
+            b.add(k, v);
+        }
+        let est = b.estimated_size();
+        let data = b.finish().to_vec();
+        assert_eq!(data.len(), est);
+        Arc::new(Block::new(data).unwrap())
+    }
+
     struct BlockConstructor {
         restart_interval: usize,
         keys: Keys,
+        /// The utilization ratio of a hash index (blocks of internal keys only).
+        hash_ratio: Option<f64>,
     }
 
     impl Constructor for BlockConstructor {
         fn name(&self) -> String {
             format!(
-                "block (restart interval {}, {:?})",
-                self.restart_interval, self.keys
+                "block (restart interval {}, {:?}, hash index {:?})",
+                self.restart_interval, self.keys, self.hash_ratio
             )
         }
         fn keys(&self) -> Keys {
             self.keys
         }
         fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
-            let block = build(entries, self.restart_interval);
+            let block = match self.hash_ratio {
+                Some(ratio) => build_hashed(entries, self.restart_interval, ratio),
+                None => build(entries, self.restart_interval),
+            };
             Box::new(BlockIter::new(block, self.keys.comparator()))
         }
     }
@@ -1083,9 +1249,233 @@ mod tests {
                 let mut c = BlockConstructor {
                     restart_interval,
                     keys,
+                    hash_ratio: None,
                 };
                 harness::check(&mut c, 8);
             }
+            // Iterators ignore a hash index: every move works on blocks carrying one.
+            for ratio in [0.75, 4.0] {
+                let mut c = BlockConstructor {
+                    restart_interval,
+                    keys: Keys::Internal,
+                    hash_ratio: Some(ratio),
+                };
+                harness::check(&mut c, 8);
+            }
+        }
+    }
+
+    fn ikey(user: &[u8], seq: u64) -> Vec<u8> {
+        let mut k = Vec::new();
+        crate::key::append_internal_key(&mut k, user, seq, crate::key::ValueKind::Put as u8);
+        k
+    }
+
+    /// `users` user keys (`u0000`, `u0001`, ...; every other one, so that absent keys fall
+    /// between them), each with `versions` versions at sequence numbers 10, 20, ..., in the
+    /// order `reverse` says.
+    fn versioned_entries(users: usize, versions: u64, reverse: bool) -> Vec<Entry> {
+        let mut users: Vec<Vec<u8>> = (0..users)
+            .map(|i| format!("u{:04}", 2 * i).into_bytes())
+            .collect();
+        if reverse {
+            users.reverse();
+        }
+        users
+            .iter()
+            .flat_map(|u| {
+                (1..=versions).rev().map(move |v| {
+                    let key = ikey(u, 10 * v);
+                    let value = [u.as_slice(), format!("@{v}").as_bytes()].concat();
+                    (key, value)
+                })
+            })
+            .collect()
+    }
+
+    /// Point lookups through a hash index answer as seeks do: for every user key of the
+    /// block (with several versions, over restart intervals) and every snapshot (above,
+    /// between and below its versions), and for user keys the block lacks, the lookup is on
+    /// the entry a seek finds when that entry is of the target's user key, and elsewhere on
+    /// another user key or past the end. Blocks of 254 restart points or more carry no index
+    /// and are byte for byte the blocks built without one.
+    #[test]
+    fn point_lookups_by_hash_answer_as_seeks_do() {
+        // (case, user keys, versions each, restart interval, ratio, restarts, hash index)
+        #[rustfmt::skip]
+        let cases: [(&str, usize, u64, usize, f64, usize, bool); 11] = [
+            ("one restart", 10, 1, 16, 0.75, 1, true),
+            ("one key", 1, 1, 16, 0.75, 1, true),
+            ("many restarts", 200, 1, 4, 0.75, 50, true),
+            ("253 restarts", 253, 1, 1, 0.75, 253, true),
+            ("254 restarts", 254, 1, 1, 0.75, 254, false),
+            ("255 restarts", 255, 1, 1, 0.75, 255, false),
+            ("versions over intervals", 40, 5, 2, 0.75, 100, true),
+            ("versions in one interval", 40, 3, 16, 0.75, 8, true),
+            ("a key over many intervals", 3, 40, 3, 0.75, 40, true),
+            ("few buckets: collisions", 100, 2, 4, 8.0, 50, true),
+            ("many buckets", 100, 2, 4, 0.1, 50, true),
+        ];
+        for (case, users, versions, interval, ratio, restarts, hashed) in cases {
+            for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
+                let reverse = matches!(order, KeyOrder::Reverse);
+                let cmp = Comparator::Internal(order);
+                let entries = versioned_entries(users, versions, reverse);
+                let block = build_hashed(&entries, interval, ratio);
+                let plain = build(&entries, interval);
+                let what = format!("{case}, {cmp:?}");
+                assert_eq!(block.num_restarts, restarts, "{what}");
+                assert_eq!(block.has_hash_index(), hashed, "{what}");
+                assert_eq!(block.bytes() == plain.bytes(), !hashed, "{what}");
+                let mut targets = Vec::new();
+                for i in 0..2 * users + 1 {
+                    let user = format!("u{i:04}").into_bytes();
+                    for seq in (0..=10 * versions + 10).step_by(5) {
+                        targets.push(ikey(&user, seq));
+                    }
+                }
+                targets.push(ikey(b"", 7));
+                targets.push(ikey(b"v", 7));
+                let mut by_hash = BlockIter::new(block.clone(), cmp.clone());
+                let mut by_seek = BlockIter::new(plain.clone(), cmp.clone());
+                for target in &targets {
+                    by_hash.seek_for_get(target);
+                    by_seek.seek(target);
+                    assert_eq!(by_hash.corrupt(), None, "{what}");
+                    let user_key = crate::key::user_key(target);
+                    let seek_found =
+                        by_seek.valid() && crate::key::user_key(by_seek.key()) == user_key;
+                    if seek_found {
+                        assert!(by_hash.valid(), "{what}: {target:?} not found");
+                        assert_eq!(by_hash.key(), by_seek.key(), "{what}: {target:?}");
+                        assert_eq!(by_hash.value(), by_seek.value(), "{what}: {target:?}");
+                    } else if by_hash.valid() {
+                        assert_ne!(crate::key::user_key(by_hash.key()), user_key, "{what}");
+                    }
+                    // The block without an index looks up by seeking.
+                    let mut unhashed = BlockIter::new(plain.clone(), cmp.clone());
+                    unhashed.seek_for_get(target);
+                    assert_eq!(unhashed.valid(), by_seek.valid(), "{what}");
+                    assert!(
+                        !unhashed.valid() || unhashed.key() == by_seek.key(),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A user key the block lacks but which starts the next block (its newer versions in
+    /// this one, or none): the lookup leaves this block's entries of other user keys alone
+    /// and ends past the last entry when the bucket is empty, as a table needs.
+    #[test]
+    fn a_user_key_absent_from_the_block_is_not_found_in_it() {
+        let entries: Vec<Entry> = (0..20u64)
+            .map(|i| (ikey(format!("k{i:02}").as_bytes(), 5), b"v".to_vec()))
+            .collect();
+        let block = build_hashed(&entries, 4, 0.75);
+        let mut it = BlockIter::new(block, Comparator::Internal(KeyOrder::Bytewise));
+        for absent in [&b"k20"[..], b"k05x", b"a", b"z"] {
+            for seq in [1, 5, 9] {
+                it.seek_for_get(&ikey(absent, seq));
+                assert!(
+                    !it.valid() || crate::key::user_key(it.key()) != absent,
+                    "{absent:?}"
+                );
+            }
+        }
+    }
+
+    /// Iterators read a block carrying a hash index as the same block without one: every
+    /// entry forward and backward, and seeks.
+    #[test]
+    fn iterators_over_hashed_blocks_agree_with_unhashed_ones() {
+        for (users, versions, interval) in [(10, 1, 16), (100, 3, 2), (253, 1, 1)] {
+            let entries = versioned_entries(users, versions, false);
+            let cmp = Comparator::Internal(KeyOrder::Bytewise);
+            let walk = |block: Arc<Block>| {
+                let mut it = BlockIter::new(block, cmp.clone());
+                let mut seen = Vec::new();
+                it.seek_to_first();
+                while it.valid() {
+                    seen.push((it.key().to_vec(), it.value().to_vec()));
+                    it.next();
+                }
+                it.seek_to_last();
+                while it.valid() {
+                    seen.push((it.key().to_vec(), it.value().to_vec()));
+                    it.prev();
+                }
+                for (k, _) in entries.iter().step_by(7) {
+                    it.seek(k);
+                    seen.push((it.key().to_vec(), it.value().to_vec()));
+                    it.seek_for_prev(k);
+                    it.prev();
+                    seen.push((
+                        if it.valid() {
+                            it.key().to_vec()
+                        } else {
+                            Vec::new()
+                        },
+                        vec![],
+                    ));
+                }
+                seen
+            };
+            let hashed = build_hashed(&entries, interval, 0.75);
+            assert!(hashed.has_hash_index());
+            assert_eq!(
+                walk(hashed),
+                walk(build(&entries, interval)),
+                "{users} keys"
+            );
+        }
+    }
+
+    /// Damaged hash index bytes: a bucket naming a restart point past the block's is a
+    /// corruption error, any other bucket value gives an answer (never a panic), and a
+    /// bucket count of 0, or larger than the block, or a flagged count above the limit,
+    /// refuses the block.
+    #[test]
+    fn damaged_hash_indexes_are_caught_or_harmless() {
+        let entries = versioned_entries(30, 2, false);
+        let good = build_hashed(&entries, 4, 0.75).bytes().to_vec();
+        let n = 15;
+        let len = good.len();
+        let m = u16::from_le_bytes([good[len - 6], good[len - 5]]) as usize;
+        let buckets = len - 6 - m;
+        let cmp = Comparator::Internal(KeyOrder::Bytewise);
+        for value in 0..=255u8 {
+            let mut d = good.clone();
+            d[buckets..buckets + m].fill(value);
+            let mut it = BlockIter::new(Arc::new(Block::new(d).unwrap()), cmp.clone());
+            for (k, _) in &entries {
+                it.seek_for_get(k);
+                let past = (n..COLLISION as usize).contains(&usize::from(value));
+                match it.corrupt() {
+                    Some(why) => {
+                        assert!(past, "bucket {value}: {why}");
+                        assert!(why.contains("names restart point"), "{why}");
+                    }
+                    None => assert!(!past, "bucket {value} not caught"),
+                }
+                it.set_block(it.block().clone());
+            }
+        }
+        // (what is written over the bucket count and the flagged count, the error)
+        let count = |n: u32| (n | HASH_INDEX_FLAG).to_le_bytes();
+        #[rustfmt::skip]
+        let cases: [(u16, [u8; 4], &str); 3] = [
+            (0, count(n as u32), "hash index has no bucket"),
+            (u16::MAX, count(n as u32), "hash index larger than the block"),
+            (m as u16, count(254), "block of 254 restart points carries a hash index"),
+        ];
+        for (m, last, why) in cases {
+            let mut d = good.clone();
+            d[len - 6..len - 4].copy_from_slice(&m.to_le_bytes());
+            d[len - 4..].copy_from_slice(&last);
+            let err = Block::new(d).err().unwrap_or_default();
+            assert!(err.contains(why), "{err}");
         }
     }
 
@@ -1314,22 +1704,35 @@ mod tests {
     fn damaged_blocks_never_panic() {
         let mut rng = Rng::new(5);
         let entries = harness::random_entries(&mut rng, Keys::Bytewise, 60);
-        let good = build(&entries, 4).bytes().to_vec();
-        for i in 0..good.len() {
-            for bit in [0x01u8, 0x80] {
-                let mut d = good.clone();
-                d[i] ^= bit;
-                let Ok(block) = Block::new(d) else { continue };
-                let mut it = BlockIter::new(Arc::new(block), BYTEWISE);
-                it.seek_to_first();
-                let mut steps = 0;
-                while it.valid() && steps < 1000 {
-                    it.next();
-                    steps += 1;
+        let internal = harness::random_entries(&mut rng, Keys::Internal, 60);
+        let blocks = [
+            (build(&entries, 4), BYTEWISE),
+            (
+                build_hashed(&internal, 4, 0.75),
+                Comparator::Internal(KeyOrder::Bytewise),
+            ),
+        ];
+        for (good, cmp) in blocks {
+            let good = good.bytes().to_vec();
+            for i in 0..good.len() {
+                for bit in [0x01u8, 0x80] {
+                    let mut d = good.clone();
+                    d[i] ^= bit;
+                    let Ok(block) = Block::new(d) else { continue };
+                    let mut it = BlockIter::new(Arc::new(block), cmp.clone());
+                    it.seek_to_first();
+                    let mut steps = 0;
+                    while it.valid() && steps < 1000 {
+                        it.next();
+                        steps += 1;
+                    }
+                    it.seek(b"ab");
+                    it.seek_to_last();
+                    it.prev();
+                    for (k, _) in internal.iter().step_by(5) {
+                        it.seek_for_get(k);
+                    }
                 }
-                it.seek(b"ab");
-                it.seek_to_last();
-                it.prev();
             }
         }
         assert!(Block::new(vec![1, 0]).is_err());

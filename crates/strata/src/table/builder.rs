@@ -11,6 +11,11 @@
 //! blocks; both are held in memory and written at `finish` after the data blocks, then their
 //! top-level blocks (layout in `partitioned.rs`).
 //!
+//! With [`DataBlockIndexType::BinaryAndHash`], in a table of internal keys in a built-in
+//! order, each data block of at most 253 restart points carries a hash index of its user
+//! keys (`data_block_hash.rs`); the properties count them, and the table gets format version
+//! 4 (even if no block ended up with one), so that a build that cannot read them refuses it.
+//!
 //! Range tombstones arrive in any order ([`TableBuilder::add_range_tombstone`]), are held in
 //! memory and written at `finish` as the range-deletion block (`range_del.rs`). The table's
 //! key range must cover them: [`TableBuilder::range_tombstone_bounds`] gives the internal
@@ -18,20 +23,22 @@
 
 use std::sync::Arc;
 
+use crate::comparator::KeyOrder;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
-use crate::table::block::{BlockBuilder, Comparator};
+use crate::table::block::{self, BlockBuilder, Comparator};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
     block_trailer, compress_block, BlockHandle, Compression, Footer, TABLE_FORMAT_VERSION,
-    TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_RANGE_DEL,
+    TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
+    TABLE_FORMAT_VERSION_RANGE_DEL,
 };
 use crate::table::partitioned::{self, PartitionBuilder};
 use crate::table::properties::TableProperties;
-use crate::table::{range_del, IndexType, TableOptions};
+use crate::table::{range_del, DataBlockIndexType, IndexType, TableOptions};
 
 const WRITE_BUFFER: usize = 1 << 20;
 
@@ -42,6 +49,8 @@ pub struct TableBuilder {
     out: Vec<u8>,
     offset: u64,
     data_block: BlockBuilder,
+    /// Data blocks carry hash indexes (the options ask for them and the keys suit).
+    hashed: bool,
     index_block: BlockBuilder,
     /// With a two-level index: the index (and filter) partitions, in place of `index_block`.
     partitions: Option<PartitionBuilder>,
@@ -77,9 +86,23 @@ impl TableBuilder {
             .clone()
             .filter(|_| options.bloom_bits_per_key > 0);
         let two_level = options.index_type == IndexType::TwoLevelIndexSearch;
+        // A hash index finds a user key by its bytes: only orders where equal keys are equal
+        // bytes (the built-in ones), and only internal keys, whose user key it strips.
+        let hashed = options.data_block_index_type == DataBlockIndexType::BinaryAndHash
+            && matches!(
+                options.comparator,
+                Comparator::Internal(KeyOrder::Bytewise | KeyOrder::Reverse)
+            );
         TableBuilder {
             file,
-            data_block: BlockBuilder::new(options.restart_interval),
+            data_block: match hashed {
+                true => BlockBuilder::with_hash_index(
+                    options.restart_interval,
+                    options.data_block_hash_table_util_ratio,
+                ),
+                false => BlockBuilder::new(options.restart_interval),
+            },
+            hashed,
             index_block: BlockBuilder::new(1),
             partitions: two_level.then(|| {
                 PartitionBuilder::new(options.metadata_block_size, options.bloom_bits_per_key)
@@ -233,6 +256,7 @@ impl TableBuilder {
         let contents = self.data_block.finish().to_vec();
         let handle = self.write_block(&contents, self.options.compression)?;
         self.props.data_blocks += 1;
+        self.props.data_block_hash_indexes += u64::from(block::has_hash_index(&contents));
         self.props.data_bytes += handle.size;
         self.data_block.reset();
         self.pending_index = Some((last_key, handle));
@@ -376,10 +400,11 @@ impl TableBuilder {
         }
         let metaindex = self.write_block(meta.finish(), Compression::None)?;
         let index = self.write_block(&index_contents, Compression::None)?;
-        let version = match (range_del, props.index_partitions) {
-            (_, 1..) => TABLE_FORMAT_VERSION_PARTITIONED,
-            (Some(_), 0) => TABLE_FORMAT_VERSION_RANGE_DEL,
-            (None, 0) => TABLE_FORMAT_VERSION,
+        let version = match (self.hashed, range_del, props.index_partitions) {
+            (true, _, _) => TABLE_FORMAT_VERSION_DATA_BLOCK_HASH,
+            (false, _, 1..) => TABLE_FORMAT_VERSION_PARTITIONED,
+            (false, Some(_), 0) => TABLE_FORMAT_VERSION_RANGE_DEL,
+            (false, None, 0) => TABLE_FORMAT_VERSION,
         };
         let footer = Footer {
             metaindex,

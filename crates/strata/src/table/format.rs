@@ -17,7 +17,9 @@
 //! range-deletion block (so that builds reading only version 1 refuse it), 3 for a table with
 //! a partitioned index, with or without range deletions (its footer's index handle points to
 //! a top-level index whose entries name index partitions, which an older build would read as
-//! data blocks; see `partitioned.rs`).
+//! data blocks; see `partitioned.rs`), 4 for a table written with data-block hash indexes
+//! (`data_block_hash.rs`), whatever else it holds (an older build would misread the flagged
+//! restart counts of its data blocks).
 //!
 //! Compression type numbers are RocksDB's. A block is stored compressed only if that saves at
 //! least 1/8 of its size.
@@ -42,12 +44,17 @@ pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"STRATsst");
 pub const TABLE_FORMAT_VERSION: u32 = 1;
 /// The table format version of tables holding a range-deletion block (`range_del.rs`): a
 /// build that reads only version 1 refuses them instead of ignoring their deletions. The
-/// newest version this build reads. On disk.
+/// On disk.
 pub const TABLE_FORMAT_VERSION_RANGE_DEL: u32 = 2;
 /// The table format version of tables with a partitioned index (`partitioned.rs`), with or
 /// without range deletions: a build that reads only versions 1 and 2 refuses them instead of
-/// reading index partitions as data blocks. The newest version this build reads. On disk.
+/// reading index partitions as data blocks. On disk.
 pub const TABLE_FORMAT_VERSION_PARTITIONED: u32 = 3;
+/// The table format version of tables written with data-block hash indexes
+/// (`data_block_hash.rs`), whatever else they hold (range deletions, a partitioned index): a
+/// build that reads only versions 1 to 3 refuses them instead of misreading the restart
+/// count of a block that carries one. The newest version this build reads. On disk.
+pub const TABLE_FORMAT_VERSION_DATA_BLOCK_HASH: u32 = 4;
 /// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
 const MAX_RAW_BLOCK: usize = 1 << 30;
 
@@ -137,8 +144,10 @@ pub struct Footer {
     /// The index block.
     pub index: BlockHandle,
     /// The table format version: [`TABLE_FORMAT_VERSION`],
-    /// [`TABLE_FORMAT_VERSION_RANGE_DEL`] for a table with range deletions, or
-    /// [`TABLE_FORMAT_VERSION_PARTITIONED`] for a table with a partitioned index.
+    /// [`TABLE_FORMAT_VERSION_RANGE_DEL`] for a table with range deletions,
+    /// [`TABLE_FORMAT_VERSION_PARTITIONED`] for a table with a partitioned index, or
+    /// [`TABLE_FORMAT_VERSION_DATA_BLOCK_HASH`] for a table written with data-block hash
+    /// indexes.
     pub version: u32,
 }
 
@@ -171,9 +180,9 @@ impl Footer {
         if unmask_crc(stored) != crc32c(&bytes[..44]) {
             return Err("footer checksum mismatch".into());
         }
-        if version > TABLE_FORMAT_VERSION_PARTITIONED {
+        if version > TABLE_FORMAT_VERSION_DATA_BLOCK_HASH {
             return Err(format!(
-                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_PARTITIONED})"
+                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_DATA_BLOCK_HASH})"
             ));
         }
         let mut src = &bytes[..40];
@@ -368,6 +377,28 @@ mod tests {
             d[i] ^= 0x20;
             assert!(Footer::decode(&d).is_err(), "flip at {i} undetected");
         }
+    }
+
+    /// Every version up to the newest this build writes is read; a newer one is refused,
+    /// naming both (what a build without data-block hash indexes says of version 4).
+    #[test]
+    fn footers_of_newer_format_versions_are_refused_naming_the_versions() {
+        let footer = |version| Footer {
+            metaindex: BlockHandle::default(),
+            index: BlockHandle::default(),
+            version,
+        };
+        for version in 1..=TABLE_FORMAT_VERSION_DATA_BLOCK_HASH {
+            assert_eq!(
+                Footer::decode(&footer(version).encode()),
+                Ok(footer(version))
+            );
+        }
+        let err = Footer::decode(&footer(5).encode()).unwrap_err();
+        assert_eq!(
+            err,
+            "table format version 5 is newer than this build reads (4)"
+        );
     }
 
     #[test]

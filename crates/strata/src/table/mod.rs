@@ -40,6 +40,7 @@
 
 pub mod block;
 pub mod builder;
+pub mod data_block_hash;
 pub mod filter;
 pub mod format;
 pub mod partitioned;
@@ -87,6 +88,47 @@ pub struct TableOptions {
     pub partition_filters: bool,
     /// Target raw size of an index partition and of a filter partition, in bytes.
     pub metadata_block_size: usize,
+    /// Whether data blocks carry a hash index of their user keys for point lookups
+    /// (`data_block_hash.rs`): only tables of internal keys in a built-in order get one.
+    /// Used when building; readers learn it from each block.
+    pub data_block_index_type: DataBlockIndexType,
+    /// User keys per bucket of a data block's hash index (above 0; RocksDB's
+    /// `data_block_hash_table_util_ratio`).
+    pub data_block_hash_table_util_ratio: f64,
+}
+
+/// How a point lookup finds its entry in a data block (RocksDB's
+/// `BlockBasedTableOptions::DataBlockIndexType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum DataBlockIndexType {
+    /// A binary search of the block's restart points, then a scan of one interval.
+    #[default]
+    BinarySearch,
+    /// A hash index after the restart points maps each user key to its restart interval;
+    /// the binary search only where user keys collide (RocksDB's `kDataBlockBinaryAndHash`).
+    /// Tables written with it have format version 4, which older builds refuse.
+    BinaryAndHash,
+}
+
+impl DataBlockIndexType {
+    /// The name used by options and tools (`binary_search`, `binary_and_hash`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DataBlockIndexType::BinarySearch => "binary_search",
+            DataBlockIndexType::BinaryAndHash => "binary_and_hash",
+        }
+    }
+
+    /// The type with this name.
+    pub fn from_name(name: &str) -> Option<DataBlockIndexType> {
+        [
+            DataBlockIndexType::BinarySearch,
+            DataBlockIndexType::BinaryAndHash,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
 }
 
 /// How a table's index is laid out (RocksDB's `BlockBasedTableOptions::IndexType`).
@@ -154,6 +196,8 @@ impl Default for TableOptions {
             index_type: IndexType::BinarySearch,
             partition_filters: false,
             metadata_block_size: 4096,
+            data_block_index_type: DataBlockIndexType::BinarySearch,
+            data_block_hash_table_util_ratio: data_block_hash::DEFAULT_UTIL_RATIO,
         }
     }
 }
@@ -220,7 +264,7 @@ mod tests {
             let o = &self.options;
             format!(
                 "table ({:?}, {:?}, block size {}, restart interval {}, {} bloom bits, {:?} cached, \
-                 {} index, partitioned filters {}, metadata block size {})",
+                 {} index, partitioned filters {}, metadata block size {}, {} data blocks)",
                 self.keys,
                 o.compression,
                 o.block_size,
@@ -229,7 +273,8 @@ mod tests {
                 self.caching,
                 o.index_type.name(),
                 o.partition_filters,
-                o.metadata_block_size
+                o.metadata_block_size,
+                o.data_block_index_type.name()
             )
         }
         fn keys(&self) -> Keys {
@@ -263,7 +308,8 @@ mod tests {
 
     /// Tables pass the iterator harness in every key order, for every compression, many
     /// restart intervals and block sizes, with and without filters and caches, with one
-    /// index block and with partitioned indexes and filters.
+    /// index block and with partitioned indexes and filters, with and without data-block
+    /// hash indexes (tables of internal keys).
     #[test]
     fn tables_pass_the_iterator_harness() {
         let mut case = 0;
@@ -297,6 +343,10 @@ mod tests {
                             restart_interval,
                             compression,
                             bloom_bits_per_key: if case % 3 == 0 { 0 } else { 10 },
+                            data_block_index_type: match case % 2 {
+                                0 => DataBlockIndexType::BinaryAndHash,
+                                _ => DataBlockIndexType::BinarySearch,
+                            },
                             ..base
                         };
                         let mut c = TableConstructor {
@@ -372,6 +422,81 @@ mod tests {
         }
     }
 
+    /// Point lookups in tables whose data blocks carry hash indexes find what a model finds
+    /// (the newest version at or below the snapshot), for every user key and snapshot, in
+    /// both built-in orders, over random block sizes, restart intervals, utilization ratios,
+    /// caches and index layouts: keys with versions running over restart intervals and over
+    /// blocks (a block's last user key starting the next block), absent keys between and
+    /// beyond them. The tables have format version 4 and count their hashed blocks.
+    #[test]
+    fn point_gets_through_data_block_hash_indexes_find_what_a_model_finds() {
+        use crate::key::{append_internal_key, seek_key, user_key, ValueKind};
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = Rng::new(77);
+        for round in 0..24 {
+            let reverse = round % 2 == 1;
+            let order = match reverse {
+                true => crate::comparator::KeyOrder::Reverse,
+                false => crate::comparator::KeyOrder::Bytewise,
+            };
+            let users = 1 + rng.below(300) as usize;
+            let mut entries: Vec<Entry> = Vec::new();
+            for u in 0..users {
+                let user = format!("user{:05}", 2 * u).into_bytes();
+                let most = if rng.one_in(4) { 30 } else { 3 };
+                let versions = 1 + rng.below(most);
+                for v in (1..=versions).rev() {
+                    let kind = match rng.one_in(5) {
+                        true => ValueKind::Delete,
+                        false => ValueKind::Put,
+                    };
+                    let mut k = Vec::new();
+                    append_internal_key(&mut k, &user, 4 * v, kind as u8);
+                    entries.push((k, format!("{u}@{v}").into_bytes()));
+                }
+            }
+            let cmp = block::Comparator::Internal(order);
+            entries.sort_by(|a, b| cmp.compare(&a.0, &b.0));
+            let ratio = [0.75, 0.25, 1.0, 3.0][rng.below(4) as usize];
+            let options = TableOptions {
+                block_size: [128, 512, 4096][rng.below(3) as usize],
+                restart_interval: [1, 2, 4, 16][rng.below(4) as usize],
+                compression: [Compression::None, Compression::Lz4][rng.below(2) as usize],
+                comparator: cmp.clone(),
+                data_block_index_type: DataBlockIndexType::BinaryAndHash,
+                data_block_hash_table_util_ratio: ratio,
+                ..TableOptions::for_internal_keys()
+            };
+            let options = with_layout(options, LAYOUTS[rng.below(4) as usize]);
+            let caching = [Caching::None, Caching::Data, Caching::All][rng.below(3) as usize];
+            let path = dir.path().join(format!("{round}.sst"));
+            let t = table(&path, &entries, options.clone(), caching);
+            let what = format!("round {round}, {} entries", entries.len());
+            let footer = std::fs::read(&path).unwrap();
+            let footer = format::Footer::decode(&footer[footer.len() - format::FOOTER_LEN..]);
+            assert_eq!(footer.unwrap().version, 4, "{what}");
+            let props = t.properties();
+            let small_blocks = options.restart_interval > 1 || options.block_size < 4096;
+            if small_blocks {
+                assert_eq!(props.data_block_hash_indexes, props.data_blocks, "{what}");
+            }
+            for u in 0..2 * users + 2 {
+                let user = format!("user{u:05}").into_bytes();
+                for snapshot in [0, 1, 3, 4, 5, 8, 9, 15, 40, 60, 121, u64::MAX >> 8] {
+                    let target = seek_key(&user, snapshot);
+                    let got = t.get(&target, |k, v| (k.to_vec(), v.to_vec())).unwrap();
+                    let got = got.filter(|(k, _)| user_key(k) == user);
+                    let first = entries.partition_point(|(k, _)| cmp.compare(k, &target).is_lt());
+                    let want = entries
+                        .get(first)
+                        .filter(|(k, _)| user_key(k) == user)
+                        .cloned();
+                    assert_eq!(got, want, "{what}: user {u} at {snapshot}");
+                }
+            }
+        }
+    }
+
     /// Lookups of keys shorter and longer than a cursor builds in place (the longer ones
     /// take the thread's key buffer), also from inside another lookup's callback, which
     /// finds the buffer taken: each finds its own entry.
@@ -439,7 +564,8 @@ mod tests {
 
     /// Flipping any single byte of a table makes open or verify fail with a corruption error
     /// naming the file; it never yields wrong data or a panic. Partitioned indexes and
-    /// filters too: verify reads every index and filter partition.
+    /// filters too: verify reads every index and filter partition; and data blocks carrying
+    /// hash indexes (their buckets and bucket counts are under the block checksum).
     #[test]
     fn every_flipped_byte_is_reported_as_corruption() {
         let dir = tempfile::tempdir().unwrap();
@@ -451,20 +577,35 @@ mod tests {
                 )
             })
             .collect();
-        for (compression, layout) in [
-            (Compression::None, LAYOUTS[0]),
-            (Compression::Lz4, LAYOUTS[0]),
-            (Compression::None, LAYOUTS[1]),
-            (Compression::Lz4, LAYOUTS[3]),
+        // The same entries as internal keys, for tables with data-block hash indexes.
+        let internal: Vec<Entry> = model
+            .iter()
+            .map(|(k, v)| (crate::key::seek_key(k, 7), v.clone()))
+            .collect();
+        let hashed = TableOptions {
+            data_block_index_type: DataBlockIndexType::BinaryAndHash,
+            ..TableOptions::for_internal_keys()
+        };
+        for (compression, layout, base) in [
+            (Compression::None, LAYOUTS[0], TableOptions::default()),
+            (Compression::Lz4, LAYOUTS[0], TableOptions::default()),
+            (Compression::None, LAYOUTS[1], TableOptions::default()),
+            (Compression::Lz4, LAYOUTS[3], TableOptions::default()),
+            (Compression::None, LAYOUTS[0], hashed.clone()),
+            (Compression::Lz4, LAYOUTS[1], hashed),
         ] {
+            let model = match base.data_block_index_type {
+                DataBlockIndexType::BinaryAndHash => &internal,
+                DataBlockIndexType::BinarySearch => &model,
+            };
             let options = TableOptions {
                 block_size: 512,
                 compression,
-                ..TableOptions::default()
+                ..base
             };
             let options = with_layout(options, layout);
             let path = dir.path().join("t.sst");
-            write_table(&path, &model, options.clone());
+            write_table(&path, model, options.clone());
             let good = std::fs::read(&path).unwrap();
             for i in 0..good.len() {
                 let mut bytes = good.clone();

@@ -20,6 +20,9 @@
 //! written only when not 0): the reader learns from `strata.index-partitions` that the
 //! footer's index is a top-level index. `strata.index-bytes` and `strata.filter-bytes` then
 //! count the partitions and the top-level block together.
+//!
+//! A table written with data-block hash indexes records `strata.data-block-hash-indexes`
+//! (varint64, written only when not 0): how many of its data blocks carry one.
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
@@ -71,6 +74,9 @@ pub struct TableProperties {
     pub filter_partitions: u64,
     /// Bytes of the top-level filter index block (0 without filter partitions).
     pub top_level_filter_bytes: u64,
+    /// Data blocks carrying a hash index (`data_block_hash.rs`); 0 in tables written
+    /// without them.
+    pub data_block_hash_indexes: u64,
 }
 
 /// The property naming the prefix extractor.
@@ -80,9 +86,11 @@ const FAMILY_NAME: &str = "strata.column-family";
 const FAMILY_ID: &str = "strata.column-family-id";
 const FAMILY_TTL: &str = "strata.column-family-ttl";
 
-/// The numbers of partitioned tables, written only when not 0, so that other tables keep
-/// the properties block they had before partitions existed.
-const PARTITION_NUMBERS: [&str; 4] = [
+/// The numbers of partitioned tables and of tables with data-block hash indexes, written
+/// only when not 0, so that other tables keep the properties block they had before these
+/// existed.
+const OPTIONAL_NUMBERS: [&str; 5] = [
+    "strata.data-block-hash-indexes",
     "strata.filter-partitions",
     "strata.index-partitions",
     "strata.top-level-filter-bytes",
@@ -109,6 +117,7 @@ impl TableProperties {
         Some(match name {
             "strata.creation-time" => &mut self.creation_time,
             "strata.data-blocks" => &mut self.data_blocks,
+            "strata.data-block-hash-indexes" => &mut self.data_block_hash_indexes,
             "strata.data-bytes" => &mut self.data_bytes,
             "strata.deletions" => &mut self.deletions,
             "strata.entries" => &mut self.entries,
@@ -139,7 +148,7 @@ impl TableProperties {
                 (n, v)
             })
             .collect();
-        for name in PARTITION_NUMBERS {
+        for name in OPTIONAL_NUMBERS {
             let n = copy.number(name).map_or(0, |x| *x);
             if n != 0 {
                 let mut v = Vec::new();
@@ -248,6 +257,7 @@ mod tests {
             top_level_index_bytes: 0,
             filter_partitions: 0,
             top_level_filter_bytes: 0,
+            data_block_hash_indexes: 0,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
         for ttl in [None, Some(3600)] {
@@ -294,8 +304,13 @@ mod tests {
             TableProperties::decode(partitioned.encode()).unwrap(),
             partitioned
         );
+        let hashed = TableProperties {
+            data_block_hash_indexes: 9,
+            ..p.clone()
+        };
+        assert_eq!(TableProperties::decode(hashed.encode()).unwrap(), hashed);
         // Without partitions the block is what it was before partitions existed.
-        for name in PARTITION_NUMBERS {
+        for name in OPTIONAL_NUMBERS {
             assert!(
                 !String::from_utf8_lossy(&p.encode()).contains(name),
                 "{name}"

@@ -831,7 +831,7 @@ impl Table {
             self.options.comparator.clone(),
             data_buf,
         );
-        data.seek(target);
+        data.seek_for_get(target);
         if let Some(why) = data.corrupt() {
             return Err(Error::corruption(&self.path, handle.offset, why));
         }

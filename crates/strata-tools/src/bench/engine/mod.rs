@@ -438,6 +438,8 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--partition_index",
             "--metadata_block_size",
             "--pin_top_level_index_and_filter",
+            "--data_block_index_type",
+            "--data_block_hash_table_util_ratio",
             "--pin_l0_filter_and_index_blocks_in_cache",
             "--prepopulate_block_cache",
             "--block_size (pages are the OS page size)",

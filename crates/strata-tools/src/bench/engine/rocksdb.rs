@@ -257,6 +257,11 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
     table.set_partition_filters(args.options.partition_index_and_filters);
     table.set_metadata_block_size(args.options.metadata_block_size);
     table.set_pin_top_level_index_and_filter(args.options.pin_top_level_index_and_filter);
+    // db_bench's --data_block_index_type (1: kDataBlockBinaryAndHash) and its ratio.
+    if args.options.data_block_index_type == strata::DataBlockIndexType::BinaryAndHash {
+        table.set_data_block_index_type(rocksdb::DataBlockIndexType::BinaryAndHash);
+        table.set_data_block_hash_ratio(args.options.data_block_hash_table_util_ratio);
+    }
     table.set_pin_l0_filter_and_index_blocks_in_cache(
         args.options.pin_l0_filter_and_index_blocks_in_cache,
     );
