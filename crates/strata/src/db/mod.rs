@@ -69,6 +69,7 @@ use crate::memtable::{Lookup, MemTable};
 use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::pinned::{LookupValue, PinnedValue};
+use crate::table::Table;
 use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::{record_size, WriteBatch};
 
@@ -1028,11 +1029,28 @@ impl DbInner {
             // A memtable's tombstone covers the key: every table version is older.
             return Ok(None);
         }
-        for (level, f) in sv.version.files_for_key(key) {
+        // The first tables the key may be in are opened first, each asked to start loading
+        // the line of its filter the lookup will read: most lookups read such a line in
+        // every table they consult, and their misses then overlap instead of adding up. A
+        // table that fails to open here is opened again (and its error returned) only if the
+        // lookup gets to it.
+        let mut opened: [Option<Arc<Table>>; PREFETCHED_TABLES] = Default::default();
+        for (slot, (level, f)) in opened.iter_mut().zip(sv.version.files_for_key(key)) {
+            if f.smallest_seq <= seq {
+                *slot = self.tables.get(f.number, &sv.version.order, level).ok();
+                if let Some(t) = slot {
+                    t.prefetch_filter(hash);
+                }
+            }
+        }
+        for (i, (level, f)) in sv.version.files_for_key(key).enumerate() {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
-            let table = self.tables.get(f.number, &sv.version.order, level)?;
+            let table = match opened.get_mut(i).and_then(Option::take) {
+                Some(t) => t,
+                None => self.tables.get(f.number, &sv.version.order, level)?,
+            };
             // Before the filter: a table's tombstones cover keys its filter knows nothing of.
             let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
@@ -1317,6 +1335,10 @@ impl DbInner {
         flushed.and(synced)
     }
 }
+
+/// How many of the tables a point lookup may read are opened before it reads any, to load
+/// their filters' lines together (`DbInner::get_from_tables`).
+const PREFETCHED_TABLES: usize = 8;
 
 thread_local! {
     /// The seek key of point lookups, reused by each thread.

@@ -170,6 +170,14 @@ impl Filter {
         true
     }
 
+    /// Starts loading the cache line [`Filter::may_contain_hash`] will read for `h`.
+    #[inline]
+    pub fn prefetch(&self, h: u64) {
+        if let Some(byte) = self.data.get(line_of(h, self.num_lines)) {
+            crate::util::prefetch(byte);
+        }
+    }
+
     /// Bytes of memory the filter holds.
     pub fn size(&self) -> usize {
         self.data.len()

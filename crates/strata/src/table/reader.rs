@@ -585,10 +585,23 @@ impl Table {
     /// [`Table::may_contain`] for a key's precomputed [`filter_hash`], so that a read
     /// probing many tables hashes its key once.
     pub fn may_contain_hash(&self, hash: u64) -> Result<bool> {
+        // A pinned filter is read in place: no reference count for every thread to bump.
+        if let Some(TableFilter::Whole(Part::Pinned(f))) = &self.filter {
+            return Ok(self.counted_filter_check(f, hash));
+        }
         let Some(f) = self.filter_block()? else {
             return Ok(true);
         };
         Ok(self.counted_filter_check(&f, hash))
+    }
+
+    /// Starts loading the line of a pinned whole filter that [`Table::may_contain_hash`]
+    /// will read for `hash` (nothing for other filters, which a lookup must find first).
+    #[inline]
+    pub fn prefetch_filter(&self, hash: u64) {
+        if let Some(TableFilter::Whole(Part::Pinned(f))) = &self.filter {
+            f.prefetch(hash);
+        }
     }
 
     /// False only if no key with the prefix whose [`filter_hash`] is `prefix_hash` is in the
