@@ -36,6 +36,14 @@ fn parse(stdout: &str) -> Vec<Line> {
         .collect()
 }
 
+/// The line of step `name` among `lines`, parsed from `out`; a panic showing `out` if none.
+fn step_line<'a>(lines: &'a [Line], name: &str, out: &str) -> &'a Line {
+    lines
+        .iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("no {name} line in {out}"))
+}
+
 #[test]
 fn every_step_reports_its_operations_on_every_engine() {
     for engine in engines() {
@@ -1094,12 +1102,7 @@ fn fillseqingest_loads_every_key_through_one_ingested_table() {
         }
         assert!(ok, "{engine}: {err}");
         let lines = parse(&out);
-        let step = |name: &str| {
-            lines
-                .iter()
-                .find(|l| l.name == name)
-                .unwrap_or_else(|| panic!("{out}"))
-        };
+        let step = |name: &str| step_line(&lines, name, &out);
         assert_eq!(step("fillseqingest").ops, 3000, "{engine}: {out}");
         assert!(out.contains("ingested in"), "{engine}: {out}");
         assert_eq!(
@@ -1290,12 +1293,7 @@ fn partitioned_index_and_filters_are_written_and_read_back() {
             "{engine}: {out}"
         );
         let lines = parse(&out);
-        let step = |name: &str| {
-            lines
-                .iter()
-                .find(|l| l.name == name)
-                .unwrap_or_else(|| panic!("{engine}: no {name} line in {out}"))
-        };
+        let step = |name: &str| step_line(&lines, name, &out);
         assert_eq!(step("fillrandom").ops, 3000, "{engine}");
         // fillrandom draws keys with repeats: about 63% of the key space is written, and
         // readrandom finds every written key it draws.
@@ -1341,12 +1339,7 @@ fn data_block_hash_indexes_are_written_and_read_back() {
             "{engine}: {out}"
         );
         let lines = parse(&out);
-        let step = |name: &str| {
-            lines
-                .iter()
-                .find(|l| l.name == name)
-                .unwrap_or_else(|| panic!("{engine}: no {name} line in {out}"))
-        };
+        let step = |name: &str| step_line(&lines, name, &out);
         assert_eq!(step("fillrandom").ops, 3000, "{engine}");
         // fillrandom draws keys with repeats: about 63% of the key space is written, and
         // readrandom finds every written key it draws.
@@ -1389,12 +1382,7 @@ fn a_fixed_readahead_scans_and_seeks_every_entry() {
             "{engine}: {out}"
         );
         let lines = parse(&out);
-        let step = |name: &str| {
-            lines
-                .iter()
-                .find(|l| l.name == name)
-                .unwrap_or_else(|| panic!("{engine}: no {name} line in {out}"))
-        };
+        let step = |name: &str| step_line(&lines, name, &out);
         assert_eq!(step("readseq").ops, 3000, "{engine}: {out}");
         assert_eq!(step("readreverse").ops, 3000, "{engine}: {out}");
         let (found, of) = step("seekrandom").found.unwrap();

@@ -825,6 +825,21 @@ mod tests {
         }
     }
 
+    impl CountedFile {
+        /// Opens this file as table `path` through a fresh 64 MiB block cache, and says how
+        /// many reads the open made.
+        fn open_cached(self, path: &Path, options: &TableOptions) -> (Arc<Table>, usize) {
+            let reads = self.reads.clone();
+            let read_options = reader::TableReadOptions {
+                block_cache: Some(Arc::new(reader::BlockCache::new(64 << 20, 16))),
+                cache_id: 1,
+                ..reader::TableReadOptions::uncached(options.clone())
+            };
+            let table = Arc::new(Table::open(Box::new(self), path, &read_options).unwrap());
+            (table, reads.load(std::sync::atomic::Ordering::Relaxed))
+        }
+    }
+
     /// Scans read ahead: after a block read from the file, stepping on to the next block
     /// reads a window of adjacent blocks with one read (growing to 256 KiB), in both
     /// directions; every entry comes back once, in order. A damaged block inside a window is
@@ -894,13 +909,7 @@ mod tests {
                 watched: at,
                 watched_read: watched_read.clone(),
             };
-            let read_options = reader::TableReadOptions {
-                block_cache: Some(Arc::new(reader::BlockCache::new(64 << 20, 16))),
-                cache_id: 1,
-                ..reader::TableReadOptions::uncached(options.clone())
-            };
-            let table = Arc::new(Table::open(Box::new(file), &path, &read_options).unwrap());
-            let reads_to_open = reads.load(std::sync::atomic::Ordering::Relaxed);
+            let (table, reads_to_open) = file.open_cached(&path, &options);
             let mut it = table.iter();
             let mut seen = Vec::new();
             if case.reverse {
@@ -1000,13 +1009,7 @@ mod tests {
                 watched: usize::MAX,
                 watched_read: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             };
-            let read_options = reader::TableReadOptions {
-                block_cache: Some(Arc::new(reader::BlockCache::new(64 << 20, 16))),
-                cache_id: 1,
-                ..reader::TableReadOptions::uncached(options.clone())
-            };
-            let table = Arc::new(Table::open(Box::new(file), &path, &read_options).unwrap());
-            let reads_to_open = reads.load(std::sync::atomic::Ordering::Relaxed);
+            let (table, reads_to_open) = file.open_cached(&path, &options);
             let mut it = table.iter_with_readahead(case.readahead);
             let start = 1500;
             if case.reverse {
