@@ -759,8 +759,26 @@ impl BlockIter {
         if self.corrupt.is_some() {
             return;
         }
-        self.seek_to_restart(self.block.num_restarts - 1);
+        let last = self.block.num_restarts - 1;
+        self.prefetch_backward_from(last, self.block.restarts_at);
+        self.seek_to_restart(last);
         self.scan_interval_to(self.block.restarts_at);
+    }
+
+    /// Asks for the lines of restart interval `index` up to offset `end`, and of the
+    /// interval before it: a backward step decodes an interval from its restart point on,
+    /// lines the cursor has not read yet (going backward, the previous interval's are cold
+    /// when it gets there, and the hardware's own prefetch follows forward streams), so
+    /// asking for both intervals at once lets their misses overlap.
+    fn prefetch_backward_from(&self, index: usize, end: usize) {
+        let data = self.block.bytes();
+        let from = match index {
+            0 => 0,
+            i => self.block.restart(i - 1),
+        };
+        for at in (from..end.min(self.block.restarts_at)).step_by(64) {
+            crate::util::prefetch(&data[at]);
+        }
     }
 
     /// From a restart point (`seek_to_restart`), decodes entries up to the one that ends at
@@ -1161,6 +1179,7 @@ impl BlockIter {
             self.next = self.block.restarts_at;
             return;
         }
+        self.prefetch_backward_from(before - 1, original);
         self.seek_to_restart(before - 1);
         self.scan_interval_to(original);
     }
