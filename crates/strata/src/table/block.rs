@@ -377,12 +377,12 @@ impl Block {
         !self.hash_buckets.is_empty()
     }
 
-    /// The hash index's bucket for `user_key`: a restart index, [`COLLISION`] or [`EMPTY`]
-    /// (`None` without a hash index).
+    /// The hash index's bucket for a user key's [`filter_hash`](crate::key::filter_hash): a
+    /// restart index, [`COLLISION`] or [`EMPTY`] (`None` without a hash index).
     #[inline]
-    fn hash_bucket(&self, user_key: &[u8]) -> Option<u8> {
+    fn hash_bucket(&self, user_key_hash: u64) -> Option<u8> {
         let buckets = self.bytes().get(self.hash_buckets.clone())?;
-        let i = data_block_hash::bucket_of(user_key, buckets.len().max(1));
+        let i = data_block_hash::bucket_of_hash(user_key_hash, buckets.len().max(1));
         buckets.get(i).copied()
     }
 }
@@ -983,24 +983,34 @@ impl BlockIter {
     /// the binary search, and an empty bucket ends the lookup at once. A collision, a block
     /// without a hash index, or another order seek as [`BlockIter::seek`] does.
     pub fn seek_for_get(&mut self, target: &[u8]) {
+        self.seek_for_get_hashed(target, None);
+    }
+
+    /// [`BlockIter::seek_for_get`] given `user_key_hash`, the [`filter_hash`] of `target`'s
+    /// user key when the caller has it (a table lookup computed it for the filters), so
+    /// that a block's hash index does not compute it again.
+    ///
+    /// [`filter_hash`]: crate::key::filter_hash
+    pub fn seek_for_get_hashed(&mut self, target: &[u8], user_key_hash: Option<u64>) {
         if self.corrupt.is_some() {
             return;
         }
         match &self.cmp {
             Comparator::Internal(KeyOrder::Bytewise) if self.block.has_hash_index() => {
-                self.seek_by_hash::<false>(target)
+                self.seek_by_hash::<false>(target, user_key_hash)
             }
             Comparator::Internal(KeyOrder::Reverse) if self.block.has_hash_index() => {
-                self.seek_by_hash::<true>(target)
+                self.seek_by_hash::<true>(target, user_key_hash)
             }
             _ => self.seek(target),
         }
     }
 
     /// [`BlockIter::seek_for_get`] through the block's hash index.
-    fn seek_by_hash<const REVERSE: bool>(&mut self, target: &[u8]) {
+    fn seek_by_hash<const REVERSE: bool>(&mut self, target: &[u8], user_key_hash: Option<u64>) {
         let user_key = &target[..target.len().saturating_sub(TRAILER_LEN)];
-        match self.block.hash_bucket(user_key) {
+        let hash = user_key_hash.unwrap_or_else(|| crate::key::filter_hash(user_key));
+        match self.block.hash_bucket(hash) {
             None | Some(COLLISION) => self.seek_in_byte_order::<true, REVERSE>(target),
             Some(EMPTY) => {
                 self.forget_prev_entries();

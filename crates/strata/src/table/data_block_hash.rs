@@ -60,16 +60,10 @@ pub const EMPTY: u8 = 255;
 /// per bucket.
 pub const DEFAULT_UTIL_RATIO: f64 = 0.75;
 
-/// The bucket of `user_key` among `buckets` (at least 1).
-#[inline]
-pub fn bucket_of(user_key: &[u8], buckets: usize) -> usize {
-    bucket_of_hash(filter_hash(user_key), buckets)
-}
-
 /// The bucket of a user key's hash among `buckets`: the hash's high half scaled to
 /// `0..buckets`. On disk.
 #[inline]
-fn bucket_of_hash(hash: u64, buckets: usize) -> usize {
+pub fn bucket_of_hash(hash: u64, buckets: usize) -> usize {
     (((hash >> 32) * buckets as u64) >> 32) as usize
 }
 
@@ -169,7 +163,7 @@ mod tests {
             for (bucket, &value) in out[..m].iter().enumerate() {
                 let here: Vec<usize> = keys
                     .iter()
-                    .filter(|(k, _)| bucket_of(k, m) == bucket)
+                    .filter(|(k, _)| bucket_of_hash(filter_hash(k), m) == bucket)
                     .map(|&(_, r)| r)
                     .collect();
                 let expected = match here.as_slice() {

@@ -824,7 +824,7 @@ impl Table {
             true => GET_BUFFER.with(|b| b.take()),
             false => Vec::new(),
         };
-        let (found, data_buf) = self.get_in_block(handle, target, data_buf, f)?;
+        let (found, data_buf) = self.get_in_block(handle, target, hash, data_buf, f)?;
         if long {
             GET_BUFFER.with(|b| *b.borrow_mut() = data_buf);
         }
@@ -836,6 +836,7 @@ impl Table {
         &self,
         handle: BlockHandle,
         target: &[u8],
+        filter_hash: u64,
         data_buf: Vec<u8>,
         f: impl FnOnce(&BlockIter) -> R,
     ) -> Result<(Option<R>, Vec<u8>)> {
@@ -844,7 +845,13 @@ impl Table {
             self.options.comparator.clone(),
             data_buf,
         );
-        data.seek_for_get(target);
+        // When the filter key is the target's user key (a table of internal keys), its hash
+        // is the one a data block's hash index takes.
+        let filter_key = (self.options.filter_key)(target);
+        let user_key = crate::key::user_key(target);
+        let same = std::ptr::eq(filter_key, user_key);
+        let user_key_hash = same.then_some(filter_hash);
+        data.seek_for_get_hashed(target, user_key_hash);
         if let Some(why) = data.corrupt() {
             return Err(Error::corruption(&self.path, handle.offset, why));
         }
