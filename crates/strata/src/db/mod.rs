@@ -1034,20 +1034,26 @@ impl DbInner {
         // every table they consult, and their misses then overlap instead of adding up. A
         // table that fails to open here is opened again (and its error returned) only if the
         // lookup gets to it.
-        let mut opened: [Option<Arc<Table>>; PREFETCHED_TABLES] = Default::default();
-        for (slot, (level, f)) in opened.iter_mut().zip(sv.version.files_for_key(key)) {
-            if f.smallest_seq <= seq {
-                *slot = self.tables.get(f.number, &sv.version.order, level).ok();
-                if let Some(t) = slot {
-                    t.prefetch_filter(hash);
-                }
+        // A table whose every entry is newer than the read is skipped.
+        let mut candidates = sv
+            .version
+            .files_for_key(key)
+            .filter(|(_, f)| f.smallest_seq <= seq);
+        type Opened<'a> = Option<(usize, &'a Arc<FileMeta>, Option<Arc<Table>>)>;
+        let mut first: [Opened; PREFETCHED_TABLES] = [const { None }; PREFETCHED_TABLES];
+        for slot in &mut first {
+            let Some((level, f)) = candidates.next() else {
+                break;
+            };
+            let table = self.tables.get(f.number, &sv.version.order, level).ok();
+            if let Some(t) = &table {
+                t.prefetch_filter(hash);
             }
+            *slot = Some((level, f, table));
         }
-        for (i, (level, f)) in sv.version.files_for_key(key).enumerate() {
-            if f.smallest_seq > seq {
-                continue; // everything in it is newer than the read
-            }
-            let table = match opened.get_mut(i).and_then(Option::take) {
+        let rest = candidates.map(|(level, f)| (level, f, None));
+        for (level, f, opened) in first.into_iter().flatten().chain(rest) {
+            let table = match opened {
                 Some(t) => t,
                 None => self.tables.get(f.number, &sv.version.order, level)?,
             };
