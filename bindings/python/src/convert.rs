@@ -242,6 +242,7 @@ macro_rules! set_family_option {
             "enable_blob_files" => t.enable_blob_files = opt(v, n)?,
             "min_blob_size" => t.min_blob_size = opt(v, n)?,
             "blob_file_size" => t.blob_file_size = opt(v, n)?,
+            "blob_separation_at_write" => t.blob_separation_at_write = opt(v, n)?,
             "enable_blob_garbage_collection" => t.enable_blob_garbage_collection = opt(v, n)?,
             "blob_garbage_collection_age_cutoff" => {
                 t.blob_garbage_collection_age_cutoff = opt(v, n)?

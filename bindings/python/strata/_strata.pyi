@@ -111,6 +111,7 @@ def open(
     enable_blob_files: bool = False,
     min_blob_size: int = 0,
     blob_file_size: int = ...,
+    blob_separation_at_write: bool = ...,
     enable_blob_garbage_collection: bool = False,
     blob_garbage_collection_age_cutoff: float = 0.25,
     blob_garbage_collection_force_threshold: float = 1.0,

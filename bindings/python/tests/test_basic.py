@@ -202,6 +202,7 @@ def test_blob_file_options(path):
         enable_blob_files=True,
         min_blob_size=1024,
         blob_file_size=1 << 20,
+        blob_separation_at_write=True,
         enable_blob_garbage_collection=True,
         blob_garbage_collection_age_cutoff=0.5,
         blob_garbage_collection_force_threshold=0.9,

@@ -488,6 +488,13 @@ void strata_options_set_enable_blob_files(strata_options_t *opt, unsigned char v
 // `opt` must be null or a live handle.
 void strata_options_set_min_blob_size(strata_options_t *opt, uint64_t v);
 
+// With blob files on, writes put large values straight into blob files and the WAL records
+// their references, so that each value is written once.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_blob_separation_at_write(strata_options_t *opt, unsigned char v);
+
 // Blob files are cut at this many bytes.
 //
 // # Safety

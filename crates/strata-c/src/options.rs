@@ -207,6 +207,19 @@ pub unsafe extern "C" fn strata_options_set_min_blob_size(opt: *mut strata_optio
     unsafe { update(opt, |o| o.min_blob_size = v) }
 }
 
+/// With blob files on, writes put large values straight into blob files and the WAL records
+/// their references, so that each value is written once.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_blob_separation_at_write(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.blob_separation_at_write = v != 0) }
+}
+
 /// Blob files are cut at this many bytes.
 ///
 /// # Safety

@@ -264,6 +264,11 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 256 << 20)]
     pub blob_file_size: u64,
 
+    /// With --enable_blob_files, writes put large values straight into blob files and the
+    /// WAL records their references: each value is written once (Strata only).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub blob_separation_at_write: bool,
+
     /// Compactions move the live values of the oldest blob files into new ones, so that the
     /// old files can be deleted.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
@@ -357,6 +362,7 @@ impl EngineFlags {
         options.enable_blob_files = self.enable_blob_files;
         options.min_blob_size = self.min_blob_size;
         options.blob_file_size = self.blob_file_size;
+        options.blob_separation_at_write = self.blob_separation_at_write;
         options.enable_blob_garbage_collection = self.enable_blob_garbage_collection;
         options.blob_garbage_collection_age_cutoff = self.blob_garbage_collection_age_cutoff;
         options.blob_garbage_collection_force_threshold =
@@ -384,6 +390,11 @@ impl EngineFlags {
                 "blob_file_size",
                 text(&self.blob_file_size),
                 text(&d.blob_file_size),
+            ),
+            (
+                "blob_separation_at_write",
+                text(&self.blob_separation_at_write),
+                text(&d.blob_separation_at_write),
             ),
             (
                 "enable_blob_garbage_collection",
@@ -459,8 +470,12 @@ impl EngineFlags {
         } else {
             "no garbage collection".to_string()
         };
+        let when = match self.blob_separation_at_write {
+            true => "as they are written (not in the WAL)",
+            false => "at flush",
+        };
         Some(format!(
-            "values of {} bytes or more, files cut at {} bytes, {gc}",
+            "values of {} bytes or more, separated {when}, files cut at {} bytes, {gc}",
             self.min_blob_size, self.blob_file_size
         ))
     }
@@ -734,7 +749,7 @@ mod tests {
         for (flags, settings) in [
             (
                 &["--enable_blob_files"][..],
-                "values of 0 bytes or more, files cut at 268435456 bytes, no garbage collection",
+                "values of 0 bytes or more, separated at flush, files cut at 268435456 bytes, no garbage collection",
             ),
             (
                 &[
@@ -744,8 +759,13 @@ mod tests {
                     "--enable_blob_garbage_collection",
                     "--blob_garbage_collection_force_threshold=0.5",
                 ][..],
-                "values of 1024 bytes or more, files cut at 1000000 bytes, garbage collection \
+                "values of 1024 bytes or more, separated at flush, files cut at 1000000 bytes, garbage collection \
                  of the oldest 25% of the files, forced at 50% garbage",
+            ),
+            (
+                &["--enable_blob_files", "--blob_separation_at_write"][..],
+                "values of 0 bytes or more, separated as they are written (not in the WAL), files cut \
+                 at 268435456 bytes, no garbage collection",
             ),
         ] {
             let f = parse(flags).unwrap();

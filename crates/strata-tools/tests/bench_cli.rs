@@ -1188,7 +1188,7 @@ fn blob_flags_reach_every_engine_with_blob_files_and_are_refused_on_lmdb() {
         assert!(ok, "{engine}: {err}");
         assert!(
             out.contains(
-                "Blob files: values of 50 bytes or more, files cut at 1000000 bytes, garbage \
+                "Blob files: values of 50 bytes or more, separated at flush, files cut at 1000000 bytes, garbage \
                  collection of the oldest 25% of the files, forced at 100% garbage\n"
             ),
             "{engine}: {out}"

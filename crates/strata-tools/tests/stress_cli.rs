@@ -37,7 +37,7 @@ fn runs_with_blob_files_verify_with_values_on_both_sides_of_the_blob_size() {
     assert!(ok, "{out}\n{err}");
     assert!(
         out.contains(
-            "blob files: values of 150 bytes or more, files cut at 20000 bytes, garbage \
+            "blob files: values of 150 bytes or more, separated at flush, files cut at 20000 bytes, garbage \
              collection of the oldest 50% of the files, forced at 100% garbage\n"
         ),
         "{out}"

@@ -252,6 +252,13 @@ pub struct Options {
     pub min_blob_size: u64,
     /// Blob files are cut once they reach this many bytes. Default: 256 MiB.
     pub blob_file_size: u64,
+    /// With `enable_blob_files`, a write that goes through the WAL puts each value of at
+    /// least `min_blob_size` bytes straight into a blob file, and the WAL records the value's
+    /// reference in its place: the value is written once, where without it the WAL takes it
+    /// and the flush writes it again to a blob file. The memtable still holds the value, so
+    /// reads are unchanged; recovery reads the values back from the blob files the WAL names.
+    /// A synced write syncs the blob file before the WAL. Default: false.
+    pub blob_separation_at_write: bool,
     /// Compactions move the live values of the oldest blob files (see
     /// `blob_garbage_collection_age_cutoff`) into new ones, so that the old files become all
     /// garbage and are deleted. Without it, a blob file goes only once every value in it is
@@ -368,6 +375,7 @@ impl Default for Options {
             enable_blob_files: false,
             min_blob_size: 0,
             blob_file_size: 256 << 20,
+            blob_separation_at_write: false,
             enable_blob_garbage_collection: false,
             blob_garbage_collection_age_cutoff: 0.25,
             blob_garbage_collection_force_threshold: 1.0,
@@ -471,6 +479,7 @@ impl fmt::Debug for Options {
             .field("enable_blob_files", &self.enable_blob_files)
             .field("min_blob_size", &self.min_blob_size)
             .field("blob_file_size", &self.blob_file_size)
+            .field("blob_separation_at_write", &self.blob_separation_at_write)
             .field(
                 "enable_blob_garbage_collection",
                 &self.enable_blob_garbage_collection,
@@ -882,6 +891,8 @@ family_options! {
     min_blob_size: u64,
     /// See [`Options::blob_file_size`].
     blob_file_size: u64,
+    /// See [`Options::blob_separation_at_write`].
+    blob_separation_at_write: bool,
     /// See [`Options::enable_blob_garbage_collection`].
     enable_blob_garbage_collection: bool,
     /// See [`Options::blob_garbage_collection_age_cutoff`].

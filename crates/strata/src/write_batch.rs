@@ -19,6 +19,11 @@
 //! `seq` is the sequence number of the first record; record `i` gets `seq + i`. A group
 //! commit concatenates the records of several batches behind one header.
 //!
+//! In the WAL, a put whose value was written to a blob file as the batch was written
+//! (`Options::blob_separation_at_write`) is a record of kind 17 (a blob reference), framed
+//! like a put, whose value is the reference (`blob::BlobIndex`). Batches built through the API
+//! never hold one, and only WAL records are read with them allowed.
+//!
 //! One more tag, 0x3f, marks a log-data record (RocksDB's PutLogData): a length-prefixed
 //! blob that travels in the WAL with the batch but is not an update. It takes no sequence
 //! number, is not counted in `count`, and is never applied to a memtable; recovery reads
@@ -416,6 +421,7 @@ impl WriteBatch {
             false => BatchIter {
                 records: &[],
                 remaining: 0,
+                blob_references: false,
             },
         };
         records
@@ -447,6 +453,7 @@ impl WriteBatch {
         BatchIter {
             records: self.records(),
             remaining: self.count,
+            blob_references: false,
         }
     }
 }
@@ -463,6 +470,45 @@ fn note_family(families: &mut Vec<u32>, cf: u32) {
 pub(crate) fn encode_header(dst: &mut Vec<u8>, seq: SequenceNumber, count: u32) {
     dst.extend_from_slice(&seq.to_le_bytes());
     dst.extend_from_slice(&count.to_le_bytes());
+}
+
+/// Appends `records` (a batch's records, without header) to `dst`, each update given to
+/// `separate` in order with a buffer: where it returns true, the update goes to `dst` as a
+/// blob-reference record of the same family and key with the buffer as its value;
+/// otherwise, and for log-data records, the bytes are copied as they are. The error is the
+/// first one `separate` returned, or why `records` do not decode (an invalid argument).
+pub(crate) fn copy_records_separating(
+    records: &[u8],
+    dst: &mut Vec<u8>,
+    mut separate: impl FnMut(&BatchEntry, &mut Vec<u8>) -> crate::error::Result<bool>,
+) -> crate::error::Result<()> {
+    let undecodable = |reason: String| crate::error::Error::InvalidArgument(reason);
+    let mut rest = records;
+    let mut reference = Vec::new();
+    while let Some((&tag, after)) = rest.split_first() {
+        let start = rest;
+        rest = after;
+        if tag == LOG_DATA {
+            get_length_prefixed(&mut rest)
+                .ok_or_else(|| undecodable("bad log-data record in batch".into()))?;
+        } else {
+            let entry = decode_record(tag, &mut rest, false).map_err(undecodable)?;
+            reference.clear();
+            if separate(&entry, &mut reference)? {
+                if entry.cf == 0 {
+                    dst.push(ValueKind::BlobIndex as u8);
+                } else {
+                    dst.push(ValueKind::BlobIndex as u8 | FAMILY_BIT);
+                    put_varint32(dst, entry.cf);
+                }
+                put_length_prefixed(dst, entry.key);
+                put_length_prefixed(dst, &reference);
+                continue;
+            }
+        }
+        dst.extend_from_slice(&start[..start.len() - rest.len()]);
+    }
+    Ok(())
 }
 
 /// A batch as found in a WAL record: its first sequence number and its updates.
@@ -499,6 +545,7 @@ impl<'a> DecodedBatch<'a> {
         BatchIter {
             records: self.records,
             remaining: self.count,
+            blob_references: true,
         }
     }
 }
@@ -507,6 +554,9 @@ impl<'a> DecodedBatch<'a> {
 pub struct BatchIter<'a> {
     records: &'a [u8],
     remaining: u32,
+    /// Whether blob-reference records are updates here (a WAL's batches) or a corruption
+    /// (a batch built through the API or read from a prepared transaction's file).
+    blob_references: bool,
 }
 
 impl<'a> Iterator for BatchIter<'a> {
@@ -535,7 +585,7 @@ impl<'a> Iterator for BatchIter<'a> {
             return Some(Err("batch ends before its record count".into()));
         };
         self.records = rest;
-        let entry = decode_record(kind_byte, &mut self.records);
+        let entry = decode_record(kind_byte, &mut self.records, self.blob_references);
         if entry.is_err() {
             self.remaining = 0;
             self.records = &[];
@@ -553,14 +603,18 @@ fn log_data_in(records: &[u8]) -> impl Iterator<Item = &[u8]> {
         if tag == LOG_DATA {
             return get_length_prefixed(&mut rest);
         }
-        if decode_record(tag, &mut rest).is_err() {
+        if decode_record(tag, &mut rest, true).is_err() {
             rest = &[];
             return None;
         }
     })
 }
 
-fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, String> {
+fn decode_record<'a>(
+    tag: u8,
+    src: &mut &'a [u8],
+    blob_references: bool,
+) -> Result<BatchEntry<'a>, String> {
     let kind_byte = tag & !FAMILY_BIT;
     let kind = ValueKind::from_byte(kind_byte)
         .ok_or_else(|| format!("unknown record kind {kind_byte} in batch"))?;
@@ -572,6 +626,9 @@ fn decode_record<'a>(tag: u8, src: &mut &'a [u8]) -> Result<BatchEntry<'a>, Stri
     let value = match kind {
         ValueKind::Put | ValueKind::Merge | ValueKind::RangeDeletion => {
             get_length_prefixed(src).ok_or("bad value in batch record")?
+        }
+        ValueKind::BlobIndex if blob_references => {
+            get_length_prefixed(src).ok_or("bad blob reference in batch record")?
         }
         ValueKind::Delete | ValueKind::SingleDelete => &[],
         ValueKind::BlobIndex => return Err("a blob reference in a batch record".into()),

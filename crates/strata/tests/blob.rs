@@ -3,7 +3,9 @@
 //! compaction filters; overwritten values become garbage and their blob files go once no
 //! table refers to them; garbage collection moves live values out of the oldest files; a
 //! damaged or missing blob file is a corruption error naming it, never a wrong value; a
-//! checkpoint carries the blob files.
+//! checkpoint carries the blob files. Values put in blob files as they are written are
+//! written once, come back after a crash (a torn file ends the replay), and go with a
+//! checkpoint and through a repair.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -391,5 +393,185 @@ fn orphan_blob_files_are_removed_at_open() {
     assert!(!orphan.exists());
     assert_eq!(blob_files(dir.path()), live);
     assert_eq!(db.get(key(1)).unwrap(), Some(value(1, 0, 100)));
+    db.close().unwrap();
+}
+
+/// [`separating`] with values put in blob files as they are written.
+fn separating_at_write(min: u64) -> Options {
+    let mut options = separating(min);
+    options.blob_separation_at_write = true;
+    options.blob_file_size = 1 << 20;
+    options
+}
+
+/// Copies a live database directory (all but LOCK), as a crash of the process would leave it
+/// (a file that background work deleted meanwhile is not copied).
+fn crash_copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() != "LOCK" {
+            match std::fs::copy(e.path(), to.join(e.file_name())) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                copied => {
+                    copied.unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// Bytes of the WALs in `dir`.
+fn wal_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+/// Puts keys `keys` at `version` with 500-byte values (every tenth a small one).
+fn put_versions(
+    db: &Db,
+    keys: std::ops::Range<u32>,
+    version: u32,
+    want: &mut BTreeMap<Vec<u8>, Vec<u8>>,
+) {
+    for k in keys {
+        let len = if k % 10 == 0 { 40 } else { 500 };
+        db.put(key(k), value(k, version, len)).unwrap();
+        want.insert(key(k), value(k, version, len));
+    }
+}
+
+#[test]
+fn values_separated_at_write_are_written_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), separating_at_write(100)).unwrap();
+    let mut want = BTreeMap::new();
+    put_versions(&db, 0..200, 0, &mut want);
+    // The WAL holds references, the values are in the one blob file, not yet in the tree.
+    let written = blob_files(dir.path());
+    assert_eq!(written.len(), 1);
+    assert!(
+        wal_bytes(dir.path()) < 200 * 100,
+        "{}",
+        wal_bytes(dir.path())
+    );
+    assert_eq!(db.property("strata.num-blob-files").unwrap(), "0");
+    check_scans(&db, &want);
+    // A version overwritten in the memtable is the file's garbage once it is flushed.
+    put_versions(&db, 1..2, 1, &mut want);
+    db.flush().unwrap();
+    assert_eq!(
+        blob_files(dir.path()),
+        written,
+        "the flush wrote no value again"
+    );
+    assert_eq!(db.property("strata.num-blob-files").unwrap(), "1");
+    assert_eq!(
+        db.property("strata.live-blob-file-garbage-size").unwrap(),
+        "514",
+        "the overwritten 500-byte value's record"
+    );
+    check_scans(&db, &want);
+    put_versions(&db, 100..300, 2, &mut want);
+    settle(&db, &mut want);
+    check_scans(&db, &want);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), separating_at_write(100)).unwrap();
+    check_scans(&db, &want);
+    db.close().unwrap();
+}
+
+#[test]
+fn values_separated_at_write_come_back_after_a_crash_and_a_torn_file_ends_the_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    let (db, mut want) = flushed_and_not(dir.path());
+    let crashed = copies.path().join("crashed");
+    crash_copy(dir.path(), &crashed);
+    db.close().unwrap();
+
+    let unflushed = *blob_files(&crashed).last().unwrap();
+    let db = Db::open(&crashed, separating_at_write(100)).unwrap();
+    assert_eq!(db.recovery_report().entries, 100);
+    assert!(db.recovery_report().corruption.is_none());
+    check_scans(&db, &want);
+    // The recovered memtable's flush writes its values anew; the file the WAL named goes
+    // with the WAL.
+    db.flush().unwrap();
+    assert!(!blob_files(&crashed).contains(&unflushed));
+    check_scans(&db, &want);
+    db.close().unwrap();
+
+    // The machine stopped before the last value reached the blob file, but after its WAL
+    // record did: the replay ends at that record.
+    let torn = copies.path().join("torn");
+    let db = Db::open(dir.path(), separating_at_write(100)).unwrap();
+    db.flush().unwrap();
+    let before = blob_files(dir.path());
+    put_versions(&db, 200..210, 0, &mut want);
+    crash_copy(dir.path(), &torn);
+    db.close().unwrap();
+    let new: Vec<u64> = blob_files(&torn)
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .collect();
+    assert_eq!(new.len(), 1, "one file of values written at put");
+    let file = blob_path_in(&torn, new[0]);
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    let db = Db::open(&torn, separating_at_write(100)).unwrap();
+    let report = db.recovery_report();
+    let corruption = report.corruption.clone().unwrap();
+    assert!(corruption.contains(".blob"), "{corruption}");
+    assert_eq!(report.dropped_records, 1);
+    want.remove(&key(209));
+    check_scans(&db, &want);
+    db.close().unwrap();
+}
+
+/// A database in `dir` separating at write with 100 keys flushed and 100 more (half of them
+/// overwrites) in its memtable; what it holds.
+fn flushed_and_not(dir: &Path) -> (Db, BTreeMap<Vec<u8>, Vec<u8>>) {
+    let db = Db::open(dir, separating_at_write(100)).unwrap();
+    let mut want = BTreeMap::new();
+    put_versions(&db, 0..100, 0, &mut want);
+    db.flush().unwrap();
+    put_versions(&db, 50..150, 1, &mut want);
+    (db, want)
+}
+
+fn blob_path_in(dir: &Path, number: u64) -> std::path::PathBuf {
+    dir.join(format!("{number:06}.blob"))
+}
+
+#[test]
+fn a_checkpoint_and_a_repair_carry_values_separated_at_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    let (db, want) = flushed_and_not(dir.path());
+    let target = copies.path().join("cp");
+    // Flushing only if the WALs hold a megabyte: the checkpoint copies them, and the blob
+    // file they name.
+    db.checkpoint_opt(&target, 1 << 20).unwrap();
+    let crashed = copies.path().join("crashed");
+    crash_copy(dir.path(), &crashed);
+    db.close().unwrap();
+    let db = Db::open(&target, separating_at_write(100)).unwrap();
+    assert_eq!(db.recovery_report().entries, 100);
+    check_scans(&db, &want);
+    db.close().unwrap();
+
+    strata::repair(&crashed, &separating_at_write(100)).unwrap();
+    let db = Db::open(&crashed, separating_at_write(100)).unwrap();
+    check_scans(&db, &want);
     db.close().unwrap();
 }

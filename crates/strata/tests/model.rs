@@ -187,6 +187,7 @@ knobs! {
     blob_file_size: u64,
     enable_blob_garbage_collection: bool,
     blob_garbage_collection_age_cutoff: f64,
+    blob_separation_at_write: bool,
     reverse: bool,
 }
 
@@ -247,10 +248,19 @@ impl Knobs {
             pin_l0_filter_and_index_blocks_in_cache: false,
             readahead_size: 0,
             prepopulate_block_cache: false,
+            // And after them, when blob values are separated.
+            blob_separation_at_write: false,
         }
         .with_partitions(rng)
         .with_data_block_hash(rng)
         .with_read_knobs(rng)
+        .with_blob_separation_at_write(rng)
+    }
+
+    /// Draws whether writes put large values in blob files themselves.
+    fn with_blob_separation_at_write(mut self, rng: &mut Rng) -> Knobs {
+        self.blob_separation_at_write = rng.one_in(2);
+        self
     }
 
     /// Draws the data-block hash index (after the others, so that their draws are what
@@ -342,6 +352,7 @@ impl Knobs {
         options.blob_file_size = self.blob_file_size;
         options.enable_blob_garbage_collection = self.enable_blob_garbage_collection;
         options.blob_garbage_collection_age_cutoff = self.blob_garbage_collection_age_cutoff;
+        options.blob_separation_at_write = self.blob_separation_at_write;
         options.compression = compression;
         options.merge_operator = Some(Arc::new(StringAppend::new(MERGE_DELIMITER)));
         options.comparator = match self.reverse {

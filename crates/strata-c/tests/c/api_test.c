@@ -326,6 +326,7 @@ static void blob_files(const char *path) {
     strata_options_set_enable_blob_files(opts, 1);
     strata_options_set_min_blob_size(opts, 100);
     strata_options_set_blob_file_size(opts, 1 << 20);
+    strata_options_set_blob_separation_at_write(opts, 1);
     strata_options_set_enable_blob_garbage_collection(opts, 1);
     strata_options_set_blob_garbage_collection_age_cutoff(opts, 0.5);
     strata_options_set_blob_garbage_collection_force_threshold(opts, 0.9);

@@ -28,6 +28,47 @@ pub struct BlobFileReader {
     records_end: u64,
 }
 
+/// The value of `key` at `index` in a blob file that may not be finished: one a write put
+/// values in as it went (`Options::blob_separation_at_write`), which a crash left without
+/// its footer. The record is checked as [`BlobFileReader::get`] checks it, against the bytes
+/// the file has instead of its footer; `path` names the file in errors.
+pub fn read_unfinished(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    key: &[u8],
+    index: &BlobIndex,
+) -> Result<Vec<u8>> {
+    let bad = |reason: String| Error::corruption(path, index.offset, format!("{index}: {reason}"));
+    if !fits_before(index, file.size()) {
+        return Err(bad(format!(
+            "outside the file's {} bytes (the write that put it there was lost?)",
+            file.size()
+        )));
+    }
+    let bytes = file.read_vec_at(index.offset, index.size as usize)?;
+    let record = decode_record(&bytes, *index).map_err(bad)?;
+    if record.key != key {
+        return Err(bad(format!(
+            "holds the value of key {}, not of {}",
+            crate::util::printable(&record.key),
+            crate::util::printable(key)
+        )));
+    }
+    Ok(record.value)
+}
+
+/// Whether `index` names a record of a possible size that lies after the header and ends at
+/// or before `end`.
+fn fits_before(index: &BlobIndex, end: u64) -> bool {
+    index.offset >= HEADER_LEN as u64
+        && index.size > RECORD_PREFIX_LEN as u64
+        && index.size <= MAX_RECORD_LEN
+        && index
+            .offset
+            .checked_add(index.size)
+            .is_some_and(|e| e <= end)
+}
+
 /// One record as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobRecord {
@@ -142,14 +183,7 @@ impl BlobFileReader {
         if index.file_number != self.number {
             return Err(bad(format!("{index} is a reference into another file")));
         }
-        let fits = index.offset >= HEADER_LEN as u64
-            && index.size > RECORD_PREFIX_LEN as u64
-            && index.size <= MAX_RECORD_LEN
-            && index
-                .offset
-                .checked_add(index.size)
-                .is_some_and(|end| end <= self.records_end);
-        if !fits {
+        if !fits_before(index, self.records_end) {
             return Err(bad(format!(
                 "{index} is outside the file's records ({HEADER_LEN}..{})",
                 self.records_end

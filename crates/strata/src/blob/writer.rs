@@ -125,6 +125,19 @@ impl BlobFileWriter {
         Ok(())
     }
 
+    /// Hands every record added so far to the file, so that a reader of the file (or a
+    /// process that outlives this one) finds them: what a write that put its values here
+    /// does before its WAL record names them.
+    pub fn write_out(&mut self) -> Result<()> {
+        self.write_pending()
+    }
+
+    /// [`BlobFileWriter::write_out`], then syncs the file.
+    pub fn sync(&mut self) -> Result<()> {
+        self.write_pending()?;
+        self.file.sync()
+    }
+
     /// The file's number.
     pub fn number(&self) -> u64 {
         self.number

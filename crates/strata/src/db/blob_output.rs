@@ -18,7 +18,7 @@ use crate::blob::BlobIndex;
 use crate::error::Result;
 use crate::filename::blob_path;
 use crate::fs::{CountedFile, IoClass};
-use crate::key::{append_internal_key, ParsedKey, ValueKind};
+use crate::key::{append_internal_key, ParsedKey, SequenceNumber, ValueKind};
 use crate::options::Options;
 use crate::table::format::Compression;
 use crate::version::BlobFileMeta;
@@ -34,6 +34,9 @@ pub(super) struct BlobOutput<'a> {
     /// References into blob files numbered below this are moved (garbage collection); 0 for
     /// none.
     relocate_below: u64,
+    /// The references the write path gave the puts it separated, by sequence number (a
+    /// flush's, see `blob_at_write`): such a put is written as its reference, not again.
+    written_at_put: &'a [(SequenceNumber, BlobIndex)],
     current: Option<BlobFileWriter>,
     finished: Vec<BlobFileMeta>,
     /// Every blob file created, finished or not, to delete if the job fails.
@@ -72,6 +75,7 @@ impl<'a> BlobOutput<'a> {
             compression: options.compression,
             class,
             relocate_below,
+            written_at_put: &[],
             current: None,
             finished: Vec::new(),
             created: Vec::new(),
@@ -82,6 +86,16 @@ impl<'a> BlobOutput<'a> {
         })
     }
 
+    /// Writes each put numbered as in `refs` (ascending) as its reference there: its value is
+    /// in a blob file already.
+    pub fn with_references_at_put(
+        mut self,
+        refs: &'a [(SequenceNumber, BlobIndex)],
+    ) -> BlobOutput<'a> {
+        self.written_at_put = refs;
+        self
+    }
+
     /// The entry to write in place of `(ikey, value)`: `None` to write it as it is, or a
     /// blob reference entry for a value this call wrote to a blob file.
     pub fn separate(&mut self, ikey: &[u8], value: &[u8]) -> Result<Option<(&[u8], &[u8])>> {
@@ -90,7 +104,13 @@ impl<'a> BlobOutput<'a> {
         };
         let moved;
         let value = match p.value_kind() {
-            Some(ValueKind::Put) => value,
+            Some(ValueKind::Put) => {
+                let at_put = self.written_at_put;
+                if let Ok(i) = at_put.binary_search_by_key(&p.seq, |&(s, _)| s) {
+                    return Ok(Some(self.reference_entry(p.user_key, p.seq, at_put[i].1)));
+                }
+                value
+            }
             Some(ValueKind::BlobIndex) if self.relocate_below > 0 => {
                 let index = self.db.blobs.decode(p.user_key, value)?;
                 if index.file_number >= self.relocate_below {
@@ -115,11 +135,21 @@ impl<'a> BlobOutput<'a> {
             return Ok(None);
         }
         let index = self.write(p.user_key, value)?;
+        Ok(Some(self.reference_entry(p.user_key, p.seq, index)))
+    }
+
+    /// The blob reference entry of `user_key` at `seq` for a value at `index`.
+    fn reference_entry(
+        &mut self,
+        user_key: &[u8],
+        seq: SequenceNumber,
+        index: BlobIndex,
+    ) -> (&[u8], &[u8]) {
         self.key.clear();
-        append_internal_key(&mut self.key, p.user_key, p.seq, ValueKind::BlobIndex as u8);
+        append_internal_key(&mut self.key, user_key, seq, ValueKind::BlobIndex as u8);
         self.reference.clear();
         index.encode_to(&mut self.reference);
-        Ok(Some((&self.key, &self.reference)))
+        (&self.key, &self.reference)
     }
 
     /// Appends `value` of `user_key` to the current blob file (a new one if there is none

@@ -7,7 +7,7 @@
 //! 2. under the writer lock (no write group in flight, so the WALs end on whole batches) and
 //!    the manifest lock (no flush or compaction installs or deletes a table meanwhile):
 //!    sync the WAL, hard-link every live table and blob file (a copy across file systems), copy the WALs
-//!    recovery would replay and the files of prepared transactions (two-phase commit: a
+//!    recovery would replay (and the blob files not yet in the tree that they may name) and the files of prepared transactions (two-phase commit: a
 //!    commit removes its file under the writer lock, so the copies agree with the WALs),
 //!    write a manifest of the current state and `CURRENT`, and a new `IDENTITY`, all into
 //!    `DIR.tmp`;
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Db, DbInner};
 use crate::error::{Error, Result};
-use crate::filename::{blob_path, table_path, wal_path};
+use crate::filename::{blob_path, parse_file_name, table_path, wal_path, FileKind};
 use crate::fs::copy_file;
 
 impl Db {
@@ -107,12 +107,22 @@ impl DbInner {
         for n in tables {
             fs.link_or_copy(&table_path(&self.path, n), &table_path(tmp, n))?;
         }
-        let mut blobs: Vec<u64> = versions.live_blob_files().into_iter().collect();
+        let live_blobs = versions.live_blob_files();
+        let mut blobs: Vec<u64> = live_blobs.iter().copied().collect();
         blobs.sort_unstable();
-        for n in blobs {
+        for &n in &blobs {
             fs.link_or_copy(&blob_path(&self.path, n), &blob_path(tmp, n))?;
         }
         let oldest = versions.min_log_number();
+        // Blob files the WALs to copy may name (values written at put, see
+        // `blob_at_write.rs`): copied, not linked, as the write path may still append to one.
+        for name in fs.list_dir(&self.path)? {
+            if let Some(FileKind::Blob(n)) = parse_file_name(&name) {
+                if !live_blobs.contains(&n) && n >= oldest {
+                    copy_file(fs, &blob_path(&self.path, n), &blob_path(tmp, n))?;
+                }
+            }
+        }
         let wals: Vec<u64> = self.wals.lock().iter().copied().collect();
         for n in wals.into_iter().filter(|&n| n >= oldest) {
             let from = wal_path(&self.path, n);

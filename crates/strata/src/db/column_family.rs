@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use super::blob_at_write::SeparatedAtWrite;
 use super::stall::StallLimits;
 use super::stats::LevelCompactionStats;
 use super::SuperVersion;
@@ -50,6 +51,8 @@ pub(crate) struct ColumnFamilyData {
     /// Why each immutable memtable is to be flushed, by its WAL number (a family has one
     /// memtable per WAL), for the flush's events.
     flush_reasons: Mutex<HashMap<u64, FlushReason>>,
+    /// The values the write path put in blob files, per memtable, for the flushes.
+    pub separated_at_write: SeparatedAtWrite,
 }
 
 impl ColumnFamilyData {
@@ -73,6 +76,7 @@ impl ColumnFamilyData {
             pending_compaction_bytes: AtomicU64::new(0),
             compaction_stats: Mutex::new(vec![LevelCompactionStats::default(); NUM_LEVELS]),
             flush_reasons: Mutex::new(HashMap::new()),
+            separated_at_write: SeparatedAtWrite::default(),
         };
         for mem in &cf.sv.read().immutables {
             cf.note_flush_reason(mem, FlushReason::Recovery);

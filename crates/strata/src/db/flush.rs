@@ -32,11 +32,13 @@ use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};
+use crate::blob::BlobIndex;
 use crate::compaction::VisibilityFilter;
 use crate::error::{Error, Result};
 use crate::filename::{blob_path, table_path, wal_path};
 use crate::fs::IoClass;
 use crate::iterator::InternalIterator;
+use crate::key::SequenceNumber;
 use crate::listener::{FlushJobInfo, FlushReason, WalFileDeletionInfo};
 use crate::memtable::MemTable;
 use crate::version::{BlobFileMeta, FileMeta, VersionEdit};
@@ -192,6 +194,14 @@ impl DbInner {
             }
             Ok(())
         })();
+        // Once every WAL below a blob file kept for them is gone, no WAL to replay names it.
+        self.blobs_for_wals.lock().retain(|&n| {
+            if n >= needed {
+                return true;
+            }
+            let _ = self.fs.remove_file(&blob_path(&self.path, n));
+            false
+        });
         if self.events.enabled() {
             for log_number in deleted {
                 let info = WalFileDeletionInfo {
@@ -205,7 +215,9 @@ impl DbInner {
     }
 
     /// Writes `mem` of family `cf` to table `number`, and its large values to blob files if
-    /// the family separates them; `None` if the memtable is empty.
+    /// the family separates them; `None` if the memtable is empty. The values the write path
+    /// put in blob files already (`blob_at_write`) are written as their references, and their
+    /// files go with the table.
     fn write_level0_table(
         &self,
         cf: &ColumnFamilyData,
@@ -215,6 +227,34 @@ impl DbInner {
         if mem.is_empty() {
             return Ok(None);
         }
+        let at_write = cf.separated_at_write.take(mem.id());
+        let refs = at_write.as_ref().map_or(&[][..], |a| &a.refs[..]);
+        match self.write_memtable(cf, mem, number, refs) {
+            Ok(Some((meta, mut blob_files))) => {
+                blob_files.extend(at_write.into_iter().flat_map(|a| a.files));
+                Ok(Some((meta, blob_files)))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                // A later try needs them again; the WAL still names their files.
+                if let Some(at_write) = at_write {
+                    cf.separated_at_write.put_back(mem.id(), at_write);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The table of [`DbInner::write_level0_table`] and the blob files the flush writes
+    /// itself; `refs` are the references the write path gave the puts it separated, by
+    /// sequence number.
+    fn write_memtable(
+        &self,
+        cf: &ColumnFamilyData,
+        mem: &Arc<MemTable>,
+        number: u64,
+        refs: &[(SequenceNumber, BlobIndex)],
+    ) -> Result<Option<(FileMeta, Vec<BlobFileMeta>)>> {
         let options = cf.table_options(false);
         let mut table = TableOutput::create(self, cf.name(), number, IoClass::Flush, options)?;
         table.prepopulate_block_cache(self);
@@ -232,7 +272,8 @@ impl DbInner {
         let mut it = SkipCovered::new(mem.iter(), range_del);
         it.seek_to_first();
         let op = cf.options.merge_operator.as_deref();
-        let mut blobs = BlobOutput::new(self, cf.id(), &cf.options, IoClass::Flush, 0);
+        let mut blobs = BlobOutput::new(self, cf.id(), &cf.options, IoClass::Flush, 0)
+            .map(|b| b.with_references_at_put(refs));
         write_visible(
             &mut it,
             &mut filter,

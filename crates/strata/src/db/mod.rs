@@ -26,6 +26,7 @@
 //! application's event listeners).
 
 mod background;
+mod blob_at_write;
 mod blob_output;
 mod blob_source;
 mod checkpoint;
@@ -174,6 +175,9 @@ pub(crate) struct DbInner {
     obsolete_tables: Mutex<Vec<u64>>,
     /// Blob files no table refers to any more, deleted once no version in use names them.
     obsolete_blobs: Mutex<Vec<u64>>,
+    /// Blob files no version names that open kept for the WALs that may name them (values
+    /// written at put): deleted with the WALs below them.
+    blobs_for_wals: Mutex<Vec<u64>>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
     unpersisted: AtomicBool,
     snapshots: Arc<SnapshotList>,

@@ -4,8 +4,11 @@
 //!   recovered state does not need: WALs older than the manifest's log number (their data is
 //!   in tables), tables and blob files no version names (a crash between writing one and
 //!   recording it, or a blob file no table referred to any more),
-//!   manifests other than the live one, temporary files of an interrupted atomic write. The
-//!   WALs still needed are returned for replay. Files the engine does not name (and the bytes
+//!   manifests other than the live one, temporary files of an interrupted atomic write. A
+//!   blob file no version names is kept if a WAL to replay may name it (its number is at or
+//!   above the oldest such WAL's: see `blob_at_write.rs`). The WALs still needed and those
+//!   blob files are returned: open deletes the ones the replay did not read from, and the
+//!   flush that deletes the WALs below the others deletes them. Files the engine does not name (and the bytes
 //!   recovery cut from a WAL, kept for diagnosis) are left alone.
 //! - While open, [`DbInner::purge_obsolete_files`] deletes the tables compactions replaced,
 //!   and the blob files no table refers to any more, once no version in use names them: an iterator or a running job may hold an older version
@@ -45,32 +48,35 @@ impl LiveFiles {
             FileKind::Wal(n) => n < self.log_number,
             FileKind::Temp => true,
             FileKind::Table(n) => !self.tables.contains(&n),
-            FileKind::Blob(n) => !self.blobs.contains(&n),
+            FileKind::Blob(n) => !self.blobs.contains(&n) && n < self.log_number,
             FileKind::Manifest(n) => n != self.manifest_number,
             FileKind::DroppedWalTail(_) => false,
         }
     }
 }
 
-/// Deletes the obsolete files in `dir`; returns the numbers of the WALs to replay, ascending.
+/// Deletes the obsolete files in `dir`; returns the numbers of the WALs to replay, and those
+/// of the blob files kept for them (named by no version), ascending.
 pub(super) fn remove_obsolete_files(
     fs: &dyn FileSystem,
     dir: &Path,
     live: &LiveFiles,
-) -> Result<Vec<u64>> {
-    let mut wals = Vec::new();
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let (mut wals, mut blobs) = (Vec::new(), Vec::new());
     for name in &fs.list_dir(dir)? {
         let Some(kind) = parse_file_name(name) else {
             continue;
         };
-        if live.is_obsolete(kind) {
-            fs.remove_file(&dir.join(name))?;
-        } else if let FileKind::Wal(n) = kind {
-            wals.push(n);
+        match kind {
+            _ if live.is_obsolete(kind) => fs.remove_file(&dir.join(name))?,
+            FileKind::Wal(n) => wals.push(n),
+            FileKind::Blob(n) if !live.blobs.contains(&n) => blobs.push(n),
+            _ => {}
         }
     }
     wals.sort_unstable();
-    Ok(wals)
+    blobs.sort_unstable();
+    Ok((wals, blobs))
 }
 
 impl DbInner {
@@ -140,6 +146,8 @@ mod tests {
             ("000010.blob", false),
             ("000008.blob", true),
             ("000007.blob", true),
+            // Perhaps named by a WAL to replay (values written at put).
+            ("000013.blob", false),
             ("MANIFEST-000011", false),
             ("MANIFEST-000010", true),
             ("CURRENT.tmp", true),
@@ -160,6 +168,8 @@ mod tests {
             "000011.log",
             "000008.sst",
             "000007.sst",
+            "000011.blob",
+            "000014.blob",
             "MANIFEST-000010",
             "MANIFEST-000011",
             "notes.txt",
@@ -174,8 +184,9 @@ mod tests {
             log_number: 12,
             manifest_number: 11,
         };
-        let wals = remove_obsolete_files(&crate::fs::PosixFs, dir.path(), &live).unwrap();
+        let (wals, blobs) = remove_obsolete_files(&crate::fs::PosixFs, dir.path(), &live).unwrap();
         assert_eq!(wals, [12, 13]);
+        assert_eq!(blobs, [14]);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -187,6 +198,7 @@ mod tests {
                 "000007.sst",
                 "000012.log",
                 "000013.log",
+                "000014.blob",
                 "CURRENT",
                 "MANIFEST-000011",
                 "notes.txt"

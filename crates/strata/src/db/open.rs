@@ -164,7 +164,7 @@ impl Db {
             log_number: versions.min_log_number(),
             manifest_number: versions.manifest_number(),
         };
-        let wals = remove_obsolete_files(fs.as_ref(), &path, &live)?;
+        let (wals, blobs_for_wals) = remove_obsolete_files(fs.as_ref(), &path, &live)?;
         let mut recovered = recovery::replay_wals(
             fs.as_ref(),
             &path,
@@ -175,6 +175,13 @@ impl Db {
             false,
         )?;
         let committed_prepared = std::mem::take(&mut recovered.committed_prepared);
+        // Blob files no version names that no replayed record named either: orphans.
+        let (blobs_for_wals, orphans): (Vec<u64>, Vec<u64>) = blobs_for_wals
+            .into_iter()
+            .partition(|n| recovered.blob_files_read.contains(n));
+        for n in orphans {
+            fs.remove_file(&filename::blob_path(&path, n))?;
+        }
         // The replayed WALs stay until their memtables are flushed, no longer the newest: make
         // what a crashed process left unsynced in them durable before a new WAL exists, or a
         // power cut could take it while keeping later synced writes (or tear an older WAL).
@@ -210,6 +217,7 @@ impl Db {
             info_log,
             read_only: false,
         });
+        *inner.blobs_for_wals.lock() = blobs_for_wals;
         *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, false)?;
         for name in &to_create {
             inner.create_family(name, named[name].clone())?;
@@ -577,6 +585,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         events: super::events::Events::new(options.listeners.clone()),
         obsolete_tables: Mutex::new(Vec::new()),
         obsolete_blobs: Mutex::new(Vec::new()),
+        blobs_for_wals: Mutex::new(Vec::new()),
         unpersisted: AtomicBool::new(false),
         snapshots: Arc::new(SnapshotList::default()),
         closed: AtomicBool::new(false),

@@ -19,10 +19,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::blob_at_write::WalBlobReader;
 use crate::error::{Error, Result};
 use crate::filename::{dropped_wal_path, wal_path};
 use crate::fs::{FileSystem, IoClass, IoStats};
-use crate::key::SequenceNumber;
+use crate::key::{SequenceNumber, ValueKind};
 use crate::log::{BadRecord, LogReader, ReadError};
 use crate::memtable::MemTable;
 use crate::options::WalRecoveryMode;
@@ -101,6 +102,8 @@ pub(crate) struct Recovered {
     pub kept_wals: Vec<u64>,
     /// The largest sequence number replayed.
     pub last_sequence: SequenceNumber,
+    /// The blob files the replayed records named (values written at put).
+    pub blob_files_read: HashSet<u64>,
     /// The names of prepared transactions whose commit marker was replayed.
     pub committed_prepared: HashSet<Vec<u8>>,
     pub report: RecoveryReport,
@@ -125,7 +128,9 @@ pub(crate) fn replay_wals(
         last_sequence: 0,
         committed_prepared: HashSet::new(),
         report: RecoveryReport::default(),
+        blob_files_read: HashSet::new(),
     };
+    let mut blobs = WalBlobReader::new(fs, dir);
     for (i, &number) in numbers.iter().enumerate() {
         let path = wal_path(dir, number);
         let is_newest = i + 1 == numbers.len();
@@ -135,7 +140,7 @@ pub(crate) fn replay_wals(
             by_family: HashMap::new(),
         };
         let mut reader = LogReader::new(fs.open_sequential(&path)?);
-        let bad = replay_one(&mut reader, &mut mems, &mut out);
+        let bad = replay_one(&mut reader, &mut mems, &mut out, &mut blobs);
         out.report.wal_files += 1;
         out.report.bytes_read += reader.bytes_read();
         let bad = match bad {
@@ -165,6 +170,7 @@ pub(crate) fn replay_wals(
             ));
             if read_only {
                 mems.keep(&mut out);
+                out.blob_files_read.extend(blobs.files_read());
                 return Ok(out);
             }
             cut_tail(
@@ -183,6 +189,7 @@ pub(crate) fn replay_wals(
                 out.report.set_aside.push(to);
             }
             fs.sync_dir(dir)?;
+            out.blob_files_read.extend(blobs.files_read());
             return Ok(out);
         }
         io.add_read(IoClass::Recovery, reader.bytes_read());
@@ -192,6 +199,7 @@ pub(crate) fn replay_wals(
             keep_or_remove(fs, &path, mems, &mut out)?;
         }
     }
+    out.blob_files_read.extend(blobs.files_read());
     Ok(out)
 }
 
@@ -260,7 +268,10 @@ fn replay_one(
     reader: &mut LogReader,
     mems: &mut WalMemtables,
     out: &mut Recovered,
+    blobs: &mut WalBlobReader,
 ) -> Result<Option<BadRecord>> {
+    // The values of the batch's blob-reference records, in order.
+    let mut values: Vec<Vec<u8>> = Vec::new();
     loop {
         let start = reader.end_of_last_record();
         let record = match reader.read_record() {
@@ -285,12 +296,24 @@ fn replay_one(
                 batch.seq, out.last_sequence
             ));
         }
-        // Check the whole batch before applying any of it: a batch is all or nothing.
+        // Check the whole batch before applying any of it: a batch is all or nothing. A value
+        // the write path put in a blob file is read back here: a write whose file lost it
+        // (a crash of the machine before either was synced) is a bad record.
+        values.clear();
         for entry in batch.iter() {
-            if let Err(reason) = entry.and_then(|e| mems.target(e.cf).map(|_| ())) {
-                return bad(reason);
+            let applied = entry.and_then(|e| Ok((mems.target(e.cf)?, e)));
+            match applied {
+                Err(reason) => return bad(reason),
+                Ok((Target::Apply(_), e)) if e.kind == ValueKind::BlobIndex => {
+                    match blobs.value(e.key, e.value) {
+                        Ok(value) => values.push(value),
+                        Err(reason) => return bad(reason),
+                    }
+                }
+                Ok(_) => {}
             }
         }
+        let mut values = values.iter();
         for blob in batch.log_data() {
             if let Some(name) = blob.strip_prefix(super::two_phase::COMMIT_MARKER) {
                 out.committed_prepared.insert(name.to_vec());
@@ -299,8 +322,15 @@ fn replay_one(
         let mut seq = batch.seq;
         for entry in batch.iter().flatten() {
             if let Ok(Target::Apply(family)) = mems.target(entry.cf) {
+                let (kind, value) = match entry.kind {
+                    ValueKind::BlobIndex => match values.next() {
+                        Some(v) => (ValueKind::Put, &v[..]),
+                        None => unreachable!("read above for each blob reference"),
+                    },
+                    kind => (kind, entry.value),
+                };
                 mems.memtable(entry.cf, family)
-                    .add(seq, entry.kind, entry.key, entry.value);
+                    .add(seq, kind, entry.key, value);
             }
             seq += 1;
         }

@@ -57,6 +57,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::blob_at_write::WalBlobReader;
 use super::open::{identify, named_families};
 use super::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
 use super::Db;
@@ -66,6 +67,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filename::{self, blob_path, parse_file_name, table_path, wal_path, FileKind};
 use crate::fs::{FileSystem, IoStats};
 use crate::iterator::{InternalIterator, MergingIterator};
+use crate::key::ValueKind;
 use crate::log::{LogReader, ReadError};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
@@ -343,7 +345,9 @@ impl Repairer<'_> {
             }
         }
 
-        // The blob files, by family.
+        // The blob files, by family. One that does not open goes to `lost` after step 4: the
+        // WALs may name values in it (written at put, before its footer).
+        let mut blobs_lost = Vec::new();
         let mut blob_files: BTreeMap<u32, Vec<BlobFileMeta>> = BTreeMap::new();
         for &number in &blobs {
             let path = blob_path(&self.dir, number);
@@ -365,10 +369,7 @@ impl Repairer<'_> {
                             ..BlobFileMeta::default()
                         });
                 }
-                Err(e) => {
-                    self.move_to_lost(&path)?;
-                    self.report.blob_files_lost.push((number, e.to_string()));
-                }
+                Err(e) => blobs_lost.push((number, e.to_string())),
             }
         }
         self.blob_files = blob_files;
@@ -385,6 +386,10 @@ impl Repairer<'_> {
         for &number in &wals {
             self.convert_wal(number, &mut committed)?;
             self.report.wals_converted.push(number);
+        }
+        for (number, why) in blobs_lost {
+            self.move_to_lost(&blob_path(&self.dir, number))?;
+            self.report.blob_files_lost.push((number, why));
         }
         self.fs.sync_dir(&self.dir)?;
 
@@ -740,6 +745,9 @@ impl Repairer<'_> {
     fn convert_wal(&mut self, number: u64, committed: &mut HashSet<Vec<u8>>) -> Result<()> {
         let path = wal_path(&self.dir, number);
         let mut reader = LogReader::new(self.fs.open_sequential(&path)?);
+        let fs = self.fs.clone();
+        let dir = self.dir.clone();
+        let mut blobs = WalBlobReader::new(fs.as_ref(), &dir);
         let mut mems: BTreeMap<u32, Arc<MemTable>> = BTreeMap::new();
         let mut unknown: BTreeSet<u32> = self.report.unknown_families.iter().copied().collect();
         let largest_in_tables: BTreeMap<u32, u64> = self
@@ -772,13 +780,24 @@ impl Repairer<'_> {
                     break;
                 }
             };
-            // A batch is converted whole or not at all.
-            if let Some(Err(why)) = batch.iter().find(|e| e.is_err()) {
-                self.report
-                    .wal_corruptions
-                    .push(format!("{} at offset {at}: {why}", path.display()));
-                break;
-            }
+            // A batch is converted whole or not at all, its values written at put read back.
+            let values: std::result::Result<Vec<Vec<u8>>, String> = batch
+                .iter()
+                .filter_map(|e| match e {
+                    Ok(e) if e.kind == ValueKind::BlobIndex => Some(blobs.value(e.key, e.value)),
+                    Ok(_) => None,
+                    Err(why) => Some(Err(why)),
+                })
+                .collect();
+            let mut values = match values {
+                Ok(values) => values.into_iter(),
+                Err(why) => {
+                    self.report
+                        .wal_corruptions
+                        .push(format!("{} at offset {at}: {why}", path.display()));
+                    break;
+                }
+            };
             for blob in batch.log_data() {
                 if let Some(name) = blob.strip_prefix(COMMIT_MARKER) {
                     committed.insert(name.to_vec());
@@ -800,7 +819,13 @@ impl Repairer<'_> {
                                 f.order(),
                             ))
                         });
-                        mem.add(seq, entry.kind, entry.key, entry.value);
+                        match entry.kind {
+                            ValueKind::BlobIndex => {
+                                let value = values.next().unwrap_or_default();
+                                mem.add(seq, ValueKind::Put, entry.key, &value);
+                            }
+                            kind => mem.add(seq, kind, entry.key, entry.value),
+                        }
                         self.report.wal_entries += 1;
                     }
                     (None, _) => {

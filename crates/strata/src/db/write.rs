@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
+use super::blob_at_write::ActiveBlobFiles;
 use super::column_family::{ColumnFamilyData, Families};
 use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
@@ -150,6 +151,8 @@ pub(crate) struct WriterState {
     record: Vec<u8>,
     /// The error that stopped the write path, if one did.
     stopped: Option<Error>,
+    /// The blob files writes put values in (`Options::blob_separation_at_write`).
+    pub(super) blobs_at_write: ActiveBlobFiles,
 }
 
 impl WriterState {
@@ -160,6 +163,7 @@ impl WriterState {
             last_sequence,
             record: Vec::new(),
             stopped: None,
+            blobs_at_write: ActiveBlobFiles::default(),
         }
     }
 
@@ -188,13 +192,13 @@ impl WriterState {
         self.stopped = Some(cause.duplicate());
     }
 
-    /// Syncs the WAL if it has unsynced appends.
+    /// Syncs the WAL if it has unsynced appends (and first the blob files its records name).
     pub fn sync_wal(&mut self) -> Result<()> {
         if let Some(e) = &self.stopped {
             return Err(stopped_error(e));
         }
         if self.wal_dirty {
-            if let Err(e) = self.wal.sync() {
+            if let Err(e) = self.blobs_at_write.sync().and_then(|()| self.wal.sync()) {
                 self.stopped = Some(e.duplicate());
                 return Err(e);
             }
@@ -424,7 +428,18 @@ impl DbInner {
         let use_wal = !group[0].options.disable_wal;
         if use_wal {
             let sync = group.iter().any(|r| r.options.sync);
-            if let Err(e) = self.append_to_wal(w, group, first_seq, count, sync) {
+            let separated = self.separate_group(
+                &mut w.blobs_at_write,
+                &families,
+                group.iter().map(|r| &r.batch),
+                first_seq,
+                count,
+                sync,
+            );
+            let appended = separated.and_then(|separated| {
+                self.append_to_wal(w, group, first_seq, count, sync, separated)
+            });
+            if let Err(e) = appended {
                 w.stopped = Some(e.duplicate());
                 return Err(e);
             }
@@ -486,8 +501,12 @@ impl DbInner {
         first_seq: SequenceNumber,
         count: u64,
         sync: bool,
+        separated: Option<Vec<u8>>,
     ) -> Result<()> {
-        if let [only] = group {
+        if let Some(record) = separated {
+            // Large values went to blob files: the record names them instead.
+            w.wal.add_record(&record)?;
+        } else if let [only] = group {
             // One batch: its buffer already has room for the header; no copy.
             let rep = only.batch.rep_mut();
             rep[..HEADER_LEN].copy_from_slice(&header_bytes(first_seq, count));
@@ -592,6 +611,17 @@ impl DbInner {
         // A group still inserting into the memtable being made immutable would add to it
         // after the flush may have read it.
         self.wait_for_inserts(w);
+        // Blob files the write path put values in: those of the memtables replaced here are
+        // finished for their flush, the others synced with the WAL that names them.
+        let replaced: Vec<u32> = families
+            .values()
+            .filter(|cf| full.iter().any(|f| Arc::ptr_eq(f, cf)) || cf.sv.read().active.is_empty())
+            .map(|cf| cf.id())
+            .collect();
+        if let Err(e) = self.seal_blobs_at_write(&mut w.blobs_at_write, families, &replaced) {
+            w.stop(&e);
+            return Err(e);
+        }
         // The old WAL is made durable before the new one exists: recovery takes a torn tail
         // only in the newest WAL, so no older one may be left with unsynced bytes.
         w.sync_wal()?;

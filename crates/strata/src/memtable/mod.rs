@@ -45,6 +45,9 @@ pub enum Lookup<'a> {
 
 /// Recent writes, in memory.
 pub struct MemTable {
+    /// Unique among the memtables of the process: names it where others keep something of
+    /// it (the blob files its values went to as they were written).
+    id: u64,
     list: SkipList,
     /// Hashes of the user keys of the entries, when the family asks for a filter.
     bloom: Option<MemBloom>,
@@ -63,7 +66,9 @@ impl MemTable {
 
     /// [`MemTable::new`] with user keys in `order` (the column family's).
     pub fn with_order(log_number: u64, write_buffer_size: usize, order: KeyOrder) -> MemTable {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         MemTable {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             list: SkipList::with_order(log_number ^ 0x5eed, write_buffer_size / 8, order.clone()),
             bloom: None,
             log_number,
@@ -84,6 +89,11 @@ impl MemTable {
     #[inline]
     pub fn may_contain(&self, hash: u64) -> bool {
         self.bloom.as_ref().is_none_or(|b| b.may_contain(hash))
+    }
+
+    /// The memtable's id, unique in the process.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The WAL that holds this memtable's writes.

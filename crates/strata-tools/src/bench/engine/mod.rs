@@ -421,9 +421,10 @@ pub fn family_of(key: &[u8], n: usize) -> usize {
 pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
     match kind {
         EngineKind::Strata => &[],
-        EngineKind::Rocksdb => {
-            &["--prepopulate_block_cache (the rocksdb crate has no setter for it)"]
-        }
+        EngineKind::Rocksdb => &[
+            "--prepopulate_block_cache (the rocksdb crate has no setter for it)",
+            "--blob_separation_at_write (RocksDB writes values to blob files at flush)",
+        ],
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
             "--write_buffer_size",

@@ -1,0 +1,317 @@
+//! Values put in blob files as they are written (`Options::blob_separation_at_write`), so that
+//! a large value is written once instead of twice (to the WAL, then to a blob file at flush).
+//!
+//! The write leader, holding the writer lock, hands each put of a separating family whose
+//! value has at least `min_blob_size` bytes to the family's active blob file, and writes the
+//! group's WAL record with a blob-reference record (`write_batch`, kind 17) in the put's
+//! place. The memtable still takes the put with its value: reads do not change. Each family
+//! has at most one active file, and it belongs to one memtable, the family's active one.
+//!
+//! Invariants that keep the WAL's references good:
+//! - A group's values reach the file (a write call) before its WAL record does, and a synced
+//!   group syncs the file before the WAL. The directory entry is synced when the file is
+//!   created, before any WAL record names it.
+//! - A memtable switch finishes (footer, sync) the active file of every family whose
+//!   memtable it replaces, and syncs the others', before it syncs the old WAL: every WAL but
+//!   the newest names only durable records.
+//! - The flush of a memtable writes, for each put the write path separated, the reference it
+//!   was given (found by sequence number) instead of writing the value again, and adds the
+//!   memtable's files to the version in the same edit as its table. A file's records that
+//!   the table does not refer to (values overwritten in the memtable) are its garbage.
+//! - Until then the files are named by no version. A file that is not in the version is kept
+//!   at open while a WAL that may name it is: its number is at or above the oldest WAL
+//!   recovery replays (a family's oldest unflushed memtable, which the file's values belong
+//!   to, began on a WAL numbered below the file), and the replay read from it. Recovery reads
+//!   each referenced value back (the file may lack its footer) into a plain put; the
+//!   recovered memtable's flush separates it anew, and the old file is deleted once the WALs
+//!   below it are.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use parking_lot::Mutex;
+
+use super::column_family::Families;
+use super::DbInner;
+use crate::blob::reader::read_unfinished;
+use crate::blob::writer::BlobFileWriter;
+use crate::blob::BlobIndex;
+use crate::error::Result;
+use crate::filename::blob_path;
+use crate::fs::{CountedFile, FileSystem, IoClass, RandomAccessFile};
+use crate::key::{SequenceNumber, ValueKind};
+use crate::options::Options;
+use crate::version::BlobFileMeta;
+use crate::write_batch::{copy_records_separating, encode_header, WriteBatch};
+
+/// Whether a family with `options` separates values as they are written.
+pub(super) fn separates_at_write(options: &Options) -> bool {
+    options.enable_blob_files && options.blob_separation_at_write
+}
+
+/// The blob files the write path appends to: at most one per family, only the leader's.
+#[derive(Default)]
+pub(crate) struct ActiveBlobFiles {
+    by_family: HashMap<u32, ActiveFile>,
+}
+
+struct ActiveFile {
+    writer: BlobFileWriter,
+    /// The memtable whose values the file holds.
+    memtable: u64,
+    /// Records were added since the last write call.
+    unwritten: bool,
+}
+
+impl ActiveBlobFiles {
+    /// Hands what the files hold to the operating system and syncs them.
+    pub fn sync(&mut self) -> Result<()> {
+        for file in self.by_family.values_mut() {
+            file.writer.sync()?;
+            file.unwritten = false;
+        }
+        Ok(())
+    }
+}
+
+/// What the write path separated into one memtable's blob files: for its flush.
+#[derive(Default)]
+pub(crate) struct MemtableBlobs {
+    /// The reference given to each separated put, by sequence number, ascending.
+    pub refs: Vec<(SequenceNumber, BlobIndex)>,
+    /// The memtable's blob files, finished and synced (set by the switch that made the
+    /// memtable immutable).
+    pub files: Vec<BlobFileMeta>,
+}
+
+/// A family's [`MemtableBlobs`], by memtable id.
+#[derive(Default)]
+pub(crate) struct SeparatedAtWrite {
+    by_memtable: Mutex<HashMap<u64, MemtableBlobs>>,
+}
+
+impl SeparatedAtWrite {
+    /// Takes what memtable `id` has (for its flush).
+    pub fn take(&self, id: u64) -> Option<MemtableBlobs> {
+        self.by_memtable.lock().remove(&id)
+    }
+
+    /// Gives back what [`SeparatedAtWrite::take`] took, for a flush that failed.
+    pub fn put_back(&self, id: u64, blobs: MemtableBlobs) {
+        self.by_memtable.lock().insert(id, blobs);
+    }
+
+    fn add_refs(&self, id: u64, refs: impl Iterator<Item = (SequenceNumber, BlobIndex)>) {
+        self.by_memtable
+            .lock()
+            .entry(id)
+            .or_default()
+            .refs
+            .extend(refs);
+    }
+
+    fn add_file(&self, id: u64, meta: BlobFileMeta) {
+        self.by_memtable
+            .lock()
+            .entry(id)
+            .or_default()
+            .files
+            .push(meta);
+    }
+}
+
+impl DbInner {
+    /// The WAL record of a group of `batches` numbered from `first_seq` (`count` updates),
+    /// with the large puts of separating families written to their blob files and replaced
+    /// by references; `None` when no put of the group is separated (the WAL takes the batches
+    /// as they are). With `sync`, the files written are synced.
+    pub(super) fn separate_group<'a>(
+        &self,
+        active: &mut ActiveBlobFiles,
+        families: &Families,
+        batches: impl Iterator<Item = &'a WriteBatch> + Clone,
+        first_seq: SequenceNumber,
+        count: u64,
+        sync: bool,
+    ) -> Result<Option<Vec<u8>>> {
+        if !families.values().any(|f| separates_at_write(&f.options)) {
+            return Ok(None);
+        }
+        let separates = |cf: u32, len: usize| {
+            families.get(&cf).is_some_and(|f| {
+                separates_at_write(&f.options) && len as u64 >= f.options.min_blob_size
+            })
+        };
+        let any = batches.clone().any(|b| {
+            b.iter()
+                .flatten()
+                .any(|e| e.kind == ValueKind::Put && separates(e.cf, e.value.len()))
+        });
+        if !any {
+            return Ok(None);
+        }
+        let mut record = Vec::new();
+        encode_header(&mut record, first_seq, count as u32);
+        let mut refs: Vec<(u32, SequenceNumber, BlobIndex)> = Vec::new();
+        let mut seq = first_seq;
+        for batch in batches {
+            copy_records_separating(batch.records(), &mut record, |entry, reference| {
+                let this = seq;
+                seq += 1;
+                if entry.kind != ValueKind::Put || !separates(entry.cf, entry.value.len()) {
+                    return Ok(false);
+                }
+                let index = self.write_blob_at_write(active, families, entry.cf, entry)?;
+                index.encode_to(reference);
+                refs.push((entry.cf, this, index));
+                Ok(true)
+            })?;
+        }
+        debug_assert_eq!(seq, first_seq + count);
+        for file in active.by_family.values_mut().filter(|f| f.unwritten) {
+            match sync {
+                true => file.writer.sync()?,
+                false => file.writer.write_out()?,
+            }
+            file.unwritten = false;
+        }
+        // Groups go in sequence order: each memtable's references stay sorted.
+        for run in refs.chunk_by(|a, b| a.0 == b.0) {
+            let cf = &families[&run[0].0];
+            let memtable = active.by_family[&run[0].0].memtable;
+            cf.separated_at_write
+                .add_refs(memtable, run.iter().map(|&(_, s, i)| (s, i)));
+        }
+        Ok(Some(record))
+    }
+
+    /// Appends the value of `entry` (a put of family `cf`) to the family's active blob file,
+    /// created for its active memtable if it has none or the one it has is full.
+    fn write_blob_at_write(
+        &self,
+        active: &mut ActiveBlobFiles,
+        families: &Families,
+        cf: u32,
+        entry: &crate::write_batch::BatchEntry,
+    ) -> Result<BlobIndex> {
+        let family = &families[&cf];
+        let memtable = family.sv.read().active.id();
+        let full = active.by_family.get(&cf).is_some_and(|f| {
+            debug_assert_eq!(f.memtable, memtable, "a switch finishes the file");
+            f.writer.file_size() >= family.options.blob_file_size
+        });
+        if full {
+            if let Some(f) = active.by_family.remove(&cf) {
+                let meta = finish(f.writer)?;
+                family.separated_at_write.add_file(f.memtable, meta);
+            }
+        }
+        let file = match active.by_family.entry(cf) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let number = self.versions.lock().new_file_number();
+                let path = blob_path(&self.path, number);
+                let file = self.fs.create_writable(&path)?;
+                // The WAL will name the file: its entry must outlast a crash first.
+                self.fs.sync_dir(&self.path)?;
+                let file = CountedFile::new(file, self.io.clone(), IoClass::Wal);
+                let writer = BlobFileWriter::new(
+                    Box::new(file),
+                    &path,
+                    number,
+                    cf,
+                    family.options.compression,
+                )?;
+                e.insert(ActiveFile {
+                    writer,
+                    memtable,
+                    unwritten: false,
+                })
+            }
+        };
+        file.unwritten = true;
+        file.writer.add(entry.key, entry.value)
+    }
+
+    /// At a memtable switch, before the old WAL is synced: finishes the active file of each
+    /// family in `replaced` (whose active memtable the switch replaces), handing it to that
+    /// memtable, and syncs the others. A dropped family's file is let go (an orphan the next
+    /// open removes once no WAL names it).
+    pub(super) fn seal_blobs_at_write(
+        &self,
+        active: &mut ActiveBlobFiles,
+        families: &Families,
+        replaced: &[u32],
+    ) -> Result<()> {
+        let numbers: Vec<u32> = active.by_family.keys().copied().collect();
+        for cf in numbers {
+            let Some(family) = families.get(&cf) else {
+                active.by_family.remove(&cf);
+                continue;
+            };
+            if replaced.contains(&cf) {
+                if let Some(f) = active.by_family.remove(&cf) {
+                    let meta = finish(f.writer)?;
+                    family.separated_at_write.add_file(f.memtable, meta);
+                }
+            } else if let Some(f) = active.by_family.get_mut(&cf) {
+                f.writer.sync()?;
+                f.unwritten = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the values a WAL's blob-reference records name, for recovery and repair.
+pub(crate) struct WalBlobReader<'a> {
+    fs: &'a dyn FileSystem,
+    dir: &'a Path,
+    open: HashMap<u64, Box<dyn RandomAccessFile>>,
+}
+
+impl<'a> WalBlobReader<'a> {
+    /// A reader of the blob files of database `dir`.
+    pub fn new(fs: &'a dyn FileSystem, dir: &'a Path) -> WalBlobReader<'a> {
+        WalBlobReader {
+            fs,
+            dir,
+            open: HashMap::new(),
+        }
+    }
+
+    /// The numbers of the files read from.
+    pub fn files_read(&self) -> impl Iterator<Item = u64> + '_ {
+        self.open.keys().copied()
+    }
+
+    /// The value of `key` whose reference is `reference`, checked; why not, as a WAL
+    /// record's fault (a missing file, a reference past its end, a bad record).
+    pub fn value(&mut self, key: &[u8], reference: &[u8]) -> std::result::Result<Vec<u8>, String> {
+        let index = BlobIndex::decode(reference)
+            .ok_or_else(|| format!("bad blob reference of {}", crate::util::printable(key)))?;
+        let path = blob_path(self.dir, index.file_number);
+        let file = match self.open.entry(index.file_number) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                self.fs
+                    .open_random(&path)
+                    .map_err(|err| format!("{index} of {}: {err}", crate::util::printable(key)))?,
+            ),
+        };
+        read_unfinished(file.as_ref(), &path, key, &index).map_err(|e| e.to_string())
+    }
+}
+
+/// Finishes an active file: footer, sync; what the version will record of it.
+fn finish(writer: BlobFileWriter) -> Result<BlobFileMeta> {
+    let number = writer.number();
+    let summary = writer.finish()?;
+    Ok(BlobFileMeta {
+        number,
+        records: summary.records,
+        file_size: summary.file_size,
+        value_bytes: summary.value_bytes,
+        ..BlobFileMeta::default()
+    })
+}
