@@ -49,7 +49,9 @@ pub enum ValueKind {
     RangeDeletion = 15,
     /// Sets the key to a value kept in a blob file: the stored value is a
     /// `blob::BlobIndex` naming it (RocksDB's kTypeBlobIndex). Only flushes and compactions
-    /// write these, into tables; reads resolve them to the value, so users see a put.
+    /// write these, into tables; reads resolve them to the value, so users see a put. A WAL
+    /// record may carry one for a value written at put (`write_batch`); replay turns it back
+    /// into a put, so memtables never hold one.
     BlobIndex = 17,
 }
 

@@ -35,7 +35,9 @@
 //!
 //! A file without its footer was not finished (a crash while writing it): it is never
 //! referenced by the tree, since the references are installed only after the file is
-//! finished and synced, and it is removed as an orphan.
+//! finished and synced, and it is removed as an orphan. The one exception is a file the
+//! write path put values in as it went (`Options::blob_separation_at_write`): the WAL names
+//! its records before it is finished, so open keeps it while a WAL to replay reads from it.
 
 pub(crate) mod reader;
 pub(crate) mod writer;

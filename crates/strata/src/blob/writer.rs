@@ -2,7 +2,8 @@
 //!
 //! The writer hands back each value's [`BlobIndex`] as it appends the record; the references
 //! may be installed in the tree only after [`BlobFileWriter::finish`] has written the footer
-//! and the file has been synced, which `finish` does. Records are written in chunks of about
+//! and the file has been synced, which `finish` does (a WAL record may name one once
+//! [`BlobFileWriter::write_out`] has handed the record to the file). Records are written in chunks of about
 //! 256 KiB, so the file holds whole records only once finished.
 
 use std::path::{Path, PathBuf};
