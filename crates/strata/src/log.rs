@@ -103,6 +103,12 @@ impl LogWriter {
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()
     }
+
+    /// A handle that syncs the records appended so far from another thread, if the file
+    /// gives one (see `fs::WritableFile::background_sync`).
+    pub fn background_sync(&self) -> Option<crate::fs::BackgroundSync> {
+        self.file.background_sync()
+    }
 }
 
 /// What went wrong with a record: where it starts and why it is bad.

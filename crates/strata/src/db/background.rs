@@ -76,6 +76,11 @@ pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
             Box::new(move || db.compaction_loop()),
         )?);
     }
+    let db = inner.clone();
+    handles.push(start(
+        "strata-wal-sync".into(),
+        Box::new(move || db.wal_sync.run()),
+    )?);
     if let Some(changes) = inner.events.take_stall_receiver() {
         let db = inner.clone();
         handles.push(start(

@@ -50,6 +50,7 @@ mod table_cache;
 mod table_writer;
 mod ttl;
 mod two_phase;
+mod wal_sync;
 mod write;
 
 use std::collections::BTreeSet;
@@ -175,6 +176,8 @@ pub(crate) struct DbInner {
     obsolete_tables: Mutex<Vec<u64>>,
     /// Blob files no table refers to any more, deleted once no version in use names them.
     obsolete_blobs: Mutex<Vec<u64>>,
+    /// The WAL syncs handed to the `strata-wal-sync` thread.
+    wal_sync: Arc<wal_sync::WalSyncQueue>,
     /// Blob files no version names that open kept for the WALs that may name them (values
     /// written at put): deleted with the WALs below them.
     blobs_for_wals: Mutex<Vec<u64>>,
@@ -1327,6 +1330,7 @@ impl DbInner {
             bg.shutdown = true;
             self.bg_cv.notify_all();
         }
+        self.wal_sync.shut_down();
         // The events thread ends once the stall changes queued are delivered.
         self.events.close();
         let threads = std::mem::take(&mut *self.bg_threads.lock());

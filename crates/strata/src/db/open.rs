@@ -561,6 +561,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         tables.block_cache(),
         options.read_mode(),
     ));
+    let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
     Arc::new(DbInner {
         path,
         fs,
@@ -570,7 +571,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         families: RwLock::new(Arc::new(families)),
         wals: Mutex::new(wals),
         queue: Mutex::new(WriteQueue::default()),
-        writer: Mutex::new(WriterState::new(wal, last_sequence)),
+        writer: Mutex::new(WriterState::new(wal, last_sequence, wal_sync.clone())),
         inserting: std::sync::Mutex::new(()),
         versions: Mutex::new(versions),
         tables,
@@ -585,6 +586,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         events: super::events::Events::new(options.listeners.clone()),
         obsolete_tables: Mutex::new(Vec::new()),
         obsolete_blobs: Mutex::new(Vec::new()),
+        wal_sync,
         blobs_for_wals: Mutex::new(Vec::new()),
         unpersisted: AtomicBool::new(false),
         snapshots: Arc::new(SnapshotList::default()),

@@ -48,6 +48,7 @@ use super::column_family::{ColumnFamilyData, Families};
 use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
+use super::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
@@ -153,10 +154,18 @@ pub(crate) struct WriterState {
     stopped: Option<Error>,
     /// The blob files writes put values in (`Options::blob_separation_at_write`).
     pub(super) blobs_at_write: ActiveBlobFiles,
+    /// WAL bytes appended since the last sync or background sync request.
+    appended_since_sync: u64,
+    /// Where the WAL's background syncs are asked for (`wal_sync.rs`).
+    background_sync: Arc<WalSyncQueue>,
 }
 
 impl WriterState {
-    pub fn new(wal: LogWriter, last_sequence: SequenceNumber) -> Self {
+    pub fn new(
+        wal: LogWriter,
+        last_sequence: SequenceNumber,
+        background_sync: Arc<WalSyncQueue>,
+    ) -> Self {
         WriterState {
             wal,
             wal_dirty: false,
@@ -164,6 +173,8 @@ impl WriterState {
             record: Vec::new(),
             stopped: None,
             blobs_at_write: ActiveBlobFiles::default(),
+            appended_since_sync: 0,
+            background_sync,
         }
     }
 
@@ -197,14 +208,31 @@ impl WriterState {
         if let Some(e) = &self.stopped {
             return Err(stopped_error(e));
         }
+        if let Some(e) = self.background_sync.take_error() {
+            self.stopped = Some(e.duplicate());
+            return Err(e);
+        }
         if self.wal_dirty {
             if let Err(e) = self.blobs_at_write.sync().and_then(|()| self.wal.sync()) {
                 self.stopped = Some(e.duplicate());
                 return Err(e);
             }
             self.wal_dirty = false;
+            self.appended_since_sync = 0;
         }
         Ok(())
+    }
+
+    /// Counts `bytes` appended to the WAL without a sync; past [`BACKGROUND_SYNC_BYTES`],
+    /// asks the `strata-wal-sync` thread to sync it.
+    fn note_unsynced_append(&mut self, bytes: usize) {
+        self.appended_since_sync += bytes as u64;
+        if self.appended_since_sync >= BACKGROUND_SYNC_BYTES {
+            self.appended_since_sync = 0;
+            if let Some(file) = self.wal.background_sync() {
+                self.background_sync.request(file);
+            }
+        }
     }
 }
 
@@ -503,14 +531,16 @@ impl DbInner {
         sync: bool,
         separated: Option<Vec<u8>>,
     ) -> Result<()> {
-        if let Some(record) = separated {
+        let appended = if let Some(record) = separated {
             // Large values went to blob files: the record names them instead.
             w.wal.add_record(&record)?;
+            record.len()
         } else if let [only] = group {
             // One batch: its buffer already has room for the header; no copy.
             let rep = only.batch.rep_mut();
             rep[..HEADER_LEN].copy_from_slice(&header_bytes(first_seq, count));
             w.wal.add_record(rep)?;
+            rep.len()
         } else {
             let mut record = std::mem::take(&mut w.record);
             record.clear();
@@ -519,13 +549,22 @@ impl DbInner {
                 record.extend_from_slice(req.batch.records());
             }
             let appended = w.wal.add_record(&record);
+            let len = record.len();
             w.record = record;
             appended?;
-        }
+            len
+        };
         w.wal_dirty = true;
         if sync {
+            // A background sync that failed may have taken the only report of lost bytes.
+            if let Some(e) = w.background_sync.take_error() {
+                return Err(e);
+            }
             w.wal.sync()?;
             w.wal_dirty = false;
+            w.appended_since_sync = 0;
+        } else {
+            w.note_unsynced_append(appended);
         }
         Ok(())
     }
@@ -623,7 +662,8 @@ impl DbInner {
             return Err(e);
         }
         // The old WAL is made durable before the new one exists: recovery takes a torn tail
-        // only in the newest WAL, so no older one may be left with unsynced bytes.
+        // only in the newest WAL, so no older one may be left with unsynced bytes. Background
+        // syncs as it grew (`wal_sync.rs`) left little for this one to write.
         w.sync_wal()?;
         let number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, number);

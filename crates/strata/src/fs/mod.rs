@@ -38,6 +38,34 @@ pub trait WritableFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// A handle that makes what was appended so far durable from another thread while
+    /// appends go on, so that a later [`WritableFile::sync`] has little left to write; `None`
+    /// (the default) where the file has none, and only `sync` makes it durable.
+    fn background_sync(&self) -> Option<BackgroundSync> {
+        None
+    }
+}
+
+/// Makes a file's appended bytes durable (fdatasync) from another thread: see
+/// [`WritableFile::background_sync`].
+pub struct BackgroundSync {
+    file: File,
+    path: PathBuf,
+}
+
+impl BackgroundSync {
+    /// A handle syncing `file` (another descriptor of the file being appended to), named
+    /// `path` in errors.
+    pub fn new(file: File, path: PathBuf) -> BackgroundSync {
+        BackgroundSync { file, path }
+    }
+
+    /// fdatasync of the file.
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))
+    }
 }
 
 /// A file read from start to end.
@@ -314,6 +342,11 @@ impl WritableFile for PosixWritable {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn background_sync(&self) -> Option<BackgroundSync> {
+        let file = self.file.try_clone().ok()?;
+        Some(BackgroundSync::new(file, self.path.clone()))
     }
 }
 
@@ -657,6 +690,9 @@ impl WritableFile for CountedFile {
     }
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+    fn background_sync(&self) -> Option<BackgroundSync> {
+        self.inner.background_sync()
     }
 }
 

@@ -1,0 +1,121 @@
+//! Syncing the WAL in the background as it grows.
+//!
+//! A memtable switch syncs the old WAL before the new one exists (every WAL but the newest
+//! must be complete on disk, see `write.rs`). Left to that moment, the sync writes a whole
+//! memtable's worth of WAL under the writer lock: with 64 MiB memtables of 16 KiB values, the
+//! writes waited a third of their time there. So each time the WAL has grown by
+//! [`BACKGROUND_SYNC_BYTES`] since the last time, the write leader hands a second descriptor
+//! of it to the `strata-wal-sync` thread, which syncs it while writes go on; the switch's sync
+//! then has little left to write. The invariant is the switch's, unchanged: the background
+//! sync only makes it cheaper.
+//!
+//! At most one sync runs; a request made meanwhile replaces the one waiting (the newer
+//! descriptor covers the older's bytes, or the older file was already synced by a switch).
+//! A failed background sync is kept and fails the next sync of the write path: an error an
+//! fdatasync reported once is not reported again by the next one, so it must not be lost.
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::Error;
+use crate::fs::BackgroundSync;
+
+/// WAL bytes appended between two background syncs.
+pub(super) const BACKGROUND_SYNC_BYTES: u64 = 4 << 20;
+
+#[derive(Default)]
+struct State {
+    waiting: Option<BackgroundSync>,
+    error: Option<Error>,
+    shutdown: bool,
+}
+
+/// The requests to the `strata-wal-sync` thread.
+#[derive(Default)]
+pub(crate) struct WalSyncQueue {
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+impl WalSyncQueue {
+    /// Asks for `file` to be synced.
+    pub fn request(&self, file: BackgroundSync) {
+        let mut state = self.state.lock();
+        state.waiting = Some(file);
+        self.cv.notify_one();
+    }
+
+    /// The error of a failed background sync, taken: the write path stops on it.
+    pub fn take_error(&self) -> Option<Error> {
+        self.state.lock().error.take()
+    }
+
+    /// Ends [`WalSyncQueue::run`] once the sync running and the one waiting, if any, are done.
+    pub fn shut_down(&self) {
+        self.state.lock().shutdown = true;
+        self.cv.notify_one();
+    }
+
+    /// The thread's loop: syncs what is asked until shut down.
+    pub fn run(&self) {
+        let mut state = self.state.lock();
+        loop {
+            match state.waiting.take() {
+                Some(file) => {
+                    drop(state);
+                    let synced = file.sync();
+                    state = self.state.lock();
+                    if let Err(e) = synced {
+                        state.error.get_or_insert(e);
+                    }
+                }
+                None if state.shutdown => return,
+                None => self.cv.wait(&mut state),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::OwnedFd;
+    use std::path::PathBuf;
+
+    /// The queue's thread, run until the queue is shut down.
+    fn with_thread(queue: &WalSyncQueue, work: impl FnOnce()) {
+        std::thread::scope(|s| {
+            let thread = s.spawn(|| queue.run());
+            work();
+            queue.shut_down();
+            thread.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn a_requested_sync_runs_and_a_failed_one_is_kept_for_the_write_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000007.log");
+        std::fs::write(&path, b"records").unwrap();
+        let queue = WalSyncQueue::default();
+        with_thread(&queue, || {
+            let file = std::fs::File::open(&path).unwrap();
+            queue.request(BackgroundSync::new(file, path.clone()));
+        });
+        assert!(
+            queue.take_error().is_none(),
+            "the request ran before the shutdown"
+        );
+
+        // fdatasync of a pipe fails (EINVAL): the error waits for the write path, once.
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let pipe = std::fs::File::from(OwnedFd::from(reader));
+        let named = PathBuf::from("000008.log");
+        let queue = WalSyncQueue::default();
+        with_thread(&queue, || {
+            queue.request(BackgroundSync::new(pipe, named));
+        });
+        let error = queue.take_error().expect("the failed sync's error");
+        assert!(error.to_string().contains("000008.log"), "{error}");
+        assert!(queue.take_error().is_none());
+    }
+}
