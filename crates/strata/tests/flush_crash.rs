@@ -8,7 +8,9 @@
 //! every write acknowledged before the last acknowledged sync write (a sync makes the WAL
 //! durable through it), no value it was not given, and, after the reopen, no file that its
 //! manifest does not name. The same again with key-value separation and blob garbage
-//! collection on: blob files written by flushes and compactions, and moved by them.
+//! collection on: blob files written by flushes and compactions, and moved by them; and once
+//! more with the values put in blob files as they are written (`blob_separation_at_write`),
+//! which recovery reads back through the WAL's references.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -29,12 +31,21 @@ fn value(i: usize) -> Vec<u8> {
     format!("value-{i}-").repeat(6).into_bytes()
 }
 
+/// Where values go.
+#[derive(Clone, Copy, PartialEq)]
+enum Separation {
+    None,
+    AtFlush,
+    AtWrite,
+}
+
 /// Runs the workload; returns (index of the last acknowledged sync write, acknowledged).
-/// With `blobs`, values of 58 bytes and more (those of keys from 100 on) go to blob files, and
-/// compactions move the values of the oldest half of the blob files.
-fn workload(dir: &Path, fs: &FaultFs, blobs: bool) -> (Option<usize>, Vec<usize>) {
+/// With separation, values of 58 bytes and more (those of keys from 10 on) go to blob files,
+/// and compactions move the values of the oldest half of the blob files.
+fn workload(dir: &Path, fs: &FaultFs, separation: Separation) -> (Option<usize>, Vec<usize>) {
     let mut opts = Options::default();
-    if blobs {
+    if separation != Separation::None {
+        opts.blob_separation_at_write = separation == Separation::AtWrite;
         opts.enable_blob_files = true;
         opts.min_blob_size = 58;
         opts.blob_file_size = 1024;
@@ -92,6 +103,9 @@ fn check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
             );
         }
     }
+    // The recovered memtables go to tables, and the WALs with them (and the blob files that
+    // only a WAL named, values written at put).
+    db.flush().unwrap();
     db.close().unwrap();
 
     // No orphans: the tables on disk are exactly the manifest's.
@@ -122,20 +136,25 @@ fn check(dir: &Path, last_sync: Option<usize>, acked: &[usize], context: &str) {
 
 #[test]
 fn crash_at_every_operation_of_a_flushing_workload() {
-    crash_at_every_operation(false);
+    crash_at_every_operation(Separation::None);
 }
 
 #[test]
 fn crash_at_every_operation_of_a_workload_writing_blob_files() {
-    crash_at_every_operation(true);
+    crash_at_every_operation(Separation::AtFlush);
 }
 
-fn crash_at_every_operation(blobs: bool) {
+#[test]
+fn crash_at_every_operation_of_a_workload_writing_blob_files_at_write() {
+    crash_at_every_operation(Separation::AtWrite);
+}
+
+fn crash_at_every_operation(separation: Separation) {
     // A clean run counts the operations.
     let clean = tempfile::tempdir().unwrap();
     let fs = FaultFs::new();
-    let (_, acked) = workload(&clean.path().join("db"), &fs, blobs);
-    if blobs {
+    let (_, acked) = workload(&clean.path().join("db"), &fs, separation);
+    if separation != Separation::None {
         let written = std::fs::read_dir(clean.path().join("db"))
             .unwrap()
             .filter(|e| {
@@ -162,7 +181,7 @@ fn crash_at_every_operation(blobs: bool) {
             let dir = root.path().join("db");
             let fs = FaultFs::new();
             fs.crash_at(n);
-            let (last_sync, acked) = workload(&dir, &fs, blobs);
+            let (last_sync, acked) = workload(&dir, &fs, separation);
             assert!(fs.has_crashed(), "crash point {n} of {total} not reached");
             crashes += 1;
             if power_cut {

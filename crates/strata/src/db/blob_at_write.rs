@@ -9,8 +9,9 @@
 //!
 //! Invariants that keep the WAL's references good:
 //! - A group's values reach the file (a write call) before its WAL record does, and a synced
-//!   group syncs the file before the WAL. The directory entry is synced when the file is
-//!   created, before any WAL record names it.
+//!   group syncs, before the WAL, every active file holding records not yet synced (the WAL
+//!   sync makes earlier groups' records durable too, whichever family they wrote). The
+//!   directory entry is synced when the file is created, before any WAL record names it.
 //! - A memtable switch finishes (footer, sync) the active file of every family whose
 //!   memtable it replaces, and syncs the others', before it syncs the old WAL: every WAL but
 //!   the newest names only durable records.
@@ -61,14 +62,19 @@ struct ActiveFile {
     memtable: u64,
     /// Records were added since the last write call.
     unwritten: bool,
+    /// Records were added since the last sync.
+    unsynced: bool,
 }
 
 impl ActiveBlobFiles {
-    /// Hands what the files hold to the operating system and syncs them.
+    /// Hands what the files hold to the operating system and syncs those with records not
+    /// yet synced: before a WAL sync, which makes every record it names durable, whichever
+    /// group wrote it.
     pub fn sync(&mut self) -> Result<()> {
-        for file in self.by_family.values_mut() {
+        for file in self.by_family.values_mut().filter(|f| f.unsynced) {
             file.writer.sync()?;
             file.unwritten = false;
+            file.unsynced = false;
         }
         Ok(())
     }
@@ -168,12 +174,16 @@ impl DbInner {
             })?;
         }
         debug_assert_eq!(seq, first_seq + count);
-        for file in active.by_family.values_mut().filter(|f| f.unwritten) {
-            match sync {
-                true => file.writer.sync()?,
-                false => file.writer.write_out()?,
+        // A synced group's WAL sync makes the earlier groups' records durable too: every file
+        // they wrote to is synced, not only this group's.
+        match sync {
+            true => active.sync()?,
+            false => {
+                for file in active.by_family.values_mut().filter(|f| f.unwritten) {
+                    file.writer.write_out()?;
+                    file.unwritten = false;
+                }
             }
-            file.unwritten = false;
         }
         // Groups go in sequence order: each memtable's references stay sorted.
         for run in refs.chunk_by(|a, b| a.0 == b.0) {
@@ -226,10 +236,12 @@ impl DbInner {
                     writer,
                     memtable,
                     unwritten: false,
+                    unsynced: false,
                 })
             }
         };
         file.unwritten = true;
+        file.unsynced = true;
         file.writer.add(entry.key, entry.value)
     }
 
@@ -254,9 +266,10 @@ impl DbInner {
                     let meta = finish(f.writer)?;
                     family.separated_at_write.add_file(f.memtable, meta);
                 }
-            } else if let Some(f) = active.by_family.get_mut(&cf) {
+            } else if let Some(f) = active.by_family.get_mut(&cf).filter(|f| f.unsynced) {
                 f.writer.sync()?;
                 f.unwritten = false;
+                f.unsynced = false;
             }
         }
         Ok(())
