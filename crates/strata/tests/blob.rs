@@ -495,6 +495,11 @@ fn values_separated_at_write_come_back_after_a_crash_and_a_torn_file_ends_the_re
     db.close().unwrap();
 
     let unflushed = *blob_files(&crashed).last().unwrap();
+    // A read-only open replays the same references, and deletes nothing.
+    let db = Db::open_read_only(&crashed, separating_at_write(100)).unwrap();
+    check_scans(&db, &want);
+    db.close().unwrap();
+    assert!(blob_files(&crashed).contains(&unflushed));
     let db = Db::open(&crashed, separating_at_write(100)).unwrap();
     assert_eq!(db.recovery_report().entries, 100);
     assert!(db.recovery_report().corruption.is_none());
