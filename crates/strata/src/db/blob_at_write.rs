@@ -19,13 +19,12 @@
 //!   was given (found by sequence number) instead of writing the value again, and adds the
 //!   memtable's files to the version in the same edit as its table. A file's records that
 //!   the table does not refer to (values overwritten in the memtable) are its garbage.
-//! - Until then the files are named by no version. A file that is not in the version is kept
-//!   at open while a WAL that may name it is: its number is at or above the oldest WAL
-//!   recovery replays (a family's oldest unflushed memtable, which the file's values belong
-//!   to, began on a WAL numbered below the file), and the replay read from it. Recovery reads
-//!   each referenced value back (the file may lack its footer) into a plain put; the
-//!   recovered memtable's flush separates it anew, and the old file is deleted once the WALs
-//!   below it are.
+//! - Until then the files are named by no version. Open deletes a blob file no version names
+//!   only after the replay, if no replayed record named it. Recovery reads each referenced
+//!   value back (the file may lack its footer) into a plain put; the recovered memtables'
+//!   flushes separate them anew, and the old file is deleted once the newest WAL that named
+//!   it is (replay gives each WAL its own memtables, so a file's values may be spread over
+//!   several of them, and a WAL numbered above the file may name it).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -281,6 +280,8 @@ pub(crate) struct WalBlobReader<'a> {
     fs: &'a dyn FileSystem,
     dir: &'a Path,
     open: HashMap<u64, Box<dyn RandomAccessFile>>,
+    /// The newest WAL that named each file.
+    named_by: HashMap<u64, u64>,
 }
 
 impl<'a> WalBlobReader<'a> {
@@ -290,19 +291,28 @@ impl<'a> WalBlobReader<'a> {
             fs,
             dir,
             open: HashMap::new(),
+            named_by: HashMap::new(),
         }
     }
 
-    /// The numbers of the files read from.
-    pub fn files_read(&self) -> impl Iterator<Item = u64> + '_ {
-        self.open.keys().copied()
+    /// The files read from, each with the newest WAL that named it.
+    pub fn files_read(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.named_by.iter().map(|(&file, &wal)| (file, wal))
     }
 
-    /// The value of `key` whose reference is `reference`, checked; why not, as a WAL
-    /// record's fault (a missing file, a reference past its end, a bad record).
-    pub fn value(&mut self, key: &[u8], reference: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    /// The value of `key` whose reference is `reference`, in a record of WAL `wal`, checked;
+    /// why not, as the WAL record's fault (a missing file, a reference past its end, a bad
+    /// record).
+    pub fn value(
+        &mut self,
+        wal: u64,
+        key: &[u8],
+        reference: &[u8],
+    ) -> std::result::Result<Vec<u8>, String> {
         let index = BlobIndex::decode(reference)
             .ok_or_else(|| format!("bad blob reference of {}", crate::util::printable(key)))?;
+        let newest = self.named_by.entry(index.file_number).or_insert(wal);
+        *newest = (*newest).max(wal);
         let path = blob_path(self.dir, index.file_number);
         let file = match self.open.entry(index.file_number) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),

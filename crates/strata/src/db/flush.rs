@@ -194,9 +194,9 @@ impl DbInner {
             }
             Ok(())
         })();
-        // Once every WAL below a blob file kept for them is gone, no WAL to replay names it.
-        self.blobs_for_wals.lock().retain(|&n| {
-            if n >= needed {
+        // Once the newest WAL that named a blob file kept for them is gone, none does.
+        self.blobs_for_wals.lock().retain(|&(n, wal)| {
+            if wal >= needed {
                 return true;
             }
             let _ = self.fs.remove_file(&blob_path(&self.path, n));

@@ -178,9 +178,9 @@ pub(crate) struct DbInner {
     obsolete_blobs: Mutex<Vec<u64>>,
     /// The WAL syncs handed to the `strata-wal-sync` thread.
     wal_sync: Arc<wal_sync::WalSyncQueue>,
-    /// Blob files no version names that open kept for the WALs that may name them (values
-    /// written at put): deleted with the WALs below them.
-    blobs_for_wals: Mutex<Vec<u64>>,
+    /// Blob files no version names that open kept for the WALs that name them (values
+    /// written at put), each with the newest such WAL: deleted with it.
+    blobs_for_wals: Mutex<Vec<(u64, u64)>>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
     unpersisted: AtomicBool,
     snapshots: Arc<SnapshotList>,

@@ -4,11 +4,10 @@
 //!   recovered state does not need: WALs older than the manifest's log number (their data is
 //!   in tables), tables and blob files no version names (a crash between writing one and
 //!   recording it, or a blob file no table referred to any more),
-//!   manifests other than the live one, temporary files of an interrupted atomic write. A
-//!   blob file no version names is kept if a WAL to replay may name it (its number is at or
-//!   above the oldest such WAL's: see `blob_at_write.rs`). The WALs still needed and those
-//!   blob files are returned: open deletes the ones the replay did not read from, and the
-//!   flush that deletes the WALs below the others deletes them. Files the engine does not name (and the bytes
+//!   manifests other than the live one, temporary files of an interrupted atomic write. Blob
+//!   files no version names are returned with the WALs still needed, not deleted: a WAL may
+//!   name values in them (see `blob_at_write.rs`). Open deletes those the replay did not read
+//!   from, and the flush that deletes the newest WAL naming one of the others deletes it. Files the engine does not name (and the bytes
 //!   recovery cut from a WAL, kept for diagnosis) are left alone.
 //! - While open, [`DbInner::purge_obsolete_files`] deletes the tables compactions replaced,
 //!   and the blob files no table refers to any more, once no version in use names them: an iterator or a running job may hold an older version
@@ -48,7 +47,9 @@ impl LiveFiles {
             FileKind::Wal(n) => n < self.log_number,
             FileKind::Temp => true,
             FileKind::Table(n) => !self.tables.contains(&n),
-            FileKind::Blob(n) => !self.blobs.contains(&n) && n < self.log_number,
+            // One no version names may hold values a WAL to replay names: open decides after
+            // the replay.
+            FileKind::Blob(_) => false,
             FileKind::Manifest(n) => n != self.manifest_number,
             FileKind::DroppedWalTail(_) => false,
         }
@@ -143,10 +144,9 @@ mod tests {
             ("000013.log", false),
             ("000007.sst", false),
             ("000008.sst", true),
+            // Blob files wait for the replay: a WAL may name values in any of them.
             ("000010.blob", false),
-            ("000008.blob", true),
-            ("000007.blob", true),
-            // Perhaps named by a WAL to replay (values written at put).
+            ("000008.blob", false),
             ("000013.blob", false),
             ("MANIFEST-000011", false),
             ("MANIFEST-000010", true),
@@ -186,7 +186,7 @@ mod tests {
         };
         let (wals, blobs) = remove_obsolete_files(&crate::fs::PosixFs, dir.path(), &live).unwrap();
         assert_eq!(wals, [12, 13]);
-        assert_eq!(blobs, [14]);
+        assert_eq!(blobs, [11, 14]);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -196,6 +196,7 @@ mod tests {
             left,
             [
                 "000007.sst",
+                "000011.blob",
                 "000012.log",
                 "000013.log",
                 "000014.blob",

@@ -175,12 +175,14 @@ impl Db {
             false,
         )?;
         let committed_prepared = std::mem::take(&mut recovered.committed_prepared);
-        // Blob files no version names that no replayed record named either: orphans.
-        let (blobs_for_wals, orphans): (Vec<u64>, Vec<u64>) = blobs_for_wals
-            .into_iter()
-            .partition(|n| recovered.blob_files_read.contains(n));
-        for n in orphans {
-            fs.remove_file(&filename::blob_path(&path, n))?;
+        // Blob files no version names: kept, with the newest WAL that names them, if a
+        // replayed record named them; orphans otherwise.
+        let mut kept_for_wals = Vec::new();
+        for n in blobs_for_wals {
+            match recovered.blob_files_read.get(&n) {
+                Some(&wal) => kept_for_wals.push((n, wal)),
+                None => fs.remove_file(&filename::blob_path(&path, n))?,
+            }
         }
         // The replayed WALs stay until their memtables are flushed, no longer the newest: make
         // what a crashed process left unsynced in them durable before a new WAL exists, or a
@@ -217,7 +219,7 @@ impl Db {
             info_log,
             read_only: false,
         });
-        *inner.blobs_for_wals.lock() = blobs_for_wals;
+        *inner.blobs_for_wals.lock() = kept_for_wals;
         *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, false)?;
         for name in &to_create {
             inner.create_family(name, named[name].clone())?;

@@ -102,8 +102,9 @@ pub(crate) struct Recovered {
     pub kept_wals: Vec<u64>,
     /// The largest sequence number replayed.
     pub last_sequence: SequenceNumber,
-    /// The blob files the replayed records named (values written at put).
-    pub blob_files_read: HashSet<u64>,
+    /// The blob files the replayed records named (values written at put), each with the
+    /// newest WAL that named it.
+    pub blob_files_read: HashMap<u64, u64>,
     /// The names of prepared transactions whose commit marker was replayed.
     pub committed_prepared: HashSet<Vec<u8>>,
     pub report: RecoveryReport,
@@ -128,7 +129,7 @@ pub(crate) fn replay_wals(
         last_sequence: 0,
         committed_prepared: HashSet::new(),
         report: RecoveryReport::default(),
-        blob_files_read: HashSet::new(),
+        blob_files_read: HashMap::new(),
     };
     let mut blobs = WalBlobReader::new(fs, dir);
     for (i, &number) in numbers.iter().enumerate() {
@@ -305,7 +306,7 @@ fn replay_one(
             match applied {
                 Err(reason) => return bad(reason),
                 Ok((Target::Apply(_), e)) if e.kind == ValueKind::BlobIndex => {
-                    match blobs.value(e.key, e.value) {
+                    match blobs.value(mems.number, e.key, e.value) {
                         Ok(value) => values.push(value),
                         Err(reason) => return bad(reason),
                     }

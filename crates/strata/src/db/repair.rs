@@ -784,7 +784,9 @@ impl Repairer<'_> {
             let values: std::result::Result<Vec<Vec<u8>>, String> = batch
                 .iter()
                 .filter_map(|e| match e {
-                    Ok(e) if e.kind == ValueKind::BlobIndex => Some(blobs.value(e.key, e.value)),
+                    Ok(e) if e.kind == ValueKind::BlobIndex => {
+                        Some(blobs.value(number, e.key, e.value))
+                    }
                     Ok(_) => None,
                     Err(why) => Some(Err(why)),
                 })
