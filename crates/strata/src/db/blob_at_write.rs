@@ -66,6 +66,11 @@ struct ActiveFile {
 }
 
 impl ActiveBlobFiles {
+    /// The numbers of the active files.
+    pub fn numbers(&self) -> impl Iterator<Item = u64> + '_ {
+        self.by_family.values().map(|f| f.writer.number())
+    }
+
     /// Hands what the files hold to the operating system and syncs those with records not
     /// yet synced: before a WAL sync, which makes every record it names durable, whichever
     /// group wrote it.
@@ -104,6 +109,15 @@ impl SeparatedAtWrite {
     /// Gives back what [`SeparatedAtWrite::take`] took, for a flush that failed.
     pub fn put_back(&self, id: u64, blobs: MemtableBlobs) {
         self.by_memtable.lock().insert(id, blobs);
+    }
+
+    /// The numbers of the finished files of memtables not yet flushed.
+    pub fn file_numbers(&self) -> Vec<u64> {
+        let by_memtable = self.by_memtable.lock();
+        by_memtable
+            .values()
+            .flat_map(|m| m.files.iter().map(|f| f.number))
+            .collect()
     }
 
     fn add_refs(&self, id: u64, refs: impl Iterator<Item = (SequenceNumber, BlobIndex)>) {
@@ -272,6 +286,22 @@ impl DbInner {
             }
         }
         Ok(())
+    }
+}
+
+impl DbInner {
+    /// The blob files no version names that a live WAL may name: the active files, those of
+    /// memtables not yet flushed, and those open kept for the WALs it replayed. With the
+    /// writer lock held (`active` is the writer's), so that no write adds one meanwhile.
+    pub(super) fn blob_files_wals_may_name(&self, active: &ActiveBlobFiles) -> Vec<u64> {
+        let mut numbers: Vec<u64> = active.numbers().collect();
+        for cf in self.families().values() {
+            numbers.extend(cf.separated_at_write.file_numbers());
+        }
+        numbers.extend(self.blobs_for_wals.lock().iter().map(|&(n, _)| n));
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers
     }
 }
 

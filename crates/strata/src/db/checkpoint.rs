@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Db, DbInner};
 use crate::error::{Error, Result};
-use crate::filename::{blob_path, parse_file_name, table_path, wal_path, FileKind};
+use crate::filename::{blob_path, table_path, wal_path};
 use crate::fs::copy_file;
 
 impl Db {
@@ -116,11 +116,9 @@ impl DbInner {
         let oldest = versions.min_log_number();
         // Blob files the WALs to copy may name (values written at put, see
         // `blob_at_write.rs`): copied, not linked, as the write path may still append to one.
-        for name in fs.list_dir(&self.path)? {
-            if let Some(FileKind::Blob(n)) = parse_file_name(&name) {
-                if !live_blobs.contains(&n) && n >= oldest {
-                    copy_file(fs, &blob_path(&self.path, n), &blob_path(tmp, n))?;
-                }
+        for n in self.blob_files_wals_may_name(&writer.blobs_at_write) {
+            if !live_blobs.contains(&n) {
+                copy_file(fs, &blob_path(&self.path, n), &blob_path(tmp, n))?;
             }
         }
         let wals: Vec<u64> = self.wals.lock().iter().copied().collect();
