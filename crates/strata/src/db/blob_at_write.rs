@@ -31,7 +31,7 @@ use std::path::Path;
 
 use parking_lot::Mutex;
 
-use super::column_family::Families;
+use super::column_family::{ColumnFamilyData, Families};
 use super::DbInner;
 use crate::blob::reader::read_unfinished;
 use crate::blob::writer::BlobFileWriter;
@@ -75,11 +75,28 @@ impl ActiveBlobFiles {
     /// yet synced: before a WAL sync, which makes every record it names durable, whichever
     /// group wrote it.
     pub fn sync(&mut self) -> Result<()> {
-        for file in self.by_family.values_mut().filter(|f| f.unsynced) {
-            file.writer.sync()?;
-            file.unwritten = false;
-            file.unsynced = false;
+        for file in self.by_family.values_mut() {
+            file.sync()?;
         }
+        Ok(())
+    }
+}
+
+impl ActiveFile {
+    /// Syncs the file if it holds records not yet synced.
+    fn sync(&mut self) -> Result<()> {
+        if self.unsynced {
+            self.writer.sync()?;
+            self.unwritten = false;
+            self.unsynced = false;
+        }
+        Ok(())
+    }
+
+    /// Finishes the file and hands it to its memtable's flush in `family`.
+    fn finish_for_flush(self, family: &ColumnFamilyData) -> Result<()> {
+        let meta = finish(self.writer)?;
+        family.separated_at_write.add_file(self.memtable, meta);
         Ok(())
     }
 }
@@ -218,15 +235,14 @@ impl DbInner {
         entry: &crate::write_batch::BatchEntry,
     ) -> Result<BlobIndex> {
         let family = &families[&cf];
-        let memtable = family.sv.read().active.id();
-        let full = active.by_family.get(&cf).is_some_and(|f| {
-            debug_assert_eq!(f.memtable, memtable, "a switch finishes the file");
-            f.writer.file_size() >= family.options.blob_file_size
-        });
+        // A family's file always belongs to its active memtable: a switch finishes it.
+        let full = active
+            .by_family
+            .get(&cf)
+            .is_some_and(|f| f.writer.file_size() >= family.options.blob_file_size);
         if full {
             if let Some(f) = active.by_family.remove(&cf) {
-                let meta = finish(f.writer)?;
-                family.separated_at_write.add_file(f.memtable, meta);
+                f.finish_for_flush(family)?;
             }
         }
         let file = match active.by_family.entry(cf) {
@@ -247,7 +263,7 @@ impl DbInner {
                 )?;
                 e.insert(ActiveFile {
                     writer,
-                    memtable,
+                    memtable: family.sv.read().active.id(),
                     unwritten: false,
                     unsynced: false,
                 })
@@ -276,13 +292,10 @@ impl DbInner {
             };
             if replaced.contains(&cf) {
                 if let Some(f) = active.by_family.remove(&cf) {
-                    let meta = finish(f.writer)?;
-                    family.separated_at_write.add_file(f.memtable, meta);
+                    f.finish_for_flush(family)?;
                 }
-            } else if let Some(f) = active.by_family.get_mut(&cf).filter(|f| f.unsynced) {
-                f.writer.sync()?;
-                f.unwritten = false;
-                f.unsynced = false;
+            } else if let Some(f) = active.by_family.get_mut(&cf) {
+                f.sync()?;
             }
         }
         Ok(())
