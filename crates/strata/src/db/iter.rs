@@ -272,19 +272,51 @@ enum TtlCheck {
     Short(usize),
 }
 
+/// What a database iterator reads with besides its merged sources; all of it is optional.
+#[derive(Default)]
+pub(crate) struct IterContext {
+    /// Resolves merge operands (without one, a merge operand met is an error).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The column family's name, for errors; `None` is the default family.
+    pub family: Option<Arc<str>>,
+    /// The version the sources belong to, held for the iterator's life.
+    pub version: Option<Arc<Version>>,
+    /// Reads the values of blob references.
+    pub blobs: Option<Arc<BlobSource>>,
+    /// The range deletions of the view.
+    pub range_del: Option<RangeDelAggregator>,
+    /// In a TTL family, the clock's time now.
+    pub ttl_now: Option<u64>,
+    /// Prefix seeking (see the module documentation).
+    pub prefix: Option<PrefixSeek>,
+}
+
 impl DbIterator {
+    /// An iterator over `iter` at `sequence`, within `lower..upper`, with `context`. Built in
+    /// one piece: the iterator is a few hundred bytes, and one is made for every seek of a
+    /// short scan, so a chain of builder calls (one move of it each) was a measurable share
+    /// of such a seek.
     pub(crate) fn new(
         iter: MergingIterator,
         (sequence, snapshot): (SequenceNumber, Option<Snapshot>),
-        lower: Option<Vec<u8>>,
-        upper: Option<Vec<u8>>,
+        (lower, upper): (Option<Vec<u8>>, Option<Vec<u8>>),
+        context: IterContext,
     ) -> DbIterator {
         let order = iter.order().clone();
+        let IterContext {
+            merge_operator,
+            family,
+            version,
+            blobs,
+            range_del,
+            ttl_now,
+            prefix,
+        } = context;
         DbIterator {
             iter,
             sequence,
             _snapshot: snapshot,
-            _version: None,
+            _version: version,
             lower,
             upper,
             direction: Direction::Forward,
@@ -294,21 +326,15 @@ impl DbIterator {
             error: None,
             merged: false,
             blob_forward: false,
-            blobs: None,
-            merge_operator: None,
-            family: crate::version::DEFAULT_FAMILY_NAME.into(),
-            range_del: None,
+            blobs,
+            merge_operator,
+            family: family.unwrap_or_else(|| crate::version::DEFAULT_FAMILY_NAME.into()),
+            range_del: range_del.filter(|agg| !agg.is_empty()),
             order,
-            ttl_now: None,
-            prefix: None,
+            ttl_now,
+            prefix,
             prefix_bound: None,
         }
-    }
-
-    /// Seeks by prefix as `prefix` says (see the module documentation).
-    pub(crate) fn with_prefix_seek(mut self, prefix: Option<PrefixSeek>) -> Self {
-        self.prefix = prefix;
-        self
     }
 
     /// Before a seek to user key `target`: sets the prefix bound (with
@@ -366,19 +392,6 @@ impl DbIterator {
         }
     }
 
-    /// Hides the versions the range deletions of `agg` delete (an empty one is dropped).
-    pub(crate) fn with_range_deletions(mut self, agg: RangeDelAggregator) -> Self {
-        self.range_del = (!agg.is_empty()).then_some(agg);
-        self
-    }
-
-    /// Reads a TTL family's values (expiry suffix stripped, expired ones hidden) as of the
-    /// clock's time `now`; `None` for other families.
-    pub(crate) fn with_ttl(mut self, now: Option<u64>) -> Self {
-        self.ttl_now = now;
-        self
-    }
-
     /// The state of a stored value of a TTL family (always live in other families, where
     /// the value is not read: fetching it is a call through every level of the merge).
     #[inline]
@@ -411,18 +424,6 @@ impl DbIterator {
         }
     }
 
-    /// Holds `version`, the one the iterator's sources come from, for the iterator's life.
-    pub(crate) fn with_version(mut self, version: Arc<Version>) -> Self {
-        self._version = Some(version);
-        self
-    }
-
-    /// Reads the values of blob references through `blobs`.
-    pub(crate) fn with_blobs(mut self, blobs: Arc<BlobSource>) -> Self {
-        self.blobs = Some(blobs);
-        self
-    }
-
     /// The value of the blob reference `reference` of `user_key`, into `out`.
     fn read_blob(
         blobs: &Option<Arc<BlobSource>>,
@@ -450,18 +451,6 @@ impl DbIterator {
             &reference,
             &mut self.saved_value,
         )
-    }
-
-    /// Resolves merge operands with `op` (without one, a merge operand met is an error).
-    /// `family` names the column family in the error for a merge operand with no operator.
-    pub(crate) fn with_merge_operator(
-        mut self,
-        op: Option<Arc<dyn MergeOperator>>,
-        family: Arc<str>,
-    ) -> Self {
-        self.merge_operator = op;
-        self.family = family;
-        self
     }
 
     fn seq(&self) -> u64 {
@@ -1430,8 +1419,11 @@ mod tests {
                 }
             }
             let read_seq = h.visible as u64;
-            let it = DbIterator::new(lsm.iter(), (read_seq, None), lower, upper)
-                .with_merge_operator(Some(appender()), "default".into());
+            let context = IterContext {
+                merge_operator: Some(appender()),
+                ..IterContext::default()
+            };
+            let it = DbIterator::new(lsm.iter(), (read_seq, None), (lower, upper), context);
             self.lsm = Some(lsm);
             Box::new(it)
         }
@@ -1589,9 +1581,12 @@ mod tests {
         range_del.add(Arc::new(crate::range_del::FragmentedList::new(
             &tree.tombstones,
         )));
-        let mut it = DbIterator::new(tree.lsm.iter(), (seq, None), lower, upper)
-            .with_merge_operator(op, "default".into())
-            .with_range_deletions(range_del);
+        let context = IterContext {
+            merge_operator: op,
+            range_del: Some(range_del),
+            ..IterContext::default()
+        };
+        let mut it = DbIterator::new(tree.lsm.iter(), (seq, None), (lower, upper), context);
         walk(&mut it, &case.input)
     }
 

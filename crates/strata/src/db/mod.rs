@@ -1211,18 +1211,21 @@ impl DbInner {
                 None => level,
             });
         }
+        let context = iter::IterContext {
+            merge_operator: cf.options.merge_operator.clone(),
+            family: Some(cf.handle.name_arc()),
+            version: Some(sv.version.clone()),
+            blobs: Some(self.blobs.clone()),
+            range_del: Some(range_del),
+            ttl_now: cf.options.ttl.map(|_| cf.options.clock.now_secs()),
+            prefix,
+        };
         DbIterator::new(
             MergingIterator::with_order(children, order.clone()),
             at,
-            options.lower_bound,
-            options.upper_bound,
+            (options.lower_bound, options.upper_bound),
+            context,
         )
-        .with_merge_operator(cf.options.merge_operator.clone(), cf.handle.name_arc())
-        .with_version(sv.version.clone())
-        .with_blobs(self.blobs.clone())
-        .with_range_deletions(range_del)
-        .with_ttl(cf.options.ttl.map(|_| cf.options.clock.now_secs()))
-        .with_prefix_seek(prefix)
     }
 
     /// The live family of `handle`, or an error naming it.

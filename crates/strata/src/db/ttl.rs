@@ -142,6 +142,7 @@ pub(super) fn short_value_error(family: &str, key: &[u8], len: usize) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use super::super::iter::IterContext;
     use super::super::DbIterator;
     use crate::iterator::{InternalIterator, MergingIterator};
     use crate::key::append_internal_key;
@@ -166,9 +167,17 @@ mod tests {
 
     fn iter(entries: Vec<(Vec<u8>, Vec<u8>)>, now: u64) -> DbIterator {
         let children: Vec<Box<dyn InternalIterator>> = vec![Box::new(VecIter::new(entries))];
-        DbIterator::new(MergingIterator::new(children), (100, None), None, None)
-            .with_merge_operator(None, "ttl-family".into())
-            .with_ttl(Some(now))
+        let context = IterContext {
+            family: Some("ttl-family".into()),
+            ttl_now: Some(now),
+            ..IterContext::default()
+        };
+        DbIterator::new(
+            MergingIterator::new(children),
+            (100, None),
+            (None, None),
+            context,
+        )
     }
 
     #[test]

@@ -879,10 +879,10 @@ impl Table {
     /// An iterator over the table that reads `readahead_size` bytes at a time from the file,
     /// from its first block read on (`ReadOptions::readahead_size`); 0 is [`Table::iter`].
     pub fn iter_with_readahead(self: &Arc<Self>, readahead_size: usize) -> TableIterator {
-        TableIterator {
-            fixed_readahead: readahead_size,
-            ..self.iter()
-        }
+        // Set in place: the iterator holds three block cursors, too much to copy for a field.
+        let mut it = self.iter();
+        it.fixed_readahead = readahead_size;
+        it
     }
 
     /// Reads and checks every block (the filter partitions of a partitioned filter too);
