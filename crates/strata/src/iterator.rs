@@ -27,6 +27,12 @@ pub trait InternalIterator: Send {
     fn seek_to_last(&mut self);
     /// Moves to the first entry at or after internal key `target`.
     fn seek(&mut self, target: &[u8]);
+    /// Begins a seek to `target`, for a merge that seeks several iterators at once: finds
+    /// where the target is and asks for the memory the seek reads next without waiting for
+    /// it, so that the cache misses of the children's seeks overlap instead of following
+    /// one another. `seek(target)`, with the same target, must be the next call; it does the
+    /// rest. The default does nothing.
+    fn prepare_seek(&mut self, _target: &[u8]) {}
     /// Moves to the last entry at or before internal key `target`.
     fn seek_for_prev(&mut self, target: &[u8]);
     /// Moves to the next entry.
@@ -164,6 +170,11 @@ impl InternalIterator for MergingIterator {
     }
 
     fn seek(&mut self, target: &[u8]) {
+        if self.children.len() > 1 {
+            for c in &mut self.children {
+                c.prepare_seek(target);
+            }
+        }
         for c in &mut self.children {
             c.seek(target);
         }
@@ -268,6 +279,8 @@ pub struct ConcatIterator<F> {
     index: usize,
     current: Option<Box<dyn InternalIterator>>,
     error: Option<crate::error::Error>,
+    /// `prepare_seek` opened the target's file and began its seek.
+    prepared: bool,
 }
 
 impl<F: FileBounds + Send> ConcatIterator<F> {
@@ -286,6 +299,7 @@ impl<F: FileBounds + Send> ConcatIterator<F> {
             index: 0,
             current: None,
             error: None,
+            prepared: false,
         }
     }
 
@@ -310,6 +324,12 @@ impl<F: FileBounds + Send> ConcatIterator<F> {
                 false
             }
         }
+    }
+
+    /// The first file whose largest key is at or after `target`.
+    fn file_for(&self, target: &[u8]) -> usize {
+        self.files
+            .partition_point(|f| self.order.compare_internal(f.largest(), target) == Ordering::Less)
     }
 
     /// True (with the error kept) when the current file's iterator stopped on an error.
@@ -360,6 +380,7 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek_to_first(&mut self) {
+        self.prepared = false;
         if self.open_file(0) {
             if let Some(c) = self.current.as_mut() {
                 c.seek_to_first();
@@ -369,6 +390,7 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek_to_last(&mut self) {
+        self.prepared = false;
         if !self.files.is_empty() && self.open_file(self.files.len() - 1) {
             if let Some(c) = self.current.as_mut() {
                 c.seek_to_last();
@@ -378,10 +400,11 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let i = self.files.partition_point(|f| {
-            self.order.compare_internal(f.largest(), target) == Ordering::Less
-        });
-        if self.open_file(i) {
+        if std::mem::take(&mut self.prepared) {
+            if let Some(c) = self.current.as_mut() {
+                c.seek(target);
+            }
+        } else if self.open_file(self.file_for(target)) {
             if let Some(c) = self.current.as_mut() {
                 c.seek(target);
             }
@@ -389,7 +412,17 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
         self.skip_forward();
     }
 
+    fn prepare_seek(&mut self, target: &[u8]) {
+        if self.open_file(self.file_for(target)) {
+            if let Some(c) = self.current.as_mut() {
+                c.prepare_seek(target);
+            }
+        }
+        self.prepared = true;
+    }
+
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.prepared = false;
         let i = self.files.partition_point(|f| {
             self.order.compare_internal(f.smallest(), target) != Ordering::Greater
         });

@@ -769,6 +769,34 @@ impl BlockIter {
         self.scan_interval_to(self.block.restarts_at);
     }
 
+    /// Asks for the block's restart array, which a seek reads first.
+    pub fn prefetch_restarts(&self) {
+        let data = self.block.bytes();
+        let restarts = self.block.restarts_at..self.block.restarts_at + 4 * self.block.num_restarts;
+        for at in [restarts.start, restarts.end.saturating_sub(1)] {
+            if let Some(byte) = data.get(at) {
+                crate::util::prefetch(byte);
+            }
+        }
+    }
+
+    /// In a block with few restart points (a data block of large values), asks for all of
+    /// their entries: a seek's binary search probes most of them, each on a line of its
+    /// own (the restart array itself is one or two lines).
+    fn prefetch_restart_entries(&self) {
+        let block = &*self.block;
+        let right = block.num_restarts.saturating_sub(1);
+        if right > PREFETCHED_RESTARTS {
+            return;
+        }
+        let data = block.bytes();
+        for i in 1..=right {
+            if let Some(byte) = data.get(block.restart(i)) {
+                crate::util::prefetch(byte);
+            }
+        }
+    }
+
     /// Asks for the lines of restart interval `index`, which a seek is about to scan: its
     /// entries lie one after another, each key in the line after the one before it, so a
     /// scan that waits for each line in turn pays a miss per entry (the hardware's prefetch
@@ -899,18 +927,7 @@ impl BlockIter {
         let data = block.bytes();
         let (entries, restarts) = data.split_at(block.restarts_at);
         let (mut left, mut right) = (0, block.num_restarts - 1);
-        if right <= PREFETCHED_RESTARTS {
-            // A block with few restart points (a data block of large values): the search
-            // will probe most of their entries, each on a line of its own; ask for all of
-            // them at once (the restart array itself is one or two lines).
-            for i in 1..=right {
-                if let Some(at) = restarts.get(4 * i..).and_then(decode_fixed32) {
-                    if let Some(byte) = entries.get(at as usize) {
-                        crate::util::prefetch(byte);
-                    }
-                }
-            }
-        }
+        self.prefetch_restart_entries();
         while left < right {
             let mid = (left + right).div_ceil(2);
             let at = restarts

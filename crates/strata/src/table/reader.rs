@@ -873,6 +873,7 @@ impl Table {
             readahead: 0,
             fixed_readahead: 0,
             error,
+            prepared: false,
         }
     }
 
@@ -1047,6 +1048,8 @@ pub struct TableIterator {
     /// the window to grow on its own (above).
     fixed_readahead: usize,
     error: Option<Error>,
+    /// `prepare_seek` positioned the index and loaded the target's data block.
+    prepared: bool,
 }
 
 impl TableIterator {
@@ -1149,6 +1152,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_first(&mut self) {
+        self.prepared = false;
         self.index.seek_to_first();
         self.load_block(true, false);
         if let Some(d) = &mut self.data {
@@ -1158,6 +1162,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek_to_last(&mut self) {
+        self.prepared = false;
         self.index.seek_to_last();
         self.load_block(false, false);
         if let Some(d) = &mut self.data {
@@ -1167,15 +1172,27 @@ impl InternalIterator for TableIterator {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.index.seek(target);
-        self.load_block(true, false);
+        if !std::mem::take(&mut self.prepared) {
+            self.index.seek(target);
+            self.load_block(true, false);
+        }
         if let Some(d) = &mut self.data {
             d.seek(target);
         }
         self.skip_forward();
     }
 
+    fn prepare_seek(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        self.load_block(true, false);
+        if let Some(d) = &self.data {
+            d.prefetch_restarts();
+        }
+        self.prepared = true;
+    }
+
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.prepared = false;
         self.index.seek(target);
         if !self.index.valid() && self.index.error().is_none() {
             self.index.seek_to_last();

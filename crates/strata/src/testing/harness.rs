@@ -4,8 +4,8 @@
 //! and returns an iterator over it. [`check`] builds it from random data sets
 //! (empty, tiny, up to a thousand entries; empty keys, long keys, the bytes 0x00 and 0xff)
 //! and checks the iterator against the data set itself: a scan forward, a scan backward,
-//! then a few hundred random operations (seek_to_first, seek_to_last, seek, seek_for_prev,
-//! next, prev), comparing validity, key and value after each. Seek targets are present
+//! then a few hundred random operations (seek_to_first, seek_to_last, seek, a seek begun by
+//! `prepare_seek` as a merge begins its children's, seek_for_prev, next, prev), comparing validity, key and value after each. Seek targets are present
 //! keys, near misses of them and fresh keys.
 //!
 //! Which keys a structure holds and in what order is its [`Keys`]: any bytes in bytewise or
@@ -225,6 +225,8 @@ enum Op {
     SeekToFirst,
     SeekToLast,
     Seek(Vec<u8>),
+    /// `prepare_seek` then `seek`, as a merge seeks its children.
+    PreparedSeek(Vec<u8>),
     SeekForPrev(Vec<u8>),
     Next,
     Prev,
@@ -262,7 +264,8 @@ impl Checker<'_, '_> {
         match roll {
             0 => self.apply(Op::SeekToFirst),
             1 => self.apply(Op::SeekToLast),
-            2 | 3 => self.apply(Op::Seek(self.target(rng))),
+            2 => self.apply(Op::Seek(self.target(rng))),
+            3 => self.apply(Op::PreparedSeek(self.target(rng))),
             4 | 5 => self.apply(Op::SeekForPrev(self.target(rng))),
             6 | 7 => self.apply(Op::Next),
             _ => self.apply(Op::Prev),
@@ -321,7 +324,10 @@ impl Checker<'_, '_> {
                 c.seek_to_last();
                 n.checked_sub(1)
             }
-            Op::Seek(t) => {
+            Op::Seek(t) | Op::PreparedSeek(t) => {
+                if let Op::PreparedSeek(_) = op {
+                    c.prepare_seek(t);
+                }
                 c.seek(t);
                 let i = self
                     .entries
@@ -348,6 +354,7 @@ impl Checker<'_, '_> {
             Op::SeekToFirst => "seek_to_first".to_string(),
             Op::SeekToLast => "seek_to_last".to_string(),
             Op::Seek(t) => format!("seek {}", self.keys.show(&t)),
+            Op::PreparedSeek(t) => format!("prepare_seek and seek {}", self.keys.show(&t)),
             Op::SeekForPrev(t) => format!("seek_for_prev {}", self.keys.show(&t)),
             Op::Next => "next".to_string(),
             Op::Prev => "prev".to_string(),
