@@ -176,6 +176,11 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
 
+    /// Keys between restart points of data blocks (each restart key is stored whole and
+    /// found by binary search; the ones between are prefix-compressed and scanned).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
+    pub block_restart_interval: u32,
+
     /// Compaction output files are cut at this size.
     #[arg(long, default_value_t = 64 << 20)]
     pub target_file_size_base: u64,
@@ -327,6 +332,7 @@ impl EngineFlags {
             _ => PrepopulateBlockCache::Disable,
         };
         options.block_size = self.block_size;
+        options.block_restart_interval = self.block_restart_interval as usize;
         options.max_open_files = match self.open_files {
             n if n < 0 => Options::default().max_open_files,
             n => n.max(1) as usize,
@@ -547,6 +553,7 @@ mod tests {
             "--pin_l0_filter_and_index_blocks_in_cache",
             "--prepopulate_block_cache=1",
             "--block_size=1024",
+            "--block_restart_interval=4",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
             "--mmap_read",
@@ -594,6 +601,7 @@ mod tests {
         assert!(o.pin_l0_filter_and_index_blocks_in_cache);
         assert_eq!(o.prepopulate_block_cache, PrepopulateBlockCache::FlushOnly);
         assert_eq!(o.block_size, 1024);
+        assert_eq!(o.block_restart_interval, 4);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
         assert!(o.allow_mmap_reads);
         assert_eq!(o.compaction_readahead_size, 65536);

@@ -400,11 +400,9 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        if std::mem::take(&mut self.prepared) {
-            if let Some(c) = self.current.as_mut() {
-                c.seek(target);
-            }
-        } else if self.open_file(self.file_for(target)) {
+        // After `prepare_seek` the target's file is open and its seek begun.
+        let prepared = std::mem::take(&mut self.prepared);
+        if prepared || self.open_file(self.file_for(target)) {
             if let Some(c) = self.current.as_mut() {
                 c.seek(target);
             }

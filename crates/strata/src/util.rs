@@ -18,6 +18,22 @@ pub fn prefetch(byte: &u8) {
     let _ = byte;
 }
 
+/// [`prefetch`] of a raw address, for an address kept apart from what it points into (a
+/// cache entry's hint). A prefetch never faults, so any address is sound; one that no longer
+/// points into live memory only wastes the request.
+#[inline]
+pub fn prefetch_address(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither faults nor changes anything the program can observe,
+    // whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 /// Renders bytes for humans: printable ASCII as is, everything else as `\xNN`.
 pub fn printable(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len());

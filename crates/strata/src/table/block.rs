@@ -372,6 +372,11 @@ impl Block {
         decode_fixed32(&self.bytes()[self.restarts_at + 4 * i..]).unwrap_or_default() as usize
     }
 
+    /// Where the restart array starts in memory, for a prefetch.
+    pub fn restarts_address(&self) -> *const u8 {
+        self.bytes()[self.restarts_at..].as_ptr()
+    }
+
     /// True when the block carries a hash index.
     pub fn has_hash_index(&self) -> bool {
         !self.hash_buckets.is_empty()

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::cache::ClockCache;
+use crate::cache::{CacheValue, ClockCache};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
@@ -51,6 +51,16 @@ pub enum CachedBlock {
     Filter(Arc<Filter>),
     /// A value read from a blob file, keyed by (blob file number, record offset).
     Blob(Arc<[u8]>),
+}
+
+impl CacheValue for CachedBlock {
+    /// A data or index block's restart array, which every search of the block reads first.
+    fn first_read(&self) -> Option<*const u8> {
+        match self {
+            CachedBlock::Block(b) => Some(b.restarts_address()),
+            CachedBlock::Filter(_) | CachedBlock::Blob(_) => None,
+        }
+    }
 }
 
 /// The block cache: (table cache id, block offset) -> block, charged by block size.

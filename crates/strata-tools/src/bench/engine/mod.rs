@@ -444,6 +444,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--pin_l0_filter_and_index_blocks_in_cache",
             "--prepopulate_block_cache",
             "--block_size (pages are the OS page size)",
+            "--block_restart_interval",
             "--target_file_size_base",
             "--max_bytes_for_level_base",
             "--max_bytes_for_level_multiplier",

@@ -243,6 +243,7 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
 
     let mut table = BlockBasedOptions::default();
     table.set_block_size(args.options.block_size);
+    table.set_block_restart_interval(args.options.block_restart_interval as i32);
     if args.options.cache_size > 0 {
         table.set_block_cache(&Cache::new_lru_cache(args.options.cache_size as usize));
     } else {
