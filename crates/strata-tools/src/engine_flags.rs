@@ -151,6 +151,11 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
     pub prepopulate_block_cache: u8,
 
+    /// Compactions put in the block cache the blocks they write from cached input blocks,
+    /// and others while the cache has room (Strata's `warm_compaction_outputs`).
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub warm_compaction_outputs: bool,
+
     /// The most table files held open at once; -1 means the engine's default (Strata's is
     /// 1000; RocksDB's -1 keeps every file open).
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
@@ -333,6 +338,7 @@ impl EngineFlags {
         };
         options.block_size = self.block_size;
         options.block_restart_interval = self.block_restart_interval as usize;
+        options.warm_compaction_outputs = self.warm_compaction_outputs;
         options.max_open_files = match self.open_files {
             n if n < 0 => Options::default().max_open_files,
             n => n.max(1) as usize,
@@ -554,6 +560,7 @@ mod tests {
             "--prepopulate_block_cache=1",
             "--block_size=1024",
             "--block_restart_interval=4",
+            "--warm_compaction_outputs=false",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
             "--mmap_read",
@@ -602,6 +609,7 @@ mod tests {
         assert_eq!(o.prepopulate_block_cache, PrepopulateBlockCache::FlushOnly);
         assert_eq!(o.block_size, 1024);
         assert_eq!(o.block_restart_interval, 4);
+        assert!(!o.warm_compaction_outputs);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
         assert!(o.allow_mmap_reads);
         assert_eq!(o.compaction_readahead_size, 65536);

@@ -194,6 +194,12 @@ pub struct Options {
     /// their blocks cached instead of reading them back. At the cost of the cache entries
     /// they push out; no effect without a block cache. Default: disabled.
     pub prepopulate_block_cache: PrepopulateBlockCache,
+    /// Compactions put in the block cache the data blocks they write from input blocks the
+    /// cache holds, so that a compaction leaves the cache as warm as it found it instead of
+    /// making the next reads of its keys read every block back (`db/warm_cache.rs`). Input
+    /// blocks not cached add nothing, so cold data stays out. No effect without a block
+    /// cache. Default: true.
+    pub warm_compaction_outputs: bool,
     /// The most table files held open at once. Default: 1000.
     pub max_open_files: usize,
     /// Read tables and blob files for user reads with direct IO (`O_DIRECT`), around the
@@ -355,6 +361,7 @@ impl Default for Options {
             pin_top_level_index_and_filter: true,
             pin_l0_filter_and_index_blocks_in_cache: false,
             prepopulate_block_cache: PrepopulateBlockCache::Disable,
+            warm_compaction_outputs: true,
             max_open_files: 1000,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -444,6 +451,7 @@ impl fmt::Debug for Options {
                 &self.pin_l0_filter_and_index_blocks_in_cache,
             )
             .field("prepopulate_block_cache", &self.prepopulate_block_cache)
+            .field("warm_compaction_outputs", &self.warm_compaction_outputs)
             .field("max_open_files", &self.max_open_files)
             .field("use_direct_reads", &self.use_direct_reads)
             .field(

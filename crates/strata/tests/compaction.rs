@@ -405,3 +405,44 @@ fn manual_compactions_delete_the_tables_they_replace_before_they_return() {
     assert_eq!(sst_files(dir.path()), live_tables(&db), "compact_level(0)");
     check(&db, &model);
 }
+
+/// With `warm_compaction_outputs` a compaction leaves its outputs' blocks in the block cache
+/// where its inputs' were (or where the cache has room), so reading every key again after it
+/// reads no data block from the files; without it every block is read back.
+#[test]
+fn compaction_outputs_can_take_their_inputs_place_in_the_block_cache() {
+    #[rustfmt::skip]
+    let cases = [
+        // (warm_compaction_outputs, keys read before the compaction, data blocks read after)
+        (true, true, false),
+        (false, true, true),
+        // A cache with room takes the outputs of inputs nobody read.
+        (true, false, false),
+        (false, false, true),
+    ];
+    for (warm, read_before, misses_expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = small(CompactionStyle::Leveled);
+        options.disable_auto_compactions = true;
+        options.block_cache_size = 64 << 20;
+        options.warm_compaction_outputs = warm;
+        let db = Db::open(dir.path(), options).unwrap();
+        let model = write_rounds(&db, 2000, 2);
+        db.flush().unwrap();
+        let read_all = || {
+            for (k, v) in &model {
+                assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+            }
+        };
+        if read_before {
+            read_all();
+        }
+        db.compact_all().unwrap();
+        let before = db.stats().block_cache_by_kind[0].1;
+        read_all();
+        let misses = db.stats().block_cache_by_kind[0].1 - before;
+        let case = format!("warm {warm}, read before {read_before}: {misses} data blocks read");
+        assert_eq!(misses > 0, misses_expected, "{case}");
+        db.close().unwrap();
+    }
+}

@@ -161,6 +161,7 @@ knobs! {
     pin_top_level_index_and_filter: bool,
     pin_l0_filter_and_index_blocks_in_cache: bool,
     prepopulate_block_cache: bool,
+    warm_compaction_outputs: bool,
     data_block_hash: bool,
     data_block_hash_ratio: f64,
     max_open_files: usize,
@@ -248,6 +249,7 @@ impl Knobs {
             pin_l0_filter_and_index_blocks_in_cache: false,
             readahead_size: 0,
             prepopulate_block_cache: false,
+            warm_compaction_outputs: true,
             // And after them, when blob values are separated.
             blob_separation_at_write: false,
         }
@@ -276,6 +278,7 @@ impl Knobs {
         self.pin_l0_filter_and_index_blocks_in_cache = rng.one_in(2);
         self.readahead_size = [0, 0, 1024, 64 << 10][rng.below(4) as usize];
         self.prepopulate_block_cache = rng.one_in(2);
+        self.warm_compaction_outputs = rng.one_in(2);
         self
     }
 
@@ -314,6 +317,7 @@ impl Knobs {
         options.pin_top_level_index_and_filter = self.pin_top_level_index_and_filter;
         options.pin_l0_filter_and_index_blocks_in_cache =
             self.pin_l0_filter_and_index_blocks_in_cache;
+        options.warm_compaction_outputs = self.warm_compaction_outputs;
         if self.prepopulate_block_cache {
             options.prepopulate_block_cache = PrepopulateBlockCache::FlushOnly;
         }

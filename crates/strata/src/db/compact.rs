@@ -40,6 +40,7 @@ use super::blob_output::BlobOutput;
 use super::column_family::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, TableOutput};
+use super::warm_cache::{ProbedInput, WarmInputs};
 use super::DbInner;
 use crate::compaction::covered::SkipCovered;
 use crate::compaction::cut::OutputCutter;
@@ -59,7 +60,7 @@ use crate::listener::{
 };
 use crate::options::Options;
 use crate::range_del::{FragmentedList, RangeDelAggregator};
-use crate::table::reader::{TableReadOptions, TableReadStats};
+use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::{Table, TableOptions};
 use crate::version::{BlobFileMeta, FileMeta, Version, VersionEdit};
 
@@ -702,6 +703,8 @@ struct Outputs<'a> {
     lower: Option<Vec<u8>>,
     /// The end of the key range (exclusive), `None` for no end.
     upper: Option<Vec<u8>>,
+    /// With `warm_compaction_outputs` and a block cache: what the inputs tell of the cache.
+    warm: Option<Arc<WarmInputs>>,
 }
 
 impl MergeJob<'_> {
@@ -709,16 +712,22 @@ impl MergeJob<'_> {
     fn run(&self, range: &KeyRange) -> Result<JobOutputs> {
         let db = self.db;
         let stats = Arc::new(TableReadStats::default());
+        let warm = db
+            .tables
+            .block_cache()
+            .filter(|_| db.options.warm_compaction_outputs)
+            .map(|cache| (cache, Arc::new(WarmInputs::default())));
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         for group in &self.task.inputs {
+            let open = || open_input(db, self.options, &stats, warm.clone());
             if group.level == 0 {
                 for f in &group.files {
-                    children.push(open_input(db, self.options, &stats)(f)?);
+                    children.push(open()(f)?);
                 }
             } else {
                 children.push(Box::new(ConcatIterator::with_order(
                     group.files.clone(),
-                    Box::new(open_input(db, self.options, &stats)),
+                    Box::new(open()),
                     self.task.order.clone(),
                 )));
             }
@@ -745,6 +754,7 @@ impl MergeJob<'_> {
             ),
             lower: range.0.clone(),
             upper: range.1.clone(),
+            warm: warm.map(|(_, inputs)| inputs),
         };
         let result = (|| -> Result<()> {
             match &range.0 {
@@ -851,7 +861,17 @@ impl Outputs<'_> {
                     true => job.bottommost_table_options.clone(),
                     false => job.table_options.clone(),
                 };
-                TableOutput::create(db, job.family, number, IoClass::Compaction, table_options)?
+                let mut out = TableOutput::create(
+                    db,
+                    job.family,
+                    number,
+                    IoClass::Compaction,
+                    table_options,
+                )?;
+                if let Some(inputs) = &self.warm {
+                    out.warm_block_cache(db, inputs.judge());
+                }
+                out
             }
         };
         Ok(self.current.insert(out))
@@ -887,11 +907,13 @@ impl Outputs<'_> {
     }
 }
 
-/// Opens an input table of a compaction (no block cache) as an iterator.
+/// Opens an input table of a compaction (no block cache) as an iterator; with `warm`, one
+/// that tells the tally which of its blocks the block cache holds.
 fn open_input(
     db: &DbInner,
     options: &Options,
     stats: &Arc<TableReadStats>,
+    warm: Option<(Arc<BlockCache>, Arc<WarmInputs>)>,
 ) -> impl Fn(&Arc<FileMeta>) -> Result<Box<dyn InternalIterator>> + Send + 'static {
     let fs = db.fs.clone();
     let dir = db.path.clone();
@@ -913,8 +935,16 @@ fn open_input(
             true => fs.open_random_direct(&path)?,
             false => fs.open_random(&path)?,
         };
-        let table = Table::open(file, &path, &read)?;
-        Ok(Box::new(Arc::new(table).iter()) as Box<dyn InternalIterator>)
+        let it = Arc::new(Table::open(file, &path, &read)?).iter();
+        Ok(match &warm {
+            Some((cache, inputs)) => Box::new(ProbedInput::new(
+                it,
+                cache.clone(),
+                f.number,
+                inputs.clone(),
+            )),
+            None => Box::new(it) as Box<dyn InternalIterator>,
+        })
     }
 }
 

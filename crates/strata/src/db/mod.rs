@@ -51,6 +51,7 @@ mod table_writer;
 mod ttl;
 mod two_phase;
 mod wal_sync;
+mod warm_cache;
 mod write;
 
 use std::collections::BTreeSet;

@@ -91,6 +91,32 @@ impl TableOutput {
             }));
     }
 
+    /// Puts the data blocks of this table in the block cache as they are written: each one
+    /// `warm` says replaces cached input blocks (a compaction's judge, `warm_cache.rs`), and
+    /// the others while the cache has room for them without evicting anything. Nothing
+    /// without a block cache.
+    pub fn warm_block_cache(
+        &mut self,
+        db: &DbInner,
+        mut warm: impl FnMut() -> bool + Send + 'static,
+    ) {
+        let Some(cache) = db.tables.block_cache() else {
+            return;
+        };
+        let number = self.number;
+        self.builder
+            .set_data_block_sink(Box::new(move |offset, contents| {
+                let replaces_cached = warm();
+                if let Ok(block) = Block::new(contents) {
+                    let (size, block) = (block.size(), CachedBlock::Block(Arc::new(block)));
+                    match replaces_cached {
+                        true => cache.insert((number, offset), block, size),
+                        false => _ = cache.insert_if_room((number, offset), block, size),
+                    }
+                }
+            }));
+    }
+
     /// This table, announced to listeners as the rewrite of an ingested file.
     pub fn for_ingest(mut self) -> TableOutput {
         self.reason = TableFileCreationReason::Ingest;

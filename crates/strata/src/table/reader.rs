@@ -1063,6 +1063,12 @@ pub struct TableIterator {
 }
 
 impl TableIterator {
+    /// Where in the file the data block under the cursor starts; `None` when the cursor is
+    /// on no block.
+    pub fn current_block_offset(&self) -> Option<u64> {
+        self.data.as_ref().map(|_| self.data_offset)
+    }
+
     fn fail(&mut self, e: Error) {
         if self.error.is_none() {
             self.error = Some(e);

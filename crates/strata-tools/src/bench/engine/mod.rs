@@ -424,6 +424,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
         EngineKind::Rocksdb => &[
             "--prepopulate_block_cache (the rocksdb crate has no setter for it)",
             "--blob_separation_at_write (RocksDB writes values to blob files at flush)",
+            "--warm_compaction_outputs (RocksDB has no such option)",
         ],
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
@@ -443,6 +444,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--data_block_hash_table_util_ratio",
             "--pin_l0_filter_and_index_blocks_in_cache",
             "--prepopulate_block_cache",
+            "--warm_compaction_outputs",
             "--block_size (pages are the OS page size)",
             "--block_restart_interval",
             "--target_file_size_base",
