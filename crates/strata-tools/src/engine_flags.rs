@@ -151,8 +151,8 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
     pub prepopulate_block_cache: u8,
 
-    /// Compactions put in the block cache the blocks they write from cached input blocks,
-    /// and others while the cache has room (Strata's `warm_compaction_outputs`).
+    /// Compactions put in the block cache the blocks they write from input blocks readers
+    /// found there (Strata's `warm_compaction_outputs`).
     #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub warm_compaction_outputs: bool,
 

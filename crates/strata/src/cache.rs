@@ -205,17 +205,6 @@ impl<K: Hash + Eq + Clone, V: CacheValue> ClockCache<K, V> {
         shard.map.get(key).is_some_and(|e| e.referenced)
     }
 
-    /// Inserts `key` only if that evicts nothing (its shard has room for `charge` more);
-    /// true when inserted.
-    pub fn insert_if_room(&self, key: K, value: V, charge: usize) -> bool {
-        let mut shard = self.shard(&key).lock();
-        if shard.usage + charge > shard.capacity {
-            return false;
-        }
-        shard.insert(key, value, charge);
-        true
-    }
-
     /// True when `key` is cached; unlike `get`, neither marks it used nor counts a lookup.
     pub fn contains(&self, key: &K) -> bool {
         self.shard(key).lock().map.contains_key(key)
@@ -260,11 +249,6 @@ mod tests {
         assert!(c.get(&1).is_none(), "1 was the oldest unreferenced entry");
         assert!(c.get(&0).is_some() && c.get(&2).is_some() && c.get(&3).is_some());
         assert_eq!(c.usage(), 3);
-        assert!(
-            !c.insert_if_room(8, "no room".into(), 1),
-            "the cache is full"
-        );
-        assert!(c.get(&8).is_none() && c.get(&0).is_some());
         c.insert(9, "too big".into(), 4);
         assert!(c.get(&9).is_none(), "an entry over capacity is not kept");
         c.remove(&0);

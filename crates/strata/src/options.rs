@@ -194,10 +194,11 @@ pub struct Options {
     /// their blocks cached instead of reading them back. At the cost of the cache entries
     /// they push out; no effect without a block cache. Default: disabled.
     pub prepopulate_block_cache: PrepopulateBlockCache,
-    /// Compactions put in the block cache the data blocks they write from input blocks the
-    /// cache holds, so that a compaction leaves the cache as warm as it found it instead of
-    /// making the next reads of its keys read every block back (`db/warm_cache.rs`). Input
-    /// blocks not cached add nothing, so cold data stays out. No effect without a block
+    /// Compactions put in the block cache the data blocks they write from input blocks that
+    /// readers found there, so that a compaction leaves the cache as warm as it found it
+    /// instead of making the next reads of its keys read every block back
+    /// (`db/warm_cache.rs`). Input blocks readers did not use add nothing, so cold data
+    /// stays out and a workload that only writes caches nothing. No effect without a block
     /// cache. Default: true.
     pub warm_compaction_outputs: bool,
     /// The most table files held open at once. Default: 1000.

@@ -91,10 +91,9 @@ impl TableOutput {
             }));
     }
 
-    /// Puts the data blocks of this table in the block cache as they are written: each one
-    /// `warm` says replaces cached input blocks (a compaction's judge, `warm_cache.rs`), and
-    /// the others while the cache has room for them without evicting anything. Nothing
-    /// without a block cache.
+    /// Puts in the block cache, as they are written, the data blocks of this table that
+    /// `warm` says replace blocks readers used (a compaction's judge, `warm_cache.rs`).
+    /// Nothing without a block cache.
     pub fn warm_block_cache(
         &mut self,
         db: &DbInner,
@@ -106,13 +105,12 @@ impl TableOutput {
         let number = self.number;
         self.builder
             .set_data_block_sink(Box::new(move |offset, contents| {
-                let replaces_cached = warm();
+                if !warm() {
+                    return;
+                }
                 if let Ok(block) = Block::new(contents) {
-                    let (size, block) = (block.size(), CachedBlock::Block(Arc::new(block)));
-                    match replaces_cached {
-                        true => cache.insert((number, offset), block, size),
-                        false => _ = cache.insert_if_room((number, offset), block, size),
-                    }
+                    let size = block.size();
+                    cache.insert((number, offset), CachedBlock::Block(Arc::new(block)), size);
                 }
             }));
     }

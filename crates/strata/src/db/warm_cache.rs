@@ -7,18 +7,18 @@
 //! come back. With the option, each output data block whose keys come from input blocks that
 //! were cached and read is put in the cache as it is written, so that the cache holds after
 //! the compaction what readers used before. Input blocks that were not cached, or that no
-//! reader used since the cache's clock last passed them (blocks a flush or an earlier
-//! compaction put there), add nothing: a compaction of cold data does not push hot blocks
-//! out. (While the cache has room, every output block goes in, `TableOutput::warm_block_cache`:
-//! that evicts nothing.)
+//! reader used since the cache's clock last passed them (blocks a flush put there), add
+//! nothing: a compaction of cold data does not push hot blocks
+//! out, and a workload that only writes puts nothing in the cache.
 //!
 //! How an output block is judged: each input cursor ([`ProbedInput`]) looks the block cache
 //! up (without counting the lookup or marking the entry used) each time it enters a data
 //! block, and keeps a shared tally ([`WarmInputs`]): how many such blocks (cached and used)
-//! the inputs have entered, and how many inputs are on one now. An output block is warm when an input
-//! entered a cached block since the previous output block was written, or an input is still
-//! on one: its entries came from those blocks. Inputs and outputs of one compaction job run
-//! on one thread, in key order, so the tally follows the keys being written.
+//! the inputs have entered and left, and how many inputs are on one now. An output block is
+//! warm when an input entered or left such a block since the previous output block was
+//! written, or an input is still on one: some of its entries came from those blocks. Inputs
+//! and outputs of one compaction job run on one thread, in key order, so the tally follows
+//! the keys being written.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,8 +30,10 @@ use crate::table::reader::{BlockCache, TableIterator};
 /// The tally of one compaction job's inputs (see the module documentation).
 #[derive(Default)]
 pub(super) struct WarmInputs {
-    /// Cached input blocks entered so far.
+    /// Used input blocks entered so far.
     entered: AtomicU64,
+    /// Used input blocks left so far.
+    left: AtomicU64,
     /// Inputs on a cached block now.
     on_cached: AtomicI64,
 }
@@ -40,6 +42,7 @@ impl WarmInputs {
     /// An input left a block (`cached`: one the cache holds).
     fn left(&self, cached: bool) {
         if cached {
+            self.left.fetch_add(1, Ordering::Relaxed);
             self.on_cached.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -56,12 +59,15 @@ impl WarmInputs {
     /// block should go into the cache.
     pub(super) fn judge(self: &Arc<Self>) -> impl FnMut() -> bool + Send + 'static {
         let inputs = self.clone();
-        let mut seen = 0;
+        let mut seen = (0, 0);
         move || {
-            let entered = inputs.entered.load(Ordering::Relaxed);
-            let fresh = entered != seen;
-            seen = entered;
-            fresh || inputs.on_cached.load(Ordering::Relaxed) > 0
+            let now = (
+                inputs.entered.load(Ordering::Relaxed),
+                inputs.left.load(Ordering::Relaxed),
+            );
+            let moved = now != seen;
+            seen = now;
+            moved || inputs.on_cached.load(Ordering::Relaxed) > 0
         }
     }
 }
@@ -179,11 +185,15 @@ mod tests {
             ("cw", "+"),
             // Still on the cached block: the next output block's entries come from it too.
             ("cww", "++"),
-            // Left it for an uncached one before the next output block.
-            ("cwuw", "+-"),
+            // Left it for an uncached one: the next output block still has its last
+            // entries, the one after that none.
+            ("cwuww", "++-"),
             // A cached block entered and left between two output blocks fed the second.
             ("wcuw", "-+"),
+            // The last output block, written after the input ran out of blocks.
+            ("wcwuw", "-++"),
             ("uwuw", "--"),
+            ("uwuww", "---"),
         ];
         for (steps, expected) in cases {
             let inputs = Arc::new(WarmInputs::default());
