@@ -323,6 +323,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "prepopulate_block_cache" => {
                     o.prepopulate_block_cache = prepopulate_block_cache(&v, n)?
                 }
+                "warm_compaction_outputs" => o.warm_compaction_outputs = opt(&v, n)?,
                 "pin_l0_filter_and_index_blocks_in_cache" => {
                     o.pin_l0_filter_and_index_blocks_in_cache = opt(&v, n)?
                 }

@@ -87,6 +87,7 @@ def open(
     data_block_hash_table_util_ratio: float = 0.75,
     pin_l0_filter_and_index_blocks_in_cache: bool = False,
     prepopulate_block_cache: str = "disable",
+    warm_compaction_outputs: bool = True,
     max_open_files: int = ...,
     use_direct_reads: bool = False,
     use_direct_io_for_flush_and_compaction: bool = False,

@@ -258,6 +258,7 @@ def test_partitioned_index_and_filter_options(path):
         pin_top_level_index_and_filter=False,
         pin_l0_filter_and_index_blocks_in_cache=True,
         prepopulate_block_cache="flush_only",
+        warm_compaction_outputs=False,
         block_cache_size=64 << 10,
     ) as db:
         for i in range(3000):

@@ -560,6 +560,13 @@ void strata_options_set_partition_filters(strata_options_t *opt, unsigned char v
 // `opt` must be null or a live handle.
 void strata_options_set_metadata_block_size(strata_options_t *opt, size_t v);
 
+// Nonzero (the default): compactions put in the block cache the data blocks they write from
+// input blocks that readers found there (`warm_compaction_outputs`).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_warm_compaction_outputs(strata_options_t *opt, unsigned char v);
+
 // Which tables' data blocks are put in the block cache as they are written, numbered as
 // RocksDB's `PrepopulateBlockCache`: 0 none, 1 those flushes write. Another number leaves
 // the setting unchanged.

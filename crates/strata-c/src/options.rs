@@ -347,6 +347,19 @@ pub unsafe extern "C" fn strata_options_set_metadata_block_size(
     unsafe { update(opt, |o| o.metadata_block_size = v) }
 }
 
+/// Nonzero (the default): compactions put in the block cache the data blocks they write from
+/// input blocks that readers found there (`warm_compaction_outputs`).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_warm_compaction_outputs(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.warm_compaction_outputs = v != 0) }
+}
+
 /// Which tables' data blocks are put in the block cache as they are written, numbered as
 /// RocksDB's `PrepopulateBlockCache`: 0 none, 1 those flushes write. Another number leaves
 /// the setting unchanged.
