@@ -31,7 +31,8 @@ struct Entry<V> {
     value: V,
     charge: usize,
     referenced: bool,
-    /// [`CacheValue::first_read`] of the value, as an address (0: none).
+    /// [`CacheValue::first_read`] of the value, as an address (0: none): an integer, not a
+    /// pointer, so that the entry stays `Send`, and since it is only ever prefetched.
     first_read: usize,
 }
 
@@ -45,7 +46,7 @@ pub trait CacheValue: Clone {
     }
 }
 
-impl<T: Send + Sync> CacheValue for std::sync::Arc<T> {}
+impl<T: ?Sized> CacheValue for std::sync::Arc<T> {}
 
 /// A fast hash for the engine's integer keys (see the module doc for why not SipHash).
 #[derive(Default, Clone, Copy)]

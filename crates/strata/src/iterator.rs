@@ -437,6 +437,7 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn next(&mut self) {
+        self.prepared = false;
         if let Some(c) = self.current.as_mut() {
             c.next();
         }
@@ -444,6 +445,7 @@ impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
     }
 
     fn prev(&mut self) {
+        self.prepared = false;
         if let Some(c) = self.current.as_mut() {
             c.prev();
         }

@@ -1,8 +1,9 @@
 //! Running compactions: the merge job, installing its result, deleting files no reader
 //! needs, and manual control (`compact_range`, `compact_level`, `compact_all`).
 //!
-//! A job reads its inputs through table readers of its own (no block cache, so a compaction
-//! does not evict what user reads need): one cursor per L0 file and one per deeper level
+//! A job reads its inputs through table readers of its own (they never read through the block
+//! cache, so a compaction's reads evict nothing; with `warm_compaction_outputs` it puts in the
+//! cache the output blocks of input blocks readers used, `warm_cache.rs`): one cursor per L0 file and one per deeper level
 //! (a [`ConcatIterator`] that opens the level's files in turn), merged by a heap. Entries
 //! pass through the family's compaction filter and TTL expiry (`compaction::filter`, never
 //! in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
@@ -869,7 +870,8 @@ impl Outputs<'_> {
                     table_options,
                 )?;
                 if let Some(inputs) = &self.warm {
-                    out.warm_block_cache(db, inputs.judge());
+                    let inputs = inputs.clone();
+                    out.warm_block_cache(db, move || inputs.judge_block());
                 }
                 out
             }

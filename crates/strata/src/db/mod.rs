@@ -1182,7 +1182,7 @@ impl DbInner {
             }
         }
         // One cursor per deeper level, opening its files as it reaches them. The iterator
-        // holds the version (`with_version` below), so that no compaction deletes a file
+        // holds the version (`IterContext::version` below), so that no compaction deletes a file
         // before the cursor has opened it.
         let deeper = sv.version.levels.iter().enumerate().skip(1);
         for (level_number, files) in deeper.filter(|(_, f)| !f.is_empty()) {

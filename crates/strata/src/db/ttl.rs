@@ -8,7 +8,7 @@
 //! - Point reads: the stored value is split; an expired newest version reads as absent (as
 //!   RocksDB's `DBWithTTL`: an expired value hides the key, whatever lies below it). A value
 //!   shorter than the suffix is a corruption error naming the family.
-//! - Iterators do the same in `db::iter` (`DbIterator::with_ttl`).
+//! - Iterators do the same in `db::iter` (`IterContext::ttl_now`).
 //!
 //! Expiry is judged with the clock of `Options::clock` at the moment of the read.
 

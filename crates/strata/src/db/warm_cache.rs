@@ -13,14 +13,14 @@
 //!
 //! How an output block is judged: each input cursor ([`ProbedInput`]) looks the block cache
 //! up (without counting the lookup or marking the entry used) each time it enters a data
-//! block, and keeps a shared tally ([`WarmInputs`]): how many such blocks (cached and used)
-//! the inputs have entered and left, and how many inputs are on one now. An output block is
-//! warm when an input entered or left such a block since the previous output block was
-//! written, or an input is still on one: some of its entries came from those blocks. Inputs
-//! and outputs of one compaction job run on one thread, in key order, so the tally follows
-//! the keys being written.
+//! block, and when the merge takes an entry's value from it while it is on a used block, it
+//! says so to a shared tally ([`WarmInputs`]). (The merge reads the values of the entries it
+//! writes, and only those; it compares keys of every input.) An output block is warm when
+//! one of its entries came so. Inputs and outputs of one compaction job run on one thread,
+//! in key order, so the tally follows the entries being written; at a block's edge an entry
+//! may count for the block before it.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -30,57 +30,36 @@ use crate::table::reader::{BlockCache, TableIterator};
 /// The tally of one compaction job's inputs (see the module documentation).
 #[derive(Default)]
 pub(super) struct WarmInputs {
-    /// Used input blocks entered so far.
-    entered: AtomicU64,
-    /// Used input blocks left so far.
-    left: AtomicU64,
-    /// Inputs on a cached block now.
-    on_cached: AtomicI64,
+    /// An entry from a block the cache holds and readers used went out since the last
+    /// output block was judged.
+    supplied: AtomicBool,
 }
 
 impl WarmInputs {
-    /// An input left a block (`cached`: one the cache holds).
-    fn left(&self, cached: bool) {
-        if cached {
-            self.left.fetch_add(1, Ordering::Relaxed);
-            self.on_cached.fetch_sub(1, Ordering::Relaxed);
+    /// The merge took an entry's value from an input; `used`: on a block the cache holds
+    /// and readers used.
+    fn supplied(&self, used: bool) {
+        if used {
+            self.supplied.store(true, Ordering::Relaxed);
         }
     }
 
-    /// An input entered a block.
-    fn entered(&self, cached: bool) {
-        if cached {
-            self.entered.fetch_add(1, Ordering::Relaxed);
-            self.on_cached.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// A judge of output blocks: called once per data block written, it says whether the
-    /// block should go into the cache.
-    pub(super) fn judge(self: &Arc<Self>) -> impl FnMut() -> bool + Send + 'static {
-        let inputs = self.clone();
-        let mut seen = (0, 0);
-        move || {
-            let now = (
-                inputs.entered.load(Ordering::Relaxed),
-                inputs.left.load(Ordering::Relaxed),
-            );
-            let moved = now != seen;
-            seen = now;
-            moved || inputs.on_cached.load(Ordering::Relaxed) > 0
-        }
+    /// Whether the output block just written should go into the cache: whether one of its
+    /// entries came from a used block.
+    pub(super) fn judge_block(&self) -> bool {
+        self.supplied.swap(false, Ordering::Relaxed)
     }
 }
 
-/// A compaction input: a table cursor that tells [`WarmInputs`] when it enters a block the
-/// block cache holds.
+/// A compaction input: a table cursor that tells [`WarmInputs`] when an entry is taken from
+/// it while it is on a block the block cache holds and readers used.
 pub(super) struct ProbedInput {
     inner: TableIterator,
     cache: Arc<BlockCache>,
     /// The table's number: its blocks' key in the block cache.
     number: u64,
     inputs: Arc<WarmInputs>,
-    /// The data block the cursor is on, and whether the cache holds it.
+    /// The data block the cursor is on, and whether the cache holds it, used.
     block: Option<(u64, bool)>,
 }
 
@@ -106,22 +85,7 @@ impl ProbedInput {
         if now == self.block.map(|(offset, _)| offset) {
             return;
         }
-        if let Some((_, cached)) = self.block {
-            self.inputs.left(cached);
-        }
-        self.block = now.map(|offset| {
-            let cached = self.cache.recently_used(&(self.number, offset));
-            self.inputs.entered(cached);
-            (offset, cached)
-        });
-    }
-}
-
-impl Drop for ProbedInput {
-    fn drop(&mut self) {
-        if let Some((_, cached)) = self.block {
-            self.inputs.left(cached);
-        }
+        self.block = now.map(|offset| (offset, self.cache.recently_used(&(self.number, offset))));
     }
 }
 
@@ -157,6 +121,9 @@ impl InternalIterator for ProbedInput {
         self.inner.key()
     }
     fn value(&self) -> &[u8] {
+        if let Some((_, used)) = self.block {
+            self.inputs.supplied(used);
+        }
         self.inner.value()
     }
     fn status(&self) -> Result<()> {
@@ -168,43 +135,27 @@ impl InternalIterator for ProbedInput {
 mod tests {
     use super::*;
 
-    /// One input moving on to a block, as `ProbedInput::observe` tells the tally.
-    fn enter(inputs: &WarmInputs, on_cached: &mut bool, cached: bool) {
-        inputs.left(*on_cached);
-        inputs.entered(cached);
-        *on_cached = cached;
-    }
-
     #[test]
-    fn an_output_block_is_warm_while_its_entries_come_from_cached_input_blocks() {
-        // Steps: `c` the input enters a cached block, `u` an uncached one, `w` an output
-        // block is written (its verdict in `expected`, in order).
+    fn an_output_block_is_warm_when_one_of_its_entries_came_from_a_used_block() {
+        // Steps: `c` an entry taken from an input on a used block, `u` from one on another
+        // block, `w` an output block is written (its verdict in `expected`).
         #[rustfmt::skip]
         let cases = [
             ("w", "-"),
+            ("uuw", "-"),
             ("cw", "+"),
-            // Still on the cached block: the next output block's entries come from it too.
-            ("cww", "++"),
-            // Left it for an uncached one: the next output block still has its last
-            // entries, the one after that none.
-            ("cwuww", "++-"),
-            // A cached block entered and left between two output blocks fed the second.
-            ("wcuw", "-+"),
-            // The last output block, written after the input ran out of blocks.
-            ("wcwuw", "-++"),
-            ("uwuw", "--"),
-            ("uwuww", "---"),
+            ("uucuw", "+"),
+            ("cwuw", "+-"),
+            ("cwcwuw", "++-"),
+            ("uwcw", "-+"),
         ];
         for (steps, expected) in cases {
-            let inputs = Arc::new(WarmInputs::default());
-            let mut judge = inputs.judge();
-            let mut on_cached = false;
+            let inputs = WarmInputs::default();
             let mut got = String::new();
             for step in steps.chars() {
                 match step {
-                    'c' => enter(&inputs, &mut on_cached, true),
-                    'u' => enter(&inputs, &mut on_cached, false),
-                    _ => got.push(if judge() { '+' } else { '-' }),
+                    'c' | 'u' => inputs.supplied(step == 'c'),
+                    _ => got.push(if inputs.judge_block() { '+' } else { '-' }),
                 }
             }
             assert_eq!(got, expected, "steps {steps}");

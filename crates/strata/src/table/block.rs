@@ -467,6 +467,9 @@ fn compare_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
     trailer(b, ub).cmp(&trailer(a, ua))
 }
 
+/// The most bytes of a restart interval a seek asks for before scanning it.
+const PREFETCHED_INTERVAL_BYTES: usize = 2048;
+
 /// A binary search over at most this many restart points past the first asks for all of
 /// their entries before its first probe.
 const PREFETCHED_RESTARTS: usize = 8;
@@ -815,8 +818,15 @@ impl BlockIter {
             true => self.block.restart(index + 1),
             false => self.block.restarts_at,
         };
-        for at in (from..end.min(self.block.restarts_at)).step_by(64) {
-            crate::util::prefetch(&data[at]);
+        // At most the lines of 16 small entries: an interval of large values would ask for
+        // many lines the scan skips (it reads each entry's header and key, not its value).
+        let end = end
+            .min(self.block.restarts_at)
+            .min(from + PREFETCHED_INTERVAL_BYTES);
+        for at in (from..end).step_by(64).chain(end.checked_sub(1)) {
+            if let Some(byte) = data.get(at) {
+                crate::util::prefetch(byte);
+            }
         }
     }
 

@@ -54,7 +54,8 @@ pub enum CachedBlock {
 }
 
 impl CacheValue for CachedBlock {
-    /// A data or index block's restart array, which every search of the block reads first.
+    /// A block's restart array, which a search of a data block reads first (an index block
+    /// of many restart points is searched by its restart words instead).
     fn first_read(&self) -> Option<*const u8> {
         match self {
             CachedBlock::Block(b) => Some(b.restarts_address()),
@@ -1221,6 +1222,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn next(&mut self) {
+        self.prepared = false;
         if let Some(d) = &mut self.data {
             d.next();
             if d.valid() {
@@ -1231,6 +1233,7 @@ impl InternalIterator for TableIterator {
     }
 
     fn prev(&mut self) {
+        self.prepared = false;
         if let Some(d) = &mut self.data {
             d.prev();
             if d.valid() {

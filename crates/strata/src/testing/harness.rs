@@ -5,8 +5,9 @@
 //! (empty, tiny, up to a thousand entries; empty keys, long keys, the bytes 0x00 and 0xff)
 //! and checks the iterator against the data set itself: a scan forward, a scan backward,
 //! then a few hundred random operations (seek_to_first, seek_to_last, seek, a seek begun by
-//! `prepare_seek` as a merge begins its children's, seek_for_prev, next, prev), comparing validity, key and value after each. Seek targets are present
-//! keys, near misses of them and fresh keys.
+//! `prepare_seek` as a merge begins its children's, seek_for_prev, next, prev), comparing
+//! validity, key and value after each. Seek targets are present keys, near misses of them and
+//! fresh keys.
 //!
 //! Which keys a structure holds and in what order is its [`Keys`]: any bytes in bytewise or
 //! reverse bytewise order (blocks and tables take a comparator), or internal keys in
