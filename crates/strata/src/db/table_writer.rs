@@ -76,28 +76,24 @@ impl TableOutput {
     /// Puts each data block of this table in the block cache as it is written, if the
     /// database has a cache and `prepopulate_block_cache` asks it of flushes (their caller).
     pub fn prepopulate_block_cache(&mut self, db: &DbInner) {
-        let wanted = db.options.prepopulate_block_cache == PrepopulateBlockCache::FlushOnly;
-        let Some(cache) = db.tables.block_cache().filter(|_| wanted) else {
-            return;
-        };
-        let number = self.number;
-        // Keyed as the table cache's readers look blocks up: (file number, offset).
-        self.builder
-            .set_data_block_sink(Box::new(move |offset, contents| {
-                if let Ok(block) = Block::new(contents) {
-                    let size = block.size();
-                    cache.insert((number, offset), CachedBlock::Block(Arc::new(block)), size);
-                }
-            }));
+        if db.options.prepopulate_block_cache == PrepopulateBlockCache::FlushOnly {
+            self.cache_data_blocks(db, || true);
+        }
     }
 
     /// Puts in the block cache, as they are written, the data blocks of this table that
     /// `warm` says replace blocks readers used (a compaction's judge, `warm_cache.rs`).
-    /// Nothing without a block cache.
-    pub fn warm_block_cache(
+    pub fn warm_block_cache(&mut self, db: &DbInner, warm: impl FnMut() -> bool + Send + 'static) {
+        self.cache_data_blocks(db, warm);
+    }
+
+    /// Inserts each data block `wanted` accepts, as it is written, into the database's block
+    /// cache (none without one), keyed as the table cache's readers look blocks up: (file
+    /// number, offset).
+    fn cache_data_blocks(
         &mut self,
         db: &DbInner,
-        mut warm: impl FnMut() -> bool + Send + 'static,
+        mut wanted: impl FnMut() -> bool + Send + 'static,
     ) {
         let Some(cache) = db.tables.block_cache() else {
             return;
@@ -105,7 +101,7 @@ impl TableOutput {
         let number = self.number;
         self.builder
             .set_data_block_sink(Box::new(move |offset, contents| {
-                if !warm() {
+                if !wanted() {
                     return;
                 }
                 if let Ok(block) = Block::new(contents) {

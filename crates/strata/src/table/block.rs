@@ -777,17 +777,6 @@ impl BlockIter {
         self.scan_interval_to(self.block.restarts_at);
     }
 
-    /// Asks for the block's restart array, which a seek reads first.
-    pub fn prefetch_restarts(&self) {
-        let data = self.block.bytes();
-        let restarts = self.block.restarts_at..self.block.restarts_at + 4 * self.block.num_restarts;
-        for at in [restarts.start, restarts.end.saturating_sub(1)] {
-            if let Some(byte) = data.get(at) {
-                crate::util::prefetch(byte);
-            }
-        }
-    }
-
     /// In a block with few restart points (a data block of large values), asks for all of
     /// their entries: a seek's binary search probes most of them, each on a line of its
     /// own (the restart array itself is one or two lines).

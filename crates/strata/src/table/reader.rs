@@ -1200,11 +1200,10 @@ impl InternalIterator for TableIterator {
     }
 
     fn prepare_seek(&mut self, target: &[u8]) {
+        // The block cache's hit has already asked for the block's restart array
+        // (`CacheValue::first_read`), and a block just read from the file is in cache.
         self.index.seek(target);
         self.load_block(true, false);
-        if let Some(d) = &self.data {
-            d.prefetch_restarts();
-        }
         self.prepared = true;
     }
 
