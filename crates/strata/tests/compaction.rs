@@ -87,8 +87,10 @@ fn universal_compaction_keeps_few_sorted_runs_and_uses_the_bottom_levels() {
     db.wait_for_compactions().unwrap();
     let shape = db.tree_shape();
     let stats = db.stats();
+    // Settled, the runs are at most the trigger: a merge by run count waits until they
+    // outnumber it.
     assert!(
-        table_runs(&shape) < opts.level0_file_num_compaction_trigger as u64,
+        table_runs(&shape) <= opts.level0_file_num_compaction_trigger as u64,
         "{shape}"
     );
     assert!(

@@ -24,8 +24,8 @@ pub enum CompactionStyle {
 /// order: if the runs above the oldest hold more than `max_size_amplification_percent` of
 /// its size, everything is merged into the last level; otherwise the first window of runs,
 /// newest first, in which each next run is at most `size_ratio`% larger than the runs before
-/// it together, with between `min_merge_width` and `max_merge_width` runs; otherwise the
-/// newest runs, enough to bring the count back to the trigger.
+/// it together, with between `min_merge_width` and `max_merge_width` runs; otherwise, with
+/// more runs than the trigger, the newest runs, enough to bring the count back to it.
 ///
 /// Built like [`Options`](crate::Options): from `UniversalOptions::default()`, then field by
 /// field.
