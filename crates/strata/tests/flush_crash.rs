@@ -48,7 +48,7 @@ fn workload(dir: &Path, fs: &FaultFs, separation: Separation) -> (Option<usize>,
         opts.blob_separation_at_write = separation == Separation::AtWrite;
         opts.enable_blob_files = true;
         opts.min_blob_size = 58;
-        opts.blob_file_size = 1024;
+        opts.blob_file_size = 256;
         opts.enable_blob_garbage_collection = true;
         opts.blob_garbage_collection_age_cutoff = 0.5;
     }

@@ -726,7 +726,7 @@ pub(super) fn survey_families(
     let mut worst = stall::Stall::default();
     for cf in families.values() {
         let sv = cf.sv.read();
-        let memtable_full = sv.active.memory_usage() >= cf.options.write_buffer_size;
+        let memtable_full = sv.active.is_full(cf.options.write_buffer_size);
         if memtable_full {
             if let Some(full) = full.as_deref_mut() {
                 full.push(Arc::clone(cf));

@@ -2,8 +2,8 @@
 //!
 //! A memtable is an arena skiplist ([`skiplist`]) of internal keys and values. Writes come
 //! from one writer at a time (the group-commit leader); reads and iterators take no lock.
-//! When its memory passes `write_buffer_size` the database makes it immutable and starts a
-//! new one; it is then read-only until it is flushed to a table.
+//! When it is full ([`MemTable::is_full`]: about `write_buffer_size` bytes of memory, by
+//! RocksDB's rule) the database makes it immutable and starts a new one; it is then read-only until it is flushed to a table.
 //!
 //! Range deletions do not go into the skiplist: [`MemTable::add`] routes them to the
 //! memtable's [`MemTombstones`], which readers ask for a fragmented view. They count in the
@@ -157,6 +157,27 @@ impl MemTable {
         self.list.memory_usage()
             + self.tombstones.memory_usage()
             + self.bloom.as_ref().map_or(0, MemBloom::memory_usage)
+    }
+
+    /// True when the memtable should be switched for a new one, sized for
+    /// `write_buffer_size` (RocksDB's rule, so that both engines flush memtables holding as
+    /// many entries): not while the arena could take one more block and stay within
+    /// `write_buffer_size` plus 60% of a block; always once it is past that; in between (the
+    /// arena is on its last block), when that block is three-quarters used. Memory counts
+    /// whole blocks as they are allocated, so a rule of `memory_usage() >= write_buffer_size`
+    /// alone switches as soon as the last block is started, holding about an eighth fewer
+    /// entries, and with them flushes and L0 merges more often.
+    pub fn is_full(&self, write_buffer_size: usize) -> bool {
+        let allocated = self.memory_usage();
+        let block = self.list.block_size();
+        let limit = write_buffer_size + block * 3 / 5;
+        if allocated + block < limit {
+            return false;
+        }
+        if allocated > limit {
+            return true;
+        }
+        self.list.block_unused() < block / 4
     }
 
     /// True if the memtable holds a range deletion: reads must then consult
@@ -323,6 +344,44 @@ mod tests {
             .count();
         assert!(skipped > 1900, "only {skipped} of 2000 absent keys skipped");
         assert!(plain.may_contain(hash("absent0")), "no filter, no skip");
+    }
+
+    /// Filled with db_bench's entries until it asks to be switched, a memtable has handed
+    /// out nearly all of `write_buffer_size` and allocated at most 60% of a block past it.
+    #[test]
+    fn a_memtable_is_full_near_its_write_buffer_size() {
+        // (write buffer size, value size): blocks of an eighth of the buffer, of the 1 KiB
+        // floor, and of the 1 MiB ceiling; values small and a quarter of a block (a block
+        // of their own).
+        let cases = [
+            (8 << 20, 100),
+            (4 << 10, 100),
+            (16 << 20, 100),
+            (1 << 20, 40 << 10),
+        ];
+        for (write_buffer_size, value_size) in cases {
+            let mem = MemTable::new(1, write_buffer_size);
+            let block = mem.list.block_size();
+            let value = vec![7u8; value_size];
+            let mut seq = 0u64;
+            while !mem.is_full(write_buffer_size) {
+                seq += 1;
+                let key = format!("{:016}", seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1);
+                mem.add(seq, ValueKind::Put, key.as_bytes(), &value);
+                assert!(seq < 1 << 20, "never full");
+            }
+            let allocated = mem.memory_usage();
+            let used = allocated - mem.list.block_unused();
+            let case = format!("{write_buffer_size} / {value_size}: {used} used, {allocated}");
+            assert!(
+                allocated <= write_buffer_size + block * 3 / 5 + value_size + 64,
+                "{case}"
+            );
+            // Switching as soon as the last block is started would leave most of a block
+            // unused.
+            let node = value_size + 64;
+            assert!(used + block / 4 + 2 * node >= write_buffer_size, "{case}");
+        }
     }
 
     #[test]

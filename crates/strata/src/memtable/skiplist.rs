@@ -158,6 +158,10 @@ pub struct SkipList {
     order: KeyOrder,
     max_height: AtomicUsize,
     memory: AtomicUsize,
+    /// Bytes not yet handed out in the arena's current block (see [`SkipList::block_unused`]).
+    unused: AtomicUsize,
+    /// The arena's regular block size.
+    block_size: usize,
     writer: Mutex<Writer>,
 }
 
@@ -262,6 +266,8 @@ impl SkipList {
             rng: Rng::new(seed),
         };
         let head = arena.alloc(NODE_HEADER + PTR * MAX_HEIGHT, &memory);
+        let unused = AtomicUsize::new(arena.remaining);
+        let block_size = arena.block_size;
         // SAFETY: fresh zeroed memory of the head's size; the header is written once here.
         unsafe { write_header(head, 0, MAX_HEIGHT, 0) };
         SkipList {
@@ -269,6 +275,8 @@ impl SkipList {
             order,
             max_height: AtomicUsize::new(1),
             memory,
+            unused,
+            block_size,
             writer: Mutex::new(Writer {
                 arena,
                 // The empty list's one place, at every level.
@@ -283,6 +291,17 @@ impl SkipList {
     /// Bytes of memory the list has allocated.
     pub fn memory_usage(&self) -> usize {
         self.memory.load(AtomicOrdering::Relaxed)
+    }
+
+    /// The arena's regular block size: memory usage grows in such steps.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    /// Bytes of the arena's current block not handed out yet (a node too large for it gets a
+    /// block of its own and leaves this unchanged).
+    pub fn block_unused(&self) -> usize {
+        self.unused.load(AtomicOrdering::Relaxed)
     }
 
     /// The head (before the first node).
@@ -334,6 +353,7 @@ impl SkipList {
         }
         let size = NODE_HEADER + PTR * height + key_len + value.len();
         let node = arena.alloc(size, &self.memory);
+        self.unused.store(arena.remaining, AtomicOrdering::Relaxed);
         // SAFETY: `node` is fresh, zeroed, 8-aligned memory of `size` bytes owned by this list;
         // nothing else sees it until it is linked below.
         unsafe {
