@@ -546,6 +546,9 @@ pub struct FilteredSeek {
     may_match: MayMatch,
     hint: Arc<SeekHint>,
     skipped: bool,
+    /// A `prepare_seek` checked the filter (its verdict is `skipped`) for the `seek` that
+    /// must follow; every other move clears it.
+    prepared: bool,
     error: Option<crate::error::Error>,
 }
 
@@ -561,6 +564,7 @@ impl FilteredSeek {
             may_match,
             hint,
             skipped: false,
+            prepared: false,
             error: None,
         }
     }
@@ -586,27 +590,44 @@ impl InternalIterator for FilteredSeek {
         !self.skipped && self.inner.valid()
     }
     fn seek_to_first(&mut self) {
+        self.prepared = false;
         self.skipped = false;
         self.inner.seek_to_first();
     }
     fn seek_to_last(&mut self) {
+        self.prepared = false;
         self.skipped = false;
         self.inner.seek_to_last();
     }
-    fn seek(&mut self, target: &[u8]) {
+    /// Checks the filter now, so that its miss overlaps the other children's, and passes the
+    /// preparation on unless the source is skipped.
+    fn prepare_seek(&mut self, target: &[u8]) {
         if !self.skips(target, false) {
+            self.inner.prepare_seek(target);
+        }
+        self.prepared = true;
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let skipped = match std::mem::take(&mut self.prepared) {
+            true => self.skipped,
+            false => self.skips(target, false),
+        };
+        if !skipped {
             self.inner.seek(target);
         }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.prepared = false;
         if !self.skips(target, true) {
             self.inner.seek_for_prev(target);
         }
     }
     fn next(&mut self) {
+        self.prepared = false;
         self.inner.next();
     }
     fn prev(&mut self) {
+        self.prepared = false;
         self.inner.prev();
     }
     fn key(&self) -> &[u8] {
@@ -744,6 +765,46 @@ mod tests {
             },
             16,
         );
+    }
+
+    /// A filtered source over a few keys, its hint armed or not, its filter saying yes or
+    /// no: a seek, prepared or not, finds the keys unless the armed filter says no.
+    #[test]
+    fn a_filtered_seek_skips_the_source_only_when_the_armed_filter_says_no() {
+        // (armed, the filter's verdict, seek prepared first, valid after the seek)
+        let cases = [
+            (false, false, false, true),
+            (false, false, true, true),
+            (true, true, false, true),
+            (true, true, true, true),
+            (true, false, false, false),
+            (true, false, true, false),
+        ];
+        for (armed, verdict, prepared, valid) in cases {
+            let entries: Vec<(Vec<u8>, Vec<u8>)> =
+                (0..4).map(|i| (ikey(i, 1), b"v".to_vec())).collect();
+            let hint = Arc::new(SeekHint::default());
+            let may_match: MayMatch = Box::new(move |_, _, _| Ok(verdict));
+            let mut it =
+                FilteredSeek::new(Box::new(VecIter::new(entries)), hint.clone(), may_match);
+            if armed {
+                hint.arm(7);
+            }
+            let target = ikey(2, 1);
+            if prepared {
+                it.prepare_seek(&target);
+            }
+            it.seek(&target);
+            let case = format!("armed {armed}, filter {verdict}, prepared {prepared}");
+            assert_eq!(it.valid(), valid, "{case}");
+            if valid {
+                assert_eq!(it.key(), &target[..], "{case}");
+            }
+            // A preparation does not outlive its seek: disarmed, the next seek reads.
+            hint.disarm();
+            it.seek(&ikey(1, 1));
+            assert!(it.valid(), "{case}: the disarmed seek after");
+        }
     }
 
     fn ikey(n: u64, seq: u64) -> Vec<u8> {
