@@ -313,10 +313,16 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         (&run_before.1, &proc),
         run_user_bytes,
     );
+    // Bytes passed to write calls by the whole process, beside the engine's own count: the
+    // one measure every engine shares (an engine's count may leave out some of its files).
+    let wchar = proc
+        .syscall_written
+        .saturating_sub(run_before.1.syscall_written);
     outln!(
-        "{:<12} : write-amp {amp} ({written} for {} of user data, every step and its background work) | {}",
+        "{:<12} : write-amp {amp} ({written} for {} of user data, every step and its background work; process wrote {}, wchar) | {}",
         "run total",
         mb(run_user_bytes),
+        mb(wchar),
         space_amp(args, db, &live)
     )?;
     if let Some(path) = &args.plot {
