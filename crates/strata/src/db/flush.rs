@@ -179,21 +179,30 @@ impl DbInner {
         let Some(needed) = self.families().values().map(|cf| cf.needed_wal()).min() else {
             return Ok(());
         };
-        let mut deleted = Vec::new();
-        let result = (|| {
+        // Taken off the list under its lock, deleted outside it: unlinking a WAL of a large
+        // memtable frees its pages in the page cache (about 20 ms for 64 MiB), and a write
+        // group switching memtables takes the same lock to list its new WAL. A WAL whose
+        // deletion fails goes back on the list, to be tried again by the next flush (or
+        // deleted at the next open: it is older than the manifest's log number).
+        let obsolete: Vec<u64> = {
             let mut wals = self.wals.lock();
-            while let Some(&oldest) = wals.first().filter(|&&n| n < needed) {
-                match self.fs.remove_file(&wal_path(&self.path, oldest)) {
-                    Ok(()) => deleted.push(oldest),
-                    // Already gone (recovery removed it: it held nothing).
-                    Err(Error::Io { source, .. })
-                        if source.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(e),
+            let newer = wals.split_off(&needed);
+            std::mem::replace(&mut *wals, newer).into_iter().collect()
+        };
+        let mut deleted = Vec::new();
+        let mut result = Ok(());
+        for (i, &number) in obsolete.iter().enumerate() {
+            match self.fs.remove_file(&wal_path(&self.path, number)) {
+                Ok(()) => deleted.push(number),
+                // Already gone (recovery removed it: it held nothing).
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    self.wals.lock().extend(obsolete[i..].iter().copied());
+                    result = Err(e);
+                    break;
                 }
-                wals.remove(&oldest);
             }
-            Ok(())
-        })();
+        }
         // Once the newest WAL that named a blob file kept for them is gone, none does.
         self.blobs_for_wals.lock().retain(|&(n, wal)| {
             if wal >= needed {
