@@ -3,7 +3,8 @@
 //! A memtable is an arena skiplist ([`skiplist`]) of internal keys and values. Writes come
 //! from one writer at a time (the group-commit leader); reads and iterators take no lock.
 //! When it is full ([`MemTable::is_full`]: about `write_buffer_size` bytes of memory, by
-//! RocksDB's rule) the database makes it immutable and starts a new one; it is then read-only until it is flushed to a table.
+//! RocksDB's rule) the database makes it immutable and starts a new one; it is then read-only
+//! until it is flushed to a table.
 //!
 //! Range deletions do not go into the skiplist: [`MemTable::add`] routes them to the
 //! memtable's [`MemTombstones`], which readers ask for a fragmented view. They count in the
