@@ -3,10 +3,10 @@
 //!
 //! A job reads its inputs through table readers of its own (they never read through the block
 //! cache, so a compaction's reads evict nothing; with `warm_compaction_outputs` it puts in the
-//! cache the output blocks of input blocks readers used, `warm_cache.rs`): one cursor per L0 file and one per deeper level
-//! (a [`ConcatIterator`] that opens the level's files in turn), merged by a heap. Entries
-//! pass through the family's compaction filter and TTL expiry (`compaction::filter`, never
-//! in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
+//! cache the output blocks of input blocks readers used, `warm_cache.rs`): one cursor per L0
+//! file and one per deeper level (a [`ConcatIterator`] that opens the level's files in
+//! turn), merged by a heap. Entries pass through the family's compaction filter and TTL
+//! expiry (`compaction::filter`, never in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
 //! spans two files of a level) once they reach `target_file_size_base` or overlap more than
 //! `max_compaction_bytes` of the level below the output (so that compacting them later
 //! stays small). Universal compactions writing to L0 produce one file: each L0 file is a
@@ -871,7 +871,7 @@ impl Outputs<'_> {
                 )?;
                 if let Some(inputs) = &self.warm {
                     let inputs = inputs.clone();
-                    out.warm_block_cache(db, move || inputs.judge_block());
+                    out.cache_data_blocks(db, move || inputs.judge_block());
                 }
                 out
             }

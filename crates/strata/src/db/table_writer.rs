@@ -81,16 +81,11 @@ impl TableOutput {
         }
     }
 
-    /// Puts in the block cache, as they are written, the data blocks of this table that
-    /// `warm` says replace blocks readers used (a compaction's judge, `warm_cache.rs`).
-    pub fn warm_block_cache(&mut self, db: &DbInner, warm: impl FnMut() -> bool + Send + 'static) {
-        self.cache_data_blocks(db, warm);
-    }
-
     /// Inserts each data block `wanted` accepts, as it is written, into the database's block
     /// cache (none without one), keyed as the table cache's readers look blocks up: (file
-    /// number, offset).
-    fn cache_data_blocks(
+    /// number, offset). Flushes accept every block (`prepopulate_block_cache`); compactions
+    /// those their judge says replace blocks readers used (`warm_cache.rs`).
+    pub fn cache_data_blocks(
         &mut self,
         db: &DbInner,
         mut wanted: impl FnMut() -> bool + Send + 'static,
