@@ -327,7 +327,12 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "pin_l0_filter_and_index_blocks_in_cache" => {
                     o.pin_l0_filter_and_index_blocks_in_cache = opt(&v, n)?
                 }
-                "max_open_files" => o.max_open_files = opt(&v, n)?,
+                "max_open_files" => {
+                    // -1, as in RocksDB: every table stays open once read.
+                    let files: i64 = opt(&v, n)?;
+                    o.max_open_files =
+                        usize::try_from(files).unwrap_or(Options::UNLIMITED_OPEN_FILES)
+                }
                 "use_direct_reads" => o.use_direct_reads = opt(&v, n)?,
                 "use_direct_io_for_flush_and_compaction" => {
                     o.use_direct_io_for_flush_and_compaction = opt(&v, n)?

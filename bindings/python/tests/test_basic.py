@@ -189,10 +189,13 @@ def test_options(path):
         block_size=8192,
         disable_auto_compactions=True,
         wal_recovery_mode="point_in_time",
+        max_open_files=-1,
     ) as db:
         db[b"a"] = b"1"
         db.flush()
         assert db[b"a"] == b"1"
+    with pytest.raises(strata.InvalidArgument, match="max_open_files"):
+        strata.open(path, max_open_files=0)
 
 
 def test_blob_file_options(path):

@@ -602,7 +602,8 @@ void strata_options_set_pin_l0_filter_and_index_blocks_in_cache(strata_options_t
 // `opt` must be null or a live handle.
 void strata_options_set_block_cache_size(strata_options_t *opt, size_t v);
 
-// The most table files held open at once.
+// The most table files held open at once; -1 (any negative value), as in RocksDB, keeps
+// every table open once read. 0 is refused at open.
 //
 // # Safety
 // `opt` must be null or a live handle.

@@ -429,13 +429,15 @@ pub unsafe extern "C" fn strata_options_set_block_cache_size(opt: *mut strata_op
     unsafe { update(opt, |o| o.block_cache_size = v) }
 }
 
-/// The most table files held open at once.
+/// The most table files held open at once; -1 (any negative value), as in RocksDB, keeps
+/// every table open once read. 0 is refused at open.
 ///
 /// # Safety
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_max_open_files(opt: *mut strata_options_t, v: c_int) {
-    unsafe { update(opt, |o| o.max_open_files = v.max(0) as usize) }
+    let files = usize::try_from(v).unwrap_or(Options::UNLIMITED_OPEN_FILES);
+    unsafe { update(opt, |o| o.max_open_files = files) }
 }
 
 /// Read tables and blob files for user reads with direct IO (O_DIRECT), around the page

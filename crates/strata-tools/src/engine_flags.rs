@@ -156,8 +156,8 @@ pub struct EngineFlags {
     #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub warm_compaction_outputs: bool,
 
-    /// The most table files held open at once; -1 means the engine's default (Strata's is
-    /// 1000; RocksDB's -1 keeps every file open).
+    /// The most table files held open at once; -1 (the default, as in db_bench) keeps every
+    /// file open once read, in both engines.
     #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
     pub open_files: i64,
 
@@ -340,7 +340,7 @@ impl EngineFlags {
         options.block_restart_interval = self.block_restart_interval as usize;
         options.warm_compaction_outputs = self.warm_compaction_outputs;
         options.max_open_files = match self.open_files {
-            n if n < 0 => Options::default().max_open_files,
+            n if n < 0 => Options::UNLIMITED_OPEN_FILES,
             n => n.max(1) as usize,
         };
         options.use_direct_reads = self.use_direct_reads;
@@ -718,7 +718,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_db_bench_s_which_differ_from_the_library_s_in_filters_and_compression() {
+    fn defaults_are_db_bench_s_which_differ_from_the_library_s_in_filters_compression_and_files() {
         let o = parse(&[]).unwrap().options().unwrap();
         let library = Options::default();
         assert_eq!((o.bloom_bits_per_key, library.bloom_bits_per_key), (0, 10));
@@ -738,6 +738,12 @@ mod tests {
         same.compression = library.compression;
         same.memtable_whole_key_filtering = library.memtable_whole_key_filtering;
         same.memtable_prefix_bloom_size_ratio = library.memtable_prefix_bloom_size_ratio;
+        // db_bench's `--open_files` is -1: every table stays open.
+        assert_eq!(
+            (same.max_open_files, library.max_open_files),
+            (Options::UNLIMITED_OPEN_FILES, 1000)
+        );
+        same.max_open_files = library.max_open_files;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

@@ -47,6 +47,7 @@ pub(crate) mod column_family;
 pub(crate) mod compaction;
 pub(crate) mod compaction_filter;
 pub(crate) mod comparator;
+pub(crate) mod counter;
 pub(crate) mod db;
 pub(crate) mod error;
 pub(crate) mod filename;

@@ -202,6 +202,11 @@ pub struct Options {
     /// cache. Default: true.
     pub warm_compaction_outputs: bool,
     /// The most table files held open at once. Default: 1000.
+    ///
+    /// [`Options::UNLIMITED_OPEN_FILES`] (RocksDB's -1) keeps every table open once read,
+    /// with its reader beside the file's entry in the version, so that a lookup reaches it
+    /// without the table cache. That costs a file handle and the pinned index and filter of
+    /// every table in the tree.
     pub max_open_files: usize,
     /// Read tables and blob files for user reads with direct IO (`O_DIRECT`), around the
     /// operating system's page cache, so that the block cache is the only cache of their
@@ -532,6 +537,9 @@ impl fmt::Debug for Options {
 }
 
 impl Options {
+    /// `max_open_files` without a limit: every table stays open once read.
+    pub const UNLIMITED_OPEN_FILES: usize = usize::MAX;
+
     /// Checks the options against each other and their limits; the error names the option.
     pub fn validate(&self) -> Result<()> {
         if self.write_buffer_size < 4096 {

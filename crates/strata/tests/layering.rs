@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Layers, lowest first; modules on one line are independent of each other.
 const LAYERS: &[&[&str]] = &[
-    &["util", "codec", "error", "comparator"],
+    &["util", "codec", "error", "comparator", "counter"],
     &["fs"],
     &["key", "filename", "prefix"],
     &[

@@ -212,7 +212,12 @@ impl Knobs {
             bloom_bits_per_key: [0, 1, 10][rng.below(3) as usize],
             block_cache_size: [0, 4096, 1 << 20][rng.below(3) as usize],
             cache_index_and_filter_blocks: rng.one_in(2),
-            max_open_files: 1 + rng.below(20) as usize,
+            // Mostly a small limit, so that tables are evicted and opened again; sometimes
+            // none, with readers kept in the version.
+            max_open_files: match rng.below(4) {
+                0 => Options::UNLIMITED_OPEN_FILES,
+                _ => 1 + rng.below(20) as usize,
+            },
             use_direct_reads: rng.one_in(4),
             use_direct_io_for_flush_and_compaction: rng.one_in(4),
             allow_mmap_reads: rng.one_in(4),

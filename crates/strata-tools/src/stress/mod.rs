@@ -1218,6 +1218,9 @@ mod tests {
         same.max_background_jobs = library.max_background_jobs;
         same.max_subcompactions = library.max_subcompactions;
         same.blob_file_size = library.blob_file_size;
+        // `--open_files` is -1 by default, as in db_bench: every table stays open.
+        assert_eq!(same.max_open_files, Options::UNLIMITED_OPEN_FILES);
+        same.max_open_files = library.max_open_files;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

@@ -627,6 +627,7 @@ impl<'a> Sim<'a> {
             entries: keys.len() as u64,
             deletions: 0,
             blob_refs: Vec::new(),
+            reader: Default::default(),
         };
         self.keys.insert(number, Arc::new(keys));
         meta

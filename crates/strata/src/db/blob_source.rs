@@ -10,8 +10,8 @@
 //! damaged or belongs to another key are all corruption errors naming the key, the reference
 //! and the file; a read never returns a wrong value.
 
+use crate::counter::StripedCounter;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::blob::reader::BlobFileReader;
@@ -27,11 +27,11 @@ use crate::util::printable;
 #[derive(Debug, Default)]
 pub(crate) struct BlobReadStats {
     /// Values read from blob files (cache misses).
-    pub reads: AtomicU64,
+    pub reads: StripedCounter,
     /// Bytes of records read from blob files.
-    pub bytes_read: AtomicU64,
+    pub bytes_read: StripedCounter,
     /// Values found in the cache.
-    pub cache_hits: AtomicU64,
+    pub cache_hits: StripedCounter,
 }
 
 /// Open blob files and the cache of their values.
@@ -69,7 +69,7 @@ impl BlobSource {
         let cache_key = (index.file_number, index.offset);
         if let Some(CachedBlock::Blob(value)) = self.cache.as_ref().and_then(|c| c.get(&cache_key))
         {
-            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+            self.stats.cache_hits.add(1);
             return Ok(value.to_vec());
         }
         let value = self.read(key, &index)?;
@@ -109,10 +109,8 @@ impl BlobSource {
     fn read(&self, key: &[u8], index: &BlobIndex) -> Result<Vec<u8>> {
         let reader = self.reader(key, index)?;
         let value = reader.get(key, index)?;
-        self.stats.reads.fetch_add(1, Ordering::Relaxed);
-        self.stats
-            .bytes_read
-            .fetch_add(index.size, Ordering::Relaxed);
+        self.stats.reads.add(1);
+        self.stats.bytes_read.add(index.size);
         Ok(value)
     }
 

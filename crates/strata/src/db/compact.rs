@@ -797,10 +797,7 @@ impl MergeJob<'_> {
             )?;
             out.finish_last()
         })();
-        db.io.add_read(
-            IoClass::Compaction,
-            stats.bytes_read.load(Ordering::Relaxed),
-        );
+        db.io.add_read(IoClass::Compaction, stats.bytes_read.get());
         let result = result.and_then(|()| match out.blobs.take() {
             Some(blobs) => blobs.finish(),
             None => Ok(Vec::new()),

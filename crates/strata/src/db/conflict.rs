@@ -93,7 +93,7 @@ impl WriteHistory<'_> {
         let target = crate::key::seek_key(key, MAX_SEQUENCE);
         let hash = crate::table::filter::filter_hash(key);
         for (level, f) in sv.version.files_for_key(key) {
-            let table = self.db.tables.get(f.number, &sv.version.order, level)?;
+            let table = self.db.tables.get_for(f, &sv.version.order, level)?;
             let mut newest = table
                 .range_tombstones_ref()
                 .max_covering_seq(key, MAX_SEQUENCE);

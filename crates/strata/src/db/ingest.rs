@@ -437,6 +437,7 @@ impl DbInner {
                 entries,
                 deletions,
                 blob_refs: Vec::new(),
+                reader: Default::default(),
             },
         })
     }

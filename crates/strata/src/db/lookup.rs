@@ -52,7 +52,7 @@ impl DbInner {
             if f.smallest_seq > seq {
                 continue; // everything in it is newer than the read
             }
-            let table = self.tables.get(f.number, &sv.version.order, level)?;
+            let table = self.tables.get_for(f, &sv.version.order, level)?;
             let tombstones = table.range_tombstones_ref();
             if !tombstones.is_empty() {
                 covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));

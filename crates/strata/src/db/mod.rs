@@ -54,6 +54,7 @@ mod wal_sync;
 mod warm_cache;
 mod write;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -63,6 +64,7 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::column_family::ColumnFamily;
+use crate::counter::StripedCounter;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem, IoStats};
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
@@ -1047,13 +1049,13 @@ impl DbInner {
             .version
             .files_for_key(key)
             .filter(|(_, f)| f.smallest_seq <= seq);
-        type Opened<'a> = Option<(usize, &'a Arc<FileMeta>, Option<Arc<Table>>)>;
+        type Opened<'a> = Option<(usize, &'a Arc<FileMeta>, Option<Cow<'a, Arc<Table>>>)>;
         let mut first: [Opened; PREFETCHED_TABLES] = [const { None }; PREFETCHED_TABLES];
         for slot in &mut first {
             let Some((level, f)) = candidates.next() else {
                 break;
             };
-            let table = self.tables.get(f.number, &sv.version.order, level).ok();
+            let table = self.tables.get_for(f, &sv.version.order, level).ok();
             if let Some(t) = &table {
                 t.prefetch_filter(hash);
             }
@@ -1063,7 +1065,7 @@ impl DbInner {
         for (level, f, opened) in first.into_iter().flatten().chain(rest) {
             let table = match opened {
                 Some(t) => t,
-                None => self.tables.get(f.number, &sv.version.order, level)?,
+                None => self.tables.get_for(f, &sv.version.order, level)?,
             };
             // Before the filter: a table's tombstones cover keys its filter knows nothing of.
             let tombstones = table.range_tombstones_ref();
@@ -1117,7 +1119,7 @@ impl DbInner {
         for (level, f) in deeper.flat_map(|(l, files)| files.iter().map(move |f| (l, f))) {
             let tombstones = self
                 .tables
-                .get(f.number, &sv.version.order, level)?
+                .get_for(f, &sv.version.order, level)?
                 .range_tombstones();
             if !tombstones.is_empty() {
                 lists.push(tombstones);
@@ -1167,8 +1169,9 @@ impl DbInner {
             Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
         }
         for f in &sv.version.levels[0] {
-            match self.tables.get(f.number, order, 0) {
+            match self.tables.get_for(f, order, 0) {
                 Ok(t) => {
+                    let t = t.into_owned();
                     range_del.add(t.range_tombstones());
                     children.push(match &filtered {
                         Some((hint, name)) => {
@@ -1190,7 +1193,7 @@ impl DbInner {
             let level = Box::new(ConcatIterator::with_order(
                 files.clone(),
                 Box::new(move |f: &Arc<FileMeta>| {
-                    let table = inner.tables.get(f.number, &table_order, level_number)?;
+                    let table = inner.tables.get_for(f, &table_order, level_number)?;
                     let it = table.iter_with_readahead(readahead);
                     Ok(Box::new(it) as Box<dyn InternalIterator>)
                 }),
@@ -1289,16 +1292,16 @@ impl DbInner {
                 &sv.version,
                 &cf.options.picker_options(),
             ),
-            bloom_checks: load(&t.bloom_checks),
-            bloom_negatives: load(&t.bloom_negatives),
-            prefix_checks: load(&t.prefix_checks),
-            prefix_negatives: load(&t.prefix_negatives),
-            block_cache_hits: t.cache_hits.iter().map(load).sum(),
-            block_cache_misses: t.cache_misses.iter().map(load).sum(),
+            bloom_checks: t.bloom_checks.get(),
+            bloom_negatives: t.bloom_negatives.get(),
+            prefix_checks: t.prefix_checks.get(),
+            prefix_negatives: t.prefix_negatives.get(),
+            block_cache_hits: t.cache_hits.iter().map(StripedCounter::get).sum(),
+            block_cache_misses: t.cache_misses.iter().map(StripedCounter::get).sum(),
             block_cache_by_kind: std::array::from_fn(|k| {
-                (load(&t.cache_hits[k]), load(&t.cache_misses[k]))
+                (t.cache_hits[k].get(), t.cache_misses[k].get())
             }),
-            table_bytes_read: load(&t.bytes_read),
+            table_bytes_read: t.bytes_read.get(),
             open_tables: self.tables.open_tables() as u64,
             table_opens: self.tables.opens(),
             blob_files: sv.version.blob_files.len() as u64,
@@ -1309,9 +1312,9 @@ impl DbInner {
                 .values()
                 .map(|b| b.garbage_bytes)
                 .sum(),
-            blob_reads: load(&self.blobs.stats.reads),
-            blob_bytes_read: load(&self.blobs.stats.bytes_read),
-            blob_cache_hits: load(&self.blobs.stats.cache_hits),
+            blob_reads: self.blobs.stats.reads.get(),
+            blob_bytes_read: self.blobs.stats.bytes_read.get(),
+            blob_cache_hits: self.blobs.stats.cache_hits.get(),
             io: self.io.snapshot(),
             ..DbStats::from_counters(&self.counters)
         }

@@ -547,6 +547,7 @@ impl Repairer<'_> {
                 entries: props.entries,
                 deletions: props.deletions,
                 blob_refs,
+                reader: Default::default(),
             },
             family,
         })
@@ -1034,6 +1035,7 @@ mod tests {
             entries: 2,
             deletions: 0,
             blob_refs: Vec::new(),
+            reader: Default::default(),
         }
     }
 

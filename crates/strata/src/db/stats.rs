@@ -3,9 +3,10 @@
 //!
 //! A counter is declared once, in the `stats!` list below: that line makes its [`Counter`]
 //! variant, its [`DbStats`] field with its doc, its reset and its read. Counting is
-//! `counters.add(Counter::Flushes, 1)`, a relaxed atomic add.
+//! `counters.add(Counter::Flushes, 1)`, a relaxed atomic add to the calling thread's stripe
+//! of the counter (`crate::counter`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::counter::StripedCounter;
 
 use crate::fs::{IoClass, IoSnapshot};
 
@@ -193,32 +194,32 @@ pub struct LevelCompactionStats {
     pub micros: u64,
 }
 
-/// The counters, one relaxed atomic each.
+/// The counters, each striped over threads (`crate::counter`), since the read path adds
+/// to some of them on every lookup.
 #[derive(Debug)]
-pub(crate) struct Counters([AtomicU64; Counter::COUNT]);
+pub(crate) struct Counters([StripedCounter; Counter::COUNT]);
 
 impl Default for Counters {
     fn default() -> Self {
-        Counters(std::array::from_fn(|_| AtomicU64::new(0)))
+        Counters(std::array::from_fn(|_| StripedCounter::default()))
     }
 }
 
 impl Counters {
     /// Adds `n` to counter `c`.
+    #[inline]
     pub fn add(&self, c: Counter, n: u64) {
-        self.0[c as usize].fetch_add(n, Ordering::Relaxed);
+        self.0[c as usize].add(n);
     }
 
     /// The value of counter `c`.
     pub fn get(&self, c: Counter) -> u64 {
-        self.0[c as usize].load(Ordering::Relaxed)
+        self.0[c as usize].get()
     }
 
     /// Sets every counter back to zero.
     pub fn reset(&self) {
-        for c in &self.0 {
-            c.store(0, Ordering::Relaxed);
-        }
+        self.0.iter().for_each(StripedCounter::reset);
     }
 }
 

@@ -5,6 +5,7 @@
 //! Opening reads the footer, index, filter and properties, so opening it once per miss
 //! would multiply that IO by the number of readers.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +22,7 @@ use crate::options::Options;
 use crate::table::block::Comparator;
 use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::Table;
+use crate::version::FileMeta;
 
 pub(crate) struct TableCache {
     dir: PathBuf,
@@ -32,6 +34,9 @@ pub(crate) struct TableCache {
     /// How tables are opened: with direct IO or a memory mapping, or neither.
     mode: ReadMode,
     open: ClockCache<u64, Arc<Table>>,
+    /// Every table opened stays open (`max_open_files` unlimited): readers are kept with
+    /// their files' metadata as well ([`FileMeta::reader`]).
+    keep_readers: bool,
     /// One gate per table being opened now; readers that miss the same table wait on it.
     opening: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
     /// Tables opened since the cache was made.
@@ -57,6 +62,7 @@ impl TableCache {
             pin_l0: options.pin_l0_filter_and_index_blocks_in_cache,
             mode: options.read_mode(),
             open: ClockCache::new(options.max_open_files, 16),
+            keep_readers: options.max_open_files == Options::UNLIMITED_OPEN_FILES,
             opening: Mutex::new(HashMap::new()),
             opens: AtomicU64::new(0),
         }
@@ -94,6 +100,25 @@ impl TableCache {
             opening.remove(&number);
         }
         result
+    }
+
+    /// The open table of file `f`, as [`TableCache::get`] gives it, borrowed from `f` once
+    /// kept there: with every table kept open, the first lookup of a file keeps its reader
+    /// in [`FileMeta::reader`], and later ones reach it without the cache.
+    pub fn get_for<'a>(
+        &self,
+        f: &'a FileMeta,
+        order: &KeyOrder,
+        level: usize,
+    ) -> Result<Cow<'a, Arc<Table>>> {
+        if let Some(table) = f.reader.get() {
+            return Ok(Cow::Borrowed(table));
+        }
+        let table = self.get(f.number, order, level)?;
+        Ok(match self.keep_readers {
+            true => Cow::Borrowed(f.reader.keep(table)),
+            false => Cow::Owned(table),
+        })
     }
 
     fn open_table(&self, number: u64, order: &KeyOrder, level: usize) -> Result<Arc<Table>> {
@@ -172,6 +197,54 @@ mod tests {
         // A missing table is an error for every reader and leaves no gate behind.
         assert!(cache.get(8, &KeyOrder::Bytewise, 0).is_err());
         assert!(cache.opening.lock().is_empty());
+    }
+
+    /// A table's reader is kept with its file's metadata only when every table stays open;
+    /// a kept reader is the one the next lookup gets, and a copy of the metadata (a new
+    /// version's) starts without one.
+    #[test]
+    fn readers_are_kept_with_the_file_only_without_an_open_file_limit() {
+        #[rustfmt::skip]
+        let cases = [
+            // (max_open_files, reader kept)
+            (1, false),
+            (1000, false),
+            (Options::UNLIMITED_OPEN_FILES, true),
+        ];
+        for (max_open_files, kept) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+            let db_options = Options {
+                max_open_files,
+                ..Options::default()
+            };
+            let file = fs.create_writable(&table_path(dir.path(), 7)).unwrap();
+            let mut builder = TableBuilder::new(file, db_options.table_options(false));
+            let mut key = Vec::new();
+            append_internal_key(&mut key, b"k", 1, ValueKind::Put as u8);
+            builder.add(&key, b"v").unwrap();
+            builder.finish().unwrap();
+            let cache = TableCache::new(dir.path().to_path_buf(), fs, &db_options);
+            let meta = FileMeta {
+                number: 7,
+                ..FileMeta::default()
+            };
+
+            let first = cache.get_for(&meta, &KeyOrder::Bytewise, 1).unwrap();
+            assert_eq!(meta.reader.get().is_some(), kept, "{max_open_files}");
+            assert_eq!(matches!(first, Cow::Borrowed(_)), kept);
+            let again = cache.get_for(&meta, &KeyOrder::Bytewise, 1).unwrap();
+            assert!(Arc::ptr_eq(&first, &again), "the same open table");
+            assert_eq!(cache.opens(), 1);
+            let copy = meta.clone();
+            assert!(copy.reader.get().is_none() && copy == meta);
+
+            // A kept reader outlives the cache's entry: the file stays open with it.
+            cache.evict(7);
+            let after = cache.get_for(&meta, &KeyOrder::Bytewise, 1).unwrap();
+            assert_eq!(Arc::ptr_eq(&first, &after), kept);
+            assert_eq!(cache.opens(), if kept { 1 } else { 2 });
+        }
     }
 
     /// With `cache_index_and_filter_blocks`, opening a table puts its index and filter in

@@ -184,6 +184,7 @@ impl TableOutput {
                 entries: props.entries,
                 deletions: props.deletions,
                 blob_refs: blob_refs.into_counts(),
+                reader: Default::default(),
             })
         })();
         match &finished {

@@ -393,7 +393,6 @@ mod tests {
     use crate::testing::harness::Entry;
     use crate::testing::lsm::{open_table, table, write_table, Caching};
     use crate::ErrorKind;
-    use std::sync::atomic::Ordering::Relaxed;
 
     const N: usize = 4000;
 
@@ -495,8 +494,8 @@ mod tests {
         // A lookup: filter partition, index partition, data block, each read once.
         let stats = |t: &Table, kind: BlockKind| {
             (
-                t_stats(t).cache_misses[kind as usize].load(Relaxed),
-                t_stats(t).cache_hits[kind as usize].load(Relaxed),
+                t_stats(t).cache_misses[kind as usize].get(),
+                t_stats(t).cache_hits[kind as usize].get(),
             )
         };
         // (A fresh open: `table` verified the first one, reading every block.)
@@ -510,7 +509,7 @@ mod tests {
             }
         }
         // Absent keys are mostly stopped by their filter partition.
-        let before = t_stats(&t).bloom_negatives.load(Relaxed);
+        let before = t_stats(&t).bloom_negatives.get();
         for i in 0..1000 {
             let absent = format!("key{:06}x", i * 4);
             assert!(
@@ -519,7 +518,7 @@ mod tests {
                     != Some(true)
             );
         }
-        assert!(t_stats(&t).bloom_negatives.load(Relaxed) - before > 950);
+        assert!(t_stats(&t).bloom_negatives.get() - before > 950);
     }
 
     fn t_stats(t: &Table) -> &crate::table::reader::TableReadStats {

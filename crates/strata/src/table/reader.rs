@@ -22,8 +22,8 @@
 //!
 //! Every error names the file and the offset of the block it concerns.
 
+use crate::counter::StripedCounter;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::cache::{CacheValue, ClockCache};
@@ -82,19 +82,19 @@ pub enum BlockKind {
 #[derive(Debug, Default)]
 pub struct TableReadStats {
     /// Lookups that consulted a bloom filter.
-    pub bloom_checks: AtomicU64,
+    pub bloom_checks: StripedCounter,
     /// Lookups the filter answered "not here" (a table read saved).
-    pub bloom_negatives: AtomicU64,
+    pub bloom_negatives: StripedCounter,
     /// Prefix seeks that consulted a table's filter for the target's prefix.
-    pub prefix_checks: AtomicU64,
+    pub prefix_checks: StripedCounter,
     /// Prefix seeks the filter answered "no key with this prefix here" (the table skipped).
-    pub prefix_negatives: AtomicU64,
+    pub prefix_negatives: StripedCounter,
     /// Block cache hits by block kind (data, index, filter).
-    pub cache_hits: [AtomicU64; 3],
+    pub cache_hits: [StripedCounter; 3],
     /// Block cache misses (blocks read from files) by block kind (data, index, filter).
-    pub cache_misses: [AtomicU64; 3],
+    pub cache_misses: [StripedCounter; 3],
     /// Bytes of blocks read from files after open (trailers included).
-    pub bytes_read: AtomicU64,
+    pub bytes_read: StripedCounter,
 }
 
 impl TableReadStats {
@@ -107,13 +107,8 @@ impl TableReadStats {
             &self.prefix_negatives,
             &self.bytes_read,
         ];
-        for a in all
-            .into_iter()
-            .chain(&self.cache_hits)
-            .chain(&self.cache_misses)
-        {
-            a.store(0, Ordering::Relaxed);
-        }
+        let kinds = self.cache_hits.iter().chain(&self.cache_misses);
+        all.into_iter().chain(kinds).for_each(StripedCounter::reset);
     }
 }
 
@@ -459,14 +454,12 @@ impl Table {
         let key = (self.cache_id, handle.offset);
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             if let Some(v) = unwrap(hit) {
-                self.stats.cache_hits[kind as usize].fetch_add(1, Ordering::Relaxed);
+                self.stats.cache_hits[kind as usize].add(1);
                 return Ok((v, false));
             }
         }
-        self.stats.cache_misses[kind as usize].fetch_add(1, Ordering::Relaxed);
-        self.stats
-            .bytes_read
-            .fetch_add(handle.size + 5, Ordering::Relaxed);
+        self.stats.cache_misses[kind as usize].add(1);
+        self.stats.bytes_read.add(handle.size + 5);
         let data = read_block(self.file.as_ref(), &self.path, handle)?;
         let value = Arc::new(
             decode(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
@@ -577,18 +570,18 @@ impl Table {
         }
         let Some(f) = self.filter_partition_for(target, false)? else {
             // Past the last key: no entry to find, as the top-level filter index says.
-            self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
-            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+            self.stats.bloom_checks.add(1);
+            self.stats.bloom_negatives.add(1);
             return Ok(false);
         };
         Ok(self.counted_filter_check(&f, hash))
     }
 
     fn counted_filter_check(&self, f: &Filter, hash: u64) -> bool {
-        self.stats.bloom_checks.fetch_add(1, Ordering::Relaxed);
+        self.stats.bloom_checks.add(1);
         let maybe = f.may_contain_hash(hash);
         if !maybe {
-            self.stats.bloom_negatives.fetch_add(1, Ordering::Relaxed);
+            self.stats.bloom_negatives.add(1);
         }
         maybe
     }
@@ -628,10 +621,10 @@ impl Table {
         let Some(f) = self.filter_block()? else {
             return Ok(true);
         };
-        self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
+        self.stats.prefix_checks.add(1);
         let maybe = f.may_contain_hash(prefix_hash);
         if !maybe {
-            self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
+            self.stats.prefix_negatives.add(1);
         }
         Ok(maybe)
     }
@@ -657,10 +650,10 @@ impl Table {
         // Past the last key, a backward seek's keys are in the last partition; a forward
         // seek has none to find, as the top-level filter index answers for the filter.
         let partition = self.filter_partition_for(target, backward)?;
-        self.stats.prefix_checks.fetch_add(1, Ordering::Relaxed);
+        self.stats.prefix_checks.add(1);
         let maybe = partition.is_some_and(|f| f.may_contain_hash(prefix_hash));
         if !maybe {
-            self.stats.prefix_negatives.fetch_add(1, Ordering::Relaxed);
+            self.stats.prefix_negatives.add(1);
         }
         Ok(maybe)
     }
@@ -727,7 +720,7 @@ impl Table {
         };
         if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
             if let Some(b) = unwrap_block(hit) {
-                self.stats.cache_hits[BlockKind::Data as usize].fetch_add(1, Ordering::Relaxed);
+                self.stats.cache_hits[BlockKind::Data as usize].add(1);
                 return Ok((b, false));
             }
         }
@@ -780,8 +773,8 @@ impl Table {
                 Err(e) if first.is_none() => return Err(e),
                 Err(_) => break,
             };
-            self.stats.cache_misses[BlockKind::Data as usize].fetch_add(1, Ordering::Relaxed);
-            self.stats.bytes_read.fetch_add(span(h), Ordering::Relaxed);
+            self.stats.cache_misses[BlockKind::Data as usize].add(1);
+            self.stats.bytes_read.add(span(h));
             let size = block.size();
             cache.insert(
                 (self.cache_id, h.offset),

@@ -63,12 +63,14 @@
 //! Text notation of a file (Debug, tools): `000012:[a#1,PUT-f#9,DEL]`.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use crate::codec::{
     get_length_prefixed, get_varint32, get_varint64, put_length_prefixed, put_varint32,
     put_varint64,
 };
 use crate::key::ParsedKey;
+use crate::table::Table;
 
 const LOG_NUMBER: u32 = 1;
 const NEXT_FILE_NUMBER: u32 = 2;
@@ -129,7 +131,47 @@ pub struct FileMeta {
     /// references. When the table leaves the tree, what it referred to is garbage unless
     /// the tables that replace it refer to it again.
     pub blob_refs: Vec<BlobCount>,
+    /// The table's open reader, once a lookup has opened it, when the database keeps every
+    /// table open (see [`PinnedReader`]); not part of the record.
+    pub reader: PinnedReader,
 }
+
+/// A table's open reader kept with its file's metadata, so that a lookup reaches it through
+/// the version it reads instead of the table cache (a hash lookup under a shard's lock and
+/// a reference count each time). Only a database with `max_open_files` unlimited fills it,
+/// since a reader kept here stays open as long as a version holds the file, whatever the
+/// table cache evicts.
+///
+/// A memo beside the record, not part of it: a copy of the metadata starts without one,
+/// and two records compare equal whatever their readers.
+#[derive(Default)]
+pub struct PinnedReader(OnceLock<Arc<Table>>);
+
+impl PinnedReader {
+    /// The reader, if one was kept.
+    pub fn get(&self) -> Option<&Arc<Table>> {
+        self.0.get()
+    }
+
+    /// Keeps `table` (unless a reader was kept meanwhile) and returns the one kept.
+    pub fn keep(&self, table: Arc<Table>) -> &Arc<Table> {
+        self.0.get_or_init(|| table)
+    }
+}
+
+impl Clone for PinnedReader {
+    fn clone(&self) -> PinnedReader {
+        PinnedReader::default()
+    }
+}
+
+impl PartialEq for PinnedReader {
+    fn eq(&self, _: &PinnedReader) -> bool {
+        true
+    }
+}
+
+impl Eq for PinnedReader {}
 
 impl fmt::Debug for FileMeta {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -394,6 +436,7 @@ impl VersionEdit {
                         entries: u64_field(src, "entries")?,
                         deletions: u64_field(src, "deletions")?,
                         blob_refs: Vec::new(),
+                        reader: Default::default(),
                     };
                     let mut f = f;
                     if tag == NEW_FILE_WITH_BLOBS {
@@ -508,6 +551,7 @@ pub(crate) mod testdata {
             entries: 1,
             deletions: 0,
             blob_refs: Vec::new(),
+            reader: Default::default(),
         })
     }
 
@@ -589,6 +633,7 @@ mod tests {
             entries: 100,
             deletions: 3,
             blob_refs: Vec::new(),
+            reader: Default::default(),
         };
         assert_eq!(format!("{f:?}"), "000012:[a#1,PUT-f#9,DEL]");
         let with_blobs = FileMeta {

@@ -900,6 +900,7 @@ mod tests {
             entries: 1,
             deletions: 0,
             blob_refs: Vec::new(),
+            reader: Default::default(),
         }
     }
 
