@@ -7,6 +7,10 @@
 # needs for the hardware path (without them every block checksum takes the slow table path;
 # the rocksdb crate passes them only when rustc's own target features include them), and
 # without debug information, which only slows the compile.
+#
+# It also allocates with jemalloc on transparent huge pages (the `jemalloc` feature, see
+# crates/strata-tools/src/main.rs), as the block cache's reads want; RocksDB's C++ code keeps
+# the C library's malloc, and LMDB reads through its memory map.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,5 +22,5 @@ fi
 
 export CXXFLAGS="${CXXFLAGS:-} -msse4.2 -mpclmul -g0"
 export CARGO_TARGET_DIR="$PWD/target/engines"
-cargo build --release -p strata-tools --features "${FEATURES:-rocksdb,lmdb}"
+cargo build --release -p strata-tools --features "${FEATURES:-rocksdb,lmdb,jemalloc}"
 echo "built: $CARGO_TARGET_DIR/release/strata"
