@@ -132,7 +132,7 @@ pub struct FileMeta {
     /// the tables that replace it refer to it again.
     pub blob_refs: Vec<BlobCount>,
     /// The table's open reader, once a lookup has opened it, when the database keeps every
-    /// table open (see [`PinnedReader`]); not part of the record.
+    /// table open (see `PinnedReader`); not part of the record.
     pub reader: PinnedReader,
 }
 
