@@ -447,3 +447,34 @@ fn compaction_outputs_can_take_their_inputs_place_in_the_block_cache() {
         db.close().unwrap();
     }
 }
+
+/// A get consults the tables a key may be in newest first, the first several opened (and
+/// their filters asked for) before any is read and the rest after: with more L0 files than
+/// that, a key in every file reads its newest version, a key in one file only is found in
+/// whichever file holds it, and a key in none is missing, with the table cache bounded or not.
+#[test]
+fn gets_read_past_the_first_tables_opened_for_them() {
+    for max_open_files in [2, Options::UNLIMITED_OPEN_FILES] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = small(CompactionStyle::Leveled);
+        options.disable_auto_compactions = true;
+        options.level0_slowdown_writes_trigger = 100;
+        options.level0_stop_writes_trigger = 100;
+        options.max_open_files = max_open_files;
+        let db = Db::open(dir.path(), options).unwrap();
+        let files = 12u32;
+        for i in 0..files {
+            db.put(b"every", i.to_string()).unwrap();
+            db.put(format!("only-{i:02}"), i.to_string()).unwrap();
+            db.flush().unwrap();
+        }
+        assert_eq!(db.stats().level_files[0], u64::from(files));
+        assert_eq!(db.get(b"every").unwrap(), Some(b"11".to_vec()));
+        for i in 0..files {
+            let got = db.get(format!("only-{i:02}")).unwrap();
+            assert_eq!(got, Some(i.to_string().into_bytes()), "only-{i:02}");
+        }
+        assert_eq!(db.get(b"none").unwrap(), None);
+        db.close().unwrap();
+    }
+}

@@ -987,7 +987,14 @@ impl DbInner {
         let mut covered = 0;
         // The tables' filter hash of the key, which the memtables' filters take too.
         let hash = crate::table::filter::filter_hash(key);
-        for mem in std::iter::once(&sv.active).chain(sv.immutables.iter()) {
+        let memtables = || std::iter::once(&sv.active).chain(sv.immutables.iter());
+        // Every filter line the lookup may read is asked for before any is read, the
+        // memtables' and the first tables' (`open_first_tables`), so that their misses
+        // overlap with each other and with the memtables' searches. A lookup the memtables
+        // answer has opened tables it does not read: cheap next to a skiplist search.
+        memtables().for_each(|mem| mem.prefetch_filter(hash));
+        let first = self.open_first_tables(sv, key, hash, seq);
+        for mem in memtables() {
             if mem.has_range_tombstones() {
                 let t = mem.range_tombstones().max_covering_seq(key, seq);
                 covered = covered.max(t.unwrap_or(0));
@@ -1016,41 +1023,36 @@ impl DbInner {
         let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
-        let result = self.get_from_tables(cf, sv, key, hash, &target, seq, covered);
+        let result = self.get_from_tables(cf, sv, key, hash, &target, seq, covered, first);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
     }
 
-    /// The table half of a point lookup; `hash` is the key's filter hash, `target` the seek
-    /// key for `(key, seq)`, and `covered` the newest range deletion covering `key` in the
-    /// memtables (0: none).
-    #[allow(clippy::too_many_arguments)]
-    fn get_from_tables<V: LookupValue>(
-        &self,
-        cf: &ColumnFamilyData,
-        sv: &SuperVersion,
-        key: &[u8],
-        hash: u64,
-        target: &[u8],
+    /// The tables a point lookup of `key` at `seq` may read, in the order it reads them: a
+    /// table whose every entry is newer than the read is skipped.
+    fn table_candidates<'a>(
+        sv: &'a SuperVersion,
+        key: &'a [u8],
         seq: SequenceNumber,
-        mut covered: SequenceNumber,
-    ) -> Result<Option<V>> {
-        if covered > 0 {
-            // A memtable's tombstone covers the key: every table version is older.
-            return Ok(None);
-        }
-        // The first tables the key may be in are opened first, each asked to start loading
-        // the line of its filter the lookup will read: most lookups read such a line in
-        // every table they consult, and their misses then overlap instead of adding up. A
-        // table that fails to open here is opened again (and its error returned) only if the
-        // lookup gets to it.
-        // A table whose every entry is newer than the read is skipped.
-        let mut candidates = sv
-            .version
-            .files_for_key(key)
-            .filter(|(_, f)| f.smallest_seq <= seq);
-        type Opened<'a> = Option<(usize, &'a Arc<FileMeta>, Option<Cow<'a, Arc<Table>>>)>;
-        let mut first: [Opened; PREFETCHED_TABLES] = [const { None }; PREFETCHED_TABLES];
+    ) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> {
+        let files = sv.version.files_for_key(key);
+        files.filter(move |(_, f)| f.smallest_seq <= seq)
+    }
+
+    /// The first [`PREFETCHED_TABLES`] tables a point lookup of `key` may read, opened, each
+    /// asked to start loading the line of its filter the lookup will read (`hash` is the
+    /// key's filter hash): most lookups read such a line in every table they consult, and
+    /// their misses then overlap instead of adding up. A table that fails to open here is
+    /// opened again (and its error returned) only if the lookup gets to it.
+    fn open_first_tables<'a>(
+        &self,
+        sv: &'a SuperVersion,
+        key: &'a [u8],
+        hash: u64,
+        seq: SequenceNumber,
+    ) -> FirstTables<'a> {
+        let mut candidates = Self::table_candidates(sv, key, seq);
+        let mut first: FirstTables = [const { None }; PREFETCHED_TABLES];
         for slot in &mut first {
             let Some((level, f)) = candidates.next() else {
                 break;
@@ -1061,7 +1063,33 @@ impl DbInner {
             }
             *slot = Some((level, f, table));
         }
-        let rest = candidates.map(|(level, f)| (level, f, None));
+        first
+    }
+
+    /// The table half of a point lookup; `hash` is the key's filter hash, `target` the seek
+    /// key for `(key, seq)`, `covered` the newest range deletion covering `key` in the
+    /// memtables (0: none), and `first` the first tables to read, from
+    /// [`DbInner::open_first_tables`].
+    #[allow(clippy::too_many_arguments)]
+    fn get_from_tables<'a, V: LookupValue>(
+        &self,
+        cf: &ColumnFamilyData,
+        sv: &'a SuperVersion,
+        key: &'a [u8],
+        hash: u64,
+        target: &[u8],
+        seq: SequenceNumber,
+        mut covered: SequenceNumber,
+        first: FirstTables<'a>,
+    ) -> Result<Option<V>> {
+        if covered > 0 {
+            // A memtable's tombstone covers the key: every table version is older.
+            return Ok(None);
+        }
+        // The candidates after the first ones (none unless `first` is full).
+        let opened = first.iter().flatten().count();
+        let rest = Self::table_candidates(sv, key, seq).skip(opened);
+        let rest = rest.map(|(level, f)| (level, f, None));
         for (level, f, opened) in first.into_iter().flatten().chain(rest) {
             let table = match opened {
                 Some(t) => t,
@@ -1358,8 +1386,13 @@ impl DbInner {
 }
 
 /// How many of the tables a point lookup may read are opened before it reads any, to load
-/// their filters' lines together (`DbInner::get_from_tables`).
+/// their filters' lines together (`DbInner::open_first_tables`).
 const PREFETCHED_TABLES: usize = 8;
+
+/// The first tables of a point lookup (`DbInner::open_first_tables`): level, file, and the
+/// table if it opened.
+type FirstTables<'a> =
+    [Option<(usize, &'a Arc<FileMeta>, Option<Cow<'a, Arc<Table>>>)>; PREFETCHED_TABLES];
 
 thread_local! {
     /// The seek key of point lookups, reused by each thread.

@@ -65,6 +65,15 @@ impl MemBloom {
         }
     }
 
+    /// Starts loading the line [`MemBloom::may_contain`] will read for `hash`.
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        let (first, _) = self.probes(hash);
+        if let Some(word) = self.words.get(first) {
+            crate::util::prefetch_address(word.as_ptr().cast::<u8>());
+        }
+    }
+
     /// False only if no key of `hash` was added.
     #[inline]
     pub fn may_contain(&self, hash: u64) -> bool {

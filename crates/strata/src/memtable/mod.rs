@@ -92,6 +92,15 @@ impl MemTable {
         self.bloom.as_ref().is_none_or(|b| b.may_contain(hash))
     }
 
+    /// Starts loading the line of the bloom filter that [`MemTable::may_contain`] will read
+    /// for `hash` (nothing without a filter).
+    #[inline]
+    pub fn prefetch_filter(&self, hash: u64) {
+        if let Some(b) = &self.bloom {
+            b.prefetch(hash);
+        }
+    }
+
     /// The memtable's id, unique in the process.
     pub fn id(&self) -> u64 {
         self.id
