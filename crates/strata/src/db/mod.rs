@@ -1087,8 +1087,8 @@ impl DbInner {
             return Ok(None);
         }
         // The candidates after the first ones (none unless `first` is full).
-        let opened = first.iter().flatten().count();
-        let rest = Self::table_candidates(sv, key, seq).skip(opened);
+        let taken = first.iter().flatten().count();
+        let rest = Self::table_candidates(sv, key, seq).skip(taken);
         let rest = rest.map(|(level, f)| (level, f, None));
         for (level, f, opened) in first.into_iter().flatten().chain(rest) {
             let table = match opened {
