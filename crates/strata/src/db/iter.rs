@@ -121,7 +121,7 @@ pub(crate) fn prefix_filtered_level(
     extractor: Arc<str>,
     files: Vec<Arc<FileMeta>>,
     order: KeyOrder,
-    open: impl Fn(u64) -> Result<Arc<Table>> + Send + 'static,
+    open: impl Fn(&FileMeta) -> Result<Arc<Table>> + Send + 'static,
 ) -> Box<dyn InternalIterator> {
     Box::new(FilteredSeek::new(
         inner,
@@ -139,7 +139,7 @@ pub(crate) fn prefix_filtered_level(
             let Some(f) = files.get(at) else {
                 return Ok(false);
             };
-            let table = open(f.number)?;
+            let table = open(f)?;
             if !table.range_tombstones_ref().is_empty() {
                 return Ok(true);
             }

@@ -1230,7 +1230,10 @@ impl DbInner {
             children.push(match &filtered {
                 Some((hint, name)) => {
                     let (inner, table_order) = (self.clone(), order.clone());
-                    let open = move |number| inner.tables.get(number, &table_order, level_number);
+                    let open = move |f: &FileMeta| {
+                        let table = inner.tables.get_for(f, &table_order, level_number)?;
+                        Ok(table.into_owned())
+                    };
                     iter::prefix_filtered_level(
                         level,
                         hint,
