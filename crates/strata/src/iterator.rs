@@ -270,11 +270,14 @@ impl<T: FileBounds> FileBounds for std::sync::Arc<T> {
 }
 
 /// The entries of a sorted run of files (one level below L0: sorted by key, no two sharing a
-/// key), opening one file at a time as the cursor reaches it.
-pub struct ConcatIterator<F> {
+/// key), opening one file at a time as the cursor reaches it. The files are any list that
+/// derefs to a slice: a `Vec`, or a version's level held through the version
+/// (`version::LevelFiles`), which a read cursor takes so that making one does not clone the
+/// level's list.
+pub struct ConcatIterator<F, L = Vec<F>> {
     /// The order of user keys (the column family's).
     order: KeyOrder,
-    files: Vec<F>,
+    files: L,
     open: OpenFile<F>,
     index: usize,
     current: Option<Box<dyn InternalIterator>>,
@@ -289,9 +292,11 @@ impl<F: FileBounds + Send> ConcatIterator<F> {
     pub fn new(files: Vec<F>, open: OpenFile<F>) -> Self {
         ConcatIterator::with_order(files, open, KeyOrder::Bytewise)
     }
+}
 
+impl<F: FileBounds + Send, L: std::ops::Deref<Target = [F]> + Send> ConcatIterator<F, L> {
     /// A cursor over `files`, whose user keys are in `order`, opened by `open`.
-    pub fn with_order(files: Vec<F>, open: OpenFile<F>, order: KeyOrder) -> Self {
+    pub fn with_order(files: L, open: OpenFile<F>, order: KeyOrder) -> Self {
         ConcatIterator {
             order,
             files,
@@ -374,7 +379,9 @@ impl<F: FileBounds + Send> ConcatIterator<F> {
     }
 }
 
-impl<F: FileBounds + Send> InternalIterator for ConcatIterator<F> {
+impl<F: FileBounds + Send, L: std::ops::Deref<Target = [F]> + Send> InternalIterator
+    for ConcatIterator<F, L>
+{
     fn valid(&self) -> bool {
         self.current.as_ref().is_some_and(|c| c.valid())
     }

@@ -75,7 +75,7 @@ use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::pinned::{LookupValue, PinnedValue};
 use crate::table::Table;
-use crate::version::{FileMeta, Version, VersionSet, NUM_LEVELS};
+use crate::version::{FileMeta, LevelFiles, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::{record_size, WriteBatch};
 
 pub use conflict::{WriteHistory, WriteSource};
@@ -1165,7 +1165,9 @@ impl DbInner {
             Some(s) => (s.sequence(), Some(s)),
             None => (self.last_sequence.load(Ordering::Acquire), None),
         };
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        // A child per memtable, L0 table and deeper level (and a failing one at most).
+        let capacity = 2 + sv.immutables.len() + sv.version.levels[0].len() + NUM_LEVELS;
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(capacity);
         // The tombstones of every source, gathered eagerly: the memtables' and those of every
         // table of the version, deeper levels included (gathered once per version, see
         // `deeper_range_tombstones`, so a level cursor opens only the tables it reaches). A
@@ -1219,7 +1221,7 @@ impl DbInner {
         for (level_number, files) in deeper.filter(|(_, f)| !f.is_empty()) {
             let (inner, table_order) = (self.clone(), order.clone());
             let level = Box::new(ConcatIterator::with_order(
-                files.clone(),
+                LevelFiles::new(sv.version.clone(), level_number),
                 Box::new(move |f: &Arc<FileMeta>| {
                     let table = inner.tables.get_for(f, &table_order, level_number)?;
                     let it = table.iter_with_readahead(readahead);

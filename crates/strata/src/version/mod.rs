@@ -55,6 +55,30 @@ pub struct Version {
     pub blob_files: Arc<BTreeMap<u64, BlobFileMeta>>,
 }
 
+/// The files of one level of a version, kept alive by holding the version: what a read
+/// cursor over the level takes, for one reference count taken instead of one per file (a
+/// clone of the level's list takes one for each file, on as many cache lines, for every
+/// iterator made).
+pub struct LevelFiles {
+    version: Arc<Version>,
+    level: usize,
+}
+
+impl LevelFiles {
+    /// Level `level` of `version`.
+    pub fn new(version: Arc<Version>, level: usize) -> LevelFiles {
+        LevelFiles { version, level }
+    }
+}
+
+impl std::ops::Deref for LevelFiles {
+    type Target = [Arc<FileMeta>];
+
+    fn deref(&self) -> &[Arc<FileMeta>] {
+        &self.version.levels[self.level]
+    }
+}
+
 impl Default for Version {
     fn default() -> Self {
         Version {
