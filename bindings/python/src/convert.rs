@@ -229,6 +229,7 @@ macro_rules! set_family_option {
             "num_levels" => t.num_levels = opt(v, n)?,
             "target_file_size_base" => t.target_file_size_base = opt(v, n)?,
             "disable_auto_compactions" => t.disable_auto_compactions = opt(v, n)?,
+            "read_triggered_compaction" => t.read_triggered_compaction = opt(v, n)?,
             "compaction_style" => t.compaction_style = compaction_style(v, n)?,
             "max_subcompactions" => t.max_subcompactions = opt(v, n)?,
             "max_compaction_bytes" => t.max_compaction_bytes = opt(v, n)?,

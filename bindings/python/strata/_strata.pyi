@@ -103,6 +103,7 @@ def open(
     num_levels: int = ...,
     target_file_size_base: int = ...,
     disable_auto_compactions: bool = False,
+    read_triggered_compaction: bool = True,
     compaction_style: str = "leveled",
     max_background_jobs: int = ...,
     max_subcompactions: int = ...,

@@ -670,6 +670,13 @@ void strata_options_set_num_levels(strata_options_t *opt, int v);
 // `opt` must be null or a live handle.
 void strata_options_set_disable_auto_compactions(strata_options_t *opt, unsigned char v);
 
+// Leveled: merge L0 into the level below once reads have spent on its files about what the
+// merge costs, below the file-count trigger (0 or 1; default 1).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_read_triggered_compaction(strata_options_t *opt, unsigned char v);
+
 // Compaction style, numbered as RocksDB's C API: 0 leveled, 1 universal. Another number
 // leaves the setting unchanged.
 //

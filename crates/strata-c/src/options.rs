@@ -562,6 +562,19 @@ pub unsafe extern "C" fn strata_options_set_disable_auto_compactions(
     unsafe { update(opt, |o| o.disable_auto_compactions = v != 0) }
 }
 
+/// Leveled: merge L0 into the level below once reads have spent on its files about what the
+/// merge costs, below the file-count trigger (0 or 1; default 1).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_read_triggered_compaction(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    unsafe { update(opt, |o| o.read_triggered_compaction = v != 0) }
+}
+
 /// Compaction style, numbered as RocksDB's C API: 0 leveled, 1 universal. Another number
 /// leaves the setting unchanged.
 ///

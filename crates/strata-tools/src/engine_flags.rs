@@ -218,6 +218,11 @@ pub struct EngineFlags {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub disable_auto_compactions: bool,
 
+    /// Leveled: merge L0 into the level below once reads have spent on its files about what
+    /// the merge costs, below the file-count trigger (Strata only: RocksDB has no such rule).
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub read_triggered_compaction: bool,
+
     /// Background threads: one flushes, the others compact.
     #[arg(long, default_value_t = 2)]
     pub max_background_jobs: usize,
@@ -356,6 +361,7 @@ impl EngineFlags {
         options.level0_slowdown_writes_trigger = self.level0_slowdown_writes_trigger;
         options.level0_stop_writes_trigger = self.level0_stop_writes_trigger;
         options.disable_auto_compactions = self.disable_auto_compactions;
+        options.read_triggered_compaction = self.read_triggered_compaction;
         options.compaction_style = compaction_style;
         options.universal.size_ratio = self.universal_size_ratio;
         options.universal.min_merge_width = self.universal_min_merge_width;
@@ -573,6 +579,7 @@ mod tests {
             "--level0_slowdown_writes_trigger=7",
             "--level0_stop_writes_trigger=9",
             "--disable_auto_compactions=1",
+            "--read_triggered_compaction=0",
             "--max_background_jobs=4",
             "--max_subcompactions=3",
             "--compaction_style=1",
@@ -621,6 +628,7 @@ mod tests {
         assert_eq!(o.level0_slowdown_writes_trigger, 7);
         assert_eq!(o.level0_stop_writes_trigger, 9);
         assert!(o.disable_auto_compactions);
+        assert!(!o.read_triggered_compaction);
         assert_eq!(o.max_background_jobs, 4);
         assert_eq!(o.max_subcompactions, 3);
         assert_eq!(o.compaction_style, CompactionStyle::Universal);

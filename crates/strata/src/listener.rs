@@ -204,6 +204,9 @@ pub enum CompactionReason {
     /// Leveled: the oldest blob files passed `blob_garbage_collection_force_threshold`, and
     /// the tables referring to the oldest one are rewritten in their level.
     ForcedBlobGc,
+    /// Leveled: reads spent on level 0's files about what merging them into the level below
+    /// costs (`Options::read_triggered_compaction`).
+    ReadTriggered,
 }
 
 /// One file a compaction read or wrote.

@@ -249,6 +249,14 @@ pub struct Options {
     pub target_file_size_base: u64,
     /// Run no compaction in the background (manual compaction still works). Default: false.
     pub disable_auto_compactions: bool,
+    /// Leveled: merge L0 into the level below once reads have spent on its files about what
+    /// the merge costs, even below `level0_file_num_compaction_trigger` (LevelDB's seek
+    /// compaction, Pebble's read-triggered compactions). Each L0 file is a sorted run every
+    /// seek positions a cursor in and every get checks; after a burst of writes the last
+    /// flushes would otherwise stay there for as long as only reads come. Reads count their
+    /// cost in bytes of compaction input that take as long (`version/read_charge.rs`), so a
+    /// workload that reads little never pays for the merge. Default: true.
+    pub read_triggered_compaction: bool,
     /// Leveled or universal compaction. Default: leveled.
     pub compaction_style: CompactionStyle,
     /// Options of universal compaction.
@@ -383,6 +391,7 @@ impl Default for Options {
             num_levels: 7,
             target_file_size_base: 64 << 20,
             disable_auto_compactions: false,
+            read_triggered_compaction: true,
             compaction_style: CompactionStyle::Leveled,
             universal: UniversalOptions::default(),
             enable_blob_files: false,
@@ -488,6 +497,7 @@ impl fmt::Debug for Options {
             .field("num_levels", &self.num_levels)
             .field("target_file_size_base", &self.target_file_size_base)
             .field("disable_auto_compactions", &self.disable_auto_compactions)
+            .field("read_triggered_compaction", &self.read_triggered_compaction)
             .field("compaction_style", &self.compaction_style)
             .field("universal", &self.universal)
             .field("enable_blob_files", &self.enable_blob_files)
@@ -778,6 +788,7 @@ impl Options {
             max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
             style: self.compaction_style,
             universal: self.universal,
+            read_triggered: self.read_triggered_compaction,
             blob_gc_force: (self.enable_blob_garbage_collection
                 && self.blob_garbage_collection_force_threshold < 1.0)
                 .then_some((
@@ -898,6 +909,8 @@ family_options! {
     target_file_size_base: u64,
     /// See [`Options::disable_auto_compactions`].
     disable_auto_compactions: bool,
+    /// See [`Options::read_triggered_compaction`].
+    read_triggered_compaction: bool,
     /// See [`Options::compaction_style`].
     compaction_style: CompactionStyle,
     /// See [`Options::universal`].

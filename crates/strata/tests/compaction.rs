@@ -478,3 +478,67 @@ fn gets_read_past_the_first_tables_opened_for_them() {
         db.close().unwrap();
     }
 }
+
+/// Read-triggered compaction: one L0 file over the last level, below the file-count trigger,
+/// stays there while reads are few; once seeks (or gets that pass it) have charged it about
+/// what merging it reads, it merges into the level below. With the option off it stays
+/// whatever the reads. Every key reads its newest value before and after.
+#[test]
+fn reads_merge_l0_once_they_have_paid_for_the_merge() {
+    #[derive(Debug, Clone, Copy)]
+    enum Reads {
+        Seeks,
+        Gets,
+    }
+    let cases = [
+        (true, Reads::Seeks, 0),
+        (true, Reads::Gets, 0),
+        (false, Reads::Seeks, 1),
+        (false, Reads::Gets, 1),
+    ];
+    for (enabled, reads, l0_after) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = small(CompactionStyle::Leveled);
+        options.read_triggered_compaction = enabled;
+        let db = Db::open(dir.path(), options).unwrap();
+        let n = 2000;
+        for i in 0..n {
+            db.put(key(i), value(i, 0)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        for i in (0..n).step_by(10) {
+            db.put(key(i), value(i, 1)).unwrap();
+        }
+        db.flush().unwrap();
+        db.wait_for_compactions().unwrap();
+        let newest = |i: u64| value(i, u64::from(i.is_multiple_of(10)));
+        let l0 = |db: &Db| db.stats().level_files[0];
+        assert_eq!(l0(&db), 1, "{reads:?}: one L0 file to start with");
+        // A few reads charge far less than the merge reads (the L0 file and the whole last
+        // level it overlaps, about 250 KB here): nothing changes.
+        for i in 0..20 {
+            assert_eq!(db.get(key(i * 10 + 1)).unwrap(), Some(newest(i * 10 + 1)));
+        }
+        db.wait_for_compactions().unwrap();
+        assert_eq!(l0(&db), 1, "{reads:?}: a few reads leave L0 alone");
+        for round in 0..20_000u64 {
+            let i = round * 7 % n;
+            match reads {
+                Reads::Seeks => {
+                    let mut it = db.iter(strata::ReadOptions::default());
+                    it.seek(key(i));
+                    assert!(it.valid(), "{reads:?} seek {i}");
+                    assert_eq!(it.key(), &key(i)[..], "{reads:?} seek {i}");
+                    assert_eq!(it.value(), &newest(i)[..], "{reads:?} seek {i}");
+                }
+                Reads::Gets => assert_eq!(db.get(key(i)).unwrap(), Some(newest(i)), "get {i}"),
+            }
+        }
+        db.wait_for_compactions().unwrap();
+        assert_eq!(l0(&db), l0_after, "enabled {enabled}, {reads:?}");
+        for i in 0..n {
+            assert_eq!(db.get(key(i)).unwrap(), Some(newest(i)), "after: {i}");
+        }
+        db.close().unwrap();
+    }
+}

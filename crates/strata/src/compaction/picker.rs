@@ -180,7 +180,25 @@ fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Com
             return Some(t);
         }
     }
-    compact_for_blob_garbage(version, o).filter(|t| busy.allows(t))
+    compact_for_reads(version, o, targets.base_level)
+        .or_else(|| compact_for_blob_garbage(version, o))
+        .filter(|t| busy.allows(t))
+}
+
+/// Read-triggered compaction (`Options::read_triggered_compaction`), when no level needs
+/// compacting: once reads have spent on L0's files about what merging them into the base
+/// level costs (`version::read_charge`), they merge as at the file-count trigger.
+pub fn compact_for_reads(
+    version: &Version,
+    o: &PickerOptions,
+    base_level: usize,
+) -> Option<CompactionTask> {
+    if !o.read_triggered || !version.l0_reads_paid_for_merge() {
+        return None;
+    }
+    let mut task = compact_level0(version, base_level, 1.0)?;
+    task.reason = Reason::ReadTriggered;
+    Some(task)
 }
 
 /// Forced blob garbage collection (RocksDB's `blob_garbage_collection_force_threshold`), when

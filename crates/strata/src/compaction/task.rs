@@ -26,6 +26,9 @@ pub struct PickerOptions {
     pub style: CompactionStyle,
     /// Universal compaction's options.
     pub universal: UniversalOptions,
+    /// Leveled: merge L0 into the level below once reads have paid for it
+    /// (`Options::read_triggered_compaction`).
+    pub read_triggered: bool,
     /// Forced blob garbage collection, when on: the age cutoff (the oldest fraction of the
     /// blob files) and the garbage ratio of those files that forces it.
     pub blob_gc_force: Option<(f64, f64)>,
@@ -46,6 +49,9 @@ pub enum Reason {
     RunCount,
     /// Asked for through the API.
     Manual,
+    /// Leveled: reads have spent on L0's files about what merging them into the level
+    /// below costs.
+    ReadTriggered,
     /// Leveled: the oldest blob files hold enough garbage that the tables referring to the
     /// oldest one are rewritten in their level, moving its live values out.
     BlobGarbage,
@@ -56,6 +62,7 @@ impl Reason {
     pub fn name(self) -> &'static str {
         match self {
             Reason::Level0FileCount => "l0-files",
+            Reason::ReadTriggered => "read-triggered",
             Reason::LevelSize => "level-size",
             Reason::SizeAmplification => "size-amp",
             Reason::SizeRatio => "size-ratio",

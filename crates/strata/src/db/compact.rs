@@ -609,6 +609,7 @@ fn compaction_info(
             Reason::RunCount => CompactionReason::UniversalSortedRunNum,
             Reason::Manual => CompactionReason::Manual,
             Reason::BlobGarbage => CompactionReason::ForcedBlobGc,
+            Reason::ReadTriggered => CompactionReason::ReadTriggered,
         },
         base_input_level: task.start_level(),
         output_level: task.output_level,

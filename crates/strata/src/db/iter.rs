@@ -38,6 +38,7 @@
 use std::ops::Bound;
 
 use super::blob_source::BlobSource;
+use super::DbInner;
 use crate::comparator::KeyOrder;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
@@ -52,6 +53,7 @@ use crate::prefix::{prefix_of, PrefixExtractor};
 use crate::range_del::RangeDelAggregator;
 use crate::table::filter::filter_hash;
 use crate::table::Table;
+use crate::version::read_charge::SEEK_CHARGE;
 use crate::version::{FileMeta, Version};
 use std::sync::Arc;
 
@@ -262,6 +264,8 @@ pub struct DbIterator {
     /// In a TTL family, the clock's time when the iterator was made: values carry an expiry
     /// suffix, and an expired newest version hides its key.
     ttl_now: Option<u64>,
+    /// See [`IterContext::l0_charge`].
+    l0_charge: Option<(Arc<DbInner>, usize)>,
 }
 
 /// What the expiry suffix of a TTL family's value says.
@@ -289,6 +293,9 @@ pub(crate) struct IterContext {
     pub ttl_now: Option<u64>,
     /// Prefix seeking (see the module documentation).
     pub prefix: Option<PrefixSeek>,
+    /// The database and the number of L0 tables the iterator merges, when its seeks are to
+    /// charge them (read-triggered compaction, `version::read_charge`).
+    pub l0_charge: Option<(Arc<DbInner>, usize)>,
 }
 
 impl DbIterator {
@@ -311,6 +318,7 @@ impl DbIterator {
             range_del,
             ttl_now,
             prefix,
+            l0_charge,
         } = context;
         DbIterator {
             iter,
@@ -334,6 +342,7 @@ impl DbIterator {
             ttl_now,
             prefix,
             prefix_bound: None,
+            l0_charge,
         }
     }
 
@@ -523,6 +532,9 @@ impl DbIterator {
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.saved_key.clear();
+        if let (Some((db, tables)), Some(version)) = (&self.l0_charge, &self._version) {
+            db.charge_l0_reads(version, *tables, SEEK_CHARGE);
+        }
         if prefix_mode {
             self.start_prefix_seek(target, true);
         }

@@ -75,6 +75,7 @@ use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::pinned::{LookupValue, PinnedValue};
 use crate::table::Table;
+use crate::version::read_charge::GET_CHARGE;
 use crate::version::{FileMeta, LevelFiles, Version, VersionSet, NUM_LEVELS};
 use crate::write_batch::{record_size, WriteBatch};
 
@@ -1090,7 +1091,13 @@ impl DbInner {
         let taken = first.iter().flatten().count();
         let rest = Self::table_candidates(sv, key, seq).skip(taken);
         let rest = rest.map(|(level, f)| (level, f, None));
+        // L0 tables consulted without finding the key: what the read charges them for
+        // (`version::read_charge`) once it goes past L0 without an answer there.
+        let mut l0_passed = 0;
         for (level, f, opened) in first.into_iter().flatten().chain(rest) {
+            if level > 0 && l0_passed > 0 {
+                self.charge_l0_reads(&sv.version, std::mem::take(&mut l0_passed), GET_CHARGE);
+            }
             let table = match opened {
                 Some(t) => t,
                 None => self.tables.get_for(f, &sv.version.order, level)?,
@@ -1127,10 +1134,20 @@ impl DbInner {
                     // covering tombstone: deleted.
                     return Ok(None);
                 }
-                None => {}
+                None => l0_passed += usize::from(level == 0),
             }
         }
+        self.charge_l0_reads(&sv.version, l0_passed, GET_CHARGE);
         Ok(None)
+    }
+
+    /// Charges `version`'s L0 files for a read that passed `tables` of them (see
+    /// `version::read_charge`), and wakes the background threads when that makes their
+    /// merge due.
+    pub(super) fn charge_l0_reads(&self, version: &Version, tables: usize, per_table: u64) {
+        if version.charge_l0_reads(tables, per_table) {
+            self.wake_background();
+        }
     }
 
     /// The range deletions of `sv`'s tables below L0, gathered (opening every table) once
@@ -1256,6 +1273,8 @@ impl DbInner {
             range_del: Some(range_del),
             ttl_now: cf.options.ttl.map(|_| cf.options.clock.now_secs()),
             prefix,
+            l0_charge: (cf.options.read_triggered_compaction && !sv.version.levels[0].is_empty())
+                .then(|| (self.clone(), sv.version.levels[0].len())),
         };
         DbIterator::new(
             MergingIterator::with_order(children, order.clone()),

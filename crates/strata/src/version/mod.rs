@@ -22,11 +22,12 @@
 //! file numbers come from the counter table numbers use, so the two never share a number.
 
 pub mod edit;
+pub mod read_charge;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::comparator::KeyOrder;
 use crate::error::{Error, Result};
@@ -34,6 +35,7 @@ use crate::filename::{manifest_name, manifest_path, parse_file_name, FileKind, C
 use crate::fs::{CountedFile, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::key::user_key;
 use crate::log::{LogReader, LogWriter, ReadError};
+use read_charge::ReadCharge;
 
 pub use edit::{
     user_comparator_name, BlobCount, BlobFileMeta, BlobRefCounter, FileMeta, VersionEdit,
@@ -53,6 +55,11 @@ pub struct Version {
     /// The family's blob files by number, each with its garbage so far. Shared between
     /// versions until an edit changes them (most edits do not).
     pub blob_files: Arc<BTreeMap<u64, BlobFileMeta>>,
+    /// What reads have paid for the L0 files so far (`read_charge`): a new version starts
+    /// at none.
+    pub read_charge: ReadCharge,
+    /// [`Version::l0_merge_input_bytes`], worked out at its first call.
+    pub(crate) l0_merge_input: OnceLock<u64>,
 }
 
 /// The files of one level of a version, kept alive by holding the version: what a read
@@ -85,6 +92,8 @@ impl Default for Version {
             levels: vec![Vec::new(); NUM_LEVELS],
             order: KeyOrder::Bytewise,
             blob_files: Arc::default(),
+            read_charge: ReadCharge::default(),
+            l0_merge_input: OnceLock::new(),
         }
     }
 }
@@ -130,6 +139,7 @@ impl Version {
             levels,
             order,
             blob_files,
+            ..Version::default()
         })
     }
 
@@ -224,6 +234,7 @@ impl Version {
             levels: self.levels.clone(),
             order,
             blob_files: self.blob_files.clone(),
+            ..Version::default()
         };
         // Applying an empty edit only sorts.
         empty.apply(&VersionEdit::default()).unwrap_or(empty)

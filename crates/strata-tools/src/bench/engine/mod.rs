@@ -425,6 +425,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--prepopulate_block_cache (the rocksdb crate has no setter for it)",
             "--blob_separation_at_write (RocksDB writes values to blob files at flush)",
             "--warm_compaction_outputs (RocksDB has no such option)",
+            "--read_triggered_compaction (RocksDB has no such rule)",
         ],
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
@@ -455,6 +456,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--level0_slowdown_writes_trigger",
             "--level0_stop_writes_trigger",
             "--disable_auto_compactions",
+            "--read_triggered_compaction",
             "--max_background_jobs",
             "--max_subcompactions",
             "--compaction_style",

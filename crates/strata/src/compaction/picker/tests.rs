@@ -18,6 +18,8 @@
 //!   Leveled: `Lx->Ly inputs=.. output_inputs=..` (numbers in the task's order) or
 //!   `move Lx->Ly file=N,..`; universal: `reason Lx->Ly inputs=Ln:files Lm:files` with
 //!   ` (move)` when no file needs a rewrite.
+//!   `pick reads=N`: the same once reads have charged L0's files N bytes, with read-triggered
+//!   compaction on (`read-triggered Lx->Ly ...` when that rule picks).
 //! - `pending`: the pending compaction bytes estimate.
 //!
 //! To rewrite the expected outputs from what the code does now (then read the diff):
@@ -63,8 +65,12 @@ fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
             numbers(&t.all_inputs().cloned().collect::<Vec<_>>())
         );
     }
+    let why = match t.reason {
+        Reason::ReadTriggered => "read-triggered ",
+        _ => "",
+    };
     format!(
-        "L{}->L{} inputs={} output_inputs={}",
+        "{why}L{}->L{} inputs={} output_inputs={}",
         t.start_level(),
         t.output_level,
         numbers(t.files_at(t.start_level())),
@@ -81,6 +87,7 @@ fn define_options(case: &mut datadriven::TestCase) -> Result<PickerOptions, Stri
         max_bytes_for_level_multiplier: 10.0,
         style: CompactionStyle::Leveled,
         universal: UniversalOptions::default(),
+        read_triggered: false,
         blob_gc_force: None,
     };
     let e = |e: datadriven::DataDrivenError| e.to_string();
@@ -182,7 +189,18 @@ fn run_case(
                 scores.join(" ")
             }
         }
-        "pick" => describe(&pick(version, o, &parse_busy(&case.input)?), o.style),
+        "pick" => {
+            // `reads=N`: reads have charged L0 N bytes, and read-triggered compaction is on.
+            let reads: Option<u64> = case.try_take_arg("reads").map_err(|e| e.to_string())?;
+            let mut o = *o;
+            if let Some(bytes) = reads {
+                o.read_triggered = true;
+                version.read_charge.set(bytes);
+            }
+            let task = pick(version, &o, &parse_busy(&case.input)?);
+            version.read_charge.set(0);
+            describe(&task, o.style)
+        }
         "pending" => pending_compaction_bytes(version, o).to_string(),
         other => return Err(format!("unknown directive {other}")),
     };
@@ -323,6 +341,7 @@ fn forced_blob_gc_rewrites_the_deepest_tables_referring_to_the_oldest_file() {
             max_bytes_for_level_multiplier: 10.0,
             style: CompactionStyle::Leveled,
             universal: UniversalOptions::default(),
+            read_triggered: false,
             blob_gc_force: case.force,
         };
         let got = describe(&pick(&v, &o, &Busy::default()), CompactionStyle::Leveled);

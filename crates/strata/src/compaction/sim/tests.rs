@@ -28,6 +28,7 @@ fn small(num: u64) -> SimOptions {
             max_bytes_for_level_multiplier: 10.0,
             style: CompactionStyle::Leveled,
             universal: UniversalOptions::default(),
+            read_triggered: false,
             blob_gc_force: None,
         },
         policy: Policy::STRATA,
