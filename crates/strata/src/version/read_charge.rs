@@ -47,9 +47,10 @@ pub struct ReadCharge {
 
 impl ReadCharge {
     /// Adds `bytes` of read cost (sampled, see the module doc). True for the one call that
-    /// brings the charge to `threshold` or past it: its caller wakes the background threads
-    /// so that the picker sees the compaction due.
-    pub fn add(&self, bytes: u64, threshold: u64) -> bool {
+    /// brings the charge to `threshold()` (asked for only when the charge is sampled) or past
+    /// it: its caller wakes the background threads so that the picker sees the compaction
+    /// due.
+    pub fn add(&self, bytes: u64, threshold: impl FnOnce() -> u64) -> bool {
         let sampled = CHARGES.with(|c| {
             let n = c.get().wrapping_add(1);
             c.set(n);
@@ -58,6 +59,7 @@ impl ReadCharge {
         if !sampled || bytes == 0 {
             return false;
         }
+        let threshold = threshold();
         let add = bytes * u64::from(SAMPLE_EVERY);
         let total = self.bytes.fetch_add(add, Ordering::Relaxed) + add;
         total >= threshold && !self.announced.swap(true, Ordering::Relaxed)
@@ -127,8 +129,8 @@ impl Version {
         if tables == 0 {
             return false;
         }
-        let threshold = self.l0_merge_input_bytes();
-        self.read_charge.add(tables as u64 * per_table, threshold)
+        self.read_charge
+            .add(tables as u64 * per_table, || self.l0_merge_input_bytes())
     }
 
     /// True when reads have paid for merging L0 into the level below.
