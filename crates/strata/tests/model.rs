@@ -189,6 +189,7 @@ knobs! {
     enable_blob_garbage_collection: bool,
     blob_garbage_collection_age_cutoff: f64,
     blob_separation_at_write: bool,
+    read_triggered_compaction: bool,
     reverse: bool,
 }
 
@@ -255,18 +256,26 @@ impl Knobs {
             readahead_size: 0,
             prepopulate_block_cache: false,
             warm_compaction_outputs: true,
-            // And after them, when blob values are separated.
+            // And after them, when blob values are separated, then read-triggered compaction.
             blob_separation_at_write: false,
+            read_triggered_compaction: true,
         }
         .with_partitions(rng)
         .with_data_block_hash(rng)
         .with_read_knobs(rng)
         .with_blob_separation_at_write(rng)
+        .with_read_triggered_compaction(rng)
     }
 
     /// Draws whether writes put large values in blob files themselves.
     fn with_blob_separation_at_write(mut self, rng: &mut Rng) -> Knobs {
         self.blob_separation_at_write = rng.one_in(2);
+        self
+    }
+
+    /// Draws whether reads may merge L0 (off in a quarter of the runs: the default is on).
+    fn with_read_triggered_compaction(mut self, rng: &mut Rng) -> Knobs {
+        self.read_triggered_compaction = !rng.one_in(4);
         self
     }
 
@@ -346,6 +355,7 @@ impl Knobs {
         options.num_levels = self.num_levels;
         options.target_file_size_base = self.target_file_size_base;
         options.disable_auto_compactions = self.disable_auto_compactions;
+        options.read_triggered_compaction = self.read_triggered_compaction;
         options.compaction_style = match self.universal {
             true => CompactionStyle::Universal,
             false => CompactionStyle::Leveled,

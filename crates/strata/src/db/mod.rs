@@ -1093,6 +1093,7 @@ impl DbInner {
         let rest = rest.map(|(level, f)| (level, f, None));
         // L0 tables consulted without finding the key: what the read charges them for
         // (`version::read_charge`) once it goes past L0 without an answer there.
+        let charging = usize::from(cf.options.read_triggered_compaction);
         let mut l0_passed = 0;
         for (level, f, opened) in first.into_iter().flatten().chain(rest) {
             if level > 0 && l0_passed > 0 {
@@ -1134,7 +1135,7 @@ impl DbInner {
                     // covering tombstone: deleted.
                     return Ok(None);
                 }
-                None => l0_passed += usize::from(level == 0),
+                None => l0_passed += charging * usize::from(level == 0),
             }
         }
         self.charge_l0_reads(&sv.version, l0_passed, GET_CHARGE);
