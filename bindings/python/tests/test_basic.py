@@ -188,6 +188,7 @@ def test_options(path):
         merge_operator=None,
         block_size=8192,
         disable_auto_compactions=True,
+        read_triggered_compaction=False,
         wal_recovery_mode="point_in_time",
         max_open_files=-1,
     ) as db:
