@@ -207,6 +207,9 @@ pub enum CompactionReason {
     /// Leveled: reads spent on level 0's files about what merging them into the level below
     /// costs (`Options::read_triggered_compaction`).
     ReadTriggered,
+    /// Leveled: level 0's oldest files overlap nothing in the base level and move into it
+    /// unchanged (a trivial move), below the file-count trigger.
+    Level0Move,
 }
 
 /// One file a compaction read or wrote.

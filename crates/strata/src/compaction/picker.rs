@@ -180,9 +180,51 @@ fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Com
             return Some(t);
         }
     }
-    compact_for_reads(version, o, targets.base_level)
-        .or_else(|| compact_for_blob_garbage(version, o))
-        .filter(|t| busy.allows(t))
+    let moves = || move_level0_down(version, targets.base_level);
+    let reads = || compact_for_reads(version, o, targets.base_level);
+    let blobs = || compact_for_blob_garbage(version, o);
+    [moves(), reads(), blobs()]
+        .into_iter()
+        .flatten()
+        .find(|t| busy.allows(t))
+}
+
+/// When no level is due: L0's oldest files that overlap nothing in the base level (nor one
+/// another) move into it unchanged, below the file-count trigger, once the base level holds
+/// data. A move rewrites nothing; after a sequential load, whose flushes each cover keys
+/// beyond all before them, L0 then holds no leftover flushes for reads to look in. Files go
+/// oldest first and stop at the first that overlaps the level below or a file moving with it:
+/// an older L0 file never stays above a newer one it shares keys with. Into an empty tree
+/// nothing moves: L0's files then wait for the trigger, as RocksDB's do.
+pub fn move_level0_down(version: &Version, base_level: usize) -> Option<CompactionTask> {
+    let order = &version.order;
+    let below = &version.levels[base_level];
+    if below.is_empty() {
+        return None;
+    }
+    let mut moving: Vec<Arc<FileMeta>> = Vec::new();
+    for f in version.levels[0].iter().rev() {
+        let (lo, hi) = (user_key(&f.smallest), user_key(&f.largest));
+        let meets = |g: &Arc<FileMeta>| {
+            order.le(user_key(&g.smallest), hi) && order.le(lo, user_key(&g.largest))
+        };
+        if !overlapping(order, below, lo, hi).is_empty() || moving.iter().any(meets) {
+            break;
+        }
+        moving.push(f.clone());
+    }
+    if moving.is_empty() {
+        return None;
+    }
+    Some(CompactionTask::between(
+        order,
+        0,
+        moving,
+        base_level,
+        Vec::new(),
+        1.0,
+        Reason::Level0Move,
+    ))
 }
 
 /// Read-triggered compaction (`Options::read_triggered_compaction`), when no level needs

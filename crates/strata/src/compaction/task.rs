@@ -52,6 +52,9 @@ pub enum Reason {
     /// Leveled: reads have spent on L0's files about what merging them into the level
     /// below costs.
     ReadTriggered,
+    /// Leveled: L0's oldest files overlap nothing in the base level and move into it
+    /// unchanged.
+    Level0Move,
     /// Leveled: the oldest blob files hold enough garbage that the tables referring to the
     /// oldest one are rewritten in their level, moving its live values out.
     BlobGarbage,
@@ -63,6 +66,7 @@ impl Reason {
         match self {
             Reason::Level0FileCount => "l0-files",
             Reason::ReadTriggered => "read-triggered",
+            Reason::Level0Move => "l0-move",
             Reason::LevelSize => "level-size",
             Reason::SizeAmplification => "size-amp",
             Reason::SizeRatio => "size-ratio",

@@ -610,6 +610,7 @@ fn compaction_info(
             Reason::Manual => CompactionReason::Manual,
             Reason::BlobGarbage => CompactionReason::ForcedBlobGc,
             Reason::ReadTriggered => CompactionReason::ReadTriggered,
+            Reason::Level0Move => CompactionReason::Level0Move,
         },
         base_input_level: task.start_level(),
         output_level: task.output_level,
