@@ -139,18 +139,15 @@ pub fn scores(version: &Version, o: &PickerOptions, targets: &LevelTargets) -> V
     s
 }
 
-/// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi]:
-/// a contiguous slice, found by binary search (the picker asks this for every candidate).
-/// User keys are in `order`.
+/// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi], in
+/// `order`, as an owned list ([`crate::version::overlapping_files`] gives the slice).
 pub fn overlapping(
     order: &KeyOrder,
     files: &[Arc<FileMeta>],
     lo: &[u8],
     hi: &[u8],
 ) -> Vec<Arc<FileMeta>> {
-    let start = files.partition_point(|f| crate::range_del::ends_before(order, &f.largest, lo));
-    let end = start + files[start..].partition_point(|f| order.le(user_key(&f.smallest), hi));
-    files[start..end].to_vec()
+    crate::version::overlapping_files(order, files, lo, hi).to_vec()
 }
 
 /// The user-key range covered by `files`, user keys in `order`.
@@ -180,13 +177,13 @@ fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Com
             return Some(t);
         }
     }
-    let moves = || move_level0_down(version, targets.base_level);
-    let reads = || compact_for_reads(version, o, targets.base_level);
-    let blobs = || compact_for_blob_garbage(version, o);
-    [moves(), reads(), blobs()]
-        .into_iter()
-        .flatten()
-        .find(|t| busy.allows(t))
+    // When no level is due, in turn (each looked at only if the one before has nothing
+    // that can run): moves, read-triggered merges, blob garbage collection.
+    let allowed = |t: &CompactionTask| busy.allows(t);
+    move_level0_down(version, targets.base_level)
+        .filter(allowed)
+        .or_else(|| compact_for_reads(version, o, targets.base_level).filter(allowed))
+        .or_else(|| compact_for_blob_garbage(version, o).filter(allowed))
 }
 
 /// When no level is due: L0's oldest files that overlap nothing in the base level (nor one
@@ -208,7 +205,8 @@ pub fn move_level0_down(version: &Version, base_level: usize) -> Option<Compacti
         let meets = |g: &Arc<FileMeta>| {
             order.le(user_key(&g.smallest), hi) && order.le(lo, user_key(&g.largest))
         };
-        if !overlapping(order, below, lo, hi).is_empty() || moving.iter().any(meets) {
+        let overlaps_below = !crate::version::overlapping_files(order, below, lo, hi).is_empty();
+        if overlaps_below || moving.iter().any(meets) {
             break;
         }
         moving.push(f.clone());

@@ -62,6 +62,20 @@ pub struct Version {
     pub(crate) l0_merge_input: OnceLock<u64>,
 }
 
+/// The files of `files` (a sorted, non-overlapping level) overlapping user keys [lo, hi], in
+/// the order `order`: a contiguous slice, found by binary search. A file whose largest key is
+/// a range deletion's end at `lo` (exclusive) does not overlap it.
+pub fn overlapping_files<'a>(
+    order: &KeyOrder,
+    files: &'a [Arc<FileMeta>],
+    lo: &[u8],
+    hi: &[u8],
+) -> &'a [Arc<FileMeta>] {
+    let start = files.partition_point(|f| crate::range_del::ends_before(order, &f.largest, lo));
+    let end = start + files[start..].partition_point(|f| order.le(user_key(&f.smallest), hi));
+    &files[start..end]
+}
+
 /// The files of one level of a version, kept alive by holding the version: what a read
 /// cursor over the level takes, for one reference count taken instead of one per file (a
 /// clone of the level's list takes one for each file, on as many cache lines, for every
@@ -88,17 +102,30 @@ impl std::ops::Deref for LevelFiles {
 
 impl Default for Version {
     fn default() -> Self {
-        Version {
-            levels: vec![Vec::new(); NUM_LEVELS],
-            order: KeyOrder::Bytewise,
-            blob_files: Arc::default(),
-            read_charge: ReadCharge::default(),
-            l0_merge_input: OnceLock::new(),
-        }
+        Version::from_parts(
+            vec![Vec::new(); NUM_LEVELS],
+            KeyOrder::Bytewise,
+            Arc::default(),
+        )
     }
 }
 
 impl Version {
+    /// A version of these files, with nothing charged to it by reads yet.
+    fn from_parts(
+        levels: Vec<Vec<Arc<FileMeta>>>,
+        order: KeyOrder,
+        blob_files: Arc<BTreeMap<u64, BlobFileMeta>>,
+    ) -> Version {
+        Version {
+            levels,
+            order,
+            blob_files,
+            read_charge: ReadCharge::default(),
+            l0_merge_input: OnceLock::new(),
+        }
+    }
+
     /// A new version: this one with `edit` applied. Fails if the edit names a level out of
     /// range, removes a file that is not there, adds one twice (a table and a blob file
     /// cannot share a number either), or leaves a table referring to a blob file the version
@@ -135,12 +162,7 @@ impl Version {
             files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
         }
         let blob_files = self.apply_blob_files(edit, &removed, &present)?;
-        Ok(Version {
-            levels,
-            order,
-            blob_files,
-            ..Version::default()
-        })
+        Ok(Version::from_parts(levels, order, blob_files))
     }
 
     /// The blob files once `edit` is applied, given the tables it removed and the new
@@ -230,12 +252,7 @@ impl Version {
 
     /// This version with user keys in `order`: its levels sorted again in it.
     pub fn with_order(&self, order: KeyOrder) -> Version {
-        let empty = Version {
-            levels: self.levels.clone(),
-            order,
-            blob_files: self.blob_files.clone(),
-            ..Version::default()
-        };
+        let empty = Version::from_parts(self.levels.clone(), order, self.blob_files.clone());
         // Applying an empty edit only sorts.
         empty.apply(&VersionEdit::default()).unwrap_or(empty)
     }

@@ -113,9 +113,8 @@ impl Version {
                 .fold(lo, |a, f| order.max(a, f));
             let below = self.levels.iter().skip(1).find(|files| !files.is_empty());
             let overlapping: u64 = below.map_or(0, |files| {
-                files
+                super::overlapping_files(order, files, lo, hi)
                     .iter()
-                    .filter(|f| order.le(user(&f.smallest), hi) && order.le(lo, user(&f.largest)))
                     .map(|f| f.size)
                     .sum()
             });
