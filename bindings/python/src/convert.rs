@@ -204,6 +204,7 @@ macro_rules! set_family_option {
             "memtable_prefix_bloom_size_ratio" => t.memtable_prefix_bloom_size_ratio = opt(v, n)?,
             "memtable_whole_key_filtering" => t.memtable_whole_key_filtering = opt(v, n)?,
             "block_size" => t.block_size = opt(v, n)?,
+            "block_size_deviation" => t.block_size_deviation = opt(v, n)?,
             "block_restart_interval" => t.block_restart_interval = opt(v, n)?,
             "bloom_bits_per_key" => t.bloom_bits_per_key = opt(v, n)?,
             "index_type" => t.index_type = index_type(v, n)?,
@@ -325,6 +326,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                     o.prepopulate_block_cache = prepopulate_block_cache(&v, n)?
                 }
                 "warm_compaction_outputs" => o.warm_compaction_outputs = opt(&v, n)?,
+                "uncache_aggressiveness" => o.uncache_aggressiveness = opt(&v, n)?,
                 "pin_l0_filter_and_index_blocks_in_cache" => {
                     o.pin_l0_filter_and_index_blocks_in_cache = opt(&v, n)?
                 }

@@ -279,6 +279,33 @@ def test_partitioned_index_and_filter_options(path):
         strata.open(path, prepopulate_block_cache="always")
 
 
+def test_block_cut_and_uncaching_options(path):
+    # Deleted tables' blocks leave the cache with uncache_aggressiveness, stay without.
+    usage = {}
+    for aggressiveness in (0, 10000):
+        with strata.open(
+            f"{path}-{aggressiveness}",
+            block_size=1024,
+            block_size_deviation=100,
+            uncache_aggressiveness=aggressiveness,
+            disable_auto_compactions=True,
+            write_buffer_size=64 << 10,
+        ) as db:
+            for round in range(2):
+                for i in range(3000):
+                    db[b"key%06d" % i] = b"value%d-%d" % (i, round)
+                db.flush()
+            for i in range(3000):
+                assert db[b"key%06d" % i] == b"value%d-1" % i
+            before = int(db.property("strata.block-cache-usage"))
+            db.compact_range()
+            usage[aggressiveness] = (before, int(db.property("strata.block-cache-usage")))
+    assert usage[0][1] > usage[0][0]
+    assert usage[10000][1] < usage[0][1] * 3 // 4
+    with pytest.raises(strata.InvalidArgument, match="block_size_deviation"):
+        strata.open(path, block_size_deviation=101)
+
+
 def test_data_block_hash_index_options(path):
     with strata.open(
         path,

@@ -462,6 +462,13 @@ void strata_options_set_memtable_whole_key_filtering(strata_options_t *opt, unsi
 // `opt` must be null or a live handle.
 void strata_options_set_block_size(strata_options_t *opt, size_t v);
 
+// How far short of the block size (percent, at most 100) a data block may be cut to keep
+// its next entry from taking it past that size (`block_size_deviation`; 10 by default).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_block_size_deviation(strata_options_t *opt, uint32_t v);
+
 // Bloom filter bits per key in tables; 0 builds no filters.
 //
 // # Safety
@@ -566,6 +573,14 @@ void strata_options_set_metadata_block_size(strata_options_t *opt, size_t v);
 // # Safety
 // `opt` must be null or a live handle.
 void strata_options_set_warm_compaction_outputs(strata_options_t *opt, unsigned char v);
+
+// How hard to erase a deleted table's blocks from the block cache
+// (`uncache_aggressiveness`, RocksDB's meaning): 0 never; N erases while at least
+// 0.99^(N-1) of the blocks tried were cached. Default 300.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_uncache_aggressiveness(strata_options_t *opt, uint32_t v);
 
 // Which tables' data blocks are put in the block cache as they are written, numbered as
 // RocksDB's `PrepopulateBlockCache`: 0 none, 1 those flushes write. Another number leaves

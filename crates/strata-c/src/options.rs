@@ -154,6 +154,19 @@ pub unsafe extern "C" fn strata_options_set_block_size(opt: *mut strata_options_
     unsafe { update(opt, |o| o.block_size = v) }
 }
 
+/// How far short of the block size (percent, at most 100) a data block may be cut to keep
+/// its next entry from taking it past that size (`block_size_deviation`; 10 by default).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_block_size_deviation(
+    opt: *mut strata_options_t,
+    v: u32,
+) {
+    unsafe { update(opt, |o| o.block_size_deviation = v) }
+}
+
 /// Bloom filter bits per key in tables; 0 builds no filters.
 ///
 /// # Safety
@@ -358,6 +371,20 @@ pub unsafe extern "C" fn strata_options_set_warm_compaction_outputs(
     v: c_uchar,
 ) {
     unsafe { update(opt, |o| o.warm_compaction_outputs = v != 0) }
+}
+
+/// How hard to erase a deleted table's blocks from the block cache
+/// (`uncache_aggressiveness`, RocksDB's meaning): 0 never; N erases while at least
+/// 0.99^(N-1) of the blocks tried were cached. Default 300.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_uncache_aggressiveness(
+    opt: *mut strata_options_t,
+    v: u32,
+) {
+    unsafe { update(opt, |o| o.uncache_aggressiveness = v) }
 }
 
 /// Which tables' data blocks are put in the block cache as they are written, numbered as

@@ -181,6 +181,18 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
 
+    /// Percent short of --block_size a data block may be cut so that its next entry does not
+    /// take it past that size (0: cut only once the size is reached). Strata only: the
+    /// rocksdb crate has no setter, and RocksDB keeps its default, also 10.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub block_size_deviation: u32,
+
+    /// How hard to erase a deleted table's blocks from the block cache: 0 never; N erases
+    /// while at least 0.99^(N-1) of the blocks tried were cached (RocksDB's
+    /// uncache_aggressiveness). Unset: each engine's default (Strata 300, RocksDB 0).
+    #[arg(long)]
+    pub uncache_aggressiveness: Option<u32>,
+
     /// Keys between restart points of data blocks (each restart key is stored whole and
     /// found by binary search; the ones between are prefix-compressed and scanned).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
@@ -342,6 +354,10 @@ impl EngineFlags {
             _ => PrepopulateBlockCache::Disable,
         };
         options.block_size = self.block_size;
+        options.block_size_deviation = self.block_size_deviation;
+        if let Some(a) = self.uncache_aggressiveness {
+            options.uncache_aggressiveness = a;
+        }
         options.block_restart_interval = self.block_restart_interval as usize;
         options.warm_compaction_outputs = self.warm_compaction_outputs;
         options.max_open_files = match self.open_files {
@@ -565,6 +581,8 @@ mod tests {
             "--pin_l0_filter_and_index_blocks_in_cache",
             "--prepopulate_block_cache=1",
             "--block_size=1024",
+            "--block_size_deviation=20",
+            "--uncache_aggressiveness=7",
             "--block_restart_interval=4",
             "--warm_compaction_outputs=false",
             "--use_direct_reads",
@@ -615,6 +633,8 @@ mod tests {
         assert!(o.pin_l0_filter_and_index_blocks_in_cache);
         assert_eq!(o.prepopulate_block_cache, PrepopulateBlockCache::FlushOnly);
         assert_eq!(o.block_size, 1024);
+        assert_eq!(o.block_size_deviation, 20);
+        assert_eq!(o.uncache_aggressiveness, 7);
         assert_eq!(o.block_restart_interval, 4);
         assert!(!o.warm_compaction_outputs);
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);

@@ -151,10 +151,10 @@ impl<K: Hash + Eq + Clone, V: CacheValue> Shard<K, V> {
         }
     }
 
-    fn remove(&mut self, key: &K) {
-        if let Some(e) = self.map.remove(key) {
-            self.usage -= e.charge;
-        }
+    fn remove(&mut self, key: &K) -> Option<V> {
+        let e = self.map.remove(key)?;
+        self.usage -= e.charge;
+        Some(e.value)
     }
 }
 
@@ -211,9 +211,11 @@ impl<K: Hash + Eq + Clone, V: CacheValue> ClockCache<K, V> {
         self.shard(key).lock().map.contains_key(key)
     }
 
-    /// Drops `key` if present.
-    pub fn remove(&self, key: &K) {
-        self.shard(key).lock().remove(key);
+    /// Drops `key` if present; returns whether it was. The value is dropped (its memory
+    /// freed, if no reader holds it) after the shard's lock is released.
+    pub fn remove(&self, key: &K) -> bool {
+        let removed = self.shard(key).lock().remove(key);
+        removed.is_some()
     }
 
     /// Charge units in use.

@@ -35,8 +35,7 @@ pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
 }
 
 /// The number of bytes `put_varint64(v)` appends.
-#[cfg(test)]
-fn varint_len(mut v: u64) -> usize {
+pub fn varint_len(mut v: u64) -> usize {
     let mut n = 1;
     while v >= 0x80 {
         v >>= 7;

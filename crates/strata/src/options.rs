@@ -126,8 +126,16 @@ pub struct Options {
     /// The most bytes of batches a group-commit leader joins into one WAL write (its own
     /// batch always goes in whole). Default: 1 MiB.
     pub max_write_group_bytes: usize,
-    /// Target raw size of a table's data blocks. Default: 4 KiB.
+    /// Target raw size of a table's data blocks, each block's 5-byte trailer included, so
+    /// that a block read whole fits an allocation of this size (the block cache's memory is
+    /// then what it is charged). Default: 4 KiB.
     pub block_size: usize,
+    /// How far short of `block_size` (percent) a data block may be cut to keep its next
+    /// entry from taking it past that size (RocksDB's `block_size_deviation`): with 10, a
+    /// block at least 90% full ends before an entry that would not fit. 0 cuts a block only
+    /// once it reaches `block_size`, so blocks end up to an entry past it. At most 100.
+    /// Default: 10.
+    pub block_size_deviation: u32,
     /// Entries between restart points in data blocks. Default: 16.
     pub block_restart_interval: usize,
     /// Bloom filter bits per key in tables; 0 builds no filters. Default: 10 (about 1%
@@ -201,6 +209,18 @@ pub struct Options {
     /// stays out and a workload that only writes caches nothing. No effect without a block
     /// cache. Default: true.
     pub warm_compaction_outputs: bool,
+    /// How hard to erase a table's blocks from the block cache when a compaction has
+    /// replaced it and its file is deleted (RocksDB's `uncache_aggressiveness`, with its
+    /// meaning): 0 leaves them to the cache's eviction; otherwise the open table's data
+    /// blocks are erased in index order while the share of them found cached stays at or
+    /// above 0.99^(value - 1) (1 stops at the first one not cached, 10,000 tries them all),
+    /// then its cached index and filter blocks. Erased at once, dead blocks free their memory
+    /// for the blocks reads want next instead of holding it until the clock reaches them,
+    /// and the allocator hands that memory to the next blocks read rather than asking the
+    /// system for more. Database-wide here (per column family in RocksDB). Default: 300 (a
+    /// share of about 5%; RocksDB's default is 0, and 300 is the value its documentation
+    /// names as the likely future one).
+    pub uncache_aggressiveness: u32,
     /// The most table files held open at once. Default: 1000.
     ///
     /// [`Options::UNLIMITED_OPEN_FILES`] (RocksDB's -1) keeps every table open once read,
@@ -361,6 +381,7 @@ impl Default for Options {
             wal_recovery_mode: WalRecoveryMode::default(),
             max_write_group_bytes: 1 << 20,
             block_size: 4096,
+            block_size_deviation: 10,
             block_restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
@@ -376,6 +397,7 @@ impl Default for Options {
             pin_l0_filter_and_index_blocks_in_cache: false,
             prepopulate_block_cache: PrepopulateBlockCache::Disable,
             warm_compaction_outputs: true,
+            uncache_aggressiveness: 300,
             max_open_files: 1000,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
@@ -440,6 +462,7 @@ impl fmt::Debug for Options {
             .field("wal_recovery_mode", &self.wal_recovery_mode)
             .field("max_write_group_bytes", &self.max_write_group_bytes)
             .field("block_size", &self.block_size)
+            .field("block_size_deviation", &self.block_size_deviation)
             .field("block_restart_interval", &self.block_restart_interval)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("compression", &self.compression)
@@ -467,6 +490,7 @@ impl fmt::Debug for Options {
             )
             .field("prepopulate_block_cache", &self.prepopulate_block_cache)
             .field("warm_compaction_outputs", &self.warm_compaction_outputs)
+            .field("uncache_aggressiveness", &self.uncache_aggressiveness)
             .field("max_open_files", &self.max_open_files)
             .field("use_direct_reads", &self.use_direct_reads)
             .field(
@@ -580,6 +604,12 @@ impl Options {
             return Err(Error::InvalidArgument(format!(
                 "block_size is {}, it must be between 64 bytes and 256 MiB",
                 self.block_size
+            )));
+        }
+        if self.block_size_deviation > 100 {
+            return Err(Error::InvalidArgument(format!(
+                "block_size_deviation is {}, it must be a percentage between 0 and 100",
+                self.block_size_deviation
             )));
         }
         if self.partition_filters && self.index_type != IndexType::TwoLevelIndexSearch {
@@ -735,6 +765,7 @@ impl Options {
     pub(crate) fn table_options(&self, bottommost: bool) -> TableOptions {
         TableOptions {
             block_size: self.block_size,
+            block_size_deviation: self.block_size_deviation,
             restart_interval: self.block_restart_interval,
             bloom_bits_per_key: self.bloom_bits_per_key,
             compression: match (bottommost, self.bottommost_compression) {
@@ -875,6 +906,8 @@ family_options! {
     memtable_whole_key_filtering: bool,
     /// See [`Options::block_size`].
     block_size: usize,
+    /// See [`Options::block_size_deviation`].
+    block_size_deviation: u32,
     /// See [`Options::block_restart_interval`].
     block_restart_interval: usize,
     /// See [`Options::bloom_bits_per_key`].

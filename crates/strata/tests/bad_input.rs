@@ -89,7 +89,7 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 15] = [
+    let cases: [(Spoil, &str); 16] = [
         (
             |o| {
                 o.allow_mmap_reads = true;
@@ -120,6 +120,10 @@ fn invalid_options_name_the_option() {
         (
             |o| o.blob_garbage_collection_force_threshold = f64::NAN,
             "blob_garbage_collection_force_threshold",
+        ),
+        (
+            |o| o.block_size_deviation = 101,
+            "block_size_deviation is 101, it must be a percentage between 0 and 100",
         ),
         (|o| o.metadata_block_size = 0, "metadata_block_size"),
         (|o| o.metadata_block_size = 1 << 30, "metadata_block_size"),

@@ -448,6 +448,53 @@ fn compaction_outputs_can_take_their_inputs_place_in_the_block_cache() {
     }
 }
 
+/// With `uncache_aggressiveness`, the blocks of the tables a compaction replaced leave the
+/// block cache when the tables are deleted, so that the cache holds the outputs' blocks
+/// (warmed by the compaction) and little else; with 0 the dead blocks stay until evicted.
+#[test]
+fn deleted_tables_leave_the_block_cache_as_the_aggressiveness_says() {
+    let usage_after_compaction = |aggressiveness: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = small(CompactionStyle::Leveled);
+        options.disable_auto_compactions = true;
+        options.block_cache_size = 64 << 20;
+        options.uncache_aggressiveness = aggressiveness;
+        let db = Db::open(dir.path(), options).unwrap();
+        let model = write_rounds(&db, 2000, 2);
+        db.flush().unwrap();
+        for (k, v) in &model {
+            assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+        }
+        let before = db.stats().block_cache_usage;
+        db.compact_all().unwrap();
+        // The replaced tables go once no version names them: at the latest at close.
+        let after = db.stats().block_cache_usage;
+        let property: u64 = db
+            .property("strata.block-cache-usage")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(property > 0);
+        for (k, v) in &model {
+            assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+        }
+        db.close().unwrap();
+        (before, after)
+    };
+    // The gets read the blocks of each key's newest version; the compaction's outputs hold
+    // those entries, and their blocks come in warm beside the dead ones, or in their place.
+    let (kept_before, kept_after) = usage_after_compaction(0);
+    let (erased_before, erased_after) = usage_after_compaction(300);
+    assert!(
+        kept_after > kept_before * 3 / 2,
+        "kept: {kept_before} cached before, {kept_after} after"
+    );
+    assert!(
+        erased_after < erased_before * 5 / 4,
+        "erased: {erased_before} cached before, {erased_after} after"
+    );
+}
+
 /// A get consults the tables a key may be in newest first, the first several opened (and
 /// their filters asked for) before any is read and the rest after: with more L0 files than
 /// that, a key in every file reads its newest version, a key in one file only is found in

@@ -190,6 +190,8 @@ knobs! {
     blob_garbage_collection_age_cutoff: f64,
     blob_separation_at_write: bool,
     read_triggered_compaction: bool,
+    block_size_deviation: u32,
+    uncache_aggressiveness: u32,
     reverse: bool,
 }
 
@@ -259,12 +261,24 @@ impl Knobs {
             // And after them, when blob values are separated, then read-triggered compaction.
             blob_separation_at_write: false,
             read_triggered_compaction: true,
+            // And last, where blocks are cut and whether deleted tables leave the cache.
+            block_size_deviation: 10,
+            uncache_aggressiveness: 300,
         }
         .with_partitions(rng)
         .with_data_block_hash(rng)
         .with_read_knobs(rng)
         .with_blob_separation_at_write(rng)
         .with_read_triggered_compaction(rng)
+        .with_block_cut_and_uncaching(rng)
+    }
+
+    /// Draws the data blocks' cut (0: at the size; 100: before any entry that would not
+    /// fit) and how hard deleted tables' blocks are erased from the cache.
+    fn with_block_cut_and_uncaching(mut self, rng: &mut Rng) -> Knobs {
+        self.block_size_deviation = [0, 10, 100][rng.below(3) as usize];
+        self.uncache_aggressiveness = [0, 1, 300, 10_000][rng.below(4) as usize];
+        self
     }
 
     /// Draws whether writes put large values in blob files themselves.
@@ -332,6 +346,8 @@ impl Knobs {
         options.pin_l0_filter_and_index_blocks_in_cache =
             self.pin_l0_filter_and_index_blocks_in_cache;
         options.warm_compaction_outputs = self.warm_compaction_outputs;
+        options.block_size_deviation = self.block_size_deviation;
+        options.uncache_aggressiveness = self.uncache_aggressiveness;
         if self.prepopulate_block_cache {
             options.prepopulate_block_cache = PrepopulateBlockCache::FlushOnly;
         }

@@ -410,6 +410,8 @@ static void partitioned_index_and_filters(const char *path) {
     strata_options_set_pin_l0_filter_and_index_blocks_in_cache(opts, 1);
     strata_options_set_prepopulate_block_cache(opts, 1);
     strata_options_set_warm_compaction_outputs(opts, 0);
+    strata_options_set_uncache_aggressiveness(opts, 10000);
+    strata_options_set_block_size_deviation(opts, 100);
     strata_options_set_block_size(opts, 256);
     strata_t *db = strata_open(opts, path, &err);
     CHECK_OK(err);

@@ -795,7 +795,8 @@ impl Db {
     /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`,
     /// `strata.compaction-stats` (per level: files, size, compactions, bytes read and
     /// written, write-amp, seconds), `strata.num-blob-files`, `strata.total-blob-file-size`,
-    /// `strata.live-blob-file-garbage-size`. Memtable, level and compaction figures are the default
+    /// `strata.live-blob-file-garbage-size`, `strata.block-cache-usage` (bytes the block
+    /// cache holds, database-wide). Memtable, level and compaction figures are the default
     /// family's; see [`Db::property_cf`].
     pub fn property(&self, name: &str) -> Option<String> {
         property_of(&self.stats(), name)
@@ -910,6 +911,7 @@ fn property_of(s: &DbStats, name: &str) -> Option<String> {
         "strata.cur-size-active-mem-table" => s.active_memtable_bytes.to_string(),
         "strata.num-entries-active-mem-table" => s.active_memtable_entries.to_string(),
         "strata.num-snapshots" => s.live_snapshots.to_string(),
+        "strata.block-cache-usage" => s.block_cache_usage.to_string(),
         "strata.last-sequence" => s.last_sequence.to_string(),
         "strata.num-blob-files" => s.blob_files.to_string(),
         "strata.total-blob-file-size" => s.blob_file_bytes.to_string(),
@@ -1355,6 +1357,7 @@ impl DbInner {
                 (t.cache_hits[k].get(), t.cache_misses[k].get())
             }),
             table_bytes_read: t.bytes_read.get(),
+            block_cache_usage: self.tables.block_cache().map_or(0, |c| c.usage() as u64),
             open_tables: self.tables.open_tables() as u64,
             table_opens: self.tables.opens(),
             blob_files: sv.version.blob_files.len() as u64,

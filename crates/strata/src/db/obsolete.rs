@@ -100,18 +100,24 @@ impl DbInner {
             let _ = self.fs.remove_file(&blob_path(&self.path, n));
             false
         });
-        let mut deleted = Vec::new();
+        let mut unused = Vec::new();
         self.obsolete_tables.lock().retain(|&n| {
-            if in_use.contains(&n) {
-                return true;
+            let keep = in_use.contains(&n);
+            if !keep {
+                unused.push(n);
             }
+            keep
+        });
+        let mut deleted = Vec::new();
+        // Outside the list's lock: erasing a table's blocks from the block cache walks its
+        // index.
+        for n in unused {
             self.tables.evict(n);
             // A failed delete leaves an orphan that the next open removes.
             if self.fs.remove_file(&table_path(&self.path, n)).is_ok() {
                 deleted.push(n);
             }
-            false
-        });
+        }
         if !self.events.enabled() {
             return;
         }

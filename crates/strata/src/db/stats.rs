@@ -156,6 +156,8 @@ stats! {
         block_cache_by_kind: [(u64, u64); 3],
         /// Bytes of blocks read from table files by reads.
         table_bytes_read: u64,
+        /// Bytes the block cache holds now (blocks and cached blob values, as charged).
+        block_cache_usage: u64,
         /// Table files held open.
         open_tables: u64,
         /// Table files opened since the database was opened (each open reads the footer, index,

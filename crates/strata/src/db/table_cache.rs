@@ -20,7 +20,7 @@ use crate::filename::table_path;
 use crate::fs::{FileSystem, ReadMode};
 use crate::options::Options;
 use crate::table::block::Comparator;
-use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
+use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats, Uncached};
 use crate::table::Table;
 use crate::version::FileMeta;
 
@@ -41,6 +41,9 @@ pub(crate) struct TableCache {
     opening: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
     /// Tables opened since the cache was made.
     opens: AtomicU64,
+    /// How hard [`TableCache::evict`] tries to erase an obsolete table's blocks from the
+    /// block cache (`uncache_aggressiveness`; [`Table::uncache`]).
+    uncache_aggressiveness: u32,
 }
 
 impl TableCache {
@@ -65,6 +68,7 @@ impl TableCache {
             keep_readers: options.max_open_files == Options::UNLIMITED_OPEN_FILES,
             opening: Mutex::new(HashMap::new()),
             opens: AtomicU64::new(0),
+            uncache_aggressiveness: options.uncache_aggressiveness,
         }
     }
 
@@ -140,9 +144,17 @@ impl TableCache {
         Ok(table)
     }
 
-    /// Forgets table `number` (deleted by a compaction).
-    pub fn evict(&self, number: u64) {
+    /// Forgets table `number`, which is about to be deleted (a compaction replaced it and
+    /// no version names it), erasing its blocks from the block cache if it is open
+    /// (`uncache_aggressiveness`). A table not open has its blocks left to the cache's
+    /// eviction: opening it only to find them would read its index from the file.
+    pub fn evict(&self, number: u64) -> Uncached {
+        let uncached = match self.open.get(&number) {
+            Some(table) => table.uncache(self.uncache_aggressiveness),
+            None => Uncached::default(),
+        };
         self.open.remove(&number);
+        uncached
     }
 
     /// Number of tables open.

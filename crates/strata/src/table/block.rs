@@ -25,7 +25,7 @@
 use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
 
-use crate::codec::{decode_fixed32, put_varint32};
+use crate::codec::{decode_fixed32, put_varint32, varint_len};
 use crate::comparator::{bytewise_compare, first_word, KeyOrder};
 use crate::key::TRAILER_LEN;
 use crate::table::data_block_hash::{
@@ -148,6 +148,15 @@ impl BlockBuilder {
             .as_ref()
             .map_or(0, |h| h.encoded_len(self.restarts.len()));
         self.buf.len() + 4 * self.restarts.len() + hash_index + 4
+    }
+
+    /// At least the bytes the block would have when finished with one more entry of
+    /// `key_len` and `value_len` bytes: as if the key shared nothing with the last one and
+    /// started a restart point, and the hash index (if any) grew by a bucket or two.
+    pub fn estimated_size_after(&self, key_len: usize, value_len: usize) -> usize {
+        let varints = 1 + varint_len(key_len as u64) + varint_len(value_len as u64);
+        let hash_growth = if self.hash_index.is_some() { 2 } else { 0 };
+        self.estimated_size() + varints + key_len + value_len + 4 + hash_growth
     }
 
     /// True when no entry was added.

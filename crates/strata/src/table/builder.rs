@@ -32,8 +32,8 @@ use crate::range_del::{FragmentedList, Tombstone};
 use crate::table::block::{self, BlockBuilder, Comparator};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
-    block_trailer, compress_block, BlockHandle, Compression, Footer, TABLE_FORMAT_VERSION,
-    TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
+    block_trailer, compress_block, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
+    TABLE_FORMAT_VERSION, TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
     TABLE_FORMAT_VERSION_RANGE_DEL,
 };
 use crate::table::partitioned::{self, PartitionBuilder};
@@ -151,6 +151,9 @@ impl TableBuilder {
                 || self.data_block.is_empty(),
             "keys out of order"
         );
+        if self.block_almost_full(key.len(), value.len()) {
+            self.flush_data_block()?;
+        }
         if let Some((mut separator, handle)) = self.pending_index.take() {
             self.options
                 .comparator
@@ -180,10 +183,27 @@ impl TableBuilder {
         p.smallest_seq = p.smallest_seq.min(seq);
         p.largest_seq = p.largest_seq.max(seq);
         self.data_block.add(key, value);
-        if self.data_block.estimated_size() >= self.options.block_size {
+        if self.data_block.estimated_size() + BLOCK_TRAILER_LEN >= self.options.block_size {
             self.flush_data_block()?;
         }
         Ok(())
+    }
+
+    /// Whether the data block should be cut before an entry of `key_len` and `value_len`
+    /// bytes: it would take the block (with its trailer) past `block_size`, and the block is
+    /// already within `block_size_deviation` percent of that size. Cut there, blocks stay
+    /// within `block_size` instead of ending up to an entry beyond it, so that a block read
+    /// into memory takes an allocation of `block_size` bytes, not the next size class up
+    /// (4,101 bytes take 5,120 from jemalloc: a quarter of the block cache wasted).
+    fn block_almost_full(&self, key_len: usize, value_len: usize) -> bool {
+        if self.data_block.is_empty() || self.options.block_size_deviation == 0 {
+            return false;
+        }
+        let block_size = self.options.block_size;
+        let after = self.data_block.estimated_size_after(key_len, value_len) + BLOCK_TRAILER_LEN;
+        let deviation = self.options.block_size_deviation.min(100) as usize;
+        let limit = (block_size * (100 - deviation)).div_ceil(100);
+        after > block_size && self.data_block.estimated_size() + BLOCK_TRAILER_LEN >= limit
     }
 
     /// Adds the deletion of the user keys `[begin, end)` at `seq`, in any order relative to

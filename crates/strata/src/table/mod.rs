@@ -60,8 +60,15 @@ pub use reader::Table;
 /// How tables are built and read.
 #[derive(Clone)]
 pub struct TableOptions {
-    /// Target raw size of a data block in bytes (4 KiB by default).
+    /// Target raw size of a data block in bytes, its 5-byte trailer included (4 KiB by
+    /// default): a block is cut once it reaches this size, or before an entry that would take
+    /// it past it once it is `block_size_deviation` percent short of it or less. Counting the
+    /// trailer, a block read whole from the file fits an allocation of `block_size` bytes.
     pub block_size: usize,
+    /// How far short of `block_size` (percent) a data block may be cut to keep the next entry
+    /// from taking it past that size (RocksDB's `block_size_deviation`; 10 by default, 0
+    /// cuts only once the size is reached). At most 100.
+    pub block_size_deviation: u32,
     /// Entries between restart points in data blocks (16 by default).
     pub restart_interval: usize,
     /// Bloom filter bits per key; 0 builds no filter (10 by default).
@@ -185,6 +192,7 @@ impl Default for TableOptions {
     fn default() -> Self {
         TableOptions {
             block_size: 4096,
+            block_size_deviation: 10,
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
@@ -303,6 +311,156 @@ mod tests {
             partition_filters,
             metadata_block_size,
             ..options
+        }
+    }
+
+    /// Data blocks end within `block_size` (their trailer counted) when the deviation lets
+    /// the builder cut them before an entry that would not fit, and up to an entry past it
+    /// when it does not: entries too large for the deviation, or a deviation of 0.
+    #[test]
+    fn data_blocks_are_cut_within_block_size_as_the_deviation_allows() {
+        struct Case {
+            block_size: usize,
+            deviation: u32,
+            value_len: usize,
+            hash_index: bool,
+            /// Whether every block must end within `block_size`; otherwise within it plus
+            /// one entry, and some block past it.
+            within: bool,
+        }
+        #[rustfmt::skip]
+        let cases = [
+            Case { block_size: 4096, deviation: 10, value_len: 100, hash_index: false, within: true },
+            Case { block_size: 4096, deviation: 10, value_len: 100, hash_index: true, within: true },
+            Case { block_size: 4096, deviation: 0, value_len: 100, hash_index: false, within: false },
+            Case { block_size: 4096, deviation: 10, value_len: 1500, hash_index: false, within: false },
+            Case { block_size: 4096, deviation: 100, value_len: 1000, hash_index: false, within: true },
+            Case { block_size: 512, deviation: 10, value_len: 20, hash_index: true, within: true },
+            Case { block_size: 100, deviation: 50, value_len: 200, hash_index: false, within: false },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (i, c) in cases.iter().enumerate() {
+            let model: Vec<Entry> = (0..3000u64)
+                .map(|k| {
+                    let mut key = Vec::new();
+                    crate::key::append_internal_key(
+                        &mut key,
+                        format!("key{k:08}").as_bytes(),
+                        k + 1,
+                        crate::key::ValueKind::Put as u8,
+                    );
+                    (key, vec![b'v'; c.value_len])
+                })
+                .collect();
+            let options = TableOptions {
+                block_size: c.block_size,
+                block_size_deviation: c.deviation,
+                data_block_index_type: match c.hash_index {
+                    true => DataBlockIndexType::BinaryAndHash,
+                    false => DataBlockIndexType::BinarySearch,
+                },
+                ..TableOptions::for_internal_keys()
+            };
+            let path = dir.path().join(format!("{i}.sst"));
+            let table = table(&path, &model, options, Caching::None);
+            let handles = table.data_block_handles().unwrap();
+            assert_eq!(
+                handles.len() as u64,
+                table.properties().data_blocks,
+                "case {i}"
+            );
+            // An entry's most bytes: three length varints, the key, the value, a restart.
+            let entry = 3 + 19 + c.value_len + 4;
+            let on_disk = |h: &format::BlockHandle| h.size as usize + format::BLOCK_TRAILER_LEN;
+            let largest = handles.iter().map(on_disk).max().unwrap();
+            match c.within {
+                true => assert!(largest <= c.block_size, "case {i}: a block of {largest}"),
+                false => assert!(
+                    largest > c.block_size && largest <= c.block_size + entry + 8,
+                    "case {i}: largest block {largest}"
+                ),
+            }
+            // Every block but the last holds what the deviation asks before it is cut.
+            let fullest_cut = c.block_size * (100 - c.deviation as usize) / 100;
+            let floor = fullest_cut.min(c.block_size.saturating_sub(entry + 8));
+            for h in &handles[..handles.len() - 1] {
+                assert!(
+                    on_disk(h) >= floor,
+                    "case {i}: a block of {} cut early",
+                    on_disk(h)
+                );
+            }
+        }
+    }
+
+    /// `Table::uncache` erases the data blocks the block cache holds while the share found
+    /// stays at or above 0.99^(aggressiveness - 1), then the cached index and filter blocks.
+    #[test]
+    fn uncache_erases_cached_blocks_as_far_as_the_aggressiveness_says() {
+        use crate::fs::FileSystem;
+        struct Case {
+            layout: (IndexType, bool, usize),
+            cache_index_and_filter: bool,
+            /// Data blocks read (so cached) from the first on: all of them when `None`.
+            read: Option<usize>,
+            aggressiveness: u32,
+            /// Data blocks tried and erased, `None` for all of them.
+            tried: Option<usize>,
+            erased: Option<usize>,
+        }
+        #[rustfmt::skip]
+        let cases = [
+            Case { layout: LAYOUTS[0], cache_index_and_filter: false, read: None, aggressiveness: 0, tried: Some(0), erased: Some(0) },
+            Case { layout: LAYOUTS[0], cache_index_and_filter: false, read: None, aggressiveness: 1, tried: None, erased: None },
+            Case { layout: LAYOUTS[0], cache_index_and_filter: false, read: Some(10), aggressiveness: 1, tried: Some(11), erased: Some(10) },
+            Case { layout: LAYOUTS[0], cache_index_and_filter: false, read: Some(10), aggressiveness: 10_000, tried: None, erased: Some(10) },
+            // Nothing cached: 0.99^299 is about 1/20.2, so the walk gives up after 20 tries.
+            Case { layout: LAYOUTS[0], cache_index_and_filter: false, read: Some(0), aggressiveness: 300, tried: Some(20), erased: Some(0) },
+            Case { layout: LAYOUTS[0], cache_index_and_filter: true, read: None, aggressiveness: 300, tried: None, erased: None },
+            Case { layout: LAYOUTS[1], cache_index_and_filter: true, read: None, aggressiveness: 300, tried: None, erased: None },
+            Case { layout: LAYOUTS[3], cache_index_and_filter: true, read: Some(5), aggressiveness: 10_000, tried: None, erased: Some(5) },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let model: Vec<Entry> = (0..2000)
+            .map(|i| (format!("key{i:06}").into_bytes(), vec![b'v'; 100]))
+            .collect();
+        for (i, c) in cases.iter().enumerate() {
+            let path = dir.path().join(format!("{i}.sst"));
+            let options = with_layout(TableOptions::default(), c.layout);
+            write_table(&path, &model, options.clone());
+            let cache = Arc::new(reader::BlockCache::new(64 << 20, 4));
+            let read = reader::TableReadOptions {
+                block_cache: Some(cache.clone()),
+                cache_id: 7,
+                cache_index_and_filter: c.cache_index_and_filter,
+                pin_top_level_index_and_filter: false,
+                ..reader::TableReadOptions::uncached(options)
+            };
+            let file = crate::fs::PosixFs.open_random(&path).unwrap();
+            let table = Arc::new(Table::open(file, &path, &read).unwrap());
+            let blocks = table.data_block_handles().unwrap().len();
+            assert!(blocks > 40, "case {i}: {blocks} data blocks");
+            let usage_before_reads = cache.usage();
+            // Point reads in key order, until the first blocks wanted are cached: each
+            // caches the one block holding its key (a scan would read ahead).
+            let wanted = table.data_block_handles().unwrap()[..c.read.unwrap_or(blocks)].to_vec();
+            for (k, v) in &model {
+                if wanted.iter().all(|h| cache.contains(&(7, h.offset))) {
+                    break;
+                }
+                let got = table.get(k, |_, v| v.to_vec()).unwrap();
+                assert_eq!(got.as_ref(), Some(v));
+            }
+            let done = table.uncache(c.aggressiveness);
+            let expect = |n: Option<usize>| n.unwrap_or(blocks) as u64;
+            assert_eq!(done.tried, expect(c.tried), "case {i}: tried");
+            assert_eq!(done.erased, expect(c.erased), "case {i}: erased");
+            if c.aggressiveness > 0 && c.read.is_none() {
+                assert_eq!(cache.usage(), 0, "case {i}: something stayed cached");
+            }
+            if c.aggressiveness == 0 {
+                assert!(cache.usage() > usage_before_reads, "case {i}");
+            }
         }
     }
 

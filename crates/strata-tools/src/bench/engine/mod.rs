@@ -426,6 +426,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--blob_separation_at_write (RocksDB writes values to blob files at flush)",
             "--warm_compaction_outputs (RocksDB has no such option)",
             "--read_triggered_compaction (RocksDB has no such rule)",
+            "--block_size_deviation (the rocksdb crate has no setter; RocksDB's default is 10)",
         ],
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
@@ -448,6 +449,8 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--warm_compaction_outputs",
             "--block_size (pages are the OS page size)",
             "--block_restart_interval",
+            "--block_size_deviation",
+            "--uncache_aggressiveness",
             "--target_file_size_base",
             "--max_bytes_for_level_base",
             "--max_bytes_for_level_multiplier",

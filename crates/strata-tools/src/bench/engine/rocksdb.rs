@@ -326,6 +326,18 @@ impl RocksDbEngine {
             .map(Handle::Locking),
         };
         let db = opened.map_err(|e| format!("opening {} with RocksDB: {e}", path.display()))?;
+        if let Some(a) = args.options.uncache_aggressiveness {
+            // A mutable column family option the crate sets only through SetOptions.
+            let value = a.to_string();
+            for name in &families {
+                on_base_db!(&db, d => {
+                    let cf = d.cf_handle(name).ok_or_else(|| format!("no column family {name}"))?;
+                    d.set_options_cf(cf, &[("uncache_aggressiveness", &value)])
+                        .map_err(|e| format!("--uncache_aggressiveness with RocksDB: {e}"))?;
+                }, return Err("--uncache_aggressiveness: the rocksdb crate's TransactionDB cannot \
+                    set it (no SetOptions)".into()));
+            }
+        }
         let version = format!(
             "rocksdb {}",
             version_of(path).unwrap_or_else(|| "(version unknown)".into())
