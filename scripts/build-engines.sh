@@ -8,9 +8,9 @@
 # the rocksdb crate passes them only when rustc's own target features include them), and
 # without debug information, which only slows the compile.
 #
-# It also allocates with jemalloc on transparent huge pages (the `jemalloc` feature, see
-# crates/strata-tools/src/main.rs), as the block cache's reads want; RocksDB's C++ code keeps
-# the C library's malloc, and LMDB reads through its memory map.
+# It also allocates with jemalloc (the `jemalloc` feature, see crates/strata-tools/src/main.rs),
+# as the block cache's allocations want; RocksDB's C++ code keeps the C library's malloc, and
+# LMDB reads through its memory map.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

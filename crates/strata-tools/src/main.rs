@@ -287,22 +287,17 @@ enum ManifestCommand {
     },
 }
 
-/// With the `jemalloc` feature the process allocates with jemalloc, its heap on transparent
-/// huge pages (`thp:always`; the system's setting must allow `madvise`, the usual default).
-/// A read of a cached block touches memory anywhere in the block cache; with 4 KiB pages
-/// nearly every such read also misses the TLB and walks the page tables, which in a virtual
-/// machine costs several more memory reads. The library itself leaves the allocator to the
+/// With the `jemalloc` feature the process allocates with jemalloc, at its default options:
+/// its size classes and per-thread caches serve the block cache's many block-sized
+/// allocations better than the C library's malloc. Its heap is not put on transparent huge
+/// pages: on the virtual machines we measure on, a fresh huge page costs milliseconds to
+/// fault in, so a cold block cache filling up (a first scan, the reads after a compaction)
+/// ran 2-4x slower than on 4 KiB pages, while reads from a warm cache gained nothing
+/// measurable (`docs/benchmarks.md`). The library itself leaves the allocator to the
 /// application, as any Rust library does.
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's options, read before `main` (the prefixed name of its `malloc_conf`).
-#[cfg(feature = "jemalloc")]
-#[export_name = "_rjem_malloc_conf"]
-static JEMALLOC_OPTIONS: Option<&std::ffi::c_char> =
-    // SAFETY: the pointer is to the first byte of a static, nul-terminated literal.
-    Some(unsafe { &*c"thp:always,metadata_thp:always".as_ptr() });
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
