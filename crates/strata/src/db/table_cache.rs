@@ -20,7 +20,7 @@ use crate::filename::table_path;
 use crate::fs::{FileSystem, ReadMode};
 use crate::options::Options;
 use crate::table::block::Comparator;
-use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats, Uncached};
+use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::Table;
 use crate::version::FileMeta;
 
@@ -148,13 +148,11 @@ impl TableCache {
     /// no version names it), erasing its blocks from the block cache if it is open
     /// (`uncache_aggressiveness`). A table not open has its blocks left to the cache's
     /// eviction: opening it only to find them would read its index from the file.
-    pub fn evict(&self, number: u64) -> Uncached {
-        let uncached = match self.open.get(&number) {
-            Some(table) => table.uncache(self.uncache_aggressiveness),
-            None => Uncached::default(),
-        };
+    pub fn evict(&self, number: u64) {
+        if let Some(table) = self.open.get(&number) {
+            table.uncache(self.uncache_aggressiveness);
+        }
         self.open.remove(&number);
-        uncached
     }
 
     /// Number of tables open.
