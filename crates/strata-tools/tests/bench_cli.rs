@@ -1062,6 +1062,10 @@ fn rocksdb_transaction_db_refuses_what_the_crate_lacks() {
             vec!["--benchmarks=fillrandom,waitforcompaction"],
             "WaitForCompact",
         ),
+        (
+            vec!["--benchmarks=fillrandom", "--uncache_aggressiveness=300"],
+            "SetOptions",
+        ),
     ] {
         let mut all = vec!["--engine=rocksdb", "--num=100", "--transaction_db=1"];
         all.extend(&flags);
@@ -1079,6 +1083,7 @@ fn rocksdb_transaction_db_refuses_what_the_crate_lacks() {
             "--benchmarks=fillrandom,compactall,waitforcompaction",
             "--writes_per_range_tombstone=10",
             "--max_num_range_tombstones=1",
+            "--uncache_aggressiveness=300",
         ],
     );
     assert!(ok, "{out}\n{err}");
