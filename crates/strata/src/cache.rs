@@ -218,6 +218,27 @@ impl<K: Hash + Eq + Clone, V: CacheValue> ClockCache<K, V> {
         removed.is_some()
     }
 
+    /// Drops every entry whose key `keep` refuses; returns how many. Looks at every entry of
+    /// every shard (each under its lock in turn): for rare, wholesale removals.
+    pub fn retain(&self, mut keep: impl FnMut(&K) -> bool) -> usize {
+        let mut removed = 0;
+        for shard in &self.shards {
+            let mut s = shard.lock();
+            let (before, mut freed) = (s.map.len(), 0);
+            s.map.retain(|k, e| {
+                let kept = keep(k);
+                if !kept {
+                    freed += e.charge;
+                }
+                kept
+            });
+            s.usage -= freed;
+            removed += before - s.map.len();
+            // The ring's slots of removed keys go as `insert` trims it.
+        }
+        removed
+    }
+
     /// Charge units in use.
     pub fn usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().usage).sum()
@@ -238,6 +259,29 @@ mod tests {
 
     impl CacheValue for String {}
     impl CacheValue for u64 {}
+
+    /// `retain` and `remove` drop what they say, across shards, and give back the charge;
+    /// the cache goes on inserting and evicting after them.
+    #[test]
+    fn retain_and_remove_drop_entries_and_their_charge() {
+        let c: ClockCache<(u64, u64), u64> = ClockCache::new(1000, 4);
+        for file in 1..=3 {
+            for offset in 0..50 {
+                c.insert((file, offset), offset, 2);
+            }
+        }
+        assert_eq!(c.usage(), 300);
+        assert_eq!(c.retain(|&(file, _)| file != 2), 50);
+        assert_eq!(c.usage(), 200);
+        assert!(c.get(&(2, 7)).is_none() && c.get(&(1, 7)).is_some());
+        assert!(c.remove(&(3, 0)) && !c.remove(&(3, 0)) && !c.remove(&(2, 1)));
+        assert_eq!(c.usage(), 198);
+        assert_eq!(c.retain(|_| true), 0);
+        for offset in 0..500 {
+            c.insert((4, offset), offset, 2);
+        }
+        assert!(c.usage() <= 1000);
+    }
 
     #[test]
     fn evicts_entries_not_used_since_the_last_pass() {

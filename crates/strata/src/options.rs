@@ -214,7 +214,8 @@ pub struct Options {
     /// meaning): 0 leaves them to the cache's eviction; otherwise the open table's data
     /// blocks are erased in index order while the share of them found cached stays at or
     /// above 0.99^(value - 1) (1 stops at the first one not cached, 10,000 tries them all),
-    /// then its cached index and filter blocks. Erased at once, dead blocks free their memory
+    /// then its cached index and filter blocks; the values of a deleted blob file are swept
+    /// from the cache by its number. Erased at once, dead blocks free their memory
     /// for the blocks reads want next instead of holding it until the clock reaches them,
     /// and the allocator hands that memory to the next blocks read rather than asking the
     /// system for more. Database-wide here (per column family in RocksDB). Default: 300 (a

@@ -240,6 +240,54 @@ fn garbage_collection_moves_live_values_out_of_the_oldest_files() {
     db.close().unwrap();
 }
 
+/// The values of blob files that garbage collection deleted leave the block cache with them
+/// (`uncache_aggressiveness` above 0), and stay there until evicted at 0.
+#[test]
+fn values_of_deleted_blob_files_leave_the_cache() {
+    let usage_after_collection = |aggressiveness: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = separating(64);
+        options.enable_blob_garbage_collection = true;
+        options.blob_garbage_collection_age_cutoff = 1.0;
+        options.block_cache_size = 64 << 20;
+        options.uncache_aggressiveness = aggressiveness;
+        let db = Db::open(dir.path(), options).unwrap();
+        let mut want = BTreeMap::new();
+        for k in 0..300 {
+            db.put(key(k), value(k, 0, 4000)).unwrap();
+            want.insert(key(k), value(k, 0, 4000));
+        }
+        db.flush().unwrap();
+        for (k, v) in &want {
+            assert_eq!(db.get(k).unwrap().as_ref(), Some(v));
+        }
+        // Some garbage, so that the collection has a reason to run.
+        for k in (0..300).step_by(10) {
+            db.put(key(k), value(k, 1, 4000)).unwrap();
+            want.insert(key(k), value(k, 1, 4000));
+        }
+        db.flush().unwrap();
+        let before = blob_files(dir.path());
+        let cached = db.stats().block_cache_usage;
+        assert!(cached >= 300 * 4000, "{cached} bytes cached");
+        settle(&db, &mut want);
+        let after = blob_files(dir.path());
+        assert!(
+            before.iter().all(|n| !after.contains(n)),
+            "{before:?} -> {after:?}"
+        );
+        let usage = db.stats().block_cache_usage;
+        check_scans(&db, &want);
+        db.close().unwrap();
+        usage
+    };
+    let kept = usage_after_collection(0);
+    let erased = usage_after_collection(300);
+    // The 1.2 MB of values read before the collection moved them: kept at 0, gone at 300.
+    assert!(kept >= 300 * 4000, "{kept} bytes cached without erasing");
+    assert!(erased < 300 * 4000 / 4, "{erased} bytes still cached");
+}
+
 #[test]
 fn merges_onto_separated_values_read_and_compact() {
     let dir = tempfile::tempdir().unwrap();

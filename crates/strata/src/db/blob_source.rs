@@ -42,6 +42,8 @@ pub(crate) struct BlobSource {
     cache: Option<Arc<BlockCache>>,
     /// How blob files are opened: with direct IO or a memory mapping, or neither.
     mode: ReadMode,
+    /// Erase a deleted file's values from the cache (`uncache_aggressiveness` above 0).
+    uncache: bool,
     pub stats: BlobReadStats,
 }
 
@@ -52,6 +54,7 @@ impl BlobSource {
         max_open_files: usize,
         cache: Option<Arc<BlockCache>>,
         mode: ReadMode,
+        uncache: bool,
     ) -> BlobSource {
         BlobSource {
             dir,
@@ -59,6 +62,7 @@ impl BlobSource {
             open: ClockCache::new(max_open_files.max(1), 16),
             cache,
             mode,
+            uncache,
             stats: BlobReadStats::default(),
         }
     }
@@ -147,8 +151,14 @@ impl BlobSource {
         Ok(reader)
     }
 
-    /// Forgets blob file `number` (deleted).
+    /// Forgets blob file `number` (deleted), and with `uncache_aggressiveness` erases its
+    /// values from the cache. Where they are in the file is not known without reading it, so
+    /// the cache is swept for the file's number: a pass over every entry, once per deleted
+    /// blob file (garbage collection deletes few, large files).
     pub fn evict(&self, number: u64) {
         self.open.remove(&number);
+        if let Some(cache) = self.cache.as_ref().filter(|_| self.uncache) {
+            cache.retain(|&(file, _)| file != number);
+        }
     }
 }

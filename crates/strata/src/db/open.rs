@@ -562,6 +562,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.max_open_files,
         tables.block_cache(),
         options.read_mode(),
+        options.uncache_aggressiveness > 0,
     ));
     let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
     Arc::new(DbInner {
