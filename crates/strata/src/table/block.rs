@@ -150,13 +150,13 @@ impl BlockBuilder {
         self.buf.len() + 4 * self.restarts.len() + hash_index + 4
     }
 
-    /// At least the bytes the block would have when finished with one more entry of
-    /// `key_len` and `value_len` bytes: as if the key shared nothing with the last one and
+    /// At least the bytes one more entry of `key_len` and `value_len` bytes would add to
+    /// [`BlockBuilder::estimated_size`]: as if its key shared nothing with the last one and
     /// started a restart point, and the hash index (if any) grew by a bucket or two.
-    pub fn estimated_size_after(&self, key_len: usize, value_len: usize) -> usize {
+    pub fn entry_growth_bound(&self, key_len: usize, value_len: usize) -> usize {
         let varints = 1 + varint_len(key_len as u64) + varint_len(value_len as u64);
         let hash_growth = if self.hash_index.is_some() { 2 } else { 0 };
-        self.estimated_size() + varints + key_len + value_len + 4 + hash_growth
+        varints + key_len + value_len + 4 + hash_growth
     }
 
     /// True when no entry was added.

@@ -200,10 +200,10 @@ impl TableBuilder {
             return false;
         }
         let block_size = self.options.block_size;
-        let after = self.data_block.estimated_size_after(key_len, value_len) + BLOCK_TRAILER_LEN;
+        let now = self.data_block.estimated_size() + BLOCK_TRAILER_LEN;
         let deviation = self.options.block_size_deviation.min(100) as usize;
         let limit = (block_size * (100 - deviation)).div_ceil(100);
-        after > block_size && self.data_block.estimated_size() + BLOCK_TRAILER_LEN >= limit
+        now >= limit && now + self.data_block.entry_growth_bound(key_len, value_len) > block_size
     }
 
     /// Adds the deletion of the user keys `[begin, end)` at `seq`, in any order relative to
