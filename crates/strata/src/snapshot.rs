@@ -91,8 +91,25 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    #[cfg(test)]
     pub(crate) fn new(list: &Arc<SnapshotList>, seq: SequenceNumber) -> Snapshot {
-        *list.live.lock().entry(seq).or_insert(0) += 1;
+        Snapshot::latest(list, || seq)
+    }
+
+    /// A snapshot at the sequence number `latest` returns, read with the list locked. A flush
+    /// or compaction reads the list once its inputs are fixed, so either it sees this
+    /// snapshot, or the snapshot's number is at or above every sequence number of its
+    /// inputs. Without the lock a write, its flush and a compaction could fall between the
+    /// read and the registration, and drop (or zero the sequence number of) what the
+    /// snapshot was to see.
+    pub(crate) fn latest(
+        list: &Arc<SnapshotList>,
+        latest: impl FnOnce() -> SequenceNumber,
+    ) -> Snapshot {
+        let mut live = list.live.lock();
+        let seq = latest();
+        *live.entry(seq).or_insert(0) += 1;
+        drop(live);
         Snapshot {
             pin: Arc::new(Pin {
                 seq,

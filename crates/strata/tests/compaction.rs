@@ -334,6 +334,81 @@ fn sequential_writes_move_down_without_rewrites() {
     check(&db, &model);
 }
 
+/// The sequence number ranges (smallest, largest) of the tables in directory `dir`.
+fn table_seqs(dir: &std::path::Path) -> Vec<(u64, u64)> {
+    use strata::fs::{FileSystem, PosixFs};
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "sst") {
+            let file = PosixFs.open_random(&path).unwrap();
+            let p = strata::internals::Table::read_properties(file.as_ref(), &path).unwrap();
+            out.push((p.smallest_seq, p.largest_seq));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_bottom_writes_puts_below_every_snapshot_with_sequence_number_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = small(CompactionStyle::Leveled);
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    let n = 2000;
+    let old = write_rounds(&db, n, 1);
+    let snapshot = db.snapshot();
+    let mut model = old.clone();
+    for i in (0..n).step_by(2) {
+        db.put(key(i), value(i, 1)).unwrap();
+        model.insert(key(i), value(i, 1));
+    }
+    // The writes after the snapshot keep their numbers; those it sees become 0.
+    db.compact_range(None, None).unwrap();
+    let seqs = table_seqs(dir.path());
+    assert!(seqs.iter().all(|&(lo, _)| lo == 0), "{seqs:?}");
+    assert!(
+        seqs.iter().any(|&(_, hi)| hi > snapshot.sequence()),
+        "{seqs:?}"
+    );
+    check(&db, &model);
+    for (k, v) in old.iter().step_by(37) {
+        assert_eq!(db.get_at(&snapshot, k).unwrap().as_ref(), Some(v));
+    }
+    let mut at_snapshot = strata::ReadOptions::default();
+    at_snapshot.snapshot = Some(snapshot.clone());
+    let mut it = db.iter(at_snapshot); // holds the snapshot until dropped
+    let mut seen = BTreeMap::new();
+    it.seek_to_first();
+    while it.valid() {
+        seen.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    assert!(seen == old, "the snapshot's view changed");
+
+    // Without the snapshot every put a compaction writes at the bottom is numbered 0.
+    drop((it, snapshot));
+    for i in (0..n).step_by(5) {
+        db.put(key(i), value(i, 2)).unwrap();
+        model.insert(key(i), value(i, 2));
+    }
+    db.compact_range(None, None).unwrap();
+    let seqs = table_seqs(dir.path());
+    assert!(seqs.iter().all(|&s| s == (0, 0)), "{seqs:?}");
+    check(&db, &model);
+
+    // Later writes are newer than the zeroed versions, after a reopen too.
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options).unwrap();
+    for i in (0..n).step_by(3) {
+        db.put(key(i), value(i, 3)).unwrap();
+        model.insert(key(i), value(i, 3));
+    }
+    check(&db, &model);
+    db.compact_range(None, None).unwrap();
+    check(&db, &model);
+}
+
 #[test]
 fn close_cancels_a_running_compaction_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();

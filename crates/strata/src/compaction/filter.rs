@@ -280,21 +280,22 @@ mod tests {
         let cases: Vec<Case> = vec![
             // decision, level, snapshots, bottommost, input, output, shown
             (Keep, 1, &[], false, abc, "a#5,PUT=x b#4,PUT=z", "a@1=x b@1=z"),
-            (Keep, 6, &[], true, abc, "a#5,PUT=x b#4,PUT=z", "a@6=x b@6=z"),
+            (Keep, 6, &[], true, abc, "a#0,PUT=x b#0,PUT=z", "a@6=x b@6=z"),
             // Removed values become deletes above the bottom (older versions may lie below)...
             (Remove, 1, &[], false, abc, "a#5,DEL b#4,DEL", "a@1=x b@1=z"),
             // ...and vanish at the bottom with no snapshot.
             (Remove, 6, &[], true, abc, "(none)", "a@6=x b@6=z"),
             (change(), 2, &[], false, abc, "a#5,PUT=new b#4,PUT=new", "a@2=x b@2=z"),
-            (change(), 6, &[], true, abc, "a#5,PUT=new b#4,PUT=new", "a@6=x b@6=z"),
+            (change(), 6, &[], true, abc, "a#0,PUT=new b#0,PUT=new", "a@6=x b@6=z"),
             // A snapshot at 4 sees a#3 and b#4: b is not shown; a#5 is, and its delete stays
             // at the bottom to hide a#3 from readers after the snapshot.
-            (Remove, 6, &[4], true, abc, "a#5,DEL a#3,PUT=y b#4,PUT=z", "a@6=x"),
+            (Remove, 6, &[4], true, abc, "a#5,DEL a#0,PUT=y b#0,PUT=z", "a@6=x"),
             (Remove, 1, &[4], false, abc, "a#5,DEL a#3,PUT=y b#4,PUT=z", "a@1=x"),
-            (change(), 6, &[4], true, abc, "a#5,PUT=new a#3,PUT=y b#4,PUT=z", "a@6=x"),
-            (Keep, 6, &[4], true, abc, "a#5,PUT=x a#3,PUT=y b#4,PUT=z", "a@6=x"),
-            // A snapshot at or above an entry protects it, whatever the level.
-            (Remove, 6, &[5], true, abc, "a#5,PUT=x b#4,PUT=z", ""),
+            (change(), 6, &[4], true, abc, "a#5,PUT=new a#0,PUT=y b#0,PUT=z", "a@6=x"),
+            (Keep, 6, &[4], true, abc, "a#5,PUT=x a#0,PUT=y b#0,PUT=z", "a@6=x"),
+            // A snapshot at or above an entry protects it, whatever the level. (At the bottom
+            // the puts at or below the oldest snapshot are written with sequence number 0.)
+            (Remove, 6, &[5], true, abc, "a#0,PUT=x b#0,PUT=z", ""),
             (Remove, 1, &[9], false, abc, "a#5,PUT=x b#4,PUT=z", ""),
             (change(), 6, &[2, 9], true, abc, "a#5,PUT=x b#4,PUT=z", ""),
             // Only the newest version of a key is shown; deletes never are.
@@ -358,14 +359,14 @@ mod tests {
         };
         let mut stage = FilterStage::new(None, Some(now), 6, &[], "t").unwrap();
         let got = run(Some(&mut stage), &[], true, entries()).unwrap();
-        assert_eq!(got, "b#4,PUT=lived\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
+        assert_eq!(got, "b#0,PUT=lived\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
         let mut stage = FilterStage::new(None, Some(now), 1, &[], "t").unwrap();
         let got = run(Some(&mut stage), &[], false, entries()).unwrap();
         assert!(got.starts_with("a#5,DEL b#4,PUT=live"), "{got}");
-        // A snapshot at 5 protects a#5: nothing is dropped.
+        // A snapshot at 5 protects a#5: nothing is dropped (the bottom writes it as a#0).
         let mut stage = FilterStage::new(None, Some(now), 6, &[5], "t").unwrap();
         let got = run(Some(&mut stage), &[5], true, entries()).unwrap();
-        assert!(got.starts_with("a#5,PUT=old"), "{got}");
+        assert!(got.starts_with("a#0,PUT=old"), "{got}");
 
         // The user filter sees live values without the suffix; a changed value keeps it.
         let fixed = Arc::new(Fixed {
@@ -375,7 +376,7 @@ mod tests {
         let user: Arc<dyn CompactionFilter> = fixed.clone();
         let mut stage = FilterStage::new(Some(user), Some(now), 6, &[], "t").unwrap();
         let got = run(Some(&mut stage), &[], true, entries()).unwrap();
-        assert_eq!(got, "b#4,PUT=NEWd\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
+        assert_eq!(got, "b#0,PUT=NEWd\\x00\\x00\\x00\\x00\\x00\\x00\\x00");
         assert_eq!(fixed.shown.lock().unwrap().join(" "), "b@6=live");
 
         // A value too short for the suffix is kept as it is, not shown to the filter.
@@ -383,7 +384,7 @@ mod tests {
         append_internal_key(&mut key, b"s", 7, Put as u8);
         let mut stage = FilterStage::new(None, Some(now), 6, &[], "t").unwrap();
         let got = run(Some(&mut stage), &[], true, vec![(key, b"abc".to_vec())]).unwrap();
-        assert_eq!(got, "s#7,PUT=abc");
+        assert_eq!(got, "s#0,PUT=abc");
     }
 
     struct Failing(bool);

@@ -189,8 +189,10 @@ fn emit(
     if let Some((k, v)) = released {
         add(&k, &v)?;
     }
-    if decision == Decision::Keep {
-        add(key, value)?;
+    match decision {
+        Decision::Keep => add(key, value)?,
+        Decision::KeepZeroed => add(filter.zeroed(key), value)?,
+        Decision::Drop => {}
     }
     Ok(())
 }

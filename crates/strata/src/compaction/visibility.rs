@@ -16,13 +16,15 @@
 //!   operator is configured, runs of operands are combined before they reach this filter,
 //!   see [`super::operands`].)
 
-use crate::key::{ParsedKey, SequenceNumber, ValueKind};
+use crate::key::{pack_trailer, ParsedKey, SequenceNumber, ValueKind};
 
 /// What the merge does with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     /// Write it to the output.
     Keep,
+    /// Write it with sequence number 0 ([`VisibilityFilter::zeroed`] rewrites the key).
+    KeepZeroed,
     /// Leave it out.
     Drop,
 }
@@ -40,6 +42,10 @@ pub struct VisibilityFilter {
     held_single_delete: Option<(Vec<u8>, SequenceNumber)>,
     /// The previous entry of the current key was a merge operand that was kept.
     after_kept_merge: bool,
+    /// At the bottom: puts at or below this sequence number are written with 0.
+    zero_at_or_below: Option<SequenceNumber>,
+    /// The key [`VisibilityFilter::zeroed`] last rewrote.
+    zeroed_key: Vec<u8>,
 }
 
 /// An entry the filter releases: the held single-delete, or nothing.
@@ -51,9 +57,13 @@ impl VisibilityFilter {
     pub fn new(mut snapshots: Vec<SequenceNumber>, bottommost: bool) -> VisibilityFilter {
         snapshots.sort_unstable();
         snapshots.dedup();
+        let zero_at_or_below =
+            bottommost.then(|| snapshots.first().copied().unwrap_or(SequenceNumber::MAX));
         VisibilityFilter {
             snapshots,
             bottommost,
+            zero_at_or_below,
+            zeroed_key: Vec::new(),
             current_key: Vec::new(),
             has_current: false,
             prev_stripe: None,
@@ -91,9 +101,36 @@ impl VisibilityFilter {
     /// back earlier that must now be written before this one, if any.
     pub fn decide(&mut self, ikey: &[u8]) -> (Released, Decision) {
         let (released, decision) = self.decide_inner(ikey);
-        self.after_kept_merge = decision == Decision::Keep
-            && ParsedKey::parse(ikey).is_some_and(|p| p.kind == ValueKind::Merge as u8);
-        (released, decision)
+        if decision == Decision::Drop {
+            self.after_kept_merge = false;
+            return (released, decision);
+        }
+        let Some(p) = ParsedKey::parse(ikey) else {
+            self.after_kept_merge = false;
+            return (released, decision);
+        };
+        self.after_kept_merge = p.kind == ValueKind::Merge as u8;
+        let zero = self.zero_at_or_below.is_some_and(|bound| p.seq <= bound)
+            && p.seq != 0
+            && matches!(p.value_kind(), Some(ValueKind::Put | ValueKind::BlobIndex));
+        match zero {
+            true => (released, Decision::KeepZeroed),
+            false => (released, decision),
+        }
+    }
+
+    /// `ikey` with its sequence number set to 0, for an entry decided
+    /// [`Decision::KeepZeroed`]. Borrowed from the filter until the next call.
+    pub fn zeroed(&mut self, ikey: &[u8]) -> &[u8] {
+        let trailer = ikey.len().saturating_sub(crate::key::TRAILER_LEN);
+        self.zeroed_key.clear();
+        self.zeroed_key.extend_from_slice(ikey);
+        if let Some(p) = ParsedKey::parse(ikey) {
+            self.zeroed_key.truncate(trailer);
+            self.zeroed_key
+                .extend_from_slice(&pack_trailer(0, p.kind).to_le_bytes());
+        }
+        &self.zeroed_key
     }
 
     fn decide_inner(&mut self, ikey: &[u8]) -> (Released, Decision) {
@@ -187,8 +224,10 @@ mod tests {
         for key in entries {
             let (released, d) = f.decide(key);
             out.extend(released.map(|(k, _)| k));
-            if d == Decision::Keep {
-                out.push(key.clone());
+            match d {
+                Decision::Keep => out.push(key.clone()),
+                Decision::KeepZeroed => out.push(f.zeroed(key).to_vec()),
+                Decision::Drop => {}
             }
         }
         out.extend(f.release().map(|(k, _)| k));

@@ -666,8 +666,10 @@ impl Db {
     /// A snapshot of the database now, every column family: reads through it ignore later
     /// writes.
     pub fn snapshot(&self) -> Snapshot {
-        let seq = self.inner.last_sequence.load(Ordering::Acquire);
-        Snapshot::new(&self.inner.snapshots, seq)
+        let last_sequence = &self.inner.last_sequence;
+        Snapshot::latest(&self.inner.snapshots, || {
+            last_sequence.load(Ordering::Acquire)
+        })
     }
 
     /// A cursor over the database, unpositioned: call a seek first.

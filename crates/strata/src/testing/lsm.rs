@@ -32,6 +32,7 @@ pub(crate) fn parse_key(s: &str) -> Result<Vec<u8>, String> {
         ValueKind::Delete,
         ValueKind::SingleDelete,
         ValueKind::Merge,
+        ValueKind::BlobIndex,
     ]
     .into_iter()
     .find(|k| k.name() == kind)
