@@ -21,12 +21,18 @@ use crate::table::{Compression, DataBlockIndexType, IndexType, TableOptions};
 #[non_exhaustive]
 pub enum WalRecoveryMode {
     /// Drop a torn or corrupt tail of the newest WAL (what a crash mid-write leaves) and
-    /// refuse to open with a corruption error anywhere else. The default.
-    #[default]
+    /// refuse to open with a corruption error anywhere else. For that, every WAL but the
+    /// newest is synced when a memtable switch closes it, so damage in an older one is never
+    /// a crash's doing.
     TolerateCorruptedTail,
     /// Keep everything before the first bad record of any WAL and drop everything after it,
     /// newer WALs included (they are set aside as `NNNNNN.log.dropped`, not deleted). The
-    /// database opens as of a point in time; writes after that point are lost.
+    /// database opens as of a point in time; writes after that point are lost, and none of
+    /// them was synced. The default, as in RocksDB: with one column family a memtable switch
+    /// leaves the WAL it closes unsynced (a synced write or `sync_wal` syncs it first), so
+    /// that a WAL whose memtable is flushed before the kernel writes it back is deleted
+    /// without its pages ever reaching the disk.
+    #[default]
     PointInTime,
 }
 
@@ -121,7 +127,8 @@ pub struct Options {
     /// `memtable_prefix_bloom_size_ratio`). Prefixes are not added: the filter serves gets.
     /// Default: true (RocksDB's: false).
     pub memtable_whole_key_filtering: bool,
-    /// How recovery treats bad WAL records. Default: [`WalRecoveryMode::TolerateCorruptedTail`].
+    /// How recovery treats bad WAL records (and so whether a memtable switch syncs the WAL it
+    /// closes). Default: [`WalRecoveryMode::PointInTime`].
     pub wal_recovery_mode: WalRecoveryMode,
     /// The most bytes of batches a group-commit leader joins into one WAL write (its own
     /// batch always goes in whole). Default: 1 MiB.

@@ -229,7 +229,7 @@ fn two_wals_replay_in_order() {
 }
 
 #[test]
-fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
+fn corruption_in_an_older_wal_is_an_error_unless_recovering_to_a_point_in_time() {
     let root = tempfile::tempdir().unwrap();
     let dir = two_wal_database(root.path());
     // Damage the last record of the older WAL (old9).
@@ -239,14 +239,19 @@ fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
     old[len - 3] ^= 0x01;
     fs::write(&older, &old).unwrap();
 
-    let err = Db::open(&dir, open_options()).unwrap_err();
+    let mut strict = open_options();
+    strict.wal_recovery_mode = WalRecoveryMode::TolerateCorruptedTail;
+    let err = Db::open(&dir, strict).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corruption);
     assert!(err.to_string().contains("000001.log"), "{err}");
     assert!(err.to_string().contains("PointInTime"), "{err}");
 
-    let mut options = open_options();
-    options.wal_recovery_mode = WalRecoveryMode::PointInTime;
-    let db = Db::open(&dir, options).unwrap();
+    // The default recovers to a point in time.
+    assert_eq!(
+        open_options().wal_recovery_mode,
+        WalRecoveryMode::PointInTime
+    );
+    let db = Db::open(&dir, open_options()).unwrap();
     let report = db.recovery_report().clone();
     assert_eq!(report.dropped_records, 1, "{report:?}");
     assert!(report
@@ -259,6 +264,120 @@ fn corruption_in_an_older_wal_is_an_error_unless_point_in_time_is_asked() {
     assert_eq!(db.get(b"old9").unwrap(), None);
     assert_eq!(db.get(b"newest").unwrap(), None);
     assert!(report.set_aside.iter().all(|p| p.exists()));
+}
+
+/// Holds every flush at its start until opened, so that memtables (and their WALs) stay.
+#[derive(Default)]
+struct FlushGate {
+    open: std::sync::Mutex<bool>,
+    cv: std::sync::Condvar,
+}
+
+impl FlushGate {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+impl strata::EventListener for FlushGate {
+    fn on_flush_begin(&self, _: &strata::FlushJobInfo) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+    }
+}
+
+/// Writes `n` numbered keys (unsynced) through a database whose flushes are held, so every
+/// memtable stays and each switch closes a WAL no flush deletes; with `sync_last`, the last
+/// write is synced. Then the power fails. Returns how many of the keys the reopened database
+/// holds (always a prefix of them) and how many WALs the writes went through.
+fn write_through_wals_and_cut_power(
+    mode: WalRecoveryMode,
+    n: usize,
+    sync_last: bool,
+    second_family: bool,
+) -> (usize, usize) {
+    use strata::fs::fault::FaultFs;
+    let dir = tempfile::tempdir().unwrap();
+    let fault = FaultFs::new();
+    let gate = std::sync::Arc::new(FlushGate::default());
+    let mut options = open_options();
+    options.fs = std::sync::Arc::new(fault.clone());
+    options.wal_recovery_mode = mode;
+    options.write_buffer_size = 64 << 10;
+    options.max_write_buffer_number = 16;
+    options.listeners = vec![gate.clone()];
+    options.create_missing_column_families = true;
+    let families = match second_family {
+        true => vec![("other", strata::CfOptions::default())],
+        false => vec![],
+    };
+    let db = Db::open_cf(dir.path(), options.clone(), families.clone()).unwrap();
+    let value = [b'v'; 200];
+    for i in 0..n {
+        let mut write = WriteOptions::default();
+        write.sync = sync_last && i + 1 == n;
+        db.put_opt(format!("k{i:06}").as_bytes(), &value, &write)
+            .unwrap();
+    }
+    let wals = fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "log")
+        })
+        .count();
+    fault.crash_at(1);
+    gate.open(); // the held flush fails on the crashed file system
+    drop(db);
+    fault.power_loss().unwrap();
+    fault.restart();
+
+    options.listeners.clear();
+    let db = Db::open_cf(dir.path(), options, families).unwrap();
+    let held: Vec<bool> = (0..n)
+        .map(|i| db.get(format!("k{i:06}").as_bytes()).unwrap().is_some())
+        .collect();
+    let kept = held.iter().take_while(|&&h| h).count();
+    assert!(
+        held[kept..].iter().all(|&h| !h),
+        "{mode:?}: the keys recovered are not a prefix of the writes"
+    );
+    (kept, wals)
+}
+
+/// Under point-in-time recovery (one family) a memtable switch leaves the WAL it closes
+/// unsynced: a power cut may take every unsynced write, closed WALs' included, and what
+/// stays is a prefix. A synced write syncs the closed WALs first, so that everything before
+/// it stays. With `TolerateCorruptedTail`, or a second family, each switch syncs the WAL it
+/// closes.
+#[test]
+fn closed_wals_are_synced_by_the_next_synced_write_or_at_the_switch_when_tolerating_only_a_tail() {
+    use WalRecoveryMode::{PointInTime, TolerateCorruptedTail};
+    let n = 2000; // about 500 KiB of WAL: several switches at 64 KiB memtables
+    let (kept, wals) = write_through_wals_and_cut_power(PointInTime, n, false, false);
+    assert!(wals >= 3, "the writes went through {wals} WALs");
+    assert_eq!(
+        kept, 0,
+        "nothing was synced, and nothing survives a power cut"
+    );
+
+    let (kept, _) = write_through_wals_and_cut_power(PointInTime, n, true, false);
+    assert_eq!(kept, n, "the synced write made every earlier one durable");
+
+    for (mode, second_family) in [(TolerateCorruptedTail, false), (PointInTime, true)] {
+        let (kept, _) = write_through_wals_and_cut_power(mode, n, false, second_family);
+        assert!(
+            kept > n / 2 && kept < n,
+            "{mode:?}, second family {second_family}: the WALs closed were synced, the \
+             newest was not: {kept} of {n} kept"
+        );
+    }
 }
 
 /// A crashed process leaves writes in its WAL that were never synced. The next open replays

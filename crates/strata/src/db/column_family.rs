@@ -228,13 +228,17 @@ impl super::DbInner {
         check_name(name)?;
         let options = self.options.for_family(&cf_options);
         check_options(name, &options)?;
-        let _writer = self.writer.lock();
+        let mut writer = self.writer.lock();
         let families = self.families();
         if families.values().any(|cf| cf.name() == name) {
             return Err(Error::InvalidArgument(format!(
                 "column family '{name}' already exists"
             )));
         }
+        // With several families every WAL but the newest is synced (`switch_memtable` says
+        // why): the WALs one family left unsynced are synced before a second exists.
+        writer.sync_wal()?;
+        writer.sync_at_switch = true;
         // Its records can only be in the WAL being written now or later ones.
         let wal = *self.wals.lock().last().expect("the current WAL is listed");
         let (id, version) = {

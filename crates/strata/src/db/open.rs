@@ -565,6 +565,11 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.uncache_aggressiveness > 0,
     ));
     let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
+    // As `DbInner::switch_memtable` decides at each switch.
+    let sync_at_switch = options.wal_recovery_mode
+        == crate::options::WalRecoveryMode::TolerateCorruptedTail
+        || families.len() > 1;
+    let writer = WriterState::new(wal, last_sequence, wal_sync.clone(), sync_at_switch);
     Arc::new(DbInner {
         path,
         fs,
@@ -574,7 +579,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         families: RwLock::new(Arc::new(families)),
         wals: Mutex::new(wals),
         queue: Mutex::new(WriteQueue::default()),
-        writer: Mutex::new(WriterState::new(wal, last_sequence, wal_sync.clone())),
+        writer: Mutex::new(writer),
         inserting: std::sync::Mutex::new(()),
         versions: Mutex::new(versions),
         tables,

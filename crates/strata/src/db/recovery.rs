@@ -11,9 +11,11 @@
 //!   record on is dropped: the bytes are copied to `NNNNNN.log.dropped` for diagnosis, the WAL
 //!   is truncated to its good prefix (so it reads cleanly as an older WAL later), and with
 //!   point-in-time recovery any newer WAL is set aside as `NNNNNN.log.dropped`;
-//! - in an older WAL with the default mode, open fails with a corruption error naming the
-//!   file and offset: the older WALs were synced when they were closed, so damage there is not
-//!   a crash artefact and dropping it silently could lose acknowledged writes.
+//! - in an older WAL with [`WalRecoveryMode::TolerateCorruptedTail`], open fails with a
+//!   corruption error naming the file and offset: the older WALs were then synced when they
+//!   were closed, so damage there is not a crash artefact and dropping it silently could lose
+//!   acknowledged writes. (Under point-in-time recovery an older WAL may be closed unsynced,
+//!   see `write.rs`, and a power cut may tear it like the newest.)
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};

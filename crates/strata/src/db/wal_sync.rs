@@ -1,13 +1,15 @@
 //! Syncing the WAL in the background as it grows.
 //!
-//! A memtable switch syncs the old WAL before the new one exists (every WAL but the newest
-//! must be complete on disk, see `write.rs`). Left to that moment, the sync writes a whole
-//! memtable's worth of WAL under the writer lock: with 64 MiB memtables of 16 KiB values, the
-//! writes waited a third of their time there. So each time the WAL has grown by
-//! [`BACKGROUND_SYNC_BYTES`] since the last time, the write leader hands a second descriptor
-//! of it to the `strata-wal-sync` thread, which syncs it while writes go on; the switch's sync
-//! then has little left to write. The invariant is the switch's, unchanged: the background
-//! sync only makes it cheaper.
+//! Where a memtable switch syncs the old WAL before the new one exists (so that every WAL but
+//! the newest is complete on disk: under `WalRecoveryMode::TolerateCorruptedTail`, or with
+//! several column families, see `write.rs`), that sync would write a whole memtable's worth of
+//! WAL under the writer lock: with 64 MiB memtables of 16 KiB values, the writes waited a
+//! third of their time there. So each time the WAL has grown by [`BACKGROUND_SYNC_BYTES`]
+//! since the last time, the write leader hands a second descriptor of it to the
+//! `strata-wal-sync` thread, which syncs it while writes go on; the switch's sync then has
+//! little left to write. The invariant is the switch's, unchanged: the background sync only
+//! makes it cheaper. Where the switch does not sync, neither does this thread: it would only
+//! write WAL pages that nothing asked to be durable.
 //!
 //! At most one sync runs; a request made meanwhile replaces the one waiting (the newer
 //! descriptor covers the older's bytes, or the older file was already synced by a switch).

@@ -56,7 +56,7 @@ use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::listener::FlushReason;
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
-use crate::options::WriteOptions;
+use crate::options::{WalRecoveryMode, WriteOptions};
 use crate::write_batch::{encode_header, WriteBatch, HEADER_LEN};
 
 use crate::filename::wal_path;
@@ -158,6 +158,14 @@ pub(crate) struct WriterState {
     appended_since_sync: u64,
     /// Where the WAL's background syncs are asked for (`wal_sync.rs`).
     background_sync: Arc<WalSyncQueue>,
+    /// Whether a memtable switch syncs the WAL it closes (see
+    /// [`DbInner::switch_memtable`]); the background syncs, which only make that sync
+    /// cheaper, run only then.
+    pub(super) sync_at_switch: bool,
+    /// The WALs closed at a switch without a sync, oldest first, with their numbers: synced
+    /// (before the current one) by the next synced write or WAL sync, and let go once
+    /// deleted.
+    closed_unsynced: Vec<(u64, LogWriter)>,
 }
 
 impl WriterState {
@@ -165,6 +173,7 @@ impl WriterState {
         wal: LogWriter,
         last_sequence: SequenceNumber,
         background_sync: Arc<WalSyncQueue>,
+        sync_at_switch: bool,
     ) -> Self {
         WriterState {
             wal,
@@ -175,6 +184,8 @@ impl WriterState {
             blobs_at_write: ActiveBlobFiles::default(),
             appended_since_sync: 0,
             background_sync,
+            sync_at_switch,
+            closed_unsynced: Vec::new(),
         }
     }
 
@@ -203,7 +214,26 @@ impl WriterState {
         self.stopped = Some(cause.duplicate());
     }
 
-    /// Syncs the WAL if it has unsynced appends (and first the blob files its records name).
+    /// True when a WAL has appends not yet synced: the current one, or one closed unsynced.
+    pub fn wal_dirty(&self) -> bool {
+        self.wal_dirty || !self.closed_unsynced.is_empty()
+    }
+
+    /// Syncs the WALs closed without a sync, oldest first, so that a sync of the current
+    /// one makes every earlier write durable too.
+    fn sync_closed(&mut self) -> Result<()> {
+        for (_, wal) in &mut self.closed_unsynced {
+            if let Err(e) = wal.sync() {
+                self.stopped = Some(e.duplicate());
+                return Err(e);
+            }
+        }
+        self.closed_unsynced.clear();
+        Ok(())
+    }
+
+    /// Syncs the WAL if it has unsynced appends (and first the blob files its records name,
+    /// and the WALs closed without a sync).
     pub fn sync_wal(&mut self) -> Result<()> {
         if let Some(e) = &self.stopped {
             return Err(stopped_error(e));
@@ -212,6 +242,7 @@ impl WriterState {
             self.stopped = Some(e.duplicate());
             return Err(e);
         }
+        self.sync_closed()?;
         if self.wal_dirty {
             if let Err(e) = self.blobs_at_write.sync().and_then(|()| self.wal.sync()) {
                 self.stopped = Some(e.duplicate());
@@ -227,7 +258,7 @@ impl WriterState {
     /// asks the `strata-wal-sync` thread to sync it.
     fn note_unsynced_append(&mut self, bytes: usize) {
         self.appended_since_sync += bytes as u64;
-        if self.appended_since_sync >= BACKGROUND_SYNC_BYTES {
+        if self.sync_at_switch && self.appended_since_sync >= BACKGROUND_SYNC_BYTES {
             self.appended_since_sync = 0;
             if let Some(file) = self.wal.background_sync() {
                 self.background_sync.request(file);
@@ -560,6 +591,7 @@ impl DbInner {
             if let Some(e) = w.background_sync.take_error() {
                 return Err(e);
             }
+            w.sync_closed()?;
             w.wal.sync()?;
             w.wal_dirty = false;
             w.appended_since_sync = 0;
@@ -638,8 +670,8 @@ impl DbInner {
     /// Starts a new WAL; the active memtables of the families in `full` become immutable
     /// (to be flushed for `reason`) and each gets a new one on the new WAL, as does every
     /// other family whose active memtable is empty (so that it does not hold on to the old
-    /// WAL). Then wakes the flush thread. The old WAL is synced first, so that every WAL but
-    /// the newest is complete on disk.
+    /// WAL). Then wakes the flush thread. The old WAL is synced first, or kept open unsynced
+    /// for a later synced write to sync (see the comment at the sync).
     pub(super) fn switch_memtable(
         &self,
         w: &mut WriterState,
@@ -661,20 +693,45 @@ impl DbInner {
             w.stop(&e);
             return Err(e);
         }
-        // The old WAL is made durable before the new one exists: recovery takes a torn tail
-        // only in the newest WAL, so no older one may be left with unsynced bytes. Background
-        // syncs as it grew (`wal_sync.rs`) left little for this one to write.
-        w.sync_wal()?;
+        // With `WalRecoveryMode::TolerateCorruptedTail`, recovery takes a torn tail only in
+        // the newest WAL, so the old WAL is made durable before the new one exists
+        // (background syncs as it grew, `wal_sync.rs`, left little for this one to write).
+        // So it is too with several families: one family's flush may make its writes in a
+        // newer WAL durable while another's in this one are not yet, and a point-in-time
+        // recovery stopping in this one would then not give a prefix of the writes.
+        // Otherwise (point-in-time, one family, RocksDB's rule) the old WAL is kept open
+        // unsynced: a synced write or WAL sync syncs it first, recovery stops at a torn tail
+        // in it and keeps what precedes, and most often its flush comes first and it is
+        // deleted with its pages never written.
+        w.sync_at_switch = self.options.wal_recovery_mode == WalRecoveryMode::TolerateCorruptedTail
+            || families.len() > 1;
+        if w.sync_at_switch {
+            w.sync_wal()?;
+        } else {
+            w.check_stopped()?;
+        }
         let number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, number);
         let file = self.fs.create_writable(&path)?;
         self.fs.sync_dir(&self.path)?;
-        w.wal = LogWriter::new(Box::new(CountedFile::new(
-            file,
-            self.io.clone(),
-            IoClass::Wal,
-        )));
-        self.wals.lock().insert(number);
+        let old = std::mem::replace(
+            &mut w.wal,
+            LogWriter::new(Box::new(CountedFile::new(
+                file,
+                self.io.clone(),
+                IoClass::Wal,
+            ))),
+        );
+        let mut wals = self.wals.lock();
+        let old_number = wals.last().copied();
+        w.closed_unsynced.retain(|(n, _)| wals.contains(n));
+        if let Some(old_number) = old_number.filter(|_| w.wal_dirty) {
+            w.closed_unsynced.push((old_number, old));
+        }
+        w.wal_dirty = false;
+        w.appended_since_sync = 0;
+        wals.insert(number);
+        drop(wals);
         for cf in families.values() {
             let switch = full.iter().any(|f| Arc::ptr_eq(f, cf));
             let mut current = cf.sv.write();
@@ -705,7 +762,7 @@ impl DbInner {
     pub(super) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
         let mut w = self.writer.lock();
-        let synced = w.wal_dirty;
+        let synced = w.wal_dirty();
         w.sync_wal()?;
         if synced {
             self.counters.add(Counter::WalSyncs, 1);
