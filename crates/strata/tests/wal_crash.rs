@@ -319,7 +319,7 @@ fn write_through_wals_and_cut_power(
     for i in 0..n {
         let mut write = WriteOptions::default();
         write.sync = sync_last && i + 1 == n;
-        db.put_opt(format!("k{i:06}").as_bytes(), &value, &write)
+        db.put_opt(format!("k{i:06}").as_bytes(), value, &write)
             .unwrap();
     }
     let wals = fs::read_dir(dir.path())
