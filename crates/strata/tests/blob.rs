@@ -240,6 +240,51 @@ fn garbage_collection_moves_live_values_out_of_the_oldest_files() {
     db.close().unwrap();
 }
 
+/// A compaction that reads set off (merging L0 once gets paid for it) moves no values out of
+/// old blob files, however old: its cost was judged on the tables alone.
+#[test]
+fn a_read_triggered_compaction_moves_no_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = separating(64);
+    options.enable_blob_garbage_collection = true;
+    options.blob_garbage_collection_age_cutoff = 1.0;
+    options.disable_auto_compactions = false;
+    options.read_triggered_compaction = true;
+    let db = Db::open(dir.path(), options).unwrap();
+    let mut want = BTreeMap::new();
+    for k in 0..300 {
+        db.put(key(k), value(k, 0, 400)).unwrap();
+        want.insert(key(k), value(k, 0, 400));
+    }
+    db.compact_range(None, None).unwrap();
+    for k in (0..300).step_by(10) {
+        db.put(key(k), value(k, 1, 400)).unwrap();
+        want.insert(key(k), value(k, 1, 400));
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let l0 = |db: &Db| db.stats().level_files[0];
+    assert_eq!(l0(&db), 1, "one L0 file over the bottom level");
+    let before = blob_files(dir.path());
+
+    let mut round = 0;
+    while l0(&db) > 0 {
+        assert!(round < 50_000, "reads never merged L0");
+        for i in 0..1000u32 {
+            let k = (round + i) * 7 % 300;
+            assert_eq!(db.get(key(k)).unwrap().as_ref(), want.get(&key(k)));
+        }
+        round += 1000;
+        db.wait_for_compactions().unwrap();
+    }
+    let after = blob_files(dir.path());
+    assert!(
+        after.iter().all(|n| before.contains(n)),
+        "the read-triggered compaction wrote blob files: {before:?} -> {after:?}"
+    );
+    check_scans(&db, &want);
+}
+
 /// The values of blob files that garbage collection deleted leave the block cache with them
 /// (`uncache_aggressiveness` above 0), and stay there until evicted at 0.
 #[test]
