@@ -414,3 +414,31 @@ fn writes_replayed_after_a_crash_are_durable_before_later_synced_writes() {
         "a write acknowledged before the synced one was lost"
     );
 }
+
+/// A WAL closed unsynced stays open for a later sync only until its memtable is flushed: the
+/// deletion lets go of it, so that the unlink frees its pages (no descriptor of the process
+/// is left on a deleted WAL).
+#[cfg(target_os = "linux")]
+#[test]
+fn deleted_wals_are_not_held_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = open_options();
+    options.write_buffer_size = 64 << 10;
+    let db = Db::open(dir.path(), options).unwrap();
+    for i in 0..2000 {
+        db.put(format!("k{i:06}").as_bytes(), [b'v'; 200]).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let held: Vec<String> = fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+        .map(|target| target.to_string_lossy().into_owned())
+        .filter(|t| t.starts_with(&*dir.path().to_string_lossy()) && t.contains(".log"))
+        .collect();
+    assert!(
+        held.iter().all(|t| !t.ends_with("(deleted)")),
+        "deleted WALs held open: {held:?}"
+    );
+    assert!(held.len() <= 1, "only the current WAL is open: {held:?}");
+}

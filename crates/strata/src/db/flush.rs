@@ -192,6 +192,9 @@ impl DbInner {
         let mut deleted = Vec::new();
         let mut result = Ok(());
         for (i, &number) in obsolete.iter().enumerate() {
+            // A WAL closed unsynced is still open for a sync no one will need now: closed
+            // here, so that the unlink frees its pages.
+            drop(self.closed_wals.take(number));
             match self.fs.remove_file(&wal_path(&self.path, number)) {
                 Ok(()) => deleted.push(number),
                 // Already gone (recovery removed it: it held nothing).

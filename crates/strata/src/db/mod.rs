@@ -154,6 +154,9 @@ pub(crate) struct DbInner {
     families: RwLock<Arc<Families>>,
     /// WALs on disk that may still be needed, ascending; the last is the one being written.
     wals: Mutex<BTreeSet<u64>>,
+    /// The WALs closed without a sync (shared with the writer state): a WAL's handle is let go
+    /// before the WAL is deleted.
+    closed_wals: Arc<wal_sync::ClosedWals>,
     queue: Mutex<WriteQueue>,
     writer: Mutex<WriterState>,
     /// Held by a write group while it inserts into the memtables, taken before it lets go of

@@ -569,7 +569,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     let sync_at_switch = options.wal_recovery_mode
         == crate::options::WalRecoveryMode::TolerateCorruptedTail
         || families.len() > 1;
-    let writer = WriterState::new(wal, last_sequence, wal_sync.clone(), sync_at_switch);
+    let closed_wals = Arc::new(super::wal_sync::ClosedWals::default());
+    let writer = WriterState::new(
+        wal,
+        last_sequence,
+        wal_sync.clone(),
+        sync_at_switch,
+        closed_wals.clone(),
+    );
     Arc::new(DbInner {
         path,
         fs,
@@ -580,6 +587,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         wals: Mutex::new(wals),
         queue: Mutex::new(WriteQueue::default()),
         writer: Mutex::new(writer),
+        closed_wals,
         inserting: std::sync::Mutex::new(()),
         versions: Mutex::new(versions),
         tables,

@@ -20,6 +20,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::error::Error;
 use crate::fs::BackgroundSync;
+use crate::log::LogWriter;
 
 /// WAL bytes appended between two background syncs.
 pub(super) const BACKGROUND_SYNC_BYTES: u64 = 4 << 20;
@@ -74,6 +75,43 @@ impl WalSyncQueue {
                 None => self.cv.wait(&mut state),
             }
         }
+    }
+}
+
+/// The WALs a memtable switch closed without a sync (see `write.rs`), oldest first, with
+/// their numbers, still open: the next synced write, WAL sync, checkpoint or close syncs them
+/// (with the writer lock held), and the deletion of an obsolete WAL lets go of its handle
+/// first (outside the writer lock: closing the last descriptor of a large unlinked file frees
+/// its cached pages, which takes milliseconds).
+#[derive(Default)]
+pub(crate) struct ClosedWals(Mutex<Vec<(u64, LogWriter)>>);
+
+impl ClosedWals {
+    /// Adds WAL `number`, just closed unsynced.
+    pub fn push(&self, number: u64, wal: LogWriter) {
+        self.0.lock().push((number, wal));
+    }
+
+    /// True when no WAL waits for a sync.
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().is_empty()
+    }
+
+    /// Syncs every WAL waiting, oldest first; those synced no longer wait.
+    pub fn sync_all(&self) -> Result<(), Error> {
+        let mut wals = self.0.lock();
+        while let Some((_, wal)) = wals.first_mut() {
+            wal.sync()?;
+            wals.remove(0);
+        }
+        Ok(())
+    }
+
+    /// Takes the handle of WAL `number` (being deleted), if it waits for a sync.
+    pub fn take(&self, number: u64) -> Option<LogWriter> {
+        let mut wals = self.0.lock();
+        let at = wals.iter().position(|(n, _)| *n == number)?;
+        Some(wals.remove(at).1)
     }
 }
 

@@ -48,7 +48,7 @@ use super::column_family::{ColumnFamilyData, Families};
 use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
-use super::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
+use super::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
@@ -162,10 +162,9 @@ pub(crate) struct WriterState {
     /// [`DbInner::switch_memtable`]); the background syncs, which only make that sync
     /// cheaper, run only then.
     pub(super) sync_at_switch: bool,
-    /// The WALs closed at a switch without a sync, oldest first, with their numbers: synced
-    /// (before the current one) by the next synced write or WAL sync, and let go once
-    /// deleted.
-    closed_unsynced: Vec<(u64, LogWriter)>,
+    /// The WALs closed at a switch without a sync: synced (before the current one) by the
+    /// next synced write or WAL sync.
+    closed_unsynced: Arc<ClosedWals>,
 }
 
 impl WriterState {
@@ -174,6 +173,7 @@ impl WriterState {
         last_sequence: SequenceNumber,
         background_sync: Arc<WalSyncQueue>,
         sync_at_switch: bool,
+        closed_unsynced: Arc<ClosedWals>,
     ) -> Self {
         WriterState {
             wal,
@@ -185,7 +185,7 @@ impl WriterState {
             appended_since_sync: 0,
             background_sync,
             sync_at_switch,
-            closed_unsynced: Vec::new(),
+            closed_unsynced,
         }
     }
 
@@ -222,13 +222,10 @@ impl WriterState {
     /// Syncs the WALs closed without a sync, oldest first, so that a sync of the current
     /// one makes every earlier write durable too.
     fn sync_closed(&mut self) -> Result<()> {
-        for (_, wal) in &mut self.closed_unsynced {
-            if let Err(e) = wal.sync() {
-                self.stopped = Some(e.duplicate());
-                return Err(e);
-            }
+        if let Err(e) = self.closed_unsynced.sync_all() {
+            self.stopped = Some(e.duplicate());
+            return Err(e);
         }
-        self.closed_unsynced.clear();
         Ok(())
     }
 
@@ -723,10 +720,8 @@ impl DbInner {
             ))),
         );
         let mut wals = self.wals.lock();
-        let old_number = wals.last().copied();
-        w.closed_unsynced.retain(|(n, _)| wals.contains(n));
-        if let Some(old_number) = old_number.filter(|_| w.wal_dirty) {
-            w.closed_unsynced.push((old_number, old));
+        if let Some(&old_number) = wals.last().filter(|_| w.wal_dirty) {
+            w.closed_unsynced.push(old_number, old);
         }
         w.wal_dirty = false;
         w.appended_since_sync = 0;
