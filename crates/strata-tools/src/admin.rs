@@ -227,6 +227,9 @@ fn dump_table(
             p.index_partitions, p.top_level_index_bytes
         )?;
     }
+    if p.index_key_is_user_key > 0 {
+        writeln!(out, "index: user keys")?;
+    }
     if p.filter_partitions > 0 {
         writeln!(
             out,

@@ -16,6 +16,15 @@
 //! keys (`data_block_hash.rs`); the properties count them, and the table gets format version
 //! 4 (even if no block ended up with one), so that a build that cannot read them refuses it.
 //!
+//! In a table of internal keys with one index block, the index keys are user keys (RocksDB's
+//! `index_key_is_user_key`) when no user key's versions span two data blocks: each entry's key
+//! `u` is then a user key with `user_key(last key of its block) <= u < user_key(first key of
+//! the next)`, so a seek for `(k, seq)` finds the first block whose key is at or after `k`,
+//! and every version of `k` is in that block. The 8-byte trailer of each entry is saved (a
+//! third of a table's index). Both forms are built as blocks are cut; a boundary inside one
+//! user key drops the user-key form, and `finish` writes the one that holds. The properties
+//! record `strata.index-key-is-user-key` and the table gets format version 5.
+//!
 //! Range tombstones arrive in any order ([`TableBuilder::add_range_tombstone`]), are held in
 //! memory and written at `finish` as the range-deletion block (`range_del.rs`). The table's
 //! key range must cover them: [`TableBuilder::range_tombstone_bounds`] gives the internal
@@ -34,7 +43,7 @@ use crate::table::filter::FilterBuilder;
 use crate::table::format::{
     block_trailer, compress_block, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
     TABLE_FORMAT_VERSION, TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
-    TABLE_FORMAT_VERSION_RANGE_DEL,
+    TABLE_FORMAT_VERSION_RANGE_DEL, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, PartitionBuilder};
 use crate::table::properties::TableProperties;
@@ -52,6 +61,10 @@ pub struct TableBuilder {
     /// Data blocks carry hash indexes (the options ask for them and the keys suit).
     hashed: bool,
     index_block: BlockBuilder,
+    /// The index block with user keys, while every data block boundary falls between two
+    /// user keys (see the module notes); `None` once one does not, and for tables with a
+    /// partitioned index or of whole keys.
+    user_key_index: Option<BlockBuilder>,
     /// With a two-level index: the index (and filter) partitions, in place of `index_block`.
     partitions: Option<PartitionBuilder>,
     /// The filter partitions are cut with the index partitions (`filter` holds only the
@@ -104,6 +117,8 @@ impl TableBuilder {
             },
             hashed,
             index_block: BlockBuilder::new(1),
+            user_key_index: (!two_level && matches!(options.comparator, Comparator::Internal(_)))
+                .then(|| BlockBuilder::new(1)),
             partitions: two_level.then(|| {
                 PartitionBuilder::new(options.metadata_block_size, options.bloom_bits_per_key)
             }),
@@ -155,6 +170,14 @@ impl TableBuilder {
             self.flush_data_block()?;
         }
         if let Some((mut separator, handle)) = self.pending_index.take() {
+            let order = self.options.comparator.order();
+            if self.user_key_index.is_some()
+                && order
+                    .compare(crate::key::user_key(&separator), crate::key::user_key(key))
+                    .is_eq()
+            {
+                self.user_key_index = None; // this key's versions span the boundary
+            }
             self.options
                 .comparator
                 .shorten_separator(&mut separator, key);
@@ -296,7 +319,12 @@ impl TableBuilder {
                 let filter = self.filter.as_mut().filter(|_| self.partition_filters);
                 p.add(key, &self.handle_buf, filter, next_prefix);
             }
-            None => self.index_block.add(key, &self.handle_buf),
+            None => {
+                self.index_block.add(key, &self.handle_buf);
+                if let Some(b) = &mut self.user_key_index {
+                    b.add(crate::key::user_key(key), &self.handle_buf);
+                }
+            }
         }
     }
 
@@ -396,7 +424,13 @@ impl TableBuilder {
                 self.props.top_level_index_bytes = top.len() as u64;
                 top
             }
-            _ => self.index_block.finish().to_vec(),
+            _ => match &mut self.user_key_index {
+                Some(b) if !b.is_empty() => {
+                    self.props.index_key_is_user_key = 1;
+                    b.finish().to_vec()
+                }
+                _ => self.index_block.finish().to_vec(),
+            },
         };
         let mut tombstones = std::mem::take(&mut self.range_tombstones);
         let range_del = match tombstones.is_empty() {
@@ -421,6 +455,7 @@ impl TableBuilder {
         let metaindex = self.write_block(meta.finish(), Compression::None)?;
         let index = self.write_block(&index_contents, Compression::None)?;
         let version = match (self.hashed, range_del, props.index_partitions) {
+            _ if props.index_key_is_user_key != 0 => TABLE_FORMAT_VERSION_USER_KEY_INDEX,
             (true, _, _) => TABLE_FORMAT_VERSION_DATA_BLOCK_HASH,
             (false, _, 1..) => TABLE_FORMAT_VERSION_PARTITIONED,
             (false, Some(_), 0) => TABLE_FORMAT_VERSION_RANGE_DEL,

@@ -19,7 +19,9 @@
 //! a top-level index whose entries name index partitions, which an older build would read as
 //! data blocks; see `partitioned.rs`), 4 for a table written with data-block hash indexes
 //! (`data_block_hash.rs`), whatever else it holds (an older build would misread the flagged
-//! restart counts of its data blocks).
+//! restart counts of its data blocks), 5 for a table whose index block holds user keys
+//! (`builder.rs`), whatever else it holds (an older build would compare its index keys as
+//! internal keys, taking their last 8 bytes for a trailer).
 //!
 //! Compression type numbers are RocksDB's. A block is stored compressed only if that saves at
 //! least 1/8 of its size.
@@ -53,8 +55,13 @@ pub const TABLE_FORMAT_VERSION_PARTITIONED: u32 = 3;
 /// The table format version of tables written with data-block hash indexes
 /// (`data_block_hash.rs`), whatever else they hold (range deletions, a partitioned index): a
 /// build that reads only versions 1 to 3 refuses them instead of misreading the restart
-/// count of a block that carries one. The newest version this build reads. On disk.
+/// count of a block that carries one. On disk.
 pub const TABLE_FORMAT_VERSION_DATA_BLOCK_HASH: u32 = 4;
+/// The table format version of tables whose index block holds user keys
+/// (`strata.index-key-is-user-key`), whatever else they hold: a build that reads only
+/// versions 1 to 4 refuses them instead of comparing the index keys as internal keys. The
+/// newest version this build reads. On disk.
+pub const TABLE_FORMAT_VERSION_USER_KEY_INDEX: u32 = 5;
 /// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
 const MAX_RAW_BLOCK: usize = 1 << 30;
 
@@ -180,9 +187,9 @@ impl Footer {
         if unmask_crc(stored) != crc32c(&bytes[..44]) {
             return Err("footer checksum mismatch".into());
         }
-        if version > TABLE_FORMAT_VERSION_DATA_BLOCK_HASH {
+        if version > TABLE_FORMAT_VERSION_USER_KEY_INDEX {
             return Err(format!(
-                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_DATA_BLOCK_HASH})"
+                "table format version {version} is newer than this build reads ({TABLE_FORMAT_VERSION_USER_KEY_INDEX})"
             ));
         }
         let mut src = &bytes[..40];
@@ -388,16 +395,16 @@ mod tests {
             index: BlockHandle::default(),
             version,
         };
-        for version in 1..=TABLE_FORMAT_VERSION_DATA_BLOCK_HASH {
+        for version in 1..=TABLE_FORMAT_VERSION_USER_KEY_INDEX {
             assert_eq!(
                 Footer::decode(&footer(version).encode()),
                 Ok(footer(version))
             );
         }
-        let err = Footer::decode(&footer(5).encode()).unwrap_err();
+        let err = Footer::decode(&footer(6).encode()).unwrap_err();
         assert_eq!(
             err,
-            "table format version 5 is newer than this build reads (4)"
+            "table format version 6 is newer than this build reads (5)"
         );
     }
 

@@ -632,8 +632,13 @@ mod tests {
             let what = format!("round {round}, {} entries", entries.len());
             let footer = std::fs::read(&path).unwrap();
             let footer = format::Footer::decode(&footer[footer.len() - format::FOOTER_LEN..]);
-            assert_eq!(footer.unwrap().version, 4, "{what}");
             let props = t.properties();
+            // 5 where no user key's versions span two blocks (the index holds user keys).
+            let version = match props.index_key_is_user_key {
+                0 => 4,
+                _ => 5,
+            };
+            assert_eq!(footer.unwrap().version, version, "{what}");
             let small_blocks = options.restart_interval > 1 || options.block_size < 4096;
             if small_blocks {
                 assert_eq!(props.data_block_hash_indexes, props.data_blocks, "{what}");
@@ -653,6 +658,117 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An index holds user keys unless a user key's versions span two data blocks: every
+    /// get and every seek either way, at every snapshot, for keys present and absent, finds
+    /// what a model finds, in both forms and both built-in orders.
+    #[test]
+    fn index_keys_are_user_keys_unless_a_user_key_spans_two_blocks() {
+        use crate::key::{append_internal_key, seek_key, user_key, ValueKind};
+        let dir = tempfile::tempdir().unwrap();
+        for (case, (spanning, reverse)) in [(1, false), (40, false), (1, true), (40, true)]
+            .into_iter()
+            .enumerate()
+        {
+            let order = match reverse {
+                true => crate::comparator::KeyOrder::Reverse,
+                false => crate::comparator::KeyOrder::Bytewise,
+            };
+            let cmp = block::Comparator::Internal(order);
+            let mut entries: Vec<Entry> = Vec::new();
+            for u in 0..400u64 {
+                let user = format!("user{:05}", 2 * u).into_bytes();
+                let versions = if u == 200 { spanning } else { 1 };
+                for v in (1..=versions).rev() {
+                    let mut k = Vec::new();
+                    append_internal_key(&mut k, &user, 4 * v, ValueKind::Put as u8);
+                    entries.push((k, format!("{u}@{v}").into_bytes()));
+                }
+            }
+            entries.sort_by(|a, b| cmp.compare(&a.0, &b.0));
+            let options = TableOptions {
+                block_size: 128,
+                restart_interval: 2,
+                comparator: cmp.clone(),
+                ..TableOptions::for_internal_keys()
+            };
+            let path = dir.path().join(format!("{case}.sst"));
+            let t = table(&path, &entries, options, Caching::Data);
+            let what = format!("{spanning} versions of user 200, reverse {reverse}");
+            let user_keys = t.properties().index_key_is_user_key;
+            assert_eq!(user_keys, u64::from(spanning == 1), "{what}");
+            let bytes = std::fs::read(&path).unwrap();
+            let footer = format::Footer::decode(&bytes[bytes.len() - format::FOOTER_LEN..]);
+            let version = if spanning == 1 { 5 } else { 1 };
+            assert_eq!(footer.unwrap().version, version, "{what}");
+
+            let mut it = t.iter();
+            for u in 0..802 {
+                let user = format!("user{u:05}").into_bytes();
+                for snapshot in [0, 3, 4, 5, 8, 100, 160, 161, u64::MAX >> 8] {
+                    let target = seek_key(&user, snapshot);
+                    let first = entries.partition_point(|(k, _)| cmp.compare(k, &target).is_lt());
+                    let at_or_after = entries.get(first).cloned();
+                    let at_or_before = entries
+                        .get(first)
+                        .filter(|(k, _)| cmp.compare(k, &target).is_eq())
+                        .or_else(|| first.checked_sub(1).and_then(|i| entries.get(i)))
+                        .cloned();
+                    let got = t.get(&target, |k, v| (k.to_vec(), v.to_vec())).unwrap();
+                    let mine = |e: &Option<Entry>| e.clone().filter(|(k, _)| user_key(k) == user);
+                    assert_eq!(
+                        mine(&got),
+                        mine(&at_or_after),
+                        "{what}: get {u} at {snapshot}"
+                    );
+                    it.seek(&target);
+                    let here = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                    assert_eq!(here, at_or_after, "{what}: seek {u} at {snapshot}");
+                    it.seek_for_prev(&target);
+                    let here = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                    assert_eq!(
+                        here, at_or_before,
+                        "{what}: seek_for_prev {u} at {snapshot}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A table whose properties say its index holds user keys while its footer has a format
+    /// version from before such indexes is refused as corrupt, naming the file and both.
+    #[test]
+    fn a_user_key_index_in_an_older_format_version_is_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sst");
+        let entries: Vec<Entry> = (0..200u64)
+            .map(|i| {
+                let mut k = Vec::new();
+                crate::key::append_internal_key(&mut k, format!("k{i:04}").as_bytes(), 1, 1);
+                (k, b"v".to_vec())
+            })
+            .collect();
+        let options = TableOptions {
+            block_size: 128,
+            ..TableOptions::for_internal_keys()
+        };
+        let t = table(&path, &entries, options.clone(), Caching::None);
+        assert_eq!(t.properties().index_key_is_user_key, 1);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - format::FOOTER_LEN;
+        let mut footer = format::Footer::decode(&bytes[at..]).unwrap();
+        footer.version = format::TABLE_FORMAT_VERSION_DATA_BLOCK_HASH;
+        bytes[at..].copy_from_slice(&footer.encode());
+        std::fs::write(&path, &bytes).unwrap();
+        let err = open_table(&path, options, Caching::None).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("t.sst"), "{msg}");
+        assert!(
+            msg.contains("the index holds user keys") && msg.contains("format version 4"),
+            "{msg}"
+        );
     }
 
     /// Lookups of keys shorter and longer than a cursor builds in place (the longer ones

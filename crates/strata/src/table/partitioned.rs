@@ -343,8 +343,10 @@ impl IndexIter {
         }
     }
 
-    /// Moves to the first data block whose separator is at or after `target`.
+    /// Moves to the first data block whose separator is at or after `target` (for an index
+    /// of user keys, at or after its user key).
     pub fn seek(&mut self, target: &[u8]) {
+        let target = self.table.index_target(target);
         self.top.seek(target);
         if self.two_level {
             self.load_partition();

@@ -23,6 +23,10 @@
 //!
 //! A table written with data-block hash indexes records `strata.data-block-hash-indexes`
 //! (varint64, written only when not 0): how many of its data blocks carry one.
+//!
+//! A table whose index block holds user keys instead of internal keys records
+//! `strata.index-key-is-user-key` = 1 (varint64, written only when not 0; see
+//! `builder.rs`).
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
@@ -77,6 +81,9 @@ pub struct TableProperties {
     /// Data blocks carrying a hash index (`data_block_hash.rs`); 0 in tables written
     /// without them.
     pub data_block_hash_indexes: u64,
+    /// 1 when the index block's keys are user keys (no user key's versions span two data
+    /// blocks), 0 when they are internal keys.
+    pub index_key_is_user_key: u64,
 }
 
 /// The property naming the prefix extractor.
@@ -89,9 +96,10 @@ const FAMILY_TTL: &str = "strata.column-family-ttl";
 /// The numbers of partitioned tables and of tables with data-block hash indexes, written
 /// only when not 0, so that other tables keep the properties block they had before these
 /// existed.
-const OPTIONAL_NUMBERS: [&str; 5] = [
+const OPTIONAL_NUMBERS: [&str; 6] = [
     "strata.data-block-hash-indexes",
     "strata.filter-partitions",
+    "strata.index-key-is-user-key",
     "strata.index-partitions",
     "strata.top-level-filter-bytes",
     "strata.top-level-index-bytes",
@@ -124,6 +132,7 @@ impl TableProperties {
             "strata.filter-bytes" => &mut self.filter_bytes,
             "strata.filter-partitions" => &mut self.filter_partitions,
             "strata.index-bytes" => &mut self.index_bytes,
+            "strata.index-key-is-user-key" => &mut self.index_key_is_user_key,
             "strata.index-partitions" => &mut self.index_partitions,
             "strata.top-level-filter-bytes" => &mut self.top_level_filter_bytes,
             "strata.top-level-index-bytes" => &mut self.top_level_index_bytes,
@@ -258,6 +267,7 @@ mod tests {
             filter_partitions: 0,
             top_level_filter_bytes: 0,
             data_block_hash_indexes: 0,
+            index_key_is_user_key: 0,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
         for ttl in [None, Some(3600)] {
@@ -309,6 +319,14 @@ mod tests {
             ..p.clone()
         };
         assert_eq!(TableProperties::decode(hashed.encode()).unwrap(), hashed);
+        let user_keys = TableProperties {
+            index_key_is_user_key: 1,
+            ..p.clone()
+        };
+        assert_eq!(
+            TableProperties::decode(user_keys.encode()).unwrap(),
+            user_keys
+        );
         // Without partitions the block is what it was before partitions existed.
         for name in OPTIONAL_NUMBERS {
             assert!(

@@ -35,7 +35,7 @@ use crate::table::block::{Block, BlockIter, Comparator, INLINE_KEY};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
-    TABLE_FORMAT_VERSION_PARTITIONED,
+    TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, IndexIter};
 use crate::table::properties::TableProperties;
@@ -260,6 +260,9 @@ pub struct Table {
     index_at: u64,
     /// The index is a top-level index over index partitions.
     partitioned_index: bool,
+    /// How the index's keys order: the table's comparator, or its user key order when the
+    /// index holds user keys (`strata.index-key-is-user-key`, see `builder.rs`).
+    index_comparator: Comparator,
     filter: Option<TableFilter>,
     properties: TableProperties,
     range_tombstones: Arc<FragmentedList>,
@@ -305,6 +308,30 @@ impl Table {
                 ),
             ));
         }
+        let index_comparator = match (properties.index_key_is_user_key, &options.comparator) {
+            (0, cmp) => cmp.clone(),
+            (_, Comparator::Internal(order))
+                if !partitioned_index && footer.version >= TABLE_FORMAT_VERSION_USER_KEY_INDEX =>
+            {
+                Comparator::Plain(order.clone())
+            }
+            _ => {
+                return Err(Error::corruption(
+                    path,
+                    props_handle.offset,
+                    format!(
+                        "the properties say the index holds user keys, which a table of format \
+                         version {} with {} index partitions and {} keys cannot",
+                        footer.version,
+                        properties.index_partitions,
+                        match options.comparator {
+                            Comparator::Internal(_) => "internal",
+                            Comparator::Plain(_) => "whole",
+                        }
+                    ),
+                ))
+            }
+        };
         let index = block(footer.index)?;
         let filter = match (meta.filter, meta.partitioned_filter) {
             (Some(h), _) => Some(LoadedFilter::Whole(
@@ -387,6 +414,7 @@ impl Table {
             index: index_part,
             index_at: footer.index.offset,
             partitioned_index,
+            index_comparator,
             filter,
             properties,
             range_tombstones,
@@ -671,7 +699,8 @@ impl Table {
     /// The handle of the data block where the first entry at or after `target` is, if any:
     /// a search of the index block, or of the top-level index and then one index partition.
     fn seek_data_block(&self, target: &[u8]) -> Result<Option<BlockHandle>> {
-        let cmp = &self.options.comparator;
+        let cmp = &self.index_comparator;
+        let target = self.index_target(target);
         let path = self.path.as_path();
         if !self.partitioned_index {
             let whose = (path, self.index_at, "index block");
@@ -685,9 +714,19 @@ impl Table {
         partitioned::search(self.index_partition(h)?, cmp, target, false, whose)
     }
 
-    /// The table's path, comparator and index offset, for the two-level index iterator.
+    /// The table's path, the order of its index's keys and the index's offset, for the
+    /// two-level index iterator.
     pub(super) fn index_context(&self) -> (&Path, &Comparator, u64) {
-        (&self.path, &self.options.comparator, self.index_at)
+        (&self.path, &self.index_comparator, self.index_at)
+    }
+
+    /// What a seek of the index looks for, given the internal key `target` a seek of the
+    /// table looks for: its user key when the index holds user keys.
+    pub(super) fn index_target<'a>(&self, target: &'a [u8]) -> &'a [u8] {
+        match self.properties.index_key_is_user_key {
+            0 => target,
+            _ => crate::key::user_key(target),
+        }
     }
 
     /// The data block at `handle`, from the cache or the file.
