@@ -322,15 +322,11 @@ fn write_through_wals_and_cut_power(
         db.put_opt(format!("k{i:06}").as_bytes(), value, &write)
             .unwrap();
     }
+    let is_wal = |e: &fs::DirEntry| e.path().extension().is_some_and(|x| x == "log");
     let wals = fs::read_dir(dir.path())
         .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "log")
-        })
+        .flatten()
+        .filter(|e| is_wal(e))
         .count();
     fault.crash_at(1);
     gate.open(); // the held flush fails on the crashed file system
