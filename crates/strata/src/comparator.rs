@@ -218,17 +218,30 @@ pub fn first_word(key: &[u8]) -> u64 {
     word
 }
 
-/// LevelDB's bytewise separator: after the common prefix, increment the first differing byte
-/// of `start` if that keeps it below `limit`, and cut there.
+/// RocksDB's bytewise separator: after the common prefix, increment the first differing byte
+/// of `start` and cut there. That stays below `limit` when the incremented byte is still below
+/// `limit`'s, or when `limit` goes on past that byte (the result is then a proper prefix of
+/// it); otherwise the first byte after it that is not 0xff is incremented instead, and the
+/// key cut there. (LevelDB's rule increments only below `limit`'s byte: for keys that differ
+/// by one in their last differing byte, most neighbours in a table of dense keys, it keeps
+/// `start` whole.)
 fn bytewise_separator(start: &mut Vec<u8>, limit: &[u8]) {
     let shared = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
     if shared >= start.len().min(limit.len()) {
         return; // one is a prefix of the other: no shorter key in between
     }
-    let byte = start[shared];
-    if byte < 0xff && byte + 1 < limit[shared] {
+    let (byte, limit_byte) = (start[shared], limit[shared]);
+    if byte >= limit_byte {
+        return; // `start` is not below `limit`
+    }
+    if byte + 1 < limit_byte || shared + 1 < limit.len() {
         start[shared] = byte + 1;
         start.truncate(shared + 1);
+        return;
+    }
+    if let Some(i) = (shared + 1..start.len()).find(|&i| start[i] < 0xff) {
+        start[i] += 1;
+        start.truncate(i + 1);
     }
 }
 
@@ -496,8 +509,21 @@ mod tests {
             (KeyOrder::Bytewise, b"abc", b"abd", b"abc"),
             (KeyOrder::Bytewise, b"ab", b"abcd", b"ab"),
             (KeyOrder::Bytewise, b"abc", b"ab", b"abc"),
-            (KeyOrder::Bytewise, b"a\xffz", b"b", b"a\xffz"),
+            (KeyOrder::Bytewise, b"a\xffz", b"b", b"a\xff{"),
             (KeyOrder::Bytewise, b"", b"a", b""),
+            // The differing bytes one apart: cut after the incremented byte when `limit` goes
+            // on past it (dense keys, as a counter's big-endian bytes make)...
+            (
+                KeyOrder::Bytewise,
+                b"\x00\x05\x41padding",
+                b"\x00\x05\x42padding",
+                b"\x00\x05\x42",
+            ),
+            (KeyOrder::Bytewise, b"abc1xx", b"abc2zz", b"abc2"),
+            // ...else at the first byte after them that can be incremented.
+            (KeyOrder::Bytewise, b"abc1xx", b"abc2", b"abc1y"),
+            (KeyOrder::Bytewise, b"abc1\xffx", b"abc2", b"abc1\xffy"),
+            (KeyOrder::Bytewise, b"abc1\xff", b"abc2", b"abc1\xff"),
             (KeyOrder::Reverse, b"abzz", b"abcd", b"abz"),
             (KeyOrder::Reverse, b"abd", b"abc", b"abd"),
             (KeyOrder::Reverse, b"abcd", b"ab", b"abcd"),
