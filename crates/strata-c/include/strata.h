@@ -590,6 +590,17 @@ void strata_options_set_uncache_aggressiveness(strata_options_t *opt, uint32_t v
 // `opt` must be null or a live handle.
 void strata_options_set_prepopulate_block_cache(strata_options_t *opt, int v);
 
+// What opening does with a bad WAL record, numbered as RocksDB's `WALRecoveryMode`: 0
+// (`kTolerateCorruptedTailRecords`) drops a torn tail of the newest WAL only and refuses
+// damage elsewhere, syncing each WAL as a memtable switch closes it; 2
+// (`kPointInTimeRecovery`, the default) keeps what precedes the first bad record of any WAL,
+// and with one column family leaves a closed WAL unsynced until a synced write needs it.
+// Another number leaves the setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_wal_recovery_mode(strata_options_t *opt, int v);
+
 // Keep tables' index and filter blocks in the block cache, charged and evicted like data
 // blocks, instead of pinned with each open table (0 or 1; 0 by default).
 //

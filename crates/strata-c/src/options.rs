@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, c_uchar};
 
 use strata::{
     CompactionStyle, Compression, DataBlockIndexType, IndexType, Options, PrepopulateBlockCache,
-    ReadOptions, WriteOptions,
+    ReadOptions, WalRecoveryMode, WriteOptions,
 };
 
 use crate::error::guard_quiet;
@@ -405,6 +405,30 @@ pub unsafe extern "C" fn strata_options_set_prepopulate_block_cache(
     };
     if let Some(p) = setting {
         unsafe { update(opt, |o| o.prepopulate_block_cache = p) }
+    }
+}
+
+/// What opening does with a bad WAL record, numbered as RocksDB's `WALRecoveryMode`: 0
+/// (`kTolerateCorruptedTailRecords`) drops a torn tail of the newest WAL only and refuses
+/// damage elsewhere, syncing each WAL as a memtable switch closes it; 2
+/// (`kPointInTimeRecovery`, the default) keeps what precedes the first bad record of any WAL,
+/// and with one column family leaves a closed WAL unsynced until a synced write needs it.
+/// Another number leaves the setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_wal_recovery_mode(
+    opt: *mut strata_options_t,
+    v: c_int,
+) {
+    let mode = match v {
+        0 => Some(WalRecoveryMode::TolerateCorruptedTail),
+        2 => Some(WalRecoveryMode::PointInTime),
+        _ => None,
+    };
+    if let Some(m) = mode {
+        unsafe { update(opt, |o| o.wal_recovery_mode = m) }
     }
 }
 
