@@ -26,6 +26,15 @@ fn separating(min: u64) -> Options {
     options
 }
 
+/// [`separating`], with garbage collection moving the live values of every blob file a
+/// compaction meets.
+fn collecting_all(min: u64) -> Options {
+    let mut options = separating(min);
+    options.enable_blob_garbage_collection = true;
+    options.blob_garbage_collection_age_cutoff = 1.0;
+    options
+}
+
 /// The numbers of the blob files in `dir`, ascending.
 fn blob_files(dir: &Path) -> Vec<u64> {
     let mut numbers: Vec<u64> = std::fs::read_dir(dir)
@@ -200,9 +209,7 @@ fn settle(db: &Db, want: &mut BTreeMap<Vec<u8>, Vec<u8>>) {
 #[test]
 fn garbage_collection_moves_live_values_out_of_the_oldest_files() {
     let dir = tempfile::tempdir().unwrap();
-    let mut options = separating(64);
-    options.enable_blob_garbage_collection = true;
-    options.blob_garbage_collection_age_cutoff = 1.0;
+    let mut options = collecting_all(64);
     let db = Db::open(dir.path(), options.clone()).unwrap();
     let mut want = BTreeMap::new();
     for k in 0..300 {
@@ -245,9 +252,7 @@ fn garbage_collection_moves_live_values_out_of_the_oldest_files() {
 #[test]
 fn a_read_triggered_compaction_moves_no_values() {
     let dir = tempfile::tempdir().unwrap();
-    let mut options = separating(64);
-    options.enable_blob_garbage_collection = true;
-    options.blob_garbage_collection_age_cutoff = 1.0;
+    let mut options = collecting_all(64);
     options.disable_auto_compactions = false;
     options.read_triggered_compaction = true;
     let db = Db::open(dir.path(), options).unwrap();
@@ -291,9 +296,7 @@ fn a_read_triggered_compaction_moves_no_values() {
 fn values_of_deleted_blob_files_leave_the_cache() {
     let usage_after_collection = |aggressiveness: u32| {
         let dir = tempfile::tempdir().unwrap();
-        let mut options = separating(64);
-        options.enable_blob_garbage_collection = true;
-        options.blob_garbage_collection_age_cutoff = 1.0;
+        let mut options = collecting_all(64);
         options.block_cache_size = 64 << 20;
         options.uncache_aggressiveness = aggressiveness;
         let db = Db::open(dir.path(), options).unwrap();

@@ -16,7 +16,7 @@
 //!   operator is configured, runs of operands are combined before they reach this filter,
 //!   see [`super::operands`].)
 
-use crate::key::{pack_trailer, ParsedKey, SequenceNumber, ValueKind};
+use crate::key::{pack_trailer, ParsedKey, SequenceNumber, ValueKind, TRAILER_LEN};
 
 /// What the merge does with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,8 +42,6 @@ pub struct VisibilityFilter {
     held_single_delete: Option<(Vec<u8>, SequenceNumber)>,
     /// The previous entry of the current key was a merge operand that was kept.
     after_kept_merge: bool,
-    /// At the bottom: puts at or below this sequence number are written with 0.
-    zero_at_or_below: Option<SequenceNumber>,
     /// The key [`VisibilityFilter::zeroed`] last rewrote.
     zeroed_key: Vec<u8>,
 }
@@ -57,12 +55,9 @@ impl VisibilityFilter {
     pub fn new(mut snapshots: Vec<SequenceNumber>, bottommost: bool) -> VisibilityFilter {
         snapshots.sort_unstable();
         snapshots.dedup();
-        let zero_at_or_below =
-            bottommost.then(|| snapshots.first().copied().unwrap_or(SequenceNumber::MAX));
         VisibilityFilter {
             snapshots,
             bottommost,
-            zero_at_or_below,
             zeroed_key: Vec::new(),
             current_key: Vec::new(),
             has_current: false,
@@ -101,34 +96,23 @@ impl VisibilityFilter {
     /// back earlier that must now be written before this one, if any.
     pub fn decide(&mut self, ikey: &[u8]) -> (Released, Decision) {
         let (released, decision) = self.decide_inner(ikey);
-        if decision == Decision::Drop {
-            self.after_kept_merge = false;
-            return (released, decision);
-        }
-        let Some(p) = ParsedKey::parse(ikey) else {
-            self.after_kept_merge = false;
-            return (released, decision);
-        };
-        self.after_kept_merge = p.kind == ValueKind::Merge as u8;
-        let zero = self.zero_at_or_below.is_some_and(|bound| p.seq <= bound)
-            && p.seq != 0
-            && matches!(p.value_kind(), Some(ValueKind::Put | ValueKind::BlobIndex));
-        match zero {
-            true => (released, Decision::KeepZeroed),
-            false => (released, decision),
-        }
+        self.after_kept_merge = decision == Decision::Keep
+            && ParsedKey::parse(ikey).is_some_and(|p| p.kind == ValueKind::Merge as u8);
+        (released, decision)
     }
 
     /// `ikey` with its sequence number set to 0, for an entry decided
     /// [`Decision::KeepZeroed`]. Borrowed from the filter until the next call.
     pub fn zeroed(&mut self, ikey: &[u8]) -> &[u8] {
-        let trailer = ikey.len().saturating_sub(crate::key::TRAILER_LEN);
         self.zeroed_key.clear();
-        self.zeroed_key.extend_from_slice(ikey);
-        if let Some(p) = ParsedKey::parse(ikey) {
-            self.zeroed_key.truncate(trailer);
-            self.zeroed_key
-                .extend_from_slice(&pack_trailer(0, p.kind).to_le_bytes());
+        match ikey.len().checked_sub(TRAILER_LEN) {
+            Some(at) => {
+                self.zeroed_key.extend_from_slice(&ikey[..at]);
+                let kind = ikey[at]; // the trailer's low byte, little-endian
+                self.zeroed_key
+                    .extend_from_slice(&pack_trailer(0, kind).to_le_bytes());
+            }
+            None => self.zeroed_key.extend_from_slice(ikey),
         }
         &self.zeroed_key
     }
@@ -182,6 +166,13 @@ impl VisibilityFilter {
                     self.held_single_delete = Some((ikey.to_vec(), p.seq));
                 }
                 (released, Decision::Drop)
+            }
+            // The put a key keeps at the bottom below every snapshot (the oldest it keeps):
+            // every reader sees it alike, so its number can go.
+            Some(ValueKind::Put | ValueKind::BlobIndex)
+                if self.bottommost && no_older_snapshot && p.seq != 0 =>
+            {
+                (released, Decision::KeepZeroed)
             }
             _ => (released, Decision::Keep),
         }

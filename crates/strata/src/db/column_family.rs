@@ -235,7 +235,7 @@ impl super::DbInner {
                 "column family '{name}' already exists"
             )));
         }
-        // With several families every WAL but the newest is synced (`switch_memtable` says
+        // With several families every WAL but the newest is synced (`write::switch_syncs` says
         // why): the WALs one family left unsynced are synced before a second exists.
         writer.sync_wal()?;
         writer.sync_at_switch = true;

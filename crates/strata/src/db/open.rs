@@ -565,10 +565,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.uncache_aggressiveness > 0,
     ));
     let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
-    // As `DbInner::switch_memtable` decides at each switch.
-    let sync_at_switch = options.wal_recovery_mode
-        == crate::options::WalRecoveryMode::TolerateCorruptedTail
-        || families.len() > 1;
+    let sync_at_switch = super::write::switch_syncs(&options, families.len());
     let closed_wals = Arc::new(super::wal_sync::ClosedWals::default());
     let writer = WriterState::new(
         wal,

@@ -690,18 +690,9 @@ impl DbInner {
             w.stop(&e);
             return Err(e);
         }
-        // With `WalRecoveryMode::TolerateCorruptedTail`, recovery takes a torn tail only in
-        // the newest WAL, so the old WAL is made durable before the new one exists
-        // (background syncs as it grew, `wal_sync.rs`, left little for this one to write).
-        // So it is too with several families: one family's flush may make its writes in a
-        // newer WAL durable while another's in this one are not yet, and a point-in-time
-        // recovery stopping in this one would then not give a prefix of the writes.
-        // Otherwise (point-in-time, one family, RocksDB's rule) the old WAL is kept open
-        // unsynced: a synced write or WAL sync syncs it first, recovery stops at a torn tail
-        // in it and keeps what precedes, and most often its flush comes first and it is
-        // deleted with its pages never written.
-        w.sync_at_switch = self.options.wal_recovery_mode == WalRecoveryMode::TolerateCorruptedTail
-            || families.len() > 1;
+        // The old WAL is synced before the new one exists, or kept open unsynced
+        // (`switch_syncs` says when and why).
+        w.sync_at_switch = switch_syncs(&self.options, families.len());
         if w.sync_at_switch {
             w.sync_wal()?;
         } else {
@@ -764,6 +755,20 @@ impl DbInner {
         }
         Ok(())
     }
+}
+
+/// Whether a memtable switch syncs the WAL it closes. With
+/// `WalRecoveryMode::TolerateCorruptedTail`, recovery takes a torn tail only in the newest WAL,
+/// so the old WAL is made durable before the new one exists (background syncs as it grew,
+/// `wal_sync.rs`, left little for this one to write). So it is too with several families: one
+/// family's flush may make its writes in a newer WAL durable while another's in this one are
+/// not yet, and a point-in-time recovery stopping in this one would then not give a prefix of
+/// the writes. Otherwise (point-in-time, one family, RocksDB's rule) the old WAL is kept open
+/// unsynced: a synced write or WAL sync syncs it first, recovery stops at a torn tail in it and
+/// keeps what precedes, and most often its flush comes first and it is deleted with its pages
+/// never written.
+pub(super) fn switch_syncs(options: &crate::options::Options, families: usize) -> bool {
+    options.wal_recovery_mode == WalRecoveryMode::TolerateCorruptedTail || families > 1
 }
 
 /// The stall decision over every family, the worst of theirs; with `full`, also collects the

@@ -20,10 +20,10 @@
 //! `index_key_is_user_key`) when no user key's versions span two data blocks: each entry's key
 //! `u` is then a user key with `user_key(last key of its block) <= u < user_key(first key of
 //! the next)`, so a seek for `(k, seq)` finds the first block whose key is at or after `k`,
-//! and every version of `k` is in that block. The 8-byte trailer of each entry is saved (a
-//! third of a table's index). Both forms are built as blocks are cut; a boundary inside one
-//! user key drops the user-key form, and `finish` writes the one that holds. The properties
-//! record `strata.index-key-is-user-key` and the table gets format version 5.
+//! and every version of `k` is in that block. The 8-byte trailer of each entry is saved.
+//! Both forms are built as blocks are cut; a boundary inside one user key drops the user-key
+//! form, and `finish` writes the one that holds. The properties record
+//! `strata.index-key-is-user-key` and the table gets format version 5.
 //!
 //! Range tombstones arrive in any order ([`TableBuilder::add_range_tombstone`]), are held in
 //! memory and written at `finish` as the range-deletion block (`range_del.rs`). The table's
