@@ -273,7 +273,9 @@ pub struct Options {
     pub max_bytes_for_level_multiplier: f64,
     /// Levels of the tree, 2 to 7. Default: 7.
     pub num_levels: usize,
-    /// Compaction output files are cut at this size (at a user-key boundary). Default: 64 MiB.
+    /// The size of compaction output files: cut at a boundary of the files below them past
+    /// half of it (90% at most), and wherever they are at twice it (at it when nothing lies
+    /// below), always between two user keys. Default: 64 MiB.
     pub target_file_size_base: u64,
     /// Run no compaction in the background (manual compaction still works). Default: false.
     pub disable_auto_compactions: bool,

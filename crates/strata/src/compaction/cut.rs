@@ -1,9 +1,9 @@
 //! Where a compaction cuts its output into files: [`OutputCutter`], a pure function of the
 //! keys written so far and the files of the level below the output (the *grandparents*).
 //!
-//! An output is cut before a key when it has reached `target_file_size_base`, or, at a
-//! boundary of a grandparent file (as RocksDB's `CompactionOutputs::ShouldStopBefore` with
-//! its dynamic file sizes):
+//! An output is cut before a key when it has reached its size limit, or, at a boundary of a
+//! grandparent file (as RocksDB's `CompactionOutputs::ShouldStopBefore` with its dynamic file
+//! sizes):
 //!
 //! - when the grandparents it overlaps and its own bytes would pass `max_compaction_bytes`
 //!   (a later compaction of it would rewrite that much below);
@@ -14,8 +14,15 @@
 //!   boundary crossed since the output began, to 90%.
 //!
 //! Cutting at grandparent boundaries makes outputs line up with the files below, so that
-//! compacting one of them later rewrites fewer bytes of the next level. Outputs to L0 are
-//! never cut, and a cut falls only between two user keys (the caller says where it may).
+//! compacting one of them later rewrites fewer bytes of the next level. The size limit is
+//! twice `target_file_size_base` when there are grandparents (RocksDB's
+//! `max_output_file_size` above the bottom), the target itself when there are none: an output
+//! past 90% of the target is cut at the next boundary, and only one that meets no boundary
+//! for another 110% of the target is cut inside a grandparent file. With the limit at the
+//! target, most outputs of a random load were cut by size, between two boundaries: each then
+//! overlapped one more grandparent file, and compacting it rewrote that file too. Outputs to
+//! L0 are never cut, and a cut falls only between two user keys (the caller says where it
+//! may).
 
 use std::sync::Arc;
 
@@ -29,6 +36,8 @@ pub struct OutputCutter<'a> {
     /// The order of user keys.
     order: KeyOrder,
     target: u64,
+    /// The size at which an output is cut wherever it is.
+    limit: u64,
     max_overlap: u64,
     /// The next grandparent file not yet passed.
     index: usize,
@@ -50,10 +59,15 @@ impl<'a> OutputCutter<'a> {
         max_overlap: u64,
         order: KeyOrder,
     ) -> Self {
+        let target = target.max(1);
         OutputCutter {
             grandparents,
             order,
-            target: target.max(1),
+            target,
+            limit: match grandparents.is_empty() {
+                true => target,
+                false => target.saturating_mul(2),
+            },
             max_overlap,
             index: 0,
             in_gap: true,
@@ -102,7 +116,7 @@ impl<'a> OutputCutter<'a> {
         let grown_share = target.div_ceil(100) * (50 + (self.switches * 5).min(40));
         let skipped_much =
             crossed >= if self.in_gap { 2 } else { 3 } && self.overlap - before > target / 8;
-        let cut = size >= target
+        let cut = size >= self.limit
             || crossed > 0
                 && (self.overlap + size > self.max_overlap || skipped_much || size >= grown_share);
         if cut {
@@ -183,6 +197,19 @@ mod tests {
         // Outputs under the growing share are not cut: at d 30 bytes against 60, at g 60
         // against 70 (two more boundaries crossed).
         assert_eq!(cuts(&gps, &keys, 10, 100), ["a"]);
+    }
+
+    #[test]
+    fn above_grandparents_an_output_runs_past_the_target_to_a_boundary_up_to_twice_it() {
+        // Grandparents [a-f] [g-z], 30 bytes a key, target 100: the first output passes the
+        // target at e inside [a-f] and is cut at g, the boundary (180 bytes); the second
+        // stays inside [g-z] and is cut once it has twice the target (210 bytes at n).
+        let gps = [file(1, "a", "f", 500), file(2, "g", "z", 500)];
+        let keys: Vec<String> = ('a'..='p').map(String::from).collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        assert_eq!(cuts(&gps, &keys, 30, 100), ["a", "g", "n"]);
+        // Without grandparents the target is the limit.
+        assert_eq!(cuts(&[], &keys, 30, 100), ["a", "e", "i", "m"]);
     }
 
     #[test]

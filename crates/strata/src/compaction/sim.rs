@@ -11,11 +11,10 @@
 //! idle the policy is asked for a task, and each task is applied as `db::compact` applies it:
 //! a trivial move (`CompactionTask::is_trivial_move`) relinks the files; a merge keeps the
 //! newest version of each key (all older ones are dropped, as the engine does without
-//! snapshots) and cuts its outputs like the engine's compaction job: before a key once the
-//! output reached `target_file_size_base`, or once it overlaps more than
-//! `max_compaction_bytes` of the level below the output (outputs to L0 are never cut, each L0
-//! file being one sorted run). Every version is built with `Version::apply`, and under the
-//! `strata` policy the engine's pickers (`picker::pick`, `universal::pick`) choose the tasks.
+//! snapshots) and cuts its outputs with the engine's cutter (`compaction::cut`; outputs to L0
+//! are never cut, each L0 file being one sorted run). Every version is built with
+//! `Version::apply`, and under the `strata` policy the engine's pickers (`picker::pick`,
+//! `universal::pick`) choose the tasks.
 //! Files hold their keys (`u32`s) and every entry is `entry_bytes` long (key plus value), so
 //! file and level sizes, write-amp and space-amp follow from the keys themselves.
 //!

@@ -109,15 +109,25 @@ impl DbInner {
         // otherwise move, so that the filter sees every entry, as RocksDB does.
         let filtered = cf.options.compaction_filter.is_some() || cf.options.ttl.is_some();
         let trivial = task.is_trivial_move() && !(filtered && task.reason == Reason::Manual);
+        // Each level's inputs too: what a merge reads of the level it writes is its cost.
         let describe = || {
+            let per_level: Vec<String> = task
+                .inputs
+                .iter()
+                .map(|g| {
+                    let bytes: u64 = g.files.iter().map(|f| f.size).sum();
+                    format!("L{} {} files {bytes} bytes", g.level, g.files.len())
+                })
+                .collect();
             format!(
-                "{} L{}->L{} (score {:.2}, {} files, {} bytes)",
+                "{} L{}->L{} (score {:.2}, {} files, {} bytes: {})",
                 task.reason.name(),
                 task.start_level(),
                 task.output_level,
                 task.score,
                 task.all_inputs().count(),
-                task.input_bytes()
+                task.input_bytes(),
+                per_level.join(" + ")
             )
         };
         // Held until the job ends: what its outputs may take, counted by the jobs beside it.
