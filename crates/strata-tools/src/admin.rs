@@ -230,6 +230,9 @@ fn dump_table(
     if p.index_key_is_user_key > 0 {
         writeln!(out, "index: user keys")?;
     }
+    if p.log_number > 0 {
+        writeln!(out, "log number: {}", p.log_number)?;
+    }
     if p.filter_partitions > 0 {
         writeln!(
             out,

@@ -334,7 +334,7 @@ fn stats_count_the_blob_files_and_their_bytes() {
 
 /// `sst dump` of a table with a partitioned index and filters shows the partition counts
 /// and top-level sizes; `sst verify` reads every partition; a table with one index block
-/// shows no such lines.
+/// shows no such lines. Either shows the log number its flush recorded.
 #[test]
 fn sst_dump_shows_the_partitions_of_a_partitioned_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -381,6 +381,12 @@ fn sst_dump_shows_the_partitions_of_a_partitioned_table() {
                 "{out}"
             ),
         }
+        // A flushed table records its family's log number: the WAL after the one it emptied.
+        let log = line("log number: ").unwrap_or_else(|| panic!("no log number in {out}"));
+        assert!(
+            log["log number: ".len()..].parse::<u64>().unwrap() > 1,
+            "{log}"
+        );
         let (ok, out, err) = on(&["sst", "verify"], &db_dir);
         assert!(ok && out.contains("OK"), "{out}{err}");
     }

@@ -503,9 +503,17 @@ fn a_committed_prepared_transaction_is_not_offered_again_after_repair() {
 
 /// Writes in a batch across families, only in the WAL, come back in their families; WAL
 /// records a family already flushed (the WAL stayed for another family) are not written
-/// twice, which `uint64add` counters would show.
+/// twice, which `uint64add` counters would show. Also once the flushed table went down to
+/// the bottom of the tree, which writes its sequence numbers as 0: the table's log number
+/// still says that the WAL's records of its family are in it.
 #[test]
 fn a_wal_comes_back_once_in_every_family() {
+    for to_the_bottom in [false, true] {
+        a_wal_comes_back_once_in_every_family_case(to_the_bottom);
+    }
+}
+
+fn a_wal_comes_back_once_in_every_family_case(to_the_bottom: bool) {
     let dir = tempfile::tempdir().unwrap();
     let mut options = create();
     options.create_missing_column_families = true;
@@ -518,8 +526,17 @@ fn a_wal_comes_back_once_in_every_family() {
     for _ in 0..3 {
         db.merge_cf(&a, b"count", 1u64.to_le_bytes()).unwrap();
     }
-    // `a` is flushed, the default family not: the WAL stays, holding `a`'s merges too.
+    // `a` is flushed, the default family not: the WAL stays, holding `a`'s merges too. Twice,
+    // so that a compaction to the bottom merges two tables instead of moving one.
     db.flush_cf(&a).unwrap();
+    db.merge_cf(&a, b"count", 1u64.to_le_bytes()).unwrap();
+    db.flush_cf(&a).unwrap();
+    if to_the_bottom {
+        db.compact_range_cf(&a, None, None).unwrap();
+        let shape = db.tree_shape_cf(&a).unwrap();
+        let last = shape.levels.last().unwrap();
+        assert_eq!(last.files, 1, "a's table is at the bottom: {shape:?}");
+    }
     let mut batch = WriteBatch::new();
     batch
         .merge_cf(&a, b"count", 10u64.to_le_bytes())
@@ -529,14 +546,17 @@ fn a_wal_comes_back_once_in_every_family() {
     lose_the_manifest(dir.path());
 
     let report = repair(dir.path(), &options).unwrap();
-    assert_eq!(report.wal_entries_in_tables, 3, "{report:?}");
+    assert_eq!(
+        report.wal_entries_in_tables, 4,
+        "at the bottom {to_the_bottom}: {report:?}"
+    );
     assert_eq!(report.wal_entries, 3, "{report:?}");
     assert_eq!(report.wal_entries_dropped, 0, "{report:?}");
     let db = Db::open_cf(dir.path(), options, [("a", counters)]).unwrap();
     let a = db.cf("a").unwrap();
     assert_eq!(
         db.get_cf(&a, b"count").unwrap(),
-        Some(13u64.to_le_bytes().to_vec())
+        Some(14u64.to_le_bytes().to_vec())
     );
     for key in [&b"first"[..], b"second"] {
         assert_eq!(db.get(key).unwrap().as_deref(), Some(&b"0"[..]));

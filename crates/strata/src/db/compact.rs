@@ -319,19 +319,25 @@ impl DbInner {
         let bottommost = is_bottommost(&version, task);
         // Every input's range deletions: the points are judged against these, and the outputs
         // receive them reduced for the snapshots (see `range_del`).
+        // The outputs hold what the inputs held: their log number is the largest of the inputs'.
         let mut range_del = RangeDelAggregator::for_compaction(snapshots.clone());
+        let mut log_number = 0;
         for (level, f) in task.inputs_by_level() {
-            range_del.add(
-                self.tables
-                    .get(f.number, &version.order, level)?
-                    .range_tombstones(),
-            );
+            let table = self.tables.get(f.number, &version.order, level)?;
+            range_del.add(table.range_tombstones());
+            log_number = log_number.max(table.properties().log_number);
         }
         let output_tombstones = range_del.compaction_output(bottommost);
         let job = MergeJob {
             db: self,
-            table_options: cf.table_options(false),
-            bottommost_table_options: cf.table_options(true),
+            table_options: TableOptions {
+                log_number,
+                ..cf.table_options(false)
+            },
+            bottommost_table_options: TableOptions {
+                log_number,
+                ..cf.table_options(true)
+            },
             options: &cf.options,
             family: cf.name(),
             // One time for the whole job, so that every subcompaction judges expiry alike.

@@ -41,6 +41,7 @@ use crate::iterator::InternalIterator;
 use crate::key::SequenceNumber;
 use crate::listener::{FlushJobInfo, FlushReason, WalFileDeletionInfo};
 use crate::memtable::MemTable;
+use crate::table::TableOptions;
 use crate::version::{BlobFileMeta, FileMeta, VersionEdit};
 
 impl DbInner {
@@ -87,7 +88,7 @@ impl DbInner {
         if let Some(info) = &job {
             self.notify("on_flush_begin", |l| l.on_flush_begin(info));
         }
-        let (meta, blob_files) = match self.write_level0_table(cf, &imm, number) {
+        let (meta, blob_files) = match self.write_level0_table(cf, &imm, number, next_log) {
             Ok(Some((meta, blobs))) => (Some(meta), blobs),
             Ok(None) => (None, Vec::new()),
             Err(e) => {
@@ -235,13 +236,14 @@ impl DbInner {
         cf: &ColumnFamilyData,
         mem: &Arc<MemTable>,
         number: u64,
+        next_log: u64,
     ) -> Result<Option<(FileMeta, Vec<BlobFileMeta>)>> {
         if mem.is_empty() {
             return Ok(None);
         }
         let at_write = cf.separated_at_write.take(mem.id());
         let refs = at_write.as_ref().map_or(&[][..], |a| &a.refs[..]);
-        match self.write_memtable(cf, mem, number, refs) {
+        match self.write_memtable(cf, mem, number, next_log, refs) {
             Ok(Some((meta, mut blob_files))) => {
                 blob_files.extend(at_write.into_iter().flat_map(|a| a.files));
                 Ok(Some((meta, blob_files)))
@@ -258,16 +260,20 @@ impl DbInner {
     }
 
     /// The table of [`DbInner::write_level0_table`] and the blob files the flush writes
-    /// itself; `refs` are the references the write path gave the puts it separated, by
-    /// sequence number.
+    /// itself; `next_log` is the WAL of the memtable after `mem` (the table's log number),
+    /// `refs` the references the write path gave the puts it separated, by sequence number.
     fn write_memtable(
         &self,
         cf: &ColumnFamilyData,
         mem: &Arc<MemTable>,
         number: u64,
+        next_log: u64,
         refs: &[(SequenceNumber, BlobIndex)],
     ) -> Result<Option<(FileMeta, Vec<BlobFileMeta>)>> {
-        let options = cf.table_options(false);
+        let options = TableOptions {
+            log_number: next_log,
+            ..cf.table_options(false)
+        };
         let mut table = TableOutput::create(self, cf.name(), number, IoClass::Flush, options)?;
         table.prepopulate_block_cache(self);
         // Versions a newer write in this memtable hides from every reader are dropped here,

@@ -18,9 +18,12 @@
 //! 3. **Set aside** the unreadable tables and blob files: moved to `lost/` (never deleted).
 //! 4. **Convert the WALs**, oldest first, each on its own: its records up to the first bad
 //!    one (a torn or corrupt tail loses only what follows) go to one memtable per family,
-//!    which becomes a table. A record whose sequence number is at or below the largest of its
-//!    family's tables is already in them (a family's memtables are flushed in sequence
-//!    order) and is not written again. A record of a family id that no table names goes to
+//!    which becomes a table. A record is already in its family's tables, and not written
+//!    again, if its sequence number is at or below their largest (a family's memtables are
+//!    flushed in sequence order), or if its WAL is numbered below the largest log number
+//!    they record (`strata.log-number`: each flush records the WAL its family's next
+//!    memtable began in, each compaction the largest of its inputs'). The second rule is
+//!    the one that holds once the bottom of the tree has written every number as 0. A record of a family id that no table names goes to
 //!    the family the newest readable manifest (read up to its first bad record) names with
 //!    that id, if its order is known; otherwise it is counted and dropped.
 //! 5. **Merge where level 0 would mislead a read.** A point read takes the first level-0
@@ -225,6 +228,9 @@ struct Family {
     named: bool,
     ttl: Option<u64>,
     files: Vec<FileMeta>,
+    /// The largest log number its tables record (`strata.log-number`; 0 without any): its
+    /// records in WALs numbered below it are in the tables.
+    log_number: u64,
 }
 
 impl Family {
@@ -250,6 +256,8 @@ impl Family {
 struct Scanned {
     meta: FileMeta,
     family: TableFamily,
+    /// The log number its properties record (0: none).
+    log_number: u64,
     /// The comparator its properties record (empty: bytewise).
     comparator: String,
 }
@@ -342,6 +350,7 @@ impl Repairer<'_> {
             }
             if let Some(f) = self.families.get_mut(&s.family.id) {
                 f.files.push(s.meta);
+                f.log_number = f.log_number.max(s.log_number);
             }
         }
 
@@ -537,6 +546,7 @@ impl Repairer<'_> {
         let props = table.properties();
         Ok(Scanned {
             comparator: props.comparator.clone(),
+            log_number: props.log_number,
             meta: FileMeta {
                 number,
                 size: self.fs.file_size(&path)?,
@@ -663,6 +673,7 @@ impl Repairer<'_> {
                     named,
                     ttl,
                     files: Vec::new(),
+                    log_number: 0,
                 },
             );
         }
@@ -678,6 +689,7 @@ impl Repairer<'_> {
                     named: true,
                     ttl: cf.ttl.map(|t| t.as_secs()),
                     files: Vec::new(),
+                    log_number: 0,
                 },
             );
             next_id += 1;
@@ -751,10 +763,13 @@ impl Repairer<'_> {
         let mut blobs = WalBlobReader::new(fs.as_ref(), &dir);
         let mut mems: BTreeMap<u32, Arc<MemTable>> = BTreeMap::new();
         let mut unknown: BTreeSet<u32> = self.report.unknown_families.iter().copied().collect();
-        let largest_in_tables: BTreeMap<u32, u64> = self
+        // A record is in the tables if a table of its family holds a later write (flushes go
+        // in sequence order), or if its WAL is below the family's log number in them (which
+        // still knows when every table at the bottom has its numbers written as 0).
+        let in_tables: BTreeMap<u32, (u64, u64)> = self
             .families
             .iter()
-            .map(|(&id, f)| (id, f.largest_seq()))
+            .map(|(&id, f)| (id, (f.largest_seq(), f.log_number)))
             .collect();
         loop {
             let at = reader.end_of_last_record();
@@ -807,11 +822,8 @@ impl Repairer<'_> {
                 }
             }
             for (seq, entry) in (batch.seq..).zip(batch.iter().flatten()) {
-                match (
-                    self.families.get(&entry.cf),
-                    largest_in_tables.get(&entry.cf),
-                ) {
-                    (Some(_), Some(&largest)) if seq <= largest => {
+                match (self.families.get(&entry.cf), in_tables.get(&entry.cf)) {
+                    (Some(_), Some(&(largest, log))) if seq <= largest || number < log => {
                         self.report.wal_entries_in_tables += 1;
                     }
                     (Some(f), _) => {
@@ -845,8 +857,10 @@ impl Repairer<'_> {
             self.next_file_number += 1;
             let family = &self.families[&id];
             let table_family = family.table_family(id);
+            // Every record of the family in this WAL is now in a table.
             let options = TableOptions {
                 column_family: Some(table_family.clone()),
+                log_number: number + 1,
                 ..family.options.table_options(false)
             };
             self.write_table(table, &mem, options)?;
@@ -854,6 +868,7 @@ impl Repairer<'_> {
             self.report.tables_from_wals.push(table);
             if let Some(f) = self.families.get_mut(&id) {
                 f.files.push(scanned.meta);
+                f.log_number = f.log_number.max(number + 1);
             }
         }
         Ok(())
@@ -882,6 +897,7 @@ impl Repairer<'_> {
         let table_family = family.table_family(id);
         let options = TableOptions {
             column_family: Some(table_family.clone()),
+            log_number: family.log_number,
             ..family.options.table_options(false)
         };
         let path = table_path(&self.dir, number);

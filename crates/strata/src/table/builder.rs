@@ -133,6 +133,7 @@ impl TableBuilder {
                 prefix_extractor: crate::prefix::name_of(&prefix_extractor).to_string(),
                 comparator: options.comparator.order().name().to_string(),
                 column_family: options.column_family.clone(),
+                log_number: options.log_number,
                 ..TableProperties::default()
             },
             options,

@@ -87,6 +87,10 @@ pub struct TableOptions {
     /// The column family the table is written for, recorded in its properties; `None` for
     /// tables outside a database (tools, tests), which record none.
     pub column_family: Option<TableFamily>,
+    /// The family's log number as of the table (`strata.log-number`): every record of the
+    /// table's family in a WAL numbered below it is in this table or in one written before
+    /// it. Flushes and compactions record it (0: none, as for tables outside a database).
+    pub log_number: u64,
     /// One index block, or index partitions under a top-level index (`partitioned.rs`).
     /// Used when building; readers learn it from the table.
     pub index_type: IndexType,
@@ -201,6 +205,7 @@ impl Default for TableOptions {
             key_info: no_key_info,
             prefix_extractor: None,
             column_family: None,
+            log_number: 0,
             index_type: IndexType::BinarySearch,
             partition_filters: false,
             metadata_block_size: 4096,

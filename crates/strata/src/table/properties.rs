@@ -27,6 +27,13 @@
 //! A table whose index block holds user keys instead of internal keys records
 //! `strata.index-key-is-user-key` = 1 (varint64, written only when not 0; see
 //! `builder.rs`).
+//!
+//! `strata.log-number` (varint64, written only when not 0) is the family's log number as of
+//! the table: every record of its family in a WAL numbered below it is in this table or in
+//! one written before it. A flush records the WAL of the memtable after the one it wrote, a
+//! compaction the largest of its inputs'. Repair reads it to know which WAL records are
+//! already in tables: sequence numbers cannot tell once the bottom of the tree has written
+//! them as 0.
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
@@ -84,6 +91,8 @@ pub struct TableProperties {
     /// 1 when the index block's keys are user keys (no user key's versions span two data
     /// blocks), 0 when they are internal keys.
     pub index_key_is_user_key: u64,
+    /// The family's log number as of the table (`strata.log-number`); 0 when not recorded.
+    pub log_number: u64,
 }
 
 /// The property naming the prefix extractor.
@@ -96,11 +105,12 @@ const FAMILY_TTL: &str = "strata.column-family-ttl";
 /// The numbers of partitioned tables and of tables with data-block hash indexes, written
 /// only when not 0, so that other tables keep the properties block they had before these
 /// existed.
-const OPTIONAL_NUMBERS: [&str; 6] = [
+const OPTIONAL_NUMBERS: [&str; 7] = [
     "strata.data-block-hash-indexes",
     "strata.filter-partitions",
     "strata.index-key-is-user-key",
     "strata.index-partitions",
+    "strata.log-number",
     "strata.top-level-filter-bytes",
     "strata.top-level-index-bytes",
 ];
@@ -137,6 +147,7 @@ impl TableProperties {
             "strata.top-level-filter-bytes" => &mut self.top_level_filter_bytes,
             "strata.top-level-index-bytes" => &mut self.top_level_index_bytes,
             "strata.largest-seq" => &mut self.largest_seq,
+            "strata.log-number" => &mut self.log_number,
             "strata.range-deletions" => &mut self.range_deletions,
             "strata.raw-key-bytes" => &mut self.raw_key_bytes,
             "strata.raw-value-bytes" => &mut self.raw_value_bytes,
@@ -268,6 +279,7 @@ mod tests {
             top_level_filter_bytes: 0,
             data_block_hash_indexes: 0,
             index_key_is_user_key: 0,
+            log_number: 0,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
         for ttl in [None, Some(3600)] {
@@ -327,6 +339,11 @@ mod tests {
             TableProperties::decode(user_keys.encode()).unwrap(),
             user_keys
         );
+        let logged = TableProperties {
+            log_number: 1234,
+            ..p.clone()
+        };
+        assert_eq!(TableProperties::decode(logged.encode()).unwrap(), logged);
         // Without partitions the block is what it was before partitions existed.
         for name in OPTIONAL_NUMBERS {
             assert!(
