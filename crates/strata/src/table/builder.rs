@@ -454,7 +454,14 @@ impl TableBuilder {
             meta.add(range_del::META_NAME, &handle_bytes);
         }
         let metaindex = self.write_block(meta.finish(), Compression::None)?;
-        let index = self.write_block(&index_contents, Compression::None)?;
+        // One index block is compressed as the data blocks are (RocksDB's
+        // `enable_index_compression`): read once at open, it saves its share of every table's
+        // bytes. The top level of a partitioned index is not, nor are its partitions.
+        let index_compression = match props.index_partitions {
+            0 => self.options.compression,
+            _ => Compression::None,
+        };
+        let index = self.write_block(&index_contents, index_compression)?;
         let version = match (self.hashed, range_del, props.index_partitions) {
             _ if props.index_key_is_user_key != 0 => TABLE_FORMAT_VERSION_USER_KEY_INDEX,
             (true, _, _) => TABLE_FORMAT_VERSION_DATA_BLOCK_HASH,

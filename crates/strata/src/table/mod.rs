@@ -776,6 +776,55 @@ mod tests {
         );
     }
 
+    /// One index block is stored compressed with the table's compression (when that saves
+    /// an eighth); the top level of a partitioned index is stored as it is. Either reads back.
+    #[test]
+    fn one_index_block_is_compressed_as_the_data_blocks_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries: Vec<Entry> = (0..2000u64)
+            .map(|i| {
+                let mut k = Vec::new();
+                let key = format!("user{:08}", i * 37);
+                crate::key::append_internal_key(&mut k, key.as_bytes(), 1, 1);
+                (k, b"value".to_vec())
+            })
+            .collect();
+        let cases = [
+            (Compression::None, IndexType::BinarySearch, false),
+            (Compression::Snappy, IndexType::BinarySearch, true),
+            (Compression::Zstd, IndexType::BinarySearch, true),
+            (Compression::Snappy, IndexType::TwoLevelIndexSearch, false),
+        ];
+        for (i, (compression, index_type, compressed)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(format!("{i}.sst"));
+            let options = TableOptions {
+                block_size: 128,
+                compression,
+                index_type,
+                metadata_block_size: 256,
+                ..TableOptions::for_internal_keys()
+            };
+            let t = table(&path, &entries, options, Caching::None);
+            let bytes = std::fs::read(&path).unwrap();
+            let footer = format::Footer::decode(&bytes[bytes.len() - format::FOOTER_LEN..]);
+            let stored = footer.unwrap().index.size;
+            let p = t.properties();
+            let raw = match p.index_partitions {
+                0 => p.index_bytes,
+                _ => p.top_level_index_bytes,
+            };
+            assert_eq!(
+                stored < raw,
+                compressed,
+                "case {i}: {stored} stored of {raw}"
+            );
+            for (k, v) in entries.iter().step_by(97) {
+                let got = t.get(k, |k, v| (k.to_vec(), v.to_vec())).unwrap();
+                assert_eq!(got, Some((k.clone(), v.clone())), "case {i}");
+            }
+        }
+    }
+
     /// Lookups of keys shorter and longer than a cursor builds in place (the longer ones
     /// take the thread's key buffer), also from inside another lookup's callback, which
     /// finds the buffer taken: each finds its own entry.
