@@ -28,8 +28,8 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 100)]
     pub value_size: u64,
 
-    /// Memtable bytes per put (the engine's skiplist takes 149 for a 116-byte entry).
-    #[arg(long, default_value_t = 149)]
+    /// Memtable bytes per put (the engine's skiplist takes 141 for a 116-byte entry).
+    #[arg(long, default_value_t = 141)]
     pub memtable_entry_bytes: u64,
 
     /// The engine's options (those the pickers and the memtable size read; the others have

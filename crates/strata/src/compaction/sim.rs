@@ -60,7 +60,7 @@ pub struct SimOptions {
     pub num: u64,
     /// Bytes of one entry in a table (key plus value; db_bench's 16 + 100 by default).
     pub entry_bytes: u64,
-    /// Bytes one put takes in the memtable (the engine measured 149 for 116-byte entries).
+    /// Bytes one put takes in the memtable (the engine measured 141 for 116-byte entries).
     pub memtable_entry_bytes: u64,
     /// Memtable bytes at which it is flushed.
     pub write_buffer_size: u64,

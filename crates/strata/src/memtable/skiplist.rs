@@ -20,17 +20,20 @@
 //!   links are published with `Release` stores and read with `Acquire` loads, so a reader that
 //!   sees a node sees its contents.
 //!
-//! Node layout in the arena (8-byte aligned):
+//! Node layout in the arena (the allocation 8-byte aligned):
 //!
 //! ```text
-//! +-------------------------------+---------------+----------------------+-----+-------+
-//! | key_len:28 bits | height:4 bits | value_len u32 | next[height]: ptr*8  | key | value |
-//! +-------------------------------+---------------+----------------------+-----+-------+
+//! +-----------------------------------+---------+-----------+-------------------+-----+-------------------+-------+
+//! | next[height-1] ... next[1]: ptr*8 | next[0] | height u8 | key_len varint    | key | value_len varint   | value |
+//! +-----------------------------------+---------+-----------+-------------------+-----+-------------------+-------+
+//!                                     ^ the node's address
 //! ```
 //!
-//! The first word packs the internal key's length (keys are at most 1 MiB + 8, well under
-//! 2^28) with the tower height (at most [`MAX_HEIGHT`] = 12, under 16), so a node's header
-//! is 8 bytes: a memtable of a given size holds more entries.
+//! A node's address is that of its level-0 link; the link at level `l` lies `8 * l` bytes
+//! below it (RocksDB's layout), so the key starts 9 or 10 bytes past the address whatever
+//! the height, and no fixed-width header pads the node to the next 8 bytes: a 24-byte key
+//! with a 100-byte value takes 136 bytes with a tower of one, where a header of two `u32`s
+//! before the tower took 144, and a memtable of a given size holds 6% more such entries.
 
 use std::alloc::{alloc, dealloc, Layout};
 use std::cmp::Ordering;
@@ -46,9 +49,6 @@ use crate::util::{prefetch_address, Rng};
 /// The tallest tower. With branching 4, enough for tens of millions of entries.
 pub const MAX_HEIGHT: usize = 12;
 const BRANCHING: u64 = 4;
-const NODE_HEADER: usize = 8;
-const KEY_LEN_BITS: u32 = 28;
-const KEY_LEN_MASK: u32 = (1 << KEY_LEN_BITS) - 1;
 const PTR: usize = std::mem::size_of::<usize>();
 /// The largest arena block; nodes over a quarter of the block size get a block of their own.
 pub const MAX_BLOCK_SIZE: usize = 1 << 20;
@@ -191,42 +191,83 @@ pub type Node = *const u8;
 
 // Accessors. Each is `unsafe`: `node` must be a linked node (or the head) of a live list.
 
-/// (internal key length, tower height, value length) of `node`.
-unsafe fn header(node: Node) -> (usize, usize, usize) {
-    // SAFETY: the header holds two aligned u32 fields at offsets 0 and 4.
-    let (packed, value_len) = unsafe { (*(node as *const u32), *(node.add(4) as *const u32)) };
-    (
-        (packed & KEY_LEN_MASK) as usize,
-        (packed >> KEY_LEN_BITS) as usize,
-        value_len as usize,
-    )
-}
-
-/// Writes the header of a fresh node.
-unsafe fn write_header(node: *mut u8, key_len: usize, height: usize, value_len: usize) {
-    debug_assert!(key_len <= KEY_LEN_MASK as usize && height <= MAX_HEIGHT);
-    // SAFETY: the caller owns the fresh, 8-aligned node; the header is its first 8 bytes.
-    unsafe {
-        *(node as *mut u32) = key_len as u32 | (height as u32) << KEY_LEN_BITS;
-        *(node.add(4) as *mut u32) = value_len as u32;
+/// Reads the varint (LEB128, as `codec`'s) at `p`: (value, bytes it takes).
+///
+/// # Safety
+/// `p` points at a varint a node was written with (its last byte below 128).
+#[inline(always)]
+unsafe fn read_varint(p: *const u8) -> (usize, usize) {
+    // SAFETY: the bytes up to the varint's last are part of the node (caller).
+    let first = unsafe { *p };
+    if first < 0x80 {
+        return (usize::from(first), 1);
+    }
+    let mut value = usize::from(first & 0x7f);
+    let mut n = 1;
+    loop {
+        // SAFETY: as above: a byte at or above 128 is followed by another of the varint.
+        let b = unsafe { *p.add(n) };
+        value |= usize::from(b & 0x7f) << (7 * n);
+        n += 1;
+        if b < 0x80 {
+            return (value, n);
+        }
     }
 }
 
+/// Writes `value` as a varint at `p`; returns the bytes written.
+///
+/// # Safety
+/// `p` has room for [`varint_len`]`(value)` bytes that the caller owns.
+unsafe fn write_varint(p: *mut u8, mut value: usize) -> usize {
+    let mut n = 0;
+    while value >= 0x80 {
+        // SAFETY: within the room the caller gave.
+        unsafe { *p.add(n) = (value as u8) | 0x80 };
+        value >>= 7;
+        n += 1;
+    }
+    // SAFETY: as above.
+    unsafe { *p.add(n) = value as u8 };
+    n + 1
+}
+
+/// Bytes of `value` as a varint.
+fn varint_len(value: usize) -> usize {
+    let bits = usize::BITS - (value | 1).leading_zeros();
+    (bits as usize).div_ceil(7)
+}
+
+/// Bytes of a node with a tower of `height`, a key of `key_len` and a value of `value_len`,
+/// from its allocation's start (module doc).
+fn node_size(height: usize, key_len: usize, value_len: usize) -> usize {
+    PTR * height + 1 + varint_len(key_len) + key_len + varint_len(value_len) + value_len
+}
+
+/// The height of `node`'s tower.
+#[cfg(test)]
+unsafe fn node_height(node: Node) -> usize {
+    // SAFETY: the height byte follows the level-0 link (module doc).
+    usize::from(unsafe { *node.add(PTR) })
+}
+
 unsafe fn tower<'a>(node: Node, level: usize) -> &'a AtomicPtr<u8> {
-    // SAFETY: `level < height(node)`, checked by callers; the slot is 8-byte aligned and was
-    // written before the node was linked (the head's: null, when the list was made).
-    unsafe { &*(node.add(NODE_HEADER + PTR * level) as *const AtomicPtr<u8>) }
+    // SAFETY: `level < height(node)`, checked by callers: the slot lies inside the node's
+    // allocation, below its address, 8-byte aligned (the address is), and was written before
+    // the node was linked (the head's: null, when the list was made).
+    unsafe { &*(node.sub(PTR * level) as *const AtomicPtr<u8>) }
 }
 
 /// The stored internal key of `node`.
 ///
 /// # Safety
 /// `node` is a non-head node of a list that outlives `'a`.
+#[inline(always)]
 pub unsafe fn node_key<'a>(node: Node) -> &'a [u8] {
-    // SAFETY: the key follows the tower; its length is in the header (module doc).
+    // SAFETY: the key length follows the height byte, the key its length (module doc).
     unsafe {
-        let (klen, height, _) = header(node);
-        std::slice::from_raw_parts(node.add(NODE_HEADER + PTR * height), klen)
+        let (klen, n) = read_varint(node.add(PTR + 1));
+        std::slice::from_raw_parts(node.add(PTR + 1 + n), klen)
     }
 }
 
@@ -235,10 +276,12 @@ pub unsafe fn node_key<'a>(node: Node) -> &'a [u8] {
 /// # Safety
 /// As for [`node_key`].
 pub unsafe fn node_value<'a>(node: Node) -> &'a [u8] {
-    // SAFETY: the value follows the key (module doc).
+    // SAFETY: the value's length follows the key, the value its length (module doc).
     unsafe {
-        let (klen, height, vlen) = header(node);
-        std::slice::from_raw_parts(node.add(NODE_HEADER + PTR * height + klen), vlen)
+        let key = node_key(node);
+        let at = key.as_ptr().add(key.len());
+        let (vlen, n) = read_varint(at);
+        std::slice::from_raw_parts(at.add(n), vlen)
     }
 }
 
@@ -251,19 +294,22 @@ pub unsafe fn node_next(node: Node) -> Node {
     unsafe { tower(node, 0).load(AtomicOrdering::Acquire) }
 }
 
-/// Asks for the cache lines a comparison with `node` reads: its header and tower, and the
-/// line after, where the key of about half the nodes ends (a node is 8-byte aligned, and its
-/// header, tower and a 24-byte key span 40 bytes or more).
+/// Asks for the cache lines a visit of `node` at `level` reads: its link at that level
+/// (below its address from level 1 up, in the line before for some nodes), and its key,
+/// which starts past its level-0 link and may run into the next line.
 #[inline(always)]
-fn prefetch_node(node: Node) {
+fn prefetch_node(node: Node, level: usize) {
     prefetch_address(node);
-    prefetch_node_tail(node);
+    prefetch_node_rest(node, level);
 }
 
-/// The second line of [`prefetch_node`], for a node whose first line is being loaded anyway.
+/// [`prefetch_node`] but for the line at the node's address, being loaded anyway.
 #[inline(always)]
-fn prefetch_node_tail(node: Node) {
+fn prefetch_node_rest(node: Node, level: usize) {
     if !node.is_null() {
+        if level > 0 {
+            prefetch_address(node.wrapping_sub(PTR * level));
+        }
         prefetch_address(node.wrapping_add(64));
     }
 }
@@ -286,17 +332,22 @@ impl SkipList {
             remaining: 0,
             rng: Rng::new(seed),
         };
-        let head = arena.alloc(NODE_HEADER + PTR * MAX_HEIGHT, &memory);
+        let start = arena.alloc(node_size(MAX_HEIGHT, 0, 0), &memory);
         let unused = AtomicUsize::new(arena.remaining);
         let block_size = arena.block_size;
-        // SAFETY: fresh memory of the head's size; the header is written once here, and the
-        // tower is null at every level (the empty list) before anything can read it.
-        unsafe {
-            write_header(head, 0, MAX_HEIGHT, 0);
+        // SAFETY: fresh memory of the head's size: its tower is null at every level (the
+        // empty list), and its height and empty key and value are written once here, before
+        // anything can read them.
+        let head = unsafe {
             for level in 0..MAX_HEIGHT {
-                (head.add(NODE_HEADER + PTR * level) as *mut *mut u8).write(ptr::null_mut());
+                (start.add(PTR * level) as *mut *mut u8).write(ptr::null_mut());
             }
-        }
+            let head = start.add(PTR * (MAX_HEIGHT - 1));
+            *head.add(PTR) = MAX_HEIGHT as u8;
+            write_varint(head.add(PTR + 1), 0);
+            write_varint(head.add(PTR + 2), 0);
+            head
+        };
         SkipList {
             head,
             order,
@@ -378,18 +429,27 @@ impl SkipList {
             // new height before the links sees null next pointers at those levels: harmless.
             self.max_height.store(height, AtomicOrdering::Relaxed);
         }
-        let size = NODE_HEADER + PTR * height + key_len + value.len();
-        let node = arena.alloc(size, &self.memory);
+        let start = arena.alloc(node_size(height, key_len, value.len()), &self.memory);
         self.unused.store(arena.remaining, AtomicOrdering::Relaxed);
-        // SAFETY: `node` is fresh, 8-aligned memory of `size` bytes owned by this list;
-        // nothing else sees it until it is linked below.
-        unsafe {
-            write_header(node, key_len, height, value.len());
-            let data = node.add(NODE_HEADER + PTR * height);
-            ptr::copy_nonoverlapping(user_key.as_ptr(), data, user_key.len());
+        // SAFETY: `start` is fresh, 8-aligned memory of the node's size owned by this list;
+        // nothing else sees it until it is linked below. Every field is written inside it
+        // (module doc): the tower below the node's address, the rest from it on.
+        let node = unsafe {
+            let node = start.add(PTR * (height - 1));
+            *node.add(PTR) = height as u8;
+            let mut at = node.add(PTR + 1);
+            at = at.add(write_varint(at, key_len));
+            ptr::copy_nonoverlapping(user_key.as_ptr(), at, user_key.len());
             let trailer = trailer.to_le_bytes();
-            ptr::copy_nonoverlapping(trailer.as_ptr(), data.add(user_key.len()), TRAILER_LEN);
-            ptr::copy_nonoverlapping(value.as_ptr(), data.add(key_len), value.len());
+            ptr::copy_nonoverlapping(trailer.as_ptr(), at.add(user_key.len()), TRAILER_LEN);
+            at = at.add(key_len);
+            at = at.add(write_varint(at, value.len()));
+            ptr::copy_nonoverlapping(value.as_ptr(), at, value.len());
+            node
+        };
+        // SAFETY: the node's tower has `height` slots; the splice's nodes reach every level
+        // below the list's height (module doc).
+        unsafe {
             for level in 0..height {
                 tower(node, level).store(splice.next[level] as *mut u8, AtomicOrdering::Relaxed);
                 // Publish: the node's contents happen-before any Acquire load that sees it.
@@ -459,9 +519,9 @@ impl SkipList {
                 // of their time waiting on these misses). A wasted request if it moves right.
                 // SAFETY: `x` reaches `level`, so it reaches `level - 1` too.
                 let down = unsafe { tower(x, level - 1).load(AtomicOrdering::Relaxed) };
-                prefetch_node(down);
+                prefetch_node(down, level - 1);
             }
-            prefetch_node_tail(next);
+            prefetch_node_rest(next, level);
             // SAFETY: `next` is a linked, non-head node when non-null.
             if !next.is_null()
                 && compare_with(compare, unsafe { node_key(next) }, target) == Ordering::Less
@@ -667,7 +727,7 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_key_and_every_height_survive_the_packed_header() {
+    fn the_largest_key_and_every_height_survive_the_node_layout() {
         let list = SkipList::new(4, MAX_BLOCK_SIZE);
         let mut key = vec![b'k'; crate::write_batch::MAX_KEY_LEN];
         key.extend_from_slice(&9u64.to_le_bytes());
@@ -682,11 +742,10 @@ mod tests {
             let mut n = node_next(list.head());
             let mut count = 0;
             while !n.is_null() {
-                let (klen, height, vlen) = header(n);
+                let height = node_height(n);
                 assert!((1..=MAX_HEIGHT).contains(&height));
-                if klen == key.len() {
+                if node_key(n).len() == key.len() {
                     assert_eq!(node_key(n), &key[..]);
-                    assert_eq!(vlen, value.len());
                     assert_eq!(node_value(n), &value[..]);
                 }
                 count += 1;
@@ -719,7 +778,7 @@ mod tests {
                 if let Some(below) = &below {
                     assert!(below.contains(&(n as Node)), "level {level} skips below");
                 }
-                assert!(level < unsafe { header(n).1 });
+                assert!(level < unsafe { node_height(n) });
                 nodes.insert(n as Node);
                 last = Some(key);
                 // SAFETY: as above.

@@ -10,14 +10,14 @@ use super::*;
 use crate::compaction::style::UniversalOptions;
 use crate::version::edit::testdata::{self, take_arg};
 
-/// 116-byte entries in a 149-byte-per-put memtable, as the engine measured; the level and
+/// 116-byte entries in a 141-byte-per-put memtable, as the engine measured; the level and
 /// file sizes scaled down from the 2M-key benchmark by 10 (32 MiB base, 8 MiB files and
 /// buffers there).
 fn small(num: u64) -> SimOptions {
     SimOptions {
         num,
         entry_bytes: 116,
-        memtable_entry_bytes: 149,
+        memtable_entry_bytes: 141,
         write_buffer_size: 838_861,
         target_file_size_base: 838_861,
         max_compaction_bytes: 0,
