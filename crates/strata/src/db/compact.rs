@@ -318,8 +318,8 @@ impl DbInner {
         let snapshots = self.snapshots.all();
         let bottommost = is_bottommost(&version, task);
         // Every input's range deletions: the points are judged against these, and the outputs
-        // receive them reduced for the snapshots (see `range_del`).
-        // The outputs hold what the inputs held: their log number is the largest of the inputs'.
+        // receive them reduced for the snapshots (see `range_del`). The outputs hold what the
+        // inputs held, so their log number is the largest of the inputs'.
         let mut range_del = RangeDelAggregator::for_compaction(snapshots.clone());
         let mut log_number = 0;
         for (level, f) in task.inputs_by_level() {

@@ -23,9 +23,10 @@
 //!    flushed in sequence order), or if its WAL is numbered below the largest log number
 //!    they record (`strata.log-number`: each flush records the WAL its family's next
 //!    memtable began in, each compaction the largest of its inputs'). The second rule is
-//!    the one that holds once the bottom of the tree has written every number as 0. A record of a family id that no table names goes to
-//!    the family the newest readable manifest (read up to its first bad record) names with
-//!    that id, if its order is known; otherwise it is counted and dropped.
+//!    the one that holds once the bottom of the tree has written every number as 0. A
+//!    record of a family id that no table names goes to the family the newest readable
+//!    manifest (read up to its first bad record) names with that id, if its order is
+//!    known; otherwise it is counted and dropped.
 //! 5. **Merge where level 0 would mislead a read.** A point read takes the first level-0
 //!    table holding the key (largest sequence number first), which is right only if that
 //!    table holds the key's newest version. Tables from deeper levels may break that: a

@@ -23,11 +23,13 @@
 //! Node layout in the arena (the allocation 8-byte aligned):
 //!
 //! ```text
-//! +-----------------------------------+---------+-----------+-------------------+-----+-------------------+-------+
-//! | next[height-1] ... next[1]: ptr*8 | next[0] | height u8 | key_len varint    | key | value_len varint   | value |
-//! +-----------------------------------+---------+-----------+-------------------+-----+-------------------+-------+
-//!                                     ^ the node's address
+//! +-------------------------+---------+--------+---------+-----+-----------+-------+
+//! | next[height-1]..next[1] | next[0] | height | key_len | key | value_len | value |
+//! +-------------------------+---------+--------+---------+-----+-----------+-------+
+//!                           ^ the node's address
 //! ```
+//!
+//! Links are 8-byte pointers, the height one byte, the lengths varints.
 //!
 //! A node's address is that of its level-0 link; the link at level `l` lies `8 * l` bytes
 //! below it (RocksDB's layout), so the key starts 9 or 10 bytes past the address whatever
