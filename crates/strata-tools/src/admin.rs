@@ -619,13 +619,15 @@ pub fn stats_json(db: &strata::Db, note: Option<String>) -> Result<serde_json::V
 /// Options whose default-family fields are what the default family's tables record: their
 /// comparator (a built-in one; bytewise if they record an application's, which repair then
 /// refuses by name) and ttl. Without such a table, the defaults. A table whose properties
-/// cannot be read is skipped: repair sets it aside.
+/// cannot be read is skipped: repair sets it aside. A directory that cannot be listed (or a
+/// file that goes while it is) leaves the defaults too: repair, which lists it again, says
+/// what is wrong, naming the path.
 fn default_family_as_recorded(dir: &Path) -> Result<strata::Options, BoxError> {
     let mut options = strata::Options::default();
-    if !dir.is_dir() {
-        return Ok(options); // repair says what is wrong
-    }
-    for table in numbered_files(dir, ".sst")?.iter().rev() {
+    let Ok(tables) = numbered_files(dir, ".sst") else {
+        return Ok(options);
+    };
+    for table in tables.iter().rev() {
         let Ok(file) = PosixFs.open_random(&table.path) else {
             continue;
         };
