@@ -41,6 +41,21 @@ unsafe fn update(opt: *mut strata_options_t, set: impl FnOnce(&mut Options)) {
     }
 }
 
+/// Applies `set` with the value `known` names, if it names one: the setters of enumerations
+/// leave the setting unchanged for a number outside them.
+///
+/// # Safety
+/// As for [`update`].
+unsafe fn update_if_known<T>(
+    opt: *mut strata_options_t,
+    known: Option<T>,
+    set: impl FnOnce(&mut Options, T),
+) {
+    if let Some(value) = known {
+        unsafe { update(opt, |o| set(o, value)) }
+    }
+}
+
 /// New options with Strata's defaults.
 #[no_mangle]
 pub extern "C" fn strata_options_create() -> *mut strata_options_t {
@@ -193,9 +208,7 @@ pub unsafe extern "C" fn strata_options_set_compression(opt: *mut strata_options
         7 => Some(Compression::Zstd),
         _ => None,
     };
-    if let Some(c) = compression {
-        unsafe { update(opt, |o| o.compression = c) }
-    }
+    unsafe { update_if_known(opt, compression, |o, value| o.compression = value) }
 }
 
 /// Key-value separation (RocksDB's `rocksdb_options_set_enable_blob_files`): values of at
@@ -293,9 +306,7 @@ pub unsafe extern "C" fn strata_options_set_index_type(opt: *mut strata_options_
         2 => Some(IndexType::TwoLevelIndexSearch),
         _ => None,
     };
-    if let Some(t) = index_type {
-        unsafe { update(opt, |o| o.index_type = t) }
-    }
+    unsafe { update_if_known(opt, index_type, |o, value| o.index_type = value) }
 }
 
 /// How a point lookup finds its entry in a data block, numbered as RocksDB's C API
@@ -316,9 +327,7 @@ pub unsafe extern "C" fn strata_options_set_data_block_index_type(
         1 => Some(DataBlockIndexType::BinaryAndHash),
         _ => None,
     };
-    if let Some(t) = index_type {
-        unsafe { update(opt, |o| o.data_block_index_type = t) }
-    }
+    unsafe { update_if_known(opt, index_type, |o, value| o.data_block_index_type = value) }
 }
 
 /// With the data-block hash index, user keys per bucket of each data block's hash index
@@ -403,9 +412,7 @@ pub unsafe extern "C" fn strata_options_set_prepopulate_block_cache(
         1 => Some(PrepopulateBlockCache::FlushOnly),
         _ => None,
     };
-    if let Some(p) = setting {
-        unsafe { update(opt, |o| o.prepopulate_block_cache = p) }
-    }
+    unsafe { update_if_known(opt, setting, |o, value| o.prepopulate_block_cache = value) }
 }
 
 /// What opening does with a bad WAL record, numbered as RocksDB's `WALRecoveryMode`: 0
@@ -427,9 +434,7 @@ pub unsafe extern "C" fn strata_options_set_wal_recovery_mode(
         2 => Some(WalRecoveryMode::PointInTime),
         _ => None,
     };
-    if let Some(m) = mode {
-        unsafe { update(opt, |o| o.wal_recovery_mode = m) }
-    }
+    unsafe { update_if_known(opt, mode, |o, value| o.wal_recovery_mode = value) }
 }
 
 /// Keep tables' index and filter blocks in the block cache, charged and evicted like data
@@ -638,9 +643,7 @@ pub unsafe extern "C" fn strata_options_set_compaction_style(opt: *mut strata_op
         1 => Some(CompactionStyle::Universal),
         _ => None,
     };
-    if let Some(s) = style {
-        unsafe { update(opt, |o| o.compaction_style = s) }
-    }
+    unsafe { update_if_known(opt, style, |o, value| o.compaction_style = value) }
 }
 
 /// New read options: no snapshot (reads see the latest data), no bounds.
