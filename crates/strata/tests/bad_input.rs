@@ -356,6 +356,48 @@ fn a_full_disk_while_writing_blob_files_stops_writes_until_resume() {
 }
 
 #[test]
+fn a_full_disk_while_a_write_puts_its_value_in_a_blob_file_stops_writes_until_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = strata::fs::fault::FaultFs::new();
+    let mut options = fault_options(&fs, true);
+    options.enable_blob_files = true;
+    options.blob_separation_at_write = true;
+    options.min_blob_size = 50;
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    fill(&db, 0, 100);
+    fs.set_full_for(Some(".blob"));
+    let err = db.put(b"key000100", [b'v'; 100]).unwrap_err();
+    assert!(err.to_string().contains("No space left"), "{err}");
+    // The file may end in part of the value: nothing more goes to it, and no write goes on,
+    // a small value included, as after a failed WAL write.
+    let err = db.put(b"small", b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("No space left"), "{err}");
+    assert!(
+        db.resume().is_err(),
+        "a failed value write is not resumable"
+    );
+    assert_eq!(
+        db.get(b"key000042").unwrap().as_deref(),
+        Some(&[b'v'; 100][..])
+    );
+    drop(db);
+    fs.set_full_for(None);
+    let db = Db::open(dir.path(), options).unwrap();
+    for i in 0..100 {
+        let key = format!("key{i:06}");
+        assert_eq!(
+            db.get(key.as_bytes()).unwrap().as_deref(),
+            Some(&[b'v'; 100][..]),
+            "{key}"
+        );
+    }
+    assert_eq!(db.get(b"key000100").unwrap(), None);
+    db.put(b"after", [b'w'; 100]).unwrap();
+    db.close().unwrap();
+}
+
+#[test]
 fn a_full_disk_during_a_manifest_write_stops_writes_until_resume_on_a_new_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let fs = strata::fs::fault::FaultFs::new();

@@ -581,6 +581,77 @@ fn values_separated_at_write_are_written_once() {
     db.close().unwrap();
 }
 
+/// Writers put their values in blob files before they queue, concurrently with the WAL
+/// stage of the group ahead; a memtable switch in between (a 64 KiB write buffer switches
+/// every hundred or so puts) makes the leader write the value again into the new memtable's
+/// file. Every value stays right through that, synced writes, batches, flushes, a crash,
+/// compactions with garbage collection, and a reopen.
+#[test]
+fn values_written_ahead_by_many_writers_stay_right_across_memtable_switches() {
+    const THREADS: u32 = 4;
+    const KEYS: u32 = 300;
+    const VERSIONS: u32 = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let copies = tempfile::tempdir().unwrap();
+    let mut options = separating_at_write(100);
+    options.write_buffer_size = 64 << 10;
+    options.blob_file_size = 32 << 10;
+    options.disable_auto_compactions = false;
+    options.enable_blob_garbage_collection = true;
+    let db = Arc::new(Db::open(dir.path(), options.clone()).unwrap());
+    let writers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut want = BTreeMap::new();
+                for version in 0..VERSIONS {
+                    for i in 0..KEYS {
+                        let k = t * 10_000 + i;
+                        let len = if k % 10 == 0 {
+                            40
+                        } else {
+                            300 + (k % 7) as usize * 50
+                        };
+                        let mut batch = strata::WriteBatch::new();
+                        batch.put(key(k), value(k, version, len));
+                        want.insert(key(k), value(k, version, len));
+                        // Every fifth write is a batch with a second, large, value.
+                        if i % 5 == 0 {
+                            let other = k + 5_000;
+                            batch.put(key(other), value(other, version, 700));
+                            want.insert(key(other), value(other, version, 700));
+                        }
+                        let mut write = strata::WriteOptions::default();
+                        write.sync = i % 50 == 0;
+                        db.write(batch, &write).unwrap();
+                    }
+                }
+                want
+            })
+        })
+        .collect();
+    let mut want = BTreeMap::new();
+    for writer in writers {
+        want.extend(writer.join().unwrap());
+    }
+    check_scans(&db, &want);
+    let crashed = copies.path().join("crashed");
+    crash_copy(dir.path(), &crashed);
+    settle(&db, &mut want);
+    check_scans(&db, &want);
+    let db = Arc::into_inner(db).unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    check_scans(&db, &want);
+    db.close().unwrap();
+
+    want.remove(b"~".as_slice());
+    let db = Db::open(&crashed, options).unwrap();
+    assert!(db.recovery_report().corruption.is_none());
+    check_scans(&db, &want);
+    db.close().unwrap();
+}
+
 #[test]
 fn values_separated_at_write_come_back_after_a_crash_and_a_torn_file_ends_the_replay() {
     let dir = tempfile::tempdir().unwrap();

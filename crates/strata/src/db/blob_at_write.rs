@@ -1,11 +1,18 @@
 //! Values put in blob files as they are written (`Options::blob_separation_at_write`), so that
 //! a large value is written once instead of twice (to the WAL, then to a blob file at flush).
 //!
-//! The write leader, holding the writer lock, hands each put of a separating family whose
-//! value has at least `min_blob_size` bytes to the family's active blob file, and writes the
-//! group's WAL record with a blob-reference record (`write_batch`, kind 17) in the put's
-//! place. The memtable still takes the put with its value: reads do not change. Each family
-//! has at most one active file, and it belongs to one memtable, the family's active one.
+//! Each writer puts the large values of its batch (puts of a separating family whose value
+//! has at least `min_blob_size` bytes) into the family's active blob file before it joins
+//! the write queue ([`DbInner::prewrite_blobs`]), under the files' own lock, so that the
+//! value's write call runs beside the WAL stage of the group ahead instead of inside its own
+//! group's. The group's leader then writes the WAL record with a blob-reference record
+//! (`write_batch`, kind 17) in each such put's place. The memtable still takes the put with
+//! its value: reads do not change. Each family has at most one active file, and it belongs to
+//! one memtable, the family's active one. A reference the writer got is used only if its
+//! file still belongs to the family's active memtable when the leader writes the record (a
+//! switch may have come in between); otherwise, and for puts no writer put in a file first
+//! (a transaction's commit, say), the leader appends the value itself, under the writer lock.
+//! A value written first and not used is garbage of its file from the start.
 //!
 //! Invariants that keep the WAL's references good:
 //! - A group's values reach the file (a write call) before its WAL record does, and a synced
@@ -14,7 +21,15 @@
 //!   directory entry is synced when the file is created, before any WAL record names it.
 //! - A memtable switch finishes (footer, sync) the active file of every family whose
 //!   memtable it replaces, and syncs the others', before it syncs the old WAL: every WAL but
-//!   the newest names only durable records.
+//!   the newest names only durable records. The files' lock is held for each append, so a
+//!   switch never finishes a file in the middle of one.
+//! - A file is created only for the family's active memtable, under the files' lock, and
+//!   never for a memtable a switch has sealed (`ActiveBlobFiles::sealed`): the switch seals
+//!   before it replaces the memtable, and a writer that looks in between sees the sealed one
+//!   still active and leaves its values to the leader.
+//! - After a failed append (a full disk, say) the files take no more: the failing writer's
+//!   error stops the write path, and every later append reports it
+//!   (`ActiveBlobFiles::failed`), so no WAL record can name bytes after the failure.
 //! - The flush of a memtable writes, for each put the write path separated, the reference it
 //!   was given (found by sequence number) instead of writing the value again, and adds the
 //!   memtable's files to the version in the same edit as its table. A file's records that
@@ -28,6 +43,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
@@ -49,10 +65,46 @@ pub(super) fn separates_at_write(options: &Options) -> bool {
     options.enable_blob_files && options.blob_separation_at_write
 }
 
-/// The blob files the write path appends to: at most one per family, only the leader's.
+/// Whether any of `families` separates values as they are written.
+pub(super) fn any_separates_at_write(families: &Families) -> bool {
+    families.values().any(|f| separates_at_write(&f.options))
+}
+
+impl DbInner {
+    /// Notes that `families` is about to be the family set: writes look for values to put in
+    /// blob files from then on if one of them separates at write.
+    pub(super) fn note_families(&self, families: &Families) {
+        if any_separates_at_write(families) {
+            self.separating_at_write.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The blob files the write path appends to: at most one per family, behind one lock
+/// (`DbInner::blobs_at_write`) that writers take before they queue and leaders inside the WAL
+/// stage. Lock order: the writer lock, then this, then the version set.
 #[derive(Default)]
 pub(crate) struct ActiveBlobFiles {
     by_family: HashMap<u32, ActiveFile>,
+    /// Per family, the memtable the last switch sealed the files of: no file is created for
+    /// it again while the switch is still replacing it.
+    sealed: HashMap<u32, u64>,
+    /// The error of a failed append: the files take no more.
+    failed: Option<crate::error::Error>,
+}
+
+/// The values a writer put in blob files before joining the queue, for its batch's leader.
+pub(crate) struct Prewritten {
+    /// Ascending by `update`.
+    refs: Vec<PrewrittenRef>,
+}
+
+struct PrewrittenRef {
+    /// The put's position among the batch's updates.
+    update: u32,
+    /// The memtable the file belongs to.
+    memtable: u64,
+    index: BlobIndex,
 }
 
 struct ActiveFile {
@@ -75,14 +127,46 @@ impl ActiveBlobFiles {
     /// yet synced: before a WAL sync, which makes every record it names durable, whichever
     /// group wrote it.
     pub fn sync(&mut self) -> Result<()> {
+        self.check_failed()?;
         for file in self.by_family.values_mut() {
             file.sync()?;
         }
         Ok(())
     }
+
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(e) => Err(crate::error::Error::Unavailable(format!(
+                "blob files take no more values after an earlier failure: {e}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `append` on the files, remembering its failure.
+    fn appending<T>(&mut self, append: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.check_failed()?;
+        let result = append(self);
+        // A value over the format's limits is refused before anything is written.
+        if let Err(e) = &result {
+            if !is_refusal(e) {
+                self.failed = Some(e.duplicate());
+            }
+        }
+        result
+    }
 }
 
 impl ActiveFile {
+    /// Hands the records added since the last write call to the operating system.
+    fn write_out(&mut self) -> Result<()> {
+        if self.unwritten {
+            self.writer.write_out()?;
+            self.unwritten = false;
+        }
+        Ok(())
+    }
+
     /// Syncs the file if it holds records not yet synced.
     fn sync(&mut self) -> Result<()> {
         if self.unsynced {
@@ -157,15 +241,82 @@ impl SeparatedAtWrite {
 }
 
 impl DbInner {
-    /// The WAL record of a group of `batches` numbered from `first_seq` (`count` updates),
-    /// with the large puts of separating families written to their blob files and replaced
-    /// by references; `None` when no put of the group is separated (the WAL takes the batches
-    /// as they are). With `sync`, the files written are synced.
+    /// Puts the large values of `batch` (a write that will use the WAL) into their families'
+    /// active blob files, before the batch joins the write queue; `None` when it has none, or
+    /// none that could be written yet (a switch is sealing the family's files), which the
+    /// leader then writes itself. A failure stops the write path, as a failed WAL write does.
+    pub(super) fn prewrite_blobs(&self, batch: &WriteBatch) -> Result<Option<Prewritten>> {
+        if !self.separating_at_write.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let families = self.families();
+        let mut refs = Vec::new();
+        let mut guard = None;
+        for (update, entry) in batch.iter().flatten().enumerate() {
+            let Some(family) = families.get(&entry.cf) else {
+                continue;
+            };
+            if entry.kind != ValueKind::Put || !separates(&family.options, entry.value.len()) {
+                continue;
+            }
+            let files = guard.get_or_insert_with(|| self.blobs_at_write.lock());
+            let memtable = family.sv.read().active.id();
+            let current = match files.by_family.get(&entry.cf) {
+                Some(file) => file.memtable == memtable,
+                None => files.sealed.get(&entry.cf) != Some(&memtable),
+            };
+            if !current {
+                continue;
+            }
+            match files.appending(|files| self.append_blob(files, family, memtable, &entry)) {
+                Ok(index) => refs.push(PrewrittenRef {
+                    update: update as u32,
+                    memtable,
+                    index,
+                }),
+                Err(e) => return Err(self.stop_after_prewrite(guard, e)),
+            }
+        }
+        // One write call per file for the batch's values (only this writer's are unwritten:
+        // every append under the lock ends with one).
+        if let Some(files) = guard.as_mut() {
+            let written = files.appending(|files| {
+                files
+                    .by_family
+                    .values_mut()
+                    .try_for_each(ActiveFile::write_out)
+            });
+            if let Err(e) = written {
+                return Err(self.stop_after_prewrite(guard, e));
+            }
+        }
+        Ok((!refs.is_empty()).then_some(Prewritten { refs }))
+    }
+
+    /// Stops the write path on `e`, a failed append before queueing, and returns it.
+    fn stop_after_prewrite(
+        &self,
+        guard: Option<parking_lot::MutexGuard<'_, ActiveBlobFiles>>,
+        e: crate::error::Error,
+    ) -> crate::error::Error {
+        // Lock order: the writer lock before the files'.
+        drop(guard);
+        if !is_refusal(&e) {
+            self.writer.lock().stop(&e);
+        }
+        e
+    }
+
+    /// The WAL record of a group of `batches` (each with the values its writer put in blob
+    /// files first) numbered from `first_seq` (`count` updates), with the large puts of
+    /// separating families replaced by blob references; `None` when no put of the group is
+    /// separated (the WAL takes the batches as they are). The leader appends the values no
+    /// writer put in a file, or put in one of a memtable no longer active. With `sync`, the
+    /// files are synced.
     pub(super) fn separate_group<'a>(
         &self,
-        active: &mut ActiveBlobFiles,
         families: &Families,
-        batches: impl Iterator<Item = &'a WriteBatch> + Clone,
+        batches: impl Iterator<Item = (&'a WriteBatch, Option<&'a Prewritten>)> + Clone,
         first_seq: SequenceNumber,
         count: u64,
         sync: bool,
@@ -173,79 +324,103 @@ impl DbInner {
         if !families.values().any(|f| separates_at_write(&f.options)) {
             return Ok(None);
         }
-        let separates = |cf: u32, len: usize| {
-            families.get(&cf).is_some_and(|f| {
-                separates_at_write(&f.options) && len as u64 >= f.options.min_blob_size
-            })
+        let separable = |cf: u32, len: usize| {
+            families
+                .get(&cf)
+                .is_some_and(|f| separates(&f.options, len))
         };
-        let any = batches.clone().any(|b| {
+        let any = batches.clone().any(|(b, _)| {
             b.iter()
                 .flatten()
-                .any(|e| e.kind == ValueKind::Put && separates(e.cf, e.value.len()))
+                .any(|e| e.kind == ValueKind::Put && separable(e.cf, e.value.len()))
         });
         if !any {
             return Ok(None);
         }
+        // The files' lock is taken only to append or sync: a group whose writers put its
+        // values in the files already does not wait for a writer appending now.
+        let mut files = None;
         let mut record = Vec::new();
         encode_header(&mut record, first_seq, count as u32);
-        let mut refs: Vec<(u32, SequenceNumber, BlobIndex)> = Vec::new();
+        let mut refs: Vec<(u32, u64, SequenceNumber, BlobIndex)> = Vec::new();
         let mut seq = first_seq;
-        for batch in batches {
+        for (batch, prewritten) in batches {
+            let mut written = prewritten
+                .map_or(&[][..], |p| &p.refs[..])
+                .iter()
+                .peekable();
+            let mut update = 0u32;
             copy_records_separating(batch.records(), &mut record, |entry, reference| {
-                let this = seq;
+                let (this, position) = (seq, update);
                 seq += 1;
-                if entry.kind != ValueKind::Put || !separates(entry.cf, entry.value.len()) {
+                update += 1;
+                // Skipped: a put the family's options no longer separate.
+                while written.next_if(|r| r.update < position).is_some() {}
+                if entry.kind != ValueKind::Put || !separable(entry.cf, entry.value.len()) {
                     return Ok(false);
                 }
-                let index = self.write_blob_at_write(active, families, entry.cf, entry)?;
+                let family = &families[&entry.cf];
+                let memtable = family.sv.read().active.id();
+                // Used only while its file's memtable is the one the put will go to.
+                let given = written
+                    .next_if(|r| r.update == position)
+                    .filter(|r| r.memtable == memtable);
+                let index = match given {
+                    Some(r) => r.index,
+                    None => files
+                        .get_or_insert_with(|| self.blobs_at_write.lock())
+                        .appending(|files| self.append_blob(files, family, memtable, entry))?,
+                };
                 index.encode_to(reference);
-                refs.push((entry.cf, this, index));
+                refs.push((entry.cf, memtable, this, index));
                 Ok(true)
             })?;
         }
         debug_assert_eq!(seq, first_seq + count);
         // A synced group's WAL sync makes the earlier groups' records durable too: every file
         // they wrote to is synced, not only this group's.
-        match sync {
-            true => active.sync()?,
-            false => {
-                for file in active.by_family.values_mut().filter(|f| f.unwritten) {
-                    file.writer.write_out()?;
-                    file.unwritten = false;
-                }
-            }
+        if sync {
+            let files = files.get_or_insert_with(|| self.blobs_at_write.lock());
+            files.appending(|files| files.sync())?;
+        } else if let Some(files) = files.as_mut() {
+            files.appending(|files| {
+                files
+                    .by_family
+                    .values_mut()
+                    .try_for_each(ActiveFile::write_out)
+            })?;
         }
         // Groups go in sequence order: each memtable's references stay sorted.
         for run in refs.chunk_by(|a, b| a.0 == b.0) {
             let cf = &families[&run[0].0];
-            let memtable = active.by_family[&run[0].0].memtable;
             cf.separated_at_write
-                .add_refs(memtable, run.iter().map(|&(_, s, i)| (s, i)));
+                .add_refs(run[0].1, run.iter().map(|&(_, _, s, i)| (s, i)));
         }
         Ok(Some(record))
     }
 
-    /// Appends the value of `entry` (a put of family `cf`) to the family's active blob file,
-    /// created for its active memtable if it has none or the one it has is full.
-    fn write_blob_at_write(
+    /// Appends the value of `entry` (a put of `family`, whose active memtable is `memtable`)
+    /// to the family's active blob file, created for that memtable if it has none or the one
+    /// it has is full.
+    fn append_blob(
         &self,
-        active: &mut ActiveBlobFiles,
-        families: &Families,
-        cf: u32,
+        files: &mut ActiveBlobFiles,
+        family: &ColumnFamilyData,
+        memtable: u64,
         entry: &crate::write_batch::BatchEntry,
     ) -> Result<BlobIndex> {
-        let family = &families[&cf];
+        let cf = entry.cf;
         // A family's file always belongs to its active memtable: a switch finishes it.
-        let full = active
+        let full = files
             .by_family
             .get(&cf)
             .is_some_and(|f| f.writer.file_size() >= family.options.blob_file_size);
         if full {
-            if let Some(f) = active.by_family.remove(&cf) {
+            if let Some(f) = files.by_family.remove(&cf) {
                 f.finish_for_flush(family)?;
             }
         }
-        let file = match active.by_family.entry(cf) {
+        let file = match files.by_family.entry(cf) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 let number = self.versions.lock().new_file_number();
@@ -263,12 +438,13 @@ impl DbInner {
                 )?;
                 e.insert(ActiveFile {
                     writer,
-                    memtable: family.sv.read().active.id(),
+                    memtable,
                     unwritten: false,
                     unsynced: false,
                 })
             }
         };
+        debug_assert_eq!(file.memtable, memtable, "a file of a sealed memtable");
         file.unwritten = true;
         file.unsynced = true;
         file.writer.add(entry.key, entry.value)
@@ -277,29 +453,57 @@ impl DbInner {
     /// At a memtable switch, before the old WAL is synced: finishes the active file of each
     /// family in `replaced` (whose active memtable the switch replaces), handing it to that
     /// memtable, and syncs the others. A dropped family's file is let go (an orphan the next
-    /// open removes once no WAL names it).
+    /// open removes once no WAL names it), as are the files of a replaced memtable that is
+    /// empty (only values written ahead of a group that then went to a newer memtable: no
+    /// WAL names them, and no flush will take them).
     pub(super) fn seal_blobs_at_write(
         &self,
-        active: &mut ActiveBlobFiles,
+        files: &mut ActiveBlobFiles,
         families: &Families,
         replaced: &[u32],
     ) -> Result<()> {
-        let numbers: Vec<u32> = active.by_family.keys().copied().collect();
-        for cf in numbers {
-            let Some(family) = families.get(&cf) else {
-                active.by_family.remove(&cf);
+        files.check_failed()?;
+        files.by_family.retain(|cf, _| families.contains_key(cf));
+        files.sealed.retain(|cf, _| families.contains_key(cf));
+        for family in families.values() {
+            let cf = family.id();
+            if !replaced.contains(&cf) {
+                if let Some(f) = files.by_family.get_mut(&cf) {
+                    f.sync()?;
+                }
+                continue;
+            }
+            let active = family.sv.read().active.clone();
+            files.sealed.insert(cf, active.id());
+            let Some(f) = files.by_family.remove(&cf) else {
                 continue;
             };
-            if replaced.contains(&cf) {
-                if let Some(f) = active.by_family.remove(&cf) {
-                    f.finish_for_flush(family)?;
+            if active.is_empty() {
+                let mut numbers = vec![f.writer.number()];
+                drop(f);
+                if let Some(blobs) = family.separated_at_write.take(active.id()) {
+                    numbers.extend(blobs.files.iter().map(|b| b.number));
                 }
-            } else if let Some(f) = active.by_family.get_mut(&cf) {
-                f.sync()?;
+                for n in numbers {
+                    // A failed delete leaves an orphan that the next open removes.
+                    let _ = self.fs.remove_file(&blob_path(&self.path, n));
+                }
+            } else {
+                f.finish_for_flush(family)?;
             }
         }
         Ok(())
     }
+}
+
+/// Whether `e` refused a value without writing anything (the files stay good).
+fn is_refusal(e: &crate::error::Error) -> bool {
+    matches!(e, crate::error::Error::InvalidArgument(_))
+}
+
+/// Whether a value of `len` bytes of a family with `options` is separated as it is written.
+fn separates(options: &Options, len: usize) -> bool {
+    separates_at_write(options) && len as u64 >= options.min_blob_size
 }
 
 impl DbInner {

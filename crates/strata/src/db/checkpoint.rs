@@ -101,6 +101,9 @@ impl DbInner {
         let fs = self.fs.as_ref();
         let mut writer = self.writer.lock();
         writer.sync_wal()?;
+        // Writers append to the active blob files before they queue: held while they are
+        // copied (lock order: writer, blob files, versions).
+        let active_blobs = self.blobs_at_write.lock();
         let versions = self.versions.lock();
         let mut tables: Vec<u64> = versions.live_files().into_iter().collect();
         tables.sort_unstable();
@@ -116,7 +119,7 @@ impl DbInner {
         let oldest = versions.min_log_number();
         // Blob files the WALs to copy may name (values written at put, see
         // `blob_at_write.rs`): copied, not linked, as the write path may still append to one.
-        for n in self.blob_files_wals_may_name(&writer.blobs_at_write) {
+        for n in self.blob_files_wals_may_name(&active_blobs) {
             if !live_blobs.contains(&n) {
                 copy_file(fs, &blob_path(&self.path, n), &blob_path(tmp, n))?;
             }
@@ -133,6 +136,7 @@ impl DbInner {
         super::open::create_identity(fs, tmp)?;
         fs.sync_dir(tmp)?;
         drop(versions);
+        drop(active_blobs);
         drop(writer);
         Ok(())
     }

@@ -262,6 +262,7 @@ impl super::DbInner {
         let cf = ColumnFamilyData::new(handle.clone(), options, active, Vec::new(), version);
         let mut next = Families::clone(&families);
         next.insert(id, Arc::new(cf));
+        self.note_families(&next);
         *self.families.write() = Arc::new(next);
         self.info_log
             .info(format_args!("created column family '{name}' (id {id})"));

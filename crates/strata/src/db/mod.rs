@@ -159,6 +159,11 @@ pub(crate) struct DbInner {
     closed_wals: Arc<wal_sync::ClosedWals>,
     queue: Mutex<WriteQueue>,
     writer: Mutex<WriterState>,
+    /// Whether any family has had `blob_separation_at_write`: writes look for values to put
+    /// in blob files only then.
+    separating_at_write: AtomicBool,
+    /// The blob files writes put values in (`blob_at_write.rs`), also the writer state's.
+    blobs_at_write: Arc<Mutex<blob_at_write::ActiveBlobFiles>>,
     /// Held by a write group while it inserts into the memtables, taken before it lets go of
     /// `writer` (see `write.rs`): whoever holds `writer` and takes this finds no insert in
     /// flight, and none can start. The standard library's lock, which spins and then sleeps,

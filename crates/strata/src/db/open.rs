@@ -567,12 +567,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
     let sync_at_switch = super::write::switch_syncs(&options, families.len());
     let closed_wals = Arc::new(super::wal_sync::ClosedWals::default());
+    let blobs_at_write = Arc::new(Mutex::new(Default::default()));
     let writer = WriterState::new(
         wal,
         last_sequence,
         wal_sync.clone(),
         sync_at_switch,
         closed_wals.clone(),
+        blobs_at_write.clone(),
     );
     Arc::new(DbInner {
         path,
@@ -580,10 +582,14 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         io,
         last_sequence: AtomicU64::new(last_sequence),
         default_cf: families[&DEFAULT_FAMILY_ID].clone(),
+        separating_at_write: AtomicBool::new(super::blob_at_write::any_separates_at_write(
+            &families,
+        )),
         families: RwLock::new(Arc::new(families)),
         wals: Mutex::new(wals),
         queue: Mutex::new(WriteQueue::default()),
         writer: Mutex::new(writer),
+        blobs_at_write,
         closed_wals,
         inserting: std::sync::Mutex::new(()),
         versions: Mutex::new(versions),

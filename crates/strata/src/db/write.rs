@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
-use super::blob_at_write::ActiveBlobFiles;
+use super::blob_at_write::{ActiveBlobFiles, Prewritten};
 use super::column_family::{ColumnFamilyData, Families};
 use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
@@ -133,6 +133,8 @@ pub(super) struct Request {
     batch: WriteBatch,
     options: WriteOptions,
     slot: Arc<Slot>,
+    /// The batch's values its writer put in blob files before it queued.
+    prewritten: Option<Prewritten>,
 }
 
 /// The writers waiting to be committed.
@@ -152,8 +154,9 @@ pub(crate) struct WriterState {
     record: Vec<u8>,
     /// The error that stopped the write path, if one did.
     stopped: Option<Error>,
-    /// The blob files writes put values in (`Options::blob_separation_at_write`).
-    pub(super) blobs_at_write: ActiveBlobFiles,
+    /// The blob files writes put values in (`Options::blob_separation_at_write`), shared
+    /// with the writers that put values there before they queue.
+    blobs_at_write: Arc<Mutex<ActiveBlobFiles>>,
     /// WAL bytes appended since the last sync or background sync request.
     appended_since_sync: u64,
     /// Where the WAL's background syncs are asked for (`wal_sync.rs`).
@@ -174,6 +177,7 @@ impl WriterState {
         background_sync: Arc<WalSyncQueue>,
         sync_at_switch: bool,
         closed_unsynced: Arc<ClosedWals>,
+        blobs_at_write: Arc<Mutex<ActiveBlobFiles>>,
     ) -> Self {
         WriterState {
             wal,
@@ -181,7 +185,7 @@ impl WriterState {
             last_sequence,
             record: Vec::new(),
             stopped: None,
-            blobs_at_write: ActiveBlobFiles::default(),
+            blobs_at_write,
             appended_since_sync: 0,
             background_sync,
             sync_at_switch,
@@ -241,7 +245,12 @@ impl WriterState {
         }
         self.sync_closed()?;
         if self.wal_dirty {
-            if let Err(e) = self.blobs_at_write.sync().and_then(|()| self.wal.sync()) {
+            if let Err(e) = self
+                .blobs_at_write
+                .lock()
+                .sync()
+                .and_then(|()| self.wal.sync())
+            {
                 self.stopped = Some(e.duplicate());
                 return Err(e);
             }
@@ -266,7 +275,8 @@ impl WriterState {
 
 fn stopped_error(cause: &Error) -> Error {
     Error::Unavailable(format!(
-        "writes are stopped after an earlier WAL failure: {cause}"
+        "writes are stopped after an earlier failure to write the WAL or a value's blob file: \
+         {cause}"
     ))
 }
 
@@ -280,7 +290,10 @@ impl DbInner {
         if batch.is_empty() && !batch.has_log_data() {
             return Ok(());
         }
-        let request = self.request(batch, options);
+        let mut request = self.request(batch, options);
+        if !options.disable_wal {
+            request.prewritten = self.prewrite_blobs(&request.batch)?;
+        }
         let slot = request.slot.clone();
         let lead = {
             let mut q = self.queue.lock();
@@ -352,6 +365,7 @@ impl DbInner {
                 ready: AtomicBool::new(false),
                 cv: Condvar::new(),
             }),
+            prewritten: None,
         }
     }
 
@@ -485,9 +499,8 @@ impl DbInner {
         if use_wal {
             let sync = group.iter().any(|r| r.options.sync);
             let separated = self.separate_group(
-                &mut w.blobs_at_write,
                 &families,
-                group.iter().map(|r| &r.batch),
+                group.iter().map(|r| (&r.batch, r.prewritten.as_ref())),
                 first_seq,
                 count,
                 sync,
@@ -686,7 +699,8 @@ impl DbInner {
             .filter(|cf| full.iter().any(|f| Arc::ptr_eq(f, cf)) || cf.sv.read().active.is_empty())
             .map(|cf| cf.id())
             .collect();
-        if let Err(e) = self.seal_blobs_at_write(&mut w.blobs_at_write, families, &replaced) {
+        let sealed = self.seal_blobs_at_write(&mut self.blobs_at_write.lock(), families, &replaced);
+        if let Err(e) = sealed {
             w.stop(&e);
             return Err(e);
         }
