@@ -11,7 +11,8 @@
 //! one memtable, the family's active one. A reference the writer got is used only if its
 //! file still belongs to the family's active memtable when the leader writes the record (a
 //! switch may have come in between); otherwise, and for puts no writer put in a file first
-//! (a transaction's commit, say), the leader appends the value itself, under the writer lock.
+//! (a write checked for conflicts under the writer lock, say), the leader appends the value
+//! itself, under the writer lock.
 //! A value written first and not used is garbage of its file from the start.
 //!
 //! Invariants that keep the WAL's references good:
