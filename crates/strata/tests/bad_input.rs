@@ -357,44 +357,54 @@ fn a_full_disk_while_writing_blob_files_stops_writes_until_resume() {
 
 #[test]
 fn a_full_disk_while_a_write_puts_its_value_in_a_blob_file_stops_writes_until_reopen() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = strata::fs::fault::FaultFs::new();
-    let mut options = fault_options(&fs, true);
-    options.enable_blob_files = true;
-    options.blob_separation_at_write = true;
-    options.min_blob_size = 50;
-    let db = Db::open(dir.path(), options.clone()).unwrap();
-    fill(&db, 0, 100);
-    fs.set_full_for(Some(".blob"));
-    let err = db.put(b"key000100", [b'v'; 100]).unwrap_err();
-    assert!(err.to_string().contains("No space left"), "{err}");
-    // The file may end in part of the value: nothing more goes to it, and no write goes on,
-    // a small value included, as after a failed WAL write.
-    let err = db.put(b"small", b"x").unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
-    assert!(err.to_string().contains("No space left"), "{err}");
-    assert!(
-        db.resume().is_err(),
-        "a failed value write is not resumable"
-    );
-    assert_eq!(
-        db.get(b"key000042").unwrap().as_deref(),
-        Some(&[b'v'; 100][..])
-    );
-    drop(db);
-    fs.set_full_for(None);
-    let db = Db::open(dir.path(), options).unwrap();
-    for i in 0..100 {
-        let key = format!("key{i:06}");
-        assert_eq!(
-            db.get(key.as_bytes()).unwrap().as_deref(),
-            Some(&[b'v'; 100][..]),
-            "{key}"
+    // The failing write call: a value's append to the active file, or (each value in a file
+    // of its own) the footer of the file it fills, or the creation of the next.
+    for blob_file_size in [1 << 20, 1] {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = strata::fs::fault::FaultFs::new();
+        let mut options = fault_options(&fs, true);
+        options.enable_blob_files = true;
+        options.blob_separation_at_write = true;
+        options.min_blob_size = 50;
+        options.blob_file_size = blob_file_size;
+        let db = Db::open(dir.path(), options.clone()).unwrap();
+        fill(&db, 0, 100);
+        fs.set_full_for(Some(".blob"));
+        let err = db.put(b"key000100", [b'v'; 100]).unwrap_err();
+        assert!(
+            err.to_string().contains("No space left"),
+            "{blob_file_size}: {err}"
         );
+        // The file may end in part of the value: nothing more goes to it, and no write goes
+        // on, a small value included, as after a failed WAL write; nor does a flush.
+        let err = db.put(b"small", b"x").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+        assert!(err.to_string().contains("No space left"), "{err}");
+        assert!(
+            db.resume().is_err(),
+            "a failed value write is not resumable"
+        );
+        assert!(db.flush().is_err());
+        assert_eq!(
+            db.get(b"key000042").unwrap().as_deref(),
+            Some(&[b'v'; 100][..])
+        );
+        drop(db);
+        fs.set_full_for(None);
+        let db = Db::open(dir.path(), options).unwrap();
+        for i in 0..100 {
+            let key = format!("key{i:06}");
+            assert_eq!(
+                db.get(key.as_bytes()).unwrap().as_deref(),
+                Some(&[b'v'; 100][..]),
+                "{blob_file_size}: {key}"
+            );
+        }
+        assert_eq!(db.get(b"key000100").unwrap(), None);
+        db.put(b"after", [b'w'; 100]).unwrap();
+        db.flush().unwrap();
+        db.close().unwrap();
     }
-    assert_eq!(db.get(b"key000100").unwrap(), None);
-    db.put(b"after", [b'w'; 100]).unwrap();
-    db.close().unwrap();
 }
 
 #[test]

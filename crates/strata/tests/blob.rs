@@ -752,34 +752,40 @@ fn a_checkpoint_and_a_repair_carry_values_separated_at_write() {
 fn a_synced_write_makes_the_values_other_families_put_before_it_durable() {
     use strata::fs::fault::FaultFs;
     use strata::WriteOptions;
-    let dir = tempfile::tempdir().unwrap();
-    let fs = FaultFs::new();
-    let mut options = separating_at_write(100);
-    options.fs = Arc::new(fs.clone());
-    let db = Db::open(dir.path(), options.clone()).unwrap();
-    let other = db.create_cf("other", options.cf_options()).unwrap();
-    db.put(key(1), value(1, 0, 500)).unwrap();
-    let mut synced = WriteOptions::default();
-    synced.sync = true;
-    db.put_cf_opt(&other, key(2), value(2, 0, 500), &synced)
-        .unwrap();
-    // The process dies here, then the machine: what was not synced is gone.
-    fs.crash_at(fs.ops() + 1);
-    drop(other);
-    drop(db);
-    fs.power_loss().unwrap();
-    fs.restart();
-    let mut reopen = separating_at_write(100);
-    reopen.fs = Arc::new(fs.clone());
-    let families = [("other", reopen.cf_options())];
-    let db = Db::open_cf(dir.path(), reopen, families).unwrap();
-    assert!(
-        db.recovery_report().corruption.is_none(),
-        "{:?}",
-        db.recovery_report()
-    );
-    assert_eq!(db.get(key(1)).unwrap(), Some(value(1, 0, 500)));
-    let other = db.cf("other").unwrap();
-    assert_eq!(db.get_cf(&other, key(2)).unwrap(), Some(value(2, 0, 500)));
-    db.close().unwrap();
+    // The synced write's own value separated too, or small enough to stay in the WAL record.
+    for synced_len in [500, 40] {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FaultFs::new();
+        let mut options = separating_at_write(100);
+        options.fs = Arc::new(fs.clone());
+        let db = Db::open(dir.path(), options.clone()).unwrap();
+        let other = db.create_cf("other", options.cf_options()).unwrap();
+        db.put(key(1), value(1, 0, 500)).unwrap();
+        let mut synced = WriteOptions::default();
+        synced.sync = true;
+        db.put_cf_opt(&other, key(2), value(2, 0, synced_len), &synced)
+            .unwrap();
+        // The process dies here, then the machine: what was not synced is gone.
+        fs.crash_at(fs.ops() + 1);
+        drop(other);
+        drop(db);
+        fs.power_loss().unwrap();
+        fs.restart();
+        let mut reopen = separating_at_write(100);
+        reopen.fs = Arc::new(fs.clone());
+        let families = [("other", reopen.cf_options())];
+        let db = Db::open_cf(dir.path(), reopen, families).unwrap();
+        assert!(
+            db.recovery_report().corruption.is_none(),
+            "{synced_len}: {:?}",
+            db.recovery_report()
+        );
+        assert_eq!(db.get(key(1)).unwrap(), Some(value(1, 0, 500)));
+        let other = db.cf("other").unwrap();
+        assert_eq!(
+            db.get_cf(&other, key(2)).unwrap(),
+            Some(value(2, 0, synced_len))
+        );
+        db.close().unwrap();
+    }
 }

@@ -128,11 +128,7 @@ impl ActiveBlobFiles {
     /// yet synced: before a WAL sync, which makes every record it names durable, whichever
     /// group wrote it.
     pub fn sync(&mut self) -> Result<()> {
-        self.check_failed()?;
-        for file in self.by_family.values_mut() {
-            file.sync()?;
-        }
-        Ok(())
+        self.appending(|files| files.by_family.values_mut().try_for_each(ActiveFile::sync))
     }
 
     fn check_failed(&self) -> Result<()> {
@@ -178,11 +174,25 @@ impl ActiveFile {
         Ok(())
     }
 
-    /// Finishes the file and hands it to its memtable's flush in `family`.
+    /// Finishes the file and hands it to its memtable's flush in `family`. If it cannot be
+    /// finished, the memtable's flush is refused: its puts name the file, which the version
+    /// could not hold (the WAL still names the values, for the replay of a reopen).
     fn finish_for_flush(self, family: &ColumnFamilyData) -> Result<()> {
-        let meta = finish(self.writer)?;
-        family.separated_at_write.add_file(self.memtable, meta);
-        Ok(())
+        let number = self.writer.number();
+        match finish(self.writer) {
+            Ok(meta) => {
+                family.separated_at_write.add_file(self.memtable, meta);
+                Ok(())
+            }
+            Err(e) => {
+                let lost = crate::error::Error::Unavailable(format!(
+                    "blob file {number}, holding values written at put, could not be finished: \
+                     {e}"
+                ));
+                family.separated_at_write.add_lost(self.memtable, lost);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -194,6 +204,8 @@ pub(crate) struct MemtableBlobs {
     /// The memtable's blob files, finished and synced (set by the switch that made the
     /// memtable immutable).
     pub files: Vec<BlobFileMeta>,
+    /// Why one of its files could not be finished: its flush is refused.
+    pub lost: Option<crate::error::Error>,
 }
 
 /// A family's [`MemtableBlobs`], by memtable id.
@@ -231,6 +243,10 @@ impl SeparatedAtWrite {
             .extend(refs);
     }
 
+    fn add_lost(&self, id: u64, why: crate::error::Error) {
+        self.by_memtable.lock().entry(id).or_default().lost = Some(why);
+    }
+
     fn add_file(&self, id: u64, meta: BlobFileMeta) {
         self.by_memtable
             .lock()
@@ -260,7 +276,16 @@ impl DbInner {
             if entry.kind != ValueKind::Put || !separates(&family.options, entry.value.len()) {
                 continue;
             }
-            let files = guard.get_or_insert_with(|| self.blobs_at_write.lock());
+            let files = match guard.as_mut() {
+                Some(files) => files,
+                None => {
+                    let files = guard.insert(self.blobs_at_write.lock());
+                    // Under the lock that close's last WAL sync takes: no file is created
+                    // or appended to after the database is closed.
+                    self.check_open()?;
+                    files
+                }
+            };
             let memtable = family.sv.read().active.id();
             let current = match files.by_family.get(&entry.cf) {
                 Some(file) => file.memtable == memtable,
@@ -322,7 +347,7 @@ impl DbInner {
         count: u64,
         sync: bool,
     ) -> Result<Option<Vec<u8>>> {
-        if !families.values().any(|f| separates_at_write(&f.options)) {
+        if !self.separating_at_write.load(Ordering::Relaxed) {
             return Ok(None);
         }
         let separable = |cf: u32, len: usize| {
@@ -336,6 +361,10 @@ impl DbInner {
                 .any(|e| e.kind == ValueKind::Put && separable(e.cf, e.value.len()))
         });
         if !any {
+            // The WAL sync makes earlier groups' references durable: their values must be.
+            if sync {
+                self.blobs_at_write.lock().sync()?;
+            }
             return Ok(None);
         }
         // The files' lock is taken only to append or sync: a group whose writers put its
@@ -381,8 +410,9 @@ impl DbInner {
         // A synced group's WAL sync makes the earlier groups' records durable too: every file
         // they wrote to is synced, not only this group's.
         if sync {
-            let files = files.get_or_insert_with(|| self.blobs_at_write.lock());
-            files.appending(|files| files.sync())?;
+            files
+                .get_or_insert_with(|| self.blobs_at_write.lock())
+                .sync()?;
         } else if let Some(files) = files.as_mut() {
             files.appending(|files| {
                 files
@@ -454,46 +484,44 @@ impl DbInner {
     /// At a memtable switch, before the old WAL is synced: finishes the active file of each
     /// family in `replaced` (whose active memtable the switch replaces), handing it to that
     /// memtable, and syncs the others. A dropped family's file is let go (an orphan the next
-    /// open removes once no WAL names it), as are the files of a replaced memtable that is
-    /// empty (only values written ahead of a group that then went to a newer memtable: no
-    /// WAL names them, and no flush will take them).
+    /// open removes once no WAL names it). A failure leaves the files taking no more values.
     pub(super) fn seal_blobs_at_write(
         &self,
         files: &mut ActiveBlobFiles,
         families: &Families,
         replaced: &[u32],
     ) -> Result<()> {
-        files.check_failed()?;
-        files.by_family.retain(|cf, _| families.contains_key(cf));
-        files.sealed.retain(|cf, _| families.contains_key(cf));
-        for family in families.values() {
-            let cf = family.id();
-            if !replaced.contains(&cf) {
-                if let Some(f) = files.by_family.get_mut(&cf) {
-                    f.sync()?;
+        files.appending(|files| {
+            files.by_family.retain(|cf, _| families.contains_key(cf));
+            files.sealed.retain(|cf, _| families.contains_key(cf));
+            for family in families.values() {
+                let cf = family.id();
+                if !replaced.contains(&cf) {
+                    if let Some(f) = files.by_family.get_mut(&cf) {
+                        f.sync()?;
+                    }
+                    continue;
                 }
-                continue;
+                files.sealed.insert(cf, family.sv.read().active.id());
+                if let Some(f) = files.by_family.remove(&cf) {
+                    f.finish_for_flush(family)?;
+                }
             }
-            let active = family.sv.read().active.clone();
-            files.sealed.insert(cf, active.id());
-            let Some(f) = files.by_family.remove(&cf) else {
-                continue;
-            };
-            if active.is_empty() {
-                let mut numbers = vec![f.writer.number()];
-                drop(f);
-                if let Some(blobs) = family.separated_at_write.take(active.id()) {
-                    numbers.extend(blobs.files.iter().map(|b| b.number));
-                }
-                for n in numbers {
-                    // A failed delete leaves an orphan that the next open removes.
-                    let _ = self.fs.remove_file(&blob_path(&self.path, n));
-                }
-            } else {
-                f.finish_for_flush(family)?;
+            Ok(())
+        })
+    }
+
+    /// After a switch replaced the empty memtable `id` of `family` (it is dropped, not
+    /// flushed): deletes the blob files of values written ahead for it. No WAL record names
+    /// them: a group that wrote one inserted into the memtable before the switch, and the
+    /// switch waited for it.
+    pub(super) fn drop_blobs_of_empty_memtable(&self, family: &ColumnFamilyData, id: u64) {
+        if let Some(blobs) = family.separated_at_write.take(id) {
+            for file in &blobs.files {
+                // A failed delete leaves an orphan that the next open removes.
+                let _ = self.fs.remove_file(&blob_path(&self.path, file.number));
             }
         }
-        Ok(())
     }
 }
 

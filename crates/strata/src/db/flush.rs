@@ -242,6 +242,13 @@ impl DbInner {
             return Ok(None);
         }
         let at_write = cf.separated_at_write.take(mem.id());
+        if let Some(lost) = at_write.as_ref().and_then(|a| a.lost.as_ref()) {
+            let e = lost.duplicate();
+            if let Some(at_write) = at_write {
+                cf.separated_at_write.put_back(mem.id(), at_write);
+            }
+            return Err(e);
+        }
         let refs = at_write.as_ref().map_or(&[][..], |a| &a.refs[..]);
         match self.write_memtable(cf, mem, number, next_log, refs) {
             Ok(Some((meta, mut blob_files))) => {

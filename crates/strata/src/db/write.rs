@@ -738,6 +738,9 @@ impl DbInner {
             if !switch && !current.active.is_empty() {
                 continue;
             }
+            if current.active.is_empty() {
+                self.drop_blobs_of_empty_memtable(cf, current.active.id());
+            }
             let fresh = Arc::new(
                 MemTable::with_order(
                     number,
