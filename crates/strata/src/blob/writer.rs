@@ -139,6 +139,12 @@ impl BlobFileWriter {
         self.file.sync()
     }
 
+    /// A handle that syncs what was written out so far from another thread (see
+    /// [`crate::fs::WritableFile::background_sync`]).
+    pub fn background_sync(&self) -> Option<crate::fs::BackgroundSync> {
+        self.file.background_sync()
+    }
+
     /// The file's number.
     pub fn number(&self) -> u64 {
         self.number

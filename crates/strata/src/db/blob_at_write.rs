@@ -45,10 +45,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use super::column_family::{ColumnFamilyData, Families};
+use super::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use super::DbInner;
 use crate::blob::reader::read_unfinished;
 use crate::blob::writer::BlobFileWriter;
@@ -92,6 +94,9 @@ pub(crate) struct ActiveBlobFiles {
     sealed: HashMap<u32, u64>,
     /// The error of a failed append: the files take no more.
     failed: Option<crate::error::Error>,
+    /// Where a file that has grown by `BACKGROUND_SYNC_BYTES` is sent to be synced while
+    /// writes go on (`wal_sync.rs`), so that the switch that finishes it has little left.
+    background_sync: Option<Arc<WalSyncQueue>>,
 }
 
 /// The values a writer put in blob files before joining the queue, for its batch's leader.
@@ -110,6 +115,8 @@ struct PrewrittenRef {
 
 struct ActiveFile {
     writer: BlobFileWriter,
+    /// The file's size when it was last sent to be synced in the background.
+    sent_to_sync_at: u64,
     /// The memtable whose values the file holds.
     memtable: u64,
     /// Records were added since the last write call.
@@ -119,6 +126,35 @@ struct ActiveFile {
 }
 
 impl ActiveBlobFiles {
+    /// No files yet; grown files are synced in the background through `background_sync`.
+    pub fn new(background_sync: Arc<WalSyncQueue>) -> ActiveBlobFiles {
+        ActiveBlobFiles {
+            background_sync: Some(background_sync),
+            ..ActiveBlobFiles::default()
+        }
+    }
+
+    /// Hands the records added since the last write call to the operating system, and each
+    /// file grown by `BACKGROUND_SYNC_BYTES` since it was last sent to the background sync.
+    fn write_out(&mut self) -> Result<()> {
+        for file in self.by_family.values_mut() {
+            file.write_out()?;
+            let size = file.writer.file_size();
+            if size - file.sent_to_sync_at < BACKGROUND_SYNC_BYTES {
+                continue;
+            }
+            file.sent_to_sync_at = size;
+            if let Some((queue, sync)) = self
+                .background_sync
+                .as_ref()
+                .zip(file.writer.background_sync())
+            {
+                queue.request_blob(sync);
+            }
+        }
+        Ok(())
+    }
+
     /// The numbers of the active files.
     pub fn numbers(&self) -> impl Iterator<Item = u64> + '_ {
         self.by_family.values().map(|f| f.writer.number())
@@ -306,12 +342,7 @@ impl DbInner {
         // One write call per file for the batch's values (only this writer's are unwritten:
         // every append under the lock ends with one).
         if let Some(files) = guard.as_mut() {
-            let written = files.appending(|files| {
-                files
-                    .by_family
-                    .values_mut()
-                    .try_for_each(ActiveFile::write_out)
-            });
+            let written = files.appending(ActiveBlobFiles::write_out);
             if let Err(e) = written {
                 return Err(self.stop_after_prewrite(guard, e));
             }
@@ -414,12 +445,7 @@ impl DbInner {
                 .get_or_insert_with(|| self.blobs_at_write.lock())
                 .sync()?;
         } else if let Some(files) = files.as_mut() {
-            files.appending(|files| {
-                files
-                    .by_family
-                    .values_mut()
-                    .try_for_each(ActiveFile::write_out)
-            })?;
+            files.appending(ActiveBlobFiles::write_out)?;
         }
         // Groups go in sequence order: each memtable's references stay sorted.
         for run in refs.chunk_by(|a, b| a.0 == b.0) {
@@ -469,6 +495,7 @@ impl DbInner {
                 )?;
                 e.insert(ActiveFile {
                     writer,
+                    sent_to_sync_at: 0,
                     memtable,
                     unwritten: false,
                     unsynced: false,

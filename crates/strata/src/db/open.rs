@@ -567,7 +567,9 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
     let sync_at_switch = super::write::switch_syncs(&options, families.len());
     let closed_wals = Arc::new(super::wal_sync::ClosedWals::default());
-    let blobs_at_write = Arc::new(Mutex::new(Default::default()));
+    let blobs_at_write = Arc::new(Mutex::new(super::blob_at_write::ActiveBlobFiles::new(
+        wal_sync.clone(),
+    )));
     let writer = WriterState::new(
         wal,
         last_sequence,

@@ -345,7 +345,10 @@ impl WritableFile for PosixWritable {
     }
 
     fn background_sync(&self) -> Option<BackgroundSync> {
-        let file = self.file.try_clone().ok()?;
+        // A descriptor of its own (not a duplicate sharing this one's open file): a write-back
+        // error is then reported to both syncs, where a shared one reports it to whichever
+        // syncs first, and this file's own sync could pass over data lost meanwhile.
+        let file = File::open(&self.path).ok()?;
         Some(BackgroundSync::new(file, self.path.clone()))
     }
 }
