@@ -12,18 +12,21 @@
 //! file still belongs to the family's active memtable when the leader writes the record (a
 //! switch may have come in between); otherwise, and for puts no writer put in a file first
 //! (a write checked for conflicts under the writer lock, say), the leader appends the value
-//! itself, under the writer lock.
-//! A value written first and not used is garbage of its file from the start.
+//! itself, under the writer lock. A value written first and not used is garbage of its file
+//! from the start.
 //!
 //! Invariants that keep the WAL's references good:
 //! - A group's values reach the file (a write call) before its WAL record does, and a synced
 //!   group syncs, before the WAL, every active file holding records not yet synced (the WAL
-//!   sync makes earlier groups' records durable too, whichever family they wrote). The
-//!   directory entry is synced when the file is created, before any WAL record names it.
+//!   sync makes earlier groups' records durable too, whichever family they wrote), also when
+//!   it separated no value itself. The directory entry is synced when the file is created,
+//!   before any WAL record names it.
 //! - A memtable switch finishes (footer, sync) the active file of every family whose
 //!   memtable it replaces, and syncs the others', before it syncs the old WAL: every WAL but
 //!   the newest names only durable records. The files' lock is held for each append, so a
-//!   switch never finishes a file in the middle of one.
+//!   switch never finishes a file in the middle of one. (Every 4 MiB a file is also synced
+//!   in the background, `wal_sync.rs`: that only makes the switch's sync cheaper.) A file that
+//!   cannot be finished marks its memtable, whose flush is then refused.
 //! - A file is created only for the family's active memtable, under the files' lock, and
 //!   never for a memtable a switch has sealed (`ActiveBlobFiles::sealed`): the switch seals
 //!   before it replaces the memtable, and a writer that looks in between sees the sealed one
