@@ -283,12 +283,13 @@ fn check_stopped_then_resumed(
     dir: &std::path::Path,
     written: u32,
 ) {
-    let err = loop {
+    let stopped_again = || loop {
         match db.put(b"more", b"x") {
             Err(e) => break e,
             Ok(()) => std::thread::sleep(std::time::Duration::from_millis(5)),
         }
     };
+    let err = stopped_again();
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.to_string().contains("No space left"), "{err}");
     assert!(db.get(b"key000000").unwrap().is_some());
@@ -296,6 +297,10 @@ fn check_stopped_then_resumed(
         db.resume().is_ok(),
         "resume succeeds; the job fails again while the disk is full"
     );
+    // The retried job fails again: waited for, or its failure could land after the resume
+    // below and stop background work once more.
+    let err = stopped_again();
+    assert!(err.to_string().contains("No space left"), "{err}");
     fs.set_full_for(None);
     db.resume().unwrap();
     db.flush().unwrap();
