@@ -89,7 +89,6 @@ impl DbInner {
 /// The blob files the write path appends to: at most one per family, behind one lock
 /// (`DbInner::blobs_at_write`) that writers take before they queue and leaders inside the WAL
 /// stage. Lock order: the writer lock, then this, then the version set.
-#[derive(Default)]
 pub(crate) struct ActiveBlobFiles {
     by_family: HashMap<u32, ActiveFile>,
     /// Per family, the memtable the last switch sealed the files of: no file is created for
@@ -99,7 +98,7 @@ pub(crate) struct ActiveBlobFiles {
     failed: Option<crate::error::Error>,
     /// Where a file that has grown by `BACKGROUND_SYNC_BYTES` is sent to be synced while
     /// writes go on (`wal_sync.rs`), so that the switch that finishes it has little left.
-    background_sync: Option<Arc<WalSyncQueue>>,
+    background_sync: Arc<WalSyncQueue>,
 }
 
 /// The values a writer put in blob files before joining the queue, for its batch's leader.
@@ -132,8 +131,10 @@ impl ActiveBlobFiles {
     /// No files yet; grown files are synced in the background through `background_sync`.
     pub fn new(background_sync: Arc<WalSyncQueue>) -> ActiveBlobFiles {
         ActiveBlobFiles {
-            background_sync: Some(background_sync),
-            ..ActiveBlobFiles::default()
+            by_family: HashMap::new(),
+            sealed: HashMap::new(),
+            failed: None,
+            background_sync,
         }
     }
 
@@ -147,12 +148,8 @@ impl ActiveBlobFiles {
                 continue;
             }
             file.sent_to_sync_at = size;
-            if let Some((queue, sync)) = self
-                .background_sync
-                .as_ref()
-                .zip(file.writer.background_sync())
-            {
-                queue.request_blob(sync);
+            if let Some(sync) = file.writer.background_sync() {
+                self.background_sync.request_blob(sync);
             }
         }
         Ok(())
