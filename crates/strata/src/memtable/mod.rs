@@ -2,6 +2,9 @@
 //!
 //! A memtable is an arena skiplist ([`skiplist`]) of internal keys and values. Writes come
 //! from one writer at a time (the group-commit leader); reads and iterators take no lock.
+//! The newest entries may be staged in the skiplist, not linked yet: a get looks at them
+//! before it searches the list, and an iterator merges a sorted copy of them into the list
+//! ([`MemTableIterator`]).
 //! When it is full ([`MemTable::is_full`]: about `write_buffer_size` bytes of memory, by
 //! RocksDB's rule) the database makes it immutable and starts a new one; it is then read-only
 //! until it is flushed to a table.
@@ -25,7 +28,9 @@ use std::sync::Arc;
 
 use crate::comparator::KeyOrder;
 use crate::iterator::InternalIterator;
-use crate::key::{filter_hash, pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK};
+use crate::key::{
+    filter_hash, pack_trailer, SequenceNumber, ValueKind, KIND_FOR_SEEK, TRAILER_LEN,
+};
 use crate::range_del::{FragmentedList, MemTombstones};
 use bloom::MemBloom;
 use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
@@ -140,26 +145,39 @@ impl MemTable {
             user_key: key,
             trailer: pack_trailer(seq, KIND_FOR_SEEK),
         };
-        let node = self.list.find_greater_or_equal(&target, None);
-        if node.is_null() {
+        // The staging area first, then the list: a node leaves the area only once linked
+        // (`skiplist`'s module doc). Each gives a version of `key` or nothing; the newer one
+        // (the larger trailer) is the answer.
+        let staged = self.list.find_staged(key, target.trailer);
+        let linked = self.list.find_greater_or_equal(&target, None);
+        let Some((node, trailer)) = [staged, linked]
+            .into_iter()
+            .filter_map(|node| self.version_of(node, key))
+            .max_by_key(|&(_, trailer)| trailer)
+        else {
             return (Lookup::Missing, 0);
-        }
-        // SAFETY: `node` is a linked node of `self.list`, which lives as long as `self`.
-        let ikey = unsafe { node_key(node) };
-        let (user_key, trailer) = ikey.split_at(ikey.len() - 8);
-        if user_key != key {
-            return (Lookup::Missing, 0);
-        }
-        let found = u64::from_le_bytes(trailer.try_into().unwrap_or_default()) >> 8;
-        let lookup = match ValueKind::from_byte(trailer[0]) {
-            // SAFETY: as above.
+        };
+        let lookup = match ValueKind::from_byte(trailer as u8) {
+            // SAFETY: a node of `self.list`, which lives as long as `self`.
             Some(ValueKind::Put) => Lookup::Found(unsafe { node_value(node) }),
             Some(ValueKind::Delete | ValueKind::SingleDelete) => Lookup::Deleted,
             Some(ValueKind::Merge) => Lookup::Merge,
             // Memtables never hold blob references (only flushes and compactions make them).
             Some(ValueKind::RangeDeletion | ValueKind::BlobIndex) | None => Lookup::Missing,
         };
-        (lookup, found)
+        (lookup, trailer >> 8)
+    }
+
+    /// `node` and its trailer if it is a version of `key` (none for null).
+    fn version_of(&self, node: Node, key: &[u8]) -> Option<(Node, u64)> {
+        if node.is_null() {
+            return None;
+        }
+        // SAFETY: a node of `self.list`, which lives as long as `self`.
+        let ikey = unsafe { node_key(node) };
+        let (user_key, trailer) = ikey.split_at(ikey.len() - TRAILER_LEN);
+        let trailer = u64::from_le_bytes(trailer.try_into().ok()?);
+        (user_key == key).then_some((node, trailer))
     }
 
     /// Bytes of memory used, what the switch to a new memtable is decided on.
@@ -212,111 +230,224 @@ impl MemTable {
         self.num_entries() == 0 && self.tombstones.is_empty()
     }
 
-    /// An iterator over the memtable's internal keys; it keeps the memtable alive.
+    /// An iterator over the memtable's internal keys; it keeps the memtable alive. It sees
+    /// every entry added before it was made: the linked ones in the list, and the staged ones
+    /// (see `skiplist`) from a sorted copy of the staging area, merged in.
     pub fn iter(self: &Arc<Self>) -> MemTableIterator {
+        let order = self.list.order();
+        let mut staged = self.list.staged_nodes();
+        // SAFETY: staged nodes are nodes of `self.list`, which the iterator keeps alive.
+        staged
+            .sort_unstable_by(|&a, &b| unsafe { order.compare_internal(node_key(a), node_key(b)) });
         MemTableIterator {
             mem: self.clone(),
+            staged,
             node: std::ptr::null(),
+            at: 0,
+            current: std::ptr::null(),
         }
     }
 }
 
-/// An internal iterator over one memtable.
+/// An internal iterator over one memtable: the list merged with the staged entries copied
+/// when it was made.
+///
+/// Invariant while valid: `current` is the entry it is on, `node` the first list node at or
+/// after it (null: none) and `staged[at]` the first staged entry at or after it (`at` is the
+/// length: none); `current` is one of them, the smaller. Internal keys are unique, so an equal
+/// key on both sides is one node (staged, then linked while the iterator lives) and is
+/// visited once. Moving back recomputes the invariant from the entry before on each side.
 pub struct MemTableIterator {
     mem: Arc<MemTable>,
-    /// The current node; null when not valid.
+    /// The staged nodes when the iterator was made, sorted (usually none, or a few).
+    staged: Vec<Node>,
+    /// The first list node at or after `current`; null when none.
     node: Node,
+    /// The index of the first staged node at or after `current`.
+    at: usize,
+    /// The entry the iterator is on; null when not valid.
+    current: Node,
 }
 
-// SAFETY: the node pointer points into `mem`'s skiplist, which the iterator keeps alive and
+// SAFETY: the node pointers point into `mem`'s skiplist, which the iterator keeps alive and
 // which is safe to read from any thread (see `skiplist`).
 unsafe impl Send for MemTableIterator {}
 
 impl MemTableIterator {
-    fn set(&mut self, node: Node) {
-        self.node = if node == self.mem.list.head() {
+    fn compare(&self, a: Node, b: Node) -> std::cmp::Ordering {
+        // SAFETY: both are nodes of the live list.
+        unsafe {
+            self.mem
+                .list
+                .order()
+                .compare_internal(node_key(a), node_key(b))
+        }
+    }
+
+    /// A list position as a node: null for the head (before the first).
+    fn list_node(&self, node: Node) -> Node {
+        if node == self.mem.list.head() {
             std::ptr::null()
         } else {
             node
+        }
+    }
+
+    /// Makes `current` the smaller of the two sides (the invariant), or null if both ended.
+    fn settle_forward(&mut self) {
+        let staged = self
+            .staged
+            .get(self.at)
+            .copied()
+            .unwrap_or(std::ptr::null());
+        self.current = match (self.node.is_null(), staged.is_null()) {
+            (true, _) => staged,
+            (false, true) => self.node,
+            (false, false) => match self.compare(staged, self.node) {
+                std::cmp::Ordering::Less => staged,
+                _ => self.node,
+            },
         };
+    }
+
+    /// Lands on the larger of `list_before` (a list node or null) and the staged entry
+    /// before index `staged_end` (none if 0), both before the place the iterator moves back
+    /// from, with `next_in_list` the first list node after `list_before`: restores the
+    /// invariant for that entry.
+    fn settle_backward(&mut self, list_before: Node, next_in_list: Node, staged_end: usize) {
+        let staged_before = staged_end.checked_sub(1).map(|i| self.staged[i]);
+        let take_staged = match staged_before {
+            None => false,
+            Some(s) => list_before.is_null() || self.compare(s, list_before).is_gt(),
+        };
+        if take_staged {
+            self.at = staged_end - 1;
+            self.node = next_in_list;
+            self.current = self.staged[self.at];
+        } else {
+            // An equal staged key is this node: it stays at `staged_end - 1`.
+            self.at = match staged_before {
+                Some(s) if !list_before.is_null() && self.compare(s, list_before).is_eq() => {
+                    staged_end - 1
+                }
+                _ => staged_end,
+            };
+            self.node = list_before;
+            self.current = list_before;
+        }
+    }
+
+    /// The first staged index whose key is at or after `target` (an internal key).
+    fn staged_from(&self, target: &[u8]) -> usize {
+        let order = self.mem.list.order();
+        // SAFETY: staged nodes of the live list.
+        self.staged.partition_point(|&n| {
+            order
+                .compare_internal(unsafe { node_key(n) }, target)
+                .is_lt()
+        })
     }
 }
 
 impl InternalIterator for MemTableIterator {
     fn valid(&self) -> bool {
-        !self.node.is_null()
+        !self.current.is_null()
     }
 
     fn seek_to_first(&mut self) {
         // SAFETY: the head of a live list.
-        let first = unsafe { node_next(self.mem.list.head()) };
-        self.set(first);
+        self.node = self.list_node(unsafe { node_next(self.mem.list.head()) });
+        self.at = 0;
+        self.settle_forward();
     }
 
     fn seek_to_last(&mut self) {
-        let last = self.mem.list.find_last();
-        self.set(last);
+        let last = self.list_node(self.mem.list.find_last());
+        self.settle_backward(last, std::ptr::null(), self.staged.len());
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let node = match Target::from_internal(target) {
-            Some(t) => self.mem.list.find_greater_or_equal(&t, None),
-            None => std::ptr::null(),
+        let Some(t) = Target::from_internal(target) else {
+            self.current = std::ptr::null();
+            return;
         };
-        self.set(node);
+        self.node = self.mem.list.find_greater_or_equal(&t, None);
+        self.at = self.staged_from(target);
+        self.settle_forward();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         let Some(t) = Target::from_internal(target) else {
-            self.set(std::ptr::null());
+            self.current = std::ptr::null();
             return;
         };
-        // The last node <= target: the first node >= target if it equals it, else the one
-        // before it.
+        // The last list node <= target: the first node >= target if it equals it, else the
+        // one before it.
         let ge = self.mem.list.find_greater_or_equal(&t, None);
         // SAFETY: `ge` is a linked node when non-null.
-        if !ge.is_null() && unsafe { node_key(ge) } == target {
-            self.set(ge);
+        let (before, after) = if !ge.is_null() && unsafe { node_key(ge) } == target {
+            // SAFETY: as above.
+            (ge, unsafe { node_next(ge) })
         } else {
-            let lt = self.mem.list.find_less_than(&t);
-            self.set(lt);
-        }
+            (self.list_node(self.mem.list.find_less_than(&t)), ge)
+        };
+        // The staged entries <= target end where those > target start.
+        let order = self.mem.list.order();
+        // SAFETY: staged nodes of the live list.
+        let end = self.staged.partition_point(|&n| {
+            order
+                .compare_internal(unsafe { node_key(n) }, target)
+                .is_le()
+        });
+        self.settle_backward(before, after, end);
     }
 
     fn next(&mut self) {
-        if self.valid() {
-            // SAFETY: a valid iterator is on a linked node of its live list.
-            let n = unsafe { node_next(self.node) };
-            self.set(n);
+        if !self.valid() {
+            return;
         }
+        // Both sides past the current entry (one node if it is on both).
+        if self.node == self.current {
+            // SAFETY: a linked node of the live list.
+            self.node = unsafe { node_next(self.node) };
+        }
+        if self.staged.get(self.at) == Some(&self.current) {
+            self.at += 1;
+        }
+        self.settle_forward();
     }
 
     fn prev(&mut self) {
-        if self.valid() {
-            // SAFETY: as in `next`.
-            let key = unsafe { node_key(self.node) };
-            let node = match Target::from_internal(key) {
-                Some(t) => self.mem.list.find_less_than(&t),
-                None => std::ptr::null(),
-            };
-            self.set(node);
+        if !self.valid() {
+            return;
         }
+        // SAFETY: as in `next`.
+        let key = unsafe { node_key(self.current) };
+        let Some(t) = Target::from_internal(key) else {
+            self.current = std::ptr::null();
+            return;
+        };
+        let before = self.list_node(self.mem.list.find_less_than(&t));
+        // The first list node after `before` is the first at or after the current entry.
+        let after = self.node;
+        // The staged entries before the current one end at `at` (the first at or after it).
+        self.settle_backward(before, after, self.at);
     }
 
     fn key(&self) -> &[u8] {
-        if self.node.is_null() {
+        if self.current.is_null() {
             return &[];
         }
         // SAFETY: as in `next`; the slice lives as long as `self.mem`, which outlives `&self`.
-        unsafe { node_key(self.node) }
+        unsafe { node_key(self.current) }
     }
 
     fn value(&self) -> &[u8] {
-        if self.node.is_null() {
+        if self.current.is_null() {
             return &[];
         }
         // SAFETY: as in `key`.
-        unsafe { node_value(self.node) }
+        unsafe { node_value(self.current) }
     }
 }
 
@@ -458,12 +589,25 @@ mod tests {
     type VersionModel = BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>>;
 
     /// Gets against a BTreeMap of (user key, Reverse(seq)) -> value, at random sequence
-    /// numbers.
+    /// numbers, between the adds (the newest entries staged, see `skiplist`) and after them;
+    /// iterators made now and then link the staged entries, and must see every one.
     #[test]
     fn gets_match_a_btreemap_model() {
+        let expect = |model: &VersionModel, key: &[u8], at: u64| {
+            model
+                .range((key.to_vec(), std::cmp::Reverse(at))..)
+                .next()
+                .filter(|((uk, _), _)| *uk == key)
+                .map(|(_, v)| v.clone())
+        };
+        let got = |mem: &MemTable, key: &[u8], at: u64| match mem.get(key, at) {
+            Lookup::Found(v) => Some(Some(v.to_vec())),
+            Lookup::Deleted => Some(None),
+            Lookup::Missing | Lookup::Merge => None,
+        };
         for seed in 0..20 {
             let mut rng = Rng::new(seed);
-            let mem = MemTable::new(seed, 1 << 20);
+            let mem = Arc::new(MemTable::new(seed, 1 << 20));
             let mut model: VersionModel = BTreeMap::new();
             let n = 200 + rng.below(800);
             for seq in 1..=n {
@@ -476,22 +620,100 @@ mod tests {
                     mem.add(seq, ValueKind::Put, &key, &v);
                     model.insert((key, std::cmp::Reverse(seq)), Some(v));
                 }
+                if rng.one_in(8) {
+                    let key = format!("{:03}", rng.below(101)).into_bytes();
+                    let at = seq - rng.below(seq.min(40));
+                    let case = format!("seed {seed} after {seq}: {key:?} at {at}");
+                    assert_eq!(got(&mem, &key, at), expect(&model, &key, at), "{case}");
+                }
+                if rng.one_in(100) {
+                    let mut it = mem.iter();
+                    it.seek_to_first();
+                    let mut count = 0;
+                    while it.valid() {
+                        count += 1;
+                        it.next();
+                    }
+                    assert_eq!(count, model.len(), "seed {seed} after {seq}");
+                }
             }
             for k in 0..101 {
                 let key = format!("{k:03}").into_bytes();
                 let at = rng.below(n + 2);
-                let expect = model
-                    .range((key.clone(), std::cmp::Reverse(at))..)
-                    .next()
-                    .filter(|((uk, _), _)| *uk == key)
-                    .map(|(_, v)| v.clone());
-                let got = match mem.get(&key, at) {
-                    Lookup::Found(v) => Some(Some(v.to_vec())),
-                    Lookup::Deleted => Some(None),
-                    Lookup::Missing | Lookup::Merge => None,
-                };
-                assert_eq!(got, expect, "seed {seed} key {k} at {at}");
+                let case = format!("seed {seed} key {k} at {at}");
+                assert_eq!(got(&mem, &key, at), expect(&model, &key, at), "{case}");
             }
         }
+    }
+
+    /// Iterators made while a writer adds (entries staged, then linked while the iterator
+    /// walks): forward and backward, each entry added before the iterator was made is seen
+    /// exactly once, in order, and a seek lands on it.
+    #[test]
+    fn iterators_see_each_entry_once_while_a_writer_adds() {
+        use std::sync::atomic::AtomicU64;
+        const N: u64 = 20_000;
+        let mem = Arc::new(MemTable::new(1, 64 << 20));
+        let published = Arc::new(AtomicU64::new(0));
+        let key_of = |i: u64| format!("{:08}", i.wrapping_mul(2654435761) % 1_000_003);
+        let writer = {
+            let (mem, published) = (mem.clone(), published.clone());
+            std::thread::spawn(move || {
+                for i in 0..N {
+                    mem.add(i + 1, ValueKind::Put, key_of(i).as_bytes(), b"v");
+                    published.store(i + 1, Ordering::Release);
+                }
+            })
+        };
+        let order = KeyOrder::Bytewise;
+        let mut rng = Rng::new(3);
+        let mut rounds = 0;
+        loop {
+            let done = published.load(Ordering::Acquire);
+            let mut it = mem.iter();
+            let backward = rng.one_in(2);
+            if backward {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            let (mut seen, mut last): (u64, Option<Vec<u8>>) = (0, None);
+            while it.valid() {
+                let key = it.key().to_vec();
+                if let Some(last) = &last {
+                    let step = order.compare_internal(last, &key);
+                    let want = if backward {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        std::cmp::Ordering::Less
+                    };
+                    assert_eq!(step, want, "round {rounds}: out of order or twice");
+                }
+                let seq = u64::from_le_bytes(key[key.len() - 8..].try_into().unwrap()) >> 8;
+                seen += u64::from(seq <= done);
+                last = Some(key);
+                if backward {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+            }
+            assert_eq!(seen, done, "round {rounds}, backward {backward}");
+            if done > 0 {
+                let i = done - 1 - rng.below(done.min(40));
+                let mut target = key_of(i).into_bytes();
+                target.extend_from_slice(&pack_trailer(i + 1, ValueKind::Put as u8).to_le_bytes());
+                it.seek(&target);
+                assert_eq!(it.key(), &target[..], "seek, round {rounds}");
+                it.seek_for_prev(&target);
+                assert_eq!(it.key(), &target[..], "seek_for_prev, round {rounds}");
+            }
+            rounds += 1;
+            if done == N {
+                break;
+            }
+        }
+        writer.join().unwrap();
+        assert!(rounds > 1);
     }
 }

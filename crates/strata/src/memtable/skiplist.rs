@@ -19,6 +19,20 @@
 //! - A node is fully written (header, key, value, its own next pointers) before it is linked;
 //!   links are published with `Release` stores and read with `Acquire` loads, so a reader that
 //!   sees a node sees its contents.
+//! - Staged inserts: an insert writes its node and puts it in the staging area (up to
+//!   [`STAGED`] nodes, each with a 32-bit tag of its user key) instead of linking it; when the
+//!   area is full the writer links all its nodes at once, their searches walked side by side
+//!   so that their cache misses overlap (a random insert otherwise waits on a dozen misses one
+//!   after the other). Only then does it empty the area. A staged node is thus always in the
+//!   area or linked: a reader that looks in the area first ([`SkipList::find_staged`]) and
+//!   then searches the list finds every node whose insert returned before it looked. The
+//!   area's slots and tags are stored with `Release` and loaded with `Acquire`, so a reader
+//!   that sees a slot or tag written after the area was emptied also sees the links made
+//!   before. Searches and walks ([`SkipList::find_greater_or_equal`], [`node_next`]) see
+//!   linked nodes only: the memtable's iterator merges in a sorted copy of the area
+//!   ([`SkipList::staged_nodes`]), taking a node that is in both (linked since) once.
+//!   A tag is a hash of the user key's bytes, so a list whose order may call different bytes
+//!   equal (a custom comparator) stages one node at a time, linked before its insert returns.
 //!
 //! Node layout in the arena (the allocation 8-byte aligned):
 //!
@@ -40,12 +54,12 @@
 use std::alloc::{alloc, dealloc, Layout};
 use std::cmp::Ordering;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering as AtomicOrdering};
 
 use parking_lot::Mutex;
 
 use crate::comparator::{bytewise_compare, KeyOrder};
-use crate::key::TRAILER_LEN;
+use crate::key::{filter_hash, TRAILER_LEN};
 use crate::util::{prefetch_address, Rng};
 
 /// The tallest tower. With branching 4, enough for tens of millions of entries.
@@ -54,6 +68,9 @@ const BRANCHING: u64 = 4;
 const PTR: usize = std::mem::size_of::<usize>();
 /// The largest arena block; nodes over a quarter of the block size get a block of their own.
 pub const MAX_BLOCK_SIZE: usize = 1 << 20;
+/// The most nodes staged before they are linked (module doc). Their searches overlap this
+/// many cache misses; a get looks through this many tags while writes are coming.
+pub const STAGED: usize = 32;
 
 /// A target for a search: an internal key given as its user key and trailer, so that lookups
 /// need not build an encoded key.
@@ -157,6 +174,46 @@ struct Writer {
     splice: Splice,
 }
 
+/// Nodes written but not linked yet (module doc), on cache lines of their own: the writer
+/// changes them at every insert, and gets read them.
+#[repr(align(64))]
+struct Staged {
+    /// How many of the slots hold staged nodes.
+    len: AtomicUsize,
+    /// The tag of each slot's user key ([`tag`]).
+    tags: [AtomicU32; STAGED],
+    nodes: [AtomicPtr<u8>; STAGED],
+}
+
+/// The staging area's tag of a user key.
+#[inline]
+fn tag(user_key: &[u8]) -> u32 {
+    filter_hash(user_key) as u32
+}
+
+/// The stored key of `node` as a search target.
+///
+/// # Safety
+/// As for [`node_key`].
+unsafe fn node_target<'a>(node: Node) -> Target<'a> {
+    // SAFETY: the caller's.
+    let key = unsafe { node_key(node) };
+    let (user_key, trailer) = key.split_at(key.len() - TRAILER_LEN);
+    let mut t = [0u8; TRAILER_LEN];
+    t.copy_from_slice(trailer);
+    Target {
+        user_key,
+        trailer: u64::from_le_bytes(t),
+    }
+}
+
+/// Where a search placed one node at every level: the node before it and the node after it,
+/// as they were when the search passed (see [`SkipList::link`]).
+struct Place {
+    prev: [Node; MAX_HEIGHT],
+    next: [Node; MAX_HEIGHT],
+}
+
 /// The skiplist. See the module doc for its invariants.
 pub struct SkipList {
     head: *mut u8,
@@ -168,7 +225,11 @@ pub struct SkipList {
     unused: AtomicUsize,
     /// The arena's regular block size.
     block_size: usize,
+    /// How many nodes are staged before they are linked: [`STAGED`], or 1 for an order that
+    /// may call different bytes equal (module doc).
+    stage_limit: usize,
     writer: Mutex<Writer>,
+    staged: Staged,
 }
 
 // SAFETY: the raw pointers point into blocks owned by the list; nodes are immutable once
@@ -350,6 +411,10 @@ impl SkipList {
             write_varint(head.add(PTR + 2), 0);
             head
         };
+        let stage_limit = match order {
+            KeyOrder::Bytewise | KeyOrder::Reverse => STAGED,
+            KeyOrder::Custom(_) => 1,
+        };
         SkipList {
             head,
             order,
@@ -357,6 +422,12 @@ impl SkipList {
             memory,
             unused,
             block_size,
+            stage_limit,
+            staged: Staged {
+                len: AtomicUsize::new(0),
+                tags: std::array::from_fn(|_| AtomicU32::new(0)),
+                nodes: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            },
             writer: Mutex::new(Writer {
                 arena,
                 // The empty list's one place, at every level.
@@ -390,6 +461,8 @@ impl SkipList {
     }
 
     /// Inserts the internal key `(user_key, trailer)`, which must not be present, with `value`.
+    /// The node is staged (module doc): gets find it at once, searches and walks once it is
+    /// linked.
     pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
         // One copy of the insert per built-in order, as for the searches.
         match &self.order {
@@ -401,6 +474,65 @@ impl SkipList {
         }
     }
 
+    /// Links the staged nodes (module doc), so that searches and walks see every insert that
+    /// returned before.
+    #[cfg(test)]
+    pub fn link_staged(&self) {
+        if self.staged.len.load(AtomicOrdering::Acquire) == 0 {
+            return;
+        }
+        let mut writer = self.writer.lock();
+        match &self.order {
+            KeyOrder::Bytewise => self.link_staged_in(bytewise_compare, &mut writer),
+            KeyOrder::Reverse => self.link_staged_in(|a, b| bytewise_compare(b, a), &mut writer),
+            KeyOrder::Custom(c) => self.link_staged_in(|a, b| c.compare(a, b), &mut writer),
+        }
+    }
+
+    /// The nodes in the staging area now (module doc), in no order. Some may be linked by
+    /// the time the caller looks (the area is emptied after its nodes are linked, and its
+    /// slots reused): a caller that also walks the list takes equal keys for one node.
+    pub fn staged_nodes(&self) -> Vec<Node> {
+        let len = self.staged.len.load(AtomicOrdering::Acquire).min(STAGED);
+        (0..len)
+            .map(|i| self.staged.nodes[i].load(AtomicOrdering::Acquire) as Node)
+            .collect()
+    }
+
+    /// The order of the list's user keys.
+    pub fn order(&self) -> &KeyOrder {
+        &self.order
+    }
+
+    /// The staged node (module doc) of `user_key` with the largest trailer at most
+    /// `max_trailer` (null if none): for a get, the newest staged version at a sequence
+    /// number. Looks at the nodes' tags, and at the keys of those whose tag matches.
+    pub fn find_staged(&self, user_key: &[u8], max_trailer: u64) -> Node {
+        let len = self.staged.len.load(AtomicOrdering::Acquire);
+        if len == 0 {
+            return ptr::null();
+        }
+        let tag = tag(user_key);
+        let mut best: Node = ptr::null();
+        let mut best_trailer = 0;
+        for i in 0..len.min(STAGED) {
+            if self.staged.tags[i].load(AtomicOrdering::Acquire) != tag {
+                continue;
+            }
+            let node = self.staged.nodes[i].load(AtomicOrdering::Acquire) as Node;
+            // SAFETY: a slot holds a node of this list, fully written before it was stored.
+            let t = unsafe { node_target(node) };
+            if t.user_key == user_key
+                && t.trailer <= max_trailer
+                && (best.is_null() || t.trailer > best_trailer)
+            {
+                best = node;
+                best_trailer = t.trailer;
+            }
+        }
+        best
+    }
+
     #[inline(always)]
     fn insert_in(
         &self,
@@ -409,33 +541,19 @@ impl SkipList {
         trailer: u64,
         value: &[u8],
     ) {
-        let target = Target { user_key, trailer };
         let key_len = user_key.len() + TRAILER_LEN;
         let mut writer = self.writer.lock();
-        let Writer { arena, splice } = &mut *writer;
+        let arena = &mut writer.arena;
         let mut height = 1;
         while height < MAX_HEIGHT && arena.rng.one_in(BRANCHING) {
             height += 1;
         }
-        if !self.brackets(compare, splice, &target) {
-            self.search(compare, &target, Some(&mut splice.prev));
-            for (level, (prev, next)) in splice.prev.iter().zip(&mut splice.next).enumerate() {
-                // SAFETY: `prev` is the head or a linked node that reaches `level`: the search
-                // filled every level below the list's height, and left the head above it.
-                *next = unsafe { tower(*prev, level).load(AtomicOrdering::Acquire) };
-            }
-        }
-        let list_height = self.max_height.load(AtomicOrdering::Relaxed);
-        if height > list_height {
-            // The splice holds the head and null for the new levels. A reader that sees the
-            // new height before the links sees null next pointers at those levels: harmless.
-            self.max_height.store(height, AtomicOrdering::Relaxed);
-        }
         let start = arena.alloc(node_size(height, key_len, value.len()), &self.memory);
         self.unused.store(arena.remaining, AtomicOrdering::Relaxed);
         // SAFETY: `start` is fresh, 8-aligned memory of the node's size owned by this list;
-        // nothing else sees it until it is linked below. Every field is written inside it
-        // (module doc): the tower below the node's address, the rest from it on.
+        // nothing else sees it until it is staged below. Every field is written inside it
+        // (module doc): the tower below the node's address (when it is linked), the rest
+        // from it on.
         let node = unsafe {
             let node = start.add(PTR * (height - 1));
             *node.add(PTR) = height as u8;
@@ -449,6 +567,159 @@ impl SkipList {
             ptr::copy_nonoverlapping(value.as_ptr(), at, value.len());
             node
         };
+        let len = self.staged.len.load(AtomicOrdering::Relaxed);
+        // The slot before its tag, the tag before the length (module doc).
+        self.staged.nodes[len].store(node, AtomicOrdering::Release);
+        self.staged.tags[len].store(tag(user_key), AtomicOrdering::Release);
+        self.staged.len.store(len + 1, AtomicOrdering::Release);
+        if len + 1 == self.stage_limit {
+            self.link_staged_in(compare, &mut writer);
+        }
+    }
+
+    /// Links every staged node and empties the staging area. The searches of the nodes the
+    /// splice does not bracket are walked side by side ([`SkipList::search_many`]); each node
+    /// is then linked at the place its search found, or after the nodes linked before it
+    /// there.
+    fn link_staged_in(
+        &self,
+        compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
+        writer: &mut Writer,
+    ) {
+        let len = self.staged.len.load(AtomicOrdering::Relaxed);
+        if len == 0 {
+            return;
+        }
+        let nodes: [Node; STAGED] = std::array::from_fn(|i| {
+            if i < len {
+                self.staged.nodes[i].load(AtomicOrdering::Relaxed) as Node
+            } else {
+                ptr::null()
+            }
+        });
+        let nodes = &nodes[..len];
+        let mut places: [Place; STAGED] = std::array::from_fn(|_| Place {
+            prev: [self.head as Node; MAX_HEIGHT],
+            next: [ptr::null(); MAX_HEIGHT],
+        });
+        self.search_many(compare, nodes, &writer.splice, &mut places[..len]);
+        for (&node, place) in nodes.iter().zip(&places) {
+            self.link(compare, node, place, &mut writer.splice);
+        }
+        // Every staged node is linked: the area may be reused (module doc).
+        self.staged.len.store(0, AtomicOrdering::Release);
+    }
+
+    /// Fills each node's place, side by side: a node the splice brackets takes the splice's;
+    /// the others are searched from the top, one step of each search in turn, and each step
+    /// asks for the node it will compare next before going on to the next search.
+    fn search_many(
+        &self,
+        compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
+        nodes: &[Node],
+        splice: &Splice,
+        places: &mut [Place],
+    ) {
+        let top = self.height() - 1;
+        // Per search: the node it stands on (null: done), its level, the node it compares next.
+        let mut at = [ptr::null::<u8>(); STAGED];
+        let mut level = [top; STAGED];
+        let mut candidate = [ptr::null::<u8>(); STAGED];
+        let mut targets: [Option<Target<'_>>; STAGED] = [None; STAGED];
+        let mut searching = 0;
+        for (i, (&node, place)) in nodes.iter().zip(places.iter_mut()).enumerate() {
+            // SAFETY: a staged node, fully written.
+            let target = unsafe { node_target(node) };
+            if self.brackets(compare, splice, &target) {
+                place.prev = splice.prev;
+                place.next = splice.next;
+                continue;
+            }
+            targets[i] = Some(target);
+            at[i] = self.head;
+            // SAFETY: the head reaches every level.
+            candidate[i] = unsafe { tower(self.head, top).load(AtomicOrdering::Acquire) };
+            prefetch_node(candidate[i], top);
+            searching += 1;
+        }
+        while searching > 0 {
+            for i in 0..nodes.len() {
+                let Some(target) = &targets[i] else { continue };
+                if at[i].is_null() {
+                    continue;
+                }
+                let next = candidate[i];
+                // SAFETY: `next` is a linked, non-head node when non-null.
+                if !next.is_null()
+                    && compare_with(compare, unsafe { node_key(next) }, target) == Ordering::Less
+                {
+                    at[i] = next;
+                } else {
+                    places[i].prev[level[i]] = at[i];
+                    places[i].next[level[i]] = next;
+                    if level[i] == 0 {
+                        at[i] = ptr::null();
+                        searching -= 1;
+                        continue;
+                    }
+                    level[i] -= 1;
+                }
+                // SAFETY: `at[i]` is the head or a linked node reached at `level[i]` or above.
+                let c = unsafe { tower(at[i], level[i]).load(AtomicOrdering::Acquire) };
+                candidate[i] = c;
+                prefetch_node(c, level[i]);
+            }
+        }
+    }
+
+    /// Links `node` at `place`, found by a search before the nodes linked since (by this
+    /// batch): at each level where the place's next node is no longer the previous node's
+    /// successor, the node goes after the ones linked in between. A node the splice brackets
+    /// takes the splice's place instead (keys inserted in order). Moves the splice onto it.
+    fn link(
+        &self,
+        compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
+        node: Node,
+        place: &Place,
+        splice: &mut Splice,
+    ) {
+        // SAFETY: a staged node, fully written.
+        let target = unsafe { node_target(node) };
+        // SAFETY: as above; its height byte follows its level-0 link.
+        let height = usize::from(unsafe { *node.add(PTR) });
+        if !self.brackets(compare, splice, &target) {
+            let list_height = self.height();
+            for level in 0..MAX_HEIGHT {
+                if level >= list_height {
+                    splice.prev[level] = self.head;
+                    splice.next[level] = ptr::null();
+                    continue;
+                }
+                let mut prev = place.prev[level];
+                // SAFETY: `prev` is the head or a linked node that reaches `level` (the
+                // search stood on it there); links only this writer makes.
+                let mut next = unsafe { tower(prev, level).load(AtomicOrdering::Relaxed) };
+                if !std::ptr::eq(next, place.next[level]) {
+                    // SAFETY: as above, for each node passed.
+                    while !next.is_null()
+                        && compare_with(compare, unsafe { node_key(next) }, &target)
+                            == Ordering::Less
+                    {
+                        prev = next;
+                        next = unsafe { tower(prev, level).load(AtomicOrdering::Relaxed) };
+                    }
+                }
+                splice.prev[level] = prev;
+                splice.next[level] = next;
+            }
+        }
+        let list_height = self.max_height.load(AtomicOrdering::Relaxed);
+        if height > list_height {
+            // The splice holds the head and null for the new levels. A reader that sees the
+            // new height before the links sees null next pointers at those levels: harmless.
+            self.max_height.store(height, AtomicOrdering::Relaxed);
+        }
+        let node = node as *mut u8;
         // SAFETY: the node's tower has `height` slots; the splice's nodes reach every level
         // below the list's height (module doc).
         unsafe {
@@ -587,6 +858,7 @@ mod tests {
     }
 
     fn collect(list: &SkipList) -> Vec<Vec<u8>> {
+        list.link_staged();
         let mut out = Vec::new();
         // SAFETY: the list is alive for the whole walk.
         unsafe {
@@ -699,6 +971,7 @@ mod tests {
             for (k, v) in shuffled(rng, entries) {
                 insert(&list, &k, &v);
             }
+            list.link_staged();
             Box::new(ListCursor {
                 list,
                 node: ptr::null(),
@@ -719,6 +992,7 @@ mod tests {
         let big = vec![7u8; MAX_BLOCK_SIZE];
         insert(&list, &ik(1, 1), &big);
         insert(&list, &ik(2, 2), b"small");
+        list.link_staged();
         assert!(list.memory_usage() > MAX_BLOCK_SIZE);
         // SAFETY: the list is alive.
         unsafe {
@@ -739,6 +1013,7 @@ mod tests {
         for i in 0..50_000u64 {
             insert(&list, &ik(i, i + 10), b"v");
         }
+        list.link_staged();
         // SAFETY: the list is alive.
         unsafe {
             let mut n = node_next(list.head());
@@ -761,6 +1036,7 @@ mod tests {
     /// Every level of `list`, walked from the head: each must be sorted in `order`, and each
     /// level's nodes must be among the level below's.
     fn check_levels(list: &SkipList, order: &KeyOrder) -> Vec<Vec<u8>> {
+        list.link_staged();
         let mut below: Option<std::collections::HashSet<Node>> = None;
         for level in 0..MAX_HEIGHT {
             let mut nodes = std::collections::HashSet::new();
@@ -862,5 +1138,112 @@ mod tests {
         }
         writer.join().unwrap();
         assert_eq!(collect(&list).len(), 20_000);
+    }
+
+    /// A writer inserts while readers look up keys whose inserts have returned (the writer
+    /// publishes how many after each): the staging area then the list must hold every one,
+    /// whether it is staged, being linked, or linked. Readers also link the area themselves
+    /// now and then, as iterators do.
+    #[test]
+    fn gets_find_every_returned_insert_while_nodes_are_staged_and_linked() {
+        use std::sync::atomic::AtomicU64;
+        const N: u64 = 30_000;
+        let list = Arc::new(SkipList::new(5, 4096));
+        let published = Arc::new(AtomicU64::new(0));
+        let key_of = |i: u64| i.wrapping_mul(2654435761) % 1_000_003;
+        let writer = {
+            let (list, published) = (list.clone(), published.clone());
+            std::thread::spawn(move || {
+                for i in 0..N {
+                    insert(&list, &ik(key_of(i), i + 1), &i.to_le_bytes());
+                    published.store(i + 1, AtomicOrdering::Release);
+                }
+            })
+        };
+        let readers: Vec<_> = (0..2u64)
+            .map(|r| {
+                let (list, published) = (list.clone(), published.clone());
+                std::thread::spawn(move || {
+                    let mut rng = Rng::new(r);
+                    let mut lookups = 0u64;
+                    loop {
+                        let done = published.load(AtomicOrdering::Acquire);
+                        if done == 0 {
+                            continue;
+                        }
+                        // Mostly the newest inserts, which are the staged ones.
+                        let window = if rng.one_in(2) { 40 } else { N };
+                        let i = done - 1 - rng.below(done.min(window));
+                        let key = ik(key_of(i), i + 1);
+                        let t = Target::from_internal(&key).unwrap();
+                        let staged = list.find_staged(t.user_key, t.trailer);
+                        let linked = list.find_greater_or_equal(&t, None);
+                        // SAFETY: the list is alive; found nodes are its nodes.
+                        let found = [staged, linked]
+                            .into_iter()
+                            .any(|n| !n.is_null() && unsafe { node_key(n) } == &key[..]);
+                        assert!(found, "insert {i} of {done} returned but is not found");
+                        lookups += 1;
+                        if rng.one_in(500) {
+                            list.link_staged();
+                        }
+                        if done == N {
+                            return lookups;
+                        }
+                    }
+                })
+            })
+            .collect();
+        writer.join().unwrap();
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+        assert_eq!(collect(&list).len(), N as usize);
+    }
+
+    /// Staged nodes are found by [`SkipList::find_staged`] only for their own user key and
+    /// at or below the trailer asked, newest first; a custom order stages none past its insert.
+    #[test]
+    fn find_staged_takes_the_newest_version_at_or_below_the_trailer() {
+        let list = SkipList::new(6, 4096);
+        for (k, seq) in [(1u64, 3u64), (1, 5), (2, 4), (1, 9)] {
+            insert(&list, &ik(k, seq), &seq.to_le_bytes());
+        }
+        let found = |k: u64, seq: u64| {
+            let key = ik(k, seq);
+            let t = Target::from_internal(&key).unwrap();
+            let n = list.find_staged(t.user_key, t.trailer | 0xff);
+            // SAFETY: the list is alive.
+            (!n.is_null()).then(|| unsafe { node_value(n) }.to_vec())
+        };
+        let cases = [
+            (1, 10, Some(9)),
+            (1, 8, Some(5)),
+            (1, 5, Some(5)),
+            (1, 2, None),
+            (2, 9, Some(4)),
+            (3, 9, None),
+        ];
+        for (k, seq, expect) in cases {
+            assert_eq!(
+                found(k, seq),
+                expect.map(|s: u64| s.to_le_bytes().to_vec()),
+                "key {k} at {seq}"
+            );
+        }
+        list.link_staged();
+        assert_eq!(found(1, 10), None, "linked nodes leave the staging area");
+        assert_eq!(collect(&list).len(), 4);
+
+        let custom = SkipList::with_order(
+            7,
+            4096,
+            KeyOrder::Custom(Arc::new(crate::comparator::BytewiseComparator)),
+        );
+        insert(&custom, &ik(1, 1), b"v");
+        let key = ik(1, 1);
+        let t = Target::from_internal(&key).unwrap();
+        assert!(custom.find_staged(t.user_key, t.trailer).is_null());
+        assert!(!custom.find_greater_or_equal(&t, None).is_null());
     }
 }
