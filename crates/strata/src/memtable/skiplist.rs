@@ -19,8 +19,9 @@
 //! - A node is fully written (header, key, value, its own next pointers) before it is linked;
 //!   links are published with `Release` stores and read with `Acquire` loads, so a reader that
 //!   sees a node sees its contents.
-//! - Staged inserts: an insert writes its node and puts it in the staging area (up to
-//!   [`STAGED`] nodes, each with a 32-bit tag of its user key) instead of linking it; when the
+//! - Staged inserts: an insert writes its node and, unless the splice brackets it (then it
+//!   is linked at once, as above), puts it in the staging area (up to [`STAGED`] nodes, each
+//!   with a 32-bit tag of its user key) instead of linking it; when the
 //!   area is full the writer links all its nodes at once, their searches walked side by side
 //!   so that their cache misses overlap (a random insert otherwise waits on a dozen misses one
 //!   after the other). Only then does it empty the area. A staged node is thus always in the
@@ -59,7 +60,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering as AtomicOrd
 use parking_lot::Mutex;
 
 use crate::comparator::{bytewise_compare, KeyOrder};
-use crate::key::{filter_hash, TRAILER_LEN};
+use crate::key::TRAILER_LEN;
 use crate::util::{prefetch_address, Rng};
 
 /// The tallest tower. With branching 4, enough for tens of millions of entries.
@@ -185,10 +186,23 @@ struct Staged {
     nodes: [AtomicPtr<u8>; STAGED],
 }
 
-/// The staging area's tag of a user key.
+/// The staging area's tag of a user key: a mix of its first and last 8 bytes and its length.
+/// Keys that differ only in between share a tag and cost a key comparison in a get; a full
+/// hash of the key would cost every insert (a sequential load notices).
 #[inline]
 fn tag(user_key: &[u8]) -> u32 {
-    filter_hash(user_key) as u32
+    let word = |bytes: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(w)
+    };
+    let n = user_key.len();
+    let (head, tail) = match n {
+        0..8 => (word(user_key), 0),
+        _ => (word(&user_key[..8]), word(&user_key[n - 8..])),
+    };
+    let mixed = (head.rotate_left(29) ^ tail ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 32) as u32
 }
 
 /// The stored key of `node` as a search target.
@@ -567,6 +581,13 @@ impl SkipList {
             ptr::copy_nonoverlapping(value.as_ptr(), at, value.len());
             node
         };
+        let target = Target { user_key, trailer };
+        if self.brackets(compare, &writer.splice, &target) {
+            // Right after the last node linked (keys inserted in order): two comparisons and
+            // no search, nothing to overlap by staging.
+            self.link_at_splice(node, &mut writer.splice);
+            return;
+        }
         let len = self.staged.len.load(AtomicOrdering::Relaxed);
         // The slot before its tag, the tag before the length (module doc).
         self.staged.nodes[len].store(node, AtomicOrdering::Release);
@@ -602,7 +623,7 @@ impl SkipList {
             prev: [self.head as Node; MAX_HEIGHT],
             next: [ptr::null(); MAX_HEIGHT],
         });
-        self.search_many(compare, nodes, &writer.splice, &mut places[..len]);
+        self.search_many(compare, nodes, &mut places[..len]);
         for (&node, place) in nodes.iter().zip(&places) {
             self.link(compare, node, place, &mut writer.splice);
         }
@@ -610,14 +631,13 @@ impl SkipList {
         self.staged.len.store(0, AtomicOrdering::Release);
     }
 
-    /// Fills each node's place, side by side: a node the splice brackets takes the splice's;
-    /// the others are searched from the top, one step of each search in turn, and each step
-    /// asks for the node it will compare next before going on to the next search.
+    /// Fills each node's place, side by side: the searches go from the top, one step of each
+    /// in turn, and each step asks for the node it will compare next before going on to the
+    /// next search. (A node the splice bracketed was linked by its insert, not staged.)
     fn search_many(
         &self,
         compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
         nodes: &[Node],
-        splice: &Splice,
         places: &mut [Place],
     ) {
         let top = self.height() - 1;
@@ -627,15 +647,9 @@ impl SkipList {
         let mut candidate = [ptr::null::<u8>(); STAGED];
         let mut targets: [Option<Target<'_>>; STAGED] = [None; STAGED];
         let mut searching = 0;
-        for (i, (&node, place)) in nodes.iter().zip(places.iter_mut()).enumerate() {
+        for (i, &node) in nodes.iter().enumerate() {
             // SAFETY: a staged node, fully written.
-            let target = unsafe { node_target(node) };
-            if self.brackets(compare, splice, &target) {
-                place.prev = splice.prev;
-                place.next = splice.next;
-                continue;
-            }
-            targets[i] = Some(target);
+            targets[i] = Some(unsafe { node_target(node) });
             at[i] = self.head;
             // SAFETY: the head reaches every level.
             candidate[i] = unsafe { tower(self.head, top).load(AtomicOrdering::Acquire) };
@@ -685,8 +699,6 @@ impl SkipList {
     ) {
         // SAFETY: a staged node, fully written.
         let target = unsafe { node_target(node) };
-        // SAFETY: as above; its height byte follows its level-0 link.
-        let height = usize::from(unsafe { *node.add(PTR) });
         if !self.brackets(compare, splice, &target) {
             let list_height = self.height();
             for level in 0..MAX_HEIGHT {
@@ -713,6 +725,13 @@ impl SkipList {
                 splice.next[level] = next;
             }
         }
+        self.link_at_splice(node, splice);
+    }
+
+    /// Links `node` at the splice, which must bracket it, and moves the splice onto it.
+    fn link_at_splice(&self, node: Node, splice: &mut Splice) {
+        // SAFETY: a staged node, fully written; its height byte follows its level-0 link.
+        let height = usize::from(unsafe { *node.add(PTR) });
         let list_height = self.max_height.load(AtomicOrdering::Relaxed);
         if height > list_height {
             // The splice holds the head and null for the new levels. A reader that sees the
@@ -1206,6 +1225,9 @@ mod tests {
     #[test]
     fn find_staged_takes_the_newest_version_at_or_below_the_trailer() {
         let list = SkipList::new(6, 4096);
+        // The first insert goes right after the head, where the splice is: linked at once.
+        // The others fall before it, so they are staged.
+        insert(&list, &ik(9, 1), b"linked");
         for (k, seq) in [(1u64, 3u64), (1, 5), (2, 4), (1, 9)] {
             insert(&list, &ik(k, seq), &seq.to_le_bytes());
         }
@@ -1233,7 +1255,7 @@ mod tests {
         }
         list.link_staged();
         assert_eq!(found(1, 10), None, "linked nodes leave the staging area");
-        assert_eq!(collect(&list).len(), 4);
+        assert_eq!(collect(&list).len(), 5);
 
         let custom = SkipList::with_order(
             7,
