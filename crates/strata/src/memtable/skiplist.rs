@@ -475,8 +475,8 @@ impl SkipList {
     }
 
     /// Inserts the internal key `(user_key, trailer)`, which must not be present, with `value`.
-    /// The node is staged (module doc): gets find it at once, searches and walks once it is
-    /// linked.
+    /// The node is linked at once if the splice brackets it, else staged (module doc): gets
+    /// find it at once, searches and walks once it is linked.
     pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
         // One copy of the insert per built-in order, as for the searches.
         match &self.order {
@@ -598,10 +598,9 @@ impl SkipList {
         }
     }
 
-    /// Links every staged node and empties the staging area. The searches of the nodes the
-    /// splice does not bracket are walked side by side ([`SkipList::search_many`]); each node
-    /// is then linked at the place its search found, or after the nodes linked before it
-    /// there.
+    /// Links every staged node and empties the staging area. Their searches are walked side
+    /// by side ([`SkipList::search_many`]); each node is then linked at the place its search
+    /// found, or after the nodes of the batch linked there before it.
     fn link_staged_in(
         &self,
         compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
@@ -645,11 +644,14 @@ impl SkipList {
         let mut at = [ptr::null::<u8>(); STAGED];
         let mut level = [top; STAGED];
         let mut candidate = [ptr::null::<u8>(); STAGED];
-        let mut targets: [Option<Target<'_>>; STAGED] = [None; STAGED];
+        let mut targets = [Target {
+            user_key: &[],
+            trailer: 0,
+        }; STAGED];
         let mut searching = 0;
         for (i, &node) in nodes.iter().enumerate() {
             // SAFETY: a staged node, fully written.
-            targets[i] = Some(unsafe { node_target(node) });
+            targets[i] = unsafe { node_target(node) };
             at[i] = self.head;
             // SAFETY: the head reaches every level.
             candidate[i] = unsafe { tower(self.head, top).load(AtomicOrdering::Acquire) };
@@ -658,10 +660,10 @@ impl SkipList {
         }
         while searching > 0 {
             for i in 0..nodes.len() {
-                let Some(target) = &targets[i] else { continue };
                 if at[i].is_null() {
                     continue;
                 }
+                let target = &targets[i];
                 let next = candidate[i];
                 // SAFETY: `next` is a linked, non-head node when non-null.
                 if !next.is_null()
