@@ -80,6 +80,7 @@ fn get_varint_limited(src: &mut &[u8], max_bytes: usize) -> Option<u64> {
 }
 
 /// Appends a varint32 length and then `data`.
+#[inline]
 pub fn put_length_prefixed(dst: &mut Vec<u8>, data: &[u8]) {
     put_varint32(dst, data.len() as u32);
     dst.extend_from_slice(data);
