@@ -751,6 +751,7 @@ impl DbInner {
             );
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {
+                current.active.link_staged();
                 cf.note_flush_reason(&current.active, reason);
                 immutables.push(current.active.clone());
             }

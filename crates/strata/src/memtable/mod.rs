@@ -230,6 +230,12 @@ impl MemTable {
         self.num_entries() == 0 && self.tombstones.is_empty()
     }
 
+    /// Links the entries still staged (see `skiplist`), for a memtable that takes no more
+    /// writes: its iterators (the flush's) then have none to merge.
+    pub fn link_staged(&self) {
+        self.list.link_staged();
+    }
+
     /// An iterator over the memtable's internal keys; it keeps the memtable alive. It sees
     /// every entry added before it was made: the linked ones in the list, and the staged ones
     /// (see `skiplist`) from a sorted copy of the staging area, merged in.

@@ -20,20 +20,25 @@
 //!   links are published with `Release` stores and read with `Acquire` loads, so a reader that
 //!   sees a node sees its contents.
 //! - Staged inserts: an insert writes its node and, unless the splice brackets it (then it
-//!   is linked at once, as above), puts it in the staging area (up to [`STAGED`] nodes, each
-//!   with a 32-bit tag of its user key) instead of linking it; when the
-//!   area is full the writer links all its nodes at once, their searches walked side by side
-//!   so that their cache misses overlap (a random insert otherwise waits on a dozen misses one
-//!   after the other). Only then does it empty the area. A staged node is thus always in the
-//!   area or linked: a reader that looks in the area first ([`SkipList::find_staged`]) and
-//!   then searches the list finds every node whose insert returned before it looked. The
-//!   area's slots and tags are stored with `Release` and loaded with `Acquire`, so a reader
-//!   that sees a slot or tag written after the area was emptied also sees the links made
-//!   before. Searches and walks ([`SkipList::find_greater_or_equal`], [`node_next`]) see
-//!   linked nodes only: the memtable's iterator merges in a sorted copy of the area
-//!   ([`SkipList::staged_nodes`]), taking a node that is in both (linked since) once.
-//!   A tag is a hash of the user key's bytes, so a list whose order may call different bytes
-//!   equal (a custom comparator) stages one node at a time, linked before its insert returns.
+//!   is linked at once, as above), stages it: puts it in a free slot of the staging area
+//!   (up to [`STAGED`] nodes, each with a 32-bit tag of its user key) and starts its search
+//!   from the top. Every insert then moves each search in flight one step, each step asking
+//!   for the node that search compares next; a search that reaches level 0 links its node
+//!   and frees the slot. A random insert otherwise waits on a dozen cache misses one after
+//!   the other; walked this way, a search finds its next node in the cache, asked for one
+//!   insert earlier, and no insert waits for a whole batch. A search passes nodes linked
+//!   since it started (its place is checked at the link, [`SkipList::link`]), so the list
+//!   stays right whatever was linked meanwhile. A node leaves the area (its slot's bit in
+//!   `occupied` cleared) only once linked: a reader that looks in the area first
+//!   ([`SkipList::find_staged`]) and then searches the list finds every node whose insert
+//!   returned before it looked. Slots, tags and the bits are stored with `Release` and
+//!   loaded with `Acquire`, so a reader that sees a slot's new node or tag also sees the
+//!   links made before the slot was reused. Searches and walks
+//!   ([`SkipList::find_greater_or_equal`], [`node_next`]) see linked nodes only: the
+//!   memtable's iterator merges in a sorted copy of the area ([`SkipList::staged_nodes`]),
+//!   taking a node that is in both (linked since) once. A tag is a hash of the user key's
+//!   bytes, so a list whose order may call different bytes equal (a custom comparator)
+//!   stages nothing: each insert searches and links at once.
 //!
 //! Node layout in the arena (the allocation 8-byte aligned):
 //!
@@ -55,7 +60,7 @@
 use std::alloc::{alloc, dealloc, Layout};
 use std::cmp::Ordering;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 
 use parking_lot::Mutex;
 
@@ -69,9 +74,10 @@ const BRANCHING: u64 = 4;
 const PTR: usize = std::mem::size_of::<usize>();
 /// The largest arena block; nodes over a quarter of the block size get a block of their own.
 pub const MAX_BLOCK_SIZE: usize = 1 << 20;
-/// The most nodes staged before they are linked (module doc). Their searches overlap this
-/// many cache misses; a get looks through this many tags while writes are coming.
-pub const STAGED: usize = 32;
+/// The most nodes staged at once (module doc): searches in flight. A search takes about 30
+/// to 40 steps and each insert moves every search one step, so about that many are in
+/// flight while random inserts come; a get looks at their tags.
+pub const STAGED: usize = 64;
 
 /// A target for a search: an internal key given as its user key and trailer, so that lookups
 /// need not build an encoded key.
@@ -173,14 +179,34 @@ struct Splice {
 struct Writer {
     arena: Arena,
     splice: Splice,
+    /// The search of each slot's staged node (module doc).
+    searches: Box<[Search; STAGED]>,
+    /// The slots in use: the same bits as [`Staged::occupied`], which only the writer stores.
+    occupied: u64,
+    /// The slot whose search is finished at once when an insert finds no free slot.
+    evict: usize,
+}
+
+/// A staged node's search from the top, one step per insert (module doc).
+#[derive(Clone, Copy)]
+struct Search {
+    /// The staged node.
+    node: Node,
+    /// The node the search stands on: the head or a linked node reached at `level`.
+    at: Node,
+    level: usize,
+    /// `at`'s successor at `level` when the last step looked: compared at the next step.
+    candidate: Node,
+    /// The nodes before and after the staged node at each level passed so far.
+    place: Place,
 }
 
 /// Nodes written but not linked yet (module doc), on cache lines of their own: the writer
 /// changes them at every insert, and gets read them.
 #[repr(align(64))]
 struct Staged {
-    /// How many of the slots hold staged nodes.
-    len: AtomicUsize,
+    /// Bit `i` set: slot `i` holds a staged node.
+    occupied: AtomicU64,
     /// The tag of each slot's user key ([`tag`]).
     tags: [AtomicU32; STAGED],
     nodes: [AtomicPtr<u8>; STAGED],
@@ -205,6 +231,17 @@ fn tag(user_key: &[u8]) -> u32 {
     (mixed >> 32) as u32
 }
 
+/// The slots whose bits are set in `mask`, lowest first.
+fn slots(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let slot = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            slot
+        })
+    })
+}
+
 /// The stored key of `node` as a search target.
 ///
 /// # Safety
@@ -223,6 +260,7 @@ unsafe fn node_target<'a>(node: Node) -> Target<'a> {
 
 /// Where a search placed one node at every level: the node before it and the node after it,
 /// as they were when the search passed (see [`SkipList::link`]).
+#[derive(Clone, Copy)]
 struct Place {
     prev: [Node; MAX_HEIGHT],
     next: [Node; MAX_HEIGHT],
@@ -239,9 +277,8 @@ pub struct SkipList {
     unused: AtomicUsize,
     /// The arena's regular block size.
     block_size: usize,
-    /// How many nodes are staged before they are linked: [`STAGED`], or 1 for an order that
-    /// may call different bytes equal (module doc).
-    stage_limit: usize,
+    /// False for an order that may call different bytes equal: nothing is staged (module doc).
+    stages: bool,
     writer: Mutex<Writer>,
     staged: Staged,
 }
@@ -425,9 +462,16 @@ impl SkipList {
             write_varint(head.add(PTR + 2), 0);
             head
         };
-        let stage_limit = match order {
-            KeyOrder::Bytewise | KeyOrder::Reverse => STAGED,
-            KeyOrder::Custom(_) => 1,
+        let stages = matches!(order, KeyOrder::Bytewise | KeyOrder::Reverse);
+        let idle = Search {
+            node: ptr::null(),
+            at: ptr::null(),
+            level: 0,
+            candidate: ptr::null(),
+            place: Place {
+                prev: [head as Node; MAX_HEIGHT],
+                next: [ptr::null(); MAX_HEIGHT],
+            },
         };
         SkipList {
             head,
@@ -436,9 +480,9 @@ impl SkipList {
             memory,
             unused,
             block_size,
-            stage_limit,
+            stages,
             staged: Staged {
-                len: AtomicUsize::new(0),
+                occupied: AtomicU64::new(0),
                 tags: std::array::from_fn(|_| AtomicU32::new(0)),
                 nodes: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             },
@@ -449,6 +493,9 @@ impl SkipList {
                     prev: [head as Node; MAX_HEIGHT],
                     next: [ptr::null(); MAX_HEIGHT],
                 },
+                searches: Box::new([idle; STAGED]),
+                occupied: 0,
+                evict: 0,
             }),
         }
     }
@@ -488,11 +535,11 @@ impl SkipList {
         }
     }
 
-    /// Links the staged nodes (module doc), so that searches and walks see every insert that
-    /// returned before.
-    #[cfg(test)]
+    /// Links every staged node (module doc), their searches walked to the end side by side:
+    /// searches and walks then see every insert that returned before. For a memtable that
+    /// takes no more inserts, so that its readers have nothing staged to merge.
     pub fn link_staged(&self) {
-        if self.staged.len.load(AtomicOrdering::Acquire) == 0 {
+        if self.staged.occupied.load(AtomicOrdering::Acquire) == 0 {
             return;
         }
         let mut writer = self.writer.lock();
@@ -503,12 +550,22 @@ impl SkipList {
         }
     }
 
+    fn link_staged_in(
+        &self,
+        compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
+        writer: &mut Writer,
+    ) {
+        while writer.occupied != 0 {
+            self.step_searches(compare, writer, u64::MAX);
+        }
+    }
+
     /// The nodes in the staging area now (module doc), in no order. Some may be linked by
-    /// the time the caller looks (the area is emptied after its nodes are linked, and its
-    /// slots reused): a caller that also walks the list takes equal keys for one node.
+    /// the time the caller looks (a node's slot is freed after it is linked, and reused): a
+    /// caller that also walks the list takes equal keys for one node.
     pub fn staged_nodes(&self) -> Vec<Node> {
-        let len = self.staged.len.load(AtomicOrdering::Acquire).min(STAGED);
-        (0..len)
+        let occupied = self.staged.occupied.load(AtomicOrdering::Acquire);
+        slots(occupied)
             .map(|i| self.staged.nodes[i].load(AtomicOrdering::Acquire) as Node)
             .collect()
     }
@@ -522,14 +579,14 @@ impl SkipList {
     /// `max_trailer` (null if none): for a get, the newest staged version at a sequence
     /// number. Looks at the nodes' tags, and at the keys of those whose tag matches.
     pub fn find_staged(&self, user_key: &[u8], max_trailer: u64) -> Node {
-        let len = self.staged.len.load(AtomicOrdering::Acquire);
-        if len == 0 {
+        let occupied = self.staged.occupied.load(AtomicOrdering::Acquire);
+        if occupied == 0 {
             return ptr::null();
         }
         let tag = tag(user_key);
         let mut best: Node = ptr::null();
         let mut best_trailer = 0;
-        for i in 0..len.min(STAGED) {
+        for i in slots(occupied) {
             if self.staged.tags[i].load(AtomicOrdering::Acquire) != tag {
                 continue;
             }
@@ -582,109 +639,110 @@ impl SkipList {
             node
         };
         let target = Target { user_key, trailer };
-        if self.brackets(compare, &writer.splice, &target) {
+        let Writer {
+            splice, occupied, ..
+        } = &mut *writer;
+        if self.brackets(compare, splice, &target) {
             // Right after the last node linked (keys inserted in order): two comparisons and
             // no search, nothing to overlap by staging.
-            self.link_at_splice(node, &mut writer.splice);
+            self.link_at_splice(node, splice);
+        } else if !self.stages {
+            self.search(compare, &target, Some(&mut splice.prev));
+            for (level, (prev, next)) in splice.prev.iter().zip(&mut splice.next).enumerate() {
+                // SAFETY: `prev` is the head or a linked node that reaches `level`: the search
+                // filled every level below the list's height, and left the head above it.
+                *next = unsafe { tower(*prev, level).load(AtomicOrdering::Acquire) };
+            }
+            self.link_at_splice(node, splice);
+            return;
+        } else {
+            if *occupied == u64::MAX {
+                // No free slot: one search goes to its end now (rare: slots outnumber the
+                // steps of a search).
+                let slot = writer.evict;
+                writer.evict = (slot + 1) % STAGED;
+                while writer.occupied & (1 << slot) != 0 {
+                    self.step_searches(compare, &mut writer, 1 << slot);
+                }
+            }
+            let slot = (!writer.occupied).trailing_zeros() as usize;
+            self.stage(&mut writer, slot, node, user_key);
+            // The new search's first node was just asked for: it steps from the next insert.
+            self.step_searches(compare, &mut writer, !(1 << slot));
             return;
         }
-        let len = self.staged.len.load(AtomicOrdering::Relaxed);
-        // The slot before its tag, the tag before the length (module doc).
-        self.staged.nodes[len].store(node, AtomicOrdering::Release);
-        self.staged.tags[len].store(tag(user_key), AtomicOrdering::Release);
-        self.staged.len.store(len + 1, AtomicOrdering::Release);
-        if len + 1 == self.stage_limit {
-            self.link_staged_in(compare, &mut writer);
-        }
+        self.step_searches(compare, &mut writer, u64::MAX);
     }
 
-    /// Links every staged node and empties the staging area. Their searches are walked side
-    /// by side ([`SkipList::search_many`]); each node is then linked at the place its search
-    /// found, or after the nodes of the batch linked there before it.
-    fn link_staged_in(
+    /// Puts `node` in `slot` (free) and starts its search from the top (module doc).
+    fn stage(&self, writer: &mut Writer, slot: usize, node: Node, user_key: &[u8]) {
+        let top = self.height() - 1;
+        // SAFETY: the head reaches every level.
+        let candidate = unsafe { tower(self.head, top).load(AtomicOrdering::Acquire) };
+        prefetch_node(candidate, top);
+        writer.searches[slot] = Search {
+            node,
+            at: self.head,
+            level: top,
+            candidate,
+            place: Place {
+                prev: [self.head as Node; MAX_HEIGHT],
+                next: [ptr::null(); MAX_HEIGHT],
+            },
+        };
+        writer.occupied |= 1 << slot;
+        // The slot before its tag, the tag before its bit (module doc).
+        self.staged.nodes[slot].store(node as *mut u8, AtomicOrdering::Release);
+        self.staged.tags[slot].store(tag(user_key), AtomicOrdering::Release);
+        self.staged
+            .occupied
+            .store(writer.occupied, AtomicOrdering::Release);
+    }
+
+    /// Moves the searches in flight of the slots in `mask` one step each. A search that
+    /// reaches level 0 links its node and frees its slot; the slot's bit is cleared only
+    /// after the link (module doc).
+    fn step_searches(
         &self,
         compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
         writer: &mut Writer,
+        mask: u64,
     ) {
-        let len = self.staged.len.load(AtomicOrdering::Relaxed);
-        if len == 0 {
-            return;
-        }
-        let nodes: [Node; STAGED] = std::array::from_fn(|i| {
-            if i < len {
-                self.staged.nodes[i].load(AtomicOrdering::Relaxed) as Node
-            } else {
-                ptr::null()
-            }
-        });
-        let nodes = &nodes[..len];
-        let mut places: [Place; STAGED] = std::array::from_fn(|_| Place {
-            prev: [self.head as Node; MAX_HEIGHT],
-            next: [ptr::null(); MAX_HEIGHT],
-        });
-        self.search_many(compare, nodes, &mut places[..len]);
-        for (&node, place) in nodes.iter().zip(&places) {
-            self.link(compare, node, place, &mut writer.splice);
-        }
-        // Every staged node is linked: the area may be reused (module doc).
-        self.staged.len.store(0, AtomicOrdering::Release);
-    }
-
-    /// Fills each node's place, side by side: the searches go from the top, one step of each
-    /// in turn, and each step asks for the node it will compare next before going on to the
-    /// next search. (A node the splice bracketed was linked by its insert, not staged.)
-    fn search_many(
-        &self,
-        compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
-        nodes: &[Node],
-        places: &mut [Place],
-    ) {
-        let top = self.height() - 1;
-        // Per search: the node it stands on (null: done), its level, the node it compares next.
-        let mut at = [ptr::null::<u8>(); STAGED];
-        let mut level = [top; STAGED];
-        let mut candidate = [ptr::null::<u8>(); STAGED];
-        let mut targets = [Target {
-            user_key: &[],
-            trailer: 0,
-        }; STAGED];
-        let mut searching = 0;
-        for (i, &node) in nodes.iter().enumerate() {
+        let pending = writer.occupied & mask;
+        let Writer {
+            splice,
+            searches,
+            occupied,
+            ..
+        } = writer;
+        for slot in slots(pending) {
+            let search = &mut searches[slot];
             // SAFETY: a staged node, fully written.
-            targets[i] = unsafe { node_target(node) };
-            at[i] = self.head;
-            // SAFETY: the head reaches every level.
-            candidate[i] = unsafe { tower(self.head, top).load(AtomicOrdering::Acquire) };
-            prefetch_node(candidate[i], top);
-            searching += 1;
-        }
-        while searching > 0 {
-            for i in 0..nodes.len() {
-                if at[i].is_null() {
+            let target = unsafe { node_target(search.node) };
+            let next = search.candidate;
+            // SAFETY: `next` is a linked, non-head node when non-null.
+            if !next.is_null()
+                && compare_with(compare, unsafe { node_key(next) }, &target) == Ordering::Less
+            {
+                search.at = next;
+            } else {
+                search.place.prev[search.level] = search.at;
+                search.place.next[search.level] = next;
+                if search.level == 0 {
+                    self.link(compare, search.node, &search.place, splice);
+                    *occupied &= !(1 << slot);
+                    // Linked first, then out of the area (module doc).
+                    self.staged
+                        .occupied
+                        .store(*occupied, AtomicOrdering::Release);
                     continue;
                 }
-                let target = &targets[i];
-                let next = candidate[i];
-                // SAFETY: `next` is a linked, non-head node when non-null.
-                if !next.is_null()
-                    && compare_with(compare, unsafe { node_key(next) }, target) == Ordering::Less
-                {
-                    at[i] = next;
-                } else {
-                    places[i].prev[level[i]] = at[i];
-                    places[i].next[level[i]] = next;
-                    if level[i] == 0 {
-                        at[i] = ptr::null();
-                        searching -= 1;
-                        continue;
-                    }
-                    level[i] -= 1;
-                }
-                // SAFETY: `at[i]` is the head or a linked node reached at `level[i]` or above.
-                let c = unsafe { tower(at[i], level[i]).load(AtomicOrdering::Acquire) };
-                candidate[i] = c;
-                prefetch_node(c, level[i]);
+                search.level -= 1;
             }
+            // SAFETY: `at` is the head or a linked node reached at `level` or above.
+            let candidate = unsafe { tower(search.at, search.level).load(AtomicOrdering::Acquire) };
+            search.candidate = candidate;
+            prefetch_node(candidate, search.level);
         }
     }
 
@@ -1223,13 +1281,17 @@ mod tests {
     }
 
     /// Staged nodes are found by [`SkipList::find_staged`] only for their own user key and
-    /// at or below the trailer asked, newest first; a custom order stages none past its insert.
+    /// at or below the trailer asked, newest first; a custom order stages none.
     #[test]
     fn find_staged_takes_the_newest_version_at_or_below_the_trailer() {
         let list = SkipList::new(6, 4096);
-        // The first insert goes right after the head, where the splice is: linked at once.
-        // The others fall before it, so they are staged.
-        insert(&list, &ik(9, 1), b"linked");
+        // Ascending keys go right after the splice: linked at once, and the list grows tall
+        // enough that a search takes far more steps than the inserts below make. Those fall
+        // before the splice, so they are staged, and still are at the end.
+        for k in 100..20_000u64 {
+            insert(&list, &ik(k, 1), b"linked");
+        }
+        assert_eq!(list.staged_nodes().len(), 0);
         for (k, seq) in [(1u64, 3u64), (1, 5), (2, 4), (1, 9)] {
             insert(&list, &ik(k, seq), &seq.to_le_bytes());
         }
@@ -1255,9 +1317,11 @@ mod tests {
                 "key {k} at {seq}"
             );
         }
+        assert_eq!(list.staged_nodes().len(), 4);
         list.link_staged();
         assert_eq!(found(1, 10), None, "linked nodes leave the staging area");
-        assert_eq!(collect(&list).len(), 5);
+        assert_eq!(list.staged_nodes().len(), 0);
+        assert_eq!(collect(&list).len(), 19_904);
 
         let custom = SkipList::with_order(
             7,
