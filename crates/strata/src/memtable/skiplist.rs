@@ -31,7 +31,9 @@
 //!   stays right whatever was linked meanwhile. A node leaves the area (its slot's bit in
 //!   `occupied` cleared) only once linked: a reader that looks in the area first
 //!   ([`SkipList::find_staged`]) and then searches the list finds every node whose insert
-//!   returned before it looked. Slots, tags and the bits are stored with `Release` and
+//!   returned before it looked. A get first reads one word of a 256-bit summary of the
+//!   staged tags (a bit set while some staged node's tag has it), and most gets stop
+//!   there. Slots, tags and the bits are stored with `Release` and
 //!   loaded with `Acquire`, so a reader that sees a slot's new node or tag also sees the
 //!   links made before the slot was reused. Searches and walks
 //!   ([`SkipList::find_greater_or_equal`], [`node_next`]) see linked nodes only: the
@@ -185,6 +187,28 @@ struct Writer {
     occupied: u64,
     /// The slot whose search is finished at once when an insert finds no free slot.
     evict: usize,
+    /// How many staged nodes have each bit of [`Staged::summary`].
+    summary_counts: [u8; 256],
+}
+
+impl Search {
+    /// The staged node's key as a search target.
+    ///
+    /// # Safety
+    /// The search is in flight: its node is a staged node of a live list.
+    unsafe fn target<'a>(&self) -> Target<'a> {
+        Target {
+            // SAFETY: the key lies in the node (caller).
+            user_key: unsafe { std::slice::from_raw_parts(self.user_key, self.user_key_len) },
+            trailer: self.trailer,
+        }
+    }
+}
+
+/// The word and bit of [`Staged::summary`] for a tag.
+fn summary_bit(tag: u32) -> (usize, u64) {
+    let bit = (tag & 255) as usize;
+    (bit / 64, 1 << (bit % 64))
 }
 
 /// A staged node's search from the top, one step per insert (module doc).
@@ -192,6 +216,12 @@ struct Writer {
 struct Search {
     /// The staged node.
     node: Node,
+    /// Its user key (in the node) and trailer, what each step compares with.
+    user_key: *const u8,
+    user_key_len: usize,
+    trailer: u64,
+    /// Its tag ([`tag`]).
+    tag: u32,
     /// The node the search stands on: the head or a linked node reached at `level`.
     at: Node,
     level: usize,
@@ -207,6 +237,10 @@ struct Search {
 struct Staged {
     /// Bit `i` set: slot `i` holds a staged node.
     occupied: AtomicU64,
+    /// Bit `t % 256` set while a staged node has tag `t`: most gets see in this one word
+    /// that nothing staged can be theirs, without reading the slots' lines (which the
+    /// writer changes, so a reader on another core misses on them).
+    summary: [AtomicU64; 4],
     /// The tag of each slot's user key ([`tag`]).
     tags: [AtomicU32; STAGED],
     nodes: [AtomicPtr<u8>; STAGED],
@@ -465,6 +499,10 @@ impl SkipList {
         let stages = matches!(order, KeyOrder::Bytewise | KeyOrder::Reverse);
         let idle = Search {
             node: ptr::null(),
+            user_key: ptr::null(),
+            user_key_len: 0,
+            trailer: 0,
+            tag: 0,
             at: ptr::null(),
             level: 0,
             candidate: ptr::null(),
@@ -483,6 +521,7 @@ impl SkipList {
             stages,
             staged: Staged {
                 occupied: AtomicU64::new(0),
+                summary: std::array::from_fn(|_| AtomicU64::new(0)),
                 tags: std::array::from_fn(|_| AtomicU32::new(0)),
                 nodes: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             },
@@ -496,6 +535,7 @@ impl SkipList {
                 searches: Box::new([idle; STAGED]),
                 occupied: 0,
                 evict: 0,
+                summary_counts: [0; 256],
             }),
         }
     }
@@ -579,11 +619,12 @@ impl SkipList {
     /// `max_trailer` (null if none): for a get, the newest staged version at a sequence
     /// number. Looks at the nodes' tags, and at the keys of those whose tag matches.
     pub fn find_staged(&self, user_key: &[u8], max_trailer: u64) -> Node {
-        let occupied = self.staged.occupied.load(AtomicOrdering::Acquire);
-        if occupied == 0 {
+        let tag = tag(user_key);
+        let (word, bit) = summary_bit(tag);
+        if self.staged.summary[word].load(AtomicOrdering::Acquire) & bit == 0 {
             return ptr::null();
         }
-        let tag = tag(user_key);
+        let occupied = self.staged.occupied.load(AtomicOrdering::Acquire);
         let mut best: Node = ptr::null();
         let mut best_trailer = 0;
         for i in slots(occupied) {
@@ -666,7 +707,7 @@ impl SkipList {
                 }
             }
             let slot = (!writer.occupied).trailing_zeros() as usize;
-            self.stage(&mut writer, slot, node, user_key);
+            self.stage(&mut writer, slot, node, &target);
             // The new search's first node was just asked for: it steps from the next insert.
             self.step_searches(compare, &mut writer, !(1 << slot));
             return;
@@ -675,13 +716,20 @@ impl SkipList {
     }
 
     /// Puts `node` in `slot` (free) and starts its search from the top (module doc).
-    fn stage(&self, writer: &mut Writer, slot: usize, node: Node, user_key: &[u8]) {
+    fn stage(&self, writer: &mut Writer, slot: usize, node: Node, key: &Target<'_>) {
         let top = self.height() - 1;
         // SAFETY: the head reaches every level.
         let candidate = unsafe { tower(self.head, top).load(AtomicOrdering::Acquire) };
         prefetch_node(candidate, top);
+        // SAFETY: the node is fully written.
+        let user_key = unsafe { node_target(node) }.user_key;
+        let tag = tag(key.user_key);
         writer.searches[slot] = Search {
             node,
+            user_key: user_key.as_ptr(),
+            user_key_len: user_key.len(),
+            trailer: key.trailer,
+            tag,
             at: self.head,
             level: top,
             candidate,
@@ -691,9 +739,19 @@ impl SkipList {
             },
         };
         writer.occupied |= 1 << slot;
-        // The slot before its tag, the tag before its bit (module doc).
+        // The slot before its tag, the tag before its bits (module doc).
         self.staged.nodes[slot].store(node as *mut u8, AtomicOrdering::Release);
-        self.staged.tags[slot].store(tag(user_key), AtomicOrdering::Release);
+        self.staged.tags[slot].store(tag, AtomicOrdering::Release);
+        let count = &mut writer.summary_counts[(tag & 255) as usize];
+        *count += 1;
+        if *count == 1 {
+            let (word, bit) = summary_bit(tag);
+            let summary = &self.staged.summary[word];
+            summary.store(
+                summary.load(AtomicOrdering::Relaxed) | bit,
+                AtomicOrdering::Release,
+            );
+        }
         self.staged
             .occupied
             .store(writer.occupied, AtomicOrdering::Release);
@@ -713,12 +771,13 @@ impl SkipList {
             splice,
             searches,
             occupied,
+            summary_counts,
             ..
         } = writer;
         for slot in slots(pending) {
             let search = &mut searches[slot];
-            // SAFETY: a staged node, fully written.
-            let target = unsafe { node_target(search.node) };
+            // SAFETY: the slot is in use: its search is in flight.
+            let target = unsafe { search.target() };
             let next = search.candidate;
             // SAFETY: `next` is a linked, non-head node when non-null.
             if !next.is_null()
@@ -735,6 +794,14 @@ impl SkipList {
                     self.staged
                         .occupied
                         .store(*occupied, AtomicOrdering::Release);
+                    let count = &mut summary_counts[(search.tag & 255) as usize];
+                    *count -= 1;
+                    if *count == 0 {
+                        let (word, bit) = summary_bit(search.tag);
+                        let summary = &self.staged.summary[word];
+                        let cleared = summary.load(AtomicOrdering::Relaxed) & !bit;
+                        summary.store(cleared, AtomicOrdering::Release);
+                    }
                     continue;
                 }
                 search.level -= 1;
