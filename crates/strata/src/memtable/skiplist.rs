@@ -191,26 +191,6 @@ struct Writer {
     summary_counts: [u8; 256],
 }
 
-impl Search {
-    /// The staged node's key as a search target.
-    ///
-    /// # Safety
-    /// The search is in flight: its node is a staged node of a live list.
-    unsafe fn target<'a>(&self) -> Target<'a> {
-        Target {
-            // SAFETY: the key lies in the node (caller).
-            user_key: unsafe { std::slice::from_raw_parts(self.user_key, self.user_key_len) },
-            trailer: self.trailer,
-        }
-    }
-}
-
-/// The word and bit of [`Staged::summary`] for a tag.
-fn summary_bit(tag: u32) -> (usize, u64) {
-    let bit = (tag & 255) as usize;
-    (bit / 64, 1 << (bit % 64))
-}
-
 /// A staged node's search from the top, one step per insert (module doc).
 #[derive(Clone, Copy)]
 struct Search {
@@ -229,6 +209,26 @@ struct Search {
     candidate: Node,
     /// The nodes before and after the staged node at each level passed so far.
     place: Place,
+}
+
+impl Search {
+    /// The staged node's key as a search target.
+    ///
+    /// # Safety
+    /// The search is in flight: its node is a staged node of a live list.
+    unsafe fn target<'a>(&self) -> Target<'a> {
+        Target {
+            // SAFETY: the key lies in the node (caller).
+            user_key: unsafe { std::slice::from_raw_parts(self.user_key, self.user_key_len) },
+            trailer: self.trailer,
+        }
+    }
+}
+
+/// The word and bit of [`Staged::summary`] for a tag.
+fn summary_bit(tag: u32) -> (usize, u64) {
+    let bit = (tag & 255) as usize;
+    (bit / 64, 1 << (bit % 64))
 }
 
 /// Nodes written but not linked yet (module doc), on cache lines of their own: the writer
