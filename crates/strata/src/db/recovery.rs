@@ -256,6 +256,9 @@ impl WalMemtables<'_> {
         let mut kept = false;
         for (cf, mem) in self.by_family {
             if !mem.is_empty() {
+                // Its replay is over: the entries it still stages are linked, so that its
+                // readers and its flush have none to merge.
+                mem.link_staged();
                 out.mems.entry(cf).or_default().push(mem);
                 kept = true;
             }
