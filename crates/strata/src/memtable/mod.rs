@@ -343,15 +343,13 @@ impl MemTableIterator {
         }
     }
 
-    /// The first staged index whose key is at or after `target` (an internal key).
-    fn staged_from(&self, target: &[u8]) -> usize {
+    /// How many staged entries come first: those whose order against `target` (an internal
+    /// key) `before` accepts (`is_lt`: the index of the first at or after it).
+    fn staged_before(&self, target: &[u8], before: fn(std::cmp::Ordering) -> bool) -> usize {
         let order = self.mem.list.order();
         // SAFETY: staged nodes of the live list.
-        self.staged.partition_point(|&n| {
-            order
-                .compare_internal(unsafe { node_key(n) }, target)
-                .is_lt()
-        })
+        self.staged
+            .partition_point(|&n| before(order.compare_internal(unsafe { node_key(n) }, target)))
     }
 }
 
@@ -378,7 +376,7 @@ impl InternalIterator for MemTableIterator {
             return;
         };
         self.node = self.mem.list.find_greater_or_equal(&t, None);
-        self.at = self.staged_from(target);
+        self.at = self.staged_before(target, std::cmp::Ordering::is_lt);
         self.settle_forward();
     }
 
@@ -398,13 +396,7 @@ impl InternalIterator for MemTableIterator {
             (self.list_node(self.mem.list.find_less_than(&t)), ge)
         };
         // The staged entries <= target end where those > target start.
-        let order = self.mem.list.order();
-        // SAFETY: staged nodes of the live list.
-        let end = self.staged.partition_point(|&n| {
-            order
-                .compare_internal(unsafe { node_key(n) }, target)
-                .is_le()
-        });
+        let end = self.staged_before(target, std::cmp::Ordering::is_le);
         self.settle_backward(before, after, end);
     }
 
