@@ -742,26 +742,19 @@ impl SkipList {
         // The slot before its tag, the tag before its bits (module doc).
         self.staged.nodes[slot].store(node as *mut u8, AtomicOrdering::Release);
         self.staged.tags[slot].store(tag, AtomicOrdering::Release);
-        self.count_in_summary(&mut writer.summary_counts, tag, true);
-        self.staged
-            .occupied
-            .store(writer.occupied, AtomicOrdering::Release);
-    }
-
-    /// Counts a staged node's tag in or out of [`Staged::summary`]: its bit is set while the
-    /// count is above zero (`counts` is [`Writer::summary_counts`]).
-    fn count_in_summary(&self, counts: &mut [u8; 256], tag: u32, staged: bool) {
-        let count = &mut counts[(tag & 255) as usize];
-        let before = *count;
-        *count = if staged { before + 1 } else { before - 1 };
-        if (before == 0) != (*count == 0) {
+        let count = &mut writer.summary_counts[(tag & 255) as usize];
+        *count += 1;
+        if *count == 1 {
             let (word, bit) = summary_bit(tag);
             let summary = &self.staged.summary[word];
             summary.store(
-                summary.load(AtomicOrdering::Relaxed) ^ bit,
+                summary.load(AtomicOrdering::Relaxed) | bit,
                 AtomicOrdering::Release,
             );
         }
+        self.staged
+            .occupied
+            .store(writer.occupied, AtomicOrdering::Release);
     }
 
     /// Moves the searches in flight of the slots in `mask` one step each. A search that
@@ -795,13 +788,20 @@ impl SkipList {
                 search.place.prev[search.level] = search.at;
                 search.place.next[search.level] = next;
                 if search.level == 0 {
-                    self.link(compare, search.node, &target, &search.place, splice);
+                    self.link(compare, search.node, &search.place, splice);
                     *occupied &= !(1 << slot);
                     // Linked first, then out of the area (module doc).
                     self.staged
                         .occupied
                         .store(*occupied, AtomicOrdering::Release);
-                    self.count_in_summary(summary_counts, search.tag, false);
+                    let count = &mut summary_counts[(search.tag & 255) as usize];
+                    *count -= 1;
+                    if *count == 0 {
+                        let (word, bit) = summary_bit(search.tag);
+                        let summary = &self.staged.summary[word];
+                        let cleared = summary.load(AtomicOrdering::Relaxed) & !bit;
+                        summary.store(cleared, AtomicOrdering::Release);
+                    }
                     continue;
                 }
                 search.level -= 1;
@@ -813,20 +813,19 @@ impl SkipList {
         }
     }
 
-    /// Links `node` (whose key is `target`) at `place`, found by its search before nodes
-    /// linked since: at each level where the place's next node is no longer the previous
-    /// node's successor, the node goes after the ones linked in between. A node the splice
-    /// brackets takes the splice's place instead (keys inserted in order). Moves the splice
-    /// onto it.
+    /// Links `node` at `place`, found by its search before nodes linked since: at each level where the place's next node is no longer the previous node's
+    /// successor, the node goes after the ones linked in between. A node the splice brackets
+    /// takes the splice's place instead (keys inserted in order). Moves the splice onto it.
     fn link(
         &self,
         compare: impl Fn(&[u8], &[u8]) -> Ordering + Copy,
         node: Node,
-        target: &Target<'_>,
         place: &Place,
         splice: &mut Splice,
     ) {
-        if !self.brackets(compare, splice, target) {
+        // SAFETY: a staged node, fully written.
+        let target = unsafe { node_target(node) };
+        if !self.brackets(compare, splice, &target) {
             let list_height = self.height();
             for level in 0..MAX_HEIGHT {
                 if level >= list_height {
@@ -841,7 +840,7 @@ impl SkipList {
                 if !std::ptr::eq(next, place.next[level]) {
                     // SAFETY: as above, for each node passed.
                     while !next.is_null()
-                        && compare_with(compare, unsafe { node_key(next) }, target)
+                        && compare_with(compare, unsafe { node_key(next) }, &target)
                             == Ordering::Less
                     {
                         prev = next;
