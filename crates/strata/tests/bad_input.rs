@@ -260,6 +260,19 @@ fn fill(db: &Db, from: u32, to: u32) {
     }
 }
 
+/// Checks that `db` holds what `fill(db, from, to)` wrote, and not the key after.
+fn assert_filled(db: &Db, from: u32, to: u32) {
+    for i in from..to {
+        let key = format!("key{i:06}");
+        assert_eq!(
+            db.get(key.as_bytes()).unwrap().as_deref(),
+            Some(&[b'v'; 100][..]),
+            "{key}"
+        );
+    }
+    assert_eq!(db.get(format!("key{to:06}").as_bytes()).unwrap(), None);
+}
+
 /// Writes keys from `from` on until a write fails (background work stopped and the
 /// memtables filled up); returns the first key not written.
 fn fill_until_stopped(db: &Db, from: u32) -> u32 {
@@ -397,19 +410,57 @@ fn a_full_disk_while_a_write_puts_its_value_in_a_blob_file_stops_writes_until_re
         drop(db);
         fs.set_full_for(None);
         let db = Db::open(dir.path(), options).unwrap();
-        for i in 0..100 {
-            let key = format!("key{i:06}");
-            assert_eq!(
-                db.get(key.as_bytes()).unwrap().as_deref(),
-                Some(&[b'v'; 100][..]),
-                "{blob_file_size}: {key}"
-            );
-        }
-        assert_eq!(db.get(b"key000100").unwrap(), None);
+        assert_filled(&db, 0, 100);
         db.put(b"after", [b'w'; 100]).unwrap();
         db.flush().unwrap();
         db.close().unwrap();
     }
+}
+
+/// Bytes of the blob files in `dir`.
+fn blob_file_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".blob"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+#[test]
+fn a_failed_wal_write_stops_values_going_to_blob_files_before_their_writes_queue() {
+    // Separated at write, a writer puts its values in the blob file before it queues. Once a
+    // WAL write has failed the leader refuses every write, so such a value would be garbage.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = strata::fs::fault::FaultFs::new();
+    let mut options = fault_options(&fs, false);
+    options.enable_blob_files = true;
+    options.blob_separation_at_write = true;
+    options.min_blob_size = 50;
+    let db = Db::open(dir.path(), options.clone()).unwrap();
+    fill(&db, 0, 20);
+    fs.set_full_for(Some(".log"));
+    let err = db.put(b"key000020", [b'v'; 100]).unwrap_err();
+    assert!(err.to_string().contains("No space left"), "{err}");
+    let before = blob_file_bytes(dir.path());
+    assert!(before > 0, "the values went to a blob file");
+    for i in 21..30 {
+        let err = db
+            .put(format!("key{i:06}").as_bytes(), [b'v'; 100])
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+        assert!(err.to_string().contains("No space left"), "{err}");
+    }
+    assert_eq!(
+        blob_file_bytes(dir.path()),
+        before,
+        "refused writes put their values in a blob file"
+    );
+    drop(db);
+    fs.set_full_for(None);
+    let db = Db::open(dir.path(), options).unwrap();
+    assert_filled(&db, 0, 20);
+    db.close().unwrap();
 }
 
 #[test]

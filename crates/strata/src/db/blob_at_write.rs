@@ -34,6 +34,9 @@
 //! - After a failed append (a full disk, say) the files take no more: the failing writer's
 //!   error stops the write path, and every later append reports it
 //!   (`ActiveBlobFiles::failed`), so no WAL record can name bytes after the failure.
+//! - Once the write path has stopped for any cause (a failed WAL write too), writers put no
+//!   more values in the files before they queue (`ActiveBlobFiles::writes_stopped`): the
+//!   leader would refuse their writes, and the values would only be garbage.
 //! - The flush of a memtable writes, for each put the write path separated, the reference it
 //!   was given (found by sequence number) instead of writing the value again, and adds the
 //!   memtable's files to the version in the same edit as its table. A file's records that
@@ -96,6 +99,9 @@ pub(crate) struct ActiveBlobFiles {
     sealed: HashMap<u32, u64>,
     /// The error of a failed append: the files take no more.
     failed: Option<crate::error::Error>,
+    /// Set when the write path stops (`WriterState::stop`): writers no longer put values
+    /// here before they queue, since the leader refuses their writes.
+    writes_stopped: bool,
     /// Where a file that has grown by `BACKGROUND_SYNC_BYTES` is sent to be synced while
     /// writes go on (`wal_sync.rs`), so that the switch that finishes it has little left.
     background_sync: Arc<WalSyncQueue>,
@@ -134,6 +140,7 @@ impl ActiveBlobFiles {
             by_family: HashMap::new(),
             sealed: HashMap::new(),
             failed: None,
+            writes_stopped: false,
             background_sync,
         }
     }
@@ -165,6 +172,11 @@ impl ActiveBlobFiles {
     /// group wrote it.
     pub fn sync(&mut self) -> Result<()> {
         self.appending(|files| files.by_family.values_mut().try_for_each(ActiveFile::sync))
+    }
+
+    /// Writers put no more values here before they queue: the write path has stopped.
+    pub fn stop_writes(&mut self) {
+        self.writes_stopped = true;
     }
 
     fn check_failed(&self) -> Result<()> {
@@ -319,6 +331,10 @@ impl DbInner {
                     // Under the lock that close's last WAL sync takes: no file is created
                     // or appended to after the database is closed.
                     self.check_open()?;
+                    if files.writes_stopped {
+                        // The leader refuses the write, naming what stopped writes.
+                        return Ok(None);
+                    }
                     files
                 }
             };

@@ -213,9 +213,12 @@ impl WriterState {
         }
     }
 
-    /// Stops the write path on `cause`: every later write fails naming it.
+    /// Stops the write path on `cause`: every later write fails naming it, and no writer
+    /// puts values in blob files before it queues (lock order: the writer lock, held by the
+    /// caller, before the files').
     pub fn stop(&mut self, cause: &Error) {
         self.stopped = Some(cause.duplicate());
+        self.blobs_at_write.lock().stop_writes();
     }
 
     /// True when a WAL has appends not yet synced: the current one, or one closed unsynced.
@@ -227,7 +230,7 @@ impl WriterState {
     /// one makes every earlier write durable too.
     fn sync_closed(&mut self) -> Result<()> {
         if let Err(e) = self.closed_unsynced.sync_all() {
-            self.stopped = Some(e.duplicate());
+            self.stop(&e);
             return Err(e);
         }
         Ok(())
@@ -240,18 +243,19 @@ impl WriterState {
             return Err(stopped_error(e));
         }
         if let Some(e) = self.background_sync.take_error() {
-            self.stopped = Some(e.duplicate());
+            self.stop(&e);
             return Err(e);
         }
         self.sync_closed()?;
         if self.wal_dirty {
-            if let Err(e) = self
+            // Bound first: the files' guard must be gone before `stop` takes it again.
+            let synced = self
                 .blobs_at_write
                 .lock()
                 .sync()
-                .and_then(|()| self.wal.sync())
-            {
-                self.stopped = Some(e.duplicate());
+                .and_then(|()| self.wal.sync());
+            if let Err(e) = synced {
+                self.stop(&e);
                 return Err(e);
             }
             self.wal_dirty = false;
@@ -509,7 +513,7 @@ impl DbInner {
                 self.append_to_wal(w, group, first_seq, count, sync, separated)
             });
             if let Err(e) = appended {
-                w.stopped = Some(e.duplicate());
+                w.stop(&e);
                 return Err(e);
             }
             if sync {
