@@ -161,9 +161,16 @@ pub struct Policy {
     /// `roundrobin`: the file compacted from a level is the one after the previous one in key
     /// order (RocksDB's `kRoundRobin`), not the one with the least overlap per byte.
     pub round_robin: bool,
+    /// `tier`: L0 gathers bytes before it merges into the base level (an experiment, after
+    /// RocksDB's intra-L0 compaction). At the trigger, while L0 holds less than twice the
+    /// bytes of the base level, its newest files are merged into one L0 file instead, as universal
+    /// compaction merges runs of similar size (each older file taken while it is no larger
+    /// than the newer ones taken so far); only when no two files qualify, or L0 has outgrown
+    /// the base level twice over, does L0 merge into the base level.
+    pub tier: bool,
 }
 
-const FEATURES: [&str; 5] = ["floor", "scores", "expand", "cut", "roundrobin"];
+const FEATURES: [&str; 6] = ["floor", "scores", "expand", "cut", "roundrobin", "tier"];
 
 impl Policy {
     /// The engine's policy.
@@ -173,6 +180,7 @@ impl Policy {
         expand: false,
         cut: true,
         round_robin: false,
+        tier: false,
     };
 
     /// Everything RocksDB does differently that is modelled here, with its default priority
@@ -183,10 +191,12 @@ impl Policy {
         expand: true,
         cut: true,
         round_robin: false,
+        tier: false,
     };
 
     /// Parses `strata` or `rocksdb` followed by `+feature` or `-feature` changes, for example
-    /// `strata+floor` or `rocksdb-cut` (features: floor, scores, expand, cut, roundrobin).
+    /// `strata+floor` or `rocksdb-cut` (features: floor, scores, expand, cut, roundrobin,
+    /// tier).
     pub fn parse(spec: &str) -> Result<Policy, String> {
         let split = spec.find(['+', '-']).unwrap_or(spec.len());
         let mut policy = match &spec[..split] {
@@ -204,6 +214,7 @@ impl Policy {
                 "expand" => policy.expand = on,
                 "cut" => policy.cut = on,
                 "roundrobin" => policy.round_robin = on,
+                "tier" => policy.tier = on,
                 other => {
                     return Err(format!(
                         "unknown policy feature {other:?}: one of {}",
@@ -224,6 +235,7 @@ impl Policy {
             self.expand,
             self.cut,
             self.round_robin,
+            self.tier,
         ];
         let from = |base: &str, reference: &Policy| {
             let theirs = [
@@ -232,6 +244,7 @@ impl Policy {
                 reference.expand,
                 reference.cut,
                 reference.round_robin,
+                reference.tier,
             ];
             let mut s = base.to_string();
             for (i, feature) in FEATURES.iter().enumerate() {
@@ -253,7 +266,7 @@ impl Policy {
 
     /// True when picking is the engine's own (`picker::pick`).
     fn picks_as_engine(&self) -> bool {
-        !(self.floor || self.scores || self.expand || self.round_robin)
+        !(self.floor || self.scores || self.expand || self.round_robin || self.tier)
     }
 }
 
@@ -698,6 +711,11 @@ impl<'a> Sim<'a> {
         order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
         let level = *order.first()?;
         if level == 0 {
+            if p.tier {
+                if let Some(task) = self.intra_level0(targets.base_level, scores[0]) {
+                    return Some(task);
+                }
+            }
             return picker::compact_level0(&self.version, targets.base_level, scores[0]);
         }
         let file = self.choose_file(level)?;
@@ -809,6 +827,38 @@ impl<'a> Sim<'a> {
 
     /// The level targets the policy uses, and (RocksDB's) the lowest level above the base
     /// level that still holds data and should drain.
+    /// The `tier` policy's L0 -> L0 merge, if L0 should gather more bytes first.
+    fn intra_level0(&self, base_level: usize, score: f64) -> Option<CompactionTask> {
+        let l0 = &self.version.levels[0];
+        // Twice the base level: simulated at 20M keys, write-amp 8.94 against 9.08 with the
+        // base level's bytes once and 8.98 with four times (the size rule below mostly ends
+        // the merges first).
+        if self.version.level_bytes(0) >= 2 * self.version.level_bytes(base_level) {
+            return None;
+        }
+        // Newest first: take each older file while it is no larger than those taken.
+        let mut taken = 0u64;
+        let mut count = 0;
+        for file in l0.iter() {
+            if count > 0 && file.size > taken {
+                break;
+            }
+            taken += file.size;
+            count += 1;
+        }
+        (count >= 2).then(|| {
+            CompactionTask::between(
+                &KeyOrder::Bytewise,
+                0,
+                l0[..count].to_vec(),
+                0,
+                Vec::new(),
+                score,
+                Reason::Level0FileCount,
+            )
+        })
+    }
+
     fn targets(&self) -> (LevelTargets, Option<usize>) {
         if !self.o.policy.floor {
             return (picker::level_targets(&self.version, &self.o.picker), None);

@@ -104,6 +104,7 @@ fn policies_parse_and_name_themselves() {
         ("rocksdb-cut", "rocksdb-cut"),
         ("strata+floor+scores+expand+cut", "rocksdb"),
         ("rocksdb+roundrobin", "rocksdb+roundrobin"),
+        ("strata+tier", "strata+tier"),
     ] {
         assert_eq!(Policy::parse(spec).unwrap().name(), name, "{spec}");
     }
