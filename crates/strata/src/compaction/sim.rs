@@ -163,10 +163,10 @@ pub struct Policy {
     pub round_robin: bool,
     /// `tier`: L0 gathers bytes before it merges into the base level (an experiment, after
     /// RocksDB's intra-L0 compaction). At the trigger, while L0 holds less than twice the
-    /// bytes of the base level, its newest files are merged into one L0 file instead, as universal
-    /// compaction merges runs of similar size (each older file taken while it is no larger
-    /// than the newer ones taken so far); only when no two files qualify, or L0 has outgrown
-    /// the base level twice over, does L0 merge into the base level.
+    /// bytes of the base level, its newest files are merged into one L0 file instead, as
+    /// universal compaction merges runs of similar size (each older file taken while it is
+    /// no larger than the newer ones taken so far); only when no two files qualify, or L0
+    /// has outgrown the base level twice over, does L0 merge into the base level.
     pub tier: bool,
 }
 
@@ -825,8 +825,6 @@ impl<'a> Sim<'a> {
         inputs
     }
 
-    /// The level targets the policy uses, and (RocksDB's) the lowest level above the base
-    /// level that still holds data and should drain.
     /// The `tier` policy's L0 -> L0 merge, if L0 should gather more bytes first.
     fn intra_level0(&self, base_level: usize, score: f64) -> Option<CompactionTask> {
         let l0 = &self.version.levels[0];
@@ -859,6 +857,8 @@ impl<'a> Sim<'a> {
         })
     }
 
+    /// The level targets the policy uses, and (RocksDB's) the lowest level above the base
+    /// level that still holds data and should drain.
     fn targets(&self) -> (LevelTargets, Option<usize>) {
         if !self.o.policy.floor {
             return (picker::level_targets(&self.version, &self.o.picker), None);
