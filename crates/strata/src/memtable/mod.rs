@@ -588,7 +588,7 @@ mod tests {
 
     /// Gets against a BTreeMap of (user key, Reverse(seq)) -> value, at random sequence
     /// numbers, between the adds (the newest entries staged, see `skiplist`) and after them;
-    /// iterators made now and then link the staged entries, and must see every one.
+    /// iterators made now and then must see every entry, staged or linked.
     #[test]
     fn gets_match_a_btreemap_model() {
         let expect = |model: &VersionModel, key: &[u8], at: u64| {

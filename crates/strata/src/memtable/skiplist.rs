@@ -685,8 +685,10 @@ impl SkipList {
         } = &mut *writer;
         if self.brackets(compare, splice, &target) {
             // Right after the last node linked (keys inserted in order): two comparisons and
-            // no search, nothing to overlap by staging.
+            // no search, nothing to overlap by staging. The searches in flight step as at
+            // any insert.
             self.link_at_splice(node, splice);
+            self.step_searches(compare, &mut writer, u64::MAX);
         } else if !self.stages {
             self.search(compare, &target, Some(&mut splice.prev));
             for (level, (prev, next)) in splice.prev.iter().zip(&mut splice.next).enumerate() {
@@ -695,7 +697,6 @@ impl SkipList {
                 *next = unsafe { tower(*prev, level).load(AtomicOrdering::Acquire) };
             }
             self.link_at_splice(node, splice);
-            return;
         } else {
             if *occupied == u64::MAX {
                 // No free slot: one search goes to its end now (rare: slots outnumber the
@@ -710,9 +711,7 @@ impl SkipList {
             self.stage(&mut writer, slot, node, &target);
             // The new search's first node was just asked for: it steps from the next insert.
             self.step_searches(compare, &mut writer, !(1 << slot));
-            return;
         }
-        self.step_searches(compare, &mut writer, u64::MAX);
     }
 
     /// Puts `node` in `slot` (free) and starts its search from the top (module doc).
@@ -813,8 +812,9 @@ impl SkipList {
         }
     }
 
-    /// Links `node` at `place`, found by its search before nodes linked since: at each level where the place's next node is no longer the previous node's
-    /// successor, the node goes after the ones linked in between. A node the splice brackets
+    /// Links `node` at `place`, found by its search before nodes linked since: at each level
+    /// where the place's next node is no longer the previous node's successor, the node goes
+    /// after the ones linked in between. A node the splice brackets
     /// takes the splice's place instead (keys inserted in order). Moves the splice onto it.
     fn link(
         &self,
@@ -1288,7 +1288,7 @@ mod tests {
     /// A writer inserts while readers look up keys whose inserts have returned (the writer
     /// publishes how many after each): the staging area then the list must hold every one,
     /// whether it is staged, being linked, or linked. Readers also link the area themselves
-    /// now and then, as iterators do.
+    /// now and then, as a memtable switch does.
     #[test]
     fn gets_find_every_returned_insert_while_nodes_are_staged_and_linked() {
         use std::sync::atomic::AtomicU64;
