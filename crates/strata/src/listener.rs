@@ -210,6 +210,9 @@ pub enum CompactionReason {
     /// Leveled: level 0's oldest files overlap nothing in the base level and move into it
     /// unchanged (a trivial move), below the file-count trigger.
     Level0Move,
+    /// Leveled: writes stopped (every write flushed) with files left in level 0 below the
+    /// file-count trigger, and they merge into the base level.
+    Level0Idle,
 }
 
 /// One file a compaction read or wrote.

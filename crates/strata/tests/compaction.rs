@@ -622,24 +622,28 @@ fn reads_merge_l0_once_they_have_paid_for_the_merge() {
         let dir = tempfile::tempdir().unwrap();
         let mut options = small(CompactionStyle::Leveled);
         options.read_triggered_compaction = enabled;
+        // The last level is the base level: L0 merges into it, not into an empty one above.
+        options.max_bytes_for_level_base = 1 << 20;
         let db = Db::open(dir.path(), options).unwrap();
         let n = 2000;
         for i in 0..n {
             db.put(key(i), value(i, 0)).unwrap();
         }
         db.compact_range(None, None).unwrap();
-        for i in (0..n).step_by(10) {
+        // One key in 20: merging the L0 file rewrites 20 times its bytes below, more than an
+        // idle family's L0 is merged for (see the test below), so only reads merge it.
+        for i in (0..n).step_by(20) {
             db.put(key(i), value(i, 1)).unwrap();
         }
         db.flush().unwrap();
         db.wait_for_compactions().unwrap();
-        let newest = |i: u64| value(i, u64::from(i.is_multiple_of(10)));
+        let newest = |i: u64| value(i, u64::from(i.is_multiple_of(20)));
         let l0 = |db: &Db| db.stats().level_files[0];
         assert_eq!(l0(&db), 1, "{reads:?}: one L0 file to start with");
         // A few reads charge far less than the merge reads (the L0 file and the whole last
         // level it overlaps, about 250 KB here): nothing changes.
         for i in 0..20 {
-            assert_eq!(db.get(key(i * 10 + 1)).unwrap(), Some(newest(i * 10 + 1)));
+            assert_eq!(db.get(key(i * 20 + 1)).unwrap(), Some(newest(i * 20 + 1)));
         }
         db.wait_for_compactions().unwrap();
         assert_eq!(l0(&db), 1, "{reads:?}: a few reads leave L0 alone");
@@ -660,6 +664,51 @@ fn reads_merge_l0_once_they_have_paid_for_the_merge() {
         assert_eq!(l0(&db), l0_after, "enabled {enabled}, {reads:?}");
         for i in 0..n {
             assert_eq!(db.get(key(i)).unwrap(), Some(newest(i)), "after: {i}");
+        }
+        db.close().unwrap();
+    }
+}
+
+/// Idle L0 merges: a flush left in L0 below the trigger merges into the level below once every
+/// write is flushed, unless the merge would rewrite more than ten times L0's bytes there (the
+/// multiplier). Every key reads its newest value after. (That a write waiting in the memtable
+/// holds the merge back is a picker case, `writes=idle` in `compaction/testdata/leveled.txt`:
+/// here the merge may start before such a write arrives.)
+#[test]
+fn an_idle_family_merges_the_flushes_left_in_l0() {
+    // (every how many keys the second round overwrites, L0 files after the wait)
+    let cases = [(5, 0), (40, 1)];
+    for (every, l0_after) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = small(CompactionStyle::Leveled);
+        // The second round in one flush, and the last level the base level (into an empty
+        // level above it, any merge costs only L0's bytes).
+        options.write_buffer_size = 256 << 10;
+        options.max_bytes_for_level_base = 1 << 20;
+        options.read_triggered_compaction = false;
+        let db = Db::open(dir.path(), options).unwrap();
+        let n = 2000;
+        for i in 0..n {
+            db.put(key(i), value(i, 0)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        for i in (0..n).step_by(every as usize) {
+            db.put(key(i), value(i, 1)).unwrap();
+        }
+        db.flush().unwrap();
+        db.wait_for_compactions().unwrap();
+        let l0 = db.stats().level_files[0];
+        assert_eq!(
+            l0, l0_after,
+            "one key in {every} overwritten: L0 files after the wait"
+        );
+        for i in 0..n {
+            let round = u64::from(i.is_multiple_of(every));
+            assert_eq!(
+                db.get(key(i)).unwrap(),
+                Some(value(i, round)),
+                "{every}: {i}"
+            );
         }
         db.close().unwrap();
     }

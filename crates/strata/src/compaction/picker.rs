@@ -25,16 +25,22 @@
 
 use std::sync::Arc;
 
-pub use super::task::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason};
+pub use super::task::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason, Writes};
 use crate::compaction::style::CompactionStyle;
 use crate::comparator::KeyOrder;
 use crate::key::user_key;
 use crate::version::{FileMeta, Version};
 
-/// Picks the most urgent compaction that can run beside the `busy` ones.
-pub fn pick(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<CompactionTask> {
+/// Picks the most urgent compaction that can run beside the `busy` ones, for a family whose
+/// `writes` are all flushed or not.
+pub fn pick(
+    version: &Version,
+    o: &PickerOptions,
+    busy: &Busy,
+    writes: Writes,
+) -> Option<CompactionTask> {
     match o.style {
-        CompactionStyle::Leveled => pick_leveled(version, o, busy),
+        CompactionStyle::Leveled => pick_leveled(version, o, busy, writes),
         CompactionStyle::Universal => super::universal::pick(version, o, busy),
     }
 }
@@ -160,7 +166,12 @@ pub fn key_range(order: &KeyOrder, files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, 
 }
 
 /// The leveled pick: levels by score, most urgent first.
-fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<CompactionTask> {
+fn pick_leveled(
+    version: &Version,
+    o: &PickerOptions,
+    busy: &Busy,
+    writes: Writes,
+) -> Option<CompactionTask> {
     let targets = level_targets(version, o);
     let scores = scores(version, o, &targets);
     let mut order: Vec<usize> = (0..o.num_levels - 1)
@@ -178,11 +189,15 @@ fn pick_leveled(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Com
         }
     }
     // When no level is due, in turn (each looked at only if the one before has nothing
-    // that can run): moves, read-triggered merges, blob garbage collection.
+    // that can run): moves, read-triggered merges, merges of an idle family's L0, blob
+    // garbage collection.
     let allowed = |t: &CompactionTask| busy.allows(t);
     move_level0_down(version, targets.base_level)
         .filter(allowed)
         .or_else(|| compact_for_reads(version, o, targets.base_level).filter(allowed))
+        .or_else(|| {
+            compact_level0_when_idle(version, o, targets.base_level, writes).filter(allowed)
+        })
         .or_else(|| compact_for_blob_garbage(version, o).filter(allowed))
 }
 
@@ -238,6 +253,35 @@ pub fn compact_for_reads(
     }
     let mut task = compact_level0(version, base_level, 1.0)?;
     task.reason = Reason::ReadTriggered;
+    Some(task)
+}
+
+/// When no level is due and every write is flushed (the writer stopped, or flushed and
+/// paused): L0's leftover flushes, fewer than the trigger, merge into the base level, so that
+/// a database at rest keeps no L0 files for reads to look in and no overwritten versions in
+/// them. Under a steady load the memtable is never empty and L0 waits for its trigger, which
+/// lets it gather flushes so that each merge into the base level carries more new bytes.
+/// Only when the merge costs no more per byte than a level's merge into the next one: the
+/// base-level files L0 overlaps hold at most `max_bytes_for_level_multiplier` times L0's bytes
+/// (a family flushed a little at a time leaves its flushes to the trigger). Into an empty tree nothing merges: a fresh
+/// database's flushes wait for the trigger, as with `move_level0_down`.
+pub fn compact_level0_when_idle(
+    version: &Version,
+    o: &PickerOptions,
+    base_level: usize,
+    writes: Writes,
+) -> Option<CompactionTask> {
+    let tree_below = version.levels[1..].iter().any(|files| !files.is_empty());
+    if writes != Writes::Idle || !tree_below {
+        return None;
+    }
+    let mut task = compact_level0(version, base_level, 1.0)?;
+    let l0_bytes = version.level_bytes(0) as f64;
+    let below_bytes: u64 = task.files_at(base_level).iter().map(|f| f.size).sum();
+    if l0_bytes * o.max_bytes_for_level_multiplier < below_bytes as f64 {
+        return None;
+    }
+    task.reason = Reason::Level0Idle;
     Some(task)
 }
 

@@ -46,7 +46,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::cut::OutputCutter;
-use super::picker::{self, Busy, CompactionTask, LevelTargets, PickerOptions, Reason};
+use super::picker::{self, Busy, CompactionTask, LevelTargets, PickerOptions, Reason, Writes};
 use super::style::CompactionStyle;
 use crate::comparator::KeyOrder;
 use crate::key::{append_internal_key, user_key, ValueKind};
@@ -503,6 +503,8 @@ struct Sim<'a> {
     running: Option<Running>,
     /// Time writes spent waiting on the L0 stop trigger.
     stalled: f64,
+    /// Idle after a `flush` step until the next put: the engine's memtables are then empty.
+    writes: Writes,
 }
 
 /// A compaction started but not yet installed.
@@ -563,6 +565,7 @@ impl<'a> Sim<'a> {
             clock: 0.0,
             running: None,
             stalled: 0.0,
+            writes: Writes::Pending,
         }
     }
 
@@ -577,12 +580,20 @@ impl<'a> Sim<'a> {
                     self.put(k);
                 }
             }
-            Step::Flush => self.flush(),
+            Step::Flush => {
+                // Nothing more is written until the next step: the picker may merge L0's
+                // leftovers (even when the memtable was empty and nothing was flushed).
+                self.writes = Writes::Idle;
+                self.flush();
+                self.start(self.clock);
+                self.finish_until(self.clock);
+            }
             Step::WaitForCompaction => self.finish_until(f64::INFINITY),
         }
     }
 
     fn put(&mut self, k: u32) {
+        self.writes = Writes::Pending;
         self.last_seq += 1;
         self.memtable.push(k);
         self.written[k as usize] = true;
@@ -701,7 +712,7 @@ impl<'a> Sim<'a> {
     fn pick(&mut self) -> Option<CompactionTask> {
         let p = self.o.policy;
         if self.o.picker.style == CompactionStyle::Universal || p.picks_as_engine() {
-            return picker::pick(&self.version, &self.o.picker, &Busy::default());
+            return picker::pick(&self.version, &self.o.picker, &Busy::default(), self.writes);
         }
         let (targets, unnecessary) = self.targets();
         let scores = self.scores(&targets, unnecessary);

@@ -55,6 +55,9 @@ pub enum Reason {
     /// Leveled: L0's oldest files overlap nothing in the base level and move into it
     /// unchanged.
     Level0Move,
+    /// Leveled: writes stopped with flushes left in L0 below the trigger; they merge into the
+    /// base level.
+    Level0Idle,
     /// Leveled: the oldest blob files hold enough garbage that the tables referring to the
     /// oldest one are rewritten in their level, moving its live values out.
     BlobGarbage,
@@ -67,6 +70,7 @@ impl Reason {
             Reason::Level0FileCount => "l0-files",
             Reason::ReadTriggered => "read-triggered",
             Reason::Level0Move => "l0-move",
+            Reason::Level0Idle => "l0-idle",
             Reason::LevelSize => "level-size",
             Reason::SizeAmplification => "size-amp",
             Reason::SizeRatio => "size-ratio",
@@ -135,7 +139,6 @@ impl CompactionTask {
     }
 
     /// The input files at `level`.
-    #[cfg(test)]
     pub fn files_at(&self, level: usize) -> &[Arc<FileMeta>] {
         self.inputs
             .iter()
@@ -181,6 +184,16 @@ impl CompactionTask {
         let files: Vec<Arc<FileMeta>> = self.all_inputs().cloned().collect();
         super::picker::key_range(&self.order, &files)
     }
+}
+
+/// Whether a family has writes not yet flushed, as the picker sees it: L0's leftover flushes
+/// merge into the base level only while it has none (`picker::compact_level0_when_idle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// The memtables hold entries: more flushes are coming.
+    Pending,
+    /// Every write is flushed: the active memtable is empty and none waits to be flushed.
+    Idle,
 }
 
 /// What running compactions hold: their input files and the key range of their output.

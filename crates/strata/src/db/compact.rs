@@ -47,7 +47,7 @@ use crate::compaction::covered::SkipCovered;
 use crate::compaction::cut::OutputCutter;
 use crate::compaction::filter::FilterStage;
 use crate::compaction::operands::write_visible_filtered;
-use crate::compaction::picker::{self, Busy, CompactionTask, Reason};
+use crate::compaction::picker::{self, Busy, CompactionTask, Reason, Writes};
 use crate::compaction::universal;
 use crate::compaction::{CompactionStyle, VisibilityFilter};
 use crate::error::{Error, Result};
@@ -89,9 +89,18 @@ impl DbInner {
             .values()
             .filter(|cf| !cf.options.disable_auto_compactions)
             .filter_map(|cf| {
-                let version = cf.sv.read().version.clone();
+                let (version, writes) = {
+                    let sv = cf.sv.read();
+                    let flushed = sv.active.is_empty() && sv.immutables.is_empty();
+                    let writes = if flushed {
+                        Writes::Idle
+                    } else {
+                        Writes::Pending
+                    };
+                    (sv.version.clone(), writes)
+                };
                 let busy = busy.get(&cf.id()).unwrap_or(&idle);
-                let task = picker::pick(&version, &cf.options.picker_options(), busy)?;
+                let task = picker::pick(&version, &cf.options.picker_options(), busy, writes)?;
                 Some((cf.clone(), task))
             })
             .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
@@ -627,6 +636,7 @@ fn compaction_info(
             Reason::BlobGarbage => CompactionReason::ForcedBlobGc,
             Reason::ReadTriggered => CompactionReason::ReadTriggered,
             Reason::Level0Move => CompactionReason::Level0Move,
+            Reason::Level0Idle => CompactionReason::Level0Idle,
         },
         base_input_level: task.start_level(),
         output_level: task.output_level,

@@ -67,6 +67,7 @@ fn describe(task: &Option<CompactionTask>, style: CompactionStyle) -> String {
     }
     let why = match t.reason {
         Reason::ReadTriggered => "read-triggered ",
+        Reason::Level0Idle => "idle ",
         _ => "",
     };
     format!(
@@ -192,12 +193,22 @@ fn run_case(
         "pick" => {
             // `reads=N`: reads have charged L0 N bytes, and read-triggered compaction is on.
             let reads: Option<u64> = case.try_take_arg("reads").map_err(|e| e.to_string())?;
+            // `writes=idle`: every write is flushed (`pending` by default).
+            let writes = match case
+                .try_take_arg::<String>("writes")
+                .map_err(|e| e.to_string())?
+            {
+                None => Writes::Pending,
+                Some(w) if w == "pending" => Writes::Pending,
+                Some(w) if w == "idle" => Writes::Idle,
+                Some(w) => return Err(format!("unknown writes={w}: idle or pending")),
+            };
             let mut o = *o;
             if let Some(bytes) = reads {
                 o.read_triggered = true;
                 version.read_charge.set(bytes);
             }
-            let task = pick(version, &o, &parse_busy(&case.input)?);
+            let task = pick(version, &o, &parse_busy(&case.input)?, writes);
             version.read_charge.set(0);
             describe(&task, o.style)
         }
@@ -344,7 +355,10 @@ fn forced_blob_gc_rewrites_the_deepest_tables_referring_to_the_oldest_file() {
             read_triggered: false,
             blob_gc_force: case.force,
         };
-        let got = describe(&pick(&v, &o, &Busy::default()), CompactionStyle::Leveled);
+        let got = describe(
+            &pick(&v, &o, &Busy::default(), Writes::Pending),
+            CompactionStyle::Leveled,
+        );
         assert_eq!(got, case.want, "{}", case.name);
     }
 }
