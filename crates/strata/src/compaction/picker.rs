@@ -17,7 +17,9 @@
 //! score at or above 1 is compacted: L0 merges all its files with what they overlap in the
 //! base level; another level merges the file whose overlap in the next level is smallest for
 //! its size (RocksDB's `kMinOverlappingRatio`: the least rewriting per byte moved down), or
-//! moves a file down unchanged when nothing there overlaps it.
+//! moves a file down unchanged when nothing there overlaps it. When no level is due, L0 may
+//! still move down unchanged, merge once reads have paid for it, or merge once every write is
+//! flushed, and old blob files may be collected (each rule at its function).
 //!
 //! Several compactions may run at once (see [`Busy`]): a task is only picked if none of its
 //! files is being compacted and its key range does not meet the output of a running task in
@@ -262,9 +264,11 @@ pub fn compact_for_reads(
 /// them. Under a steady load the memtable is never empty and L0 waits for its trigger, which
 /// lets it gather flushes so that each merge into the base level carries more new bytes.
 /// Only when the merge costs no more per byte than a level's merge into the next one: the
-/// base-level files L0 overlaps hold at most `max_bytes_for_level_multiplier` times L0's bytes
-/// (a family flushed a little at a time leaves its flushes to the trigger). Into an empty tree nothing merges: a fresh
-/// database's flushes wait for the trigger, as with `move_level0_down`.
+/// base-level files L0 overlaps hold at most `max_bytes_for_level_multiplier` times L0's
+/// bytes (a family flushed a little at a time leaves its flushes to the trigger). Into an
+/// empty tree nothing merges: a fresh database's flushes wait for the trigger, as with
+/// `move_level0_down`. A write that arrives once the merge has begun finds it running, as
+/// any merge at the trigger.
 pub fn compact_level0_when_idle(
     version: &Version,
     o: &PickerOptions,
