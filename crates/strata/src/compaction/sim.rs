@@ -6,7 +6,9 @@
 //! `num` keys, as db_bench does, so a fill leaves about 63% of them; `fillseq`: in order;
 //! optionally drawn from a scrambled zipfian distribution instead) fills a memtable of
 //! `write_buffer_size` bytes at `memtable_entry_bytes` per put; a full memtable is flushed
-//! into an L0 file holding its distinct keys. Compaction has one thread, as the engine's
+//! into an L0 file holding its distinct keys. A `flush` step leaves writes idle until the
+//! next put (the engine's memtables are then empty), so the picker's idle L0 merges run in a
+//! settle that follows it. Compaction has one thread, as the engine's
 //! default (`max_background_jobs` 2: one flush thread, one compaction thread): whenever it is
 //! idle the policy is asked for a task, and each task is applied as `db::compact` applies it:
 //! a trivial move (`CompactionTask::is_trivial_move`) relinks the files; a merge keeps the
