@@ -280,9 +280,9 @@ pub fn compact_level0_when_idle(
         return None;
     }
     let mut task = compact_level0(version, base_level, 1.0)?;
-    let l0_bytes = version.level_bytes(0) as f64;
-    let below_bytes: u64 = task.files_at(base_level).iter().map(|f| f.size).sum();
-    if l0_bytes * o.max_bytes_for_level_multiplier < below_bytes as f64 {
+    let l0_bytes = version.level_bytes(0);
+    let below_bytes = task.input_bytes() - l0_bytes;
+    if (l0_bytes as f64) * o.max_bytes_for_level_multiplier < below_bytes as f64 {
         return None;
     }
     task.reason = Reason::Level0Idle;

@@ -139,6 +139,7 @@ impl CompactionTask {
     }
 
     /// The input files at `level`.
+    #[cfg(test)]
     pub fn files_at(&self, level: usize) -> &[Arc<FileMeta>] {
         self.inputs
             .iter()
