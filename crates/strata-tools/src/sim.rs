@@ -38,7 +38,7 @@ pub struct SimArgs {
     pub engine: EngineFlags,
 
     /// Compaction policy: strata (the engine's) or rocksdb, with +feature or -feature changes
-    /// (floor, scores, expand, cut, roundrobin, tier), e.g. strata+floor or rocksdb-cut.
+    /// (floor, scores, expand, cut, roundrobin, tier, lazy), e.g. strata+floor or rocksdb-cut.
     #[arg(long, default_value = "strata")]
     pub policy: String,
 

@@ -170,9 +170,29 @@ pub struct Policy {
     /// no larger than the newer ones taken so far); only when no two files qualify, or L0
     /// has outgrown the base level twice over, does L0 merge into the base level.
     pub tier: bool,
+    /// `lazy`: lazy leveling (Dostoevsky's), tiers above a leveled last level. The levels
+    /// from the base level to the second-to-last hold sorted runs that are never merged with
+    /// one another's data in place: at the L0 trigger, L0's flushes merge into one new run of
+    /// the base level; a level over its target merges all its runs into one new run of the
+    /// level below; the second-to-last level, over its target, merges into the last level one
+    /// slice at a time: the slice (one last-level file's key range, widened until no run's
+    /// file crosses its ends) holding the most run bytes per last-level byte. Runs written to
+    /// the second-to-last level are cut at the last level's file boundaries as well as at
+    /// the target size, so that slices stay one file wide. The runs live in L0 of the
+    /// simulated version, each file tagged with its level (the engine has no such levels):
+    /// the L0 stop trigger counts only the flushes.
+    pub lazy: bool,
 }
 
-const FEATURES: [&str; 6] = ["floor", "scores", "expand", "cut", "roundrobin", "tier"];
+const FEATURES: [&str; 7] = [
+    "floor",
+    "scores",
+    "expand",
+    "cut",
+    "roundrobin",
+    "tier",
+    "lazy",
+];
 
 impl Policy {
     /// The engine's policy.
@@ -183,6 +203,7 @@ impl Policy {
         cut: true,
         round_robin: false,
         tier: false,
+        lazy: false,
     };
 
     /// Everything RocksDB does differently that is modelled here, with its default priority
@@ -194,11 +215,12 @@ impl Policy {
         cut: true,
         round_robin: false,
         tier: false,
+        lazy: false,
     };
 
     /// Parses `strata` or `rocksdb` followed by `+feature` or `-feature` changes, for example
     /// `strata+floor` or `rocksdb-cut` (features: floor, scores, expand, cut, roundrobin,
-    /// tier).
+    /// tier, lazy).
     pub fn parse(spec: &str) -> Result<Policy, String> {
         let split = spec.find(['+', '-']).unwrap_or(spec.len());
         let mut policy = match &spec[..split] {
@@ -217,6 +239,7 @@ impl Policy {
                 "cut" => policy.cut = on,
                 "roundrobin" => policy.round_robin = on,
                 "tier" => policy.tier = on,
+                "lazy" => policy.lazy = on,
                 other => {
                     return Err(format!(
                         "unknown policy feature {other:?}: one of {}",
@@ -238,6 +261,7 @@ impl Policy {
             self.cut,
             self.round_robin,
             self.tier,
+            self.lazy,
         ];
         let from = |base: &str, reference: &Policy| {
             let theirs = [
@@ -247,6 +271,7 @@ impl Policy {
                 reference.cut,
                 reference.round_robin,
                 reference.tier,
+                reference.lazy,
             ];
             let mut s = base.to_string();
             for (i, feature) in FEATURES.iter().enumerate() {
@@ -268,7 +293,7 @@ impl Policy {
 
     /// True when picking is the engine's own (`picker::pick`).
     fn picks_as_engine(&self) -> bool {
-        !(self.floor || self.scores || self.expand || self.round_robin || self.tier)
+        !(self.floor || self.scores || self.expand || self.round_robin || self.tier || self.lazy)
     }
 }
 
@@ -310,6 +335,9 @@ pub struct SimReport {
     pub running: bool,
     /// Time writes waited on the L0 stop trigger, as a fraction of the run's time.
     pub stalled: f64,
+    /// Files and bytes per level as reported: the version's, except under the `lazy`
+    /// policy, whose runs (in the version's L0) are shown at their levels.
+    pub shown: Vec<(usize, u64)>,
 }
 
 impl SimReport {
@@ -345,14 +373,14 @@ impl fmt::Display for SimReport {
             "Level Files   Size(MB)  Score  Count  Moves   Rn(MB) Rn+1(MB)  Write(MB)  W-Amp"
         )?;
         for (level, s) in self.levels.iter().enumerate() {
-            let files = self.version.levels[level].len();
+            let (files, bytes) = self.shown[level];
             if files == 0 && s.count == 0 && s.written == 0 {
                 continue;
             }
             writeln!(
                 f,
                 "L{level:<4} {files:>5} {:>10.1} {:>6.2} {:>6} {:>6} {:>8.1} {:>8.1} {:>10.1} {:>6.2}",
-                mb(self.version.level_bytes(level)),
+                mb(bytes),
                 self.scores.get(level).copied().unwrap_or(0.0),
                 s.count,
                 s.moves,
@@ -507,12 +535,18 @@ struct Sim<'a> {
     stalled: f64,
     /// Idle after a `flush` step until the next put: the engine's memtables are then empty.
     writes: Writes,
+    /// The `lazy` policy: the level of each run file (kept in the version's L0); L0 files
+    /// not here are flushes.
+    tiers: HashMap<u64, usize>,
 }
 
 /// A compaction started but not yet installed.
 struct Running {
     edit: VersionEdit,
+    /// The level whose work it counts as.
     level: usize,
+    /// The `lazy` policy's levels of the run files it writes.
+    tiers: Vec<(u64, usize)>,
     stats: LevelStats,
     finish: f64,
 }
@@ -568,6 +602,7 @@ impl<'a> Sim<'a> {
             running: None,
             stalled: 0.0,
             writes: Writes::Pending,
+            tiers: HashMap::new(),
         }
     }
 
@@ -614,7 +649,7 @@ impl<'a> Sim<'a> {
         }
         self.finish_until(self.clock);
         let stop = self.o.level0_stop_writes_trigger;
-        while stop > 0 && self.version.levels[0].len() >= stop {
+        while stop > 0 && self.flushes_in_level0() >= stop {
             let Some(finish) = self.running.as_ref().map(|r| r.finish) else {
                 break;
             };
@@ -676,8 +711,19 @@ impl<'a> Sim<'a> {
         if self.running.is_some() {
             return;
         }
-        if let Some(task) = self.pick() {
-            let (edit, stats) = self.prepare(&task);
+        let lazy = self.o.policy.lazy && self.o.picker.style == CompactionStyle::Leveled;
+        let picked = match lazy {
+            true => self.pick_lazy(),
+            false => self.pick().map(|task| (task, None)),
+        };
+        if let Some((task, run_level)) = picked {
+            let (edit, stats, level, tiers) = match run_level {
+                Some(level) => self.prepare_run(&task, level),
+                None => {
+                    let (edit, stats) = self.prepare(&task);
+                    (edit, stats, task.output_level, Vec::new())
+                }
+            };
             let cost = (stats.read_upper + stats.read_lower + stats.written) as f64;
             let finish = match self.o.compaction_speed {
                 s if s > 0.0 => at + cost / s,
@@ -685,7 +731,8 @@ impl<'a> Sim<'a> {
             };
             self.running = Some(Running {
                 edit,
-                level: task.output_level,
+                level,
+                tiers,
                 stats,
                 finish,
             });
@@ -706,7 +753,11 @@ impl<'a> Sim<'a> {
             s.read_upper += r.stats.read_upper;
             s.read_lower += r.stats.read_lower;
             s.written += r.stats.written;
+            for (_, number) in &r.edit.deleted_files {
+                self.tiers.remove(number);
+            }
             self.install(r.edit);
+            self.tiers.extend(r.tiers);
             self.start(r.finish);
         }
     }
@@ -948,6 +999,10 @@ impl<'a> Sim<'a> {
 
     fn report(&self) -> SimReport {
         let scores = match (self.o.picker.style, self.o.policy.picks_as_engine()) {
+            (CompactionStyle::Leveled, false) if self.o.policy.lazy => {
+                let targets = picker::level_targets(&self.version, &self.o.picker);
+                lazy_scores(&self.runs_by_level(), &self.o.picker, &targets)
+            }
             (CompactionStyle::Leveled, false) => {
                 let (targets, unnecessary) = self.targets();
                 self.scores(&targets, unnecessary)
@@ -965,8 +1020,221 @@ impl<'a> Sim<'a> {
             memtable_entries: self.memtable.len() as u64,
             running: self.running.is_some(),
             stalled: self.stalled / self.clock.max(1.0),
+            shown: self.shown_levels(),
         }
     }
+
+    /// Files and bytes per level, the `lazy` policy's runs at their levels.
+    fn shown_levels(&self) -> Vec<(usize, u64)> {
+        let mut shown: Vec<(usize, u64)> = self
+            .version
+            .levels
+            .iter()
+            .map(|files| (files.len(), files.iter().map(|f| f.size).sum()))
+            .collect();
+        for f in &self.version.levels[0] {
+            if let Some(&level) = self.tiers.get(&f.number) {
+                shown[0].0 -= 1;
+                shown[0].1 -= f.size;
+                shown[level].0 += 1;
+                shown[level].1 += f.size;
+            }
+        }
+        shown
+    }
+
+    /// The files of the version's L0 by the level the `lazy` policy puts them at (flushes at
+    /// L0), newest first.
+    fn runs_by_level(&self) -> Vec<Vec<Arc<FileMeta>>> {
+        let mut runs: Vec<Vec<Arc<FileMeta>>> = vec![Vec::new(); self.o.picker.num_levels];
+        for f in &self.version.levels[0] {
+            let level = self.tiers.get(&f.number).copied().unwrap_or(0);
+            runs[level].push(f.clone());
+        }
+        runs
+    }
+
+    /// L0's flushes (under the `lazy` policy L0 also holds the runs of the levels below).
+    fn flushes_in_level0(&self) -> usize {
+        let l0 = &self.version.levels[0];
+        l0.iter()
+            .filter(|f| !self.tiers.contains_key(&f.number))
+            .count()
+    }
+
+    /// The `lazy` policy's pick, with the level of the run it writes (`None` when it writes
+    /// into the last level): the most urgent of L0 (flushes over the trigger) and the run
+    /// levels (bytes over target).
+    fn pick_lazy(&self) -> Option<(CompactionTask, Option<usize>)> {
+        let o = &self.o.picker;
+        let last = o.num_levels - 1;
+        let order = &KeyOrder::Bytewise;
+        let targets = picker::level_targets(&self.version, o);
+        let first_run_level = targets.base_level.min(last - 1);
+        let runs = self.runs_by_level();
+        let scores = lazy_scores(&runs, o, &targets);
+        let mut due: Vec<(f64, usize)> = (0..last)
+            .map(|level| (scores[level], level))
+            .filter(|(score, _)| *score >= 1.0)
+            .collect();
+        due.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let &(score, level) = due.first()?;
+        let bottom = &self.version.levels[last];
+        let any_runs = runs[1..last].iter().any(|r| !r.is_empty());
+        if level == 0 {
+            let flushes = runs[0].clone();
+            if bottom.is_empty() && !any_runs {
+                let task = CompactionTask::between(
+                    order,
+                    0,
+                    flushes,
+                    last,
+                    Vec::new(),
+                    score,
+                    Reason::Level0FileCount,
+                );
+                return Some((task, None));
+            }
+            let task = CompactionTask::between(
+                order,
+                0,
+                flushes,
+                0,
+                Vec::new(),
+                score,
+                Reason::Level0FileCount,
+            );
+            return Some((task, Some(first_run_level)));
+        }
+        if level < last - 1 {
+            let task = CompactionTask::between(
+                order,
+                0,
+                runs[level].clone(),
+                0,
+                Vec::new(),
+                score,
+                Reason::LevelSize,
+            );
+            return Some((task, Some(level + 1)));
+        }
+        // The second-to-last level into the last, one slice at a time.
+        let files = &runs[level];
+        let slice = match bottom.len() {
+            0 => (files.clone(), Vec::new()),
+            _ => {
+                let boundaries = last_level_boundaries(bottom);
+                let mut run_bytes = vec![0u64; bottom.len()];
+                for f in files {
+                    let p = boundaries.partition_point(|&b| b <= sim_key(&f.smallest));
+                    run_bytes[p] += f.size;
+                }
+                let p = (0..bottom.len())
+                    .filter(|&p| run_bytes[p] > 0)
+                    .min_by_key(|&p| {
+                        u128::from(bottom[p].size) * 1024 / u128::from(run_bytes[p])
+                    })?;
+                let mut lo = if p == 0 { 0 } else { boundaries[p - 1] };
+                let mut hi = boundaries.get(p).map_or(u32::MAX, |b| b - 1);
+                loop {
+                    let (l, h) = (lo.to_be_bytes(), hi.to_be_bytes());
+                    // The runs overlap one another: no binary search.
+                    let upper: Vec<Arc<FileMeta>> = files
+                        .iter()
+                        .filter(|f| sim_key(&f.smallest) <= hi && lo <= sim_key(&f.largest))
+                        .cloned()
+                        .collect();
+                    let lower = picker::overlapping(order, bottom, &l, &h);
+                    let all = upper.iter().chain(lower.iter());
+                    let (new_lo, new_hi) = all.fold((lo, hi), |(a, b), f| {
+                        (a.min(sim_key(&f.smallest)), b.max(sim_key(&f.largest)))
+                    });
+                    if (new_lo, new_hi) == (lo, hi) {
+                        break (upper, lower);
+                    }
+                    (lo, hi) = (new_lo, new_hi);
+                }
+            }
+        };
+        let task =
+            CompactionTask::between(order, 0, slice.0, last, slice.1, score, Reason::LevelSize);
+        Some((task, None))
+    }
+
+    /// The edit of a `lazy` task that writes a new run of `level` (in the version's L0): its
+    /// inputs merged, cut at the target size and, for the second-to-last level, at the last
+    /// level's file boundaries; with its work (counted at `level`) and the run's files.
+    #[allow(clippy::type_complexity)]
+    fn prepare_run(
+        &mut self,
+        task: &CompactionTask,
+        level: usize,
+    ) -> (VersionEdit, LevelStats, usize, Vec<(u64, usize)>) {
+        let mut edit = VersionEdit::default();
+        let mut s = LevelStats {
+            count: 1,
+            ..LevelStats::default()
+        };
+        let mut merged: Vec<u32> = Vec::new();
+        for (from, f) in task.inputs_by_level() {
+            edit.deleted_files.push((from, f.number));
+            s.read_upper += f.size;
+            merged.extend_from_slice(&self.keys[&f.number]);
+        }
+        merged.sort_unstable();
+        merged.dedup();
+        let smallest_seq = task.all_inputs().map(|f| f.smallest_seq).min().unwrap_or(0);
+        let largest_seq = task.all_inputs().map(|f| f.largest_seq).max().unwrap_or(0);
+        let last = self.o.picker.num_levels - 1;
+        let boundaries = match level == last - 1 {
+            true => last_level_boundaries(&self.version.levels[last]),
+            false => Vec::new(),
+        };
+        let mut next_boundary = 0;
+        let mut tiers = Vec::new();
+        let mut start = 0;
+        for i in 0..=merged.len() {
+            let crosses = i < merged.len() && {
+                let mut crossed = false;
+                while next_boundary < boundaries.len() && boundaries[next_boundary] <= merged[i] {
+                    crossed = true;
+                    next_boundary += 1;
+                }
+                crossed
+            };
+            let full = (i - start) as u64 * self.o.entry_bytes >= self.o.target_file_size_base;
+            if i > start && (i == merged.len() || crosses || full) {
+                let meta = self.new_file(merged[start..i].to_vec(), smallest_seq, largest_seq);
+                s.written += meta.size;
+                tiers.push((meta.number, level));
+                edit.new_files.push((0, meta));
+                start = i;
+            }
+        }
+        (edit, s, level, tiers)
+    }
+}
+
+/// The `lazy` policy's scores: L0's flushes over the trigger; a level of runs, its bytes over
+/// its target (a level above the base level, left by a tree that shrank, drains first).
+fn lazy_scores(runs: &[Vec<Arc<FileMeta>>], o: &PickerOptions, targets: &LevelTargets) -> Vec<f64> {
+    let mut scores = vec![0.0; o.num_levels];
+    scores[0] = runs[0].len() as f64 / o.level0_file_num_compaction_trigger.max(1) as f64;
+    for level in 1..o.num_levels - 1 {
+        let bytes: u64 = runs[level].iter().map(|f| f.size).sum();
+        scores[level] = match targets.targets[level] {
+            _ if bytes == 0 => 0.0,
+            0 => f64::INFINITY,
+            t => bytes as f64 / t as f64,
+        };
+    }
+    scores
+}
+
+/// The smallest key of each last-level file but the first: the ends of the `lazy` policy's
+/// slices.
+fn last_level_boundaries(files: &[Arc<FileMeta>]) -> Vec<u32> {
+    files[1..].iter().map(|f| sim_key(&f.smallest)).collect()
 }
 
 /// Where a compaction's outputs are cut.
