@@ -29,7 +29,9 @@
 //! throughput to write throughput depends on the machine and the workload.
 //!
 //! Experimental policies (`Policy`) change what is picked or how outputs are cut, to test
-//! what another engine does differently; they live only here, the engine never runs them.
+//! what another engine does differently, or (`lazy`) the shape of the tree itself: sorted
+//! runs above the last level, which the engine's versions do not have. They live only here;
+//! the engine never runs them.
 //!
 //! What it does not model, so read its figures as the policy's, not the engine's:
 //! - Concurrency beyond that one thread: never two compactions at once (the engine runs
@@ -537,7 +539,7 @@ struct Sim<'a> {
     writes: Writes,
     /// The `lazy` policy: the level of each run file (kept in the version's L0); L0 files
     /// not here are flushes.
-    tiers: HashMap<u64, usize>,
+    run_levels: HashMap<u64, usize>,
 }
 
 /// A compaction started but not yet installed.
@@ -546,7 +548,7 @@ struct Running {
     /// The level whose work it counts as.
     level: usize,
     /// The `lazy` policy's levels of the run files it writes.
-    tiers: Vec<(u64, usize)>,
+    run_levels: Vec<(u64, usize)>,
     stats: LevelStats,
     finish: f64,
 }
@@ -602,7 +604,7 @@ impl<'a> Sim<'a> {
             running: None,
             stalled: 0.0,
             writes: Writes::Pending,
-            tiers: HashMap::new(),
+            run_levels: HashMap::new(),
         }
     }
 
@@ -717,8 +719,11 @@ impl<'a> Sim<'a> {
             false => self.pick().map(|task| (task, None)),
         };
         if let Some((task, run_level)) = picked {
-            let (edit, stats, level, tiers) = match run_level {
-                Some(level) => self.prepare_run(&task, level),
+            let (edit, stats, level, run_levels) = match run_level {
+                Some(level) => {
+                    let (edit, stats, run_levels) = self.prepare_run(&task, level);
+                    (edit, stats, level, run_levels)
+                }
                 None => {
                     let (edit, stats) = self.prepare(&task);
                     (edit, stats, task.output_level, Vec::new())
@@ -732,7 +737,7 @@ impl<'a> Sim<'a> {
             self.running = Some(Running {
                 edit,
                 level,
-                tiers,
+                run_levels,
                 stats,
                 finish,
             });
@@ -754,10 +759,10 @@ impl<'a> Sim<'a> {
             s.read_lower += r.stats.read_lower;
             s.written += r.stats.written;
             for (_, number) in &r.edit.deleted_files {
-                self.tiers.remove(number);
+                self.run_levels.remove(number);
             }
             self.install(r.edit);
-            self.tiers.extend(r.tiers);
+            self.run_levels.extend(r.run_levels);
             self.start(r.finish);
         }
     }
@@ -1033,7 +1038,7 @@ impl<'a> Sim<'a> {
             .map(|files| (files.len(), files.iter().map(|f| f.size).sum()))
             .collect();
         for f in &self.version.levels[0] {
-            if let Some(&level) = self.tiers.get(&f.number) {
+            if let Some(&level) = self.run_levels.get(&f.number) {
                 shown[0].0 -= 1;
                 shown[0].1 -= f.size;
                 shown[level].0 += 1;
@@ -1048,7 +1053,7 @@ impl<'a> Sim<'a> {
     fn runs_by_level(&self) -> Vec<Vec<Arc<FileMeta>>> {
         let mut runs: Vec<Vec<Arc<FileMeta>>> = vec![Vec::new(); self.o.picker.num_levels];
         for f in &self.version.levels[0] {
-            let level = self.tiers.get(&f.number).copied().unwrap_or(0);
+            let level = self.run_levels.get(&f.number).copied().unwrap_or(0);
             runs[level].push(f.clone());
         }
         runs
@@ -1058,7 +1063,7 @@ impl<'a> Sim<'a> {
     fn flushes_in_level0(&self) -> usize {
         let l0 = &self.version.levels[0];
         l0.iter()
-            .filter(|f| !self.tiers.contains_key(&f.number))
+            .filter(|f| !self.run_levels.contains_key(&f.number))
             .count()
     }
 
@@ -1163,13 +1168,13 @@ impl<'a> Sim<'a> {
 
     /// The edit of a `lazy` task that writes a new run of `level` (in the version's L0): its
     /// inputs merged, cut at the target size and, for the second-to-last level, at the last
-    /// level's file boundaries; with its work (counted at `level`) and the run's files.
-    #[allow(clippy::type_complexity)]
+    /// level's file boundaries; with its work (counted at `level`) and the level of each
+    /// file it writes.
     fn prepare_run(
         &mut self,
         task: &CompactionTask,
         level: usize,
-    ) -> (VersionEdit, LevelStats, usize, Vec<(u64, usize)>) {
+    ) -> (VersionEdit, LevelStats, Vec<(u64, usize)>) {
         let mut edit = VersionEdit::default();
         let mut s = LevelStats {
             count: 1,
@@ -1191,7 +1196,7 @@ impl<'a> Sim<'a> {
             false => Vec::new(),
         };
         let mut next_boundary = 0;
-        let mut tiers = Vec::new();
+        let mut run_levels = Vec::new();
         let mut start = 0;
         for i in 0..=merged.len() {
             let crosses = i < merged.len() && {
@@ -1206,12 +1211,12 @@ impl<'a> Sim<'a> {
             if i > start && (i == merged.len() || crosses || full) {
                 let meta = self.new_file(merged[start..i].to_vec(), smallest_seq, largest_seq);
                 s.written += meta.size;
-                tiers.push((meta.number, level));
+                run_levels.push((meta.number, level));
                 edit.new_files.push((0, meta));
                 start = i;
             }
         }
-        (edit, s, level, tiers)
+        (edit, s, run_levels)
     }
 }
 
