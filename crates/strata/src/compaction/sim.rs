@@ -1031,21 +1031,20 @@ impl<'a> Sim<'a> {
 
     /// Files and bytes per level, the `lazy` policy's runs at their levels.
     fn shown_levels(&self) -> Vec<(usize, u64)> {
-        let mut shown: Vec<(usize, u64)> = self
-            .version
-            .levels
-            .iter()
-            .map(|files| (files.len(), files.iter().map(|f| f.size).sum()))
-            .collect();
-        for f in &self.version.levels[0] {
-            if let Some(&level) = self.run_levels.get(&f.number) {
-                shown[0].0 -= 1;
-                shown[0].1 -= f.size;
-                shown[level].0 += 1;
-                shown[level].1 += f.size;
-            }
-        }
-        shown
+        let runs = self.runs_by_level();
+        let stats = |files: &[Arc<FileMeta>]| (files.len(), files.iter().map(|f| f.size).sum());
+        (0..runs.len())
+            .map(|level| {
+                let (run_files, run_bytes): (usize, u64) = stats(&runs[level]);
+                match level {
+                    0 => (run_files, run_bytes),
+                    _ => {
+                        let (files, bytes) = stats(&self.version.levels[level]);
+                        (files + run_files, bytes + run_bytes)
+                    }
+                }
+            })
+            .collect()
     }
 
     /// The files of the version's L0 by the level the `lazy` policy puts them at (flushes at
@@ -1086,42 +1085,24 @@ impl<'a> Sim<'a> {
         let &(score, level) = due.first()?;
         let bottom = &self.version.levels[last];
         let any_runs = runs[1..last].iter().any(|r| !r.is_empty());
-        if level == 0 {
-            let flushes = runs[0].clone();
-            if bottom.is_empty() && !any_runs {
-                let task = CompactionTask::between(
-                    order,
-                    0,
-                    flushes,
-                    last,
-                    Vec::new(),
-                    score,
-                    Reason::Level0FileCount,
-                );
-                return Some((task, None));
-            }
-            let task = CompactionTask::between(
-                order,
-                0,
-                flushes,
-                0,
-                Vec::new(),
-                score,
-                Reason::Level0FileCount,
-            );
-            return Some((task, Some(first_run_level)));
-        }
-        if level < last - 1 {
-            let task = CompactionTask::between(
-                order,
-                0,
-                runs[level].clone(),
-                0,
-                Vec::new(),
-                score,
-                Reason::LevelSize,
-            );
-            return Some((task, Some(level + 1)));
+        let reason = match level {
+            0 => Reason::Level0FileCount,
+            _ => Reason::LevelSize,
+        };
+        // L0's flushes, or a level's runs, into one new run of the level below; into a tree
+        // with nothing below L0, the flushes go to the last level.
+        let into_run = match level {
+            0 if bottom.is_empty() && !any_runs => None,
+            0 => Some(first_run_level),
+            _ if level < last - 1 => Some(level + 1),
+            _ => None,
+        };
+        if level == 0 || into_run.is_some() {
+            let output_level = if into_run.is_some() { 0 } else { last };
+            let inputs = runs[level].clone();
+            let task =
+                CompactionTask::between(order, 0, inputs, output_level, Vec::new(), score, reason);
+            return Some((task, into_run));
         }
         // The second-to-last level into the last, one slice at a time.
         let files = &runs[level];
@@ -1161,8 +1142,7 @@ impl<'a> Sim<'a> {
                 }
             }
         };
-        let task =
-            CompactionTask::between(order, 0, slice.0, last, slice.1, score, Reason::LevelSize);
+        let task = CompactionTask::between(order, 0, slice.0, last, slice.1, score, reason);
         Some((task, None))
     }
 
