@@ -55,7 +55,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::column_family::{ColumnFamilyData, Families};
+use super::families::{ColumnFamilyData, Families};
 use super::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use super::DbInner;
 use crate::blob::reader::read_unfinished;

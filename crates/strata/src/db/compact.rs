@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::blob_output::BlobOutput;
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, TableOutput};
 use super::warm_cache::{ProbedInput, WarmInputs};

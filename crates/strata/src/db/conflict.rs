@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::column_family::{ColumnFamilyData, Families};
+use super::families::{ColumnFamilyData, Families};
 use super::DbInner;
 use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::stall::{Stall, StopCause};
 use super::DbInner;
 use crate::listener::{EventListener, WriteStallCause, WriteStallCondition, WriteStallInfo};

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use super::background::background_error;
 use super::blob_output::BlobOutput;
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
 use super::{DbInner, SuperVersion};

@@ -59,7 +59,7 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use super::background::background_error;
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::table_writer::{delete_table, TableOutput};
 use super::write::WriterState;
 use super::{Db, DbInner, SuperVersion};
@@ -231,7 +231,7 @@ impl DbInner {
         self.check_open()?;
         self.check_background()?;
         if cf.handle.is_dropped() {
-            return Err(super::column_family::dropped_error(&cf.handle));
+            return Err(super::families::dropped_error(&cf.handle));
         }
         self.wait_for_inserts(&w);
 

@@ -14,7 +14,7 @@
 //! taken before its versions, and the first version older than the newest of them ends the
 //! run as a delete would.
 
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::stats::Counter;
 use super::{DbInner, SuperVersion};
 use crate::error::Result;

@@ -16,7 +16,7 @@
 //!   threads compact (`background`, `compact`), the family with the highest score first.
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 //!
-//! Files: `column_family` (the families and what each holds), `checkpoint` (copies of a
+//! Files: `families` (the families and what each holds), `checkpoint` (copies of a
 //! running database), `open` (open and recovery
 //! order), `recovery` (WAL replay), `write` (group commit)
 //! with `stall` (the pure write-stall decision), `flush`, `compact` and `background` (the
@@ -30,7 +30,7 @@ mod blob_at_write;
 mod blob_output;
 mod blob_source;
 mod checkpoint;
-mod column_family;
+mod families;
 mod compact;
 mod conflict;
 mod events;
@@ -87,7 +87,7 @@ pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
 
 use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
-use column_family::{ColumnFamilyData, Families};
+use families::{ColumnFamilyData, Families};
 use info_log::InfoLog;
 use stats::{format_compaction_table, format_stats, Counter, Counters};
 use table_cache::TableCache;
@@ -1303,7 +1303,7 @@ impl DbInner {
         if handle.id() == 0 {
             return Ok(self.default_cf.clone());
         }
-        column_family::lookup(&self.families.read(), handle)
+        families::lookup(&self.families.read(), handle)
     }
 
     /// The live families now.

@@ -9,7 +9,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::DbInner;
 use crate::error::Result;
 use crate::key::SequenceNumber;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::background::{self, BgState};
-use super::column_family::{self, ColumnFamilyData, Families};
+use super::families::{self, ColumnFamilyData, Families};
 use super::info_log::InfoLog;
 use super::obsolete::{remove_obsolete_files, LiveFiles};
 use super::recovery;
@@ -106,7 +106,7 @@ impl Db {
             VersionSet::recover_checked(fs.clone(), &path, io.clone(), order_of, |found| {
                 for f in found.values() {
                     if f.name == DEFAULT_FAMILY_NAME || named.contains_key(&f.name) {
-                        column_family::check_ttl(&f.name, f.ttl, opened_ttl(&f.name))?;
+                        families::check_ttl(&f.name, f.ttl, opened_ttl(&f.name))?;
                     }
                 }
                 // A family not named (other than the default) is refused below.
@@ -385,8 +385,8 @@ pub(super) fn named_families<N: AsRef<str>>(
     let mut named: BTreeMap<String, CfOptions> = BTreeMap::new();
     for (name, cf_options) in families {
         let name = name.as_ref();
-        column_family::check_name(name)?;
-        column_family::check_options(name, &options.for_family(&cf_options))?;
+        families::check_name(name)?;
+        families::check_options(name, &options.for_family(&cf_options))?;
         if named.insert(name.to_string(), cf_options).is_some() {
             return Err(Error::InvalidArgument(format!(
                 "column family '{name}' is named twice"

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use super::column_family::ColumnFamilyData;
+use super::families::ColumnFamilyData;
 use super::DbInner;
 use crate::column_family::ColumnFamily;
 use crate::compaction_filter::ttl;

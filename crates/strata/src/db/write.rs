@@ -44,7 +44,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
 use super::blob_at_write::{ActiveBlobFiles, Prewritten};
-use super::column_family::{ColumnFamilyData, Families};
+use super::families::{ColumnFamilyData, Families};
 use super::events::StallReports;
 use super::stall::{self, StopCause, TreeState};
 use super::stats::Counter;
