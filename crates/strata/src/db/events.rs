@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::families::ColumnFamilyData;
+use super::families::{survey_families, ColumnFamilyData};
 use super::stall::{Stall, StopCause};
 use super::DbInner;
 use crate::listener::{EventListener, WriteStallCause, WriteStallCondition, WriteStallInfo};
@@ -147,7 +147,8 @@ impl DbInner {
     /// work that may have cleared a cause, when no write may come to see it).
     pub(super) fn note_stall_conditions(&self) {
         if let Some(mut reports) = self.events.stall_reports() {
-            super::write::survey_families(&self.families(), None, Some(&mut reports));
+            let families = self.families();
+            survey_families(&families, None, &mut |cf, decision| reports.note(cf, decision));
         }
     }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use super::blob_at_write::SeparatedAtWrite;
-use super::stall::StallLimits;
+use super::stall::{decide, Stall, StallLimits, TreeState};
 use super::stats::LevelCompactionStats;
 use super::SuperVersion;
 use crate::column_family::ColumnFamily;
@@ -313,4 +313,35 @@ impl super::DbInner {
         self.wake_background();
         Ok(())
     }
+}
+
+/// The stall decision over every family, the worst of theirs; with `full`, also collects the
+/// families whose active memtable is full (this group switches them); and hands each
+/// family's decision to `note` (which reports it to event listeners, if any). One look at each
+/// family's super version: this runs for every write group.
+pub(crate) fn survey_families(
+    families: &Families,
+    mut full: Option<&mut Vec<Arc<ColumnFamilyData>>>,
+    note: &mut dyn FnMut(&ColumnFamilyData, &Stall),
+) -> Stall {
+    let mut worst = Stall::default();
+    for cf in families.values() {
+        let sv = cf.sv.read();
+        let memtable_full = sv.active.is_full(cf.options.write_buffer_size);
+        if memtable_full {
+            if let Some(full) = full.as_deref_mut() {
+                full.push(Arc::clone(cf));
+            }
+        }
+        let state = TreeState {
+            l0_files: sv.version.levels[0].len(),
+            pending_compaction_bytes: cf.pending_compaction_bytes.load(Ordering::Relaxed),
+            immutable_memtables: sv.immutables.len(),
+            memtable_full,
+        };
+        let decision = decide(&state, &cf.stall_limits);
+        note(cf, &decision);
+        worst = worst.combine(decision);
+    }
+    worst
 }

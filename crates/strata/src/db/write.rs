@@ -44,9 +44,8 @@ use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
 use super::blob_at_write::{ActiveBlobFiles, Prewritten};
-use super::families::{ColumnFamilyData, Families};
-use super::events::StallReports;
-use super::stall::{self, StopCause, TreeState};
+use super::families::{survey_families, ColumnFamilyData, Families};
+use super::stall::{self, StopCause};
 use super::stats::Counter;
 use super::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use super::DbInner;
@@ -485,7 +484,11 @@ impl DbInner {
         }
         let mut full: Vec<Arc<ColumnFamilyData>> = Vec::new();
         let mut reports = self.events.stall_reports();
-        let stall = survey_families(&families, Some(&mut full), reports.as_deref_mut());
+        let stall = survey_families(&families, Some(&mut full), &mut |cf, decision| {
+            if let Some(reports) = reports.as_deref_mut() {
+                reports.note(cf, decision);
+            }
+        });
         drop(reports);
         self.throttle_writes(&families, stall)?;
         if !full.is_empty() {
@@ -630,7 +633,11 @@ impl DbInner {
     fn throttle_writes(&self, families: &Families, mut stall: stall::Stall) -> Result<()> {
         let decide = || {
             let mut reports = self.events.stall_reports();
-            survey_families(families, None, reports.as_deref_mut())
+            survey_families(families, None, &mut |cf, decision| {
+                if let Some(reports) = reports.as_deref_mut() {
+                    reports.note(cf, decision);
+                }
+            })
         };
         if stall.stop.is_some() {
             // Stopped: wait for background work, under the lock its progress is signalled on,
@@ -791,39 +798,6 @@ impl DbInner {
 /// never written.
 pub(super) fn switch_syncs(options: &crate::options::Options, families: usize) -> bool {
     options.wal_recovery_mode == WalRecoveryMode::TolerateCorruptedTail || families > 1
-}
-
-/// The stall decision over every family, the worst of theirs; with `full`, also collects the
-/// families whose active memtable is full (this group switches them); with `reports` (when
-/// there are event listeners), notes each family's decision there. One look at each
-/// family's super version: this runs for every write group.
-pub(super) fn survey_families(
-    families: &Families,
-    mut full: Option<&mut Vec<Arc<ColumnFamilyData>>>,
-    mut reports: Option<&mut StallReports>,
-) -> stall::Stall {
-    let mut worst = stall::Stall::default();
-    for cf in families.values() {
-        let sv = cf.sv.read();
-        let memtable_full = sv.active.is_full(cf.options.write_buffer_size);
-        if memtable_full {
-            if let Some(full) = full.as_deref_mut() {
-                full.push(Arc::clone(cf));
-            }
-        }
-        let state = TreeState {
-            l0_files: sv.version.levels[0].len(),
-            pending_compaction_bytes: cf.pending_compaction_bytes.load(Ordering::Relaxed),
-            immutable_memtables: sv.immutables.len(),
-            memtable_full,
-        };
-        let decision = stall::decide(&state, &cf.stall_limits);
-        if let Some(reports) = reports.as_deref_mut() {
-            reports.note(cf, &decision);
-        }
-        worst = worst.combine(decision);
-    }
-    worst
 }
 
 /// Fails, naming the family, if a batch of the group writes to a family that does not exist
