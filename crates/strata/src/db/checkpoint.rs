@@ -118,7 +118,7 @@ impl DbInner {
         }
         let oldest = versions.min_log_number();
         // Blob files the WALs to copy may name (values written at put, see
-        // `blob_at_write.rs`): copied, not linked, as the write path may still append to one.
+        // `blob/at_write.rs`): copied, not linked, as the write path may still append to one.
         for n in self.blob_files_wals_may_name(&active_blobs) {
             if !live_blobs.contains(&n) {
                 copy_file(fs, &blob_path(&self.path, n), &blob_path(tmp, n))?;

@@ -37,7 +37,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::blob_output::BlobOutput;
+use super::blob::output::BlobOutput;
 use super::families::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, TableOutput};

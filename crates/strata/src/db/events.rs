@@ -148,7 +148,9 @@ impl DbInner {
     pub(super) fn note_stall_conditions(&self) {
         if let Some(mut reports) = self.events.stall_reports() {
             let families = self.families();
-            survey_families(&families, None, &mut |cf, decision| reports.note(cf, decision));
+            survey_families(&families, None, &mut |cf, decision| {
+                reports.note(cf, decision)
+            });
         }
     }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use super::blob_at_write::SeparatedAtWrite;
+use super::blob::at_write::SeparatedAtWrite;
 use super::stall::{decide, Stall, StallLimits, TreeState};
 use super::stats::LevelCompactionStats;
 use super::SuperVersion;

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::background::background_error;
-use super::blob_output::BlobOutput;
+use super::blob::output::BlobOutput;
 use super::families::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::{delete_table, write_visible, TableOutput};
@@ -229,7 +229,7 @@ impl DbInner {
 
     /// Writes `mem` of family `cf` to table `number`, and its large values to blob files if
     /// the family separates them; `None` if the memtable is empty. The values the write path
-    /// put in blob files already (`blob_at_write`) are written as their references, and their
+    /// put in blob files already (`blob::at_write`) are written as their references, and their
     /// files go with the table.
     fn write_level0_table(
         &self,

@@ -37,7 +37,7 @@
 
 use std::ops::Bound;
 
-use super::blob_source::BlobSource;
+use super::blob::source::BlobSource;
 use super::DbInner;
 use crate::comparator::KeyOrder;
 use crate::db::Snapshot;

@@ -26,14 +26,12 @@
 //! application's event listeners).
 
 mod background;
-mod blob_at_write;
-mod blob_output;
-mod blob_source;
+mod blob;
 mod checkpoint;
-mod families;
 mod compact;
 mod conflict;
 mod events;
+mod families;
 mod flush;
 mod info_log;
 mod ingest;
@@ -162,8 +160,8 @@ pub(crate) struct DbInner {
     /// Whether any family has had `blob_separation_at_write`: writes look for values to put
     /// in blob files only then.
     separating_at_write: AtomicBool,
-    /// The blob files writes put values in (`blob_at_write.rs`), also the writer state's.
-    blobs_at_write: Arc<Mutex<blob_at_write::ActiveBlobFiles>>,
+    /// The blob files writes put values in (`blob/at_write.rs`), also the writer state's.
+    blobs_at_write: Arc<Mutex<blob::at_write::ActiveBlobFiles>>,
     /// Held by a write group while it inserts into the memtables, taken before it lets go of
     /// `writer` (see `write.rs`): whoever holds `writer` and takes this finds no insert in
     /// flight, and none can start. The standard library's lock, which spins and then sleeps,
@@ -172,7 +170,7 @@ pub(crate) struct DbInner {
     versions: Mutex<VersionSet>,
     tables: TableCache,
     /// Open blob files and their cached values.
-    blobs: Arc<blob_source::BlobSource>,
+    blobs: Arc<blob::source::BlobSource>,
     bg: Mutex<BgState>,
     bg_cv: Condvar,
     bg_failed: AtomicBool,

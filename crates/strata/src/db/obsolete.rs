@@ -6,7 +6,7 @@
 //!   recording it, or a blob file no table referred to any more),
 //!   manifests other than the live one, temporary files of an interrupted atomic write. Blob
 //!   files no version names are returned with the WALs still needed, not deleted: a WAL may
-//!   name values in them (see `blob_at_write.rs`). Open deletes those the replay did not read
+//!   name values in them (see `blob/at_write.rs`). Open deletes those the replay did not read
 //!   from, and the flush that deletes the newest WAL naming one of the others deletes it. Files the engine does not name (and the bytes
 //!   recovery cut from a WAL, kept for diagnosis) are left alone.
 //! - While open, [`DbInner::purge_obsolete_files`] deletes the tables compactions replaced,

@@ -556,7 +556,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     let mut wals: BTreeSet<u64> = recovered.kept_wals.iter().copied().collect();
     wals.insert(log_number);
     let tables = TableCache::new(path.clone(), fs.clone(), &options);
-    let blobs = Arc::new(super::blob_source::BlobSource::new(
+    let blobs = Arc::new(super::blob::source::BlobSource::new(
         path.clone(),
         fs.clone(),
         options.max_open_files,
@@ -567,7 +567,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
     let sync_at_switch = super::write::switch_syncs(&options, families.len());
     let closed_wals = Arc::new(super::wal_sync::ClosedWals::default());
-    let blobs_at_write = Arc::new(Mutex::new(super::blob_at_write::ActiveBlobFiles::new(
+    let blobs_at_write = Arc::new(Mutex::new(super::blob::at_write::ActiveBlobFiles::new(
         wal_sync.clone(),
     )));
     let writer = WriterState::new(
@@ -584,7 +584,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         io,
         last_sequence: AtomicU64::new(last_sequence),
         default_cf: families[&DEFAULT_FAMILY_ID].clone(),
-        separating_at_write: AtomicBool::new(super::blob_at_write::any_separates_at_write(
+        separating_at_write: AtomicBool::new(super::blob::at_write::any_separates_at_write(
             &families,
         )),
         families: RwLock::new(Arc::new(families)),

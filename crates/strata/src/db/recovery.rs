@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::blob_at_write::WalBlobReader;
+use super::blob::at_write::WalBlobReader;
 use crate::error::{Error, Result};
 use crate::filename::{dropped_wal_path, wal_path};
 use crate::fs::{FileSystem, IoClass, IoStats};

@@ -61,7 +61,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::blob_at_write::WalBlobReader;
+use super::blob::at_write::WalBlobReader;
 use super::open::{identify, named_families};
 use super::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
 use super::Db;

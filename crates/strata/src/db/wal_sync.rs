@@ -12,7 +12,7 @@
 //! write WAL pages that nothing asked to be durable.
 //!
 //! The same thread syncs the blob files writes put values in as they are written
-//! (`blob_at_write.rs`), each time one has grown by [`BACKGROUND_SYNC_BYTES`]: a switch
+//! (`blob/at_write.rs`), each time one has grown by [`BACKGROUND_SYNC_BYTES`]: a switch
 //! finishes and syncs the replaced memtable's file under the writer lock, which stalled every
 //! write for about 40 ms a switch with 1 KiB values (a sixth of a YCSB load).
 //!

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::background::background_error;
-use super::blob_at_write::{ActiveBlobFiles, Prewritten};
+use super::blob::at_write::{ActiveBlobFiles, Prewritten};
 use super::families::{survey_families, ColumnFamilyData, Families};
 use super::stall::{self, StopCause};
 use super::stats::Counter;

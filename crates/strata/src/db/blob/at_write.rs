@@ -55,12 +55,12 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::families::{ColumnFamilyData, Families};
-use super::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
-use super::DbInner;
 use crate::blob::reader::read_unfinished;
 use crate::blob::writer::BlobFileWriter;
 use crate::blob::BlobIndex;
+use crate::db::families::{ColumnFamilyData, Families};
+use crate::db::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
+use crate::db::DbInner;
 use crate::error::Result;
 use crate::filename::blob_path;
 use crate::fs::{CountedFile, FileSystem, IoClass, RandomAccessFile};
@@ -70,19 +70,19 @@ use crate::version::BlobFileMeta;
 use crate::write_batch::{copy_records_separating, encode_header, WriteBatch};
 
 /// Whether a family with `options` separates values as they are written.
-pub(super) fn separates_at_write(options: &Options) -> bool {
+pub(in crate::db) fn separates_at_write(options: &Options) -> bool {
     options.enable_blob_files && options.blob_separation_at_write
 }
 
 /// Whether any of `families` separates values as they are written.
-pub(super) fn any_separates_at_write(families: &Families) -> bool {
+pub(in crate::db) fn any_separates_at_write(families: &Families) -> bool {
     families.values().any(|f| separates_at_write(&f.options))
 }
 
 impl DbInner {
     /// Notes that `families` is about to be the family set: writes look for values to put in
     /// blob files from then on if one of them separates at write.
-    pub(super) fn note_families(&self, families: &Families) {
+    pub(in crate::db) fn note_families(&self, families: &Families) {
         if any_separates_at_write(families) {
             self.separating_at_write.store(true, Ordering::Relaxed);
         }
@@ -310,7 +310,7 @@ impl DbInner {
     /// active blob files, before the batch joins the write queue; `None` when it has none, or
     /// none that could be written yet (a switch is sealing the family's files), which the
     /// leader then writes itself. A failure stops the write path, as a failed WAL write does.
-    pub(super) fn prewrite_blobs(&self, batch: &WriteBatch) -> Result<Option<Prewritten>> {
+    pub(in crate::db) fn prewrite_blobs(&self, batch: &WriteBatch) -> Result<Option<Prewritten>> {
         if !self.separating_at_write.load(Ordering::Relaxed) {
             return Ok(None);
         }
@@ -386,7 +386,7 @@ impl DbInner {
     /// separated (the WAL takes the batches as they are). The leader appends the values no
     /// writer put in a file, or put in one of a memtable no longer active. With `sync`, the
     /// files are synced.
-    pub(super) fn separate_group<'a>(
+    pub(in crate::db) fn separate_group<'a>(
         &self,
         families: &Families,
         batches: impl Iterator<Item = (&'a WriteBatch, Option<&'a Prewritten>)> + Clone,
@@ -528,7 +528,7 @@ impl DbInner {
     /// family in `replaced` (whose active memtable the switch replaces), handing it to that
     /// memtable, and syncs the others. A dropped family's file is let go (an orphan the next
     /// open removes once no WAL names it). A failure leaves the files taking no more values.
-    pub(super) fn seal_blobs_at_write(
+    pub(in crate::db) fn seal_blobs_at_write(
         &self,
         files: &mut ActiveBlobFiles,
         families: &Families,
@@ -558,7 +558,7 @@ impl DbInner {
     /// flushed): deletes the blob files of values written ahead for it. No WAL record names
     /// them: a group that wrote one inserted into the memtable before the switch, and the
     /// switch waited for it.
-    pub(super) fn drop_blobs_of_empty_memtable(&self, family: &ColumnFamilyData, id: u64) {
+    pub(in crate::db) fn drop_blobs_of_empty_memtable(&self, family: &ColumnFamilyData, id: u64) {
         if let Some(blobs) = family.separated_at_write.take(id) {
             for file in &blobs.files {
                 // A failed delete leaves an orphan that the next open removes.
@@ -582,7 +582,7 @@ impl DbInner {
     /// The blob files no version names that a live WAL may name: the active files, those of
     /// memtables not yet flushed, and those open kept for the WALs it replayed. With the
     /// writer lock held (`active` is the writer's), so that no write adds one meanwhile.
-    pub(super) fn blob_files_wals_may_name(&self, active: &ActiveBlobFiles) -> Vec<u64> {
+    pub(in crate::db) fn blob_files_wals_may_name(&self, active: &ActiveBlobFiles) -> Vec<u64> {
         let mut numbers: Vec<u64> = active.numbers().collect();
         for cf in self.families().values() {
             numbers.extend(cf.separated_at_write.file_numbers());

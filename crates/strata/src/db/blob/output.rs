@@ -12,9 +12,9 @@
 //! lose. A job that fails deletes its blob files ([`BlobOutput::abandon`]); one a crash
 //! leaves behind is an orphan that the next open removes.
 
-use super::DbInner;
 use crate::blob::writer::BlobFileWriter;
 use crate::blob::BlobIndex;
+use crate::db::DbInner;
 use crate::error::Result;
 use crate::filename::blob_path;
 use crate::fs::{CountedFile, IoClass};
@@ -24,7 +24,7 @@ use crate::table::format::Compression;
 use crate::version::BlobFileMeta;
 
 /// The blob files one job writes.
-pub(super) struct BlobOutput<'a> {
+pub(in crate::db) struct BlobOutput<'a> {
     db: &'a DbInner,
     family: u32,
     min_blob_size: u64,
@@ -35,7 +35,7 @@ pub(super) struct BlobOutput<'a> {
     /// none.
     relocate_below: u64,
     /// The references the write path gave the puts it separated, by sequence number (a
-    /// flush's, see `blob_at_write`): such a put is written as its reference, not again.
+    /// flush's, see `at_write`): such a put is written as its reference, not again.
     written_at_put: &'a [(SequenceNumber, BlobIndex)],
     current: Option<BlobFileWriter>,
     finished: Vec<BlobFileMeta>,

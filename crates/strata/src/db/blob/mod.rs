@@ -1,0 +1,7 @@
+//! Blob files, the values kept out of the tables (key-value separation): `source` reads them
+//! for the read paths, `output` writes them for flushes and compactions, and `at_write`
+//! writes them as values are put (`Options::blob_separation_at_write`), before the WAL.
+
+pub(super) mod at_write;
+pub(super) mod output;
+pub(super) mod source;
