@@ -147,7 +147,7 @@ impl DbInner {
     fn copy_prepared_files(&self, tmp: &Path) -> Result<()> {
         let fs = self.fs.as_ref();
         for file in fs.list_dir(&self.path)? {
-            if super::two_phase::parse_prepared_file_name(&file).is_none() {
+            if super::write::two_phase::parse_prepared_file_name(&file).is_none() {
                 continue;
             }
             let from = self.path.join(&file);

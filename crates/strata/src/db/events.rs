@@ -5,7 +5,7 @@
 //! - Each callback is called with no lock of the database held, in the thread that did the
 //!   work, and a panic in it is caught and logged ([`DbInner::notify`]); the next listener
 //!   is still called.
-//! - Write-stall conditions are decided by the write path (`stall.rs`) for each write group,
+//! - Write-stall conditions are decided by the write path (`write/stall.rs`) for each write group,
 //!   under the write lock, and again by the background threads after each job. Each decision
 //!   is compared, per family, with the last condition reported, under one mutex
 //!   ([`StallReports`]), so that each family's reports form a chain (a report's `previous` is
@@ -21,7 +21,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use super::families::{survey_families, ColumnFamilyData};
-use super::stall::{Stall, StopCause};
+use super::write::stall::{Stall, StopCause};
 use super::DbInner;
 use crate::listener::{EventListener, WriteStallCause, WriteStallCondition, WriteStallInfo};
 

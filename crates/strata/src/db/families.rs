@@ -23,8 +23,8 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use super::blob::at_write::SeparatedAtWrite;
-use super::stall::{decide, Stall, StallLimits, TreeState};
 use super::stats::LevelCompactionStats;
+use super::write::stall::{decide, Stall, StallLimits, TreeState};
 use super::SuperVersion;
 use crate::column_family::ColumnFamily;
 use crate::error::{Error, Result};

@@ -61,7 +61,7 @@ use parking_lot::MutexGuard;
 use super::background::background_error;
 use super::families::ColumnFamilyData;
 use super::table_writer::{delete_table, TableOutput};
-use super::write::WriterState;
+use super::write::group::WriterState;
 use super::{Db, DbInner, SuperVersion};
 use crate::column_family::ColumnFamily;
 use crate::compaction::CompactionStyle;

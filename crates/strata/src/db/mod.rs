@@ -29,7 +29,6 @@ mod background;
 mod blob;
 mod checkpoint;
 mod compact;
-mod conflict;
 mod events;
 mod families;
 mod flush;
@@ -42,13 +41,10 @@ mod obsolete;
 mod open;
 mod recovery;
 mod repair;
-mod stall;
 mod stats;
 mod table_cache;
 mod table_writer;
 mod ttl;
-mod two_phase;
-mod wal_sync;
 mod warm_cache;
 mod write;
 
@@ -69,19 +65,18 @@ use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::listener::FlushReason;
 use crate::memtable::{Lookup, MemTable};
-use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
+use crate::options::{CfOptions, Options, ReadOptions};
 use crate::range_del::{FragmentedList, RangeDelAggregator};
 use crate::table::pinned::{LookupValue, PinnedValue};
 use crate::table::Table;
 use crate::version::read_charge::GET_CHARGE;
 use crate::version::{FileMeta, LevelFiles, Version, VersionSet, NUM_LEVELS};
-use crate::write_batch::{record_size, WriteBatch};
 
-pub use conflict::{WriteHistory, WriteSource};
 pub use iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
 pub use repair::{repair, repair_cf, RepairReport, LOST_DIR};
 pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
+pub use write::conflict::{WriteHistory, WriteSource};
 
 use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
@@ -89,7 +84,7 @@ use families::{ColumnFamilyData, Families};
 use info_log::InfoLog;
 use stats::{format_compaction_table, format_stats, Counter, Counters};
 use table_cache::TableCache;
-use write::{WriteQueue, WriterState};
+use write::group::{WriteQueue, WriterState};
 
 /// Everything a read consults, swapped as one `Arc`: the active memtable, the immutable ones
 /// (newest first) and the version of table files. A flush installs the new table and drops
@@ -154,7 +149,7 @@ pub(crate) struct DbInner {
     wals: Mutex<BTreeSet<u64>>,
     /// The WALs closed without a sync (shared with the writer state): a WAL's handle is let go
     /// before the WAL is deleted.
-    closed_wals: Arc<wal_sync::ClosedWals>,
+    closed_wals: Arc<write::wal_sync::ClosedWals>,
     queue: Mutex<WriteQueue>,
     writer: Mutex<WriterState>,
     /// Whether any family has had `blob_separation_at_write`: writes look for values to put
@@ -163,9 +158,9 @@ pub(crate) struct DbInner {
     /// The blob files writes put values in (`blob/at_write.rs`), also the writer state's.
     blobs_at_write: Arc<Mutex<blob::at_write::ActiveBlobFiles>>,
     /// Held by a write group while it inserts into the memtables, taken before it lets go of
-    /// `writer` (see `write.rs`): whoever holds `writer` and takes this finds no insert in
+    /// `writer` (see `write/group.rs`): whoever holds `writer` and takes this finds no insert in
     /// flight, and none can start. The standard library's lock, which spins and then sleeps,
-    /// where parking_lot's yields its core in between (`write.rs` says why that matters).
+    /// where parking_lot's yields its core in between (`write/group.rs` says why that matters).
     inserting: std::sync::Mutex<()>,
     versions: Mutex<VersionSet>,
     tables: TableCache,
@@ -187,7 +182,7 @@ pub(crate) struct DbInner {
     /// Blob files no table refers to any more, deleted once no version in use names them.
     obsolete_blobs: Mutex<Vec<u64>>,
     /// The WAL syncs handed to the `strata-wal-sync` thread.
-    wal_sync: Arc<wal_sync::WalSyncQueue>,
+    wal_sync: Arc<write::wal_sync::WalSyncQueue>,
     /// Blob files no version names that open kept for the WALs that name them (values
     /// written at put), each with the newest such WAL: deleted with it.
     blobs_for_wals: Mutex<Vec<(u64, u64)>>,
@@ -201,7 +196,7 @@ pub(crate) struct DbInner {
     /// Opened with `Db::open_read_only`: every call that writes is refused.
     read_only: bool,
     /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
-    prepared: Mutex<Vec<two_phase::PreparedRecord>>,
+    prepared: Mutex<Vec<write::two_phase::PreparedRecord>>,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.
@@ -248,273 +243,6 @@ impl Db {
     /// What recovery found when this handle opened the database.
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.inner.recovery
-    }
-
-    /// Sets `key` to `value`.
-    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.put_opt(key, value, &WriteOptions::default())
-    }
-
-    /// Sets `key` to `value` with write options.
-    pub fn put_opt(
-        &self,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-        options: &WriteOptions,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
-        batch.put(key, value);
-        self.write(batch, options)
-    }
-
-    /// Sets `key` to `value` in column family `cf`.
-    pub fn put_cf(
-        &self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.put_cf_opt(cf, key, value, &WriteOptions::default())
-    }
-
-    /// Sets `key` to `value` in column family `cf` with write options.
-    pub fn put_cf_opt(
-        &self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-        options: &WriteOptions,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        // Checked here, not left to `write`: a batch names families by id only, so its
-        // error could not name a dropped one.
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
-        batch.put_cf(cf, key, value);
-        self.write(batch, options)
-    }
-
-    /// Records `operand` for `key`, to be combined with the key's older value by the default
-    /// family's [`Options::merge_operator`] (RocksDB's `Merge`). Refused with
-    /// `InvalidArgument` when the family has no merge operator.
-    pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let operand = operand.as_ref();
-        self.merge_opt(key, operand, &WriteOptions::default())
-    }
-
-    /// [`Db::merge`] with write options.
-    pub fn merge_opt(
-        &self,
-        key: impl AsRef<[u8]>,
-        operand: impl AsRef<[u8]>,
-        options: &WriteOptions,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let operand = operand.as_ref();
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
-        batch.merge(key, operand);
-        self.write(batch, options)
-    }
-
-    /// Records `operand` for `key` in column family `cf`, combined by that family's merge
-    /// operator ([`CfOptions::merge_operator`]).
-    pub fn merge_cf(
-        &self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        operand: impl AsRef<[u8]>,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let operand = operand.as_ref();
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
-        batch.merge_cf(cf, key, operand);
-        self.write(batch, &WriteOptions::default())
-    }
-
-    /// Removes `key`.
-    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        self.delete_opt(key, &WriteOptions::default())
-    }
-
-    /// Removes `key` with write options.
-    pub fn delete_opt(&self, key: impl AsRef<[u8]>, options: &WriteOptions) -> Result<()> {
-        let key = key.as_ref();
-        let mut batch = WriteBatch::with_capacity(record_size(key, None));
-        batch.delete(key);
-        self.write(batch, options)
-    }
-
-    /// Removes `key` from column family `cf`.
-    pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        self.delete_cf_opt(cf, key, &WriteOptions::default())
-    }
-
-    /// Removes `key` from column family `cf` with write options.
-    pub fn delete_cf_opt(
-        &self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        options: &WriteOptions,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, None));
-        batch.delete_cf(cf, key);
-        self.write(batch, options)
-    }
-
-    /// Removes every key in `[begin, end)` with one record (see [`WriteBatch::delete_range`]).
-    /// `begin > end` is refused with `InvalidArgument`; `begin == end` does nothing.
-    pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
-        let begin = begin.as_ref();
-        let end = end.as_ref();
-        let mut batch = WriteBatch::new();
-        batch.delete_range(begin, end);
-        self.write(batch, &WriteOptions::default())
-    }
-
-    /// Removes every key in `[begin, end)` of column family `cf`.
-    pub fn delete_range_cf(
-        &self,
-        cf: &ColumnFamily,
-        begin: impl AsRef<[u8]>,
-        end: impl AsRef<[u8]>,
-    ) -> Result<()> {
-        let begin = begin.as_ref();
-        let end = end.as_ref();
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::new();
-        batch.delete_range_cf(cf, begin, end);
-        self.write(batch, &WriteOptions::default())
-    }
-
-    /// Removes the single put of `key` (see [`WriteBatch::single_delete`]).
-    pub fn single_delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let mut batch = WriteBatch::new();
-        batch.single_delete(key);
-        self.write(batch, &WriteOptions::default())
-    }
-
-    /// Applies `batch` atomically: after a crash all of it is there or none of it, across
-    /// the column families it writes to. A batch naming a dropped family is refused whole.
-    pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
-        self.inner.check_writable()?;
-        let batch = self.inner.stamp_ttl(batch, None)?;
-        self.inner.write(batch, options)
-    }
-
-    /// Writes `batch` if `check` passes, with nothing written between the check and the
-    /// batch (see `conflict.rs`). What transactions commit through.
-    pub(crate) fn write_checked(
-        &self,
-        batch: WriteBatch,
-        options: &WriteOptions,
-        check: &mut dyn FnMut(&WriteHistory<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.inner.check_writable()?;
-        let batch = self.inner.stamp_ttl(batch, None)?;
-        self.inner.write_checked(batch, options, check)
-    }
-
-    /// The newest write of `key` in family `cf` if it is newer than `since`, and where it
-    /// was found (see `conflict.rs`); not synchronized with writes in flight.
-    pub(crate) fn write_after(
-        &self,
-        cf: &ColumnFamily,
-        key: &[u8],
-        since: crate::key::SequenceNumber,
-    ) -> Result<Option<(crate::key::SequenceNumber, WriteSource)>> {
-        self.inner.check_open()?;
-        self.inner.write_history().write_after(cf, key, since)
-    }
-
-    /// Makes prepared transaction `name` with `batch` durable (see `two_phase.rs`).
-    pub(crate) fn persist_prepared(&self, name: &[u8], batch: &WriteBatch) -> Result<()> {
-        self.inner.persist_prepared(name, batch)
-    }
-
-    /// Commits prepared transaction `name`: its batch with a commit marker, synced.
-    pub(crate) fn commit_prepared(
-        &self,
-        name: &[u8],
-        batch: WriteBatch,
-        options: &WriteOptions,
-    ) -> Result<()> {
-        self.inner.check_writable()?;
-        let batch = self.inner.stamp_ttl(batch, None)?;
-        self.inner.commit_prepared(name, batch, options)
-    }
-
-    /// Forgets prepared transaction `name` (rolled back).
-    pub(crate) fn rollback_prepared(&self, name: &[u8]) -> Result<()> {
-        self.inner.rollback_prepared(name)
-    }
-
-    /// The prepared transactions found at open, as (name, batch); each is handed out once.
-    pub(crate) fn take_prepared(&self) -> Vec<(Vec<u8>, WriteBatch)> {
-        std::mem::take(&mut *self.inner.prepared.lock())
-            .into_iter()
-            .map(|p| (p.name, p.batch))
-            .collect()
-    }
-
-    /// The user key order of family `cf`.
-    pub(crate) fn key_order_of(&self, cf: &ColumnFamily) -> Result<crate::comparator::KeyOrder> {
-        Ok(self.inner.family(cf)?.sv.read().version.order.clone())
-    }
-
-    /// The merge operator of family `cf` (`None`: none configured), for reads that resolve
-    /// merges outside the engine's own read paths.
-    pub(crate) fn merge_operator_of(
-        &self,
-        cf: &ColumnFamily,
-    ) -> Result<Option<Arc<dyn crate::merge::MergeOperator>>> {
-        Ok(self.inner.family(cf)?.options.merge_operator.clone())
-    }
-
-    /// Sets `key` to `value` in the default family, a TTL family (see [`Options::ttl`]),
-    /// expiring `ttl` after now instead of after the family's ttl. Refused with
-    /// `InvalidArgument` when the family has no ttl.
-    pub fn put_with_ttl(
-        &self,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-        ttl: std::time::Duration,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.put_with_ttl_cf(&self.inner.default_cf.handle, key, value, ttl)
-    }
-
-    /// [`Db::put_with_ttl`] into column family `cf`.
-    pub fn put_with_ttl_cf(
-        &self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-        ttl: std::time::Duration,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.inner.check_writable()?;
-        let family = self.inner.family(cf)?;
-        self.inner.check_ttl_family(&family)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
-        batch.put_cf(cf, key, value);
-        let batch = self.inner.stamp_ttl(batch, Some(ttl))?;
-        self.inner.write(batch, &WriteOptions::default())
     }
 
     /// The value of `key`, or `None`.

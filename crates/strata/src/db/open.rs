@@ -17,7 +17,7 @@ use super::obsolete::{remove_obsolete_files, LiveFiles};
 use super::recovery;
 use super::stats::Counters;
 use super::table_cache::TableCache;
-use super::write::{WriteQueue, WriterState};
+use super::write::group::{WriteQueue, WriterState};
 use super::{Db, DbInner};
 use crate::column_family::ColumnFamily;
 use crate::comparator::{Comparator, KeyOrder};
@@ -564,9 +564,9 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.read_mode(),
         options.uncache_aggressiveness > 0,
     ));
-    let wal_sync = Arc::new(super::wal_sync::WalSyncQueue::default());
-    let sync_at_switch = super::write::switch_syncs(&options, families.len());
-    let closed_wals = Arc::new(super::wal_sync::ClosedWals::default());
+    let wal_sync = Arc::new(super::write::wal_sync::WalSyncQueue::default());
+    let sync_at_switch = super::write::group::switch_syncs(&options, families.len());
+    let closed_wals = Arc::new(super::write::wal_sync::ClosedWals::default());
     let blobs_at_write = Arc::new(Mutex::new(super::blob::at_write::ActiveBlobFiles::new(
         wal_sync.clone(),
     )));

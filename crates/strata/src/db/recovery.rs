@@ -15,7 +15,7 @@
 //!   corruption error naming the file and offset: the older WALs were then synced when they
 //!   were closed, so damage there is not a crash artefact and dropping it silently could lose
 //!   acknowledged writes. (Under point-in-time recovery an older WAL may be closed unsynced,
-//!   see `write.rs`, and a power cut may tear it like the newest.)
+//!   see `write/group.rs`, and a power cut may tear it like the newest.)
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -321,7 +321,7 @@ fn replay_one(
         }
         let mut values = values.iter();
         for blob in batch.log_data() {
-            if let Some(name) = blob.strip_prefix(super::two_phase::COMMIT_MARKER) {
+            if let Some(name) = blob.strip_prefix(super::write::two_phase::COMMIT_MARKER) {
                 out.committed_prepared.insert(name.to_vec());
             }
         }

@@ -63,7 +63,7 @@ use std::sync::Arc;
 
 use super::blob::at_write::WalBlobReader;
 use super::open::{identify, named_families};
-use super::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
+use super::write::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
 use super::Db;
 use crate::blob::reader::BlobFileReader;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder, ReverseBytewiseComparator};

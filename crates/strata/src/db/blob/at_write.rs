@@ -25,7 +25,7 @@
 //!   memtable it replaces, and syncs the others', before it syncs the old WAL: every WAL but
 //!   the newest names only durable records. The files' lock is held for each append, so a
 //!   switch never finishes a file in the middle of one. (Every 4 MiB a file is also synced
-//!   in the background, `wal_sync.rs`: that only makes the switch's sync cheaper.) A file that
+//!   in the background, `write/wal_sync.rs`: that only makes the switch's sync cheaper.) A file that
 //!   cannot be finished marks its memtable, whose flush is then refused.
 //! - A file is created only for the family's active memtable, under the files' lock, and
 //!   never for a memtable a switch has sealed (`ActiveBlobFiles::sealed`): the switch seals
@@ -59,7 +59,7 @@ use crate::blob::reader::read_unfinished;
 use crate::blob::writer::BlobFileWriter;
 use crate::blob::BlobIndex;
 use crate::db::families::{ColumnFamilyData, Families};
-use crate::db::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
+use crate::db::write::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use crate::db::DbInner;
 use crate::error::Result;
 use crate::filename::blob_path;
@@ -103,7 +103,7 @@ pub(crate) struct ActiveBlobFiles {
     /// here before they queue, since the leader refuses their writes.
     writes_stopped: bool,
     /// Where a file that has grown by `BACKGROUND_SYNC_BYTES` is sent to be synced while
-    /// writes go on (`wal_sync.rs`), so that the switch that finishes it has little left.
+    /// writes go on (`write/wal_sync.rs`), so that the switch that finishes it has little left.
     background_sync: Arc<WalSyncQueue>,
 }
 

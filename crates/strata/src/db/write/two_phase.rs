@@ -24,11 +24,11 @@
 
 use std::collections::HashSet;
 
-use super::DbInner;
 use crate::codec::{
     crc32c, decode_fixed32, get_length_prefixed, get_varint32, mask_crc, put_length_prefixed,
     put_varint32, unmask_crc,
 };
+use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::options::WriteOptions;
 use crate::write_batch::WriteBatch;
@@ -97,7 +97,7 @@ pub(crate) fn decode(content: &[u8]) -> std::result::Result<PreparedRecord, Stri
 
 impl DbInner {
     /// Makes prepared transaction `name` durable.
-    pub(super) fn persist_prepared(&self, name: &[u8], batch: &WriteBatch) -> Result<()> {
+    pub(in crate::db) fn persist_prepared(&self, name: &[u8], batch: &WriteBatch) -> Result<()> {
         self.check_writable()?;
         crate::fs::write_file_atomically(
             self.fs.as_ref(),
@@ -109,7 +109,7 @@ impl DbInner {
 
     /// Writes prepared transaction `name`'s batch with its commit marker, synced, and
     /// removes its file before any other write.
-    pub(super) fn commit_prepared(
+    pub(in crate::db) fn commit_prepared(
         &self,
         name: &[u8],
         mut batch: WriteBatch,
@@ -130,7 +130,7 @@ impl DbInner {
     }
 
     /// Forgets prepared transaction `name`: its file is removed.
-    pub(super) fn rollback_prepared(&self, name: &[u8]) -> Result<()> {
+    pub(in crate::db) fn rollback_prepared(&self, name: &[u8]) -> Result<()> {
         self.check_writable()?;
         self.fs
             .remove_file(&self.path.join(prepared_file_name(name)))?;
@@ -140,7 +140,7 @@ impl DbInner {
     /// Reads the prepared files at open: those whose commit marker `committed` names are
     /// removed (unless `read_only`), the rest returned. A file that does not decode fails
     /// the open, naming it: a prepared transaction cannot be dropped silently.
-    pub(super) fn recover_prepared(
+    pub(in crate::db) fn recover_prepared(
         &self,
         committed: &HashSet<Vec<u8>>,
         read_only: bool,

@@ -42,13 +42,13 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::background::background_error;
-use super::blob::at_write::{ActiveBlobFiles, Prewritten};
-use super::families::{survey_families, ColumnFamilyData, Families};
-use super::stall::{self, StopCause};
-use super::stats::Counter;
-use super::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
-use super::DbInner;
+use crate::db::background::background_error;
+use crate::db::blob::at_write::{ActiveBlobFiles, Prewritten};
+use crate::db::families::{survey_families, ColumnFamilyData, Families};
+use crate::db::stats::Counter;
+use crate::db::write::stall::{self, StopCause};
+use crate::db::write::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
+use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::fs::{CountedFile, IoClass};
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
@@ -128,7 +128,7 @@ struct WrittenGroup {
     count: u64,
 }
 
-pub(super) struct Request {
+pub(in crate::db) struct Request {
     batch: WriteBatch,
     options: WriteOptions,
     slot: Arc<Slot>,
@@ -158,12 +158,12 @@ pub(crate) struct WriterState {
     blobs_at_write: Arc<Mutex<ActiveBlobFiles>>,
     /// WAL bytes appended since the last sync or background sync request.
     appended_since_sync: u64,
-    /// Where the WAL's background syncs are asked for (`wal_sync.rs`).
+    /// Where the WAL's background syncs are asked for (`write/wal_sync.rs`).
     background_sync: Arc<WalSyncQueue>,
     /// Whether a memtable switch syncs the WAL it closes (see
     /// [`DbInner::switch_memtable`]); the background syncs, which only make that sync
     /// cheaper, run only then.
-    pub(super) sync_at_switch: bool,
+    pub(in crate::db) sync_at_switch: bool,
     /// The WALs closed at a switch without a sync: synced (before the current one) by the
     /// next synced write or WAL sync.
     closed_unsynced: Arc<ClosedWals>,
@@ -284,7 +284,7 @@ fn stopped_error(cause: &Error) -> Error {
 }
 
 impl DbInner {
-    pub(super) fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
+    pub(in crate::db) fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
         self.check_open()?;
         if let Some(reason) = batch.invalid_reason() {
             return Err(Error::InvalidArgument(reason.to_string()));
@@ -315,7 +315,7 @@ impl DbInner {
 
     /// Refuses a batch that merges into a family without a merge operator, or holds a range
     /// deletion whose begin is after its end in its family's key order, naming both.
-    pub(super) fn check_batch_for_families(&self, batch: &WriteBatch) -> Result<()> {
+    pub(in crate::db) fn check_batch_for_families(&self, batch: &WriteBatch) -> Result<()> {
         // As with merges, only a batch holding a range deletion looks at the families.
         let mut families = None;
         for (cf, begin, end) in batch.range_deletions() {
@@ -359,7 +359,7 @@ impl DbInner {
     }
 
     /// A request to write `batch`, with a slot of its own to wait on.
-    pub(super) fn request(&self, batch: WriteBatch, options: &WriteOptions) -> Request {
+    pub(in crate::db) fn request(&self, batch: WriteBatch, options: &WriteOptions) -> Request {
         Request {
             batch,
             options: *options,
@@ -438,7 +438,7 @@ impl DbInner {
     }
 
     /// Writes `group` (WAL, then memtables) with the writer lock `w` held throughout.
-    pub(super) fn commit_locked(
+    pub(in crate::db) fn commit_locked(
         &self,
         w: &mut parking_lot::MutexGuard<'_, WriterState>,
         group: &mut [Request],
@@ -460,7 +460,7 @@ impl DbInner {
     /// Waits until no group is inserting into the memtables. With the writer lock held, none
     /// can start until it is let go: the memtables then hold every write given a sequence
     /// number, and the published last sequence is the writer's.
-    pub(super) fn wait_for_inserts(&self, _writer: &WriterState) {
+    pub(in crate::db) fn wait_for_inserts(&self, _writer: &WriterState) {
         drop(self.lock_inserting());
     }
 
@@ -619,7 +619,7 @@ impl DbInner {
     }
 
     /// Fails if background work stopped on an error.
-    pub(super) fn check_background(&self) -> Result<()> {
+    pub(in crate::db) fn check_background(&self) -> Result<()> {
         if self.bg_failed.load(Ordering::Acquire) {
             if let Some(e) = &self.bg.lock().error {
                 return Err(background_error(e));
@@ -628,7 +628,7 @@ impl DbInner {
         Ok(())
     }
 
-    /// Waits, or stops, as `stall` (the decision of [`survey_families`], see `stall.rs`) says
+    /// Waits, or stops, as `stall` (the decision of [`survey_families`], see `write/stall.rs`) says
     /// for the family that needs it most, counting each cause with its time.
     fn throttle_writes(&self, families: &Families, mut stall: stall::Stall) -> Result<()> {
         let decide = || {
@@ -693,7 +693,7 @@ impl DbInner {
     /// other family whose active memtable is empty (so that it does not hold on to the old
     /// WAL). Then wakes the flush thread. The old WAL is synced first, or kept open unsynced
     /// for a later synced write to sync (see the comment at the sync).
-    pub(super) fn switch_memtable(
+    pub(in crate::db) fn switch_memtable(
         &self,
         w: &mut WriterState,
         families: &Families,
@@ -774,7 +774,7 @@ impl DbInner {
         Ok(())
     }
 
-    pub(super) fn sync_wal(&self) -> Result<()> {
+    pub(in crate::db) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
         let mut w = self.writer.lock();
         let synced = w.wal_dirty();
@@ -789,14 +789,14 @@ impl DbInner {
 /// Whether a memtable switch syncs the WAL it closes. With
 /// `WalRecoveryMode::TolerateCorruptedTail`, recovery takes a torn tail only in the newest WAL,
 /// so the old WAL is made durable before the new one exists (background syncs as it grew,
-/// `wal_sync.rs`, left little for this one to write). So it is too with several families: one
+/// `write/wal_sync.rs`, left little for this one to write). So it is too with several families: one
 /// family's flush may make its writes in a newer WAL durable while another's in this one are
 /// not yet, and a point-in-time recovery stopping in this one would then not give a prefix of
 /// the writes. Otherwise (point-in-time, one family, RocksDB's rule) the old WAL is kept open
 /// unsynced: a synced write or WAL sync syncs it first, recovery stops at a torn tail in it and
 /// keeps what precedes, and most often its flush comes first and it is deleted with its pages
 /// never written.
-pub(super) fn switch_syncs(options: &crate::options::Options, families: usize) -> bool {
+pub(in crate::db) fn switch_syncs(options: &crate::options::Options, families: usize) -> bool {
     options.wal_recovery_mode == WalRecoveryMode::TolerateCorruptedTail || families > 1
 }
 

@@ -1,6 +1,6 @@
 //! The write-stall decision: whether a write group goes ahead, waits a moment, or stops until
 //! background work catches up. A pure function of the tree's state and the options, tested
-//! from `testdata/stall.txt`; the write path (`write.rs`) acts on it and counts it.
+//! from `testdata/stall.txt`; the write path (`write/group.rs`) acts on it and counts it.
 //!
 //! Causes, in the order they are checked:
 //!

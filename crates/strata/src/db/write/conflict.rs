@@ -11,9 +11,9 @@
 
 use std::sync::Arc;
 
-use super::families::{ColumnFamilyData, Families};
-use super::DbInner;
 use crate::column_family::ColumnFamily;
+use crate::db::families::{ColumnFamilyData, Families};
+use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::key::{ParsedKey, SequenceNumber, MAX_SEQUENCE};
 use crate::memtable::Lookup;
@@ -116,7 +116,7 @@ impl DbInner {
     /// The write history as of now. Without the writer lock, a write may land just after
     /// it: callers that need more hold something that keeps the keys they ask about from
     /// being written (a transaction's key locks).
-    pub(super) fn write_history(&self) -> WriteHistory<'_> {
+    pub(in crate::db) fn write_history(&self) -> WriteHistory<'_> {
         WriteHistory {
             db: self,
             // Under the writer lock nothing is written while the check runs; without it, a
@@ -131,7 +131,7 @@ impl DbInner {
     /// Writes `batch` if `check` passes; `check` runs with the writer lock held, so nothing is
     /// written between it and the batch. An error from `check` is returned and nothing is
     /// written.
-    pub(super) fn write_checked(
+    pub(in crate::db) fn write_checked(
         &self,
         batch: WriteBatch,
         options: &WriteOptions,
@@ -143,7 +143,7 @@ impl DbInner {
     /// As [`DbInner::write_checked`], and runs `after` once the batch is written, with the
     /// writer lock still held (nothing else is written, and no memtable switches, between
     /// the batch and `after`). A failure of `after` stops the write path.
-    pub(super) fn write_checked_then(
+    pub(in crate::db) fn write_checked_then(
         &self,
         batch: WriteBatch,
         options: &WriteOptions,

@@ -2,7 +2,7 @@
 //!
 //! Where a memtable switch syncs the old WAL before the new one exists (so that every WAL but
 //! the newest is complete on disk: under `WalRecoveryMode::TolerateCorruptedTail`, or with
-//! several column families, see `write.rs`), that sync would write a whole memtable's worth of
+//! several column families, see `write/group.rs`), that sync would write a whole memtable's worth of
 //! WAL under the writer lock: with 64 MiB memtables of 16 KiB values, the writes waited a
 //! third of their time there. So each time the WAL has grown by [`BACKGROUND_SYNC_BYTES`]
 //! since the last time, the write leader hands a second descriptor of it to the
@@ -29,7 +29,7 @@ use crate::fs::BackgroundSync;
 use crate::log::LogWriter;
 
 /// WAL bytes appended between two background syncs.
-pub(super) const BACKGROUND_SYNC_BYTES: u64 = 4 << 20;
+pub(in crate::db) const BACKGROUND_SYNC_BYTES: u64 = 4 << 20;
 
 #[derive(Default)]
 struct State {
@@ -92,7 +92,7 @@ impl WalSyncQueue {
     }
 }
 
-/// The WALs a memtable switch closed without a sync (see `write.rs`), oldest first, with
+/// The WALs a memtable switch closed without a sync (see `write/group.rs`), oldest first, with
 /// their numbers, still open: the next synced write, WAL sync, checkpoint or close syncs them
 /// (with the writer lock held), and the deletion of an obsolete WAL lets go of its handle
 /// first (outside the writer lock: closing the last descriptor of a large unlinked file frees
