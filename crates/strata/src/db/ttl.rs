@@ -142,7 +142,7 @@ pub(super) fn short_value_error(family: &str, key: &[u8], len: usize) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::super::iter::IterContext;
+    use super::super::read::iter::IterContext;
     use super::super::DbIterator;
     use crate::iterator::{InternalIterator, MergingIterator};
     use crate::key::append_internal_key;

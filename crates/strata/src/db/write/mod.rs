@@ -14,8 +14,6 @@ pub(super) mod stall;
 pub(super) mod two_phase;
 pub(super) mod wal_sync;
 
-use std::sync::Arc;
-
 use super::{Db, WriteHistory, WriteSource};
 use crate::column_family::ColumnFamily;
 use crate::error::Result;
@@ -241,20 +239,6 @@ impl Db {
             .into_iter()
             .map(|p| (p.name, p.batch))
             .collect()
-    }
-
-    /// The user key order of family `cf`.
-    pub(crate) fn key_order_of(&self, cf: &ColumnFamily) -> Result<crate::comparator::KeyOrder> {
-        Ok(self.inner.family(cf)?.sv.read().version.order.clone())
-    }
-
-    /// The merge operator of family `cf` (`None`: none configured), for reads that resolve
-    /// merges outside the engine's own read paths.
-    pub(crate) fn merge_operator_of(
-        &self,
-        cf: &ColumnFamily,
-    ) -> Result<Option<Arc<dyn crate::merge::MergeOperator>>> {
-        Ok(self.inner.family(cf)?.options.merge_operator.clone())
     }
 
     /// Sets `key` to `value` in the default family, a TTL family (see [`Options::ttl`](crate::Options::ttl)),

@@ -37,9 +37,9 @@
 
 use std::ops::Bound;
 
-use super::blob::source::BlobSource;
-use super::DbInner;
 use crate::comparator::KeyOrder;
+use crate::db::blob::source::BlobSource;
+use crate::db::DbInner;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
 use crate::iterator::{FilteredSeek, InternalIterator, MergingIterator, SeekHint};
@@ -745,8 +745,11 @@ impl DbIterator {
                                 skipping = true;
                             }
                             TtlCheck::Short(len) => {
-                                let e =
-                                    super::ttl::short_value_error(&self.family, p.user_key, len);
+                                let e = crate::db::ttl::short_value_error(
+                                    &self.family,
+                                    p.user_key,
+                                    len,
+                                );
                                 self.error.get_or_insert(e);
                                 break;
                             }
@@ -886,7 +889,8 @@ impl DbIterator {
                         TtlCheck::Live => {}
                         TtlCheck::Expired => kind = Some(ValueKind::Delete),
                         TtlCheck::Short(len) => {
-                            let e = super::ttl::short_value_error(&self.family, p.user_key, len);
+                            let e =
+                                crate::db::ttl::short_value_error(&self.family, p.user_key, len);
                             self.error.get_or_insert(e);
                             found_kind = ValueKind::Delete;
                             break;

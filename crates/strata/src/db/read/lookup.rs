@@ -14,9 +14,9 @@
 //! taken before its versions, and the first version older than the newest of them ends the
 //! run as a delete would.
 
-use super::families::ColumnFamilyData;
-use super::stats::Counter;
-use super::{DbInner, SuperVersion};
+use crate::db::families::ColumnFamilyData;
+use crate::db::stats::Counter;
+use crate::db::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::{seek_key, ParsedKey, SequenceNumber, ValueKind};
@@ -26,7 +26,7 @@ type Versions = Vec<(ValueKind, Vec<u8>)>;
 
 impl DbInner {
     /// The value of `key` at `seq` when its newest visible version is a merge operand.
-    pub(super) fn get_merged(
+    pub(in crate::db) fn get_merged(
         &self,
         cf: &ColumnFamilyData,
         sv: &SuperVersion,

@@ -9,14 +9,14 @@
 
 use std::sync::atomic::Ordering;
 
-use super::families::ColumnFamilyData;
-use super::DbInner;
+use crate::db::families::ColumnFamilyData;
+use crate::db::DbInner;
 use crate::error::Result;
 use crate::key::SequenceNumber;
 
 impl DbInner {
     /// The values of `keys` in family `cf` at `snapshot` (or now), in the order of `keys`.
-    pub(super) fn multi_get(
+    pub(in crate::db) fn multi_get(
         &self,
         cf: &ColumnFamilyData,
         keys: &[&[u8]],
