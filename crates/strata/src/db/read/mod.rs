@@ -5,11 +5,13 @@
 //! - `multi_get`: many keys read in one view of the database.
 //! - `sources`: the merging iterator over a super version's memtables and tables.
 //! - `iter`: the user iterator, [`DbIterator`], and [`Range`] over it.
+//! - `prefix`: skipping tables whose prefix filter rules out a seek's prefix.
 
 mod get;
 pub(super) mod iter;
 mod lookup;
 mod multi_get;
+mod prefix;
 mod sources;
 
 use std::sync::atomic::Ordering;

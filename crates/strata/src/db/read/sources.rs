@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::iter::{self, DbIterator};
+use super::prefix;
 use crate::db::families::ColumnFamilyData;
 use crate::db::DbInner;
 use crate::iterator::{ConcatIterator, InternalIterator, MergingIterator};
@@ -46,8 +47,8 @@ impl DbInner {
         }
         let order = &sv.version.order;
         // With a prefix extractor and without `total_order_seek`, each table and level cursor
-        // may be skipped by a seek whose prefix its filter rules out (`iter::PrefixSeek`).
-        let prefix = iter::PrefixSeek::new(
+        // may be skipped by a seek whose prefix its filter rules out (`prefix::PrefixSeek`).
+        let prefix = prefix::PrefixSeek::new(
             &cf.options.prefix_extractor,
             options.total_order_seek,
             options.prefix_same_as_start,
@@ -68,7 +69,7 @@ impl DbInner {
                     children.push(match &filtered {
                         Some((hint, name)) => {
                             let it = Box::new(t.iter_with_readahead(readahead));
-                            iter::prefix_filtered_table(it, hint, name.clone(), t)
+                            prefix::prefix_filtered_table(it, hint, name.clone(), t)
                         }
                         None => Box::new(t.iter_with_readahead(readahead)),
                     });
@@ -98,7 +99,7 @@ impl DbInner {
                         let table = inner.tables.get_for(f, &table_order, level_number)?;
                         Ok(table.into_owned())
                     };
-                    iter::prefix_filtered_level(
+                    prefix::prefix_filtered_level(
                         level,
                         hint,
                         name.clone(),
