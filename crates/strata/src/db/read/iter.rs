@@ -771,39 +771,14 @@ impl DbIterator {
                 if found_kind != ValueKind::Delete && self.order.lt(p.user_key, &self.saved_key) {
                     break; // the previous key's newest visible version is found
                 }
-                let mut kind = Self::kind_of(&self.range_del, &p);
-                let in_blob = kind == Some(ValueKind::Put) && p.kind == ValueKind::BlobIndex as u8;
-                let read_now = in_blob && self.ttl_now.is_some();
-                if read_now {
-                    let read = Self::read_blob(
-                        &self.blobs,
-                        p.user_key,
-                        self.iter.value(),
-                        &mut blob_value,
-                    );
-                    if let Err(e) = read {
+                let (kind, in_blob, read_now) = match self.prev_kind(&p, &mut blob_value) {
+                    Ok(found) => found,
+                    Err(e) => {
                         self.error.get_or_insert(e);
                         found_kind = ValueKind::Delete;
                         break;
                     }
-                }
-                if kind == Some(ValueKind::Put) {
-                    let value = || match read_now {
-                        true => blob_value.as_slice(),
-                        false => self.iter.value(),
-                    };
-                    match Self::ttl_check(self.ttl_now, value) {
-                        TtlCheck::Live => {}
-                        TtlCheck::Expired => kind = Some(ValueKind::Delete),
-                        TtlCheck::Short(len) => {
-                            let e =
-                                crate::db::ttl::short_value_error(&self.family, p.user_key, len);
-                            self.error.get_or_insert(e);
-                            found_kind = ValueKind::Delete;
-                            break;
-                        }
-                    }
-                }
+                };
                 match kind {
                     Some(ValueKind::Put) => {
                         found_kind = ValueKind::Put;
@@ -859,6 +834,55 @@ impl DbIterator {
             }
             self.iter.prev();
         }
+        self.finish_prev_entry(found_kind, pending_blob, has_base, operands);
+    }
+
+    /// The kind of version `p` (at the iterator's position) as a backward scan sees it: a
+    /// blob reference is a put, a deleted or expired version a delete. Also whether it is a
+    /// blob reference, and whether its value was read into `blob_value` now (a TTL family
+    /// needs the value's expiry before the version is taken).
+    fn prev_kind(
+        &self,
+        p: &ParsedKey<'_>,
+        blob_value: &mut Vec<u8>,
+    ) -> Result<(Option<ValueKind>, bool, bool)> {
+        let mut kind = Self::kind_of(&self.range_del, p);
+        let in_blob = kind == Some(ValueKind::Put) && p.kind == ValueKind::BlobIndex as u8;
+        let read_now = in_blob && self.ttl_now.is_some();
+        if read_now {
+            Self::read_blob(&self.blobs, p.user_key, self.iter.value(), blob_value)?;
+        }
+        if kind == Some(ValueKind::Put) {
+            let value = || match read_now {
+                true => blob_value.as_slice(),
+                false => self.iter.value(),
+            };
+            match Self::ttl_check(self.ttl_now, value) {
+                TtlCheck::Live => {}
+                TtlCheck::Expired => kind = Some(ValueKind::Delete),
+                TtlCheck::Short(len) => {
+                    return Err(crate::db::ttl::short_value_error(
+                        &self.family,
+                        p.user_key,
+                        len,
+                    ));
+                }
+            }
+        }
+        Ok((kind, in_blob, read_now))
+    }
+
+    /// The end of a backward scan that found `found_kind` as the key's newest visible
+    /// version: reads the value of a put left in a blob file (`pending_blob`), merges the
+    /// `operands` (as the scan met them) onto the base put (`has_base`) or none, and leaves the
+    /// iterator on the entry, or invalid when the key is deleted or a step failed.
+    fn finish_prev_entry(
+        &mut self,
+        mut found_kind: ValueKind,
+        pending_blob: bool,
+        has_base: bool,
+        mut operands: Vec<Vec<u8>>,
+    ) {
         if found_kind == ValueKind::Put && pending_blob {
             if let Err(e) = self.read_saved_blob() {
                 self.error.get_or_insert(e);
