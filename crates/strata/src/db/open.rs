@@ -565,7 +565,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options.uncache_aggressiveness > 0,
     ));
     let wal_sync = Arc::new(super::write::wal_sync::WalSyncQueue::default());
-    let sync_at_switch = super::write::group::switch_syncs(&options, families.len());
+    let sync_at_switch = super::write::switch::switch_syncs(&options, families.len());
     let closed_wals = Arc::new(super::write::wal_sync::ClosedWals::default());
     let blobs_at_write = Arc::new(Mutex::new(super::blob::at_write::ActiveBlobFiles::new(
         wal_sync.clone(),

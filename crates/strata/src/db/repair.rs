@@ -56,23 +56,23 @@
 //! next open). Tables that a compaction had replaced but not yet deleted come back (as in
 //! RocksDB): their keys were also in the replacement, but a key deleted since by a tombstone
 //! that a later compaction dropped may reappear.
+//!
+//! Files: this one runs the steps; `repair/families.rs` places tables in families, and
+//! `repair/wal.rs` turns WALs into tables.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::blob::at_write::WalBlobReader;
 use super::open::{identify, named_families};
-use super::write::two_phase::{parse_prepared_file_name, COMMIT_MARKER};
+use super::write::two_phase::parse_prepared_file_name;
 use super::Db;
 use crate::blob::reader::BlobFileReader;
-use crate::comparator::{BytewiseComparator, Comparator, KeyOrder, ReverseBytewiseComparator};
+use crate::comparator::KeyOrder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filename::{self, blob_path, parse_file_name, table_path, wal_path, FileKind};
 use crate::fs::{FileSystem, IoStats};
 use crate::iterator::{InternalIterator, MergingIterator};
-use crate::key::ValueKind;
-use crate::log::{LogReader, ReadError};
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
 use crate::table::reader::TableReadOptions;
@@ -81,7 +81,9 @@ use crate::version::{
     BlobCount, BlobFileMeta, BlobRefCounter, FamilyState, FileMeta, Version, VersionEdit,
     VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME,
 };
-use crate::write_batch::DecodedBatch;
+
+mod families;
+mod wal;
 
 /// The subdirectory where repair puts the files it does not use: unreadable tables, the
 /// converted WALs, the old manifests.
@@ -564,317 +566,6 @@ impl Repairer<'_> {
         })
     }
 
-    /// The order a table of `family` whose properties record comparator `recorded` is read
-    /// in: that of the family's options if named (the default family's: the repair's
-    /// options), else the recorded one if built in. An error if they differ, or if the
-    /// recorded order is an application's and the family is not named.
-    fn order_for(&self, family: &TableFamily, recorded: &str) -> Result<KeyOrder> {
-        let recorded = match recorded {
-            "" => crate::comparator::BYTEWISE_NAME,
-            name => name,
-        };
-        let given = match self.named.get(&family.name) {
-            Some(cf) => Some(&cf.comparator),
-            None if family.id == DEFAULT_FAMILY_ID => Some(&self.options.comparator),
-            None => None,
-        };
-        match given {
-            Some(c) if c.name() == recorded => Ok(KeyOrder::new(c)),
-            Some(c) => Err(Error::InvalidArgument(format!(
-                "a table of column family '{}' orders keys by comparator {recorded:?}, but the \
-                 family is repaired with {:?}: repair it with the comparator it was created with",
-                family.name,
-                c.name()
-            ))),
-            None => KeyOrder::builtin(recorded).ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "a table of column family '{}' orders keys by comparator {recorded:?}, which \
-                     is not built in: name the family with its comparator (repair_cf)",
-                    family.name
-                ))
-            }),
-        }
-    }
-
-    /// Decides the families from the tables found (their ids and names) and the named ones:
-    /// a name found under several ids keeps the largest (the others were dropped); a named
-    /// family not found gets a new id. Checks each family's ttl against its tables'.
-    fn place_families(
-        &mut self,
-        scanned: &[Scanned],
-        recorded: &BTreeMap<u32, (TableFamily, String)>,
-    ) -> Result<()> {
-        let mut found: BTreeMap<u32, TableFamily> = BTreeMap::new();
-        // A family the manifest names without tables here: its WAL records go to it, if its
-        // order is known (a built-in one, or named).
-        for (&id, (family, comparator)) in recorded {
-            if builtin_comparator(comparator).is_some() || self.named.contains_key(&family.name) {
-                found.insert(id, family.clone());
-            }
-        }
-        for s in scanned {
-            found.insert(s.family.id, s.family.clone());
-        }
-        found.entry(DEFAULT_FAMILY_ID).or_insert(TableFamily {
-            id: DEFAULT_FAMILY_ID,
-            name: DEFAULT_FAMILY_NAME.to_string(),
-            ttl: None,
-        });
-        let mut newest_id: BTreeMap<&str, u32> = BTreeMap::new();
-        for (&id, f) in &found {
-            let name = match id {
-                DEFAULT_FAMILY_ID => DEFAULT_FAMILY_NAME,
-                // Only the default family is called that; such tables go to lost/.
-                _ if f.name == DEFAULT_FAMILY_NAME => continue,
-                _ => f.name.as_str(),
-            };
-            newest_id.insert(name, id); // ascending ids: the largest stays
-        }
-        let mut next_id = found.keys().max().map_or(1, |m| m + 1);
-        let mut placed = BTreeMap::new();
-        for (name, &id) in &newest_id {
-            let recorded_ttl = found[&id].ttl;
-            let a_table = scanned.iter().find(|s| s.family.id == id);
-            let (options, named, ttl) = match self.named.get(*name) {
-                Some(cf) => {
-                    let ttl = cf.ttl.map(|t| t.as_secs());
-                    check_ttl(name, recorded_ttl, ttl, a_table.is_some())?;
-                    (self.options.for_family(cf), true, ttl)
-                }
-                // Its prefix extractor is left unrecorded (`named` false): the next open
-                // records its own, whatever options a tool repaired it with.
-                None if id == DEFAULT_FAMILY_ID => {
-                    let ttl = self.options.ttl.map(|t| t.as_secs());
-                    check_ttl(name, recorded_ttl, ttl, a_table.is_some())?;
-                    (self.options.clone(), false, ttl)
-                }
-                None => {
-                    let mut options = self.options.clone();
-                    options.ttl = recorded_ttl.map(std::time::Duration::from_secs);
-                    if options.ttl.is_some() {
-                        options.merge_operator = None;
-                    }
-                    // The tables were read in this order (`order_for`); without tables, the
-                    // manifest's.
-                    let comparator = match a_table {
-                        Some(s) => Some(&s.comparator),
-                        None => recorded.get(&id).map(|(_, c)| c),
-                    };
-                    if let Some(c) = comparator.and_then(|c| builtin_comparator(c)) {
-                        options.comparator = c;
-                    }
-                    (options, false, recorded_ttl)
-                }
-            };
-            placed.insert(
-                id,
-                Family {
-                    name: name.to_string(),
-                    options,
-                    named,
-                    ttl,
-                    files: Vec::new(),
-                    log_number: 0,
-                },
-            );
-        }
-        for (name, cf) in self.named {
-            if newest_id.contains_key(name.as_str()) {
-                continue;
-            }
-            placed.insert(
-                next_id,
-                Family {
-                    name: name.clone(),
-                    options: self.options.for_family(cf),
-                    named: true,
-                    ttl: cf.ttl.map(|t| t.as_secs()),
-                    files: Vec::new(),
-                    log_number: 0,
-                },
-            );
-            next_id += 1;
-        }
-        self.families = placed;
-        Ok(())
-    }
-
-    /// The column families (other than the default) that the newest readable manifest
-    /// names, by id, each with its comparator's name: what repair knows of a family whose
-    /// records are only in WALs. A damaged manifest is read up to its first bad record; its
-    /// first records hold the whole state of the database when it was started.
-    fn families_in_manifest(&self, manifests: &[u64]) -> BTreeMap<u32, (TableFamily, String)> {
-        for &number in manifests.iter().rev() {
-            let path = filename::manifest_path(&self.dir, number);
-            let Ok(file) = self.fs.open_sequential(&path) else {
-                continue;
-            };
-            let mut reader = LogReader::new(file);
-            let mut families = BTreeMap::new();
-            let mut read_any = false;
-            while let Ok(Some(record)) = reader.read_record() {
-                let Ok(edit) = VersionEdit::decode(record) else {
-                    break;
-                };
-                read_any = true;
-                let id = edit.column_family;
-                if let Some(name) = &edit.add_column_family {
-                    let family = TableFamily {
-                        id,
-                        name: name.clone(),
-                        ttl: None,
-                    };
-                    let bytewise = crate::comparator::BYTEWISE_NAME.to_string();
-                    families.insert(id, (family, bytewise));
-                }
-                if edit.drop_column_family {
-                    families.remove(&id);
-                }
-                if let Some((family, comparator)) = families.get_mut(&id) {
-                    if let Some(c) = &edit.comparator {
-                        *comparator = crate::version::user_comparator_name(c).to_string();
-                    }
-                    family.ttl = edit.family_ttl.or(family.ttl);
-                }
-            }
-            if read_any {
-                return families;
-            }
-        }
-        BTreeMap::new()
-    }
-
-    /// The id that replaced `family`'s, if a newer family took its name.
-    fn replaced_id(&self, family: &TableFamily) -> Option<u32> {
-        if self.families.contains_key(&family.id) {
-            return None;
-        }
-        self.families
-            .iter()
-            .find(|(_, f)| f.name == family.name)
-            .map(|(&id, _)| id)
-    }
-
-    /// Step 4 for WAL `number`: its records into memtables, per family, then tables.
-    fn convert_wal(&mut self, number: u64, committed: &mut HashSet<Vec<u8>>) -> Result<()> {
-        let path = wal_path(&self.dir, number);
-        let mut reader = LogReader::new(self.fs.open_sequential(&path)?);
-        let fs = self.fs.clone();
-        let dir = self.dir.clone();
-        let mut blobs = WalBlobReader::new(fs.as_ref(), &dir);
-        let mut mems: BTreeMap<u32, Arc<MemTable>> = BTreeMap::new();
-        let mut unknown: BTreeSet<u32> = self.report.unknown_families.iter().copied().collect();
-        // A record is in the tables if a table of its family holds a later write (flushes go
-        // in sequence order), or if its WAL is below the family's log number in them (which
-        // still knows when every table at the bottom has its numbers written as 0).
-        let in_tables: BTreeMap<u32, (u64, u64)> = self
-            .families
-            .iter()
-            .map(|(&id, f)| (id, (f.largest_seq(), f.log_number)))
-            .collect();
-        loop {
-            let at = reader.end_of_last_record();
-            let record = match reader.read_record() {
-                Ok(Some(r)) => r,
-                Ok(None) => break,
-                Err(ReadError::Bad(bad)) => {
-                    self.report.wal_corruptions.push(format!(
-                        "{} at offset {}: {}",
-                        path.display(),
-                        bad.offset,
-                        bad.reason
-                    ));
-                    break;
-                }
-                Err(ReadError::Io(e)) => return Err(e),
-            };
-            let batch = match DecodedBatch::parse(record) {
-                Ok(b) => b,
-                Err(why) => {
-                    self.report
-                        .wal_corruptions
-                        .push(format!("{} at offset {at}: {why}", path.display()));
-                    break;
-                }
-            };
-            // A batch is converted whole or not at all, its values written at put read back.
-            let values: std::result::Result<Vec<Vec<u8>>, String> = batch
-                .iter()
-                .filter_map(|e| match e {
-                    Ok(e) if e.kind == ValueKind::BlobIndex => {
-                        Some(blobs.value(number, e.key, e.value))
-                    }
-                    Ok(_) => None,
-                    Err(why) => Some(Err(why)),
-                })
-                .collect();
-            let mut values = match values {
-                Ok(values) => values.into_iter(),
-                Err(why) => {
-                    self.report
-                        .wal_corruptions
-                        .push(format!("{} at offset {at}: {why}", path.display()));
-                    break;
-                }
-            };
-            for blob in batch.log_data() {
-                if let Some(name) = blob.strip_prefix(COMMIT_MARKER) {
-                    committed.insert(name.to_vec());
-                }
-            }
-            for (seq, entry) in (batch.seq..).zip(batch.iter().flatten()) {
-                match (self.families.get(&entry.cf), in_tables.get(&entry.cf)) {
-                    (Some(_), Some(&(largest, log))) if seq <= largest || number < log => {
-                        self.report.wal_entries_in_tables += 1;
-                    }
-                    (Some(f), _) => {
-                        let mem = mems.entry(entry.cf).or_insert_with(|| {
-                            Arc::new(MemTable::with_order(
-                                number,
-                                f.options.write_buffer_size,
-                                f.order(),
-                            ))
-                        });
-                        match entry.kind {
-                            ValueKind::BlobIndex => {
-                                let value = values.next().unwrap_or_default();
-                                mem.add(seq, ValueKind::Put, entry.key, &value);
-                            }
-                            kind => mem.add(seq, kind, entry.key, entry.value),
-                        }
-                        self.report.wal_entries += 1;
-                    }
-                    (None, _) => {
-                        unknown.insert(entry.cf);
-                        self.report.wal_entries_dropped += 1;
-                    }
-                }
-                self.report.last_sequence = self.report.last_sequence.max(seq);
-            }
-        }
-        self.report.unknown_families = unknown.into_iter().collect();
-        for (id, mem) in mems {
-            let table = self.next_file_number;
-            self.next_file_number += 1;
-            let family = &self.families[&id];
-            let table_family = family.table_family(id);
-            // Every record of the family in this WAL is now in a table.
-            let options = TableOptions {
-                column_family: Some(table_family.clone()),
-                log_number: number + 1,
-                ..family.options.table_options(false)
-            };
-            self.write_table(table, &mem, options)?;
-            let scanned = self.scan_table(table, Some(table_family))?;
-            self.report.tables_from_wals.push(table);
-            if let Some(f) = self.families.get_mut(&id) {
-                f.files.push(scanned.meta);
-                f.log_number = f.log_number.max(number + 1);
-            }
-        }
-        Ok(())
-    }
-
     /// Step 5 for family `id`: merges all its tables into one new table, keeping every
     /// version (no reader's view is known, so none is dropped; an entry found in two tables,
     /// one write seen twice, is kept once), then deletes them.
@@ -983,35 +674,6 @@ impl Repairer<'_> {
         self.fs.sync_dir(&self.dir)?;
         self.report.moved_to_lost.push(to);
         Ok(())
-    }
-}
-
-/// Refuses a family repaired with a ttl other than its tables record (`has_tables`: it
-/// has some): its values would be read with or without an expiry they do not have.
-fn check_ttl(
-    name: &str,
-    recorded: Option<u64>,
-    given: Option<u64>,
-    has_tables: bool,
-) -> Result<()> {
-    if !has_tables || recorded == given {
-        return Ok(());
-    }
-    let shown = |t: Option<u64>| t.map_or("no ttl".to_string(), |s| format!("ttl {s}s"));
-    Err(Error::InvalidArgument(format!(
-        "the tables of column family '{name}' were written with {} but it is repaired with {}: \
-         repair it with the ttl it was created with",
-        shown(recorded),
-        shown(given)
-    )))
-}
-
-/// The built-in comparator named `name` (empty: bytewise).
-fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
-    match name {
-        "" | crate::comparator::BYTEWISE_NAME => Some(Arc::new(BytewiseComparator)),
-        crate::comparator::REVERSE_BYTEWISE_NAME => Some(Arc::new(ReverseBytewiseComparator)),
-        _ => None,
     }
 }
 

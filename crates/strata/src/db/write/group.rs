@@ -50,15 +50,12 @@ use crate::db::write::stall::{self, StopCause};
 use crate::db::write::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use crate::db::DbInner;
 use crate::error::{Error, Result};
-use crate::fs::{CountedFile, IoClass};
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::listener::FlushReason;
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
-use crate::options::{WalRecoveryMode, WriteOptions};
+use crate::options::WriteOptions;
 use crate::write_batch::{encode_header, WriteBatch, HEADER_LEN};
-
-use crate::filename::wal_path;
 
 enum SlotState {
     Waiting,
@@ -145,9 +142,9 @@ pub(crate) struct WriteQueue {
 
 /// What only the write leader touches.
 pub(crate) struct WriterState {
-    wal: LogWriter,
+    pub(super) wal: LogWriter,
     /// True when the WAL has appends not yet synced.
-    wal_dirty: bool,
+    pub(super) wal_dirty: bool,
     last_sequence: SequenceNumber,
     /// The group's WAL record, reused between groups.
     record: Vec<u8>,
@@ -157,7 +154,7 @@ pub(crate) struct WriterState {
     /// with the writers that put values there before they queue.
     blobs_at_write: Arc<Mutex<ActiveBlobFiles>>,
     /// WAL bytes appended since the last sync or background sync request.
-    appended_since_sync: u64,
+    pub(super) appended_since_sync: u64,
     /// Where the WAL's background syncs are asked for (`write/wal_sync.rs`).
     background_sync: Arc<WalSyncQueue>,
     /// Whether a memtable switch syncs the WAL it closes (see
@@ -166,7 +163,7 @@ pub(crate) struct WriterState {
     pub(in crate::db) sync_at_switch: bool,
     /// The WALs closed at a switch without a sync: synced (before the current one) by the
     /// next synced write or WAL sync.
-    closed_unsynced: Arc<ClosedWals>,
+    pub(super) closed_unsynced: Arc<ClosedWals>,
 }
 
 impl WriterState {
@@ -688,92 +685,6 @@ impl DbInner {
         self.counters.add(micros, waited.as_micros() as u64);
     }
 
-    /// Starts a new WAL; the active memtables of the families in `full` become immutable
-    /// (to be flushed for `reason`) and each gets a new one on the new WAL, as does every
-    /// other family whose active memtable is empty (so that it does not hold on to the old
-    /// WAL). Then wakes the flush thread. The old WAL is synced first, or kept open unsynced
-    /// for a later synced write to sync (see the comment at the sync).
-    pub(in crate::db) fn switch_memtable(
-        &self,
-        w: &mut WriterState,
-        families: &Families,
-        full: &[Arc<ColumnFamilyData>],
-        reason: FlushReason,
-    ) -> Result<()> {
-        // A group still inserting into the memtable being made immutable would add to it
-        // after the flush may have read it.
-        self.wait_for_inserts(w);
-        // Blob files the write path put values in: those of the memtables replaced here are
-        // finished for their flush, the others synced with the WAL that names them.
-        let replaced: Vec<u32> = families
-            .values()
-            .filter(|cf| full.iter().any(|f| Arc::ptr_eq(f, cf)) || cf.sv.read().active.is_empty())
-            .map(|cf| cf.id())
-            .collect();
-        let sealed = self.seal_blobs_at_write(&mut self.blobs_at_write.lock(), families, &replaced);
-        if let Err(e) = sealed {
-            w.stop(&e);
-            return Err(e);
-        }
-        // The old WAL is synced before the new one exists, or kept open unsynced
-        // (`switch_syncs` says when and why).
-        w.sync_at_switch = switch_syncs(&self.options, families.len());
-        if w.sync_at_switch {
-            w.sync_wal()?;
-        } else {
-            w.check_stopped()?;
-        }
-        let number = self.versions.lock().new_file_number();
-        let path = wal_path(&self.path, number);
-        let file = self.fs.create_writable(&path)?;
-        self.fs.sync_dir(&self.path)?;
-        let old = std::mem::replace(
-            &mut w.wal,
-            LogWriter::new(Box::new(CountedFile::new(
-                file,
-                self.io.clone(),
-                IoClass::Wal,
-            ))),
-        );
-        let mut wals = self.wals.lock();
-        if let Some(&old_number) = wals.last().filter(|_| w.wal_dirty) {
-            w.closed_unsynced.push(old_number, old);
-        }
-        w.wal_dirty = false;
-        w.appended_since_sync = 0;
-        wals.insert(number);
-        drop(wals);
-        for cf in families.values() {
-            let switch = full.iter().any(|f| Arc::ptr_eq(f, cf));
-            let mut current = cf.sv.write();
-            if !switch && !current.active.is_empty() {
-                continue;
-            }
-            if current.active.is_empty() {
-                self.drop_blobs_of_empty_memtable(cf, current.active.id());
-            }
-            let fresh = Arc::new(
-                MemTable::with_order(
-                    number,
-                    cf.options.write_buffer_size,
-                    current.version.order.clone(),
-                )
-                .with_bloom(cf.options.memtable_bloom_bytes()),
-            );
-            let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
-            if switch && !current.active.is_empty() {
-                current.active.link_staged();
-                cf.note_flush_reason(&current.active, reason);
-                immutables.push(current.active.clone());
-            }
-            immutables.extend(current.immutables.iter().cloned());
-            *current = Arc::new(current.with_memtables(fresh, immutables));
-        }
-        self.counters.add(Counter::MemtableSwitches, 1);
-        self.wake_background();
-        Ok(())
-    }
-
     pub(in crate::db) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
         let mut w = self.writer.lock();
@@ -784,20 +695,6 @@ impl DbInner {
         }
         Ok(())
     }
-}
-
-/// Whether a memtable switch syncs the WAL it closes. With
-/// `WalRecoveryMode::TolerateCorruptedTail`, recovery takes a torn tail only in the newest WAL,
-/// so the old WAL is made durable before the new one exists (background syncs as it grew,
-/// `write/wal_sync.rs`, left little for this one to write). So it is too with several families: one
-/// family's flush may make its writes in a newer WAL durable while another's in this one are
-/// not yet, and a point-in-time recovery stopping in this one would then not give a prefix of
-/// the writes. Otherwise (point-in-time, one family, RocksDB's rule) the old WAL is kept open
-/// unsynced: a synced write or WAL sync syncs it first, recovery stops at a torn tail in it and
-/// keeps what precedes, and most often its flush comes first and it is deleted with its pages
-/// never written.
-pub(in crate::db) fn switch_syncs(options: &crate::options::Options, families: usize) -> bool {
-    options.wal_recovery_mode == WalRecoveryMode::TolerateCorruptedTail || families > 1
 }
 
 /// Fails, naming the family, if a batch of the group writes to a family that does not exist

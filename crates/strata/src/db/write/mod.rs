@@ -3,6 +3,7 @@
 //! - `group`: group commit, the one way into the WAL and the memtables (the queue, the
 //!   leader's WAL append and memtable inserts, memtable switches).
 //! - `stall`: the pure write-stall decision the leader acts on.
+//! - `switch`: the memtable switch (a new WAL; full memtables made immutable).
 //! - `wal_sync`: syncing the WAL in the background as it grows, and closing old WALs.
 //! - `conflict`: writes made only if a check under the writer lock passes (optimistic
 //!   transactions commit through it).
@@ -11,6 +12,7 @@
 pub(super) mod conflict;
 pub(super) mod group;
 pub(super) mod stall;
+pub(super) mod switch;
 pub(super) mod two_phase;
 pub(super) mod wal_sync;
 
