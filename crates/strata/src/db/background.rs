@@ -79,7 +79,7 @@ pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     let db = inner.clone();
     handles.push(start(
         "strata-wal-sync".into(),
-        Box::new(move || db.wal_sync.run()),
+        Box::new(move || db.wal.sync.run()),
     )?);
     if let Some(changes) = inner.events.take_stall_receiver() {
         let db = inner.clone();
@@ -98,10 +98,10 @@ pub(super) struct ManualCompaction<'a> {
 
 impl Drop for ManualCompaction<'_> {
     fn drop(&mut self) {
-        let mut bg = self.db.bg.lock();
+        let mut bg = self.db.bg.state.lock();
         bg.compactions_running -= 1;
         bg.manual -= 1;
-        self.db.bg_cv.notify_all();
+        self.db.bg.cv.notify_all();
     }
 }
 
@@ -109,7 +109,7 @@ impl DbInner {
     fn flush_loop(&self) {
         loop {
             let cf = {
-                let mut bg = self.bg.lock();
+                let mut bg = self.bg.state.lock();
                 loop {
                     if bg.shutdown {
                         return;
@@ -120,11 +120,11 @@ impl DbInner {
                             break cf;
                         }
                     }
-                    self.bg_cv.wait(&mut bg);
+                    self.bg.cv.wait(&mut bg);
                 }
             };
             let result = catch_panic("flush", || self.flush_oldest_immutable(&cf));
-            let mut bg = self.bg.lock();
+            let mut bg = self.bg.state.lock();
             bg.flushing = false;
             bg.flushes_finished += 1;
             // The tree changed: a compaction skipped for space may fit now.
@@ -133,7 +133,7 @@ impl DbInner {
                 Ok(()) => None,
                 Err(e) => self.stop_background(&mut bg, "flush", e),
             };
-            self.bg_cv.notify_all();
+            self.bg.cv.notify_all();
             drop(bg);
             self.after_job(BackgroundErrorReason::Flush, failed);
         }
@@ -142,7 +142,7 @@ impl DbInner {
     fn compaction_loop(&self) {
         loop {
             let task = {
-                let mut bg = self.bg.lock();
+                let mut bg = self.bg.state.lock();
                 loop {
                     if bg.shutdown {
                         return;
@@ -150,7 +150,7 @@ impl DbInner {
                     let may_start = bg.error.is_none() && bg.manual == 0;
                     if may_start {
                         if let Some(at) = bg.space_retry_at.filter(|&t| t > Instant::now()) {
-                            self.bg_cv.wait_until(&mut bg, at);
+                            self.bg.cv.wait_until(&mut bg, at);
                             continue;
                         }
                         if let Some((cf, task)) = self.pick_compaction(&bg.busy) {
@@ -159,12 +159,12 @@ impl DbInner {
                             break (cf, task);
                         }
                     }
-                    self.bg_cv.wait(&mut bg);
+                    self.bg.cv.wait(&mut bg);
                 }
             };
             let (cf, task) = task;
             let result = catch_panic("compaction", || self.run_compaction(&cf, &task));
-            let mut bg = self.bg.lock();
+            let mut bg = self.bg.state.lock();
             if let Some(busy) = bg.busy.get_mut(&cf.id()) {
                 busy.remove(&task);
             }
@@ -179,10 +179,10 @@ impl DbInner {
                     None
                 }
                 // Cancelled by close: nothing was installed, the inputs stay.
-                Err(_) if self.shutting_down.load(Ordering::Acquire) => None,
+                Err(_) if self.bg.shutting_down.load(Ordering::Acquire) => None,
                 Err(e) => self.stop_background(&mut bg, "compaction", e),
             };
-            self.bg_cv.notify_all();
+            self.bg.cv.notify_all();
             drop(bg);
             self.after_job(BackgroundErrorReason::Compaction, failed);
         }
@@ -195,7 +195,7 @@ impl DbInner {
             .error(format_args!("{what} failed, background work stopped: {e}"));
         let report = self.events.enabled().then(|| e.duplicate());
         bg.error = Some(e);
-        self.bg_failed.store(true, Ordering::Release);
+        self.bg.failed.store(true, Ordering::Release);
         report
     }
 
@@ -229,13 +229,13 @@ impl DbInner {
     /// Waits until no compaction runs and keeps background compactions from starting until
     /// the returned guard is dropped.
     pub(super) fn begin_manual_compaction(&self) -> Result<ManualCompaction<'_>> {
-        let mut bg = self.bg.lock();
+        let mut bg = self.bg.state.lock();
         if let Some(e) = &bg.error {
             return Err(background_error(e));
         }
         bg.manual += 1;
         while bg.compactions_running > 0 {
-            self.bg_cv.wait(&mut bg);
+            self.bg.cv.wait(&mut bg);
         }
         bg.compactions_running += 1;
         Ok(ManualCompaction { db: self })
@@ -244,7 +244,7 @@ impl DbInner {
     /// Waits until no flush is pending or running, no compaction runs and the picker finds
     /// nothing to do (or only what does not fit on the disk now).
     pub(super) fn wait_for_compactions(&self) -> Result<()> {
-        let mut bg = self.bg.lock();
+        let mut bg = self.bg.state.lock();
         loop {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
@@ -256,14 +256,14 @@ impl DbInner {
             if idle {
                 return Ok(());
             }
-            self.bg_cv.wait(&mut bg);
+            self.bg.cv.wait(&mut bg);
         }
     }
 
     /// Wakes the background threads.
     pub(super) fn wake_background(&self) {
-        let _bg = self.bg.lock();
-        self.bg_cv.notify_all();
+        let _bg = self.bg.state.lock();
+        self.bg.cv.notify_all();
     }
 }
 

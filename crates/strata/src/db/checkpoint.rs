@@ -65,7 +65,7 @@ impl DbInner {
                 tmp.display()
             )));
         }
-        let wals: Vec<u64> = self.wals.lock().iter().copied().collect();
+        let wals: Vec<u64> = self.wal.wals.lock().iter().copied().collect();
         let wal_bytes: u64 = wals
             .iter()
             .filter_map(|&n| fs.file_size(&wal_path(&self.path, n)).ok())
@@ -99,11 +99,11 @@ impl DbInner {
     /// Step 2 of the order above, into `tmp`.
     fn fill_checkpoint(&self, tmp: &Path) -> Result<()> {
         let fs = self.fs.as_ref();
-        let mut writer = self.writer.lock();
+        let mut writer = self.commit.writer.lock();
         writer.sync_wal()?;
         // Writers append to the active blob files before they queue: held while they are
         // copied (lock order: writer, blob files, versions).
-        let active_blobs = self.blobs_at_write.lock();
+        let active_blobs = self.blobs_at_write.active.lock();
         let versions = self.versions.lock();
         let mut tables: Vec<u64> = versions.live_files().into_iter().collect();
         tables.sort_unstable();
@@ -124,7 +124,7 @@ impl DbInner {
                 copy_file(fs, &blob_path(&self.path, n), &blob_path(tmp, n))?;
             }
         }
-        let wals: Vec<u64> = self.wals.lock().iter().copied().collect();
+        let wals: Vec<u64> = self.wal.wals.lock().iter().copied().collect();
         for n in wals.into_iter().filter(|&n| n >= oldest) {
             let from = wal_path(&self.path, n);
             if fs.exists(&from) {

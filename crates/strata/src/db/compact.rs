@@ -197,9 +197,10 @@ impl DbInner {
         let for_writes = (cf.options.write_buffer_size as u64)
             .saturating_mul(cf.options.max_write_buffer_number as u64 * 2);
         let reserved = self
+            .bg
             .compaction_reserved
             .fetch_add(bytes_read, Ordering::Relaxed);
-        let release = ReleaseOnDrop(&self.compaction_reserved, bytes_read);
+        let release = ReleaseOnDrop(&self.bg.compaction_reserved, bytes_read);
         if available
             < bytes_read
                 .saturating_add(reserved)
@@ -268,7 +269,7 @@ impl DbInner {
         };
         if !trivial {
             let inputs = task.all_inputs().map(|f| f.number);
-            self.obsolete_tables.lock().extend(inputs);
+            self.obsolete.tables.lock().extend(inputs);
         }
         let micros = started.elapsed().as_micros() as u64;
         {

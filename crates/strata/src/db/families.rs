@@ -228,7 +228,7 @@ impl super::DbInner {
         check_name(name)?;
         let options = self.options.for_family(&cf_options);
         check_options(name, &options)?;
-        let mut writer = self.writer.lock();
+        let mut writer = self.commit.writer.lock();
         let families = self.families();
         if families.values().any(|cf| cf.name() == name) {
             return Err(Error::InvalidArgument(format!(
@@ -240,7 +240,12 @@ impl super::DbInner {
         writer.sync_wal()?;
         writer.sync_at_switch = true;
         // Its records can only be in the WAL being written now or later ones.
-        let wal = *self.wals.lock().last().expect("the current WAL is listed");
+        let wal = *self
+            .wal
+            .wals
+            .lock()
+            .last()
+            .expect("the current WAL is listed");
         let (id, version) = {
             let mut versions = self.versions.lock();
             let id = versions.max_column_family() + 1;
@@ -279,7 +284,7 @@ impl super::DbInner {
             ));
         }
         let last_version = {
-            let _writer = self.writer.lock();
+            let _writer = self.commit.writer.lock();
             let families = self.families();
             let cf = lookup(&families, handle)?;
             let version = {
@@ -300,7 +305,8 @@ impl super::DbInner {
             *self.families.write() = Arc::new(next);
             version
         };
-        self.obsolete_tables
+        self.obsolete
+            .tables
             .lock()
             .extend(last_version.live_files());
         self.purge_obsolete_files();

@@ -186,7 +186,7 @@ impl DbInner {
         // deletion fails goes back on the list, to be tried again by the next flush (or
         // deleted at the next open: it is older than the manifest's log number).
         let obsolete: Vec<u64> = {
-            let mut wals = self.wals.lock();
+            let mut wals = self.wal.wals.lock();
             let newer = wals.split_off(&needed);
             std::mem::replace(&mut *wals, newer).into_iter().collect()
         };
@@ -195,20 +195,20 @@ impl DbInner {
         for (i, &number) in obsolete.iter().enumerate() {
             // A WAL closed unsynced is still open for a sync no one will need now: closed
             // here, so that the unlink frees its pages.
-            drop(self.closed_wals.take(number));
+            drop(self.wal.closed.take(number));
             match self.fs.remove_file(&wal_path(&self.path, number)) {
                 Ok(()) => deleted.push(number),
                 // Already gone (recovery removed it: it held nothing).
                 Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => {
-                    self.wals.lock().extend(obsolete[i..].iter().copied());
+                    self.wal.wals.lock().extend(obsolete[i..].iter().copied());
                     result = Err(e);
                     break;
                 }
             }
         }
         // Once the newest WAL that named a blob file kept for them is gone, none does.
-        self.blobs_for_wals.lock().retain(|&(n, wal)| {
+        self.blobs_at_write.for_wals.lock().retain(|&(n, wal)| {
             if wal >= needed {
                 return true;
             }
@@ -335,7 +335,7 @@ impl DbInner {
     ) -> Result<()> {
         self.check_open()?;
         let targets: Vec<Arc<ColumnFamilyData>> = {
-            let mut w = self.writer.lock();
+            let mut w = self.commit.writer.lock();
             w.check_stopped()?;
             let families = self.families();
             let targets: Vec<_> = match cf {
@@ -352,7 +352,7 @@ impl DbInner {
             }
             targets
         };
-        let mut bg = self.bg.lock();
+        let mut bg = self.bg.state.lock();
         // With listeners: the count of finished flushes that means the flush running when the
         // memtables were gone has ended too.
         let mut wait_for: Option<u64> = None;
@@ -374,10 +374,10 @@ impl DbInner {
                 }
                 wait_for.get_or_insert(bg.flushes_finished + 1);
             }
-            self.bg_cv.wait(&mut bg);
+            self.bg.cv.wait(&mut bg);
         }
         if cf.is_none() {
-            self.unpersisted.store(false, Ordering::Release);
+            self.wal.unpersisted.store(false, Ordering::Release);
         }
         Ok(())
     }

@@ -226,7 +226,7 @@ impl DbInner {
 
         // Step 3.
         let _no_compactions = self.begin_manual_compaction()?;
-        let mut w = self.writer.lock();
+        let mut w = self.commit.writer.lock();
         w.check_stopped()?;
         self.check_open()?;
         self.check_background()?;
@@ -498,7 +498,7 @@ impl DbInner {
             let reason = FlushReason::ExternalFileIngestion;
             self.switch_memtable(w, &families, std::slice::from_ref(cf), reason)?;
         }
-        let mut bg = self.bg.lock();
+        let mut bg = self.bg.state.lock();
         loop {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
@@ -512,7 +512,7 @@ impl DbInner {
             if cf.sv.read().immutables.is_empty() {
                 return Ok(());
             }
-            self.bg_cv.wait(&mut bg);
+            self.bg.cv.wait(&mut bg);
         }
     }
 }

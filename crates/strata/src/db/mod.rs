@@ -123,6 +123,66 @@ impl SuperVersion {
     }
 }
 
+/// The WALs: the set on disk, the ones closed unsynced, the background syncs.
+struct WalSet {
+    /// WALs on disk that may still be needed, ascending; the last is the one being written.
+    wals: Mutex<BTreeSet<u64>>,
+    /// The WALs closed without a sync (shared with the writer state): a WAL's handle is let go
+    /// before the WAL is deleted.
+    closed: Arc<write::wal_sync::ClosedWals>,
+    /// The WAL syncs handed to the `strata-wal-sync` thread.
+    sync: Arc<write::wal_sync::WalSyncQueue>,
+    /// True when a write skipped the WAL since the last full flush: close must flush.
+    unpersisted: AtomicBool,
+}
+
+/// Group commit (`write/group.rs`): the writers' queue, the leader's state, the inserts.
+struct CommitPath {
+    queue: Mutex<WriteQueue>,
+    writer: Mutex<WriterState>,
+    /// Held by a write group while it inserts into the memtables, taken before it lets go of
+    /// `writer` (see `write/group.rs`): whoever holds `writer` and takes this finds no insert
+    /// in flight, and none can start. The standard library's lock, which spins and then
+    /// sleeps, where parking_lot's yields its core in between (`write/group.rs` says why that
+    /// matters).
+    inserting: std::sync::Mutex<()>,
+}
+
+/// The blob files values are put in as they are written (`blob/at_write.rs`).
+struct BlobsAtWrite {
+    /// Whether any family has had `blob_separation_at_write`: writes look for values to put
+    /// in blob files only then.
+    separating: AtomicBool,
+    /// The files being written, also the writer state's.
+    active: Arc<Mutex<blob::at_write::ActiveBlobFiles>>,
+    /// Blob files no version names that open kept for the WALs that name them (values
+    /// written at put), each with the newest such WAL: deleted with it.
+    for_wals: Mutex<Vec<(u64, u64)>>,
+}
+
+/// Files no longer in the tree, deleted once no version in use names them (`obsolete.rs`).
+#[derive(Default)]
+struct ObsoleteFiles {
+    /// Tables compacted away.
+    tables: Mutex<Vec<u64>>,
+    /// Blob files no table refers to any more.
+    blobs: Mutex<Vec<u64>>,
+}
+
+/// Background work (`background.rs`): its state and threads.
+struct Background {
+    state: Mutex<BgState>,
+    /// Signalled on every change of `state`, and when a job ends.
+    cv: Condvar,
+    /// Set when a background job failed: writes check `state`'s error then.
+    failed: AtomicBool,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Set by close: running compactions stop and discard their outputs.
+    shutting_down: AtomicBool,
+    /// Disk bytes the running compactions may still write (see `compact`).
+    compaction_reserved: AtomicU64,
+}
+
 pub(crate) struct DbInner {
     path: PathBuf,
     /// The options the database was opened with (the default family's are among them; each
@@ -137,49 +197,18 @@ pub(crate) struct DbInner {
     /// The live families, replaced as a whole when one is created or dropped (under the
     /// writer lock, so a write group sees one set throughout).
     families: RwLock<Arc<Families>>,
-    /// WALs on disk that may still be needed, ascending; the last is the one being written.
-    wals: Mutex<BTreeSet<u64>>,
-    /// The WALs closed without a sync (shared with the writer state): a WAL's handle is let go
-    /// before the WAL is deleted.
-    closed_wals: Arc<write::wal_sync::ClosedWals>,
-    queue: Mutex<WriteQueue>,
-    writer: Mutex<WriterState>,
-    /// Whether any family has had `blob_separation_at_write`: writes look for values to put
-    /// in blob files only then.
-    separating_at_write: AtomicBool,
-    /// The blob files writes put values in (`blob/at_write.rs`), also the writer state's.
-    blobs_at_write: Arc<Mutex<blob::at_write::ActiveBlobFiles>>,
-    /// Held by a write group while it inserts into the memtables, taken before it lets go of
-    /// `writer` (see `write/group.rs`): whoever holds `writer` and takes this finds no insert in
-    /// flight, and none can start. The standard library's lock, which spins and then sleeps,
-    /// where parking_lot's yields its core in between (`write/group.rs` says why that matters).
-    inserting: std::sync::Mutex<()>,
+    wal: WalSet,
+    commit: CommitPath,
+    blobs_at_write: BlobsAtWrite,
     versions: Mutex<VersionSet>,
     tables: TableCache,
     /// Open blob files and their cached values.
     blobs: Arc<blob::source::BlobSource>,
-    bg: Mutex<BgState>,
-    bg_cv: Condvar,
-    bg_failed: AtomicBool,
-    bg_threads: Mutex<Vec<JoinHandle<()>>>,
-    /// Set by close: running compactions stop and discard their outputs.
-    shutting_down: AtomicBool,
-    /// Disk bytes the running compactions may still write (see `compact`).
-    compaction_reserved: AtomicU64,
+    bg: Background,
     info_log: InfoLog,
     /// The application's event listeners.
     events: events::Events,
-    /// Tables compacted away, deleted once no version in use names them.
-    obsolete_tables: Mutex<Vec<u64>>,
-    /// Blob files no table refers to any more, deleted once no version in use names them.
-    obsolete_blobs: Mutex<Vec<u64>>,
-    /// The WAL syncs handed to the `strata-wal-sync` thread.
-    wal_sync: Arc<write::wal_sync::WalSyncQueue>,
-    /// Blob files no version names that open kept for the WALs that name them (values
-    /// written at put), each with the newest such WAL: deleted with it.
-    blobs_for_wals: Mutex<Vec<(u64, u64)>>,
-    /// True when a write skipped the WAL since the last full flush: close must flush.
-    unpersisted: AtomicBool,
+    obsolete: ObsoleteFiles,
     snapshots: Arc<SnapshotList>,
     closed: AtomicBool,
     counters: Counters,
@@ -407,15 +436,15 @@ impl Db {
     /// database must be reopened, so that recovery can cut the log at its last whole record.
     pub fn resume(&self) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.writer.lock().check_stopped()?;
-        let mut bg = self.inner.bg.lock();
+        self.inner.commit.writer.lock().check_stopped()?;
+        let mut bg = self.inner.bg.state.lock();
         if let Some(e) = bg.error.take() {
             self.inner
                 .info_log
                 .info(format_args!("resuming background work after: {e}"));
         }
-        self.inner.bg_failed.store(false, Ordering::Release);
-        self.inner.bg_cv.notify_all();
+        self.inner.bg.failed.store(false, Ordering::Release);
+        self.inner.bg.cv.notify_all();
         Ok(())
     }
 
@@ -535,7 +564,7 @@ impl DbInner {
             oldest_snapshot: self.snapshots.oldest(),
             last_sequence: self.last_sequence.load(Ordering::Acquire),
             pending_compaction_bytes: load(&cf.pending_compaction_bytes),
-            compactions_running: self.bg.lock().compactions_running as u64,
+            compactions_running: self.bg.state.lock().compactions_running as u64,
             compactions: cf.compaction_stats.lock().clone(),
             level_files: (0..NUM_LEVELS)
                 .map(|l| sv.version.levels[l].len() as u64)
@@ -579,22 +608,22 @@ impl DbInner {
             return Ok(());
         }
         // Writes that skipped the WAL exist only in memory: flush them, as RocksDB does.
-        let flushed = if self.unpersisted.load(Ordering::Acquire) {
+        let flushed = if self.wal.unpersisted.load(Ordering::Acquire) {
             self.flush_memtables(None, FlushReason::Shutdown)
         } else {
             Ok(())
         };
         self.closed.store(true, Ordering::Release);
-        self.shutting_down.store(true, Ordering::Release);
+        self.bg.shutting_down.store(true, Ordering::Release);
         {
-            let mut bg = self.bg.lock();
+            let mut bg = self.bg.state.lock();
             bg.shutdown = true;
-            self.bg_cv.notify_all();
+            self.bg.cv.notify_all();
         }
-        self.wal_sync.shut_down();
+        self.wal.sync.shut_down();
         // The events thread ends once the stall changes queued are delivered.
         self.events.close();
-        let threads = std::mem::take(&mut *self.bg_threads.lock());
+        let threads = std::mem::take(&mut *self.bg.threads.lock());
         for handle in threads {
             // A listener's callback may drop the last handle, closing the database in a
             // background thread: that thread ends by itself once the callback returns.
@@ -605,7 +634,7 @@ impl DbInner {
         if !self.read_only {
             self.purge_obsolete_files();
         }
-        let synced = self.writer.lock().sync_wal();
+        let synced = self.commit.writer.lock().sync_wal();
         self.lock.lock().take();
         flushed.and(synced)
     }

@@ -86,12 +86,13 @@ impl DbInner {
     pub(super) fn purge_obsolete_files(&self) {
         let in_use = {
             let mut versions = self.versions.lock();
-            self.obsolete_blobs
+            self.obsolete
+                .blobs
                 .lock()
                 .extend(versions.take_dropped_blob_files());
             versions.files_in_use()
         };
-        self.obsolete_blobs.lock().retain(|&n| {
+        self.obsolete.blobs.lock().retain(|&n| {
             if in_use.contains(&n) {
                 return true;
             }
@@ -101,7 +102,7 @@ impl DbInner {
             false
         });
         let mut unused = Vec::new();
-        self.obsolete_tables.lock().retain(|&n| {
+        self.obsolete.tables.lock().retain(|&n| {
             let keep = in_use.contains(&n);
             if !keep {
                 unused.push(n);

@@ -18,7 +18,7 @@ use super::recovery;
 use super::stats::Counters;
 use super::table_cache::TableCache;
 use super::write::group::{WriteQueue, WriterState};
-use super::{Db, DbInner};
+use super::{Background, BlobsAtWrite, CommitPath, Db, DbInner, ObsoleteFiles, WalSet};
 use crate::column_family::ColumnFamily;
 use crate::comparator::{Comparator, KeyOrder};
 use crate::error::{Error, Result};
@@ -219,7 +219,7 @@ impl Db {
             info_log,
             read_only: false,
         });
-        *inner.blobs_for_wals.lock() = kept_for_wals;
+        *inner.blobs_at_write.for_wals.lock() = kept_for_wals;
         *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, false)?;
         for name in &to_create {
             inner.create_family(name, named[name].clone())?;
@@ -233,7 +233,7 @@ impl Db {
                 .load(std::sync::atomic::Ordering::Relaxed),
             inner.options
         ));
-        *inner.bg_threads.lock() = background::spawn(&inner)?;
+        *inner.bg.threads.lock() = background::spawn(&inner)?;
         inner.wake_background();
         Ok(Db { inner })
     }
@@ -584,32 +584,37 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         io,
         last_sequence: AtomicU64::new(last_sequence),
         default_cf: families[&DEFAULT_FAMILY_ID].clone(),
-        separating_at_write: AtomicBool::new(super::blob::at_write::any_separates_at_write(
-            &families,
-        )),
+        blobs_at_write: BlobsAtWrite {
+            separating: AtomicBool::new(super::blob::at_write::any_separates_at_write(&families)),
+            active: blobs_at_write,
+            for_wals: Mutex::new(Vec::new()),
+        },
         families: RwLock::new(Arc::new(families)),
-        wals: Mutex::new(wals),
-        queue: Mutex::new(WriteQueue::default()),
-        writer: Mutex::new(writer),
-        blobs_at_write,
-        closed_wals,
-        inserting: std::sync::Mutex::new(()),
+        wal: WalSet {
+            wals: Mutex::new(wals),
+            closed: closed_wals,
+            sync: wal_sync,
+            unpersisted: AtomicBool::new(false),
+        },
+        commit: CommitPath {
+            queue: Mutex::new(WriteQueue::default()),
+            writer: Mutex::new(writer),
+            inserting: std::sync::Mutex::new(()),
+        },
         versions: Mutex::new(versions),
         tables,
         blobs,
-        bg: Mutex::new(BgState::default()),
-        bg_cv: Condvar::new(),
-        bg_failed: AtomicBool::new(false),
-        bg_threads: Mutex::new(Vec::new()),
-        compaction_reserved: AtomicU64::new(0),
-        shutting_down: AtomicBool::new(false),
+        bg: Background {
+            state: Mutex::new(BgState::default()),
+            cv: Condvar::new(),
+            failed: AtomicBool::new(false),
+            threads: Mutex::new(Vec::new()),
+            compaction_reserved: AtomicU64::new(0),
+            shutting_down: AtomicBool::new(false),
+        },
         info_log,
         events: super::events::Events::new(options.listeners.clone()),
-        obsolete_tables: Mutex::new(Vec::new()),
-        obsolete_blobs: Mutex::new(Vec::new()),
-        wal_sync,
-        blobs_for_wals: Mutex::new(Vec::new()),
-        unpersisted: AtomicBool::new(false),
+        obsolete: ObsoleteFiles::default(),
         snapshots: Arc::new(SnapshotList::default()),
         closed: AtomicBool::new(false),
         counters: Counters::default(),

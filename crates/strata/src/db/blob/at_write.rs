@@ -84,7 +84,9 @@ impl DbInner {
     /// blob files from then on if one of them separates at write.
     pub(in crate::db) fn note_families(&self, families: &Families) {
         if any_separates_at_write(families) {
-            self.separating_at_write.store(true, Ordering::Relaxed);
+            self.blobs_at_write
+                .separating
+                .store(true, Ordering::Relaxed);
         }
     }
 }
@@ -311,7 +313,7 @@ impl DbInner {
     /// none that could be written yet (a switch is sealing the family's files), which the
     /// leader then writes itself. A failure stops the write path, as a failed WAL write does.
     pub(in crate::db) fn prewrite_blobs(&self, batch: &WriteBatch) -> Result<Option<Prewritten>> {
-        if !self.separating_at_write.load(Ordering::Relaxed) {
+        if !self.blobs_at_write.separating.load(Ordering::Relaxed) {
             return Ok(None);
         }
         let families = self.families();
@@ -327,7 +329,7 @@ impl DbInner {
             let files = match guard.as_mut() {
                 Some(files) => files,
                 None => {
-                    let files = guard.insert(self.blobs_at_write.lock());
+                    let files = guard.insert(self.blobs_at_write.active.lock());
                     // Under the lock that close's last WAL sync takes: no file is created
                     // or appended to after the database is closed.
                     self.check_open()?;
@@ -375,7 +377,7 @@ impl DbInner {
         // Lock order: the writer lock before the files'.
         drop(guard);
         if !is_refusal(&e) {
-            self.writer.lock().stop(&e);
+            self.commit.writer.lock().stop(&e);
         }
         e
     }
@@ -394,7 +396,7 @@ impl DbInner {
         count: u64,
         sync: bool,
     ) -> Result<Option<Vec<u8>>> {
-        if !self.separating_at_write.load(Ordering::Relaxed) {
+        if !self.blobs_at_write.separating.load(Ordering::Relaxed) {
             return Ok(None);
         }
         let separable = |cf: u32, len: usize| {
@@ -410,7 +412,7 @@ impl DbInner {
         if !any {
             // The WAL sync makes earlier groups' references durable: their values must be.
             if sync {
-                self.blobs_at_write.lock().sync()?;
+                self.blobs_at_write.active.lock().sync()?;
             }
             return Ok(None);
         }
@@ -445,7 +447,7 @@ impl DbInner {
                 let index = match given {
                     Some(r) => r.index,
                     None => files
-                        .get_or_insert_with(|| self.blobs_at_write.lock())
+                        .get_or_insert_with(|| self.blobs_at_write.active.lock())
                         .appending(|files| self.append_blob(files, family, memtable, entry))?,
                 };
                 index.encode_to(reference);
@@ -458,7 +460,7 @@ impl DbInner {
         // they wrote to is synced, not only this group's.
         if sync {
             files
-                .get_or_insert_with(|| self.blobs_at_write.lock())
+                .get_or_insert_with(|| self.blobs_at_write.active.lock())
                 .sync()?;
         } else if let Some(files) = files.as_mut() {
             files.appending(ActiveBlobFiles::write_out)?;
@@ -587,7 +589,7 @@ impl DbInner {
         for cf in self.families().values() {
             numbers.extend(cf.separated_at_write.file_numbers());
         }
-        numbers.extend(self.blobs_for_wals.lock().iter().map(|&(n, _)| n));
+        numbers.extend(self.blobs_at_write.for_wals.lock().iter().map(|&(n, _)| n));
         numbers.sort_unstable();
         numbers.dedup();
         numbers

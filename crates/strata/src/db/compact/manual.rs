@@ -89,7 +89,7 @@ impl DbInner {
     /// caller's to handle (background work goes on), and the listeners hear of it.
     fn run_manual(&self, cf: &Arc<ColumnFamilyData>, task: &CompactionTask) -> Result<()> {
         let ran = self.run_compaction(cf, task).inspect_err(|e| {
-            if self.events.enabled() && !self.shutting_down.load(Ordering::Acquire) {
+            if self.events.enabled() && !self.bg.shutting_down.load(Ordering::Acquire) {
                 let job = BackgroundErrorReason::ManualCompaction;
                 self.report_background_error(job, e.duplicate(), false);
             }

@@ -158,7 +158,7 @@ impl MergeJob<'_> {
             let end = range.1.as_deref();
             let stop = |key: &[u8]| {
                 entries = entries.wrapping_add(1);
-                if entries.is_multiple_of(1024) && db.shutting_down.load(Ordering::Acquire) {
+                if entries.is_multiple_of(1024) && db.bg.shutting_down.load(Ordering::Acquire) {
                     return Err(Error::Unavailable(
                         "compaction cancelled: the database is closing".into(),
                     ));

@@ -157,7 +157,7 @@ impl DbInner {
         self.check_batch_for_families(&batch)?;
         let empty = batch.is_empty() && !batch.has_log_data();
         let mut group = [self.request(batch, options)];
-        let mut w = self.writer.lock();
+        let mut w = self.commit.writer.lock();
         // The check must see every write given a sequence number before it.
         self.wait_for_inserts(&w);
         let history = self.write_history();

@@ -296,7 +296,7 @@ impl DbInner {
         }
         let slot = request.slot.clone();
         let lead = {
-            let mut q = self.queue.lock();
+            let mut q = self.commit.queue.lock();
             q.pending.push_back(request);
             !std::mem::replace(&mut q.leader_active, true)
         };
@@ -374,7 +374,7 @@ impl DbInner {
         let mut group = self.take_group();
         debug_assert!(Arc::ptr_eq(&group[0].slot, own));
         let result = {
-            let mut w = self.writer.lock();
+            let mut w = self.commit.writer.lock();
             match self.write_wal_stage(&mut w, &mut group) {
                 Ok(written) => {
                     // Taken before the writer lock is let go: groups insert, and publish their
@@ -406,7 +406,7 @@ impl DbInner {
 
     /// Hands the lead to the first writer still queued, if any.
     fn pass_lead(&self) {
-        let mut q = self.queue.lock();
+        let mut q = self.commit.queue.lock();
         match q.pending.front() {
             Some(next) => next.slot.set(SlotState::Lead),
             None => q.leader_active = false,
@@ -414,7 +414,7 @@ impl DbInner {
     }
 
     fn take_group(&self) -> Vec<Request> {
-        let mut q = self.queue.lock();
+        let mut q = self.commit.queue.lock();
         let mut group = Vec::new();
         let mut bytes = 0;
         let wal_mode = q.pending.front().map(|r| r.options.disable_wal);
@@ -449,7 +449,8 @@ impl DbInner {
     /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
     /// repair: a poisoned lock is taken as it is.
     fn lock_inserting(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.inserting
+        self.commit
+            .inserting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -520,7 +521,7 @@ impl DbInner {
                 self.counters.add(Counter::WalSyncs, 1);
             }
         } else {
-            self.unpersisted.store(true, Ordering::Release);
+            self.wal.unpersisted.store(true, Ordering::Release);
         }
 
         w.last_sequence = first_seq + count - 1;
@@ -617,8 +618,8 @@ impl DbInner {
 
     /// Fails if background work stopped on an error.
     pub(in crate::db) fn check_background(&self) -> Result<()> {
-        if self.bg_failed.load(Ordering::Acquire) {
-            if let Some(e) = &self.bg.lock().error {
+        if self.bg.failed.load(Ordering::Acquire) {
+            if let Some(e) = &self.bg.state.lock().error {
                 return Err(background_error(e));
             }
         }
@@ -640,7 +641,7 @@ impl DbInner {
             // Stopped: wait for background work, under the lock its progress is signalled on,
             // timing each cause while it holds.
             let mut stopped: Option<(StopCause, std::time::Instant)> = None;
-            let mut bg = self.bg.lock();
+            let mut bg = self.bg.state.lock();
             loop {
                 // Decided again under the lock: a job that finished since the decision above
                 // has already signalled, and waiting now would wait for the next one.
@@ -657,7 +658,7 @@ impl DbInner {
                 if let Some(e) = &bg.error {
                     return Err(background_error(e));
                 }
-                self.bg_cv.wait(&mut bg);
+                self.bg.cv.wait(&mut bg);
             }
         }
         let c = &self.counters;
@@ -687,7 +688,7 @@ impl DbInner {
 
     pub(in crate::db) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
-        let mut w = self.writer.lock();
+        let mut w = self.commit.writer.lock();
         let synced = w.wal_dirty();
         w.sync_wal()?;
         if synced {

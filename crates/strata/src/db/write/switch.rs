@@ -38,7 +38,8 @@ impl DbInner {
             .filter(|cf| full.iter().any(|f| Arc::ptr_eq(f, cf)) || cf.sv.read().active.is_empty())
             .map(|cf| cf.id())
             .collect();
-        let sealed = self.seal_blobs_at_write(&mut self.blobs_at_write.lock(), families, &replaced);
+        let sealed =
+            self.seal_blobs_at_write(&mut self.blobs_at_write.active.lock(), families, &replaced);
         if let Err(e) = sealed {
             w.stop(&e);
             return Err(e);
@@ -63,7 +64,7 @@ impl DbInner {
                 IoClass::Wal,
             ))),
         );
-        let mut wals = self.wals.lock();
+        let mut wals = self.wal.wals.lock();
         if let Some(&old_number) = wals.last().filter(|_| w.wal_dirty) {
             w.closed_unsynced.push(old_number, old);
         }
