@@ -37,7 +37,7 @@ use range_tombstones::RangeTombstones;
 use report::{dir_size, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
 use units::mb;
 
-type BoxError = engine::EngineError;
+use crate::cli::BoxError;
 
 /// `println!` that hands back a failed write (stdout closed by its reader, as in
 /// `strata bench | head`) instead of panicking, so that the run ends and cleans up.
@@ -249,7 +249,7 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         return Err(format!("--db {} is a file, not a directory", path.display()).into());
     }
     if !args.use_existing_db {
-        crate::db_dir::destroy(&path)?;
+        crate::admin::db_dir::destroy(&path)?;
     }
     // Declared before the database, so dropped after it is closed.
     let _temp = match args.db {

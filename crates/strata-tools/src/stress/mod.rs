@@ -57,7 +57,7 @@ use crate::engine_flags::{parse_bool, EngineFlags};
 use oracle::Oracle;
 use store::Store;
 
-type BoxError = Box<dyn std::error::Error>;
+use crate::cli::BoxError;
 
 /// `strata stress` flags. The engine's options are the bench's, with other defaults: the
 /// library's (a bloom filter, memtable filters, no compression), and sizes so small that flushes and

@@ -17,9 +17,9 @@ mod rocksdb;
 use std::path::Path;
 
 use super::BenchArgs;
+use crate::cli::BoxError;
 
-pub type EngineError = Box<dyn std::error::Error + Send + Sync>;
-pub type EngineResult<T> = Result<T, EngineError>;
+pub type EngineResult<T> = Result<T, BoxError>;
 
 /// The engine named by `--engine`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -155,11 +155,11 @@ pub enum TxnError {
     /// runs it again.
     Retry(Retry),
     /// Any other failure: the transaction is rolled back and the error ends the step.
-    Failed(EngineError),
+    Failed(BoxError),
 }
 
-impl From<EngineError> for TxnError {
-    fn from(e: EngineError) -> Self {
+impl From<BoxError> for TxnError {
+    fn from(e: BoxError) -> Self {
         TxnError::Failed(e)
     }
 }
@@ -202,7 +202,7 @@ pub trait TxnOps {
 pub type TxnBody<'a> = &'a mut dyn FnMut(&mut dyn TxnOps) -> Result<(), TxnError>;
 
 /// The error for family index `cf` when the engine has `opened` families.
-pub fn no_family(cf: usize, opened: usize) -> EngineError {
+pub fn no_family(cf: usize, opened: usize) -> BoxError {
     format!(
         "column family index {cf} is out of range: the database was opened with {opened} families"
     )
