@@ -24,7 +24,8 @@
 //! node's outdegree follows a power law: the node of rank r (0 = most links) among N has
 //! floor(((r + 0.5) / N)^(-1 / 1.25)) - 1 links (a discrete Pareto law of shape 1.25, the
 //! Pareto parameter LinkBench's configuration gives for link reads; mean about 3.3, 58% of
-//! nodes without links), at most [`MAX_LINKS_PER_NODE`], split evenly over the
+//! nodes without links), at most
+//! [`MAX_LINKS_PER_NODE`](super::linkbench_gen::MAX_LINKS_PER_NODE), split evenly over the
 //! [`LINK_TYPES`] link types. Ranks are spread over the ids by a fixed permutation. As in
 //! LinkBench, the k-th link of (id1, type) goes to id2 = id1 + k, and its time is drawn from
 //! the 2^32 ms (about 50 days) before the load.
@@ -64,7 +65,8 @@ use super::super::{thread_generators, BenchArgs, BoxError};
 use super::batch::{BatchOps, RowLocks, Writes};
 use super::linkbench_gen::{
     data_size, initial_link_time, multiget_size, now_ms, uniform, Access, Graph, IdChooser,
-    P_ADD_EXISTS, P_DELETE_EXISTS, P_GET_EXISTS, P_UPDATE_EXISTS,
+    DEFAULT_LINK_TYPE, LINK_DATA_MEDIAN, LINK_TYPES, MAX_LINK_DATA, MAX_NODE_DATA,
+    NODE_DATA_MEDIAN, P_ADD_EXISTS, P_DELETE_EXISTS, P_GET_EXISTS, P_UPDATE_EXISTS,
 };
 use super::{claim, require, run_threads, Ctx, Outcome, Recorder};
 
@@ -81,22 +83,10 @@ pub const LINK_CF: usize = 2;
 pub const COUNT_CF: usize = 3;
 pub const LINK_TIME_CF: usize = 4;
 
-/// LinkBench's first link type (`LinkStore.DEFAULT_LINK_TYPE`); the types are consecutive.
-pub const DEFAULT_LINK_TYPE: u64 = 123_456_789;
-/// Link types (FBWorkload's `link_type_count`).
-pub const LINK_TYPES: u64 = 2;
 /// The type of every node (`LinkStore.DEFAULT_NODE_TYPE`).
 pub const NODE_TYPE: u32 = 2048;
 /// Links a link list returns at most (`LinkStore.DEFAULT_LIMIT`).
 pub const RANGE_LIMIT: usize = 10_000;
-/// The most links one node gets at load.
-pub const MAX_LINKS_PER_NODE: u64 = 100_000;
-/// Largest link data (`LinkStore.MAX_LINK_DATA`) and node data (`NodeStore.MAX_NODE_DATA`).
-pub const MAX_LINK_DATA: usize = 255;
-pub const MAX_NODE_DATA: usize = 1 << 20;
-/// Median data sizes (FBWorkload's `link_datasize`, `node_datasize`).
-pub const LINK_DATA_MEDIAN: f64 = 8.0;
-pub const NODE_DATA_MEDIAN: f64 = 128.0;
 /// Chance that a link list is a history query (FBWorkload's `getlinklist_history` 0.3,
 /// a percentage), when a list that filled RANGE_LIMIT is remembered.
 pub const HISTORY_QUERY_P: f64 = 0.003;
