@@ -37,7 +37,7 @@ use crate::table::format::{
     check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
     TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
-use crate::table::partitioned::{self, IndexIter};
+use crate::table::partitioned::{self, IndexIter, IndexSource};
 use crate::table::properties::TableProperties;
 use crate::table::{range_del, TableOptions};
 
@@ -527,11 +527,6 @@ impl Table {
         self.index_kind_block(part, BlockKind::Filter)
     }
 
-    /// The index block (or index partition) at `handle`, from the cache or the file.
-    pub(super) fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>> {
-        self.block_of_kind(handle, BlockKind::Index)
-    }
-
     /// The block at `handle`, from the cache or the file, counted as a block of `kind`.
     fn block_of_kind(&self, handle: BlockHandle, kind: BlockKind) -> Result<Arc<Block>> {
         self.cached_block(
@@ -714,21 +709,6 @@ impl Table {
         partitioned::search(self.index_partition(h)?, cmp, target, false, whose)
     }
 
-    /// The table's path, the order of its index's keys and the index's offset, for the
-    /// two-level index iterator.
-    pub(super) fn index_context(&self) -> (&Path, &Comparator, u64) {
-        (&self.path, &self.index_comparator, self.index_at)
-    }
-
-    /// What a seek of the index looks for, given the internal key `target` a seek of the
-    /// table looks for: its user key when the index holds user keys.
-    pub(super) fn index_target<'a>(&self, target: &'a [u8]) -> &'a [u8] {
-        match self.properties.index_key_is_user_key {
-            0 => target,
-            _ => crate::key::user_key(target),
-        }
-    }
-
     /// The data block at `handle`, from the cache or the file.
     fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
         self.data_block_read(handle).map(|(b, _)| b)
@@ -755,7 +735,7 @@ impl Table {
     fn data_block_ahead(
         &self,
         handle: BlockHandle,
-        index: &IndexIter,
+        index: &IndexIter<Table>,
         readahead: usize,
         forward: bool,
     ) -> Result<(Arc<Block>, bool)> {
@@ -1148,6 +1128,24 @@ thread_local! {
     static GET_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The two-level index cursor reads index partitions through the table's block cache.
+impl IndexSource for Table {
+    fn index_context(&self) -> (&Path, &Comparator, u64) {
+        (&self.path, &self.index_comparator, self.index_at)
+    }
+
+    fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        self.block_of_kind(handle, BlockKind::Index)
+    }
+
+    fn index_target<'a>(&self, target: &'a [u8]) -> &'a [u8] {
+        match self.properties.index_key_is_user_key {
+            0 => target,
+            _ => crate::key::user_key(target),
+        }
+    }
+}
+
 /// A filter block as read at open, before it is pinned or cached.
 enum LoadedFilter {
     Whole(BlockHandle, Arc<Filter>),
@@ -1173,7 +1171,7 @@ const MAX_READAHEAD: usize = 256 << 10;
 /// An iterator over one table (index block, or two-level index, over data blocks).
 pub struct TableIterator {
     table: Arc<Table>,
-    index: IndexIter,
+    index: IndexIter<Table>,
     data: Option<BlockIter>,
     data_offset: u64,
     /// Bytes to read ahead on the next block loaded from the file while stepping from block
