@@ -43,6 +43,7 @@ pub mod builder;
 pub mod data_block_hash;
 pub mod filter;
 pub mod format;
+pub mod iter;
 pub mod partitioned;
 pub mod pinned;
 pub mod properties;
@@ -55,6 +56,7 @@ use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
 pub use format::Compression;
 pub use pinned::PinnedValue;
+
 pub use reader::Table;
 
 /// How tables are built and read.
