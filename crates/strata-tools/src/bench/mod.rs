@@ -62,11 +62,11 @@ static THREADS_STARTED: AtomicU64 = AtomicU64::new(0);
 /// What kind of work a step does.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Step {
-    Fill(KeyOrder),
+    Fill(FillOrder),
     FillSync,
     /// fillseq through one table file written outside the database, then ingested.
     FillSeqIngest,
-    Delete(KeyOrder),
+    Delete(FillOrder),
     ReadRandom {
         missing: bool,
     },
@@ -100,8 +100,10 @@ enum Step {
     Workload(workload::WorkloadStep),
 }
 
+/// The order in which a fill or delete step visits the keys (db_bench's sequential, random
+/// and unique random write orders), not the order of the keys themselves.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum KeyOrder {
+enum FillOrder {
     Sequential,
     Random,
     UniqueRandom,
@@ -109,14 +111,14 @@ enum KeyOrder {
 
 /// The steps of --benchmarks by name, in the order --help lists them.
 const STEPS: &[(&str, Step)] = &[
-    ("fillseq", Step::Fill(KeyOrder::Sequential)),
-    ("fillrandom", Step::Fill(KeyOrder::Random)),
-    ("filluniquerandom", Step::Fill(KeyOrder::UniqueRandom)),
-    ("overwrite", Step::Fill(KeyOrder::Random)),
+    ("fillseq", Step::Fill(FillOrder::Sequential)),
+    ("fillrandom", Step::Fill(FillOrder::Random)),
+    ("filluniquerandom", Step::Fill(FillOrder::UniqueRandom)),
+    ("overwrite", Step::Fill(FillOrder::Random)),
     ("fillsync", Step::FillSync),
     ("fillseqingest", Step::FillSeqIngest),
-    ("deleteseq", Step::Delete(KeyOrder::Sequential)),
-    ("deleterandom", Step::Delete(KeyOrder::Random)),
+    ("deleteseq", Step::Delete(FillOrder::Sequential)),
+    ("deleterandom", Step::Delete(FillOrder::Random)),
     ("readrandom", Step::ReadRandom { missing: false }),
     ("readmissing", Step::ReadRandom { missing: true }),
     ("readseq", Step::ReadSeq { reverse: false }),
@@ -920,16 +922,16 @@ fn run_thread(
 
     match step {
         Step::Fill(order) | Step::Delete(order) => {
-            let permutation = (order == KeyOrder::UniqueRandom).then(|| shuffled(num, &mut rng));
+            let permutation = (order == FillOrder::UniqueRandom).then(|| shuffled(num, &mut rng));
             let tombstones = RangeTombstones::of(args).filter(|_| matches!(step, Step::Fill(_)));
             // Keys drawn from the step's generator: the writes' and the tombstones' begin
             // keys, as db_bench draws both from one generator.
             let mut drawn = 0;
             let mut draw = |rng: &mut Rng| {
                 let k = match order {
-                    KeyOrder::Sequential => drawn % num,
-                    KeyOrder::Random => rng.below(num),
-                    KeyOrder::UniqueRandom => permutation
+                    FillOrder::Sequential => drawn % num,
+                    FillOrder::Random => rng.below(num),
+                    FillOrder::UniqueRandom => permutation
                         .as_ref()
                         .map_or(drawn, |p| p[(drawn % num) as usize]),
                 };
