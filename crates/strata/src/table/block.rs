@@ -36,30 +36,34 @@ use crate::table::data_block_hash::{
 /// are in a user order. An enum rather than a function pointer so that the built-in orders
 /// compare inline.
 #[derive(Clone, Debug)]
-pub enum Comparator {
+pub enum BlockOrder {
     /// Keys are whole user keys.
     Plain(KeyOrder),
     /// Keys are internal keys (`crate::key`): user key in the order, then trailer descending.
     Internal(KeyOrder),
 }
 
-impl Comparator {
+/// The name this type had before it was [`BlockOrder`], beside the public `Comparator` trait
+/// it is not. Kept only until the database's and the options' modules name the new one.
+pub type Comparator = BlockOrder;
+
+impl BlockOrder {
     /// Whole keys, bytewise: meta-index and properties blocks, tables without a database.
-    pub const BYTEWISE: Comparator = Comparator::Plain(KeyOrder::Bytewise);
+    pub const BYTEWISE: BlockOrder = BlockOrder::Plain(KeyOrder::Bytewise);
 
     /// Orders two keys.
     #[inline]
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
         match self {
-            Comparator::Plain(o) => o.compare(a, b),
-            Comparator::Internal(o) => o.compare_internal(a, b),
+            BlockOrder::Plain(o) => o.compare(a, b),
+            BlockOrder::Internal(o) => o.compare_internal(a, b),
         }
     }
 
     /// The user key order.
     pub fn order(&self) -> &KeyOrder {
         match self {
-            Comparator::Plain(o) | Comparator::Internal(o) => o,
+            BlockOrder::Plain(o) | BlockOrder::Internal(o) => o,
         }
     }
 
@@ -67,8 +71,8 @@ impl Comparator {
     /// [`KeyOrder::find_shortest_separator`]).
     pub fn shorten_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
         match self {
-            Comparator::Plain(o) => o.find_shortest_separator(start, limit),
-            Comparator::Internal(o) => o.shorten_internal_separator(start, limit),
+            BlockOrder::Plain(o) => o.find_shortest_separator(start, limit),
+            BlockOrder::Internal(o) => o.shorten_internal_separator(start, limit),
         }
     }
 }
@@ -449,7 +453,7 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 /// Orders two keys in a built-in order: bytewise (or its reverse) user keys, whole
 /// (`INTERNAL` false) or followed by an internal key's 8-byte trailer, compared descending
 /// when the user keys are equal (`INTERNAL` true; a key shorter than a trailer is an empty
-/// user key with trailer 0). The order of [`Comparator::compare`] for the matching variant,
+/// user key with trailer 0). The order of [`BlockOrder::compare`] for the matching variant,
 /// written out here so that a seek's loops compare inline.
 #[inline(always)]
 fn compare_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
@@ -582,7 +586,7 @@ enum Scan {
 #[derive(Clone)]
 pub struct BlockIter {
     block: Arc<Block>,
-    cmp: Comparator,
+    cmp: BlockOrder,
     /// Offset of the current entry; `restarts_at` when past the end.
     current: usize,
     /// Offset just after the current entry.
@@ -624,13 +628,13 @@ struct PrevEntry {
 
 impl BlockIter {
     /// An unpositioned cursor over `block` ordered by `cmp`.
-    pub fn new(block: Arc<Block>, cmp: Comparator) -> BlockIter {
+    pub fn new(block: Arc<Block>, cmp: BlockOrder) -> BlockIter {
         BlockIter::with_buffer(block, cmp, Vec::new())
     }
 
     /// As [`BlockIter::new`], building keys in `buffer` (its capacity is reused; get it
     /// back with [`BlockIter::into_buffer`]), so that hot paths do not allocate.
-    pub fn with_buffer(block: Arc<Block>, cmp: Comparator, mut buffer: Vec<u8>) -> BlockIter {
+    pub fn with_buffer(block: Arc<Block>, cmp: BlockOrder, mut buffer: Vec<u8>) -> BlockIter {
         buffer.clear();
         let end = block.restarts_at;
         BlockIter {
@@ -901,17 +905,17 @@ impl BlockIter {
             return;
         }
         match &self.cmp {
-            Comparator::Plain(KeyOrder::Bytewise) => {
+            BlockOrder::Plain(KeyOrder::Bytewise) => {
                 self.seek_in_byte_order::<false, false>(target)
             }
-            Comparator::Plain(KeyOrder::Reverse) => self.seek_in_byte_order::<false, true>(target),
-            Comparator::Internal(KeyOrder::Bytewise) => {
+            BlockOrder::Plain(KeyOrder::Reverse) => self.seek_in_byte_order::<false, true>(target),
+            BlockOrder::Internal(KeyOrder::Bytewise) => {
                 self.seek_in_byte_order::<true, false>(target)
             }
-            Comparator::Internal(KeyOrder::Reverse) => {
+            BlockOrder::Internal(KeyOrder::Reverse) => {
                 self.seek_in_byte_order::<true, true>(target)
             }
-            Comparator::Plain(KeyOrder::Custom(_)) | Comparator::Internal(KeyOrder::Custom(_)) => {
+            BlockOrder::Plain(KeyOrder::Custom(_)) | BlockOrder::Internal(KeyOrder::Custom(_)) => {
                 let left = match self.restart_before(target, |a, b| self.cmp.compare(a, b)) {
                     Ok(left) => left,
                     Err(why) => return self.mark_corrupt(why),
@@ -1062,10 +1066,10 @@ impl BlockIter {
             return;
         }
         match &self.cmp {
-            Comparator::Internal(KeyOrder::Bytewise) if self.block.has_hash_index() => {
+            BlockOrder::Internal(KeyOrder::Bytewise) if self.block.has_hash_index() => {
                 self.seek_by_hash::<false>(target, user_key_hash)
             }
-            Comparator::Internal(KeyOrder::Reverse) if self.block.has_hash_index() => {
+            BlockOrder::Internal(KeyOrder::Reverse) if self.block.has_hash_index() => {
                 self.seek_by_hash::<true>(target, user_key_hash)
             }
             _ => self.seek(target),

@@ -78,7 +78,7 @@ pub struct TableOptions {
     /// Compression of data blocks.
     pub compression: Compression,
     /// The order of keys.
-    pub comparator: block::Comparator,
+    pub comparator: block::BlockOrder,
     /// The part of a key the filter indexes (for internal keys: the user key).
     pub filter_key: fn(&[u8]) -> &[u8],
     /// A key's sequence number and whether it is a deletion, for the properties.
@@ -202,7 +202,7 @@ impl Default for TableOptions {
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
-            comparator: block::Comparator::BYTEWISE,
+            comparator: block::BlockOrder::BYTEWISE,
             filter_key: whole_key,
             key_info: no_key_info,
             prefix_extractor: None,
@@ -221,7 +221,7 @@ impl TableOptions {
     /// Options for tables of internal keys (what the database writes).
     pub fn for_internal_keys() -> TableOptions {
         TableOptions {
-            comparator: block::Comparator::Internal(crate::comparator::KeyOrder::Bytewise),
+            comparator: block::BlockOrder::Internal(crate::comparator::KeyOrder::Bytewise),
             filter_key: crate::key::user_key,
             key_info: |k| match crate::key::ParsedKey::parse(k) {
                 Some(p) => (
@@ -248,7 +248,7 @@ impl TableOptions {
             name => crate::comparator::KeyOrder::builtin(name)?,
         };
         Some(TableOptions {
-            comparator: block::Comparator::Internal(order),
+            comparator: block::BlockOrder::Internal(order),
             ..TableOptions::for_internal_keys()
         })
     }

@@ -48,7 +48,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::table::block::{Block, BlockBuilder, BlockIter, Comparator};
+use crate::table::block::{Block, BlockBuilder, BlockIter, BlockOrder};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::BlockHandle;
 
@@ -71,7 +71,7 @@ pub(crate) fn decode_handle(
 /// `None` past the end. `block` is at `at` in `path`; `what` names it in errors.
 pub(crate) fn search(
     block: Arc<Block>,
-    cmp: &Comparator,
+    cmp: &BlockOrder,
     target: &[u8],
     last_if_past: bool,
     (path, at, what): (&Path, u64, &str),
@@ -185,7 +185,7 @@ pub(crate) fn top_level_block<'a>(
 /// names.
 pub trait IndexSource {
     /// The table's path, the order of its index's keys and the index's offset.
-    fn index_context(&self) -> (&Path, &Comparator, u64);
+    fn index_context(&self) -> (&Path, &BlockOrder, u64);
 
     /// The index partition at `handle`, from the cache or the file.
     fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>>;
@@ -436,7 +436,7 @@ mod tests {
     fn top_level(path: &Path, h: BlockHandle) -> Vec<(Vec<u8>, BlockHandle)> {
         let file = PosixFs.open_random(path).unwrap();
         let block = Arc::new(Block::new(read_block(file.as_ref(), path, h).unwrap()).unwrap());
-        let mut it = BlockIter::new(block, crate::table::block::Comparator::BYTEWISE);
+        let mut it = BlockIter::new(block, crate::table::block::BlockOrder::BYTEWISE);
         it.seek_to_first();
         let mut out = Vec::new();
         while it.valid() {

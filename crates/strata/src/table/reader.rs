@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::range_del::FragmentedList;
-use crate::table::block::{Block, BlockIter, Comparator, INLINE_KEY};
+use crate::table::block::{Block, BlockIter, BlockOrder, INLINE_KEY};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
@@ -187,7 +187,7 @@ pub struct Table {
     pub(super) partitioned_index: bool,
     /// How the index's keys order: the table's comparator, or its user key order when the
     /// index holds user keys (`strata.index-key-is-user-key`, see `builder.rs`).
-    index_comparator: Comparator,
+    index_comparator: BlockOrder,
     filter: Option<TableFilter>,
     properties: TableProperties,
     range_tombstones: Arc<FragmentedList>,
@@ -664,7 +664,7 @@ thread_local! {
 
 /// The two-level index cursor reads index partitions through the table's block cache.
 impl IndexSource for Table {
-    fn index_context(&self) -> (&Path, &Comparator, u64) {
+    fn index_context(&self) -> (&Path, &BlockOrder, u64) {
         (&self.path, &self.index_comparator, self.index_at)
     }
 

@@ -360,7 +360,7 @@ fn point_gets_through_data_block_hash_indexes_find_what_a_model_finds() {
                 entries.push((k, format!("{u}@{v}").into_bytes()));
             }
         }
-        let cmp = block::Comparator::Internal(order);
+        let cmp = block::BlockOrder::Internal(order);
         entries.sort_by(|a, b| cmp.compare(&a.0, &b.0));
         let ratio = [0.75, 0.25, 1.0, 3.0][rng.below(4) as usize];
         let options = TableOptions {
@@ -422,7 +422,7 @@ fn index_keys_are_user_keys_unless_a_user_key_spans_two_blocks() {
             true => crate::comparator::KeyOrder::Reverse,
             false => crate::comparator::KeyOrder::Bytewise,
         };
-        let cmp = block::Comparator::Internal(order);
+        let cmp = block::BlockOrder::Internal(order);
         let mut entries: Vec<Entry> = Vec::new();
         for u in 0..400u64 {
             let user = format!("user{:05}", 2 * u).into_bytes();
@@ -783,13 +783,13 @@ fn prefix_filters_answer_only_for_their_extractor() {
 #[test]
 fn a_table_of_another_order_is_refused_naming_both() {
     use crate::comparator::KeyOrder;
-    use block::Comparator;
+    use block::BlockOrder;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.sst");
     let mut model = random_model(&mut Rng::new(3), 50);
     model.reverse();
     let reverse = TableOptions {
-        comparator: Comparator::Plain(KeyOrder::Reverse),
+        comparator: BlockOrder::Plain(KeyOrder::Reverse),
         ..TableOptions::default()
     };
     write_table(&path, &model, reverse.clone());
@@ -818,7 +818,7 @@ fn the_comparator_is_read_before_open_and_only_built_in_names_give_options() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.sst");
     let reverse = TableOptions {
-        comparator: block::Comparator::Plain(KeyOrder::Reverse),
+        comparator: block::BlockOrder::Plain(KeyOrder::Reverse),
         ..TableOptions::default()
     };
     let mut model = random_model(&mut Rng::new(4), 20);
@@ -843,7 +843,7 @@ fn the_comparator_is_read_before_open_and_only_built_in_names_give_options() {
         let options = TableOptions::for_internal_keys_named(name);
         let got = options.as_ref().map(|o| o.comparator.order().name());
         assert_eq!(got, order, "{name:?}");
-        assert!(options.is_none_or(|o| matches!(o.comparator, block::Comparator::Internal(_))));
+        assert!(options.is_none_or(|o| matches!(o.comparator, block::BlockOrder::Internal(_))));
     }
     // A file too short to be a table is refused as at open.
     std::fs::write(&path, b"short").unwrap();

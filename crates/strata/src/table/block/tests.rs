@@ -5,7 +5,7 @@ use crate::testing::harness::{
 };
 use crate::util::Rng;
 
-const BYTEWISE: Comparator = Comparator::BYTEWISE;
+const BYTEWISE: BlockOrder = BlockOrder::BYTEWISE;
 
 fn build(entries: &Entries, interval: usize) -> Arc<Block> {
     let mut b = BlockBuilder::new(interval);
@@ -139,7 +139,7 @@ fn point_lookups_by_hash_answer_as_seeks_do() {
     for (case, users, versions, interval, ratio, restarts, hashed) in cases {
         for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
             let reverse = matches!(order, KeyOrder::Reverse);
-            let cmp = Comparator::Internal(order);
+            let cmp = BlockOrder::Internal(order);
             let entries = versioned_entries(users, versions, reverse);
             let block = build_hashed(&entries, interval, ratio);
             let plain = build(&entries, interval);
@@ -193,7 +193,7 @@ fn a_user_key_absent_from_the_block_is_not_found_in_it() {
         .map(|i| (ikey(format!("k{i:02}").as_bytes(), 5), b"v".to_vec()))
         .collect();
     let block = build_hashed(&entries, 4, 0.75);
-    let mut it = BlockIter::new(block, Comparator::Internal(KeyOrder::Bytewise));
+    let mut it = BlockIter::new(block, BlockOrder::Internal(KeyOrder::Bytewise));
     for absent in [&b"k20"[..], b"k05x", b"a", b"z"] {
         for seq in [1, 5, 9] {
             it.seek_for_get(&ikey(absent, seq));
@@ -211,7 +211,7 @@ fn a_user_key_absent_from_the_block_is_not_found_in_it() {
 fn iterators_over_hashed_blocks_agree_with_unhashed_ones() {
     for (users, versions, interval) in [(10, 1, 16), (100, 3, 2), (253, 1, 1)] {
         let entries = versioned_entries(users, versions, false);
-        let cmp = Comparator::Internal(KeyOrder::Bytewise);
+        let cmp = BlockOrder::Internal(KeyOrder::Bytewise);
         let walk = |block: Arc<Block>| {
             let mut it = BlockIter::new(block, cmp.clone());
             let mut seen = Vec::new();
@@ -263,7 +263,7 @@ fn damaged_hash_indexes_are_caught_or_harmless() {
     let len = good.len();
     let m = u16::from_le_bytes([good[len - 6], good[len - 5]]) as usize;
     let buckets = len - 6 - m;
-    let cmp = Comparator::Internal(KeyOrder::Bytewise);
+    let cmp = BlockOrder::Internal(KeyOrder::Bytewise);
     for value in 0..=255u8 {
         let mut d = good.clone();
         d[buckets..buckets + m].fill(value);
@@ -405,10 +405,10 @@ fn restart_found_both_ways(it: &BlockIter, target: &[u8]) -> Option<(usize, usiz
         Some((by_words.ok()?, by_keys.ok()?))
     }
     match &it.cmp {
-        Comparator::Plain(KeyOrder::Bytewise) => both::<false, false>(it, target),
-        Comparator::Plain(KeyOrder::Reverse) => both::<false, true>(it, target),
-        Comparator::Internal(KeyOrder::Bytewise) => both::<true, false>(it, target),
-        Comparator::Internal(KeyOrder::Reverse) => both::<true, true>(it, target),
+        BlockOrder::Plain(KeyOrder::Bytewise) => both::<false, false>(it, target),
+        BlockOrder::Plain(KeyOrder::Reverse) => both::<false, true>(it, target),
+        BlockOrder::Internal(KeyOrder::Bytewise) => both::<true, false>(it, target),
+        BlockOrder::Internal(KeyOrder::Reverse) => both::<true, true>(it, target),
         _ => None,
     }
 }
@@ -423,16 +423,16 @@ fn restart_found_both_ways(it: &BlockIter, target: &[u8]) -> Option<(usize, usiz
 fn seeks_in_every_order_agree_with_a_sorted_list() {
     let custom = || KeyOrder::Custom(Arc::new(ThroughTrait));
     let orders = [
-        Comparator::Plain(KeyOrder::Bytewise),
-        Comparator::Plain(KeyOrder::Reverse),
-        Comparator::Plain(custom()),
-        Comparator::Internal(KeyOrder::Bytewise),
-        Comparator::Internal(KeyOrder::Reverse),
-        Comparator::Internal(custom()),
+        BlockOrder::Plain(KeyOrder::Bytewise),
+        BlockOrder::Plain(KeyOrder::Reverse),
+        BlockOrder::Plain(custom()),
+        BlockOrder::Internal(KeyOrder::Bytewise),
+        BlockOrder::Internal(KeyOrder::Reverse),
+        BlockOrder::Internal(custom()),
     ];
     let mut rng = Rng::new(11);
     for cmp in orders {
-        let internal = matches!(cmp, Comparator::Internal(_));
+        let internal = matches!(cmp, BlockOrder::Internal(_));
         for round in 0..40 {
             // Up to 60 keys, or (every other round) up to 400: with intervals of 1 and
             // 2, blocks past `WORDS_FROM_RESTARTS` restart points, searched by words.
@@ -528,7 +528,7 @@ fn damaged_blocks_never_panic() {
         (build(&entries, 4), BYTEWISE),
         (
             build_hashed(&internal, 4, 0.75),
-            Comparator::Internal(KeyOrder::Bytewise),
+            BlockOrder::Internal(KeyOrder::Bytewise),
         ),
     ];
     for (good, cmp) in blocks {

@@ -44,10 +44,10 @@ impl Table {
         }
         let index_comparator = match (properties.index_key_is_user_key, &options.comparator) {
             (0, cmp) => cmp.clone(),
-            (_, Comparator::Internal(order))
+            (_, BlockOrder::Internal(order))
                 if !partitioned_index && footer.version >= TABLE_FORMAT_VERSION_USER_KEY_INDEX =>
             {
-                Comparator::Plain(order.clone())
+                BlockOrder::Plain(order.clone())
             }
             _ => {
                 return Err(Error::corruption(
@@ -59,8 +59,8 @@ impl Table {
                         footer.version,
                         properties.index_partitions,
                         match options.comparator {
-                            Comparator::Internal(_) => "internal",
-                            Comparator::Plain(_) => "whole",
+                            BlockOrder::Internal(_) => "internal",
+                            BlockOrder::Plain(_) => "whole",
                         }
                     ),
                 ))
@@ -199,7 +199,7 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
     let meta = Block::new(data).map_err(|why| Error::corruption(path, at, why))?;
     let (mut filter, mut properties, mut range_del) = (None, None, None);
     let mut partitioned_filter = None;
-    let mut it = BlockIter::new(Arc::new(meta), Comparator::BYTEWISE);
+    let mut it = BlockIter::new(Arc::new(meta), BlockOrder::BYTEWISE);
     it.seek_to_first();
     while it.valid() {
         let mut v = it.value();
