@@ -1,3 +1,4 @@
+use super::iter::{compare_in_byte_order, KeyBuf};
 use super::*;
 use crate::iterator::InternalIterator;
 use crate::testing::harness::{
