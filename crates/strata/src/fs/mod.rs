@@ -47,24 +47,34 @@ pub trait WritableFile: Send {
 }
 
 /// Makes a file's appended bytes durable (fdatasync) from another thread: see
-/// [`WritableFile::background_sync`].
+/// [`WritableFile::background_sync`]. A file system gives one for its own files with
+/// [`BackgroundSync::from_fn`]; [`BackgroundSync::new`] is the one of a file of the operating
+/// system's.
 pub struct BackgroundSync {
-    file: File,
-    path: PathBuf,
+    sync: Box<dyn Fn() -> Result<()> + Send + Sync>,
 }
 
 impl BackgroundSync {
     /// A handle syncing `file` (another descriptor of the file being appended to), named
     /// `path` in errors.
     pub fn new(file: File, path: PathBuf) -> BackgroundSync {
-        BackgroundSync { file, path }
+        BackgroundSync::from_fn(move || {
+            file.sync_data()
+                .map_err(|e| Error::io("fdatasync", &path, e))
+        })
     }
 
-    /// fdatasync of the file.
+    /// A handle whose `sync` calls `sync`: for a file system whose files are not the
+    /// operating system's.
+    pub fn from_fn(sync: impl Fn() -> Result<()> + Send + Sync + 'static) -> BackgroundSync {
+        BackgroundSync {
+            sync: Box::new(sync),
+        }
+    }
+
+    /// Makes what was appended before the call durable.
     pub fn sync(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))
+        (self.sync)()
     }
 }
 
@@ -219,7 +229,7 @@ fn no_direct_io(path: &Path) -> Error {
 }
 
 /// Copies the file `from` to a new file `to` and syncs the copy.
-pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Result<()> {
     let mut src = fs.open_sequential(from)?;
     let mut dst = fs.create_writable(to)?;
     let mut buf = vec![0u8; 256 * 1024];
@@ -234,9 +244,7 @@ pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Resu
 }
 
 /// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
-///
-/// The example of [`write_file_atomically`] calls it.
-pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
+pub(crate) fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
     let mut content = Vec::new();
     let mut file = fs.open_sequential(path)?;
     let mut buf = [0u8; 256];
@@ -253,21 +261,7 @@ pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result
 
 /// Replaces `dir/name` with `content` atomically and durably: a temporary file written and
 /// synced, renamed over the target, then the directory synced.
-///
-/// # Examples
-///
-/// ```
-/// use strata::fs::{read_small_file, write_file_atomically, PosixFs};
-///
-/// let dir = tempfile::tempdir()?;
-/// write_file_atomically(&PosixFs, dir.path(), "state", b"version 1")?;
-/// write_file_atomically(&PosixFs, dir.path(), "state", b"version 2")?; // old or new, never half
-/// let path = dir.path().join("state");
-/// assert_eq!(read_small_file(&PosixFs, &path, 1024)?, b"version 2");
-/// assert_eq!(read_small_file(&PosixFs, &path, 7)?, b"version"); // at most `limit` bytes
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn write_file_atomically(
+pub(crate) fn write_file_atomically(
     fs: &dyn FileSystem,
     dir: &Path,
     name: &str,

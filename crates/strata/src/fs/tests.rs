@@ -71,3 +71,17 @@ fn io_errors_name_the_path() {
         "{err}"
     );
 }
+
+#[test]
+fn a_file_replaced_atomically_reads_back_whole_or_up_to_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write_file_atomically(&PosixFs, dir.path(), "state", b"version 1").unwrap();
+    write_file_atomically(&PosixFs, dir.path(), "state", b"version 2").unwrap();
+    let path = dir.path().join("state");
+    assert_eq!(
+        read_small_file(&PosixFs, &path, 1024).unwrap(),
+        b"version 2"
+    );
+    assert_eq!(read_small_file(&PosixFs, &path, 7).unwrap(), b"version");
+    assert!(!dir.path().join("state.tmp").exists());
+}
