@@ -61,7 +61,7 @@ pub struct SimArgs {
 }
 
 /// Runs the simulation and prints its per-level table.
-pub fn run(args: &SimArgs) -> Result<(), Box<dyn std::error::Error>> {
+pub fn run(args: &SimArgs) -> Result<(), crate::cli::BoxError> {
     let steps = args
         .benchmarks
         .split(',')

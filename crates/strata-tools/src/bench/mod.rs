@@ -20,24 +20,26 @@ mod gen;
 mod plot;
 mod range_tombstones;
 mod report;
+mod steps;
 mod temp_db;
 mod units;
 mod workload;
 
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
 
 use strata::internals::Rng;
 
 pub use args::BenchArgs;
-use engine::{Counters, Engine, EngineResult, Retry, TxnMode, TxnOp, TxnRead};
-use gen::{fill_key, LiveKeys, ValueGen};
+use engine::{Counters, Engine, TxnMode};
+use gen::{LiveKeys, ValueGen};
 use range_tombstones::RangeTombstones;
-use report::{dir_size, result_line, Histogram, IntervalReporter, ProcSample, ThreadStats};
+use report::{dir_size, result_line, ProcSample, ThreadStats};
+use steps::{parse_step, step_txn_mode, Step, SET_PREFIX_LEN};
 use units::mb;
 
-type BoxError = engine::EngineError;
+use crate::cli::BoxError;
 
 /// `println!` that hands back a failed write (stdout closed by its reader, as in
 /// `strata bench | head`) instead of panicking, so that the run ends and cleans up.
@@ -59,98 +61,15 @@ macro_rules! out {
 /// draw different keys (readrandom after fillrandom finds about 63% of its keys, not all).
 static THREADS_STARTED: AtomicU64 = AtomicU64::new(0);
 
-/// What kind of work a step does.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Step {
-    Fill(KeyOrder),
-    FillSync,
-    /// fillseq through one table file written outside the database, then ingested.
-    FillSeqIngest,
-    Delete(KeyOrder),
-    ReadRandom {
-        missing: bool,
-    },
-    ReadSeq {
-        reverse: bool,
-    },
-    SeekRandom,
-    /// Readers (random gets, or seeks) while one more thread writes.
-    WhileWriting {
-        seek: bool,
-    },
-    /// Random gets and puts mixed by --readwritepercent.
-    ReadRandomWriteRandom,
-    /// Read-modify-write of random keys.
-    UpdateRandom,
-    /// Merges into random keys (db_bench's mergerandom).
-    MergeRandom,
-    /// Random gets and merges mixed by --mergereadpercent.
-    ReadRandomMergeRandom,
-    /// db_bench's randomtransaction: counters of --transaction_sets sets moved together.
-    RandomTransaction,
-    /// Read-modify-write of random keys through a transaction's updatable cursor.
-    UpdateRandomCursor,
-    Flush,
-    Compact(Option<usize>),
-    WaitForCompaction,
-    Stats,
-    LevelStats,
-    ResetStats,
-    /// A workload's step (YCSB, the expanding range, ...): see [`workload`].
-    Workload(workload::WorkloadStep),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum KeyOrder {
-    Sequential,
-    Random,
-    UniqueRandom,
-}
-
-/// The steps of --benchmarks by name, in the order --help lists them.
-const STEPS: &[(&str, Step)] = &[
-    ("fillseq", Step::Fill(KeyOrder::Sequential)),
-    ("fillrandom", Step::Fill(KeyOrder::Random)),
-    ("filluniquerandom", Step::Fill(KeyOrder::UniqueRandom)),
-    ("overwrite", Step::Fill(KeyOrder::Random)),
-    ("fillsync", Step::FillSync),
-    ("fillseqingest", Step::FillSeqIngest),
-    ("deleteseq", Step::Delete(KeyOrder::Sequential)),
-    ("deleterandom", Step::Delete(KeyOrder::Random)),
-    ("readrandom", Step::ReadRandom { missing: false }),
-    ("readmissing", Step::ReadRandom { missing: true }),
-    ("readseq", Step::ReadSeq { reverse: false }),
-    ("readreverse", Step::ReadSeq { reverse: true }),
-    ("seekrandom", Step::SeekRandom),
-    ("readwhilewriting", Step::WhileWriting { seek: false }),
-    ("seekrandomwhilewriting", Step::WhileWriting { seek: true }),
-    ("readrandomwriterandom", Step::ReadRandomWriteRandom),
-    ("updaterandom", Step::UpdateRandom),
-    ("mergerandom", Step::MergeRandom),
-    ("readrandommergerandom", Step::ReadRandomMergeRandom),
-    ("randomtransaction", Step::RandomTransaction),
-    ("updaterandomcursor", Step::UpdateRandomCursor),
-    ("flush", Step::Flush),
-    ("compact0", Step::Compact(Some(0))),
-    ("compact1", Step::Compact(Some(1))),
-    ("compactall", Step::Compact(None)),
-    ("compact", Step::Compact(None)),
-    ("waitforcompaction", Step::WaitForCompaction),
-    ("stats", Step::Stats),
-    ("levelstats", Step::LevelStats),
-    ("resetstats", Step::ResetStats),
-];
-
-fn parse_step(name: &str) -> Result<Step, String> {
-    let workloads = workload::STEPS.iter().map(|&(n, w)| (n, Step::Workload(w)));
-    let mut all = STEPS.iter().copied().chain(workloads);
-    match all.clone().find(|(n, _)| *n == name) {
-        Some((_, step)) => Ok(step),
-        None => Err(format!(
-            "unknown benchmark '{name}'; the known ones are {}",
-            all.by_ref().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
-        )),
-    }
+/// The key and value generators of the `thread_number`-th thread of the run, seeded with
+/// `--seed + thread_number` as in db_bench.
+fn thread_generators(args: &BenchArgs, thread_number: u64) -> (Rng, ValueGen) {
+    let base = if args.seed == 0 { 1000 } else { args.seed };
+    let seed = base.wrapping_add(thread_number);
+    (
+        Rng::new(seed),
+        ValueGen::new(seed, args.compression_ratio, args.value_size),
+    )
 }
 
 /// Checks the flags whose values clap lets through but a run cannot use.
@@ -249,7 +168,7 @@ pub fn run(args: &BenchArgs) -> Result<(), BoxError> {
         return Err(format!("--db {} is a file, not a directory", path.display()).into());
     }
     if !args.use_existing_db {
-        crate::db_dir::destroy(&path)?;
+        crate::admin::db_dir::destroy(&path)?;
     }
     // Declared before the database, so dropped after it is closed.
     let _temp = match args.db {
@@ -488,65 +407,23 @@ fn run_step(
     }
     let before_db = db.counters();
     let before_proc = ProcSample::now();
-    let start = Instant::now();
-    // In the *whilewriting steps the threads read (as readrandom or seekrandom) and one more
-    // thread writes until they are done; as in db_bench, only the readers are reported.
-    let (reader_step, with_writer) = match step {
-        Step::WhileWriting { seek: false } => (Step::ReadRandom { missing: false }, true),
-        Step::WhileWriting { seek: true } => (Step::SeekRandom, true),
-        other => (other, false),
+    let ctx = workload::Ctx {
+        args,
+        db,
+        name,
+        run_started,
     };
-    let readers_done = AtomicBool::new(false);
-    // A progress bar on stderr when it is a terminal, nothing otherwise.
-    let progress = std::io::stderr().is_terminal().then(|| AtomicU64::new(0));
-    let reporter = (args.report_interval() > 0)
-        .then(|| IntervalReporter::new(args, name, args.threads, run_started));
-    let (results, writer_result, intervals) = std::thread::scope(|s| {
-        let writer = with_writer.then(|| {
-            let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
-            let done = &readers_done;
-            s.spawn(move || background_writer(args, db, live, done, n))
-        });
-        let reporting = reporter.as_ref().map(|r| {
-            let done = &readers_done;
-            s.spawn(move || r.run(db, done))
-        });
-        let ticker = progress.as_ref().map(|p| {
-            let done = &readers_done;
-            s.spawn(move || show_progress(args, name, reader_step, p, done))
-        });
-        let handles: Vec<_> = (0..args.threads)
-            .map(|i| {
-                let n = THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
-                let meter = reporter.as_ref().map(|r| r.meter(i));
-                let progress = progress.as_ref();
-                s.spawn(move || run_thread(args, db, live, reader_step, n, (meter, progress)))
-            })
-            .collect();
-        let results: Vec<EngineResult<ThreadStats>> = handles
-            .into_iter()
-            .map(|h| h.join().expect("benchmark thread panicked"))
-            .collect();
-        readers_done.store(true, Ordering::Release);
-        if let Some(t) = ticker {
-            t.join().expect("progress thread panicked");
-        }
-        let writer_result = writer.map(|w| w.join().expect("writer thread panicked"));
-        let intervals = reporting.map(|r| r.join().expect("report thread panicked"));
-        (results, writer_result, intervals)
-    });
-    let writer = match writer_result {
-        Some(r) => Some(r.map_err(|e| format!("{name}: writer: {e}"))?),
-        None => None,
-    };
-    let elapsed = start.elapsed().as_secs_f64();
+    let outcome = steps::run(&ctx, live, step)?;
     let after_proc = ProcSample::now();
     let after_db = db.counters();
-
-    let mut total = ThreadStats::default();
-    for r in results {
-        total.merge(&r.map_err(|e| format!("{name}: {e}"))?);
-    }
+    let (total, elapsed, writer) = (outcome.total, outcome.elapsed, outcome.writer);
+    let intervals = outcome.intervals;
+    // The *whilewriting steps report their readers as readrandom or seekrandom.
+    let reader_step = match step {
+        Step::WhileWriting { seek: false } => Step::ReadRandom { missing: false },
+        Step::WhileWriting { seek: true } => Step::SeekRandom,
+        other => other,
+    };
     let user_bytes_written = total.written + writer.as_ref().map_or(0, |w| w.bytes);
     let message = match reader_step {
         Step::ReadRandom { .. } | Step::SeekRandom => {
@@ -859,456 +736,6 @@ fn space_amp(args: &BenchArgs, db: &dyn Engine, live: &LiveKeys) -> String {
     }
 }
 
-/// The key and value generators of the `thread_number`-th thread of the run, seeded with
-/// `--seed + thread_number` as in db_bench.
-fn thread_generators(args: &BenchArgs, thread_number: u64) -> (Rng, ValueGen) {
-    let base = if args.seed == 0 { 1000 } else { args.seed };
-    let seed = base.wrapping_add(thread_number);
-    (
-        Rng::new(seed),
-        ValueGen::new(seed, args.compression_ratio, args.value_size),
-    )
-}
-
-/// One thread's share of a step; `thread_number` counts the threads of the whole run.
-/// With `--duration` a step runs until the time is up instead of for `--num` or `--reads`
-/// operations.
-fn run_thread(
-    args: &BenchArgs,
-    db: &dyn Engine,
-    live: &LiveKeys,
-    step: Step,
-    thread_number: u64,
-    (meter, progress): (Option<report::Meter<'_>>, Option<&AtomicU64>),
-) -> EngineResult<ThreadStats> {
-    let (mut rng, mut values) = thread_generators(args, thread_number);
-    let key_size = match step {
-        Step::ReadRandom { missing: true } => args.key_size + 1, // as db_bench: never found
-        _ => args.key_size,
-    };
-    let mut key = vec![0u8; key_size];
-    let shape = args.key_shape();
-    let mut stats = ThreadStats::default();
-    let mut hist = Histogram::default();
-    let sync = args.options.sync || step == Step::FillSync;
-    let num = args.num.max(1);
-    let txn = step_txn_mode(args, step);
-    let start = Instant::now();
-    let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
-    // True while the thread should do operation number `done` of `limit`.
-    let more = |done: u64, limit: u64| match deadline {
-        Some(d) => Instant::now() < d,
-        None => done < limit,
-    };
-    let timing = args.histogram || meter.is_some();
-    let clock = || timing.then(Instant::now);
-    let mut timed = |stats: &mut ThreadStats, op_start: Option<Instant>| {
-        stats.done += 1;
-        let latency = op_start.map(|t| t.elapsed());
-        if let Some(d) = latency {
-            if args.histogram {
-                hist.record(d);
-            }
-        }
-        if let Some(m) = &meter {
-            m.record(latency);
-        }
-        if let Some(p) = progress {
-            p.fetch_add(1, Ordering::Relaxed);
-        }
-    };
-
-    match step {
-        Step::Fill(order) | Step::Delete(order) => {
-            let permutation = (order == KeyOrder::UniqueRandom).then(|| shuffled(num, &mut rng));
-            let tombstones = RangeTombstones::of(args).filter(|_| matches!(step, Step::Fill(_)));
-            // Keys drawn from the step's generator: the writes' and the tombstones' begin
-            // keys, as db_bench draws both from one generator.
-            let mut drawn = 0;
-            let mut draw = |rng: &mut Rng| {
-                let k = match order {
-                    KeyOrder::Sequential => drawn % num,
-                    KeyOrder::Random => rng.below(num),
-                    KeyOrder::UniqueRandom => permutation
-                        .as_ref()
-                        .map_or(drawn, |p| p[(drawn % num) as usize]),
-                };
-                drawn += 1;
-                k
-            };
-            // The begin key of a tombstone due and not yet written: drawn when due, as
-            // db_bench draws it, and written right after the write (or the batch, cut there)
-            // that reached the count.
-            let mut tombstones_due = Vec::new();
-            let mut i = 0;
-            let mut batch: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-            while more(i, args.writes()) {
-                let k = draw(&mut rng);
-                i += 1;
-                shape.fill(k, &mut key);
-                if tombstones.is_some_and(|t| t.due(i)) {
-                    tombstones_due.push(draw(&mut rng));
-                }
-                let t = clock();
-                if matches!(step, Step::Delete(_)) {
-                    match txn {
-                        None => db.delete(&key, sync)?,
-                        Some(m) => {
-                            in_txn(db, m, TxnOp::Delete(&key), sync, &mut stats)?;
-                        }
-                    }
-                    live.delete(k);
-                    stats.bytes += key_size as u64;
-                    stats.written += key_size as u64;
-                } else if args.batch_size > 1 {
-                    // One batch of --batch_size puts, timed as one operation per put when
-                    // it is written (db_bench counts entries, not batches).
-                    batch.push((key.clone(), values.next(args.value_size).to_vec()));
-                    live.put(k);
-                    stats.bytes += (key_size + args.value_size) as u64;
-                    stats.written += (key_size + args.value_size) as u64;
-                    // A tombstone due cuts the batch: it must follow the writes before it and
-                    // precede those after it, as it does inside db_bench's batch.
-                    if batch.len() < args.batch_size
-                        && more(i, args.writes())
-                        && tombstones_due.is_empty()
-                    {
-                        continue;
-                    }
-                    match txn {
-                        None => db.put_batch(&batch, sync)?,
-                        Some(m) => {
-                            in_txn(db, m, TxnOp::Put(&batch), sync, &mut stats)?;
-                        }
-                    }
-                    for _ in 1..batch.len() {
-                        timed(&mut stats, None);
-                    }
-                    batch.clear();
-                } else {
-                    let value = values.next(args.value_size);
-                    put(db, txn, (&key, value), sync, &mut stats)?;
-                    live.put(k);
-                    stats.bytes += (key_size + args.value_size) as u64;
-                    stats.written += (key_size + args.value_size) as u64;
-                }
-                timed(&mut stats, t);
-                if let Some(rule) = tombstones {
-                    for begin in std::mem::take(&mut tombstones_due) {
-                        let written = delete_range(args, db, live, rule, begin, sync)?;
-                        stats.range_tombstones += u64::from(written);
-                    }
-                }
-            }
-        }
-        Step::FillSync => {
-            let tombstones = RangeTombstones::of(args);
-            while more(stats.done, (args.writes() / 1000).max(1)) {
-                let k = rng.below(num);
-                shape.fill(k, &mut key);
-                let value = values.next(args.value_size);
-                let t = clock();
-                put(db, txn, (&key, value), sync, &mut stats)?;
-                live.put(k);
-                stats.bytes += (key_size + args.value_size) as u64;
-                stats.written += (key_size + args.value_size) as u64;
-                timed(&mut stats, t);
-                if let Some(rule) = tombstones.filter(|t| t.due(stats.done)) {
-                    let begin = rng.below(num);
-                    let written = delete_range(args, db, live, rule, begin, sync)?;
-                    stats.range_tombstones += u64::from(written);
-                }
-            }
-        }
-        Step::FillSeqIngest => {
-            let mut k = 0;
-            let limit = args.writes().min(num);
-            let mut next = |key: &mut Vec<u8>, value: &mut Vec<u8>| {
-                if k >= limit {
-                    return false;
-                }
-                key.resize(key_size, 0);
-                shape.fill(k, key);
-                value.clear();
-                value.extend_from_slice(values.next(args.value_size));
-                live.put(k);
-                k += 1;
-                true
-            };
-            stats.ingest = Some(db.ingest_sorted(&mut next)?);
-            stats.done = k;
-            stats.bytes = k * (key_size + args.value_size) as u64;
-            stats.written = stats.bytes;
-        }
-        Step::ReadRandom { .. } => {
-            while more(stats.done, args.reads()) {
-                shape.fill(rng.below(num), &mut key);
-                let t = clock();
-                if let Some(len) = get(db, txn, &key, &mut stats)? {
-                    stats.found += 1;
-                    stats.bytes += (key.len() + len) as u64;
-                }
-                timed(&mut stats, t);
-            }
-        }
-        Step::ReadRandomWriteRandom | Step::UpdateRandom => {
-            // db_bench's loops: a read, then (by --readwritepercent, or always for an
-            // update) a write of the same key.
-            while more(stats.done, args.reads()) {
-                let k = rng.below(num);
-                shape.fill(k, &mut key);
-                let read =
-                    step == Step::UpdateRandom || rng.below(100) < u64::from(args.readwritepercent);
-                let t = clock();
-                if let (Some(m), Step::UpdateRandom) = (txn, step) {
-                    // get_for_update and put in one transaction.
-                    let value = values.next(args.value_size);
-                    let r = in_txn(db, m, TxnOp::Update(&key, value), sync, &mut stats)?;
-                    stats.found += u64::from(r.found);
-                    stats.bytes += r.bytes + (key_size + args.value_size) as u64;
-                    stats.written += (key_size + args.value_size) as u64;
-                    live.put(k);
-                    timed(&mut stats, t);
-                    continue;
-                }
-                if read {
-                    if let Some(len) = get(db, txn, &key, &mut stats)? {
-                        stats.found += 1;
-                        stats.bytes += (key.len() + len) as u64;
-                    }
-                    stats.reads += 1;
-                }
-                if !read || step == Step::UpdateRandom {
-                    put(
-                        db,
-                        txn,
-                        (&key, values.next(args.value_size)),
-                        sync,
-                        &mut stats,
-                    )?;
-                    live.put(k);
-                    stats.bytes += (key_size + args.value_size) as u64;
-                    stats.written += (key_size + args.value_size) as u64;
-                }
-                timed(&mut stats, t);
-            }
-            if step == Step::UpdateRandom {
-                stats.reads = 0;
-            }
-        }
-        Step::MergeRandom | Step::ReadRandomMergeRandom => {
-            // db_bench's loops: a random key of --merge_keys, then a merge (always, or by
-            // --mergereadpercent) or a get. Operands of uint64add are 8 bytes, as its
-            // integers; others --value_size.
-            let operand_size = match args.options.merge_operator.as_str() {
-                "uint64add" => 8,
-                _ => args.value_size,
-            };
-            let keys = args.merge_keys().max(1);
-            while more(stats.done, args.reads()) {
-                let k = rng.below(keys);
-                shape.fill(k, &mut key);
-                let merge =
-                    step == Step::MergeRandom || rng.below(100) < u64::from(args.mergereadpercent);
-                let t = clock();
-                if merge {
-                    db.merge(&key, values.next(operand_size), sync)?;
-                    live.put(k);
-                    stats.bytes += (key_size + operand_size) as u64;
-                    stats.written += (key_size + operand_size) as u64;
-                } else {
-                    if let Some(len) = db.get(&key)? {
-                        stats.found += 1;
-                        stats.bytes += (key.len() + len) as u64;
-                    }
-                    stats.reads += 1;
-                }
-                timed(&mut stats, t);
-            }
-        }
-        Step::ReadSeq { reverse } => {
-            // One pass over the database; with --duration, passes until the time is up.
-            while more(stats.done, args.reads()) {
-                let mut t = clock();
-                let mut visited = false;
-                db.scan(reverse, &mut |k, v| {
-                    visited = true;
-                    stats.bytes += (k.len() + v.len()) as u64;
-                    timed(&mut stats, t);
-                    t = clock();
-                    more(stats.done, args.reads())
-                })?;
-                if deadline.is_none() || !visited {
-                    break;
-                }
-            }
-        }
-        Step::SeekRandom => {
-            while more(stats.done, args.reads()) {
-                shape.fill_for_seek(rng.below(num), &mut key);
-                let t = clock();
-                let (found, bytes) = match txn {
-                    None => db.seek(&key, args.seek_nexts)?,
-                    Some(m) => {
-                        let op = TxnOp::Seek(&key, args.seek_nexts);
-                        let r = in_txn(db, m, op, false, &mut stats)?;
-                        (r.found, r.bytes)
-                    }
-                };
-                stats.found += u64::from(found);
-                stats.bytes += bytes;
-                timed(&mut stats, t);
-            }
-        }
-        Step::RandomTransaction => {
-            // As db_bench's RandomTransactionInserter: one increment, 1 to 100, added to a
-            // random key of every set.
-            let mode = txn.unwrap_or(TxnMode::Pessimistic);
-            let sets = args.transaction_sets as usize;
-            let mut keys = vec![vec![0u8; SET_PREFIX_LEN + key_size]; sets];
-            while more(stats.done, args.reads()) {
-                let increment = rng.below(100) + 1;
-                for (i, set_key) in keys.iter_mut().enumerate() {
-                    let prefix = format!("{:04}", i + 1);
-                    set_key[..SET_PREFIX_LEN].copy_from_slice(prefix.as_bytes());
-                    shape.fill(rng.below(num), &mut set_key[SET_PREFIX_LEN..]);
-                }
-                let t = clock();
-                let r = in_txn(
-                    db,
-                    mode,
-                    TxnOp::AddToEach(&keys, increment),
-                    sync,
-                    &mut stats,
-                )?;
-                stats.found += u64::from(r.found);
-                stats.increments = stats.increments.wrapping_add(increment);
-                let bytes = (sets * (SET_PREFIX_LEN + key_size + 8)) as u64;
-                stats.bytes += bytes;
-                stats.written += bytes;
-                timed(&mut stats, t);
-            }
-        }
-        Step::UpdateRandomCursor => {
-            let mode = txn.unwrap_or(TxnMode::Pessimistic);
-            while more(stats.done, args.reads()) {
-                let k = rng.below(num);
-                shape.fill(k, &mut key);
-                let value = values.next(args.value_size);
-                let t = clock();
-                let r = in_txn(db, mode, TxnOp::CursorUpdate(&key, value), sync, &mut stats)?;
-                if r.found {
-                    stats.found += 1;
-                    stats.bytes += r.bytes + (key_size + args.value_size) as u64;
-                    stats.written += (key_size + args.value_size) as u64;
-                }
-                timed(&mut stats, t);
-            }
-        }
-        Step::WaitForCompaction
-        | Step::WhileWriting { .. }
-        | Step::Compact(_)
-        | Step::Stats
-        | Step::LevelStats
-        | Step::ResetStats
-        | Step::Workload(_)
-        | Step::Flush => {}
-    }
-    stats.seconds = start.elapsed().as_secs_f64();
-    stats.hist = hist;
-    Ok(stats)
-}
-
-/// The transactions `step` runs: those of the flags in the steps that read or write through
-/// them, and always some in the steps made of transactions.
-fn step_txn_mode(args: &BenchArgs, step: Step) -> Option<TxnMode> {
-    match step {
-        Step::RandomTransaction | Step::UpdateRandomCursor => args.open_txn_mode(),
-        Step::Fill(_)
-        | Step::FillSync
-        | Step::Delete(_)
-        | Step::ReadRandom { .. }
-        | Step::SeekRandom
-        | Step::ReadRandomWriteRandom
-        | Step::UpdateRandom => args.txn_mode(),
-        _ => None,
-    }
-}
-
-/// The most times one operation's transaction is run again before the step gives up.
-const MAX_RETRIES: u64 = 100_000;
-
-/// Runs `op` as a transaction of `mode` until it commits, counting the retries in `stats`.
-fn in_txn(
-    db: &dyn Engine,
-    mode: TxnMode,
-    op: TxnOp<'_>,
-    sync: bool,
-    stats: &mut ThreadStats,
-) -> EngineResult<TxnRead> {
-    let mut retries = 0;
-    loop {
-        match db.transaction(mode, op, sync)? {
-            Ok(read) => {
-                if op.read_only() {
-                    stats.read_only_txns += 1;
-                } else {
-                    stats.commits += 1;
-                }
-                return Ok(read);
-            }
-            Err(why) => {
-                match why {
-                    Retry::Conflict => stats.conflicts += 1,
-                    Retry::Deadlock => stats.deadlocks += 1,
-                    Retry::Timeout => stats.timeouts += 1,
-                }
-                retries += 1;
-                if retries >= MAX_RETRIES {
-                    return Err(format!(
-                        "a transaction was rolled back {retries} times in a row (last: {why:?}); \
-                         giving up"
-                    )
-                    .into());
-                }
-            }
-        }
-    }
-}
-
-/// A put, in a transaction of `mode` if there is one.
-fn put(
-    db: &dyn Engine,
-    mode: Option<TxnMode>,
-    (key, value): (&[u8], &[u8]),
-    sync: bool,
-    stats: &mut ThreadStats,
-) -> EngineResult<()> {
-    match mode {
-        None => db.put(key, value, sync),
-        Some(m) => {
-            let entry = [(key.to_vec(), value.to_vec())];
-            in_txn(db, m, TxnOp::Put(&entry), sync, stats).map(|_| ())
-        }
-    }
-}
-
-/// A get (the length of the value found), in a transaction of `mode` if there is one.
-fn get(
-    db: &dyn Engine,
-    mode: Option<TxnMode>,
-    key: &[u8],
-    stats: &mut ThreadStats,
-) -> EngineResult<Option<usize>> {
-    match mode {
-        None => db.get(key),
-        Some(m) => {
-            let read = in_txn(db, m, TxnOp::Get(key), false, stats)?;
-            Ok(read.found.then(|| read.bytes as usize - key.len()))
-        }
-    }
-}
-
 /// db_bench's RandomTransactionInserter::Verify: the counters of each of the
 /// --transaction_sets sets sum to the same total. The line to print, or the error that
 /// fails the run.
@@ -1350,121 +777,6 @@ fn verify_sets(args: &BenchArgs, db: &dyn Engine, step: &ThreadStats) -> Result<
         keys.iter().sum::<u64>(),
         step.increments
     ))
-}
-
-/// Bytes of randomtransaction's set prefix: the set's number, from 1, in decimal digits.
-const SET_PREFIX_LEN: usize = 4;
-
-/// Writes the range tombstone of `rule` that begins at key number `begin`, and marks the
-/// keys it deletes (those of its column family) as gone. Returns false, writing nothing,
-/// when the range would wrap past the largest key of --key_size (keys under 8 bytes).
-fn delete_range(
-    args: &BenchArgs,
-    db: &dyn Engine,
-    live: &LiveKeys,
-    rule: RangeTombstones,
-    begin: u64,
-    sync: bool,
-) -> EngineResult<bool> {
-    let end = begin.saturating_add(rule.width);
-    let (mut b, mut e) = (vec![0u8; args.key_size], vec![0u8; args.key_size]);
-    fill_key(begin, &mut b);
-    fill_key(end, &mut e);
-    if e <= b {
-        return Ok(false);
-    }
-    db.delete_range(&b, &e, sync)?;
-    let families = args.num_column_families.max(1);
-    let family = engine::family_of(&b, families);
-    for k in begin..end.min(args.num) {
-        fill_key(k, &mut e);
-        if engine::family_of(&e, families) == family {
-            live.delete(k);
-        }
-    }
-    Ok(true)
-}
-
-/// Draws a step's progress bar until `done`: operations out of the step's total, or seconds
-/// out of --duration.
-fn show_progress(args: &BenchArgs, name: &str, step: Step, ops: &AtomicU64, done: &AtomicBool) {
-    let threads = args.threads as u64;
-    let (total, by_time) = match step {
-        _ if args.duration > 0 => (args.duration, true),
-        Step::Fill(_) | Step::Delete(_) => (args.writes() * threads, false),
-        Step::FillSync => ((args.writes() / 1000).max(1) * threads, false),
-        Step::FillSeqIngest => (args.writes() * threads, false),
-        _ => (args.reads() * threads, false),
-    };
-    let bar = indicatif::ProgressBar::new(total);
-    let template = if by_time {
-        "{msg:>12} [{bar:40}] {pos}/{len} s"
-    } else {
-        "{msg:>12} [{bar:40}] {pos}/{len} ops, {per_sec}, eta {eta}"
-    };
-    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(name.to_string());
-    let start = Instant::now();
-    while !done.load(Ordering::Acquire) {
-        bar.set_position(if by_time {
-            start.elapsed().as_secs()
-        } else {
-            ops.load(Ordering::Relaxed)
-        });
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    bar.finish_and_clear();
-}
-
-/// The writer of the *whilewriting steps: random puts, at most
-/// `--benchmark_write_rate_limit` bytes per second, until `done`.
-fn background_writer(
-    args: &BenchArgs,
-    db: &dyn Engine,
-    live: &LiveKeys,
-    done: &AtomicBool,
-    thread_number: u64,
-) -> EngineResult<WriterStats> {
-    let (mut rng, mut values) = thread_generators(args, thread_number);
-    let mut key = vec![0u8; args.key_size];
-    let shape = args.key_shape();
-    let start = Instant::now();
-    let mut bytes = 0u64;
-    let mut puts = 0;
-    while !done.load(Ordering::Acquire) {
-        let k = rng.below(args.num.max(1));
-        shape.fill(k, &mut key);
-        db.put(&key, values.next(args.value_size), args.options.sync)?;
-        live.put(k);
-        puts += 1;
-        bytes += (args.key_size + args.value_size) as u64;
-        if args.benchmark_write_rate_limit > 0 {
-            let due = bytes as f64 / args.benchmark_write_rate_limit as f64;
-            let ahead = due - start.elapsed().as_secs_f64();
-            if ahead > 0.0 {
-                std::thread::sleep(std::time::Duration::from_secs_f64(ahead.min(0.1)));
-            }
-        }
-    }
-    Ok(WriterStats { puts, bytes })
-}
-
-/// What the writer of a *whilewriting step did.
-struct WriterStats {
-    puts: u64,
-    bytes: u64,
-}
-
-/// 0..n in a random order (Fisher-Yates).
-fn shuffled(n: u64, rng: &mut Rng) -> Vec<u64> {
-    let mut v: Vec<u64> = (0..n).collect();
-    for i in (1..v.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        v.swap(i, j);
-    }
-    v
 }
 
 #[cfg(test)]
@@ -1522,7 +834,7 @@ mod tests {
     fn unknown_steps_are_errors_that_list_the_known_ones() {
         let e = parse_step("fillsequential").unwrap_err();
         assert!(e.contains("'fillsequential'"), "{e}");
-        for (name, _) in STEPS {
+        for (name, _) in steps::STEPS {
             assert!(e.contains(name), "{name} missing from: {e}");
             assert!(parse_step(name).is_ok());
         }

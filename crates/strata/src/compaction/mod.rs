@@ -5,14 +5,16 @@
 //! which versions the merge keeps, after [`operands`] has combined merge operands and
 //! [`filter`] has applied the family's compaction filter (and a TTL family's expiry); [`cut`]
 //! where its outputs are cut into files; [`style`] holds the user-facing choice of compaction
-//! style. The database runs the job and installs the result (`db::compact`). [`sim`] runs the pickers on a simulated
-//! tree to measure a policy's write-amp and space-amp (`strata sim`).
+//! style. The database runs the job and installs the result (`db::compact`).
+//! `sim` (with the `sim` feature) runs the pickers on a simulated tree to measure a policy's
+//! write-amp and space-amp (`strata sim`).
 
 pub mod covered;
 pub mod cut;
 pub mod filter;
 pub mod operands;
 pub mod picker;
+#[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod style;
 pub mod task;

@@ -27,7 +27,9 @@
 
 use std::sync::Arc;
 
-pub use super::task::{Busy, CompactionTask, LevelInputs, PickerOptions, Reason, Writes};
+pub use super::task::{
+    key_range, Busy, CompactionTask, LevelInputs, PickerOptions, Reason, Writes,
+};
 use crate::compaction::style::CompactionStyle;
 use crate::comparator::KeyOrder;
 use crate::key::user_key;
@@ -156,15 +158,6 @@ pub fn overlapping(
     hi: &[u8],
 ) -> Vec<Arc<FileMeta>> {
     crate::version::overlapping_files(order, files, lo, hi).to_vec()
-}
-
-/// The user-key range covered by `files`, user keys in `order`.
-pub fn key_range(order: &KeyOrder, files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
-    let smallest = files.iter().map(|f| user_key(&f.smallest));
-    let largest = files.iter().map(|f| user_key(&f.largest));
-    let lo = smallest.reduce(|a, b| order.min(a, b))?;
-    let hi = largest.reduce(|a, b| order.max(a, b))?;
-    Some((lo.to_vec(), hi.to_vec()))
 }
 
 /// The leveled pick: levels by score, most urgent first.

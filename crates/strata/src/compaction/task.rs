@@ -183,8 +183,17 @@ impl CompactionTask {
     /// The user-key range of all inputs.
     pub fn key_range(&self) -> Option<(Vec<u8>, Vec<u8>)> {
         let files: Vec<Arc<FileMeta>> = self.all_inputs().cloned().collect();
-        super::picker::key_range(&self.order, &files)
+        key_range(&self.order, &files)
     }
+}
+
+/// The user-key range covered by `files`, user keys in `order`.
+pub fn key_range(order: &KeyOrder, files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let smallest = files.iter().map(|f| user_key(&f.smallest));
+    let largest = files.iter().map(|f| user_key(&f.largest));
+    let lo = smallest.reduce(|a, b| order.min(a, b))?;
+    let hi = largest.reduce(|a, b| order.max(a, b))?;
+    Some((lo.to_vec(), hi.to_vec()))
 }
 
 /// Whether a family has writes not yet flushed, as the picker sees it: L0's leftover flushes

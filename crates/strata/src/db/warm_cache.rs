@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::iterator::InternalIterator;
-use crate::table::reader::{BlockCache, TableIterator};
+use crate::table::{iter::TableIterator, reader::BlockCache};
 
 /// The tally of one compaction job's inputs (see the module documentation).
 #[derive(Default)]

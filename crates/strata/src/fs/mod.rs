@@ -47,24 +47,34 @@ pub trait WritableFile: Send {
 }
 
 /// Makes a file's appended bytes durable (fdatasync) from another thread: see
-/// [`WritableFile::background_sync`].
+/// [`WritableFile::background_sync`]. A file system gives one for its own files with
+/// [`BackgroundSync::from_fn`]; [`BackgroundSync::new`] is the one of a file of the operating
+/// system's.
 pub struct BackgroundSync {
-    file: File,
-    path: PathBuf,
+    sync: Box<dyn Fn() -> Result<()> + Send + Sync>,
 }
 
 impl BackgroundSync {
     /// A handle syncing `file` (another descriptor of the file being appended to), named
     /// `path` in errors.
     pub fn new(file: File, path: PathBuf) -> BackgroundSync {
-        BackgroundSync { file, path }
+        BackgroundSync::from_fn(move || {
+            file.sync_data()
+                .map_err(|e| Error::io("fdatasync", &path, e))
+        })
     }
 
-    /// fdatasync of the file.
+    /// A handle whose `sync` calls `sync`: for a file system whose files are not the
+    /// operating system's.
+    pub fn from_fn(sync: impl Fn() -> Result<()> + Send + Sync + 'static) -> BackgroundSync {
+        BackgroundSync {
+            sync: Box::new(sync),
+        }
+    }
+
+    /// Makes what was appended before the call durable.
     pub fn sync(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))
+        (self.sync)()
     }
 }
 
@@ -219,7 +229,7 @@ fn no_direct_io(path: &Path) -> Error {
 }
 
 /// Copies the file `from` to a new file `to` and syncs the copy.
-pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Result<()> {
     let mut src = fs.open_sequential(from)?;
     let mut dst = fs.create_writable(to)?;
     let mut buf = vec![0u8; 256 * 1024];
@@ -234,9 +244,7 @@ pub fn copy_file<F: FileSystem + ?Sized>(fs: &F, from: &Path, to: &Path) -> Resu
 }
 
 /// Reads a small file whole (at most `limit` bytes are kept; the rest is ignored).
-///
-/// The example of [`write_file_atomically`] calls it.
-pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
+pub(crate) fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result<Vec<u8>> {
     let mut content = Vec::new();
     let mut file = fs.open_sequential(path)?;
     let mut buf = [0u8; 256];
@@ -253,21 +261,7 @@ pub fn read_small_file(fs: &dyn FileSystem, path: &Path, limit: usize) -> Result
 
 /// Replaces `dir/name` with `content` atomically and durably: a temporary file written and
 /// synced, renamed over the target, then the directory synced.
-///
-/// # Examples
-///
-/// ```
-/// use strata::fs::{read_small_file, write_file_atomically, PosixFs};
-///
-/// let dir = tempfile::tempdir()?;
-/// write_file_atomically(&PosixFs, dir.path(), "state", b"version 1")?;
-/// write_file_atomically(&PosixFs, dir.path(), "state", b"version 2")?; // old or new, never half
-/// let path = dir.path().join("state");
-/// assert_eq!(read_small_file(&PosixFs, &path, 1024)?, b"version 2");
-/// assert_eq!(read_small_file(&PosixFs, &path, 7)?, b"version"); // at most `limit` bytes
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn write_file_atomically(
+pub(crate) fn write_file_atomically(
     fs: &dyn FileSystem,
     dir: &Path,
     name: &str,
@@ -700,78 +694,4 @@ impl WritableFile for CountedFile {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn posix_files_append_read_and_lock() {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = PosixFs;
-        let p = dir.path().join("f");
-        let stats = Arc::new(IoStats::default());
-        let mut w = CountedFile::new(fs.create_writable(&p).unwrap(), stats.clone(), IoClass::Wal);
-        w.append(b"hello ").unwrap();
-        w.append(b"world").unwrap();
-        w.sync().unwrap();
-        assert_eq!(w.len(), 11);
-        assert_eq!(stats.snapshot().written(IoClass::Wal), 11);
-        assert_eq!(stats.snapshot().syncs(IoClass::Wal), 1);
-        let mut r = fs.open_sequential(&p).unwrap();
-        let mut buf = [0u8; 64];
-        let n = r.read(&mut buf).unwrap();
-        assert_eq!(&buf[..n], b"hello world");
-        fs.truncate(&p, 5).unwrap();
-        assert_eq!(fs.file_size(&p).unwrap(), 5);
-
-        let lock_path = dir.path().join("LOCK");
-        let held = fs.lock(&lock_path).unwrap();
-        let err = fs.lock(&lock_path).err().unwrap();
-        assert_eq!(err.kind(), crate::ErrorKind::Busy);
-        drop(held);
-        fs.lock(&lock_path).unwrap();
-    }
-
-    #[test]
-    fn vectors_read_at_an_offset_match_reads_into_a_buffer() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        std::fs::write(&path, &data).unwrap();
-        let file = PosixFs.open_random(&path).unwrap();
-        for (offset, len) in [
-            (0, 0),
-            (0, 1),
-            (5, 4096),
-            (99_000, 1000),
-            (0, 100_000),
-            (1, 65_536),
-        ] {
-            let got = file.read_vec_at(offset, len).unwrap();
-            assert_eq!(
-                got,
-                &data[offset as usize..offset as usize + len],
-                "{offset} {len}"
-            );
-            let mut buf = vec![0; len];
-            file.read_exact_at(offset, &mut buf).unwrap();
-            assert_eq!(got, buf);
-        }
-        let err = file.read_vec_at(99_999, 2).unwrap_err();
-        assert!(
-            err.to_string().contains(&path.display().to_string()),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn io_errors_name_the_path() {
-        let err = PosixFs
-            .open_sequential(Path::new("/nonexistent/strata/file"))
-            .err()
-            .unwrap();
-        assert!(
-            err.to_string().contains("/nonexistent/strata/file"),
-            "{err}"
-        );
-    }
-}
+mod tests;

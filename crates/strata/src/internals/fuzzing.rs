@@ -16,7 +16,7 @@ use crate::fs::{RandomAccessFile, SequentialFile};
 use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, KIND_FOR_SEEK, MAX_SEQUENCE};
 use crate::log::LogReader;
-use crate::table::block::{Block, BlockIter, Comparator};
+use crate::table::block::{Block, BlockIter, BlockOrder};
 use crate::table::filter::Filter;
 use crate::table::reader::TableReadOptions;
 use crate::table::{Table, TableOptions};
@@ -110,7 +110,7 @@ pub fn block_reader(data: &[u8]) {
     };
     let block = Arc::new(block);
     for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
-        let mut it = BlockIter::new(block.clone(), Comparator::Internal(order));
+        let mut it = BlockIter::new(block.clone(), BlockOrder::Internal(order));
         it.seek_to_first();
         let mut keys = Vec::new();
         while it.valid() && keys.len() < 100_000 {

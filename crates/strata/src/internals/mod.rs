@@ -1,14 +1,19 @@
 //! Internals opened to the `strata` command, the fuzz targets and the integration tests.
+//! The compaction simulator (`sim`) and the fuzz targets' logic (`fuzzing`) are compiled
+//! only with the crate's `sim` and `fuzzing` features.
 //! Hidden from the documentation and outside the public API: anything here may change in any
 //! release.
 
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod range_del;
 
 pub use crate::blob::reader::{BlobFileReader, BlobRecord};
 pub use crate::blob::writer::BlobFileWriter;
 pub use crate::blob::{BlobFileSummary, BlobIndex};
-pub use crate::compaction::{sim, PickerOptions};
+#[cfg(feature = "sim")]
+pub use crate::compaction::sim;
+pub use crate::compaction::PickerOptions;
 pub use crate::filename::{is_engine_file as is_strata_file, parse_file_name, FileKind};
 pub use crate::iterator::InternalIterator;
 pub use crate::key::{append_internal_key, ParsedKey, ValueKind};

@@ -38,7 +38,7 @@ use crate::fs::WritableFile;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
-use crate::table::block::{self, BlockBuilder, Comparator};
+use crate::table::block::{self, BlockBuilder, BlockOrder};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
     block_trailer, compress_block, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
@@ -104,7 +104,7 @@ impl TableBuilder {
         let hashed = options.data_block_index_type == DataBlockIndexType::BinaryAndHash
             && matches!(
                 options.comparator,
-                Comparator::Internal(KeyOrder::Bytewise | KeyOrder::Reverse)
+                BlockOrder::Internal(KeyOrder::Bytewise | KeyOrder::Reverse)
             );
         TableBuilder {
             file,
@@ -117,7 +117,7 @@ impl TableBuilder {
             },
             hashed,
             index_block: BlockBuilder::new(1),
-            user_key_index: (!two_level && matches!(options.comparator, Comparator::Internal(_)))
+            user_key_index: (!two_level && matches!(options.comparator, BlockOrder::Internal(_)))
                 .then(|| BlockBuilder::new(1)),
             partitions: two_level.then(|| {
                 PartitionBuilder::new(options.metadata_block_size, options.bloom_bits_per_key)
@@ -365,8 +365,8 @@ impl TableBuilder {
         self.flush_data_block()?;
         if let Some((mut last, handle)) = self.pending_index.take() {
             match &self.options.comparator {
-                Comparator::Plain(o) => o.find_short_successor(&mut last),
-                Comparator::Internal(o) => o.shorten_internal_successor(&mut last),
+                BlockOrder::Plain(o) => o.find_short_successor(&mut last),
+                BlockOrder::Internal(o) => o.shorten_internal_successor(&mut last),
             }
             self.add_index_entry(&last, handle, None);
         }

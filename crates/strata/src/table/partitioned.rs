@@ -48,10 +48,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::table::block::{Block, BlockBuilder, BlockIter, Comparator};
+use crate::table::block::{Block, BlockBuilder, BlockIter, BlockOrder};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::BlockHandle;
-use crate::table::reader::Table;
 
 /// The meta-index name of the top-level filter index. On disk.
 pub const FILTER_META_NAME: &[u8] = b"strata.partitioned_filter";
@@ -72,7 +71,7 @@ pub(crate) fn decode_handle(
 /// `None` past the end. `block` is at `at` in `path`; `what` names it in errors.
 pub(crate) fn search(
     block: Arc<Block>,
-    cmp: &Comparator,
+    cmp: &BlockOrder,
     target: &[u8],
     last_if_past: bool,
     (path, at, what): (&Path, u64, &str),
@@ -180,12 +179,28 @@ pub(crate) fn top_level_block<'a>(
     b.finish().to_vec()
 }
 
+/// Where an index cursor reads its blocks: LevelDB's two-level iterator takes a function
+/// that loads the block an index entry names; [`IndexIter`] takes the table as this trait,
+/// which loads an index partition (from the block cache or the file) and tells what an error
+/// names.
+pub trait IndexSource {
+    /// The table's path, the order of its index's keys and the index's offset.
+    fn index_context(&self) -> (&Path, &BlockOrder, u64);
+
+    /// The index partition at `handle`, from the cache or the file.
+    fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>>;
+
+    /// What a seek of the index looks for, given the internal key `target` a seek of the
+    /// table looks for (its user key when the index holds user keys).
+    fn index_target<'a>(&self, target: &'a [u8]) -> &'a [u8];
+}
+
 /// A cursor over a table's index, flat (one index block) or two-level (a top-level index
 /// over index partitions, each read from the block cache or the file when the cursor
 /// reaches it). An error reading a partition makes the cursor invalid for good and is
 /// returned by [`IndexIter::error`].
-pub struct IndexIter {
-    table: Arc<Table>,
+pub struct IndexIter<S> {
+    table: Arc<S>,
     /// The cursor of the index block, or of the top-level index.
     top: BlockIter,
     /// With a two-level index: the cursor of the partition `top` is on, and its offset.
@@ -194,7 +209,7 @@ pub struct IndexIter {
     error: Option<Error>,
 }
 
-impl Clone for IndexIter {
+impl<S> Clone for IndexIter<S> {
     fn clone(&self) -> Self {
         IndexIter {
             table: self.table.clone(),
@@ -206,10 +221,10 @@ impl Clone for IndexIter {
     }
 }
 
-impl IndexIter {
+impl<S: IndexSource> IndexIter<S> {
     /// An unpositioned cursor over `table`'s index, whose index block (top-level index when
     /// `two_level`) is `top`.
-    pub(crate) fn new(table: Arc<Table>, top: Arc<Block>, two_level: bool) -> IndexIter {
+    pub(crate) fn new(table: Arc<S>, top: Arc<Block>, two_level: bool) -> IndexIter<S> {
         let cmp = table.index_context().1.clone();
         IndexIter {
             table,
@@ -390,7 +405,7 @@ mod tests {
     use crate::fs::{FileSystem, PosixFs};
     use crate::iterator::InternalIterator;
     use crate::table::format::{read_block, Footer, FOOTER_LEN, TABLE_FORMAT_VERSION_PARTITIONED};
-    use crate::table::reader::BlockKind;
+    use crate::table::reader::{BlockKind, Table};
     use crate::table::{IndexType, TableOptions};
     use crate::testing::harness::Entry;
     use crate::testing::lsm::{open_table, table, write_table, Caching};
@@ -421,7 +436,7 @@ mod tests {
     fn top_level(path: &Path, h: BlockHandle) -> Vec<(Vec<u8>, BlockHandle)> {
         let file = PosixFs.open_random(path).unwrap();
         let block = Arc::new(Block::new(read_block(file.as_ref(), path, h).unwrap()).unwrap());
-        let mut it = BlockIter::new(block, crate::table::block::Comparator::BYTEWISE);
+        let mut it = BlockIter::new(block, crate::table::block::BlockOrder::BYTEWISE);
         it.seek_to_first();
         let mut out = Vec::new();
         while it.valid() {

@@ -205,7 +205,7 @@ impl TableProperties {
     /// Decodes a properties block; the error says what is wrong.
     pub fn decode(data: Vec<u8>) -> Result<TableProperties, String> {
         let block = std::sync::Arc::new(Block::new(data)?);
-        let mut it = BlockIter::new(block, crate::table::block::Comparator::BYTEWISE);
+        let mut it = BlockIter::new(block, crate::table::block::BlockOrder::BYTEWISE);
         let mut p = TableProperties::default();
         let (mut family_name, mut family_id, mut family_ttl) = (None, None, None);
         let number = |name: &str, mut v: &[u8]| {

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use crate::comparator::KeyOrder;
 use crate::key::{append_internal_key, ParsedKey};
 use crate::range_del::{FragmentedList, Tombstone, RANGE_DELETION_KIND};
-use crate::table::block::{Block, BlockBuilder, BlockIter, Comparator};
+use crate::table::block::{Block, BlockBuilder, BlockIter, BlockOrder};
 
 /// The block's name in the meta-index.
 pub const META_NAME: &[u8] = b"strata.range_del";
@@ -68,7 +68,7 @@ pub fn encode(tombstones: &[Tombstone]) -> Vec<u8> {
 /// says what is wrong (the caller names the file and the block).
 pub fn decode(data: Vec<u8>, order: &KeyOrder) -> Result<Vec<Tombstone>, String> {
     let block = Block::new(data)?;
-    let cmp = Comparator::Internal(order.clone());
+    let cmp = BlockOrder::Internal(order.clone());
     let mut it = BlockIter::new(Arc::new(block), cmp.clone());
     it.seek_to_first();
     let mut out = Vec::new();
@@ -376,7 +376,7 @@ mod tests {
         let footer = Footer::decode(&bytes[bytes.len() - FOOTER_LEN..]).unwrap();
         let m = footer.metaindex;
         let meta = Block::new(bytes[m.offset as usize..][..m.size as usize].to_vec()).unwrap();
-        let mut it = BlockIter::new(Arc::new(meta), Comparator::BYTEWISE);
+        let mut it = BlockIter::new(Arc::new(meta), BlockOrder::BYTEWISE);
         it.seek(META_NAME);
         assert_eq!(it.key(), META_NAME);
         BlockHandle::decode_from(&mut it.value()).unwrap()

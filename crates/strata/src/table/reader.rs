@@ -16,9 +16,8 @@
 //! open and kept with the open table (not in the block cache): every read of a key in the
 //! table's range consults it, and it is small next to the data it deletes.
 //!
-//! An iterator stepping from block to block reads ahead: a window of adjacent blocks not yet
-//! cached, read with one read into one buffer that the window's blocks share (16 KiB, then
-//! doubling to 256 KiB); each block is checked and cached as if read alone.
+//! Iterators over a table (`TableIterator`) are in `iter.rs`; they read their blocks through
+//! the cache here, and read ahead when they step from block to block.
 //!
 //! Every error names the file and the offset of the block it concerns.
 
@@ -31,15 +30,18 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
 use crate::range_del::FragmentedList;
-use crate::table::block::{Block, BlockIter, Comparator, INLINE_KEY};
+use crate::table::block::{Block, BlockIter, BlockOrder, INLINE_KEY};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
     TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
-use crate::table::partitioned::{self, IndexIter};
+use crate::table::partitioned::{self, IndexIter, IndexSource};
 use crate::table::properties::TableProperties;
 use crate::table::{range_del, TableOptions};
+
+mod open;
+mod verify;
 
 /// What the block cache holds: one reference count each, so that a hit costs one atomic
 /// increment on the block's own allocation.
@@ -154,83 +156,6 @@ impl TableReadOptions {
     }
 }
 
-/// The blocks a table's meta-index names.
-struct MetaIndex {
-    filter: Option<BlockHandle>,
-    /// The top-level filter index of a partitioned filter.
-    partitioned_filter: Option<BlockHandle>,
-    properties: BlockHandle,
-    range_del: Option<BlockHandle>,
-}
-
-/// Reads and decodes the footer of the table in `file`.
-fn read_footer(file: &dyn RandomAccessFile, path: &Path) -> Result<Footer> {
-    let size = file.size();
-    if size < FOOTER_LEN as u64 {
-        return Err(Error::corruption(
-            path,
-            0,
-            format!("file of {size} bytes is too short to be a table"),
-        ));
-    }
-    let footer_at = size - FOOTER_LEN as u64;
-    let mut footer = [0u8; FOOTER_LEN];
-    file.read_exact_at(footer_at, &mut footer)?;
-    Footer::decode(&footer).map_err(|why| Error::corruption(path, footer_at, why))
-}
-
-/// Reads the meta-index the footer points to; a table without a properties block is corrupt.
-fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) -> Result<MetaIndex> {
-    let at = footer.metaindex.offset;
-    let data = read_block(file, path, footer.metaindex)?;
-    let meta = Block::new(data).map_err(|why| Error::corruption(path, at, why))?;
-    let (mut filter, mut properties, mut range_del) = (None, None, None);
-    let mut partitioned_filter = None;
-    let mut it = BlockIter::new(Arc::new(meta), Comparator::BYTEWISE);
-    it.seek_to_first();
-    while it.valid() {
-        let mut v = it.value();
-        let h = BlockHandle::decode_from(&mut v)
-            .ok_or_else(|| Error::corruption(path, at, "bad handle in meta-index"))?;
-        match it.key() {
-            b"strata.filter" => filter = Some(h),
-            partitioned::FILTER_META_NAME => partitioned_filter = Some(h),
-            b"strata.properties" => properties = Some(h),
-            range_del::META_NAME => range_del = Some(h),
-            _ => {}
-        }
-        it.next();
-    }
-    if let Some(why) = it.corrupt() {
-        return Err(Error::corruption(path, at, why));
-    }
-    let properties =
-        properties.ok_or_else(|| Error::corruption(path, at, "no properties block"))?;
-    if filter.is_some() && partitioned_filter.is_some() {
-        return Err(Error::corruption(
-            path,
-            at,
-            "the meta-index names both a filter and a partitioned filter",
-        ));
-    }
-    Ok(MetaIndex {
-        filter,
-        partitioned_filter,
-        properties,
-        range_del,
-    })
-}
-
-/// Reads and decodes the properties block at `h`.
-fn read_properties_block(
-    file: &dyn RandomAccessFile,
-    path: &Path,
-    h: BlockHandle,
-) -> Result<TableProperties> {
-    TableProperties::decode(read_block(file, path, h)?)
-        .map_err(|why| Error::corruption(path, h.offset, why))
-}
-
 /// A table's filter: one block, or partitions under a top-level filter index.
 enum TableFilter {
     Whole(Part<Filter>),
@@ -251,18 +176,18 @@ pub struct Uncached {
 /// An open table.
 pub struct Table {
     file: Box<dyn RandomAccessFile>,
-    path: PathBuf,
+    pub(super) path: PathBuf,
     cache_id: u64,
-    options: TableOptions,
+    pub(super) options: TableOptions,
     /// The index block, or the top-level index of a partitioned index.
     index: Part<Block>,
     /// Where `index` is in the file, for errors.
     index_at: u64,
     /// The index is a top-level index over index partitions.
-    partitioned_index: bool,
+    pub(super) partitioned_index: bool,
     /// How the index's keys order: the table's comparator, or its user key order when the
     /// index holds user keys (`strata.index-key-is-user-key`, see `builder.rs`).
-    index_comparator: Comparator,
+    index_comparator: BlockOrder,
     filter: Option<TableFilter>,
     properties: TableProperties,
     range_tombstones: Arc<FragmentedList>,
@@ -271,167 +196,6 @@ pub struct Table {
 }
 
 impl Table {
-    /// Opens a table: reads and checks the footer, meta-index, properties, index (the
-    /// top-level one of a partitioned index), filter (the top-level filter index of a
-    /// partitioned filter) and range deletions.
-    pub fn open(
-        file: Box<dyn RandomAccessFile>,
-        path: &Path,
-        read: &TableReadOptions,
-    ) -> Result<Table> {
-        let TableReadOptions {
-            table: options,
-            block_cache: cache,
-            cache_id,
-            cache_index_and_filter,
-            pin_top_level_index_and_filter,
-            stats,
-        } = read.clone();
-        let footer = read_footer(file.as_ref(), path)?;
-        let block = |h: BlockHandle| -> Result<Arc<Block>> {
-            let data = read_block(file.as_ref(), path, h)?;
-            Block::new(data)
-                .map(Arc::new)
-                .map_err(|why| Error::corruption(path, h.offset, why))
-        };
-        let meta = read_meta_index(file.as_ref(), path, &footer)?;
-        let props_handle = meta.properties;
-        let properties = read_properties_block(file.as_ref(), path, props_handle)?;
-        let partitioned_index = properties.index_partitions > 0;
-        if partitioned_index && footer.version < TABLE_FORMAT_VERSION_PARTITIONED {
-            return Err(Error::corruption(
-                path,
-                props_handle.offset,
-                format!(
-                    "the properties say {} index partitions, but the table format version is {}",
-                    properties.index_partitions, footer.version
-                ),
-            ));
-        }
-        let index_comparator = match (properties.index_key_is_user_key, &options.comparator) {
-            (0, cmp) => cmp.clone(),
-            (_, Comparator::Internal(order))
-                if !partitioned_index && footer.version >= TABLE_FORMAT_VERSION_USER_KEY_INDEX =>
-            {
-                Comparator::Plain(order.clone())
-            }
-            _ => {
-                return Err(Error::corruption(
-                    path,
-                    props_handle.offset,
-                    format!(
-                        "the properties say the index holds user keys, which a table of format \
-                         version {} with {} index partitions and {} keys cannot",
-                        footer.version,
-                        properties.index_partitions,
-                        match options.comparator {
-                            Comparator::Internal(_) => "internal",
-                            Comparator::Plain(_) => "whole",
-                        }
-                    ),
-                ))
-            }
-        };
-        let index = block(footer.index)?;
-        let filter = match (meta.filter, meta.partitioned_filter) {
-            (Some(h), _) => Some(LoadedFilter::Whole(
-                h,
-                Arc::new(
-                    Filter::new(read_block(file.as_ref(), path, h)?)
-                        .map_err(|why| Error::corruption(path, h.offset, why))?,
-                ),
-            )),
-            (None, Some(h)) => Some(LoadedFilter::Partitioned(h, block(h)?)),
-            (None, None) => None,
-        };
-        // A table records its key order's name; one without it predates user orders and is
-        // bytewise. Reading it in another order would find nothing where it should.
-        let written_in = match properties.comparator.as_str() {
-            "" => crate::comparator::BYTEWISE_NAME,
-            name => name,
-        };
-        if written_in != options.comparator.order().name() {
-            return Err(Error::corruption(
-                path,
-                props_handle.offset,
-                format!(
-                    "the table orders keys by comparator {written_in:?}, its reader by {:?}",
-                    options.comparator.order().name()
-                ),
-            ));
-        }
-        let range_tombstones = Arc::new(read_range_tombstones(
-            file.as_ref(),
-            path,
-            meta.range_del,
-            &properties,
-            footer.metaindex.offset,
-            options.comparator.order(),
-        )?);
-        // Where each block read at open lives: pinned with the table, or in the cache. The
-        // top-level blocks of partitioned tables stay pinned with
-        // `pin_top_level_index_and_filter`.
-        let cache = cache.filter(|_| cache_index_and_filter);
-        let in_cache = |top_level: bool| match &cache {
-            Some(c) if !(top_level && pin_top_level_index_and_filter) => Some(c.clone()),
-            _ => None,
-        };
-        let index_part = match in_cache(partitioned_index) {
-            Some(c) => {
-                let size = index.size();
-                let key = (cache_id, footer.index.offset);
-                c.insert(key, CachedBlock::Block(index), size);
-                Part::Cached(footer.index)
-            }
-            None => Part::Pinned(index),
-        };
-        let filter = filter.map(|loaded| match loaded {
-            LoadedFilter::Whole(h, f) => TableFilter::Whole(match in_cache(false) {
-                Some(c) => {
-                    let size = f.size();
-                    c.insert((cache_id, h.offset), CachedBlock::Filter(f), size);
-                    Part::Cached(h)
-                }
-                None => Part::Pinned(f),
-            }),
-            LoadedFilter::Partitioned(h, top) => {
-                let part = match in_cache(true) {
-                    Some(c) => {
-                        let size = top.size();
-                        c.insert((cache_id, h.offset), CachedBlock::Block(top), size);
-                        Part::Cached(h)
-                    }
-                    None => Part::Pinned(top),
-                };
-                TableFilter::Partitioned(part, h.offset)
-            }
-        });
-        Ok(Table {
-            file,
-            path: path.to_path_buf(),
-            cache_id,
-            options,
-            index: index_part,
-            index_at: footer.index.offset,
-            partitioned_index,
-            index_comparator,
-            filter,
-            properties,
-            range_tombstones,
-            cache: read.block_cache.clone(),
-            stats,
-        })
-    }
-
-    /// Reads only the properties of the table in `file` (footer, meta-index and properties
-    /// block, each checked): what a tool needs to learn the table's comparator before it
-    /// opens the table in that order.
-    pub fn read_properties(file: &dyn RandomAccessFile, path: &Path) -> Result<TableProperties> {
-        let footer = read_footer(file, path)?;
-        let meta = read_meta_index(file, path, &footer)?;
-        read_properties_block(file, path, meta.properties)
-    }
-
     /// The table's range deletions, fragmented (empty for a table without any, and for every
     /// table written before range deletions existed).
     pub fn range_tombstones(&self) -> Arc<FragmentedList> {
@@ -518,18 +282,13 @@ impl Table {
     }
 
     /// The index block, or the top-level index of a partitioned index.
-    fn index_block(&self) -> Result<Arc<Block>> {
+    pub(super) fn index_block(&self) -> Result<Arc<Block>> {
         self.index_kind_block(&self.index, BlockKind::Index)
     }
 
     /// The top-level filter index held as `part`.
     fn filter_top_level(&self, part: &Part<Block>) -> Result<Arc<Block>> {
         self.index_kind_block(part, BlockKind::Filter)
-    }
-
-    /// The index block (or index partition) at `handle`, from the cache or the file.
-    pub(super) fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>> {
-        self.block_of_kind(handle, BlockKind::Index)
     }
 
     /// The block at `handle`, from the cache or the file, counted as a block of `kind`.
@@ -714,23 +473,8 @@ impl Table {
         partitioned::search(self.index_partition(h)?, cmp, target, false, whose)
     }
 
-    /// The table's path, the order of its index's keys and the index's offset, for the
-    /// two-level index iterator.
-    pub(super) fn index_context(&self) -> (&Path, &Comparator, u64) {
-        (&self.path, &self.index_comparator, self.index_at)
-    }
-
-    /// What a seek of the index looks for, given the internal key `target` a seek of the
-    /// table looks for: its user key when the index holds user keys.
-    pub(super) fn index_target<'a>(&self, target: &'a [u8]) -> &'a [u8] {
-        match self.properties.index_key_is_user_key {
-            0 => target,
-            _ => crate::key::user_key(target),
-        }
-    }
-
     /// The data block at `handle`, from the cache or the file.
-    fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+    pub(super) fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
         self.data_block_read(handle).map(|(b, _)| b)
     }
 
@@ -752,10 +496,10 @@ impl Table {
     /// read, as long as each is adjacent in the file to the last, not cached, and all fit in
     /// `readahead` bytes; each is checked and cached as if read alone. A later block that
     /// fails its check is left out (a read of it alone will report it).
-    fn data_block_ahead(
+    pub(super) fn data_block_ahead(
         &self,
         handle: BlockHandle,
-        index: &IndexIter,
+        index: &IndexIter<Table>,
         readahead: usize,
         forward: bool,
     ) -> Result<(Arc<Block>, bool)> {
@@ -911,236 +655,6 @@ impl Table {
         let found = data.valid().then(|| f(&data));
         Ok((found, data.into_buffer()))
     }
-
-    /// An iterator over the table; it keeps the table open.
-    pub fn iter(self: &Arc<Self>) -> TableIterator {
-        let (index, error) = match self.index_block() {
-            Ok(b) => (b, None),
-            Err(e) => (Arc::new(Block::empty()), Some(e)),
-        };
-        TableIterator {
-            index: IndexIter::new(self.clone(), index, self.partitioned_index),
-            table: self.clone(),
-            data: None,
-            data_offset: 0,
-            readahead: 0,
-            fixed_readahead: 0,
-            error,
-            prepared: false,
-        }
-    }
-
-    /// An iterator over the table that reads `readahead_size` bytes at a time from the file,
-    /// from its first block read on (`ReadOptions::readahead_size`); 0 is [`Table::iter`].
-    pub fn iter_with_readahead(self: &Arc<Self>, readahead_size: usize) -> TableIterator {
-        // Set in place: the iterator holds three block cursors, too much to copy for a field.
-        let mut it = self.iter();
-        it.fixed_readahead = readahead_size;
-        it
-    }
-
-    /// Erases this table's blocks from the block cache: for a table about to be deleted, so
-    /// that its blocks free their memory for live ones at once instead of waiting for the
-    /// cache's clock to pass them (RocksDB's `uncache_aggressiveness`, whose meaning
-    /// `aggressiveness` has: 0 erases nothing; otherwise data blocks are erased in index
-    /// order while the share of attempts that found their block stays at or above
-    /// 0.99^(aggressiveness - 1), so 1 stops at the first block not cached and 10,000 goes
-    /// through them all). The index and filter blocks the cache holds (partitions, or the
-    /// whole blocks with `cache_index_and_filter_blocks`) go too, whatever that share. A
-    /// block that cannot be read (a damaged index) ends the walk; nothing is reported, since
-    /// the file is going away.
-    pub fn uncache(self: &Arc<Self>, aggressiveness: u32) -> Uncached {
-        let mut done = Uncached::default();
-        let Some(cache) = self.cache.as_ref().filter(|_| aggressiveness > 0) else {
-            return done;
-        };
-        let threshold = 0.99f64.powi(aggressiveness.saturating_sub(1).min(i32::MAX as u32) as i32);
-        let worth_trying = |d: &Uncached| (d.erased + 1) as f64 / (d.tried + 1) as f64 >= threshold;
-        if let Ok(index) = self.index_block() {
-            let mut it = IndexIter::new(self.clone(), index, self.partitioned_index);
-            it.seek_to_first();
-            while it.valid() && worth_trying(&done) {
-                let Ok(h) = it.handle() else { break };
-                done.tried += 1;
-                done.erased += u64::from(cache.remove(&(self.cache_id, h.offset)));
-                it.next();
-            }
-        }
-        for offset in self.metadata_offsets() {
-            cache.remove(&(self.cache_id, offset));
-        }
-        done
-    }
-
-    /// The handles of the data blocks, in index order.
-    #[cfg(test)]
-    pub(crate) fn data_block_handles(self: &Arc<Self>) -> Result<Vec<BlockHandle>> {
-        let mut it = IndexIter::new(self.clone(), self.index_block()?, self.partitioned_index);
-        let mut handles = Vec::new();
-        it.seek_to_first();
-        while it.valid() {
-            handles.push(it.handle()?);
-            it.next();
-        }
-        match it.error() {
-            Some(e) => Err(e),
-            None => Ok(handles),
-        }
-    }
-
-    /// Where the index and filter blocks that may be in the block cache are: the index
-    /// and the filter when cached whole, the top-level blocks when cached, and the
-    /// partitions of partitioned ones (as far as their top levels can be read).
-    fn metadata_offsets(&self) -> Vec<u64> {
-        let mut offsets = Vec::new();
-        let mut partitions = |top: Result<Arc<Block>>, at: u64, what: &str| {
-            let Ok(top) = top else { return };
-            let mut it = BlockIter::new(top, self.index_context().1.clone());
-            it.seek_to_first();
-            while it.valid() {
-                match partitioned::decode_handle(it.value(), &self.path, at, what) {
-                    Ok(h) => offsets.push(h.offset),
-                    Err(_) => break,
-                }
-                it.next();
-            }
-        };
-        if self.partitioned_index {
-            partitions(self.index_block(), self.index_at, "index partition");
-        }
-        if let Some(TableFilter::Partitioned(top, at)) = &self.filter {
-            partitions(self.filter_top_level(top), *at, "top-level filter index");
-        }
-        if let Part::Cached(h) = &self.index {
-            offsets.push(h.offset);
-        }
-        match &self.filter {
-            Some(TableFilter::Whole(Part::Cached(h)))
-            | Some(TableFilter::Partitioned(Part::Cached(h), _)) => offsets.push(h.offset),
-            _ => {}
-        }
-        offsets
-    }
-
-    /// Reads and checks every block (the filter partitions of a partitioned filter too);
-    /// returns the number of entries.
-    pub fn verify(self: &Arc<Self>) -> Result<u64> {
-        if let Some(TableFilter::Partitioned(top, at)) = &self.filter {
-            let mut it =
-                BlockIter::new(self.filter_top_level(top)?, self.options.comparator.clone());
-            it.seek_to_first();
-            let mut partitions = 0;
-            while it.valid() {
-                let h = partitioned::decode_handle(
-                    it.value(),
-                    &self.path,
-                    *at,
-                    "top-level filter index",
-                )?;
-                self.filter_at(h)?;
-                partitions += 1;
-                it.next();
-            }
-            if let Some(why) = it.corrupt() {
-                return Err(Error::corruption(
-                    &self.path,
-                    *at,
-                    format!("top-level filter index: {why}"),
-                ));
-            }
-            if partitions != self.properties.filter_partitions {
-                return Err(Error::corruption(
-                    &self.path,
-                    *at,
-                    format!(
-                        "{partitions} filter partitions found, the properties say {}",
-                        self.properties.filter_partitions
-                    ),
-                ));
-            }
-        }
-        let mut it = self.iter();
-        it.seek_to_first();
-        let mut n = 0;
-        let mut last: Vec<u8> = Vec::new();
-        while it.valid() {
-            if n > 0 && self.options.comparator.compare(&last, it.key()).is_ge() {
-                return Err(Error::corruption(
-                    &self.path,
-                    it.data_offset,
-                    "keys out of order",
-                ));
-            }
-            last.clear();
-            last.extend_from_slice(it.key());
-            n += 1;
-            it.next();
-        }
-        it.status()?;
-        if n != self.properties.entries {
-            return Err(Error::corruption(
-                &self.path,
-                0,
-                format!(
-                    "{n} entries found, the properties say {}",
-                    self.properties.entries
-                ),
-            ));
-        }
-        Ok(n)
-    }
-}
-
-/// Reads, checks and fragments the range-deletion block at `handle`, if the table has one.
-/// Its errors name the block; `metaindex_at` is where the meta-index that lacks a block is.
-fn read_range_tombstones(
-    file: &dyn RandomAccessFile,
-    path: &Path,
-    handle: Option<BlockHandle>,
-    properties: &TableProperties,
-    metaindex_at: u64,
-    order: &crate::comparator::KeyOrder,
-) -> Result<FragmentedList> {
-    let in_block = |reason: String| format!("range-deletion block: {reason}");
-    let Some(h) = handle else {
-        if properties.range_deletions > 0 {
-            return Err(Error::corruption(
-                path,
-                metaindex_at,
-                format!(
-                    "the properties say {} range deletions, but the meta-index names no \
-                     range-deletion block",
-                    properties.range_deletions
-                ),
-            ));
-        }
-        return Ok(FragmentedList::default());
-    };
-    let data = read_block(file, path, h).map_err(|e| match e {
-        Error::Corruption {
-            file,
-            offset,
-            reason,
-        } => Error::Corruption {
-            file,
-            offset,
-            reason: in_block(reason),
-        },
-        other => other,
-    })?;
-    let (list, count) = range_del::decode_fragmented(data, order)
-        .map_err(|why| Error::corruption(path, h.offset, in_block(why)))?;
-    if count != properties.range_deletions {
-        return Err(Error::corruption(
-            path,
-            h.offset,
-            in_block(format!(
-                "{count} range deletions found, the properties say {}",
-                properties.range_deletions
-            )),
-        ));
-    }
-    Ok(list)
 }
 
 thread_local! {
@@ -1148,237 +662,27 @@ thread_local! {
     static GET_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A filter block as read at open, before it is pinned or cached.
-enum LoadedFilter {
-    Whole(BlockHandle, Arc<Filter>),
-    /// The top-level filter index.
-    Partitioned(BlockHandle, Arc<Block>),
+/// The two-level index cursor reads index partitions through the table's block cache.
+impl IndexSource for Table {
+    fn index_context(&self) -> (&Path, &BlockOrder, u64) {
+        (&self.path, &self.index_comparator, self.index_at)
+    }
+
+    fn index_partition(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        self.block_of_kind(handle, BlockKind::Index)
+    }
+
+    fn index_target<'a>(&self, target: &'a [u8]) -> &'a [u8] {
+        match self.properties.index_key_is_user_key {
+            0 => target,
+            _ => crate::key::user_key(target),
+        }
+    }
 }
 
 fn unwrap_block(c: CachedBlock) -> Option<Arc<Block>> {
     match c {
         CachedBlock::Block(b) => Some(b),
         CachedBlock::Filter(_) | CachedBlock::Blob(_) => None,
-    }
-}
-
-/// Bytes a scan reads ahead after its first block read from the file: the window doubles
-/// with each further read, up to [`MAX_READAHEAD`], and a seek starts it over. A scan then
-/// pays one read and one allocation per window instead of one per block, while a seek that
-/// reads a few entries reads only its block.
-const MIN_READAHEAD: usize = 16 << 10;
-/// The largest readahead window (RocksDB's default `max_auto_readahead_size`).
-const MAX_READAHEAD: usize = 256 << 10;
-
-/// An iterator over one table (index block, or two-level index, over data blocks).
-pub struct TableIterator {
-    table: Arc<Table>,
-    index: IndexIter,
-    data: Option<BlockIter>,
-    data_offset: u64,
-    /// Bytes to read ahead on the next block loaded from the file while stepping from block
-    /// to block; 0 until a step has read one.
-    readahead: usize,
-    /// The caller's fixed readahead (`ReadOptions::readahead_size`): every block read from
-    /// the file, a seek's included, brings this many bytes of the blocks after it. 0 leaves
-    /// the window to grow on its own (above).
-    fixed_readahead: usize,
-    error: Option<Error>,
-    /// `prepare_seek` positioned the index and loaded the target's data block.
-    prepared: bool,
-}
-
-impl TableIterator {
-    /// Where in the file the data block under the cursor starts; `None` when the cursor is
-    /// on no block.
-    pub fn current_block_offset(&self) -> Option<u64> {
-        self.data.as_ref().map(|_| self.data_offset)
-    }
-
-    fn fail(&mut self, e: Error) {
-        if self.error.is_none() {
-            self.error = Some(e);
-        }
-        self.data = None;
-    }
-
-    /// Loads the data block the index is on; `data` is `None` if the index is not valid.
-    /// `forward` is the direction the iterator goes on in; `stepping` is true when it moves
-    /// on from the adjacent block, which may read ahead, and false for a seek, which starts
-    /// the readahead over (and reads ahead only with a fixed readahead).
-    fn load_block(&mut self, forward: bool, stepping: bool) {
-        if !self.index.valid() {
-            self.data = None;
-            if let Some(e) = self.index.error() {
-                self.fail(e);
-            }
-            return;
-        }
-        if !stepping {
-            self.readahead = 0;
-        }
-        let readahead = match self.fixed_readahead {
-            0 if stepping => Some(self.readahead),
-            0 => None,
-            fixed => Some(fixed),
-        };
-        let table = &self.table;
-        let loaded = self.index.handle().and_then(|h| {
-            let (block, read) = match readahead {
-                Some(bytes) => table.data_block_ahead(h, &self.index, bytes, forward)?,
-                None => (table.data_block(h)?, false),
-            };
-            Ok((h, block, read))
-        });
-        match loaded {
-            Ok((h, block, read)) => {
-                if read {
-                    self.readahead = (self.readahead * 2).clamp(MIN_READAHEAD, MAX_READAHEAD);
-                }
-                self.data_offset = h.offset;
-                // The cursor of the block left behind reads the next one, with its buffers,
-                // changed in place (a cursor is a few hundred bytes to move).
-                match &mut self.data {
-                    Some(d) => d.set_block(block),
-                    None => {
-                        let cmp = self.table.options.comparator.clone();
-                        self.data = Some(BlockIter::new(block, cmp));
-                    }
-                }
-            }
-            Err(e) => self.fail(e),
-        }
-    }
-
-    fn check_data(&mut self) -> bool {
-        if let Some(why) = self.data.as_ref().and_then(|d| d.corrupt()) {
-            let e = Error::corruption(&self.table.path, self.data_offset, why.to_string());
-            self.fail(e);
-            return false;
-        }
-        true
-    }
-
-    fn skip_forward(&mut self) {
-        while self.error.is_none() && self.data.as_ref().is_some_and(|d| !d.valid()) {
-            if !self.check_data() {
-                return;
-            }
-            self.index.next();
-            self.load_block(true, true);
-            if let Some(d) = &mut self.data {
-                d.seek_to_first();
-            }
-        }
-        self.check_data();
-    }
-
-    fn skip_backward(&mut self) {
-        while self.error.is_none() && self.data.as_ref().is_some_and(|d| !d.valid()) {
-            if !self.check_data() {
-                return;
-            }
-            self.index.prev();
-            self.load_block(false, true);
-            if let Some(d) = &mut self.data {
-                d.seek_to_last();
-            }
-        }
-        self.check_data();
-    }
-}
-
-impl InternalIterator for TableIterator {
-    fn valid(&self) -> bool {
-        self.error.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
-    }
-
-    fn seek_to_first(&mut self) {
-        self.prepared = false;
-        self.index.seek_to_first();
-        self.load_block(true, false);
-        if let Some(d) = &mut self.data {
-            d.seek_to_first();
-        }
-        self.skip_forward();
-    }
-
-    fn seek_to_last(&mut self) {
-        self.prepared = false;
-        self.index.seek_to_last();
-        self.load_block(false, false);
-        if let Some(d) = &mut self.data {
-            d.seek_to_last();
-        }
-        self.skip_backward();
-    }
-
-    fn seek(&mut self, target: &[u8]) {
-        if !std::mem::take(&mut self.prepared) {
-            self.index.seek(target);
-            self.load_block(true, false);
-        }
-        if let Some(d) = &mut self.data {
-            d.seek(target);
-        }
-        self.skip_forward();
-    }
-
-    fn prepare_seek(&mut self, target: &[u8]) {
-        // The block cache's hit has already asked for the block's restart array
-        // (`CacheValue::first_read`), and a block just read from the file is in cache.
-        self.index.seek(target);
-        self.load_block(true, false);
-        self.prepared = true;
-    }
-
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        self.prepared = false;
-        self.index.seek(target);
-        if !self.index.valid() && self.index.error().is_none() {
-            self.index.seek_to_last();
-        }
-        self.load_block(false, false);
-        if let Some(d) = &mut self.data {
-            d.seek_for_prev(target);
-        }
-        self.skip_backward();
-    }
-
-    fn next(&mut self) {
-        self.prepared = false;
-        if let Some(d) = &mut self.data {
-            d.next();
-            if d.valid() {
-                return; // the usual step: within the block
-            }
-        }
-        self.skip_forward();
-    }
-
-    fn prev(&mut self) {
-        self.prepared = false;
-        if let Some(d) = &mut self.data {
-            d.prev();
-            if d.valid() {
-                return;
-            }
-        }
-        self.skip_backward();
-    }
-
-    fn key(&self) -> &[u8] {
-        self.data.as_ref().map_or(&[], |d| d.key())
-    }
-
-    fn value(&self) -> &[u8] {
-        self.data.as_ref().map_or(&[], |d| d.value())
-    }
-
-    fn status(&self) -> Result<()> {
-        match &self.error {
-            Some(e) => Err(e.duplicate()),
-            None => Ok(()),
-        }
     }
 }

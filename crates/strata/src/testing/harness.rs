@@ -26,7 +26,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{
     append_internal_key, user_key, ParsedKey, ValueKind, KIND_FOR_SEEK, MAX_SEQUENCE,
 };
-use crate::table::block::Comparator;
+use crate::table::block::BlockOrder;
 use crate::util::{printable, Rng};
 
 /// A key and its value.
@@ -92,11 +92,11 @@ impl Keys {
     pub(crate) const ALL: [Keys; 3] = [Keys::Bytewise, Keys::ReverseBytewise, Keys::Internal];
 
     /// The order as a comparator.
-    pub(crate) fn comparator(self) -> Comparator {
+    pub(crate) fn comparator(self) -> BlockOrder {
         match self {
-            Keys::Bytewise => Comparator::Plain(KeyOrder::Bytewise),
-            Keys::ReverseBytewise => Comparator::Plain(KeyOrder::Reverse),
-            Keys::Internal => Comparator::Internal(KeyOrder::Bytewise),
+            Keys::Bytewise => BlockOrder::Plain(KeyOrder::Bytewise),
+            Keys::ReverseBytewise => BlockOrder::Plain(KeyOrder::Reverse),
+            Keys::Internal => BlockOrder::Internal(KeyOrder::Bytewise),
         }
     }
 

@@ -7,12 +7,12 @@
 //! file, and a get that does not find its key in one has at least checked its filter. After
 //! a burst of writes the last few flushes can sit there for as long as reads go on. Reads
 //! add what those runs cost them to the version's [`ReadCharge`], counted in bytes of
-//! compaction input that take as long to merge (from this machine's measurements: a seek
-//! through one more table costs about 1 us, the time a merge takes for about 460 bytes of
-//! input; a filter check about as much as 64 bytes). Once the charge reaches what merging L0
-//! into the level below would read ([`Version::l0_merge_input_bytes`]), the reads have paid
-//! for that merge, and the leveled picker schedules it (a rent-or-buy rule: the reads never
-//! pay more than twice what the better of the two choices would have cost them).
+//! compaction input that take as long to merge ([`SEEK_CHARGE`] and [`GET_CHARGE`], measured:
+//! docs/benchmarks.md, "The read charges behind read-triggered compaction"). Once the charge
+//! reaches what merging L0 into the level below would read
+//! ([`Version::l0_merge_input_bytes`]), the reads have paid for that merge, and the leveled
+//! picker schedules it (a rent-or-buy rule: the reads never pay more than twice what the
+//! better of the two choices would have cost them).
 //!
 //! Reads on many threads share a version: each thread adds only every
 //! [`SAMPLE_EVERY`]th charge, times that many, so that they meet on the shared counter once
@@ -24,7 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Version;
 
-/// A seek's charge for each L0 table it positions a cursor in, in bytes of compaction input.
+/// A seek's charge for each L0 table it positions a cursor in, in bytes of compaction input
+/// (the measurement behind it: docs/benchmarks.md, "The read charges behind read-triggered
+/// compaction").
 pub const SEEK_CHARGE: u64 = 460;
 /// A get's charge for each L0 table it consults without finding its key there.
 pub const GET_CHARGE: u64 = 64;

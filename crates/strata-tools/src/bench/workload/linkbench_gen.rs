@@ -6,7 +6,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use strata::internals::Rng;
 
-use super::linkbench::{DEFAULT_LINK_TYPE, LINK_TYPES, MAX_LINKS_PER_NODE};
+/// LinkBench's first link type (`LinkStore.DEFAULT_LINK_TYPE`); the types are consecutive.
+pub const DEFAULT_LINK_TYPE: u64 = 123_456_789;
+/// Link types (FBWorkload's `link_type_count`).
+pub const LINK_TYPES: u64 = 2;
+/// The most links one node gets at load.
+pub const MAX_LINKS_PER_NODE: u64 = 100_000;
+/// Largest link data (`LinkStore.MAX_LINK_DATA`) and node data (`NodeStore.MAX_NODE_DATA`).
+pub const MAX_LINK_DATA: usize = 255;
+pub const MAX_NODE_DATA: usize = 1 << 20;
+/// Median data sizes (FBWorkload's `link_datasize`, `node_datasize`).
+pub const LINK_DATA_MEDIAN: f64 = 8.0;
+pub const NODE_DATA_MEDIAN: f64 = 128.0;
 
 /// Pareto shape of the outdegree.
 const OUTDEGREE_SHAPE: f64 = 1.25;
@@ -362,9 +373,6 @@ pub fn initial_link_time(rng: &mut Rng, now_ms: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::linkbench::{
-        LINK_DATA_MEDIAN, MAX_LINK_DATA, MAX_NODE_DATA, NODE_DATA_MEDIAN,
-    };
     use super::*;
 
     #[test]

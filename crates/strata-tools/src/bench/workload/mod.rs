@@ -8,7 +8,9 @@
 //! - The step table ([`STEPS`]) and what each step needs before the database is opened: its
 //!   column families ([`WorkloadStep::families`]) and a check of the flags against the
 //!   engine ([`WorkloadStep::check`]), whose error names the step, the flag and the engine.
-//! - The threads of a step ([`run_threads`]): each thread gets a [`Recorder`] that times
+//! - The threads of a step ([`run_threads`], and [`run_step_threads`], which the db_bench
+//!   steps of `steps.rs` run on too, with a writer beside them and a progress bar): each
+//!   thread gets a [`Recorder`] that times
 //!   every operation under its operation type (READ, UPDATE, ...), counts what it read and
 //!   wrote, retries transactions ([`Recorder::transaction`]) and feeds the
 //!   `--report_interval_seconds` sampler and `--plot`. The step's [`Outcome`] goes through
@@ -35,7 +37,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::engine::{Engine, EngineResult, Retry, TxnBody, TxnMode};
+use super::engine::{Engine, EngineResult, Retry, TxnBody, TxnMode, TxnOp, TxnRead};
 use super::report::{Histogram, IntervalReporter, Intervals, Meter, ThreadStats};
 use super::{BenchArgs, BoxError};
 
@@ -252,6 +254,8 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// The interval samples (with `--report_interval_seconds` or `--plot`).
     pub intervals: Option<Intervals>,
+    /// What the writer beside the threads did ([`Threads::writer`]), if there was one.
+    pub writer: Option<WriterStats>,
 }
 
 /// The statistics of one operation type.
@@ -344,6 +348,8 @@ pub struct Recorder<'a> {
     meter: Option<Meter<'a>>,
     progress: Option<&'a AtomicU64>,
     deadline: Option<Instant>,
+    /// `--histogram`: [`Recorder::tick`] records latencies in `stats.hist`.
+    histogram: bool,
 }
 
 impl Recorder<'_> {
@@ -391,6 +397,29 @@ impl Recorder<'_> {
         self.stats.written += bytes as u64;
     }
 
+    /// Whether [`Recorder::tick`] wants the operations' start times: with `--histogram` or
+    /// interval samples. Without them a db_bench step reads no clock per operation.
+    pub fn timing(&self) -> bool {
+        self.histogram || self.meter.is_some()
+    }
+
+    /// Counts one operation of a db_bench step that began at `start` (`None` when not
+    /// [`Recorder::timing`], or for the operations of a batch after its first): its latency
+    /// goes to the histogram with `--histogram` and to the interval samples.
+    pub fn tick(&mut self, start: Option<Instant>) {
+        self.stats.done += 1;
+        let latency = start.map(|t| t.elapsed());
+        if let (Some(d), true) = (latency, self.histogram) {
+            self.stats.hist.record(d);
+        }
+        if let Some(m) = &self.meter {
+            m.record(latency);
+        }
+        if let Some(p) = self.progress {
+            p.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Runs `body` as a transaction of `mode` until it commits, counting its retries by
     /// cause; gives up after [`MAX_RETRIES`] in a row.
     pub fn transaction(
@@ -400,27 +429,54 @@ impl Recorder<'_> {
         sync: bool,
         body: TxnBody<'_>,
     ) -> EngineResult<()> {
-        let mut retries = 0;
-        loop {
-            match db.run_transaction(mode, sync, &mut *body)? {
-                Ok(()) => {
-                    self.stats.commits += 1;
-                    return Ok(());
+        retrying(&mut self.stats, || {
+            db.run_transaction(mode, sync, &mut *body)
+        })?;
+        self.stats.commits += 1;
+        Ok(())
+    }
+
+    /// Runs the one operation `op` of a db_bench step as a transaction of `mode` until it
+    /// commits (or, reading only, ends), counting its retries by cause.
+    pub fn txn_op(
+        &mut self,
+        db: &dyn Engine,
+        mode: TxnMode,
+        op: TxnOp<'_>,
+        sync: bool,
+    ) -> EngineResult<TxnRead> {
+        let read = retrying(&mut self.stats, || db.transaction(mode, op, sync))?;
+        match op.read_only() {
+            true => self.stats.read_only_txns += 1,
+            false => self.stats.commits += 1,
+        }
+        Ok(read)
+    }
+}
+
+/// Runs `attempt` until it is not rolled back, counting the rollbacks in `stats` by cause;
+/// gives up after [`MAX_RETRIES`] in a row.
+fn retrying<T>(
+    stats: &mut ThreadStats,
+    mut attempt: impl FnMut() -> EngineResult<Result<T, Retry>>,
+) -> EngineResult<T> {
+    let mut retries = 0;
+    loop {
+        match attempt()? {
+            Ok(done) => return Ok(done),
+            Err(why) => {
+                match why {
+                    Retry::Conflict => stats.conflicts += 1,
+                    Retry::Deadlock => stats.deadlocks += 1,
+                    Retry::Timeout => stats.timeouts += 1,
                 }
-                Err(why) => {
-                    match why {
-                        Retry::Conflict => self.stats.conflicts += 1,
-                        Retry::Deadlock => self.stats.deadlocks += 1,
-                        Retry::Timeout => self.stats.timeouts += 1,
-                    }
-                    retries += 1;
-                    if retries >= MAX_RETRIES {
-                        return Err(format!(
-                            "a transaction was rolled back {retries} times in a row (last: \
-                             {why:?}); giving up"
-                        )
-                        .into());
-                    }
+                retries += 1;
+                if retries >= MAX_RETRIES {
+                    return Err(format!(
+                        "a transaction was rolled back {retries} times in a row (last: \
+                         {why:?}); giving up"
+                    )
+                    .into());
                 }
             }
         }
@@ -429,6 +485,35 @@ impl Recorder<'_> {
 
 /// The most times one transaction is run again before the step gives up.
 pub const MAX_RETRIES: u64 = 100_000;
+
+/// How a step shows its progress on stderr (when it is a terminal).
+pub enum Progress {
+    /// A spinner with the operations done and their rate (a workload's steps do not all
+    /// know their count ahead).
+    Spinner,
+    /// A bar of `total` operations, or of `total` seconds when `by_time` (`--duration`).
+    Bar { total: u64, by_time: bool },
+}
+
+/// What the writer beside a step's threads did.
+pub struct WriterStats {
+    pub puts: u64,
+    pub bytes: u64,
+}
+
+/// A thread run beside a step's threads until they are done (the writer of the
+/// *whilewriting steps), given the flag that says so and its thread number.
+pub type Writer<'a> = &'a (dyn Fn(&AtomicBool, u64) -> EngineResult<WriterStats> + Sync);
+
+/// The threads of a step.
+pub struct Threads<'a> {
+    pub count: usize,
+    /// The operation types the recorders time operations under (none for a db_bench step,
+    /// whose operations are of one kind).
+    pub op_names: &'static [&'static str],
+    pub progress: Progress,
+    pub writer: Option<Writer<'a>>,
+}
 
 /// Runs `work` on `threads` threads (thread index, the run's thread number for seeding as
 /// the db_bench steps do, and the thread's recorder), timing the step; the recorders of
@@ -442,31 +527,60 @@ pub fn run_threads<F>(
 where
     F: Fn(usize, u64, &mut Recorder<'_>) -> EngineResult<()> + Sync,
 {
+    let threads = Threads {
+        count: threads,
+        op_names,
+        progress: Progress::Spinner,
+        writer: None,
+    };
+    run_step_threads(ctx, threads, work)
+}
+
+/// The one runner of `strata bench`'s steps, db_bench's and the workloads': runs `work` on
+/// `threads.count` threads as [`run_threads`] does, with the writer beside them if there is
+/// one (started first, so that it takes the first thread number), the interval reporter and
+/// the progress display on stderr.
+pub fn run_step_threads<F>(
+    ctx: &Ctx<'_>,
+    threads: Threads<'_>,
+    work: F,
+) -> Result<Outcome, BoxError>
+where
+    F: Fn(usize, u64, &mut Recorder<'_>) -> EngineResult<()> + Sync,
+{
     let args = ctx.args;
+    let op_names = threads.op_names;
     let start = Instant::now();
     let deadline = (args.duration > 0).then(|| start + Duration::from_secs(args.duration));
     let done = AtomicBool::new(false);
     let reporter = (args.report_interval() > 0)
-        .then(|| IntervalReporter::new(args, ctx.name, threads, ctx.run_started));
-    let progress = AtomicU64::new(0);
-    let (results, intervals) = std::thread::scope(|s| {
+        .then(|| IntervalReporter::new(args, ctx.name, threads.count, ctx.run_started));
+    // Operations are counted for the progress display only when it is drawn.
+    let progress = std::io::stderr().is_terminal().then(|| AtomicU64::new(0));
+    let (results, writer, intervals) = std::thread::scope(|s| {
+        let writer = threads.writer.map(|w| {
+            let number = super::THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
+            let done = &done;
+            s.spawn(move || w(done, number))
+        });
         let reporting = reporter.as_ref().map(|r| {
             let done = &done;
             s.spawn(move || r.run(ctx.db, done))
         });
-        let ticker = std::io::stderr().is_terminal().then(|| {
-            let (done, progress) = (&done, &progress);
-            s.spawn(move || show_progress(ctx.name, progress, done))
+        let ticker = progress.as_ref().map(|p| {
+            let (done, how) = (&done, &threads.progress);
+            s.spawn(move || show_progress(ctx.name, how, p, done))
         });
-        let handles: Vec<_> = (0..threads)
+        let handles: Vec<_> = (0..threads.count)
             .map(|i| {
                 let number = super::THREADS_STARTED.fetch_add(1, Ordering::Relaxed) + 1;
                 let mut recorder = Recorder {
                     ops: OpStats::new(op_names),
                     stats: ThreadStats::default(),
                     meter: reporter.as_ref().map(|r| r.meter(i)),
-                    progress: Some(&progress),
+                    progress: progress.as_ref(),
                     deadline,
+                    histogram: args.histogram,
                 };
                 let work = &work;
                 s.spawn(move || {
@@ -479,15 +593,20 @@ where
             .collect();
         let results: Vec<_> = handles
             .into_iter()
-            .map(|h| h.join().expect("workload thread panicked"))
+            .map(|h| h.join().expect("benchmark thread panicked"))
             .collect();
         done.store(true, Ordering::Release);
         if let Some(t) = ticker {
             t.join().expect("progress thread panicked");
         }
+        let writer = writer.map(|w| w.join().expect("writer thread panicked"));
         let intervals = reporting.map(|r| r.join().expect("report thread panicked"));
-        (results, intervals)
+        (results, writer, intervals)
     });
+    let writer = match writer {
+        Some(r) => Some(r.map_err(|e| format!("{}: writer: {e}", ctx.name))?),
+        None => None,
+    };
     let elapsed = start.elapsed().as_secs_f64();
     let mut ops = OpStats::new(op_names);
     let mut total = ThreadStats::default();
@@ -503,21 +622,44 @@ where
         message: String::new(),
         notes: Vec::new(),
         intervals,
+        writer,
     })
 }
 
-/// Draws a spinner with the operations done and their rate on stderr until `done` (a
-/// workload's steps do not all know their count ahead).
-fn show_progress(name: &str, ops: &AtomicU64, done: &AtomicBool) {
-    let bar = indicatif::ProgressBar::new_spinner();
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{msg:>12} {spinner} {pos} ops, {per_sec}")
-    {
-        bar.set_style(style);
-    }
+/// Draws a step's progress on stderr until `done`: a spinner with the operations done and
+/// their rate, or a bar of operations (or seconds) out of the step's total.
+fn show_progress(name: &str, how: &Progress, ops: &AtomicU64, done: &AtomicBool) {
+    let (bar, by_time) = match *how {
+        Progress::Spinner => {
+            let bar = indicatif::ProgressBar::new_spinner();
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg:>12} {spinner} {pos} ops, {per_sec}")
+            {
+                bar.set_style(style);
+            }
+            (bar, false)
+        }
+        Progress::Bar { total, by_time } => {
+            let bar = indicatif::ProgressBar::new(total);
+            let template = if by_time {
+                "{msg:>12} [{bar:40}] {pos}/{len} s"
+            } else {
+                "{msg:>12} [{bar:40}] {pos}/{len} ops, {per_sec}, eta {eta}"
+            };
+            if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            (bar, by_time)
+        }
+    };
     bar.set_message(name.to_string());
+    let start = Instant::now();
     while !done.load(Ordering::Acquire) {
-        bar.set_position(ops.load(Ordering::Relaxed));
+        bar.set_position(if by_time {
+            start.elapsed().as_secs()
+        } else {
+            ops.load(Ordering::Relaxed)
+        });
         std::thread::sleep(Duration::from_millis(100));
     }
     bar.finish_and_clear();

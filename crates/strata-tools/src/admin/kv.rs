@@ -22,7 +22,8 @@ use std::path::Path;
 
 use strata::{ColumnFamily, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
-use crate::admin::BoxError;
+use super::recorded::families_as_recorded;
+use crate::cli::BoxError;
 
 /// How keys and values are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,48 +78,6 @@ pub(crate) fn open_for_writing(dir: &Path, create: bool) -> Result<Db, BoxError>
         false => Vec::new(),
     };
     Ok(Db::open_cf(dir, options.clone(), families).map_err(opening(dir))?)
-}
-
-/// Every column family of the database at `dir` with `options`' family fields and the prefix
-/// extractor, comparator and ttl its manifest records (an open with others is refused); the
-/// default family's comparator and ttl are set in `options` too. Only the built-in extractors
-/// and comparators can be rebuilt from their names: another is refused, naming it.
-pub fn families_as_recorded(
-    dir: &Path,
-    options: &mut Options,
-) -> Result<Vec<(String, strata::CfOptions)>, BoxError> {
-    let families = strata::internals::read_families(dir).map_err(opening(dir))?;
-    let mut out = Vec::new();
-    for f in families.values() {
-        let prefix_extractor = match f.prefix_extractor.as_deref() {
-            None | Some("") => None,
-            Some(name) => Some(
-                strata::parse_prefix_extractor(name)
-                    .map_err(|e| format!("column family '{}' of {}: {e}", f.name, dir.display()))?,
-            ),
-        };
-        let comparator = crate::admin::builtin_comparator(&f.comparator).ok_or_else(|| {
-            format!(
-                "opening {}: column family '{}' orders keys by comparator {:?}, which is not \
-                 built in; {}",
-                dir.display(),
-                f.name,
-                f.comparator,
-                crate::admin::BUILT_IN_ONLY
-            )
-        })?;
-        let ttl = f.ttl.map(std::time::Duration::from_secs);
-        if f.name == "default" {
-            options.comparator = comparator.clone();
-            options.ttl = ttl;
-        }
-        let mut cf = options.cf_options();
-        cf.prefix_extractor = prefix_extractor;
-        cf.comparator = comparator;
-        cf.ttl = ttl;
-        out.push((f.name.clone(), cf));
-    }
-    Ok(out)
 }
 
 /// The family named `cf` (the default with `None`).

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use strata::{BackupEngine, BackupInfo, Db, Options};
 
-use crate::admin::BoxError;
+use super::recorded::families_as_recorded;
+use crate::cli::BoxError;
 
 /// `strata backup ...`.
 #[derive(Args)]
@@ -146,7 +147,7 @@ fn open_db(dir: &Path) -> Result<Db, BoxError> {
     let mut options = Options::default();
     options.disable_auto_compactions = true;
     let families = match dir.join("CURRENT").exists() {
-        true => crate::kv::families_as_recorded(dir, &mut options)?,
+        true => families_as_recorded(dir, &mut options)?,
         false => Vec::new(),
     };
     Ok(Db::open_cf(dir, options.clone(), families)

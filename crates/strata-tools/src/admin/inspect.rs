@@ -24,11 +24,11 @@ use strata::internals::{
     FamilyState, FileMeta, LogReader, ParsedKey, ReadError, Table, TableOptions, TableReadOptions,
     ValueKind, Version, VersionEdit,
 };
-use strata::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
+use strata::{BytewiseComparator, Comparator};
 
-use crate::db_dir::numbered_files;
-
-pub type BoxError = Box<dyn std::error::Error>;
+use super::db_dir::numbered_files;
+use super::recorded::{builtin_comparator, families_as_recorded, BUILT_IN_ONLY};
+use crate::cli::BoxError;
 
 /// Opens the table at `path` in the order its properties name (`strata.comparator`), if that
 /// is a built-in one. A table of an application's comparator is refused by name: the tool
@@ -428,25 +428,8 @@ fn open_to_flush(dir: &Path) -> Result<strata::Db, BoxError> {
     let mut options = strata::Options::default();
     options.disable_auto_compactions = true;
     let opening = |e: strata::Error| format!("opening {}: {e}", dir.display());
-    let families = crate::kv::families_as_recorded(dir, &mut options)?;
+    let families = families_as_recorded(dir, &mut options)?;
     Ok(strata::Db::open_cf(dir, options.clone(), families).map_err(opening)?)
-}
-
-/// Why a table or family of an application's comparator is refused.
-pub(crate) const BUILT_IN_ONLY: &str = "strata can only read tables of the built-in comparators \
-    (leveldb.BytewiseComparator, rocksdb.ReverseBytewiseComparator): a custom comparator \
-    cannot be reconstructed from its name";
-
-/// The built-in comparator named `name` as a manifest or a table records it (empty: a table
-/// older than the record, bytewise).
-pub(crate) fn builtin_comparator(name: &str) -> Option<Arc<dyn Comparator>> {
-    if name.is_empty() || name == BytewiseComparator.name() {
-        Some(Arc::new(BytewiseComparator))
-    } else if name == ReverseBytewiseComparator.name() {
-        Some(Arc::new(ReverseBytewiseComparator))
-    } else {
-        None
-    }
 }
 
 /// `strata stats DIR`: the tree shape and `strata.stats` of a database, opened read-only, so

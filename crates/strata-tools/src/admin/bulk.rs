@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use strata::{IngestOptions, Options, SstWriter};
 
-use crate::admin::BoxError;
-use crate::kv::{family, from_hex, open_for_writing, parse_record};
+use super::kv::{family, from_hex, open_for_writing, parse_record};
+use super::recorded::builtin_comparator;
+use crate::cli::BoxError;
 
 /// What `strata sst write` is told.
 pub struct SstWriteArgs<'a> {
@@ -48,7 +49,7 @@ pub fn sst_write(a: &SstWriteArgs) -> Result<u64, BoxError> {
     };
     let mut options = Options::default();
     if let Some(c) = a.comparator {
-        options.comparator = crate::admin::builtin_comparator(c).ok_or_else(|| {
+        options.comparator = builtin_comparator(c).ok_or_else(|| {
             format!(
                 "--comparator {c:?} is not a built-in comparator (leveldb.BytewiseComparator, \
                  rocksdb.ReverseBytewiseComparator)"

@@ -18,8 +18,9 @@ use strata::fs::{FileSystem, PosixFs};
 use strata::internals::{BlobFileReader, BlobRecord};
 use strata::Compression;
 
-use crate::admin::{show_bytes, BoxError};
-use crate::db_dir::numbered_files;
+use super::db_dir::numbered_files;
+use super::inspect::show_bytes;
+use crate::cli::BoxError;
 
 /// Bytes of a value a dump shows without `--values`.
 pub const VALUE_PREFIX: usize = 32;

@@ -1,0 +1,429 @@
+//! The worker threads of `strata stress`: each does random operations on the keys it owns
+//! (and reads of any key), checking what it reads against the oracle as it goes.
+
+use super::*;
+
+/// Runs the worker threads for `--duration` seconds (or until a check fails).
+pub(super) fn run_workers(
+    a: &StressArgs,
+    db: &Store,
+    oracle: &Oracle,
+    seed: u64,
+) -> Result<u64, BoxError> {
+    let mix = Mix::parse(&a.ops)?;
+    let stop = AtomicBool::new(false);
+    let ops = AtomicU64::new(0);
+    let deadline = Instant::now() + Duration::from_secs(a.duration);
+    let failure = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..a.threads)
+            .map(|t| {
+                let (stop, ops) = (&stop, &ops);
+                s.spawn(move || {
+                    let mut w = Worker::new(a, db, oracle, t, seed.wrapping_add(t), mix);
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                        if let Err(e) = w.step() {
+                            stop.store(true, Ordering::Relaxed);
+                            return Some(format!("thread {t}: {e}"));
+                        }
+                        if ops.fetch_add(1, Ordering::Relaxed) % 1000 == 999 {
+                            if let Err(e) = oracle.add_ops(1000) {
+                                return Some(e);
+                            }
+                        }
+                    }
+                    None
+                })
+            })
+            .collect();
+        first_failure(handles)
+    });
+    if let Some(f) = failure {
+        return Err(format!("verification failed: {f}").into());
+    }
+    Ok(ops.load(Ordering::Relaxed))
+}
+
+/// The writes of one batch, as the oracle sees them.
+#[derive(Default)]
+pub(super) struct Writes {
+    pub(super) batch: WriteBatch,
+    /// The value id each key written holds after the batch (0: absent).
+    finals: std::collections::BTreeMap<u64, u32>,
+    /// Each write in batch order (key, id), for the count of puts since a delete.
+    order: Vec<(u64, u32)>,
+}
+
+impl Writes {
+    /// Key `k` holds `id` after the writes so far.
+    fn record(&mut self, k: u64, id: u32) {
+        self.finals.insert(k, id);
+        self.order.push((k, id));
+    }
+}
+
+/// One worker thread: random operations on its own keys (and reads of any key).
+pub(super) struct Worker<'a> {
+    a: &'a StressArgs,
+    db: &'a Store,
+    oracle: &'a Oracle,
+    /// The keys this thread owns.
+    pub(super) own: std::ops::Range<u64>,
+    rng: Rng,
+    mix: Mix,
+    /// Puts since the last delete of each owned key (single-delete needs at most one).
+    puts_since_delete: std::collections::HashMap<u64, u32>,
+    write_options: WriteOptions,
+}
+
+impl<'a> Worker<'a> {
+    pub(super) fn new(
+        a: &'a StressArgs,
+        db: &'a Store,
+        oracle: &'a Oracle,
+        thread: u64,
+        seed: u64,
+        mix: Mix,
+    ) -> Self {
+        Worker {
+            a,
+            db,
+            oracle,
+            own: Blocks::of(a).of_thread(thread),
+            rng: Rng::new(seed),
+            mix,
+            puts_since_delete: Default::default(),
+            write_options: a.options.write_options(false),
+        }
+    }
+
+    /// A random key this thread owns.
+    fn own_key(&mut self) -> u64 {
+        self.own.start + self.rng.below(self.own.end - self.own.start)
+    }
+
+    /// A random counter this thread owns, or another owned key when it has none.
+    fn own_counter(&mut self) -> u64 {
+        let k = self.own_key();
+        let counter = k - k % 4 + 3;
+        if self.owns(counter) {
+            counter
+        } else {
+            k
+        }
+    }
+
+    /// The id a merge of `operand` into `k` leaves: the counter's sum (the operand alone
+    /// onto an absent key).
+    fn merged_id(&self, k: u64, operand: u32) -> u32 {
+        self.oracle.state(k).committed + operand
+    }
+
+    /// Adds 1 to 16 to counter `k`; on any other key, a put.
+    fn merge(&mut self, k: u64) -> Result<(), String> {
+        // Past u32 ids the sum would not name a value id: start the counter again.
+        if !is_counter(k, self.a) || self.oracle.state(k).committed > u32::MAX - 16 {
+            return self.put(k);
+        }
+        let operand = 1 + self.rng.below(16) as u32;
+        let id = self.merged_id(k, operand);
+        self.oracle.begin(k, id)?;
+        let mut batch = WriteBatch::new();
+        self.db
+            .batch_merge(&mut batch, k, &key(k), &u64::from(operand).to_le_bytes());
+        self.db
+            .write(batch, &self.write_options)
+            .map_err(|e| format!("merge {k}: {e}"))?;
+        self.oracle.commit(k, id)?;
+        *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
+        Ok(())
+    }
+
+    fn owns(&self, k: u64) -> bool {
+        self.own.contains(&k)
+    }
+
+    /// The next id to write to `k` (never its current one, never 0).
+    fn next_id(&self, k: u64) -> u32 {
+        self.oracle.state(k).committed.wrapping_add(1).max(1)
+    }
+
+    pub(super) fn step(&mut self) -> Result<(), String> {
+        let mut pick = self.rng.below(self.mix.total());
+        let m = self.mix;
+        for (weight, op) in [
+            (m.put, 0),
+            (m.merge, 7),
+            (m.delete, 1),
+            (m.single_delete, 2),
+            (m.delete_range, 8),
+            (m.batch, 3),
+            (m.get, 4),
+            (m.iter, 5),
+            (m.snapshot, 6),
+        ] {
+            if pick < weight {
+                return match op {
+                    0 => {
+                        let k = self.own_key();
+                        self.put(k)
+                    }
+                    1 => {
+                        let k = self.own_key();
+                        self.delete(k, false)
+                    }
+                    2 => {
+                        let k = self.own_key();
+                        let single =
+                            self.puts_since_delete.get(&k).copied().unwrap_or(u32::MAX) <= 1;
+                        self.delete(k, single)
+                    }
+                    3 => self.batch(),
+                    4 => self.get(),
+                    5 => self.iterate(),
+                    7 => {
+                        let k = self.own_counter();
+                        self.merge(k)
+                    }
+                    8 => self.delete_range(),
+                    _ => self.snapshot_read(),
+                };
+            }
+            pick -= weight;
+        }
+        Ok(())
+    }
+
+    pub(super) fn put(&mut self, k: u64) -> Result<(), String> {
+        let id = self.next_id(k);
+        self.oracle.begin(k, id)?;
+        let mut batch = WriteBatch::new();
+        self.db
+            .batch_put(&mut batch, k, &key(k), &value(k, id, self.a));
+        self.db
+            .write(batch, &self.write_options)
+            .map_err(|e| format!("put {k}: {e}"))?;
+        self.oracle.commit(k, id)?;
+        *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
+        Ok(())
+    }
+
+    fn delete(&mut self, k: u64, single: bool) -> Result<(), String> {
+        self.oracle.begin(k, 0)?;
+        let mut batch = WriteBatch::new();
+        self.db.batch_delete(&mut batch, k, &key(k), single);
+        self.db
+            .write(batch, &self.write_options)
+            .map_err(|e| format!("delete {k}: {e}"))?;
+        self.oracle.commit(k, 0)?;
+        self.puts_since_delete.insert(k, 0);
+        Ok(())
+    }
+
+    /// A batch of 1 to 5 writes to owned keys (puts, deletes, merges into counters), one in
+    /// four times with a range deletion before or after them.
+    pub(super) fn batch(&mut self) -> Result<(), String> {
+        let mut keys: Vec<u64> = (0..2 + self.rng.below(4)).map(|_| self.own_key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut w = Writes::default();
+        let range_first = self.rng.one_in(4).then(|| self.rng.one_in(2));
+        if range_first == Some(true) {
+            self.add_range_deletion(&mut w);
+        }
+        for &k in &keys {
+            // The value the key holds at this point of the batch.
+            let current = w
+                .finals
+                .get(&k)
+                .copied()
+                .unwrap_or_else(|| self.oracle.state(k).committed);
+            let id = if self.rng.one_in(4) {
+                0
+            } else {
+                current.wrapping_add(1).max(1)
+            };
+            if id != 0 && is_counter(k, self.a) && current <= u32::MAX - 16 && self.rng.one_in(2) {
+                let operand = 1 + self.rng.below(16) as u32;
+                self.db
+                    .batch_merge(&mut w.batch, k, &key(k), &u64::from(operand).to_le_bytes());
+                w.record(k, current + operand);
+                continue;
+            }
+            if id == 0 {
+                self.db.batch_delete(&mut w.batch, k, &key(k), false);
+            } else {
+                self.db
+                    .batch_put(&mut w.batch, k, &key(k), &value(k, id, self.a));
+            }
+            w.record(k, id);
+        }
+        if range_first == Some(false) {
+            self.add_range_deletion(&mut w);
+        }
+        self.apply(w, "batch")
+    }
+
+    /// A range deletion alone, then a get of one of the keys it deleted.
+    fn delete_range(&mut self) -> Result<(), String> {
+        let mut w = Writes::default();
+        let deleted = self.add_range_deletion(&mut w);
+        self.apply(w, "delete_range")?;
+        if deleted.is_empty() {
+            return Ok(());
+        }
+        let k = deleted[self.rng.below(deleted.len() as u64) as usize];
+        let got = self
+            .db
+            .get(k, &key(k), None)
+            .map_err(|e| format!("get {k}: {e}"))?;
+        self.check(k, got.as_deref(), "get after delete_range")
+    }
+
+    /// Adds to `w` a range deletion from an owned key over 1 to 32 keys, inside this
+    /// thread's block, in the family of its begin key or a random one. Returns the keys it
+    /// deletes: those of the family in the range.
+    fn add_range_deletion(&mut self, w: &mut Writes) -> Vec<u64> {
+        let begin = self.own_key();
+        let end = (begin + 1 + self.rng.below(32)).min(self.own.end);
+        let family = if self.rng.one_in(2) {
+            self.db.family_of(begin)
+        } else {
+            self.rng.below(self.db.family_count()) as usize
+        };
+        self.db
+            .batch_delete_range(&mut w.batch, family, &key(begin), &key(end));
+        let deleted: Vec<u64> = (begin..end)
+            .filter(|&k| self.db.family_of(k) == family)
+            .collect();
+        for &k in &deleted {
+            w.record(k, 0);
+        }
+        deleted
+    }
+
+    /// Writes `w` through the oracle: the keys whose value changes pending before, every key
+    /// committed after.
+    fn apply(&mut self, w: Writes, what: &str) -> Result<(), String> {
+        for (&k, &id) in &w.finals {
+            if id != self.oracle.state(k).committed {
+                self.oracle.begin(k, id)?;
+            }
+        }
+        self.db
+            .write(w.batch, &self.write_options)
+            .map_err(|e| format!("{what}: {e}"))?;
+        for (&k, &id) in &w.finals {
+            self.oracle.commit(k, id)?;
+        }
+        for (k, id) in w.order {
+            if id == 0 {
+                self.puts_since_delete.insert(k, 0);
+            } else {
+                *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what the database returned for `k` (`got` as a value id).
+    fn check(&self, k: u64, got: Option<&[u8]>, what: &str) -> Result<(), String> {
+        let id = match got {
+            None => 0,
+            Some(v) => value_id(k, v, self.a)
+                .ok_or_else(|| format!("{what}: key {k} holds a value that is no value of it"))?,
+        };
+        if self.owns(k) {
+            let expected = self.oracle.state(k).committed;
+            if id != expected {
+                return Err(format!(
+                    "{what}: key {k} has value id {id}, expected {expected}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&mut self) -> Result<(), String> {
+        let k = if self.rng.one_in(2) {
+            self.own_key()
+        } else {
+            self.rng.below(self.a.keys)
+        };
+        let got = self
+            .db
+            .get(k, &key(k), None)
+            .map_err(|e| format!("get {k}: {e}"))?;
+        self.check(k, got.as_deref(), "get")
+    }
+
+    /// A walk of up to 50 entries of one family forward or backward from a random key: every
+    /// entry is well formed and of that family, owned keys hold their expected values, and no
+    /// live owned key of the family is skipped.
+    fn iterate(&mut self) -> Result<(), String> {
+        let start = self.rng.below(self.a.keys);
+        let forward = self.rng.one_in(2);
+        let family = self.db.family_of(start);
+        let mut it = self.db.iter(family).map_err(|e| format!("iterator: {e}"))?;
+        if forward {
+            it.seek(key(start));
+        } else {
+            it.seek_for_prev(key(start));
+        }
+        // The keys not yet passed: [next, end of the key space) going forward, [0, next]
+        // going backward (as u64 + 1, so that "nothing left" is 0).
+        let mut next = if forward { start } else { start + 1 };
+        let mut steps = 0;
+        while it.valid() && steps < 50 {
+            let k = key_index(it.key())
+                .filter(|&k| self.db.family_of(k) == family)
+                .ok_or("iterator: a key outside the family's key space")?;
+            let passed = if forward { next..k } else { k + 1..next };
+            self.check_none_live(passed, family)?;
+            self.check(k, Some(it.value()), "iterator")?;
+            next = if forward { k + 1 } else { k };
+            steps += 1;
+            if forward {
+                it.next();
+            } else {
+                it.prev();
+            }
+        }
+        it.status().map_err(|e| format!("iterator: {e}"))?;
+        if !it.valid() {
+            // The walk reached the end: nothing live may lie beyond it.
+            let rest = if forward { next..self.a.keys } else { 0..next };
+            self.check_none_live(rest, family)?;
+        }
+        Ok(())
+    }
+
+    /// Fails if an owned key of `family` in `keys` is live (an iterator passed over it).
+    fn check_none_live(&self, keys: std::ops::Range<u64>, family: usize) -> Result<(), String> {
+        match keys
+            .filter(|&k| self.owns(k) && self.db.family_of(k) == family)
+            .find(|&k| self.oracle.state(k).committed != 0)
+        {
+            Some(k) => Err(format!("iterator skipped live key {k}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads an owned key through a snapshot taken before it was overwritten.
+    fn snapshot_read(&mut self) -> Result<(), String> {
+        let k = self.own_key();
+        let before = self.oracle.state(k).committed;
+        let snapshot = self.db.snapshot();
+        self.put(k)?;
+        let got = self
+            .db
+            .get(k, &key(k), Some(&snapshot))
+            .map_err(|e| format!("snapshot get {k}: {e}"))?;
+        let id = got.as_deref().map_or(Some(0), |v| value_id(k, v, self.a));
+        if id != Some(before) {
+            return Err(format!(
+                "snapshot read of key {k}: value id {id:?}, expected {before}"
+            ));
+        }
+        Ok(())
+    }
+}
