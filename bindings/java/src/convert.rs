@@ -107,9 +107,19 @@ fn parse<T: FromStr>(name: &str, value: &str) -> Result<T> {
     value.parse().map_err(|_| {
         BindError::Arg(format!(
             "option {name}: cannot read '{value}' as {}",
-            std::any::type_name::<T>()
+            kind_of::<T>()
         ))
     })
+}
+
+/// What a value of type `T` is, in words.
+fn kind_of<T>() -> &'static str {
+    match std::any::type_name::<T>() {
+        "bool" => "true or false",
+        "f64" | "f32" => "a number",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number, not negative",
+        _ => "a number",
+    }
 }
 
 fn unknown_value(name: &str, value: &str, choices: &str) -> BindError {

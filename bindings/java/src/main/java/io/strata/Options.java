@@ -117,7 +117,7 @@ public final class Options {
     }
 
     /** Bits per key of the bloom filters (0: none). */
-    public Options bloomBitsPerKey(double bits) {
+    public Options bloomBitsPerKey(int bits) {
         return set("bloom_bits_per_key", bits);
     }
 

@@ -165,7 +165,7 @@ class BasicTest {
         InvalidArgumentException value = assertThrows(InvalidArgumentException.class,
                 () -> Strata.open(dir, new Options().set("write_buffer_size", "big")));
         assertTrue(value.getMessage().startsWith(
-                "invalid argument: option write_buffer_size: cannot read 'big'"),
+                "invalid argument: option write_buffer_size: cannot read 'big' as a whole number, not negative"),
                 value.getMessage());
         InvalidArgumentException choice = assertThrows(InvalidArgumentException.class,
                 () -> Strata.open(dir, new Options().compression("gzip")));
