@@ -89,8 +89,10 @@ pub enum Ended {
     /// Its commit failed (a conflict, an expiration, an IO error): nothing was written.
     Failed,
     RolledBack,
-    /// Rolled back by `Strata.close()`.
+    /// Rolled back by `Strata.close()` (or, prepared, left to recovery).
     DbClosed,
+    /// Closed after `prepare`: the engine keeps it prepared, for `recoveredTransactions`.
+    Parked,
 }
 
 impl Ended {
@@ -100,6 +102,10 @@ impl Ended {
             Ended::Committed => "committed",
             Ended::Failed => "ended by a failed commit",
             Ended::RolledBack => "rolled back",
+            Ended::Parked => {
+                "closed after prepare (it stays prepared: Strata.recoveredTransactions() hands \
+                 it out again)"
+            }
             Ended::DbClosed => {
                 return BindError::Closed(
                     "the transaction was rolled back when its database was closed".into(),
@@ -118,6 +124,9 @@ impl Ended {
 pub struct Running {
     pub cursor: Option<Lent>,
     pub cell: TxnCell,
+    /// Set by a successful `prepare`: closing the handle then parks the transaction in its
+    /// database instead of rolling it back.
+    pub prepared: bool,
 }
 
 #[expect(
@@ -203,20 +212,42 @@ fn begin(engine: Arc<Engine>, write: &WriteOptions, options: &TransactionOptions
         Engine::Plain(db) => Txn::Optimistic(db.optimistic_transaction(write)),
         Engine::Locking(tdb) => Txn::Pessimistic(tdb.transaction(write, options)),
     });
-    Mutex::new(Slot::Running(Running { cursor: None, cell }))
+    Mutex::new(Slot::Running(Running {
+        cursor: None,
+        cell,
+        prepared: false,
+    }))
 }
 
-/// Rolls back a transaction still running when its database closes.
+/// Ends a transaction still running when its database closes: rolls it back, unless it is
+/// prepared, which is left to recovery at the next open (its durable record stays).
 pub fn end_at_close(slot: &TxnSlot) {
     let mut slot = slot.lock();
     if let Slot::Running(running) = &mut *slot {
         running.cursor = None;
-        // The rollback of a transaction that was never prepared cannot fail; dropping the
-        // cell below would roll it back anyway (a prepared one is parked, and recovered at
-        // the next open).
-        let _ = running.cell.with_dependent_mut(|_, txn| txn.rollback());
+        if !running.prepared {
+            // The rollback of a transaction that was never prepared cannot fail; dropping the
+            // cell below would roll it back anyway.
+            let _ = running.cell.with_dependent_mut(|_, txn| txn.rollback());
+        }
+        // Dropping the cell (here) parks a prepared transaction in the closing database.
         *slot = Slot::Ended(Ended::DbClosed);
     }
+}
+
+/// `Transaction.close()`: rolls back a running transaction; a prepared one is parked in its
+/// database (dropping the engine's transaction does that) for `recoveredTransactions`.
+fn close(shell: &TxnShell) -> Result<()> {
+    {
+        let mut slot = shell.slot.lock();
+        if let Slot::Running(running) = &mut *slot {
+            if running.prepared {
+                *slot = Slot::Ended(Ended::Parked);
+                return Ok(());
+            }
+        }
+    }
+    shell.end(true, |txn| txn.rollback(), Ended::RolledBack, None)
 }
 
 fn new_handle(db: &DbShell, slot: TxnSlot) -> jlong {
@@ -288,7 +319,11 @@ pub extern "system" fn Java_io_strata_Strata_nativeRecoveredTransactions<'l>(
                     Engine::Plain(_) => Err(()),
                 });
                 let Ok(cell) = cell else { break };
-                let slot = Mutex::new(Slot::Running(Running { cursor: None, cell }));
+                let slot = Mutex::new(Slot::Running(Running {
+                    cursor: None,
+                    cell,
+                    prepared: true,
+                }));
                 handles.push(new_handle(db, slot));
             }
             Ok(handles)
@@ -457,7 +492,12 @@ pub extern "system" fn Java_io_strata_Transaction_nativePrepare<'l>(
 ) {
     run(env, |_| {
         // SAFETY: `h` is `this`'s handle.
-        unsafe { shell(h) }?.run(|txn, _| Ok(txn.pessimistic("prepare")?.prepare()?))
+        let shell = unsafe { shell(h) }?;
+        shell.run(|txn, _| Ok(txn.pessimistic("prepare")?.prepare()?))?;
+        if let Slot::Running(running) = &mut *shell.slot.lock() {
+            running.prepared = true;
+        }
+        Ok(())
     })
 }
 
@@ -478,7 +518,7 @@ pub extern "system" fn Java_io_strata_Transaction_nativeCommit<'l>(
     })
 }
 
-/// Rolls back; `quiet`: does nothing when the transaction has ended (`close()`).
+/// Rolls back; does nothing when the transaction has ended.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_strata_Transaction_nativeRollback<'l>(
     env: EnvUnowned<'l>,
@@ -489,6 +529,16 @@ pub extern "system" fn Java_io_strata_Transaction_nativeRollback<'l>(
         // SAFETY: `h` is `this`'s handle.
         unsafe { shell(h) }?.end(true, |txn| txn.rollback(), Ended::RolledBack, None)
     })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeClose<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) {
+    // SAFETY: `h` is `this`'s handle.
+    run(env, |_| close(unsafe { shell(h) }?))
 }
 
 #[unsafe(no_mangle)]

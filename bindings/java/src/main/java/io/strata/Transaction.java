@@ -176,11 +176,12 @@ public final class Transaction extends NativeObject {
 
     /**
      * Rolls the transaction back unless it has ended. A prepared transaction is not rolled
-     * back: it stays prepared in its database, for {@link Strata#recoveredTransactions()}.
+     * back: it stays prepared in its database, for {@link Strata#recoveredTransactions()}
+     * (closing the database leaves it prepared too, recovered at the next open).
      */
     @Override
     public void close() {
-        nativeRollback(handle);
+        nativeClose(handle);
     }
 
     private void write(int op, ColumnFamily cf, byte[] key, byte[] value) {
@@ -208,6 +209,8 @@ public final class Transaction extends NativeObject {
     private native void nativeCommit(long h);
 
     private native void nativeRollback(long h);
+
+    private native void nativeClose(long h);
 
     private native boolean nativeIsActive(long h);
 
