@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the three-engine benchmark (Strata through the Java binding, RocksJava, TuplDB).
 #
-#   bindings/java/bench/run.sh [--rocksdb=8.8.1] [--tupl=1.8.0] [Bench arguments...]
+#   bindings/java/bench/run.sh [--rocksdb=8.8.1] [--tupl=1.3.11] [Bench arguments...]
 #
 # Installs the binding (a release build of the native library) into the local Maven
-# repository, builds this harness with the chosen RocksJava and TuplDB versions (the seed's
-# by default), and runs io.strata.bench.Bench with the other arguments (see Bench.java:
+# repository, builds this harness with the chosen RocksJava and TuplDB versions (by default
+# RocksJava 8.8.1, the seed's, and TuplDB 1.3.11, the newest Maven Central serves: the
+# seed's 1.8.0 is not there), and runs io.strata.bench.Bench with the other arguments (see Bench.java:
 # --engines, --dir, --start, --max, --growth, --threads, --seconds, --interval, --memory,
 # --tests). A tiny run to check that it works:
 #
@@ -14,7 +15,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
 rocksdb=8.8.1
-tupl=1.8.0
+tupl=1.3.11
 args=()
 for arg in "$@"; do
   case "$arg" in

@@ -17,13 +17,17 @@ import org.rocksdb.WriteOptions;
 
 /** RocksDB through RocksJava, a TransactionDB with the seed's settings. */
 final class RocksEngine implements Engine {
+    static {
+        // Before any field: every RocksJava object needs the native library.
+        RocksDB.loadLibrary();
+    }
+
     private final Options options;
     private final TransactionDBOptions txnOptions = new TransactionDBOptions();
     private final TransactionDB db;
     private final WriteOptions writeOptions = new WriteOptions();
 
     RocksEngine(String dir, long cacheBytes) throws Exception {
-        RocksDB.loadLibrary();
         BlockBasedTableConfig table = new BlockBasedTableConfig()
                 .setBlockCache(new LRUCache(cacheBytes))
                 .setCacheIndexAndFilterBlocks(true)
