@@ -37,21 +37,15 @@ pub fn optional_bytes(env: &Env<'_>, array: &JByteArray<'_>) -> Result<Option<Ve
     Ok(Some(env.convert_byte_array(array)?))
 }
 
-/// The `length` bytes at `offset` of a direct buffer, read in place.
-///
-/// # Safety
-/// The returned slice is valid while `buffer` is: the Java caller passes the buffer as an
-/// argument of the current native call, so it (and its memory, which a direct buffer does
-/// not move) stays alive until the call returns, and the slice must not outlive the call.
-/// Another Java thread may write the buffer meanwhile; the engine then reads bytes that are
-/// torn between two values, which is the caller's race, as with RocksJava.
-pub unsafe fn direct<'a>(
+/// The address of the `length` bytes at `offset` of a direct buffer, checked to be inside
+/// it. Null, a heap buffer, or a range past the capacity is refused, naming `what`.
+fn direct_range(
     env: &Env<'_>,
     buffer: &JByteBuffer<'_>,
     offset: jint,
     length: jint,
     what: &str,
-) -> Result<&'a mut [u8]> {
+) -> Result<(*mut u8, usize)> {
     if buffer.is_null() {
         return Err(BindError::Arg(format!("{what} is null")));
     }
@@ -75,9 +69,46 @@ pub unsafe fn direct<'a>(
             offset.saturating_add(length)
         )));
     }
-    // SAFETY: the range is inside the buffer's memory (checked above), which lives for the
-    // call (see the function's contract).
-    Ok(unsafe { std::slice::from_raw_parts_mut(address.add(offset), length) })
+    // SAFETY: `offset` is within the buffer's memory (checked above).
+    Ok((unsafe { address.add(offset) }, length))
+}
+
+/// The `length` bytes at `offset` of a direct buffer, read in place.
+///
+/// # Safety
+/// The slice is valid while `buffer` is: the Java caller passes the buffer as an argument
+/// of the current native call, so it (and its memory, which a direct buffer never moves)
+/// stays alive until the call returns; the slice must not outlive the call, nor live while
+/// a slice from [`direct_mut`] of the same buffer does. Another Java thread may write the
+/// buffer meanwhile; the engine then reads torn bytes, which is the caller's race, as with
+/// RocksJava.
+pub unsafe fn direct<'a>(
+    env: &Env<'_>,
+    buffer: &JByteBuffer<'_>,
+    offset: jint,
+    length: jint,
+    what: &str,
+) -> Result<&'a [u8]> {
+    let (address, length) = direct_range(env, buffer, offset, length, what)?;
+    // SAFETY: inside the buffer (checked), alive for the call (the caller's contract).
+    Ok(unsafe { std::slice::from_raw_parts(address, length) })
+}
+
+/// The `length` bytes at `offset` of a direct buffer, to write in place.
+///
+/// # Safety
+/// As [`direct`]; and no other slice of the same buffer may live while this one does (the
+/// caller passes the same buffer as key and value at its will).
+pub unsafe fn direct_mut<'a>(
+    env: &Env<'_>,
+    buffer: &JByteBuffer<'_>,
+    offset: jint,
+    length: jint,
+    what: &str,
+) -> Result<&'a mut [u8]> {
+    let (address, length) = direct_range(env, buffer, offset, length, what)?;
+    // SAFETY: inside the buffer (checked), alive for the call, not aliased (the contract).
+    Ok(unsafe { std::slice::from_raw_parts_mut(address, length) })
 }
 
 /// A Java string, or an error naming `what` when it is null.

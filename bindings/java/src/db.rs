@@ -323,23 +323,28 @@ pub extern "system" fn Java_io_strata_Strata_nativeGetDirect<'l>(
     value_len: jint,
 ) -> jint {
     run(env, |env| {
-        // SAFETY: both buffers are arguments of this call; the slices end with it.
-        let key = unsafe { convert::direct(env, &key, key_at, key_len, "key")? };
-        let out = unsafe { convert::direct(env, &value, value_at, value_len, "value")? };
         // SAFETY: `cf` and `snap` are handles of objects the Java caller passes with them.
         let (cf, options) = unsafe { (family(cf)?, read_options(snap)?) };
-        unsafe { shell(h) }?.with_db(|db| {
-            read(db, cf.as_ref(), key, &options, |found| {
-                let Some(found) = found else { return Ok(-1) };
-                let n = found.len().min(out.len());
-                out[..n].copy_from_slice(&found[..n]);
-                jint::try_from(found.len()).map_err(|_| {
-                    BindError::Arg(format!(
-                        "the value has {} bytes, more than an int",
-                        found.len()
-                    ))
-                })
-            })
+        // SAFETY: the key buffer is an argument of this call, and its slice ends before the
+        // value's slice is made (the two may be one buffer).
+        let found = {
+            let key = unsafe { convert::direct(env, &key, key_at, key_len, "key")? };
+            // SAFETY: `h` is `this`'s handle.
+            unsafe { shell(h) }?.with_db(|db| {
+                let cf = cf.unwrap_or_else(|| db.default_cf());
+                Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
+            })?
+        };
+        let Some(found) = found else { return Ok(-1) };
+        // SAFETY: the value buffer is an argument of this call; no other slice of it lives.
+        let out = unsafe { convert::direct_mut(env, &value, value_at, value_len, "value")? };
+        let n = found.len().min(out.len());
+        out[..n].copy_from_slice(&found[..n]);
+        jint::try_from(found.len()).map_err(|_| {
+            BindError::Arg(format!(
+                "the value has {} bytes, more than an int",
+                found.len()
+            ))
         })
     })
 }
@@ -412,8 +417,8 @@ pub extern "system" fn Java_io_strata_Strata_nativePutDirect<'l>(
         unsafe {
             write_one(h, cf, sync, disable_wal, |b, cf| {
                 match cf {
-                    Some(cf) => b.put_cf(cf, &*key, &*value),
-                    None => b.put(&*key, &*value),
+                    Some(cf) => b.put_cf(cf, key, value),
+                    None => b.put(key, value),
                 };
             })
         }

@@ -3,10 +3,11 @@
 //! A handle is `Arc::into_raw` of a shell (`Arc<T>`) cast to a `jlong`. Ownership:
 //! - The Java object holds one strong count, given by [`into_handle`]. It gives it back once,
 //!   through [`release`], called by its `java.lang.ref.Cleaner` action, which runs only when
-//!   the Java object is unreachable. Every native method that takes a handle is an instance
-//!   method of the object that holds it (or receives that object as an argument), so the
-//!   object is reachable, and the count held, for the whole call: no call can see a freed
-//!   shell.
+//!   the Java object is unreachable. Every native method that takes its own handle is an
+//!   instance method of the object that holds it (JNI keeps `this` alive for the call), and
+//!   where a call takes another object's handle (a column family, a snapshot, a batch), the
+//!   Java side keeps that object reachable with `Reference.reachabilityFence` until the call
+//!   returns: no call can see a freed shell.
 //! - `close()` never frees the shell: it takes the engine state out of it (each shell keeps
 //!   that state in an `Option` behind a lock). A call after `close()` finds `None` and
 //!   throws; it cannot touch freed memory. Closing twice does nothing.
