@@ -111,6 +111,18 @@ class TransactionTest {
     }
 
     @Test
+    void transactionOpenOptionsThatDoNotFitAreRefused() {
+        InvalidArgumentException timeout = assertThrows(InvalidArgumentException.class,
+                () -> Strata.open(dir, new Options().lockTimeoutMillis(5)));
+        assertEquals("invalid argument: option lock_timeout_ms needs transaction_db: only "
+                + "pessimistic transactions take locks", timeout.getMessage());
+        InvalidArgumentException readOnly = assertThrows(InvalidArgumentException.class,
+                () -> Strata.open(dir, new Options().transactionDb(true).readOnly(true)));
+        assertEquals("invalid argument: transaction_db and read_only cannot be combined: a "
+                + "read-only database has no transactions", readOnly.getMessage());
+    }
+
+    @Test
     void expirationFailsTheCommit() throws InterruptedException {
         try (Strata db = pessimistic();
                 Transaction txn = db.beginTransaction(new WriteOptions(),
