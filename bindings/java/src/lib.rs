@@ -17,6 +17,7 @@ mod family;
 mod handle;
 mod iter;
 mod snapshot;
+mod stats;
 mod txn;
 
 /// Java calls a native method from any thread, and its Cleaner frees handles from its own:

@@ -414,6 +414,33 @@ public final class Strata extends NativeObject {
         return getProperty("strata.stats");
     }
 
+    /**
+     * The statistics of the database as numbers, by the engine's {@code DbStats} field names
+     * ({@code keys_written}, {@code gets}, {@code gets_found}, {@code flushes}, {@code
+     * block_cache_hits}, {@code level0_files}, ...), in a stable order.
+     */
+    public Map<String, Long> statisticsMap() {
+        return statisticsMap(null);
+    }
+
+    /** As {@link #statisticsMap()}, of column family {@code cf}. */
+    public Map<String, Long> statisticsMap(ColumnFamily cf) {
+        String text;
+        try {
+            text = nativeStatistics(handle, handleOf(cf));
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        for (String line : text.split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0) {
+                out.put(line.substring(0, eq), Long.parseLong(line.substring(eq + 1)));
+            }
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
     /** Resets the counters {@link #statistics()} reports. */
     public void resetStatistics() {
         nativeResetStats(handle);
@@ -527,6 +554,8 @@ public final class Strata extends NativeObject {
     private native String nativeProperty(long h, long cf, String name);
 
     private native void nativeResetStats(long h);
+
+    private native String nativeStatistics(long h, long cf);
 
     private native void nativeFlush(long h, long cf);
 

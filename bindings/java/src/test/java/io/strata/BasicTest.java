@@ -13,6 +13,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -259,6 +260,10 @@ class BasicTest {
                     () -> db.getLongProperty("strata.no-such-property"));
             String stats = db.statistics();
             assertFalse(stats.isEmpty());
+            Map<String, Long> numbers = db.statisticsMap();
+            assertEquals(100L, numbers.get("keys_written"));
+            assertEquals(1L, numbers.get("flushes"));
+            assertEquals(1L, numbers.get("level0_files"));
             db.resetStatistics();
             db.compactRange();
             assertArrayEquals(b("value7"), db.get(b("key7")));
