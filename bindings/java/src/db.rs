@@ -64,8 +64,34 @@ pub struct DbShell {
     /// With `transactionDb`: the options of a pessimistic transaction not told otherwise.
     pub transaction_defaults: Option<TransactionOptions>,
     /// The transactions begun, registered under the engine's read lock so that `close()`
-    /// finds every one (a transaction no longer referenced is a dead `Weak`).
-    transactions: Mutex<Vec<Weak<TxnSlot>>>,
+    /// finds every one.
+    transactions: Mutex<Registry>,
+}
+
+/// The transactions of a database that may still be running. Java frees a transaction's
+/// shell only when the garbage collector finds it unreachable, so ended ones pile up
+/// between collections: they are pruned (ended or freed) each time the list doubles, which
+/// keeps `begin` amortized O(1).
+#[derive(Default)]
+struct Registry {
+    slots: Vec<Weak<TxnSlot>>,
+    prune_at: usize,
+}
+
+impl Registry {
+    fn push(&mut self, slot: &Arc<TxnSlot>) {
+        if self.slots.len() >= self.prune_at {
+            self.slots.retain(|weak| {
+                weak.upgrade().is_some_and(|slot| {
+                    // A slot locked now is in use, so perhaps running: keep it.
+                    slot.try_lock()
+                        .is_none_or(|s| matches!(*s, txn::Slot::Running(_)))
+                })
+            });
+            self.prune_at = (self.slots.len() * 2).max(64);
+        }
+        self.slots.push(Arc::downgrade(slot));
+    }
 }
 
 impl DbShell {
@@ -88,9 +114,7 @@ impl DbShell {
 
     /// Registers a transaction for `close()` (call under the engine's read lock, in `with`).
     pub fn register(&self, slot: &Arc<TxnSlot>) {
-        let mut open = self.transactions.lock();
-        open.retain(|t| t.strong_count() > 0);
-        open.push(Arc::downgrade(slot));
+        self.transactions.lock().push(slot);
     }
 
     /// Closes: rolls back the open transactions, then closes the engine. Twice is allowed.
@@ -101,7 +125,7 @@ impl DbShell {
         // No transaction can begin now (the engine is out): end those registered, which
         // drops their shares of the engine.
         let open = std::mem::take(&mut *self.transactions.lock());
-        for slot in open.iter().filter_map(Weak::upgrade) {
+        for slot in open.slots.iter().filter_map(Weak::upgrade) {
             txn::end_at_close(&slot);
         }
         match Arc::try_unwrap(engine) {
@@ -228,7 +252,7 @@ pub extern "system" fn Java_io_strata_Strata_nativeOpen<'l>(
             engine: RwLock::new(Some(Arc::new(engine))),
             family_defaults: base,
             transaction_defaults: parsed.transactions,
-            transactions: Mutex::new(Vec::new()),
+            transactions: Mutex::new(Registry::default()),
         })))
     })
 }
