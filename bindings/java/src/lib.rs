@@ -5,7 +5,9 @@
 //! a `long` handle made by [`handle::into_handle`]: a pointer to a reference-counted shell
 //! whose content `close()` takes out. `handle.rs` states who frees what; `error.rs` how
 //! engine errors, bad arguments and panics become Java exceptions. One module per Java
-//! class, named after it.
+//! class (`db.rs` for `Strata`, `family.rs` for `ColumnFamily`, `iter.rs` for
+//! `StrataIterator`, `cursor.rs` for `TransactionCursor`, the others by their names), with
+//! `stats.rs` for `Strata`'s statistics and `convert.rs` for arguments and options.
 
 mod backup;
 mod batch;

@@ -56,6 +56,7 @@ public final class Strata extends NativeObject {
     public static Strata open(String path, Options options, Map<String, Options> columnFamilies) {
         requireNonNull(path, "path");
         requireNonNull(options, "options");
+        requireNonNull(columnFamilies, "columnFamilies");
         String[] names = columnFamilies.keySet().toArray(new String[0]);
         String[] encoded = new String[names.length];
         for (int i = 0; i < names.length; i++) {
