@@ -61,6 +61,18 @@ class BasicTest {
 
             ByteBuffer missing = ByteBuffer.allocateDirect(8).put(b("nope")).flip();
             assertEquals(Strata.NOT_FOUND, db.get(missing, ByteBuffer.allocateDirect(8)));
+
+            // One buffer as both key and value: the key is read before the value is written.
+            ByteBuffer both = ByteBuffer.allocateDirect(16).put(b("k1")).flip();
+            ByteBuffer same = both.duplicate().limit(16);
+            assertEquals(7, db.get(both, same));
+            byte[] written = new byte[7];
+            same.get(written);
+            assertArrayEquals(b("value-1"), written);
+
+            InvalidArgumentException readOnly = assertThrows(InvalidArgumentException.class,
+                    () -> db.get(key, ByteBuffer.allocateDirect(8).asReadOnlyBuffer()));
+            assertEquals("invalid argument: value is a read-only buffer", readOnly.getMessage());
         }
     }
 
