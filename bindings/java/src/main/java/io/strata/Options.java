@@ -58,6 +58,11 @@ public final class Options {
         return set("error_if_exists", value);
     }
 
+    /** Creates the column families named at open that the database does not have. */
+    public Options createMissingColumnFamilies(boolean value) {
+        return set("create_missing_column_families", value);
+    }
+
     /** Opens without writing or locking. */
     public Options readOnly(boolean value) {
         return set("read_only", value);

@@ -46,6 +46,31 @@ class ColumnFamilyTest {
     }
 
     @Test
+    void familiesNamedAtOpenAreCreatedWhenAsked() {
+        Map<String, Options> families = Map.of("events", Options.columnFamily());
+        assertThrows(StrataException.class, () -> Strata.open(dir.toString(), new Options(),
+                families));
+        try (Strata db = Strata.open(dir.toString(),
+                new Options().createMissingColumnFamilies(true), families);
+                ColumnFamily events = db.columnFamily("events")) {
+            db.put(events, b("e"), b("1"));
+            assertArrayEquals(b("1"), db.get(events, b("e")));
+        }
+    }
+
+    @Test
+    void aReadOnlyDatabaseRefusesWrites() {
+        try (Strata db = Strata.open(dir, new Options())) {
+            db.put(b("k"), b("v"));
+        }
+        try (Strata db = Strata.open(dir, new Options().readOnly(true))) {
+            assertArrayEquals(b("v"), db.get(b("k")));
+            StrataException e = assertThrows(StrataException.class, () -> db.put(b("k"), b("w")));
+            assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+        }
+    }
+
+    @Test
     void aDroppedFamilyIsGone() {
         try (Strata db = Strata.open(dir, new Options())) {
             ColumnFamily tmp = db.createColumnFamily("tmp", Options.columnFamily());
