@@ -5,8 +5,8 @@
 #
 # Installs the binding (a release build of the native library) into the local Maven
 # repository, builds this harness with the chosen RocksJava and TuplDB versions (by default
-# RocksJava 8.8.1, the seed's, and TuplDB 1.3.11, the newest Maven Central serves: the
-# seed's 1.8.0 is not there), and runs io.strata.bench.Bench with the other arguments (see Bench.java:
+# RocksJava 8.8.1, the published comparison's, and TuplDB 1.3.11, the newest Maven Central serves: the
+# comparison's 1.8.0 is not there), and runs io.strata.bench.Bench with the other arguments (see Bench.java:
 # --engines, --dir, --start, --max, --growth, --threads, --seconds, --interval, --memory,
 # --tests). A tiny run to check that it works:
 #

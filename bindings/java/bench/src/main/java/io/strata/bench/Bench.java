@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The TuplDB comparison's benchmark ("RocksDB vs TuplDB"), on three engines: keys loaded in
+ * The benchmark of the published "RocksDB vs TuplDB" comparison, on three engines: keys loaded in
  * key order over a range that starts small and grows step by step, each new part pre-scanned
  * untimed; at each step, each test runs for a fixed time at each thread count, and its
  * throughput is printed per interval (CSV) and summed up per step (a Markdown table).
@@ -168,7 +168,7 @@ public final class Bench {
     }
 
     private static Engine open(String name, String dir, long memory) throws Exception {
-        // The seed's cache sizes: RocksDB (and Strata, with the same sizes) a third of
+        // The comparison's cache sizes: RocksDB (and Strata, with the same sizes) a third of
         // memory, TuplDB most of it.
         return switch (name) {
             case "strata" -> new StrataEngine(dir, memory / 3);

@@ -1,7 +1,7 @@
 package io.strata.bench;
 
 /**
- * One engine under the benchmark: the seed's operations, each a transaction of its own.
+ * One engine under the benchmark: the published comparison's operations, each a transaction of its own.
  * Keys are 8-byte big-endian numbers, values 100 bytes.
  */
 interface Engine extends AutoCloseable {
@@ -11,7 +11,7 @@ interface Engine extends AutoCloseable {
     /** Writes keys {@code from..to-1} in key order (untimed). */
     void load(long from, long to, byte[] value) throws Exception;
 
-    /** Reads keys {@code from..to-1} once through a cursor (untimed), as the seed did. */
+    /** Reads keys {@code from..to-1} once through a cursor (untimed), as the comparison did. */
     void prescan(long from, long to) throws Exception;
 
     /** A worker for one thread. */

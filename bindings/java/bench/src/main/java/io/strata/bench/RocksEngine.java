@@ -15,7 +15,7 @@ import org.rocksdb.TransactionDBOptions;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
-/** RocksDB through RocksJava, a TransactionDB with the seed's settings. */
+/** RocksDB through RocksJava, a TransactionDB with the published comparison's settings. */
 final class RocksEngine implements Engine {
     static {
         // Before any field: every RocksJava object needs the native library.

@@ -9,7 +9,7 @@ import io.strata.TransactionCursor;
 import io.strata.WriteBatch;
 import io.strata.WriteOptions;
 
-/** Strata through its Java binding, pessimistic transactions, the seed's RocksDB sizes. */
+/** Strata through its Java binding, pessimistic transactions, the comparison's RocksDB sizes. */
 final class StrataEngine implements Engine {
     private final Strata db;
 

@@ -8,7 +8,7 @@ import org.cojen.tupl.DurabilityMode;
 import org.cojen.tupl.Index;
 import org.cojen.tupl.Transaction;
 
-/** TuplDB, a B-tree in Java: cache most of memory, NO_FLUSH, as the seed. */
+/** TuplDB, a B-tree in Java: cache most of memory, NO_FLUSH, as the published comparison. */
 final class TuplEngine implements Engine {
     private final Database db;
     private final Index index;
