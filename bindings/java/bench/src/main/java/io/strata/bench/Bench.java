@@ -1,0 +1,210 @@
+package io.strata.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The benchmark of the published "RocksDB vs TuplDB" comparison, on three engines: keys loaded in
+ * key order over a range that starts small and grows step by step, each new part pre-scanned
+ * untimed; at each step, each test runs for a fixed time at each thread count, and its
+ * throughput is printed per interval (CSV) and summed up per step (a Markdown table).
+ *
+ * <pre>
+ * java -cp ... io.strata.bench.Bench --engines=strata,rocksdb,tupl --dir=/tmp/bench
+ *     --start=1000000 --max=200000000 --growth=2 --threads=1,2 --seconds=60 --interval=5
+ *     --memory=8g
+ * </pre>
+ *
+ * Tests: read (one value), scan (100 entries through a cursor), update (a 100-byte value),
+ * rmw (first and last bytes changed, through an updatable cursor where the engine has one),
+ * mix (90% scans, 10% updates). Every operation is a transaction of its own.
+ */
+public final class Bench {
+    static final int VALUE_BYTES = 100;
+    static final int SCAN_LENGTH = 100;
+
+    private Bench() {}
+
+    /** Key {@code k} as 8 big-endian bytes, so that key order is numeric order. */
+    static byte[] key(long k) {
+        byte[] out = new byte[8];
+        for (int i = 7; i >= 0; i--) {
+            out[i] = (byte) k;
+            k >>>= 8;
+        }
+        return out;
+    }
+
+    /** The read-modify-write's change: the first and last bytes. */
+    static void modify(byte[] value) {
+        if (value.length > 0) {
+            value[0]++;
+            value[value.length - 1]--;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = parse(args);
+        List<String> engines = List.of(a.getOrDefault("engines", "strata,rocksdb,tupl")
+                .split(","));
+        Path dir = Path.of(a.getOrDefault("dir", "/tmp/strata-bench"));
+        long start = Long.parseLong(a.getOrDefault("start", "100000"));
+        long max = Long.parseLong(a.getOrDefault("max", "1000000"));
+        double growth = Double.parseDouble(a.getOrDefault("growth", "2"));
+        int[] threads = List.of(a.getOrDefault("threads", "1,2").split(",")).stream()
+                .mapToInt(Integer::parseInt).toArray();
+        double seconds = Double.parseDouble(a.getOrDefault("seconds", "10"));
+        double interval = Double.parseDouble(a.getOrDefault("interval", "1"));
+        long memory = bytes(a.getOrDefault("memory", "1g"));
+        List<String> tests = List.of(a.getOrDefault("tests", "read,scan,update,rmw,mix")
+                .split(","));
+        if (start <= 0 || max < start || growth <= 1) {
+            throw new IllegalArgumentException("need 0 < start <= max and growth > 1");
+        }
+
+        List<String> summary = new ArrayList<>();
+        summary.add("| engine | test | keys | threads | ops/s |");
+        summary.add("| --- | --- | ---: | ---: | ---: |");
+        System.out.println("engine,test,keys,threads,second,ops_per_sec");
+        byte[] value = new byte[VALUE_BYTES];
+        new SplittableRandom(1).nextBytes(value);
+        for (String name : engines) {
+            Path engineDir = dir.resolve(name);
+            deleteTree(engineDir);
+            Files.createDirectories(engineDir);
+            try (Engine engine = open(name, engineDir.toString(), memory)) {
+                long loaded = 0;
+                for (long range = start; ; range = Math.min(max, (long) (range * growth))) {
+                    engine.load(loaded, range, value);
+                    engine.prescan(loaded, range);
+                    loaded = range;
+                    for (String test : tests) {
+                        for (int t : threads) {
+                            double rate = run(engine, test, range, t, seconds, interval, value);
+                            summary.add(String.format(Locale.ROOT, "| %s | %s | %d | %d | %.0f |",
+                                    engine.name(), test, range, t, rate));
+                        }
+                    }
+                    if (range >= max) {
+                        break;
+                    }
+                }
+            }
+        }
+        System.out.println();
+        summary.forEach(System.out::println);
+    }
+
+    /** Runs one test; prints its throughput per interval; returns its mean throughput. */
+    private static double run(Engine engine, String test, long range, int threads,
+            double seconds, double interval, byte[] value) throws Exception {
+        LongAdder ops = new LongAdder();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> workers = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < threads; t++) {
+            long seed = t * 7919L + range;
+            workers.add(new Thread(() -> {
+                SplittableRandom random = new SplittableRandom(seed);
+                byte[] fresh = value.clone();
+                try (Engine.Worker w = engine.worker()) {
+                    while (!stop.get()) {
+                        byte[] key = key(random.nextLong(range));
+                        switch (test) {
+                            case "read" -> w.read(key);
+                            case "scan" -> w.scan(key, SCAN_LENGTH);
+                            case "update" -> {
+                                fresh[0]++;
+                                w.update(key, fresh);
+                            }
+                            case "rmw" -> w.readModifyWrite(key);
+                            case "mix" -> {
+                                if (random.nextInt(10) == 0) {
+                                    fresh[0]++;
+                                    w.update(key, fresh);
+                                } else {
+                                    w.scan(key, SCAN_LENGTH);
+                                }
+                            }
+                            default -> throw new IllegalArgumentException("unknown test " + test);
+                        }
+                        ops.increment();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        long began = System.nanoTime();
+        workers.forEach(Thread::start);
+        long last = 0;
+        long deadline = began + (long) (seconds * 1e9);
+        int step = 0;
+        while (System.nanoTime() < deadline && failures.isEmpty()) {
+            long wake = began + (long) (++step * interval * 1e9);
+            Thread.sleep(Math.max(0, (Math.min(wake, deadline) - System.nanoTime()) / 1_000_000));
+            long now = ops.sum();
+            double elapsed = Math.min(step * interval, seconds);
+            System.out.printf(Locale.ROOT, "%s,%s,%d,%d,%.1f,%.0f%n", engine.name(), test, range,
+                    threads, elapsed, (now - last) / interval);
+            last = now;
+        }
+        stop.set(true);
+        for (Thread w : workers) {
+            w.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new RuntimeException(engine.name() + " " + test + " failed", failures.get(0));
+        }
+        return ops.sum() / ((System.nanoTime() - began) / 1e9);
+    }
+
+    private static Engine open(String name, String dir, long memory) throws Exception {
+        // The comparison's cache sizes: RocksDB (and Strata, with the same sizes) a third of
+        // memory, TuplDB most of it.
+        return switch (name) {
+            case "strata" -> new StrataEngine(dir, memory / 3);
+            case "rocksdb" -> new RocksEngine(dir, memory / 3);
+            case "tupl" -> new TuplEngine(dir, memory * 3 / 4);
+            default -> throw new IllegalArgumentException("unknown engine " + name
+                    + " (strata, rocksdb or tupl)");
+        };
+    }
+
+    private static Map<String, String> parse(String[] args) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (String arg : args) {
+            if (!arg.startsWith("--") || !arg.contains("=")) {
+                throw new IllegalArgumentException("arguments are --name=value, not " + arg);
+            }
+            out.put(arg.substring(2, arg.indexOf('=')), arg.substring(arg.indexOf('=') + 1));
+        }
+        return out;
+    }
+
+    private static long bytes(String text) {
+        String t = text.toLowerCase(Locale.ROOT);
+        long unit = t.endsWith("g") ? 1L << 30 : t.endsWith("m") ? 1L << 20
+                : t.endsWith("k") ? 1L << 10 : 1;
+        return Long.parseLong(unit == 1 ? t : t.substring(0, t.length() - 1)) * unit;
+    }
+
+    private static void deleteTree(Path path) throws Exception {
+        if (!Files.exists(path)) {
+            return;
+        }
+        try (var walk = Files.walk(path)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}

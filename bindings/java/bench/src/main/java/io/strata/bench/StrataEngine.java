@@ -1,0 +1,118 @@
+package io.strata.bench;
+
+import io.strata.Options;
+import io.strata.ReadOptions;
+import io.strata.Strata;
+import io.strata.StrataIterator;
+import io.strata.Transaction;
+import io.strata.TransactionCursor;
+import io.strata.WriteBatch;
+import io.strata.WriteOptions;
+
+/** Strata through its Java binding, pessimistic transactions, the comparison's RocksDB sizes. */
+final class StrataEngine implements Engine {
+    private final Strata db;
+
+    StrataEngine(String dir, long cacheBytes) {
+        db = Strata.open(dir, new Options()
+                .transactionDb(true)
+                .compression("none")
+                .writeBufferSize(64L << 20)
+                .maxWriteBufferNumber(3)
+                .level0FileNumCompactionTrigger(8)
+                .numLevels(4)
+                .maxBytesForLevelBase(512L << 20)
+                .maxBytesForLevelMultiplier(8)
+                .blockCacheSize(cacheBytes)
+                .cacheIndexAndFilterBlocks(true)
+                .bloomBitsPerKey(10));
+    }
+
+    @Override
+    public String name() {
+        return "strata";
+    }
+
+    @Override
+    public void load(long from, long to, byte[] value) {
+        WriteOptions noWal = new WriteOptions().disableWal(true);
+        try (WriteBatch batch = new WriteBatch()) {
+            for (long k = from; k < to; k++) {
+                batch.put(Bench.key(k), value);
+                if (batch.count() == 10_000) {
+                    db.write(batch, noWal);
+                    batch.clear();
+                }
+            }
+            db.write(batch, noWal);
+        }
+        db.flush();
+    }
+
+    @Override
+    public void prescan(long from, long to) {
+        ReadOptions range = new ReadOptions().lowerBound(Bench.key(from)).upperBound(Bench.key(to));
+        try (StrataIterator it = db.newIterator(range)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+                it.value();
+            }
+        }
+    }
+
+    @Override
+    public Worker worker() {
+        ReadOptions all = new ReadOptions();
+        return new Worker() {
+            @Override
+            public boolean read(byte[] key) {
+                try (Transaction txn = db.beginTransaction()) {
+                    boolean found = txn.get(key) != null;
+                    txn.commit();
+                    return found;
+                }
+            }
+
+            @Override
+            public int scan(byte[] key, int n) {
+                try (Transaction txn = db.beginTransaction();
+                        StrataIterator it = txn.newIterator(null, all)) {
+                    int seen = 0;
+                    for (it.seek(key); seen < n && it.isValid(); it.next()) {
+                        it.key();
+                        it.value();
+                        seen++;
+                    }
+                    txn.commit();
+                    return seen;
+                }
+            }
+
+            @Override
+            public void update(byte[] key, byte[] value) {
+                try (Transaction txn = db.beginTransaction()) {
+                    txn.put(key, value);
+                    txn.commit();
+                }
+            }
+
+            @Override
+            public void readModifyWrite(byte[] key) {
+                try (Transaction txn = db.beginTransaction()) {
+                    try (TransactionCursor cursor = txn.newCursor(null, all)) {
+                        if (cursor.seek(key)) {
+                            byte[] value = cursor.value();
+                            Bench.modify(value);
+                            cursor.update(value);
+                        }
+                    }
+                    txn.commit();
+                }
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        db.close();
+    }
+}

@@ -1,0 +1,220 @@
+package io.strata;
+
+import java.lang.ref.Reference;
+
+/**
+ * A transaction of a {@link Strata}, from {@link Strata#beginTransaction()}: reads see its
+ * own writes over the database, and {@link #commit()} applies its writes atomically ({@link
+ * #rollback()} drops them).
+ *
+ * <pre>{@code
+ * try (Transaction txn = db.beginTransaction()) {
+ *     byte[] balance = txn.getForUpdate(null, key);
+ *     txn.put(key, next(balance));
+ *     txn.commit(); // TransactionConflictException when someone else wrote key meanwhile
+ * } // close() rolls back a transaction not committed
+ * }</pre>
+ *
+ * <p>Optimistic on a database opened as usual, pessimistic with {@link
+ * Options#transactionDb(boolean)} (keys locked as they are written or read for update, with
+ * {@link #setName(String)}, {@link #prepare()} for two-phase commit). After the transaction
+ * ends its methods throw {@link InvalidArgumentException}; after its database closes, {@link
+ * UnavailableException}. Not safe for concurrent use from several threads without outside
+ * locking (calls are serialized, but their order then is the threads').
+ */
+public final class Transaction extends NativeObject {
+    private static final int PUT = 0;
+    private static final int DELETE = 1;
+    private static final int MERGE = 3;
+    private static final int SET = 0;
+    private static final int ROLLBACK_TO = 1;
+
+    Transaction(long handle) {
+        super(handle, Transaction::nativeFree);
+    }
+
+    /** The value of {@code key} as the transaction sees it, or null. */
+    public byte[] get(byte[] key) {
+        return get(null, key);
+    }
+
+    /** The value of {@code key} in {@code cf} as the transaction sees it, or null. */
+    public byte[] get(ColumnFamily cf, byte[] key) {
+        try {
+            return nativeGet(handle, handleOf(cf), key, false);
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    /**
+     * Reads {@code key} in {@code cf} (null: the default family) and guards it: an optimistic
+     * commit fails if someone else writes it meanwhile; a pessimistic transaction locks it
+     * first (which may throw {@link LockTimeoutException} or {@link DeadlockException}).
+     */
+    public byte[] getForUpdate(ColumnFamily cf, byte[] key) {
+        try {
+            return nativeGet(handle, handleOf(cf), key, true);
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    /** Sets {@code key} to {@code value} at commit. */
+    public void put(byte[] key, byte[] value) {
+        write(PUT, null, key, value);
+    }
+
+    /** Sets {@code key} to {@code value} in {@code cf} at commit. */
+    public void put(ColumnFamily cf, byte[] key, byte[] value) {
+        write(PUT, cf, key, value);
+    }
+
+    /** Removes {@code key} at commit. */
+    public void delete(byte[] key) {
+        write(DELETE, null, key, null);
+    }
+
+    /** Removes {@code key} from {@code cf} at commit. */
+    public void delete(ColumnFamily cf, byte[] key) {
+        write(DELETE, cf, key, null);
+    }
+
+    /** Merges {@code operand} into {@code key} at commit. */
+    public void merge(byte[] key, byte[] operand) {
+        write(MERGE, null, key, operand);
+    }
+
+    /** Merges {@code operand} into {@code key} of {@code cf} at commit. */
+    public void merge(ColumnFamily cf, byte[] key, byte[] operand) {
+        write(MERGE, cf, key, operand);
+    }
+
+    /**
+     * An iterator over the transaction's view of {@code cf} (null: the default family): its
+     * writes made before this call over the database, within {@code options}' bounds (its
+     * snapshot is the transaction's). It throws once the transaction ends.
+     */
+    public StrataIterator newIterator(ColumnFamily cf, ReadOptions options) {
+        try {
+            return new StrataIterator(nativeNewIterator(handle, handleOf(cf), options.lowerBound,
+                    options.upperBound));
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    /**
+     * An updatable cursor over the transaction's view of {@code cf} (null: the default
+     * family) within {@code options}' bounds. The transaction is held by the cursor until it
+     * is closed.
+     */
+    public TransactionCursor newCursor(ColumnFamily cf, ReadOptions options) {
+        try {
+            return new TransactionCursor(nativeNewCursor(handle, handleOf(cf), options.lowerBound,
+                    options.upperBound));
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    /** Marks the transaction's state; {@link #rollbackToSavePoint()} returns to it. */
+    public void setSavePoint() {
+        nativeSavePoint(handle, SET);
+    }
+
+    /**
+     * Undoes the writes (and, pessimistic, releases the locks taken) since the last save point,
+     * and removes it; {@link NotFoundException} when there is none.
+     */
+    public void rollbackToSavePoint() {
+        nativeSavePoint(handle, ROLLBACK_TO);
+    }
+
+    /**
+     * Names a pessimistic transaction, for two-phase commit; the name is unique among the
+     * database's transactions that have not ended.
+     */
+    public void setName(String name) {
+        nativeSetName(handle, name);
+    }
+
+    /** The transaction's name, or null. */
+    public String name() {
+        return nativeName(handle);
+    }
+
+    /**
+     * The first phase of two-phase commit (a named pessimistic transaction): makes the writes
+     * durable without applying them, keeping the locks. After a crash the database offers the
+     * transaction again ({@link Strata#recoveredTransactions()}). Only commit or rollback may
+     * follow.
+     */
+    public void prepare() {
+        nativePrepare(handle);
+    }
+
+    /**
+     * Applies the writes atomically and ends the transaction, whether or not it succeeds: an
+     * optimistic one throws {@link TransactionConflictException}, writing nothing, when a key
+     * it wrote or read for update was written by someone else since it began; a pessimistic
+     * one {@link TransactionExpiredException} when it outlived its expiration.
+     */
+    public void commit() {
+        nativeCommit(handle);
+    }
+
+    /** Drops the writes (and releases the locks) and ends the transaction; nothing when ended. */
+    public void rollback() {
+        nativeRollback(handle);
+    }
+
+    /** True until the transaction commits, fails to commit or rolls back. */
+    public boolean isActive() {
+        return nativeIsActive(handle);
+    }
+
+    /**
+     * Rolls the transaction back unless it has ended. A prepared transaction is not rolled
+     * back: it stays prepared in its database, for {@link Strata#recoveredTransactions()}
+     * (closing the database leaves it prepared too, recovered at the next open).
+     */
+    @Override
+    public void close() {
+        nativeClose(handle);
+    }
+
+    private void write(int op, ColumnFamily cf, byte[] key, byte[] value) {
+        try {
+            nativeWrite(handle, op, handleOf(cf), key, value);
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    private static native void nativeFree(long h);
+
+    private native byte[] nativeGet(long h, long cf, byte[] key, boolean forUpdate);
+
+    private native void nativeWrite(long h, int op, long cf, byte[] key, byte[] value);
+
+    private native void nativeSavePoint(long h, int op);
+
+    private native void nativeSetName(long h, String name);
+
+    private native String nativeName(long h);
+
+    private native void nativePrepare(long h);
+
+    private native void nativeCommit(long h);
+
+    private native void nativeRollback(long h);
+
+    private native void nativeClose(long h);
+
+    private native boolean nativeIsActive(long h);
+
+    private native long nativeNewIterator(long h, long cf, byte[] lower, byte[] upper);
+
+    private native long nativeNewCursor(long h, long cf, byte[] lower, byte[] upper);
+}

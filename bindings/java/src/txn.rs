@@ -1,0 +1,574 @@
+//! `io.strata.Transaction`: an optimistic or a pessimistic transaction of a `Strata`.
+//!
+//! The engine's transactions borrow their database (`OptimisticTransaction<'db>`,
+//! `Transaction<'db>`), while a Java object must own what it uses. So a transaction is a
+//! [`TxnCell`]: a share of the database's engine (`Arc<Engine>`) owned together with the
+//! transaction borrowing it (self_cell checks the borrow without unsafe code of ours).
+//!
+//! Invariants:
+//! - A transaction's slot holds its cell while it runs. Commit (whether or not it succeeds),
+//!   rollback and `close()` replace the cell by how the transaction ended; that drops the
+//!   engine's transaction (a pessimistic one releases its locks, a prepared one is parked
+//!   in its database for `recoveredTransactions`) and its share of the engine.
+//! - Every slot is registered with its database when it begins (under the database's read
+//!   lock). `Strata.close()` takes the engine out, then ends each registered slot still
+//!   running (`end_at_close`: a rollback), so that afterwards it holds the only share and
+//!   closes the engine whole.
+//! - While an updatable cursor (`cursor.rs`) is open, the slot lends the transaction to it
+//!   and every other call on the transaction throws; ending the transaction closes the
+//!   cursor first.
+
+use std::sync::Arc;
+
+use jni::objects::{JByteArray, JClass, JObject, JString};
+use jni::sys::{jboolean, jint, jlong, jlongArray};
+use jni::EnvUnowned;
+use parking_lot::Mutex;
+use self_cell::self_cell;
+use strata::{ColumnFamily, TransactionOptions, WriteOptions};
+
+use crate::convert::{bytes, string, transaction_options, write_options};
+use crate::cursor::Lent;
+use crate::db::{family, shell as db_shell, DbShell, Engine};
+use crate::error::{run, BindError, Result};
+use crate::handle;
+use crate::iter::{bounded, over_transaction};
+
+/// The engine's transaction: optimistic on a plain database, pessimistic on a
+/// `TransactionDb`.
+pub enum Txn<'db> {
+    Optimistic(strata::OptimisticTransaction<'db>),
+    Pessimistic(strata::Transaction<'db>),
+}
+
+/// The same call on either kind of transaction.
+macro_rules! either {
+    ($txn:expr, $t:ident => $call:expr) => {
+        match $txn {
+            Txn::Optimistic($t) => $call,
+            Txn::Pessimistic($t) => $call,
+        }
+    };
+}
+
+impl<'db> Txn<'db> {
+    fn rollback(&mut self) -> strata::Result<()> {
+        match self {
+            Txn::Optimistic(t) => {
+                t.rollback();
+                Ok(())
+            }
+            Txn::Pessimistic(t) => t.rollback(),
+        }
+    }
+
+    fn pessimistic(&mut self, what: &str) -> Result<&mut strata::Transaction<'db>> {
+        match self {
+            Txn::Pessimistic(t) => Ok(t),
+            Txn::Optimistic(_) => Err(BindError::Arg(format!(
+                "{what} needs a pessimistic transaction: open the database with \
+                 Options.transactionDb(true)"
+            ))),
+        }
+    }
+}
+
+self_cell!(
+    /// A share of the engine and the transaction that borrows it.
+    pub struct TxnCell {
+        owner: Arc<Engine>,
+        #[covariant]
+        dependent: Txn,
+    }
+);
+
+/// How a transaction ended.
+#[derive(Clone, Copy)]
+pub enum Ended {
+    Committed,
+    /// Its commit failed (a conflict, an expiration, an IO error): nothing was written.
+    Failed,
+    RolledBack,
+    /// Rolled back by `Strata.close()` (or, prepared, left to recovery).
+    DbClosed,
+    /// Closed after `prepare`: the engine keeps it prepared, for `recoveredTransactions`.
+    Parked,
+}
+
+impl Ended {
+    /// The error of a call on a transaction that ended so.
+    fn error(self) -> BindError {
+        let what = match self {
+            Ended::Committed => "committed",
+            Ended::Failed => "ended by a failed commit",
+            Ended::RolledBack => "rolled back",
+            Ended::Parked => {
+                "closed after prepare (it stays prepared: Strata.recoveredTransactions() hands \
+                 it out again)"
+            }
+            Ended::DbClosed => {
+                return BindError::Closed(
+                    "the transaction was rolled back when its database was closed".into(),
+                )
+            }
+        };
+        BindError::Arg(format!(
+            "the transaction was already {what}: begin a new one"
+        ))
+    }
+}
+
+/// A running transaction, and the cursor it is lent to, if any. The cursor borrows the
+/// transaction inside `cell`, so it is declared first: fields drop in order, the cursor
+/// before the transaction it borrows.
+pub struct Running {
+    pub cursor: Option<Lent>,
+    pub cell: TxnCell,
+    /// Set by a successful `prepare`: closing the handle then parks the transaction in its
+    /// database instead of rolling it back.
+    pub prepared: bool,
+}
+
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one slot per transaction, already inside an Arc: a Box would add an allocation"
+)]
+pub enum Slot {
+    Running(Running),
+    Ended(Ended),
+}
+
+/// A transaction's state, shared by its Java object, its database's registry and its
+/// iterators.
+pub type TxnSlot = Mutex<Slot>;
+
+/// The native side of a `Transaction`.
+pub struct TxnShell {
+    pub slot: Arc<TxnSlot>,
+}
+
+impl TxnShell {
+    /// Ok while the transaction runs.
+    pub fn check_running(&self) -> Result<()> {
+        match &*self.slot.lock() {
+            Slot::Running(_) => Ok(()),
+            Slot::Ended(how) => Err(how.error()),
+        }
+    }
+
+    /// Runs `f` on the running transaction, given its engine; throws when it has ended or
+    /// is lent to a cursor.
+    pub fn run<R>(
+        &self,
+        f: impl for<'db> FnOnce(&mut Txn<'db>, &Arc<Engine>) -> Result<R>,
+    ) -> Result<R> {
+        let mut slot = self.slot.lock();
+        match &mut *slot {
+            Slot::Running(Running {
+                cursor: Some(_), ..
+            }) => Err(BindError::Arg(
+                "a TransactionCursor of this transaction is open: close it first (it holds \
+                 the transaction until then)"
+                    .into(),
+            )),
+            Slot::Running(r) => r.cell.with_dependent_mut(|engine, txn| f(txn, engine)),
+            Slot::Ended(how) => Err(how.error()),
+        }
+    }
+
+    /// Ends the transaction by `f` (commit or rollback), closing its cursor first. Does
+    /// nothing, returning Ok, when it has ended already and `quiet`.
+    fn end(
+        &self,
+        quiet: bool,
+        f: impl for<'db> FnOnce(&mut Txn<'db>) -> strata::Result<()>,
+        ok: Ended,
+        failed: Option<Ended>,
+    ) -> Result<()> {
+        let mut slot = self.slot.lock();
+        let Slot::Running(running) = &mut *slot else {
+            return match (&*slot, quiet) {
+                (Slot::Ended(how), false) => Err(how.error()),
+                _ => Ok(()),
+            };
+        };
+        running.cursor = None;
+        let result = running.cell.with_dependent_mut(|_, txn| f(txn));
+        match (&result, failed) {
+            (Ok(()), _) => *slot = Slot::Ended(ok),
+            (Err(_), Some(how)) => *slot = Slot::Ended(how),
+            // A rollback that failed (a prepared transaction whose record could not be
+            // removed) leaves it as it was.
+            (Err(_), None) => {}
+        }
+        Ok(result?)
+    }
+}
+
+/// Begins a transaction of `engine`: optimistic, or pessimistic with `options` on a
+/// `TransactionDb`.
+fn begin(engine: Arc<Engine>, write: &WriteOptions, options: &TransactionOptions) -> TxnSlot {
+    let cell = TxnCell::new(engine, |engine| match &**engine {
+        Engine::Plain(db) => Txn::Optimistic(db.optimistic_transaction(write)),
+        Engine::Locking(tdb) => Txn::Pessimistic(tdb.transaction(write, options)),
+    });
+    Mutex::new(Slot::Running(Running {
+        cursor: None,
+        cell,
+        prepared: false,
+    }))
+}
+
+/// Ends a transaction still running when its database closes: rolls it back, unless it is
+/// prepared, which is left to recovery at the next open (its durable record stays).
+pub fn end_at_close(slot: &TxnSlot) {
+    let mut slot = slot.lock();
+    if let Slot::Running(running) = &mut *slot {
+        running.cursor = None;
+        if !running.prepared {
+            // The rollback of a transaction that was never prepared cannot fail; dropping the
+            // cell below would roll it back anyway.
+            let _ = running.cell.with_dependent_mut(|_, txn| txn.rollback());
+        }
+        // Dropping the cell (here) parks a prepared transaction in the closing database.
+        *slot = Slot::Ended(Ended::DbClosed);
+    }
+}
+
+/// `Transaction.close()`: rolls back a running transaction; a prepared one is parked in its
+/// database (dropping the engine's transaction does that) for `recoveredTransactions`.
+fn close(shell: &TxnShell) -> Result<()> {
+    {
+        let mut slot = shell.slot.lock();
+        if let Slot::Running(running) = &mut *slot {
+            if running.prepared {
+                *slot = Slot::Ended(Ended::Parked);
+                return Ok(());
+            }
+        }
+    }
+    shell.end(true, |txn| txn.rollback(), Ended::RolledBack, None)
+}
+
+fn new_handle(db: &DbShell, slot: TxnSlot) -> jlong {
+    let slot = Arc::new(slot);
+    db.register(&slot);
+    handle::into_handle(Arc::new(TxnShell { slot }))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Strata_nativeBeginTransaction<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    sync: jboolean,
+    disable_wal: jboolean,
+    has_options: jboolean,
+    lock_timeout_ms: jlong,
+    deadlock_detect: jboolean,
+    expiration_ms: jlong,
+    set_snapshot: jboolean,
+) -> jlong {
+    run(env, |_| {
+        // SAFETY: `h` is `this`'s handle.
+        let db = unsafe { db_shell(h) }?;
+        let options = match (&db.transaction_defaults, has_options) {
+            (Some(base), true) => transaction_options(
+                base,
+                lock_timeout_ms,
+                deadlock_detect,
+                expiration_ms,
+                set_snapshot,
+            ),
+            (Some(base), false) => base.clone(),
+            (None, true) => {
+                return Err(BindError::Arg(
+                    "TransactionOptions apply to pessimistic transactions only: open the \
+                     database with Options.transactionDb(true)"
+                        .into(),
+                ))
+            }
+            (None, false) => TransactionOptions::default(),
+        };
+        let write = write_options(sync, disable_wal);
+        db.with(|engine| Ok(new_handle(db, begin(Arc::clone(engine), &write, &options))))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Strata_nativeRecoveredTransactions<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) -> jlongArray {
+    run(env, |env| {
+        // SAFETY: `h` is `this`'s handle.
+        let db = unsafe { db_shell(h) }?;
+        let handles = db.with(|engine| {
+            let mut handles = Vec::new();
+            loop {
+                // Takes the parked transactions and keeps the first: dropping the others
+                // parks them again, for the next turn of the loop.
+                let cell = TxnCell::try_new(Arc::clone(engine), |engine| match &**engine {
+                    Engine::Locking(tdb) => tdb
+                        .prepared_transactions()
+                        .into_iter()
+                        .next()
+                        .map(Txn::Pessimistic)
+                        .ok_or(()),
+                    Engine::Plain(_) => Err(()),
+                });
+                let Ok(cell) = cell else { break };
+                let slot = Mutex::new(Slot::Running(Running {
+                    cursor: None,
+                    cell,
+                    prepared: true,
+                }));
+                handles.push(new_handle(db, slot));
+            }
+            Ok(handles)
+        })?;
+        let array = env.new_long_array(handles.len())?;
+        array.set_region(env, 0, &handles)?;
+        Ok(array.into_raw())
+    })
+}
+
+/// The shell of `this`'s handle.
+///
+/// # Safety
+/// `h` is the handle of the Transaction whose method is running.
+pub unsafe fn shell<'a>(h: jlong) -> Result<&'a TxnShell> {
+    // SAFETY: the caller's contract.
+    unsafe { handle::borrow(h, "the transaction") }
+}
+
+/// The family of handle `cf`, or the transaction's database's default one.
+fn family_or_default(cf: Option<ColumnFamily>, engine: &Engine) -> ColumnFamily {
+    cf.unwrap_or_else(|| engine.db().default_cf())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeFree<'l>(
+    _env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+) {
+    // SAFETY: called once, by the Cleaner of the unreachable Transaction that held `h`.
+    unsafe { handle::release::<TxnShell>(h) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeGet<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    cf: jlong,
+    key: JByteArray<'l>,
+    for_update: jboolean,
+) -> JByteArray<'l> {
+    run(env, |env| {
+        let key = bytes(env, &key, "key")?;
+        // SAFETY: `cf` is 0 or the handle the Java caller passes with its object.
+        let cf = unsafe { family(cf)? };
+        // SAFETY: `h` is `this`'s handle.
+        let value = unsafe { shell(h) }?.run(|txn, engine| {
+            let cf = family_or_default(cf, engine);
+            Ok(match (txn, for_update) {
+                (Txn::Optimistic(t), false) => t.get_cf(&cf, &key)?,
+                (Txn::Optimistic(t), true) => t.get_for_update_cf(&cf, &key)?,
+                (Txn::Pessimistic(t), false) => t.get_cf(&cf, &key)?,
+                (Txn::Pessimistic(t), true) => t.get_for_update_cf(&cf, &key)?,
+            })
+        })?;
+        match value {
+            Some(v) => Ok(env.byte_array_from_slice(&v)?),
+            None => Ok(JByteArray::default()),
+        }
+    })
+}
+
+/// Which write `nativeWrite` makes (the Java side's constants).
+const PUT: jint = 0;
+const DELETE: jint = 1;
+const MERGE: jint = 3;
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeWrite<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    op: jint,
+    cf: jlong,
+    key: JByteArray<'l>,
+    value: JByteArray<'l>,
+) {
+    run(env, |env| {
+        let key = bytes(env, &key, "key")?;
+        let value = match op {
+            PUT => bytes(env, &value, "value")?,
+            MERGE => bytes(env, &value, "operand")?,
+            _ => Vec::new(),
+        };
+        // SAFETY: `cf` is 0 or the handle the Java caller passes with its object.
+        let cf = unsafe { family(cf)? };
+        // SAFETY: `h` is `this`'s handle.
+        unsafe { shell(h) }?.run(|txn, engine| {
+            let cf = family_or_default(cf, engine);
+            match op {
+                PUT => either!(txn, t => t.put_cf(&cf, &key, &value))?,
+                DELETE => either!(txn, t => t.delete_cf(&cf, &key))?,
+                _ => either!(txn, t => t.merge_cf(&cf, &key, &value))?,
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Save point operations of `nativeSavePoint` (the Java side's constants).
+const SET: jint = 0;
+const ROLLBACK_TO: jint = 1;
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeSavePoint<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    op: jint,
+) {
+    run(env, |_| {
+        // SAFETY: `h` is `this`'s handle.
+        unsafe { shell(h) }?.run(|txn, _| {
+            match op {
+                SET => either!(txn, t => t.set_save_point())?,
+                ROLLBACK_TO => either!(txn, t => t.rollback_to_save_point())?,
+                _ => return Err(BindError::Arg(format!("unknown save point operation {op}"))),
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeSetName<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    name: JString<'l>,
+) {
+    run(env, |env| {
+        let name = string(env, &name, "name")?;
+        // SAFETY: `h` is `this`'s handle.
+        unsafe { shell(h) }?.run(|txn, _| Ok(txn.pessimistic("setName")?.set_name(&name)?))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeName<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) -> JString<'l> {
+    run(env, |env| {
+        // SAFETY: `h` is `this`'s handle.
+        let name = unsafe { shell(h) }?.run(|txn, _| {
+            Ok(match txn {
+                Txn::Pessimistic(t) => t.name().map(|n| String::from_utf8_lossy(n).into_owned()),
+                Txn::Optimistic(_) => None,
+            })
+        })?;
+        match name {
+            Some(n) => Ok(JString::from_str(env, n)?),
+            None => Ok(JString::default()),
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativePrepare<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) {
+    run(env, |_| {
+        // SAFETY: `h` is `this`'s handle.
+        let shell = unsafe { shell(h) }?;
+        shell.run(|txn, _| Ok(txn.pessimistic("prepare")?.prepare()?))?;
+        if let Slot::Running(running) = &mut *shell.slot.lock() {
+            running.prepared = true;
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeCommit<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) {
+    run(env, |_| {
+        // SAFETY: `h` is `this`'s handle.
+        unsafe { shell(h) }?.end(
+            false,
+            |txn| either!(txn, t => t.commit()),
+            Ended::Committed,
+            Some(Ended::Failed),
+        )
+    })
+}
+
+/// Rolls back; does nothing when the transaction has ended.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeRollback<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) {
+    run(env, |_| {
+        // SAFETY: `h` is `this`'s handle.
+        unsafe { shell(h) }?.end(true, |txn| txn.rollback(), Ended::RolledBack, None)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeClose<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) {
+    // SAFETY: `h` is `this`'s handle.
+    run(env, |_| close(unsafe { shell(h) }?))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeIsActive<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+) -> jboolean {
+    // SAFETY: `h` is `this`'s handle.
+    run(env, |_| Ok(unsafe { shell(h) }?.check_running().is_ok()))
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Transaction_nativeNewIterator<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    cf: jlong,
+    lower: JByteArray<'l>,
+    upper: JByteArray<'l>,
+) -> jlong {
+    run(env, |env| {
+        // SAFETY: `cf` is 0 or the handle the Java caller passes with its object.
+        let (cf, options) = unsafe { (family(cf)?, bounded(env, 0, &lower, &upper)?) };
+        // SAFETY: `h` is `this`'s handle.
+        let txn = unsafe { handle::share::<TxnShell>(h, "the transaction")? };
+        let iter = txn.run(|t, engine| {
+            let cf = family_or_default(cf, engine);
+            Ok(either!(t, t => t.iter_cf(&cf, options))?)
+        })?;
+        Ok(over_transaction(txn, iter))
+    })
+}
