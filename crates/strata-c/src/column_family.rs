@@ -221,8 +221,13 @@ pub unsafe extern "C" fn strata_put_cf(
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let cf = &handle(cf, "column family")?.handle;
-            db.put_cf_opt(cf, bytes(key, keylen), bytes(value, vallen), options)
-                .map_err(|e| e.to_string())
+            db.put_cf_opt(
+                cf,
+                bytes(key, keylen, "key")?,
+                bytes(value, vallen, "value")?,
+                options,
+            )
+            .map_err(|e| e.to_string())
         })
     }
 }
@@ -245,7 +250,7 @@ pub unsafe extern "C" fn strata_delete_cf(
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let cf = &handle(cf, "column family")?.handle;
-            db.delete_cf_opt(cf, bytes(key, keylen), options)
+            db.delete_cf_opt(cf, bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())
         })
     }
@@ -273,7 +278,7 @@ pub unsafe extern "C" fn strata_get_cf(
             let options = &handle(options, "read options")?.options;
             let cf = &handle(cf, "column family")?.handle;
             let value = db
-                .get_cf_opt(cf, bytes(key, keylen), options)
+                .get_cf_opt(cf, bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())?;
             Ok(value_out(value, vallen))
         })
@@ -317,8 +322,12 @@ pub unsafe extern "C" fn strata_compact_range_cf(
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let cf = &handle(cf, "column family")?.handle;
-            let start = (!start.is_null()).then(|| bytes(start, start_len));
-            let limit = (!limit.is_null()).then(|| bytes(limit, limit_len));
+            let start = (!start.is_null())
+                .then(|| bytes(start, start_len, "start key"))
+                .transpose()?;
+            let limit = (!limit.is_null())
+                .then(|| bytes(limit, limit_len, "limit key"))
+                .transpose()?;
             db.compact_range_cf(cf, start, limit)
                 .map_err(|e| e.to_string())
         })

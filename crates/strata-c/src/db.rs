@@ -91,8 +91,12 @@ pub unsafe extern "C" fn strata_put(
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
-            db.put_opt(bytes(key, keylen), bytes(value, vallen), options)
-                .map_err(|e| e.to_string())
+            db.put_opt(
+                bytes(key, keylen, "key")?,
+                bytes(value, vallen, "value")?,
+                options,
+            )
+            .map_err(|e| e.to_string())
         })
     }
 }
@@ -113,7 +117,7 @@ pub unsafe extern "C" fn strata_delete(
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
-            db.delete_opt(bytes(key, keylen), options)
+            db.delete_opt(bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())
         })
     }
@@ -139,13 +143,17 @@ pub unsafe extern "C" fn strata_delete_range(
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let mut batch = strata::WriteBatch::new();
-            batch.delete_range(bytes(begin, begin_len), bytes(end, end_len));
+            batch.delete_range(
+                bytes(begin, begin_len, "begin key")?,
+                bytes(end, end_len, "end key")?,
+            );
             db.write(batch, options).map_err(|e| e.to_string())
         })
     }
 }
 
 /// Applies the batch atomically (it stays the caller's, unchanged, and may be written again).
+/// A batch that refused one of its updates is refused whole, with that update's error.
 ///
 /// # Safety
 /// Live `db`, `options` and `batch`; `errptr` as usual.
@@ -160,7 +168,7 @@ pub unsafe extern "C" fn strata_write(
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
-            let batch = handle(batch, "write batch")?.batch.clone();
+            let batch = handle(batch, "write batch")?.to_apply()?;
             db.write(batch, options).map_err(|e| e.to_string())
         })
     }
@@ -187,7 +195,7 @@ pub unsafe extern "C" fn strata_get(
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "read options")?.options;
             let value = db
-                .get_opt(bytes(key, keylen), options)
+                .get_opt(bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())?;
             Ok(value_out(value, vallen))
         })
@@ -290,8 +298,12 @@ pub unsafe extern "C" fn strata_compact_range(
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
-            let start = (!start.is_null()).then(|| bytes(start, start_len));
-            let limit = (!limit.is_null()).then(|| bytes(limit, limit_len));
+            let start = (!start.is_null())
+                .then(|| bytes(start, start_len, "start key"))
+                .transpose()?;
+            let limit = (!limit.is_null())
+                .then(|| bytes(limit, limit_len, "limit key"))
+                .transpose()?;
             db.compact_range(start, limit).map_err(|e| e.to_string())
         })
     }
@@ -338,6 +350,254 @@ pub unsafe extern "C" fn strata_property_value(
             Ok(db
                 .property(name)
                 .map_or(std::ptr::null_mut(), |v| malloc_copy(v.as_bytes())))
+        })
+    }
+}
+
+/// Merges `operand` into `key` with the merge operator of the options the database was
+/// opened with.
+///
+/// # Safety
+/// Live `db` and `options`; `key` and `operand` readable for their lengths; `errptr` as
+/// usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_merge(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            let options = &handle(options, "write options")?.options;
+            db.merge_opt(
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+                options,
+            )
+            .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Sets `key` to `value` in a TTL database, expiring after `ttl_seconds` (instead of the
+/// family's TTL). Refused in a database without a TTL.
+///
+/// # Safety
+/// As `strata_put`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_put_with_ttl(
+    db: *mut strata_t,
+    key: *const c_char,
+    keylen: usize,
+    value: *const c_char,
+    vallen: usize,
+    ttl_seconds: u64,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            db.put_with_ttl(
+                bytes(key, keylen, "key")?,
+                bytes(value, vallen, "value")?,
+                std::time::Duration::from_secs(ttl_seconds),
+            )
+            .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Reads `num_keys` keys in one view of the database (RocksDB's `MultiGet`). For key `i`,
+/// `values_list[i]` gets its value, malloc'd (release each with `strata_free`), and
+/// `values_list_sizes[i]` its length; an absent key gets null and 0; a key that could not be
+/// read gets null and a malloc'd message in `errs[i]` (null otherwise). A null key pointer
+/// with a non-zero size is refused for that key alone, in `errs[i]`.
+///
+/// # Safety
+/// Live `db` and `options`; `keys_list` and `keys_list_sizes` of `num_keys` entries, each
+/// key readable for its size; `values_list`, `values_list_sizes` and `errs` writable for
+/// `num_keys` entries.
+#[no_mangle]
+pub unsafe extern "C" fn strata_multi_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    unsafe {
+        multi_get(
+            db,
+            options,
+            std::ptr::null(),
+            num_keys,
+            keys_list,
+            keys_list_sizes,
+            values_list,
+            values_list_sizes,
+            errs,
+        )
+    }
+}
+
+/// As `strata_multi_get`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_multi_get`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_multi_get_cf(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    cf: *const crate::strata_column_family_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    if cf.is_null() {
+        // Every key fails alike, naming the missing handle.
+        for i in 0..num_keys {
+            unsafe {
+                *values_list.add(i) = std::ptr::null_mut();
+                *values_list_sizes.add(i) = 0;
+                *errs.add(i) = malloc_copy(b"column family is a null pointer");
+            }
+        }
+        return;
+    }
+    unsafe {
+        multi_get(
+            db,
+            options,
+            cf,
+            num_keys,
+            keys_list,
+            keys_list_sizes,
+            values_list,
+            values_list_sizes,
+            errs,
+        )
+    }
+}
+
+/// The body of `strata_multi_get` and `strata_multi_get_cf` (the default family for a null
+/// `cf`).
+///
+/// # Safety
+/// As `strata_multi_get_cf`, `cf` null allowed.
+#[allow(clippy::too_many_arguments)]
+unsafe fn multi_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    cf: *const crate::strata_column_family_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    // Every output slot is written, whatever fails, so that C can release them uniformly.
+    let whole: Result<Vec<Result<Option<Vec<u8>>, String>>, String> = unsafe {
+        let failed = Err("internal error in Strata (a panic, please report it)".into());
+        guard(std::ptr::null_mut(), failed, || {
+            Ok((|| {
+                let db = &handle(db, "database")?.db;
+                let options = &handle(options, "read options")?.options;
+                if num_keys > 0 && (keys_list.is_null() || keys_list_sizes.is_null()) {
+                    return Err("keys_list or keys_list_sizes is a null pointer".into());
+                }
+                let mut keys = Vec::with_capacity(num_keys);
+                let mut refused = Vec::new();
+                for i in 0..num_keys {
+                    match bytes(*keys_list.add(i), *keys_list_sizes.add(i), "key") {
+                        Ok(k) => keys.push(k),
+                        Err(e) => {
+                            keys.push(&[][..]);
+                            refused.push((i, e));
+                        }
+                    }
+                }
+                let found = match cf.as_ref() {
+                    None => db.multi_get_opt(&keys, options),
+                    Some(cf) => db.multi_get_cf_opt(&cf.handle, &keys, options),
+                };
+                let mut out: Vec<Result<Option<Vec<u8>>, String>> = found
+                    .into_iter()
+                    .map(|r| r.map_err(|e| e.to_string()))
+                    .collect();
+                for (i, e) in refused {
+                    out[i] = Err(e);
+                }
+                Ok(out)
+            })())
+        })
+    };
+    for i in 0..num_keys {
+        let result = match &whole {
+            Ok(results) => results
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| Err("no result for this key".into())),
+            Err(e) => Err(e.clone()),
+        };
+        unsafe {
+            *values_list_sizes.add(i) = 0;
+            *errs.add(i) = std::ptr::null_mut();
+            *values_list.add(i) = std::ptr::null_mut();
+            match result {
+                Ok(v) => *values_list.add(i) = value_out(v, values_list_sizes.add(i)),
+                Err(e) => *errs.add(i) = malloc_copy(e.as_bytes()),
+            }
+        }
+    }
+}
+
+/// After a background error stopped writes, clears it and lets writes and background work
+/// go on (RocksDB's `Resume`); fails if the database cannot resume.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_resume(db: *mut strata_t, errptr: *mut *mut c_char) {
+    unsafe {
+        guard(errptr, (), || {
+            handle(db, "database")?
+                .db
+                .resume()
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Rebuilds the manifest of the database in `name` from its tables and WALs (RocksDB's
+/// `RepairDB`); unreadable files go to `name/lost/`. The database must not be open.
+///
+/// # Safety
+/// `options` a live handle, `name` a NUL-terminated path, `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_repair_db(
+    options: *const strata_options_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let options = &handle(options, "options")?.options;
+            let path = text(name, "database path")?;
+            strata::repair(path, options)
+                .map(drop)
+                .map_err(|e| e.to_string())
         })
     }
 }

@@ -56,6 +56,18 @@ unsafe fn update_if_known<T>(
     }
 }
 
+/// An iteration bound: none for a null `key` (which is how C removes a bound, whatever
+/// `len`), else a copy of its `len` bytes.
+///
+/// # Safety
+/// `key` null or pointing to `len` readable bytes.
+unsafe fn bound(key: *const c_char, len: usize) -> Option<Vec<u8>> {
+    // SAFETY: forwarded; `bytes` fails only for a null pointer, excluded here.
+    (!key.is_null())
+        .then(|| unsafe { bytes(key, len, "bound") }.ok().map(<[u8]>::to_vec))
+        .flatten()
+}
+
 /// New options with Strata's defaults.
 #[no_mangle]
 pub extern "C" fn strata_options_create() -> *mut strata_options_t {
@@ -690,7 +702,7 @@ pub unsafe extern "C" fn strata_readoptions_set_iterate_lower_bound(
     len: usize,
 ) {
     if let Some(o) = unsafe { opt.as_mut() } {
-        o.options.lower_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+        o.options.lower_bound = unsafe { bound(key, len) };
     }
 }
 
@@ -705,7 +717,7 @@ pub unsafe extern "C" fn strata_readoptions_set_iterate_upper_bound(
     len: usize,
 ) {
     if let Some(o) = unsafe { opt.as_mut() } {
-        o.options.upper_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+        o.options.upper_bound = unsafe { bound(key, len) };
     }
 }
 
