@@ -6,7 +6,9 @@
      once with the matching *_destroy, strata_close, strata_release_snapshot or
      strata_iter_destroy. Release iterators, snapshots and column family handles before
      closing their database.
-   - Bytes passed in are borrowed for the call only; a length of 0 allows a null pointer.
+   - Bytes passed in are borrowed for the call only; a length of 0 allows a null pointer, a
+     null pointer with a non-zero length is refused with an error (in *errptr; for a batch,
+     by strata_write; for an iterator, by strata_iter_get_error).
    - Bytes returned by value (strata_get, strata_property_value, error messages, family
      names) are malloc'd and the caller's: release them with strata_free (or free).
    - Bytes returned by reference (strata_iter_key, strata_iter_value) belong to the
@@ -14,7 +16,18 @@
    - On failure *errptr gets a malloc'd message (one already there is freed first) and the
      function returns null, 0 or nothing; on success *errptr is left alone. errptr may be
      null.
-   Handles may be shared between threads, except iterators and write batches. */
+   - Callback objects (merge operators, comparators, compaction filters, event listeners)
+     take a void* state and a destructor: the handle is a share of the object, options and
+     databases given it keep their own, and the destructor runs once, when the last share
+     goes (possibly on a background thread, after strata_close; also when creation fails).
+     Their functions are called from the engine's threads, concurrently: they must be
+     thread-safe and must not unwind. Values they return are malloc'd; Strata frees them.
+   - Transactions must be destroyed before their database is closed, and a cursor before
+     its transaction (which is used only through the cursor while it lives). Destroying a
+     running transaction rolls it back; a prepared one stays prepared, for
+     strata_transactiondb_get_prepared_transactions.
+   Handles may be shared between threads, except iterators, write batches, transactions,
+   cursors, table file writers and backup engines. */
 
 #ifndef STRATA_H
 #define STRATA_H

@@ -20,8 +20,12 @@
 //!   already there is freed first) and the function returns a null pointer, 0 or nothing; on
 //!   success `*errptr` is left alone. `errptr` may be null to ignore errors.
 //!
-//! Handles may be used from several threads at once, except iterators and write batches,
-//! which belong to one thread at a time. A panic inside Strata is caught at the boundary and
+//! - Callback objects (merge operators, comparators, compaction filters, event listeners) are
+//!   shared: see `callback.rs`. Transactions and cursors borrow: see `txn.rs`.
+//!
+//! Handles may be used from several threads at once, except iterators, write batches,
+//! transactions, cursors, table file writers and backup engines, which belong to one thread
+//! at a time. A panic inside Strata is caught at the boundary and
 //! reported as an error; it never unwinds into C.
 
 #![allow(non_camel_case_types)]

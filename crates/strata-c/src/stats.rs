@@ -8,9 +8,12 @@ use strata::DbStats;
 use crate::error::guard;
 use crate::{handle, strata_t, text};
 
+/// Reads one statistic from a snapshot of the database's statistics.
+type Reader = fn(&DbStats) -> u64;
+
 /// The counters and gauges of `DbStats` reachable by name, in the order of its fields. The
 /// names are the fields' names: keep them as they are, programs spell them.
-pub(crate) const STATISTICS: &[(&str, fn(&DbStats) -> u64)] = &[
+pub(crate) const STATISTICS: &[(&str, Reader)] = &[
     ("batches", |s| s.batches),
     ("write_groups", |s| s.write_groups),
     ("wal_syncs", |s| s.wal_syncs),
