@@ -490,6 +490,9 @@ pub unsafe extern "C" fn strata_multi_get_cf(
     }
 }
 
+/// What `strata_multi_get` found for one key: its value (None: absent) or an error.
+type KeyResult = Result<Option<Vec<u8>>, String>;
+
 /// The body of `strata_multi_get` and `strata_multi_get_cf` (the default family for a null
 /// `cf`).
 ///
@@ -508,7 +511,7 @@ unsafe fn multi_get(
     errs: *mut *mut c_char,
 ) {
     // Every output slot is written, whatever fails, so that C can release them uniformly.
-    let whole: Result<Vec<Result<Option<Vec<u8>>, String>>, String> = unsafe {
+    let whole: Result<Vec<KeyResult>, String> = unsafe {
         let failed = Err("internal error in Strata (a panic, please report it)".into());
         guard(std::ptr::null_mut(), failed, || {
             Ok((|| {
@@ -532,7 +535,7 @@ unsafe fn multi_get(
                     None => db.multi_get_opt(&keys, options),
                     Some(cf) => db.multi_get_cf_opt(&cf.handle, &keys, options),
                 };
-                let mut out: Vec<Result<Option<Vec<u8>>, String>> = found
+                let mut out: Vec<KeyResult> = found
                     .into_iter()
                     .map(|r| r.map_err(|e| e.to_string()))
                     .collect();

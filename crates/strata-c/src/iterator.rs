@@ -15,6 +15,10 @@ use crate::{
 
 /// The engine's iterator behind a handle: over a database, or over a transaction (its own
 /// writes over the database's).
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one iterator per handle, and the handle is boxed already"
+)]
 pub(crate) enum Iter {
     Db(DbIterator),
     Txn(TxnIterator),
@@ -189,7 +193,12 @@ pub unsafe extern "C" fn strata_iter_seek(
     key: *const c_char,
     klen: usize,
 ) {
-    unsafe { seek(it, |i| Ok(i.seek(bytes(key, klen, "seek key")?))) }
+    unsafe {
+        seek(it, |i| {
+            i.seek(bytes(key, klen, "seek key")?);
+            Ok(())
+        })
+    }
 }
 
 /// Moves to the last entry at or before `key`.
@@ -202,7 +211,12 @@ pub unsafe extern "C" fn strata_iter_seek_for_prev(
     key: *const c_char,
     klen: usize,
 ) {
-    unsafe { seek(it, |i| Ok(i.seek_for_prev(bytes(key, klen, "seek key")?))) }
+    unsafe {
+        seek(it, |i| {
+            i.seek_for_prev(bytes(key, klen, "seek key")?);
+            Ok(())
+        })
+    }
 }
 
 /// Moves to the next entry (the iterator must be valid).

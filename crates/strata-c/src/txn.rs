@@ -107,7 +107,7 @@ pub unsafe extern "C" fn strata_optimistictransaction_begin(
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             // SAFETY: the caller keeps the database open, at this address (it is boxed),
             // until the transaction is destroyed: the module's first rule.
-            let db: &'static Db = &(*db.cast_const().as_ref().ok_or("database is null")?).db;
+            let db: &'static Db = &db.cast_const().as_ref().ok_or("database is null")?.db;
             let options = &handle(options, "write options")?.options;
             Ok(txn_out(
                 Txn::Optimistic(db.optimistic_transaction(options)),
@@ -258,11 +258,11 @@ pub unsafe extern "C" fn strata_transactiondb_get_prepared_transactions(
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             *count = 0;
             // SAFETY: the caller keeps the database open until the handles are destroyed.
-            let tdb: &'static TransactionDb = &(*tdb
+            let tdb: &'static TransactionDb = &tdb
                 .cast_const()
                 .as_ref()
-                .ok_or("transaction database is null")?)
-            .tdb;
+                .ok_or("transaction database is null")?
+                .tdb;
             let txns = tdb.prepared_transactions();
             if txns.is_empty() {
                 return Ok(std::ptr::null_mut());
@@ -376,11 +376,11 @@ pub unsafe extern "C" fn strata_transaction_begin(
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             // SAFETY: the caller keeps the database open, at this address (it is boxed),
             // until the transaction is destroyed: the module's first rule.
-            let tdb: &'static TransactionDb = &(*tdb
+            let tdb: &'static TransactionDb = &tdb
                 .cast_const()
                 .as_ref()
-                .ok_or("transaction database is null")?)
-            .tdb;
+                .ok_or("transaction database is null")?
+                .tdb;
             let options = &handle(options, "write options")?.options;
             let txn_options = &handle(txn_options, "transaction options")?.options;
             Ok(txn_out(
