@@ -638,6 +638,12 @@ void strata_resume(strata_t *db, char **errptr);
 // `options` a live handle, `name` a NUL-terminated path, `errptr` as usual.
 void strata_repair_db(const strata_options_t *options, const char *name, char **errptr);
 
+// As `strata_merge`, in column family `cf` (with that family's merge operator).
+//
+// # Safety
+// As `strata_merge`; `cf` a live family handle.
+void strata_merge_cf(strata_t *db, const strata_writeoptions_t *options, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
 // Releases memory that Strata returned: values, property texts, error messages and names.
 // Null is ignored.
 //
@@ -1582,6 +1588,31 @@ void strata_txn_cursor_delete(strata_txn_cursor_t *c, char **errptr);
 // # Safety
 // `c` null or a live cursor; `errptr` as usual.
 void strata_txn_cursor_get_error(const strata_txn_cursor_t *c, char **errptr);
+
+// As `strata_transaction_put`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_put`; `cf` a live family handle.
+void strata_transaction_put_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
+
+// As `strata_transaction_delete`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_delete`; `cf` a live family handle.
+void strata_transaction_delete_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, char **errptr);
+
+// As `strata_transaction_merge`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_merge`; `cf` a live family handle.
+void strata_transaction_merge_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// As `strata_transaction_get` (or, with `for_update` 1, `strata_transaction_get_for_update`),
+// in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_get`; `cf` a live family handle.
+char *strata_transaction_get_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, unsigned char for_update, size_t *vallen, char **errptr);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -604,3 +604,35 @@ pub unsafe extern "C" fn strata_repair_db(
         })
     }
 }
+
+/// As `strata_merge`, in column family `cf` (with that family's merge operator).
+///
+/// # Safety
+/// As `strata_merge`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_merge_cf(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    cf: *const crate::strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            let options = &handle(options, "write options")?.options;
+            let cf = &handle(cf, "column family")?.handle;
+            // A batch of one: the engine has no merge_cf taking write options.
+            let mut batch = strata::WriteBatch::new();
+            batch.merge_cf(
+                cf,
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+            );
+            db.write(batch, options).map_err(|e| e.to_string())
+        })
+    }
+}

@@ -934,3 +934,115 @@ pub unsafe extern "C" fn strata_txn_cursor_get_error(
         }
     }
 }
+
+/// The family behind `cf`, or an error naming the missing handle.
+///
+/// # Safety
+/// `cf` null or a live handle.
+unsafe fn family<'a>(cf: *const strata_column_family_t) -> Result<&'a ColumnFamily, String> {
+    // SAFETY: forwarded from the caller.
+    unsafe { cf.as_ref() }
+        .map(|cf| &cf.handle)
+        .ok_or_else(|| "column family is a null pointer".into())
+}
+
+/// As `strata_transaction_put`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_put`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_put_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    value: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let cf = family(cf)?;
+            let (k, v) = (bytes(key, keylen, "key")?, bytes(value, vallen, "value")?);
+            either!(txn_mut(txn)?, t => t.put_cf(cf, k, v)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_transaction_delete`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_delete`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_delete_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let cf = family(cf)?;
+            let k = bytes(key, keylen, "key")?;
+            either!(txn_mut(txn)?, t => t.delete_cf(cf, k)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_transaction_merge`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_merge`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_merge_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let cf = family(cf)?;
+            let (k, v) = (
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+            );
+            either!(txn_mut(txn)?, t => t.merge_cf(cf, k, v)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_transaction_get` (or, with `for_update` 1, `strata_transaction_get_for_update`),
+/// in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_get`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_get_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    for_update: c_uchar,
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+) -> *mut c_char {
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            *vallen = 0;
+            let cf = family(cf)?;
+            let k = bytes(key, keylen, "key")?;
+            let value = if for_update != 0 {
+                either!(txn_mut(txn)?, t => t.get_for_update_cf(cf, k))
+            } else {
+                either!(txn_mut(txn)?, t => t.get_cf(cf, k))
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(crate::db::value_out(value, vallen))
+        })
+    }
+}
