@@ -18,7 +18,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use strata::{CfOptions, ReadOptions, TransactionOptions, WriteOptions};
+use strata::{CfOptions, IngestOptions, ReadOptions, TransactionOptions, WriteOptions};
 
 use crate::batch::WriteBatch;
 use crate::convert::{bound_arg, bytes_arg, cf_options, keys_arg, seconds, to_py};
@@ -89,6 +89,17 @@ pub struct Db {
     /// The transactions begun, registered while the engine's read lock is held so that
     /// `close()` finds every one (a transaction no longer referenced is a dead `Weak`).
     transactions: Mutex<Vec<Weak<TxnSlot>>>,
+}
+
+impl Drop for Db {
+    /// A `Db` collected without `close()` closes its engine here, with the GIL released:
+    /// closing waits for background flushes and compactions, which may be waiting for the
+    /// GIL to call a Python merge operator or compaction filter (see callbacks.rs).
+    fn drop(&mut self) {
+        if let Some(engine) = self.inner.get_mut().take() {
+            Python::attach(|py| py.detach(move || drop(engine)));
+        }
+    }
 }
 
 fn closed_error(path: &std::path::Path) -> strata::Error {
@@ -677,6 +688,105 @@ impl Db {
     /// Makes every write so far durable (fdatasync of the write-ahead log).
     fn sync_wal(&self, py: Python<'_>) -> PyResult<()> {
         self.run(py, |db| db.sync_wal())
+    }
+
+    /// The database's statistics as a dict of numbers: counters (`keys_written`, `gets`,
+    /// `gets_found`, `flushes`, `write_stalls`, `stall_micros`, ...) and gauges
+    /// (`active_memtable_bytes`, `live_snapshots`, `last_sequence`, ...), named as the
+    /// fields of the engine's `DbStats`. `stats()` is the same as a readable report.
+    fn statistics(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
+        let stats = self.run(py, |db| Ok(db.stats()))?;
+        Ok(crate::stats::STATISTICS
+            .iter()
+            .map(|(name, read)| (*name, read(&stats)))
+            .collect())
+    }
+
+    /// Sets `key` to `value` in a database opened with `ttl=`, expiring `ttl` seconds from
+    /// now instead of after the database's TTL. InvalidArgument without a TTL.
+    fn put_with_ttl(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (key, value) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let ttl = seconds(ttl, "ttl")?;
+        self.run(py, |db| db.put_with_ttl(&key, &value, ttl))
+    }
+
+    /// After a background error stopped writes (a full disk, say), clears it and lets
+    /// writes and background work go on (RocksDB's Resume).
+    fn resume(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.resume())
+    }
+
+    /// Sets the counters of `statistics()` back to 0 (gauges stay as they are).
+    fn reset_statistics(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| {
+            db.reset_stats();
+            Ok(())
+        })
+    }
+
+    /// Writes an openable copy of the database to directory `path`, which must not exist:
+    /// tables hard-linked (copied across file systems), logs copied. With
+    /// `log_size_for_flush` > 0 the memtables are flushed first when the logs hold at least
+    /// that many bytes.
+    #[pyo3(signature = (path, *, log_size_for_flush=0))]
+    fn checkpoint(&self, py: Python<'_>, path: PathBuf, log_size_for_flush: u64) -> PyResult<()> {
+        self.run(py, |db| db.checkpoint_opt(&path, log_size_for_flush))
+    }
+
+    /// Adds table files written by `SstWriter` to a column family (None: the default one),
+    /// atomically: their keys read as newer than everything written before. `move_files`
+    /// hard-links them in and removes the sources; `allow_blocking_flush=False` refuses files
+    /// that overlap the memtables instead of flushing them first.
+    #[pyo3(signature = (paths, *, move_files=false, allow_blocking_flush=true, column_family=None))]
+    fn ingest(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        move_files: bool,
+        allow_blocking_flush: bool,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = match column_family {
+            Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
+            _ => None,
+        };
+        let mut options = IngestOptions::default();
+        options.move_files = move_files;
+        options.allow_blocking_flush = allow_blocking_flush;
+        self.run(py, |db| match &cf {
+            None => db.ingest(&paths, &options),
+            Some(cf) => db.ingest_cf(cf, &paths, &options),
+        })
+    }
+
+    /// The transactions prepared by two-phase commit and not yet committed or rolled back:
+    /// those recovered at open, and those dropped while prepared. Each is handed out once;
+    /// commit or roll back each. Always empty without `transaction_db=True`.
+    fn prepared_transactions(slf: &Bound<'_, Self>) -> PyResult<Vec<Transaction>> {
+        let this = slf.get();
+        let slots = this.run_engine(slf.py(), |engine| {
+            let mut slots = Vec::new();
+            while let Some(slot) = txn::take_prepared(engine) {
+                slots.push(slot);
+            }
+            let mut open = this.transactions.lock();
+            open.retain(|t| t.strong_count() > 0);
+            open.extend(slots.iter().map(Arc::downgrade));
+            Ok(slots)
+        })?;
+        Ok(slots
+            .into_iter()
+            .map(|slot| Transaction::new(slf.clone().unbind(), slot, true))
+            .collect())
     }
 
     /// Closes the database: waits for calls in flight, rolls back the transactions still

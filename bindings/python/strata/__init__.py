@@ -18,6 +18,7 @@ See the package README for the whole API, the error classes and the threading no
 
 from ._strata import (
     FORMAT_VERSION,
+    BackupEngine,
     Busy,
     ColumnFamily,
     Corruption,
@@ -30,6 +31,7 @@ from ._strata import (
     LockTimeout,
     NotFound,
     Snapshot,
+    SstWriter,
     Transaction,
     TransactionConflict,
     TransactionError,
@@ -38,10 +40,12 @@ from ._strata import (
     WriteBatch,
     list_column_families,
     open,
+    repair,
 )
 
 __all__ = [
     "FORMAT_VERSION",
+    "BackupEngine",
     "Busy",
     "ColumnFamily",
     "Corruption",
@@ -54,6 +58,7 @@ __all__ = [
     "LockTimeout",
     "NotFound",
     "Snapshot",
+    "SstWriter",
     "Transaction",
     "TransactionConflict",
     "TransactionError",
@@ -62,4 +67,5 @@ __all__ = [
     "WriteBatch",
     "list_column_families",
     "open",
+    "repair",
 ]

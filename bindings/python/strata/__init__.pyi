@@ -1,5 +1,6 @@
 from ._strata import (
     FORMAT_VERSION as FORMAT_VERSION,
+    BackupEngine as BackupEngine,
     Busy as Busy,
     ColumnFamily as ColumnFamily,
     Corruption as Corruption,
@@ -12,6 +13,7 @@ from ._strata import (
     LockTimeout as LockTimeout,
     NotFound as NotFound,
     Snapshot as Snapshot,
+    SstWriter as SstWriter,
     Transaction as Transaction,
     TransactionConflict as TransactionConflict,
     TransactionError as TransactionError,
@@ -20,4 +22,5 @@ from ._strata import (
     WriteBatch as WriteBatch,
     list_column_families as list_column_families,
     open as open,
+    repair as repair,
 )

@@ -1,0 +1,30 @@
+"""Statistics and properties."""
+
+import strata
+
+
+def test_statistics_count_and_reset(db):
+    stats = db.statistics()
+    assert stats["keys_written"] == 0
+    db[b"a"] = b"1"
+    db[b"b"] = b"2"
+    assert db.get(b"a") == b"1"
+    assert db.get(b"zz") is None
+    stats = db.statistics()
+    assert stats["keys_written"] == 2
+    assert stats["gets"] == 2 and stats["gets_found"] == 1
+    assert stats["active_memtable_entries"] == 2
+    db.flush()
+    assert db.statistics()["flushes"] == 1
+    db.reset_statistics()
+    stats = db.statistics()
+    assert stats["keys_written"] == 0 and stats["flushes"] == 0
+    assert stats["last_sequence"] >= 2  # a gauge, not a counter
+
+
+def test_properties(db):
+    db[b"a"] = b"1"
+    db.flush()
+    assert db.property("strata.num-files-at-level0") == "1"
+    assert "strata" in db.stats().lower() or db.stats()
+    assert db.property("strata.no-such-property") is None
