@@ -207,3 +207,43 @@ def test_put_with_ttl_resume_and_repair(tmp_path):
     assert strata.repair(tmp_path / "plain") is True
     with strata.open(tmp_path / "plain") as db:
         assert db[b"kept"] == b"1"
+
+
+def test_a_listener_that_raises_is_reported_and_the_job_goes_on(path, monkeypatch):
+    reported = []
+    monkeypatch.setattr("sys.unraisablehook", lambda u: reported.append(u.exc_value))
+
+    def broken(event):
+        raise RuntimeError("listener broke")
+
+    with strata.open(path, listeners=[broken]) as db:
+        db[b"a"] = b"1"
+        db.flush()
+        assert db[b"a"] == b"1"
+        assert db.property("strata.num-files-at-level0") == "1"
+    assert any("listener broke" in str(e) for e in reported)
+
+
+def test_a_comparator_that_raises_is_reported(path, monkeypatch):
+    reported = []
+    monkeypatch.setattr("sys.unraisablehook", lambda u: reported.append(u.exc_value))
+
+    def fussy(a, b):
+        if a == b"bad" or b == b"bad":
+            raise ValueError("cannot order bad")
+        return (a > b) - (a < b)
+
+    with strata.open(path, comparator=fussy) as db:
+        db[b"a"] = b"1"
+        db[b"bad"] = b"2"
+        assert db[b"bad"] == b"2"  # compared bytewise, as the fallback says
+    assert any("cannot order bad" in str(e) for e in reported)
+
+
+def test_bad_callback_options_are_refused(tmp_path):
+    with pytest.raises(TypeError, match="compaction_filter"):
+        strata.open(tmp_path / "a", compaction_filter=42)
+    with pytest.raises(TypeError, match="comparator"):
+        strata.open(tmp_path / "b", comparator=42)
+    with pytest.raises(TypeError, match="listeners"):
+        strata.open(tmp_path / "c", listeners=[42])
