@@ -12,6 +12,7 @@ mod batch;
 mod bulk;
 mod callbacks;
 mod convert;
+mod cursor;
 mod db;
 mod errors;
 mod iter;
@@ -124,6 +125,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<iter::RangeIter>()?;
     m.add_class::<txn::Transaction>()?;
+    m.add_class::<cursor::Cursor>()?;
     m.add_class::<bulk::SstWriter>()?;
     m.add_class::<bulk::BackupEngine>()?;
     m.add("Error", py.get_type::<errors::Error>())?;

@@ -28,6 +28,7 @@ use self_cell::self_cell;
 use strata::{ReadOptions, TransactionOptions, TxnIterator, WriteOptions};
 
 use crate::convert::{bound_arg, bytes_arg, to_py};
+use crate::cursor::Cursor;
 use crate::db::{family_arg, Db, Engine};
 use crate::iter::{Kind, RangeIter};
 
@@ -406,6 +407,23 @@ impl Transaction {
         column_family: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RangeIter> {
         Transaction::iter(slf, Kind::Values, (start, end), reverse, column_family)
+    }
+
+    /// An updatable cursor (`strata.TxnCursor`) over the transaction's view of a column
+    /// family, keys in [start, end): move it with `seek()`, `next()`, ..., and change the
+    /// entry it is on with `update(value)` or `delete()`, through the transaction.
+    #[pyo3(signature = (start=None, end=None, *, column_family=None))]
+    fn cursor(
+        slf: &Bound<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Cursor> {
+        let cf = slf.get().family(column_family)?;
+        let mut options = ReadOptions::default();
+        options.lower_bound = bound_arg(start, "start")?;
+        options.upper_bound = bound_arg(end, "end")?;
+        Ok(Cursor::new(slf.clone().unbind(), cf, options))
     }
 
     /// Names a pessimistic transaction for two-phase commit (a name no other transaction of

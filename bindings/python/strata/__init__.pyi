@@ -18,6 +18,7 @@ from ._strata import (
     TransactionConflict as TransactionConflict,
     TransactionError as TransactionError,
     TransactionExpired as TransactionExpired,
+    TxnCursor as TxnCursor,
     Unavailable as Unavailable,
     WriteBatch as WriteBatch,
     list_column_families as list_column_families,
