@@ -65,6 +65,21 @@ impl Engine {
 pub struct View {
     pub cf: Option<strata::ColumnFamily>,
     pub snapshot: Option<strata::Snapshot>,
+    /// Iterators stop at the end of the first key's prefix (`ReadOptions::prefix_same_as_start`).
+    pub prefix_same_as_start: bool,
+    /// Iterators ignore prefix filters (`ReadOptions::total_order_seek`).
+    pub total_order_seek: bool,
+}
+
+impl View {
+    /// This view with the prefix options of an iteration.
+    fn with_prefix(&self, prefix_same_as_start: bool, total_order_seek: bool) -> View {
+        View {
+            prefix_same_as_start,
+            total_order_seek,
+            ..self.clone()
+        }
+    }
 }
 
 /// An open database. Get one from `strata.open()`.
@@ -266,6 +281,8 @@ impl Db {
     ) -> PyResult<RangeIter> {
         let mut options = ReadOptions::default();
         options.snapshot = view.snapshot.clone();
+        options.prefix_same_as_start = view.prefix_same_as_start;
+        options.total_order_seek = view.total_order_seek;
         options.lower_bound = bound_arg(start, "start")?;
         options.upper_bound = bound_arg(end, "end")?;
         let cf = view.cf.clone();
@@ -479,36 +496,45 @@ impl Db {
     /// The (key, value) pairs with start <= key < end, in key order (descending with
     /// `reverse=True`); None leaves that side open. Lazy: entries are read in batches as the
     /// loop asks for them, as of the moment `items()` was called.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn items(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
-        Db::iter(slf, &View::default(), Kind::Items, start, end, reverse)
+        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        Db::iter(slf, &view, Kind::Items, start, end, reverse)
     }
 
     /// The keys with start <= key < end; see `items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn keys(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
-        Db::iter(slf, &View::default(), Kind::Keys, start, end, reverse)
+        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        Db::iter(slf, &view, Kind::Keys, start, end, reverse)
     }
 
     /// The values of the keys with start <= key < end; see `items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn values(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
-        Db::iter(slf, &View::default(), Kind::Values, start, end, reverse)
+        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        Db::iter(slf, &view, Kind::Values, start, end, reverse)
     }
 
     /// The values of `keys` (an iterable of keys), in their order, `default` for a key the
@@ -864,7 +890,7 @@ impl ColumnFamily {
     fn view(&self) -> View {
         View {
             cf: Some(self.cf.clone()),
-            snapshot: None,
+            ..View::default()
         }
     }
 }
@@ -966,17 +992,21 @@ impl ColumnFamily {
     }
 
     /// The (key, value) pairs with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn items(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
-            &self.view(),
+            &self
+                .view()
+                .with_prefix(prefix_same_as_start, total_order_seek),
             Kind::Items,
             start,
             end,
@@ -985,17 +1015,21 @@ impl ColumnFamily {
     }
 
     /// The keys with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn keys(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
-            &self.view(),
+            &self
+                .view()
+                .with_prefix(prefix_same_as_start, total_order_seek),
             Kind::Keys,
             start,
             end,
@@ -1004,17 +1038,21 @@ impl ColumnFamily {
     }
 
     /// The values of the keys with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn values(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
-            &self.view(),
+            &self
+                .view()
+                .with_prefix(prefix_same_as_start, total_order_seek),
             Kind::Values,
             start,
             end,

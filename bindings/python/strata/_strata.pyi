@@ -187,6 +187,33 @@ class _Reads:
     ) -> _Iterator[bytes]: ...
 
 class _Writes(_Reads):
+    def items(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        prefix_same_as_start: bool = False,
+        total_order_seek: bool = False,
+    ) -> _Iterator[Tuple[bytes, bytes]]: ...
+    def keys(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        prefix_same_as_start: bool = False,
+        total_order_seek: bool = False,
+    ) -> _Iterator[bytes]: ...
+    def values(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        prefix_same_as_start: bool = False,
+        total_order_seek: bool = False,
+    ) -> _Iterator[bytes]: ...
     def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
     def __delitem__(self, key: _Bytes) -> None: ...
     def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...

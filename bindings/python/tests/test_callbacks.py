@@ -247,3 +247,15 @@ def test_bad_callback_options_are_refused(tmp_path):
         strata.open(tmp_path / "b", comparator=42)
     with pytest.raises(TypeError, match="listeners"):
         strata.open(tmp_path / "c", listeners=[42])
+
+
+def test_prefix_seeks(path):
+    with strata.open(path, prefix_extractor="fixed:3") as db:
+        for key in [b"aaa1", b"aaa2", b"bbb1"]:
+            db[key] = b"x"
+        assert list(db.keys(b"aaa", prefix_same_as_start=True)) == [b"aaa1", b"aaa2"]
+        assert list(db.keys(b"aaa", total_order_seek=True)) == [b"aaa1", b"aaa2", b"bbb1"]
+        cf = db.create_column_family("p", prefix_extractor="fixed:1")
+        cf[b"a1"] = b""
+        cf[b"b1"] = b""
+        assert list(cf.keys(prefix_same_as_start=True)) == [b"a1"]
