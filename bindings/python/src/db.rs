@@ -686,6 +686,22 @@ impl Db {
         self.run(py, |db| db.flush())
     }
 
+    /// Compacts all of `level` of the default family into the next one (L0 into the base
+    /// level), and waits for it.
+    fn compact_level(&self, py: Python<'_>, level: usize) -> PyResult<()> {
+        self.run(py, |db| db.compact_level(level))
+    }
+
+    /// Compacts every column family down to its last level, and waits for it.
+    fn compact_all(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.compact_all())
+    }
+
+    /// Waits until no flush is pending and no compaction is needed.
+    fn wait_for_compactions(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.wait_for_compactions())
+    }
+
     /// Compacts the keys in [start, end] (both inclusive, None: open) down to the last level,
     /// flushing first, and waits for it.
     #[pyo3(signature = (start=None, end=None))]

@@ -28,3 +28,17 @@ def test_properties(db):
     assert db.property("strata.num-files-at-level0") == "1"
     assert "strata" in db.stats().lower() or db.stats()
     assert db.property("strata.no-such-property") is None
+
+
+def test_manual_compactions(db):
+    for i in range(3):
+        db[b"k%d" % i] = b"v"
+        db.flush()
+    assert db.property("strata.num-files-at-level0") == "3"
+    db.compact_level(0)
+    assert db.property("strata.num-files-at-level0") == "0"
+    db[b"x"] = b"1"
+    db.compact_all()
+    db.wait_for_compactions()
+    assert db.property("strata.num-files-at-level0") == "0"
+    assert db[b"x"] == b"1" and db[b"k2"] == b"v"

@@ -92,6 +92,9 @@ typedef struct strata_mergeoperator_t strata_mergeoperator_t;
 // Options for opening a database and for new column families.
 typedef struct strata_options_t strata_options_t;
 
+// A value held in place.
+typedef struct strata_pinnableslice_t strata_pinnableslice_t;
+
 // Options for reads and iterators: a snapshot and iteration bounds.
 typedef struct strata_readoptions_t strata_readoptions_t;
 
@@ -644,6 +647,19 @@ void strata_repair_db(const strata_options_t *options, const char *name, char **
 // As `strata_merge`; `cf` a live family handle.
 void strata_merge_cf(strata_t *db, const strata_writeoptions_t *options, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
 
+// Compacts all of level `level` of the default family into the next one (L0 into the base
+// level: db_bench's `compact0` and `compact1`), and waits for it.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_compact_level(strata_t *db, int level, char **errptr);
+
+// Compacts every column family down to its last level, and waits for it.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_compact_all(strata_t *db, char **errptr);
+
 // Releases memory that Strata returned: values, property texts, error messages and names.
 // Null is ignored.
 //
@@ -1190,6 +1206,26 @@ void strata_readoptions_set_prefix_same_as_start(strata_readoptions_t *opt, unsi
 // # Safety
 // `opt` null or a live handle.
 void strata_readoptions_set_total_order_seek(strata_readoptions_t *opt, unsigned char v);
+
+// The value of `key`, pinned; null when the key is absent or on an error (then `*errptr`
+// is set). Release it with `strata_pinnableslice_destroy`.
+//
+// # Safety
+// Live `db` and `options`; `key` readable for `keylen`; `errptr` as usual.
+strata_pinnableslice_t *strata_get_pinned(strata_t *db, const strata_readoptions_t *options, const char *key, size_t keylen, char **errptr);
+
+// The pinned bytes and their length in `*vlen`, valid until the slice is destroyed; null
+// with `*vlen` 0 for a null slice.
+//
+// # Safety
+// `slice` null or a live slice; `vlen` a valid pointer.
+const char *strata_pinnableslice_value(const strata_pinnableslice_t *slice, size_t *vlen);
+
+// Releases a pinned value.
+//
+// # Safety
+// `slice` null or from `strata_get_pinned`, released once.
+void strata_pinnableslice_destroy(strata_pinnableslice_t *slice);
 
 // Creates the table file `path` (replacing a file of that name), written with the table
 // options, comparator and merge operator of `options`. Null and `*errptr` set on failure.

@@ -1,7 +1,7 @@
 //! The database handle: open and close, point reads and writes, snapshots, flushes,
 //! compactions and properties.
 
-use std::ffi::{c_char, c_uchar};
+use std::ffi::{c_char, c_int, c_uchar};
 
 use strata::{Db, Snapshot};
 
@@ -633,6 +633,44 @@ pub unsafe extern "C" fn strata_merge_cf(
                 bytes(operand, oplen, "operand")?,
             );
             db.write(batch, options).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Compacts all of level `level` of the default family into the next one (L0 into the base
+/// level: db_bench's `compact0` and `compact1`), and waits for it.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_compact_level(
+    db: *mut strata_t,
+    level: c_int,
+    errptr: *mut *mut c_char,
+) {
+    unsafe {
+        guard(errptr, (), || {
+            let level = usize::try_from(level).map_err(|_| format!("level {level} is negative"))?;
+            handle(db, "database")?
+                .db
+                .compact_level(level)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Compacts every column family down to its last level, and waits for it.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_compact_all(db: *mut strata_t, errptr: *mut *mut c_char) {
+    unsafe {
+        guard(errptr, (), || {
+            handle(db, "database")?
+                .db
+                .compact_all()
+                .map_err(|e| e.to_string())
         })
     }
 }

@@ -1005,6 +1005,32 @@ static void statistics_and_the_rest(void) {
     strata_iter_destroy(it);
     strata_readoptions_destroy(ro);
 
+    /* A value read in place, and the manual compactions of a level and of everything. */
+    strata_readoptions_t *pro = strata_readoptions_create();
+    strata_pinnableslice_t *pinned = strata_get_pinned(db, pro, "aaa1", 4, &err);
+    CHECK_OK(err);
+    size_t plen = 0;
+    const char *pv = strata_pinnableslice_value(pinned, &plen);
+    CHECK(pv != NULL && plen == 1 && pv[0] == 'x');
+    strata_pinnableslice_destroy(pinned);
+    CHECK(strata_get_pinned(db, pro, "none", 4, &err) == NULL);
+    CHECK_OK(err);
+    CHECK(strata_get_pinned(db, pro, NULL, 4, &err) == NULL);
+    CHECK_ERROR(err, "key is a null pointer");
+    CHECK(strata_pinnableslice_value(NULL, &plen) == NULL && plen == 0);
+    strata_readoptions_destroy(pro);
+    strata_flush(db, &err);
+    strata_compact_level(db, 0, &err);
+    CHECK_OK(err);
+    strata_compact_level(db, -1, &err);
+    CHECK_ERROR(err, "level -1 is negative");
+    strata_compact_all(db, &err);
+    CHECK_OK(err);
+    char *l0 = strata_property_value(db, "strata.num-files-at-level0");
+    CHECK(l0 != NULL && strcmp(l0, "0") == 0);
+    strata_free(l0);
+    CHECK(HOLDS(db, "bbb1", "x"));
+
     strata_put_with_ttl(db, "t", 1, "v", 1, 60, &err);
     CHECK_ERROR(err, "ttl");
     strata_resume(db, &err);
