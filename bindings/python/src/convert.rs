@@ -315,6 +315,12 @@ macro_rules! set_family_option {
             "prefix_extractor" => t.prefix_extractor = prefix_extractor(v, n)?,
             "ttl" => t.ttl = ttl(v, n)?,
             "comparator" => t.comparator = comparator(v, n)?,
+            "universal_size_ratio" => t.universal.size_ratio = opt(v, n)?,
+            "universal_min_merge_width" => t.universal.min_merge_width = opt(v, n)?,
+            "universal_max_merge_width" => t.universal.max_merge_width = opt(v, n)?,
+            "universal_max_size_amplification_percent" => {
+                t.universal.max_size_amplification_percent = opt(v, n)?
+            }
             "enable_blob_files" => t.enable_blob_files = opt(v, n)?,
             "min_blob_size" => t.min_blob_size = opt(v, n)?,
             "blob_file_size" => t.blob_file_size = opt(v, n)?,

@@ -697,6 +697,12 @@ impl Db {
         self.run(py, |db| db.compact_all())
     }
 
+    /// The shape of the default family's tree (memtables, then each level's files and
+    /// bytes), as text.
+    fn tree_shape(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |db| Ok(db.tree_shape().to_string()))
+    }
+
     /// Waits until no flush is pending and no compaction is needed.
     fn wait_for_compactions(&self, py: Python<'_>) -> PyResult<()> {
         self.run(py, |db| db.wait_for_compactions())

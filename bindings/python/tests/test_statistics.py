@@ -42,3 +42,20 @@ def test_manual_compactions(db):
     db.wait_for_compactions()
     assert db.property("strata.num-files-at-level0") == "0"
     assert db[b"x"] == b"1" and db[b"k2"] == b"v"
+
+
+def test_universal_compaction_settings_and_the_tree_shape(path):
+    with strata.open(
+        path,
+        compaction_style="universal",
+        universal_size_ratio=10,
+        universal_min_merge_width=2,
+        universal_max_merge_width=8,
+        universal_max_size_amplification_percent=150,
+    ) as db:
+        for i in range(4):
+            db[b"u"] = b"%d" % i
+            db.flush()
+        db.compact_all()
+        assert db[b"u"] == b"3"
+        assert db.tree_shape()

@@ -1207,6 +1207,32 @@ void strata_readoptions_set_prefix_same_as_start(strata_readoptions_t *opt, unsi
 // `opt` null or a live handle.
 void strata_readoptions_set_total_order_seek(strata_readoptions_t *opt, unsigned char v);
 
+// Universal compaction: percent of slack in the size comparison of runs (`size_ratio`, 1
+// by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_size_ratio(strata_options_t *opt, uint32_t v);
+
+// Universal compaction: the fewest runs merged at once by size ratio (2 by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_min_merge_width(strata_options_t *opt, size_t v);
+
+// Universal compaction: the most runs merged at once by size ratio (unlimited by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_max_merge_width(strata_options_t *opt, size_t v);
+
+// Universal compaction: bytes of newer runs, as a percent of the oldest run, that trigger a
+// full merge (200 by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_max_size_amplification_percent(strata_options_t *opt, uint32_t v);
+
 // The value of `key`, pinned; null when the key is absent or on an error (then `*errptr`
 // is set). Release it with `strata_pinnableslice_destroy`.
 //
@@ -1328,6 +1354,14 @@ unsigned char strata_statistics_get(strata_t *db, const char *name, uint64_t *va
 // # Safety
 // `db` null or a live handle.
 void strata_statistics_reset(strata_t *db);
+
+// The shape of the default family's tree (memtables, then each level's files and bytes),
+// as text, malloc'd and NUL-terminated (release it with `strata_free`); null for a null
+// handle.
+//
+// # Safety
+// `db` null or a live handle.
+char *strata_tree_shape(strata_t *db);
 
 // Begins an optimistic transaction on `db`: it reads at a snapshot taken now and its
 // commit fails (Busy) if a key it read for update or wrote was written by another since.

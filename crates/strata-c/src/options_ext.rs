@@ -1,6 +1,6 @@
 //! The options that take objects rather than numbers: merge operator, comparator,
-//! compaction filter, event listeners, prefix extractor, TTL; and the read options of
-//! prefix seeks.
+//! compaction filter, event listeners, prefix extractor, TTL; the read options of prefix
+//! seeks; and universal compaction's settings.
 //!
 //! Ownership: a setter takes its own share of the object; the caller's handle stays the
 //! caller's, to be destroyed when it likes. A null object clears the setting (for the
@@ -155,5 +155,63 @@ pub unsafe extern "C" fn strata_readoptions_set_total_order_seek(
 ) {
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.total_order_seek = v != 0;
+    }
+}
+
+/// Universal compaction: percent of slack in the size comparison of runs (`size_ratio`, 1
+/// by default).
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_universal_size_ratio(
+    opt: *mut strata_options_t,
+    v: u32,
+) {
+    if let Some(o) = unsafe { options(opt) } {
+        o.universal.size_ratio = v;
+    }
+}
+
+/// Universal compaction: the fewest runs merged at once by size ratio (2 by default).
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_universal_min_merge_width(
+    opt: *mut strata_options_t,
+    v: usize,
+) {
+    if let Some(o) = unsafe { options(opt) } {
+        o.universal.min_merge_width = v;
+    }
+}
+
+/// Universal compaction: the most runs merged at once by size ratio (unlimited by default).
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_universal_max_merge_width(
+    opt: *mut strata_options_t,
+    v: usize,
+) {
+    if let Some(o) = unsafe { options(opt) } {
+        o.universal.max_merge_width = v;
+    }
+}
+
+/// Universal compaction: bytes of newer runs, as a percent of the oldest run, that trigger a
+/// full merge (200 by default).
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_universal_max_size_amplification_percent(
+    opt: *mut strata_options_t,
+    v: u32,
+) {
+    if let Some(o) = unsafe { options(opt) } {
+        o.universal.max_size_amplification_percent = v;
     }
 }

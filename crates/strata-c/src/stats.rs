@@ -1,5 +1,6 @@
-//! Statistics: the database's counters by name (RocksDB's tickers), and their reset. The
-//! readable report is the `strata.stats` property (`strata_property_value`).
+//! Statistics: the database's counters by name (RocksDB's tickers), and their reset; the
+//! tree's shape as text. The readable report is the `strata.stats` property
+//! (`strata_property_value`).
 
 use std::ffi::{c_char, c_uchar};
 
@@ -89,5 +90,23 @@ pub unsafe extern "C" fn strata_statistics_get(
 pub unsafe extern "C" fn strata_statistics_reset(db: *mut strata_t) {
     if let Some(db) = unsafe { db.as_ref() } {
         db.db.reset_stats();
+    }
+}
+
+/// The shape of the default family's tree (memtables, then each level's files and bytes),
+/// as text, malloc'd and NUL-terminated (release it with `strata_free`); null for a null
+/// handle.
+///
+/// # Safety
+/// `db` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_tree_shape(db: *mut strata_t) -> *mut c_char {
+    unsafe {
+        guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
+            let db = &handle(db, "database")?.db;
+            Ok(crate::error::malloc_copy(
+                db.tree_shape().to_string().as_bytes(),
+            ))
+        })
     }
 }

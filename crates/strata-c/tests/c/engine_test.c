@@ -1026,6 +1026,10 @@ static void statistics_and_the_rest(void) {
     CHECK_ERROR(err, "level -1 is negative");
     strata_compact_all(db, &err);
     CHECK_OK(err);
+    char *shape = strata_tree_shape(db);
+    CHECK(shape != NULL && strlen(shape) > 0);
+    strata_free(shape);
+    CHECK(strata_tree_shape(NULL) == NULL);
     char *l0 = strata_property_value(db, "strata.num-files-at-level0");
     CHECK(l0 != NULL && strcmp(l0, "0") == 0);
     strata_free(l0);
@@ -1036,6 +1040,24 @@ static void statistics_and_the_rest(void) {
     strata_resume(db, &err);
     CHECK_OK(err);
     strata_close(db);
+
+    /* Universal compaction, with its settings. */
+    strata_options_t *uni = strata_options_create();
+    strata_options_set_compaction_style(uni, 1);
+    strata_options_set_universal_size_ratio(uni, 10);
+    strata_options_set_universal_min_merge_width(uni, 2);
+    strata_options_set_universal_max_merge_width(uni, 8);
+    strata_options_set_universal_max_size_amplification_percent(uni, 150);
+    db = open_db(uni, "universal");
+    for (int i = 0; i < 4; i++) {
+        put(db, "u", "x");
+        strata_flush(db, &err);
+    }
+    strata_compact_all(db, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "u", "x"));
+    strata_close(db);
+    strata_options_destroy(uni);
 
     /* A TTL database. */
     strata_options_t *ttl = strata_options_create();
