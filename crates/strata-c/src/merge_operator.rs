@@ -162,7 +162,7 @@ impl MergeOperator for CMergeOperator {
 
 /// A merge operator of C functions: `full_merge` (required) and `partial_merge` (may be
 /// null), called with `state`; `destructor` (may be null) releases `state` once the
-/// operator is no longer used. `name` is copied. Null and `*errptr` set for a null
+/// operator is no longer used, also when creation fails. `name` is copied. Null and `*errptr` set for a null
 /// `full_merge` or name. Release the handle with `strata_mergeoperator_destroy`.
 ///
 /// # Safety
