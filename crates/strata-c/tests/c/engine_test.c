@@ -1026,6 +1026,9 @@ static void statistics_and_the_rest(void) {
     CHECK_ERROR(err, "level -1 is negative");
     strata_compact_all(db, &err);
     CHECK_OK(err);
+    strata_wait_for_compactions(db, 1, &err);
+    strata_wait_for_compactions(db, 0, &err); /* 0: returns at once */
+    CHECK_OK(err);
     char *shape = strata_tree_shape(db);
     CHECK(shape != NULL && strlen(shape) > 0);
     strata_free(shape);
@@ -1083,6 +1086,78 @@ static void statistics_and_the_rest(void) {
     strata_options_destroy(opts);
 }
 
+/* ---- the rest of the basic API that the other program leaves out ---- */
+
+static void every_other_setter_and_call(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_error_if_exists(opts, 1);
+    strata_options_set_create_missing_column_families(opts, 1);
+    strata_options_set_block_cache_size(opts, 1 << 20);
+    strata_options_set_max_open_files(opts, 100);
+    strata_options_set_max_write_buffer_number(opts, 3);
+    strata_options_set_max_background_jobs(opts, 2);
+    strata_options_set_level0_file_num_compaction_trigger(opts, 2);
+    strata_options_set_max_bytes_for_level_base(opts, 1 << 20);
+    strata_options_set_target_file_size_base(opts, 1 << 18);
+    strata_options_set_num_levels(opts, 5);
+    strata_options_set_read_triggered_compaction(opts, 0);
+    strata_options_set_disable_auto_compactions(opts, 1);
+    strata_t *db = open_db(opts, "setters");
+    /* error_if_exists: the second open is refused. */
+    char *path = path_of("setters");
+    strata_close(db);
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "");
+    strata_options_set_error_if_exists(opts, 0);
+    db = strata_open(opts, path, &err);
+    CHECK_OK(err);
+
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    strata_writeoptions_disable_wal(wo, 1);
+    strata_put(db, wo, "nowal", 5, "1", 1, &err);
+    CHECK_OK(err);
+    strata_writeoptions_disable_wal(wo, 0);
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "cf", &err);
+    CHECK_OK(err);
+    strata_put_cf(db, wo, cf, "k", 1, "v", 1, &err);
+    strata_delete_cf(db, wo, cf, "k", 1, &err);
+    CHECK_OK(err);
+    strata_delete_cf(db, wo, cf, NULL, 1, &err);
+    CHECK_ERROR(err, "key is a null pointer");
+    strata_readoptions_t *ro = strata_readoptions_create();
+    size_t len;
+    CHECK(strata_get_cf(db, ro, cf, "k", 1, &len, &err) == NULL);
+    CHECK_OK(err);
+
+    strata_writebatch_t *b = strata_writebatch_create();
+    strata_writebatch_put(b, "a", 1, "1", 1);
+    strata_writebatch_put(b, "b", 1, "2", 1);
+    strata_writebatch_put(b, "once", 4, "x", 1);
+    strata_write(db, wo, b, &err);
+    CHECK_OK(err);
+    strata_writebatch_clear(b);
+    strata_writebatch_delete_range(b, "a", 1, "b", 1);
+    strata_writebatch_single_delete(b, "once", 4);
+    strata_write(db, wo, b, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "a", NULL) && HOLDS(db, "b", "2") && HOLDS(db, "once", NULL));
+    strata_writebatch_clear(b);
+    strata_writebatch_delete_range(b, NULL, 3, "b", 1);
+    strata_write(db, wo, b, &err);
+    CHECK_ERROR(err, "begin key is a null pointer with length 3");
+    strata_writebatch_destroy(b);
+    strata_sync_wal(db, &err);
+    CHECK_OK(err);
+
+    strata_readoptions_destroy(ro);
+    strata_column_family_handle_destroy(cf);
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+    strata_options_destroy(opts);
+    free(path);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -1101,6 +1176,7 @@ int main(int argc, char **argv) {
     checkpoints_and_backups();
     table_files_and_ingest();
     statistics_and_the_rest();
+    every_other_setter_and_call();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
