@@ -26,6 +26,7 @@ pub unsafe extern "C" fn strata_checkpoint_create(
     log_size_for_flush: u64,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -55,6 +56,7 @@ pub unsafe extern "C" fn strata_backup_engine_open(
     path: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_backup_engine_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let path = text(path, "backup directory")?;
@@ -70,6 +72,7 @@ pub unsafe extern "C" fn strata_backup_engine_open(
 /// `be` null or from `strata_backup_engine_open`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_backup_engine_close(be: *mut strata_backup_engine_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(be) }
 }
 
@@ -95,6 +98,7 @@ pub unsafe extern "C" fn strata_backup_engine_create_new_backup(
     db: *mut strata_t,
     errptr: *mut *mut c_char,
 ) -> u64 {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, 0, || {
             let db = &handle(db, "database")?.db;
@@ -116,6 +120,7 @@ pub unsafe extern "C" fn strata_backup_engine_verify_backup(
     id: u64,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(be.cast_const(), "backup engine")?
@@ -138,6 +143,7 @@ pub unsafe extern "C" fn strata_backup_engine_restore_db_from_backup(
     db_dir: *const c_char,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let engine = &handle(be.cast_const(), "backup engine")?.engine;
@@ -157,6 +163,7 @@ pub unsafe extern "C" fn strata_backup_engine_delete_backup(
     id: u64,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             engine_mut(be)?.delete_backup(id).map_err(|e| e.to_string())
@@ -174,6 +181,7 @@ pub unsafe extern "C" fn strata_backup_engine_purge_old_backups(
     num_backups_to_keep: u32,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             engine_mut(be)?
@@ -193,6 +201,7 @@ pub unsafe extern "C" fn strata_backup_engine_purge_old_backups(
 pub unsafe extern "C" fn strata_backup_engine_get_backup_info(
     be: *mut strata_backup_engine_t,
 ) -> *const strata_backup_engine_info_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null(), || {
             let engine = &handle(be.cast_const(), "backup engine")?.engine;
@@ -212,6 +221,7 @@ pub unsafe extern "C" fn strata_backup_engine_get_backup_info(
 pub unsafe extern "C" fn strata_backup_engine_info_destroy(
     info: *const strata_backup_engine_info_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(info.cast_mut()) }
 }
 
@@ -223,6 +233,7 @@ pub unsafe extern "C" fn strata_backup_engine_info_destroy(
 pub unsafe extern "C" fn strata_backup_engine_info_count(
     info: *const strata_backup_engine_info_t,
 ) -> c_int {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { info.as_ref() }.map_or(0, |i| {
         c_int::try_from(i.backups.len()).unwrap_or(c_int::MAX)
     })
@@ -250,6 +261,7 @@ pub unsafe extern "C" fn strata_backup_engine_info_backup_id(
     info: *const strata_backup_engine_info_t,
     index: c_int,
 ) -> u64 {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { nth(info, index) }.map_or(0, |b| b.id)
 }
 
@@ -262,6 +274,7 @@ pub unsafe extern "C" fn strata_backup_engine_info_timestamp(
     info: *const strata_backup_engine_info_t,
     index: c_int,
 ) -> u64 {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { nth(info, index) }.map_or(0, |b| b.timestamp)
 }
 
@@ -274,6 +287,7 @@ pub unsafe extern "C" fn strata_backup_engine_info_size(
     info: *const strata_backup_engine_info_t,
     index: c_int,
 ) -> u64 {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { nth(info, index) }.map_or(0, |b| b.size)
 }
 
@@ -286,5 +300,6 @@ pub unsafe extern "C" fn strata_backup_engine_info_number_files(
     info: *const strata_backup_engine_info_t,
     index: c_int,
 ) -> u32 {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { nth(info, index) }.map_or(0, |b| u32::try_from(b.num_files).unwrap_or(u32::MAX))
 }

@@ -66,6 +66,7 @@ pub extern "C" fn strata_writebatch_create() -> *mut strata_writebatch_t {
 /// `b` must be null or a handle from `strata_writebatch_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_writebatch_destroy(b: *mut strata_writebatch_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(b) }
 }
 
@@ -75,6 +76,7 @@ pub unsafe extern "C" fn strata_writebatch_destroy(b: *mut strata_writebatch_t) 
 /// `b` null or a live batch.
 #[no_mangle]
 pub unsafe extern "C" fn strata_writebatch_clear(b: *mut strata_writebatch_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(b) = unsafe { b.as_mut() } {
         b.batch.clear();
         b.error = None;
@@ -87,6 +89,7 @@ pub unsafe extern "C" fn strata_writebatch_clear(b: *mut strata_writebatch_t) {
 /// `b` null or a live batch.
 #[no_mangle]
 pub unsafe extern "C" fn strata_writebatch_count(b: *const strata_writebatch_t) -> usize {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { b.as_ref() }.map_or(0, |b| b.batch.len())
 }
 
@@ -103,6 +106,7 @@ pub unsafe extern "C" fn strata_writebatch_put(
     value: *const c_char,
     vlen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.put(bytes(key, klen, "key")?, bytes(value, vlen, "value")?);
@@ -124,9 +128,11 @@ pub unsafe extern "C" fn strata_writebatch_put_cf(
     value: *const c_char,
     vlen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let Some(cf) = (unsafe { cf.as_ref() }) else {
         return;
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.put_cf(
@@ -149,6 +155,7 @@ pub unsafe extern "C" fn strata_writebatch_delete(
     key: *const c_char,
     klen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.delete(bytes(key, klen, "key")?);
@@ -168,9 +175,11 @@ pub unsafe extern "C" fn strata_writebatch_delete_cf(
     key: *const c_char,
     klen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let Some(cf) = (unsafe { cf.as_ref() }) else {
         return;
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.delete_cf(&cf.handle, bytes(key, klen, "key")?);
@@ -192,6 +201,7 @@ pub unsafe extern "C" fn strata_writebatch_delete_range(
     end: *const c_char,
     end_len: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.delete_range(
@@ -216,9 +226,11 @@ pub unsafe extern "C" fn strata_writebatch_delete_range_cf(
     end: *const c_char,
     end_len: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let Some(cf) = (unsafe { cf.as_ref() }) else {
         return;
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.delete_range_cf(
@@ -242,6 +254,7 @@ pub unsafe extern "C" fn strata_writebatch_single_delete(
     key: *const c_char,
     klen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.single_delete(bytes(key, klen, "key")?);
@@ -262,6 +275,7 @@ pub unsafe extern "C" fn strata_writebatch_merge(
     operand: *const c_char,
     oplen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.merge(bytes(key, klen, "key")?, bytes(operand, oplen, "operand")?);
@@ -283,9 +297,11 @@ pub unsafe extern "C" fn strata_writebatch_merge_cf(
     operand: *const c_char,
     oplen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let Some(cf) = (unsafe { cf.as_ref() }) else {
         return;
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(b, |batch| {
             batch.merge_cf(

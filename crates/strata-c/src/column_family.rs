@@ -42,6 +42,7 @@ pub unsafe extern "C" fn strata_open_column_families(
     column_family_handles: *mut *mut strata_column_family_t,
     errptr: *mut *mut c_char,
 ) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -80,6 +81,7 @@ pub unsafe extern "C" fn strata_list_column_families(
     lencf: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *lencf = 0;
@@ -109,6 +111,7 @@ pub unsafe extern "C" fn strata_list_column_families_destroy(list: *mut *mut c_c
     if list.is_null() {
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         for i in 0..len {
             libc::free((*list.add(i)).cast());
@@ -129,6 +132,7 @@ pub unsafe extern "C" fn strata_create_column_family(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_column_family_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -150,6 +154,7 @@ pub unsafe extern "C" fn strata_drop_column_family(
     cf: *const strata_column_family_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -168,6 +173,7 @@ pub unsafe extern "C" fn strata_get_column_family(
     db: *mut strata_t,
     name: *const c_char,
 ) -> *mut strata_column_family_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -186,6 +192,7 @@ pub unsafe extern "C" fn strata_get_column_family(
 pub unsafe extern "C" fn strata_column_family_name(
     cf: *const strata_column_family_t,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { cf.as_ref() }.map_or(std::ptr::null_mut(), |cf| {
         malloc_copy(cf.handle.name().as_bytes())
     })
@@ -197,6 +204,7 @@ pub unsafe extern "C" fn strata_column_family_name(
 /// `cf` null or a handle from this library, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_column_family_handle_destroy(cf: *mut strata_column_family_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(cf) }
 }
 
@@ -216,6 +224,7 @@ pub unsafe extern "C" fn strata_put_cf(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -245,6 +254,7 @@ pub unsafe extern "C" fn strata_delete_cf(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -271,6 +281,7 @@ pub unsafe extern "C" fn strata_get_cf(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
@@ -295,6 +306,7 @@ pub unsafe extern "C" fn strata_flush_cf(
     cf: *const strata_column_family_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -318,6 +330,7 @@ pub unsafe extern "C" fn strata_compact_range_cf(
     limit_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -345,6 +358,7 @@ pub unsafe extern "C" fn strata_property_value_cf(
     cf: *const strata_column_family_t,
     name: *const c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;

@@ -128,6 +128,7 @@ pub unsafe extern "C" fn strata_compactionfilter_create(
     errptr: *mut *mut c_char,
 ) -> *mut strata_compactionfilter_t {
     let state = State::new(state, destructor);
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let name = name_of(name, "compaction filter")?;
@@ -150,5 +151,6 @@ pub unsafe extern "C" fn strata_compactionfilter_create(
 /// `filter` null or from `strata_compactionfilter_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_compactionfilter_destroy(filter: *mut strata_compactionfilter_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(filter) }
 }

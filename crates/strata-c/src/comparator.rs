@@ -78,6 +78,7 @@ pub unsafe extern "C" fn strata_comparator_create(
     errptr: *mut *mut c_char,
 ) -> *mut strata_comparator_t {
     let state = State::new(state, destructor);
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let name = name_of(name, "comparator")?;
@@ -98,5 +99,6 @@ pub unsafe extern "C" fn strata_comparator_create(
 /// `cmp` null or from `strata_comparator_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_comparator_destroy(cmp: *mut strata_comparator_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(cmp) }
 }

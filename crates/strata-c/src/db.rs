@@ -32,6 +32,7 @@ pub unsafe extern "C" fn strata_open(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -53,6 +54,7 @@ pub unsafe extern "C" fn strata_open_for_read_only(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -70,6 +72,7 @@ pub unsafe extern "C" fn strata_open_for_read_only(
 /// `db` must be null or a handle from an open function, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_close(db: *mut strata_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(db) }
 }
 
@@ -87,6 +90,7 @@ pub unsafe extern "C" fn strata_put(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -113,6 +117,7 @@ pub unsafe extern "C" fn strata_delete(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -138,6 +143,7 @@ pub unsafe extern "C" fn strata_delete_range(
     end_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -164,6 +170,7 @@ pub unsafe extern "C" fn strata_write(
     batch: *const strata_writebatch_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -189,6 +196,7 @@ pub unsafe extern "C" fn strata_get(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
@@ -224,6 +232,7 @@ pub(crate) unsafe fn value_out(value: Option<Vec<u8>>, vallen: *mut usize) -> *m
 /// `db` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_create_snapshot(db: *mut strata_t) -> *const strata_snapshot_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null(), || {
             let db = &handle(db, "database")?.db;
@@ -245,6 +254,7 @@ pub unsafe extern "C" fn strata_release_snapshot(
     _db: *mut strata_t,
     snapshot: *const strata_snapshot_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(snapshot.cast_mut()) }
 }
 
@@ -255,6 +265,7 @@ pub unsafe extern "C" fn strata_release_snapshot(
 /// Live `db`; `errptr` as usual.
 #[no_mangle]
 pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -271,6 +282,7 @@ pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_cha
 /// Live `db`; `errptr` as usual.
 #[no_mangle]
 pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -295,6 +307,7 @@ pub unsafe extern "C" fn strata_compact_range(
     limit_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -323,6 +336,7 @@ pub unsafe extern "C" fn strata_wait_for_compactions(
     if wait == 0 {
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -343,6 +357,7 @@ pub unsafe extern "C" fn strata_property_value(
     db: *mut strata_t,
     name: *const c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -370,6 +385,7 @@ pub unsafe extern "C" fn strata_merge(
     oplen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -399,6 +415,7 @@ pub unsafe extern "C" fn strata_put_with_ttl(
     ttl_seconds: u64,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -433,6 +450,7 @@ pub unsafe extern "C" fn strata_multi_get(
     values_list_sizes: *mut usize,
     errs: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         multi_get(
             db,
@@ -467,6 +485,7 @@ pub unsafe extern "C" fn strata_multi_get_cf(
     if cf.is_null() {
         // Every key fails alike, naming the missing handle.
         for i in 0..num_keys {
+            // SAFETY: the pointers are as the function's `# Safety` section requires.
             unsafe {
                 *values_list.add(i) = std::ptr::null_mut();
                 *values_list_sizes.add(i) = 0;
@@ -475,6 +494,7 @@ pub unsafe extern "C" fn strata_multi_get_cf(
         }
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         multi_get(
             db,
@@ -511,6 +531,7 @@ unsafe fn multi_get(
     errs: *mut *mut c_char,
 ) {
     // Every output slot is written, whatever fails, so that C can release them uniformly.
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let whole: Result<Vec<KeyResult>, String> = unsafe {
         let failed = Err("internal error in Strata (a panic, please report it)".into());
         guard(std::ptr::null_mut(), failed, || {
@@ -554,6 +575,7 @@ unsafe fn multi_get(
                 .unwrap_or_else(|| Err("no result for this key".into())),
             Err(e) => Err(e.clone()),
         };
+        // SAFETY: the pointers are as the function's `# Safety` section requires.
         unsafe {
             *values_list_sizes.add(i) = 0;
             *errs.add(i) = std::ptr::null_mut();
@@ -573,6 +595,7 @@ unsafe fn multi_get(
 /// Live `db`; `errptr` as usual.
 #[no_mangle]
 pub unsafe extern "C" fn strata_resume(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -594,6 +617,7 @@ pub unsafe extern "C" fn strata_repair_db(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let options = &handle(options, "options")?.options;
@@ -620,6 +644,7 @@ pub unsafe extern "C" fn strata_merge_cf(
     oplen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -648,6 +673,7 @@ pub unsafe extern "C" fn strata_compact_level(
     level: c_int,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let level = usize::try_from(level).map_err(|_| format!("level {level} is negative"))?;
@@ -665,6 +691,7 @@ pub unsafe extern "C" fn strata_compact_level(
 /// Live `db`; `errptr` as usual.
 #[no_mangle]
 pub unsafe extern "C" fn strata_compact_all(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?

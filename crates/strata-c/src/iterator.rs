@@ -83,6 +83,7 @@ pub unsafe extern "C" fn strata_create_iterator(
     db: *mut strata_t,
     options: *const strata_readoptions_t,
 ) -> *mut strata_iterator_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -107,6 +108,7 @@ pub unsafe extern "C" fn strata_create_iterator_cf(
     cf: *const strata_column_family_t,
     errptr: *mut *mut c_char,
 ) -> *mut strata_iterator_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -127,6 +129,7 @@ pub unsafe extern "C" fn strata_create_iterator_cf(
 /// `it` null or from a `strata_create_iterator*` function, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_iter_destroy(it: *mut strata_iterator_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(it) }
 }
 
@@ -135,6 +138,7 @@ pub unsafe extern "C" fn strata_iter_destroy(it: *mut strata_iterator_t) {
 /// # Safety
 /// `it` null or a live iterator used by no other thread during the call.
 unsafe fn step(it: *mut strata_iterator_t, step: impl FnOnce(&mut Iter)) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         seek(it, |i| {
             step(i);
@@ -148,6 +152,7 @@ unsafe fn step(it: *mut strata_iterator_t, step: impl FnOnce(&mut Iter)) {
 /// # Safety
 /// As for [`step`].
 unsafe fn seek(it: *mut strata_iterator_t, seek: impl FnOnce(&mut Iter) -> Result<(), String>) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(it) = unsafe { it.as_mut() } {
         let result = guard_quiet(Err("internal error in Strata (a panic)".into()), || {
             seek(&mut it.iter)
@@ -162,6 +167,7 @@ unsafe fn seek(it: *mut strata_iterator_t, seek: impl FnOnce(&mut Iter) -> Resul
 /// `it` null or a live iterator.
 #[no_mangle]
 pub unsafe extern "C" fn strata_iter_valid(it: *const strata_iterator_t) -> c_uchar {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { it.as_ref() }.is_some_and(|it| it.refused.is_none() && it.iter.valid()) as c_uchar
 }
 
@@ -171,6 +177,7 @@ pub unsafe extern "C" fn strata_iter_valid(it: *const strata_iterator_t) -> c_uc
 /// `it` null or a live iterator.
 #[no_mangle]
 pub unsafe extern "C" fn strata_iter_seek_to_first(it: *mut strata_iterator_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { step(it, Iter::seek_to_first) }
 }
 
@@ -180,6 +187,7 @@ pub unsafe extern "C" fn strata_iter_seek_to_first(it: *mut strata_iterator_t) {
 /// `it` null or a live iterator.
 #[no_mangle]
 pub unsafe extern "C" fn strata_iter_seek_to_last(it: *mut strata_iterator_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { step(it, Iter::seek_to_last) }
 }
 
@@ -193,6 +201,7 @@ pub unsafe extern "C" fn strata_iter_seek(
     key: *const c_char,
     klen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         seek(it, |i| {
             i.seek(bytes(key, klen, "seek key")?);
@@ -211,6 +220,7 @@ pub unsafe extern "C" fn strata_iter_seek_for_prev(
     key: *const c_char,
     klen: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         seek(it, |i| {
             i.seek_for_prev(bytes(key, klen, "seek key")?);
@@ -226,9 +236,11 @@ pub unsafe extern "C" fn strata_iter_seek_for_prev(
 #[no_mangle]
 pub unsafe extern "C" fn strata_iter_next(it: *mut strata_iterator_t) {
     // A refused seek left the iterator invalid: it does not move until a seek is accepted.
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if unsafe { it.as_ref() }.is_some_and(|it| it.refused.is_some()) {
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         step(it, |i| {
             if i.valid() {
@@ -245,9 +257,11 @@ pub unsafe extern "C" fn strata_iter_next(it: *mut strata_iterator_t) {
 #[no_mangle]
 pub unsafe extern "C" fn strata_iter_prev(it: *mut strata_iterator_t) {
     // A refused seek left the iterator invalid: it does not move until a seek is accepted.
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if unsafe { it.as_ref() }.is_some_and(|it| it.refused.is_some()) {
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         step(it, |i| {
             if i.valid() {
@@ -267,9 +281,11 @@ pub unsafe extern "C" fn strata_iter_key(
     it: *const strata_iterator_t,
     klen: *mut usize,
 ) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let key = unsafe { it.as_ref() }
         .filter(|it| it.refused.is_none() && it.iter.valid())
         .map(|it| it.iter.key());
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { borrowed_out(key, klen) }
 }
 
@@ -283,9 +299,11 @@ pub unsafe extern "C" fn strata_iter_value(
     it: *const strata_iterator_t,
     vlen: *mut usize,
 ) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let value = unsafe { it.as_ref() }
         .filter(|it| it.refused.is_none() && it.iter.valid())
         .map(|it| it.iter.value());
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { borrowed_out(value, vlen) }
 }
 
@@ -295,6 +313,7 @@ pub unsafe extern "C" fn strata_iter_value(
 /// `len` a valid pointer.
 pub(crate) unsafe fn borrowed_out(bytes: Option<&[u8]>, len: *mut usize) -> *const c_char {
     let (ptr, n) = bytes.map_or((std::ptr::null(), 0), |b| (b.as_ptr().cast(), b.len()));
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { *len = n };
     ptr
 }
@@ -308,10 +327,12 @@ pub unsafe extern "C" fn strata_iter_get_error(
     it: *const strata_iterator_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(it) = unsafe { it.as_ref() } {
         if let Some(refused) = &it.refused {
             unsafe { set_error(errptr, refused) };
         } else if let Err(e) = it.iter.status() {
+            // SAFETY: the pointers are as the function's `# Safety` section requires.
             unsafe { set_error(errptr, e) };
         }
     }

@@ -247,6 +247,7 @@ pub unsafe extern "C" fn strata_eventlistener_create(
     errptr: *mut *mut c_char,
 ) -> *mut strata_eventlistener_t {
     let state = State::new(state, destructor);
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let on_event = on_event.ok_or("the event function is a null pointer")?;
@@ -263,5 +264,6 @@ pub unsafe extern "C" fn strata_eventlistener_create(
 /// `listener` null or from `strata_eventlistener_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_eventlistener_destroy(listener: *mut strata_eventlistener_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(listener) }
 }

@@ -179,6 +179,7 @@ pub unsafe extern "C" fn strata_mergeoperator_create(
 ) -> *mut strata_mergeoperator_t {
     // The state is the operator's from here on, even if creation fails.
     let state = State::new(state, destructor);
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let name = name_of(name, "merge operator")?;
@@ -215,6 +216,7 @@ pub unsafe extern "C" fn strata_mergeoperator_create_stringappend(
     delimiter_len: usize,
     errptr: *mut *mut c_char,
 ) -> *mut strata_mergeoperator_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let delimiter = bytes(delimiter, delimiter_len, "delimiter")?;
@@ -231,5 +233,6 @@ pub unsafe extern "C" fn strata_mergeoperator_create_stringappend(
 /// `op` null or from a `strata_mergeoperator_create*` function, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_mergeoperator_destroy(op: *mut strata_mergeoperator_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(op) }
 }

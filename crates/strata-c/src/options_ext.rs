@@ -37,6 +37,7 @@ pub unsafe extern "C" fn strata_options_set_merge_operator(
     opt: *mut strata_options_t,
     op: *const strata_mergeoperator_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.merge_operator = unsafe { op.as_ref() }.map(|op| Arc::clone(&op.op));
     }
@@ -52,6 +53,7 @@ pub unsafe extern "C" fn strata_options_set_comparator(
     opt: *mut strata_options_t,
     cmp: *const strata_comparator_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.comparator = match unsafe { cmp.as_ref() } {
             Some(c) => Arc::clone(&c.cmp),
@@ -69,6 +71,7 @@ pub unsafe extern "C" fn strata_options_set_compaction_filter(
     opt: *mut strata_options_t,
     filter: *const strata_compactionfilter_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.compaction_filter = unsafe { filter.as_ref() }.map(|f| Arc::clone(&f.filter));
     }
@@ -83,6 +86,7 @@ pub unsafe extern "C" fn strata_options_add_eventlistener(
     opt: *mut strata_options_t,
     listener: *const strata_eventlistener_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let (Some(o), Some(l)) = (unsafe { options(opt) }, unsafe { listener.as_ref() }) {
         o.listeners.push(Arc::clone(&l.listener));
     }
@@ -100,6 +104,7 @@ pub unsafe extern "C" fn strata_options_set_prefix_extractor(
     spec: *const c_char,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(opt, "options")?;
@@ -125,6 +130,7 @@ pub unsafe extern "C" fn strata_options_set_prefix_extractor(
 /// `opt` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_ttl(opt: *mut strata_options_t, seconds: u64) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.ttl = (seconds > 0).then(|| Duration::from_secs(seconds));
     }
@@ -139,6 +145,7 @@ pub unsafe extern "C" fn strata_readoptions_set_prefix_same_as_start(
     opt: *mut strata_readoptions_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.prefix_same_as_start = v != 0;
     }
@@ -153,6 +160,7 @@ pub unsafe extern "C" fn strata_readoptions_set_total_order_seek(
     opt: *mut strata_readoptions_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.total_order_seek = v != 0;
     }
@@ -168,6 +176,7 @@ pub unsafe extern "C" fn strata_options_set_universal_size_ratio(
     opt: *mut strata_options_t,
     v: u32,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.universal.size_ratio = v;
     }
@@ -182,6 +191,7 @@ pub unsafe extern "C" fn strata_options_set_universal_min_merge_width(
     opt: *mut strata_options_t,
     v: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.universal.min_merge_width = v;
     }
@@ -196,6 +206,7 @@ pub unsafe extern "C" fn strata_options_set_universal_max_merge_width(
     opt: *mut strata_options_t,
     v: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.universal.max_merge_width = v;
     }
@@ -211,6 +222,7 @@ pub unsafe extern "C" fn strata_options_set_universal_max_size_amplification_per
     opt: *mut strata_options_t,
     v: u32,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { options(opt) } {
         o.universal.max_size_amplification_percent = v;
     }

@@ -32,6 +32,7 @@ pub unsafe extern "C" fn strata_get_pinned(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) -> *mut strata_pinnableslice_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -56,6 +57,7 @@ pub unsafe extern "C" fn strata_pinnableslice_value(
     slice: *const strata_pinnableslice_t,
     vlen: *mut usize,
 ) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let value = unsafe { slice.as_ref() }.map(|s| &*s.value);
     unsafe { crate::iterator::borrowed_out(value, vlen) }
 }
@@ -66,5 +68,6 @@ pub unsafe extern "C" fn strata_pinnableslice_value(
 /// `slice` null or from `strata_get_pinned`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_pinnableslice_destroy(slice: *mut strata_pinnableslice_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(slice) }
 }

@@ -32,6 +32,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_create(
     path: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_sstfilewriter_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = &handle(options, "options")?.options;
@@ -69,6 +70,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_put(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             writer(w)?
@@ -91,6 +93,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_merge(
     oplen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             writer(w)?
@@ -114,6 +117,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_delete(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             writer(w)?
@@ -136,6 +140,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_delete_range(
     end_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             writer(w)?
@@ -154,6 +159,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_delete_range(
 /// `w` null or a live writer.
 #[no_mangle]
 pub unsafe extern "C" fn strata_sstfilewriter_file_size(w: *mut strata_sstfilewriter_t) -> u64 {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { w.as_ref() }
         .and_then(|w| w.writer.as_ref())
         .map_or(0, SstWriter::file_size)
@@ -169,6 +175,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_finish(
     w: *mut strata_sstfilewriter_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let w = w.as_mut().ok_or("table file writer is a null pointer")?;
@@ -187,6 +194,7 @@ pub unsafe extern "C" fn strata_sstfilewriter_finish(
 /// `w` null or from `strata_sstfilewriter_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_sstfilewriter_destroy(w: *mut strata_sstfilewriter_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(w) }
 }
 
@@ -212,6 +220,7 @@ pub extern "C" fn strata_ingestexternalfileoptions_create(
 pub unsafe extern "C" fn strata_ingestexternalfileoptions_destroy(
     opt: *mut strata_ingestexternalfileoptions_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(opt) }
 }
 
@@ -225,6 +234,7 @@ pub unsafe extern "C" fn strata_ingestexternalfileoptions_set_move_files(
     opt: *mut strata_ingestexternalfileoptions_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.move_files = v != 0;
     }
@@ -240,6 +250,7 @@ pub unsafe extern "C" fn strata_ingestexternalfileoptions_set_allow_blocking_flu
     opt: *mut strata_ingestexternalfileoptions_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.allow_blocking_flush = v != 0;
     }
@@ -259,6 +270,7 @@ pub unsafe extern "C" fn strata_ingest_external_file(
     options: *const strata_ingestexternalfileoptions_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { ingest(db, std::ptr::null(), file_list, num_files, options, errptr) }
 }
 
@@ -276,9 +288,11 @@ pub unsafe extern "C" fn strata_ingest_external_file_cf(
     errptr: *mut *mut c_char,
 ) {
     if cf.is_null() {
+        // SAFETY: the pointers are as the function's `# Safety` section requires.
         unsafe { crate::error::set_error(errptr, "column family is a null pointer") };
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { ingest(db, cf, file_list, num_files, options, errptr) }
 }
 
@@ -294,6 +308,7 @@ unsafe fn ingest(
     options: *const strata_ingestexternalfileoptions_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;

@@ -61,6 +61,7 @@ pub unsafe extern "C" fn strata_statistics_get(
     value: *mut u64,
     errptr: *mut *mut c_char,
 ) -> c_uchar {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, 0, || {
             let db = &handle(db, "database")?.db;
@@ -88,6 +89,7 @@ pub unsafe extern "C" fn strata_statistics_get(
 /// `db` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_statistics_reset(db: *mut strata_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(db) = unsafe { db.as_ref() } {
         db.db.reset_stats();
     }
@@ -101,6 +103,7 @@ pub unsafe extern "C" fn strata_statistics_reset(db: *mut strata_t) {
 /// `db` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_tree_shape(db: *mut strata_t) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;

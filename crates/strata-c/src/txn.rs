@@ -103,6 +103,7 @@ pub unsafe extern "C" fn strata_optimistictransaction_begin(
     db: *mut strata_t,
     options: *const strata_writeoptions_t,
 ) -> *mut strata_transaction_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             // SAFETY: the caller keeps the database open, at this address (it is boxed),
@@ -129,6 +130,7 @@ pub unsafe extern "C" fn strata_transactiondb_open(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_transactiondb_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -146,6 +148,7 @@ pub unsafe extern "C" fn strata_transactiondb_open(
 /// `tdb` null or from `strata_transactiondb_open`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_transactiondb_close(tdb: *mut strata_transactiondb_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(tdb) }
 }
 
@@ -162,6 +165,7 @@ pub unsafe extern "C" fn strata_transactiondb_put(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(tdb, "transaction database")?
@@ -183,6 +187,7 @@ pub unsafe extern "C" fn strata_transactiondb_delete(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(tdb, "transaction database")?
@@ -204,6 +209,7 @@ pub unsafe extern "C" fn strata_transactiondb_write(
     batch: *const strata_writebatch_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let tdb = &handle(tdb, "transaction database")?.tdb;
@@ -228,6 +234,7 @@ pub unsafe extern "C" fn strata_transactiondb_get(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
@@ -254,6 +261,7 @@ pub unsafe extern "C" fn strata_transactiondb_get_prepared_transactions(
     tdb: *mut strata_transactiondb_t,
     count: *mut usize,
 ) -> *mut *mut strata_transaction_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             *count = 0;
@@ -298,6 +306,7 @@ pub extern "C" fn strata_transaction_options_create() -> *mut strata_transaction
 pub unsafe extern "C" fn strata_transaction_options_destroy(
     opt: *mut strata_transaction_options_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(opt) }
 }
 
@@ -310,6 +319,7 @@ pub unsafe extern "C" fn strata_transaction_options_set_lock_timeout(
     opt: *mut strata_transaction_options_t,
     ms: u64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.lock_timeout = Duration::from_millis(ms);
     }
@@ -324,6 +334,7 @@ pub unsafe extern "C" fn strata_transaction_options_set_deadlock_detect(
     opt: *mut strata_transaction_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.deadlock_detect = v != 0;
     }
@@ -339,6 +350,7 @@ pub unsafe extern "C" fn strata_transaction_options_set_expiration(
     opt: *mut strata_transaction_options_t,
     ms: u64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.expiration = (ms > 0).then(|| Duration::from_millis(ms));
     }
@@ -354,6 +366,7 @@ pub unsafe extern "C" fn strata_transaction_options_set_set_snapshot(
     opt: *mut strata_transaction_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.set_snapshot = v != 0;
     }
@@ -372,6 +385,7 @@ pub unsafe extern "C" fn strata_transaction_begin(
     options: *const strata_writeoptions_t,
     txn_options: *const strata_transaction_options_t,
 ) -> *mut strata_transaction_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             // SAFETY: the caller keeps the database open, at this address (it is boxed),
@@ -398,6 +412,7 @@ pub unsafe extern "C" fn strata_transaction_begin(
 /// `txn` null or a transaction handle, released once, with no live cursor.
 #[no_mangle]
 pub unsafe extern "C" fn strata_transaction_destroy(txn: *mut strata_transaction_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(txn) }
 }
 
@@ -415,6 +430,7 @@ pub unsafe extern "C" fn strata_transaction_put(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let (k, v) = (bytes(key, keylen, "key")?, bytes(value, vallen, "value")?);
@@ -434,6 +450,7 @@ pub unsafe extern "C" fn strata_transaction_delete(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let k = bytes(key, keylen, "key")?;
@@ -455,6 +472,7 @@ pub unsafe extern "C" fn strata_transaction_merge(
     oplen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let (k, v) = (
@@ -479,6 +497,7 @@ pub unsafe extern "C" fn strata_transaction_get(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
@@ -502,6 +521,7 @@ pub unsafe extern "C" fn strata_transaction_get_for_update(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
@@ -519,6 +539,7 @@ pub unsafe extern "C" fn strata_transaction_get_for_update(
 /// `txn` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_transaction_count(txn: *mut strata_transaction_t) -> usize {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { txn.as_ref() }.map_or(0, |t| either!(&t.txn, t => t.len()))
 }
 
@@ -531,6 +552,7 @@ pub unsafe extern "C" fn strata_transaction_set_savepoint(
     txn: *mut strata_transaction_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             either!(txn_mut(txn)?, t => t.set_save_point()).map_err(|e| e.to_string())
@@ -547,6 +569,7 @@ pub unsafe extern "C" fn strata_transaction_rollback_to_savepoint(
     txn: *mut strata_transaction_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             either!(txn_mut(txn)?, t => t.rollback_to_save_point()).map_err(|e| e.to_string())
@@ -564,6 +587,7 @@ pub unsafe extern "C" fn strata_transaction_commit(
     txn: *mut strata_transaction_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             either!(txn_mut(txn)?, t => t.commit()).map_err(|e| e.to_string())
@@ -581,6 +605,7 @@ pub unsafe extern "C" fn strata_transaction_rollback(
     txn: *mut strata_transaction_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || match txn_mut(txn)? {
             Txn::Optimistic(t) => {
@@ -600,6 +625,7 @@ pub unsafe extern "C" fn strata_transaction_rollback(
 unsafe fn pessimistic<'a>(
     txn: *mut strata_transaction_t,
 ) -> Result<&'a mut Transaction<'static>, String> {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     match unsafe { txn_mut(txn) }? {
         Txn::Pessimistic(t) => Ok(t),
         Txn::Optimistic(_) => Err(
@@ -621,6 +647,7 @@ pub unsafe extern "C" fn strata_transaction_set_name(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let name = text(name, "transaction name")?;
@@ -638,6 +665,7 @@ pub unsafe extern "C" fn strata_transaction_set_name(
 pub unsafe extern "C" fn strata_transaction_get_name(
     txn: *mut strata_transaction_t,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             Ok(match txn_mut(txn)? {
@@ -659,6 +687,7 @@ pub unsafe extern "C" fn strata_transaction_prepare(
     txn: *mut strata_transaction_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             pessimistic(txn)?.prepare().map_err(|e| e.to_string())
@@ -679,6 +708,7 @@ pub unsafe extern "C" fn strata_transaction_create_iterator(
     options: *const strata_readoptions_t,
     errptr: *mut *mut c_char,
 ) -> *mut strata_iterator_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options: ReadOptions = handle(options, "read options")?.options.clone();
@@ -705,6 +735,7 @@ pub unsafe extern "C" fn strata_transaction_create_cursor(
     cf: *const strata_column_family_t,
     errptr: *mut *mut c_char,
 ) -> *mut strata_txn_cursor_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options: ReadOptions = handle(options, "read options")?.options.clone();
@@ -730,6 +761,7 @@ pub unsafe extern "C" fn strata_transaction_create_cursor(
 /// `cursor` null or from `strata_transaction_create_cursor`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_txn_cursor_destroy(cursor: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(cursor) }
 }
 
@@ -738,6 +770,7 @@ pub unsafe extern "C" fn strata_txn_cursor_destroy(cursor: *mut strata_txn_curso
 /// # Safety
 /// `c` null or a live cursor used by no other thread during the call.
 unsafe fn step(c: *mut strata_txn_cursor_t, step: impl FnOnce(&mut TxnCursor<'static, 'static>)) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(c) = unsafe { c.as_mut() } {
         crate::error::guard_quiet((), || step(&mut c.cursor));
     }
@@ -749,6 +782,7 @@ unsafe fn step(c: *mut strata_txn_cursor_t, step: impl FnOnce(&mut TxnCursor<'st
 /// `c` null or a live cursor.
 #[no_mangle]
 pub unsafe extern "C" fn strata_txn_cursor_valid(c: *const strata_txn_cursor_t) -> c_uchar {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { c.as_ref() }.is_some_and(|c| c.cursor.valid()) as c_uchar
 }
 
@@ -758,6 +792,7 @@ pub unsafe extern "C" fn strata_txn_cursor_valid(c: *const strata_txn_cursor_t) 
 /// `c` null or a live cursor.
 #[no_mangle]
 pub unsafe extern "C" fn strata_txn_cursor_seek_to_first(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { step(c, |c| c.seek_to_first()) }
 }
 
@@ -767,6 +802,7 @@ pub unsafe extern "C" fn strata_txn_cursor_seek_to_first(c: *mut strata_txn_curs
 /// `c` null or a live cursor.
 #[no_mangle]
 pub unsafe extern "C" fn strata_txn_cursor_seek_to_last(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { step(c, |c| c.seek_to_last()) }
 }
 
@@ -782,6 +818,7 @@ pub unsafe extern "C" fn strata_txn_cursor_seek(
     klen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let key = bytes(key, klen, "seek key")?;
@@ -802,6 +839,7 @@ pub unsafe extern "C" fn strata_txn_cursor_seek_for_prev(
     klen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let key = bytes(key, klen, "seek key")?;
@@ -817,6 +855,7 @@ pub unsafe extern "C" fn strata_txn_cursor_seek_for_prev(
 /// `c` null or a live cursor.
 #[no_mangle]
 pub unsafe extern "C" fn strata_txn_cursor_next(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         step(c, |c| {
             if c.valid() {
@@ -832,6 +871,7 @@ pub unsafe extern "C" fn strata_txn_cursor_next(c: *mut strata_txn_cursor_t) {
 /// `c` null or a live cursor.
 #[no_mangle]
 pub unsafe extern "C" fn strata_txn_cursor_prev(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         step(c, |c| {
             if c.valid() {
@@ -851,9 +891,11 @@ pub unsafe extern "C" fn strata_txn_cursor_key(
     c: *const strata_txn_cursor_t,
     klen: *mut usize,
 ) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let key = unsafe { c.as_ref() }
         .filter(|c| c.cursor.valid())
         .map(|c| c.cursor.key());
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { crate::iterator::borrowed_out(key, klen) }
 }
 
@@ -866,9 +908,11 @@ pub unsafe extern "C" fn strata_txn_cursor_value(
     c: *const strata_txn_cursor_t,
     vlen: *mut usize,
 ) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     let value = unsafe { c.as_ref() }
         .filter(|c| c.cursor.valid())
         .map(|c| c.cursor.value());
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { crate::iterator::borrowed_out(value, vlen) }
 }
 
@@ -884,6 +928,7 @@ pub unsafe extern "C" fn strata_txn_cursor_update(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let c = c.as_mut().ok_or("cursor is a null pointer")?;
@@ -907,6 +952,7 @@ pub unsafe extern "C" fn strata_txn_cursor_delete(
     c: *mut strata_txn_cursor_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let c = c.as_mut().ok_or("cursor is a null pointer")?;
@@ -928,6 +974,7 @@ pub unsafe extern "C" fn strata_txn_cursor_get_error(
     c: *const strata_txn_cursor_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(c) = unsafe { c.as_ref() } {
         if let Err(e) = c.cursor.status() {
             unsafe { crate::error::set_error(errptr, e) };
@@ -960,6 +1007,7 @@ pub unsafe extern "C" fn strata_transaction_put_cf(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let cf = family(cf)?;
@@ -981,6 +1029,7 @@ pub unsafe extern "C" fn strata_transaction_delete_cf(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let cf = family(cf)?;
@@ -1004,6 +1053,7 @@ pub unsafe extern "C" fn strata_transaction_merge_cf(
     oplen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let cf = family(cf)?;
@@ -1031,6 +1081,7 @@ pub unsafe extern "C" fn strata_transaction_get_cf(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
