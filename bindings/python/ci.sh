@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Python package into a virtual environment and runs its tests.
+# Builds the Python package into a virtual environment and runs its tests; then, for a whole
+# run, builds the abi3 wheel and checks that it installs and works without Rust
+# (wheel_test.sh). Arguments go to pytest (`ci.sh -k NAME` runs only matching tests and skips
+# the wheel).
 #
 # Idempotent: the venv (target/python/venv) and cargo's build directory (target/python) are
 # reused between runs, so a second run only rebuilds what changed. Needs python3 (3.9 or
@@ -35,3 +38,10 @@ VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" \
 
 cd "$here"
 "$venv/bin/python" -m pytest -q tests "$@"
+
+# The wheel as users get it: built by maturin (reusing the release build above), installed
+# into a fresh venv with no Rust toolchain on PATH, imported and used. Skipped when pytest
+# was given a selection (-k NAME ...), to keep a focused run quick.
+if [ "$#" -eq 0 ]; then
+  bash "$here/wheel_test.sh"
+fi

@@ -9,11 +9,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
 use strata::{
-    CfOptions, CompactionStyle, Compression, DataBlockIndexType, ErrorKind, IndexType,
-    MergeOperator, Options, PrepopulateBlockCache, StringAppend, TransactionOptions, TxnFailure,
-    UInt64Add, WalRecoveryMode,
+    BytewiseComparator, CfOptions, CompactionFilter, CompactionStyle, Comparator, Compression,
+    DataBlockIndexType, ErrorKind, EventListener, IndexType, MergeOperator, Options,
+    PrefixExtractor, PrepopulateBlockCache, ReverseBytewiseComparator, StringAppend,
+    TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
 };
 
+use crate::callbacks::{PyCompactionFilter, PyComparator, PyListener, PyMergeOperator};
 use crate::errors;
 
 /// The bytes of a key, value or operand. `bytes` is borrowed (it is immutable, and the caller
@@ -183,6 +185,10 @@ fn merge_operator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Arc<dyn M
     if v.is_none() {
         return Ok(None);
     }
+    if v.cast::<PyString>().is_err() {
+        // A Python operator: a callable, or an object with full_merge (see callbacks.rs).
+        return Ok(Some(Arc::new(PyMergeOperator::from_py(v, name)?)));
+    }
     match string_opt(v, name)?.as_str() {
         "uint64add" => Ok(Some(Arc::new(UInt64Add))),
         // RocksDB's stringappend joins with ',' by default.
@@ -191,6 +197,70 @@ fn merge_operator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Arc<dyn M
             "option {name}: unknown merge operator '{other}' (uint64add, stringappend or None)"
         ))),
     }
+}
+
+/// `compaction_filter=`: None, or a callable (see callbacks.rs).
+fn compaction_filter(
+    v: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Option<Arc<dyn CompactionFilter>>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(PyCompactionFilter::from_py(v, name)?)))
+}
+
+/// `prefix_extractor=`: None, `"fixed:N"` or `"capped:N"`.
+fn prefix_extractor(
+    v: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<Option<Arc<dyn PrefixExtractor>>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    let spec = string_opt(v, name)?;
+    strata::parse_prefix_extractor(&spec)
+        .map(Some)
+        .map_err(|e| PyValueError::new_err(format!("option {name}: {e}")))
+}
+
+/// `comparator=`: None or "bytewise", "reverse_bytewise", or a callable (see callbacks.rs).
+fn comparator(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Arc<dyn Comparator>> {
+    if v.is_none() {
+        return Ok(Arc::new(BytewiseComparator));
+    }
+    if v.cast::<PyString>().is_ok() {
+        return match string_opt(v, name)?.as_str() {
+            "bytewise" => Ok(Arc::new(BytewiseComparator)),
+            "reverse_bytewise" => Ok(Arc::new(ReverseBytewiseComparator)),
+            other => Err(PyValueError::new_err(format!(
+                "option {name}: unknown comparator '{other}' (bytewise, reverse_bytewise, None \
+                 or a callable)"
+            ))),
+        };
+    }
+    Ok(Arc::new(PyComparator::from_py(v, name)?))
+}
+
+/// `listeners=`: a list of callables (see callbacks.rs).
+fn listeners(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<Arc<dyn EventListener>>> {
+    if v.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Arc<dyn EventListener>> = Vec::new();
+    for item in v.try_iter()? {
+        out.push(Arc::new(PyListener::from_py(&item?, name)?));
+    }
+    Ok(out)
+}
+
+/// `ttl=`: None or 0 (no TTL), or seconds after which values expire.
+fn ttl(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<Duration>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    let d = seconds(v, name)?;
+    Ok((!d.is_zero()).then_some(d))
 }
 
 /// Sets the column family option `$name` of `$target` (an `Options` or a `CfOptions`: the
@@ -241,6 +311,16 @@ macro_rules! set_family_option {
                 t.hard_pending_compaction_bytes_limit = opt(v, n)?
             }
             "merge_operator" => t.merge_operator = merge_operator(v, n)?,
+            "compaction_filter" => t.compaction_filter = compaction_filter(v, n)?,
+            "prefix_extractor" => t.prefix_extractor = prefix_extractor(v, n)?,
+            "ttl" => t.ttl = ttl(v, n)?,
+            "comparator" => t.comparator = comparator(v, n)?,
+            "universal_size_ratio" => t.universal.size_ratio = opt(v, n)?,
+            "universal_min_merge_width" => t.universal.min_merge_width = opt(v, n)?,
+            "universal_max_merge_width" => t.universal.max_merge_width = opt(v, n)?,
+            "universal_max_size_amplification_percent" => {
+                t.universal.max_size_amplification_percent = opt(v, n)?
+            }
             "enable_blob_files" => t.enable_blob_files = opt(v, n)?,
             "min_blob_size" => t.min_blob_size = opt(v, n)?,
             "blob_file_size" => t.blob_file_size = opt(v, n)?,
@@ -345,6 +425,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
                 "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
                 "max_background_jobs" => o.max_background_jobs = opt(&v, n)?,
+                "listeners" => o.listeners = listeners(&v, n)?,
                 "wal_recovery_mode" => {
                     o.wal_recovery_mode = match string_opt(&v, n)?.as_str() {
                         "tolerate_corrupted_tail" => WalRecoveryMode::TolerateCorruptedTail,

@@ -18,7 +18,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use strata::{CfOptions, ReadOptions, TransactionOptions, WriteOptions};
+use strata::{CfOptions, IngestOptions, ReadOptions, TransactionOptions, WriteOptions};
 
 use crate::batch::WriteBatch;
 use crate::convert::{bound_arg, bytes_arg, cf_options, keys_arg, seconds, to_py};
@@ -65,6 +65,21 @@ impl Engine {
 pub struct View {
     pub cf: Option<strata::ColumnFamily>,
     pub snapshot: Option<strata::Snapshot>,
+    /// Iterators stop at the end of the first key's prefix (`ReadOptions::prefix_same_as_start`).
+    pub prefix_same_as_start: bool,
+    /// Iterators ignore prefix filters (`ReadOptions::total_order_seek`).
+    pub total_order_seek: bool,
+}
+
+impl View {
+    /// This view with the prefix options of an iteration.
+    fn with_prefix(&self, prefix_same_as_start: bool, total_order_seek: bool) -> View {
+        View {
+            prefix_same_as_start,
+            total_order_seek,
+            ..self.clone()
+        }
+    }
 }
 
 /// An open database. Get one from `strata.open()`.
@@ -89,6 +104,17 @@ pub struct Db {
     /// The transactions begun, registered while the engine's read lock is held so that
     /// `close()` finds every one (a transaction no longer referenced is a dead `Weak`).
     transactions: Mutex<Vec<Weak<TxnSlot>>>,
+}
+
+impl Drop for Db {
+    /// A `Db` collected without `close()` closes its engine here, with the GIL released:
+    /// closing waits for background flushes and compactions, which may be waiting for the
+    /// GIL to call a Python merge operator or compaction filter (see callbacks.rs).
+    fn drop(&mut self) {
+        if let Some(engine) = self.inner.get_mut().take() {
+            Python::attach(|py| py.detach(move || drop(engine)));
+        }
+    }
 }
 
 fn closed_error(path: &std::path::Path) -> strata::Error {
@@ -255,6 +281,8 @@ impl Db {
     ) -> PyResult<RangeIter> {
         let mut options = ReadOptions::default();
         options.snapshot = view.snapshot.clone();
+        options.prefix_same_as_start = view.prefix_same_as_start;
+        options.total_order_seek = view.total_order_seek;
         options.lower_bound = bound_arg(start, "start")?;
         options.upper_bound = bound_arg(end, "end")?;
         let cf = view.cf.clone();
@@ -468,36 +496,45 @@ impl Db {
     /// The (key, value) pairs with start <= key < end, in key order (descending with
     /// `reverse=True`); None leaves that side open. Lazy: entries are read in batches as the
     /// loop asks for them, as of the moment `items()` was called.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn items(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
-        Db::iter(slf, &View::default(), Kind::Items, start, end, reverse)
+        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        Db::iter(slf, &view, Kind::Items, start, end, reverse)
     }
 
     /// The keys with start <= key < end; see `items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn keys(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
-        Db::iter(slf, &View::default(), Kind::Keys, start, end, reverse)
+        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        Db::iter(slf, &view, Kind::Keys, start, end, reverse)
     }
 
     /// The values of the keys with start <= key < end; see `items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn values(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
-        Db::iter(slf, &View::default(), Kind::Values, start, end, reverse)
+        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        Db::iter(slf, &view, Kind::Values, start, end, reverse)
     }
 
     /// The values of `keys` (an iterable of keys), in their order, `default` for a key the
@@ -649,6 +686,28 @@ impl Db {
         self.run(py, |db| db.flush())
     }
 
+    /// Compacts all of `level` of the default family into the next one (L0 into the base
+    /// level), and waits for it.
+    fn compact_level(&self, py: Python<'_>, level: usize) -> PyResult<()> {
+        self.run(py, |db| db.compact_level(level))
+    }
+
+    /// Compacts every column family down to its last level, and waits for it.
+    fn compact_all(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.compact_all())
+    }
+
+    /// The shape of the default family's tree (memtables, then each level's files and
+    /// bytes), as text.
+    fn tree_shape(&self, py: Python<'_>) -> PyResult<String> {
+        self.run(py, |db| Ok(db.tree_shape().to_string()))
+    }
+
+    /// Waits until no flush is pending and no compaction is needed.
+    fn wait_for_compactions(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.wait_for_compactions())
+    }
+
     /// Compacts the keys in [start, end] (both inclusive, None: open) down to the last level,
     /// flushing first, and waits for it.
     #[pyo3(signature = (start=None, end=None))]
@@ -677,6 +736,105 @@ impl Db {
     /// Makes every write so far durable (fdatasync of the write-ahead log).
     fn sync_wal(&self, py: Python<'_>) -> PyResult<()> {
         self.run(py, |db| db.sync_wal())
+    }
+
+    /// The database's statistics as a dict of numbers: counters (`keys_written`, `gets`,
+    /// `gets_found`, `flushes`, `write_stalls`, `stall_micros`, ...) and gauges
+    /// (`active_memtable_bytes`, `live_snapshots`, `last_sequence`, ...), named as the
+    /// fields of the engine's `DbStats`. `stats()` is the same as a readable report.
+    fn statistics(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
+        let stats = self.run(py, |db| Ok(db.stats()))?;
+        Ok(crate::stats::STATISTICS
+            .iter()
+            .map(|(name, read)| (*name, read(&stats)))
+            .collect())
+    }
+
+    /// Sets `key` to `value` in a database opened with `ttl=`, expiring `ttl` seconds from
+    /// now instead of after the database's TTL. InvalidArgument without a TTL.
+    fn put_with_ttl(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (key, value) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let ttl = seconds(ttl, "ttl")?;
+        self.run(py, |db| db.put_with_ttl(&key, &value, ttl))
+    }
+
+    /// After a background error stopped writes (a full disk, say), clears it and lets
+    /// writes and background work go on (RocksDB's Resume).
+    fn resume(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.resume())
+    }
+
+    /// Sets the counters of `statistics()` back to 0 (gauges stay as they are).
+    fn reset_statistics(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| {
+            db.reset_stats();
+            Ok(())
+        })
+    }
+
+    /// Writes an openable copy of the database to directory `path`, which must not exist:
+    /// tables hard-linked (copied across file systems), logs copied. With
+    /// `log_size_for_flush` > 0 the memtables are flushed first when the logs hold at least
+    /// that many bytes.
+    #[pyo3(signature = (path, *, log_size_for_flush=0))]
+    fn checkpoint(&self, py: Python<'_>, path: PathBuf, log_size_for_flush: u64) -> PyResult<()> {
+        self.run(py, |db| db.checkpoint_opt(&path, log_size_for_flush))
+    }
+
+    /// Adds table files written by `SstWriter` to a column family (None: the default one),
+    /// atomically: their keys read as newer than everything written before. `move_files`
+    /// hard-links them in and removes the sources; `allow_blocking_flush=False` refuses files
+    /// that overlap the memtables instead of flushing them first.
+    #[pyo3(signature = (paths, *, move_files=false, allow_blocking_flush=true, column_family=None))]
+    fn ingest(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        move_files: bool,
+        allow_blocking_flush: bool,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = match column_family {
+            Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
+            _ => None,
+        };
+        let mut options = IngestOptions::default();
+        options.move_files = move_files;
+        options.allow_blocking_flush = allow_blocking_flush;
+        self.run(py, |db| match &cf {
+            None => db.ingest(&paths, &options),
+            Some(cf) => db.ingest_cf(cf, &paths, &options),
+        })
+    }
+
+    /// The transactions prepared by two-phase commit and not yet committed or rolled back:
+    /// those recovered at open, and those dropped while prepared. Each is handed out once;
+    /// commit or roll back each. Always empty without `transaction_db=True`.
+    fn prepared_transactions(slf: &Bound<'_, Self>) -> PyResult<Vec<Transaction>> {
+        let this = slf.get();
+        let slots = this.run_engine(slf.py(), |engine| {
+            let mut slots = Vec::new();
+            while let Some(slot) = txn::take_prepared(engine) {
+                slots.push(slot);
+            }
+            let mut open = this.transactions.lock();
+            open.retain(|t| t.strong_count() > 0);
+            open.extend(slots.iter().map(Arc::downgrade));
+            Ok(slots)
+        })?;
+        Ok(slots
+            .into_iter()
+            .map(|slot| Transaction::new(slf.clone().unbind(), slot, true))
+            .collect())
     }
 
     /// Closes the database: waits for calls in flight, rolls back the transactions still
@@ -754,7 +912,7 @@ impl ColumnFamily {
     fn view(&self) -> View {
         View {
             cf: Some(self.cf.clone()),
-            snapshot: None,
+            ..View::default()
         }
     }
 }
@@ -856,17 +1014,21 @@ impl ColumnFamily {
     }
 
     /// The (key, value) pairs with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn items(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
-            &self.view(),
+            &self
+                .view()
+                .with_prefix(prefix_same_as_start, total_order_seek),
             Kind::Items,
             start,
             end,
@@ -875,17 +1037,21 @@ impl ColumnFamily {
     }
 
     /// The keys with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn keys(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
-            &self.view(),
+            &self
+                .view()
+                .with_prefix(prefix_same_as_start, total_order_seek),
             Kind::Keys,
             start,
             end,
@@ -894,17 +1060,21 @@ impl ColumnFamily {
     }
 
     /// The values of the keys with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
     fn values(
         &self,
         py: Python<'_>,
         start: Option<&Bound<'_, PyAny>>,
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
+        prefix_same_as_start: bool,
+        total_order_seek: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
-            &self.view(),
+            &self
+                .view()
+                .with_prefix(prefix_same_as_start, total_order_seek),
             Kind::Values,
             start,
             end,

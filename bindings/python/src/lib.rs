@@ -9,11 +9,15 @@ use pyo3::types::PyDict;
 use strata::{CfOptions, Options};
 
 mod batch;
+mod bulk;
+mod callbacks;
 mod convert;
+mod cursor;
 mod db;
 mod errors;
 mod iter;
 mod snapshot;
+mod stats;
 mod txn;
 
 use convert::{cf_options, open_options, to_py};
@@ -24,7 +28,10 @@ use convert::{cf_options, open_options, to_py};
 /// Options are keywords named as the fields of the engine's `Options` (`write_buffer_size`,
 /// `compression="none|snappy|lz4|zstd"`, `bloom_bits_per_key`, `block_cache_size`,
 /// `max_background_jobs`, `compaction_style="leveled|universal"`,
-/// `merge_operator="uint64add"|"stringappend"|None`, ...), plus `read_only=True` to open
+/// `merge_operator="uint64add"|"stringappend"|None` or a Python callable
+/// `full_merge(key, existing, operands) -> bytes`, `compaction_filter=` a callable
+/// `filter(level, key, value, is_merge_operand)` returning None/False (keep), True (remove)
+/// or bytes (new value), `prefix_extractor="fixed:N"|"capped:N"`, `ttl` in seconds, ...), plus `read_only=True` to open
 /// without writing or locking, and `transaction_db=True` for pessimistic transactions
 /// (`lock_timeout` in seconds: how long their lock requests wait by default, 1 s unless set);
 /// without it `db.transaction()` is optimistic.
@@ -92,18 +99,35 @@ fn list_column_families(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> 
         .map_err(to_py)
 }
 
+/// Rebuilds the manifest of the (closed) database in `path` from its tables and logs
+/// (RocksDB's RepairDB); unreadable files go to `path/lost/`. Returns True when every file
+/// was kept (no table lost, no log entry dropped). Takes `open`'s options (comparator, merge operator...).
+#[pyfunction]
+#[pyo3(signature = (path, **options))]
+fn repair(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<bool> {
+    let options = open_options(options)?.options;
+    let report = py
+        .detach(|| strata::repair(&path, &options))
+        .map_err(to_py)?;
+    Ok(report.tables_lost.is_empty() && report.wal_entries_dropped == 0)
+}
+
 /// Python bindings of Strata, a persistent ordered key-value store.
 #[pymodule]
 fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(list_column_families, m)?)?;
+    m.add_function(wrap_pyfunction!(repair, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::ColumnFamily>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<iter::RangeIter>()?;
     m.add_class::<txn::Transaction>()?;
+    m.add_class::<cursor::Cursor>()?;
+    m.add_class::<bulk::SstWriter>()?;
+    m.add_class::<bulk::BackupEngine>()?;
     m.add("Error", py.get_type::<errors::Error>())?;
     m.add("NotFound", py.get_type::<errors::NotFound>())?;
     m.add("Corruption", py.get_type::<errors::Corruption>())?;

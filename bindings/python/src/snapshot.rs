@@ -32,6 +32,7 @@ impl Snapshot {
             Some(s) => Ok(View {
                 cf: self.cf.clone(),
                 snapshot: Some(s.clone()),
+                ..View::default()
             }),
             None => Err(errors::Unavailable::new_err("the snapshot is closed")),
         }

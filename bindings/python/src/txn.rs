@@ -29,6 +29,7 @@ use strata::TransactionBase;
 use strata::{ReadOptions, TransactionOptions, TxnIterator, WriteOptions};
 
 use crate::convert::{bound_arg, bytes_arg, to_py};
+use crate::cursor::Cursor;
 use crate::db::{family_arg, Db, Engine};
 use crate::iter::{Kind, RangeIter};
 
@@ -120,14 +121,44 @@ pub fn begin(
     Arc::new(Mutex::new(Slot::Running(cell)))
 }
 
+/// Takes one prepared transaction (two-phase commit) of a `TransactionDb` that no handle
+/// holds: recovered at open, or dropped while prepared. None when there is none left (or the
+/// engine is a plain database).
+pub fn take_prepared(engine: &Arc<Engine>) -> Option<Arc<TxnSlot>> {
+    let cell = TxnCell::try_new(Arc::clone(engine), |engine| match &**engine {
+        Engine::Locking(tdb) => {
+            let mut prepared = tdb.prepared_transactions();
+            if prepared.is_empty() {
+                return Err(());
+            }
+            let first = prepared.remove(0);
+            // The others park again as they drop, in order, for the next call.
+            drop(prepared);
+            Ok(Txn::Pessimistic(first))
+        }
+        Engine::Plain(_) => Err(()),
+    })
+    .ok()?;
+    Some(Arc::new(Mutex::new(Slot::Running(cell))))
+}
+
+/// The error of two-phase commit on an optimistic transaction.
+fn needs_pessimistic() -> strata::Error {
+    strata::Error::InvalidArgument(
+        "two-phase commit needs a pessimistic transaction: open the database with \
+         transaction_db=True"
+            .into(),
+    )
+}
+
 /// Rolls back a transaction still running when its database closes (call with the GIL
 /// released).
 pub fn end_at_close(slot: &TxnSlot) {
     let mut slot = slot.lock();
-    if let Slot::Running(cell) = &mut *slot {
-        // The rollback of a transaction that was never prepared cannot fail; dropping the
-        // cell below would roll it back anyway.
-        let _ = cell.with_dependent_mut(|_, txn| txn.rollback());
+    if let Slot::Running(_) = &*slot {
+        // Dropping the engine's transaction rolls back a running one and parks a prepared
+        // one in its TransactionDb, which keeps it prepared on disk for the next open (an
+        // explicit rollback would undo a prepare the caller meant to keep).
         *slot = Slot::Ended(Ended::DbClosed);
     }
 }
@@ -371,6 +402,55 @@ impl Transaction {
         column_family: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RangeIter> {
         Transaction::iter(slf, Kind::Values, (start, end), reverse, column_family)
+    }
+
+    /// An updatable cursor (`strata.TxnCursor`) over the transaction's view of a column
+    /// family, keys in [start, end): move it with `seek()`, `next()`, ..., and change the
+    /// entry it is on with `update(value)` or `delete()`, through the transaction.
+    #[pyo3(signature = (start=None, end=None, *, column_family=None))]
+    fn cursor(
+        slf: &Bound<'_, Self>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Cursor> {
+        let cf = slf.get().family(column_family)?;
+        let mut options = ReadOptions::default();
+        options.lower_bound = bound_arg(start, "start")?;
+        options.upper_bound = bound_arg(end, "end")?;
+        Ok(Cursor::new(slf.clone().unbind(), cf, options))
+    }
+
+    /// Names a pessimistic transaction for two-phase commit (a name no other transaction of
+    /// the database holds); required before `prepare()`. InvalidArgument on an optimistic
+    /// transaction.
+    fn set_name(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.run(py, None, |txn, _| match txn {
+            Txn::Pessimistic(t) => t.set_name(name),
+            Txn::Optimistic(_) => Err(needs_pessimistic()),
+        })
+    }
+
+    /// The name given by `set_name()`, or None.
+    #[getter]
+    fn name(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.run(py, None, |txn, _| {
+            Ok(match txn {
+                Txn::Pessimistic(t) => t.name().map(|n| String::from_utf8_lossy(n).into_owned()),
+                Txn::Optimistic(_) => None,
+            })
+        })
+    }
+
+    /// The first phase of two-phase commit (needs a name): the writes go to the log as
+    /// prepared and the locks stay held; then `commit()` or `rollback()`. A prepared
+    /// transaction survives a crash or `close()`: `db.prepared_transactions()` hands it out
+    /// after the next open.
+    fn prepare(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, None, |txn, _| match txn {
+            Txn::Pessimistic(t) => t.prepare(),
+            Txn::Optimistic(_) => Err(needs_pessimistic()),
+        })
     }
 
     /// Marks the transaction's state; `rollback_to_savepoint()` returns to it.

@@ -18,6 +18,7 @@ See the package README for the whole API, the error classes and the threading no
 
 from ._strata import (
     FORMAT_VERSION,
+    BackupEngine,
     Busy,
     ColumnFamily,
     Corruption,
@@ -30,18 +31,22 @@ from ._strata import (
     LockTimeout,
     NotFound,
     Snapshot,
+    SstWriter,
     Transaction,
     TransactionConflict,
     TransactionError,
     TransactionExpired,
+    TxnCursor,
     Unavailable,
     WriteBatch,
     list_column_families,
     open,
+    repair,
 )
 
 __all__ = [
     "FORMAT_VERSION",
+    "BackupEngine",
     "Busy",
     "ColumnFamily",
     "Corruption",
@@ -54,12 +59,15 @@ __all__ = [
     "LockTimeout",
     "NotFound",
     "Snapshot",
+    "SstWriter",
     "Transaction",
     "TransactionConflict",
     "TransactionError",
     "TransactionExpired",
+    "TxnCursor",
     "Unavailable",
     "WriteBatch",
     "list_column_families",
     "open",
+    "repair",
 ]

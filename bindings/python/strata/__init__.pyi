@@ -1,5 +1,6 @@
 from ._strata import (
     FORMAT_VERSION as FORMAT_VERSION,
+    BackupEngine as BackupEngine,
     Busy as Busy,
     ColumnFamily as ColumnFamily,
     Corruption as Corruption,
@@ -12,12 +13,15 @@ from ._strata import (
     LockTimeout as LockTimeout,
     NotFound as NotFound,
     Snapshot as Snapshot,
+    SstWriter as SstWriter,
     Transaction as Transaction,
     TransactionConflict as TransactionConflict,
     TransactionError as TransactionError,
     TransactionExpired as TransactionExpired,
+    TxnCursor as TxnCursor,
     Unavailable as Unavailable,
     WriteBatch as WriteBatch,
     list_column_families as list_column_families,
     open as open,
+    repair as repair,
 )

@@ -4,6 +4,7 @@ import os
 import pathlib
 from types import TracebackType
 from typing import (
+    Callable,
     Dict,
     Iterable,
     Iterator as _Iterator,
@@ -11,6 +12,7 @@ from typing import (
     Optional,
     Tuple,
     TypeVar,
+    TypedDict,
     Union,
     overload,
 )
@@ -18,7 +20,25 @@ from typing import (
 _Bytes = Union[bytes, bytearray, memoryview]
 _T = TypeVar("_T")
 _Family = Union["ColumnFamily", str]
-_OptionValue = Union[int, float, bool, str, None]
+_MergeFunction = Callable[[bytes, Optional[bytes], List[bytes]], bytes]
+_CompactionFilter = Callable[[int, bytes, bytes, bool], Union[None, bool, bytes]]
+_OptionValue = Union[int, float, bool, str, None, _MergeFunction, _CompactionFilter, object]
+
+class _BackupInfo(TypedDict):
+    id: int
+    timestamp: int
+    num_files: int
+    size: int
+    shared_bytes: int
+    copied_bytes: int
+
+class _SstFileInfo(TypedDict):
+    path: str
+    smallest_key: Optional[bytes]
+    largest_key: Optional[bytes]
+    entries: int
+    range_deletions: int
+    file_size: int
 
 FORMAT_VERSION: int
 
@@ -107,6 +127,10 @@ def open(
     disable_auto_compactions: bool = False,
     read_triggered_compaction: bool = True,
     compaction_style: str = "leveled",
+    universal_size_ratio: int = 1,
+    universal_min_merge_width: int = 2,
+    universal_max_merge_width: int = ...,
+    universal_max_size_amplification_percent: int = 200,
     max_background_jobs: int = ...,
     max_subcompactions: int = ...,
     max_compaction_bytes: int = ...,
@@ -121,7 +145,12 @@ def open(
     blob_garbage_collection_force_threshold: float = 1.0,
     max_write_group_bytes: int = ...,
     wal_recovery_mode: str = "tolerate_corrupted_tail",
-    merge_operator: Optional[str] = None,
+    merge_operator: Union[str, _MergeFunction, object, None] = None,
+    compaction_filter: Optional[_CompactionFilter] = None,
+    prefix_extractor: Optional[str] = None,
+    ttl: Optional[float] = None,
+    comparator: Union[str, Callable[[bytes, bytes], int], None] = None,
+    listeners: Optional[Iterable[Callable[[Dict[str, object]], None]]] = None,
     transaction_db: bool = False,
     lock_timeout: Optional[float] = None,
 ) -> Db:
@@ -129,6 +158,9 @@ def open(
 
 def list_column_families(path: Union[str, os.PathLike[str]]) -> List[str]:
     """The column family names of the database in `path`, "default" first."""
+
+def repair(path: Union[str, os.PathLike[str]], **options: _OptionValue) -> bool:
+    """Rebuilds the manifest of the closed database in `path`; True if nothing was lost."""
 
 class Iterator:
     """A lazy iterator over a key range, reading as of the moment it was made."""
@@ -159,6 +191,33 @@ class _Reads:
     ) -> _Iterator[bytes]: ...
 
 class _Writes(_Reads):
+    def items(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        prefix_same_as_start: bool = False,
+        total_order_seek: bool = False,
+    ) -> _Iterator[Tuple[bytes, bytes]]: ...
+    def keys(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        prefix_same_as_start: bool = False,
+        total_order_seek: bool = False,
+    ) -> _Iterator[bytes]: ...
+    def values(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        prefix_same_as_start: bool = False,
+        total_order_seek: bool = False,
+    ) -> _Iterator[bytes]: ...
     def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
     def __delitem__(self, key: _Bytes) -> None: ...
     def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...
@@ -199,6 +258,26 @@ class Db(_Writes):
     def column_families(self) -> List[str]: ...
     def column_family(self, name: str) -> ColumnFamily: ...
     def sync_wal(self) -> None: ...
+    def statistics(self) -> Dict[str, int]: ...
+    def compact_level(self, level: int) -> None: ...
+    def compact_all(self) -> None: ...
+    def wait_for_compactions(self) -> None: ...
+    def tree_shape(self) -> str: ...
+    def put_with_ttl(self, key: _Bytes, value: _Bytes, ttl: float) -> None: ...
+    def resume(self) -> None: ...
+    def reset_statistics(self) -> None: ...
+    def checkpoint(
+        self, path: Union[str, os.PathLike[str]], *, log_size_for_flush: int = 0
+    ) -> None: ...
+    def ingest(
+        self,
+        paths: Iterable[Union[str, os.PathLike[str]]],
+        *,
+        move_files: bool = False,
+        allow_blocking_flush: bool = True,
+        column_family: Optional[_Family] = None,
+    ) -> None: ...
+    def prepared_transactions(self) -> List[Transaction]: ...
     def close(self) -> None: ...
     def __enter__(self) -> Db: ...
     def __exit__(
@@ -263,6 +342,17 @@ class Transaction:
     def active(self) -> bool: ...
     @property
     def pessimistic(self) -> bool: ...
+    @property
+    def name(self) -> Optional[str]: ...
+    def set_name(self, name: str) -> None: ...
+    def prepare(self) -> None: ...
+    def cursor(
+        self,
+        start: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        *,
+        column_family: Optional[_Family] = None,
+    ) -> TxnCursor: ...
     @overload
     def get(
         self, key: _Bytes, *, for_update: bool = False, column_family: Optional[_Family] = None
@@ -320,3 +410,44 @@ class Transaction:
         exc_value: Optional[BaseException],
         traceback: Optional[TracebackType],
     ) -> bool: ...
+
+class SstWriter:
+    """Writes a table file for Db.ingest(): keys in increasing order, then finish()."""
+
+    def __init__(self, path: Union[str, os.PathLike[str]], **options: _OptionValue) -> None: ...
+    def put(self, key: _Bytes, value: _Bytes) -> None: ...
+    def merge(self, key: _Bytes, operand: _Bytes) -> None: ...
+    def delete(self, key: _Bytes) -> None: ...
+    def delete_range(self, begin: _Bytes, end: _Bytes) -> None: ...
+    @property
+    def file_size(self) -> int: ...
+    def finish(self) -> _SstFileInfo: ...
+
+class BackupEngine:
+    """Incremental backups of databases in one directory, a crc32c per file."""
+
+    def __init__(self, path: Union[str, os.PathLike[str]]) -> None: ...
+    def create_backup(self, db: Db) -> _BackupInfo: ...
+    def list_backups(self) -> List[_BackupInfo]: ...
+    def verify(self, id: int) -> None: ...
+    def restore(self, id: int, path: Union[str, os.PathLike[str]]) -> None: ...
+    def delete(self, id: int) -> None: ...
+    def purge_old_backups(self, keep: int) -> List[int]: ...
+
+class TxnCursor:
+    """An updatable cursor of a transaction, from Transaction.cursor()."""
+
+    def seek(self, key: _Bytes) -> None: ...
+    def seek_for_prev(self, key: _Bytes) -> None: ...
+    def seek_to_first(self) -> None: ...
+    def seek_to_last(self) -> None: ...
+    def next(self) -> None: ...
+    def prev(self) -> None: ...
+    @property
+    def valid(self) -> bool: ...
+    @property
+    def key(self) -> bytes: ...
+    @property
+    def value(self) -> bytes: ...
+    def update(self, value: _Bytes) -> None: ...
+    def delete(self) -> None: ...

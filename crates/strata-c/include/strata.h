@@ -6,7 +6,9 @@
      once with the matching *_destroy, strata_close, strata_release_snapshot or
      strata_iter_destroy. Release iterators, snapshots and column family handles before
      closing their database.
-   - Bytes passed in are borrowed for the call only; a length of 0 allows a null pointer.
+   - Bytes passed in are borrowed for the call only; a length of 0 allows a null pointer, a
+     null pointer with a non-zero length is refused with an error (in *errptr; for a batch,
+     by strata_write; for an iterator, by strata_iter_get_error).
    - Bytes returned by value (strata_get, strata_property_value, error messages, family
      names) are malloc'd and the caller's: release them with strata_free (or free).
    - Bytes returned by reference (strata_iter_key, strata_iter_value) belong to the
@@ -14,7 +16,18 @@
    - On failure *errptr gets a malloc'd message (one already there is freed first) and the
      function returns null, 0 or nothing; on success *errptr is left alone. errptr may be
      null.
-   Handles may be shared between threads, except iterators and write batches. */
+   - Callback objects (merge operators, comparators, compaction filters, event listeners)
+     take a void* state and a destructor: the handle is a share of the object, options and
+     databases given it keep their own, and the destructor runs once, when the last share
+     goes (possibly on a background thread, after strata_close; also when creation fails).
+     Their functions are called from the engine's threads, concurrently: they must be
+     thread-safe and must not unwind. Values they return are malloc'd; Strata frees them.
+   - Transactions must be destroyed before their database is closed, and a cursor before
+     its transaction (which is used only through the cursor while it lives). Destroying a
+     running transaction rolls it back; a prepared one stays prepared, for
+     strata_transactiondb_get_prepared_transactions.
+   Handles may be shared between threads, except iterators, write batches, transactions,
+   cursors, table file writers and backup engines. */
 
 #ifndef STRATA_H
 #define STRATA_H
@@ -22,14 +35,65 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// `strata_event_t.kind`: a flush began.
+#define STRATA_EVENT_FLUSH_BEGIN 0
+
+// A flush wrote its table.
+#define STRATA_EVENT_FLUSH_COMPLETED 1
+
+// A compaction began.
+#define STRATA_EVENT_COMPACTION_BEGIN 2
+
+// A compaction ended (`message` set if it failed).
+#define STRATA_EVENT_COMPACTION_COMPLETED 3
+
+// A column family's write-stall condition changed.
+#define STRATA_EVENT_STALL_CONDITIONS_CHANGED 4
+
+// A background job failed (`message` says how).
+#define STRATA_EVENT_BACKGROUND_ERROR 5
+
+// A table file was created.
+#define STRATA_EVENT_TABLE_FILE_CREATED 6
+
+// A table file was deleted.
+#define STRATA_EVENT_TABLE_FILE_DELETED 7
+
+// A WAL file was deleted.
+#define STRATA_EVENT_WAL_FILE_DELETED 8
+
+// The list of backups at one moment.
+typedef struct strata_backup_engine_info_t strata_backup_engine_info_t;
+
+// The backups kept in one directory.
+typedef struct strata_backup_engine_t strata_backup_engine_t;
+
 // A handle of a column family of an open database.
 typedef struct strata_column_family_t strata_column_family_t;
 
-// A cursor over a database or one of its column families.
+// A compaction filter; see `strata_options_set_compaction_filter`.
+typedef struct strata_compactionfilter_t strata_compactionfilter_t;
+
+// A key order; see `strata_options_set_comparator`.
+typedef struct strata_comparator_t strata_comparator_t;
+
+// An event listener; see `strata_options_add_eventlistener`.
+typedef struct strata_eventlistener_t strata_eventlistener_t;
+
+// How files are ingested.
+typedef struct strata_ingestexternalfileoptions_t strata_ingestexternalfileoptions_t;
+
+// A cursor over a database, one of its column families, or a transaction.
 typedef struct strata_iterator_t strata_iterator_t;
+
+// A merge operator; see `strata_options_set_merge_operator`.
+typedef struct strata_mergeoperator_t strata_mergeoperator_t;
 
 // Options for opening a database and for new column families.
 typedef struct strata_options_t strata_options_t;
+
+// A value held in place.
+typedef struct strata_pinnableslice_t strata_pinnableslice_t;
 
 // Options for reads and iterators: a snapshot and iteration bounds.
 typedef struct strata_readoptions_t strata_readoptions_t;
@@ -37,8 +101,23 @@ typedef struct strata_readoptions_t strata_readoptions_t;
 // A snapshot of a database: reads through it ignore later writes.
 typedef struct strata_snapshot_t strata_snapshot_t;
 
+// A table file being written.
+typedef struct strata_sstfilewriter_t strata_sstfilewriter_t;
+
 // An open database.
 typedef struct strata_t strata_t;
+
+// Options of a pessimistic transaction.
+typedef struct strata_transaction_options_t strata_transaction_options_t;
+
+// A transaction, optimistic or pessimistic.
+typedef struct strata_transaction_t strata_transaction_t;
+
+// A database whose writes go through key locks, for pessimistic transactions.
+typedef struct strata_transactiondb_t strata_transactiondb_t;
+
+// A cursor whose current entry can be updated or deleted through its transaction.
+typedef struct strata_txn_cursor_t strata_txn_cursor_t;
 
 // Updates applied together by `strata_write`.
 typedef struct strata_writebatch_t strata_writebatch_t;
@@ -46,9 +125,165 @@ typedef struct strata_writebatch_t strata_writebatch_t;
 // Options for writes: sync, and skipping the WAL.
 typedef struct strata_writeoptions_t strata_writeoptions_t;
 
+// The destructor of a callback object's state; may be null.
+typedef void (*strata_destructor_fn)(void *state);
+
+// A C filter's decision on the newest version of `key`, which no snapshot sees, in a
+// compaction writing to `level`. `is_merge_operand` is 1 for a merge operand not yet
+// combined with a value, 0 for a value. Return 1 to remove the entry; or return 0 and, to
+// change its value, set `*value_changed` to 1 and `*new_value` to a malloc'd buffer of
+// `*new_value_length` bytes (Strata frees it); return 0 alone to keep it.
+typedef unsigned char (*strata_compaction_filter_fn)(void *state, int level, const char *key, size_t key_length, unsigned char is_merge_operand, const char *existing_value, size_t value_length, char **new_value, size_t *new_value_length, unsigned char *value_changed);
+
+// A C comparator's order: negative if `a` sorts before `b`, 0 if they are equal, positive
+// after.
+typedef int (*strata_compare_fn)(void *state, const char *a, size_t alen, const char *b, size_t blen);
+
+// One event. Fields an event kind does not fill are 0 or null; strings are valid during the
+// call only.
+typedef struct {
+  // One of the `STRATA_EVENT_*` values.
+  int kind;
+  // The column family (not NUL-terminated); null for file deletions and background
+  // errors.
+  const char *cf_name;
+  // The length of `cf_name`.
+  size_t cf_name_len;
+  // The table written by a flush, the table created or deleted, or the WAL deleted.
+  uint64_t file_number;
+  // The path of that file, NUL-terminated; null for compactions and stalls.
+  const char *path;
+  // A compaction's base input level.
+  int input_level;
+  // A compaction's output level.
+  int output_level;
+  // Bytes a compaction read.
+  uint64_t bytes_read;
+  // Bytes a compaction wrote; the bytes of a flushed or created table.
+  uint64_t bytes_written;
+  // Entries of a flushed or created table.
+  uint64_t entries;
+  // Why, as the engine names it (`Manual`, `LevelL0FilesNum`, `Flush`, `Obsolete`, ...),
+  // NUL-terminated; for a stall change, the cause (null if none).
+  const char *reason;
+  // A stall change's condition before and after: `Normal`, `Delayed` or `Stopped`.
+  const char *previous_condition;
+  // See `previous_condition`.
+  const char *current_condition;
+  // A background error, or a failed compaction's error, NUL-terminated; else null.
+  const char *message;
+} strata_event_t;
+
+// An event listener's function.
+typedef void (*strata_event_fn)(void *state, const strata_event_t *event);
+
+// A C operator's full merge: the value of `key` after `num_operands` operands (oldest
+// first) applied to `existing_value` (null when the key has no value). Returns a malloc'd
+// value and its length in `*new_value_length`, with `*success` set to 1; `*success` 0 fails.
+typedef char *(*strata_full_merge_fn)(void *state, const char *key, size_t key_length, const char *existing_value, size_t existing_value_length, const char *const *operands_list, const size_t *operands_list_length, int num_operands, unsigned char *success, size_t *new_value_length);
+
+// A C operator's partial merge: one operand with the effect of `num_operands` (two or more,
+// oldest first), malloc'd, with `*success` 1; `*success` 0 keeps the operands as they are.
+typedef char *(*strata_partial_merge_fn)(void *state, const char *key, size_t key_length, const char *const *operands_list, const size_t *operands_list_length, int num_operands, unsigned char *success, size_t *new_value_length);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Writes an openable copy of the database to directory `dir`, which must not exist: tables
+// hard-linked (copied across file systems), WALs copied. With `log_size_for_flush` > 0, the
+// memtables are flushed first if the WALs hold at least that many bytes (0: never flush).
+//
+// # Safety
+// Live `db`; `dir` a NUL-terminated path; `errptr` as usual.
+void strata_checkpoint_create(strata_t *db, const char *dir, uint64_t log_size_for_flush, char **errptr);
+
+// Opens (creating if needed) the backup directory `path`. Null and `*errptr` set on failure.
+//
+// # Safety
+// `path` a NUL-terminated path; `errptr` as usual.
+strata_backup_engine_t *strata_backup_engine_open(const char *path, char **errptr);
+
+// Releases a backup engine (the backups stay on disk).
+//
+// # Safety
+// `be` null or from `strata_backup_engine_open`, released once.
+void strata_backup_engine_close(strata_backup_engine_t *be);
+
+// Backs up the database (only files not already in an earlier backup are copied); returns
+// the new backup's id, 0 on failure.
+//
+// # Safety
+// Live `be` (this thread's) and `db`; `errptr` as usual.
+uint64_t strata_backup_engine_create_new_backup(strata_backup_engine_t *be, strata_t *db, char **errptr);
+
+// Checks every file of backup `id` against its recorded size and crc32c.
+//
+// # Safety
+// Live `be`; `errptr` as usual.
+void strata_backup_engine_verify_backup(strata_backup_engine_t *be, uint64_t id, char **errptr);
+
+// Restores backup `id` into directory `db_dir` (which must hold no database), checking
+// each file as it is copied.
+//
+// # Safety
+// Live `be`; `db_dir` a NUL-terminated path; `errptr` as usual.
+void strata_backup_engine_restore_db_from_backup(strata_backup_engine_t *be, uint64_t id, const char *db_dir, char **errptr);
+
+// Deletes backup `id` (files no other backup shares are removed).
+//
+// # Safety
+// Live `be` (this thread's); `errptr` as usual.
+void strata_backup_engine_delete_backup(strata_backup_engine_t *be, uint64_t id, char **errptr);
+
+// Deletes all but the newest `num_backups_to_keep` backups.
+//
+// # Safety
+// Live `be` (this thread's); `errptr` as usual.
+void strata_backup_engine_purge_old_backups(strata_backup_engine_t *be, uint32_t num_backups_to_keep, char **errptr);
+
+// The backups now, oldest first; release the list with `strata_backup_engine_info_destroy`.
+// Null for a null engine.
+//
+// # Safety
+// `be` null or a live handle.
+const strata_backup_engine_info_t *strata_backup_engine_get_backup_info(strata_backup_engine_t *be);
+
+// Releases a backup list.
+//
+// # Safety
+// `info` null or from `strata_backup_engine_get_backup_info`, released once.
+void strata_backup_engine_info_destroy(const strata_backup_engine_info_t *info);
+
+// The number of backups in the list (0 for null).
+//
+// # Safety
+// `info` null or a live list.
+int strata_backup_engine_info_count(const strata_backup_engine_info_t *info);
+
+// The id of backup `index` (0 when out of range).
+//
+// # Safety
+// `info` null or a live list.
+uint64_t strata_backup_engine_info_backup_id(const strata_backup_engine_info_t *info, int index);
+
+// When backup `index` was made, in seconds since the Unix epoch (0 when out of range).
+//
+// # Safety
+// `info` null or a live list.
+uint64_t strata_backup_engine_info_timestamp(const strata_backup_engine_info_t *info, int index);
+
+// The bytes of backup `index`'s files (0 when out of range).
+//
+// # Safety
+// `info` null or a live list.
+uint64_t strata_backup_engine_info_size(const strata_backup_engine_info_t *info, int index);
+
+// The number of files of backup `index` (0 when out of range).
+//
+// # Safety
+// `info` null or a live list.
+uint32_t strata_backup_engine_info_number_files(const strata_backup_engine_info_t *info, int index);
 
 // A new, empty batch.
 strata_writebatch_t *strata_writebatch_create(void);
@@ -115,6 +350,18 @@ void strata_writebatch_delete_range_cf(strata_writebatch_t *b, const strata_colu
 // # Safety
 // `b` null or a live batch; `key` readable for `klen`.
 void strata_writebatch_single_delete(strata_writebatch_t *b, const char *key, size_t klen);
+
+// Adds: merge `operand` into `key` with the family's merge operator.
+//
+// # Safety
+// `b` null or a live batch; `key` and `operand` readable for their lengths.
+void strata_writebatch_merge(strata_writebatch_t *b, const char *key, size_t klen, const char *operand, size_t oplen);
+
+// Adds: merge `operand` into `key` of column family `cf` (a null `cf` is ignored).
+//
+// # Safety
+// As `strata_writebatch_merge`; `cf` null or a live handle.
+void strata_writebatch_merge_cf(strata_writebatch_t *b, const strata_column_family_t *cf, const char *key, size_t klen, const char *operand, size_t oplen);
 
 // Opens the database in `name` with its column families: `num_column_families` names and
 // options (the family fields of each `strata_options_t` are used), every family the
@@ -212,6 +459,38 @@ void strata_compact_range_cf(strata_t *db, const strata_column_family_t *cf, con
 // Live `db` and `cf`; `name` a NUL-terminated string.
 char *strata_property_value_cf(strata_t *db, const strata_column_family_t *cf, const char *name);
 
+// A compaction filter of the C function `filter`, called with `state`; `destructor` (may be
+// null) releases `state` once the filter is no longer used, also when creation fails.
+// `name` is copied. Null and `*errptr` set for a null `filter` or name. Release the handle
+// with `strata_compactionfilter_destroy`.
+//
+// # Safety
+// `filter` and `state` usable from any thread, concurrently; `name` NUL-terminated;
+// `errptr` as usual.
+strata_compactionfilter_t *strata_compactionfilter_create(void *state, strata_destructor_fn destructor, strata_compaction_filter_fn filter, const char *name, char **errptr);
+
+// Releases the caller's share of a compaction filter (options and databases keep theirs).
+//
+// # Safety
+// `filter` null or from `strata_compactionfilter_create`, released once.
+void strata_compactionfilter_destroy(strata_compactionfilter_t *filter);
+
+// A key order of the C function `compare`, called with `state`; `destructor` (may be null)
+// releases `state` once the order is no longer used, also when creation fails. `name` is
+// copied. Null and `*errptr` set for a null `compare` or name. Release the handle with
+// `strata_comparator_destroy`.
+//
+// # Safety
+// `compare` and `state` usable from any thread, concurrently; `name` NUL-terminated;
+// `errptr` as usual.
+strata_comparator_t *strata_comparator_create(void *state, strata_destructor_fn destructor, strata_compare_fn compare, const char *name, char **errptr);
+
+// Releases the caller's share of a comparator (options and databases keep theirs).
+//
+// # Safety
+// `cmp` null or from `strata_comparator_create`, released once.
+void strata_comparator_destroy(strata_comparator_t *cmp);
+
 // Opens (or, with `create_if_missing`, creates) the database in directory `name`. Null and
 // `*errptr` set on failure.
 //
@@ -253,6 +532,7 @@ void strata_delete(strata_t *db, const strata_writeoptions_t *options, const cha
 void strata_delete_range(strata_t *db, const strata_writeoptions_t *options, const char *begin, size_t begin_len, const char *end, size_t end_len, char **errptr);
 
 // Applies the batch atomically (it stays the caller's, unchanged, and may be written again).
+// A batch that refused one of its updates is refused whole, with that update's error.
 //
 // # Safety
 // Live `db`, `options` and `batch`; `errptr` as usual.
@@ -313,6 +593,72 @@ void strata_wait_for_compactions(strata_t *db, unsigned char wait, char **errptr
 // # Safety
 // Live `db`; `name` a NUL-terminated string.
 char *strata_property_value(strata_t *db, const char *name);
+
+// Merges `operand` into `key` with the merge operator of the options the database was
+// opened with.
+//
+// # Safety
+// Live `db` and `options`; `key` and `operand` readable for their lengths; `errptr` as
+// usual.
+void strata_merge(strata_t *db, const strata_writeoptions_t *options, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// Sets `key` to `value` in a TTL database, expiring after `ttl_seconds` (instead of the
+// family's TTL). Refused in a database without a TTL.
+//
+// # Safety
+// As `strata_put`.
+void strata_put_with_ttl(strata_t *db, const char *key, size_t keylen, const char *value, size_t vallen, uint64_t ttl_seconds, char **errptr);
+
+// Reads `num_keys` keys in one view of the database (RocksDB's `MultiGet`). For key `i`,
+// `values_list[i]` gets its value, malloc'd (release each with `strata_free`), and
+// `values_list_sizes[i]` its length; an absent key gets null and 0; a key that could not be
+// read gets null and a malloc'd message in `errs[i]` (null otherwise). A null key pointer
+// with a non-zero size is refused for that key alone, in `errs[i]`.
+//
+// # Safety
+// Live `db` and `options`; `keys_list` and `keys_list_sizes` of `num_keys` entries, each
+// key readable for its size; `values_list`, `values_list_sizes` and `errs` writable for
+// `num_keys` entries.
+void strata_multi_get(strata_t *db, const strata_readoptions_t *options, size_t num_keys, const char *const *keys_list, const size_t *keys_list_sizes, char **values_list, size_t *values_list_sizes, char **errs);
+
+// As `strata_multi_get`, in column family `cf`.
+//
+// # Safety
+// As `strata_multi_get`; `cf` a live family handle.
+void strata_multi_get_cf(strata_t *db, const strata_readoptions_t *options, const strata_column_family_t *cf, size_t num_keys, const char *const *keys_list, const size_t *keys_list_sizes, char **values_list, size_t *values_list_sizes, char **errs);
+
+// After a background error stopped writes, clears it and lets writes and background work
+// go on (RocksDB's `Resume`); fails if the database cannot resume.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_resume(strata_t *db, char **errptr);
+
+// Rebuilds the manifest of the database in `name` from its tables and WALs (RocksDB's
+// `RepairDB`); unreadable files go to `name/lost/`. The database must not be open.
+//
+// # Safety
+// `options` a live handle, `name` a NUL-terminated path, `errptr` as usual.
+void strata_repair_db(const strata_options_t *options, const char *name, char **errptr);
+
+// As `strata_merge`, in column family `cf` (with that family's merge operator).
+//
+// # Safety
+// As `strata_merge`; `cf` a live family handle.
+void strata_merge_cf(strata_t *db, const strata_writeoptions_t *options, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// Compacts all of level `level` of the default family into the next one (L0 into the base
+// level: db_bench's `compact0` and `compact1`), and waits for it.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_compact_level(strata_t *db, int level, char **errptr);
+
+// Compacts every column family down to its last level, and waits for it.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_compact_all(strata_t *db, char **errptr);
 
 // Releases memory that Strata returned: values, property texts, error messages and names.
 // Null is ignored.
@@ -402,6 +748,49 @@ const char *strata_iter_value(const strata_iterator_t *it, size_t *vlen);
 // # Safety
 // `it` null or a live iterator; `errptr` as usual.
 void strata_iter_get_error(const strata_iterator_t *it, char **errptr);
+
+// An event listener calling `on_event` with `state` for every event; `destructor` (may be
+// null) releases `state` once the listener is no longer used, also when creation fails.
+// Null and `*errptr` set for a null `on_event`. Release the handle with
+// `strata_eventlistener_destroy`.
+//
+// # Safety
+// `on_event` and `state` usable from any thread, concurrently; `errptr` as usual.
+strata_eventlistener_t *strata_eventlistener_create(void *state, strata_destructor_fn destructor, strata_event_fn on_event, char **errptr);
+
+// Releases the caller's share of an event listener (options and databases keep theirs).
+//
+// # Safety
+// `listener` null or from `strata_eventlistener_create`, released once.
+void strata_eventlistener_destroy(strata_eventlistener_t *listener);
+
+// A merge operator of C functions: `full_merge` (required) and `partial_merge` (may be
+// null), called with `state`; `destructor` (may be null) releases `state` once the
+// operator is no longer used, also when creation fails. `name` is copied. Null and `*errptr` set for a null
+// `full_merge` or name. Release the handle with `strata_mergeoperator_destroy`.
+//
+// # Safety
+// The functions and `state` usable from any thread, concurrently; `name` NUL-terminated;
+// `errptr` as usual.
+strata_mergeoperator_t *strata_mergeoperator_create(void *state, strata_destructor_fn destructor, strata_full_merge_fn full_merge, strata_partial_merge_fn partial_merge, const char *name, char **errptr);
+
+// The built-in `uint64add`: adds 8-byte little-endian unsigned integers (an operand or
+// value of another length counts as 0). Release it with `strata_mergeoperator_destroy`.
+strata_mergeoperator_t *strata_mergeoperator_create_uint64add(void);
+
+// The built-in `stringappend`: joins the value and operands, oldest first, with
+// `delimiter` (copied; may be empty). Null and `*errptr` set for a null `delimiter` with a
+// non-zero length. Release it with `strata_mergeoperator_destroy`.
+//
+// # Safety
+// `delimiter` readable for `delimiter_len`; `errptr` as usual.
+strata_mergeoperator_t *strata_mergeoperator_create_stringappend(const char *delimiter, size_t delimiter_len, char **errptr);
+
+// Releases the caller's share of a merge operator (options and databases keep theirs).
+//
+// # Safety
+// `op` null or from a `strata_mergeoperator_create*` function, released once.
+void strata_mergeoperator_destroy(strata_mergeoperator_t *op);
 
 // New options with Strata's defaults.
 strata_options_t *strata_options_create(void);
@@ -764,6 +1153,536 @@ void strata_writeoptions_set_sync(strata_writeoptions_t *opt, unsigned char v);
 // # Safety
 // `opt` must be null or a live handle.
 void strata_writeoptions_disable_wal(strata_writeoptions_t *opt, unsigned char v);
+
+// Merge operands are combined by `op` (null: no merge operator; merges then fail).
+//
+// # Safety
+// `opt` null or a live handle; `op` null or a live merge operator.
+void strata_options_set_merge_operator(strata_options_t *opt, const strata_mergeoperator_t *op);
+
+// Keys are ordered by `cmp` (null: bytewise). A database must be reopened with a comparator
+// of the same name.
+//
+// # Safety
+// `opt` null or a live handle; `cmp` null or a live comparator.
+void strata_options_set_comparator(strata_options_t *opt, const strata_comparator_t *cmp);
+
+// Compactions ask `filter` what to keep (null: no filter).
+//
+// # Safety
+// `opt` null or a live handle; `filter` null or a live compaction filter.
+void strata_options_set_compaction_filter(strata_options_t *opt, const strata_compactionfilter_t *filter);
+
+// Adds `listener` to those told of the database's events (a null listener is ignored).
+//
+// # Safety
+// `opt` null or a live handle; `listener` null or a live event listener.
+void strata_options_add_eventlistener(strata_options_t *opt, const strata_eventlistener_t *listener);
+
+// Keys have prefixes as `spec` says, `fixed:N` (the first N bytes; shorter keys have
+// none) or `capped:N` (at most N bytes); tables then keep prefix filters. A null `spec`
+// removes the extractor. An invalid spec sets `*errptr` naming it, and changes nothing.
+//
+// # Safety
+// `opt` a live handle; `spec` null or NUL-terminated; `errptr` as usual.
+void strata_options_set_prefix_extractor(strata_options_t *opt, const char *spec, char **errptr);
+
+// Values expire `seconds` after they are written (a TTL family: reads hide expired
+// values, compactions drop them); 0 means no TTL. A family keeps the TTL it was created
+// with: reopening with another one is refused.
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_ttl(strata_options_t *opt, uint64_t seconds);
+
+// Iterators stop at the first key whose prefix differs from the seek target's (0 or 1).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_readoptions_set_prefix_same_as_start(strata_readoptions_t *opt, unsigned char v);
+
+// Seeks ignore prefix filters and see every key in order (0 or 1).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_readoptions_set_total_order_seek(strata_readoptions_t *opt, unsigned char v);
+
+// Universal compaction: percent of slack in the size comparison of runs (`size_ratio`, 1
+// by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_size_ratio(strata_options_t *opt, uint32_t v);
+
+// Universal compaction: the fewest runs merged at once by size ratio (2 by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_min_merge_width(strata_options_t *opt, size_t v);
+
+// Universal compaction: the most runs merged at once by size ratio (unlimited by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_max_merge_width(strata_options_t *opt, size_t v);
+
+// Universal compaction: bytes of newer runs, as a percent of the oldest run, that trigger a
+// full merge (200 by default).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_options_set_universal_max_size_amplification_percent(strata_options_t *opt, uint32_t v);
+
+// The value of `key`, pinned; null when the key is absent or on an error (then `*errptr`
+// is set). Release it with `strata_pinnableslice_destroy`.
+//
+// # Safety
+// Live `db` and `options`; `key` readable for `keylen`; `errptr` as usual.
+strata_pinnableslice_t *strata_get_pinned(strata_t *db, const strata_readoptions_t *options, const char *key, size_t keylen, char **errptr);
+
+// The pinned bytes and their length in `*vlen`, valid until the slice is destroyed; null
+// with `*vlen` 0 for a null slice.
+//
+// # Safety
+// `slice` null or a live slice; `vlen` a valid pointer.
+const char *strata_pinnableslice_value(const strata_pinnableslice_t *slice, size_t *vlen);
+
+// Releases a pinned value.
+//
+// # Safety
+// `slice` null or from `strata_get_pinned`, released once.
+void strata_pinnableslice_destroy(strata_pinnableslice_t *slice);
+
+// Creates the table file `path` (replacing a file of that name), written with the table
+// options, comparator and merge operator of `options`. Null and `*errptr` set on failure.
+//
+// # Safety
+// `options` a live handle; `path` NUL-terminated; `errptr` as usual.
+strata_sstfilewriter_t *strata_sstfilewriter_create(const strata_options_t *options, const char *path, char **errptr);
+
+// Adds `key` = `value`; keys must come in increasing order, each once.
+//
+// # Safety
+// Live `w`; `key` and `value` readable for their lengths; `errptr` as usual.
+void strata_sstfilewriter_put(strata_sstfilewriter_t *w, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
+
+// Adds a merge operand for `key` (in key order with the other entries).
+//
+// # Safety
+// As `strata_sstfilewriter_put`.
+void strata_sstfilewriter_merge(strata_sstfilewriter_t *w, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// Adds a deletion of `key` (in key order with the other entries).
+//
+// # Safety
+// Live `w`; `key` readable for `keylen`; `errptr` as usual.
+void strata_sstfilewriter_delete(strata_sstfilewriter_t *w, const char *key, size_t keylen, char **errptr);
+
+// Adds a deletion of every key in [`begin`, `end`) (in any order with the other entries).
+//
+// # Safety
+// Live `w`; `begin` and `end` readable for their lengths; `errptr` as usual.
+void strata_sstfilewriter_delete_range(strata_sstfilewriter_t *w, const char *begin, size_t begin_len, const char *end, size_t end_len, char **errptr);
+
+// The bytes written to the file so far (0 for a null or finished writer).
+//
+// # Safety
+// `w` null or a live writer.
+uint64_t strata_sstfilewriter_file_size(strata_sstfilewriter_t *w);
+
+// Completes and syncs the file; afterwards the writer refuses further entries (it must
+// still be destroyed). A file with no entry is refused.
+//
+// # Safety
+// Live `w`; `errptr` as usual.
+void strata_sstfilewriter_finish(strata_sstfilewriter_t *w, char **errptr);
+
+// Releases a writer.
+//
+// # Safety
+// `w` null or from `strata_sstfilewriter_create`, released once.
+void strata_sstfilewriter_destroy(strata_sstfilewriter_t *w);
+
+// Ingest options with Strata's defaults (copy the files; flush overlapping memtables).
+strata_ingestexternalfileoptions_t *strata_ingestexternalfileoptions_create(void);
+
+// Releases ingest options.
+//
+// # Safety
+// `opt` null or from `strata_ingestexternalfileoptions_create`, released once.
+void strata_ingestexternalfileoptions_destroy(strata_ingestexternalfileoptions_t *opt);
+
+// Move the files into the database (hard links; the sources removed on success) instead of
+// copying them (0 or 1).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_ingestexternalfileoptions_set_move_files(strata_ingestexternalfileoptions_t *opt, unsigned char v);
+
+// Flush memtables that overlap a file before ingesting it; without it such an ingest is
+// refused (0 or 1).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_ingestexternalfileoptions_set_allow_blocking_flush(strata_ingestexternalfileoptions_t *opt, unsigned char v);
+
+// Adds the `num_files` table files at `file_list` to the default family (or, with the
+// `_cf` variant, to `cf`) atomically: all or none.
+//
+// # Safety
+// Live `db` and `options`; `file_list` of `num_files` NUL-terminated paths; `errptr` as
+// usual.
+void strata_ingest_external_file(strata_t *db, const char *const *file_list, size_t num_files, const strata_ingestexternalfileoptions_t *options, char **errptr);
+
+// As `strata_ingest_external_file`, into column family `cf`.
+//
+// # Safety
+// As `strata_ingest_external_file`; `cf` a live family handle.
+void strata_ingest_external_file_cf(strata_t *db, const strata_column_family_t *cf, const char *const *file_list, size_t num_files, const strata_ingestexternalfileoptions_t *options, char **errptr);
+
+// Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,
+// `stall_micros`, ... : the fields of Rust's `DbStats` that are numbers) and returns 1; an
+// unknown name sets `*errptr` listing the known ones, and returns 0.
+//
+// # Safety
+// Live `db`; `name` NUL-terminated; `value` a valid pointer; `errptr` as usual.
+unsigned char strata_statistics_get(strata_t *db, const char *name, uint64_t *value, char **errptr);
+
+// Sets the database's counters back to 0 (the gauges, such as memtable sizes, are not
+// counters and stay as they are).
+//
+// # Safety
+// `db` null or a live handle.
+void strata_statistics_reset(strata_t *db);
+
+// The shape of the default family's tree (memtables, then each level's files and bytes),
+// as text, malloc'd and NUL-terminated (release it with `strata_free`); null for a null
+// handle.
+//
+// # Safety
+// `db` null or a live handle.
+char *strata_tree_shape(strata_t *db);
+
+// Begins an optimistic transaction on `db`: it reads at a snapshot taken now and its
+// commit fails (Busy) if a key it read for update or wrote was written by another since.
+// Release it with `strata_transaction_destroy` before closing `db`. Null for a null handle.
+//
+// # Safety
+// Live `db` and `options`; `db` stays open until the transaction is destroyed.
+strata_transaction_t *strata_optimistictransaction_begin(strata_t *db, const strata_writeoptions_t *options);
+
+// Opens (or, with `create_if_missing`, creates) the database in `name` for pessimistic
+// transactions, recovering transactions that were prepared and not yet committed. Release
+// it with `strata_transactiondb_close`. Null and `*errptr` set on failure.
+//
+// # Safety
+// `options` a live handle, `name` a NUL-terminated path, `errptr` as usual.
+strata_transactiondb_t *strata_transactiondb_open(const strata_options_t *options, const char *name, char **errptr);
+
+// Closes the database. Destroy its transactions first; prepared ones stay prepared on
+// disk, offered again at the next open.
+//
+// # Safety
+// `tdb` null or from `strata_transactiondb_open`, released once.
+void strata_transactiondb_close(strata_transactiondb_t *tdb);
+
+// Sets `key` to `value`, waiting for a transaction's lock on it if needed.
+//
+// # Safety
+// Live `tdb`; `key` and `value` readable for their lengths; `errptr` as usual.
+void strata_transactiondb_put(strata_transactiondb_t *tdb, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
+
+// Removes `key`, waiting for a transaction's lock on it if needed.
+//
+// # Safety
+// Live `tdb`; `key` readable for `keylen`; `errptr` as usual.
+void strata_transactiondb_delete(strata_transactiondb_t *tdb, const char *key, size_t keylen, char **errptr);
+
+// Applies the batch atomically under the locks of its keys (the batch stays the caller's).
+//
+// # Safety
+// Live `tdb`, `options` and `batch`; `errptr` as usual.
+void strata_transactiondb_write(strata_transactiondb_t *tdb, const strata_writeoptions_t *options, const strata_writebatch_t *batch, char **errptr);
+
+// The committed value of `key` (as `strata_get`: malloc'd, length in `*vallen`, null when
+// absent).
+//
+// # Safety
+// Live `tdb` and `options`; `key` readable for `keylen`; `vallen` valid; `errptr` as usual.
+char *strata_transactiondb_get(strata_transactiondb_t *tdb, const strata_readoptions_t *options, const char *key, size_t keylen, size_t *vallen, char **errptr);
+
+// The transactions that were prepared and not yet committed or rolled back (recovered at
+// open, or destroyed while prepared), handed out once each: an array of `*count` handles,
+// malloc'd (release it with `strata_free`), each handle the caller's, to commit or roll
+// back and then destroy. Null with `*count` 0 when there are none.
+//
+// # Safety
+// Live `tdb`, open until the handles are destroyed; `count` a valid pointer.
+strata_transaction_t **strata_transactiondb_get_prepared_transactions(strata_transactiondb_t *tdb, size_t *count);
+
+// New transaction options: lock timeout 1 s, deadlock detection on, no expiration, no
+// snapshot.
+strata_transaction_options_t *strata_transaction_options_create(void);
+
+// Releases transaction options.
+//
+// # Safety
+// `opt` null or from `strata_transaction_options_create`, released once.
+void strata_transaction_options_destroy(strata_transaction_options_t *opt);
+
+// How long a lock request waits before failing with Busy, in milliseconds.
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_transaction_options_set_lock_timeout(strata_transaction_options_t *opt, uint64_t ms);
+
+// Refuse at once a lock wait that would close a cycle of waiting transactions (0 or 1).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_transaction_options_set_deadlock_detect(strata_transaction_options_t *opt, unsigned char v);
+
+// After `ms` milliseconds the transaction's locks may be taken by others and its commit
+// fails; 0 means never.
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_transaction_options_set_expiration(strata_transaction_options_t *opt, uint64_t ms);
+
+// Read at a snapshot taken when the transaction begins, and refuse to lock a key written
+// after it (0 or 1).
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_transaction_options_set_set_snapshot(strata_transaction_options_t *opt, unsigned char v);
+
+// Begins a pessimistic transaction on `tdb`: each write locks its key until the
+// transaction ends. Release it with `strata_transaction_destroy` before closing `tdb`. Null
+// for a null handle.
+//
+// # Safety
+// Live `tdb`, `options` and `txn_options`; `tdb` stays open until the transaction is
+// destroyed.
+strata_transaction_t *strata_transaction_begin(strata_transactiondb_t *tdb, const strata_writeoptions_t *options, const strata_transaction_options_t *txn_options);
+
+// Releases a transaction: a running one is rolled back, a prepared one is parked (see the
+// rules at the top of the header section).
+//
+// # Safety
+// `txn` null or a transaction handle, released once, with no live cursor.
+void strata_transaction_destroy(strata_transaction_t *txn);
+
+// Sets `key` to `value` in the transaction (a pessimistic one locks `key` first, and may
+// fail with Busy or a deadlock).
+//
+// # Safety
+// Live `txn`; `key` and `value` readable for their lengths; `errptr` as usual.
+void strata_transaction_put(strata_transaction_t *txn, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
+
+// Removes `key` in the transaction.
+//
+// # Safety
+// Live `txn`; `key` readable for `keylen`; `errptr` as usual.
+void strata_transaction_delete(strata_transaction_t *txn, const char *key, size_t keylen, char **errptr);
+
+// Merges `operand` into `key` in the transaction.
+//
+// # Safety
+// Live `txn`; `key` and `operand` readable for their lengths; `errptr` as usual.
+void strata_transaction_merge(strata_transaction_t *txn, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// The value of `key` as the transaction sees it (its own writes over the database), as
+// `strata_get`: malloc'd, length in `*vallen`, null when absent.
+//
+// # Safety
+// Live `txn`; `key` readable for `keylen`; `vallen` valid; `errptr` as usual.
+char *strata_transaction_get(strata_transaction_t *txn, const char *key, size_t keylen, size_t *vallen, char **errptr);
+
+// As `strata_transaction_get`, and marks `key` as read for update: a pessimistic
+// transaction locks it; an optimistic one's commit fails if another writes it meanwhile.
+//
+// # Safety
+// As `strata_transaction_get`.
+char *strata_transaction_get_for_update(strata_transaction_t *txn, const char *key, size_t keylen, size_t *vallen, char **errptr);
+
+// The number of writes in the transaction (0 for null).
+//
+// # Safety
+// `txn` null or a live handle.
+size_t strata_transaction_count(strata_transaction_t *txn);
+
+// Marks the transaction's state; `strata_transaction_rollback_to_savepoint` returns to it.
+//
+// # Safety
+// Live `txn`; `errptr` as usual.
+void strata_transaction_set_savepoint(strata_transaction_t *txn, char **errptr);
+
+// Undoes the writes since the newest save point, and forgets it; an error if there is none.
+//
+// # Safety
+// Live `txn`; `errptr` as usual.
+void strata_transaction_rollback_to_savepoint(strata_transaction_t *txn, char **errptr);
+
+// Commits: the writes become visible atomically (an optimistic transaction first checks
+// for conflicts; nothing is written if it fails).
+//
+// # Safety
+// Live `txn`; `errptr` as usual.
+void strata_transaction_commit(strata_transaction_t *txn, char **errptr);
+
+// Discards the transaction's writes (and a pessimistic one's locks; a prepared one's
+// prepare record is rolled back too).
+//
+// # Safety
+// Live `txn`; `errptr` as usual.
+void strata_transaction_rollback(strata_transaction_t *txn, char **errptr);
+
+// Names a pessimistic transaction for two-phase commit (a name no other transaction of the
+// database holds); required before `strata_transaction_prepare`.
+//
+// # Safety
+// Live `txn`; `name` NUL-terminated; `errptr` as usual.
+void strata_transaction_set_name(strata_transaction_t *txn, const char *name, char **errptr);
+
+// The transaction's name, malloc'd and NUL-terminated (release with `strata_free`), or
+// null if it has none.
+//
+// # Safety
+// `txn` null or a live handle.
+char *strata_transaction_get_name(strata_transaction_t *txn);
+
+// The first phase of two-phase commit: writes the transaction's batch to the WAL as
+// prepared, keeping its locks; after a crash it is recovered prepared, for
+// `strata_transactiondb_get_prepared_transactions`. Then commit or roll back.
+//
+// # Safety
+// Live `txn`; `errptr` as usual.
+void strata_transaction_prepare(strata_transaction_t *txn, char **errptr);
+
+// An iterator over the transaction's view: its own writes over the database (as of its
+// snapshot, if it has one), with the bounds of `options`. It follows the ordinary iterator
+// rules (`strata_iter_*`, released with `strata_iter_destroy`) and does not see writes the
+// transaction makes after it was created. Null and `*errptr` set on failure.
+//
+// # Safety
+// Live `txn` and `options`; `errptr` as usual.
+strata_iterator_t *strata_transaction_create_iterator(strata_transaction_t *txn, const strata_readoptions_t *options, char **errptr);
+
+// An updatable cursor over family `cf` (the default family for a null `cf`) as the
+// transaction sees it, unpositioned. While it lives, use the transaction only through it;
+// destroy it with `strata_txn_cursor_destroy` before the transaction. Null and `*errptr`
+// set on failure.
+//
+// # Safety
+// Live `txn` and `options`; `cf` null or live; `errptr` as usual.
+strata_txn_cursor_t *strata_transaction_create_cursor(strata_transaction_t *txn, const strata_readoptions_t *options, const strata_column_family_t *cf, char **errptr);
+
+// Releases a cursor; its transaction may be used again.
+//
+// # Safety
+// `cursor` null or from `strata_transaction_create_cursor`, released once.
+void strata_txn_cursor_destroy(strata_txn_cursor_t *cursor);
+
+// 1 if the cursor is at an entry, else 0.
+//
+// # Safety
+// `c` null or a live cursor.
+unsigned char strata_txn_cursor_valid(const strata_txn_cursor_t *c);
+
+// Moves to the first entry.
+//
+// # Safety
+// `c` null or a live cursor.
+void strata_txn_cursor_seek_to_first(strata_txn_cursor_t *c);
+
+// Moves to the last entry.
+//
+// # Safety
+// `c` null or a live cursor.
+void strata_txn_cursor_seek_to_last(strata_txn_cursor_t *c);
+
+// Moves to the first entry at or after `key`. A null `key` with a non-zero length is
+// refused with `*errptr`, and the cursor does not move.
+//
+// # Safety
+// `c` null or a live cursor; `key` readable for `klen`; `errptr` as usual.
+void strata_txn_cursor_seek(strata_txn_cursor_t *c, const char *key, size_t klen, char **errptr);
+
+// Moves to the last entry at or before `key`; errors as `strata_txn_cursor_seek`.
+//
+// # Safety
+// As `strata_txn_cursor_seek`.
+void strata_txn_cursor_seek_for_prev(strata_txn_cursor_t *c, const char *key, size_t klen, char **errptr);
+
+// Moves to the next entry (if valid).
+//
+// # Safety
+// `c` null or a live cursor.
+void strata_txn_cursor_next(strata_txn_cursor_t *c);
+
+// Moves to the previous entry (if valid).
+//
+// # Safety
+// `c` null or a live cursor.
+void strata_txn_cursor_prev(strata_txn_cursor_t *c);
+
+// The current key, length in `*klen`, valid until the cursor moves or changes the entry;
+// null with `*klen` 0 when not valid.
+//
+// # Safety
+// `c` null or a live cursor; `klen` a valid pointer.
+const char *strata_txn_cursor_key(const strata_txn_cursor_t *c, size_t *klen);
+
+// The current value, length in `*vlen`, valid as the key of `strata_txn_cursor_key`.
+//
+// # Safety
+// `c` null or a live cursor; `vlen` a valid pointer.
+const char *strata_txn_cursor_value(const strata_txn_cursor_t *c, size_t *vlen);
+
+// Sets the current entry's value in the transaction; the cursor stays on the entry and
+// shows the new value. An error if the cursor is not valid.
+//
+// # Safety
+// Live `c`; `value` readable for `vallen`; `errptr` as usual.
+void strata_txn_cursor_update(strata_txn_cursor_t *c, const char *value, size_t vallen, char **errptr);
+
+// Deletes the current entry in the transaction; the cursor stays on its key, with an empty
+// value, until it moves. An error if the cursor is not valid.
+//
+// # Safety
+// Live `c`; `errptr` as usual.
+void strata_txn_cursor_delete(strata_txn_cursor_t *c, char **errptr);
+
+// Sets `*errptr` if the cursor stopped on a read error.
+//
+// # Safety
+// `c` null or a live cursor; `errptr` as usual.
+void strata_txn_cursor_get_error(const strata_txn_cursor_t *c, char **errptr);
+
+// As `strata_transaction_put`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_put`; `cf` a live family handle.
+void strata_transaction_put_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
+
+// As `strata_transaction_delete`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_delete`; `cf` a live family handle.
+void strata_transaction_delete_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, char **errptr);
+
+// As `strata_transaction_merge`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_merge`; `cf` a live family handle.
+void strata_transaction_merge_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// As `strata_transaction_get` (or, with `for_update` 1, `strata_transaction_get_for_update`),
+// in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_get`; `cf` a live family handle.
+char *strata_transaction_get_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, unsigned char for_update, size_t *vallen, char **errptr);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -42,6 +42,7 @@ pub unsafe extern "C" fn strata_open_column_families(
     column_family_handles: *mut *mut strata_column_family_t,
     errptr: *mut *mut c_char,
 ) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -80,6 +81,7 @@ pub unsafe extern "C" fn strata_list_column_families(
     lencf: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *lencf = 0;
@@ -109,6 +111,7 @@ pub unsafe extern "C" fn strata_list_column_families_destroy(list: *mut *mut c_c
     if list.is_null() {
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         for i in 0..len {
             libc::free((*list.add(i)).cast());
@@ -129,6 +132,7 @@ pub unsafe extern "C" fn strata_create_column_family(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_column_family_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -150,6 +154,7 @@ pub unsafe extern "C" fn strata_drop_column_family(
     cf: *const strata_column_family_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -168,6 +173,7 @@ pub unsafe extern "C" fn strata_get_column_family(
     db: *mut strata_t,
     name: *const c_char,
 ) -> *mut strata_column_family_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -186,6 +192,7 @@ pub unsafe extern "C" fn strata_get_column_family(
 pub unsafe extern "C" fn strata_column_family_name(
     cf: *const strata_column_family_t,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { cf.as_ref() }.map_or(std::ptr::null_mut(), |cf| {
         malloc_copy(cf.handle.name().as_bytes())
     })
@@ -197,6 +204,7 @@ pub unsafe extern "C" fn strata_column_family_name(
 /// `cf` null or a handle from this library, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_column_family_handle_destroy(cf: *mut strata_column_family_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(cf) }
 }
 
@@ -216,13 +224,19 @@ pub unsafe extern "C" fn strata_put_cf(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let cf = &handle(cf, "column family")?.handle;
-            db.put_cf_opt(cf, bytes(key, keylen), bytes(value, vallen), options)
-                .map_err(|e| e.to_string())
+            db.put_cf_opt(
+                cf,
+                bytes(key, keylen, "key")?,
+                bytes(value, vallen, "value")?,
+                options,
+            )
+            .map_err(|e| e.to_string())
         })
     }
 }
@@ -240,12 +254,13 @@ pub unsafe extern "C" fn strata_delete_cf(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let cf = &handle(cf, "column family")?.handle;
-            db.delete_cf_opt(cf, bytes(key, keylen), options)
+            db.delete_cf_opt(cf, bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())
         })
     }
@@ -266,6 +281,7 @@ pub unsafe extern "C" fn strata_get_cf(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
@@ -273,7 +289,7 @@ pub unsafe extern "C" fn strata_get_cf(
             let options = &handle(options, "read options")?.options;
             let cf = &handle(cf, "column family")?.handle;
             let value = db
-                .get_cf_opt(cf, bytes(key, keylen), options)
+                .get_cf_opt(cf, bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())?;
             Ok(value_out(value, vallen))
         })
@@ -290,6 +306,7 @@ pub unsafe extern "C" fn strata_flush_cf(
     cf: *const strata_column_family_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
@@ -313,12 +330,17 @@ pub unsafe extern "C" fn strata_compact_range_cf(
     limit_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let cf = &handle(cf, "column family")?.handle;
-            let start = (!start.is_null()).then(|| bytes(start, start_len));
-            let limit = (!limit.is_null()).then(|| bytes(limit, limit_len));
+            let start = (!start.is_null())
+                .then(|| bytes(start, start_len, "start key"))
+                .transpose()?;
+            let limit = (!limit.is_null())
+                .then(|| bytes(limit, limit_len, "limit key"))
+                .transpose()?;
             db.compact_range_cf(cf, start, limit)
                 .map_err(|e| e.to_string())
         })
@@ -336,6 +358,7 @@ pub unsafe extern "C" fn strata_property_value_cf(
     cf: *const strata_column_family_t,
     name: *const c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;

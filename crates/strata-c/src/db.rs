@@ -1,7 +1,7 @@
 //! The database handle: open and close, point reads and writes, snapshots, flushes,
 //! compactions and properties.
 
-use std::ffi::{c_char, c_uchar};
+use std::ffi::{c_char, c_int, c_uchar};
 
 use strata::{Db, Snapshot};
 
@@ -32,6 +32,7 @@ pub unsafe extern "C" fn strata_open(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -53,6 +54,7 @@ pub unsafe extern "C" fn strata_open_for_read_only(
     name: *const c_char,
     errptr: *mut *mut c_char,
 ) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options = handle(options, "options")?.options.clone();
@@ -70,6 +72,7 @@ pub unsafe extern "C" fn strata_open_for_read_only(
 /// `db` must be null or a handle from an open function, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_close(db: *mut strata_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(db) }
 }
 
@@ -87,12 +90,17 @@ pub unsafe extern "C" fn strata_put(
     vallen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
-            db.put_opt(bytes(key, keylen), bytes(value, vallen), options)
-                .map_err(|e| e.to_string())
+            db.put_opt(
+                bytes(key, keylen, "key")?,
+                bytes(value, vallen, "value")?,
+                options,
+            )
+            .map_err(|e| e.to_string())
         })
     }
 }
@@ -109,11 +117,12 @@ pub unsafe extern "C" fn strata_delete(
     keylen: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
-            db.delete_opt(bytes(key, keylen), options)
+            db.delete_opt(bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())
         })
     }
@@ -134,18 +143,23 @@ pub unsafe extern "C" fn strata_delete_range(
     end_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
             let mut batch = strata::WriteBatch::new();
-            batch.delete_range(bytes(begin, begin_len), bytes(end, end_len));
+            batch.delete_range(
+                bytes(begin, begin_len, "begin key")?,
+                bytes(end, end_len, "end key")?,
+            );
             db.write(batch, options).map_err(|e| e.to_string())
         })
     }
 }
 
 /// Applies the batch atomically (it stays the caller's, unchanged, and may be written again).
+/// A batch that refused one of its updates is refused whole, with that update's error.
 ///
 /// # Safety
 /// Live `db`, `options` and `batch`; `errptr` as usual.
@@ -156,11 +170,12 @@ pub unsafe extern "C" fn strata_write(
     batch: *const strata_writebatch_t,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "write options")?.options;
-            let batch = handle(batch, "write batch")?.batch.clone();
+            let batch = handle(batch, "write batch")?.to_apply()?;
             db.write(batch, options).map_err(|e| e.to_string())
         })
     }
@@ -181,13 +196,14 @@ pub unsafe extern "C" fn strata_get(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             *vallen = 0;
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "read options")?.options;
             let value = db
-                .get_opt(bytes(key, keylen), options)
+                .get_opt(bytes(key, keylen, "key")?, options)
                 .map_err(|e| e.to_string())?;
             Ok(value_out(value, vallen))
         })
@@ -216,6 +232,7 @@ pub(crate) unsafe fn value_out(value: Option<Vec<u8>>, vallen: *mut usize) -> *m
 /// `db` null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_create_snapshot(db: *mut strata_t) -> *const strata_snapshot_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null(), || {
             let db = &handle(db, "database")?.db;
@@ -237,6 +254,7 @@ pub unsafe extern "C" fn strata_release_snapshot(
     _db: *mut strata_t,
     snapshot: *const strata_snapshot_t,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(snapshot.cast_mut()) }
 }
 
@@ -247,6 +265,7 @@ pub unsafe extern "C" fn strata_release_snapshot(
 /// Live `db`; `errptr` as usual.
 #[no_mangle]
 pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -263,6 +282,7 @@ pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_cha
 /// Live `db`; `errptr` as usual.
 #[no_mangle]
 pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -287,11 +307,16 @@ pub unsafe extern "C" fn strata_compact_range(
     limit_len: usize,
     errptr: *mut *mut c_char,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
-            let start = (!start.is_null()).then(|| bytes(start, start_len));
-            let limit = (!limit.is_null()).then(|| bytes(limit, limit_len));
+            let start = (!start.is_null())
+                .then(|| bytes(start, start_len, "start key"))
+                .transpose()?;
+            let limit = (!limit.is_null())
+                .then(|| bytes(limit, limit_len, "limit key"))
+                .transpose()?;
             db.compact_range(start, limit).map_err(|e| e.to_string())
         })
     }
@@ -311,6 +336,7 @@ pub unsafe extern "C" fn strata_wait_for_compactions(
     if wait == 0 {
         return;
     }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
             handle(db, "database")?
@@ -331,6 +357,7 @@ pub unsafe extern "C" fn strata_property_value(
     db: *mut strata_t,
     name: *const c_char,
 ) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
             let db = &handle(db, "database")?.db;
@@ -338,6 +365,339 @@ pub unsafe extern "C" fn strata_property_value(
             Ok(db
                 .property(name)
                 .map_or(std::ptr::null_mut(), |v| malloc_copy(v.as_bytes())))
+        })
+    }
+}
+
+/// Merges `operand` into `key` with the merge operator of the options the database was
+/// opened with.
+///
+/// # Safety
+/// Live `db` and `options`; `key` and `operand` readable for their lengths; `errptr` as
+/// usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_merge(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            let options = &handle(options, "write options")?.options;
+            db.merge_opt(
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+                options,
+            )
+            .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Sets `key` to `value` in a TTL database, expiring after `ttl_seconds` (instead of the
+/// family's TTL). Refused in a database without a TTL.
+///
+/// # Safety
+/// As `strata_put`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_put_with_ttl(
+    db: *mut strata_t,
+    key: *const c_char,
+    keylen: usize,
+    value: *const c_char,
+    vallen: usize,
+    ttl_seconds: u64,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            db.put_with_ttl(
+                bytes(key, keylen, "key")?,
+                bytes(value, vallen, "value")?,
+                std::time::Duration::from_secs(ttl_seconds),
+            )
+            .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Reads `num_keys` keys in one view of the database (RocksDB's `MultiGet`). For key `i`,
+/// `values_list[i]` gets its value, malloc'd (release each with `strata_free`), and
+/// `values_list_sizes[i]` its length; an absent key gets null and 0; a key that could not be
+/// read gets null and a malloc'd message in `errs[i]` (null otherwise). A null key pointer
+/// with a non-zero size is refused for that key alone, in `errs[i]`.
+///
+/// # Safety
+/// Live `db` and `options`; `keys_list` and `keys_list_sizes` of `num_keys` entries, each
+/// key readable for its size; `values_list`, `values_list_sizes` and `errs` writable for
+/// `num_keys` entries.
+#[no_mangle]
+pub unsafe extern "C" fn strata_multi_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        multi_get(
+            db,
+            options,
+            std::ptr::null(),
+            num_keys,
+            keys_list,
+            keys_list_sizes,
+            values_list,
+            values_list_sizes,
+            errs,
+        )
+    }
+}
+
+/// As `strata_multi_get`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_multi_get`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_multi_get_cf(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    cf: *const crate::strata_column_family_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    if cf.is_null() {
+        // Every key fails alike, naming the missing handle.
+        for i in 0..num_keys {
+            // SAFETY: the pointers are as the function's `# Safety` section requires.
+            unsafe {
+                *values_list.add(i) = std::ptr::null_mut();
+                *values_list_sizes.add(i) = 0;
+                *errs.add(i) = malloc_copy(b"column family is a null pointer");
+            }
+        }
+        return;
+    }
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        multi_get(
+            db,
+            options,
+            cf,
+            num_keys,
+            keys_list,
+            keys_list_sizes,
+            values_list,
+            values_list_sizes,
+            errs,
+        )
+    }
+}
+
+/// What `strata_multi_get` found for one key: its value (None: absent) or an error.
+type KeyResult = Result<Option<Vec<u8>>, String>;
+
+/// The body of `strata_multi_get` and `strata_multi_get_cf` (the default family for a null
+/// `cf`).
+///
+/// # Safety
+/// As `strata_multi_get_cf`, `cf` null allowed.
+#[allow(clippy::too_many_arguments)]
+unsafe fn multi_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    cf: *const crate::strata_column_family_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    // Every output slot is written, whatever fails, so that C can release them uniformly.
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    let whole: Result<Vec<KeyResult>, String> = unsafe {
+        let failed = Err("internal error in Strata (a panic, please report it)".into());
+        guard(std::ptr::null_mut(), failed, || {
+            Ok((|| {
+                let db = &handle(db, "database")?.db;
+                let options = &handle(options, "read options")?.options;
+                if num_keys > 0 && (keys_list.is_null() || keys_list_sizes.is_null()) {
+                    return Err("keys_list or keys_list_sizes is a null pointer".into());
+                }
+                let mut keys = Vec::with_capacity(num_keys);
+                let mut refused = Vec::new();
+                for i in 0..num_keys {
+                    match bytes(*keys_list.add(i), *keys_list_sizes.add(i), "key") {
+                        Ok(k) => keys.push(k),
+                        Err(e) => {
+                            keys.push(&[][..]);
+                            refused.push((i, e));
+                        }
+                    }
+                }
+                let found = match cf.as_ref() {
+                    None => db.multi_get_opt(&keys, options),
+                    Some(cf) => db.multi_get_cf_opt(&cf.handle, &keys, options),
+                };
+                let mut out: Vec<KeyResult> = found
+                    .into_iter()
+                    .map(|r| r.map_err(|e| e.to_string()))
+                    .collect();
+                for (i, e) in refused {
+                    out[i] = Err(e);
+                }
+                Ok(out)
+            })())
+        })
+    };
+    for i in 0..num_keys {
+        let result = match &whole {
+            Ok(results) => results
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| Err("no result for this key".into())),
+            Err(e) => Err(e.clone()),
+        };
+        // SAFETY: the pointers are as the function's `# Safety` section requires.
+        unsafe {
+            *values_list_sizes.add(i) = 0;
+            *errs.add(i) = std::ptr::null_mut();
+            *values_list.add(i) = std::ptr::null_mut();
+            match result {
+                Ok(v) => *values_list.add(i) = value_out(v, values_list_sizes.add(i)),
+                Err(e) => *errs.add(i) = malloc_copy(e.as_bytes()),
+            }
+        }
+    }
+}
+
+/// After a background error stopped writes, clears it and lets writes and background work
+/// go on (RocksDB's `Resume`); fails if the database cannot resume.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_resume(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            handle(db, "database")?
+                .db
+                .resume()
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Rebuilds the manifest of the database in `name` from its tables and WALs (RocksDB's
+/// `RepairDB`); unreadable files go to `name/lost/`. The database must not be open.
+///
+/// # Safety
+/// `options` a live handle, `name` a NUL-terminated path, `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_repair_db(
+    options: *const strata_options_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let options = &handle(options, "options")?.options;
+            let path = text(name, "database path")?;
+            strata::repair(path, options)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_merge`, in column family `cf` (with that family's merge operator).
+///
+/// # Safety
+/// As `strata_merge`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_merge_cf(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    cf: *const crate::strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            let options = &handle(options, "write options")?.options;
+            let cf = &handle(cf, "column family")?.handle;
+            // A batch of one: the engine has no merge_cf taking write options.
+            let mut batch = strata::WriteBatch::new();
+            batch.merge_cf(
+                cf,
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+            );
+            db.write(batch, options).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Compacts all of level `level` of the default family into the next one (L0 into the base
+/// level: db_bench's `compact0` and `compact1`), and waits for it.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_compact_level(
+    db: *mut strata_t,
+    level: c_int,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let level = usize::try_from(level).map_err(|_| format!("level {level} is negative"))?;
+            handle(db, "database")?
+                .db
+                .compact_level(level)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Compacts every column family down to its last level, and waits for it.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_compact_all(db: *mut strata_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            handle(db, "database")?
+                .db
+                .compact_all()
+                .map_err(|e| e.to_string())
         })
     }
 }

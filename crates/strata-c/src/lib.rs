@@ -9,7 +9,8 @@
 //!   `strata_release_snapshot` or `strata_iter_destroy`, exactly once. Iterators, snapshots
 //!   and column family handles may outlive nothing: release them before closing the database.
 //! - Bytes passed in (keys, values, names, paths) are borrowed for the call only and copied
-//!   if kept. A length of 0 allows a null pointer.
+//!   if kept. A length of 0 allows a null pointer; a null pointer with a non-zero length is
+//!   refused with an error (`*errptr`, or the batch's or iterator's error).
 //! - Bytes returned by value (`strata_get`, `strata_property_value`, error messages, the
 //!   names of `strata_list_column_families`) are malloc'd and belong to the caller: release
 //!   them with `strata_free` (or `free`).
@@ -19,39 +20,75 @@
 //!   already there is freed first) and the function returns a null pointer, 0 or nothing; on
 //!   success `*errptr` is left alone. `errptr` may be null to ignore errors.
 //!
-//! Handles may be used from several threads at once, except iterators and write batches,
-//! which belong to one thread at a time. A panic inside Strata is caught at the boundary and
+//! - Callback objects (merge operators, comparators, compaction filters, event listeners) are
+//!   shared: see `callback.rs`. Transactions and cursors borrow: see `txn.rs`.
+//!
+//! Handles may be used from several threads at once, except iterators, write batches,
+//! transactions, cursors, table file writers and backup engines, which belong to one thread
+//! at a time. A panic inside Strata is caught at the boundary and
 //! reported as an error; it never unwinds into C.
 
 #![allow(non_camel_case_types)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod backup;
 mod batch;
+mod callback;
 mod column_family;
+mod compaction_filter;
+mod comparator;
 mod db;
 mod error;
 mod iterator;
+mod listener;
+mod merge_operator;
 mod options;
+mod options_ext;
+mod pinned;
+mod sst;
+mod stats;
+mod txn;
 
+pub use backup::*;
 pub use batch::*;
+pub use callback::strata_destructor_fn;
 pub use column_family::*;
+pub use compaction_filter::*;
+pub use comparator::*;
 pub use db::*;
 pub use error::strata_free;
 pub use iterator::*;
+pub use listener::*;
+pub use merge_operator::*;
 pub use options::*;
+pub use options_ext::*;
+pub use pinned::*;
+pub use sst::*;
+pub use stats::*;
+pub use txn::*;
 
 use std::ffi::{c_char, CStr};
 
 /// The bytes at `ptr`, `len` long; empty for a zero length (the pointer may then be null).
+/// A null pointer with a non-zero length is refused with an error naming `what`: treating
+/// it as empty would write or look up a key the caller did not mean.
 ///
 /// # Safety
-/// `ptr` must point to `len` readable bytes that stay valid and unchanged for `'a`.
-pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> &'a [u8] {
-    if len == 0 || ptr.is_null() {
-        return &[];
+/// `ptr` must be null or point to `len` readable bytes that stay valid and unchanged for
+/// `'a`.
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const c_char,
+    len: usize,
+    what: &str,
+) -> Result<&'a [u8], String> {
+    if len == 0 {
+        return Ok(&[]);
     }
-    // SAFETY: the caller promises `len` readable bytes at `ptr`.
-    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
+    if ptr.is_null() {
+        return Err(format!("{what} is a null pointer with length {len}"));
+    }
+    // SAFETY: the caller promises `len` readable bytes at a non-null `ptr`.
+    Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
 }
 
 /// The NUL-terminated string at `ptr` as UTF-8, or an error naming `what`.

@@ -52,8 +52,21 @@ unsafe fn update_if_known<T>(
     set: impl FnOnce(&mut Options, T),
 ) {
     if let Some(value) = known {
+        // SAFETY: the pointers are as the function's `# Safety` section requires.
         unsafe { update(opt, |o| set(o, value)) }
     }
+}
+
+/// An iteration bound: none for a null `key` (which is how C removes a bound, whatever
+/// `len`), else a copy of its `len` bytes.
+///
+/// # Safety
+/// `key` null or pointing to `len` readable bytes.
+unsafe fn bound(key: *const c_char, len: usize) -> Option<Vec<u8>> {
+    // SAFETY: forwarded; `bytes` fails only for a null pointer, excluded here.
+    (!key.is_null())
+        .then(|| unsafe { bytes(key, len, "bound") }.ok().map(<[u8]>::to_vec))
+        .flatten()
 }
 
 /// New options with Strata's defaults.
@@ -83,6 +96,7 @@ pub unsafe extern "C" fn strata_options_set_create_if_missing(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.create_if_missing = v != 0) }
 }
 
@@ -95,6 +109,7 @@ pub unsafe extern "C" fn strata_options_set_error_if_exists(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.error_if_exists = v != 0) }
 }
 
@@ -108,6 +123,7 @@ pub unsafe extern "C" fn strata_options_set_create_missing_column_families(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.create_missing_column_families = v != 0) }
 }
 
@@ -120,6 +136,7 @@ pub unsafe extern "C" fn strata_options_set_write_buffer_size(
     opt: *mut strata_options_t,
     v: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.write_buffer_size = v) }
 }
 
@@ -132,6 +149,7 @@ pub unsafe extern "C" fn strata_options_set_max_write_buffer_number(
     opt: *mut strata_options_t,
     v: c_int,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.max_write_buffer_number = v.max(0) as usize) }
 }
 
@@ -145,6 +163,7 @@ pub unsafe extern "C" fn strata_options_set_memtable_prefix_bloom_size_ratio(
     opt: *mut strata_options_t,
     v: f64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.memtable_prefix_bloom_size_ratio = v) }
 }
 
@@ -157,6 +176,7 @@ pub unsafe extern "C" fn strata_options_set_memtable_whole_key_filtering(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.memtable_whole_key_filtering = v != 0) }
 }
 
@@ -166,6 +186,7 @@ pub unsafe extern "C" fn strata_options_set_memtable_whole_key_filtering(
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_block_size(opt: *mut strata_options_t, v: usize) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.block_size = v) }
 }
 
@@ -179,6 +200,7 @@ pub unsafe extern "C" fn strata_options_set_block_size_deviation(
     opt: *mut strata_options_t,
     v: u32,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.block_size_deviation = v) }
 }
 
@@ -191,6 +213,7 @@ pub unsafe extern "C" fn strata_options_set_bloom_bits_per_key(
     opt: *mut strata_options_t,
     v: c_int,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.bloom_bits_per_key = v.max(0) as u32) }
 }
 
@@ -208,6 +231,7 @@ pub unsafe extern "C" fn strata_options_set_compression(opt: *mut strata_options
         7 => Some(Compression::Zstd),
         _ => None,
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, compression, |o, value| o.compression = value) }
 }
 
@@ -221,6 +245,7 @@ pub unsafe extern "C" fn strata_options_set_enable_blob_files(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.enable_blob_files = v != 0) }
 }
 
@@ -230,6 +255,7 @@ pub unsafe extern "C" fn strata_options_set_enable_blob_files(
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_min_blob_size(opt: *mut strata_options_t, v: u64) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.min_blob_size = v) }
 }
 
@@ -243,6 +269,7 @@ pub unsafe extern "C" fn strata_options_set_blob_separation_at_write(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.blob_separation_at_write = v != 0) }
 }
 
@@ -252,6 +279,7 @@ pub unsafe extern "C" fn strata_options_set_blob_separation_at_write(
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_blob_file_size(opt: *mut strata_options_t, v: u64) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.blob_file_size = v) }
 }
 
@@ -264,6 +292,7 @@ pub unsafe extern "C" fn strata_options_set_enable_blob_garbage_collection(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.enable_blob_garbage_collection = v != 0) }
 }
 
@@ -276,6 +305,7 @@ pub unsafe extern "C" fn strata_options_set_blob_garbage_collection_age_cutoff(
     opt: *mut strata_options_t,
     v: f64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.blob_garbage_collection_age_cutoff = v) }
 }
 
@@ -289,6 +319,7 @@ pub unsafe extern "C" fn strata_options_set_blob_garbage_collection_force_thresh
     opt: *mut strata_options_t,
     v: f64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.blob_garbage_collection_force_threshold = v) }
 }
 
@@ -306,6 +337,7 @@ pub unsafe extern "C" fn strata_options_set_index_type(opt: *mut strata_options_
         2 => Some(IndexType::TwoLevelIndexSearch),
         _ => None,
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, index_type, |o, value| o.index_type = value) }
 }
 
@@ -327,6 +359,7 @@ pub unsafe extern "C" fn strata_options_set_data_block_index_type(
         1 => Some(DataBlockIndexType::BinaryAndHash),
         _ => None,
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, index_type, |o, value| o.data_block_index_type = value) }
 }
 
@@ -341,6 +374,7 @@ pub unsafe extern "C" fn strata_options_set_data_block_hash_table_util_ratio(
     opt: *mut strata_options_t,
     v: f64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.data_block_hash_table_util_ratio = v) }
 }
 
@@ -354,6 +388,7 @@ pub unsafe extern "C" fn strata_options_set_partition_filters(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.partition_filters = v != 0) }
 }
 
@@ -366,6 +401,7 @@ pub unsafe extern "C" fn strata_options_set_metadata_block_size(
     opt: *mut strata_options_t,
     v: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.metadata_block_size = v) }
 }
 
@@ -379,6 +415,7 @@ pub unsafe extern "C" fn strata_options_set_warm_compaction_outputs(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.warm_compaction_outputs = v != 0) }
 }
 
@@ -393,6 +430,7 @@ pub unsafe extern "C" fn strata_options_set_uncache_aggressiveness(
     opt: *mut strata_options_t,
     v: u32,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.uncache_aggressiveness = v) }
 }
 
@@ -412,6 +450,7 @@ pub unsafe extern "C" fn strata_options_set_prepopulate_block_cache(
         1 => Some(PrepopulateBlockCache::FlushOnly),
         _ => None,
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, setting, |o, value| o.prepopulate_block_cache = value) }
 }
 
@@ -434,6 +473,7 @@ pub unsafe extern "C" fn strata_options_set_wal_recovery_mode(
         2 => Some(WalRecoveryMode::PointInTime),
         _ => None,
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, mode, |o, value| o.wal_recovery_mode = value) }
 }
 
@@ -447,6 +487,7 @@ pub unsafe extern "C" fn strata_options_set_cache_index_and_filter_blocks(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.cache_index_and_filter_blocks = v != 0) }
 }
 
@@ -460,6 +501,7 @@ pub unsafe extern "C" fn strata_options_set_pin_top_level_index_and_filter(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.pin_top_level_index_and_filter = v != 0) }
 }
 
@@ -473,6 +515,7 @@ pub unsafe extern "C" fn strata_options_set_pin_l0_filter_and_index_blocks_in_ca
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.pin_l0_filter_and_index_blocks_in_cache = v != 0) }
 }
 
@@ -482,6 +525,7 @@ pub unsafe extern "C" fn strata_options_set_pin_l0_filter_and_index_blocks_in_ca
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_block_cache_size(opt: *mut strata_options_t, v: usize) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.block_cache_size = v) }
 }
 
@@ -493,6 +537,7 @@ pub unsafe extern "C" fn strata_options_set_block_cache_size(opt: *mut strata_op
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_max_open_files(opt: *mut strata_options_t, v: c_int) {
     let files = usize::try_from(v).unwrap_or(Options::UNLIMITED_OPEN_FILES);
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.max_open_files = files) }
 }
 
@@ -506,6 +551,7 @@ pub unsafe extern "C" fn strata_options_set_use_direct_reads(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.use_direct_reads = v != 0) }
 }
 
@@ -518,6 +564,7 @@ pub unsafe extern "C" fn strata_options_set_use_direct_io_for_flush_and_compacti
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.use_direct_io_for_flush_and_compaction = v != 0) }
 }
 
@@ -530,6 +577,7 @@ pub unsafe extern "C" fn strata_options_set_allow_mmap_reads(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.allow_mmap_reads = v != 0) }
 }
 
@@ -542,6 +590,7 @@ pub unsafe extern "C" fn strata_options_set_compaction_readahead_size(
     opt: *mut strata_options_t,
     v: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.compaction_readahead_size = v) }
 }
 
@@ -554,6 +603,7 @@ pub unsafe extern "C" fn strata_options_set_max_background_jobs(
     opt: *mut strata_options_t,
     v: c_int,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.max_background_jobs = v.max(0) as usize) }
 }
 
@@ -566,6 +616,7 @@ pub unsafe extern "C" fn strata_options_set_level0_file_num_compaction_trigger(
     opt: *mut strata_options_t,
     v: c_int,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(opt, |o| {
             o.level0_file_num_compaction_trigger = v.max(0) as usize
@@ -582,6 +633,7 @@ pub unsafe extern "C" fn strata_options_set_max_bytes_for_level_base(
     opt: *mut strata_options_t,
     v: u64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.max_bytes_for_level_base = v) }
 }
 
@@ -594,6 +646,7 @@ pub unsafe extern "C" fn strata_options_set_target_file_size_base(
     opt: *mut strata_options_t,
     v: u64,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.target_file_size_base = v) }
 }
 
@@ -603,6 +656,7 @@ pub unsafe extern "C" fn strata_options_set_target_file_size_base(
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_num_levels(opt: *mut strata_options_t, v: c_int) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.num_levels = v.max(0) as usize) }
 }
 
@@ -615,6 +669,7 @@ pub unsafe extern "C" fn strata_options_set_disable_auto_compactions(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.disable_auto_compactions = v != 0) }
 }
 
@@ -628,6 +683,7 @@ pub unsafe extern "C" fn strata_options_set_read_triggered_compaction(
     opt: *mut strata_options_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update(opt, |o| o.read_triggered_compaction = v != 0) }
 }
 
@@ -643,6 +699,7 @@ pub unsafe extern "C" fn strata_options_set_compaction_style(opt: *mut strata_op
         1 => Some(CompactionStyle::Universal),
         _ => None,
     };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, style, |o, value| o.compaction_style = value) }
 }
 
@@ -660,6 +717,7 @@ pub extern "C" fn strata_readoptions_create() -> *mut strata_readoptions_t {
 /// `opt` must be null or a handle from `strata_readoptions_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_readoptions_destroy(opt: *mut strata_readoptions_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(opt) }
 }
 
@@ -689,8 +747,9 @@ pub unsafe extern "C" fn strata_readoptions_set_iterate_lower_bound(
     key: *const c_char,
     len: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
-        o.options.lower_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+        o.options.lower_bound = unsafe { bound(key, len) };
     }
 }
 
@@ -704,8 +763,9 @@ pub unsafe extern "C" fn strata_readoptions_set_iterate_upper_bound(
     key: *const c_char,
     len: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
-        o.options.upper_bound = (!key.is_null()).then(|| unsafe { bytes(key, len) }.to_vec());
+        o.options.upper_bound = unsafe { bound(key, len) };
     }
 }
 
@@ -719,6 +779,7 @@ pub unsafe extern "C" fn strata_readoptions_set_readahead_size(
     opt: *mut strata_readoptions_t,
     bytes: usize,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.readahead_size = bytes;
     }
@@ -738,6 +799,7 @@ pub extern "C" fn strata_writeoptions_create() -> *mut strata_writeoptions_t {
 /// `opt` must be null or a handle from `strata_writeoptions_create`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn strata_writeoptions_destroy(opt: *mut strata_writeoptions_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { release(opt) }
 }
 
@@ -747,6 +809,7 @@ pub unsafe extern "C" fn strata_writeoptions_destroy(opt: *mut strata_writeoptio
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_writeoptions_set_sync(opt: *mut strata_writeoptions_t, v: c_uchar) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.sync = v != 0;
     }
@@ -761,6 +824,7 @@ pub unsafe extern "C" fn strata_writeoptions_disable_wal(
     opt: *mut strata_writeoptions_t,
     v: c_uchar,
 ) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(o) = unsafe { opt.as_mut() } {
         o.options.disable_wal = v != 0;
     }

@@ -1,0 +1,1099 @@
+//! Transactions: optimistic ones on a plain database (conflicts checked at commit) and
+//! pessimistic ones on a `strata_transactiondb_t` (key locks, timeouts, deadlock detection,
+//! two-phase commit), both behind `strata_transaction_t`; save points; iterators over a
+//! transaction's writes and the database; updatable cursors.
+//!
+//! Ownership and lifetimes. The engine's transactions borrow their database
+//! (`OptimisticTransaction<'db>`, `Transaction<'db>`) and a cursor borrows its transaction;
+//! C has no borrows, so these handles hold them with the lifetime erased, and the header
+//! states the rule that makes that sound, as RocksDB's does:
+//!
+//! - A transaction must be destroyed (`strata_transaction_destroy`) before its database is
+//!   closed. Destroying a running transaction rolls it back; destroying a prepared one parks
+//!   it in its `strata_transactiondb_t`, locks held, for
+//!   `strata_transactiondb_get_prepared_transactions` (or the next open) to hand out again.
+//! - While a cursor is alive, its transaction is used only through the cursor; the cursor
+//!   is destroyed before the transaction.
+//! - A transaction, like a cursor, belongs to one thread at a time.
+//!
+//! Iterators from `strata_transaction_create_iterator` own what they read (a snapshot of the
+//! transaction's writes) and follow the ordinary iterator rules.
+
+use std::ffi::{c_char, c_uchar};
+use std::time::Duration;
+
+use strata::{
+    ColumnFamily, Db, OptimisticTransaction, ReadOptions, Transaction, TransactionDb,
+    TransactionOptions, TxnCursor,
+};
+
+use crate::error::{guard, malloc_copy};
+use crate::iterator::Iter;
+use crate::{
+    bytes, handle, into_handle, release, strata_column_family_t, strata_iterator_t,
+    strata_options_t, strata_readoptions_t, strata_t, strata_writebatch_t, strata_writeoptions_t,
+    text,
+};
+
+/// The engine's transaction, its database's borrow erased (see the module's rules).
+enum Txn {
+    Optimistic(OptimisticTransaction<'static>),
+    Pessimistic(Transaction<'static>),
+}
+
+/// The same call on either kind of transaction.
+macro_rules! either {
+    ($txn:expr, $t:ident => $call:expr) => {
+        match $txn {
+            Txn::Optimistic($t) => $call,
+            Txn::Pessimistic($t) => $call,
+        }
+    };
+}
+
+/// A transaction, optimistic or pessimistic.
+pub struct strata_transaction_t {
+    txn: Txn,
+    /// The family of cursors made without one.
+    default_cf: ColumnFamily,
+}
+
+/// A database whose writes go through key locks, for pessimistic transactions.
+pub struct strata_transactiondb_t {
+    tdb: TransactionDb,
+}
+
+/// Options of a pessimistic transaction.
+pub struct strata_transaction_options_t {
+    options: TransactionOptions,
+}
+
+/// A cursor whose current entry can be updated or deleted through its transaction.
+pub struct strata_txn_cursor_t {
+    cursor: TxnCursor<'static, 'static>,
+}
+
+/// The transaction behind a handle.
+///
+/// # Safety
+/// `txn` null or a live handle used by no other thread during the call.
+unsafe fn txn_mut<'a>(txn: *mut strata_transaction_t) -> Result<&'a mut Txn, String> {
+    // SAFETY: forwarded from the caller.
+    unsafe { txn.as_mut() }
+        .map(|t| &mut t.txn)
+        .ok_or_else(|| "transaction is a null pointer".into())
+}
+
+/// Hands a transaction to C.
+fn txn_out(txn: Txn, db: &Db) -> *mut strata_transaction_t {
+    into_handle(strata_transaction_t {
+        txn,
+        default_cf: db.default_cf(),
+    })
+}
+
+/// Begins an optimistic transaction on `db`: it reads at a snapshot taken now and its
+/// commit fails (Busy) if a key it read for update or wrote was written by another since.
+/// Release it with `strata_transaction_destroy` before closing `db`. Null for a null handle.
+///
+/// # Safety
+/// Live `db` and `options`; `db` stays open until the transaction is destroyed.
+#[no_mangle]
+pub unsafe extern "C" fn strata_optimistictransaction_begin(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+) -> *mut strata_transaction_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
+            // SAFETY: the caller keeps the database open, at this address (it is boxed),
+            // until the transaction is destroyed: the module's first rule.
+            let db: &'static Db = &db.cast_const().as_ref().ok_or("database is null")?.db;
+            let options = &handle(options, "write options")?.options;
+            Ok(txn_out(
+                Txn::Optimistic(db.optimistic_transaction(options)),
+                db,
+            ))
+        })
+    }
+}
+
+/// Opens (or, with `create_if_missing`, creates) the database in `name` for pessimistic
+/// transactions, recovering transactions that were prepared and not yet committed. Release
+/// it with `strata_transactiondb_close`. Null and `*errptr` set on failure.
+///
+/// # Safety
+/// `options` a live handle, `name` a NUL-terminated path, `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_open(
+    options: *const strata_options_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) -> *mut strata_transactiondb_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            let options = handle(options, "options")?.options.clone();
+            let path = text(name, "database path")?;
+            let tdb = TransactionDb::open(path, options).map_err(|e| e.to_string())?;
+            Ok(into_handle(strata_transactiondb_t { tdb }))
+        })
+    }
+}
+
+/// Closes the database. Destroy its transactions first; prepared ones stay prepared on
+/// disk, offered again at the next open.
+///
+/// # Safety
+/// `tdb` null or from `strata_transactiondb_open`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_close(tdb: *mut strata_transactiondb_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { release(tdb) }
+}
+
+/// Sets `key` to `value`, waiting for a transaction's lock on it if needed.
+///
+/// # Safety
+/// Live `tdb`; `key` and `value` readable for their lengths; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_put(
+    tdb: *mut strata_transactiondb_t,
+    key: *const c_char,
+    keylen: usize,
+    value: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            handle(tdb, "transaction database")?
+                .tdb
+                .put(bytes(key, keylen, "key")?, bytes(value, vallen, "value")?)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Removes `key`, waiting for a transaction's lock on it if needed.
+///
+/// # Safety
+/// Live `tdb`; `key` readable for `keylen`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_delete(
+    tdb: *mut strata_transactiondb_t,
+    key: *const c_char,
+    keylen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            handle(tdb, "transaction database")?
+                .tdb
+                .delete(bytes(key, keylen, "key")?)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Applies the batch atomically under the locks of its keys (the batch stays the caller's).
+///
+/// # Safety
+/// Live `tdb`, `options` and `batch`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_write(
+    tdb: *mut strata_transactiondb_t,
+    options: *const strata_writeoptions_t,
+    batch: *const strata_writebatch_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let tdb = &handle(tdb, "transaction database")?.tdb;
+            let options = &handle(options, "write options")?.options;
+            let batch = handle(batch, "write batch")?.to_apply()?;
+            tdb.write(batch, options).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// The committed value of `key` (as `strata_get`: malloc'd, length in `*vallen`, null when
+/// absent).
+///
+/// # Safety
+/// Live `tdb` and `options`; `key` readable for `keylen`; `vallen` valid; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_get(
+    tdb: *mut strata_transactiondb_t,
+    options: *const strata_readoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            *vallen = 0;
+            let tdb = &handle(tdb, "transaction database")?.tdb;
+            let options = &handle(options, "read options")?.options;
+            let value = tdb
+                .db()
+                .get_opt(bytes(key, keylen, "key")?, options)
+                .map_err(|e| e.to_string())?;
+            Ok(crate::db::value_out(value, vallen))
+        })
+    }
+}
+
+/// The transactions that were prepared and not yet committed or rolled back (recovered at
+/// open, or destroyed while prepared), handed out once each: an array of `*count` handles,
+/// malloc'd (release it with `strata_free`), each handle the caller's, to commit or roll
+/// back and then destroy. Null with `*count` 0 when there are none.
+///
+/// # Safety
+/// Live `tdb`, open until the handles are destroyed; `count` a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transactiondb_get_prepared_transactions(
+    tdb: *mut strata_transactiondb_t,
+    count: *mut usize,
+) -> *mut *mut strata_transaction_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
+            *count = 0;
+            // SAFETY: the caller keeps the database open until the handles are destroyed.
+            let tdb: &'static TransactionDb = &tdb
+                .cast_const()
+                .as_ref()
+                .ok_or("transaction database is null")?
+                .tdb;
+            let txns = tdb.prepared_transactions();
+            if txns.is_empty() {
+                return Ok(std::ptr::null_mut());
+            }
+            let size = txns.len() * std::mem::size_of::<*mut strata_transaction_t>();
+            let array = libc::malloc(size).cast::<*mut strata_transaction_t>();
+            if array.is_null() {
+                return Err("out of memory for the list of prepared transactions".into());
+            }
+            for (i, t) in txns.into_iter().enumerate() {
+                *array.add(i) = txn_out(Txn::Pessimistic(t), tdb.db());
+                *count = i + 1;
+            }
+            Ok(array)
+        })
+    }
+}
+
+/// New transaction options: lock timeout 1 s, deadlock detection on, no expiration, no
+/// snapshot.
+#[no_mangle]
+pub extern "C" fn strata_transaction_options_create() -> *mut strata_transaction_options_t {
+    into_handle(strata_transaction_options_t {
+        options: TransactionOptions::default(),
+    })
+}
+
+/// Releases transaction options.
+///
+/// # Safety
+/// `opt` null or from `strata_transaction_options_create`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_options_destroy(
+    opt: *mut strata_transaction_options_t,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { release(opt) }
+}
+
+/// How long a lock request waits before failing with Busy, in milliseconds.
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_options_set_lock_timeout(
+    opt: *mut strata_transaction_options_t,
+    ms: u64,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.lock_timeout = Duration::from_millis(ms);
+    }
+}
+
+/// Refuse at once a lock wait that would close a cycle of waiting transactions (0 or 1).
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_options_set_deadlock_detect(
+    opt: *mut strata_transaction_options_t,
+    v: c_uchar,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.deadlock_detect = v != 0;
+    }
+}
+
+/// After `ms` milliseconds the transaction's locks may be taken by others and its commit
+/// fails; 0 means never.
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_options_set_expiration(
+    opt: *mut strata_transaction_options_t,
+    ms: u64,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.expiration = (ms > 0).then(|| Duration::from_millis(ms));
+    }
+}
+
+/// Read at a snapshot taken when the transaction begins, and refuse to lock a key written
+/// after it (0 or 1).
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_options_set_set_snapshot(
+    opt: *mut strata_transaction_options_t,
+    v: c_uchar,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.set_snapshot = v != 0;
+    }
+}
+
+/// Begins a pessimistic transaction on `tdb`: each write locks its key until the
+/// transaction ends. Release it with `strata_transaction_destroy` before closing `tdb`. Null
+/// for a null handle.
+///
+/// # Safety
+/// Live `tdb`, `options` and `txn_options`; `tdb` stays open until the transaction is
+/// destroyed.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_begin(
+    tdb: *mut strata_transactiondb_t,
+    options: *const strata_writeoptions_t,
+    txn_options: *const strata_transaction_options_t,
+) -> *mut strata_transaction_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
+            // SAFETY: the caller keeps the database open, at this address (it is boxed),
+            // until the transaction is destroyed: the module's first rule.
+            let tdb: &'static TransactionDb = &tdb
+                .cast_const()
+                .as_ref()
+                .ok_or("transaction database is null")?
+                .tdb;
+            let options = &handle(options, "write options")?.options;
+            let txn_options = &handle(txn_options, "transaction options")?.options;
+            Ok(txn_out(
+                Txn::Pessimistic(tdb.transaction(options, txn_options)),
+                tdb.db(),
+            ))
+        })
+    }
+}
+
+/// Releases a transaction: a running one is rolled back, a prepared one is parked (see the
+/// rules at the top of the header section).
+///
+/// # Safety
+/// `txn` null or a transaction handle, released once, with no live cursor.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_destroy(txn: *mut strata_transaction_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { release(txn) }
+}
+
+/// Sets `key` to `value` in the transaction (a pessimistic one locks `key` first, and may
+/// fail with Busy or a deadlock).
+///
+/// # Safety
+/// Live `txn`; `key` and `value` readable for their lengths; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_put(
+    txn: *mut strata_transaction_t,
+    key: *const c_char,
+    keylen: usize,
+    value: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let (k, v) = (bytes(key, keylen, "key")?, bytes(value, vallen, "value")?);
+            either!(txn_mut(txn)?, t => t.put(k, v)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Removes `key` in the transaction.
+///
+/// # Safety
+/// Live `txn`; `key` readable for `keylen`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_delete(
+    txn: *mut strata_transaction_t,
+    key: *const c_char,
+    keylen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let k = bytes(key, keylen, "key")?;
+            either!(txn_mut(txn)?, t => t.delete(k)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Merges `operand` into `key` in the transaction.
+///
+/// # Safety
+/// Live `txn`; `key` and `operand` readable for their lengths; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_merge(
+    txn: *mut strata_transaction_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let (k, v) = (
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+            );
+            either!(txn_mut(txn)?, t => t.merge(k, v)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// The value of `key` as the transaction sees it (its own writes over the database), as
+/// `strata_get`: malloc'd, length in `*vallen`, null when absent.
+///
+/// # Safety
+/// Live `txn`; `key` readable for `keylen`; `vallen` valid; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_get(
+    txn: *mut strata_transaction_t,
+    key: *const c_char,
+    keylen: usize,
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            *vallen = 0;
+            let k = bytes(key, keylen, "key")?;
+            let value = either!(txn_mut(txn)?, t => t.get(k)).map_err(|e| e.to_string())?;
+            Ok(crate::db::value_out(value, vallen))
+        })
+    }
+}
+
+/// As `strata_transaction_get`, and marks `key` as read for update: a pessimistic
+/// transaction locks it; an optimistic one's commit fails if another writes it meanwhile.
+///
+/// # Safety
+/// As `strata_transaction_get`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_get_for_update(
+    txn: *mut strata_transaction_t,
+    key: *const c_char,
+    keylen: usize,
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            *vallen = 0;
+            let k = bytes(key, keylen, "key")?;
+            let value =
+                either!(txn_mut(txn)?, t => t.get_for_update(k)).map_err(|e| e.to_string())?;
+            Ok(crate::db::value_out(value, vallen))
+        })
+    }
+}
+
+/// The number of writes in the transaction (0 for null).
+///
+/// # Safety
+/// `txn` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_count(txn: *mut strata_transaction_t) -> usize {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { txn.as_ref() }.map_or(0, |t| either!(&t.txn, t => t.len()))
+}
+
+/// Marks the transaction's state; `strata_transaction_rollback_to_savepoint` returns to it.
+///
+/// # Safety
+/// Live `txn`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_set_savepoint(
+    txn: *mut strata_transaction_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            either!(txn_mut(txn)?, t => t.set_save_point()).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Undoes the writes since the newest save point, and forgets it; an error if there is none.
+///
+/// # Safety
+/// Live `txn`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_rollback_to_savepoint(
+    txn: *mut strata_transaction_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            either!(txn_mut(txn)?, t => t.rollback_to_save_point()).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Commits: the writes become visible atomically (an optimistic transaction first checks
+/// for conflicts; nothing is written if it fails).
+///
+/// # Safety
+/// Live `txn`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_commit(
+    txn: *mut strata_transaction_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            either!(txn_mut(txn)?, t => t.commit()).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Discards the transaction's writes (and a pessimistic one's locks; a prepared one's
+/// prepare record is rolled back too).
+///
+/// # Safety
+/// Live `txn`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_rollback(
+    txn: *mut strata_transaction_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || match txn_mut(txn)? {
+            Txn::Optimistic(t) => {
+                t.rollback();
+                Ok(())
+            }
+            Txn::Pessimistic(t) => t.rollback().map_err(|e| e.to_string()),
+        })
+    }
+}
+
+/// The pessimistic transaction behind a handle, or an error saying two-phase commit needs
+/// one.
+///
+/// # Safety
+/// As [`txn_mut`].
+unsafe fn pessimistic<'a>(
+    txn: *mut strata_transaction_t,
+) -> Result<&'a mut Transaction<'static>, String> {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    match unsafe { txn_mut(txn) }? {
+        Txn::Pessimistic(t) => Ok(t),
+        Txn::Optimistic(_) => Err(
+            "two-phase commit needs a pessimistic transaction (strata_transaction_begin); \
+             this one is optimistic"
+                .into(),
+        ),
+    }
+}
+
+/// Names a pessimistic transaction for two-phase commit (a name no other transaction of the
+/// database holds); required before `strata_transaction_prepare`.
+///
+/// # Safety
+/// Live `txn`; `name` NUL-terminated; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_set_name(
+    txn: *mut strata_transaction_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let name = text(name, "transaction name")?;
+            pessimistic(txn)?.set_name(name).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// The transaction's name, malloc'd and NUL-terminated (release with `strata_free`), or
+/// null if it has none.
+///
+/// # Safety
+/// `txn` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_get_name(
+    txn: *mut strata_transaction_t,
+) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(std::ptr::null_mut(), std::ptr::null_mut(), || {
+            Ok(match txn_mut(txn)? {
+                Txn::Pessimistic(t) => t.name().map_or(std::ptr::null_mut(), malloc_copy),
+                Txn::Optimistic(_) => std::ptr::null_mut(),
+            })
+        })
+    }
+}
+
+/// The first phase of two-phase commit: writes the transaction's batch to the WAL as
+/// prepared, keeping its locks; after a crash it is recovered prepared, for
+/// `strata_transactiondb_get_prepared_transactions`. Then commit or roll back.
+///
+/// # Safety
+/// Live `txn`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_prepare(
+    txn: *mut strata_transaction_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            pessimistic(txn)?.prepare().map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// An iterator over the transaction's view: its own writes over the database (as of its
+/// snapshot, if it has one), with the bounds of `options`. It follows the ordinary iterator
+/// rules (`strata_iter_*`, released with `strata_iter_destroy`) and does not see writes the
+/// transaction makes after it was created. Null and `*errptr` set on failure.
+///
+/// # Safety
+/// Live `txn` and `options`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_create_iterator(
+    txn: *mut strata_transaction_t,
+    options: *const strata_readoptions_t,
+    errptr: *mut *mut c_char,
+) -> *mut strata_iterator_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            let options: ReadOptions = handle(options, "read options")?.options.clone();
+            let iter = either!(txn_mut(txn)?, t => t.iter(options)).map_err(|e| e.to_string())?;
+            Ok(into_handle(strata_iterator_t {
+                iter: Iter::Txn(iter),
+                refused: None,
+            }))
+        })
+    }
+}
+
+/// An updatable cursor over family `cf` (the default family for a null `cf`) as the
+/// transaction sees it, unpositioned. While it lives, use the transaction only through it;
+/// destroy it with `strata_txn_cursor_destroy` before the transaction. Null and `*errptr`
+/// set on failure.
+///
+/// # Safety
+/// Live `txn` and `options`; `cf` null or live; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_create_cursor(
+    txn: *mut strata_transaction_t,
+    options: *const strata_readoptions_t,
+    cf: *const strata_column_family_t,
+    errptr: *mut *mut c_char,
+) -> *mut strata_txn_cursor_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            let options: ReadOptions = handle(options, "read options")?.options.clone();
+            // SAFETY: the caller uses the transaction only through the cursor while it lives,
+            // and destroys the cursor first (the module's second rule), so this exclusive
+            // borrow is the only use of the transaction for the cursor's life.
+            let txn: &'static mut strata_transaction_t =
+                txn.as_mut().ok_or("transaction is a null pointer")?;
+            let cf = match cf.as_ref() {
+                Some(cf) => cf.handle.clone(),
+                None => txn.default_cf.clone(),
+            };
+            let cursor =
+                either!(&mut txn.txn, t => t.cursor_cf(&cf, options)).map_err(|e| e.to_string())?;
+            Ok(into_handle(strata_txn_cursor_t { cursor }))
+        })
+    }
+}
+
+/// Releases a cursor; its transaction may be used again.
+///
+/// # Safety
+/// `cursor` null or from `strata_transaction_create_cursor`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_destroy(cursor: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { release(cursor) }
+}
+
+/// Applies `step` to the cursor behind `c`; a null handle is ignored.
+///
+/// # Safety
+/// `c` null or a live cursor used by no other thread during the call.
+unsafe fn step(c: *mut strata_txn_cursor_t, step: impl FnOnce(&mut TxnCursor<'static, 'static>)) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(c) = unsafe { c.as_mut() } {
+        crate::error::guard_quiet((), || step(&mut c.cursor));
+    }
+}
+
+/// 1 if the cursor is at an entry, else 0.
+///
+/// # Safety
+/// `c` null or a live cursor.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_valid(c: *const strata_txn_cursor_t) -> c_uchar {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { c.as_ref() }.is_some_and(|c| c.cursor.valid()) as c_uchar
+}
+
+/// Moves to the first entry.
+///
+/// # Safety
+/// `c` null or a live cursor.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_seek_to_first(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { step(c, |c| c.seek_to_first()) }
+}
+
+/// Moves to the last entry.
+///
+/// # Safety
+/// `c` null or a live cursor.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_seek_to_last(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { step(c, |c| c.seek_to_last()) }
+}
+
+/// Moves to the first entry at or after `key`. A null `key` with a non-zero length is
+/// refused with `*errptr`, and the cursor does not move.
+///
+/// # Safety
+/// `c` null or a live cursor; `key` readable for `klen`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_seek(
+    c: *mut strata_txn_cursor_t,
+    key: *const c_char,
+    klen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let key = bytes(key, klen, "seek key")?;
+            step(c, |c| c.seek(key));
+            Ok(())
+        })
+    }
+}
+
+/// Moves to the last entry at or before `key`; errors as `strata_txn_cursor_seek`.
+///
+/// # Safety
+/// As `strata_txn_cursor_seek`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_seek_for_prev(
+    c: *mut strata_txn_cursor_t,
+    key: *const c_char,
+    klen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let key = bytes(key, klen, "seek key")?;
+            step(c, |c| c.seek_for_prev(key));
+            Ok(())
+        })
+    }
+}
+
+/// Moves to the next entry (if valid).
+///
+/// # Safety
+/// `c` null or a live cursor.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_next(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        step(c, |c| {
+            if c.valid() {
+                c.next()
+            }
+        })
+    }
+}
+
+/// Moves to the previous entry (if valid).
+///
+/// # Safety
+/// `c` null or a live cursor.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_prev(c: *mut strata_txn_cursor_t) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        step(c, |c| {
+            if c.valid() {
+                c.prev()
+            }
+        })
+    }
+}
+
+/// The current key, length in `*klen`, valid until the cursor moves or changes the entry;
+/// null with `*klen` 0 when not valid.
+///
+/// # Safety
+/// `c` null or a live cursor; `klen` a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_key(
+    c: *const strata_txn_cursor_t,
+    klen: *mut usize,
+) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    let key = unsafe { c.as_ref() }
+        .filter(|c| c.cursor.valid())
+        .map(|c| c.cursor.key());
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { crate::iterator::borrowed_out(key, klen) }
+}
+
+/// The current value, length in `*vlen`, valid as the key of `strata_txn_cursor_key`.
+///
+/// # Safety
+/// `c` null or a live cursor; `vlen` a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_value(
+    c: *const strata_txn_cursor_t,
+    vlen: *mut usize,
+) -> *const c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    let value = unsafe { c.as_ref() }
+        .filter(|c| c.cursor.valid())
+        .map(|c| c.cursor.value());
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { crate::iterator::borrowed_out(value, vlen) }
+}
+
+/// Sets the current entry's value in the transaction; the cursor stays on the entry and
+/// shows the new value. An error if the cursor is not valid.
+///
+/// # Safety
+/// Live `c`; `value` readable for `vallen`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_update(
+    c: *mut strata_txn_cursor_t,
+    value: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let c = c.as_mut().ok_or("cursor is a null pointer")?;
+            // The engine's cursor requires an entry; say so rather than reach its assertion.
+            if !c.cursor.valid() {
+                return Err("the cursor is not at an entry".into());
+            }
+            let value = bytes(value, vallen, "value")?;
+            c.cursor.update(value).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Deletes the current entry in the transaction; the cursor stays on its key, with an empty
+/// value, until it moves. An error if the cursor is not valid.
+///
+/// # Safety
+/// Live `c`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_delete(
+    c: *mut strata_txn_cursor_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let c = c.as_mut().ok_or("cursor is a null pointer")?;
+            // The engine's cursor requires an entry; say so rather than reach its assertion.
+            if !c.cursor.valid() {
+                return Err("the cursor is not at an entry".into());
+            }
+            c.cursor.delete().map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Sets `*errptr` if the cursor stopped on a read error.
+///
+/// # Safety
+/// `c` null or a live cursor; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_txn_cursor_get_error(
+    c: *const strata_txn_cursor_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(c) = unsafe { c.as_ref() } {
+        if let Err(e) = c.cursor.status() {
+            unsafe { crate::error::set_error(errptr, e) };
+        }
+    }
+}
+
+/// The family behind `cf`, or an error naming the missing handle.
+///
+/// # Safety
+/// `cf` null or a live handle.
+unsafe fn family<'a>(cf: *const strata_column_family_t) -> Result<&'a ColumnFamily, String> {
+    // SAFETY: forwarded from the caller.
+    unsafe { cf.as_ref() }
+        .map(|cf| &cf.handle)
+        .ok_or_else(|| "column family is a null pointer".into())
+}
+
+/// As `strata_transaction_put`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_put`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_put_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    value: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let cf = family(cf)?;
+            let (k, v) = (bytes(key, keylen, "key")?, bytes(value, vallen, "value")?);
+            either!(txn_mut(txn)?, t => t.put_cf(cf, k, v)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_transaction_delete`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_delete`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_delete_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let cf = family(cf)?;
+            let k = bytes(key, keylen, "key")?;
+            either!(txn_mut(txn)?, t => t.delete_cf(cf, k)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_transaction_merge`, in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_merge`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_merge_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    operand: *const c_char,
+    oplen: usize,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let cf = family(cf)?;
+            let (k, v) = (
+                bytes(key, keylen, "key")?,
+                bytes(operand, oplen, "operand")?,
+            );
+            either!(txn_mut(txn)?, t => t.merge_cf(cf, k, v)).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// As `strata_transaction_get` (or, with `for_update` 1, `strata_transaction_get_for_update`),
+/// in column family `cf`.
+///
+/// # Safety
+/// As `strata_transaction_get`; `cf` a live family handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_transaction_get_cf(
+    txn: *mut strata_transaction_t,
+    cf: *const strata_column_family_t,
+    key: *const c_char,
+    keylen: usize,
+    for_update: c_uchar,
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+) -> *mut c_char {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            *vallen = 0;
+            let cf = family(cf)?;
+            let k = bytes(key, keylen, "key")?;
+            let value = if for_update != 0 {
+                either!(txn_mut(txn)?, t => t.get_for_update_cf(cf, k))
+            } else {
+                either!(txn_mut(txn)?, t => t.get_cf(cf, k))
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(crate::db::value_out(value, vallen))
+        })
+    }
+}
