@@ -2,7 +2,7 @@
 //! current entry can be replaced or deleted through its transaction, and it sees the change
 //! at once.
 //!
-//! The engine's cursor borrows its transaction mutably (`TxnCursor<'t, 'db>`), and both
+//! The engine's cursor borrows its transaction mutably (`TxnCursor<'t, T>`, held here as a `Box<dyn UpdatableCursor + Send>`), and both
 //! must live in Java objects. So the transaction *lends* itself: the cursor is stored in
 //! the transaction's own slot ([`Lent`], in `txn::Running::cursor`), with its lifetimes
 //! erased to `'static`. This is the one place with unsafe code beyond handles; it is sound
@@ -27,7 +27,7 @@ use std::sync::Arc;
 use jni::objects::{JByteArray, JClass, JObject};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
-use strata::TxnCursor;
+use strata::{TransactionBase, UpdatableCursor};
 
 use crate::convert::bytes;
 use crate::db::family;
@@ -38,7 +38,7 @@ use crate::txn::{Running, Slot, Txn, TxnShell};
 
 /// A transaction's cursor, stored in the transaction's slot (see the module doc).
 pub struct Lent {
-    cursor: TxnCursor<'static, 'static>,
+    cursor: Box<dyn UpdatableCursor + Send>,
     id: u64,
 }
 
@@ -54,12 +54,12 @@ pub struct CursorShell {
 impl CursorShell {
     /// Runs `f` on the cursor while it is lent; throws once it is closed or its transaction
     /// ended.
-    fn with<R>(&self, f: impl FnOnce(&mut TxnCursor<'static, 'static>) -> Result<R>) -> Result<R> {
+    fn with<R>(&self, f: impl FnOnce(&mut dyn UpdatableCursor) -> Result<R>) -> Result<R> {
         let mut slot = self.txn.slot.lock();
         match &mut *slot {
             Slot::Running(Running {
                 cursor: Some(lent), ..
-            }) if lent.id == self.id => f(&mut lent.cursor),
+            }) if lent.id == self.id => f(lent.cursor.as_mut()),
             Slot::Running(_) => Err(BindError::Closed("the cursor is closed".into())),
             Slot::Ended(_) => {
                 drop(slot);
@@ -115,9 +115,9 @@ pub extern "system" fn Java_io_strata_Transaction_nativeNewCursor<'l>(
         // SAFETY: the transaction stays at this address and is reached by nothing else while
         // the cursor exists, and the cursor is dropped before it (see the module doc).
         let txn_ref: &'static mut Txn<'static> = unsafe { &mut *ptr };
-        let cursor = match txn_ref {
-            Txn::Optimistic(t) => t.cursor_cf(&cf, options)?,
-            Txn::Pessimistic(t) => t.cursor_cf(&cf, options)?,
+        let cursor: Box<dyn UpdatableCursor + Send> = match txn_ref {
+            Txn::Optimistic(t) => Box::new(t.cursor_cf(&cf, &options)?),
+            Txn::Pessimistic(t) => Box::new(t.cursor_cf(&cf, &options)?),
         };
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         running.cursor = Some(Lent { cursor, id });

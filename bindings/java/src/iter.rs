@@ -100,8 +100,8 @@ pub extern "system" fn Java_io_strata_Strata_nativeNewIterator<'l>(
         // SAFETY: as above.
         let iter = unsafe { db_shell(h) }?.with_db(|db| {
             Ok(match &cf {
-                Some(cf) => db.iter_cf(cf, options)?,
-                None => db.iter(options),
+                Some(cf) => db.iter_cf(cf, &options)?,
+                None => db.iter(&options),
             })
         })?;
         Ok(handle::into_handle(Arc::new(IterShell {

@@ -25,7 +25,7 @@ use jni::sys::{jboolean, jint, jlong, jlongArray};
 use jni::EnvUnowned;
 use parking_lot::Mutex;
 use self_cell::self_cell;
-use strata::{ColumnFamily, TransactionOptions, WriteOptions};
+use strata::{ColumnFamily, TransactionBase, TransactionOptions, WriteOptions};
 
 use crate::convert::{bytes, string, transaction_options, write_options};
 use crate::cursor::Lent;
@@ -54,10 +54,7 @@ macro_rules! either {
 impl<'db> Txn<'db> {
     fn rollback(&mut self) -> strata::Result<()> {
         match self {
-            Txn::Optimistic(t) => {
-                t.rollback();
-                Ok(())
-            }
+            Txn::Optimistic(t) => t.rollback(),
             Txn::Pessimistic(t) => t.rollback(),
         }
     }
@@ -567,7 +564,7 @@ pub extern "system" fn Java_io_strata_Transaction_nativeNewIterator<'l>(
         let txn = unsafe { handle::share::<TxnShell>(h, "the transaction")? };
         let iter = txn.run(|t, engine| {
             let cf = family_or_default(cf, engine);
-            Ok(either!(t, t => t.iter_cf(&cf, options))?)
+            Ok(either!(t, t => t.iter_cf(&cf, &options))?)
         })?;
         Ok(over_transaction(txn, iter))
     })

@@ -17,7 +17,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use strata::{ColumnFamily, ReadOptions, TxnCursor};
+use strata::{ColumnFamily, ReadOptions, TransactionBase, UpdatableCursor};
 
 use crate::convert::bytes_arg;
 use crate::txn::{Transaction, Txn};
@@ -38,7 +38,7 @@ pub struct Cursor {
 }
 
 /// The entry an engine cursor is at.
-fn position(c: &TxnCursor<'_, '_>) -> strata::Result<Position> {
+fn position(c: &dyn UpdatableCursor) -> strata::Result<Position> {
     c.status()?;
     Ok(c.valid().then(|| (c.key().to_vec(), c.value().to_vec())))
 }
@@ -56,18 +56,17 @@ impl Cursor {
     /// Makes an engine cursor, applies `f` to it and stores where it is after.
     fn step<F>(&self, py: Python<'_>, f: F) -> PyResult<()>
     where
-        F: for<'t, 'db> FnOnce(&mut TxnCursor<'t, 'db>, &Position) -> strata::Result<Position>
-            + Send,
+        F: FnOnce(&mut dyn UpdatableCursor, &Position) -> strata::Result<Position> + Send,
     {
         let here = self.current.lock().clone();
         let options = self.options.clone();
-        let next = self.txn.get().run(py, self.cf.clone(), move |txn, cf| {
-            let mut c = match txn {
-                Txn::Optimistic(t) => t.cursor_cf(cf, options)?,
-                Txn::Pessimistic(t) => t.cursor_cf(cf, options)?,
-            };
-            f(&mut c, &here)
-        })?;
+        let next = self
+            .txn
+            .get()
+            .run(py, self.cf.clone(), move |txn, cf| match txn {
+                Txn::Optimistic(t) => f(&mut t.cursor_cf(cf, &options)?, &here),
+                Txn::Pessimistic(t) => f(&mut t.cursor_cf(cf, &options)?, &here),
+            })?;
         *self.current.lock() = next;
         Ok(())
     }
@@ -83,7 +82,7 @@ impl Cursor {
 }
 
 /// Seeks `c` to `key` and says whether it is there (the entry was not deleted since).
-fn at(c: &mut TxnCursor<'_, '_>, key: &[u8]) -> bool {
+fn at(c: &mut dyn UpdatableCursor, key: &[u8]) -> bool {
     c.seek(key);
     c.valid() && c.key() == key
 }

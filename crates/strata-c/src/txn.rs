@@ -23,8 +23,8 @@ use std::ffi::{c_char, c_uchar};
 use std::time::Duration;
 
 use strata::{
-    ColumnFamily, Db, OptimisticTransaction, ReadOptions, Transaction, TransactionDb,
-    TransactionOptions, TxnCursor,
+    ColumnFamily, Db, OptimisticTransaction, ReadOptions, Transaction, TransactionBase,
+    TransactionDb, TransactionOptions, UpdatableCursor,
 };
 
 use crate::error::{guard, malloc_copy};
@@ -70,7 +70,7 @@ pub struct strata_transaction_options_t {
 
 /// A cursor whose current entry can be updated or deleted through its transaction.
 pub struct strata_txn_cursor_t {
-    cursor: TxnCursor<'static, 'static>,
+    cursor: Box<dyn UpdatableCursor>,
 }
 
 /// The transaction behind a handle.
@@ -608,10 +608,7 @@ pub unsafe extern "C" fn strata_transaction_rollback(
     // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || match txn_mut(txn)? {
-            Txn::Optimistic(t) => {
-                t.rollback();
-                Ok(())
-            }
+            Txn::Optimistic(t) => t.rollback().map_err(|e| e.to_string()),
             Txn::Pessimistic(t) => t.rollback().map_err(|e| e.to_string()),
         })
     }
@@ -712,7 +709,7 @@ pub unsafe extern "C" fn strata_transaction_create_iterator(
     unsafe {
         guard(errptr, std::ptr::null_mut(), || {
             let options: ReadOptions = handle(options, "read options")?.options.clone();
-            let iter = either!(txn_mut(txn)?, t => t.iter(options)).map_err(|e| e.to_string())?;
+            let iter = either!(txn_mut(txn)?, t => t.iter(&options)).map_err(|e| e.to_string())?;
             Ok(into_handle(strata_iterator_t {
                 iter: Iter::Txn(iter),
                 refused: None,
@@ -748,8 +745,14 @@ pub unsafe extern "C" fn strata_transaction_create_cursor(
                 Some(cf) => cf.handle.clone(),
                 None => txn.default_cf.clone(),
             };
-            let cursor =
-                either!(&mut txn.txn, t => t.cursor_cf(&cf, options)).map_err(|e| e.to_string())?;
+            let cursor: Box<dyn UpdatableCursor> = match &mut txn.txn {
+                Txn::Optimistic(t) => {
+                    Box::new(t.cursor_cf(&cf, &options).map_err(|e| e.to_string())?)
+                }
+                Txn::Pessimistic(t) => {
+                    Box::new(t.cursor_cf(&cf, &options).map_err(|e| e.to_string())?)
+                }
+            };
             Ok(into_handle(strata_txn_cursor_t { cursor }))
         })
     }
@@ -769,10 +772,10 @@ pub unsafe extern "C" fn strata_txn_cursor_destroy(cursor: *mut strata_txn_curso
 ///
 /// # Safety
 /// `c` null or a live cursor used by no other thread during the call.
-unsafe fn step(c: *mut strata_txn_cursor_t, step: impl FnOnce(&mut TxnCursor<'static, 'static>)) {
+unsafe fn step(c: *mut strata_txn_cursor_t, step: impl FnOnce(&mut dyn UpdatableCursor)) {
     // SAFETY: the pointers are as the function's `# Safety` section requires.
     if let Some(c) = unsafe { c.as_mut() } {
-        crate::error::guard_quiet((), || step(&mut c.cursor));
+        crate::error::guard_quiet((), || step(c.cursor.as_mut()));
     }
 }
 

@@ -100,6 +100,6 @@ pub use sst_writer::{SstFileInfo, SstWriter};
 pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue};
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,
-    TransactionOptions, TxnCursor, TxnIterator,
+    TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,
 };
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

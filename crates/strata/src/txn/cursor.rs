@@ -131,3 +131,72 @@ impl<'t, T: TransactionBase> TxnCursor<'t, T> {
         Ok(())
     }
 }
+
+/// [`TxnCursor`]'s calls without its type parameter, for code that holds a cursor of either
+/// kind of transaction behind one handle (the C, Python and Java bindings): the cursor is
+/// generic over its transaction, and a handle chosen at run time needs an object-safe view.
+pub trait UpdatableCursor {
+    /// See [`TxnCursor::valid`].
+    fn valid(&self) -> bool;
+    /// See [`TxnCursor::key`].
+    fn key(&self) -> &[u8];
+    /// See [`TxnCursor::value`].
+    fn value(&self) -> &[u8];
+    /// See [`TxnCursor::status`].
+    fn status(&self) -> Result<()>;
+    /// See [`TxnCursor::seek`].
+    fn seek(&mut self, target: &[u8]);
+    /// See [`TxnCursor::seek_for_prev`].
+    fn seek_for_prev(&mut self, target: &[u8]);
+    /// See [`TxnCursor::seek_to_first`].
+    fn seek_to_first(&mut self);
+    /// See [`TxnCursor::seek_to_last`].
+    fn seek_to_last(&mut self);
+    /// See [`TxnCursor::next`].
+    fn next(&mut self);
+    /// See [`TxnCursor::prev`].
+    fn prev(&mut self);
+    /// See [`TxnCursor::update`].
+    fn update(&mut self, value: &[u8]) -> Result<()>;
+    /// See [`TxnCursor::delete`].
+    fn delete(&mut self) -> Result<()>;
+}
+
+impl<T: TransactionBase> UpdatableCursor for TxnCursor<'_, T> {
+    fn valid(&self) -> bool {
+        TxnCursor::valid(self)
+    }
+    fn key(&self) -> &[u8] {
+        TxnCursor::key(self)
+    }
+    fn value(&self) -> &[u8] {
+        TxnCursor::value(self)
+    }
+    fn status(&self) -> Result<()> {
+        TxnCursor::status(self)
+    }
+    fn seek(&mut self, target: &[u8]) {
+        TxnCursor::seek(self, target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        TxnCursor::seek_for_prev(self, target)
+    }
+    fn seek_to_first(&mut self) {
+        TxnCursor::seek_to_first(self)
+    }
+    fn seek_to_last(&mut self) {
+        TxnCursor::seek_to_last(self)
+    }
+    fn next(&mut self) {
+        TxnCursor::next(self)
+    }
+    fn prev(&mut self) {
+        TxnCursor::prev(self)
+    }
+    fn update(&mut self, value: &[u8]) -> Result<()> {
+        TxnCursor::update(self, value)
+    }
+    fn delete(&mut self) -> Result<()> {
+        TxnCursor::delete(self)
+    }
+}

@@ -26,7 +26,7 @@ mod overlay;
 mod pessimistic;
 
 pub use base::TransactionBase;
-pub use cursor::TxnCursor;
+pub use cursor::{TxnCursor, UpdatableCursor};
 pub use indexed_batch::IndexedBatch;
 pub use optimistic::OptimisticTransaction;
 pub use overlay::TxnIterator;
