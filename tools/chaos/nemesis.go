@@ -1,0 +1,234 @@
+// The nemesis: kills nodes with SIGKILL and restarts them, pauses them with SIGSTOP and
+// resumes them with SIGCONT, one fault at a time at seeded random moments. Whatever it paused
+// is resumed and whatever it started is stopped when it ends.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Node is one server process the nemesis may fault.
+type Node struct {
+	Name string // the node's directory name under the cluster dir, or its pid
+	Dir  string // the node's directory ("" without a cluster dir)
+	Pid  int
+	cmd  *exec.Cmd // set once the nemesis restarted it
+	done chan struct{}
+}
+
+// Nemesis faults nodes. Zero Gap/Hold mean 1-3 s.
+type Nemesis struct {
+	Nodes      []*Node
+	RestartCmd string // sh -c template: {node} and {dir} are replaced; should exec the server
+	Seed       int64
+	Kill       bool // SIGKILL and restart (needs RestartCmd)
+	Pause      bool // SIGSTOP and SIGCONT
+	Log        func(format string, args ...interface{})
+
+	mu                      sync.Mutex
+	kills, restarts, pauses int
+	paused                  map[int]bool
+	started                 []*Node
+}
+
+// NodesFromClusterDir reads the pid files of a cluster directory: every DIR/<node>/pid
+// holding the decimal pid of that node's server process.
+func NodesFromClusterDir(dir string) ([]*Node, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "pid"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no pid files (%s/<node>/pid) in cluster dir %s", dir, dir)
+	}
+	sort.Strings(files)
+	var nodes []*Node
+	for _, f := range files {
+		pid, err := readPid(f)
+		if err != nil {
+			return nil, err
+		}
+		nd := filepath.Dir(f)
+		nodes = append(nodes, &Node{Name: filepath.Base(nd), Dir: nd, Pid: pid})
+	}
+	return nodes, nil
+}
+
+func readPid(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return 0, fmt.Errorf("%s: not a pid: %q", path, strings.TrimSpace(string(b)))
+	}
+	return pid, nil
+}
+
+// NodesFromPids makes nodes of a list of pids.
+func NodesFromPids(pids []int) []*Node {
+	var nodes []*Node
+	for _, p := range pids {
+		nodes = append(nodes, &Node{Name: strconv.Itoa(p), Pid: p})
+	}
+	return nodes
+}
+
+// Counts returns the faults injected so far.
+func (n *Nemesis) Counts() (kills, restarts, pauses int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kills, n.restarts, n.pauses
+}
+
+func (n *Nemesis) logf(start time.Time, format string, args ...interface{}) {
+	if n.Log != nil {
+		n.Log("nemesis %7.3fs: %s", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+}
+
+// sleep waits d or until ctx is done; false when ctx is done.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Run injects faults until ctx is done, then heals: resumes paused nodes, restarts a node
+// killed in the last fault (so the cluster is whole for an orderly stop), and finally stops
+// the processes it started. Returns when all that is done.
+func (n *Nemesis) Run(ctx context.Context, start time.Time) {
+	rng := rand.New(rand.NewSource(n.Seed))
+	n.paused = map[int]bool{}
+	defer n.cleanup(start)
+	var faults []string
+	if n.Kill && n.RestartCmd != "" {
+		faults = append(faults, "kill")
+	}
+	if n.Pause {
+		faults = append(faults, "pause")
+	}
+	if len(faults) == 0 || len(n.Nodes) == 0 {
+		<-ctx.Done()
+		return
+	}
+	between := func() time.Duration { return time.Duration(1000+rng.Intn(2000)) * time.Millisecond }
+	for sleep(ctx, between()) {
+		node := n.Nodes[rng.Intn(len(n.Nodes))]
+		hold := between()
+		switch faults[rng.Intn(len(faults))] {
+		case "kill":
+			if err := syscall.Kill(node.Pid, syscall.SIGKILL); err != nil {
+				n.logf(start, "SIGKILL %s (pid %d): %v", node.Name, node.Pid, err)
+				continue
+			}
+			n.mu.Lock()
+			n.kills++
+			n.mu.Unlock()
+			n.logf(start, "SIGKILL %s (pid %d), down for %s", node.Name, node.Pid, hold)
+			// The restart happens even when the run ends meanwhile: a node is never left
+			// down by the nemesis.
+			sleep(ctx, hold)
+			if err := n.restart(node); err != nil {
+				n.logf(start, "restart %s: %v", node.Name, err)
+				continue
+			}
+			n.logf(start, "restarted %s (pid %d)", node.Name, node.Pid)
+		case "pause":
+			if err := syscall.Kill(node.Pid, syscall.SIGSTOP); err != nil {
+				n.logf(start, "SIGSTOP %s (pid %d): %v", node.Name, node.Pid, err)
+				continue
+			}
+			n.mu.Lock()
+			n.pauses++
+			n.paused[node.Pid] = true
+			n.mu.Unlock()
+			n.logf(start, "SIGSTOP %s (pid %d) for %s", node.Name, node.Pid, hold)
+			sleep(ctx, hold)
+			n.resume(node.Pid)
+			n.logf(start, "SIGCONT %s (pid %d)", node.Name, node.Pid)
+		}
+	}
+}
+
+func (n *Nemesis) resume(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	n.mu.Lock()
+	delete(n.paused, pid)
+	n.mu.Unlock()
+}
+
+// restart runs the restart command for a node, in its own process group so that stopping it
+// reaches the server even behind a shell.
+func (n *Nemesis) restart(node *Node) error {
+	c := strings.NewReplacer("{node}", node.Name, "{dir}", node.Dir).Replace(n.RestartCmd)
+	cmd := exec.Command("sh", "-c", c)
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	node.cmd = cmd
+	node.Pid = cmd.Process.Pid
+	node.done = make(chan struct{})
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(node.done)
+	n.mu.Lock()
+	n.restarts++
+	n.started = append(n.started, node)
+	n.mu.Unlock()
+	return nil
+}
+
+// cleanup resumes every paused process and stops (SIGTERM, SIGKILL after 5 s) every
+// process the nemesis started.
+func (n *Nemesis) cleanup(start time.Time) {
+	n.mu.Lock()
+	var paused []int
+	for pid := range n.paused {
+		paused = append(paused, pid)
+	}
+	started := append([]*Node(nil), n.started...)
+	n.mu.Unlock()
+	for _, pid := range paused {
+		n.resume(pid)
+		n.logf(start, "SIGCONT pid %d (cleanup)", pid)
+	}
+	for _, node := range started {
+		// A node restarted twice was started twice; only its latest process is alive.
+		if node.cmd == nil || node.cmd.Process.Pid != node.Pid {
+			continue
+		}
+		select {
+		case <-node.done:
+			continue
+		default:
+		}
+		_ = syscall.Kill(-node.Pid, syscall.SIGTERM)
+		select {
+		case <-node.done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-node.Pid, syscall.SIGKILL)
+			<-node.done
+		}
+		n.logf(start, "stopped %s (pid %d), which the nemesis started", node.Name, node.Pid)
+		node.cmd = nil
+	}
+}
