@@ -27,10 +27,11 @@ type Node struct {
 	done chan struct{}
 }
 
-// Nemesis faults nodes. Zero Gap/Hold mean 1-3 s.
+// Nemesis faults nodes.
 type Nemesis struct {
 	Nodes      []*Node
-	RestartCmd string // sh -c template: {node} and {dir} are replaced; should exec the server
+	Interval   time.Duration // faults last, and come apart, 1-3 intervals; 0 means 1 s
+	RestartCmd string        // sh -c template: {node} and {dir} are replaced; should exec the server
 	Seed       int64
 	Kill       bool // SIGKILL and restart (needs RestartCmd)
 	Pause      bool // SIGSTOP and SIGCONT
@@ -129,7 +130,11 @@ func (n *Nemesis) Run(ctx context.Context, start time.Time) {
 		<-ctx.Done()
 		return
 	}
-	between := func() time.Duration { return time.Duration(1000+rng.Intn(2000)) * time.Millisecond }
+	iv := n.Interval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	between := func() time.Duration { return iv + time.Duration(rng.Int63n(int64(2*iv))) }
 	for sleep(ctx, between()) {
 		node := n.Nodes[rng.Intn(len(n.Nodes))]
 		hold := between()
