@@ -5,19 +5,19 @@
 //	GET    /kv/{key}   (linearizable by default) -> 200 body = value, or 404
 //	       /kv/{key}?consistency=local           -> the node's own, possibly stale, state
 //	DELETE /kv/{key}                             -> 200
-//	POST   /txn        {"compare":[{"key":B64,"value":B64|null}],
-//	                    "ops":[{"put":{"key":B64,"value":B64}} | {"delete":{"key":B64}}]}
-//	                   -> 200 {"succeeded":bool}
+//	POST   /txn        {"compare":[{"key":K,"value":V|null}],
+//	                    "ops":[{"op":"put","key":K,"value":V} | {"op":"delete","key":K}]}
+//	                   -> 200 {"index":N,"succeeded":bool,"duplicate":bool}
 //
-// Keys are percent-encoded path segments; JSON carries keys and values in standard base64
-// (as the scan's JSON lines do), a null compare value meaning "absent". A follower may
-// answer 307 with the leader's address; Go's client follows it and re-sends the body.
+// Keys are percent-encoded path segments; the transaction's JSON carries keys and values as
+// UTF-8 strings (the driver's are ASCII), a null compare value meaning "absent". A follower
+// answers writes and linearizable reads with 307 to the leader; Go's client follows it and
+// re-sends the body. Other statuses: 400 malformed, 413 too large, 503 no leader.
 package main
 
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,14 +133,10 @@ type txnCompare struct {
 	Value *string `json:"value"` // null: the key must be absent
 }
 
-type txnKV struct {
+type txnOp struct {
+	Op    string  `json:"op"` // "put" or "delete"
 	Key   string  `json:"key"`
 	Value *string `json:"value,omitempty"`
-}
-
-type txnOp struct {
-	Put    *txnKV `json:"put,omitempty"`
-	Delete *txnKV `json:"delete,omitempty"`
 }
 
 type txnRequest struct {
@@ -152,19 +148,11 @@ type txnResponse struct {
 	Succeeded *bool `json:"succeeded"`
 }
 
-func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-
 // apiCas sets key to value if it holds expect (or is absent, expect nil), atomically.
 func apiCas(ctx context.Context, c *http.Client, ep, key string, expect *string, value string) (bool, error) {
-	cmp := txnCompare{Key: b64(key)}
-	if expect != nil {
-		e := b64(*expect)
-		cmp.Value = &e
-	}
-	v := b64(value)
 	req := txnRequest{
-		Compare: []txnCompare{cmp},
-		Ops:     []txnOp{{Put: &txnKV{Key: b64(key), Value: &v}}},
+		Compare: []txnCompare{{Key: key, Value: expect}},
+		Ops:     []txnOp{{Op: "put", Key: key, Value: &value}},
 	}
 	payload, err := json.Marshal(req)
 	if err != nil {

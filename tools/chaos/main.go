@@ -1,7 +1,7 @@
 // Command chaos drives a replicated Strata cluster with concurrent clients while nodes are
 // killed and paused, records the history, and checks it for linearizability with porcupine.
 //
-//	chaos run   -endpoints 127.0.0.1:8001,... -out history.jsonl [-cluster-dir DIR -restart CMD]
+//	chaos run   -endpoints 127.0.0.1:7001,... -out history.jsonl [-cluster-dir DIR -restart CMD]
 //	chaos check [-html FILE] history.jsonl
 //
 // check exits 0 when the history is linearizable, 1 when it is not (and writes porcupine's
@@ -122,9 +122,9 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 2*time.Second, "per-request timeout")
 	seed := fs.Int64("seed", 0, "seed of the clients and the nemesis (0: from the clock; printed)")
 	local := fs.Bool("local-reads", false, "read with ?consistency=local (possibly stale: for the self-test)")
-	clusterDir := fs.String("cluster-dir", "", "nemesis: read node pids from DIR/<node>/pid")
+	clusterDir := fs.String("cluster-dir", "", "nemesis: the nodes of `strata cluster up --dir DIR` (DIR/cluster.json, DIR/pids); also the endpoints if -endpoints is empty")
 	pids := fs.String("pids", "", "nemesis: comma-separated pids of the nodes (instead of -cluster-dir)")
-	restart := fs.String("restart", "", "nemesis: sh command restarting a killed node; {node} and {dir} are replaced; should exec the server")
+	restart := fs.String("restart", "", "nemesis: sh command restarting a killed node; {id} {addr} {dir} {node} are replaced; should exec the server")
 	kill := fs.Bool("kill", true, "nemesis: SIGKILL nodes and restart them (needs -restart)")
 	pause := fs.Bool("pause", true, "nemesis: SIGSTOP nodes and SIGCONT them")
 	if err := fs.Parse(args); err != nil {
@@ -153,10 +153,14 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run: give -cluster-dir or -pids, not both")
 		return exitBadInput
 	case *clusterDir != "":
-		var err error
-		if nodes, err = NodesFromClusterDir(*clusterDir); err != nil {
+		ns, eps, err := NodesFromClusterDir(*clusterDir)
+		if err != nil {
 			fmt.Fprintf(stderr, "run: %v\n", err)
 			return exitBadInput
+		}
+		nodes = ns
+		if len(cfg.Endpoints) == 0 {
+			cfg.Endpoints = eps
 		}
 	case *pids != "":
 		var ps []int

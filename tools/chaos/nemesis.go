@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -20,8 +21,10 @@ import (
 
 // Node is one server process the nemesis may fault.
 type Node struct {
-	Name string // the node's directory name under the cluster dir, or its pid
-	Dir  string // the node's directory ("" without a cluster dir)
+	Name string // "n<id>" with a cluster dir, else the original pid
+	ID   string // the node id ("" without a cluster dir)
+	Addr string // its host:port ("" without a cluster dir)
+	Dir  string // its directory ("" without a cluster dir)
 	Pid  int
 	cmd  *exec.Cmd // set once the nemesis restarted it
 	done chan struct{}
@@ -31,7 +34,7 @@ type Node struct {
 type Nemesis struct {
 	Nodes      []*Node
 	Interval   time.Duration // faults last, and come apart, 1-3 intervals; 0 means 1 s
-	RestartCmd string        // sh -c template: {node} and {dir} are replaced; should exec the server
+	RestartCmd string        // sh -c template: {id} {addr} {dir} {node} replaced; should exec the server
 	Seed       int64
 	Kill       bool // SIGKILL and restart (needs RestartCmd)
 	Pause      bool // SIGSTOP and SIGCONT
@@ -43,39 +46,77 @@ type Nemesis struct {
 	started                 []*Node
 }
 
-// NodesFromClusterDir reads the pid files of a cluster directory: every DIR/<node>/pid
-// holding the decimal pid of that node's server process.
-func NodesFromClusterDir(dir string) ([]*Node, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "pid"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no pid files (%s/<node>/pid) in cluster dir %s", dir, dir)
-	}
-	sort.Strings(files)
-	var nodes []*Node
-	for _, f := range files {
-		pid, err := readPid(f)
-		if err != nil {
-			return nil, err
-		}
-		nd := filepath.Dir(f)
-		nodes = append(nodes, &Node{Name: filepath.Base(nd), Dir: nd, Pid: pid})
-	}
-	return nodes, nil
+// clusterFile is DIR/cluster.json as `strata cluster up` writes it.
+type clusterFile struct {
+	Cluster string            `json:"cluster"`
+	Nodes   map[string]string `json:"nodes"` // node id -> host:port
 }
 
-func readPid(path string) (int, error) {
-	b, err := os.ReadFile(path)
+// NodesFromClusterDir reads the layout `strata cluster up --dir DIR` leaves: DIR/cluster.json
+// ({"cluster": name, "nodes": {id: "host:port"}}), DIR/pids (the servers' pids, one a line,
+// in increasing node id order) and the node directories DIR/n<id>. Returns the nodes and
+// their endpoints in node id order.
+func NodesFromClusterDir(dir string) ([]*Node, []string, error) {
+	cpath := filepath.Join(dir, "cluster.json")
+	b, err := os.ReadFile(cpath)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 1 {
-		return 0, fmt.Errorf("%s: not a pid: %q", path, strings.TrimSpace(string(b)))
+	var cf clusterFile
+	if err := json.Unmarshal(b, &cf); err != nil || len(cf.Nodes) == 0 {
+		return nil, nil, fmt.Errorf("%s: want {\"cluster\": name, \"nodes\": {id: addr}} (%v)", cpath, err)
 	}
-	return pid, nil
+	ids := make([]int, 0, len(cf.Nodes))
+	for id := range cf.Nodes {
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: node id %q is not a number", cpath, id)
+		}
+		ids = append(ids, n)
+	}
+	sort.Ints(ids)
+	ppath := filepath.Join(dir, "pids")
+	b, err = os.ReadFile(ppath)
+	if err != nil {
+		return nil, nil, err
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != len(ids) {
+		return nil, nil, fmt.Errorf("%s: %d pids for the %d nodes of %s", ppath, len(fields), len(ids), cpath)
+	}
+	var nodes []*Node
+	var endpoints []string
+	for i, id := range ids {
+		pid, err := strconv.Atoi(fields[i])
+		if err != nil || pid <= 1 {
+			return nil, nil, fmt.Errorf("%s: not a pid: %q", ppath, fields[i])
+		}
+		sid := strconv.Itoa(id)
+		// A stale pid file may name a pid reused by an unrelated process: never signal one
+		// that is not a server.
+		if !isServer(pid) {
+			return nil, nil, fmt.Errorf("%s: pid %d of node %s is not a running server (is the cluster up?)", ppath, pid, sid)
+		}
+		addr := cf.Nodes[sid]
+		nodes = append(nodes, &Node{Name: "n" + sid, ID: sid, Addr: addr, Dir: filepath.Join(dir, "n"+sid), Pid: pid})
+		endpoints = append(endpoints, addr)
+	}
+	return nodes, endpoints, nil
+}
+
+// isServer tells whether pid is alive and has "server" among its arguments, as the nodes
+// `strata cluster up` starts do (the same test `strata cluster down` makes).
+func isServer(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	for _, arg := range strings.Split(string(b), "\x00") {
+		if arg == "server" {
+			return true
+		}
+	}
+	return false
 }
 
 // NodesFromPids makes nodes of a list of pids.
@@ -183,7 +224,7 @@ func (n *Nemesis) resume(pid int) {
 // restart runs the restart command for a node, in its own process group so that stopping it
 // reaches the server even behind a shell.
 func (n *Nemesis) restart(node *Node) error {
-	c := strings.NewReplacer("{node}", node.Name, "{dir}", node.Dir).Replace(n.RestartCmd)
+	c := strings.NewReplacer("{node}", node.Name, "{id}", node.ID, "{addr}", node.Addr, "{dir}", node.Dir).Replace(n.RestartCmd)
 	cmd := exec.Command("sh", "-c", c)
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr

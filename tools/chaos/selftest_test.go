@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/rand"
@@ -134,16 +133,11 @@ func (fc *fakeCluster) handler(node int) http.Handler {
 	})
 	mux.HandleFunc("POST /txn", func(w http.ResponseWriter, r *http.Request) {
 		var req txnRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields() // as the server's parser does
+		if err := dec.Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
-		}
-		dec := func(s string) string {
-			b, err := base64.StdEncoding.DecodeString(s)
-			if err != nil {
-				panic(err)
-			}
-			return string(b)
 		}
 		time.Sleep(time.Duration(200+rand.Intn(800)) * time.Microsecond)
 		apply, answer := fc.fate()
@@ -152,17 +146,18 @@ func (fc *fakeCluster) handler(node int) http.Handler {
 			fc.mu.Lock()
 			ok = true
 			for _, c := range req.Compare {
-				v, found := fc.leader[dec(c.Key)]
-				if c.Value == nil && found || c.Value != nil && (!found || v != dec(*c.Value)) {
+				v, found := fc.leader[c.Key]
+				if c.Value == nil && found || c.Value != nil && (!found || v != *c.Value) {
 					ok = false
 				}
 			}
 			if ok {
 				for _, op := range req.Ops {
-					if op.Put != nil {
-						fc.leader[dec(op.Put.Key)] = dec(*op.Put.Value)
-					} else if op.Delete != nil {
-						delete(fc.leader, dec(op.Delete.Key))
+					switch op.Op {
+					case "put":
+						fc.leader[op.Key] = *op.Value
+					case "delete":
+						delete(fc.leader, op.Key)
 					}
 				}
 			}
@@ -171,7 +166,7 @@ func (fc *fakeCluster) handler(node int) http.Handler {
 		if !answer {
 			time.Sleep(fakeHang)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]bool{"succeeded": ok})
+		_ = json.NewEncoder(w).Encode(map[string]interface{}{"index": 1, "succeeded": ok, "duplicate": false})
 	})
 	return mux
 }
@@ -267,19 +262,29 @@ func TestNemesisLeavesNothingBehind(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var originals []*exec.Cmd
+	var pids []string
+	sleepPath, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("needs sleep")
+	}
 	for i := 1; i <= 3; i++ {
-		cmd := exec.Command("sleep", "60")
+		// Named "server" in its arguments, as the nemesis wants of a node it signals.
+		cmd := &exec.Cmd{Path: sleepPath, Args: []string{"server", "60"}}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		originals = append(originals, cmd)
-		nd := filepath.Join(dir, "node"+strconv.Itoa(i))
-		if err := os.MkdirAll(nd, 0o755); err != nil {
+		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
+		if err := os.MkdirAll(filepath.Join(dir, "n"+strconv.Itoa(i)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(nd, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	}
+	cluster := `{"cluster":"strata","nodes":{"1":"127.0.0.1:7001","2":"127.0.0.1:7002","3":"127.0.0.1:7003"}}`
+	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), []byte(cluster), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids"), []byte(strings.Join(pids, "\n")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	defer func() {
 		for _, c := range originals {
@@ -287,13 +292,27 @@ func TestNemesisLeavesNothingBehind(t *testing.T) {
 			_ = c.Wait()
 		}
 	}()
-	nodes, err := NodesFromClusterDir(dir)
-	if err != nil || len(nodes) != 3 {
-		t.Fatalf("nodes %v, %v", nodes, err)
+	if err := os.WriteFile(filepath.Join(dir, "pids"), []byte(strings.Repeat(strconv.Itoa(os.Getpid())+"\n", 3)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	// Ask for the node's dir in the command, so a wrong substitution fails the restart.
+	if _, _, err := NodesFromClusterDir(dir); err == nil || !strings.Contains(err.Error(), "not a running server") {
+		t.Fatalf("pids of processes that are not servers accepted: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids"), []byte(strings.Join(pids, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nodes, endpoints, err := NodesFromClusterDir(dir)
+	if err != nil || len(nodes) != 3 || strings.Join(endpoints, ",") != "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003" {
+		t.Fatalf("nodes %v, endpoints %v, %v", nodes, endpoints, err)
+	}
+	for i, nd := range nodes {
+		if nd.Pid != originals[i].Process.Pid || nd.ID != strconv.Itoa(i+1) || nd.Dir != filepath.Join(dir, "n"+nd.ID) {
+			t.Fatalf("node %d: %+v", i, nd)
+		}
+	}
+	// The command checks its substitutions, so a wrong one fails the restart.
 	n := &Nemesis{Nodes: nodes, Interval: 20 * time.Millisecond, Seed: 3, Kill: true, Pause: true,
-		RestartCmd: "test -d {dir} && exec sleep 60"}
+		RestartCmd: `test -d {dir} && test "{addr}" = "127.0.0.1:700{id}" && exec sleep 60`}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	n.Run(ctx, time.Now())
