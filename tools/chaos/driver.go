@@ -34,7 +34,12 @@ type RunStats struct {
 	Ops, OK, Unknown, Fail int
 	Kills, Restarts        int
 	Pauses                 int
+	FinalReads             int // keys read after the faults ended (all of them, when healthy)
 }
+
+// finalReadAttempts bounds the final read of a key: a cluster electing a leader after the
+// last fault gets a few seconds.
+const finalReadAttempts = 15
 
 // checkLoopback refuses any endpoint whose host is not a loopback address literal: the chaos
 // run kills processes and floods them with writes, and must never aim at a real machine.
@@ -209,12 +214,42 @@ func Run(ctx context.Context, cfg RunConfig) (RunStats, error) {
 		}(w)
 	}
 	wg.Wait()
-	close(records)
-	<-writerDone
 	if nemDone != nil {
 		<-nemDone
 		stats.Kills, stats.Restarts, stats.Pauses = cfg.Nemesis.Counts()
 	}
+	// Final reads of every key once the nemesis has healed the cluster: whatever was
+	// acknowledged must still be there, and a history that ends in faults would not show a
+	// write lost in the last one.
+	finalID := int(nextID.Load())
+	for i, key := range keys {
+		for attempt := 0; attempt < finalReadAttempts; attempt++ {
+			ep := cfg.Endpoints[(i+attempt)%len(cfg.Endpoints)]
+			rctx, rcancel := context.WithTimeout(context.Background(), cfg.Timeout)
+			rec := Record{Client: finalID, Op: OpGet, Key: key, InvokeNs: now()}
+			found, read, err := apiGet(rctx, client, ep, key, cfg.LocalReads)
+			rec.ReturnNs = now()
+			rcancel()
+			if err != nil {
+				rec.Outcome, rec.Error = OutcomeUnknown, err.Error()
+				records <- rec
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			rec.Outcome, rec.Found = OutcomeOK, &found
+			if found {
+				rec.Read = &read
+			}
+			records <- rec
+			stats.FinalReads++
+			break
+		}
+	}
+	if cfg.Nemesis != nil {
+		cfg.Nemesis.StopStarted(start)
+	}
+	close(records)
+	<-writerDone
 	if err := hw.Close(); err != nil && writeErr == nil {
 		writeErr = err
 	}

@@ -192,7 +192,12 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	// One line for scripts to pick up.
-	fmt.Fprintf(stdout, "summary: kills=%d restarts=%d pauses=%d operations=%d ok=%d unknown=%d failed=%d history=%s\n",
-		stats.Kills, stats.Restarts, stats.Pauses, stats.Ops, stats.OK, stats.Unknown, stats.Fail, cfg.Out)
+	fmt.Fprintf(stdout, "summary: kills=%d restarts=%d pauses=%d operations=%d ok=%d unknown=%d failed=%d final_reads=%d/%d history=%s\n",
+		stats.Kills, stats.Restarts, stats.Pauses, stats.Ops, stats.OK, stats.Unknown, stats.Fail, stats.FinalReads, cfg.Keys, cfg.Out)
+	if stats.FinalReads < cfg.Keys {
+		// The cluster did not recover: that is a finding too.
+		fmt.Fprintf(stderr, "run: only %d of %d keys could be read after the faults ended\n", stats.FinalReads, cfg.Keys)
+		return 1
+	}
 	return 0
 }

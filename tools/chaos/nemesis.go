@@ -153,13 +153,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Run injects faults until ctx is done, then heals: resumes paused nodes, restarts a node
-// killed in the last fault (so the cluster is whole for an orderly stop), and finally stops
-// the processes it started. Returns when all that is done.
+// Run injects faults until ctx is done, then heals: a node killed in the last fault is
+// restarted and anything paused is resumed, so the cluster is whole when it returns (for the
+// driver's final reads). StopStarted then stops the processes it started.
 func (n *Nemesis) Run(ctx context.Context, start time.Time) {
 	rng := rand.New(rand.NewSource(n.Seed))
+	n.mu.Lock()
 	n.paused = map[int]bool{}
-	defer n.cleanup(start)
+	n.mu.Unlock()
+	defer n.resumeAll(start)
 	var faults []string
 	if n.Kill && n.RestartCmd != "" {
 		faults = append(faults, "kill")
@@ -243,20 +245,26 @@ func (n *Nemesis) restart(node *Node) error {
 	return nil
 }
 
-// cleanup resumes every paused process and stops (SIGTERM, SIGKILL after 5 s) every
-// process the nemesis started.
-func (n *Nemesis) cleanup(start time.Time) {
+// resumeAll resumes every process still paused.
+func (n *Nemesis) resumeAll(start time.Time) {
 	n.mu.Lock()
 	var paused []int
 	for pid := range n.paused {
 		paused = append(paused, pid)
 	}
-	started := append([]*Node(nil), n.started...)
 	n.mu.Unlock()
 	for _, pid := range paused {
 		n.resume(pid)
 		n.logf(start, "SIGCONT pid %d (cleanup)", pid)
 	}
+}
+
+// StopStarted stops (SIGTERM, SIGKILL after 5 s) every process the nemesis started and that
+// still runs: `strata cluster down` knows only the pids it started itself.
+func (n *Nemesis) StopStarted(start time.Time) {
+	n.mu.Lock()
+	started := append([]*Node(nil), n.started...)
+	n.mu.Unlock()
 	for _, node := range started {
 		// A node restarted twice was started twice; only its latest process is alive.
 		if node.cmd == nil || node.cmd.Process.Pid != node.Pid {

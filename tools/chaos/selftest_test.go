@@ -187,7 +187,7 @@ func runAgainstFake(t *testing.T, local bool) (RunStats, porcupine.CheckResult) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != stats.Ops || stats.OK < 200 || stats.Unknown == 0 {
+	if len(recs) != stats.Ops || stats.OK < 200 || stats.Unknown == 0 || stats.FinalReads != 3 {
 		t.Fatalf("history of %d records, stats %+v: want hundreds of answered operations and some unknown", len(recs), stats)
 	}
 	res, _ := checkHistory(recs, 60*time.Second)
@@ -316,6 +316,7 @@ func TestNemesisLeavesNothingBehind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	n.Run(ctx, time.Now())
+	n.StopStarted(time.Now())
 	kills, restarts, pauses := n.Counts()
 	if kills == 0 || pauses == 0 || restarts != kills {
 		t.Fatalf("kills %d, restarts %d, pauses %d: want some of each, a restart per kill", kills, restarts, pauses)
