@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 )
 
@@ -70,13 +71,21 @@ func do(ctx context.Context, c *http.Client, method, u string, body []byte, cont
 	return resp.StatusCode, b, nil
 }
 
-// statusError turns an unexpected status into an error. 400 and 413 are refusals of the
-// request itself (nothing applied); anything else (503 without a leader, 500, a forward that
-// timed out) may hide an applied write.
+// statusError turns an unexpected status into an error. Only what certainly applied nothing
+// is definite: a 503 whose message says no leader is known (the node refused before
+// proposing). Everything else (400, 413, other 503s, 500) is treated as possibly applied:
+// calling an applied write "failed" would make the checker report a violation that is not
+// there, while an unknown outcome only widens its search.
 func statusError(code int, body []byte) error {
-	msg := fmt.Sprintf("HTTP %d: %s", code, truncate(string(body), 200))
-	return &apiError{Definite: code == http.StatusBadRequest || code == http.StatusRequestEntityTooLarge, Msg: msg}
+	msg := fmt.Sprintf("HTTP %d: %s", code, truncate(strings.TrimSpace(string(body)), 200))
+	definite := code == http.StatusServiceUnavailable && strings.Contains(string(body), noLeaderMessage)
+	return &apiError{Definite: definite, Msg: msg}
 }
+
+// noLeaderMessage is in the body of the server's 503 when it knows no leader to send a
+// request to. If the server's wording changes, those 503s become unknown outcomes: slower to
+// check, never wrong.
+const noLeaderMessage = "no leader known"
 
 func truncate(s string, n int) string {
 	if len(s) > n {

@@ -207,8 +207,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunStats, error) {
 					id = int(nextID.Add(1) - 1)
 				}
 				if rec.Outcome != OutcomeOK {
-					// Do not spin on a node that is down; the others keep the load up.
-					time.Sleep(time.Duration(10+rng.Intn(40)) * time.Millisecond)
+					// Do not spin on a node that is down or a cluster without a leader: every
+					// unknown write stays open to the end of the history and widens the
+					// checker's search.
+					time.Sleep(time.Duration(50+rng.Intn(150)) * time.Millisecond)
 				}
 			}
 		}(w)
