@@ -62,6 +62,17 @@ func checkLoopback(endpoint string) error {
 	return nil
 }
 
+// outcomeOf classifies an operation's error: none, certainly not applied, or unknown.
+func outcomeOf(err error) string {
+	if err == nil {
+		return OutcomeOK
+	}
+	if ae, ok := err.(*apiError); ok && ae.Definite {
+		return OutcomeFail
+	}
+	return OutcomeUnknown
+}
+
 // Run drives the clients (and the nemesis) until cfg.Duration has passed or ctx is
 // cancelled, and writes the history to cfg.Out. Operations in flight at the end finish or
 // time out (at most cfg.Timeout later) and are recorded too.
@@ -194,13 +205,9 @@ func Run(ctx context.Context, cfg RunConfig) (RunStats, error) {
 				}
 				rec.ReturnNs = now()
 				rcancel()
-				rec.Outcome = OutcomeOK
+				rec.Outcome = outcomeOf(err)
 				if err != nil {
 					rec.Error = err.Error()
-					rec.Outcome = OutcomeUnknown
-					if ae, ok := err.(*apiError); ok && ae.Definite {
-						rec.Outcome = OutcomeFail
-					}
 				}
 				records <- rec
 				if rec.Outcome == OutcomeUnknown && rec.Op != OpGet {
@@ -233,7 +240,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunStats, error) {
 			rec.ReturnNs = now()
 			rcancel()
 			if err != nil {
-				rec.Outcome, rec.Error = OutcomeUnknown, err.Error()
+				rec.Outcome, rec.Error = outcomeOf(err), err.Error()
 				records <- rec
 				time.Sleep(200 * time.Millisecond)
 				continue

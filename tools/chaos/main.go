@@ -147,6 +147,12 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 			cfg.Endpoints = append(cfg.Endpoints, ep)
 		}
 	}
+	for _, ep := range cfg.Endpoints {
+		if err := checkLoopback(ep); err != nil {
+			fmt.Fprintf(stderr, "run: %v\n", err)
+			return exitBadInput
+		}
+	}
 	var nodes []*Node
 	switch {
 	case *clusterDir != "" && *pids != "":
