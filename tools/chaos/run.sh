@@ -65,6 +65,7 @@ cleanup() {
       for p in $(cat "$cluster/pids"); do kill -CONT "$p" 2>/dev/null || true; done
     fi
     "$strata" cluster down --dir "$cluster" >/dev/null 2>&1 || true
+    echo "chaos: stopped early (exit $rc); cluster stopped; what was recorded is in $out" >&2
   fi
   exit "$rc"
 }
