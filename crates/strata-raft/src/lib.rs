@@ -9,17 +9,24 @@
 //!   (`RaftStateMachine`);
 //! - [`snapshot`]: snapshots as checkpoints packed into one file, streamed in chunks and
 //!   installed atomically;
-//! - [`node`]: a node's directory (log, state machine, identity) opened as one unit.
+//! - [`node`]: a node's directory (log, state machine, identity) opened as one unit;
+//! - [`network`] and [`http_client`]: openraft's RPCs over HTTP;
+//! - [`server`]: the HTTP API of a node (`strata server`);
+//! - [`cli`]: the `strata server`, `strata cluster` and `strata client` commands.
 //!
 //! The async runtime (tokio) lives here and in the server; the engine stays synchronous. Its
 //! calls are short (a synced write of a few entries) except checkpoints and snapshot installs,
 //! which run on tokio's blocking pool.
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod codec;
 pub mod error;
+pub mod http_client;
 pub mod log_store;
+pub mod network;
 pub mod node;
+pub mod server;
 pub mod snapshot;
 pub mod state_machine;
 pub mod types;

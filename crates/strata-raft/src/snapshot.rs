@@ -240,7 +240,7 @@ impl SnapshotDir {
             dir: dir.to_path_buf(),
         };
         let keep = snapshots.current()?.map(|(meta, _)| meta.snapshot_id);
-        snapshots.remove_all_but(keep.as_deref())?;
+        snapshots.remove_all_but(keep.as_deref(), true)?;
         Ok(snapshots)
     }
 
@@ -259,7 +259,22 @@ impl SnapshotDir {
     pub fn publish(&self, meta: &Meta) -> Result<(), Error> {
         let bytes = encode(meta).map_err(|e| Error::Corrupt(e.to_string()))?;
         write_atomic(&self.dir.join(format!("{}.meta", meta.snapshot_id)), &bytes)?;
-        self.remove_all_but(Some(&meta.snapshot_id))
+        // Scratch files stay: a build or a receive may be using them now.
+        self.remove_all_but(Some(&meta.snapshot_id), false)
+    }
+
+    /// Removes the scratch files whose names start with `prefix` (a receive's leftovers,
+    /// before the next one starts).
+    pub fn remove_scratch(&self, prefix: &str) -> Result<(), Error> {
+        for entry in fs::read_dir(&self.dir).context(|| format!("list {}", self.dir.display()))? {
+            let entry = entry.context(|| format!("list {}", self.dir.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(prefix) && name.ends_with(".tmp") {
+                let path = entry.path();
+                fs::remove_file(&path).context(|| format!("remove {}", path.display()))?;
+            }
+        }
+        Ok(())
     }
 
     /// The newest finished snapshot: its meta and archive path.
@@ -292,14 +307,14 @@ impl SnapshotDir {
         }))
     }
 
-    fn remove_all_but(&self, keep: Option<&str>) -> Result<(), Error> {
+    fn remove_all_but(&self, keep: Option<&str>, scratch_too: bool) -> Result<(), Error> {
         for entry in fs::read_dir(&self.dir).context(|| format!("list {}", self.dir.display()))? {
             let entry = entry.context(|| format!("list {}", self.dir.display()))?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let kept =
                 keep.is_some_and(|id| name == format!("{id}.snap") || name == format!("{id}.meta"));
-            if kept {
+            if kept || (!scratch_too && name.ends_with(".tmp")) {
                 continue;
             }
             let path = entry.path();

@@ -566,6 +566,10 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     async fn begin_receiving_snapshot(
         &mut self,
     ) -> Result<Box<tokio::fs::File>, StorageError<u64>> {
+        // openraft receives one snapshot at a time: an earlier incoming file is done with.
+        self.snapshots
+            .remove_scratch("incoming-")
+            .map_err(codec::write_snapshot)?;
         let n = self.scratch.fetch_add(1, Ordering::Relaxed);
         let path = self.snapshots.scratch_path(&format!("incoming-{n}"));
         let file = tokio::fs::OpenOptions::new()
