@@ -91,9 +91,10 @@ async fn membership_three_to_five_to_three() {
     bounded(LIMIT, async {
         let mut c = Cluster::new(&[1, 2, 3], test_config(10_000)).await;
         c.write_keys("a", 10).await;
+        // Nodes 4 and 5 know no leader until they are added.
+        let leader = c.leader().await;
         c.start(4).await;
         c.start(5).await;
-        let leader = c.leader().await;
         let raft = c.nodes[&leader].raft.clone();
         for id in [4, 5] {
             raft.add_learner(id, BasicNode::new(format!("node-{id}")), true)

@@ -265,9 +265,23 @@ async fn scenario() {
         (
             Method::POST,
             "/cluster/membership",
-            br#"{"voters":[1,2,3,8,9]}"#.to_vec(),
+            format!(r#"{{"voters":[{leader},8,9]}}"#).into_bytes(),
             StatusCode::CONFLICT,
-            "would lose quorum",
+            "only 1 of the 3 new voters are up to date, so the change would lose quorum",
+        ),
+        (
+            Method::POST,
+            "/cluster/membership",
+            br#"{"voters":[1,2,3,8,9]}"#.to_vec(),
+            StatusCode::BAD_REQUEST,
+            "Learner 8 not found",
+        ),
+        (
+            Method::POST,
+            "/cluster/membership",
+            br#"{"voters":[]}"#.to_vec(),
+            StatusCode::BAD_REQUEST,
+            "at least one voter",
         ),
     ];
     for (method, path, body, status, message) in cases {
