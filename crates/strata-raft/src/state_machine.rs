@@ -51,6 +51,8 @@ const MEMBERSHIP: &[u8] = b"membership";
 const CLIENT_PREFIX: &[u8] = b"client/";
 
 type Entry = openraft::Entry<TypeConfig>;
+/// A key and its value.
+pub type Pair = (Vec<u8>, Vec<u8>);
 /// openraft's stored membership for this crate's types.
 pub type Membership = StoredMembership<u64, openraft::BasicNode>;
 
@@ -108,7 +110,7 @@ impl Keyspace {
         start: &[u8],
         end: Option<&[u8]>,
         limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Error> {
+    ) -> Result<Vec<Pair>, Error> {
         use std::ops::Bound;
         let upper = match end {
             Some(e) => Bound::Excluded(e.to_vec()),
@@ -369,10 +371,12 @@ impl<'a> Run<'a> {
             .map(|(step, _, _)| *step)
             .max();
         match (self.points.get(key), range_step) {
+            // A point write after every range delete covering the key decides.
             (Some((step, value)), r) if r.is_none_or(|r| *step > r) => Ok(value.clone()),
+            // Otherwise a covering range delete does.
             (_, Some(_)) => Ok(None),
-            (None, None) => self.keyspace.get(key),
-            (Some(_), None) => unreachable!("covered by the first arm"),
+            // Untouched by this run: the database.
+            _ => self.keyspace.get(key),
         }
     }
 
