@@ -62,6 +62,12 @@ enum Command {
         #[command(subcommand)]
         command: BlobCommand,
     },
+    /// Run one node of a replicated keyspace (Raft) over HTTP.
+    Server(Box<strata_raft::cli::ServerArgs>),
+    /// Start (`up`) or stop (`down`) a replicated cluster on this machine's loopback ports.
+    Cluster(strata_raft::cli::ClusterArgs),
+    /// Talk to a replicated cluster: get, put, delete, scan, txn, status.
+    Client(strata_raft::cli::ClientArgs),
     /// Inspect a database's manifest.
     Manifest {
         #[command(subcommand)]
@@ -309,6 +315,9 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Sim(args) => sim::run(&args),
+        Command::Server(args) => strata_raft::cli::run_server(&args).map_err(Into::into),
+        Command::Cluster(args) => strata_raft::cli::run_cluster(&args).map_err(Into::into),
+        Command::Client(args) => strata_raft::cli::run_client(&args).map_err(Into::into),
         Command::Sst { command } => match command {
             SstCommand::Dump {
                 path,
