@@ -105,12 +105,7 @@ impl Keyspace {
 
     /// Up to `limit` user pairs from `start` (inclusive) to `end` (exclusive; `None`: to the
     /// end), in key order.
-    pub fn scan(
-        &self,
-        start: &[u8],
-        end: Option<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<Pair>, Error> {
+    pub fn scan(&self, start: &[u8], end: Option<&[u8]>, limit: usize) -> Result<Vec<Pair>, Error> {
         use std::ops::Bound;
         let upper = match end {
             Some(e) => Bound::Excluded(e.to_vec()),
