@@ -12,6 +12,8 @@
 //! - `strata get|put|delete|scan|dump|load`: reading and writing data (RocksDB's `ldb`).
 //! - `strata sst write OUT.sst`, `strata ingest DIR FILE.sst...`: bulk loading through
 //!   tables built outside the database.
+//! - `strata server`, `strata cluster up|down`, `strata client`: a replicated keyspace on
+//!   Raft (the `strata-raft` crate): one node over HTTP, a local cluster, a client.
 
 mod admin;
 mod bench;
@@ -46,6 +48,12 @@ enum Command {
     Stress(Box<stress::StressArgs>),
     /// Simulate compaction (the real pickers on a simulated tree) and print its write-amp.
     Sim(Box<sim::SimArgs>),
+    /// Run one node of a replicated keyspace (Raft) over HTTP.
+    Server(Box<strata_raft::cli::ServerArgs>),
+    /// Start (`up`) or stop (`down`) a replicated cluster on this machine's loopback ports.
+    Cluster(strata_raft::cli::ClusterArgs),
+    /// Talk to a replicated cluster: get, put, delete, scan, txn, status.
+    Client(strata_raft::cli::ClientArgs),
     // The commands on a database and its files (`strata sst`, `strata get`, ...).
     #[command(flatten)]
     Admin(admin::Command),
@@ -73,6 +81,9 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Sim(args) => sim::run(&args),
+        Command::Server(args) => strata_raft::cli::run_server(&args).map_err(Into::into),
+        Command::Cluster(args) => strata_raft::cli::run_cluster(&args).map_err(Into::into),
+        Command::Client(args) => strata_raft::cli::run_client(&args).map_err(Into::into),
         Command::Admin(command) => match admin::run(command) {
             Ok(code) => return code,
             Err(e) => Err(e),
