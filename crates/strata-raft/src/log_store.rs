@@ -127,7 +127,7 @@ impl LogStore {
 
     /// The id of the last entry in the log, if any.
     fn last_entry_id(&self) -> Result<Option<LogId<u64>>, Error> {
-        let mut iter = self.db.iter_cf(&self.log, ReadOptions::default())?;
+        let mut iter = self.db.iter_cf(&self.log, &ReadOptions::default())?;
         iter.seek_to_last();
         if !iter.valid() {
             iter.status()?;
