@@ -522,7 +522,7 @@ mod tests {
             (vec![1, NULL, 1, INET, 5], "invalid inet family"),
             (
                 vec![1, MAP, 0, 0],
-                "bad row key: MAP data type cannot be used as Key",
+                "bad row key: key: MAP data type cannot be used as Key",
             ),
             (
                 vec![

@@ -5,7 +5,7 @@
 //! b"F"                                   format marker: u32 big-endian format version (1)
 //! b"S" table                             schema: version byte 1, then JSON of GlueSQL's Schema
 //! b"M" table                             metadata: codec::encode_single of a Map (CREATED)
-//! b"C" function                          custom function: version byte 1, then JSON
+//! b"C" FUNCTION                          custom function (name upper-cased): version 1, then JSON
 //! b"Q" table                             next generated row id: u64 big-endian
 //! b"R" esc(table) rowkey                 row: codec::encode_row of (key, values)
 //! b"I" esc(table) esc(index) esc(value) rowkey    index entry: empty value

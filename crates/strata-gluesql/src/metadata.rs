@@ -3,7 +3,8 @@
 //!
 //! Functions are stored in the catalog and cached in memory, because GlueSQL's
 //! `fetch_function` returns references; the cache is reloaded when a transaction rolls
-//! back.
+//! back. Function names are case-insensitive, as in GlueSQL's own storages: they are kept
+//! under their upper-case name.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +29,7 @@ impl StrataStorage {
         for entry in self.scan_prefix(&keys::function_prefix())? {
             let (key, value) = entry?;
             let function = decode_function(&value, &key)?;
-            functions.insert(function.func_name.clone(), function);
+            functions.insert(function.func_name.to_uppercase(), function);
         }
         self.functions = functions;
         Ok(())
@@ -59,7 +60,7 @@ impl Metadata for StrataStorage {
 
 impl CustomFunction for StrataStorage {
     fn fetch_function<'a>(&'a self, func_name: &str) -> Result<Option<&'a Function>> {
-        Ok(self.functions.get(func_name))
+        Ok(self.functions.get(&func_name.to_uppercase()))
     }
 
     fn fetch_all_functions(&self) -> Result<Vec<&Function>> {
@@ -72,17 +73,16 @@ impl CustomFunction for StrataStorage {
 impl CustomFunctionMut for StrataStorage {
     fn insert_function(&mut self, func: Function) -> Result<()> {
         let bytes = encode_function(&func)?;
-        self.write(|txn| {
-            txn.put(keys::function(&func.func_name), bytes)
-                .map_err(engine)
-        })?;
-        self.functions.insert(func.func_name.clone(), func);
+        let name = func.func_name.to_uppercase();
+        self.write(|txn| txn.put(keys::function(&name), bytes).map_err(engine))?;
+        self.functions.insert(name, func);
         Ok(())
     }
 
     fn delete_function(&mut self, func_name: &str) -> Result<()> {
-        self.write(|txn| txn.delete(keys::function(func_name)).map_err(engine))?;
-        self.functions.remove(func_name);
+        let name = func_name.to_uppercase();
+        self.write(|txn| txn.delete(keys::function(&name)).map_err(engine))?;
+        self.functions.remove(&name);
         Ok(())
     }
 }
