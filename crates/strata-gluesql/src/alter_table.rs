@@ -20,6 +20,9 @@ use crate::keys;
 use crate::storage::StrataStorage;
 use crate::table::{describe_row, Table};
 
+/// A stored row: its Strata key, its GlueSQL key and its values.
+type StoredRow = (Vec<u8>, Key, Vec<Value>);
+
 impl StrataStorage {
     fn existing_schema(&self, table: &str) -> Result<Schema> {
         Ok(self
@@ -28,7 +31,7 @@ impl StrataStorage {
     }
 
     /// The rows of `table`: Strata key, GlueSQL key and values.
-    fn rows_of(&self, table: &str) -> Result<Vec<(Vec<u8>, Key, Vec<Value>)>> {
+    fn rows_of(&self, table: &str) -> Result<Vec<StoredRow>> {
         self.scan_prefix(&keys::row_prefix(table))?
             .map(|entry| {
                 let (row_key, value) = entry?;
