@@ -42,6 +42,14 @@ impl Table {
         Ok(keys::row(&self.name, &key.to_cmp_be_bytes()?))
     }
 
+    /// The row key bytes of the Strata key `row_key` of this table (what index entries end
+    /// with).
+    fn tail<'k>(&self, row_key: &'k [u8]) -> &'k [u8] {
+        row_key
+            .get(keys::row_prefix(&self.name).len()..)
+            .unwrap_or_default()
+    }
+
     /// The value bytes of index `expr` for `row`.
     pub(crate) fn index_value(&self, expr: &ExprPlan, row: &[Value]) -> Result<Vec<u8>> {
         let (names, values): (Vec<String>, Vec<Value>);
@@ -70,7 +78,7 @@ impl Table {
 
     /// The index entries of the row at Strata key `row_key` holding `row`.
     fn index_entries(&self, row_key: &[u8], row: &[Value]) -> Result<Vec<Vec<u8>>> {
-        let tail = &row_key[keys::row_prefix(&self.name).len()..];
+        let tail = self.tail(row_key);
         self.indexes
             .iter()
             .map(|(name, expr)| {
@@ -88,7 +96,7 @@ impl Table {
         row_key: &[u8],
         row: &[Value],
     ) -> Result<Vec<u8>> {
-        let tail = &row_key[keys::row_prefix(&self.name).len()..];
+        let tail = self.tail(row_key);
         let value = self.index_value(expr, row)?;
         Ok(keys::index_entry(&self.name, index, &value, tail))
     }
@@ -108,6 +116,10 @@ impl Table {
     /// Deletes the row at `row_key`, if any, with its index entries (computed with this
     /// table's indexes, so a caller changing the schema passes the old one here).
     pub(crate) fn remove(&self, txn: &mut OptimisticTransaction<'_>, row_key: &[u8]) -> Result<()> {
+        if self.indexes.is_empty() {
+            // No entries to find: the old row need not be read.
+            return txn.delete(row_key).map_err(engine);
+        }
         if let Some((_, old)) = self.read(txn, row_key)? {
             for entry in self.index_entries(row_key, &old)? {
                 txn.delete(entry).map_err(engine)?;
@@ -139,7 +151,10 @@ impl Table {
         row: &[Value],
     ) -> Result<()> {
         let row_key = self.row_key(key)?;
-        self.remove(txn, &row_key)?;
+        if !self.indexes.is_empty() {
+            // The old row's entries go; without indexes the put alone replaces the row.
+            self.remove(txn, &row_key)?;
+        }
         self.write_new(txn, &row_key, key, row)
     }
 }
