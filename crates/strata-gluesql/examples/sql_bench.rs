@@ -95,6 +95,9 @@ fn text(rng: &mut Rng, len: usize) -> String {
         .collect()
 }
 
+/// One operation of the workload: the session, the key generator, the next new id.
+type Op<'a, T> = dyn FnMut(&mut Glue<T>, &mut Rng, &mut u64) + 'a;
+
 fn run<T: GStore + GStoreMut + Planner>(name: &str, glue: &mut Glue<T>, args: &Args) {
     let exec = |glue: &mut Glue<T>, sql: &str| -> Vec<Payload> {
         glue.execute(sql)
@@ -144,7 +147,7 @@ fn run<T: GStore + GStoreMut + Planner>(name: &str, glue: &mut Glue<T>, args: &A
     report("load", args.rows, start, written);
     let mut next_id = args.rows;
 
-    let ops: [(&str, &mut dyn FnMut(&mut Glue<T>, &mut Rng, &mut u64)); 7] = [
+    let ops: [(&str, &mut Op<'_, T>); 7] = [
         ("point_select", &mut |g, r, _| {
             exec(
                 g,
