@@ -13,6 +13,7 @@ use gluesql_core::data::{Key, Schema, Value};
 use gluesql_core::executor::evaluate_stateless;
 use gluesql_core::plan::plan_scalar_expr;
 use gluesql_core::store::{AlterTable, AlterTableError};
+use strata::TransactionBase;
 
 use crate::codec::decode_row;
 use crate::error::{engine, Result};

@@ -11,6 +11,7 @@ use gluesql_core::data::{SchemaIndex, SchemaIndexOrd, Value};
 use gluesql_core::error::IndexError;
 use gluesql_core::plan::plan_scalar_expr;
 use gluesql_core::store::{Index, IndexMut, RowIter};
+use strata::TransactionBase;
 
 use crate::codec::decode_row;
 use crate::error::{corrupt, engine, Result};

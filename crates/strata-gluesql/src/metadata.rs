@@ -15,6 +15,7 @@ use gluesql_core::planner::{
     plan_schemaless, validate,
 };
 use gluesql_core::store::{CustomFunction, CustomFunctionMut, MetaIter, Metadata, Planner};
+use strata::TransactionBase;
 
 use crate::catalog::{decode_function, encode_function};
 use crate::codec::decode_single;

@@ -19,7 +19,8 @@ use std::path::Path;
 use gluesql_core::data::CustomFunction;
 use self_cell::self_cell;
 use strata::{
-    Db, DbIterator, OptimisticTransaction, Options, ReadOptions, TxnIterator, WriteOptions,
+    Db, DbIterator, OptimisticTransaction, Options, ReadOptions, TransactionBase, TxnIterator,
+    WriteOptions,
 };
 
 use crate::error::{corrupt, engine, refused, Result};
@@ -90,7 +91,7 @@ impl StrataStorage {
                 }
             }
             None => {
-                let mut any = db.iter(ReadOptions::default());
+                let mut any = db.iter(&ReadOptions::default());
                 any.seek_to_first();
                 any.status().map_err(engine)?;
                 if any.valid() {
@@ -156,12 +157,9 @@ impl StrataStorage {
     pub(crate) fn rollback_active(&mut self) -> Result<()> {
         self.autocommit = false;
         let had = self.cell.with_dependent_mut(|_, txn| match txn.take() {
-            Some(mut t) => {
-                t.rollback();
-                true
-            }
-            None => false,
-        });
+            Some(mut t) => t.rollback().map(|()| true).map_err(engine),
+            None => Ok(false),
+        })?;
         if had {
             // The cache may hold functions the rolled-back transaction created or dropped.
             self.load_functions()?;
@@ -191,8 +189,8 @@ impl StrataStorage {
         options.lower_bound = Some(lower);
         options.upper_bound = upper;
         let mut cursor = self.cell.with_dependent(|db, txn| match txn {
-            Some(t) => t.iter(options).map(Cursor::Txn).map_err(engine),
-            None => Ok(Cursor::Db(db.iter(options))),
+            Some(t) => t.iter(&options).map(Cursor::Txn).map_err(engine),
+            None => Ok(Cursor::Db(db.iter(&options))),
         })?;
         if ascending {
             cursor.seek_to_first();

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use gluesql_core::chrono::Utc;
 use gluesql_core::data::{Key, Schema, Value};
 use gluesql_core::store::{RowIter, Store, StoreMut};
+use strata::TransactionBase;
 
 use crate::catalog::{decode_schema, encode_schema};
 use crate::codec::{decode_row, encode_single};

@@ -9,6 +9,7 @@ use gluesql_core::data::{Key, Schema, Value};
 use gluesql_core::executor::{evaluate_stateless, RowContext};
 use gluesql_core::plan::{plan_scalar_expr, ExprPlan};
 use strata::OptimisticTransaction;
+use strata::TransactionBase;
 
 use crate::codec::{decode_row, encode_row};
 use crate::error::{engine, Result};
