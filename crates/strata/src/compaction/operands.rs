@@ -291,11 +291,20 @@ mod tests {
 
     #[test]
     fn operand_cases() {
-        let cases = crate::testing::data_driven::run(
-            "src/compaction/testdata/operands.txt",
-            |case, _: &mut ()| match case.directive.as_str() {
-                "compact" => compact(case),
-                other => Err(format!("unknown directive {other:?}")),
+        let mut cases = 0;
+        datadriven::walk(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/src/compaction/testdata/operands.txt"
+            ),
+            |f| {
+                f.run(|case| -> std::result::Result<String, String> {
+                    cases += 1;
+                    match case.directive.as_str() {
+                        "compact" => compact(case),
+                        other => Err(format!("unknown directive {other:?}")),
+                    }
+                })
             },
         );
         assert!(cases >= 10, "only {cases} cases ran");

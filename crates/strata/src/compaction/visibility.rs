@@ -259,11 +259,20 @@ mod tests {
 
     #[test]
     fn visibility_cases() {
-        let cases = crate::testing::data_driven::run(
-            "src/compaction/testdata/visibility.txt",
-            |case, _: &mut ()| match case.directive.as_str() {
-                "compact" => compact(case),
-                other => Err(format!("unknown directive {other:?}")),
+        let mut cases = 0;
+        datadriven::walk(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/src/compaction/testdata/visibility.txt"
+            ),
+            |f| {
+                f.run(|case| -> Result<String, String> {
+                    cases += 1;
+                    match case.directive.as_str() {
+                        "compact" => compact(case),
+                        other => Err(format!("unknown directive {other:?}")),
+                    }
+                })
             },
         );
         assert!(cases >= 15, "only {cases} cases ran");

@@ -238,39 +238,39 @@ mod tests {
     #[test]
     fn extractors_follow_their_cases() {
         let ran =
-            crate::testing::data_driven::run("src/prefix/testdata", |case, _: &mut ()| match case
-                .directive
-                .as_str()
-            {
-                "extract" => {
-                    let kind: String = case.take_arg("kind").map_err(|e| e.to_string())?;
-                    let len: usize = case.take_arg("len").map_err(|e| e.to_string())?;
-                    let name = format!("{kind}:{len}");
-                    let e = parse_prefix_extractor(&name).map_err(|e| e.to_string())?;
-                    let mut out = String::new();
-                    for line in case.input.lines() {
-                        let key = line.trim().as_bytes();
-                        let shown = match prefix_of(e.as_ref(), key) {
-                            Some(p) => {
-                                assert!(key.starts_with(p), "{name}: not a prefix");
-                                format!("{:?}", printable(p))
-                            }
-                            None => "out of domain".to_string(),
-                        };
-                        out.push_str(&format!("{:?} -> {shown}\n", printable(key)));
+            crate::version::edit::testdata::run(
+                "src/prefix/testdata",
+                |case, _: &mut ()| match case.directive.as_str() {
+                    "extract" => {
+                        let kind: String = case.take_arg("kind").map_err(|e| e.to_string())?;
+                        let len: usize = case.take_arg("len").map_err(|e| e.to_string())?;
+                        let name = format!("{kind}:{len}");
+                        let e = parse_prefix_extractor(&name).map_err(|e| e.to_string())?;
+                        let mut out = String::new();
+                        for line in case.input.lines() {
+                            let key = line.trim().as_bytes();
+                            let shown = match prefix_of(e.as_ref(), key) {
+                                Some(p) => {
+                                    assert!(key.starts_with(p), "{name}: not a prefix");
+                                    format!("{:?}", printable(p))
+                                }
+                                None => "out of domain".to_string(),
+                            };
+                            out.push_str(&format!("{:?} -> {shown}\n", printable(key)));
+                        }
+                        Ok(out)
                     }
-                    Ok(out)
-                }
-                "parse" => Ok(case
-                    .input
-                    .lines()
-                    .map(|name| match parse_prefix_extractor(name) {
-                        Ok(e) => format!("{name:?} -> {}\n", e.name()),
-                        Err(err) => format!("{name:?} -> {err}\n"),
-                    })
-                    .collect()),
-                other => Err(format!("unknown directive {other}")),
-            });
+                    "parse" => Ok(case
+                        .input
+                        .lines()
+                        .map(|name| match parse_prefix_extractor(name) {
+                            Ok(e) => format!("{name:?} -> {}\n", e.name()),
+                            Err(err) => format!("{name:?} -> {err}\n"),
+                        })
+                        .collect()),
+                    other => Err(format!("unknown directive {other}")),
+                },
+            );
         assert!(ran >= 3);
     }
 

@@ -341,9 +341,18 @@ mod tests {
     #[test]
     fn data_driven_cases() {
         for (file, at_least) in [("fragment.txt", 8), ("compaction.txt", 8)] {
-            let path = format!("src/range_del/testdata/{file}");
-            let cases =
-                crate::testing::data_driven::run(&path, |case, state: &mut State| state.run(case));
+            let mut cases = 0;
+            let path = format!(
+                "{}/src/range_del/testdata/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            datadriven::walk(&path, |f| {
+                let mut state = State::default();
+                f.run(|case| {
+                    cases += 1;
+                    state.run(case)
+                })
+            });
             assert!(cases >= at_least, "{file}: only {cases} cases ran");
         }
     }

@@ -328,4 +328,567 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::iter::{compare_in_byte_order, KeyBuf};
+    use super::*;
+    use crate::iterator::InternalIterator;
+    use crate::testing::harness::{
+        self, internal_iterator_from_inherent, Constructor, Entries, Entry, Keys,
+    };
+    use crate::util::Rng;
+
+    const BYTEWISE: BlockOrder = BlockOrder::BYTEWISE;
+
+    fn build(entries: &Entries, interval: usize) -> Arc<Block> {
+        let mut b = BlockBuilder::new(interval);
+        for (k, v) in entries {
+            b.add(k, v);
+        }
+        let est = b.estimated_size();
+        let data = b.finish().to_vec();
+        assert_eq!(data.len(), est);
+        Arc::new(Block::new(data).unwrap())
+    }
+
+    internal_iterator_from_inherent!(BlockIter, |it| match it.corrupt() {
+        Some(why) => Err(crate::error::Error::corruption("<block>", 0, why)),
+        None => Ok(()),
+    });
+
+    /// A block of internal keys with a hash index of `ratio` (when it has few enough
+    /// restart points).
+    fn build_hashed(entries: &Entries, interval: usize, ratio: f64) -> Arc<Block> {
+        let mut b = BlockBuilder::with_hash_index(interval, ratio);
+        for (k, v) in entries {
+            b.add(k, v);
+        }
+        let est = b.estimated_size();
+        let data = b.finish().to_vec();
+        assert_eq!(data.len(), est);
+        Arc::new(Block::new(data).unwrap())
+    }
+
+    struct BlockConstructor {
+        restart_interval: usize,
+        keys: Keys,
+        /// The utilization ratio of a hash index (blocks of internal keys only).
+        hash_ratio: Option<f64>,
+    }
+
+    impl Constructor for BlockConstructor {
+        fn name(&self) -> String {
+            format!(
+                "block (restart interval {}, {:?}, hash index {:?})",
+                self.restart_interval, self.keys, self.hash_ratio
+            )
+        }
+        fn keys(&self) -> Keys {
+            self.keys
+        }
+        fn build(&mut self, entries: &Entries, _: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            let block = match self.hash_ratio {
+                Some(ratio) => build_hashed(entries, self.restart_interval, ratio),
+                None => build(entries, self.restart_interval),
+            };
+            Box::new(BlockIter::new(block, self.keys.comparator()))
+        }
+    }
+
+    #[test]
+    fn blocks_pass_the_iterator_harness() {
+        for restart_interval in [1, 2, 3, 16, 1000] {
+            for keys in Keys::ALL {
+                let mut c = BlockConstructor {
+                    restart_interval,
+                    keys,
+                    hash_ratio: None,
+                };
+                harness::check(&mut c, 8);
+            }
+            // Iterators ignore a hash index: every move works on blocks carrying one.
+            for ratio in [0.75, 4.0] {
+                let mut c = BlockConstructor {
+                    restart_interval,
+                    keys: Keys::Internal,
+                    hash_ratio: Some(ratio),
+                };
+                harness::check(&mut c, 8);
+            }
+        }
+    }
+
+    fn ikey(user: &[u8], seq: u64) -> Vec<u8> {
+        let mut k = Vec::new();
+        crate::key::append_internal_key(&mut k, user, seq, crate::key::ValueKind::Put as u8);
+        k
+    }
+
+    /// `users` user keys (`u0000`, `u0001`, ...; every other one, so that absent keys fall
+    /// between them), each with `versions` versions at sequence numbers 10, 20, ..., in the
+    /// order `reverse` says.
+    fn versioned_entries(users: usize, versions: u64, reverse: bool) -> Vec<Entry> {
+        let mut users: Vec<Vec<u8>> = (0..users)
+            .map(|i| format!("u{:04}", 2 * i).into_bytes())
+            .collect();
+        if reverse {
+            users.reverse();
+        }
+        users
+            .iter()
+            .flat_map(|u| {
+                (1..=versions).rev().map(move |v| {
+                    let key = ikey(u, 10 * v);
+                    let value = [u.as_slice(), format!("@{v}").as_bytes()].concat();
+                    (key, value)
+                })
+            })
+            .collect()
+    }
+
+    /// Point lookups through a hash index answer as seeks do: for every user key of the
+    /// block (with several versions, over restart intervals) and every snapshot (above,
+    /// between and below its versions), and for user keys the block lacks, the lookup is on
+    /// the entry a seek finds when that entry is of the target's user key, and elsewhere on
+    /// another user key or past the end. Blocks of 254 restart points or more carry no index
+    /// and are byte for byte the blocks built without one.
+    #[test]
+    fn point_lookups_by_hash_answer_as_seeks_do() {
+        // (case, user keys, versions each, restart interval, ratio, restarts, hash index)
+        #[rustfmt::skip]
+        let cases: [(&str, usize, u64, usize, f64, usize, bool); 11] = [
+            ("one restart", 10, 1, 16, 0.75, 1, true),
+            ("one key", 1, 1, 16, 0.75, 1, true),
+            ("many restarts", 200, 1, 4, 0.75, 50, true),
+            ("253 restarts", 253, 1, 1, 0.75, 253, true),
+            ("254 restarts", 254, 1, 1, 0.75, 254, false),
+            ("255 restarts", 255, 1, 1, 0.75, 255, false),
+            ("versions over intervals", 40, 5, 2, 0.75, 100, true),
+            ("versions in one interval", 40, 3, 16, 0.75, 8, true),
+            ("a key over many intervals", 3, 40, 3, 0.75, 40, true),
+            ("few buckets: collisions", 100, 2, 4, 8.0, 50, true),
+            ("many buckets", 100, 2, 4, 0.1, 50, true),
+        ];
+        for (case, users, versions, interval, ratio, restarts, hashed) in cases {
+            for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
+                let reverse = matches!(order, KeyOrder::Reverse);
+                let cmp = BlockOrder::Internal(order);
+                let entries = versioned_entries(users, versions, reverse);
+                let block = build_hashed(&entries, interval, ratio);
+                let plain = build(&entries, interval);
+                let what = format!("{case}, {cmp:?}");
+                assert_eq!(block.num_restarts, restarts, "{what}");
+                assert_eq!(block.has_hash_index(), hashed, "{what}");
+                assert_eq!(block.bytes() == plain.bytes(), !hashed, "{what}");
+                let mut targets = Vec::new();
+                for i in 0..2 * users + 1 {
+                    let user = format!("u{i:04}").into_bytes();
+                    for seq in (0..=10 * versions + 10).step_by(5) {
+                        targets.push(ikey(&user, seq));
+                    }
+                }
+                targets.push(ikey(b"", 7));
+                targets.push(ikey(b"v", 7));
+                let mut by_hash = BlockIter::new(block.clone(), cmp.clone());
+                let mut by_seek = BlockIter::new(plain.clone(), cmp.clone());
+                for target in &targets {
+                    by_hash.seek_for_get(target);
+                    by_seek.seek(target);
+                    assert_eq!(by_hash.corrupt(), None, "{what}");
+                    let user_key = crate::key::user_key(target);
+                    let seek_found =
+                        by_seek.valid() && crate::key::user_key(by_seek.key()) == user_key;
+                    if seek_found {
+                        assert!(by_hash.valid(), "{what}: {target:?} not found");
+                        assert_eq!(by_hash.key(), by_seek.key(), "{what}: {target:?}");
+                        assert_eq!(by_hash.value(), by_seek.value(), "{what}: {target:?}");
+                    } else if by_hash.valid() {
+                        assert_ne!(crate::key::user_key(by_hash.key()), user_key, "{what}");
+                    }
+                    // The block without an index looks up by seeking.
+                    let mut unhashed = BlockIter::new(plain.clone(), cmp.clone());
+                    unhashed.seek_for_get(target);
+                    assert_eq!(unhashed.valid(), by_seek.valid(), "{what}");
+                    assert!(
+                        !unhashed.valid() || unhashed.key() == by_seek.key(),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A user key the block lacks but which starts the next block (its newer versions in
+    /// this one, or none): the lookup leaves this block's entries of other user keys alone
+    /// and ends past the last entry when the bucket is empty, as a table needs.
+    #[test]
+    fn a_user_key_absent_from_the_block_is_not_found_in_it() {
+        let entries: Vec<Entry> = (0..20u64)
+            .map(|i| (ikey(format!("k{i:02}").as_bytes(), 5), b"v".to_vec()))
+            .collect();
+        let block = build_hashed(&entries, 4, 0.75);
+        let mut it = BlockIter::new(block, BlockOrder::Internal(KeyOrder::Bytewise));
+        for absent in [&b"k20"[..], b"k05x", b"a", b"z"] {
+            for seq in [1, 5, 9] {
+                it.seek_for_get(&ikey(absent, seq));
+                assert!(
+                    !it.valid() || crate::key::user_key(it.key()) != absent,
+                    "{absent:?}"
+                );
+            }
+        }
+    }
+
+    /// Iterators read a block carrying a hash index as the same block without one: every
+    /// entry forward and backward, and seeks.
+    #[test]
+    fn iterators_over_hashed_blocks_agree_with_unhashed_ones() {
+        for (users, versions, interval) in [(10, 1, 16), (100, 3, 2), (253, 1, 1)] {
+            let entries = versioned_entries(users, versions, false);
+            let cmp = BlockOrder::Internal(KeyOrder::Bytewise);
+            let walk = |block: Arc<Block>| {
+                let mut it = BlockIter::new(block, cmp.clone());
+                let mut seen = Vec::new();
+                it.seek_to_first();
+                while it.valid() {
+                    seen.push((it.key().to_vec(), it.value().to_vec()));
+                    it.next();
+                }
+                it.seek_to_last();
+                while it.valid() {
+                    seen.push((it.key().to_vec(), it.value().to_vec()));
+                    it.prev();
+                }
+                for (k, _) in entries.iter().step_by(7) {
+                    it.seek(k);
+                    seen.push((it.key().to_vec(), it.value().to_vec()));
+                    it.seek_for_prev(k);
+                    it.prev();
+                    seen.push((
+                        if it.valid() {
+                            it.key().to_vec()
+                        } else {
+                            Vec::new()
+                        },
+                        vec![],
+                    ));
+                }
+                seen
+            };
+            let hashed = build_hashed(&entries, interval, 0.75);
+            assert!(hashed.has_hash_index());
+            assert_eq!(
+                walk(hashed),
+                walk(build(&entries, interval)),
+                "{users} keys"
+            );
+        }
+    }
+
+    /// Damaged hash index bytes: a bucket naming a restart point past the block's is a
+    /// corruption error, any other bucket value gives an answer (never a panic), and a
+    /// bucket count of 0, or larger than the block, or a flagged count above the limit,
+    /// refuses the block.
+    #[test]
+    fn damaged_hash_indexes_are_caught_or_harmless() {
+        let entries = versioned_entries(30, 2, false);
+        let good = build_hashed(&entries, 4, 0.75).bytes().to_vec();
+        let n = 15;
+        let len = good.len();
+        let m = u16::from_le_bytes([good[len - 6], good[len - 5]]) as usize;
+        let buckets = len - 6 - m;
+        let cmp = BlockOrder::Internal(KeyOrder::Bytewise);
+        for value in 0..=255u8 {
+            let mut d = good.clone();
+            d[buckets..buckets + m].fill(value);
+            let mut it = BlockIter::new(Arc::new(Block::new(d).unwrap()), cmp.clone());
+            for (k, _) in &entries {
+                it.seek_for_get(k);
+                let past = (n..COLLISION as usize).contains(&usize::from(value));
+                match it.corrupt() {
+                    Some(why) => {
+                        assert!(past, "bucket {value}: {why}");
+                        assert!(why.contains("names restart point"), "{why}");
+                    }
+                    None => assert!(!past, "bucket {value} not caught"),
+                }
+                it.set_block(it.block().clone());
+            }
+        }
+        // (what is written over the bucket count and the flagged count, the error)
+        let count = |n: u32| (n | HASH_INDEX_FLAG).to_le_bytes();
+        #[rustfmt::skip]
+        let cases: [(u16, [u8; 4], &str); 3] = [
+            (0, count(n as u32), "hash index has no bucket"),
+            (u16::MAX, count(n as u32), "hash index larger than the block"),
+            (m as u16, count(254), "block of 254 restart points carries a hash index"),
+        ];
+        for (m, last, why) in cases {
+            let mut d = good.clone();
+            d[len - 6..len - 4].copy_from_slice(&m.to_le_bytes());
+            d[len - 4..].copy_from_slice(&last);
+            let err = Block::new(d).err().unwrap_or_default();
+            assert!(err.contains(why), "{err}");
+        }
+    }
+
+    /// Moves mixing directions land where the model says, across restart points and the
+    /// block's ends: `prev` takes remembered entries of the interval, which every other
+    /// move must forget.
+    #[test]
+    fn prev_after_any_move_lands_on_the_entry_before() {
+        let entries: Vec<Entry> = (0..23u32)
+            .map(|i| {
+                (
+                    format!("key{i:03}").into_bytes(),
+                    format!("v{i}").into_bytes(),
+                )
+            })
+            .collect();
+        let key = |i: usize| entries[i].0.clone();
+        // Each case: moves, then the entry expected (None: invalid).
+        enum Move {
+            First,
+            Last,
+            Seek(usize),
+            SeekForPrev(usize),
+            Next,
+            Prev,
+        }
+        use Move::*;
+        #[rustfmt::skip]
+        let cases: Vec<(Vec<Move>, Option<usize>)> = vec![
+            (vec![Last, Prev], Some(21)),
+            (vec![Last, Prev, Prev, Prev, Prev, Prev], Some(17)),
+            (vec![Last, Prev, Prev, Next, Prev], Some(20)),
+            (vec![Last, Prev, Next], Some(22)),
+            (vec![Last, Prev, Next, Next], None),
+            (vec![Seek(9), Prev, Prev, Prev], Some(6)),
+            (vec![Seek(8), Prev], Some(7)),
+            (vec![Seek(8), Prev, Prev, Next, Next, Prev, Prev], Some(6)),
+            (vec![SeekForPrev(12), Prev, Seek(3), Prev], Some(2)),
+            (vec![Seek(5), Prev, Prev, Seek(15), Prev, Prev], Some(13)),
+            (vec![First, Next, Prev, Prev], None),
+            (vec![Seek(2), Prev, Prev, Prev], None),
+            (vec![Last, Prev, Last], Some(22)),
+        ];
+        for interval in [1, 2, 3, 4, 16, 100] {
+            let block = build(&entries, interval);
+            for (i, (moves, expected)) in cases.iter().enumerate() {
+                let mut it = BlockIter::new(block.clone(), BYTEWISE);
+                for m in moves {
+                    match m {
+                        First => it.seek_to_first(),
+                        Last => it.seek_to_last(),
+                        Seek(k) => it.seek(&key(*k)),
+                        SeekForPrev(k) => it.seek_for_prev(&key(*k)),
+                        Next => it.next(),
+                        Prev => it.prev(),
+                    }
+                }
+                let got = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                let want = expected.map(|e| entries[e].clone());
+                assert_eq!(got, want, "interval {interval}, case {i}");
+            }
+        }
+    }
+
+    /// Bytewise order through the application's-comparator path, to check that path
+    /// against the built-in one.
+    struct ThroughTrait;
+
+    impl crate::comparator::Comparator for ThroughTrait {
+        fn name(&self) -> &str {
+            "test.bytewise-through-trait"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+            a.cmp(b)
+        }
+    }
+
+    /// Keys over a few bytes, many of them prefixes of others, some of them sharing more
+    /// bytes with a neighbour than a target does; internal keys get a trailer whose bytes
+    /// (kinds 0, 1, 2, 7 and small sequence numbers) also occur in the user keys, so that a
+    /// shared prefix can run from a user key into a trailer.
+    fn edge_key(rng: &mut Rng, internal: bool) -> Vec<u8> {
+        const BYTES: &[u8] = b"\x00\x01\x02\x07ab\xff";
+        let len = rng.below(7) as usize;
+        let mut key: Vec<u8> = (0..len)
+            .map(|_| BYTES[rng.below(BYTES.len() as u64) as usize])
+            .collect();
+        if internal {
+            let seq = [0, 1, 2, 7, 0x0100, 0x0201][rng.below(6) as usize];
+            let kind = [0u8, 1, 2, 7][rng.below(4) as usize];
+            crate::key::append_internal_key(&mut key, &[], seq, kind);
+        }
+        key
+    }
+
+    /// The restart point a seek starts from, found by the block's restart words and by its
+    /// restart keys (`None` in an application's order, or without words).
+    fn restart_found_both_ways(it: &BlockIter, target: &[u8]) -> Option<(usize, usize)> {
+        fn both<const INTERNAL: bool, const REVERSE: bool>(
+            it: &BlockIter,
+            target: &[u8],
+        ) -> Option<(usize, usize)> {
+            let words = it
+                .block
+                .restart_words(if INTERNAL { TRAILER_LEN } else { 0 })?;
+            let by_words = it.restart_before_by_words::<INTERNAL, REVERSE>(target, words);
+            let by_keys = it.restart_before(target, compare_in_byte_order::<INTERNAL, REVERSE>);
+            Some((by_words.ok()?, by_keys.ok()?))
+        }
+        match &it.cmp {
+            BlockOrder::Plain(KeyOrder::Bytewise) => both::<false, false>(it, target),
+            BlockOrder::Plain(KeyOrder::Reverse) => both::<false, true>(it, target),
+            BlockOrder::Internal(KeyOrder::Bytewise) => both::<true, false>(it, target),
+            BlockOrder::Internal(KeyOrder::Reverse) => both::<true, true>(it, target),
+            _ => None,
+        }
+    }
+
+    /// Seeks land where a sorted list says, for every order the block layer knows (each
+    /// built-in one through its in-place scan, an application's through its comparator),
+    /// every restart interval, and targets that are keys, restart keys, prefixes and
+    /// extensions of keys, and keys of none: the key and value after the seek, and after
+    /// the steps that follow it, are the model's. A block with many restart points is
+    /// searched by its restart words, which must find the restart point its keys do.
+    #[test]
+    fn seeks_in_every_order_agree_with_a_sorted_list() {
+        let custom = || KeyOrder::Custom(Arc::new(ThroughTrait));
+        let orders = [
+            BlockOrder::Plain(KeyOrder::Bytewise),
+            BlockOrder::Plain(KeyOrder::Reverse),
+            BlockOrder::Plain(custom()),
+            BlockOrder::Internal(KeyOrder::Bytewise),
+            BlockOrder::Internal(KeyOrder::Reverse),
+            BlockOrder::Internal(custom()),
+        ];
+        let mut rng = Rng::new(11);
+        for cmp in orders {
+            let internal = matches!(cmp, BlockOrder::Internal(_));
+            for round in 0..40 {
+                // Up to 60 keys, or (every other round) up to 400: with intervals of 1 and
+                // 2, blocks past `WORDS_FROM_RESTARTS` restart points, searched by words.
+                let n = 1 + rng.below([60, 400][round % 2]) as usize;
+                let mut keys: Vec<Vec<u8>> = (0..n).map(|_| edge_key(&mut rng, internal)).collect();
+                keys.sort_by(|a, b| cmp.compare(a, b));
+                keys.dedup();
+                let entries: Vec<Entry> = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| (k.clone(), format!("v{i}").into_bytes()))
+                    .collect();
+                let mut targets: Vec<Vec<u8>> = keys.clone();
+                for k in &keys {
+                    targets.push(k[..k.len() / 2].to_vec());
+                    targets.push([k.as_slice(), b"\x00"].concat());
+                    targets.push([k.as_slice(), b"\xff"].concat());
+                }
+                targets.extend((0..30).map(|_| edge_key(&mut rng, internal)));
+                for interval in [1, 2, 3, 16] {
+                    let block = build(&entries, interval);
+                    let mut it = BlockIter::new(block, cmp.clone());
+                    for target in &targets {
+                        if let Some((by_words, by_keys)) = restart_found_both_ways(&it, target) {
+                            assert_eq!(by_words, by_keys, "{cmp:?} round {round} {target:?}");
+                        }
+                        it.seek(target);
+                        let first = keys.partition_point(|k| cmp.compare(k, target).is_lt());
+                        for step in 0..3 {
+                            let got = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                            assert_eq!(
+                                got,
+                                entries.get(first + step).cloned(),
+                                "{cmp:?} round {round} interval {interval} target {target:?} \
+                                 step {step}"
+                            );
+                            it.next();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A key built in place and moved to the heap and back (lengths across
+    /// [`INLINE_KEY`]) holds what a `Vec` doing the same holds.
+    #[test]
+    fn key_buffers_hold_what_a_vec_holds_across_the_inline_length() {
+        let mut rng = Rng::new(3);
+        let mut key = KeyBuf::new(Vec::new());
+        let mut model: Vec<u8> = Vec::new();
+        for step in 0..20_000 {
+            match rng.below(3) {
+                0 => {
+                    let len = rng.below(model.len() as u64 + 1) as usize;
+                    key.truncate(len);
+                    model.truncate(len);
+                }
+                1 => {
+                    let bytes: Vec<u8> = (0..rng.below(30)).map(|_| rng.next_u64() as u8).collect();
+                    key.extend(&bytes);
+                    model.extend_from_slice(&bytes);
+                }
+                _ if rng.one_in(10) => {
+                    key.clear();
+                    model.clear();
+                }
+                _ => {}
+            }
+            assert_eq!(key.as_slice(), model.as_slice(), "step {step}");
+            assert_eq!(key.len(), model.len());
+        }
+    }
+
+    #[test]
+    fn a_64k_key_round_trips() {
+        let entries = [
+            (vec![b'x'; 65536], b"big".to_vec()),
+            (vec![b'x'; 65537], b"bigger".to_vec()),
+        ];
+        let block = build(&entries, 16);
+        let mut it = BlockIter::new(block, BYTEWISE);
+        it.seek(&vec![b'x'; 65537]);
+        assert_eq!(it.value(), b"bigger");
+    }
+
+    #[test]
+    fn damaged_blocks_never_panic() {
+        let mut rng = Rng::new(5);
+        let entries = harness::random_entries(&mut rng, Keys::Bytewise, 60);
+        let internal = harness::random_entries(&mut rng, Keys::Internal, 60);
+        let blocks = [
+            (build(&entries, 4), BYTEWISE),
+            (
+                build_hashed(&internal, 4, 0.75),
+                BlockOrder::Internal(KeyOrder::Bytewise),
+            ),
+        ];
+        for (good, cmp) in blocks {
+            let good = good.bytes().to_vec();
+            for i in 0..good.len() {
+                for bit in [0x01u8, 0x80] {
+                    let mut d = good.clone();
+                    d[i] ^= bit;
+                    let Ok(block) = Block::new(d) else { continue };
+                    let mut it = BlockIter::new(Arc::new(block), cmp.clone());
+                    it.seek_to_first();
+                    let mut steps = 0;
+                    while it.valid() && steps < 1000 {
+                        it.next();
+                        steps += 1;
+                    }
+                    it.seek(b"ab");
+                    it.seek_to_last();
+                    it.prev();
+                    for (k, _) in internal.iter().step_by(5) {
+                        it.seek_for_get(k);
+                    }
+                }
+            }
+        }
+        assert!(Block::new(vec![1, 0]).is_err());
+        assert!(Block::new(vec![0, 0, 0, 0]).is_err());
+        assert!(Block::new(vec![9, 0, 0, 0]).is_err());
+    }
+}

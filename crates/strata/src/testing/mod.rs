@@ -4,10 +4,8 @@
 //!   skiplist, memtable, merging and concatenating iterators, the database iterator) is
 //!   built from the same random sorted sets of key-value pairs and driven through the same
 //!   random operations, checked step by step against the set itself.
-//! - [`data_driven`]: the runner of the data-driven tests (`testdata/` files of cases).
 //! - [`lsm`]: the `key#seq,KIND=value` text notation of entries, and small trees of
 //!   memtables and tables built from it (for data-driven tests and constructors).
 
-pub(crate) mod data_driven;
 pub(crate) mod harness;
 pub(crate) mod lsm;

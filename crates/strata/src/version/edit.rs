@@ -482,9 +482,8 @@ impl crate::iterator::FileBounds for FileMeta {
     }
 }
 
-/// The compact text notation of files and versions that the data-driven tests use
-/// (`compaction/testdata/*.txt`, `version/testdata/*.txt`); their runner is
-/// `crate::testing::data_driven`, re-exported here.
+/// The data-driven tests' common parts: their runner, and the compact text notation of files
+/// and versions they use (`compaction/testdata/*.txt`, `version/testdata/*.txt`).
 ///
 /// A file is `NUMBER:LO-HI:BYTES`, for example `12:a-f:100`: file 12, user keys `a` to `f`,
 /// 100 bytes. Its keys' sequence numbers are implied: every key of file N is a put at sequence
@@ -496,7 +495,35 @@ pub(crate) mod testdata {
     use crate::key::{append_internal_key, user_key, ValueKind};
     use crate::version::Version;
 
-    pub(crate) use crate::testing::data_driven::{run, take_arg};
+    /// Runs every case of the data-driven test file `path` (relative to the crate) through
+    /// `f`, with a state of type `S` shared by the cases of a file; returns how many ran.
+    /// With `REWRITE` set in the environment, the file's expected outputs are rewritten.
+    pub fn run<S: Default>(
+        path: &str,
+        mut f: impl FnMut(&mut datadriven::TestCase, &mut S) -> Result<String, String>,
+    ) -> usize {
+        let path = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+        let mut ran = 0;
+        datadriven::walk(&path, |file| {
+            let mut state = S::default();
+            file.run(|case| {
+                ran += 1;
+                f(case, &mut state)
+            });
+        });
+        ran
+    }
+
+    /// Sets `$field` from the directive argument `$name` if the case has it:
+    /// `take_arg!(case, "trigger", options.trigger)`.
+    macro_rules! take_arg {
+        ($case:expr, $name:literal, $field:expr) => {
+            if let Some(v) = $case.try_take_arg($name).map_err(|e| e.to_string())? {
+                $field = v;
+            }
+        };
+    }
+    pub(crate) use take_arg;
 
     /// Parses `NUMBER:LO-HI:BYTES`.
     pub fn parse_file(spec: &str) -> Result<FileMeta, String> {

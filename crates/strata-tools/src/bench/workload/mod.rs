@@ -27,6 +27,7 @@ mod batch;
 mod expanding_range;
 mod insert_bench;
 mod linkbench;
+mod linkbench_data;
 mod linkbench_gen;
 mod ycsb;
 mod zipfian;
@@ -115,7 +116,9 @@ impl WorkloadStep {
     pub fn families(self) -> Option<&'static [&'static str]> {
         match self {
             WorkloadStep::YcsbLoad | WorkloadStep::Ycsb(_) | WorkloadStep::ExpandingRange => None,
-            WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench => Some(&linkbench::FAMILIES),
+            WorkloadStep::LinkbenchLoad | WorkloadStep::Linkbench => {
+                Some(&linkbench_data::FAMILIES)
+            }
             WorkloadStep::InsertBench(_) => Some(&insert_bench::FAMILIES),
         }
     }

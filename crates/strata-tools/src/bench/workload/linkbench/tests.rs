@@ -1,3 +1,4 @@
+use super::super::linkbench_data::{parse_count_key, parse_link_key, Verified, MIX};
 use super::*;
 use strata::internals::Rng;
 
