@@ -120,7 +120,7 @@ impl DbInner {
                             break cf;
                         }
                     }
-                    self.bg.cv.wait(&mut bg);
+                    bg.wait(&self.bg.cv);
                 }
             };
             let result = catch_panic("flush", || self.flush_oldest_immutable(&cf));
@@ -150,7 +150,7 @@ impl DbInner {
                     let may_start = bg.error.is_none() && bg.manual == 0;
                     if may_start {
                         if let Some(at) = bg.space_retry_at.filter(|&t| t > Instant::now()) {
-                            self.bg.cv.wait_until(&mut bg, at);
+                            bg.wait_until(&self.bg.cv, at);
                             continue;
                         }
                         if let Some((cf, task)) = self.pick_compaction(&bg.busy) {
@@ -159,7 +159,7 @@ impl DbInner {
                             break (cf, task);
                         }
                     }
-                    self.bg.cv.wait(&mut bg);
+                    bg.wait(&self.bg.cv);
                 }
             };
             let (cf, task) = task;
@@ -235,7 +235,7 @@ impl DbInner {
         }
         bg.manual += 1;
         while bg.compactions_running > 0 {
-            self.bg.cv.wait(&mut bg);
+            bg.wait(&self.bg.cv);
         }
         bg.compactions_running += 1;
         Ok(ManualCompaction { db: self })
@@ -256,7 +256,7 @@ impl DbInner {
             if idle {
                 return Ok(());
             }
-            self.bg.cv.wait(&mut bg);
+            bg.wait(&self.bg.cv);
         }
     }
 

@@ -374,7 +374,7 @@ impl DbInner {
                 }
                 wait_for.get_or_insert(bg.flushes_finished + 1);
             }
-            self.bg.cv.wait(&mut bg);
+            bg.wait(&self.bg.cv);
         }
         if cf.is_none() {
             self.wal.unpersisted.store(false, Ordering::Release);

@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::MutexGuard;
+use super::lock_order::Guard;
 
 use super::background::background_error;
 use super::families::ColumnFamilyData;
@@ -490,7 +490,7 @@ impl DbInner {
     /// (`w` held) so that none lands meanwhile.
     fn flush_for_ingest(
         &self,
-        w: &mut MutexGuard<'_, WriterState>,
+        w: &mut Guard<'_, WriterState>,
         cf: &Arc<ColumnFamilyData>,
     ) -> Result<()> {
         if !cf.sv.read().active.is_empty() {
@@ -512,7 +512,7 @@ impl DbInner {
             if cf.sv.read().immutables.is_empty() {
                 return Ok(());
             }
-            self.bg.cv.wait(&mut bg);
+            bg.wait(&self.bg.cv);
         }
     }
 }

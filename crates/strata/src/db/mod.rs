@@ -1,30 +1,68 @@
-//! The database: open and recovery, the write path, the read path, snapshots, statistics.
+//! The database: the [`Db`] handle and the state it shares with its background threads
+//! (`DbInner`). This file is the map of `db/`: the modules, the concurrency rules and the lock
+//! order; the work is in the modules.
 //!
-//! Concurrency, in one place:
+//! Modules:
 //!
-//! - Writers queue their batches; the first in line leads a group commit (`write`): one WAL
-//!   append and at most one fdatasync for the group, then memtable inserts, then the new last
-//!   sequence is published. Only the leader touches the WAL and inserts into the memtable
-//!   (it holds `writer`).
+//! - `open` (open and its order of steps), `recovery` (WAL replay), `repair` (a new manifest
+//!   from the files left; `repair/families.rs`, `repair/wal.rs`), `checkpoint` (openable
+//!   copies of a running database).
+//! - `families`: the column families and what each holds; the stall survey over them.
+//! - `write/`: `Db`'s writing methods, group commit (`group`), the memtable switch
+//!   (`switch`), the write-stall decision (`stall`), background WAL syncs (`wal_sync`),
+//!   conditional writes (`conflict`), two-phase commit (`two_phase`).
+//! - `read/`: `Db`'s reading methods, point lookups (`get`, `lookup` for merges, `multi_get`),
+//!   the iterator's sources (`sources`), the user iterator (`iter`) and prefix seeks
+//!   (`prefix`).
+//! - `blob/`: blob files read (`source`), written by jobs (`output`) and at put
+//!   (`at_write`).
+//! - `flush`, `compact` (with `compact/merge_job.rs` and `compact/manual.rs`) and
+//!   `background` (the jobs and their threads); `table_writer` (tables written by flush and
+//!   compaction alike), `warm_cache` (compaction outputs warming the block cache),
+//!   `obsolete` (deleting files no longer needed), `ingest` (tables written outside the
+//!   database).
+//! - `table_cache` (open tables), `ttl` (TTL families in the write and read paths), `stats`
+//!   (counters and reports), `properties` (the figures gathered for `stats` and
+//!   `property`), `info_log` (the `LOG` file), `events` (calling the
+//!   application's event listeners), `lock_order` (the ranks below, checked in tests).
+//!
+//! Concurrency:
+//!
+//! - Writers queue their batches; the first in line leads a group commit (`write/group.rs`):
+//!   one WAL append and at most one fdatasync for the group, then memtable inserts, then the
+//!   new last sequence is published. Only the leader touches the WAL and inserts into the
+//!   memtable (it holds `writer`).
 //! - Readers load the current [`SuperVersion`] of their column family (memtables and table
 //!   files, one `Arc` swapped under a short lock), then, without a snapshot, the published
-//!   sequence, and never wait for writers or flushes (see `DbInner::get` for why in that
-//!   order).
+//!   sequence, and never wait for writers or flushes (see `DbInner::get_stored` for why in
+//!   that order).
 //! - One background thread flushes immutable memtables to L0 tables (`flush`), the oldest
 //!   WAL's first across families; the manifest records each table before the flushed memtable
 //!   leaves the super version, and a WAL is deleted once no family needs it. Other background
 //!   threads compact (`background`, `compact`), the family with the highest score first.
 //! - Snapshots pin a sequence number; iterators hold their memtables alive by `Arc`.
 //!
-//! Files: `families` (the families and what each holds), `checkpoint` (copies of a
-//! running database), `open` (open and recovery
-//! order), `recovery` (WAL replay), `write` (group commit)
-//! with `stall` (the pure write-stall decision), `flush`, `compact` and `background` (the
-//! jobs and their threads), `ingest` (adding tables written outside the database), `table_writer` (tables written by flush and compaction alike),
-//! `obsolete` (deleting files no longer needed), `table_cache`, `iter` (the user iterator),
-//! `stats` (counters and reports), `properties` (the figures gathered for `stats` and
-//! `property`), `info_log` (the `LOG` file), `events` (calling the
-//! application's event listeners).
+//! Lock order. A thread holding one of these locks takes only locks further down the list
+//! (`lock_order::Rank`; in a build with debug assertions, the tests, taking one out of order
+//! panics):
+//!
+//! 1. `commit.writer`: the write leader's state. Families are created and dropped, memtables
+//!    switched, files ingested and checkpoints begun under it.
+//! 2. `commit.inserting`: a write group's memtable inserts, taken before `writer` is let go.
+//! 3. `commit.queue`: the writers' queue (the lead is passed on under `inserting`).
+//! 4. `blobs_at_write.active`: the blob files writes put values in.
+//! 5. `versions`: the version set and the manifest.
+//! 6. `wal.wals`: the WALs on disk.
+//! 7. `blobs_at_write.for_wals`: blob files kept for the WALs that name them.
+//! 8. `obsolete.tables`, then `obsolete.blobs`: files waiting to be deleted.
+//! 9. `bg.state`: background work (its condition variable `bg.cv` waits on it).
+//! 10. `bg.threads`, `prepared`, `lock`: the threads' handles, prepared transactions found
+//!     at open, the directory's lock file.
+//! 11. `families`: the set of live families, read under any of the others (the background
+//!     threads read it holding `bg.state`); nothing is taken while it is held.
+//!
+//! The locks of one family (`ColumnFamilyData::sv`, its compaction statistics), of the
+//! caches and of the WAL sync queue are not ranked: each guards one short step.
 
 mod background;
 mod blob;
@@ -35,6 +73,7 @@ mod families;
 mod flush;
 mod info_log;
 mod ingest;
+mod lock_order;
 mod obsolete;
 mod open;
 mod properties;
@@ -75,6 +114,7 @@ use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
 use families::{ColumnFamilyData, Families};
 use info_log::InfoLog;
+use lock_order::Ranked;
 use properties::property_of;
 use stats::Counters;
 use table_cache::TableCache;
@@ -128,7 +168,7 @@ impl SuperVersion {
 /// The WALs: the set on disk, the ones closed unsynced, the background syncs.
 struct WalSet {
     /// WALs on disk that may still be needed, ascending; the last is the one being written.
-    wals: Mutex<BTreeSet<u64>>,
+    wals: Ranked<Mutex<BTreeSet<u64>>>,
     /// The WALs closed without a sync (shared with the writer state): a WAL's handle is let go
     /// before the WAL is deleted.
     closed: Arc<write::wal_sync::ClosedWals>,
@@ -140,14 +180,14 @@ struct WalSet {
 
 /// Group commit (`write/group.rs`): the writers' queue, the leader's state, the inserts.
 struct CommitPath {
-    queue: Mutex<WriteQueue>,
-    writer: Mutex<WriterState>,
+    queue: Ranked<Mutex<WriteQueue>>,
+    writer: Ranked<Mutex<WriterState>>,
     /// Held by a write group while it inserts into the memtables, taken before it lets go of
     /// `writer` (see `write/group.rs`): whoever holds `writer` and takes this finds no insert
     /// in flight, and none can start. The standard library's lock, which spins and then
     /// sleeps, where parking_lot's yields its core in between (`write/group.rs` says why that
     /// matters).
-    inserting: std::sync::Mutex<()>,
+    inserting: Ranked<std::sync::Mutex<()>>,
 }
 
 /// The blob files values are put in as they are written (`blob/at_write.rs`).
@@ -156,29 +196,28 @@ struct BlobsAtWrite {
     /// in blob files only then.
     separating: AtomicBool,
     /// The files being written, also the writer state's.
-    active: Arc<Mutex<blob::at_write::ActiveBlobFiles>>,
+    active: Arc<Ranked<Mutex<blob::at_write::ActiveBlobFiles>>>,
     /// Blob files no version names that open kept for the WALs that name them (values
     /// written at put), each with the newest such WAL: deleted with it.
-    for_wals: Mutex<Vec<(u64, u64)>>,
+    for_wals: Ranked<Mutex<Vec<(u64, u64)>>>,
 }
 
 /// Files no longer in the tree, deleted once no version in use names them (`obsolete.rs`).
-#[derive(Default)]
 struct ObsoleteFiles {
     /// Tables compacted away.
-    tables: Mutex<Vec<u64>>,
+    tables: Ranked<Mutex<Vec<u64>>>,
     /// Blob files no table refers to any more.
-    blobs: Mutex<Vec<u64>>,
+    blobs: Ranked<Mutex<Vec<u64>>>,
 }
 
 /// Background work (`background.rs`): its state and threads.
 struct Background {
-    state: Mutex<BgState>,
+    state: Ranked<Mutex<BgState>>,
     /// Signalled on every change of `state`, and when a job ends.
     cv: Condvar,
     /// Set when a background job failed: writes check `state`'s error then.
     failed: AtomicBool,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    threads: Ranked<Mutex<Vec<JoinHandle<()>>>>,
     /// Set by close: running compactions stop and discard their outputs.
     shutting_down: AtomicBool,
     /// Disk bytes the running compactions may still write (see `compact`).
@@ -198,11 +237,11 @@ pub(crate) struct DbInner {
     default_cf: Arc<ColumnFamilyData>,
     /// The live families, replaced as a whole when one is created or dropped (under the
     /// writer lock, so a write group sees one set throughout).
-    families: RwLock<Arc<Families>>,
+    families: Ranked<RwLock<Arc<Families>>>,
     wal: WalSet,
     commit: CommitPath,
     blobs_at_write: BlobsAtWrite,
-    versions: Mutex<VersionSet>,
+    versions: Ranked<Mutex<VersionSet>>,
     tables: TableCache,
     /// Open blob files and their cached values.
     blobs: Arc<blob::source::BlobSource>,
@@ -215,11 +254,11 @@ pub(crate) struct DbInner {
     closed: AtomicBool,
     counters: Counters,
     recovery: RecoveryReport,
-    lock: Mutex<Option<Box<dyn FileLock>>>,
+    lock: Ranked<Mutex<Option<Box<dyn FileLock>>>>,
     /// Opened with `Db::open_read_only`: every call that writes is refused.
     read_only: bool,
     /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
-    prepared: Mutex<Vec<write::two_phase::PreparedRecord>>,
+    prepared: Ranked<Mutex<Vec<write::two_phase::PreparedRecord>>>,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::Condvar;
 
 use super::background::{self, BgState};
 use super::families::{self, ColumnFamilyData, Families};
 use super::info_log::InfoLog;
+use super::lock_order::{Rank, Ranked};
 use super::obsolete::{remove_obsolete_files, LiveFiles};
 use super::recovery;
 use super::stats::Counters;
@@ -567,9 +568,10 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
     let wal_sync = Arc::new(super::write::wal_sync::WalSyncQueue::default());
     let sync_at_switch = super::write::switch::switch_syncs(&options, families.len());
     let closed_wals = Arc::new(super::write::wal_sync::ClosedWals::default());
-    let blobs_at_write = Arc::new(Mutex::new(super::blob::at_write::ActiveBlobFiles::new(
-        wal_sync.clone(),
-    )));
+    let blobs_at_write = Arc::new(Ranked::mutex(
+        Rank::BlobsAtWrite,
+        super::blob::at_write::ActiveBlobFiles::new(wal_sync.clone()),
+    ));
     let writer = WriterState::new(
         wal,
         last_sequence,
@@ -587,42 +589,45 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         blobs_at_write: BlobsAtWrite {
             separating: AtomicBool::new(super::blob::at_write::any_separates_at_write(&families)),
             active: blobs_at_write,
-            for_wals: Mutex::new(Vec::new()),
+            for_wals: Ranked::mutex(Rank::BlobsForWals, Vec::new()),
         },
-        families: RwLock::new(Arc::new(families)),
+        families: Ranked::rw(Rank::Families, Arc::new(families)),
         wal: WalSet {
-            wals: Mutex::new(wals),
+            wals: Ranked::mutex(Rank::Wals, wals),
             closed: closed_wals,
             sync: wal_sync,
             unpersisted: AtomicBool::new(false),
         },
         commit: CommitPath {
-            queue: Mutex::new(WriteQueue::default()),
-            writer: Mutex::new(writer),
-            inserting: std::sync::Mutex::new(()),
+            queue: Ranked::mutex(Rank::Queue, WriteQueue::default()),
+            writer: Ranked::mutex(Rank::Writer, writer),
+            inserting: Ranked::new(Rank::Inserting, std::sync::Mutex::new(())),
         },
-        versions: Mutex::new(versions),
+        versions: Ranked::mutex(Rank::Versions, versions),
         tables,
         blobs,
         bg: Background {
-            state: Mutex::new(BgState::default()),
+            state: Ranked::mutex(Rank::Background, BgState::default()),
             cv: Condvar::new(),
             failed: AtomicBool::new(false),
-            threads: Mutex::new(Vec::new()),
+            threads: Ranked::mutex(Rank::BackgroundThreads, Vec::new()),
             compaction_reserved: AtomicU64::new(0),
             shutting_down: AtomicBool::new(false),
         },
         info_log,
         events: super::events::Events::new(options.listeners.clone()),
-        obsolete: ObsoleteFiles::default(),
+        obsolete: ObsoleteFiles {
+            tables: Ranked::mutex(Rank::ObsoleteTables, Vec::new()),
+            blobs: Ranked::mutex(Rank::ObsoleteBlobs, Vec::new()),
+        },
         snapshots: Arc::new(SnapshotList::default()),
         closed: AtomicBool::new(false),
         counters: Counters::default(),
         recovery: recovered.report,
-        lock: Mutex::new(lock),
+        lock: Ranked::mutex(Rank::DirLock, lock),
         read_only,
         options,
-        prepared: Mutex::new(Vec::new()),
+        prepared: Ranked::mutex(Rank::Prepared, Vec::new()),
     })
 }
 

@@ -59,6 +59,7 @@ use crate::blob::reader::read_unfinished;
 use crate::blob::writer::BlobFileWriter;
 use crate::blob::BlobIndex;
 use crate::db::families::{ColumnFamilyData, Families};
+use crate::db::lock_order::Guard;
 use crate::db::write::wal_sync::{WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use crate::db::DbInner;
 use crate::error::Result;
@@ -371,7 +372,7 @@ impl DbInner {
     /// Stops the write path on `e`, a failed append before queueing, and returns it.
     fn stop_after_prewrite(
         &self,
-        guard: Option<parking_lot::MutexGuard<'_, ActiveBlobFiles>>,
+        guard: Option<Guard<'_, ActiveBlobFiles>>,
         e: crate::error::Error,
     ) -> crate::error::Error {
         // Lock order: the writer lock before the files'.

@@ -45,6 +45,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::db::background::background_error;
 use crate::db::blob::at_write::{ActiveBlobFiles, Prewritten};
 use crate::db::families::{survey_families, ColumnFamilyData, Families};
+use crate::db::lock_order::{Guard, Held, Ranked};
 use crate::db::stats::Counter;
 use crate::db::write::stall::{self, StopCause};
 use crate::db::write::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
@@ -152,7 +153,7 @@ pub(crate) struct WriterState {
     stopped: Option<Error>,
     /// The blob files writes put values in (`Options::blob_separation_at_write`), shared
     /// with the writers that put values there before they queue.
-    blobs_at_write: Arc<Mutex<ActiveBlobFiles>>,
+    blobs_at_write: Arc<Ranked<Mutex<ActiveBlobFiles>>>,
     /// WAL bytes appended since the last sync or background sync request.
     pub(super) appended_since_sync: u64,
     /// Where the WAL's background syncs are asked for (`write/wal_sync.rs`).
@@ -173,7 +174,7 @@ impl WriterState {
         background_sync: Arc<WalSyncQueue>,
         sync_at_switch: bool,
         closed_unsynced: Arc<ClosedWals>,
-        blobs_at_write: Arc<Mutex<ActiveBlobFiles>>,
+        blobs_at_write: Arc<Ranked<Mutex<ActiveBlobFiles>>>,
     ) -> Self {
         WriterState {
             wal,
@@ -437,7 +438,7 @@ impl DbInner {
     /// Writes `group` (WAL, then memtables) with the writer lock `w` held throughout.
     pub(in crate::db) fn commit_locked(
         &self,
-        w: &mut parking_lot::MutexGuard<'_, WriterState>,
+        w: &mut Guard<'_, WriterState>,
         group: &mut [Request],
     ) -> Result<()> {
         let written = self.write_wal_stage(w, group)?;
@@ -448,11 +449,8 @@ impl DbInner {
 
     /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
     /// repair: a poisoned lock is taken as it is.
-    fn lock_inserting(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.commit
-            .inserting
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock_inserting(&self) -> Held<std::sync::MutexGuard<'_, ()>> {
+        self.commit.inserting.lock_std()
     }
 
     /// Waits until no group is inserting into the memtables. With the writer lock held, none
@@ -467,7 +465,7 @@ impl DbInner {
     /// to finish it is returned.
     fn write_wal_stage(
         &self,
-        w: &mut parking_lot::MutexGuard<'_, WriterState>,
+        w: &mut Guard<'_, WriterState>,
         group: &mut [Request],
     ) -> Result<WrittenGroup> {
         w.check_stopped()?;
@@ -658,7 +656,7 @@ impl DbInner {
                 if let Some(e) = &bg.error {
                     return Err(background_error(e));
                 }
-                self.bg.cv.wait(&mut bg);
+                bg.wait(&self.bg.cv);
             }
         }
         let c = &self.counters;
