@@ -259,8 +259,8 @@ impl Db {
         options.upper_bound = bound_arg(end, "end")?;
         let cf = view.cf.clone();
         let iter = slf.get().run(slf.py(), |db| match &cf {
-            Some(cf) => db.iter_cf(cf, options),
-            None => Ok(db.iter(options)),
+            Some(cf) => db.iter_cf(cf, &options),
+            None => Ok(db.iter(&options)),
         })?;
         Ok(RangeIter::new(slf.clone().unbind(), iter, kind, reverse))
     }

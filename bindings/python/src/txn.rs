@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use self_cell::self_cell;
 
+use strata::TransactionBase;
 use strata::{ReadOptions, TransactionOptions, TxnIterator, WriteOptions};
 
 use crate::convert::{bound_arg, bytes_arg, to_py};
@@ -54,13 +55,7 @@ impl Txn<'_> {
     }
 
     fn rollback(&mut self) -> strata::Result<()> {
-        match self {
-            Txn::Optimistic(t) => {
-                t.rollback();
-                Ok(())
-            }
-            Txn::Pessimistic(t) => t.rollback(),
-        }
+        either!(self, t => t.rollback())
     }
 }
 
@@ -230,7 +225,7 @@ impl Transaction {
         let iter: TxnIterator = this.run(
             slf.py(),
             cf,
-            |txn, cf| either!(txn, t => t.iter_cf(cf, options)),
+            |txn, cf| either!(txn, t => t.iter_cf(cf, &options)),
         )?;
         Ok(RangeIter::over_transaction(
             slf.clone().unbind(),

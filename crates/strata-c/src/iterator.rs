@@ -30,7 +30,7 @@ pub unsafe extern "C" fn strata_create_iterator(
             let db = &handle(db, "database")?.db;
             let options = handle(options, "read options")?.options.clone();
             Ok(into_handle(strata_iterator_t {
-                iter: db.iter(options),
+                iter: db.iter(&options),
             }))
         })
     }
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn strata_create_iterator_cf(
             let db = &handle(db, "database")?.db;
             let options = handle(options, "read options")?.options.clone();
             let cf = &handle(cf, "column family")?.handle;
-            let iter = db.iter_cf(cf, options).map_err(|e| e.to_string())?;
+            let iter = db.iter_cf(cf, &options).map_err(|e| e.to_string())?;
             Ok(into_handle(strata_iterator_t { iter }))
         })
     }

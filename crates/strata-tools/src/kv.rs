@@ -211,7 +211,7 @@ pub fn scan(dir: &Path, a: &ScanArgs) -> Result<(), BoxError> {
     let mut options = ReadOptions::default();
     options.lower_bound = a.from.map(|k| arg_bytes(k, a.hex)).transpose()?;
     options.upper_bound = a.to.map(|k| arg_bytes(k, a.hex)).transpose()?;
-    let mut it = db.iter_cf(&cf, options)?;
+    let mut it = db.iter_cf(&cf, &options)?;
     if a.reverse {
         it.seek_to_last();
     } else {
@@ -272,7 +272,7 @@ pub fn dump(dir: &Path, cf: Option<&str>) -> Result<(), BoxError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for name in names {
         let cf = family(&db, Some(&name))?;
-        let mut it = db.iter_cf(&cf, ReadOptions::default())?;
+        let mut it = db.iter_cf(&cf, &ReadOptions::default())?;
         it.seek_to_first();
         while it.valid() {
             write_record(&mut out, Format::Json, &name, it.key(), it.value())?;

@@ -1,6 +1,7 @@
 // Transactions: an optimistic one that loses to a concurrent write, a pessimistic transfer
 // under key locks, and a two-phase commit. Run with:
 // cargo run -p strata --example transactions
+use strata::TransactionBase;
 use strata::{Db, ErrorKind, Options, TransactionDb, TransactionOptions, WriteOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -60,7 +60,7 @@ use std::sync::Arc;
 /// for key in ["100", "9", "10"] {
 ///     db.put(key, "")?;
 /// }
-/// let mut iter = db.iter(ReadOptions::default());
+/// let mut iter = db.iter(&ReadOptions::default());
 /// iter.seek_to_first();
 /// let mut keys = Vec::new();
 /// while iter.valid() {

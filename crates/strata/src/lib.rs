@@ -101,7 +101,7 @@ pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};
 pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue};
 pub use txn::{
-    IndexedBatch, OptimisticTransaction, Transaction, TransactionDb, TransactionOptions, TxnCursor,
-    TxnIterator,
+    IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,
+    TransactionOptions, TxnCursor, TxnIterator,
 };
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

@@ -1108,7 +1108,7 @@ impl Default for IngestOptions {
 /// read.snapshot = Some(before);
 /// read.lower_bound = Some(b"b".to_vec()); // inclusive
 /// read.upper_bound = Some(b"d".to_vec()); // exclusive
-/// let mut iter = db.iter(read);
+/// let mut iter = db.iter(&read);
 /// iter.seek_to_first();
 /// let mut keys = Vec::new();
 /// while iter.valid() {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use strata::fs::fault::FaultFs;
 use strata::fs::FileSystem;
+use strata::TransactionBase;
 use strata::{
     BackupEngine, CfOptions, Db, ErrorKind, Options, TransactionDb, TransactionOptions, WriteBatch,
     WriteOptions,

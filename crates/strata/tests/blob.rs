@@ -60,7 +60,7 @@ fn key(k: u32) -> Vec<u8> {
 
 /// Every key and value, read forward and backward, against `want`.
 fn check_scans(db: &Db, want: &BTreeMap<Vec<u8>, Vec<u8>>) {
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     let mut forward = Vec::new();
     while it.valid() {
@@ -118,7 +118,7 @@ fn large_values_live_in_blob_files_and_read_back_everywhere() {
     assert_eq!(property("strata.live-blob-file-garbage-size"), 0);
     check_scans(&db, &want);
     // Turning to the other direction in the middle of the keys.
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek(key(200));
     assert_eq!(it.value(), want[&key(200)].as_slice());
     it.prev();
@@ -351,7 +351,7 @@ fn merges_onto_separated_values_read_and_compact() {
     db.merge(key(1), b"y").unwrap();
     let merged = [base.as_slice(), b",x,y"].concat();
     assert_eq!(db.get(key(1)).unwrap(), Some(merged.clone()));
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     assert_eq!(it.value(), merged.as_slice());
     it.seek_to_last();
@@ -436,7 +436,7 @@ fn a_damaged_or_missing_blob_file_is_an_error_naming_it() {
         }
     }
     assert_eq!(failed, 1);
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     while it.valid() {
         it.next();

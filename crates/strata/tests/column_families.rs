@@ -171,7 +171,7 @@ fn dropping_a_family_hides_it_and_deletes_its_files_once_unread() {
     };
     assert_eq!(tables(dir.path()), 1);
 
-    let mut reader = db.iter_cf(&gone, ReadOptions::default()).unwrap();
+    let mut reader = db.iter_cf(&gone, &ReadOptions::default()).unwrap();
     let copy = gone.clone();
     db.drop_cf(&gone).unwrap();
     assert!(copy.is_dropped());
@@ -179,7 +179,7 @@ fn dropping_a_family_hides_it_and_deletes_its_files_once_unread() {
     let errors = [
         db.put_cf(&copy, b"a", b"b").unwrap_err(),
         db.get_cf(&copy, b"a").unwrap_err(),
-        db.iter_cf(&copy, ReadOptions::default()).err().unwrap(),
+        db.iter_cf(&copy, &ReadOptions::default()).err().unwrap(),
         db.flush_cf(&copy).unwrap_err(),
         db.drop_cf(&copy).unwrap_err(),
     ];
@@ -512,7 +512,7 @@ fn each_family_merges_with_its_own_operator() {
             .contains("no merge operator is configured for column family 'words'"),
         "{e}"
     );
-    let mut it = db.iter_cf(&words, ReadOptions::default()).unwrap();
+    let mut it = db.iter_cf(&words, &ReadOptions::default()).unwrap();
     it.seek_to_first();
     assert!(!it.valid());
     let e = it.status().unwrap_err();

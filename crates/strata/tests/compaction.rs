@@ -376,7 +376,7 @@ fn the_bottom_writes_puts_below_every_snapshot_with_sequence_number_zero() {
     }
     let mut at_snapshot = strata::ReadOptions::default();
     at_snapshot.snapshot = Some(snapshot.clone());
-    let mut it = db.iter(at_snapshot); // holds the snapshot until dropped
+    let mut it = db.iter(&at_snapshot); // holds the snapshot until dropped
     let mut seen = BTreeMap::new();
     it.seek_to_first();
     while it.valid() {
@@ -433,7 +433,7 @@ fn tables_a_reader_held_are_deleted_once_it_lets_go() {
     let db = Db::open(dir.path(), opts).unwrap();
     write_rounds(&db, 3000, 2);
     db.flush().unwrap();
-    let mut it = db.iter(strata::ReadOptions::default());
+    let mut it = db.iter(&strata::ReadOptions::default());
     it.seek_to_first();
     db.compact_all().unwrap();
     assert!(
@@ -651,7 +651,7 @@ fn reads_merge_l0_once_they_have_paid_for_the_merge() {
             let i = round * 7 % n;
             match reads {
                 Reads::Seeks => {
-                    let mut it = db.iter(strata::ReadOptions::default());
+                    let mut it = db.iter(&strata::ReadOptions::default());
                     it.seek(key(i));
                     assert!(it.valid(), "{reads:?} seek {i}");
                     assert_eq!(it.key(), &key(i)[..], "{reads:?} seek {i}");

@@ -53,7 +53,7 @@ fn options(filter: &Arc<Prefixes>) -> Options {
 }
 
 fn scan(db: &Db, options: ReadOptions) -> Vec<(String, String)> {
-    let mut it = db.iter(options);
+    let mut it = db.iter(&options);
     it.seek_to_first();
     let mut out = Vec::new();
     while it.valid() {
@@ -66,7 +66,7 @@ fn scan(db: &Db, options: ReadOptions) -> Vec<(String, String)> {
 }
 
 fn scan_back(db: &Db) -> Vec<String> {
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_last();
     let mut out = Vec::new();
     while it.valid() {

@@ -51,7 +51,7 @@ fn small(comparator: Arc<dyn Comparator>) -> Options {
 }
 
 fn keys(db: &Db, options: ReadOptions) -> Vec<Vec<u8>> {
-    let mut it = db.iter(options);
+    let mut it = db.iter(&options);
     it.seek_to_first();
     let mut out = Vec::new();
     while it.valid() {
@@ -63,7 +63,7 @@ fn keys(db: &Db, options: ReadOptions) -> Vec<Vec<u8>> {
 }
 
 fn keys_backward(db: &Db, options: ReadOptions) -> Vec<Vec<u8>> {
-    let mut it = db.iter(options);
+    let mut it = db.iter(&options);
     it.seek_to_last();
     let mut out = Vec::new();
     while it.valid() {
@@ -104,7 +104,7 @@ fn reverse_order_iterates_gets_and_bounds_the_other_way() {
     };
     assert_eq!(keys(&db, bounded()), strs(&["d", "c"]));
     assert_eq!(keys_backward(&db, bounded()), strs(&["c", "d"]));
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek(b"cc");
     assert_eq!(
         it.key(),
@@ -189,7 +189,7 @@ fn an_application_comparator_orders_u64_keys_as_numbers() {
     let mut bounds = ReadOptions::default();
     bounds.lower_bound = Some(le(1000));
     bounds.upper_bound = Some(le(2200));
-    let mut it = db.iter(bounds);
+    let mut it = db.iter(&bounds);
     it.seek_to_first();
     let mut got = Vec::new();
     while it.valid() {
@@ -200,7 +200,7 @@ fn an_application_comparator_orders_u64_keys_as_numbers() {
     // Below the upper bound (2200), not below the target.
     it.seek_for_prev(le(2999));
     assert_eq!(it.key(), le(2100).as_slice());
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_for_prev(le(2999));
     assert_eq!(it.key(), le(2700).as_slice());
     it.seek(le(3001));
@@ -348,7 +348,7 @@ fn families_of_one_database_keep_their_own_orders() {
     let db = Db::open_cf(dir.path(), options(), [("rev", reverse())]).unwrap();
     let rev = db.cf("rev").unwrap();
     assert_eq!(keys(&db, ReadOptions::default()), strs(&names));
-    let mut it = db.iter_cf(&rev, ReadOptions::default()).unwrap();
+    let mut it = db.iter_cf(&rev, &ReadOptions::default()).unwrap();
     it.seek_to_first();
     let mut got = Vec::new();
     while it.valid() {

@@ -57,7 +57,7 @@ fn eight_writers_four_readers_with_stable_snapshots() {
                         writer_keys.snapshot = Some(snap.clone());
                         writer_keys.lower_bound = Some(format!("w{t}-").into_bytes());
                         writer_keys.upper_bound = Some(format!("w{t}.").into_bytes());
-                        let mut it = db.iter(writer_keys);
+                        let mut it = db.iter(&writer_keys);
                         let mut keys = Vec::new();
                         it.seek_to_first();
                         while it.valid() {

@@ -95,7 +95,7 @@ fn deletes_in_newer_tables_hide_older_values() {
     assert_eq!(all, vec![(b"b".to_vec(), b"3".to_vec())]);
     let mut at_snap = ReadOptions::default();
     at_snap.snapshot = Some(snap);
-    let mut it = db.iter(at_snap);
+    let mut it = db.iter(&at_snap);
     it.seek_to_last();
     assert_eq!((it.key(), it.value()), (&b"b"[..], &b"2"[..]));
     it.prev();
@@ -199,7 +199,7 @@ fn a_damaged_table_is_reported_with_its_name_never_as_wrong_data() {
     assert_eq!(err.kind(), ErrorKind::Corruption);
     assert!(err.to_string().contains(".sst"), "{err}");
     assert!(err.to_string().contains("offset 0"), "{err}");
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);

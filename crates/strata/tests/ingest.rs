@@ -46,7 +46,7 @@ fn write_sst(path: &Path, options: &Options, ops: &[Op]) -> PathBuf {
 fn contents(db: &Db, snapshot: Option<&Snapshot>) -> Model {
     let mut read = ReadOptions::default();
     read.snapshot = snapshot.cloned();
-    let mut it = db.iter(read);
+    let mut it = db.iter(&read);
     it.seek_to_first();
     let mut out = Model::new();
     while it.valid() {
@@ -275,7 +275,7 @@ fn bad_files_are_refused_and_nothing_changes() {
             .contains("key z is not after the key before it, y"),
         "{e}"
     );
-    let mut it = db.iter_cf(&named, ReadOptions::default()).unwrap();
+    let mut it = db.iter_cf(&named, &ReadOptions::default()).unwrap();
     it.seek_to_first();
     assert!(!it.valid(), "nothing was ingested");
     drop(it);
@@ -362,7 +362,7 @@ fn a_family_ingests_in_its_own_order() {
         .unwrap_err();
     assert!(e.to_string().contains("column family 'rev'"), "{e}");
     db.ingest_cf(&cf, &[&p], &IngestOptions::default()).unwrap();
-    let mut it = db.iter_cf(&cf, ReadOptions::default()).unwrap();
+    let mut it = db.iter_cf(&cf, &ReadOptions::default()).unwrap();
     it.seek_to_first();
     let mut keys = Vec::new();
     while it.valid() {
@@ -821,7 +821,7 @@ fn merges_prefixes_and_universal_compaction() {
     );
     let mut read = ReadOptions::default();
     read.prefix_same_as_start = true;
-    let mut it = db.iter(read);
+    let mut it = db.iter(&read);
     it.seek(b"ab");
     assert!(it.valid());
     assert_eq!(it.key(), b"ab1");

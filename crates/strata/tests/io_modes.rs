@@ -150,7 +150,7 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     for (k, v) in model {
         assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "key {k:?}");
     }
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     let mut forward = Vec::new();
     it.seek_to_first();
     while it.valid() {

@@ -43,7 +43,7 @@ fn check(db: &Db, snapshot: Option<&Snapshot>, model: &Model, keys: u64, ctx: &s
         assert_eq!(got, model.get(&k).map(|&n| le(n)), "{ctx}: get k{i:03}");
     }
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, &n)| (k.clone(), le(n))).collect();
-    let mut it = db.iter(read.clone());
+    let mut it = db.iter(&read.clone());
     let mut forward = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -154,7 +154,7 @@ fn a_full_compaction_leaves_one_entry_per_key() {
         }
     }
     db.compact_all().unwrap();
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     let mut n = 0;
     while it.valid() {
@@ -233,7 +233,7 @@ fn a_merge_record_read_without_a_merge_operator_is_an_error_naming_the_key() {
         (err.kind(), err.to_string()),
         (ErrorKind::InvalidArgument, want("wal"))
     );
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     assert!(!it.valid());
     assert_eq!(it.status().unwrap_err().to_string(), want("base"));
@@ -273,7 +273,7 @@ fn a_failing_merge_operator_fails_the_read_and_the_flush_and_nothing_is_written(
             err.to_string(),
             "corruption: merge operator 'failing' failed for key 'k': operand rejected"
         );
-        let mut it = db.iter(ReadOptions::default());
+        let mut it = db.iter(&ReadOptions::default());
         it.seek_to_last();
         assert_eq!(it.status().unwrap_err().kind(), ErrorKind::Corruption);
         // The flush must merge the put and the operand, fails, and installs nothing; then

@@ -886,7 +886,7 @@ impl Runner {
                 let keys = multi_get_keys(key, model);
                 let got = self.db().multi_get_opt(&keys, &at_snapshot);
                 check_multi_get(&keys, got, model, ctx);
-                let mut it = self.db().iter(at_snapshot);
+                let mut it = self.db().iter(&at_snapshot);
                 check_walk(&mut it, walk, model, self.order, ctx);
             }
             Op::Walk(walk) => {
@@ -894,7 +894,7 @@ impl Runner {
                 bounds.lower_bound = walk.lower.clone();
                 bounds.upper_bound = walk.upper.clone();
                 bounds.readahead_size = self.readahead_size;
-                let mut it = self.db().iter(bounds);
+                let mut it = self.db().iter(&bounds);
                 check_walk(&mut it, walk, &self.model, self.order, ctx);
             }
             Op::Range(a, b) => {

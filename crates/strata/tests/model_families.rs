@@ -84,7 +84,7 @@ fn handles(db: &Db) -> Vec<ColumnFamily> {
 fn scan(db: &Db, cf: &ColumnFamily, snapshot: Option<&Snapshot>, reverse: bool) -> Model {
     let mut read_options = ReadOptions::default();
     read_options.snapshot = snapshot.cloned();
-    let mut it = db.iter_cf(cf, read_options).unwrap();
+    let mut it = db.iter_cf(cf, &read_options).unwrap();
     let mut out = Model::new();
     let mut order = Vec::new();
     if reverse {

@@ -52,7 +52,7 @@ fn check_reads(db: &Db) {
             let absent = format!("key{i:06}x");
             assert_eq!(db.get_cf(&cf, absent).unwrap(), None, "{name}");
         }
-        let mut it = db.iter_cf(&cf, ReadOptions::default()).unwrap();
+        let mut it = db.iter_cf(&cf, &ReadOptions::default()).unwrap();
         it.seek_to_first();
         let mut count = 0;
         while it.valid() {

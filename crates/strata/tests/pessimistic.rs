@@ -5,6 +5,7 @@
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use strata::TransactionBase;
 use strata::{
     ErrorKind, Options, TransactionDb, TransactionOptions, TxnFailure, WriteBatch, WriteOptions,
 };
@@ -251,7 +252,7 @@ fn a_cursor_updates_in_place_under_locks() {
     let mut t = tdb.transaction(&WriteOptions::default(), &options(10));
     {
         let cf = tdb.db().default_cf();
-        let mut c = t.cursor_cf(&cf, strata::ReadOptions::default()).unwrap();
+        let mut c = t.cursor_cf(&cf, &strata::ReadOptions::default()).unwrap();
         c.seek_to_first();
         while c.valid() {
             let n = u64::from_le_bytes(c.value().try_into().unwrap());

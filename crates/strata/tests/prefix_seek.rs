@@ -115,7 +115,7 @@ fn prefix_same_as_start_stops_at_the_next_prefix_in_both_directions() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
     let model = build_tree(&db);
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     for p in 0..101u32 {
         for (n, tail) in [(0, ""), (2, ""), (9, ""), (0, "x")] {
             let mut target = key(p, n);
@@ -163,7 +163,7 @@ fn total_order_seek_reads_across_prefixes_and_checks_no_filter() {
     let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
     let model = build_tree(&db);
     let before = reads(&db.stats());
-    let mut it = db.iter(total_order());
+    let mut it = db.iter(&total_order());
     for p in [0u32, 1, 33, 98, 99] {
         let target = key(p, 0);
         it.seek(&target);
@@ -178,7 +178,7 @@ fn total_order_seek_reads_across_prefixes_and_checks_no_filter() {
     let mut both = ReadOptions::default();
     both.total_order_seek = true;
     both.prefix_same_as_start = true;
-    let mut it = db.iter(both);
+    let mut it = db.iter(&both);
     it.seek(key(40, 0));
     assert_eq!(
         walk(&mut it, usize::MAX),
@@ -221,7 +221,7 @@ fn absent_prefixes_skip_every_table(partitioned_filters: bool) {
     let sources =
         stats.level_files[0] + stats.level_files[1..].iter().filter(|&&n| n > 0).count() as u64;
     for it_options in [same_prefix(), ReadOptions::default()] {
-        let mut it = db.iter(it_options.clone());
+        let mut it = db.iter(&it_options.clone());
         for p in (1..99).step_by(2) {
             let before = reads(&db.stats());
             let target = key(p, 0);
@@ -242,7 +242,7 @@ fn absent_prefixes_skip_every_table(partitioned_filters: bool) {
     }
     // The same seek in total order reads the tables.
     let before = reads(&db.stats());
-    let mut it = db.iter(total_order());
+    let mut it = db.iter(&total_order());
     it.seek(key(51, 0));
     assert_eq!(
         it.key(),
@@ -252,7 +252,7 @@ fn absent_prefixes_skip_every_table(partitioned_filters: bool) {
     assert_eq!(after.0, before.0);
     assert!(after.2 > before.2, "total order reads data blocks");
     // A present prefix is found whatever the filters skipped.
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     it.seek(key(52, 0));
     assert_eq!(
         walk(&mut it, 10),
@@ -382,7 +382,7 @@ fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
     }
     let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
     assert_eq!(db.stats().level_files[0], 1);
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     let before = reads(&db.stats());
     it.seek(key(3, 0));
     assert!(!it.valid());
@@ -400,7 +400,7 @@ fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
     }
     db.flush().unwrap();
     let before = reads(&db.stats());
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     it.seek(key(3, 0));
     assert!(!it.valid());
     let after = reads(&db.stats());
@@ -428,7 +428,7 @@ fn tables_from_before_the_extractor_are_read_and_new_ones_filtered() {
         "{err}"
     );
     let db = Db::open(dir.path(), options(Some("fixed:4"))).unwrap();
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     assert_eq!(walk(&mut it, usize::MAX), model_from(&model, b"", None));
 }
@@ -443,7 +443,7 @@ fn compacted_tables_keep_their_prefix_filters() {
     db.compact_range(None, None).unwrap();
     let stats = db.stats();
     assert_eq!(stats.level_files[0], 0);
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     let before = reads(&db.stats());
     for p in (1..99).step_by(2) {
         it.seek(key(p, 0));
@@ -451,7 +451,7 @@ fn compacted_tables_keep_their_prefix_filters() {
     }
     let after = reads(&db.stats());
     assert!(after.1 - before.1 >= 49, "{after:?} {before:?}");
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek_to_first();
     assert_eq!(walk(&mut it, usize::MAX), model_from(&model, b"", None));
 }
@@ -492,7 +492,7 @@ fn an_extractor_with_an_unusable_name_is_refused() {
     db.put(b"apple", b"1").unwrap();
     db.put(b"banana", b"2").unwrap();
     db.flush().unwrap();
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     it.seek(b"a");
     assert_eq!(walk(&mut it, 10), vec![(b"apple".to_vec(), b"1".to_vec())]);
     it.seek(b"c");
@@ -512,7 +512,7 @@ fn ranges_and_read_only_opens_without_an_extractor_see_every_key() {
     assert_eq!(got, model_from(&model, &from, None));
     db.close().unwrap();
     let db = Db::open_read_only(dir.path(), options(None)).unwrap();
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     it.seek(&from);
     assert_eq!(walk(&mut it, usize::MAX), model_from(&model, &from, None));
 }
@@ -597,8 +597,8 @@ fn random_trees_read_by_prefix_seeks_match_a_model() {
         db.flush().unwrap();
         let e = parse_prefix_extractor(extractor).unwrap();
         let prefix_of = |k: &[u8]| e.in_domain(k).then(|| e.transform(k).to_vec());
-        let mut bounded = db.iter(same_prefix());
-        let mut total = db.iter(total_order());
+        let mut bounded = db.iter(&same_prefix());
+        let mut total = db.iter(&total_order());
         for _ in 0..300 {
             let target = match rng.below(5) {
                 0 => format!("k{}", rng.below(25)).into_bytes(),
@@ -671,7 +671,7 @@ fn seek_for_prev_asks_the_file_before_the_target_in_a_level() {
     }
     let files = db.stats().level_files;
     assert_eq!((files[0], files[6]), (0, 2), "{files:?}");
-    let mut it = db.iter(same_prefix());
+    let mut it = db.iter(&same_prefix());
     it.seek_for_prev(b"k074");
     assert_eq!(it.key(), b"k0733");
     it.seek(b"k074");

@@ -15,7 +15,7 @@ fn key(i: u32) -> Vec<u8> {
 }
 
 fn keys(db: &Db, options: ReadOptions) -> Vec<Vec<u8>> {
-    let mut it = db.iter(options);
+    let mut it = db.iter(&options);
     let mut out = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -27,7 +27,7 @@ fn keys(db: &Db, options: ReadOptions) -> Vec<Vec<u8>> {
 }
 
 fn keys_backward(db: &Db) -> Vec<Vec<u8>> {
-    let mut it = db.iter(ReadOptions::default());
+    let mut it = db.iter(&ReadOptions::default());
     let mut out = Vec::new();
     it.seek_to_last();
     while it.valid() {
@@ -95,7 +95,7 @@ fn reads_hide_the_range_and_only_the_range() {
             );
         }
         assert_eq!(db.get(key(7)).unwrap().as_deref(), Some(&b"again"[..]));
-        let mut it = db.iter(ReadOptions::default());
+        let mut it = db.iter(&ReadOptions::default());
         it.seek(key(5));
         assert_eq!(it.key(), key(7));
         it.seek_for_prev(key(9));

@@ -54,7 +54,7 @@ fn a_read_only_open_beside_a_writer_reads_everything_and_changes_no_file() {
         reader.get(key(3999)).unwrap().as_deref(),
         Some(&b"late3999"[..])
     );
-    let mut it = reader.iter(ReadOptions::default());
+    let mut it = reader.iter(&ReadOptions::default());
     it.seek_to_first();
     let mut count = 0;
     while it.valid() {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata::fs::fault::FaultFs;
+use strata::TransactionBase;
 use strata::{
     repair, repair_cf, CfOptions, Comparator, Db, ErrorKind, Options, ReadOptions,
     ReverseBytewiseComparator, UInt64Add, WriteBatch, WriteOptions,
@@ -120,7 +121,7 @@ fn write_some(db: &Db, rng: &mut Rng, model: &mut Model, ops: usize) {
 fn check(db: &Db, model: &Model, context: &str) {
     for (&name, entries) in model {
         let cf = db.cf(name).unwrap();
-        let mut it = db.iter_cf(&cf, ReadOptions::default()).unwrap();
+        let mut it = db.iter_cf(&cf, &ReadOptions::default()).unwrap();
         it.seek_to_first();
         let mut found = BTreeMap::new();
         while it.valid() {

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use strata::internals::Rng;
+use strata::TransactionBase;
 use strata::{
     CfOptions, Db, ErrorKind, OptimisticTransaction, Options, ReadOptions, UInt64Add, WriteOptions,
 };
@@ -150,7 +151,7 @@ fn run(seed: u64) {
                     let mut seen = Vec::new();
                     let mut changes = Vec::new();
                     {
-                        let mut c = m.txn.cursor_cf(cf, ReadOptions::default()).unwrap();
+                        let mut c = m.txn.cursor_cf(cf, &ReadOptions::default()).unwrap();
                         if forward {
                             c.seek_to_first();
                         } else {
@@ -203,7 +204,7 @@ fn run(seed: u64) {
                     let mut options = ReadOptions::default();
                     options.lower_bound = lower.clone();
                     options.upper_bound = upper.clone();
-                    let mut it = m.txn.iter_cf(cf, options).unwrap();
+                    let mut it = m.txn.iter_cf(cf, &options).unwrap();
                     let mut got = Vec::new();
                     if rng.one_in(2) {
                         it.seek_to_first();
@@ -289,7 +290,7 @@ fn run(seed: u64) {
                 }
                 88..=90 => {
                     let mut m = txns.swap_remove(t);
-                    m.txn.rollback();
+                    m.txn.rollback().unwrap();
                     assert!(m.txn.get(b"k00").is_err(), "{ctx}: read after rollback");
                 }
                 91..=95 => {
@@ -304,7 +305,7 @@ fn run(seed: u64) {
             }
         }
         for mut m in txns {
-            m.txn.rollback();
+            m.txn.rollback().unwrap();
         }
         // Between rounds: the committed state is what the database holds.
         for (f, want) in committed.iter().enumerate() {
@@ -494,7 +495,7 @@ fn a_commit_into_a_ttl_family_is_stamped_like_any_write() {
     t.commit().unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"value"[..]));
     let t = db.optimistic_transaction(&WriteOptions::default());
-    let mut it = t.iter(ReadOptions::default()).unwrap();
+    let mut it = t.iter(&ReadOptions::default()).unwrap();
     it.seek_to_first();
     assert_eq!((it.key(), it.value()), (&b"k"[..], &b"value"[..]));
 }
@@ -513,7 +514,7 @@ fn a_transaction_iterates_in_its_family_order() {
     t.put(b"d", b"txn").unwrap();
     t.put(b"b", b"txn").unwrap();
     t.delete(b"c").unwrap();
-    let mut it = t.iter(ReadOptions::default()).unwrap();
+    let mut it = t.iter(&ReadOptions::default()).unwrap();
     let mut forward = Vec::new();
     it.seek_to_first();
     while it.valid() {

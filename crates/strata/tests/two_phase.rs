@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata::fs::fault::FaultFs;
+use strata::TransactionBase;
 use strata::{ErrorKind, Options, TransactionDb, TransactionOptions, WriteOptions};
 
 fn open(dir: &Path) -> TransactionDb {

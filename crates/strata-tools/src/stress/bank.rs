@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use strata::internals::Rng;
+use strata::TransactionBase;
 use strata::{
     ColumnFamily, ErrorKind, ReadOptions, Snapshot, TransactionDb, TransactionOptions, WriteBatch,
     WriteOptions,
@@ -192,7 +193,7 @@ fn open_bank(a: &StressArgs, ledger_path: &Path) -> Result<(Bank, Ledger), BoxEr
         // still hold merges in its WAL, which an open without it refuses before this check.
         let (db, families) = open_families(&a.db, options_for(a, true)?, a.column_families)?;
         for cf in &families {
-            let mut it = db.iter_cf(cf, ReadOptions::default())?;
+            let mut it = db.iter_cf(cf, &ReadOptions::default())?;
             it.seek_to_first();
             if it.valid() {
                 return Err(format!(
@@ -266,7 +267,7 @@ fn read_state(bank: &Bank, shape: &Shape) -> Result<(Vec<i64>, Vec<u64>), String
     let mut seen = 0;
     for (f, cf) in bank.families.iter().enumerate() {
         let mut it = db
-            .iter_cf(cf, ReadOptions::default())
+            .iter_cf(cf, &ReadOptions::default())
             .map_err(|e| format!("scan: {e}"))?;
         it.seek_to_first();
         while it.valid() {
@@ -781,7 +782,7 @@ impl<'a> Teller<'a> {
         let to_b = read(&mut txn, self.bank.cf(to), &key(to))?;
         let (amount, fb, tb) = self.amount(seq, from_b, to, to_b, from)?;
         if amount > fb as u64 {
-            txn.rollback();
+            txn.rollback().map_err(|e| format!("rollback: {e}"))?;
             return Ok(Attempt::Refused);
         }
         let tr = self.transfer(from, to, amount, Kind::Optimistic);
@@ -831,7 +832,7 @@ impl<'a> Teller<'a> {
         let mut scanned: i128 = 0;
         for cf in &self.bank.families {
             let mut it = db
-                .iter_cf(cf, options.clone())
+                .iter_cf(cf, &options)
                 .map_err(|e| format!("audit: scan: {e}"))?;
             it.seek_to_first();
             while it.valid() {

@@ -113,7 +113,7 @@ impl Store {
     /// A cursor over family `family`.
     pub fn iter(&self, family: usize) -> Result<DbIterator> {
         self.db
-            .iter_cf(&self.families[family], ReadOptions::default())
+            .iter_cf(&self.families[family], &ReadOptions::default())
     }
 
     pub fn close(self) -> Result<()> {

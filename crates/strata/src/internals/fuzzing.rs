@@ -346,7 +346,7 @@ fn scan(db: &Db, cf: &ColumnFamily, reverse: bool) -> Model {
             .collect::<Result<_>>()
             .expect("scan");
     }
-    let mut it = db.iter_cf(cf, Default::default()).expect("iter_cf");
+    let mut it = db.iter_cf(cf, &Default::default()).expect("iter_cf");
     let mut out = Model::new();
     let mut last: Option<Vec<u8>> = None;
     it.seek_to_last();

@@ -11,24 +11,18 @@
 use crate::column_family::ColumnFamily;
 use crate::error::Result;
 
+use super::base::TransactionBase;
 use super::indexed_batch::Pending;
-use super::optimistic::OptimisticTransaction;
 use super::overlay::TxnIterator;
-use super::pessimistic::Transaction;
-
-/// The transaction a cursor writes through.
-enum Owner<'t, 'db> {
-    Optimistic(&'t mut OptimisticTransaction<'db>),
-    Pessimistic(&'t mut Transaction<'db>),
-}
 
 /// A cursor over a transaction's view of one column family whose current entry can be
-/// updated or deleted. Made by `cursor_cf` of either kind of transaction.
+/// updated or deleted, writing through transaction `T`. Made by
+/// [`TransactionBase::cursor_cf`], of either kind of transaction.
 ///
 /// # Examples
 ///
 /// ```
-/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// use strata::{Db, Options, ReadOptions, TransactionBase, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let mut options = Options::default();
@@ -39,7 +33,7 @@ enum Owner<'t, 'db> {
 /// }
 /// let mut txn = db.optimistic_transaction(&WriteOptions::default());
 /// let cf = db.default_cf();
-/// let mut cursor = txn.cursor_cf(&cf, ReadOptions::default())?;
+/// let mut cursor = txn.cursor_cf(&cf, &ReadOptions::default())?;
 /// cursor.seek(b"p");
 /// while cursor.valid() && cursor.key().starts_with(b"p") {
 ///     let doubled = 2 * std::str::from_utf8(cursor.value())?.parse::<u32>()?;
@@ -55,35 +49,15 @@ enum Owner<'t, 'db> {
 /// # db.close()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct TxnCursor<'t, 'db> {
-    owner: Owner<'t, 'db>,
+pub struct TxnCursor<'t, T: TransactionBase> {
+    txn: &'t mut T,
     cf: ColumnFamily,
     iter: TxnIterator,
 }
 
-impl<'t, 'db> TxnCursor<'t, 'db> {
-    pub(crate) fn optimistic(
-        txn: &'t mut OptimisticTransaction<'db>,
-        cf: ColumnFamily,
-        iter: TxnIterator,
-    ) -> Self {
-        TxnCursor {
-            owner: Owner::Optimistic(txn),
-            cf,
-            iter,
-        }
-    }
-
-    pub(crate) fn pessimistic(
-        txn: &'t mut Transaction<'db>,
-        cf: ColumnFamily,
-        iter: TxnIterator,
-    ) -> Self {
-        TxnCursor {
-            owner: Owner::Pessimistic(txn),
-            cf,
-            iter,
-        }
+impl<'t, T: TransactionBase> TxnCursor<'t, T> {
+    pub(crate) fn new(txn: &'t mut T, cf: ColumnFamily, iter: TxnIterator) -> Self {
+        TxnCursor { txn, cf, iter }
     }
 
     /// True when positioned on an entry.
@@ -143,10 +117,7 @@ impl<'t, 'db> TxnCursor<'t, 'db> {
     pub fn update(&mut self, value: impl AsRef<[u8]>) -> Result<()> {
         let value = value.as_ref();
         let key = self.iter.key().to_vec();
-        match &mut self.owner {
-            Owner::Optimistic(t) => t.put_cf(&self.cf, &key, value)?,
-            Owner::Pessimistic(t) => t.put_cf(&self.cf, &key, value)?,
-        }
+        self.txn.put_cf(&self.cf, &key, value)?;
         self.iter.patch_current(Pending::Value(value.to_vec()));
         Ok(())
     }
@@ -155,10 +126,7 @@ impl<'t, 'db> TxnCursor<'t, 'db> {
     /// value. Panics unless `valid()`.
     pub fn delete(&mut self) -> Result<()> {
         let key = self.iter.key().to_vec();
-        match &mut self.owner {
-            Owner::Optimistic(t) => t.delete_cf(&self.cf, &key)?,
-            Owner::Pessimistic(t) => t.delete_cf(&self.cf, &key)?,
-        }
+        self.txn.delete_cf(&self.cf, &key)?;
         self.iter.patch_current(Pending::Deleted);
         Ok(())
     }

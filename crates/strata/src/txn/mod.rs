@@ -1,5 +1,6 @@
 //! Transactions over a [`Db`](crate::Db).
 //!
+//! - [`TransactionBase`] (`base.rs`): the interface both kinds of transaction share.
 //! - [`IndexedBatch`] (`indexed_batch.rs`): a write batch whose own writes can be read back,
 //!   alone or laid over the database (RocksDB's WriteBatchWithIndex).
 //! - [`TxnIterator`] (`overlay.rs`): a cursor over such a batch laid over a database cursor.
@@ -15,6 +16,7 @@
 //! This layer sits above `db` and uses only what a `Db` offers, plus one crate-internal
 //! hook: `Db::write_checked`, a write that runs a check first with the writer lock held.
 
+mod base;
 mod checks;
 mod cursor;
 mod indexed_batch;
@@ -23,6 +25,7 @@ mod optimistic;
 mod overlay;
 mod pessimistic;
 
+pub use base::TransactionBase;
 pub use cursor::TxnCursor;
 pub use indexed_batch::IndexedBatch;
 pub use optimistic::OptimisticTransaction;

@@ -20,8 +20,8 @@ use crate::error::{Error, Result, TxnFailure};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 
+use super::base::TransactionBase;
 use super::checks::{check_active, check_family, check_merge, State};
-use super::cursor::TxnCursor;
 use super::indexed_batch::IndexedBatch;
 use super::overlay::TxnIterator;
 
@@ -197,16 +197,15 @@ impl<'db> OptimisticTransaction<'db> {
     fn track(&mut self, cf: &ColumnFamily, key: &[u8]) {
         self.tracked.add(cf, key);
     }
+}
 
-    /// The value of `key` in the default family: the transaction's own writes over its
-    /// snapshot.
-    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.get_cf(&self.db.default_cf(), key)
+impl TransactionBase for OptimisticTransaction<'_> {
+    fn default_cf(&self) -> ColumnFamily {
+        self.db.default_cf()
     }
 
     /// The value of `key` in family `cf`: the transaction's own writes over its snapshot.
-    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
@@ -214,16 +213,9 @@ impl<'db> OptimisticTransaction<'db> {
             .get_from_batch_and_db(self.db, cf, key, &self.read_options())
     }
 
-    /// As [`OptimisticTransaction::get`], and the commit fails if someone else writes `key`
-    /// after the snapshot.
-    pub fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.get_for_update_cf(&self.db.default_cf(), key)
-    }
-
     /// As [`OptimisticTransaction::get_cf`], and the commit fails if someone else writes
     /// `key` of `cf` after the snapshot.
-    pub fn get_for_update_cf(
+    fn get_for_update_cf(
         &mut self,
         cf: &ColumnFamily,
         key: impl AsRef<[u8]>,
@@ -234,15 +226,8 @@ impl<'db> OptimisticTransaction<'db> {
         Ok(value)
     }
 
-    /// Sets `key` to `value` in the default family when the transaction commits.
-    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.put_cf(&self.db.default_cf(), key, value)
-    }
-
     /// Sets `key` to `value` in family `cf` when the transaction commits.
-    pub fn put_cf(
+    fn put_cf(
         &mut self,
         cf: &ColumnFamily,
         key: impl AsRef<[u8]>,
@@ -257,14 +242,8 @@ impl<'db> OptimisticTransaction<'db> {
         Ok(())
     }
 
-    /// Deletes `key` in the default family when the transaction commits.
-    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        self.delete_cf(&self.db.default_cf(), key)
-    }
-
     /// Deletes `key` in family `cf` when the transaction commits.
-    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+    fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
         let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
@@ -273,16 +252,9 @@ impl<'db> OptimisticTransaction<'db> {
         Ok(())
     }
 
-    /// Merges `operand` into `key` of the default family when the transaction commits.
-    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let operand = operand.as_ref();
-        self.merge_cf(&self.db.default_cf(), key, operand)
-    }
-
     /// Merges `operand` into `key` of family `cf` when the transaction commits. The family
     /// must have a merge operator.
-    pub fn merge_cf(
+    fn merge_cf(
         &mut self,
         cf: &ColumnFamily,
         key: impl AsRef<[u8]>,
@@ -298,15 +270,10 @@ impl<'db> OptimisticTransaction<'db> {
         Ok(())
     }
 
-    /// A cursor over the default family: the transaction's writes over its snapshot. Bounds
-    /// come from `options`; its snapshot, if set, replaces the transaction's.
-    pub fn iter(&self, options: ReadOptions) -> Result<TxnIterator> {
-        self.iter_cf(&self.db.default_cf(), options)
-    }
-
     /// A cursor over family `cf`, as [`OptimisticTransaction::iter`]. It shows the writes
     /// the transaction made before it was created.
-    pub fn iter_cf(&self, cf: &ColumnFamily, mut options: ReadOptions) -> Result<TxnIterator> {
+    fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<TxnIterator> {
+        let mut options = options.clone();
         self.check_active()?;
         check_family(cf)?;
         if options.snapshot.is_none() {
@@ -315,20 +282,9 @@ impl<'db> OptimisticTransaction<'db> {
         TxnIterator::over(&self.batch, self.db, cf, options)
     }
 
-    /// A cursor over family `cf` whose current entry can be updated or deleted through this
-    /// transaction (see [`TxnCursor`]). Bounds come from `options`.
-    pub fn cursor_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        options: ReadOptions,
-    ) -> Result<TxnCursor<'_, 'db>> {
-        let iter = self.iter_cf(cf, options)?;
-        Ok(TxnCursor::optimistic(self, cf.clone(), iter))
-    }
-
     /// Marks the transaction's state; [`OptimisticTransaction::rollback_to_save_point`]
     /// returns to it.
-    pub fn set_save_point(&mut self) -> Result<()> {
+    fn set_save_point(&mut self) -> Result<()> {
         self.check_active()?;
         self.batch.set_save_point();
         self.tracked_at_save_points.push(self.tracked.mark());
@@ -337,7 +293,7 @@ impl<'db> OptimisticTransaction<'db> {
 
     /// Undoes the writes (and the tracking of keys read for update) since the last save
     /// point, and removes it. `NotFound` if there is none.
-    pub fn rollback_to_save_point(&mut self) -> Result<()> {
+    fn rollback_to_save_point(&mut self) -> Result<()> {
         self.check_active()?;
         self.batch.rollback_to_save_point()?;
         if let Some(mark) = self.tracked_at_save_points.pop() {
@@ -347,19 +303,14 @@ impl<'db> OptimisticTransaction<'db> {
     }
 
     /// The number of writes the transaction holds.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.batch.len()
-    }
-
-    /// True when the transaction holds no write.
-    pub fn is_empty(&self) -> bool {
-        self.batch.is_empty()
     }
 
     /// Writes the transaction's writes atomically if no key it wrote or read for update was
     /// written by someone else since its snapshot. A conflict is a `Busy` error naming the
     /// key; then nothing is written. Either way the transaction ends.
-    pub fn commit(&mut self) -> Result<()> {
+    fn commit(&mut self) -> Result<()> {
         self.check_active()?;
         let since = self.snapshot.sequence();
         let tracked = std::mem::take(&mut self.tracked);
@@ -384,13 +335,14 @@ impl<'db> OptimisticTransaction<'db> {
     }
 
     /// Drops the transaction's writes. Allowed in any state (a second call does nothing).
-    pub fn rollback(&mut self) {
+    fn rollback(&mut self) -> Result<()> {
         self.batch.clear();
         self.tracked.clear();
         self.tracked_at_save_points.clear();
         if self.state == State::Active {
             self.state = State::RolledBack;
         }
+        Ok(())
     }
 }
 

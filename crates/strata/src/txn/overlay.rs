@@ -48,7 +48,7 @@ enum Source {
 /// let mut txn = db.optimistic_transaction(&WriteOptions::default());
 /// txn.put(b"b", b"2")?;
 /// txn.delete(b"c")?;
-/// let mut iter = txn.iter(ReadOptions::default())?; // the database with the writes over it
+/// let mut iter = txn.iter(&ReadOptions::default())?; // the database with the writes over it
 /// iter.seek_to_first();
 /// let mut seen = Vec::new();
 /// while iter.valid() {
@@ -118,7 +118,7 @@ impl TxnIterator {
             &order,
         );
         let merge_operator = db.merge_operator_of(cf)?;
-        let base = db.iter_cf(cf, options)?;
+        let base = db.iter_cf(cf, &options)?;
         Ok(TxnIterator::new(
             base,
             delta,

@@ -34,8 +34,8 @@ use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
 
+use super::base::TransactionBase;
 use super::checks::{check_active, check_family, check_merge, State};
-use super::cursor::TxnCursor;
 use super::indexed_batch::IndexedBatch;
 use super::lock_table::{LockKey, LockTable, Locker, TxnId};
 use super::overlay::TxnIterator;
@@ -438,161 +438,6 @@ impl<'db> Transaction<'db> {
         }
     }
 
-    /// The value of `key` in the default family: the transaction's own writes over the
-    /// database (at its snapshot, if it has one). Takes no lock.
-    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.get_cf(&self.db().default_cf(), key)
-    }
-
-    /// The value of `key` in family `cf`, as [`Transaction::get`].
-    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.check_active()?;
-        check_family(cf)?;
-        self.batch
-            .get_from_batch_and_db(self.db(), cf, key, &self.read_options())
-    }
-
-    /// Locks `key` of the default family, then reads it: no one else can write it until
-    /// this transaction ends.
-    pub fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.get_for_update_cf(&self.db().default_cf(), key)
-    }
-
-    /// Locks `key` of family `cf`, then reads it.
-    pub fn get_for_update_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-    ) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.lock(cf, key)?;
-        // Locked: the latest value is the one no one else can change now.
-        self.batch
-            .get_from_batch_and_db(self.db(), cf, key, &ReadOptions::default())
-    }
-
-    /// Locks `key` and sets it to `value` in the default family at commit.
-    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.put_cf(&self.db().default_cf(), key, value)
-    }
-
-    /// Locks `key` and sets it to `value` in family `cf` at commit.
-    pub fn put_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        value: impl AsRef<[u8]>,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let value = value.as_ref();
-        self.lock(cf, key)?;
-        self.batch.put_cf(cf, key, value);
-        Ok(())
-    }
-
-    /// Locks `key` and deletes it in the default family at commit.
-    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        self.delete_cf(&self.db().default_cf(), key)
-    }
-
-    /// Locks `key` and deletes it in family `cf` at commit.
-    pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        self.lock(cf, key)?;
-        self.batch.delete_cf(cf, key);
-        Ok(())
-    }
-
-    /// Locks `key` and merges `operand` into it in the default family at commit.
-    pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
-        let key = key.as_ref();
-        let operand = operand.as_ref();
-        self.merge_cf(&self.db().default_cf(), key, operand)
-    }
-
-    /// Locks `key` and merges `operand` into it in family `cf` at commit. The family must
-    /// have a merge operator.
-    pub fn merge_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        key: impl AsRef<[u8]>,
-        operand: impl AsRef<[u8]>,
-    ) -> Result<()> {
-        let key = key.as_ref();
-        let operand = operand.as_ref();
-        self.check_active()?;
-        check_merge(self.db(), cf, key)?;
-        self.lock(cf, key)?;
-        self.batch.merge_cf(cf, key, operand);
-        Ok(())
-    }
-
-    /// A cursor over the default family: the transaction's writes (made before the cursor)
-    /// over the database at its snapshot, or the latest data. Takes no lock.
-    pub fn iter(&self, options: ReadOptions) -> Result<TxnIterator> {
-        self.iter_cf(&self.db().default_cf(), options)
-    }
-
-    /// A cursor over family `cf`, as [`Transaction::iter`].
-    pub fn iter_cf(&self, cf: &ColumnFamily, mut options: ReadOptions) -> Result<TxnIterator> {
-        self.check_active()?;
-        check_family(cf)?;
-        if options.snapshot.is_none() {
-            options.snapshot = self.snapshot.clone();
-        }
-        TxnIterator::over(&self.batch, self.db(), cf, options)
-    }
-
-    /// A cursor over family `cf` whose current entry can be updated or deleted through this
-    /// transaction (see [`TxnCursor`]). Bounds come from `options`.
-    pub fn cursor_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        options: ReadOptions,
-    ) -> Result<TxnCursor<'_, 'db>> {
-        let iter = self.iter_cf(cf, options)?;
-        Ok(TxnCursor::pessimistic(self, cf.clone(), iter))
-    }
-
-    /// Marks the transaction's state; [`Transaction::rollback_to_save_point`] returns to it.
-    pub fn set_save_point(&mut self) -> Result<()> {
-        self.check_active()?;
-        self.batch.set_save_point();
-        self.save_points.push(self.locked.len());
-        Ok(())
-    }
-
-    /// Undoes the writes since the last save point, releases the locks taken since, and
-    /// removes the save point. `NotFound` if there is none.
-    pub fn rollback_to_save_point(&mut self) -> Result<()> {
-        self.check_active()?;
-        self.batch.rollback_to_save_point()?;
-        if let Some(n) = self.save_points.pop() {
-            let released: Vec<LockKey> = self.locked.drain(n..).collect();
-            for key in &released {
-                self.locked_set.remove(key);
-            }
-            self.tdb.locks.unlock(self.id, &released);
-        }
-        Ok(())
-    }
-
-    /// The number of writes the transaction holds.
-    pub fn len(&self) -> usize {
-        self.batch.len()
-    }
-
-    /// True when the transaction holds no write.
-    pub fn is_empty(&self) -> bool {
-        self.batch.is_empty()
-    }
-
     /// Names the transaction, for two-phase commit. The name must be unique among the
     /// transactions of the database that have not ended (prepared ones included).
     pub fn set_name(&mut self, name: &str) -> Result<()> {
@@ -653,11 +498,127 @@ impl<'db> Transaction<'db> {
         )
     }
 
+    fn release(&mut self) {
+        self.tdb.locks.unlock(self.id, &self.locked);
+        self.locked.clear();
+        self.locked_set.clear();
+        self.save_points.clear();
+        if let Some(name) = self.name.take() {
+            self.tdb.names.lock().remove(&name);
+        }
+    }
+}
+
+impl TransactionBase for Transaction<'_> {
+    fn default_cf(&self) -> ColumnFamily {
+        self.db().default_cf()
+    }
+
+    /// The value of `key` in family `cf`, as [`Transaction::get`].
+    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
+        self.check_active()?;
+        check_family(cf)?;
+        self.batch
+            .get_from_batch_and_db(self.db(), cf, key, &self.read_options())
+    }
+
+    /// Locks `key` of family `cf`, then reads it.
+    fn get_for_update_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
+        self.lock(cf, key)?;
+        // Locked: the latest value is the one no one else can change now.
+        self.batch
+            .get_from_batch_and_db(self.db(), cf, key, &ReadOptions::default())
+    }
+
+    /// Locks `key` and sets it to `value` in family `cf` at commit.
+    fn put_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let value = value.as_ref();
+        self.lock(cf, key)?;
+        self.batch.put_cf(cf, key, value);
+        Ok(())
+    }
+
+    /// Locks `key` and deletes it in family `cf` at commit.
+    fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        self.lock(cf, key)?;
+        self.batch.delete_cf(cf, key);
+        Ok(())
+    }
+
+    /// Locks `key` and merges `operand` into it in family `cf` at commit. The family must
+    /// have a merge operator.
+    fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        let operand = operand.as_ref();
+        self.check_active()?;
+        check_merge(self.db(), cf, key)?;
+        self.lock(cf, key)?;
+        self.batch.merge_cf(cf, key, operand);
+        Ok(())
+    }
+
+    /// A cursor over family `cf`, as [`Transaction::iter`].
+    fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<TxnIterator> {
+        let mut options = options.clone();
+        self.check_active()?;
+        check_family(cf)?;
+        if options.snapshot.is_none() {
+            options.snapshot = self.snapshot.clone();
+        }
+        TxnIterator::over(&self.batch, self.db(), cf, options)
+    }
+
+    /// Marks the transaction's state; [`Transaction::rollback_to_save_point`] returns to it.
+    fn set_save_point(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.batch.set_save_point();
+        self.save_points.push(self.locked.len());
+        Ok(())
+    }
+
+    /// Undoes the writes since the last save point, releases the locks taken since, and
+    /// removes the save point. `NotFound` if there is none.
+    fn rollback_to_save_point(&mut self) -> Result<()> {
+        self.check_active()?;
+        self.batch.rollback_to_save_point()?;
+        if let Some(n) = self.save_points.pop() {
+            let released: Vec<LockKey> = self.locked.drain(n..).collect();
+            for key in &released {
+                self.locked_set.remove(key);
+            }
+            self.tdb.locks.unlock(self.id, &released);
+        }
+        Ok(())
+    }
+
+    /// The number of writes the transaction holds.
+    fn len(&self) -> usize {
+        self.batch.len()
+    }
+
     /// Writes the transaction's writes atomically, then releases its locks. Fails, writing
     /// nothing, if the transaction expired and lost its locks. Either way it ends. A
     /// prepared transaction's commit is synced and recorded so that recovery does not offer
     /// it again.
-    pub fn commit(&mut self) -> Result<()> {
+    fn commit(&mut self) -> Result<()> {
         if self.state == State::Prepared {
             let name = self.name.clone().unwrap_or_default();
             let batch = self.batch.take_write_batch();
@@ -692,7 +653,7 @@ impl<'db> Transaction<'db> {
     /// Drops the transaction's writes and releases its locks. Allowed in any state (a
     /// second call does nothing). A prepared transaction's durable record is removed; if
     /// that fails, the transaction stays prepared and the error is returned.
-    pub fn rollback(&mut self) -> Result<()> {
+    fn rollback(&mut self) -> Result<()> {
         if self.state == State::Prepared {
             let name = self.name.clone().unwrap_or_default();
             self.tdb.db.rollback_prepared(&name)?;
@@ -703,16 +664,6 @@ impl<'db> Transaction<'db> {
             self.state = State::RolledBack;
         }
         Ok(())
-    }
-
-    fn release(&mut self) {
-        self.tdb.locks.unlock(self.id, &self.locked);
-        self.locked.clear();
-        self.locked_set.clear();
-        self.save_points.clear();
-        if let Some(name) = self.name.take() {
-            self.tdb.names.lock().remove(&name);
-        }
     }
 }
 

@@ -21,10 +21,11 @@ use std::sync::Arc;
 
 use std::time::{Duration, Instant};
 
+use strata::TransactionBase;
 use strata::{
-    ColumnFamily, Db, DbIterator, FixedPrefix, IngestOptions, OptimisticTransaction, Options,
-    PrefixExtractor, ReadOptions, SstWriter, Transaction, TransactionDb, TransactionOptions,
-    TxnCursor, TxnFailure, TxnIterator, WriteBatch, WriteOptions,
+    ColumnFamily, Db, DbIterator, FixedPrefix, IngestOptions, Options, PrefixExtractor,
+    ReadOptions, SstWriter, TransactionDb, TransactionOptions, TxnFailure, WriteBatch,
+    WriteOptions,
 };
 
 use super::{
@@ -136,7 +137,7 @@ impl StrataEngine {
 
     /// A workload's transaction: `body` in `txn`, then the commit; `Ok(Err(why))` for a
     /// retry (the transaction rolled back).
-    fn run_body<'db, T: StrataTxn<'db>>(
+    fn run_body<T: TransactionBase>(
         &self,
         txn: T,
         body: TxnBody<'_>,
@@ -161,11 +162,7 @@ impl StrataEngine {
     }
 
     /// Runs `op` in `txn` and commits it (rolls it back for a read-only one).
-    fn run_txn<'db, T: StrataTxn<'db>>(
-        &self,
-        mut txn: T,
-        op: TxnOp<'_>,
-    ) -> strata::Result<TxnRead> {
+    fn run_txn<T: TransactionBase>(&self, mut txn: T, op: TxnOp<'_>) -> strata::Result<TxnRead> {
         let mut read = TxnRead::default();
         match op {
             TxnOp::Put(entries) => {
@@ -181,7 +178,7 @@ impl StrataEngine {
                 }
             }
             TxnOp::Seek(key, nexts) => {
-                let mut it = txn.iter_cf(self.txn_family(key), self.seek_options.clone())?;
+                let mut it = txn.iter_cf(self.txn_family(key), &self.seek_options)?;
                 it.seek(key);
                 read.found = it.valid() && it.key() == key;
                 for _ in 0..nexts {
@@ -212,7 +209,7 @@ impl StrataEngine {
                 }
             }
             TxnOp::CursorUpdate(key, value) => {
-                let mut cursor = txn.cursor_cf(self.txn_family(key), self.scan_options.clone())?;
+                let mut cursor = txn.cursor_cf(self.txn_family(key), &self.scan_options)?;
                 cursor.seek(key);
                 if cursor.valid() {
                     read.found = true;
@@ -260,8 +257,8 @@ impl StrataEngine {
         options: ReadOptions,
     ) -> EngineResult<DbIterator> {
         Ok(match family {
-            Some(cf) => self.db().iter_cf(cf, options)?,
-            None => self.db().iter(options),
+            Some(cf) => self.db().iter_cf(cf, &options)?,
+            None => self.db().iter(&options),
         })
     }
 }
@@ -590,7 +587,7 @@ impl Engine for StrataEngine {
     ) -> EngineResult<()> {
         let mut it = self
             .db()
-            .iter_cf(self.family_at(cf)?, self.bounds(lower, upper))?;
+            .iter_cf(self.family_at(cf)?, &self.bounds(lower, upper))?;
         if reverse {
             it.seek_to_last();
         } else {
@@ -642,7 +639,7 @@ fn txn_error(e: strata::Error) -> TxnError {
     }
 }
 
-impl<'db, T: StrataTxn<'db>> TxnOps for BodyTxn<'_, T> {
+impl<T: TransactionBase> TxnOps for BodyTxn<'_, T> {
     fn get(
         &mut self,
         cf: usize,
@@ -679,7 +676,7 @@ impl<'db, T: StrataTxn<'db>> TxnOps for BodyTxn<'_, T> {
         let family = self.engine.family_at(cf)?;
         let mut it = self
             .txn
-            .iter_cf(family, self.engine.bounds(lower, upper))
+            .iter_cf(family, &self.engine.bounds(lower, upper))
             .map_err(txn_error)?;
         if reverse {
             it.seek_to_last();
@@ -707,89 +704,3 @@ fn retry_of(failure: TxnFailure) -> Retry {
         _ => Retry::Timeout,
     }
 }
-
-/// The calls the bench makes on either kind of transaction.
-trait StrataTxn<'db> {
-    fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<Option<Vec<u8>>>;
-    fn get_for_update_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        key: &[u8],
-    ) -> strata::Result<Option<Vec<u8>>>;
-    fn put_cf(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> strata::Result<()>;
-    fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()>;
-    fn merge_cf(&mut self, cf: &ColumnFamily, key: &[u8], operand: &[u8]) -> strata::Result<()>;
-    fn iter_cf(&self, cf: &ColumnFamily, options: ReadOptions) -> strata::Result<TxnIterator>;
-    fn cursor_cf(
-        &mut self,
-        cf: &ColumnFamily,
-        options: ReadOptions,
-    ) -> strata::Result<TxnCursor<'_, 'db>>;
-    fn commit(&mut self) -> strata::Result<()>;
-    fn rollback(&mut self) -> strata::Result<()>;
-}
-
-macro_rules! strata_txn {
-    ($t:ident, $rollback:expr) => {
-        impl<'db> StrataTxn<'db> for $t<'db> {
-            fn get_cf(&self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<Option<Vec<u8>>> {
-                $t::get_cf(self, cf, key)
-            }
-            fn get_for_update_cf(
-                &mut self,
-                cf: &ColumnFamily,
-                key: &[u8],
-            ) -> strata::Result<Option<Vec<u8>>> {
-                $t::get_for_update_cf(self, cf, key)
-            }
-            fn put_cf(
-                &mut self,
-                cf: &ColumnFamily,
-                key: &[u8],
-                value: &[u8],
-            ) -> strata::Result<()> {
-                $t::put_cf(self, cf, key, value)
-            }
-            fn delete_cf(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()> {
-                $t::delete_cf(self, cf, key)
-            }
-            fn merge_cf(
-                &mut self,
-                cf: &ColumnFamily,
-                key: &[u8],
-                operand: &[u8],
-            ) -> strata::Result<()> {
-                $t::merge_cf(self, cf, key, operand)
-            }
-            fn iter_cf(
-                &self,
-                cf: &ColumnFamily,
-                options: ReadOptions,
-            ) -> strata::Result<TxnIterator> {
-                $t::iter_cf(self, cf, options)
-            }
-            fn cursor_cf(
-                &mut self,
-                cf: &ColumnFamily,
-                options: ReadOptions,
-            ) -> strata::Result<TxnCursor<'_, 'db>> {
-                $t::cursor_cf(self, cf, options)
-            }
-            fn commit(&mut self) -> strata::Result<()> {
-                $t::commit(self)
-            }
-            fn rollback(&mut self) -> strata::Result<()> {
-                #[allow(clippy::redundant_closure_call)]
-                ($rollback)(self)
-            }
-        }
-    };
-}
-
-strata_txn!(Transaction, |t: &mut Transaction<'_>| t.rollback());
-strata_txn!(OptimisticTransaction, |t: &mut OptimisticTransaction<
-    '_,
->| {
-    t.rollback();
-    Ok(())
-});

@@ -111,7 +111,7 @@ enum Direction {
 /// for (key, value) in entries {
 ///     db.put(key, value)?;
 /// }
-/// let mut iter = db.iter(ReadOptions::default());
+/// let mut iter = db.iter(&ReadOptions::default());
 /// iter.seek(b"log/002"); // the first key at or after the target
 /// let mut walked = Vec::new();
 /// while iter.valid() && iter.key().starts_with(b"log/") {

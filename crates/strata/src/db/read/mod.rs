@@ -1,5 +1,11 @@
 //! The read path: `Db`'s reading methods, and what they go through.
 //!
+//! Point reads have four forms, as RocksDB's: `get` (the default family, default options),
+//! `get_opt` (with [`ReadOptions`]: a snapshot, ...), `get_cf` (in a column family) and
+//! `get_cf_opt` (both); so do `get_pinned` and `multi_get`. `get_at` and `get_at_cf` read at
+//! a snapshot. Cursors take the options always: `iter(&ReadOptions)`,
+//! `iter_cf(cf, &ReadOptions)`; `range` and `range_cf` are Rust iterators over a key range.
+//!
 //! - `get`: point lookups, the memtables then the tables level by level.
 //! - `lookup`: point lookups whose newest visible version is a merge operand.
 //! - `multi_get`: many keys read in one view of the database.
@@ -37,6 +43,17 @@ impl Db {
         let key = key.as_ref();
         self.inner
             .get(&self.inner.default_cf, key, Some(snapshot.sequence()))
+    }
+
+    /// The value of `key` in column family `cf` as of `snapshot`.
+    pub fn get_at_cf(
+        &self,
+        cf: &ColumnFamily,
+        snapshot: &Snapshot,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<u8>>> {
+        let cf = self.inner.family(cf)?;
+        self.inner.get(&cf, key.as_ref(), Some(snapshot.sequence()))
     }
 
     /// The value of `key` with read options (a snapshot, if given).
@@ -95,6 +112,15 @@ impl Db {
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
         self.inner
             .get(&self.inner.default_cf, key.as_ref(), snapshot)
+    }
+
+    /// [`Db::get_pinned`] in column family `cf`.
+    pub fn get_pinned_cf(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<PinnedValue>> {
+        self.get_pinned_cf_opt(cf, key, &ReadOptions::default())
     }
 
     /// [`Db::get_pinned`] in column family `cf`, with read options.
@@ -188,14 +214,14 @@ impl Db {
     }
 
     /// A cursor over the database, unpositioned: call a seek first.
-    pub fn iter(&self, options: ReadOptions) -> DbIterator {
-        self.inner.iter(&self.inner.default_cf, options)
+    pub fn iter(&self, options: &ReadOptions) -> DbIterator {
+        self.inner.iter(&self.inner.default_cf, options.clone())
     }
 
     /// A cursor over column family `cf`, unpositioned: call a seek first.
-    pub fn iter_cf(&self, cf: &ColumnFamily, options: ReadOptions) -> Result<DbIterator> {
+    pub fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<DbIterator> {
         let cf = self.inner.family(cf)?;
-        Ok(self.inner.iter(&cf, options))
+        Ok(self.inner.iter(&cf, options.clone()))
     }
 
     /// The key-value pairs in `range`, in key order, as of now.
@@ -207,7 +233,10 @@ impl Db {
         K: AsRef<[u8]>,
         R: std::ops::RangeBounds<K>,
     {
-        Range::new(|options| self.iter(options), range)
+        Range::new(
+            |options| self.inner.iter(&self.inner.default_cf, options),
+            range,
+        )
     }
 
     /// The key-value pairs in `range` of column family `cf`, in key order, as of now.

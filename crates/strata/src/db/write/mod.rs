@@ -1,5 +1,9 @@
 //! The write path: `Db`'s writing methods, and what they go through.
 //!
+//! Every write has four forms, as RocksDB's: `put` (the default family, default options),
+//! `put_opt` (with [`WriteOptions`]), `put_cf` (in a column family) and `put_cf_opt` (both);
+//! so do `merge`, `delete`, `single_delete` and `delete_range`.
+//!
 //! - `group`: group commit, the one way into the WAL and the memtables (the queue, the
 //!   leader's WAL append and memtable inserts, memtable switches).
 //! - `stall`: the pure write-stall decision the leader acts on.
@@ -39,9 +43,9 @@ impl Db {
     ) -> Result<()> {
         let key = key.as_ref();
         let value = value.as_ref();
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
-        batch.put(key, value);
-        self.write(batch, options)
+        self.write_one(None, record_size(key, Some(value)), options, |batch| {
+            batch.put(key, value);
+        })
     }
 
     /// Sets `key` to `value` in column family `cf`.
@@ -66,12 +70,9 @@ impl Db {
     ) -> Result<()> {
         let key = key.as_ref();
         let value = value.as_ref();
-        // Checked here, not left to `write`: a batch names families by id only, so its
-        // error could not name a dropped one.
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(value)));
-        batch.put_cf(cf, key, value);
-        self.write(batch, options)
+        self.write_one(Some(cf), record_size(key, Some(value)), options, |batch| {
+            batch.put_cf(cf, key, value);
+        })
     }
 
     /// Records `operand` for `key`, to be combined with the key's older value by the default
@@ -92,9 +93,9 @@ impl Db {
     ) -> Result<()> {
         let key = key.as_ref();
         let operand = operand.as_ref();
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
-        batch.merge(key, operand);
-        self.write(batch, options)
+        self.write_one(None, record_size(key, Some(operand)), options, |batch| {
+            batch.merge(key, operand);
+        })
     }
 
     /// Records `operand` for `key` in column family `cf`, combined by that family's merge
@@ -105,12 +106,27 @@ impl Db {
         key: impl AsRef<[u8]>,
         operand: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.merge_cf_opt(cf, key, operand, &WriteOptions::default())
+    }
+
+    /// [`Db::merge_cf`] with write options.
+    pub fn merge_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+        options: &WriteOptions,
+    ) -> Result<()> {
         let key = key.as_ref();
         let operand = operand.as_ref();
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, Some(operand)));
-        batch.merge_cf(cf, key, operand);
-        self.write(batch, &WriteOptions::default())
+        self.write_one(
+            Some(cf),
+            record_size(key, Some(operand)),
+            options,
+            |batch| {
+                batch.merge_cf(cf, key, operand);
+            },
+        )
     }
 
     /// Removes `key`.
@@ -122,9 +138,9 @@ impl Db {
     /// Removes `key` with write options.
     pub fn delete_opt(&self, key: impl AsRef<[u8]>, options: &WriteOptions) -> Result<()> {
         let key = key.as_ref();
-        let mut batch = WriteBatch::with_capacity(record_size(key, None));
-        batch.delete(key);
-        self.write(batch, options)
+        self.write_one(None, record_size(key, None), options, |batch| {
+            batch.delete(key);
+        })
     }
 
     /// Removes `key` from column family `cf`.
@@ -141,20 +157,29 @@ impl Db {
         options: &WriteOptions,
     ) -> Result<()> {
         let key = key.as_ref();
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::with_capacity(record_size(key, None));
-        batch.delete_cf(cf, key);
-        self.write(batch, options)
+        self.write_one(Some(cf), record_size(key, None), options, |batch| {
+            batch.delete_cf(cf, key);
+        })
     }
 
     /// Removes every key in `[begin, end)` with one record (see [`WriteBatch::delete_range`]).
     /// `begin > end` is refused with `InvalidArgument`; `begin == end` does nothing.
     pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_range_opt(begin, end, &WriteOptions::default())
+    }
+
+    /// [`Db::delete_range`] with write options.
+    pub fn delete_range_opt(
+        &self,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+        options: &WriteOptions,
+    ) -> Result<()> {
         let begin = begin.as_ref();
         let end = end.as_ref();
-        let mut batch = WriteBatch::new();
-        batch.delete_range(begin, end);
-        self.write(batch, &WriteOptions::default())
+        self.write_one(None, 0, options, |batch| {
+            batch.delete_range(begin, end);
+        })
     }
 
     /// Removes every key in `[begin, end)` of column family `cf`.
@@ -164,20 +189,71 @@ impl Db {
         begin: impl AsRef<[u8]>,
         end: impl AsRef<[u8]>,
     ) -> Result<()> {
+        self.delete_range_cf_opt(cf, begin, end, &WriteOptions::default())
+    }
+
+    /// [`Db::delete_range_cf`] with write options.
+    pub fn delete_range_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+        options: &WriteOptions,
+    ) -> Result<()> {
         let begin = begin.as_ref();
         let end = end.as_ref();
-        self.inner.family(cf)?;
-        let mut batch = WriteBatch::new();
-        batch.delete_range_cf(cf, begin, end);
-        self.write(batch, &WriteOptions::default())
+        self.write_one(Some(cf), 0, options, |batch| {
+            batch.delete_range_cf(cf, begin, end);
+        })
     }
 
     /// Removes the single put of `key` (see [`WriteBatch::single_delete`]).
     pub fn single_delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.single_delete_opt(key, &WriteOptions::default())
+    }
+
+    /// [`Db::single_delete`] with write options.
+    pub fn single_delete_opt(&self, key: impl AsRef<[u8]>, options: &WriteOptions) -> Result<()> {
         let key = key.as_ref();
-        let mut batch = WriteBatch::new();
-        batch.single_delete(key);
-        self.write(batch, &WriteOptions::default())
+        self.write_one(None, 0, options, |batch| {
+            batch.single_delete(key);
+        })
+    }
+
+    /// Removes the single put of `key` in column family `cf`.
+    pub fn single_delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
+        self.single_delete_cf_opt(cf, key, &WriteOptions::default())
+    }
+
+    /// [`Db::single_delete_cf`] with write options.
+    pub fn single_delete_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        options: &WriteOptions,
+    ) -> Result<()> {
+        let key = key.as_ref();
+        self.write_one(Some(cf), 0, options, |batch| {
+            batch.single_delete_cf(cf, key);
+        })
+    }
+
+    /// Writes a batch of one update, added by `add` (`capacity`: the bytes it takes, see
+    /// [`WriteBatch::with_capacity`]). A family `cf` is checked here, not left to `write`: a
+    /// batch names families by id only, so its error could not name a dropped one.
+    fn write_one(
+        &self,
+        cf: Option<&ColumnFamily>,
+        capacity: usize,
+        options: &WriteOptions,
+        add: impl FnOnce(&mut WriteBatch),
+    ) -> Result<()> {
+        if let Some(cf) = cf {
+            self.inner.family(cf)?;
+        }
+        let mut batch = WriteBatch::with_capacity(capacity);
+        add(&mut batch);
+        self.write(batch, options)
     }
 
     /// Applies `batch` atomically: after a crash all of it is there or none of it, across

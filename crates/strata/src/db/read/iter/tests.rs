@@ -281,7 +281,7 @@ impl Constructor for DbConstructor {
         if self.reads.snapshot && snapshot.is_none() {
             snapshot = Some(db.snapshot());
         }
-        let it = db.iter(ReadOptions {
+        let it = db.iter(&ReadOptions {
             snapshot,
             lower_bound,
             upper_bound,

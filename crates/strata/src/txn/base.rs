@@ -1,0 +1,148 @@
+//! The interface both kinds of transaction share, as RocksDB's `TransactionBaseImpl`: reads
+//! through the transaction's own writes, writes into its batch, save points, cursors, commit
+//! and rollback. Each kind supplies the column family forms and what sets it apart (tracked
+//! keys checked at commit, or key locks taken as it goes); the default family's forms, the
+//! updatable cursor and `is_empty` come with the trait.
+
+use crate::column_family::ColumnFamily;
+use crate::error::Result;
+use crate::options::ReadOptions;
+
+use super::cursor::TxnCursor;
+use super::overlay::TxnIterator;
+
+/// A transaction over a database: [`OptimisticTransaction`](super::OptimisticTransaction)
+/// or [`Transaction`](super::Transaction). Bring it into scope (`use strata::TransactionBase`)
+/// to call its methods; write code generic over it to serve either kind.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Db, Options, TransactionBase, WriteOptions};
+///
+/// /// Moves `amount` from one account to another, in any kind of transaction.
+/// fn transfer(txn: &mut impl TransactionBase, from: &[u8], to: &[u8], amount: u64) -> strata::Result<()> {
+///     let balance = |v: Option<Vec<u8>>| v.map_or(0, |v| String::from_utf8_lossy(&v).parse().unwrap_or(0));
+///     let a = balance(txn.get_for_update(from)?);
+///     let b = balance(txn.get_for_update(to)?);
+///     txn.put(from, (a - amount).to_string())?;
+///     txn.put(to, (b + amount).to_string())?;
+///     txn.commit()
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"alice", b"10")?;
+/// transfer(&mut db.optimistic_transaction(&WriteOptions::default()), b"alice", b"bob", 3)?;
+/// assert_eq!(db.get(b"bob")?.as_deref(), Some(&b"3"[..]));
+/// # db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait TransactionBase: Sized {
+    /// The handle of the default column family of the transaction's database.
+    fn default_cf(&self) -> ColumnFamily;
+
+    /// The value of `key` in family `cf`: the transaction's own write of it if it made one,
+    /// else the database's at the transaction's snapshot (or the latest without one).
+    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>>;
+
+    /// [`TransactionBase::get_cf`], and the key is the transaction's to write: an optimistic
+    /// transaction checks at commit that no one else wrote it since its snapshot; a
+    /// pessimistic one locks it now.
+    fn get_for_update_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+    ) -> Result<Option<Vec<u8>>>;
+
+    /// Sets `key` to `value` in family `cf`, written at commit.
+    fn put_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()>;
+
+    /// Removes `key` from family `cf` at commit.
+    fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()>;
+
+    /// Records merge `operand` for `key` in family `cf`, combined by the family's merge
+    /// operator; refused when it has none.
+    fn merge_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        operand: impl AsRef<[u8]>,
+    ) -> Result<()>;
+
+    /// A cursor over family `cf`: the transaction's writes (made before the cursor) over the
+    /// database at the transaction's snapshot (`options.snapshot` if it has none), or the
+    /// latest data. Bounds come from `options`.
+    fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<TxnIterator>;
+
+    /// Marks the transaction's state; [`TransactionBase::rollback_to_save_point`] returns to
+    /// it.
+    fn set_save_point(&mut self) -> Result<()>;
+
+    /// Undoes the writes since the last save point (and what they tracked or locked), and
+    /// removes the save point. `NotFound` if there is none.
+    fn rollback_to_save_point(&mut self) -> Result<()>;
+
+    /// The number of writes the transaction holds.
+    fn len(&self) -> usize;
+
+    /// Writes the transaction's batch atomically; fails (writing nothing) on a conflict.
+    fn commit(&mut self) -> Result<()>;
+
+    /// Drops the transaction's writes (and releases what it holds). Allowed in any state: a
+    /// second call does nothing.
+    fn rollback(&mut self) -> Result<()>;
+
+    /// True when the transaction holds no write.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// [`TransactionBase::get_cf`] in the default family.
+    fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_cf(&self.default_cf(), key)
+    }
+
+    /// [`TransactionBase::get_for_update_cf`] in the default family.
+    fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_for_update_cf(&self.default_cf(), key)
+    }
+
+    /// [`TransactionBase::put_cf`] in the default family.
+    fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.put_cf(&self.default_cf(), key, value)
+    }
+
+    /// [`TransactionBase::delete_cf`] in the default family.
+    fn delete(&mut self, key: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_cf(&self.default_cf(), key)
+    }
+
+    /// [`TransactionBase::merge_cf`] in the default family.
+    fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
+        self.merge_cf(&self.default_cf(), key, operand)
+    }
+
+    /// [`TransactionBase::iter_cf`] over the default family.
+    fn iter(&self, options: &ReadOptions) -> Result<TxnIterator> {
+        self.iter_cf(&self.default_cf(), options)
+    }
+
+    /// A cursor over family `cf` whose current entry can be updated or deleted through this
+    /// transaction (see [`TxnCursor`]). Bounds come from `options`.
+    fn cursor_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        options: &ReadOptions,
+    ) -> Result<TxnCursor<'_, Self>> {
+        let iter = self.iter_cf(cf, options)?;
+        Ok(TxnCursor::new(self, cf.clone(), iter))
+    }
+}
