@@ -115,7 +115,6 @@ pub(crate) struct Recovered {
 /// Replays WALs `numbers` (ascending) of database `dir`. With `read_only` nothing is
 /// written: a bad record ends the replay where the rules above drop the rest, but no bytes
 /// are cut or set aside and empty WALs stay (a writer may be appending to the newest one).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn replay_wals(
     fs: &dyn FileSystem,
     dir: &Path,

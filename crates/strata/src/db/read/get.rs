@@ -140,7 +140,10 @@ impl DbInner {
     /// key for `(key, seq)`, `covered` the newest range deletion covering `key` in the
     /// memtables (0: none), and `first` the first tables to read, from
     /// [`DbInner::open_first_tables`].
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the lookup's state so far, handed on from the memtable half without a struct to fill per read"
+    )]
     pub(in crate::db) fn get_from_tables<'a, V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
