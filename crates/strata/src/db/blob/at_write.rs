@@ -53,9 +53,6 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
-use super::separated::MemtableBlobs;
 use crate::blob::reader::read_unfinished;
 use crate::blob::writer::BlobFileWriter;
 use crate::blob::BlobIndex;
