@@ -387,7 +387,7 @@ fn the_bottom_writes_puts_below_every_snapshot_with_sequence_number_zero() {
     assert!(seen == old, "the snapshot's view changed");
 
     // Without the snapshot every put a compaction writes at the bottom is numbered 0.
-    drop((it, snapshot));
+    drop((it, snapshot, at_snapshot));
     for i in (0..n).step_by(5) {
         db.put(key(i), value(i, 2)).unwrap();
         model.insert(key(i), value(i, 2));

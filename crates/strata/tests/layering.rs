@@ -65,7 +65,11 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.unwrap().path();
         if path.is_dir() {
             sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
+            // A `tests.rs` is a test module moved out of the file beside it: test code, as
+            // the `#[cfg(test)]` modules left inside files are.
             out.push(path);
         }
     }

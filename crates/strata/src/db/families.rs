@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use super::blob::at_write::SeparatedAtWrite;
+use super::blob::separated::SeparatedAtWrite;
 use super::stats::LevelCompactionStats;
 use super::write::stall::{decide, Stall, StallLimits, TreeState};
 use super::SuperVersion;

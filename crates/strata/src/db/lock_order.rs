@@ -21,12 +21,11 @@ pub(crate) enum Rank {
     /// The write leader's state (`CommitPath::writer`): families are created and dropped,
     /// memtables switched, files ingested and checkpoints taken under it.
     Writer,
+    /// A write group's memtable inserts (`CommitPath::inserting`), taken before `writer` is
+    /// let go; the lead is passed on under it.
+    Inserting,
     /// The writers' queue (`CommitPath::queue`): the leader takes its group from it.
     Queue,
-    /// A write group's memtable inserts (`CommitPath::inserting`).
-    Inserting,
-    /// The set of live families (`DbInner::families`), replaced whole.
-    Families,
     /// The blob files writes put values in (`BlobsAtWrite::active`).
     BlobsAtWrite,
     /// The version set and its manifest (`DbInner::versions`).
@@ -48,6 +47,9 @@ pub(crate) enum Rank {
     Prepared,
     /// The directory's lock file (`DbInner::lock`).
     DirLock,
+    /// The set of live families (`DbInner::families`), replaced whole: read by every
+    /// thread, under any other lock, and no lock is taken while it is held.
+    Families,
 }
 
 /// A lock with its rank.

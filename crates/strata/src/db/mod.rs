@@ -49,16 +49,17 @@
 //! 1. `commit.writer`: the write leader's state. Families are created and dropped, memtables
 //!    switched, files ingested and checkpoints begun under it.
 //! 2. `commit.inserting`: a write group's memtable inserts, taken before `writer` is let go.
-//! 3. `commit.queue`: the writers' queue.
-//! 4. `families`: the set of live families.
-//! 5. `blobs_at_write.active`: the blob files writes put values in.
-//! 6. `versions`: the version set and the manifest.
-//! 7. `wal.wals`: the WALs on disk.
-//! 8. `blobs_at_write.for_wals`: blob files kept for the WALs that name them.
-//! 9. `obsolete.tables`, then `obsolete.blobs`: files waiting to be deleted.
-//! 10. `bg.state`: background work (its condition variable `bg.cv` waits on it).
-//! 11. `bg.threads`, `prepared`, `lock`: the threads' handles, prepared transactions found
+//! 3. `commit.queue`: the writers' queue (the lead is passed on under `inserting`).
+//! 4. `blobs_at_write.active`: the blob files writes put values in.
+//! 5. `versions`: the version set and the manifest.
+//! 6. `wal.wals`: the WALs on disk.
+//! 7. `blobs_at_write.for_wals`: blob files kept for the WALs that name them.
+//! 8. `obsolete.tables`, then `obsolete.blobs`: files waiting to be deleted.
+//! 9. `bg.state`: background work (its condition variable `bg.cv` waits on it).
+//! 10. `bg.threads`, `prepared`, `lock`: the threads' handles, prepared transactions found
 //!     at open, the directory's lock file.
+//! 11. `families`: the set of live families, read under any of the others (the background
+//!     threads read it holding `bg.state`); nothing is taken while it is held.
 //!
 //! The locks of one family (`ColumnFamilyData::sv`, its compaction statistics), of the
 //! caches and of the WAL sync queue are not ranked: each guards one short step.

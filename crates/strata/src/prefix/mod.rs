@@ -65,7 +65,7 @@ use crate::error::{Error, Result};
 /// db.flush()?; // the table's filter holds the prefixes `order:` and `user:`
 /// let mut same_prefix = ReadOptions::default();
 /// same_prefix.prefix_same_as_start = true;
-/// let mut iter = db.iter(same_prefix);
+/// let mut iter = db.iter(&same_prefix);
 /// iter.seek(b"order:");
 /// let mut orders = 0;
 /// while iter.valid() {

@@ -1,6 +1,7 @@
 //! Transactions over a [`Db`](crate::Db).
 //!
-//! - [`TransactionBase`] (`base.rs`): the interface both kinds of transaction share.
+//! - [`TransactionBase`] (`base.rs`): the interface both kinds of transaction share, and
+//!   [`TxnCursor`], a transaction's cursor that updates or deletes its current entry in place.
 //! - [`IndexedBatch`] (`indexed_batch.rs`): a write batch whose own writes can be read back,
 //!   alone or laid over the database (RocksDB's WriteBatchWithIndex).
 //! - [`TxnIterator`] (`overlay.rs`): a cursor over such a batch laid over a database cursor.
@@ -9,8 +10,6 @@
 //! - [`TransactionDb`] and [`Transaction`] (`pessimistic.rs`): key locks taken as the
 //!   transaction goes (`lock_table.rs`: striped, with timeouts, deadlock detection and
 //!   expiration), so that commits never conflict.
-//! - [`TxnCursor`] (`cursor.rs`): a transaction's cursor that updates or deletes its
-//!   current entry in place.
 //! - `checks.rs`: the refusals both kinds share.
 //!
 //! This layer sits above `db` and uses only what a `Db` offers, plus one crate-internal
@@ -18,15 +17,13 @@
 
 mod base;
 mod checks;
-mod cursor;
 mod indexed_batch;
 mod lock_table;
 mod optimistic;
 mod overlay;
 mod pessimistic;
 
-pub use base::TransactionBase;
-pub use cursor::{TxnCursor, UpdatableCursor};
+pub use base::{TransactionBase, TxnCursor, UpdatableCursor};
 pub use indexed_batch::IndexedBatch;
 pub use optimistic::OptimisticTransaction;
 pub use overlay::TxnIterator;

@@ -130,6 +130,7 @@ impl TrackedKeys {
 /// # Examples
 ///
 /// ```
+/// use strata::TransactionBase;
 /// use strata::{Db, ErrorKind, Options, TxnFailure, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;

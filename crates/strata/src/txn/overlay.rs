@@ -37,6 +37,7 @@ enum Source {
 /// # Examples
 ///
 /// ```
+/// use strata::TransactionBase;
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;

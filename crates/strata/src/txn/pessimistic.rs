@@ -49,6 +49,7 @@ use super::overlay::TxnIterator;
 ///
 /// ```
 /// use std::time::Duration;
+/// use strata::TransactionBase;
 /// use strata::{Options, TransactionDb, TransactionOptions, TxnFailure, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;
@@ -102,6 +103,7 @@ impl Default for TransactionOptions {
 /// # Examples
 ///
 /// ```
+/// use strata::TransactionBase;
 /// use strata::{Options, TransactionDb, TransactionOptions, WriteOptions};
 ///
 /// fn amount(value: Option<Vec<u8>>) -> u64 {
@@ -331,6 +333,7 @@ impl TransactionDb {
 /// # Examples
 ///
 /// ```
+/// use strata::TransactionBase;
 /// use strata::{Options, TransactionDb, TransactionOptions, WriteOptions};
 ///
 /// let dir = tempfile::tempdir()?;

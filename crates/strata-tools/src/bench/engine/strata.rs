@@ -205,7 +205,7 @@ impl StrataEngine {
                     read.found |= old.is_some();
                     let counter = counter_of(key, old.as_deref())
                         .map_err(|e| strata::Error::InvalidArgument(e.to_string()))?;
-                    txn.put_cf(cf, key, &counter.wrapping_add(increment).to_be_bytes())?;
+                    txn.put_cf(cf, key, counter.wrapping_add(increment).to_be_bytes())?;
                 }
             }
             TxnOp::CursorUpdate(key, value) => {
