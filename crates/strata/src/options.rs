@@ -783,7 +783,7 @@ impl Options {
                 _ => self.compression,
             },
             prefix_extractor: self.prefix_extractor.clone(),
-            comparator: crate::table::block::Comparator::Internal(self.key_order()),
+            comparator: crate::table::block::BlockOrder::Internal(self.key_order()),
             index_type: self.index_type,
             partition_filters: self.partition_filters,
             metadata_block_size: self.metadata_block_size,

@@ -129,7 +129,7 @@ fn a_table_of_each_format_version_opens_and_reads_back() {
             let want = live(kind, i).then(|| value(i).into_bytes());
             assert_eq!(db.get(key(i)).unwrap(), want, "{name}: {}", key(i));
         }
-        let mut it = db.iter(ReadOptions::default());
+        let mut it = db.iter(&ReadOptions::default());
         it.seek_to_first();
         let mut seen = 0;
         while it.valid() {

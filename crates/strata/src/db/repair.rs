@@ -524,7 +524,7 @@ impl Repairer<'_> {
             });
         let order = self.order_for(&family, &props.comparator)?;
         let read = TableReadOptions::uncached(TableOptions {
-            comparator: crate::table::block::Comparator::Internal(order.clone()),
+            comparator: crate::table::block::BlockOrder::Internal(order.clone()),
             ..TableOptions::for_internal_keys()
         });
         let table = Arc::new(Table::open(file, &path, &read)?);
@@ -573,7 +573,7 @@ impl Repairer<'_> {
         let family = &self.families[&id];
         let order = family.order();
         let read = TableReadOptions::uncached(TableOptions {
-            comparator: crate::table::block::Comparator::Internal(order.clone()),
+            comparator: crate::table::block::BlockOrder::Internal(order.clone()),
             ..TableOptions::for_internal_keys()
         });
         let mut inputs: Vec<Box<dyn InternalIterator>> = Vec::new();

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::filename::table_path;
 use crate::fs::{FileSystem, ReadMode};
 use crate::options::Options;
-use crate::table::block::Comparator;
+use crate::table::block::BlockOrder;
 use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
 use crate::table::Table;
 use crate::version::FileMeta;
@@ -134,7 +134,7 @@ impl TableCache {
             cache_id: number,
             ..self.read.clone()
         };
-        read.table.comparator = Comparator::Internal(order.clone());
+        read.table.comparator = BlockOrder::Internal(order.clone());
         if self.pin_l0 && level == 0 {
             read.cache_index_and_filter = false;
         }

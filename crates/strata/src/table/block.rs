@@ -50,10 +50,6 @@ pub enum BlockOrder {
     Internal(KeyOrder),
 }
 
-/// The name this type had before it was [`BlockOrder`], beside the public `Comparator` trait
-/// it is not. Kept only until the database's and the options' modules name the new one.
-pub type Comparator = BlockOrder;
-
 impl BlockOrder {
     /// Whole keys, bytewise: meta-index and properties blocks, tables without a database.
     pub const BYTEWISE: BlockOrder = BlockOrder::Plain(KeyOrder::Bytewise);

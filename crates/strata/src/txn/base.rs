@@ -274,7 +274,6 @@ impl<'t, T: TransactionBase> TxnCursor<'t, T> {
     }
 }
 
-
 /// [`TxnCursor`]'s calls without its type parameter, for code that holds a cursor of either
 /// kind of transaction behind one handle (the C, Python and Java bindings): the cursor is
 /// generic over its transaction, and a handle chosen at run time needs an object-safe view.
