@@ -126,10 +126,6 @@ pub struct Running {
     pub prepared: bool,
 }
 
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one slot per transaction, already inside an Arc: a Box would add an allocation"
-)]
 pub enum Slot {
     Running(Running),
     Ended(Ended),
