@@ -1577,6 +1577,31 @@ strata_iterator_t *strata_transaction_create_iterator(strata_transaction_t *txn,
 // Live `txn` and `options`; `cf` null or live; `errptr` as usual.
 strata_txn_cursor_t *strata_transaction_create_cursor(strata_transaction_t *txn, const strata_readoptions_t *options, const strata_column_family_t *cf, char **errptr);
 
+// As `strata_transaction_put`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_put`; `cf` a live family handle.
+void strata_transaction_put_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
+
+// As `strata_transaction_delete`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_delete`; `cf` a live family handle.
+void strata_transaction_delete_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, char **errptr);
+
+// As `strata_transaction_merge`, in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_merge`; `cf` a live family handle.
+void strata_transaction_merge_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
+
+// As `strata_transaction_get` (or, with `for_update` 1, `strata_transaction_get_for_update`),
+// in column family `cf`.
+//
+// # Safety
+// As `strata_transaction_get`; `cf` a live family handle.
+char *strata_transaction_get_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, unsigned char for_update, size_t *vallen, char **errptr);
+
 // Releases a cursor; its transaction may be used again.
 //
 // # Safety
@@ -1658,31 +1683,6 @@ void strata_txn_cursor_delete(strata_txn_cursor_t *c, char **errptr);
 // # Safety
 // `c` null or a live cursor; `errptr` as usual.
 void strata_txn_cursor_get_error(const strata_txn_cursor_t *c, char **errptr);
-
-// As `strata_transaction_put`, in column family `cf`.
-//
-// # Safety
-// As `strata_transaction_put`; `cf` a live family handle.
-void strata_transaction_put_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *value, size_t vallen, char **errptr);
-
-// As `strata_transaction_delete`, in column family `cf`.
-//
-// # Safety
-// As `strata_transaction_delete`; `cf` a live family handle.
-void strata_transaction_delete_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, char **errptr);
-
-// As `strata_transaction_merge`, in column family `cf`.
-//
-// # Safety
-// As `strata_transaction_merge`; `cf` a live family handle.
-void strata_transaction_merge_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, const char *operand, size_t oplen, char **errptr);
-
-// As `strata_transaction_get` (or, with `for_update` 1, `strata_transaction_get_for_update`),
-// in column family `cf`.
-//
-// # Safety
-// As `strata_transaction_get`; `cf` a live family handle.
-char *strata_transaction_get_cf(strata_transaction_t *txn, const strata_column_family_t *cf, const char *key, size_t keylen, unsigned char for_update, size_t *vallen, char **errptr);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -48,6 +48,7 @@ mod pinned;
 mod sst;
 mod stats;
 mod txn;
+mod txn_cursor;
 
 pub use backup::*;
 pub use batch::*;
