@@ -1363,14 +1363,6 @@ void strata_statistics_reset(strata_t *db);
 // `db` null or a live handle.
 char *strata_tree_shape(strata_t *db);
 
-// Begins an optimistic transaction on `db`: it reads at a snapshot taken now and its
-// commit fails (Busy) if a key it read for update or wrote was written by another since.
-// Release it with `strata_transaction_destroy` before closing `db`. Null for a null handle.
-//
-// # Safety
-// Live `db` and `options`; `db` stays open until the transaction is destroyed.
-strata_transaction_t *strata_optimistictransaction_begin(strata_t *db, const strata_writeoptions_t *options);
-
 // Opens (or, with `create_if_missing`, creates) the database in `name` for pessimistic
 // transactions, recovering transactions that were prepared and not yet committed. Release
 // it with `strata_transactiondb_close`. Null and `*errptr` set on failure.
@@ -1455,6 +1447,14 @@ void strata_transaction_options_set_expiration(strata_transaction_options_t *opt
 // # Safety
 // `opt` null or a live handle.
 void strata_transaction_options_set_set_snapshot(strata_transaction_options_t *opt, unsigned char v);
+
+// Begins an optimistic transaction on `db`: it reads at a snapshot taken now and its
+// commit fails (Busy) if a key it read for update or wrote was written by another since.
+// Release it with `strata_transaction_destroy` before closing `db`. Null for a null handle.
+//
+// # Safety
+// Live `db` and `options`; `db` stays open until the transaction is destroyed.
+strata_transaction_t *strata_optimistictransaction_begin(strata_t *db, const strata_writeoptions_t *options);
 
 // Begins a pessimistic transaction on `tdb`: each write locks its key until the
 // transaction ends. Release it with `strata_transaction_destroy` before closing `tdb`. Null

@@ -47,6 +47,7 @@ mod options_ext;
 mod pinned;
 mod sst;
 mod stats;
+mod transactiondb;
 mod txn;
 mod txn_cursor;
 
