@@ -1099,61 +1099,6 @@ void strata_options_set_read_triggered_compaction(strata_options_t *opt, unsigne
 // `opt` must be null or a live handle.
 void strata_options_set_compaction_style(strata_options_t *opt, int v);
 
-// New read options: no snapshot (reads see the latest data), no bounds.
-strata_readoptions_t *strata_readoptions_create(void);
-
-// Releases read options (and their hold on a snapshot).
-//
-// # Safety
-// `opt` must be null or a handle from `strata_readoptions_create`, released once.
-void strata_readoptions_destroy(strata_readoptions_t *opt);
-
-// Reads through these options see the database as of `snapshot`; null reads the latest.
-//
-// # Safety
-// `opt` must be null or a live handle; `snapshot` null or a live snapshot.
-void strata_readoptions_set_snapshot(strata_readoptions_t *opt, const strata_snapshot_t *snapshot);
-
-// Iterators see no key below `key` (inclusive); a null `key` removes the bound.
-//
-// # Safety
-// `opt` must be null or a live handle; `key` null or `len` readable bytes.
-void strata_readoptions_set_iterate_lower_bound(strata_readoptions_t *opt, const char *key, size_t len);
-
-// Iterators see no key at or above `key` (exclusive); a null `key` removes the bound.
-//
-// # Safety
-// `opt` must be null or a live handle; `key` null or `len` readable bytes.
-void strata_readoptions_set_iterate_upper_bound(strata_readoptions_t *opt, const char *key, size_t len);
-
-// Bytes each iterator reads from a table file at a time, from its first read on (RocksDB's
-// `readahead_size`); 0, the default, lets the window grow as a scan goes on.
-//
-// # Safety
-// `opt` must be null or a live handle.
-void strata_readoptions_set_readahead_size(strata_readoptions_t *opt, size_t bytes);
-
-// New write options: no sync, WAL on.
-strata_writeoptions_t *strata_writeoptions_create(void);
-
-// Releases write options.
-//
-// # Safety
-// `opt` must be null or a handle from `strata_writeoptions_create`, released once.
-void strata_writeoptions_destroy(strata_writeoptions_t *opt);
-
-// Writes return only once durable (fdatasync of the WAL) (0 or 1).
-//
-// # Safety
-// `opt` must be null or a live handle.
-void strata_writeoptions_set_sync(strata_writeoptions_t *opt, unsigned char v);
-
-// Writes skip the WAL: a crash loses them until they are flushed (0 or 1).
-//
-// # Safety
-// `opt` must be null or a live handle.
-void strata_writeoptions_disable_wal(strata_writeoptions_t *opt, unsigned char v);
-
 // Merge operands are combined by `op` (null: no merge operator; merges then fail).
 //
 // # Safety
@@ -1252,6 +1197,61 @@ const char *strata_pinnableslice_value(const strata_pinnableslice_t *slice, size
 // # Safety
 // `slice` null or from `strata_get_pinned`, released once.
 void strata_pinnableslice_destroy(strata_pinnableslice_t *slice);
+
+// New read options: no snapshot (reads see the latest data), no bounds.
+strata_readoptions_t *strata_readoptions_create(void);
+
+// Releases read options (and their hold on a snapshot).
+//
+// # Safety
+// `opt` must be null or a handle from `strata_readoptions_create`, released once.
+void strata_readoptions_destroy(strata_readoptions_t *opt);
+
+// Reads through these options see the database as of `snapshot`; null reads the latest.
+//
+// # Safety
+// `opt` must be null or a live handle; `snapshot` null or a live snapshot.
+void strata_readoptions_set_snapshot(strata_readoptions_t *opt, const strata_snapshot_t *snapshot);
+
+// Iterators see no key below `key` (inclusive); a null `key` removes the bound.
+//
+// # Safety
+// `opt` must be null or a live handle; `key` null or `len` readable bytes.
+void strata_readoptions_set_iterate_lower_bound(strata_readoptions_t *opt, const char *key, size_t len);
+
+// Iterators see no key at or above `key` (exclusive); a null `key` removes the bound.
+//
+// # Safety
+// `opt` must be null or a live handle; `key` null or `len` readable bytes.
+void strata_readoptions_set_iterate_upper_bound(strata_readoptions_t *opt, const char *key, size_t len);
+
+// Bytes each iterator reads from a table file at a time, from its first read on (RocksDB's
+// `readahead_size`); 0, the default, lets the window grow as a scan goes on.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_readoptions_set_readahead_size(strata_readoptions_t *opt, size_t bytes);
+
+// New write options: no sync, WAL on.
+strata_writeoptions_t *strata_writeoptions_create(void);
+
+// Releases write options.
+//
+// # Safety
+// `opt` must be null or a handle from `strata_writeoptions_create`, released once.
+void strata_writeoptions_destroy(strata_writeoptions_t *opt);
+
+// Writes return only once durable (fdatasync of the WAL) (0 or 1).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_writeoptions_set_sync(strata_writeoptions_t *opt, unsigned char v);
+
+// Writes skip the WAL: a crash loses them until they are flushed (0 or 1).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_writeoptions_disable_wal(strata_writeoptions_t *opt, unsigned char v);
 
 // Creates the table file `path` (replacing a file of that name), written with the table
 // options, comparator and merge operator of `options`. Null and `*errptr` set on failure.
