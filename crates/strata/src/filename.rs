@@ -14,6 +14,8 @@
 //! - `NNNNNN.blob`: blob files, the values kept apart from the tables (`crate::blob`).
 //! - `MANIFEST-NNNNNN`: the log of version edits; `CURRENT` names the live one (one line,
 //!   the manifest's name and a newline).
+//! - `OPTIONS-NNNNNN`: the options in force, as text (`options/file.rs`); the two newest
+//!   are kept.
 //! - `*.tmp`: files being written for an atomic rename; left over only by a crash.
 
 use std::path::{Path, PathBuf};
@@ -121,7 +123,18 @@ pub fn is_engine_file(name: &str) -> bool {
     parse_file_name(name).is_some()
         || parse_old_log(name).is_some()
         || (name.starts_with("PREPARED-") && name.ends_with(".txn"))
+        || parse_options_file(name).is_some()
         || [CURRENT, IDENTITY, LOCK, LOG].contains(&name)
+}
+
+/// Name of OPTIONS file `n`.
+pub fn options_file_name(n: u64) -> String {
+    format!("OPTIONS-{n:06}")
+}
+
+/// The number of the OPTIONS file named `name`, if it is one.
+pub fn parse_options_file(name: &str) -> Option<u64> {
+    parse_number(name.strip_prefix("OPTIONS-")?)
 }
 
 fn parse_number(s: &str) -> Option<u64> {

@@ -90,6 +90,7 @@ pub use listener::{
     WriteStallCause, WriteStallCondition, WriteStallInfo,
 };
 pub use merge::{MergeOperator, StringAppend, UInt64Add};
+pub use options::registry as option_registry;
 pub use options::{
     CfOptions, IngestOptions, Options, PrepopulateBlockCache, ReadOptions, WalRecoveryMode,
     WriteOptions,

@@ -53,6 +53,11 @@ pub(crate) struct BgState {
     pub space_retry_at: Option<Instant>,
     /// The error that stopped background work, if one did.
     pub error: Option<Error>,
+    /// Compaction threads that may pick work (from `max_background_jobs`, changeable
+    /// online): threads numbered at or above it wait.
+    pub compaction_threads: usize,
+    /// Compaction threads started (never fewer than `compaction_threads` once started).
+    pub compaction_threads_started: usize,
 }
 
 /// Starts the flush thread and the compaction threads of `inner`.
@@ -69,13 +74,8 @@ pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
         "strata-flush".into(),
         Box::new(move || db.flush_loop()),
     )?);
-    for i in 0..inner.options.compaction_threads() {
-        let db = inner.clone();
-        handles.push(start(
-            format!("strata-compact-{i}"),
-            Box::new(move || db.compaction_loop()),
-        )?);
-    }
+    let threads = inner.options.compaction_threads();
+    handles.extend(spawn_compaction_threads(inner, threads)?);
     let db = inner.clone();
     handles.push(start(
         "strata-wal-sync".into(),
@@ -88,6 +88,29 @@ pub(super) fn spawn(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
             Box::new(move || db.deliver_stall_changes(changes)),
         )?);
     }
+    Ok(handles)
+}
+
+/// Lets `threads` compaction threads pick work, starting those not started yet; returns
+/// the handles of the threads started.
+pub(super) fn spawn_compaction_threads(
+    inner: &Arc<DbInner>,
+    threads: usize,
+) -> Result<Vec<JoinHandle<()>>> {
+    let mut handles = Vec::new();
+    let mut bg = inner.bg.state.lock();
+    bg.compaction_threads = threads;
+    while bg.compaction_threads_started < threads {
+        let index = bg.compaction_threads_started;
+        let db = inner.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("strata-compact-{index}"))
+            .spawn(move || db.compaction_loop(index))
+            .map_err(|e| Error::io("start a background thread of", &inner.path, e))?;
+        handles.push(handle);
+        bg.compaction_threads_started += 1;
+    }
+    inner.bg.cv.notify_all();
     Ok(handles)
 }
 
@@ -139,7 +162,9 @@ impl DbInner {
         }
     }
 
-    fn compaction_loop(&self) {
+    /// The loop of compaction thread `index`, which picks work only while `index` is below
+    /// the threads `max_background_jobs` allows now.
+    fn compaction_loop(&self, index: usize) {
         loop {
             let task = {
                 let mut bg = self.bg.state.lock();
@@ -147,7 +172,8 @@ impl DbInner {
                     if bg.shutdown {
                         return;
                     }
-                    let may_start = bg.error.is_none() && bg.manual == 0;
+                    let may_start =
+                        bg.error.is_none() && bg.manual == 0 && index < bg.compaction_threads;
                     if may_start {
                         if let Some(at) = bg.space_retry_at.filter(|&t| t > Instant::now()) {
                             bg.wait_until(&self.bg.cv, at);

@@ -79,8 +79,11 @@ impl DbInner {
         let idle = Busy::default();
         self.families()
             .values()
-            .filter(|cf| !cf.options.disable_auto_compactions)
             .filter_map(|cf| {
+                let options = cf.current_options();
+                if options.disable_auto_compactions {
+                    return None;
+                }
                 let (version, writes) = {
                     let sv = cf.sv.read();
                     let flushed = sv.active.is_empty() && sv.immutables.is_empty();
@@ -92,7 +95,7 @@ impl DbInner {
                     (sv.version.clone(), writes)
                 };
                 let busy = busy.get(&cf.id()).unwrap_or(&idle);
-                let task = picker::pick(&version, &cf.options.picker_options(), busy, writes)?;
+                let task = picker::pick(&version, &options.picker_options(), busy, writes)?;
                 Some((cf.clone(), task))
             })
             .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
@@ -184,7 +187,8 @@ impl DbInner {
         describe: &dyn Fn() -> String,
     ) -> Option<ReleaseOnDrop<'_>> {
         // The values garbage collection may move into new blob files count too.
-        let relocate_below = gc_cutoff(&cf.options, &cf.sv.read().version, task);
+        let options = cf.current_options();
+        let relocate_below = gc_cutoff(&options, &cf.sv.read().version, task);
         let moved: u64 = task
             .all_inputs()
             .flat_map(|f| f.blob_refs.iter())
@@ -194,8 +198,8 @@ impl DbInner {
         let bytes_read = task.input_bytes() + moved;
         // A file system that cannot say is assumed to have room.
         let available = self.fs.available_space(&self.path).unwrap_or(u64::MAX);
-        let for_writes = (cf.options.write_buffer_size as u64)
-            .saturating_mul(cf.options.max_write_buffer_number as u64 * 2);
+        let for_writes = (options.write_buffer_size as u64)
+            .saturating_mul(options.max_write_buffer_number as u64 * 2);
         let reserved = self
             .bg
             .compaction_reserved
@@ -330,6 +334,9 @@ impl DbInner {
             log_number = log_number.max(table.properties().log_number);
         }
         let output_tombstones = range_del.compaction_output(bottommost);
+        // The family's options as they are when the job starts (`Db::set_cf_options` may
+        // change them while it runs).
+        let options = cf.current_options();
         let job = MergeJob {
             db: self,
             table_options: TableOptions {
@@ -340,7 +347,7 @@ impl DbInner {
                 log_number,
                 ..cf.table_options(true)
             },
-            options: &cf.options,
+            options: &options,
             family: cf.name(),
             // One time for the whole job, so that every subcompaction judges expiry alike.
             ttl_now: cf.options.ttl.map(|_| cf.options.clock.now_secs()),
@@ -356,9 +363,9 @@ impl DbInner {
                 .cloned()
                 .unwrap_or_default(),
             family_id: cf.id(),
-            relocate_below: gc_cutoff(&cf.options, &version, task),
+            relocate_below: gc_cutoff(&options, &version, task),
         };
-        let ranges = subcompaction_ranges(&cf.options, task);
+        let ranges = subcompaction_ranges(&options, task);
         let results: Vec<Result<JobOutputs>> = if ranges.len() == 1 {
             vec![job.run(&ranges[0])]
         } else {

@@ -38,16 +38,18 @@ use crate::version::{Version, NUM_LEVELS};
 pub(crate) struct ColumnFamilyData {
     /// The handle given to users: id, name, dropped flag.
     pub handle: ColumnFamily,
-    /// The database's options with this family's fields.
+    /// The database's options with this family's fields, as the family was opened: read
+    /// only the options that cannot change here (see `options/registry.rs`); the mutable
+    /// ones are in [`ColumnFamilyData::current_options`].
     pub options: Options,
+    /// `options` with the changes made since open (`Db::set_cf_options`), swapped whole.
+    current: RwLock<Arc<Options>>,
     /// What reads of this family consult, swapped as one `Arc`.
     pub sv: RwLock<Arc<SuperVersion>>,
     /// Estimated bytes compaction still has to rewrite, updated with each new version.
     pub pending_compaction_bytes: AtomicU64,
     /// Compactions per output level.
     pub compaction_stats: Mutex<Vec<LevelCompactionStats>>,
-    /// The options the write-stall decision reads, taken once from `options`.
-    pub stall_limits: StallLimits,
     /// Why each immutable memtable is to be flushed, by its WAL number (a family has one
     /// memtable per WAL), for the flush's events.
     flush_reasons: Mutex<HashMap<u64, FlushReason>>,
@@ -66,7 +68,7 @@ impl ColumnFamilyData {
     ) -> ColumnFamilyData {
         let cf = ColumnFamilyData {
             handle,
-            stall_limits: StallLimits::new(&options),
+            current: RwLock::new(Arc::new(options.clone())),
             options,
             sv: RwLock::new(Arc::new(SuperVersion::new(
                 active,
@@ -91,6 +93,16 @@ impl ColumnFamilyData {
 
     pub fn name(&self) -> &str {
         self.handle.name()
+    }
+
+    /// The family's options now, with the changes made since open.
+    pub fn current_options(&self) -> Arc<Options> {
+        self.current.read().clone()
+    }
+
+    /// Replaces the family's options (`Db::set_cf_options`, which checked them).
+    pub fn set_current_options(&self, options: Arc<Options>) {
+        *self.current.write() = options;
     }
 
     /// The current super version.
@@ -125,7 +137,7 @@ impl ColumnFamilyData {
                 name: self.name().to_string(),
                 ttl: self.options.ttl.map(|t| t.as_secs()),
             }),
-            ..self.options.table_options(bottommost)
+            ..self.current_options().table_options(bottommost)
         }
     }
 
@@ -133,7 +145,7 @@ impl ColumnFamilyData {
     pub fn note_new_version(&self, version: &Version) {
         let pending = crate::compaction::picker::pending_compaction_bytes(
             version,
-            &self.options.picker_options(),
+            &self.current_options().picker_options(),
         );
         self.pending_compaction_bytes
             .store(pending, Ordering::Relaxed);
@@ -333,7 +345,11 @@ pub(crate) fn survey_families(
     let mut worst = Stall::default();
     for cf in families.values() {
         let sv = cf.sv.read();
-        let memtable_full = sv.active.is_full(cf.options.write_buffer_size);
+        let (write_buffer_size, limits) = {
+            let current = cf.current.read();
+            (current.write_buffer_size, StallLimits::new(&current))
+        };
+        let memtable_full = sv.active.is_full(write_buffer_size);
         if memtable_full {
             if let Some(full) = full.as_deref_mut() {
                 full.push(Arc::clone(cf));
@@ -345,7 +361,7 @@ pub(crate) fn survey_families(
             immutable_memtables: sv.immutables.len(),
             memtable_full,
         };
-        let decision = decide(&state, &cf.stall_limits);
+        let decision = decide(&state, &limits);
         note(cf, &decision);
         worst = worst.combine(decision);
     }

@@ -297,7 +297,7 @@ impl DbInner {
         let mut it = SkipCovered::new(mem.iter(), range_del);
         it.seek_to_first();
         let op = cf.options.merge_operator.as_deref();
-        let mut blobs = BlobOutput::new(self, cf.id(), &cf.options, IoClass::Flush, 0)
+        let mut blobs = BlobOutput::new(self, cf.id(), &cf.current_options(), IoClass::Flush, 0)
             .map(|b| b.with_references_at_put(refs));
         write_visible(
             &mut it,

@@ -7,6 +7,7 @@
 //! - `open` (open and its order of steps), `recovery` (WAL replay), `repair` (a new manifest
 //!   from the files left; `repair/families.rs`, `repair/wal.rs`), `checkpoint` (openable
 //!   copies of a running database).
+//! - `online_options`: options changed on the open database, and the OPTIONS file.
 //! - `families`: the column families and what each holds; the stall survey over them.
 //! - `write/`: `Db`'s writing methods, group commit (`group`), the memtable switch
 //!   (`switch`), the write-stall decision (`stall`), background WAL syncs (`wal_sync`),
@@ -75,6 +76,7 @@ mod info_log;
 mod ingest;
 mod lock_order;
 mod obsolete;
+mod online_options;
 mod open;
 mod properties;
 mod read;
@@ -257,6 +259,9 @@ pub(crate) struct DbInner {
     lock: Ranked<Mutex<Option<Box<dyn FileLock>>>>,
     /// Opened with `Db::open_read_only`: every call that writes is refused.
     read_only: bool,
+    /// The database-wide options changed since open and the OPTIONS files
+    /// (`online_options.rs`).
+    online: online_options::OnlineOptions,
     /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
     prepared: Ranked<Mutex<Vec<write::two_phase::PreparedRecord>>>,
 }
@@ -311,7 +316,9 @@ impl Db {
     /// this returns). Fails if a family of that name exists.
     pub fn create_cf(&self, name: &str, options: CfOptions) -> Result<ColumnFamily> {
         self.inner.check_writable()?;
-        self.inner.create_family(name, options)
+        let handle = self.inner.create_family(name, options)?;
+        self.inner.persist_options()?;
+        Ok(handle)
     }
 
     /// Drops column family `cf`: its data is no longer readable through any handle, and its
@@ -319,7 +326,8 @@ impl Db {
     /// cannot be dropped.
     pub fn drop_cf(&self, cf: &ColumnFamily) -> Result<()> {
         self.inner.check_writable()?;
-        self.inner.drop_family(cf)
+        self.inner.drop_family(cf)?;
+        self.inner.persist_options()
     }
 
     /// The handle of column family `name`, if the database has it.

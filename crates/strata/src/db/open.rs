@@ -225,6 +225,7 @@ impl Db {
         for name in &to_create {
             inner.create_family(name, named[name].clone())?;
         }
+        inner.persist_options()?;
         inner.info_log.info(format_args!(
             "opened {} ({} WALs replayed, last sequence {}); {:?}",
             inner.path.display(),
@@ -554,6 +555,12 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         );
         families.insert(id, Arc::new(cf));
     }
+    // OPTIONS files are numbered on from the newest one there (a directory that cannot be
+    // listed here will fail the write of the first one).
+    let next_options_file = crate::options::file::numbers(fs.as_ref(), &path)
+        .ok()
+        .and_then(|n| n.last().copied())
+        .map_or(1, |n| n + 1);
     let mut wals: BTreeSet<u64> = recovered.kept_wals.iter().copied().collect();
     wals.insert(log_number);
     let tables = TableCache::new(path.clone(), fs.clone(), &options);
@@ -626,6 +633,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         recovery: recovered.report,
         lock: Ranked::mutex(Rank::DirLock, lock),
         read_only,
+        online: super::online_options::OnlineOptions::new(&options, next_options_file),
         options,
         prepared: Ranked::mutex(Rank::Prepared, Vec::new()),
     })

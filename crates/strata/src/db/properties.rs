@@ -79,7 +79,7 @@ impl DbInner {
             level_bytes: (0..NUM_LEVELS).map(|l| sv.version.level_bytes(l)).collect(),
             level_scores: crate::compaction::picker::level_scores(
                 &sv.version,
-                &cf.options.picker_options(),
+                &cf.current_options().picker_options(),
             ),
             bloom_checks: t.bloom_checks.get(),
             bloom_negatives: t.bloom_negatives.get(),

@@ -51,7 +51,8 @@ impl DbInner {
             };
             let handle = ColumnFamily::new(e.cf, cf.name());
             match e.kind {
-                ValueKind::Put => match ttl.or(cf.options.ttl) {
+                // The ttl now: `Db::set_cf_options` may have changed its length.
+                ValueKind::Put => match ttl.or(cf.current_options().ttl) {
                     Some(ttl) if cf.options.ttl.is_some() => {
                         value.clear();
                         value.extend_from_slice(e.value);

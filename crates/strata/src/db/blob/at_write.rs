@@ -261,7 +261,9 @@ impl DbInner {
             let Some(family) = families.get(&entry.cf) else {
                 continue;
             };
-            if entry.kind != ValueKind::Put || !separates(&family.options, entry.value.len()) {
+            if entry.kind != ValueKind::Put
+                || !separates(&family.current_options(), entry.value.len())
+            {
                 continue;
             }
             let files = match guard.as_mut() {
@@ -340,7 +342,7 @@ impl DbInner {
         let separable = |cf: u32, len: usize| {
             families
                 .get(&cf)
-                .is_some_and(|f| separates(&f.options, len))
+                .is_some_and(|f| separates(&f.current_options(), len))
         };
         let any = batches.clone().any(|(b, _)| {
             b.iter()
@@ -427,7 +429,7 @@ impl DbInner {
         let full = files
             .by_family
             .get(&cf)
-            .is_some_and(|f| f.writer.file_size() >= family.options.blob_file_size);
+            .is_some_and(|f| f.writer.file_size() >= family.current_options().blob_file_size);
         if full {
             if let Some(f) = files.by_family.remove(&cf) {
                 f.finish_for_flush(family)?;
@@ -447,7 +449,7 @@ impl DbInner {
                     &path,
                     number,
                     cf,
-                    family.options.compression,
+                    family.current_options().compression,
                 )?;
                 e.insert(ActiveFile {
                     writer,

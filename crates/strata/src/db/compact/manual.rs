@@ -64,7 +64,7 @@ impl DbInner {
             return Ok(());
         };
         let output_level = if level == 0 {
-            picker::level_targets(&version, &cf.options.picker_options())
+            picker::level_targets(&version, &cf.current_options().picker_options())
                 .base_level
                 .max(1)
         } else {

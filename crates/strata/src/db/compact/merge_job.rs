@@ -137,7 +137,7 @@ impl MergeJob<'_> {
             current: None,
             cutter: OutputCutter::new(
                 &self.grandparents,
-                self.options.target_file_size_base,
+                self.options.target_file_size(self.task.output_level),
                 self.options.max_compaction_bytes(),
                 self.task.order.clone(),
             ),
@@ -307,7 +307,7 @@ fn open_input(
     let mut read = TableReadOptions::uncached(options.table_options(false));
     read.stats = stats.clone();
     let direct = db.options.use_direct_io_for_flush_and_compaction;
-    let readahead = db.options.compaction_readahead_size;
+    let readahead = db.online.db().compaction_readahead_size;
     move |f: &Arc<FileMeta>| {
         let path = table_path(&dir, f.number);
         let read = TableReadOptions {

@@ -81,13 +81,14 @@ impl DbInner {
             if current.active.is_empty() {
                 self.drop_blobs_of_empty_memtable(cf, current.active.id());
             }
+            let options = cf.current_options();
             let fresh = Arc::new(
                 MemTable::with_order(
                     number,
-                    cf.options.write_buffer_size,
+                    options.write_buffer_size,
                     current.version.order.clone(),
                 )
-                .with_bloom(cf.options.memtable_bloom_bytes()),
+                .with_bloom(options.memtable_bloom_bytes()),
             );
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {

@@ -1,4 +1,9 @@
-//! Options for opening a database, writing and reading.
+//! Options for opening a database, writing and reading; `registry` names them (one table
+//! of name, kind, mutability, getter and setter) and `file` writes and reads them as an
+//! OPTIONS file.
+
+pub(crate) mod file;
+pub mod registry;
 
 use std::fmt;
 use std::sync::Arc;
@@ -277,6 +282,11 @@ pub struct Options {
     /// half of it (90% at most), and wherever they are at twice it (at it when nothing lies
     /// below), always between two user keys. Default: 64 MiB.
     pub target_file_size_base: u64,
+    /// How much larger each level's compaction outputs are than the level above's (RocksDB's
+    /// `target_file_size_multiplier`): outputs into level L (L >= 1) are cut at
+    /// `target_file_size_base * target_file_size_multiplier^(L-1)`. At least 1. Default: 1
+    /// (every level's files are `target_file_size_base`).
+    pub target_file_size_multiplier: u32,
     /// Run no compaction in the background (manual compaction still works). Default: false.
     pub disable_auto_compactions: bool,
     /// Leveled: merge L0 into the level below once reads have spent on its files about what
@@ -328,6 +338,19 @@ pub struct Options {
     /// The most threads one compaction is split into, each merging one key range of its
     /// inputs. Default: 1 (no split).
     pub max_subcompactions: usize,
+    /// Bytes of live WALs past which the families holding the oldest live WAL are flushed,
+    /// so that it can be deleted (RocksDB's option): a family written rarely beside a busy
+    /// one otherwise keeps every WAL since its first unflushed write alive. 0 means four
+    /// times the memtable memory the families may hold (the sum of `write_buffer_size *
+    /// max_write_buffer_number`), as in RocksDB. Changeable online
+    /// ([`crate::Db::set_db_options`]). Default: 0.
+    pub max_total_wal_size: u64,
+    /// Flush the memtables of every column family together, recording all their new tables
+    /// in one manifest edit (RocksDB's `atomic_flush`): with the WAL disabled, a crash then
+    /// loses the same writes from every family (those after the last flush), never the
+    /// writes of one family and not of another. Every flush, whatever triggered it, flushes
+    /// all families. Default: false.
+    pub atomic_flush: bool,
     /// A compaction output is cut early once it overlaps this many bytes of the level below
     /// its output level, so that a later compaction of it stays small. 0 means 25 times
     /// `target_file_size_base` (RocksDB's default). Default: 0.
@@ -422,6 +445,7 @@ impl Default for Options {
             max_bytes_for_level_multiplier: 10.0,
             num_levels: 7,
             target_file_size_base: 64 << 20,
+            target_file_size_multiplier: 1,
             disable_auto_compactions: false,
             read_triggered_compaction: true,
             compaction_style: CompactionStyle::Leveled,
@@ -435,6 +459,8 @@ impl Default for Options {
             blob_garbage_collection_force_threshold: 1.0,
             max_background_jobs: 2,
             max_subcompactions: 1,
+            max_total_wal_size: 0,
+            atomic_flush: false,
             max_compaction_bytes: 0,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
@@ -530,6 +556,10 @@ impl fmt::Debug for Options {
             )
             .field("num_levels", &self.num_levels)
             .field("target_file_size_base", &self.target_file_size_base)
+            .field(
+                "target_file_size_multiplier",
+                &self.target_file_size_multiplier,
+            )
             .field("disable_auto_compactions", &self.disable_auto_compactions)
             .field("read_triggered_compaction", &self.read_triggered_compaction)
             .field("compaction_style", &self.compaction_style)
@@ -552,6 +582,8 @@ impl fmt::Debug for Options {
             )
             .field("max_background_jobs", &self.max_background_jobs)
             .field("max_subcompactions", &self.max_subcompactions)
+            .field("max_total_wal_size", &self.max_total_wal_size)
+            .field("atomic_flush", &self.atomic_flush)
             .field("max_compaction_bytes", &self.max_compaction_bytes)
             .field(
                 "soft_pending_compaction_bytes_limit",
@@ -691,6 +723,11 @@ impl Options {
         if self.max_bytes_for_level_base < 1 || self.target_file_size_base < 1 {
             return Err(Error::InvalidArgument(
                 "max_bytes_for_level_base and target_file_size_base must be at least 1".into(),
+            ));
+        }
+        if self.target_file_size_multiplier < 1 {
+            return Err(Error::InvalidArgument(
+                "target_file_size_multiplier must be at least 1".into(),
             ));
         }
         if self.max_background_jobs < 1 || self.max_subcompactions < 1 {
@@ -847,6 +884,14 @@ impl Options {
         }
     }
 
+    /// The size at which compaction outputs into `level` are cut.
+    pub(crate) fn target_file_size(&self, level: usize) -> u64 {
+        let steps = level.saturating_sub(1).min(u32::MAX as usize) as u32;
+        u64::from(self.target_file_size_multiplier)
+            .checked_pow(steps)
+            .map_or(u64::MAX, |m| self.target_file_size_base.saturating_mul(m))
+    }
+
     /// Threads that run compactions (all background jobs but the flush thread).
     pub(crate) fn compaction_threads(&self) -> usize {
         self.max_background_jobs.saturating_sub(1).max(1)
@@ -901,6 +946,13 @@ macro_rules! family_options {
             pub(crate) fn for_family(&self, cf: &CfOptions) -> Options {
                 Options { $($field: cf.$field.clone(),)* ..self.clone() }
             }
+
+            /// These options with the column family fields of `cf` in place of their own
+            /// (the database-wide fields kept): the whole of a family's options, as the
+            /// option registry's getters read them.
+            pub fn with_cf_options(&self, cf: &CfOptions) -> Options {
+                self.for_family(cf)
+            }
         }
     };
 }
@@ -950,6 +1002,8 @@ family_options! {
     num_levels: usize,
     /// See [`Options::target_file_size_base`].
     target_file_size_base: u64,
+    /// See [`Options::target_file_size_multiplier`].
+    target_file_size_multiplier: u32,
     /// See [`Options::disable_auto_compactions`].
     disable_auto_compactions: bool,
     /// See [`Options::read_triggered_compaction`].
