@@ -80,7 +80,7 @@ pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
     repair, repair_cf, Db, DbIterator, DbStats, KeyRange, LevelCompactionStats, LevelShape,
     LiveFileMetadata, Range, RecoveryReport, RepairReport, SizeApproximationOptions, TreeShape,
-    LOST_DIR,
+    LOST_DIR, WAL_ARCHIVE_DIR,
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;

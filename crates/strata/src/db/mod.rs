@@ -86,6 +86,7 @@ mod stats;
 mod table_cache;
 mod table_writer;
 mod ttl;
+mod updates;
 mod warm_cache;
 mod write;
 
@@ -111,6 +112,7 @@ pub use read::iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
 pub use repair::{repair, repair_cf, RepairReport, LOST_DIR};
 pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
+pub use updates::WAL_ARCHIVE_DIR;
 pub use write::conflict::{WriteHistory, WriteSource};
 
 use crate::snapshot::{Snapshot, SnapshotList};
@@ -262,6 +264,8 @@ pub(crate) struct DbInner {
     read_only: bool,
     /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
     prepared: Ranked<Mutex<Vec<write::two_phase::PreparedRecord>>>,
+    /// The WALs kept for `updates_since` (`updates.rs`).
+    wal_archive: updates::WalArchive,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.

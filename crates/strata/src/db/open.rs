@@ -628,6 +628,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         read_only,
         options,
         prepared: Ranked::mutex(Rank::Prepared, Vec::new()),
+        wal_archive: Default::default(),
     })
 }
 
