@@ -78,8 +78,9 @@ pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
-    repair, repair_cf, Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range,
-    RecoveryReport, RepairReport, TreeShape, LOST_DIR,
+    repair, repair_cf, Db, DbIterator, DbStats, KeyRange, LevelCompactionStats, LevelShape,
+    LiveFileMetadata, Range, RecoveryReport, RepairReport, SizeApproximationOptions, TreeShape,
+    LOST_DIR, WAL_ARCHIVE_DIR,
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;
@@ -98,7 +99,12 @@ pub use options::{
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};
-pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue};
+pub use table::collector::{
+    CollectedEntry, CollectorContext, EntryType, TablePropertiesCollector,
+    TablePropertiesCollectorFactory,
+};
+pub use table::properties::TableProperties;
+pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue, TableFamily};
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,
     TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,

@@ -196,7 +196,7 @@ impl DbInner {
             // A WAL closed unsynced is still open for a sync no one will need now: closed
             // here, so that the unlink frees its pages.
             drop(self.wal.closed.take(number));
-            match self.fs.remove_file(&wal_path(&self.path, number)) {
+            match self.retire_wal(number) {
                 Ok(()) => deleted.push(number),
                 // Already gone (recovery removed it: it held nothing).
                 Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}

@@ -71,10 +71,12 @@ mod checkpoint;
 mod compact;
 mod events;
 mod families;
+mod file_ops;
 mod flush;
 mod info_log;
 mod ingest;
 mod lock_order;
+mod metadata;
 mod obsolete;
 mod online_options;
 mod open;
@@ -86,6 +88,7 @@ mod stats;
 mod table_cache;
 mod table_writer;
 mod ttl;
+mod updates;
 mod warm_cache;
 mod write;
 
@@ -106,10 +109,12 @@ use crate::options::{CfOptions, Options};
 use crate::range_del::FragmentedList;
 use crate::version::{Version, VersionSet};
 
+pub use metadata::{KeyRange, LiveFileMetadata, SizeApproximationOptions};
 pub use read::iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
 pub use repair::{repair, repair_cf, RepairReport, LOST_DIR};
 pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
+pub use updates::WAL_ARCHIVE_DIR;
 pub use write::conflict::{WriteHistory, WriteSource};
 
 use crate::snapshot::{Snapshot, SnapshotList};
@@ -264,6 +269,8 @@ pub(crate) struct DbInner {
     online: online_options::OnlineOptions,
     /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
     prepared: Ranked<Mutex<Vec<write::two_phase::PreparedRecord>>>,
+    /// The WALs kept for `updates_since` (`updates.rs`).
+    wal_archive: updates::WalArchive,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.

@@ -636,6 +636,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         online: super::online_options::OnlineOptions::new(&options, next_options_file),
         options,
         prepared: Ranked::mutex(Rank::Prepared, Vec::new()),
+        wal_archive: Default::default(),
     })
 }
 

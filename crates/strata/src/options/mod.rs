@@ -19,6 +19,9 @@ use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
+#[cfg(doc)]
+use crate::table::collector::TablePropertiesCollector;
+use crate::table::collector::TablePropertiesCollectorFactory;
 use crate::table::{Compression, DataBlockIndexType, IndexType, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
@@ -399,6 +402,24 @@ pub struct Options {
     /// threads they run in and what they may do). Shared by every column family. Default:
     /// none, and then the engine does no work for them.
     pub listeners: Vec<Arc<dyn EventListener>>,
+
+    // The operations surface: file metadata, the change feed, moving data in and out.
+    /// Each table a family writes gets one collector from each of these factories, whose
+    /// properties are stored in the table (RocksDB's `table_properties_collector_factories`;
+    /// a column family field; see [`TablePropertiesCollector`]). Read them back with
+    /// `Db::live_files_metadata` or `Db::properties_of_all_tables`. Default: none.
+    pub table_properties_collector_factories: Vec<Arc<dyn TablePropertiesCollectorFactory>>,
+    /// Keep WALs no family needs any more for this many seconds after they become obsolete,
+    /// in the `archive/` directory of the database, so that `Db::updates_since` can still
+    /// read them (RocksDB's `WAL_ttl_seconds`). 0, with `wal_size_limit_mb` 0, keeps none.
+    /// Default: 0.
+    pub wal_ttl_seconds: u64,
+    /// Keep archived WALs (see `wal_ttl_seconds`) up to this many MiB in all, the oldest
+    /// deleted first (RocksDB's `WAL_size_limit_MB`). 0 sets no size limit. Default: 0.
+    pub wal_size_limit_mb: u64,
+    /// Allow `IngestOptions::ingest_behind`: files placed below all existing data (RocksDB's
+    /// `allow_ingest_behind`). Default: false.
+    pub allow_ingest_behind: bool,
 }
 
 impl Default for Options {
@@ -472,6 +493,10 @@ impl Default for Options {
             prefix_extractor: None,
             comparator: Arc::new(BytewiseComparator),
             listeners: Vec::new(),
+            table_properties_collector_factories: Vec::new(),
+            wal_ttl_seconds: 0,
+            wal_size_limit_mb: 0,
+            allow_ingest_behind: false,
         }
     }
 }
@@ -608,6 +633,13 @@ impl fmt::Debug for Options {
             )
             .field("comparator", &self.comparator.name())
             .field("listeners", &self.listeners.len())
+            .field(
+                "table_properties_collector_factories",
+                &self.table_properties_collector_factories,
+            )
+            .field("wal_ttl_seconds", &self.wal_ttl_seconds)
+            .field("wal_size_limit_mb", &self.wal_size_limit_mb)
+            .field("allow_ingest_behind", &self.allow_ingest_behind)
             .finish_non_exhaustive()
     }
 }
@@ -826,6 +858,7 @@ impl Options {
             metadata_block_size: self.metadata_block_size,
             data_block_index_type: self.data_block_index_type,
             data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
+            properties_collectors: self.table_properties_collector_factories.clone(),
             ..TableOptions::for_internal_keys()
         }
     }
@@ -1044,6 +1077,8 @@ family_options! {
     prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
     /// See [`Options::comparator`].
     comparator: Arc<dyn Comparator>,
+    /// See [`Options::table_properties_collector_factories`].
+    table_properties_collector_factories: Vec<Arc<dyn TablePropertiesCollectorFactory>>,
 }
 
 impl Default for CfOptions {

@@ -39,6 +39,7 @@ use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
 use crate::table::block::{self, BlockBuilder, BlockOrder};
+use crate::table::collector::Collectors;
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
     block_trailer, compress_block, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
@@ -85,6 +86,8 @@ pub struct TableBuilder {
     pending_index: Option<(Vec<u8>, BlockHandle)>,
     /// Told of each data block as it is written (see [`TableBuilder::set_data_block_sink`]).
     data_block_sink: Option<DataBlockSink>,
+    /// The user's property collectors (`collector.rs`); `None` without any.
+    collectors: Option<Collectors>,
 }
 
 /// Takes each data block a builder writes: its offset in the file and its contents,
@@ -106,6 +109,11 @@ impl TableBuilder {
                 options.comparator,
                 BlockOrder::Internal(KeyOrder::Bytewise | KeyOrder::Reverse)
             );
+        let collectors = Collectors::new(
+            &options.properties_collectors,
+            options.column_family.as_ref(),
+            matches!(options.comparator, BlockOrder::Internal(_)),
+        );
         TableBuilder {
             file,
             data_block: match hashed {
@@ -146,6 +154,7 @@ impl TableBuilder {
             prefix_extractor,
             pending_index: None,
             data_block_sink: None,
+            collectors,
         }
     }
 
@@ -206,6 +215,9 @@ impl TableBuilder {
         p.raw_value_bytes += value.len() as u64;
         p.smallest_seq = p.smallest_seq.min(seq);
         p.largest_seq = p.largest_seq.max(seq);
+        if let Some(c) = &mut self.collectors {
+            c.add(key, value, self.offset + self.out.len() as u64);
+        }
         self.data_block.add(key, value);
         if self.data_block.estimated_size() + BLOCK_TRAILER_LEN >= self.options.block_size {
             self.flush_data_block()?;
@@ -443,6 +455,9 @@ impl TableBuilder {
             }
         };
         self.props.index_bytes += index_contents.len() as u64;
+        if let Some(c) = self.collectors.take() {
+            self.props.user_properties = c.finish().map_err(Error::InvalidArgument)?;
+        }
         let props = self.props.clone();
         let h = self.write_block(&props.encode(), Compression::None)?;
         handle_bytes.clear();

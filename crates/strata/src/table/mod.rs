@@ -38,8 +38,10 @@
 //! [`TableOptions::column_family`]. The table layer only stores them; repair reads them to
 //! put each table back in its family when the manifest is lost.
 
+mod approximate;
 pub mod block;
 pub mod builder;
+pub mod collector;
 pub mod data_block_hash;
 pub mod filter;
 pub mod format;
@@ -108,6 +110,9 @@ pub struct TableOptions {
     /// User keys per bucket of a data block's hash index (above 0; RocksDB's
     /// `data_block_hash_table_util_ratio`).
     pub data_block_hash_table_util_ratio: f64,
+    /// Each table built gets one collector from each of these (`collector.rs`), whose
+    /// properties it stores. Used when building.
+    pub properties_collectors: Vec<Arc<dyn collector::TablePropertiesCollectorFactory>>,
 }
 
 /// How a point lookup finds its entry in a data block (RocksDB's
@@ -213,6 +218,7 @@ impl Default for TableOptions {
             metadata_block_size: 4096,
             data_block_index_type: DataBlockIndexType::BinarySearch,
             data_block_hash_table_util_ratio: data_block_hash::DEFAULT_UTIL_RATIO,
+            properties_collectors: Vec::new(),
         }
     }
 }

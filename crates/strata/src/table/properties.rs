@@ -28,12 +28,18 @@
 //! `strata.index-key-is-user-key` = 1 (varint64, written only when not 0; see
 //! `builder.rs`).
 //!
+//! User properties (`collector.rs`) are entries under their own names, which never begin
+//! with `strata.`; a table without any has the block it had before they existed, and a
+//! reader that predates them skips them as unknown names.
+//!
 //! `strata.log-number` (varint64, written only when not 0) is the family's log number as of
 //! the table: every record of its family in a WAL numbered below it is in this table or in
 //! one written before it. A flush records the WAL of the memtable after the one it wrote, a
 //! compaction the largest of its inputs'. Repair reads it to know which WAL records are
 //! already in tables: sequence numbers cannot tell once the bottom of the tree has written
 //! them as 0.
+
+use std::collections::BTreeMap;
 
 use crate::codec::{get_varint64, put_varint64};
 use crate::table::block::{Block, BlockBuilder, BlockIter};
@@ -93,6 +99,9 @@ pub struct TableProperties {
     pub index_key_is_user_key: u64,
     /// The family's log number as of the table (`strata.log-number`); 0 when not recorded.
     pub log_number: u64,
+    /// The properties of the user's collectors (`collector.rs`): every entry of the block
+    /// whose name does not begin with `strata.`. Empty in tables written without collectors.
+    pub user_properties: BTreeMap<String, Vec<u8>>,
 }
 
 /// The property naming the prefix extractor.
@@ -195,6 +204,9 @@ impl TableProperties {
                 entries.push((FAMILY_TTL, number(ttl)));
             }
         }
+        for (name, value) in &self.user_properties {
+            entries.push((name.as_str(), value.clone()));
+        }
         entries.sort();
         for (name, value) in entries {
             b.add(name.as_bytes(), &value);
@@ -231,6 +243,8 @@ impl TableProperties {
             } else if let Some(slot) = p.number(&name) {
                 let mut v = it.value();
                 *slot = get_varint64(&mut v).ok_or_else(|| format!("bad value of {name}"))?;
+            } else if !name.starts_with(crate::table::collector::RESERVED_PREFIX) {
+                p.user_properties.insert(name, it.value().to_vec());
             }
             it.next();
         }
@@ -280,8 +294,21 @@ mod tests {
             data_block_hash_indexes: 0,
             index_key_is_user_key: 0,
             log_number: 0,
+            user_properties: BTreeMap::new(),
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
+        let collected = TableProperties {
+            user_properties: BTreeMap::from([
+                ("a.first".to_string(), b"1".to_vec()),
+                ("zz.last".to_string(), vec![0, 255]),
+                ("".to_string(), Vec::new()),
+            ]),
+            ..p.clone()
+        };
+        assert_eq!(
+            TableProperties::decode(collected.encode()).unwrap(),
+            collected
+        );
         for ttl in [None, Some(3600)] {
             let in_family = TableProperties {
                 column_family: Some(TableFamily {

@@ -87,7 +87,11 @@ impl DbInner {
 
     /// Runs a manual compaction; a skip for lack of space is an error here. A failure is the
     /// caller's to handle (background work goes on), and the listeners hear of it.
-    fn run_manual(&self, cf: &Arc<ColumnFamilyData>, task: &CompactionTask) -> Result<()> {
+    pub(in crate::db) fn run_manual(
+        &self,
+        cf: &Arc<ColumnFamilyData>,
+        task: &CompactionTask,
+    ) -> Result<()> {
         let ran = self.run_compaction(cf, task).inspect_err(|e| {
             if self.events.enabled() && !self.bg.shutting_down.load(Ordering::Acquire) {
                 let job = BackgroundErrorReason::ManualCompaction;
