@@ -50,6 +50,7 @@ pub(crate) mod db;
 pub(crate) mod error;
 pub(crate) mod filename;
 pub mod fs;
+pub(crate) mod histogram;
 #[doc(hidden)]
 pub mod internals;
 pub(crate) mod iterator;
@@ -59,6 +60,7 @@ pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod merge;
 pub(crate) mod options;
+pub(crate) mod perf_context;
 pub(crate) mod prefix;
 pub(crate) mod range_del;
 pub(crate) mod snapshot;
@@ -73,16 +75,17 @@ pub(crate) mod write_batch;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use column_family::ColumnFamily;
-pub use compaction::{CompactionStyle, UniversalOptions};
+pub use compaction::{CompactionStyle, FifoOptions, UniversalOptions};
 pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
     repair, repair_cf, Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range,
-    RecoveryReport, RepairReport, TreeShape, LOST_DIR,
+    RecoveryReport, RepairReport, TreeShape, LOST_DIR, PROPERTY_NAMES,
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;
+pub use histogram::{Histogram, HistogramData, StatsLevel};
 pub use listener::{
     BackgroundErrorInfo, BackgroundErrorReason, CompactionFileInfo, CompactionJobInfo,
     CompactionReason, EventListener, FlushJobInfo, FlushReason, TableFileCreationInfo,
@@ -93,6 +96,9 @@ pub use merge::{MergeOperator, StringAppend, UInt64Add};
 pub use options::{
     CfOptions, IngestOptions, Options, PrepopulateBlockCache, ReadOptions, WalRecoveryMode,
     WriteOptions,
+};
+pub use perf_context::{
+    perf_context, perf_level, reset_perf_context, set_perf_level, PerfContext, PerfLevel,
 };
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;

@@ -108,6 +108,10 @@ pub struct TableOptions {
     /// User keys per bucket of a data block's hash index (above 0; RocksDB's
     /// `data_block_hash_table_util_ratio`).
     pub data_block_hash_table_util_ratio: f64,
+    /// The creation time recorded in the properties (seconds since the Unix epoch); `None`:
+    /// the system clock's when the table is finished. A database gives its clock's, which
+    /// the picks by age read.
+    pub creation_time: Option<u64>,
 }
 
 /// How a point lookup finds its entry in a data block (RocksDB's
@@ -213,6 +217,7 @@ impl Default for TableOptions {
             metadata_block_size: 4096,
             data_block_index_type: DataBlockIndexType::BinarySearch,
             data_block_hash_table_util_ratio: data_block_hash::DEFAULT_UTIL_RATIO,
+            creation_time: None,
         }
     }
 }
