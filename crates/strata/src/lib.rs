@@ -50,6 +50,7 @@ pub(crate) mod db;
 pub(crate) mod error;
 pub(crate) mod filename;
 pub mod fs;
+pub(crate) mod histogram;
 #[doc(hidden)]
 pub mod internals;
 pub(crate) mod iterator;
@@ -59,6 +60,7 @@ pub(crate) mod log;
 pub(crate) mod memtable;
 pub(crate) mod merge;
 pub(crate) mod options;
+pub(crate) mod perf_context;
 pub(crate) mod prefix;
 pub(crate) mod range_del;
 pub(crate) mod snapshot;
@@ -73,17 +75,23 @@ pub(crate) mod write_batch;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use column_family::ColumnFamily;
-pub use compaction::{CompactionStyle, UniversalOptions};
+pub use compaction::{CompactionStyle, FifoOptions, UniversalOptions};
 pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
+<<<<<<< HEAD
     repair, repair_cf, Db, DbIterator, DbStats, KeyRange, LevelCompactionStats, LevelShape,
     LiveFileMetadata, Range, RecoveryReport, RepairReport, SizeApproximationOptions, TreeShape,
     LOST_DIR, WAL_ARCHIVE_DIR,
+=======
+    repair, repair_cf, Db, DbIterator, DbStats, LevelCompactionStats, LevelShape, Range,
+    RecoveryReport, RepairReport, TreeShape, LOST_DIR, PROPERTY_NAMES,
+>>>>>>> ops-stats
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;
+pub use histogram::{Histogram, HistogramData, StatsLevel};
 pub use listener::{
     BackgroundErrorInfo, BackgroundErrorReason, CompactionFileInfo, CompactionJobInfo,
     CompactionReason, EventListener, FlushJobInfo, FlushReason, TableFileCreationInfo,
@@ -95,6 +103,9 @@ pub use options::registry as option_registry;
 pub use options::{
     CfOptions, IngestOptions, Options, PrepopulateBlockCache, ReadOptions, WalRecoveryMode,
     WriteOptions,
+};
+pub use perf_context::{
+    perf_context, perf_level, reset_perf_context, set_perf_level, PerfContext, PerfLevel,
 };
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;

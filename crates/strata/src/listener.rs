@@ -213,6 +213,16 @@ pub enum CompactionReason {
     /// Leveled: writes stopped (every write flushed) with files left in level 0 below the
     /// file-count trigger, and they merge into the base level.
     Level0Idle,
+    /// FIFO: the tables passed `fifo.max_table_files_size`; the oldest were deleted
+    /// (RocksDB's `kFIFOMaxSize`).
+    FifoMaxSize,
+    /// FIFO: the oldest tables passed `table_ttl_seconds`; they were deleted (`kFIFOTtl`).
+    FifoTtl,
+    /// FIFO: small tables merged into one (`kFIFOReduceNumFiles`).
+    FifoReduceNumFiles,
+    /// Leveled: a table passed `periodic_compaction_seconds` or `table_ttl_seconds` and was
+    /// rewritten (`kPeriodicCompaction`).
+    PeriodicCompaction,
 }
 
 /// One file a compaction read or wrote.

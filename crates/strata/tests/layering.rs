@@ -10,8 +10,17 @@ use std::path::{Path, PathBuf};
 /// copy of the order: `src/lib.rs` and `docs/design.md` point here.
 const LAYERS: &[&[&str]] = &[
     // Helpers, integer and varint coding, checksums, `Error`; user key orders (`Comparator`,
-    // `KeyOrder`); statistics counters striped over threads.
-    &["util", "codec", "error", "comparator", "counter"],
+    // `KeyOrder`); statistics counters striped over threads; the thread's per-operation
+    // statistics (`PerfContext`); latency histograms.
+    &[
+        "util",
+        "codec",
+        "error",
+        "comparator",
+        "counter",
+        "perf_context",
+        "histogram",
+    ],
     // The file-system trait, POSIX, fault injection, IO accounting.
     &["fs"],
     // Internal keys and sequence numbers; the names of the files; prefix extractors.

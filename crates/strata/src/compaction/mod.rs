@@ -1,6 +1,6 @@
 //! Compaction: merging table files into the next level, dropping what no reader can see.
 //!
-//! [`picker`] (leveled) and [`universal`] choose what to compact (pure functions of a
+//! [`picker`] (leveled), [`universal`] and [`fifo`] (with the leveled picks by age) choose what to compact (pure functions of a
 //! version and [`PickerOptions`], returning a [`task`]); [`visibility`] decides entry by entry
 //! which versions the merge keeps, after [`operands`] has combined merge operands and
 //! [`filter`] has applied the family's compaction filter (and a TTL family's expiry); [`cut`]
@@ -11,6 +11,7 @@
 
 pub mod covered;
 pub mod cut;
+pub mod fifo;
 pub mod filter;
 pub mod operands;
 pub mod picker;
@@ -27,5 +28,5 @@ pub use picker::PickerOptions;
 /// the steps of a compaction that need a separated value itself (a merge onto it, a compaction
 /// filter); the database supplies it (`db::blob_source`).
 pub type BlobResolver<'a> = dyn Fn(&[u8], &[u8]) -> crate::error::Result<Vec<u8>> + Sync + 'a;
-pub use style::{CompactionStyle, UniversalOptions};
+pub use style::{CompactionStyle, FifoOptions, UniversalOptions};
 pub use visibility::{Decision, VisibilityFilter};

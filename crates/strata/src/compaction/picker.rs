@@ -30,6 +30,7 @@ use std::sync::Arc;
 pub use super::task::{
     key_range, Busy, CompactionTask, LevelInputs, PickerOptions, Reason, Writes,
 };
+use crate::compaction::fifo::TableAges;
 use crate::compaction::style::CompactionStyle;
 use crate::comparator::KeyOrder;
 use crate::key::user_key;
@@ -37,15 +38,30 @@ use crate::version::{FileMeta, Version};
 
 /// Picks the most urgent compaction that can run beside the `busy` ones, for a family whose
 /// `writes` are all flushed or not.
+#[cfg(any(test, feature = "sim"))]
 pub fn pick(
     version: &Version,
     o: &PickerOptions,
     busy: &Busy,
     writes: Writes,
 ) -> Option<CompactionTask> {
+    pick_aged(version, o, busy, writes, &TableAges::default())
+}
+
+/// [`pick`] with the tables' ages, which the picks by age read (FIFO's ttl, leveled
+/// periodic compaction: see [`super::fifo`]); without them no table's age is known.
+pub fn pick_aged(
+    version: &Version,
+    o: &PickerOptions,
+    busy: &Busy,
+    writes: Writes,
+    ages: &TableAges,
+) -> Option<CompactionTask> {
     match o.style {
-        CompactionStyle::Leveled => pick_leveled(version, o, busy, writes),
+        CompactionStyle::Leveled => pick_leveled(version, o, busy, writes)
+            .or_else(|| super::fifo::pick_periodic(version, o, busy, ages)),
         CompactionStyle::Universal => super::universal::pick(version, o, busy),
+        CompactionStyle::Fifo => super::fifo::pick(version, o, busy, ages),
     }
 }
 
@@ -61,6 +77,11 @@ pub fn level_scores(version: &Version, o: &PickerOptions) -> Vec<f64> {
                 / o.level0_file_num_compaction_trigger.max(1) as f64;
             s
         }
+        CompactionStyle::Fifo => {
+            let mut s = vec![0.0; o.num_levels];
+            s[0] = version.level_bytes(0) as f64 / o.fifo.max_table_files_size.max(1) as f64;
+            s
+        }
     }
 }
 
@@ -70,6 +91,8 @@ pub fn pending_compaction_bytes(version: &Version, o: &PickerOptions) -> u64 {
     match o.style {
         CompactionStyle::Leveled => pending_leveled(version, o),
         CompactionStyle::Universal => super::universal::pending_bytes(version, o),
+        // Deletions rewrite nothing.
+        CompactionStyle::Fifo => 0,
     }
 }
 

@@ -15,6 +15,55 @@ pub enum CompactionStyle {
     /// Sorted runs merged by size ratio (tiered): fewer rewrites per byte, more space-amp.
     /// See [`UniversalOptions`].
     Universal,
+    /// Every table stays in L0; once they hold more than [`FifoOptions::max_table_files_size`]
+    /// bytes the oldest are deleted, and tables older than
+    /// [`Options::table_ttl_seconds`](crate::Options::table_ttl_seconds) are deleted too
+    /// (RocksDB's FIFO style): for data that ages out, such as logs or metrics, with a write
+    /// amplification of 1. Deleting a table drops its keys without a trace, tombstones and
+    /// all: an older version of a key deleted or overwritten in a newer table may come back
+    /// only if it is in a table newer than the ones deleted, which FIFO never keeps. See
+    /// [`FifoOptions`].
+    Fifo,
+}
+
+/// Options of FIFO compaction, as RocksDB's `CompactionOptionsFIFO`.
+///
+/// # Examples
+///
+/// ```
+/// use strata::{CompactionStyle, Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.compaction_style = CompactionStyle::Fifo;
+/// options.fifo.max_table_files_size = 64 << 20; // keep about the newest 64 MiB
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"event-1", b"...")?;
+/// db.flush()?;
+/// assert_eq!(db.tree_shape().levels[0].files, 1);
+/// db.close()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FifoOptions {
+    /// Bytes of table files past which the oldest tables are deleted. Default: 1 GiB.
+    pub max_table_files_size: u64,
+    /// Merge the newest small tables together (intra-L0 compaction) once at least
+    /// `level0_file_num_compaction_trigger` of them in a row are each smaller than a quarter
+    /// of `max_table_files_size`. Fewer, larger tables make reads cheaper; each byte is then
+    /// written twice, and the merged table ages from the merge. Default: false.
+    pub allow_compaction: bool,
+}
+
+impl Default for FifoOptions {
+    fn default() -> Self {
+        FifoOptions {
+            max_table_files_size: 1 << 30,
+            allow_compaction: false,
+        }
+    }
 }
 
 /// Options of universal (tiered) compaction, as RocksDB's `CompactionOptionsUniversal`.

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::compaction::style::{CompactionStyle, UniversalOptions};
+use crate::compaction::style::{CompactionStyle, FifoOptions, UniversalOptions};
 use crate::comparator::KeyOrder;
 use crate::key::user_key;
 use crate::version::FileMeta;
@@ -32,6 +32,26 @@ pub struct PickerOptions {
     /// Forced blob garbage collection, when on: the age cutoff (the oldest fraction of the
     /// blob files) and the garbage ratio of those files that forces it.
     pub blob_gc_force: Option<(f64, f64)>,
+    /// FIFO compaction's options.
+    pub fifo: FifoOptions,
+    /// Leveled: tables older than this many seconds are rewritten (0: never).
+    pub periodic_compaction_seconds: u64,
+    /// FIFO: tables older than this many seconds are deleted; leveled: as
+    /// `periodic_compaction_seconds` (0: never).
+    pub table_ttl_seconds: u64,
+}
+
+impl PickerOptions {
+    /// Whether the picks read the tables' ages ([`super::fifo::TableAges`]).
+    pub fn reads_ages(&self) -> bool {
+        match self.style {
+            CompactionStyle::Fifo => self.table_ttl_seconds > 0,
+            CompactionStyle::Leveled => {
+                self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0
+            }
+            CompactionStyle::Universal => false,
+        }
+    }
 }
 
 /// Why a compaction was chosen.
@@ -61,6 +81,15 @@ pub enum Reason {
     /// Leveled: the oldest blob files hold enough garbage that the tables referring to the
     /// oldest one are rewritten in their level, moving its live values out.
     BlobGarbage,
+    /// FIFO: the tables hold more than `max_table_files_size`; the oldest are deleted.
+    FifoMaxSize,
+    /// FIFO: the oldest tables are older than `table_ttl_seconds`; they are deleted.
+    FifoTtl,
+    /// FIFO: small tables in a row merged into one (`allow_compaction`).
+    FifoIntraL0,
+    /// Leveled: a table older than `periodic_compaction_seconds` (or `table_ttl_seconds`)
+    /// is rewritten in its level.
+    Periodic,
 }
 
 impl Reason {
@@ -77,6 +106,10 @@ impl Reason {
             Reason::RunCount => "run-count",
             Reason::Manual => "manual",
             Reason::BlobGarbage => "blob-garbage",
+            Reason::FifoMaxSize => "fifo-max-size",
+            Reason::FifoTtl => "fifo-ttl",
+            Reason::FifoIntraL0 => "fifo-intra-l0",
+            Reason::Periodic => "periodic",
         }
     }
 }
@@ -131,6 +164,11 @@ impl CompactionTask {
             reason,
             order: order.clone(),
         }
+    }
+
+    /// Whether the task deletes its inputs and writes nothing (FIFO's deletions).
+    pub fn deletes_inputs(&self) -> bool {
+        matches!(self.reason, Reason::FifoMaxSize | Reason::FifoTtl)
     }
 
     /// The level of the newest inputs.

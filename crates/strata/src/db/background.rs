@@ -32,6 +32,10 @@ use crate::compaction::picker::Busy;
 use crate::error::{Error, Result};
 use crate::listener::{BackgroundErrorInfo, BackgroundErrorReason};
 
+/// How often the compaction thread looks for tables that aged past
+/// `periodic_compaction_seconds` or `table_ttl_seconds` when nothing else wakes it.
+const AGE_CHECK: Duration = Duration::from_secs(10);
+
 /// How long a compaction skipped for lack of space waits before it is tried again.
 const SPACE_RETRY: Duration = Duration::from_secs(1);
 
@@ -184,6 +188,11 @@ impl DbInner {
                             bg.compactions_running += 1;
                             break (cf, task);
                         }
+                        if self.picks_by_age() {
+                            // Tables age with nothing else happening: look again later.
+                            bg.wait_until(&self.bg.cv, Instant::now() + AGE_CHECK);
+                            continue;
+                        }
                     }
                     bg.wait(&self.bg.cv);
                 }
@@ -275,13 +284,16 @@ impl DbInner {
             if let Some(e) = &bg.error {
                 return Err(background_error(e));
             }
+            let picked = || self.pick_compaction(&bg.busy).is_some();
             let idle = !bg.flushing
                 && bg.compactions_running == 0
                 && self.family_to_flush().is_none()
-                && (bg.space_retry_at.is_some() || self.pick_compaction(&bg.busy).is_none());
+                && (bg.space_retry_at.is_some() || !picked());
             if idle {
                 return Ok(());
             }
+            // Work found by age (a clock moved) has woken no one yet.
+            self.bg.cv.notify_all();
             bg.wait(&self.bg.cv);
         }
     }

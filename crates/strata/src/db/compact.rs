@@ -42,9 +42,11 @@ use super::families::ColumnFamilyData;
 use super::stats::Counter;
 use super::table_writer::delete_table;
 use super::DbInner;
+use crate::compaction::fifo::TableAges;
 use crate::compaction::picker::{self, Busy, CompactionTask, Reason, Writes};
 use crate::error::Result;
 use crate::filename::{blob_path, table_path};
+use crate::histogram::Histogram;
 use crate::key::user_key;
 use crate::listener::{CompactionFileInfo, CompactionJobInfo, CompactionReason};
 use crate::options::Options;
@@ -95,10 +97,43 @@ impl DbInner {
                     (sv.version.clone(), writes)
                 };
                 let busy = busy.get(&cf.id()).unwrap_or(&idle);
-                let task = picker::pick(&version, &options.picker_options(), busy, writes)?;
+let o = options.picker_options();
+                let ages = match o.reads_ages() {
+                    true => self.table_ages(cf, &version),
+                    false => TableAges::default(),
+                };
+                let task = picker::pick_aged(&version, &o, busy, writes, &ages)?;
                 Some((cf.clone(), task))
             })
             .max_by(|a, b| a.1.score.total_cmp(&b.1.score))
+    }
+
+    /// Whether some family's compactions are picked by the age of its tables, which grows
+    /// with nothing else happening.
+    pub(super) fn picks_by_age(&self) -> bool {
+        self.families().values().any(|cf| {
+            let options = cf.current_options();
+            !options.disable_auto_compactions && options.picker_options().reads_ages()
+        })
+    }
+
+    /// The clock's time and the creation times of `version`'s tables (from their properties;
+    /// a table that fails to open has no known age).
+    fn table_ages(&self, cf: &ColumnFamilyData, version: &Version) -> TableAges {
+        let created = version
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
+            .filter_map(|(level, f)| {
+                let table = self.tables.get_for(f, &version.order, level).ok()?;
+                Some((f.number, table.properties().creation_time))
+            })
+            .collect();
+        TableAges {
+            now: cf.options.clock.now_secs(),
+            created,
+        }
     }
 
     /// Runs `task` on family `cf` and installs its result, telling the event listeners as it
@@ -135,7 +170,7 @@ impl DbInner {
             )
         };
         // Held until the job ends: what its outputs may take, counted by the jobs beside it.
-        let _reserved = match trivial {
+        let _reserved = match trivial || task.deletes_inputs() {
             true => None,
             false => match self.reserve_space(cf, task, &describe) {
                 Some(reserved) => Some(reserved),
@@ -241,7 +276,9 @@ impl DbInner {
         }
         let bytes_read = task.input_bytes();
         let mut written = 0;
-        if trivial {
+        if task.deletes_inputs() {
+            // FIFO: the inputs go, nothing is written.
+        } else if trivial {
             for (level, f) in task.inputs_by_level() {
                 if level != task.output_level {
                     edit.new_files.push((task.output_level, (**f).clone()));
@@ -276,12 +313,17 @@ impl DbInner {
             self.obsolete.tables.lock().extend(inputs);
         }
         let micros = started.elapsed().as_micros() as u64;
+        self.histograms.record(Histogram::Compaction, micros);
         {
             let mut stats = cf.compaction_stats.lock();
             let s = &mut stats[task.output_level];
             s.count += 1;
             s.moves += u64::from(trivial);
-            s.bytes_read += if trivial { 0 } else { bytes_read };
+            s.bytes_read += if trivial || task.deletes_inputs() {
+                0
+            } else {
+                bytes_read
+            };
             s.bytes_written += written;
             s.micros += micros;
         }
@@ -289,7 +331,11 @@ impl DbInner {
             "compaction of family '{}' {} {}: {} files, {written} bytes written in {} ms",
             cf.name(),
             describe(),
-            if trivial { "moved" } else { "merged" },
+            match (trivial, task.deletes_inputs()) {
+                (_, true) => "deleted",
+                (true, false) => "moved",
+                (false, false) => "merged",
+            },
             outputs.len(),
             micros / 1000
         ));
@@ -470,6 +516,10 @@ fn compaction_info(
             Reason::ReadTriggered => CompactionReason::ReadTriggered,
             Reason::Level0Move => CompactionReason::Level0Move,
             Reason::Level0Idle => CompactionReason::Level0Idle,
+            Reason::FifoMaxSize => CompactionReason::FifoMaxSize,
+            Reason::FifoTtl => CompactionReason::FifoTtl,
+            Reason::FifoIntraL0 => CompactionReason::FifoReduceNumFiles,
+            Reason::Periodic => CompactionReason::PeriodicCompaction,
         },
         base_input_level: task.start_level(),
         output_level: task.output_level,

@@ -21,6 +21,7 @@
 //! flush stops background work: writes then fail with the cause, reads go on.
 
 use crate::compaction::covered::SkipCovered;
+use crate::histogram::Histogram;
 use crate::range_del::RangeDelAggregator;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -167,6 +168,8 @@ impl DbInner {
         drop(installed);
         self.delete_obsolete_wals()?;
         self.counters.add(Counter::Flushes, 1);
+        let micros = started.elapsed().as_micros() as u64;
+        self.histograms.record(Histogram::Flush, micros);
         // Tables a compaction could not delete while this flush held an older version.
         self.purge_obsolete_files();
         Ok(())

@@ -110,6 +110,7 @@ use crate::range_del::FragmentedList;
 use crate::version::{Version, VersionSet};
 
 pub use metadata::{KeyRange, LiveFileMetadata, SizeApproximationOptions};
+pub use properties::PROPERTY_NAMES;
 pub use read::iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
 pub use repair::{repair, repair_cf, RepairReport, LOST_DIR};
@@ -117,6 +118,7 @@ pub use stats::{DbStats, LevelCompactionStats, LevelShape, TreeShape};
 pub use updates::WAL_ARCHIVE_DIR;
 pub use write::conflict::{WriteHistory, WriteSource};
 
+use crate::histogram::{Histogram, HistogramData, Histograms};
 use crate::snapshot::{Snapshot, SnapshotList};
 use background::BgState;
 use families::{ColumnFamilyData, Families};
@@ -260,6 +262,8 @@ pub(crate) struct DbInner {
     snapshots: Arc<SnapshotList>,
     closed: AtomicBool,
     counters: Counters,
+    /// Latency histograms (`crate::histogram`), shared with iterators that time their seeks.
+    histograms: Arc<Histograms>,
     recovery: RecoveryReport,
     lock: Ranked<Mutex<Option<Box<dyn FileLock>>>>,
     /// Opened with `Db::open_read_only`: every call that writes is refused.
@@ -387,6 +391,7 @@ impl Db {
     pub fn reset_stats(&self) {
         let inner = &self.inner;
         inner.counters.reset();
+        inner.histograms.reset();
         inner.io.reset();
         inner.tables.stats().reset();
         for cf in inner.families.read().values() {
@@ -394,6 +399,14 @@ impl Db {
                 *s = LevelCompactionStats::default();
             }
         }
+    }
+
+    /// The summary of latency histogram `h` since open (or the last
+    /// [`Db::reset_stats`]). Gets, writes, seeks and multi-gets are timed only at
+    /// [`Options::stats_level`] [`StatsLevel::ExceptDetailedTimers`]; flushes and
+    /// compactions always. The example of [`HistogramData`] reads one.
+    pub fn histogram(&self, h: Histogram) -> HistogramData {
+        self.inner.histograms.data(h)
     }
 
     /// Counters and memory state; the tree and compaction figures are the default family's.
@@ -409,22 +422,45 @@ impl Db {
 
     /// A named property as text, as RocksDB's `GetProperty`; `None` for an unknown name.
     ///
-    /// Known names: `strata.stats` (a readable report), `strata.num-immutable-mem-table`,
-    /// `strata.cur-size-active-mem-table`, `strata.num-entries-active-mem-table`,
-    /// `strata.num-snapshots`, `strata.last-sequence`, `strata.num-files-at-level<N>`,
-    /// `strata.compaction-stats` (per level: files, size, compactions, bytes read and
-    /// written, write-amp, seconds), `strata.num-blob-files`, `strata.total-blob-file-size`,
-    /// `strata.live-blob-file-garbage-size`, `strata.block-cache-usage` (bytes the block
-    /// cache holds, database-wide). Memtable, level and compaction figures are the default
-    /// family's; see [`Db::property_cf`].
+    /// Names are RocksDB's, with the prefix `rocksdb.` or `strata.` (the same property
+    /// either way); [`PROPERTY_NAMES`] lists them. Among them: `rocksdb.stats` (a readable
+    /// report: counters, the per-level compaction table and the latency histograms),
+    /// `rocksdb.num-files-at-level<N>`, `rocksdb.compaction-stats` (per level: files, size,
+    /// compactions, bytes read and written, write-amp, seconds), `rocksdb.estimate-num-keys`,
+    /// `rocksdb.estimate-live-data-size`, `rocksdb.cur-size-all-mem-tables`,
+    /// `rocksdb.num-running-compactions`, `rocksdb.num-running-flushes`,
+    /// `rocksdb.block-cache-usage` (bytes the block cache holds, database-wide). Memtable,
+    /// level and compaction figures are the default family's; see [`Db::property_cf`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let mut options = strata::Options::default();
+    /// # options.create_if_missing = true;
+    /// let db = strata::Db::open(dir.path(), options)?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"b", b"2")?;
+    /// db.flush()?;
+    /// assert_eq!(db.property("rocksdb.estimate-num-keys").as_deref(), Some("2"));
+    /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("1"));
+    /// assert_eq!(db.property_int("rocksdb.num-running-compactions"), Some(0));
+    /// assert_eq!(db.property("rocksdb.no-such-property"), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn property(&self, name: &str) -> Option<String> {
-        property_of(&self.stats(), name)
+        property_of(&self.stats(), &self.inner.histograms.report(), name)
+    }
+
+    /// A named property that is a number (RocksDB's `GetIntProperty`); `None` for an
+    /// unknown name or one whose value is text (such as `rocksdb.stats`).
+    pub fn property_int(&self, name: &str) -> Option<u64> {
+        self.property(name)?.parse().ok()
     }
 
     /// A named property of column family `cf` (see [`Db::property`]); `None` for an unknown
     /// name or a dropped family.
     pub fn property_cf(&self, cf: &ColumnFamily, name: &str) -> Option<String> {
-        property_of(&self.stats_cf(cf).ok()?, name)
+        let histograms = self.inner.histograms.report();
+        property_of(&self.stats_cf(cf).ok()?, &histograms, name)
     }
 
     /// Writes the memtables of every column family to tables and waits until that is done

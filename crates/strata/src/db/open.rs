@@ -630,6 +630,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         snapshots: Arc::new(SnapshotList::default()),
         closed: AtomicBool::new(false),
         counters: Counters::default(),
+        histograms: Default::default(),
         recovery: recovered.report,
         lock: Ranked::mutex(Rank::DirLock, lock),
         read_only,

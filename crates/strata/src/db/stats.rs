@@ -2,9 +2,11 @@
 //! the memory and tree state, the [`TreeShape`], and their text reports.
 //!
 //! A counter is declared once, in the `stats!` list below: that line makes its [`Counter`]
-//! variant, its [`DbStats`] field with its doc, its reset and its read. Counting is
-//! `counters.add(Counter::Flushes, 1)`, a relaxed atomic add to the calling thread's stripe
-//! of the counter (`crate::counter`).
+//! variant, its [`DbStats`] field with its doc, its reset, its read and its name in
+//! [`DbStats::iter`]. Counting is `counters.add(Counter::Flushes, 1)`, a relaxed atomic add to
+//! the calling thread's stripe of the counter (`crate::counter`). The state fields listed
+//! under `numbers` are named in [`DbStats::iter`] too: the one list of named statistics the
+//! C API and the Python binding read, so that their names cannot drift apart.
 
 use crate::counter::StripedCounter;
 
@@ -14,6 +16,7 @@ use crate::fs::{IoClass, IoSnapshot};
 macro_rules! stats {
     (
         counters { $( $(#[$cdoc:meta])* $variant:ident => $counter:ident, )* }
+        numbers { $( $(#[$ndoc:meta])* $number:ident, )* }
         state { $( $(#[$sdoc:meta])* $field:ident: $ty:ty, )* }
     ) => {
         /// One counter of the database's work since open (or the last reset).
@@ -52,10 +55,40 @@ macro_rules! stats {
         #[non_exhaustive]
         pub struct DbStats {
             $( $(#[$cdoc])* pub $counter: u64, )*
+            $( $(#[$ndoc])* pub $number: u64, )*
             $( $(#[$sdoc])* pub $field: $ty, )*
         }
 
         impl DbStats {
+            /// Every statistic that is a number, by its name (the field's): the counters, then
+            /// the gauges. The one list the C API (`strata_statistics_get`) and the Python
+            /// binding (`Db.statistics()`) read. Names are kept as they are once published.
+            ///
+            /// ```
+            /// # let dir = tempfile::tempdir()?;
+            /// # let mut options = strata::Options::default();
+            /// # options.create_if_missing = true;
+            /// let db = strata::Db::open(dir.path(), options)?;
+            /// db.put(b"k", b"v")?;
+            /// let stats = db.stats();
+            /// let named: std::collections::HashMap<_, _> = stats.iter().collect();
+            /// assert_eq!(named["keys_written"], 1);
+            /// assert_eq!(named["active_memtable_entries"], 1);
+            /// # Ok::<(), Box<dyn std::error::Error>>(())
+            /// ```
+            pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> {
+                [
+                    $( (stringify!($counter), self.$counter), )*
+                    $( (stringify!($number), self.$number), )*
+                ]
+                .into_iter()
+            }
+
+            /// The statistic named `name` (one of [`DbStats::iter`]'s), if there is one.
+            pub fn get(&self, name: &str) -> Option<u64> {
+                self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+            }
+
             /// The counters' values, every other field at its default.
             pub(crate) fn from_counters(c: &Counters) -> DbStats {
                 DbStats {
@@ -112,25 +145,37 @@ stats! {
         /// Key ranges merged in parallel by compactions split with `max_subcompactions`.
         Subcompactions => subcompactions,
     }
-    state {
+    numbers {
         /// Entries in the active memtable.
-        active_memtable_entries: u64,
+        active_memtable_entries,
         /// Bytes of memory used by the active memtable.
-        active_memtable_bytes: u64,
+        active_memtable_bytes,
         /// Number of immutable memtables.
-        immutable_memtables: u64,
+        immutable_memtables,
         /// Bytes of memory used by the immutable memtables.
-        immutable_memtable_bytes: u64,
+        immutable_memtable_bytes,
         /// Live snapshot handles.
-        live_snapshots: u64,
+        live_snapshots,
+        /// The last published sequence number.
+        last_sequence,
+        /// Estimated bytes compaction still has to rewrite.
+        pending_compaction_bytes,
+        /// Compactions running now.
+        compactions_running,
+        /// Flushes running now (0 or 1: one thread flushes).
+        flushes_running,
+        /// Entries in the immutable memtables.
+        immutable_memtable_entries,
+        /// Estimated keys (RocksDB's `estimate-num-keys`): the memtables' entries and the
+        /// tables' entries, less twice the tables' deletions (each deletes itself and one
+        /// older version); overwrites counted as often as written.
+        estimated_keys,
+        /// Bytes of table files of the family (all levels).
+        table_bytes,
+    }
+    state {
         /// The sequence number of the oldest live snapshot, if any.
         oldest_snapshot: Option<u64>,
-        /// The last published sequence number.
-        last_sequence: u64,
-        /// Estimated bytes compaction still has to rewrite.
-        pending_compaction_bytes: u64,
-        /// Compactions running now.
-        compactions_running: u64,
         /// Compaction work per output level.
         compactions: Vec<LevelCompactionStats>,
         /// Table files per level.

@@ -112,6 +112,7 @@ fn compare_with(
     target: &Target<'_>,
 ) -> Ordering {
     let split = stored.len() - TRAILER_LEN;
+    crate::perf_context::perf_count!(user_key_comparison_count, 1);
     match compare(&stored[..split], target.user_key) {
         Ordering::Equal => {
             let mut t = [0u8; 8];

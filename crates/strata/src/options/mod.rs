@@ -9,12 +9,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::compaction::{CompactionStyle, PickerOptions, UniversalOptions};
+use crate::compaction::{CompactionStyle, FifoOptions, PickerOptions, UniversalOptions};
 use crate::compaction_filter::ttl::{Clock, SystemClock};
 use crate::compaction_filter::CompactionFilter;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, PosixFs, ReadMode};
+use crate::histogram::StatsLevel;
 use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
@@ -420,6 +421,29 @@ pub struct Options {
     /// Allow `IngestOptions::ingest_behind`: files placed below all existing data (RocksDB's
     /// `allow_ingest_behind`). Default: false.
     pub allow_ingest_behind: bool,
+    // Operations statistics, FIFO and periodic compaction (RocksDB's names).
+    /// What the statistics record: at [`StatsLevel::ExceptDetailedTimers`] gets, writes,
+    /// seeks and multi-gets are timed in the latency histograms ([`Db::histogram`]), two clock
+    /// reads each. Database-wide. Default: [`StatsLevel::ExceptHistogramOrTimers`] (counters,
+    /// and the histograms of flushes and compactions).
+    ///
+    /// [`Db::histogram`]: crate::Db::histogram
+    pub stats_level: StatsLevel,
+    /// Options of the FIFO compaction style ([`CompactionStyle::Fifo`]); a column family
+    /// field.
+    pub fifo: FifoOptions,
+    /// Leveled: a table whose data was written more than this many seconds ago (its
+    /// creation time, recorded in its properties by the [`Options::clock`]) is compacted
+    /// (rewritten into its own level, the last level's in place), so that compaction filters
+    /// and TTL expiry reach data nothing else would rewrite. 0 turns it off. A column family
+    /// field. Default: 0.
+    pub periodic_compaction_seconds: u64,
+    /// RocksDB's `ttl` (Strata's [`Options::ttl`] is the TTL family's): a table older than
+    /// this many seconds (by its creation time, as for `periodic_compaction_seconds`) is
+    /// deleted under [`CompactionStyle::Fifo`], and compacted as by
+    /// `periodic_compaction_seconds` under the leveled style. 0 turns it off. A column
+    /// family field. Default: 0.
+    pub table_ttl_seconds: u64,
 }
 
 impl Default for Options {
@@ -497,6 +521,10 @@ impl Default for Options {
             wal_ttl_seconds: 0,
             wal_size_limit_mb: 0,
             allow_ingest_behind: false,
+            stats_level: StatsLevel::default(),
+            fifo: FifoOptions::default(),
+            periodic_compaction_seconds: 0,
+            table_ttl_seconds: 0,
         }
     }
 }
@@ -640,6 +668,13 @@ impl fmt::Debug for Options {
             .field("wal_ttl_seconds", &self.wal_ttl_seconds)
             .field("wal_size_limit_mb", &self.wal_size_limit_mb)
             .field("allow_ingest_behind", &self.allow_ingest_behind)
+            .field("stats_level", &self.stats_level)
+            .field("fifo", &self.fifo)
+            .field(
+                "periodic_compaction_seconds",
+                &self.periodic_compaction_seconds,
+            )
+            .field("table_ttl_seconds", &self.table_ttl_seconds)
             .finish_non_exhaustive()
     }
 }
@@ -825,6 +860,7 @@ impl Options {
                 "max_write_group_bytes must be at least 1".into(),
             ));
         }
+        self.validate_age_and_fifo()?;
         if let Some(e) = &self.prefix_extractor {
             // The empty name stands for "no extractor" in tables and the manifest.
             if e.name().is_empty() || e.name().chars().any(char::is_control) {
@@ -840,6 +876,33 @@ impl Options {
 }
 
 impl Options {
+    /// Checks the options of FIFO compaction and of the compactions by table age.
+    fn validate_age_and_fifo(&self) -> Result<()> {
+        let by_age = self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0;
+        match self.compaction_style {
+            CompactionStyle::Fifo if self.fifo.max_table_files_size == 0 => {
+                Err(Error::InvalidArgument(
+                    "fifo.max_table_files_size is 0: FIFO compaction would delete every table \
+                     as it is written"
+                        .into(),
+                ))
+            }
+            CompactionStyle::Fifo if self.periodic_compaction_seconds > 0 => {
+                Err(Error::InvalidArgument(format!(
+                    "periodic_compaction_seconds ({}) is not supported with FIFO compaction, \
+                     which never rewrites tables: use table_ttl_seconds to delete old ones",
+                    self.periodic_compaction_seconds
+                )))
+            }
+            CompactionStyle::Universal if by_age => Err(Error::InvalidArgument(format!(
+                "periodic_compaction_seconds ({}) and table_ttl_seconds ({}) are not supported \
+                 with universal compaction (leveled and FIFO only)",
+                self.periodic_compaction_seconds, self.table_ttl_seconds
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The options of the tables this database writes at `level`.
     pub(crate) fn table_options(&self, bottommost: bool) -> TableOptions {
         TableOptions {
@@ -859,6 +922,7 @@ impl Options {
             data_block_index_type: self.data_block_index_type,
             data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
             properties_collectors: self.table_properties_collector_factories.clone(),
+            creation_time: Some(self.clock.now_secs()),
             ..TableOptions::for_internal_keys()
         }
     }
@@ -906,6 +970,9 @@ impl Options {
                     self.blob_garbage_collection_age_cutoff,
                     self.blob_garbage_collection_force_threshold,
                 )),
+            fifo: self.fifo,
+            periodic_compaction_seconds: self.periodic_compaction_seconds,
+            table_ttl_seconds: self.table_ttl_seconds,
         }
     }
 
@@ -1079,6 +1146,12 @@ family_options! {
     comparator: Arc<dyn Comparator>,
     /// See [`Options::table_properties_collector_factories`].
     table_properties_collector_factories: Vec<Arc<dyn TablePropertiesCollectorFactory>>,
+    /// See [`Options::fifo`].
+    fifo: FifoOptions,
+    /// See [`Options::periodic_compaction_seconds`].
+    periodic_compaction_seconds: u64,
+    /// See [`Options::table_ttl_seconds`].
+    table_ttl_seconds: u64,
 }
 
 impl Default for CfOptions {

@@ -57,6 +57,7 @@ impl BlockOrder {
     /// Orders two keys.
     #[inline]
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        crate::perf_context::perf_count!(user_key_comparison_count, 1);
         match self {
             BlockOrder::Plain(o) => o.compare(a, b),
             BlockOrder::Internal(o) => o.compare_internal(a, b),

@@ -385,10 +385,12 @@ impl TableBuilder {
         if self.props.smallest_seq == u64::MAX {
             self.props.smallest_seq = 0; // no entry and no range deletion
         }
-        self.props.creation_time = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
+        self.props.creation_time = self.options.creation_time.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default()
+        });
         let mut meta = BlockBuilder::new(1);
         let mut handle_bytes = Vec::new();
         let mut partitions = self.partitions.take();

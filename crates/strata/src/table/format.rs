@@ -34,6 +34,7 @@ use crate::codec::{
 };
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
+use crate::perf_context::PerfTimer;
 
 /// Bytes after each block's contents: compression type and checksum.
 pub const BLOCK_TRAILER_LEN: usize = 5;
@@ -347,8 +348,10 @@ pub fn check_block(path: &Path, handle: BlockHandle, stored: &[u8]) -> Result<Op
         .filter(|&l| l as u64 == handle.size)
         .ok_or_else(|| bad("block shorter than its handle".into()))?;
     let (contents, trailer) = stored.split_at(len);
+    let timer = PerfTimer::start();
     let crc = decode_fixed32(&trailer[1..]).unwrap_or_default();
     let actual = crc32c_extend(crc32c(contents), &trailer[..1]);
+    timer.stop(|c| &c.block_checksum_time);
     if unmask_crc(crc) != actual {
         return Err(bad("block checksum mismatch".into()));
     }
@@ -357,7 +360,10 @@ pub fn check_block(path: &Path, handle: BlockHandle, stored: &[u8]) -> Result<Op
     if kind == Compression::None {
         return Ok(None);
     }
-    decompress_block(kind, contents).map(Some).map_err(bad)
+    let timer = PerfTimer::start();
+    let raw = decompress_block(kind, contents).map(Some).map_err(bad);
+    timer.stop(|c| &c.block_decompress_time);
+    raw
 }
 
 #[cfg(test)]

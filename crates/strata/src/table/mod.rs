@@ -113,6 +113,10 @@ pub struct TableOptions {
     /// Each table built gets one collector from each of these (`collector.rs`), whose
     /// properties it stores. Used when building.
     pub properties_collectors: Vec<Arc<dyn collector::TablePropertiesCollectorFactory>>,
+    /// The creation time recorded in the properties (seconds since the Unix epoch); `None`:
+    /// the system clock's when the table is finished. A database gives its clock's, which
+    /// the picks by age read.
+    pub creation_time: Option<u64>,
 }
 
 /// How a point lookup finds its entry in a data block (RocksDB's
@@ -219,6 +223,7 @@ impl Default for TableOptions {
             data_block_index_type: DataBlockIndexType::BinarySearch,
             data_block_hash_table_util_ratio: data_block_hash::DEFAULT_UTIL_RATIO,
             properties_collectors: Vec::new(),
+            creation_time: None,
         }
     }
 }

@@ -29,6 +29,7 @@ use crate::cache::{CacheValue, ClockCache};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iterator::InternalIterator;
+use crate::perf_context::{perf_count, PerfTimer};
 use crate::range_del::FragmentedList;
 use crate::table::block::{Block, BlockIter, BlockOrder, INLINE_KEY};
 use crate::table::filter::{filter_hash, Filter};
@@ -257,15 +258,19 @@ impl Table {
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             if let Some(v) = unwrap(hit) {
                 self.stats.cache_hits[kind as usize].add(1);
+                perf_count!(block_cache_hit_count, 1);
                 return Ok((v, false));
             }
         }
         self.stats.cache_misses[kind as usize].add(1);
         self.stats.bytes_read.add(handle.size + 5);
+        count_block_read(kind, handle.size + 5);
+        let timer = PerfTimer::start();
         let data = read_block(self.file.as_ref(), &self.path, handle)?;
         let value = Arc::new(
             decode(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
         );
+        timer.stop(|c| &c.block_read_time);
         if let Some(cache) = &self.cache {
             cache.insert(key, wrap(value.clone()), size(&value));
         }
@@ -369,6 +374,7 @@ impl Table {
             // Past the last key: no entry to find, as the top-level filter index says.
             self.stats.bloom_checks.add(1);
             self.stats.bloom_negatives.add(1);
+            perf_count!(bloom_sst_miss_count, 1);
             return Ok(false);
         };
         Ok(self.counted_filter_check(&f, hash))
@@ -376,9 +382,14 @@ impl Table {
 
     fn counted_filter_check(&self, f: &Filter, hash: u64) -> bool {
         self.stats.bloom_checks.add(1);
+        let timer = PerfTimer::start();
         let maybe = f.may_contain_hash(hash);
-        if !maybe {
+        timer.stop(|c| &c.filter_check_time);
+        if maybe {
+            perf_count!(bloom_sst_hit_count, 1);
+        } else {
             self.stats.bloom_negatives.add(1);
+            perf_count!(bloom_sst_miss_count, 1);
         }
         maybe
     }
@@ -514,6 +525,7 @@ impl Table {
         if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
             if let Some(b) = unwrap_block(hit) {
                 self.stats.cache_hits[BlockKind::Data as usize].add(1);
+                perf_count!(block_cache_hit_count, 1);
                 return Ok((b, false));
             }
         }
@@ -549,7 +561,9 @@ impl Table {
             }
             handles.push(h);
         }
+        let timer = PerfTimer::start();
         let chunk = Arc::new(self.file.read_vec_at(lo, (hi - lo) as usize)?);
+        timer.stop(|c| &c.block_read_time);
         let mut first = None;
         for h in handles {
             let at = (h.offset - lo) as usize;
@@ -568,6 +582,7 @@ impl Table {
             };
             self.stats.cache_misses[BlockKind::Data as usize].add(1);
             self.stats.bytes_read.add(span(h));
+            count_block_read(BlockKind::Data, span(h));
             let size = block.size();
             cache.insert(
                 (self.cache_id, h.offset),
@@ -609,7 +624,10 @@ impl Table {
         if !self.key_may_match(target, hash)? {
             return Ok(None);
         }
-        let Some(handle) = self.seek_data_block(target)? else {
+        let timer = PerfTimer::start();
+        let handle = self.seek_data_block(target)?;
+        timer.stop(|c| &c.index_seek_time);
+        let Some(handle) = handle else {
             return Ok(None);
         };
         // The index cursor reads keys where the block stores them whole (every index entry
@@ -648,12 +666,27 @@ impl Table {
         let user_key = crate::key::user_key(target);
         let same = std::ptr::eq(filter_key, user_key);
         let user_key_hash = same.then_some(filter_hash);
+        let timer = PerfTimer::start();
         data.seek_for_get_hashed(target, user_key_hash);
+        timer.stop(|c| &c.block_seek_nanos);
         if let Some(why) = data.corrupt() {
             return Err(Error::corruption(&self.path, handle.offset, why));
         }
         let found = data.valid().then(|| f(&data));
         Ok((found, data.into_buffer()))
+    }
+}
+
+/// Counts a block of `kind` and `bytes` (trailer included) read from a file in the thread's
+/// [`PerfContext`](crate::PerfContext).
+#[inline]
+fn count_block_read(kind: BlockKind, bytes: u64) {
+    perf_count!(block_read_count, 1);
+    perf_count!(block_read_byte, bytes);
+    match kind {
+        BlockKind::Index => perf_count!(index_block_read_count, 1),
+        BlockKind::Filter => perf_count!(filter_block_read_count, 1),
+        BlockKind::Data => {}
     }
 }
 

@@ -90,6 +90,9 @@ fn define_options(case: &mut datadriven::TestCase) -> Result<PickerOptions, Stri
         universal: UniversalOptions::default(),
         read_triggered: false,
         blob_gc_force: None,
+        fifo: Default::default(),
+        periodic_compaction_seconds: 0,
+        table_ttl_seconds: 0,
     };
     let e = |e: datadriven::DataDrivenError| e.to_string();
     take_arg!(case, "trigger", o.level0_file_num_compaction_trigger);
@@ -354,6 +357,9 @@ fn forced_blob_gc_rewrites_the_deepest_tables_referring_to_the_oldest_file() {
             universal: UniversalOptions::default(),
             read_triggered: false,
             blob_gc_force: case.force,
+            fifo: Default::default(),
+            periodic_compaction_seconds: 0,
+            table_ttl_seconds: 0,
         };
         let got = describe(
             &pick(&v, &o, &Busy::default(), Writes::Pending),

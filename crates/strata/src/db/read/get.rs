@@ -4,13 +4,16 @@
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::db::families::ColumnFamilyData;
 use crate::db::stats::Counter;
 use crate::db::{DbInner, SuperVersion};
 use crate::error::Result;
+use crate::histogram::Histogram;
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use crate::memtable::Lookup;
+use crate::perf_context::{perf_count, PerfTimer};
 use crate::range_del::FragmentedList;
 use crate::table::pinned::LookupValue;
 use crate::table::Table;
@@ -36,9 +39,18 @@ impl DbInner {
         snapshot: Option<SequenceNumber>,
     ) -> Result<Option<V>> {
         self.check_open()?;
+        let started = self.times_operations().then(Instant::now);
         let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
-        self.get_stored_at(cf, &sv, key, seq)
+        let found: Result<Option<V>> = self.get_stored_at(cf, &sv, key, seq);
+        if let Ok(Some(v)) = &found {
+            perf_count!(get_read_bytes, v.as_ref().len());
+        }
+        if let Some(started) = started {
+            let micros = started.elapsed().as_micros() as u64;
+            self.histograms.record(Histogram::Get, micros);
+        }
+        found
     }
 
     /// [`DbInner::get_stored`] in super version `sv` at sequence `seq` (`sv` loaded first, as
@@ -64,38 +76,71 @@ impl DbInner {
         // answer has opened tables it does not read: cheap next to a skiplist search.
         memtables().for_each(|mem| mem.prefetch_filter(hash));
         let first = self.open_first_tables(sv, key, hash, seq);
-        for mem in memtables() {
-            if mem.has_range_tombstones() {
-                let t = mem.range_tombstones().max_covering_seq(key, seq);
-                covered = covered.max(t.unwrap_or(0));
-            }
-            let (lookup, found) = match mem.may_contain(hash) {
-                true => mem.get_with_seq(key, seq),
-                false => (Lookup::Missing, 0),
-            };
-            if !matches!(lookup, Lookup::Missing) && found < covered {
-                return Ok(None);
-            }
-            match lookup {
-                Lookup::Found(v) => {
-                    self.counters.add(Counter::GetsFound, 1);
-                    return Ok(Some(V::from_slice(v)));
-                }
-                Lookup::Deleted => return Ok(None),
-                Lookup::Merge => return Ok(self.get_merged(cf, sv, key, seq)?.map(V::from_vec)),
-                // Every older source holds only versions older than the covering tombstone,
-                // which lies in this memtable or a newer one: the key is deleted, and nothing
-                // older needs a look (RocksDB stops there too).
-                Lookup::Missing if covered > 0 => return Ok(None),
-                Lookup::Missing => {}
-            }
+        let memtable_timer = PerfTimer::start();
+        let found_in_memtables = self.get_from_memtables(cf, sv, key, hash, seq, &mut covered);
+        memtable_timer.stop(|c| &c.get_from_memtable_time);
+        if let Some(found) = found_in_memtables {
+            return found;
         }
         let mut target = SEEK_KEY.with(|b| std::mem::take(&mut *b.borrow_mut()));
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
+        let table_timer = PerfTimer::start();
         let result = self.get_from_tables(cf, sv, key, hash, &target, seq, covered, first);
+        table_timer.stop(|c| &c.get_from_output_files_time);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
+    }
+
+    /// The memtable half of a point lookup: the answer if the memtables give one, with
+    /// `covered` raised to the newest range deletion covering `key` in them.
+    fn get_from_memtables<V: LookupValue>(
+        &self,
+        cf: &ColumnFamilyData,
+        sv: &SuperVersion,
+        key: &[u8],
+        hash: u64,
+        seq: SequenceNumber,
+        covered: &mut SequenceNumber,
+    ) -> Option<Result<Option<V>>> {
+        let memtables = || std::iter::once(&sv.active).chain(sv.immutables.iter());
+        for mem in memtables() {
+            if mem.has_range_tombstones() {
+                let t = mem.range_tombstones().max_covering_seq(key, seq);
+                *covered = (*covered).max(t.unwrap_or(0));
+            }
+            perf_count!(get_from_memtable_count, 1);
+            let (lookup, found) = match mem.may_contain(hash) {
+                true => {
+                    perf_count!(bloom_memtable_hit_count, 1);
+                    mem.get_with_seq(key, seq)
+                }
+                false => {
+                    perf_count!(bloom_memtable_miss_count, 1);
+                    (Lookup::Missing, 0)
+                }
+            };
+            if !matches!(lookup, Lookup::Missing) && found < *covered {
+                return Some(Ok(None));
+            }
+            match lookup {
+                Lookup::Found(v) => {
+                    self.counters.add(Counter::GetsFound, 1);
+                    return Some(Ok(Some(V::from_slice(v))));
+                }
+                Lookup::Deleted => return Some(Ok(None)),
+                Lookup::Merge => {
+                    let merged = self.get_merged(cf, sv, key, seq);
+                    return Some(merged.map(|v| v.map(V::from_vec)));
+                }
+                // Every older source holds only versions older than the covering tombstone,
+                // which lies in this memtable or a newer one: the key is deleted, and nothing
+                // older needs a look (RocksDB stops there too).
+                Lookup::Missing if *covered > 0 => return Some(Ok(None)),
+                Lookup::Missing => {}
+            }
+        }
+        None
     }
 
     /// The tables a point lookup of `key` at `seq` may read, in the order it reads them: a
@@ -180,6 +225,7 @@ impl DbInner {
             if !tombstones.is_empty() {
                 covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
             }
+            perf_count!(get_from_table_count, 1);
             let hit = table
                 .get_hashed_entry(target, hash, |entry| {
                     let p = ParsedKey::parse(entry.key())?;

@@ -43,6 +43,7 @@ use crate::db::blob::source::BlobSource;
 use crate::db::DbInner;
 use crate::db::Snapshot;
 use crate::error::{Error, Result};
+use crate::histogram::{Histogram, Histograms};
 use crate::iterator::{InternalIterator, MergingIterator};
 use crate::key::{
     append_internal_key, pack_trailer, seek_key, ParsedKey, SequenceNumber, ValueKind,
@@ -173,6 +174,8 @@ pub struct DbIterator {
     ttl_now: Option<u64>,
     /// See [`IterContext::l0_charge`].
     l0_charge: Option<(Arc<DbInner>, usize)>,
+    /// See [`IterContext::seek_histograms`].
+    seek_histograms: Option<Arc<Histograms>>,
 }
 
 /// What the expiry suffix of a TTL family's value says.
@@ -203,6 +206,9 @@ pub(crate) struct IterContext {
     /// The database and the number of L0 tables the iterator merges, when its seeks are to
     /// charge them (read-triggered compaction, `version::read_charge`).
     pub l0_charge: Option<(Arc<DbInner>, usize)>,
+    /// The database's histograms, when seeks are to be timed in them
+    /// ([`StatsLevel::ExceptDetailedTimers`](crate::StatsLevel)).
+    pub seek_histograms: Option<Arc<Histograms>>,
 }
 
 impl DbIterator {
@@ -226,6 +232,7 @@ impl DbIterator {
             ttl_now,
             prefix,
             l0_charge,
+            seek_histograms,
         } = context;
         DbIterator {
             iter,
@@ -250,6 +257,7 @@ impl DbIterator {
             prefix,
             prefix_bound: None,
             l0_charge,
+            seek_histograms,
         }
     }
 
@@ -422,7 +430,11 @@ impl DbIterator {
     /// [`ReadOptions::total_order_seek`]).
     pub fn seek(&mut self, target: impl AsRef<[u8]>) {
         let target = target.as_ref();
+        let started = self.seek_histograms.is_some().then(std::time::Instant::now);
         self.seek_forward(target, true);
+        if let (Some(h), Some(started)) = (&self.seek_histograms, started) {
+            h.record(Histogram::Seek, started.elapsed().as_micros() as u64);
+        }
     }
 
     /// [`DbIterator::seek`]; `prefix_mode` false for a seek standing in for `seek_to_first`.

@@ -12,7 +12,9 @@ use std::sync::atomic::Ordering;
 use crate::db::families::ColumnFamilyData;
 use crate::db::DbInner;
 use crate::error::Result;
+use crate::histogram::Histogram;
 use crate::key::SequenceNumber;
+use crate::perf_context::perf_count;
 
 impl DbInner {
     /// The values of `keys` in family `cf` at `snapshot` (or now), in the order of `keys`.
@@ -28,6 +30,7 @@ impl DbInner {
                 .map(|_| self.check_open().map(|()| None))
                 .collect();
         }
+        let started = self.times_operations().then(std::time::Instant::now);
         // The super version before the sequence number: see `DbInner::get_stored`.
         let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
@@ -36,10 +39,17 @@ impl DbInner {
         let mut answers: Vec<Option<Result<Option<Vec<u8>>>>> = keys.iter().map(|_| None).collect();
         for i in order {
             let key = keys[i];
-            let answer = self
+            let answer: Result<Option<Vec<u8>>> = self
                 .get_stored_at(cf, &sv, key, seq)
                 .and_then(|stored| self.user_value(cf, key, stored));
+            if let Ok(Some(v)) = &answer {
+                perf_count!(multiget_read_bytes, v.len());
+            }
             answers[i] = Some(answer);
+        }
+        if let Some(started) = started {
+            let micros = started.elapsed().as_micros() as u64;
+            self.histograms.record(Histogram::MultiGet, micros);
         }
         answers
             .into_iter()

@@ -121,6 +121,7 @@ impl DbInner {
             prefix,
             l0_charge: (cf.options.read_triggered_compaction && !sv.version.levels[0].is_empty())
                 .then(|| (self.clone(), sv.version.levels[0].len())),
+            seek_histograms: self.times_operations().then(|| self.histograms.clone()),
         };
         DbIterator::new(
             MergingIterator::with_order(children, order.clone()),

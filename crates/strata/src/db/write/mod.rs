@@ -260,8 +260,16 @@ impl Db {
     /// the column families it writes to. A batch naming a dropped family is refused whole.
     pub fn write(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
         self.inner.check_writable()?;
+        let started = self.inner.times_operations().then(std::time::Instant::now);
         let batch = self.inner.stamp_ttl(batch, None)?;
-        self.inner.write(batch, options)
+        let written = self.inner.write(batch, options);
+        if let Some(started) = started {
+            let micros = started.elapsed().as_micros() as u64;
+            self.inner
+                .histograms
+                .record(crate::histogram::Histogram::Write, micros);
+        }
+        written
     }
 
     /// Writes `batch` if `check` passes, with nothing written between the check and the

@@ -13,6 +13,7 @@ pub(super) fn compare_in_byte_order<const INTERNAL: bool, const REVERSE: bool>(
     a: &[u8],
     b: &[u8],
 ) -> Ordering {
+    crate::perf_context::perf_count!(user_key_comparison_count, 1);
     let user = |k: &[u8]| -> usize {
         match INTERNAL {
             true => k.len().saturating_sub(TRAILER_LEN),
