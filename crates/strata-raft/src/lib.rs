@@ -12,13 +12,15 @@
 //! - [`node`]: a node's directory (log, state machine, identity) opened as one unit;
 //! - [`network`] and [`http_client`]: openraft's RPCs over HTTP;
 //! - [`server`]: the HTTP API of a node (`strata server`);
-//! - [`cli`]: the `strata server`, `strata cluster` and `strata client` commands.
+//! - [`cli`]: the `strata server`, `strata cluster` and `strata client` commands;
+//! - [`bench`]: `strata cluster bench`, one client loop timed against Strata or etcd.
 //!
 //! The async runtime (tokio) lives here and in the server; the engine stays synchronous. Its
 //! calls are short (a synced write of a few entries) except checkpoints and snapshot installs,
 //! which run on tokio's blocking pool.
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod cli;
 pub mod codec;
 pub mod error;
