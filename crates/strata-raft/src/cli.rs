@@ -1,4 +1,4 @@
-//! The command-line side: `strata server`, `strata cluster up|down` and `strata client`.
+//! The command-line side: `strata server`, `strata cluster up|down|bench` and `strata client`.
 //! The `strata` binary wires these `Args` structs in as subcommands and calls the `run_`
 //! functions; `cluster up` starts its nodes by running the same binary with `server`.
 //!
@@ -156,6 +156,8 @@ pub enum ClusterCommand {
     Up(UpArgs),
     /// Stop the servers that `up` started in DIR (SIGTERM, then SIGKILL after 10 s).
     Down(DownArgs),
+    /// Time one client loop of puts, gets or both against a Strata or an etcd cluster.
+    Bench(crate::bench::BenchArgs),
 }
 
 /// `strata cluster up`.
@@ -194,6 +196,7 @@ pub fn run_cluster(args: &ClusterArgs) -> Result<(), Error> {
     match &args.command {
         ClusterCommand::Up(up) => cluster_up(up),
         ClusterCommand::Down(down) => cluster_down(&down.dir),
+        ClusterCommand::Bench(bench) => crate::bench::run_bench(bench),
     }
 }
 

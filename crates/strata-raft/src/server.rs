@@ -20,9 +20,13 @@
 //! leader. A write carrying `x-strata-client` and `x-strata-seq` is applied once however often
 //! it is retried with the same pair.
 //!
-//! Linearizable reads: the node asks openraft for a read index (`ensure_linearizable`: the
+//! Writes go through the `proposer`: those arriving while earlier ones are being committed are
+//! proposed together as one log entry (group commit), each still answered on its own.
+//!
+//! Linearizable reads: the node gets a read index from openraft (`ensure_linearizable`: the
 //! leader confirms with a quorum that it still leads and waits until its state machine has
-//! applied everything committed before the read), then reads its own keyspace.
+//! applied everything committed before the read), shared by the reads waiting together (see
+//! `read_index`), then reads its own keyspace.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -35,13 +39,13 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::{get, post};
 use axum::Router;
 use base64::Engine as _;
-use openraft::error::{
-    CheckIsLeaderError, ClientWriteError, ForwardToLeader, InitializeError, RaftError,
-};
+use openraft::error::{ClientWriteError, ForwardToLeader, InitializeError, RaftError};
 use openraft::BasicNode;
 use serde::{Deserialize, Serialize};
 
 use crate::node::Node;
+use crate::proposer::{ProposeError, Proposer};
+use crate::read_index::{ReadError, ReadIndex};
 use crate::types::{ClientSeq, Command, Compare, Op, Request, Response};
 
 /// Limits on what a request may carry.
@@ -67,6 +71,8 @@ struct Shared {
     id: u64,
     addr: String,
     limits: Limits,
+    proposer: Proposer,
+    reads: ReadIndex,
 }
 
 /// The server's state: the node it serves.
@@ -74,13 +80,18 @@ struct Shared {
 pub struct AppState(Arc<Shared>);
 
 impl AppState {
-    /// Serves `node`, whose id is `id` and whose advertised address is `addr`.
+    /// Serves `node`, whose id is `id` and whose advertised address is `addr`. Starts the
+    /// proposer's task, so it must be called on a tokio runtime.
     pub fn new(node: Node, id: u64, addr: String, limits: Limits) -> AppState {
+        let proposer = Proposer::start(node.raft.clone());
+        let reads = ReadIndex::new(node.raft.clone());
         AppState(Arc::new(Shared {
             node,
             id,
             addr,
             limits,
+            proposer,
+            reads,
         }))
     }
 }
@@ -225,22 +236,28 @@ fn client_of(headers: &HeaderMap) -> Result<Option<ClientSeq>, ApiError> {
     }
 }
 
+/// Proposes a client's request (grouped with others arriving meanwhile, see `proposer`) and
+/// waits until it is committed and applied.
 async fn propose(s: &Shared, request: Request, uri: &Uri) -> Result<(u64, Response), ApiError> {
     request.command.check().map_err(bad)?;
-    match s.node.raft.client_write(request).await {
-        Ok(r) => Ok((r.log_id.index, r.data)),
-        Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => Err(redirect(&f, uri)),
-        Err(RaftError::APIError(e)) => Err(bad(e.to_string())),
-        Err(e) => Err(unavailable(e)),
+    if matches!(request.command, Command::Group(_)) {
+        return Err(bad("a group is proposed by the server, not by a client"));
+    }
+    match s.proposer.propose(request).await {
+        Ok(answer) => Ok(answer),
+        Err(ProposeError::Forward(f)) => Err(redirect(&f, uri)),
+        Err(ProposeError::Refused(e)) => Err(bad(e)),
+        Err(ProposeError::Unavailable(e)) => Err(unavailable(e)),
     }
 }
 
-/// Waits until a local read is linearizable, or says where the leader is.
+/// Waits until a local read is linearizable (sharing the read index with the reads waiting
+/// meanwhile, see `read_index`), or says where the leader is.
 async fn read_barrier(s: &Shared, uri: &Uri) -> Result<(), ApiError> {
-    match s.node.raft.ensure_linearizable().await {
-        Ok(_) => Ok(()),
-        Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f))) => Err(redirect(&f, uri)),
-        Err(e) => Err(unavailable(e)),
+    match s.reads.wait().await {
+        Ok(()) => Ok(()),
+        Err(ReadError::Forward(f)) => Err(redirect(&f, uri)),
+        Err(ReadError::Unavailable(e)) => Err(unavailable(e)),
     }
 }
 

@@ -6,7 +6,7 @@
 //! sm/CURRENT        the name of the live database, e.g. "db-3" (replaced atomically)
 //! sm/db-N/          the live database: user keys in the default family; the family
 //!                   `raft_meta` holds `applied` (last applied log id), `membership` and
-//!                   `client/<id, 8 bytes BE>` (last request number and response per client)
+//!                   the client sessions (`client/…` and `expiry/…`, see `sessions`)
 //! sm/snapshots/     finished snapshots (see `snapshot`), and scratch files
 //! ```
 //!
@@ -36,11 +36,11 @@ use openraft::{
     EntryPayload, LogId, OptionalSend, RaftLogId, RaftSnapshotBuilder, Snapshot, StorageError,
     StoredMembership,
 };
-use serde::{Deserialize, Serialize};
 use strata::{CfOptions, ColumnFamily, Db, Options, WriteBatch, WriteOptions};
 
 use crate::codec::{self, decode, encode};
 use crate::error::{Error, IoContext};
+use crate::sessions::{self, RunSessions, Session};
 use crate::snapshot::{self, Meta, SnapshotDir};
 use crate::types::{ClientSeq, Command, Compare, Op, Request, Response, TypeConfig};
 
@@ -48,26 +48,12 @@ use crate::types::{ClientSeq, Command, Compare, Op, Request, Response, TypeConfi
 pub const META_CF: &str = "raft_meta";
 const APPLIED: &[u8] = b"applied";
 const MEMBERSHIP: &[u8] = b"membership";
-const CLIENT_PREFIX: &[u8] = b"client/";
 
 type Entry = openraft::Entry<TypeConfig>;
 /// A key and its value.
 pub type Pair = (Vec<u8>, Vec<u8>);
 /// openraft's stored membership for this crate's types.
 pub type Membership = StoredMembership<u64, openraft::BasicNode>;
-
-/// The last request of one client and what it was answered.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Session {
-    seq: u64,
-    response: Response,
-}
-
-fn client_key(client: u64) -> Vec<u8> {
-    let mut key = CLIENT_PREFIX.to_vec();
-    key.extend_from_slice(&client.to_be_bytes());
-    key
-}
 
 /// One generation of the state machine's database.
 pub struct Keyspace {
@@ -145,6 +131,11 @@ impl Keyspace {
     pub fn db(&self) -> &Db {
         &self.db
     }
+
+    /// Every stored client session, by client id.
+    pub fn sessions(&self) -> Result<Vec<(u64, Session)>, Error> {
+        sessions::stored(&self.db, &self.meta)
+    }
 }
 
 fn read_meta<T: serde::de::DeserializeOwned>(
@@ -195,6 +186,7 @@ pub struct StateMachine {
     membership: Membership,
     snapshots: SnapshotDir,
     scratch: Arc<AtomicU64>,
+    session_expiry: u64,
 }
 
 fn db_name(generation: u64) -> String {
@@ -246,7 +238,15 @@ impl StateMachine {
             membership,
             snapshots,
             scratch: Arc::new(AtomicU64::new(start)),
+            session_expiry: sessions::DEFAULT_EXPIRY_ENTRIES,
         })
+    }
+
+    /// Client sessions expire `entries` log entries after their last use (see `sessions`;
+    /// it must be the same on every replica).
+    pub fn with_session_expiry(mut self, entries: u64) -> StateMachine {
+        self.session_expiry = entries;
+        self
     }
 
     /// A handle on the live keyspace for readers.
@@ -256,13 +256,14 @@ impl StateMachine {
 
     fn apply_entries(&mut self, entries: Vec<Entry>) -> Result<Vec<Response>, Error> {
         let keyspace = self.live.get();
-        let mut run = Run::new(&keyspace);
+        let mut run = Run::new(&keyspace, self.session_expiry);
         let mut responses = Vec::with_capacity(entries.len());
         let mut applied = None;
         let mut membership = None;
         for entry in entries {
             let log_id = *entry.get_log_id();
             applied = Some(log_id);
+            run.index = log_id.index;
             match entry.payload {
                 EntryPayload::Blank => responses.push(Response::default()),
                 EntryPayload::Normal(request) => responses.push(run.apply(&request)?),
@@ -272,7 +273,7 @@ impl StateMachine {
                 }
             }
         }
-        let mut batch = run.finish()?;
+        let mut batch = run.finish(applied.map_or(0, |id| id.index))?;
         let encode_err = |e: serde_json::Error| Error::Corrupt(e.to_string());
         if let Some(id) = &applied {
             batch.put_cf(&keyspace.meta, APPLIED, encode(id).map_err(encode_err)?);
@@ -342,18 +343,21 @@ struct Run<'a> {
     step: u64,
     points: HashMap<Vec<u8>, (u64, Option<Vec<u8>>)>,
     ranges: Vec<(u64, Vec<u8>, Vec<u8>)>,
-    sessions: HashMap<u64, Session>,
+    sessions: RunSessions<'a>,
+    /// The index of the entry being applied.
+    index: u64,
 }
 
 impl<'a> Run<'a> {
-    fn new(keyspace: &'a Keyspace) -> Run<'a> {
+    fn new(keyspace: &'a Keyspace, session_expiry: u64) -> Run<'a> {
         Run {
             keyspace,
             batch: WriteBatch::new(),
             step: 0,
             points: HashMap::new(),
             ranges: Vec::new(),
-            sessions: HashMap::new(),
+            sessions: RunSessions::new(&keyspace.db, &keyspace.meta, session_expiry),
+            index: 0,
         }
     }
 
@@ -373,13 +377,6 @@ impl<'a> Run<'a> {
             // Untouched by this run: the database.
             _ => self.keyspace.get(key),
         }
-    }
-
-    fn session(&self, client: u64) -> Result<Option<Session>, Error> {
-        if let Some(s) = self.sessions.get(&client) {
-            return Ok(Some(s.clone()));
-        }
-        read_meta(&self.keyspace.db, &self.keyspace.meta, &client_key(client))
     }
 
     fn write(&mut self, op: &Op) {
@@ -411,20 +408,42 @@ impl<'a> Run<'a> {
     }
 
     fn apply(&mut self, request: &Request) -> Result<Response, Error> {
+        if let Command::Group(requests) = &request.command {
+            if request.client.is_some() {
+                // A group has no session of its own; one claiming one is refused whole.
+                return Ok(Response::default());
+            }
+            let mut each = Vec::with_capacity(requests.len());
+            for r in requests {
+                each.push(match r.command {
+                    Command::Group(_) => Response::default(),
+                    _ => self.apply(r)?,
+                });
+            }
+            return Ok(Response {
+                succeeded: true,
+                duplicate: false,
+                each,
+            });
+        }
+        let mut previous = None;
         if let Some(ClientSeq { client, seq }) = request.client {
-            if let Some(last) = self.session(client)? {
-                if seq == last.seq {
+            if let Some(last) = self.sessions.get(client)? {
+                previous = Some(last.last_index);
+                if self.sessions.expired(&last, self.index) {
+                    // Idle past its expiry: as if never seen (see `sessions`).
+                } else if seq == last.seq {
                     return Ok(Response {
                         duplicate: true,
                         ..last.response
                     });
-                }
-                if seq < last.seq {
+                } else if seq < last.seq {
                     // Older than the last answered: its answer is gone; it was applied or
                     // superseded, and is not applied now.
                     return Ok(Response {
                         succeeded: false,
                         duplicate: true,
+                        each: Vec::new(),
                     });
                 }
             }
@@ -443,26 +462,29 @@ impl<'a> Run<'a> {
                     }
                     holds
                 }
+                Command::Group(_) => false,
             },
         };
         let response = Response {
             succeeded,
             duplicate: false,
+            each: Vec::new(),
         };
         if let Some(ClientSeq { client, seq }) = request.client {
             let session = Session {
                 seq,
                 response: response.clone(),
+                last_index: self.index,
             };
-            let bytes = encode(&session).map_err(|e| Error::Corrupt(e.to_string()))?;
-            self.batch
-                .put_cf(&self.keyspace.meta, client_key(client), bytes);
-            self.sessions.insert(client, session);
+            self.sessions
+                .record(&mut self.batch, client, previous, &session)?;
         }
         Ok(response)
     }
 
-    fn finish(self) -> Result<WriteBatch, Error> {
+    /// The run's batch, with the sessions expired once `applied` is applied deleted.
+    fn finish(mut self, applied: u64) -> Result<WriteBatch, Error> {
+        self.sessions.expire(&mut self.batch, applied)?;
         Ok(self.batch)
     }
 }

@@ -67,6 +67,11 @@ pub enum Command {
         /// The writes applied when they do.
         ops: Vec<Op>,
     },
+    /// Independent requests committed together as one log entry (a server's group commit,
+    /// see `proposer`): each is applied in turn as if it were its own entry, with its own
+    /// client session, and answered in [`Response::each`]. A group has no client identity
+    /// of its own and holds no group.
+    Group(Vec<Request>),
 }
 
 /// A client's identity for exactly-once application of its retries.
@@ -104,6 +109,7 @@ impl fmt::Display for Request {
             Command::CompareAndSet { compare, ops } => {
                 write!(f, "cas of {} on {} keys", ops.len(), compare.len())
             }
+            Command::Group(requests) => write!(f, "group of {}", requests.len()),
         }
     }
 }
@@ -117,6 +123,10 @@ pub struct Response {
     /// The request repeated one already applied: this is the remembered response and nothing
     /// was applied again.
     pub duplicate: bool,
+    /// For a [`Command::Group`], the response of each of its requests, in order; empty
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub each: Vec<Response>,
 }
 
 impl Op {
@@ -171,6 +181,15 @@ impl Command {
                     }
                 }
                 ops.iter().try_for_each(Op::check)
+            }
+            Command::Group(requests) => {
+                for r in requests {
+                    if matches!(r.command, Command::Group(_)) {
+                        return Err("a group inside a group".into());
+                    }
+                    r.command.check()?;
+                }
+                Ok(())
             }
         }
     }

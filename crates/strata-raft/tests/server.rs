@@ -198,6 +198,46 @@ async fn scenario() {
     let r = send(&leader_addr, Method::GET, "/kv/once", b"").await;
     assert_eq!(&r.body[..], b"first");
 
+    // Concurrent writes (the leader groups them into shared entries) and reads (they share
+    // read indexes): each write is answered on its own, a request sent twice at once applies
+    // once, and a read started after a write's answer sees it.
+    let mut tasks = Vec::new();
+    for i in 0..48u64 {
+        let addr = leader_addr.clone();
+        tasks.push(tokio::spawn(async move {
+            let put = |value: String| {
+                let addr = addr.clone();
+                async move {
+                    let r = HttpClient::new()
+                        .send(
+                            Method::PUT,
+                            &format!("http://{addr}/kv/g{i}"),
+                            &[
+                                ("x-strata-client", (1000 + i).to_string()),
+                                ("x-strata-seq", "1".into()),
+                            ],
+                            value.into_bytes(),
+                            Duration::from_secs(10),
+                        )
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status, StatusCode::OK, "{}", text(&r));
+                    let reply: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+                    reply["duplicate"] == true
+                }
+            };
+            let (a, b) = tokio::join!(put(format!("a{i}")), put(format!("b{i}")));
+            assert!(a != b, "write {i}: exactly one of the two sends applies");
+            let applied = if a { format!("b{i}") } else { format!("a{i}") };
+            let r = send(&addr, Method::GET, &format!("/kv/g{i}"), b"").await;
+            assert_eq!(r.status, StatusCode::OK, "{}", text(&r));
+            assert_eq!(String::from_utf8_lossy(&r.body), applied);
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+
     // A scan: JSON lines of base64.
     let r = send(&leader_addr, Method::GET, "/kv?start=a&end=d&limit=10", b"").await;
     assert_eq!(r.status, StatusCode::OK);
