@@ -284,6 +284,8 @@ pub async fn bench(args: &BenchArgs) -> Result<BenchResult, Error> {
     if args.key_size < 4 {
         return Err(Error::Invalid("--key-size must be at least 4".into()));
     }
+    // A process that cannot be read is refused before anything is sent.
+    written_bytes(&args.pids)?;
     let http = HttpClient::new();
     let leader = find_leader(&http, args).await?;
     let (puts, gets) = prepare(args.target, &leader, args);
@@ -465,6 +467,39 @@ mod tests {
         assert_eq!(value_of(1, 100).len(), 100);
         assert_ne!(value_of(1, 100), value_of(2, 100));
         assert!(value_of(3, 100).iter().all(u8::is_ascii_lowercase));
+    }
+
+    #[test]
+    fn bad_arguments_and_no_leader_are_refused_by_name() {
+        let args = |clients: usize, key_size: usize| BenchArgs {
+            target: Target::Strata,
+            // Nothing listens on port 1 of loopback.
+            endpoints: vec!["127.0.0.1:1".into()],
+            clients,
+            op: BenchOp::Put,
+            duration: 1,
+            warmup: 0,
+            keys: 10,
+            key_size,
+            value_size: 10,
+            pids: Vec::new(),
+            label: None,
+            header: false,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let error = |a: BenchArgs| runtime.block_on(bench(&a)).unwrap_err().to_string();
+        assert!(error(args(0, 16)).contains("--clients and --keys must be above 0"));
+        assert!(error(args(1, 2)).contains("--key-size must be at least 4"));
+        assert!(error(args(1, 16)).contains("no Strata endpoint knows a leader"));
+        let mut gone = args(1, 16);
+        gone.pids = vec![u32::MAX];
+        assert!(error(gone).contains("/proc/4294967295/io"));
+        let mut etcd = args(1, 16);
+        etcd.target = Target::Etcd;
+        assert!(error(etcd).contains("no etcd endpoint answered"));
     }
 
     #[test]

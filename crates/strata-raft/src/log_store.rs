@@ -17,10 +17,19 @@
 //!   readers never see them because `get_log_state` starts the log after `purged`.
 //! - `committed` is written without a sync: openraft treats it as a hint (a lost value only
 //!   means re-applying entries that the state machine then finds already applied).
+//!
+//! The most recent entries are also kept decoded in memory (at most [`RECENT_ENTRIES`]): the
+//! leader's replication reads each entry back right after appending it, once per follower,
+//! and decoding it from the database each time showed in the leader's profile. Invariant:
+//! when not empty, the kept entries are a contiguous run of indexes ending at the log's last
+//! entry (`append` adds after the synced write, `truncate` and `purge` remove what they
+//! remove before they write), so a bounded read inside the run reads the same entries the
+//! database holds; any other read goes to the database.
 
+use std::collections::VecDeque;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use openraft::storage::{LogFlushed, RaftLogStorage};
 use openraft::{LogId, LogState, OptionalSend, RaftLogId, RaftLogReader, StorageError, Vote};
@@ -41,12 +50,17 @@ const PURGED: &[u8] = b"purged";
 
 type Entry = openraft::Entry<TypeConfig>;
 
-/// The log of one node. Cloning shares the database (the clone is openraft's log reader).
+/// How many of the last appended entries are kept decoded in memory.
+pub const RECENT_ENTRIES: usize = 4096;
+
+/// The log of one node. Cloning shares the database and the recent entries (the clone is
+/// openraft's log reader).
 #[derive(Clone)]
 pub struct LogStore {
     db: Arc<Db>,
     log: ColumnFamily,
     meta: ColumnFamily,
+    recent: Arc<Mutex<VecDeque<Entry>>>,
 }
 
 fn synced() -> WriteOptions {
@@ -77,6 +91,7 @@ impl LogStore {
             db: Arc::new(db),
             log,
             meta,
+            recent: Arc::new(Mutex::new(VecDeque::new())),
         };
         if let Some(purged) = store.read_meta::<LogId<u64>>(PURGED)? {
             store.delete_through(purged.index, false)?;
@@ -137,6 +152,31 @@ impl LogStore {
         Ok(Some(*entry.get_log_id()))
     }
 
+    fn recent(&self) -> MutexGuard<'_, VecDeque<Entry>> {
+        match self.recent.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// The entries from `start` to `end` (exclusive), if all of them are among the recent
+    /// ones.
+    fn recent_entries(&self, start: u64, end: Option<u64>) -> Option<Vec<Entry>> {
+        let end = end?;
+        let recent = self.recent();
+        let first = recent.front()?.get_log_id().index;
+        let last = recent.back()?.get_log_id().index;
+        if start < first || end > last.saturating_add(1) {
+            return None;
+        }
+        if start >= end {
+            return Some(Vec::new());
+        }
+        let from = usize::try_from(start - first).ok()?;
+        let to = usize::try_from(end - first).ok()?;
+        Some(recent.range(from..to).cloned().collect())
+    }
+
     /// The entries with indexes in `range`, in order.
     pub fn entries(&self, range: impl RangeBounds<u64>) -> Result<Vec<Entry>, Error> {
         let start = match range.start_bound() {
@@ -147,6 +187,14 @@ impl LogStore {
             },
             Bound::Unbounded => 0,
         };
+        let end_exclusive = match range.end_bound() {
+            Bound::Included(&i) => Some(i.saturating_add(1)),
+            Bound::Excluded(&i) => Some(i),
+            Bound::Unbounded => None,
+        };
+        if let Some(entries) = self.recent_entries(start, end_exclusive) {
+            return Ok(entries);
+        }
         let end = match range.end_bound() {
             Bound::Included(&i) => Bound::Included(index_key(i).to_vec()),
             Bound::Excluded(&i) => Bound::Excluded(index_key(i).to_vec()),
@@ -233,15 +281,34 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
+        let entries: Vec<Entry> = entries.into_iter().collect();
         let mut batch = WriteBatch::new();
-        for entry in entries {
-            let bytes = encode(&entry).map_err(codec::write_logs)?;
+        for entry in &entries {
+            let bytes = encode(entry).map_err(codec::write_logs)?;
             batch.put_cf(&self.log, index_key(entry.get_log_id().index), bytes);
         }
         // Synced before openraft hears of it: a flushed entry counts toward a quorum.
         let result = self.db.write(batch, &synced()).map_err(Error::from);
         match result {
             Ok(()) => {
+                {
+                    let mut recent = self.recent();
+                    for entry in entries {
+                        let index = entry.get_log_id().index;
+                        // Appends follow the last entry (after a truncate if need be); a
+                        // gap means the kept run no longer ends at the log's end.
+                        let follows = recent
+                            .back()
+                            .is_some_and(|b| b.get_log_id().index.checked_add(1) == Some(index));
+                        if !follows {
+                            recent.clear();
+                        }
+                        recent.push_back(entry);
+                    }
+                    while recent.len() > RECENT_ENTRIES {
+                        recent.pop_front();
+                    }
+                }
                 callback.log_io_completed(Ok(()));
                 Ok(())
             }
@@ -253,6 +320,15 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn truncate(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
+        {
+            let mut recent = self.recent();
+            while recent
+                .back()
+                .is_some_and(|e| e.get_log_id().index >= log_id.index)
+            {
+                recent.pop_back();
+            }
+        }
         let mut batch = WriteBatch::new();
         batch.delete_range_cf(&self.log, index_key(log_id.index), [0xff; 9]);
         self.db
@@ -261,6 +337,15 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
+        {
+            let mut recent = self.recent();
+            while recent
+                .front()
+                .is_some_and(|e| e.get_log_id().index <= log_id.index)
+            {
+                recent.pop_front();
+            }
+        }
         // The purged id first, synced: after a crash the log starts after it whatever the
         // range delete below got to.
         self.write_meta(PURGED, &log_id, true)
