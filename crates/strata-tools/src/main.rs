@@ -12,8 +12,9 @@
 //! - `strata get|put|delete|scan|dump|load`: reading and writing data (RocksDB's `ldb`).
 //! - `strata sst write OUT.sst`, `strata ingest DIR FILE.sst...`: bulk loading through
 //!   tables built outside the database.
-//! - `strata server`, `strata cluster up|down`, `strata client`: a replicated keyspace on
-//!   Raft (the `strata-raft` crate): one node over HTTP, a local cluster, a client.
+//! - `strata server`, `strata cluster up|down|bench`, `strata client`: a replicated keyspace
+//!   on Raft (the `strata-raft` crate): one node over HTTP, a local cluster and its
+//!   benchmark against etcd, a client.
 
 mod admin;
 mod bench;
@@ -50,7 +51,8 @@ enum Command {
     Sim(Box<sim::SimArgs>),
     /// Run one node of a replicated keyspace (Raft) over HTTP.
     Server(Box<strata_raft::cli::ServerArgs>),
-    /// Start (`up`) or stop (`down`) a replicated cluster on this machine's loopback ports.
+    /// Start (`up`) or stop (`down`) a replicated cluster on this machine's loopback ports, or
+    /// benchmark one (`bench`, against a Strata or an etcd cluster).
     Cluster(strata_raft::cli::ClusterArgs),
     /// Talk to a replicated cluster: get, put, delete, scan, txn, status.
     Client(strata_raft::cli::ClientArgs),
