@@ -61,6 +61,7 @@ pub(crate) mod merge;
 pub(crate) mod options;
 pub(crate) mod prefix;
 pub(crate) mod range_del;
+pub(crate) mod rate_limiter;
 pub(crate) mod snapshot;
 pub(crate) mod sst_writer;
 pub(crate) mod table;
@@ -70,6 +71,7 @@ pub(crate) mod txn;
 pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;
+pub(crate) mod write_buffer_manager;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use column_family::ColumnFamily;
@@ -96,6 +98,7 @@ pub use options::{
     WriteOptions,
 };
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
+pub use rate_limiter::{IoPriority, RateLimiter};
 pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};
 pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue};
@@ -104,3 +107,4 @@ pub use txn::{
     TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,
 };
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use write_buffer_manager::WriteBufferManager;

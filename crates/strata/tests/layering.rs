@@ -23,6 +23,8 @@ const LAYERS: &[&[&str]] = &[
     &[
         "log",
         "cache",
+        "rate_limiter",
+        "write_buffer_manager",
         "merge",
         "compaction_filter",
         "range_del",
