@@ -42,6 +42,7 @@ mod error;
 mod iterator;
 mod listener;
 mod merge_operator;
+mod online_options;
 mod options;
 mod options_ext;
 mod pinned;

@@ -243,6 +243,19 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 1)]
     pub max_subcompactions: usize,
 
+    /// Bytes per second flushes and compactions may write (a rate limiter); 0 = no limit.
+    #[arg(long, default_value_t = 0)]
+    pub rate_limiter_bytes_per_sec: u64,
+
+    /// One memory budget for the memtables of all column families; 0 = none.
+    #[arg(long, default_value_t = 0)]
+    pub db_write_buffer_size: usize,
+
+    /// Bytes of live WALs past which the families holding the oldest are flushed; 0 = four
+    /// times the memtable memory.
+    #[arg(long, default_value_t = 0)]
+    pub max_total_wal_size: u64,
+
     /// 0 = leveled, 1 = universal (2, FIFO, is not supported).
     #[arg(long, default_value_t = 0)]
     pub compaction_style: u32,
@@ -389,6 +402,13 @@ impl EngineFlags {
             self.universal_max_size_amplification_percent;
         options.max_background_jobs = self.max_background_jobs;
         options.max_subcompactions = self.max_subcompactions;
+        if self.rate_limiter_bytes_per_sec > 0 {
+            options.rate_limiter = Some(Arc::new(strata::RateLimiter::new(
+                self.rate_limiter_bytes_per_sec,
+            )));
+        }
+        options.db_write_buffer_size = self.db_write_buffer_size;
+        options.max_total_wal_size = self.max_total_wal_size;
         options.max_compaction_bytes = self.max_compaction_bytes;
         options.soft_pending_compaction_bytes_limit = self.soft_pending_compaction_bytes_limit;
         options.hard_pending_compaction_bytes_limit = self.hard_pending_compaction_bytes_limit;
@@ -600,6 +620,9 @@ mod tests {
             "--read_triggered_compaction=0",
             "--max_background_jobs=4",
             "--max_subcompactions=3",
+            "--rate_limiter_bytes_per_sec=1048576",
+            "--db_write_buffer_size=2097152",
+            "--max_total_wal_size=16",
             "--compaction_style=1",
             "--universal_size_ratio=5",
             "--universal_min_merge_width=3",
@@ -650,6 +673,12 @@ mod tests {
         assert!(o.disable_auto_compactions);
         assert!(!o.read_triggered_compaction);
         assert_eq!(o.max_background_jobs, 4);
+        assert_eq!(
+            o.rate_limiter.as_ref().map(|r| r.bytes_per_second()),
+            Some(1 << 20)
+        );
+        assert_eq!(o.db_write_buffer_size, 2 << 20);
+        assert_eq!(o.max_total_wal_size, 16);
         assert_eq!(o.max_subcompactions, 3);
         assert_eq!(o.compaction_style, CompactionStyle::Universal);
         assert_eq!(o.universal.size_ratio, 5);

@@ -63,6 +63,7 @@ pub(crate) mod options;
 pub(crate) mod perf_context;
 pub(crate) mod prefix;
 pub(crate) mod range_del;
+pub(crate) mod rate_limiter;
 pub(crate) mod snapshot;
 pub(crate) mod sst_writer;
 pub(crate) mod table;
@@ -72,6 +73,7 @@ pub(crate) mod txn;
 pub(crate) mod util;
 pub(crate) mod version;
 pub(crate) mod write_batch;
+pub(crate) mod write_buffer_manager;
 
 pub use backup::{BackupEngine, BackupInfo};
 pub use column_family::ColumnFamily;
@@ -103,6 +105,7 @@ pub use perf_context::{
     perf_context, perf_level, reset_perf_context, set_perf_level, PerfContext, PerfLevel,
 };
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
+pub use rate_limiter::{IoPriority, RateLimiter};
 pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};
 pub use table::collector::{
@@ -116,3 +119,4 @@ pub use txn::{
     TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,
 };
 pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use write_buffer_manager::WriteBufferManager;

@@ -151,6 +151,11 @@ pub enum FlushReason {
     Recovery,
     /// An ingest whose files overlap the memtable flushes it first ([`crate::Db::ingest`]).
     ExternalFileIngestion,
+    /// The memtables of the databases sharing a `WriteBufferManager` used up its budget.
+    WriteBufferManager,
+    /// The live WALs passed `max_total_wal_size`: the memtables holding the oldest one are
+    /// flushed so that it can be deleted.
+    WalFull,
 }
 
 /// A flush of one memtable, as it begins and as it completes.

@@ -32,6 +32,8 @@ const LAYERS: &[&[&str]] = &[
     &[
         "log",
         "cache",
+        "rate_limiter",
+        "write_buffer_manager",
         "merge",
         "compaction_filter",
         "range_del",

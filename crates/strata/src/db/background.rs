@@ -150,7 +150,10 @@ impl DbInner {
                     bg.wait(&self.bg.cv);
                 }
             };
-            let result = catch_panic("flush", || self.flush_oldest_immutable(&cf));
+            let result = catch_panic("flush", || match self.options.atomic_flush {
+                true => self.flush_all_atomically(),
+                false => self.flush_oldest_immutable(&cf),
+            });
             let mut bg = self.bg.state.lock();
             bg.flushing = false;
             bg.flushes_finished += 1;

@@ -166,6 +166,7 @@ impl DbInner {
             self.notify("on_flush_completed", |l| l.on_flush_completed(info));
         }
         drop(installed);
+        self.report_memtable_memory();
         self.delete_obsolete_wals()?;
         self.counters.add(Counter::Flushes, 1);
         let micros = started.elapsed().as_micros() as u64;
@@ -193,6 +194,12 @@ impl DbInner {
             let newer = wals.split_off(&needed);
             std::mem::replace(&mut *wals, newer).into_iter().collect()
         };
+        {
+            let mut sizes = self.wal.sizes.lock();
+            for number in &obsolete {
+                sizes.remove(number);
+            }
+        }
         let mut deleted = Vec::new();
         let mut result = Ok(());
         for (i, &number) in obsolete.iter().enumerate() {
@@ -234,7 +241,7 @@ impl DbInner {
     /// the family separates them; `None` if the memtable is empty. The values the write path
     /// put in blob files already (`blob::at_write`) are written as their references, and their
     /// files go with the table.
-    fn write_level0_table(
+    pub(super) fn write_level0_table(
         &self,
         cf: &ColumnFamilyData,
         mem: &Arc<MemTable>,
@@ -341,7 +348,8 @@ impl DbInner {
             let mut w = self.commit.writer.lock();
             w.check_stopped()?;
             let families = self.families();
-            let targets: Vec<_> = match cf {
+            // With atomic flush every flush is of all families (`atomic_flush.rs`).
+            let targets: Vec<_> = match cf.filter(|_| !self.options.atomic_flush) {
                 Some(cf) => vec![cf.clone()],
                 None => families.values().cloned().collect(),
             };

@@ -17,7 +17,8 @@
 //!   (`prefix`).
 //! - `blob/`: blob files read (`source`), written by jobs (`output`) and at put
 //!   (`at_write`).
-//! - `flush`, `compact` (with `compact/merge_job.rs` and `compact/manual.rs`) and
+//! - `atomic_flush` (every family's memtables flushed together, `Options::atomic_flush`),
+//!   `flush`, `compact` (with `compact/merge_job.rs` and `compact/manual.rs`) and
 //!   `background` (the jobs and their threads); `table_writer` (tables written by flush and
 //!   compaction alike), `warm_cache` (compaction outputs warming the block cache),
 //!   `obsolete` (deleting files no longer needed), `ingest` (tables written outside the
@@ -65,6 +66,7 @@
 //! The locks of one family (`ColumnFamilyData::sv`, its compaction statistics), of the
 //! caches and of the WAL sync queue are not ranked: each guards one short step.
 
+mod atomic_flush;
 mod background;
 mod blob;
 mod checkpoint;
@@ -185,6 +187,9 @@ struct WalSet {
     sync: Arc<write::wal_sync::WalSyncQueue>,
     /// True when a write skipped the WAL since the last full flush: close must flush.
     unpersisted: AtomicBool,
+    /// The bytes of each WAL in `wals` but the current one (`write/wal_limit.rs`). Not
+    /// ranked: taken alone, or last, for one step.
+    sizes: Mutex<std::collections::BTreeMap<u64, u64>>,
 }
 
 /// Group commit (`write/group.rs`): the writers' queue, the leader's state, the inserts.
@@ -271,6 +276,9 @@ pub(crate) struct DbInner {
     /// The database-wide options changed since open and the OPTIONS files
     /// (`online_options.rs`).
     online: online_options::OnlineOptions,
+    /// The shared memtable budget and this database's client number in it
+    /// (`write/memory_budget.rs`).
+    write_buffers: Option<(Arc<crate::write_buffer_manager::WriteBufferManager>, u64)>,
     /// Prepared transactions found at open, not yet handed to a `TransactionDb`.
     prepared: Ranked<Mutex<Vec<write::two_phase::PreparedRecord>>>,
     /// The WALs kept for `updates_since` (`updates.rs`).
@@ -628,6 +636,9 @@ impl DbInner {
             self.purge_obsolete_files();
         }
         let synced = self.commit.writer.lock().sync_wal();
+        if let Some((budget, client)) = &self.write_buffers {
+            budget.unregister(*client);
+        }
         self.lock.lock().take();
         flushed.and(synced)
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-use parking_lot::Condvar;
+use parking_lot::{Condvar, Mutex};
 
 use super::background::{self, BgState};
 use super::families::{self, ColumnFamilyData, Families};
@@ -561,6 +561,11 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         .ok()
         .and_then(|n| n.last().copied())
         .map_or(1, |n| n + 1);
+    let wal_sizes = recovered
+        .kept_wals
+        .iter()
+        .map(|&n| (n, fs.file_size(&filename::wal_path(&path, n)).unwrap_or(0)))
+        .collect();
     let mut wals: BTreeSet<u64> = recovered.kept_wals.iter().copied().collect();
     wals.insert(log_number);
     let tables = TableCache::new(path.clone(), fs.clone(), &options);
@@ -604,6 +609,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
             closed: closed_wals,
             sync: wal_sync,
             unpersisted: AtomicBool::new(false),
+            sizes: Mutex::new(wal_sizes),
         },
         commit: CommitPath {
             queue: Ranked::mutex(Rank::Queue, WriteQueue::default()),
@@ -635,6 +641,10 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         lock: Ranked::mutex(Rank::DirLock, lock),
         read_only,
         online: super::online_options::OnlineOptions::new(&options, next_options_file),
+        write_buffers: memory_budget(&options).map(|b| {
+            let client = b.register();
+            (b, client)
+        }),
         options,
         prepared: Ranked::mutex(Rank::Prepared, Vec::new()),
         wal_archive: Default::default(),
@@ -743,4 +753,19 @@ pub(super) fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
         filename::IDENTITY,
         filename::identity_line(id).as_bytes(),
     )
+}
+
+/// The memtable budget of a database opened with `options`: the shared one, or one of
+/// `db_write_buffer_size` for this database alone.
+fn memory_budget(
+    options: &Options,
+) -> Option<Arc<crate::write_buffer_manager::WriteBufferManager>> {
+    options.write_buffer_manager.clone().or_else(|| {
+        (options.db_write_buffer_size > 0).then(|| {
+            Arc::new(crate::write_buffer_manager::WriteBufferManager::new(
+                options.db_write_buffer_size,
+                false,
+            ))
+        })
+    })
 }

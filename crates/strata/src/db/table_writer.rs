@@ -57,9 +57,13 @@ impl TableOutput {
         } else {
             db.fs.create_writable(&path)?
         };
-        let file = CountedFile::new(file, db.io.clone(), class);
+        let file = crate::rate_limiter::limit_writes(
+            Box::new(CountedFile::new(file, db.io.clone(), class)),
+            db.options.rate_limiter.as_ref(),
+            class,
+        );
         Ok(TableOutput {
-            builder: TableBuilder::new(Box::new(file), options),
+            builder: TableBuilder::new(file, options),
             number,
             family: family.to_string(),
             reason: match class {

@@ -398,6 +398,16 @@ pub struct Options {
     /// recorded when the family is created, and opening it with a comparator of another name
     /// is refused. Default: [`BytewiseComparator`].
     pub comparator: Arc<dyn Comparator>,
+    /// A memory budget for memtables shared with other column families and databases
+    /// (RocksDB's `write_buffer_manager`): past it the largest memtable is flushed, and with
+    /// its `allow_stall` writers wait for memory to be released. Default: none.
+    pub write_buffer_manager: Option<Arc<crate::write_buffer_manager::WriteBufferManager>>,
+    /// Without `write_buffer_manager`, a budget of this many bytes for the memtables of all
+    /// this database's families (RocksDB's option; 0: none). Default: 0.
+    pub db_write_buffer_size: usize,
+    /// Limits the bytes per second flushes and compactions write, shared with the other
+    /// databases given the same limiter (RocksDB's `rate_limiter`). Default: none.
+    pub rate_limiter: Option<Arc<crate::rate_limiter::RateLimiter>>,
     /// Called when flushes and compactions begin and end, tables and WALs are created or
     /// deleted, write stalls change and background work fails (see [`EventListener`] for the
     /// threads they run in and what they may do). Shared by every column family. Default:
@@ -525,6 +535,9 @@ impl Default for Options {
             fifo: FifoOptions::default(),
             periodic_compaction_seconds: 0,
             table_ttl_seconds: 0,
+            write_buffer_manager: None,
+            db_write_buffer_size: 0,
+            rate_limiter: None,
         }
     }
 }
@@ -675,6 +688,9 @@ impl fmt::Debug for Options {
                 &self.periodic_compaction_seconds,
             )
             .field("table_ttl_seconds", &self.table_ttl_seconds)
+            .field("write_buffer_manager", &self.write_buffer_manager)
+            .field("db_write_buffer_size", &self.db_write_buffer_size)
+            .field("rate_limiter", &self.rate_limiter)
             .finish_non_exhaustive()
     }
 }

@@ -329,6 +329,13 @@ pub fn all() -> &'static [OptionInfo] {
                 "1048576"
             ),
             option!(Db, FIXED, "atomic_flush", atomic_flush, "true"),
+            option!(
+                Db,
+                FIXED,
+                "db_write_buffer_size",
+                db_write_buffer_size,
+                "1048576"
+            ),
             // Column family: memtables, compaction, blobs.
             option!(
                 Family,

@@ -40,6 +40,13 @@
 //!                                  table's entries refer to each blob file, and the bytes of
 //!                                  the records they refer to. Written in place of 5 for a
 //!                                  table that holds blob references
+//!  17 atomic group      varint32   the edit belongs to a group of edits recorded as one
+//!                                  (an atomic flush of several families); the payload is
+//!                                  how many edits of the group follow it. The group's
+//!                                  records are written together and synced once; a reader
+//!                                  applies a group only once its last edit (payload 0) is
+//!                                  read, and drops a group the manifest ends inside (its
+//!                                  sync never returned)
 //! ```
 //!
 //! A manifest's first edit of a family lists its blob files (tag 13) before the tables that
@@ -88,6 +95,7 @@ const NEW_BLOB_FILE: u32 = 13;
 const RETIRED_BLOB_GARBAGE: u32 = 14;
 const DELETED_BLOB_FILE: u32 = 15;
 const NEW_FILE_WITH_BLOBS: u32 = 16;
+const ATOMIC_GROUP: u32 = 17;
 
 /// The id of the default column family, which every database has.
 pub const DEFAULT_FAMILY_ID: u32 = 0;
@@ -294,6 +302,8 @@ pub struct VersionEdit {
     pub new_blob_files: Vec<BlobFileMeta>,
     /// Blob files removed.
     pub deleted_blob_files: Vec<u64>,
+    /// In a group of edits recorded as one (tag 17): how many edits of the group follow.
+    pub atomic_group: Option<u32>,
 }
 
 impl VersionEdit {
@@ -314,6 +324,10 @@ impl VersionEdit {
         }
         if self.drop_column_family {
             put_varint32(&mut out, DROP_COLUMN_FAMILY);
+        }
+        if let Some(remaining) = self.atomic_group {
+            put_varint32(&mut out, ATOMIC_GROUP);
+            put_varint32(&mut out, remaining);
         }
         if let Some(max) = self.max_column_family {
             put_varint32(&mut out, MAX_COLUMN_FAMILY);
@@ -402,6 +416,9 @@ impl VersionEdit {
                     e.add_column_family = Some(name.to_string());
                 }
                 DROP_COLUMN_FAMILY => e.drop_column_family = true,
+                ATOMIC_GROUP => {
+                    e.atomic_group = Some(get_varint32(src).ok_or("bad atomic group count")?);
+                }
                 MAX_COLUMN_FAMILY => {
                     e.max_column_family = Some(get_varint32(src).ok_or("bad max column family")?);
                 }
@@ -674,6 +691,7 @@ mod tests {
                 garbage_bytes: 0,
             }],
             deleted_blob_files: vec![15],
+            atomic_group: Some(2),
         };
         let bytes = e.encode();
         assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);

@@ -237,6 +237,83 @@ impl VersionSet {
         self.log_and_apply_with(edit, None)
     }
 
+    /// Applies `edits` (each to its column family) as one: all are recorded in the manifest
+    /// as an atomic group (tag 17) and synced once, and all new versions are installed, or,
+    /// if any does not apply or the write fails, none is. Returns the new versions in the
+    /// order of `edits`. (An atomic flush records its families' tables so.)
+    pub fn log_and_apply_group(
+        &mut self,
+        mut edits: Vec<VersionEdit>,
+    ) -> Result<Vec<Arc<Version>>> {
+        if edits.len() <= 1 {
+            return edits
+                .pop()
+                .map(|e| self.log_and_apply(e).map(|v| vec![v]))
+                .unwrap_or_else(|| Ok(Vec::new()));
+        }
+        if self.manifest_failed {
+            self.roll_over()?;
+        }
+        let path = manifest_path(&self.dir, self.manifest_number);
+        let mut next = self.state.clone();
+        let mut versions = Vec::with_capacity(edits.len());
+        let count = edits.len() as u32;
+        for (i, edit) in edits.iter_mut().enumerate() {
+            if edit.add_column_family.is_some() {
+                return Err(Error::InvalidArgument(
+                    "a family cannot be created in an atomic group".into(),
+                ));
+            }
+            let version = next
+                .apply(edit, None)
+                .map_err(|why| Error::corruption(&path, 0, format!("bad edit: {why}")))?;
+            edit.next_file_number = Some(self.state.next_file_number);
+            if edit.last_sequence.is_none() {
+                edit.last_sequence = Some(self.state.last_sequence);
+            }
+            edit.atomic_group = Some(count - 1 - i as u32);
+            versions.push(version);
+        }
+        let mut logged = Ok(());
+        for edit in &edits {
+            logged = self.manifest.add_record(&edit.encode());
+            if logged.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = logged.and_then(|()| self.manifest.sync()) {
+            self.manifest_failed = true;
+            return Err(e);
+        }
+        next.next_file_number = self.state.next_file_number;
+        next.last_sequence = edits
+            .iter()
+            .filter_map(|e| e.last_sequence)
+            .fold(self.state.last_sequence, u64::max);
+        let old = std::mem::replace(&mut self.state, next);
+        self.handed_out.retain(|w| w.strong_count() > 0);
+        for (edit, version) in edits.iter().zip(&versions) {
+            let before = old.families.get(&edit.column_family);
+            if let Some(f) = before {
+                self.handed_out.push(Arc::downgrade(&f.current));
+            }
+            if edit.drop_column_family {
+                self.handed_out.push(Arc::downgrade(version));
+            }
+            let had = before
+                .iter()
+                .flat_map(|f| f.current.blob_files.keys().copied());
+            let added = edit.new_blob_files.iter().map(|b| b.number);
+            let kept = match edit.drop_column_family {
+                true => &BTreeMap::new(),
+                false => &*version.blob_files,
+            };
+            self.dropped_blob_files
+                .extend(had.chain(added).filter(|n| !kept.contains_key(n)));
+        }
+        Ok(versions)
+    }
+
     /// Creates a column family whose keys are in `order`: [`VersionSet::log_and_apply`] of
     /// `edit` (which adds the family) with the order's name recorded in it.
     pub fn add_family(&mut self, mut edit: VersionEdit, order: KeyOrder) -> Result<Arc<Version>> {
@@ -569,11 +646,14 @@ pub fn current_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, PathBuf
 }
 
 /// The edits of a manifest with the offset of each, checked for a comparator. A torn last
-/// edit (its sync never returned, so it was never acknowledged) ends the list; any other bad
-/// record is a corruption error.
+/// edit (its sync never returned, so it was never acknowledged) ends the list, and so does
+/// an atomic group the manifest ends inside (tag 17: none of its edits is returned); any
+/// other bad record is a corruption error.
 pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionEdit)>> {
     let mut reader = LogReader::new(fs.open_sequential(path)?);
     let mut edits = Vec::new();
+    // The edits of an atomic group read so far, applied only once its last one is read.
+    let mut group: Vec<(u64, VersionEdit)> = Vec::new();
     let mut saw_comparator = false;
     loop {
         let at = reader.end_of_last_record();
@@ -586,8 +666,35 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
         };
         let edit = VersionEdit::decode(record).map_err(|why| Error::corruption(path, at, why))?;
         saw_comparator |= edit.comparator.is_some();
-        edits.push((at, edit));
+        match edit.atomic_group {
+            None if !group.is_empty() => {
+                return Err(Error::corruption(
+                    path,
+                    at,
+                    "an edit outside its atomic group before the group's last edit",
+                ))
+            }
+            None => edits.push((at, edit)),
+            Some(remaining) => {
+                let expected = group.last().and_then(|(_, e): &(u64, VersionEdit)| {
+                    e.atomic_group.and_then(|r| r.checked_sub(1))
+                });
+                if expected.is_some_and(|r| r != remaining) {
+                    return Err(Error::corruption(
+                        path,
+                        at,
+                        "atomic group count out of order",
+                    ));
+                }
+                group.push((at, edit));
+                if remaining == 0 {
+                    edits.append(&mut group);
+                }
+            }
+        }
     }
+    // A group the manifest ends inside was never acknowledged (its one sync is after its
+    // last edit): none of it happened.
     if !saw_comparator {
         return Err(Error::corruption(
             path,

@@ -352,3 +352,51 @@ fn blob_files_and_their_garbage_follow_the_tables() {
         assert!(set.new_file_number() > t2);
     }
 }
+
+#[test]
+fn an_atomic_group_is_read_whole_or_not_at_all() {
+    let (dir, fs, io, mut set) = new_version_set();
+    let (a, b) = (set.new_file_number(), set.new_file_number());
+    let group = |n: u64, k: &str| VersionEdit {
+        new_files: vec![(0, file(n, k, k, n))],
+        last_sequence: Some(n),
+        ..VersionEdit::default()
+    };
+    let versions = set
+        .log_and_apply_group(vec![group(a, "a"), group(b, "b")])
+        .unwrap();
+    assert_eq!(versions.len(), 2);
+    assert_eq!(set.current().live_files(), [a, b].into_iter().collect());
+    let (_, manifest) = current_manifest(fs.as_ref(), dir.path()).unwrap();
+    drop(set);
+    let edits = read_edits(fs.as_ref(), &manifest).unwrap();
+    let groups: Vec<Option<u32>> = edits.iter().map(|(_, e)| e.atomic_group).collect();
+    assert_eq!(&groups[groups.len() - 2..], [Some(1), Some(0)]);
+
+    // The manifest cut after the group's first edit (its sync never returned): neither is
+    // read.
+    let (last_at, _) = edits[edits.len() - 1];
+    let bytes = std::fs::read(&manifest).unwrap();
+    std::fs::write(&manifest, &bytes[..last_at as usize]).unwrap();
+    let edits = read_edits(fs.as_ref(), &manifest).unwrap();
+    assert!(
+        edits.iter().all(|(_, e)| e.atomic_group.is_none()),
+        "{edits:?}"
+    );
+    let set = VersionSet::recover(fs.clone(), dir.path(), io.clone(), bytewise).unwrap();
+    assert!(set.current().live_files().is_empty());
+
+    // An edit outside the group before its last one is corruption.
+    let mut first = group(a, "a");
+    first.atomic_group = Some(1);
+    first.comparator = Some("leveldb.BytewiseComparator".into());
+    let encoded = [first.encode(), group(b, "b").encode()];
+    let path = dir.path().join("MANIFEST-777777");
+    let mut log = crate::log::LogWriter::new(fs.create_writable(&path).unwrap());
+    for e in &encoded {
+        log.add_record(e).unwrap();
+    }
+    log.sync().unwrap();
+    let err = read_edits(fs.as_ref(), &path).unwrap_err();
+    assert!(err.to_string().contains("atomic group"), "{err}");
+}

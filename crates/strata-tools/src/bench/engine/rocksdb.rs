@@ -225,6 +225,18 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         "--max_background_jobs",
     )?);
     o.set_max_subcompactions(args.options.max_subcompactions as u32);
+    if args.options.rate_limiter_bytes_per_sec > 0 {
+        // RocksDB's defaults for the refill period (100 ms) and fairness (10).
+        let rate = args.options.rate_limiter_bytes_per_sec;
+        if rate > i64::MAX as u64 {
+            return Err(
+                format!("--rate_limiter_bytes_per_sec={rate} is too large for RocksDB").into(),
+            );
+        }
+        o.set_ratelimiter(rate as i64, 100_000, 10);
+    }
+    o.set_db_write_buffer_size(args.options.db_write_buffer_size);
+    o.set_max_total_wal_size(args.options.max_total_wal_size);
     if args.options.max_compaction_bytes > 0 {
         o.set_max_compaction_bytes(args.options.max_compaction_bytes);
     }

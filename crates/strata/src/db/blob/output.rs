@@ -174,8 +174,12 @@ impl<'a> BlobOutput<'a> {
                 } else {
                     db.fs.create_writable(&path)?
                 };
-                let file = CountedFile::new(file, db.io.clone(), self.class);
-                BlobFileWriter::new(Box::new(file), &path, number, self.family, self.compression)?
+                let file = crate::rate_limiter::limit_writes(
+                    Box::new(CountedFile::new(file, db.io.clone(), self.class)),
+                    db.options.rate_limiter.as_ref(),
+                    self.class,
+                );
+                BlobFileWriter::new(file, &path, number, self.family, self.compression)?
             }
         };
         let writer = self.current.insert(writer);

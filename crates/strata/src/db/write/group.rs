@@ -156,6 +156,8 @@ pub(crate) struct WriterState {
     blobs_at_write: Arc<Ranked<Mutex<ActiveBlobFiles>>>,
     /// WAL bytes appended since the last sync or background sync request.
     pub(super) appended_since_sync: u64,
+    /// Bytes appended to the current WAL (for `max_total_wal_size`, `write/wal_limit.rs`).
+    pub(super) wal_bytes: u64,
     /// Where the WAL's background syncs are asked for (`write/wal_sync.rs`).
     background_sync: Arc<WalSyncQueue>,
     /// Whether a memtable switch syncs the WAL it closes (see
@@ -184,6 +186,7 @@ impl WriterState {
             stopped: None,
             blobs_at_write,
             appended_since_sync: 0,
+            wal_bytes: 0,
             background_sync,
             sync_at_switch,
             closed_unsynced,
@@ -487,9 +490,18 @@ impl DbInner {
         });
         drop(reports);
         self.throttle_writes(&families, stall)?;
+        let reason = match full.is_empty() {
+            false => FlushReason::WriteBufferFull,
+            true if self.over_memory_budget(&families, &mut full) => {
+                FlushReason::WriteBufferManager
+            }
+            true => FlushReason::WalFull,
+        };
+        self.families_holding_oldest_wal(w, &families, &mut full);
         if !full.is_empty() {
-            self.switch_memtable(w, &families, &full, FlushReason::WriteBufferFull)?;
+            self.switch_memtable(w, &families, &full, reason)?;
         }
+        self.stall_for_memory_budget(&families);
 
         let count: u64 = group.iter().map(|r| r.batch.len() as u64).sum();
         let first_seq = w.last_sequence + 1;
@@ -599,6 +611,7 @@ impl DbInner {
             len
         };
         w.wal_dirty = true;
+        w.wal_bytes += appended as u64;
         if sync {
             // A background sync that failed may have taken the only report of lost bytes.
             if let Some(e) = w.background_sync.take_error() {

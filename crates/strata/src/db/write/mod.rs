@@ -15,9 +15,11 @@
 
 pub(super) mod conflict;
 pub(super) mod group;
+pub(super) mod memory_budget;
 pub(super) mod stall;
 pub(super) mod switch;
 pub(super) mod two_phase;
+pub(super) mod wal_limit;
 pub(super) mod wal_sync;
 
 use super::{Db, WriteHistory, WriteSource};

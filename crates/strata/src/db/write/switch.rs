@@ -28,6 +28,22 @@ impl DbInner {
         full: &[Arc<ColumnFamilyData>],
         reason: FlushReason,
     ) -> Result<()> {
+        // With atomic flush every family with writes switches with the others, so that the
+        // memtables the flush takes end at one point for all (see `flush.rs`).
+        let every_family: Vec<Arc<ColumnFamilyData>>;
+        let full = match self.options.atomic_flush {
+            true => {
+                every_family = families
+                    .values()
+                    .filter(|cf| {
+                        full.iter().any(|f| Arc::ptr_eq(f, cf)) || !cf.sv.read().active.is_empty()
+                    })
+                    .cloned()
+                    .collect();
+                &every_family[..]
+            }
+            false => full,
+        };
         // A group still inserting into the memtable being made immutable would add to it
         // after the flush may have read it.
         self.wait_for_inserts(w);
@@ -65,6 +81,10 @@ impl DbInner {
             ))),
         );
         let mut wals = self.wal.wals.lock();
+        if let Some(&old_number) = wals.last() {
+            self.wal.sizes.lock().insert(old_number, w.wal_bytes);
+        }
+        w.wal_bytes = 0;
         if let Some(&old_number) = wals.last().filter(|_| w.wal_dirty) {
             w.closed_unsynced.push(old_number, old);
         }
