@@ -328,6 +328,11 @@ pub struct EngineFlags {
     /// Leveled: tables older than this many seconds are rewritten; 0 never.
     #[arg(long, default_value_t = 0)]
     pub periodic_compaction_seconds: u64,
+
+    /// The compressor's level (zstd: -131072 to 22); 32767, db_bench's default, is the
+    /// compressor's own default.
+    #[arg(long, default_value_t = 32767, allow_negative_numbers = true)]
+    pub compression_level: i32,
 }
 
 impl EngineFlags {
@@ -428,6 +433,7 @@ impl EngineFlags {
         options.fifo.allow_compaction = self.fifo_compaction_allow_compaction;
         options.table_ttl_seconds = self.fifo_compaction_ttl;
         options.periodic_compaction_seconds = self.periodic_compaction_seconds;
+        options.compression_opts.level = self.compression_level;
         Ok(options)
     }
 
@@ -891,6 +897,17 @@ mod tests {
             .options()
             .unwrap();
         assert_eq!(o.periodic_compaction_seconds, 86400);
+        let o = parse(&["--compression_type=zstd", "--compression_level=-3"])
+            .unwrap()
+            .options()
+            .unwrap();
+        assert_eq!(o.compression_opts.level, -3);
+        let o = parse(&["--compression_type=zstd", "--compression_level=99"])
+            .unwrap()
+            .options()
+            .unwrap();
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("compression level 99"), "{e}");
         // FIFO's size of 0 is refused when the database opens, naming the option.
         let o = parse(&[
             "--compaction_style=2",

@@ -103,7 +103,7 @@ pub use perf_context::{
 pub use prefix::{parse_prefix_extractor, CappedPrefix, FixedPrefix, PrefixExtractor};
 pub use snapshot::Snapshot;
 pub use sst_writer::{SstFileInfo, SstWriter};
-pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue};
+pub use table::{Compression, CompressionOptions, DataBlockIndexType, IndexType, PinnedValue};
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,
     TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,

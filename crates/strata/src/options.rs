@@ -15,7 +15,7 @@ use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
 use crate::snapshot::Snapshot;
-use crate::table::{Compression, DataBlockIndexType, IndexType, TableOptions};
+use crate::table::{Compression, CompressionOptions, DataBlockIndexType, IndexType, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -401,6 +401,10 @@ pub struct Options {
     /// `periodic_compaction_seconds` under the leveled style. 0 turns it off. A column
     /// family field. Default: 0.
     pub table_ttl_seconds: u64,
+    /// Options of `compression` (the level, RocksDB's `compression_opts`); a column family
+    /// field. Default: the compressor's default level. A level the compressor does not have
+    /// is refused at open.
+    pub compression_opts: CompressionOptions,
 }
 
 impl Default for Options {
@@ -475,6 +479,7 @@ impl Default for Options {
             fifo: FifoOptions::default(),
             periodic_compaction_seconds: 0,
             table_ttl_seconds: 0,
+            compression_opts: CompressionOptions::default(),
         }
     }
 }
@@ -612,6 +617,7 @@ impl fmt::Debug for Options {
                 &self.periodic_compaction_seconds,
             )
             .field("table_ttl_seconds", &self.table_ttl_seconds)
+            .field("compression_opts", &self.compression_opts)
             .finish_non_exhaustive()
     }
 }
@@ -810,6 +816,11 @@ impl Options {
 impl Options {
     /// Checks the options of FIFO compaction and of the compactions by table age.
     fn validate_age_and_fifo(&self) -> Result<()> {
+        for kind in std::iter::once(self.compression).chain(self.bottommost_compression) {
+            self.compression_opts
+                .check(kind)
+                .map_err(|why| Error::InvalidArgument(format!("compression_opts: {why}")))?;
+        }
         let by_age = self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0;
         match self.compaction_style {
             CompactionStyle::Fifo if self.fifo.max_table_files_size == 0 => {
@@ -854,6 +865,7 @@ impl Options {
             data_block_index_type: self.data_block_index_type,
             data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
             creation_time: Some(self.clock.now_secs()),
+            compression_opts: self.compression_opts,
             ..TableOptions::for_internal_keys()
         }
     }
@@ -1064,6 +1076,8 @@ family_options! {
     periodic_compaction_seconds: u64,
     /// See [`Options::table_ttl_seconds`].
     table_ttl_seconds: u64,
+    /// See [`Options::compression_opts`].
+    compression_opts: CompressionOptions,
 }
 
 impl Default for CfOptions {

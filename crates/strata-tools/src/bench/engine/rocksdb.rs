@@ -167,6 +167,9 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         other => return Err(format!("--compression_type={other} is not supported").into()),
     };
     o.set_compression_type(compression);
+    // db_bench's --compression_level (window bits and strategy at RocksDB's defaults; no
+    // dictionary).
+    o.set_compression_options(-14, args.options.compression_level, 0, 0);
     // Strata compresses blob files as its tables: so does RocksDB here (db_bench's own
     // --blob_compression_type defaults to none).
     o.set_blob_compression_type(compression);
