@@ -741,16 +741,13 @@ impl Db {
     /// The database's statistics as a dict of numbers: counters (`keys_written`, `gets`,
     /// `gets_found`, `flushes`, `write_stalls`, `stall_micros`, ...) and gauges
     /// (`active_memtable_bytes`, `live_snapshots`, `last_sequence`, ...), named as the
-    /// fields of the engine's `DbStats`. `stats()` is the same as a readable report.
+    /// engine's `DbStats::iter` names them. `stats()` is the same as a readable report.
     fn statistics(
         &self,
         py: Python<'_>,
     ) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
         let stats = self.run(py, |db| Ok(db.stats()))?;
-        Ok(crate::stats::STATISTICS
-            .iter()
-            .map(|(name, read)| (*name, read(&stats)))
-            .collect())
+        Ok(crate::stats::statistics(&stats))
     }
 
     /// Sets `key` to `value` in a database opened with `ttl=`, expiring `ttl` seconds from

@@ -59,3 +59,17 @@ def test_universal_compaction_settings_and_the_tree_shape(path):
         db.compact_all()
         assert db[b"u"] == b"3"
         assert db.tree_shape()
+
+
+def test_statistics_are_the_engines_named_list(db):
+    # The names come from the engine's one list (DbStats::iter), shared with the C API:
+    # counters, gauges, and the estimates added with the RocksDB properties.
+    names = set(db.statistics())
+    for name in ["keys_written", "gets", "flushes", "stall_micros", "compactions_running",
+                 "flushes_running", "estimated_keys", "table_bytes"]:
+        assert name in names, name
+    db[b"a"] = b"1"
+    db.flush()
+    assert db.statistics()["estimated_keys"] == 1
+    assert db.property("rocksdb.estimate-num-keys") == "1"
+    assert db.property("strata.estimate-num-keys") == "1"

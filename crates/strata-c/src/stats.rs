@@ -9,48 +9,15 @@ use strata::DbStats;
 use crate::error::guard;
 use crate::{handle, strata_t, text};
 
-/// Reads one statistic from a snapshot of the database's statistics.
-type Reader = fn(&DbStats) -> u64;
-
-/// The counters and gauges of `DbStats` reachable by name, in the order of its fields. The
-/// names are the fields' names: keep them as they are, programs spell them.
-pub(crate) const STATISTICS: &[(&str, Reader)] = &[
-    ("batches", |s| s.batches),
-    ("write_groups", |s| s.write_groups),
-    ("wal_syncs", |s| s.wal_syncs),
-    ("keys_written", |s| s.keys_written),
-    ("user_bytes_written", |s| s.user_bytes_written),
-    ("gets", |s| s.gets),
-    ("gets_found", |s| s.gets_found),
-    ("memtable_switches", |s| s.memtable_switches),
-    ("flushes", |s| s.flushes),
-    ("write_stalls", |s| s.write_stalls),
-    ("stall_micros", |s| s.stall_micros),
-    ("l0_slowdowns", |s| s.l0_slowdowns),
-    ("l0_slowdown_micros", |s| s.l0_slowdown_micros),
-    ("l0_stops", |s| s.l0_stops),
-    ("l0_stop_micros", |s| s.l0_stop_micros),
-    ("pending_slowdowns", |s| s.pending_slowdowns),
-    ("pending_slowdown_micros", |s| s.pending_slowdown_micros),
-    ("pending_stops", |s| s.pending_stops),
-    ("pending_stop_micros", |s| s.pending_stop_micros),
-    ("compactions_skipped_for_space", |s| {
-        s.compactions_skipped_for_space
-    }),
-    ("subcompactions", |s| s.subcompactions),
-    ("active_memtable_entries", |s| s.active_memtable_entries),
-    ("active_memtable_bytes", |s| s.active_memtable_bytes),
-    ("immutable_memtables", |s| s.immutable_memtables),
-    ("immutable_memtable_bytes", |s| s.immutable_memtable_bytes),
-    ("live_snapshots", |s| s.live_snapshots),
-    ("last_sequence", |s| s.last_sequence),
-    ("pending_compaction_bytes", |s| s.pending_compaction_bytes),
-    ("compactions_running", |s| s.compactions_running),
-];
+/// The names of the statistics `strata_statistics_get` knows: the engine's one list
+/// (`DbStats::iter`), so that the C API cannot drift from it.
+pub(crate) fn statistic_names() -> Vec<&'static str> {
+    DbStats::default().iter().map(|(name, _)| name).collect()
+}
 
 /// Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,
-/// `stall_micros`, ... : the fields of Rust's `DbStats` that are numbers) and returns 1; an
-/// unknown name sets `*errptr` listing the known ones, and returns 0.
+/// `stall_micros`, ... : the numbers Rust's `DbStats::iter` names) and returns 1; an unknown
+/// name sets `*errptr` listing the known ones, and returns 0.
 ///
 /// # Safety
 /// Live `db`; `name` NUL-terminated; `value` a valid pointer; `errptr` as usual.
@@ -66,17 +33,16 @@ pub unsafe extern "C" fn strata_statistics_get(
         guard(errptr, 0, || {
             let db = &handle(db, "database")?.db;
             let name = text(name, "statistic name")?;
-            let Some((_, read)) = STATISTICS.iter().find(|(n, _)| *n == name) else {
-                let known: Vec<&str> = STATISTICS.iter().map(|(n, _)| *n).collect();
+            let Some(read) = db.stats().get(name) else {
                 return Err(format!(
                     "no statistic is named {name:?}; known: {}",
-                    known.join(", ")
+                    statistic_names().join(", ")
                 ));
             };
             if value.is_null() {
                 return Err("value is a null pointer".into());
             }
-            *value = read(&db.stats());
+            *value = read;
             Ok(1)
         })
     }
@@ -111,5 +77,51 @@ pub unsafe extern "C" fn strata_tree_shape(db: *mut strata_t) -> *mut c_char {
                 db.tree_shape().to_string().as_bytes(),
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::CString;
+
+    use super::*;
+
+    /// Every statistic the engine names is readable through the C API with the value the
+    /// engine gives, and nothing else is.
+    #[test]
+    fn every_engine_statistic_is_readable_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = strata::Options::default();
+        options.create_if_missing = true;
+        let engine = strata::Db::open(dir.path(), options).unwrap();
+        engine.put(b"k", b"v").unwrap();
+        engine.flush().unwrap();
+        let db = Box::into_raw(Box::new(crate::strata_t { db: engine }));
+        let names = statistic_names();
+        assert!(names.contains(&"keys_written") && names.contains(&"estimated_keys"));
+        // SAFETY: `db` is live until destroyed below; the strings outlive the calls.
+        unsafe {
+            let stats = (*db).db.stats();
+            for (name, expected) in stats.iter() {
+                let c = CString::new(name).unwrap();
+                let (mut value, mut err) = (u64::MAX, std::ptr::null_mut());
+                assert_eq!(
+                    strata_statistics_get(db, c.as_ptr(), &mut value, &mut err),
+                    1
+                );
+                assert!(err.is_null(), "{name}");
+                assert_eq!(value, expected, "{name}");
+            }
+            let c = CString::new("no_such_statistic").unwrap();
+            let (mut value, mut err) = (0, std::ptr::null_mut());
+            assert_eq!(
+                strata_statistics_get(db, c.as_ptr(), &mut value, &mut err),
+                0
+            );
+            let message = std::ffi::CStr::from_ptr(err).to_string_lossy().into_owned();
+            assert!(message.contains("estimated_keys"), "{message}");
+            crate::strata_free(err.cast());
+            crate::strata_close(db);
+        }
     }
 }

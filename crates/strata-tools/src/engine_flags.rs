@@ -256,7 +256,8 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 0)]
     pub max_total_wal_size: u64,
 
-    /// 0 = leveled, 1 = universal (2, FIFO, is not supported).
+    /// 0 = leveled, 1 = universal, 2 = FIFO (every table in L0, the oldest deleted past
+    /// --fifo_compaction_max_table_files_size_mb).
     #[arg(long, default_value_t = 0)]
     pub compaction_style: u32,
 
@@ -322,6 +323,29 @@ pub struct EngineFlags {
     /// compacted (0 to 1; 1 turns it off).
     #[arg(long, default_value_t = 1.0)]
     pub blob_garbage_collection_force_threshold: f64,
+
+    /// FIFO (--compaction_style=2): megabytes of table files past which the oldest are
+    /// deleted. Default 1024, the library's (db_bench's 0 would delete every table; Strata
+    /// refuses 0).
+    #[arg(long, default_value_t = 1024)]
+    pub fifo_compaction_max_table_files_size_mb: u64,
+
+    /// FIFO: merge small tables in a row into one (db_bench's default, true).
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub fifo_compaction_allow_compaction: bool,
+
+    /// FIFO: tables older than this many seconds are deleted (RocksDB's `ttl`); 0 never.
+    #[arg(long, default_value_t = 0)]
+    pub fifo_compaction_ttl: u64,
+
+    /// Leveled: tables older than this many seconds are rewritten; 0 never.
+    #[arg(long, default_value_t = 0)]
+    pub periodic_compaction_seconds: u64,
+
+    /// The compressor's level (zstd: -131072 to 22); 32767, db_bench's default, is the
+    /// compressor's own default.
+    #[arg(long, default_value_t = 32767, allow_negative_numbers = true)]
+    pub compression_level: i32,
 }
 
 impl EngineFlags {
@@ -330,9 +354,11 @@ impl EngineFlags {
         let compaction_style = match self.compaction_style {
             0 => CompactionStyle::Leveled,
             1 => CompactionStyle::Universal,
+            2 => CompactionStyle::Fifo,
             other => {
                 return Err(format!(
-                    "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
+                    "--compaction_style={other} is not supported (0 = leveled, 1 = universal, \
+                     2 = FIFO)"
                 ))
             }
         };
@@ -421,6 +447,13 @@ impl EngineFlags {
         options.blob_garbage_collection_age_cutoff = self.blob_garbage_collection_age_cutoff;
         options.blob_garbage_collection_force_threshold =
             self.blob_garbage_collection_force_threshold;
+        options.fifo.max_table_files_size = self
+            .fifo_compaction_max_table_files_size_mb
+            .saturating_mul(1 << 20);
+        options.fifo.allow_compaction = self.fifo_compaction_allow_compaction;
+        options.table_ttl_seconds = self.fifo_compaction_ttl;
+        options.periodic_compaction_seconds = self.periodic_compaction_seconds;
+        options.compression_opts.level = self.compression_level;
         Ok(options)
     }
 
@@ -866,10 +899,53 @@ mod tests {
             let e = parse(&[flag]).unwrap_err().to_string();
             assert!(e.contains(named), "{flag}: {e}");
         }
-        let e = parse(&["--compaction_style=2"])
+        let e = parse(&["--compaction_style=3"])
             .unwrap()
             .options()
             .unwrap_err();
-        assert!(e.contains("--compaction_style=2"), "{e}");
+        assert!(e.contains("--compaction_style=3"), "{e}");
+    }
+
+    #[test]
+    fn fifo_and_age_flags_map_to_their_options() {
+        let o = parse(&[
+            "--compaction_style=2",
+            "--fifo_compaction_max_table_files_size_mb=64",
+            "--fifo_compaction_allow_compaction=0",
+            "--fifo_compaction_ttl=3600",
+        ])
+        .unwrap()
+        .options()
+        .unwrap();
+        assert_eq!(o.compaction_style, CompactionStyle::Fifo);
+        assert_eq!(o.fifo.max_table_files_size, 64 << 20);
+        assert!(!o.fifo.allow_compaction);
+        assert_eq!(o.table_ttl_seconds, 3600);
+        let o = parse(&["--periodic_compaction_seconds=86400"])
+            .unwrap()
+            .options()
+            .unwrap();
+        assert_eq!(o.periodic_compaction_seconds, 86400);
+        let o = parse(&["--compression_type=zstd", "--compression_level=-3"])
+            .unwrap()
+            .options()
+            .unwrap();
+        assert_eq!(o.compression_opts.level, -3);
+        let o = parse(&["--compression_type=zstd", "--compression_level=99"])
+            .unwrap()
+            .options()
+            .unwrap();
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("compression level 99"), "{e}");
+        // FIFO's size of 0 is refused when the database opens, naming the option.
+        let o = parse(&[
+            "--compaction_style=2",
+            "--fifo_compaction_max_table_files_size_mb=0",
+        ])
+        .unwrap()
+        .options()
+        .unwrap();
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("max_table_files_size"), "{e}");
     }
 }

@@ -113,7 +113,9 @@ pub use table::collector::{
     TablePropertiesCollectorFactory,
 };
 pub use table::properties::TableProperties;
-pub use table::{Compression, DataBlockIndexType, IndexType, PinnedValue, TableFamily};
+pub use table::{
+    Compression, CompressionOptions, DataBlockIndexType, IndexType, PinnedValue, TableFamily,
+};
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,
     TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,

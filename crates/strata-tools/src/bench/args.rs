@@ -293,9 +293,17 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub expand_interval_reads: u64,
 
-    /// Print the engine's statistics (the stats step) after the last step.
+    /// Print the engine's statistics (the stats step) after the last step, its latency
+    /// histograms included: the engine times gets, writes, seeks and multi-gets for them
+    /// (Strata's StatsLevel::ExceptDetailedTimers, RocksDB's kExceptDetailedTimers).
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub statistics: bool,
+
+    /// Per-operation statistics of each benchmark thread (RocksDB's PerfLevel numbers: 1
+    /// off, 2 counts, 3 and 4 counts and times but mutex waits, 5 all), summed over the
+    /// threads and printed after each step as `PERF_CONTEXT:`, as db_bench does.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=5))]
+    pub perf_level: u32,
 
     /// Linkbench: nodes linkbench_load creates (LinkBench's maxid1 - 1; its default
     /// configuration has 10,000,000); each gets a power-law number of links.

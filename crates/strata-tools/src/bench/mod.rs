@@ -650,6 +650,9 @@ fn print_explanation(
     if let Some(line) = compaction_line(step) {
         outln!("             : {line}")?;
     }
+    if let Some(report) = report::perf_context_report(&total.perf) {
+        outln!("{report}")?;
+    }
     if args.histogram && total.hist.count() > 0 {
         let h = &total.hist;
         outln!(

@@ -278,10 +278,18 @@ pub struct ThreadStats {
     pub ingest: Option<(f64, f64)>,
     pub seconds: f64,
     pub hist: Histogram,
+    /// The thread's per-operation statistics (`--perf_level`), by name; empty when off.
+    pub perf: Vec<(String, u64)>,
 }
 
 impl ThreadStats {
     pub fn merge(&mut self, o: &ThreadStats) {
+        for (name, value) in &o.perf {
+            match self.perf.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => *v += value,
+                None => self.perf.push((name.clone(), *value)),
+            }
+        }
         self.done += o.done;
         self.ingest = self.ingest.or(o.ingest);
         self.reads += o.reads;
@@ -298,6 +306,17 @@ impl ThreadStats {
         self.seconds += o.seconds;
         self.hist.merge(&o.hist);
     }
+}
+
+/// db_bench's `PERF_CONTEXT:` report of a step's summed per-operation statistics: `name =
+/// value` of the ones not 0, comma-separated; `None` when none is.
+pub fn perf_context_report(perf: &[(String, u64)]) -> Option<String> {
+    let parts: Vec<String> = perf
+        .iter()
+        .filter(|(_, v)| *v > 0)
+        .map(|(n, v)| format!("{n} = {v}"))
+        .collect();
+    (!parts.is_empty()).then(|| format!("PERF_CONTEXT:\n{}", parts.join(", ")))
 }
 
 /// db_bench's result line: `name : X micros/op Y ops/sec Z seconds N operations; M MB/s msg`.

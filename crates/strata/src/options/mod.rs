@@ -23,7 +23,7 @@ use crate::snapshot::Snapshot;
 #[cfg(doc)]
 use crate::table::collector::TablePropertiesCollector;
 use crate::table::collector::TablePropertiesCollectorFactory;
-use crate::table::{Compression, DataBlockIndexType, IndexType, TableOptions};
+use crate::table::{Compression, CompressionOptions, DataBlockIndexType, IndexType, TableOptions};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -454,6 +454,10 @@ pub struct Options {
     /// `periodic_compaction_seconds` under the leveled style. 0 turns it off. A column
     /// family field. Default: 0.
     pub table_ttl_seconds: u64,
+    /// Options of `compression` (the level, RocksDB's `compression_opts`); a column family
+    /// field. Default: the compressor's default level. A level the compressor does not have
+    /// is refused at open.
+    pub compression_opts: CompressionOptions,
 }
 
 impl Default for Options {
@@ -538,6 +542,7 @@ impl Default for Options {
             write_buffer_manager: None,
             db_write_buffer_size: 0,
             rate_limiter: None,
+            compression_opts: CompressionOptions::default(),
         }
     }
 }
@@ -691,6 +696,7 @@ impl fmt::Debug for Options {
             .field("write_buffer_manager", &self.write_buffer_manager)
             .field("db_write_buffer_size", &self.db_write_buffer_size)
             .field("rate_limiter", &self.rate_limiter)
+            .field("compression_opts", &self.compression_opts)
             .finish_non_exhaustive()
     }
 }
@@ -894,6 +900,11 @@ impl Options {
 impl Options {
     /// Checks the options of FIFO compaction and of the compactions by table age.
     fn validate_age_and_fifo(&self) -> Result<()> {
+        for kind in std::iter::once(self.compression).chain(self.bottommost_compression) {
+            self.compression_opts
+                .check(kind)
+                .map_err(|why| Error::InvalidArgument(format!("compression_opts: {why}")))?;
+        }
         let by_age = self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0;
         match self.compaction_style {
             CompactionStyle::Fifo if self.fifo.max_table_files_size == 0 => {
@@ -939,6 +950,7 @@ impl Options {
             data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
             properties_collectors: self.table_properties_collector_factories.clone(),
             creation_time: Some(self.clock.now_secs()),
+            compression_opts: self.compression_opts,
             ..TableOptions::for_internal_keys()
         }
     }
@@ -1168,6 +1180,8 @@ family_options! {
     periodic_compaction_seconds: u64,
     /// See [`Options::table_ttl_seconds`].
     table_ttl_seconds: u64,
+    /// See [`Options::compression_opts`].
+    compression_opts: CompressionOptions,
 }
 
 impl Default for CfOptions {

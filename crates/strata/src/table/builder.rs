@@ -42,7 +42,7 @@ use crate::table::block::{self, BlockBuilder, BlockOrder};
 use crate::table::collector::Collectors;
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
-    block_trailer, compress_block, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
+    block_trailer, compress_block_with, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
     TABLE_FORMAT_VERSION, TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
     TABLE_FORMAT_VERSION_RANGE_DEL, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
@@ -343,7 +343,12 @@ impl TableBuilder {
 
     /// Writes a block with its trailer and returns its handle.
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
-        let kind = compress_block(compression, raw, &mut self.compressed);
+        let kind = compress_block_with(
+            compression,
+            &self.options.compression_opts,
+            raw,
+            &mut self.compressed,
+        );
         let contents: &[u8] = if kind == Compression::None {
             raw
         } else {

@@ -204,9 +204,88 @@ impl Footer {
     }
 }
 
+/// Options of block compression, as RocksDB's `CompressionOptions` (the part Strata has).
+///
+/// # Examples
+///
+/// ```
+/// use strata::{Compression, CompressionOptions, Db, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut options = Options::default();
+/// options.create_if_missing = true;
+/// options.compression = Compression::Zstd;
+/// options.compression_opts = CompressionOptions { level: 19 }; // smaller, slower to write
+/// let db = Db::open(dir.path(), options)?;
+/// db.put(b"k", b"v")?;
+/// db.flush()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompressionOptions {
+    /// The compressor's level; [`CompressionOptions::DEFAULT_LEVEL`] (RocksDB's
+    /// `kDefaultCompressionLevel`, 32767) for its default (zstd 3). Zstd takes its levels
+    /// (negative ones are faster; up to 22); snappy and lz4 have no levels and ignore it.
+    /// Readers need nothing of it: the format is the same at every level.
+    pub level: i32,
+}
+
+impl CompressionOptions {
+    /// The level that stands for "the compressor's default" (RocksDB's value).
+    pub const DEFAULT_LEVEL: i32 = 32767;
+
+    /// Checks the level against what `kind` accepts; the error names it.
+    pub fn check(&self, kind: Compression) -> std::result::Result<(), String> {
+        if self.level == Self::DEFAULT_LEVEL || kind != Compression::Zstd {
+            return Ok(());
+        }
+        let range = zstd::compression_level_range();
+        if range.contains(&self.level) {
+            return Ok(());
+        }
+        Err(format!(
+            "compression level {} is not a zstd level ({} to {}, or {} for the default)",
+            self.level,
+            range.start(),
+            range.end(),
+            Self::DEFAULT_LEVEL
+        ))
+    }
+
+    /// The zstd level to compress at.
+    fn zstd_level(&self) -> i32 {
+        match self.level {
+            Self::DEFAULT_LEVEL => ZSTD_DEFAULT_LEVEL,
+            level => level,
+        }
+    }
+}
+
+impl Default for CompressionOptions {
+    fn default() -> Self {
+        CompressionOptions {
+            level: Self::DEFAULT_LEVEL,
+        }
+    }
+}
+
+/// Zstd's level when none is given (its own default).
+const ZSTD_DEFAULT_LEVEL: i32 = 3;
+
 /// Compresses `raw` with `kind` into `out` (cleared first) and returns the compression used:
 /// `None` when the result would not save at least 1/8.
 pub fn compress_block(kind: Compression, raw: &[u8], out: &mut Vec<u8>) -> Compression {
+    compress_block_with(kind, &CompressionOptions::default(), raw, out)
+}
+
+/// [`compress_block`] with `opts` (the level).
+pub fn compress_block_with(
+    kind: Compression,
+    opts: &CompressionOptions,
+    raw: &[u8],
+    out: &mut Vec<u8>,
+) -> Compression {
     out.clear();
     if kind == Compression::None || raw.is_empty() {
         return Compression::None;
@@ -238,7 +317,7 @@ pub fn compress_block(kind: Compression, raw: &[u8], out: &mut Vec<u8>) -> Compr
                 Err(_) => false,
             }
         }
-        Compression::Zstd => match zstd::bulk::compress(raw, 3) {
+        Compression::Zstd => match zstd::bulk::compress(raw, opts.zstd_level()) {
             Ok(c) => {
                 out.extend_from_slice(&c);
                 true
@@ -412,6 +491,29 @@ mod tests {
             err,
             "table format version 6 is newer than this build reads (5)"
         );
+    }
+
+    #[test]
+    fn zstd_levels_round_trip_and_bad_levels_are_refused() {
+        let text = b"a value that compresses well, ".repeat(200);
+        for level in [-5, 1, 3, 19, CompressionOptions::DEFAULT_LEVEL] {
+            let opts = CompressionOptions { level };
+            opts.check(Compression::Zstd).unwrap();
+            let mut out = Vec::new();
+            let kind = compress_block_with(Compression::Zstd, &opts, &text, &mut out);
+            assert_eq!(kind, Compression::Zstd, "{level}");
+            assert_eq!(decompress_block(kind, &out).unwrap(), text, "{level}");
+        }
+        for level in [23, 1000, -1_000_000] {
+            let e = CompressionOptions { level }
+                .check(Compression::Zstd)
+                .unwrap_err();
+            assert!(e.contains(&level.to_string()) && e.contains("zstd"), "{e}");
+            // Levels mean nothing to the others.
+            CompressionOptions { level }
+                .check(Compression::Lz4)
+                .unwrap();
+        }
     }
 
     #[test]

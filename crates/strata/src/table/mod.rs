@@ -56,7 +56,7 @@ use std::sync::Arc;
 
 use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
-pub use format::Compression;
+pub use format::{Compression, CompressionOptions};
 pub use pinned::PinnedValue;
 
 pub use reader::Table;
@@ -117,6 +117,8 @@ pub struct TableOptions {
     /// the system clock's when the table is finished. A database gives its clock's, which
     /// the picks by age read.
     pub creation_time: Option<u64>,
+    /// Options of data-block compression (the level).
+    pub compression_opts: format::CompressionOptions,
 }
 
 /// How a point lookup finds its entry in a data block (RocksDB's
@@ -224,6 +226,7 @@ impl Default for TableOptions {
             data_block_hash_table_util_ratio: data_block_hash::DEFAULT_UTIL_RATIO,
             properties_collectors: Vec::new(),
             creation_time: None,
+            compression_opts: format::CompressionOptions::default(),
         }
     }
 }

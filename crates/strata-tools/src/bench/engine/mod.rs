@@ -246,6 +246,14 @@ pub trait Engine: Send + Sync {
     fn counters(&self) -> Counters;
     /// Starts the engine's own statistics (the `stats` step's text) afresh.
     fn reset_stats(&self);
+    /// Starts counting the calling thread's per-operation statistics at `--perf_level`
+    /// `level` (RocksDB's numbers), from 0; engines without them ignore it.
+    fn start_perf_context(&self, _level: u32) {}
+    /// The calling thread's per-operation statistics since [`Engine::start_perf_context`],
+    /// by name, and stops counting (empty when off or without them).
+    fn take_perf_context(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
     /// The `stats` step: the engine's statistics as it prints them.
     fn stats_text(&self) -> String;
     /// The `levelstats` step: per level (or per tree) sizes and work.
@@ -427,6 +435,8 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--warm_compaction_outputs (RocksDB has no such option)",
             "--read_triggered_compaction (RocksDB has no such rule)",
             "--block_size_deviation (the rocksdb crate has no setter; RocksDB's default is 10)",
+            "--fifo_compaction_allow_compaction (the rocksdb crate has no setter; RocksDB's \
+             default, false, stays)",
         ],
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
@@ -467,6 +477,9 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--max_total_wal_size",
             "--compaction_style",
             "--universal_*",
+            "--fifo_compaction_*",
+            "--periodic_compaction_seconds",
+            "--perf_level (LMDB has no per-operation statistics)",
             "--soft_pending_compaction_bytes_limit",
             "--hard_pending_compaction_bytes_limit",
             "--open_files",

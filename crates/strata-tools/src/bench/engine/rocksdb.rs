@@ -34,7 +34,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rocksdb::merge_operator::MergeOperands;
+use rocksdb::perf::{PerfContext, PerfStatsLevel};
 use rocksdb::statistics::{StatsLevel, Ticker};
+use rocksdb::FifoCompactOptions;
 use rocksdb::{
     BlockBasedIndexType, BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily,
     ColumnFamilyDescriptor, CompactOptions, DBCompactionStyle, DBCompressionType, ErrorKind,
@@ -165,6 +167,9 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         other => return Err(format!("--compression_type={other} is not supported").into()),
     };
     o.set_compression_type(compression);
+    // db_bench's --compression_level (window bits and strategy at RocksDB's defaults; no
+    // dictionary).
+    o.set_compression_options(-14, args.options.compression_level, 0, 0);
     // Strata compresses blob files as its tables: so does RocksDB here (db_bench's own
     // --blob_compression_type defaults to none).
     o.set_blob_compression_type(compression);
@@ -197,13 +202,30 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
     o.set_compaction_style(match args.options.compaction_style {
         0 => DBCompactionStyle::Level,
         1 => DBCompactionStyle::Universal,
+        2 => DBCompactionStyle::Fifo,
         other => {
             return Err(format!(
-                "--compaction_style={other} is not supported (0 = leveled, 1 = universal)"
+                "--compaction_style={other} is not supported (0 = leveled, 1 = universal, \
+                 2 = FIFO)"
             )
             .into())
         }
     });
+    // FIFO as db_bench sets it (the crate has no setter for allow_compaction: RocksDB's
+    // default, false, stays), and the ages: db_bench's --fifo_compaction_ttl is `ttl`.
+    let mut fifo = FifoCompactOptions::default();
+    fifo.set_max_table_files_size(
+        args.options
+            .fifo_compaction_max_table_files_size_mb
+            .saturating_mul(1 << 20),
+    );
+    o.set_fifo_compaction_options(&fifo);
+    if args.options.fifo_compaction_ttl > 0 {
+        o.set_ttl(args.options.fifo_compaction_ttl);
+    }
+    if args.options.periodic_compaction_seconds > 0 {
+        o.set_periodic_compaction_seconds(args.options.periodic_compaction_seconds);
+    }
     let mut universal = UniversalCompactOptions::default();
     universal.set_size_ratio(args.options.universal_size_ratio as i32);
     universal.set_min_merge_width(int(
@@ -284,7 +306,11 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
     o.set_block_based_table_factory(&table);
 
     o.enable_statistics();
-    o.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+    // --statistics prints the histograms, which need the operations timed.
+    o.set_statistics_level(match args.statistics {
+        true => StatsLevel::ExceptDetailedTimers,
+        false => StatsLevel::ExceptHistogramOrTimers,
+    });
     Ok(o)
 }
 
@@ -875,6 +901,31 @@ impl Engine for RocksDbEngine {
         // The tickers are cumulative and each step reports differences, so only the text of
         // the stats step starts afresh: RocksDB's own "stats" property has no reset in the C
         // API, so it goes on counting from the open.
+    }
+
+    fn start_perf_context(&self, level: u32) {
+        let level = match level {
+            2 => PerfStatsLevel::EnableCount,
+            3 => PerfStatsLevel::EnableTimeExceptForMutex,
+            4 => PerfStatsLevel::EnableTimeAndCPUTimeExceptForMutex,
+            5 => PerfStatsLevel::EnableTime,
+            _ => PerfStatsLevel::Disable,
+        };
+        rocksdb::perf::set_perf_stats(level);
+        PerfContext::default().reset();
+    }
+
+    fn take_perf_context(&self) -> Vec<(String, u64)> {
+        // RocksDB's report: `name = value, name = value, ...` (the counts not 0).
+        let report = PerfContext::default().report(true);
+        rocksdb::perf::set_perf_stats(PerfStatsLevel::Disable);
+        report
+            .split(',')
+            .filter_map(|part| {
+                let (name, value) = part.split_once('=')?;
+                Some((name.trim().to_string(), value.trim().parse().ok()?))
+            })
+            .collect()
     }
 
     fn stats_text(&self) -> String {

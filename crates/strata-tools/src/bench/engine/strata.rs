@@ -71,6 +71,9 @@ impl StrataEngine {
             n => Some(Arc::new(FixedPrefix::new(n)?)),
         };
         let mut options = args.options.options()?;
+        if args.statistics {
+            options.stats_level = strata::StatsLevel::ExceptDetailedTimers;
+        }
         options.create_if_missing = !args.use_existing_db;
         options.create_missing_column_families = true;
         options.prefix_extractor = prefix_extractor;
@@ -464,6 +467,21 @@ impl Engine for StrataEngine {
 
     fn stats_text(&self) -> String {
         self.db().property("strata.stats").unwrap_or_default()
+    }
+
+    fn start_perf_context(&self, level: u32) {
+        let level = strata::PerfLevel::from_number(level).unwrap_or(strata::PerfLevel::Disable);
+        strata::set_perf_level(level);
+        strata::reset_perf_context();
+    }
+
+    fn take_perf_context(&self) -> Vec<(String, u64)> {
+        if strata::perf_level() == strata::PerfLevel::Disable {
+            return Vec::new();
+        }
+        let perf = strata::perf_context();
+        strata::set_perf_level(strata::PerfLevel::Disable);
+        perf.iter().map(|(n, v)| (n.to_string(), v)).collect()
     }
 
     fn level_stats_text(&self) -> String {

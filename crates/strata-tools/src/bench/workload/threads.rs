@@ -110,7 +110,9 @@ where
                 let work = &work;
                 s.spawn(move || {
                     let began = Instant::now();
+                    ctx.db.start_perf_context(args.perf_level);
                     let result = work(i, number, &mut recorder);
+                    recorder.stats.perf = ctx.db.take_perf_context();
                     recorder.stats.seconds = began.elapsed().as_secs_f64();
                     result.map(|()| (recorder.ops, recorder.stats))
                 })
