@@ -69,6 +69,7 @@ mod blob;
 mod checkpoint;
 mod compact;
 mod events;
+mod export;
 mod families;
 mod file_ops;
 mod flush;
@@ -107,6 +108,7 @@ use crate::options::{CfOptions, Options};
 use crate::range_del::FragmentedList;
 use crate::version::{Version, VersionSet};
 
+pub use export::ExportImportFilesMetaData;
 pub use metadata::{KeyRange, LiveFileMetadata, SizeApproximationOptions};
 pub use read::iter::{DbIterator, Range};
 pub use recovery::RecoveryReport;
