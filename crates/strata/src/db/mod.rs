@@ -21,6 +21,9 @@
 //!   compaction alike), `warm_cache` (compaction outputs warming the block cache),
 //!   `obsolete` (deleting files no longer needed), `ingest` (tables written outside the
 //!   database).
+//! - The operations surface: `metadata` (file metadata, approximate sizes), `file_ops`
+//!   (`delete_files_in_range`, `compact_files`), `updates` (`updates_since`, the WAL
+//!   archive), `export` (moving a family between databases).
 //! - `table_cache` (open tables), `ttl` (TTL families in the write and read paths), `stats`
 //!   (counters and reports), `properties` (the figures gathered for `stats` and
 //!   `property`), `info_log` (the `LOG` file), `events` (calling the
