@@ -82,9 +82,9 @@ pub use compaction_filter::ttl::{Clock, ManualClock, SystemClock};
 pub use compaction_filter::{CompactionFilter, EntryKind, FilterDecision};
 pub use comparator::{BytewiseComparator, Comparator, ReverseBytewiseComparator};
 pub use db::{
-    repair, repair_cf, Db, DbIterator, DbStats, KeyRange, LevelCompactionStats, LevelShape,
-    LiveFileMetadata, Range, RecoveryReport, RepairReport, SizeApproximationOptions, TreeShape,
-    LOST_DIR, PROPERTY_NAMES, WAL_ARCHIVE_DIR,
+    repair, repair_cf, Db, DbIterator, DbStats, ExportImportFilesMetaData, KeyRange,
+    LevelCompactionStats, LevelShape, LiveFileMetadata, Range, RecoveryReport, RepairReport,
+    SizeApproximationOptions, TreeShape, LOST_DIR, PROPERTY_NAMES, WAL_ARCHIVE_DIR,
 };
 pub use error::{Error, ErrorKind, Result, TxnFailure};
 pub use filename::FORMAT_VERSION;

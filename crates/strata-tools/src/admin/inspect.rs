@@ -254,6 +254,15 @@ fn dump_table(
         let ttl = f.ttl.map(|t| format!(" ttl {t}s")).unwrap_or_default();
         writeln!(out, "column-family: {:?} (id {}){ttl}", f.name, f.id)?;
     }
+    // The properties of the user's collectors, name and value printed safely.
+    for (name, value) in &p.user_properties {
+        writeln!(
+            out,
+            "user-property: {} => {}",
+            show_bytes(name.as_bytes(), hex),
+            show_bytes(value, hex)
+        )?;
+    }
     let mut it = table.iter();
     it.seek_to_first();
     let mut shown = 0;

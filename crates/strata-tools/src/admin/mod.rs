@@ -9,6 +9,7 @@
 //! - `bulk`: `sst write`, `ingest`.
 //! - `backup`: `backup create|list|verify|restore|delete|purge`.
 //! - `recorded`: a database or table opened as its files record it (comparators, families).
+//! - `wal`: `wal dump`.
 //! - `db_dir`: the files of a database directory, by name (also used by the bench).
 //!
 //! [`Command`] is flattened into the binary's own list of subcommands: a new admin command is
@@ -21,6 +22,7 @@ pub mod db_dir;
 mod inspect;
 mod kv;
 mod recorded;
+mod wal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +43,11 @@ pub enum Command {
     Blob {
         #[command(subcommand)]
         command: BlobCommand,
+    },
+    /// Inspect WAL files.
+    Wal {
+        #[command(subcommand)]
+        command: WalCommand,
     },
     /// Inspect a database's manifest.
     Manifest {
@@ -259,6 +266,20 @@ pub enum BlobCommand {
 }
 
 #[derive(Subcommand)]
+pub enum WalCommand {
+    /// Print the records of WAL files (as RocksDB's `ldb dump_wal`): each batch's first
+    /// sequence number, count, size and offset, then its updates (`PUT(cf) key => value`,
+    /// `DELETE(cf) key`, ...), bytes other than printable ASCII as \xNN.
+    Dump {
+        /// A WAL file, or a database directory (its WALs and those of its archive/).
+        path: PathBuf,
+        /// Print keys and values as hex.
+        #[arg(long)]
+        hex: bool,
+    },
+}
+
+#[derive(Subcommand)]
 pub enum ManifestCommand {
     /// Print the version edits of the live manifest and the files they make up.
     Dump {
@@ -303,6 +324,9 @@ pub fn run(command: Command) -> Result<ExitCode, BoxError> {
             }
             BlobCommand::Verify { paths } => blob::verify(&paths),
         },
+        Command::Wal {
+            command: WalCommand::Dump { path, hex },
+        } => wal::dump(&path, hex),
         Command::Manifest {
             command: ManifestCommand::Dump { dir },
         } => inspect::manifest_dump(&dir),

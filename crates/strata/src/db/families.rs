@@ -237,6 +237,20 @@ impl super::DbInner {
         name: &str,
         cf_options: crate::options::CfOptions,
     ) -> Result<ColumnFamily> {
+        self.create_family_with_files(name, cf_options, Vec::new(), 0, || {})
+    }
+
+    /// [`Self::create_family`] with `files` at their levels in the same manifest edit (an
+    /// import, `export.rs`), raising the last sequence number to `last_sequence` if it is
+    /// below; `logged` runs once the edit is in the manifest.
+    pub(super) fn create_family_with_files(
+        &self,
+        name: &str,
+        cf_options: crate::options::CfOptions,
+        files: Vec<(usize, crate::version::FileMeta)>,
+        last_sequence: u64,
+        logged: impl FnOnce(),
+    ) -> Result<ColumnFamily> {
         check_name(name)?;
         let options = self.options.for_family(&cf_options);
         check_options(name, &options)?;
@@ -267,10 +281,15 @@ impl super::DbInner {
                 family_ttl: options.ttl.map(crate::compaction_filter::ttl::whole_secs),
                 prefix_extractor: Some(crate::prefix::name_of(&options.prefix_extractor).into()),
                 log_number: Some(wal),
+                new_files: files,
+                last_sequence: (last_sequence > writer.last_sequence()).then_some(last_sequence),
                 ..Default::default()
             };
-            (id, versions.add_family(edit, options.key_order())?)
+            let version = versions.add_family(edit, options.key_order())?;
+            logged();
+            (id, version)
         };
+        self.raise_last_sequence(&mut writer, last_sequence);
         let handle = ColumnFamily::new(id, name);
         let active = Arc::new(
             MemTable::with_order(wal, options.write_buffer_size, version.order.clone())

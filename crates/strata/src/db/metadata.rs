@@ -227,7 +227,7 @@ fn memtable_stats(cf: &ColumnFamilyData, range: &KeyRange<'_>) -> (u64, u64) {
 }
 
 impl DbInner {
-    fn family_files_metadata(&self, cf: &ColumnFamilyData) -> Vec<LiveFileMetadata> {
+    pub(super) fn family_files_metadata(&self, cf: &ColumnFamilyData) -> Vec<LiveFileMetadata> {
         let version = cf.super_version().version.clone();
         let mut all = Vec::new();
         for (level, files) in version.levels.iter().enumerate() {

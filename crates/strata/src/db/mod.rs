@@ -23,6 +23,9 @@
 //!   compaction alike), `warm_cache` (compaction outputs warming the block cache),
 //!   `obsolete` (deleting files no longer needed), `ingest` (tables written outside the
 //!   database).
+//! - The operations surface: `metadata` (file metadata, approximate sizes), `file_ops`
+//!   (`delete_files_in_range`, `compact_files`), `updates` (`updates_since`, the WAL
+//!   archive), `export` (moving a family between databases).
 //! - `table_cache` (open tables), `ttl` (TTL families in the write and read paths), `stats`
 //!   (counters and reports), `properties` (the figures gathered for `stats` and
 //!   `property`), `info_log` (the `LOG` file), `events` (calling the
@@ -72,6 +75,7 @@ mod blob;
 mod checkpoint;
 mod compact;
 mod events;
+mod export;
 mod families;
 mod file_ops;
 mod flush;
@@ -111,6 +115,7 @@ use crate::options::{CfOptions, Options};
 use crate::range_del::FragmentedList;
 use crate::version::{Version, VersionSet};
 
+pub use export::ExportImportFilesMetaData;
 pub use metadata::{KeyRange, LiveFileMetadata, SizeApproximationOptions};
 pub use properties::PROPERTY_NAMES;
 pub use read::iter::{DbIterator, Range};

@@ -428,9 +428,6 @@ pub struct Options {
     /// Keep archived WALs (see `wal_ttl_seconds`) up to this many MiB in all, the oldest
     /// deleted first (RocksDB's `WAL_size_limit_MB`). 0 sets no size limit. Default: 0.
     pub wal_size_limit_mb: u64,
-    /// Allow `IngestOptions::ingest_behind`: files placed below all existing data (RocksDB's
-    /// `allow_ingest_behind`). Default: false.
-    pub allow_ingest_behind: bool,
     // Operations statistics, FIFO and periodic compaction (RocksDB's names).
     /// What the statistics record: at [`StatsLevel::ExceptDetailedTimers`] gets, writes,
     /// seeks and multi-gets are timed in the latency histograms ([`Db::histogram`]), two clock
@@ -534,7 +531,6 @@ impl Default for Options {
             table_properties_collector_factories: Vec::new(),
             wal_ttl_seconds: 0,
             wal_size_limit_mb: 0,
-            allow_ingest_behind: false,
             stats_level: StatsLevel::default(),
             fifo: FifoOptions::default(),
             periodic_compaction_seconds: 0,
@@ -685,7 +681,6 @@ impl fmt::Debug for Options {
             )
             .field("wal_ttl_seconds", &self.wal_ttl_seconds)
             .field("wal_size_limit_mb", &self.wal_size_limit_mb)
-            .field("allow_ingest_behind", &self.allow_ingest_behind)
             .field("stats_level", &self.stats_level)
             .field("fifo", &self.fifo)
             .field(
