@@ -3,7 +3,8 @@
 //! - `strata bench`: a benchmark that takes RocksDB `db_bench`'s flags and prints its result
 //!   lines, plus the figures that explain them.
 //! - `strata stress [--crash]`: random operations checked against an expected state, and
-//!   kills at random moments followed by verification.
+//!   kills at random moments followed by verification; `strata crashtest`: stress children
+//!   with options drawn afresh, ended by kills, power cuts and transient faults.
 //! - `strata sst dump|verify FILE|DIR`, `strata blob dump|verify FILE|DIR...`,
 //!   `strata manifest dump DIR`, `strata stats DIR`: inspection; `strata flush DIR`: write a database's memtables to tables;
 //!   `strata checkpoint DIR OUT`: an openable copy of a database; `strata repair DIR`: a
@@ -19,6 +20,7 @@
 mod admin;
 mod bench;
 mod cli;
+mod crashtest;
 mod engine_flags;
 mod sim;
 mod stress;
@@ -47,6 +49,9 @@ enum Command {
     /// Random operations on many threads checked against an expected state; with --crash,
     /// kill the process at random moments and verify what recovery brings back.
     Stress(Box<stress::StressArgs>),
+    /// db_crashtest: `strata stress --crash` children with options drawn afresh for each,
+    /// ended by kills, power cuts and transient faults; prints each child's command line.
+    Crashtest(Box<crashtest::CrashtestArgs>),
     /// Simulate compaction (the real pickers on a simulated tree) and print its write-amp.
     Sim(Box<sim::SimArgs>),
     /// Run one node of a replicated keyspace (Raft) over HTTP.
@@ -79,6 +84,10 @@ fn main() -> ExitCode {
         Command::Backup(args) => admin::backup::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Stress(args) => match stress::run(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
+        Command::Crashtest(args) => match crashtest::run(&args) {
             Ok(code) => return code,
             Err(e) => Err(e),
         },

@@ -121,10 +121,20 @@ impl MergingIterator {
         }
     }
 
-    /// Rebuilds the heap from the valid children, in `direction`.
+    /// Rebuilds the heap from the valid children, in `direction`. A child that stopped on
+    /// an error stops the merge: going on without it would skip its keys, or surface older
+    /// versions of them from other children (a wrong answer, where an error is the right
+    /// one).
     fn rebuild(&mut self, direction: Direction) {
         self.direction = direction;
         self.heap.clear();
+        if self
+            .children
+            .iter()
+            .any(|c| !c.valid() && c.status().is_err())
+        {
+            return;
+        }
         self.heap
             .extend((0..self.children.len()).filter(|&i| self.children[i].valid()));
         for i in (0..self.heap.len() / 2).rev() {
@@ -138,6 +148,11 @@ impl MergingIterator {
             return;
         };
         if !self.children[top].valid() {
+            if self.children[top].status().is_err() {
+                // Stopped on an error: the merge stops with it (see `rebuild`).
+                self.heap.clear();
+                return;
+            }
             self.heap.swap_remove(0);
         }
         if !self.heap.is_empty() {
@@ -733,6 +748,119 @@ mod tests {
             }
             let children = parts.iter().map(|p| self.parts.any(p, rng)).collect();
             Box::new(MergingIterator::new(children))
+        }
+    }
+
+    /// A child that stops with an error after `steps` moves.
+    struct FailingAfter {
+        inner: VecIter,
+        steps: usize,
+    }
+
+    impl FailingAfter {
+        fn step(&mut self) -> bool {
+            self.steps = self.steps.saturating_sub(1);
+            self.steps > 0
+        }
+    }
+
+    impl InternalIterator for FailingAfter {
+        fn valid(&self) -> bool {
+            self.steps > 0 && self.inner.valid()
+        }
+        fn seek_to_first(&mut self) {
+            if self.step() {
+                self.inner.seek_to_first();
+            }
+        }
+        fn seek_to_last(&mut self) {
+            if self.step() {
+                self.inner.seek_to_last();
+            }
+        }
+        fn seek(&mut self, target: &[u8]) {
+            if self.step() {
+                self.inner.seek(target);
+            }
+        }
+        fn seek_for_prev(&mut self, target: &[u8]) {
+            if self.step() {
+                self.inner.seek_for_prev(target);
+            }
+        }
+        fn next(&mut self) {
+            if self.step() {
+                self.inner.next();
+            }
+        }
+        fn prev(&mut self) {
+            if self.step() {
+                self.inner.prev();
+            }
+        }
+        fn key(&self) -> &[u8] {
+            self.inner.key()
+        }
+        fn value(&self) -> &[u8] {
+            self.inner.value()
+        }
+        fn status(&self) -> Result<()> {
+            match self.steps {
+                0 => Err(crate::error::Error::Unavailable(
+                    "injected read error".into(),
+                )),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    /// A child failing a read (the one with the newer versions of `b` and `d`) stops the
+    /// merge with an error: going on would skip its keys, and a reader would find `d`'s
+    /// older version from the other child as the latest.
+    #[test]
+    fn a_failed_child_stops_the_merge() {
+        let entry = |k: &str, seq: u64, v: &str| {
+            let mut key = Vec::new();
+            append_internal_key(&mut key, k.as_bytes(), seq, ValueKind::Put as u8);
+            (key, v.as_bytes().to_vec())
+        };
+        let newer = vec![entry("b", 9, "new"), entry("d", 9, "new")];
+        let older = vec![
+            entry("a", 1, "old"),
+            entry("c", 1, "old"),
+            entry("d", 1, "old"),
+        ];
+        for forward in [true, false] {
+            let failing = FailingAfter {
+                inner: VecIter::new(newer.clone()),
+                steps: 2, // the first positioning, then one move
+            };
+            let mut m = MergingIterator::new(vec![
+                Box::new(failing),
+                Box::new(VecIter::new(older.clone())),
+            ]);
+            let mut seen = Vec::new();
+            match forward {
+                true => m.seek_to_first(),
+                false => m.seek_to_last(),
+            }
+            for _ in 0..10 {
+                if !m.valid() {
+                    break;
+                }
+                seen.push((m.key().to_vec(), m.value().to_vec()));
+                match forward {
+                    true => m.next(),
+                    false => m.prev(),
+                }
+            }
+            assert!(m.status().is_err(), "forward={forward}");
+            // Up to the failure, and nothing after it.
+            let want = match forward {
+                true => vec![entry("a", 1, "old"), entry("b", 9, "new")],
+                false => vec![entry("d", 1, "old"), entry("d", 9, "new")],
+            };
+            assert_eq!(seen, want, "forward={forward}");
         }
     }
 

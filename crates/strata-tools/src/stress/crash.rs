@@ -1,8 +1,20 @@
 //! The crash loop of `strata stress --crash`: a child process runs the workers and is killed
-//! at a random moment; the database is reopened and checked (against the oracle, or the
-//! bank's ledger), and the next child starts.
+//! at a random moment (or, with `--sync_fault_injection`, cuts its own power: see
+//! [`power_cut`]); the database is reopened and checked (against the oracle, or the bank's
+//! ledger), and the next child starts.
+//!
+//! A child whose writes still fail after an injected fault and `resume` exits with
+//! [`EXIT_REOPEN`]: the parent checks the database as after a kill.
+//!
+//! The last line of the loop is a summary of `name=count` pairs, which `strata crashtest`
+//! reads.
 
+use super::power_cut::{self, CutFiles};
 use super::*;
+use strata::fs::fault::FaultCounts;
+
+/// The exit code of a child whose database needs a reopen after an injected fault.
+pub const EXIT_REOPEN: i32 = 76;
 
 /// What the crash loop checks, for the plain test or the bank.
 pub(super) trait CrashChecks {
@@ -10,6 +22,18 @@ pub(super) trait CrashChecks {
     fn before_first_run(&mut self) -> Result<(), BoxError>;
     /// Reopens and checks the database after a kill; returns the checks made.
     fn after_kill(&mut self) -> Result<u64, AfterKill>;
+    /// Swaps in the image a power cut left, reopens and checks it; returns the checks made.
+    fn after_power_cut(&mut self, files: &CutFiles) -> Result<u64, AfterKill> {
+        let _ = files;
+        Err(AfterKill::Violation(
+            "this test has no power-cut check".into(),
+        ))
+    }
+    /// The expected-state file a child of a power-cut run works on (a copy: the parent's
+    /// stays as it was at the run's start).
+    fn child_expected_state(&mut self) -> Result<Option<PathBuf>, BoxError> {
+        Ok(None)
+    }
     /// What the runs did, for the last line.
     fn summary(&mut self) -> Result<String, BoxError>;
     /// What the checks counted are.
@@ -48,6 +72,36 @@ impl CrashChecks for PlainChecks<'_> {
         Ok(n)
     }
 
+    fn after_power_cut(&mut self, files: &CutFiles) -> Result<u64, AfterKill> {
+        let a = self.a;
+        let io = |what: &str, e: std::io::Error| AfterKill::Violation(format!("{what}: {e}"));
+        std::fs::remove_dir_all(&a.db).map_err(|e| io("removing the database", e))?;
+        std::fs::rename(&files.image, &a.db).map_err(|e| io("swapping in the image", e))?;
+        let base = Oracle::open(self.oracle_path, a.keys).map_err(AfterKill::Violation)?;
+        let child = Oracle::open(&self.child_path(), a.keys).map_err(AfterKill::Violation)?;
+        base.add_ops(child.ops().saturating_sub(base.ops()))
+            .map_err(AfterKill::Violation)?;
+        let trace = power_cut::load(&files.trace, a.threads).map_err(AfterKill::Violation)?;
+        let db = open_store(a).map_err(|e| AfterKill::Reopen(e.to_string()))?;
+        let observed = observe(&db, &base, a, false).map_err(AfterKill::Violation)?;
+        power_cut::check(&base, &observed, &trace, Blocks::of(a)).map_err(AfterKill::Violation)?;
+        for (k, &id) in observed.iter().enumerate() {
+            base.commit(k as u64, id).map_err(AfterKill::Violation)?;
+        }
+        db.close()
+            .map_err(|e| AfterKill::Violation(format!("close: {e}")))?;
+        Ok(a.keys)
+    }
+
+    fn child_expected_state(&mut self) -> Result<Option<PathBuf>, BoxError> {
+        if !self.a.sync_fault_injection {
+            return Ok(None);
+        }
+        let copy = self.child_path();
+        std::fs::copy(self.oracle_path, &copy)?;
+        Ok(Some(copy))
+    }
+
     fn summary(&mut self) -> Result<String, BoxError> {
         let ops = Oracle::open(self.oracle_path, self.a.keys)?.ops() - self.ops_before;
         Ok(format!("about {ops} operations"))
@@ -55,6 +109,36 @@ impl CrashChecks for PlainChecks<'_> {
 
     fn what(&self) -> &'static str {
         "key checks"
+    }
+}
+
+impl PlainChecks<'_> {
+    fn child_path(&self) -> PathBuf {
+        let mut p = self.oracle_path.as_os_str().to_os_string();
+        p.push(".child");
+        PathBuf::from(p)
+    }
+}
+
+/// What the runs of a crash loop did.
+#[derive(Debug, Default)]
+struct Tally {
+    runs: u64,
+    kills: u64,
+    power_cuts: u64,
+    reopens: u64,
+    checks: u64,
+    faults: FaultCounts,
+}
+
+impl Tally {
+    fn add_faults(&mut self, c: FaultCounts) {
+        let f = &mut self.faults;
+        f.read_errors += c.read_errors;
+        f.write_errors += c.write_errors;
+        f.sync_errors += c.sync_errors;
+        f.enospc += c.enospc;
+        f.metadata_errors += c.metadata_errors;
     }
 }
 
@@ -81,25 +165,57 @@ pub(super) fn crash_loop(
         .skip_while(|a| a != "stress")
         .skip(1)
         .collect();
-    let (mut runs, mut kills, mut verified) = (0u64, 0u64, 0u64);
+    let files = CutFiles::of(&a.db);
+    let mut t = Tally::default();
     while Instant::now() < deadline {
-        runs += 1;
+        t.runs += 1;
+        let runs = t.runs;
+        for stale in [&files.image, &files.trace, &files.counts] {
+            if stale.is_dir() {
+                std::fs::remove_dir_all(stale)?;
+            } else if stale.exists() {
+                std::fs::remove_file(stale)?;
+            }
+        }
+        let child_oracle = checks.child_expected_state()?;
+        let wait = Duration::from_millis(1 + rng.below(a.kill_interval_ms.max(1)));
+        let mut args = child_args(
+            &parent,
+            child_oracle.as_deref().unwrap_or(oracle_path),
+            rng.next_u64(),
+        );
+        if a.sync_fault_injection {
+            args.push(format!("--power_cut_after_ms={}", wait.as_millis().max(1)).into());
+        }
         let mut child = Command::new(&exe)
             .arg("stress")
-            .args(child_args(&parent, oracle_path, rng.next_u64()))
+            .args(args)
             .stdout(Stdio::null())
             .spawn()?;
-        let wait = Duration::from_millis(1 + rng.below(a.kill_interval_ms.max(1)));
-        let kill_at = (Instant::now() + wait).min(deadline);
+        // A power-cut child ends itself: give it time to write its image.
+        let end_at = match a.sync_fault_injection {
+            true => Instant::now() + wait + Duration::from_secs(120),
+            false => (Instant::now() + wait).min(deadline),
+        };
         let mut exited = None;
-        while Instant::now() < kill_at {
+        while Instant::now() < end_at {
             if let Some(status) = child.try_wait()? {
                 exited = Some(status);
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        match exited {
+        let outcome = match exited {
+            Some(status)
+                if a.sync_fault_injection && status.code() == Some(power_cut::EXIT_POWER_CUT) =>
+            {
+                t.power_cuts += 1;
+                checks.after_power_cut(&files)
+            }
+            Some(status) if status.code() == Some(EXIT_REOPEN) => {
+                t.reopens += 1;
+                checks.after_kill()
+            }
             Some(status) => {
                 return Ok(keep_evidence(
                     a,
@@ -107,36 +223,74 @@ pub(super) fn crash_loop(
                     &format!("run {runs}: the child exited on its own ({status})"),
                 ));
             }
+            None if a.sync_fault_injection => {
+                child.kill()?;
+                child.wait()?;
+                return Ok(keep_evidence(
+                    a,
+                    oracle_path,
+                    &format!("run {runs}: the child did not cut its power in time"),
+                ));
+            }
             None => {
                 child.kill()?;
                 child.wait()?;
-                kills += 1;
+                t.kills += 1;
+                checks.after_kill()
             }
-        }
-        match checks.after_kill() {
-            Ok(n) => verified += n,
+        };
+        t.add_faults(power_cut::load_counts(&files.counts));
+        match outcome {
+            Ok(n) => t.checks += n,
             Err(AfterKill::Reopen(e)) => {
                 return Ok(keep_evidence(
                     a,
                     oracle_path,
-                    &format!("run {runs}: reopening after the kill failed: {e}"),
+                    &format!("run {runs}: reopening after the crash failed: {e}"),
                 ));
             }
             Err(AfterKill::Violation(e)) => {
                 return Ok(keep_evidence(
                     a,
                     oracle_path,
-                    &format!("run {runs}: VIOLATION after the kill: {e}"),
+                    &format!("run {runs}: VIOLATION after the crash: {e}"),
                 ));
             }
         }
     }
     let summary = checks.summary()?;
+    let f = &t.faults;
     writeln!(
         std::io::stdout(),
-        "crash test passed: {runs} runs, {kills} kills, {summary}, {verified} {} in {:.0} s",
+        "crash test passed: {} runs, {} kills, {} power cuts, {} reopens after faults, {summary}, \
+         {} {} in {:.0} s; faults injected: {} read, {} write, {} sync, {} ENOSPC, {} metadata",
+        t.runs,
+        t.kills,
+        t.power_cuts,
+        t.reopens,
+        t.checks,
         checks.what(),
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        f.read_errors,
+        f.write_errors,
+        f.sync_errors,
+        f.enospc,
+        f.metadata_errors
+    )?;
+    writeln!(
+        std::io::stdout(),
+        "summary runs={} kills={} power_cuts={} reopens={} checks={} read_errors={} \
+         write_errors={} sync_errors={} enospc={} metadata_errors={}",
+        t.runs,
+        t.kills,
+        t.power_cuts,
+        t.reopens,
+        t.checks,
+        f.read_errors,
+        f.write_errors,
+        f.sync_errors,
+        f.enospc,
+        f.metadata_errors
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -40,6 +40,7 @@ mod bank;
 mod crash;
 mod ledger;
 mod oracle;
+mod power_cut;
 mod store;
 mod worker;
 
@@ -117,7 +118,8 @@ pub struct StressArgs {
     pub max_value_size: usize,
 
     /// Operation mix as weights: put, merge, delete, single_delete, delete_range, batch,
-    /// get, iter, snapshot.
+    /// get, iter, snapshot, multi_get, flush (every family), compact (a range of one
+    /// family), sync_wal.
     #[arg(
         long,
         conflicts_with = "txn",
@@ -157,6 +159,38 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 4, requires = "txn")]
     pub two_phase_one_in: u64,
 
+    /// Crash mode: each child runs on a fault-injecting file system and cuts its own power at
+    /// a random moment (up to `--kill_interval_ms`): everything not yet synced is lost (file
+    /// tails cut or left as garbage, names not made durable by a directory sync undone). The
+    /// recovered state must be one point of the write order, no earlier than the last write
+    /// acknowledged as durable.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, conflicts_with = "txn")]
+    pub sync_fault_injection: bool,
+
+    /// Writes skip the WAL (only with `--sync_fault_injection` and one column family: then
+    /// what was flushed must survive, and a kill would lose acknowledged writes).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, requires = "sync_fault_injection")]
+    pub disable_wal: bool,
+
+    /// One read in N (of the worker threads' gets, multi_gets and iterators) fails: it must
+    /// return an error or the right answer (0: never).
+    #[arg(long, default_value_t = 0, conflicts_with = "txn")]
+    pub read_fault_one_in: u64,
+
+    /// One append or sync in N of the table and blob files fails (EIO or ENOSPC): the
+    /// database stops background work and refuses writes until `resume` (0: never).
+    #[arg(long, default_value_t = 0, conflicts_with_all = ["txn", "sync_fault_injection"])]
+    pub write_fault_one_in: u64,
+
+    /// One create, rename or remove of a table or blob file, or directory sync, in N fails
+    /// (0: never).
+    #[arg(long, default_value_t = 0, conflicts_with_all = ["txn", "sync_fault_injection"])]
+    pub metadata_write_fault_one_in: u64,
+
+    /// Set on a child of `--sync_fault_injection`: when to cut the power.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub power_cut_after_ms: u64,
+
     /// Set on the child processes of crash mode.
     #[arg(long, hide = true, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub child: bool,
@@ -178,6 +212,10 @@ struct Mix {
     get: u64,
     iter: u64,
     snapshot: u64,
+    multi_get: u64,
+    flush: u64,
+    compact: u64,
+    sync_wal: u64,
 }
 
 impl Mix {
@@ -200,6 +238,10 @@ impl Mix {
                 "get" => m.get = w,
                 "iter" => m.iter = w,
                 "snapshot" => m.snapshot = w,
+                "multi_get" => m.multi_get = w,
+                "flush" => m.flush = w,
+                "compact" => m.compact = w,
+                "sync_wal" => m.sync_wal = w,
                 other => return Err(format!("--ops: unknown operation {other:?}")),
             }
         }
@@ -219,6 +261,10 @@ impl Mix {
             + self.get
             + self.iter
             + self.snapshot
+            + self.multi_get
+            + self.flush
+            + self.compact
+            + self.sync_wal
     }
 }
 
@@ -322,6 +368,16 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
         return Err("--min_value_size is above --max_value_size".into());
     }
     Mix::parse(&args.ops)?;
+    if args.disable_wal && args.column_families != 1 {
+        return Err(
+            "--disable_wal needs --column_families=1 (the families' flushes are not \
+                    atomic, so a power cut could keep one family's writes and not another's)"
+                .into(),
+        );
+    }
+    if args.sync_fault_injection && !args.crash && !args.child {
+        return Err("--sync_fault_injection is a mode of --crash".into());
+    }
     let oracle_path = expected_state_path(args);
     if args.crash {
         let mut checks = PlainChecks {
@@ -333,7 +389,24 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     }
     let oracle = Oracle::open(&oracle_path, args.keys)?;
     let seed = seed_of(args);
+    let fault_fs = args.child.then(|| install_faults(args)).flatten();
     let db = open_store(args)?;
+    let mut trace = None;
+    if let Some(fs) = fault_fs {
+        start_faults(args, fs, seed);
+        let cut = args.power_cut_after_ms > 0;
+        if cut {
+            trace = Some(&*Box::leak(Box::new(power_cut::Trace::new(args.threads))));
+        }
+        power_cut::start_cut_timer(
+            fs,
+            trace,
+            args.db.clone(),
+            power_cut::CutFiles::of(&args.db),
+            cut.then(|| Instant::now() + Duration::from_millis(args.power_cut_after_ms)),
+            seed,
+        );
+    }
     if !args.child {
         writeln!(
             std::io::stdout(),
@@ -343,7 +416,14 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
         let checked = verify(&db, &oracle, args)?;
         writeln!(std::io::stdout(), "verified {checked} keys before the run")?;
     }
-    let ops = run_workers(args, &db, &oracle, seed)?;
+    let ops = match run_workers(args, &db, &oracle, seed, trace) {
+        Ok(ops) => ops,
+        Err(e) if args.child && e.to_string().contains(worker::NEEDS_REOPEN) => {
+            let _ = writeln!(std::io::stderr(), "{e}");
+            std::process::exit(crash::EXIT_REOPEN);
+        }
+        Err(e) => return Err(e),
+    };
     db.close()?;
     let db = open_store(args)?;
     let checked = verify(&db, &oracle, args)?;
@@ -355,6 +435,29 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
     )?;
     db.close()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts a crash-mode child on a fault file system when it injects faults or cuts its power.
+fn install_faults(a: &StressArgs) -> Option<&'static strata::fs::fault::FaultFs> {
+    use strata::fs::fault::FaultFs;
+    let faults = a.read_fault_one_in + a.write_fault_one_in + a.metadata_write_fault_one_in;
+    if faults == 0 && a.power_cut_after_ms == 0 {
+        return None;
+    }
+    Some(power_cut::install_fault_fs(FaultFs::new()))
+}
+
+/// Starts the faults of `--*_fault_one_in` on the child's file system (after the open, which
+/// they would fail).
+fn start_faults(a: &StressArgs, fs: &strata::fs::fault::FaultFs, seed: u64) {
+    use strata::fs::fault::FaultRates;
+    fs.set_fault_rates(FaultRates {
+        read_fault_one_in: a.read_fault_one_in,
+        write_fault_one_in: a.write_fault_one_in,
+        metadata_write_fault_one_in: a.metadata_write_fault_one_in,
+        write_fault_files: vec![".sst".into(), ".blob".into()],
+        seed: seed ^ 0xfa17,
+    });
 }
 
 /// The path of the expected-state file.
@@ -418,6 +521,9 @@ fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
     }
     let mut options = a.options.options()?;
     options.create_if_missing = true;
+    if let Some(fs) = power_cut::fault_fs() {
+        options.fs = Arc::new(fs.clone());
+    }
     if merge {
         options.merge_operator = Some(Arc::new(UInt64Add));
     }
@@ -427,6 +533,20 @@ fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
 /// Checks every key of the database against the oracle, then makes the oracle what the
 /// database holds (no write in flight any more). Returns the keys checked.
 fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
+    let observed = observe(db, oracle, a, true)?;
+    check_in_flight(oracle, &observed, a)?;
+    for (k, &id) in observed.iter().enumerate() {
+        let state = oracle.state(k as u64);
+        if state.pending.is_some() || state.committed != id {
+            oracle.commit(k as u64, id)?;
+        }
+    }
+    Ok(oracle.keys())
+}
+
+/// The value id of every key of the database (0: absent), each checked to be one the oracle
+/// allows when `check` is set; a full scan of each family must agree with the point reads.
+fn observe(db: &Store, oracle: &Oracle, a: &StressArgs, check: bool) -> Result<Vec<u32>, String> {
     let mut observed = Vec::with_capacity(oracle.keys() as usize);
     for k in 0..oracle.keys() {
         let got = db
@@ -442,7 +562,7 @@ fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
             })?,
         };
         let state = oracle.state(k);
-        if !state.allows(id) {
+        if check && !state.allows(id) {
             return Err(format!(
                 "key {k} holds value id {id}; expected {} (or {:?} in flight)",
                 state.committed, state.pending
@@ -477,6 +597,11 @@ fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
     if seen != live {
         return Err(format!("the scan found {seen} keys, point reads {live}"));
     }
+    Ok(observed)
+}
+
+/// Checks that the writes in flight at a kill were applied whole or not at all.
+fn check_in_flight(oracle: &Oracle, observed: &[u32], a: &StressArgs) -> Result<(), String> {
     // A thread has one write in flight at a time, so its keys still marked pending belong to
     // one batch: all of them hold the new value or none does.
     let blocks = Blocks {
@@ -507,13 +632,7 @@ fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
             ));
         }
     }
-    for (k, &id) in observed.iter().enumerate() {
-        let state = oracle.state(k as u64);
-        if state.pending.is_some() || state.committed != id {
-            oracle.commit(k as u64, id)?;
-        }
-    }
-    Ok(oracle.keys())
+    Ok(())
 }
 
 /// The first failure the verifying threads of `handles` report (a panic counts as one), after

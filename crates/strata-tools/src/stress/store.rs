@@ -106,6 +106,33 @@ impl Store {
         self.db.get_cf_opt(self.cf(k), key, &options)
     }
 
+    /// The values of key indexes `ks` (all of one family, `family`), in one `multi_get`.
+    pub fn multi_get(&self, family: usize, ks: &[u64]) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<Vec<u8>> = ks.iter().map(|&k| super::key(k)).collect();
+        self.db.multi_get_cf(&self.families[family], &keys)
+    }
+
+    /// Flushes every family's memtables.
+    pub fn flush(&self) -> Result<()> {
+        self.db.flush()
+    }
+
+    /// Makes every write so far durable.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.db.sync_wal()
+    }
+
+    /// Compacts `[begin, end]` of family `family`.
+    pub fn compact_range(&self, family: usize, begin: &[u8], end: &[u8]) -> Result<()> {
+        self.db
+            .compact_range_cf(&self.families[family], Some(begin), Some(end))
+    }
+
+    /// Restarts background work after an error.
+    pub fn resume(&self) -> Result<()> {
+        self.db.resume()
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         self.db.snapshot()
     }

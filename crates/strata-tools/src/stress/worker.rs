@@ -2,6 +2,7 @@
 //! (and reads of any key), checking what it reads against the oracle as it goes.
 
 use super::*;
+use power_cut::Trace;
 
 /// Runs the worker threads for `--duration` seconds (or until a check fails).
 pub(super) fn run_workers(
@@ -9,6 +10,7 @@ pub(super) fn run_workers(
     db: &Store,
     oracle: &Oracle,
     seed: u64,
+    trace: Option<&Trace>,
 ) -> Result<u64, BoxError> {
     let mix = Mix::parse(&a.ops)?;
     let stop = AtomicBool::new(false);
@@ -19,9 +21,14 @@ pub(super) fn run_workers(
             .map(|t| {
                 let (stop, ops) = (&stop, &ops);
                 s.spawn(move || {
+                    strata::fs::fault::FaultFs::read_faults_here(a.read_fault_one_in > 0);
                     let mut w = Worker::new(a, db, oracle, t, seed.wrapping_add(t), mix);
+                    w.trace = trace;
                     while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                         if let Err(e) = w.step() {
+                            if power_cut::power_is_off() {
+                                power_cut::wait_for_the_end();
+                            }
                             stop.store(true, Ordering::Relaxed);
                             return Some(format!("thread {t}: {e}"));
                         }
@@ -61,8 +68,15 @@ impl Writes {
     }
 }
 
+/// The error of a write that failed for an injected fault and could not be retried after
+/// `resume`: the child ends, and the parent checks the database as after a kill.
+pub(super) const NEEDS_REOPEN: &str = "the database needs a reopen";
+
 /// One worker thread: random operations on its own keys (and reads of any key).
 pub(super) struct Worker<'a> {
+    /// The trace of a child that will cut its power.
+    pub(super) trace: Option<&'a Trace>,
+    thread: u64,
     a: &'a StressArgs,
     db: &'a Store,
     oracle: &'a Oracle,
@@ -85,6 +99,8 @@ impl<'a> Worker<'a> {
         mix: Mix,
     ) -> Self {
         Worker {
+            trace: None,
+            thread,
             a,
             db,
             oracle,
@@ -92,8 +108,83 @@ impl<'a> Worker<'a> {
             rng: Rng::new(seed),
             mix,
             puts_since_delete: Default::default(),
-            write_options: a.options.write_options(false),
+            write_options: a.options.write_options(a.disable_wal),
         }
+    }
+
+    /// Hands `batch` to the database, `finals` being what it leaves in each key; traced,
+    /// and retried after `resume` if an injected fault failed it.
+    fn write(
+        &mut self,
+        batch: WriteBatch,
+        finals: Vec<(u64, u32)>,
+        what: &str,
+    ) -> Result<(), String> {
+        let barrier = self.write_options.sync && !self.write_options.disable_wal;
+        let retry = self.a.write_fault_one_in + self.a.metadata_write_fault_one_in > 0;
+        let retry_batch = retry.then(|| self.idempotent(&finals));
+        let traced = self
+            .trace
+            .map(|t| (t, t.begin(self.thread, finals, barrier)));
+        let mut result = self.db.write(batch, &self.write_options);
+        if let (Err(_), Some(again)) = (&result, retry_batch) {
+            result = self.retry(again);
+        }
+        match result {
+            Ok(()) => {
+                if let Some((t, i)) = traced {
+                    t.ack(self.thread, i);
+                }
+                Ok(())
+            }
+            Err(e) => Err(format!("{what}: {e}")),
+        }
+    }
+
+    /// A batch that leaves `finals` in place whatever of the failed one was applied: puts and
+    /// deletes (a failed write may still be in the WAL, so a merge must not be repeated).
+    fn idempotent(&self, finals: &[(u64, u32)]) -> WriteBatch {
+        let mut batch = WriteBatch::new();
+        for &(k, id) in finals {
+            match id {
+                0 => self.db.batch_delete(&mut batch, k, &key(k), false),
+                id => self
+                    .db
+                    .batch_put(&mut batch, k, &key(k), &value(k, id, self.a)),
+            }
+        }
+        batch
+    }
+
+    /// After a write failed for an injected fault: `resume`, and the write again, until it
+    /// goes through (a few seconds at most; then the database needs a reopen).
+    fn retry(&mut self, batch: WriteBatch) -> strata::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut last = None;
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            if let Err(e) = self.db.resume() {
+                last = Some(e);
+                continue;
+            }
+            match self.db.write(batch.clone(), &self.write_options) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(strata::Error::Unavailable(format!(
+            "{NEEDS_REOPEN}: writes still fail after resume: {}",
+            last.map_or_else(String::new, |e| e.to_string())
+        )))
+    }
+
+    /// An error of a read: tolerated when read faults are injected and it is one (the read
+    /// must fail or be right, never be wrong); otherwise the run fails.
+    fn read_error(&self, e: strata::Error, what: &str) -> Result<(), String> {
+        if self.a.read_fault_one_in > 0 && e.to_string().contains("injected read error") {
+            return Ok(());
+        }
+        Err(format!("{what}: {e}"))
     }
 
     /// A random key this thread owns.
@@ -130,9 +221,7 @@ impl<'a> Worker<'a> {
         let mut batch = WriteBatch::new();
         self.db
             .batch_merge(&mut batch, k, &key(k), &u64::from(operand).to_le_bytes());
-        self.db
-            .write(batch, &self.write_options)
-            .map_err(|e| format!("merge {k}: {e}"))?;
+        self.write(batch, vec![(k, id)], &format!("merge {k}"))?;
         self.oracle.commit(k, id)?;
         *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
         Ok(())
@@ -160,6 +249,10 @@ impl<'a> Worker<'a> {
             (m.get, 4),
             (m.iter, 5),
             (m.snapshot, 6),
+            (m.multi_get, 9),
+            (m.flush, 10),
+            (m.compact, 11),
+            (m.sync_wal, 12),
         ] {
             if pick < weight {
                 return match op {
@@ -185,6 +278,10 @@ impl<'a> Worker<'a> {
                         self.merge(k)
                     }
                     8 => self.delete_range(),
+                    9 => self.multi_get(),
+                    10 => self.flush(),
+                    11 => self.compact(),
+                    12 => self.sync_wal(),
                     _ => self.snapshot_read(),
                 };
             }
@@ -199,9 +296,7 @@ impl<'a> Worker<'a> {
         let mut batch = WriteBatch::new();
         self.db
             .batch_put(&mut batch, k, &key(k), &value(k, id, self.a));
-        self.db
-            .write(batch, &self.write_options)
-            .map_err(|e| format!("put {k}: {e}"))?;
+        self.write(batch, vec![(k, id)], &format!("put {k}"))?;
         self.oracle.commit(k, id)?;
         *self.puts_since_delete.entry(k).or_insert(u32::MAX / 2) += 1;
         Ok(())
@@ -211,9 +306,7 @@ impl<'a> Worker<'a> {
         self.oracle.begin(k, 0)?;
         let mut batch = WriteBatch::new();
         self.db.batch_delete(&mut batch, k, &key(k), single);
-        self.db
-            .write(batch, &self.write_options)
-            .map_err(|e| format!("delete {k}: {e}"))?;
+        self.write(batch, vec![(k, 0)], &format!("delete {k}"))?;
         self.oracle.commit(k, 0)?;
         self.puts_since_delete.insert(k, 0);
         Ok(())
@@ -272,11 +365,10 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let k = deleted[self.rng.below(deleted.len() as u64) as usize];
-        let got = self
-            .db
-            .get(k, &key(k), None)
-            .map_err(|e| format!("get {k}: {e}"))?;
-        self.check(k, got.as_deref(), "get after delete_range")
+        match self.db.get(k, &key(k), None) {
+            Ok(got) => self.check(k, got.as_deref(), "get after delete_range"),
+            Err(e) => self.read_error(e, &format!("get {k}")),
+        }
     }
 
     /// Adds to `w` a range deletion from an owned key over 1 to 32 keys, inside this
@@ -309,9 +401,8 @@ impl<'a> Worker<'a> {
                 self.oracle.begin(k, id)?;
             }
         }
-        self.db
-            .write(w.batch, &self.write_options)
-            .map_err(|e| format!("{what}: {e}"))?;
+        let finals: Vec<(u64, u32)> = w.finals.iter().map(|(&k, &id)| (k, id)).collect();
+        self.write(w.batch, finals, what)?;
         for (&k, &id) in &w.finals {
             self.oracle.commit(k, id)?;
         }
@@ -349,11 +440,85 @@ impl<'a> Worker<'a> {
         } else {
             self.rng.below(self.a.keys)
         };
-        let got = self
-            .db
-            .get(k, &key(k), None)
-            .map_err(|e| format!("get {k}: {e}"))?;
-        self.check(k, got.as_deref(), "get")
+        match self.db.get(k, &key(k), None) {
+            Ok(got) => self.check(k, got.as_deref(), "get"),
+            Err(e) => self.read_error(e, &format!("get {k}")),
+        }
+    }
+
+    /// Up to 8 keys of one family in one `multi_get`, each checked as a get.
+    fn multi_get(&mut self) -> Result<(), String> {
+        let family = self.rng.below(self.db.family_count()) as usize;
+        let n = self.db.family_count();
+        let ks: Vec<u64> = (0..1 + self.rng.below(8))
+            .filter_map(|_| {
+                let k = self.own_key();
+                let k = k - k % n + family as u64;
+                (k < self.a.keys).then_some(k)
+            })
+            .collect();
+        for (k, got) in ks.iter().zip(self.db.multi_get(family, &ks)) {
+            match got {
+                Ok(got) => self.check(*k, got.as_deref(), "multi_get")?,
+                Err(e) => self.read_error(e, &format!("multi_get {k}"))?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A flush of every family: a barrier in the trace (what was acknowledged before it is
+    /// durable once it returns).
+    fn flush(&mut self) -> Result<(), String> {
+        let traced = self
+            .trace
+            .map(|t| (t, t.begin(self.thread, Vec::new(), true)));
+        let done = self.background_job(|db| db.flush());
+        done.map_err(|e| format!("flush: {e}"))?;
+        if let Some((t, i)) = traced {
+            t.ack(self.thread, i);
+        }
+        Ok(())
+    }
+
+    /// `sync_wal`: a barrier when writes go to the WAL.
+    fn sync_wal(&mut self) -> Result<(), String> {
+        if self.write_options.disable_wal {
+            return Ok(());
+        }
+        let traced = self
+            .trace
+            .map(|t| (t, t.begin(self.thread, Vec::new(), true)));
+        self.db.sync_wal().map_err(|e| format!("sync_wal: {e}"))?;
+        if let Some((t, i)) = traced {
+            t.ack(self.thread, i);
+        }
+        Ok(())
+    }
+
+    /// A manual compaction of up to 200 keys of one family.
+    fn compact(&mut self) -> Result<(), String> {
+        let family = self.rng.below(self.db.family_count()) as usize;
+        let begin = self.rng.below(self.a.keys);
+        let end = (begin + self.rng.below(200)).min(self.a.keys - 1);
+        self.background_job(|db| db.compact_range(family, &key(begin), &key(end)))
+            .map_err(|e| format!("compact_range: {e}"))
+    }
+
+    /// A flush or compaction run on this thread: its reads are the job's, not checked reads,
+    /// so no read fault is injected in them; with write faults, one that fails is resumed
+    /// and counts as done (the database retries the job).
+    fn background_job(&self, job: impl FnOnce(&Store) -> strata::Result<()>) -> strata::Result<()> {
+        let reads = self.a.read_fault_one_in > 0;
+        strata::fs::fault::FaultFs::read_faults_here(false);
+        let done = job(self.db);
+        strata::fs::fault::FaultFs::read_faults_here(reads);
+        match done {
+            Err(_) if self.a.write_fault_one_in + self.a.metadata_write_fault_one_in > 0 => {
+                let _ = self.db.resume();
+                Ok(())
+            }
+            done => done,
+        }
     }
 
     /// A walk of up to 50 entries of one family forward or backward from a random key: every
@@ -363,7 +528,10 @@ impl<'a> Worker<'a> {
         let start = self.rng.below(self.a.keys);
         let forward = self.rng.one_in(2);
         let family = self.db.family_of(start);
-        let mut it = self.db.iter(family).map_err(|e| format!("iterator: {e}"))?;
+        let mut it = match self.db.iter(family) {
+            Ok(it) => it,
+            Err(e) => return self.read_error(e, "iterator"),
+        };
         if forward {
             it.seek(key(start));
         } else {
@@ -388,7 +556,9 @@ impl<'a> Worker<'a> {
                 it.prev();
             }
         }
-        it.status().map_err(|e| format!("iterator: {e}"))?;
+        if let Err(e) = it.status() {
+            return self.read_error(e, "iterator");
+        }
         if !it.valid() {
             // The walk reached the end: nothing live may lie beyond it.
             let rest = if forward { next..self.a.keys } else { 0..next };
@@ -414,10 +584,10 @@ impl<'a> Worker<'a> {
         let before = self.oracle.state(k).committed;
         let snapshot = self.db.snapshot();
         self.put(k)?;
-        let got = self
-            .db
-            .get(k, &key(k), Some(&snapshot))
-            .map_err(|e| format!("snapshot get {k}: {e}"))?;
+        let got = match self.db.get(k, &key(k), Some(&snapshot)) {
+            Ok(got) => got,
+            Err(e) => return self.read_error(e, &format!("snapshot get {k}")),
+        };
         let id = got.as_deref().map_or(Some(0), |v| value_id(k, v, self.a));
         if id != Some(before) {
             return Err(format!(

@@ -71,7 +71,19 @@ impl Db {
             )));
         }
         if !exists {
+            // A new directory's name is durable only once its parent is synced: without
+            // this, a power cut could take the whole database after its first synced write.
+            let created: Vec<PathBuf> = path
+                .ancestors()
+                .take_while(|p| !p.as_os_str().is_empty() && !fs.exists(p))
+                .map(Path::to_path_buf)
+                .collect();
             fs.create_dir_all(&path)?;
+            for dir in &created {
+                if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs.sync_dir(parent)?;
+                }
+            }
         }
         let lock = fs.lock(&path.join(filename::LOCK))?;
         if !exists {
