@@ -792,6 +792,28 @@ strata_mergeoperator_t *strata_mergeoperator_create_stringappend(const char *del
 // `op` null or from a `strata_mergeoperator_create*` function, released once.
 void strata_mergeoperator_destroy(strata_mergeoperator_t *op);
 
+// Changes options of the default column family (`rocksdb_set_options`): `count` option
+// names in `keys` with their values in `values`, as the OPTIONS file writes them.
+//
+// # Safety
+// Live `db`; `keys` and `values` readable for `count` NUL-terminated strings each;
+// `errptr` as usual.
+void strata_set_options(strata_t *db, int count, const char *const *keys, const char *const *values, char **errptr);
+
+// Changes options of column family `cf` (`rocksdb_set_options_cf`); see
+// `strata_set_options`.
+//
+// # Safety
+// Live `db` and `cf`; `keys` and `values` readable for `count` NUL-terminated strings
+// each; `errptr` as usual.
+void strata_set_options_cf(strata_t *db, const strata_column_family_t *cf, int count, const char *const *keys, const char *const *values, char **errptr);
+
+// Changes database-wide options (`rocksdb_set_db_options`); see `strata_set_options`.
+//
+// # Safety
+// As `strata_set_options`.
+void strata_set_db_options(strata_t *db, int count, const char *const *keys, const char *const *values, char **errptr);
+
 // New options with Strata's defaults.
 strata_options_t *strata_options_create(void);
 
@@ -1341,8 +1363,8 @@ void strata_ingest_external_file(strata_t *db, const char *const *file_list, siz
 void strata_ingest_external_file_cf(strata_t *db, const strata_column_family_t *cf, const char *const *file_list, size_t num_files, const strata_ingestexternalfileoptions_t *options, char **errptr);
 
 // Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,
-// `stall_micros`, ... : the fields of Rust's `DbStats` that are numbers) and returns 1; an
-// unknown name sets `*errptr` listing the known ones, and returns 0.
+// `stall_micros`, ... : the numbers Rust's `DbStats::iter` names) and returns 1; an unknown
+// name sets `*errptr` listing the known ones, and returns 0.
 //
 // # Safety
 // Live `db`; `name` NUL-terminated; `value` a valid pointer; `errptr` as usual.

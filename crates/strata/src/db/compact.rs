@@ -97,7 +97,7 @@ impl DbInner {
                     (sv.version.clone(), writes)
                 };
                 let busy = busy.get(&cf.id()).unwrap_or(&idle);
-let o = options.picker_options();
+                let o = options.picker_options();
                 let ages = match o.reads_ages() {
                     true => self.table_ages(cf, &version),
                     false => TableAges::default(),
