@@ -416,8 +416,9 @@ impl Db {
 
     /// The summary of latency histogram `h` since open (or the last
     /// [`Db::reset_stats`]). Gets, writes, seeks and multi-gets are timed only at
-    /// [`Options::stats_level`] [`StatsLevel::ExceptDetailedTimers`]; flushes and
-    /// compactions always. The example of [`HistogramData`] reads one.
+    /// [`Options::stats_level`]
+    /// [`StatsLevel::ExceptDetailedTimers`](crate::StatsLevel::ExceptDetailedTimers); flushes
+    /// and compactions always. The example of [`HistogramData`] reads one.
     pub fn histogram(&self, h: Histogram) -> HistogramData {
         self.inner.histograms.data(h)
     }

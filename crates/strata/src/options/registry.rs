@@ -16,7 +16,7 @@
 //! are not in the table, and an application loading an OPTIONS file sets them again.
 //!
 //! Invariants: names are unique; every mutable option is read by the engine from the
-//! current options (the family's [`crate::db`] state or the database's), never from the
+//! current options (the family's state in `db` or the database's), never from the
 //! options as opened; each entry's `example` is a valid value other than the default.
 
 use std::sync::OnceLock;

@@ -1,6 +1,6 @@
 //! A fault-injecting file system for crash tests: it counts the operations that change
 //! files, fails the N-th and every later one (a process crash at that point), and can then
-//! simulate a power cut on the files it wrote ([`durable`] has the model: unsynced bytes,
+//! simulate a power cut on the files it wrote (`durable.rs` has the model: unsynced bytes,
 //! and names not yet made durable by a directory sync, are lost).
 //!
 //! It also injects transient faults at random rates ([`FaultRates`]): read errors (only in
