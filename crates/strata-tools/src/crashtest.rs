@@ -70,6 +70,15 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
     );
     pick(&mut f, rng, "block_size", &["256", "1024", "4096", "16384"]);
     pick(&mut f, rng, "block_restart_interval", &["1", "4", "16"]);
+    pick(&mut f, rng, "block_size_deviation", &["0", "10"]);
+    pick(&mut f, rng, "read_triggered_compaction", &["0", "1"]);
+    pick(&mut f, rng, "warm_compaction_outputs", &["0", "1"]);
+    pick(
+        &mut f,
+        rng,
+        "pin_l0_filter_and_index_blocks_in_cache",
+        &["0", "1"],
+    );
     pick(&mut f, rng, "bloom_bits", &["0", "4", "10"]);
     pick(&mut f, rng, "partition_index_and_filters", &["0", "1"]);
     pick(&mut f, rng, "partition_index", &["0", "1"]);
@@ -341,7 +350,9 @@ mod tests {
             argv.push(format!("--column_families={families}"));
             argv.extend(flags.iter().cloned());
             let a: StressArgs = parse_flags(&argv).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
-            assert!(a.options.options().is_ok(), "{flags:?}");
+            if let Err(e) = a.options.options() {
+                panic!("{flags:?}: {e}");
+            }
             assert!(!(a.disable_wal && a.column_families != 1));
             assert_eq!(a.sync_fault_injection, mode == Mode::PowerCut);
         }

@@ -834,6 +834,12 @@ mod tests {
             (Options::UNLIMITED_OPEN_FILES, 1000)
         );
         same.max_open_files = library.max_open_files;
+        // db_bench's `--fifo_compaction_allow_compaction` is true; the library's is false.
+        assert_eq!(
+            (same.fifo.allow_compaction, library.fifo.allow_compaction),
+            (true, false)
+        );
+        same.fifo.allow_compaction = library.fifo.allow_compaction;
         assert_eq!(format!("{same:?}"), format!("{library:?}"));
     }
 

@@ -484,8 +484,9 @@ mod tests {
         t.begin(0, vec![], false);
         t.save(&dir.path().join("t")).unwrap();
         let back = load(&dir.path().join("t"), 2).unwrap();
-        assert_eq!(back[1], vec![rec(0, 2, true, &[(5, 2), (6, 0)])]);
-        assert_eq!(back[0], vec![rec(1, NEVER, false, &[])]);
+        // One clock for both threads: the begin takes tick 0, its ack 1, the next begin 2.
+        assert_eq!(back[1], vec![rec(0, 1, true, &[(5, 2), (6, 0)])]);
+        assert_eq!(back[0], vec![rec(2, NEVER, false, &[])]);
         assert!(load(&dir.path().join("t"), 1).is_err());
     }
 }

@@ -107,6 +107,12 @@ fn engine_defaults_are_the_library_s_but_for_tiny_sizes_more_threads_and_uint64a
     // `--open_files` is -1 by default, as in db_bench: every table stays open.
     assert_eq!(same.max_open_files, Options::UNLIMITED_OPEN_FILES);
     same.max_open_files = library.max_open_files;
+    // db_bench's `--fifo_compaction_allow_compaction` is true; the library's is false.
+    assert_eq!(
+        (same.fifo.allow_compaction, library.fifo.allow_compaction),
+        (true, false)
+    );
+    same.fifo.allow_compaction = library.fifo.allow_compaction;
     assert_eq!(format!("{same:?}"), format!("{library:?}"));
 }
 
