@@ -13,54 +13,12 @@ use strata::DbStats;
 use crate::db::{family, shell};
 use crate::error::run;
 
-/// Appends `name=value` for each listed field of `s`.
-macro_rules! numbers {
-    ($out:expr, $s:expr, $($field:ident),* $(,)?) => {
-        $( let _ = writeln!($out, concat!(stringify!($field), "={}"), $s.$field); )*
-    };
-}
-
 fn encode(s: &DbStats) -> String {
     let mut out = String::new();
-    numbers!(
-        out,
-        s,
-        batches,
-        write_groups,
-        wal_syncs,
-        keys_written,
-        user_bytes_written,
-        gets,
-        gets_found,
-        memtable_switches,
-        flushes,
-        write_stalls,
-        stall_micros,
-        l0_slowdowns,
-        l0_stops,
-        pending_slowdowns,
-        pending_stops,
-        subcompactions,
-        active_memtable_entries,
-        active_memtable_bytes,
-        immutable_memtables,
-        immutable_memtable_bytes,
-        live_snapshots,
-        last_sequence,
-        pending_compaction_bytes,
-        compactions_running,
-        bloom_checks,
-        bloom_negatives,
-        block_cache_hits,
-        block_cache_misses,
-        block_cache_usage,
-        table_bytes_read,
-        open_tables,
-        table_opens,
-        blob_files,
-        blob_file_bytes,
-        blob_reads,
-    );
+    // Every statistic the engine names (`DbStats::iter`), so a new one needs no change here.
+    for (name, value) in s.iter() {
+        let _ = writeln!(out, "{name}={value}");
+    }
     for (level, files) in s.level_files.iter().enumerate() {
         let _ = writeln!(out, "level{level}_files={files}");
     }
