@@ -1158,6 +1158,42 @@ static void every_other_setter_and_call(void) {
     free(path);
 }
 
+/* Options changed on an open database, as rocksdb_set_options does: a good change is taken, an
+ * unknown or fixed option refused by name. */
+static void online_options(void) {
+    strata_options_t *opts = strata_options_create();
+    strata_t *db = open_db(opts, "online");
+    char *err = NULL;
+    const char *keys[] = {"write_buffer_size", "disable_auto_compactions"};
+    const char *values[] = {"1048576", "true"};
+    strata_set_options(db, 2, keys, values, &err);
+    CHECK_OK(err);
+    const char *unknown[] = {"no_such_option"};
+    strata_set_options(db, 1, unknown, values, &err);
+    CHECK_ERROR(err, "unknown option \"no_such_option\"");
+    const char *fixed[] = {"num_levels"};
+    const char *three[] = {"3"};
+    strata_set_options(db, 1, fixed, three, &err);
+    CHECK_ERROR(err, "cannot be changed on an open database");
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "hot", &err);
+    CHECK_OK(err);
+    const char *trigger[] = {"level0_file_num_compaction_trigger"};
+    const char *eight[] = {"8"};
+    strata_set_options_cf(db, cf, 1, trigger, eight, &err);
+    CHECK_OK(err);
+    const char *bad[] = {"x"};
+    strata_set_options_cf(db, cf, 1, trigger, bad, &err);
+    CHECK_ERROR(err, "level0_file_num_compaction_trigger");
+    const char *jobs[] = {"max_background_jobs"};
+    strata_set_db_options(db, 1, jobs, three, &err);
+    CHECK_OK(err);
+    put(db, "k", "v");
+    CHECK(HOLDS(db, "k", "v"));
+    strata_column_family_handle_destroy(cf);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -1177,6 +1213,7 @@ int main(int argc, char **argv) {
     table_files_and_ingest();
     statistics_and_the_rest();
     every_other_setter_and_call();
+    online_options();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
