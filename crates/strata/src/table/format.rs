@@ -209,13 +209,13 @@ impl Footer {
 /// # Examples
 ///
 /// ```
-/// use strata::{Compression, CompressionOptions, Db, Options};
+/// use strata::{Compression, Db, Options};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let mut options = Options::default();
 /// options.create_if_missing = true;
 /// options.compression = Compression::Zstd;
-/// options.compression_opts = CompressionOptions { level: 19 }; // smaller, slower to write
+/// options.compression_opts.level = 19; // smaller, slower to write
 /// let db = Db::open(dir.path(), options)?;
 /// db.put(b"k", b"v")?;
 /// db.flush()?;
