@@ -1,13 +1,15 @@
 //! GlueSQL's `Index` and `IndexMut`: secondary indexes as ordered index entries (`keys`), so
 //! that `WHERE v > 3` or `ORDER BY v` on an indexed expression is one Strata range scan over
-//! the entries followed by a row fetch per entry.
+//! the entries, with the rows behind them fetched by primary key in batches.
 //!
 //! Creating an index writes the schema and an entry for every existing row in one
 //! transaction; dropping one deletes the schema's mention and every entry likewise.
 
+use std::collections::VecDeque;
+
 use gluesql_core::ast::{IndexOperator, OrderByExpr};
 use gluesql_core::chrono::Utc;
-use gluesql_core::data::{SchemaIndex, SchemaIndexOrd, Value};
+use gluesql_core::data::{Key, SchemaIndex, SchemaIndexOrd, Value};
 use gluesql_core::error::IndexError;
 use gluesql_core::plan::plan_scalar_expr;
 use gluesql_core::store::{Index, IndexMut, RowIter};
@@ -16,7 +18,7 @@ use strata::TransactionBase;
 use crate::codec::decode_row;
 use crate::error::{corrupt, engine, Result};
 use crate::keys;
-use crate::storage::StrataStorage;
+use crate::storage::{Scan, StrataStorage};
 use crate::table::{describe_row, Table};
 
 /// The key range `[lower, upper)` of the entries of one index that satisfy `op value`.
@@ -66,26 +68,91 @@ impl Index for StrataStorage {
         cmp_value: Option<(&IndexOperator, Value)>,
     ) -> Result<RowIter<'a>> {
         let (lower, upper) = entry_range(table_name, index_name, cmp_value)?;
-        let prefix_len = keys::index_prefix(table_name, index_name).len();
-        let table = table_name.to_owned();
         let entries = self.scan(lower, upper, asc != Some(false))?;
-        let rows = entries.map(move |entry| {
-            let (entry, _) = entry?;
-            let tail = entry_row_tail(&entry, prefix_len).ok_or_else(|| {
-                corrupt(format!(
-                    "index entry {entry:02x?} of table {table:?} has no row key"
-                ))
-            })?;
-            let row_key = keys::row(&table, tail);
-            let bytes = self.get(&row_key)?.ok_or_else(|| {
-                corrupt(format!(
-                    "an index entry of table {table:?} names {}, which does not exist",
-                    describe_row(&table, &row_key)
-                ))
-            })?;
-            decode_row(&bytes, &|| describe_row(&table, &row_key))
-        });
-        Ok(Box::new(rows))
+        Ok(Box::new(IndexedRows {
+            storage: self,
+            entries,
+            table: table_name.to_owned(),
+            prefix_len: keys::index_prefix(table_name, index_name).len(),
+            fetched: VecDeque::new(),
+            batch: FIRST_BATCH,
+        }))
+    }
+}
+
+/// The first batch of rows an index scan fetches; each next batch doubles, up to
+/// [`MAX_BATCH`]. A query that stops after a row or two (`LIMIT 1`) fetches little, and a
+/// long one reads its rows in batches of `MAX_BATCH` point lookups at a time.
+const FIRST_BATCH: usize = 8;
+const MAX_BATCH: usize = 256;
+
+/// The rows behind an index scan's entries, in the entries' order, fetched by primary key
+/// in batches ([`StrataStorage::multi_get`]): GlueSQL's planner often hands the storage one
+/// bound of a range (`k >= ? AND k < ?` arrives as `k >= ?`) and filters the rest, so a scan
+/// can run over many entries, and one lookup per row would pay a whole read's overhead each.
+struct IndexedRows<'a> {
+    storage: &'a StrataStorage,
+    entries: Scan,
+    table: String,
+    prefix_len: usize,
+    fetched: VecDeque<Result<(Key, Vec<Value>)>>,
+    batch: usize,
+}
+
+impl IndexedRows<'_> {
+    /// Reads the next batch of index entries and fetches their rows into `fetched`.
+    fn fetch(&mut self) {
+        let mut row_keys = Vec::with_capacity(self.batch);
+        for entry in self.entries.by_ref().take(self.batch) {
+            let row_key = entry.and_then(|(entry, _)| {
+                let tail = entry_row_tail(&entry, self.prefix_len).ok_or_else(|| {
+                    corrupt(format!(
+                        "index entry {entry:02x?} of table {:?} has no row key",
+                        self.table
+                    ))
+                })?;
+                Ok(keys::row(&self.table, tail))
+            });
+            match row_key {
+                Ok(row_key) => row_keys.push(row_key),
+                Err(e) => {
+                    // The rows before the bad entry come first, then its error.
+                    self.fetch_rows(&row_keys);
+                    self.fetched.push_back(Err(e));
+                    return;
+                }
+            }
+        }
+        self.fetch_rows(&row_keys);
+        self.batch = (self.batch * 2).min(MAX_BATCH);
+    }
+
+    fn fetch_rows(&mut self, row_keys: &[Vec<u8>]) {
+        let table = &self.table;
+        let values = self.storage.multi_get(row_keys);
+        for (row_key, value) in row_keys.iter().zip(values) {
+            let row = value.and_then(|bytes| {
+                let bytes = bytes.ok_or_else(|| {
+                    corrupt(format!(
+                        "an index entry of table {table:?} names {}, which does not exist",
+                        describe_row(table, row_key)
+                    ))
+                })?;
+                decode_row(&bytes, &|| describe_row(table, row_key))
+            });
+            self.fetched.push_back(row);
+        }
+    }
+}
+
+impl Iterator for IndexedRows<'_> {
+    type Item = Result<(Key, Vec<Value>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.fetched.is_empty() {
+            self.fetch();
+        }
+        self.fetched.pop_front()
     }
 }
 

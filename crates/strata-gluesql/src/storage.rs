@@ -177,6 +177,19 @@ impl StrataStorage {
             .map_err(engine)
     }
 
+    /// The values of `keys`, in their order, as [`StrataStorage::get`] sees each, read in
+    /// one multi-key lookup.
+    pub(crate) fn multi_get(&self, keys: &[Vec<u8>]) -> Vec<Result<Option<Vec<u8>>>> {
+        let values = self.cell.with_dependent(|db, txn| match txn {
+            Some(t) => t.multi_get(keys),
+            None => db.multi_get(keys),
+        });
+        values
+            .into_iter()
+            .map(|value| value.map_err(engine))
+            .collect()
+    }
+
     /// The entries with keys in `[lower, upper)` (no upper bound: to the end), ascending or
     /// descending, as the open transaction (or the latest committed state) sees them.
     pub(crate) fn scan(

@@ -284,3 +284,45 @@ fn a_cursor_updates_in_place_under_locks() {
         Some(40u64.to_le_bytes().to_vec())
     );
 }
+
+/// `multi_get` in a pessimistic transaction answers each key as `get` does: the
+/// transaction's own puts and deletes over the database (a memtable and a table), keys
+/// repeated, keys nowhere, and a snapshot that hides later writes.
+#[test]
+fn multi_get_reads_through_the_transactions_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let tdb = open(dir.path());
+    tdb.put(b"in-table", b"t").unwrap();
+    tdb.put(b"deleted-by-txn", b"d").unwrap();
+    tdb.db().flush().unwrap();
+    tdb.put(b"in-memtable", b"m").unwrap();
+    let mut snapshot_options = options(100);
+    snapshot_options.set_snapshot = true;
+    let mut txn = tdb.transaction(&WriteOptions::default(), &snapshot_options);
+    txn.put(b"put-by-txn", b"p").unwrap();
+    txn.delete(b"deleted-by-txn").unwrap();
+    tdb.put(b"after-snapshot", b"late").unwrap();
+    let cases: [(&[u8], Option<&[u8]>); 7] = [
+        (b"in-table", Some(b"t")),
+        (b"in-memtable", Some(b"m")),
+        (b"put-by-txn", Some(b"p")),
+        (b"deleted-by-txn", None),
+        (b"nowhere", None),
+        (b"after-snapshot", None),
+        (b"in-table", Some(b"t")),
+    ];
+    let keys: Vec<&[u8]> = cases.iter().map(|(k, _)| *k).collect();
+    let got = txn.multi_get(&keys);
+    for ((key, want), got) in cases.iter().zip(got) {
+        let got = got.unwrap();
+        assert_eq!(got.as_deref(), *want, "{}", String::from_utf8_lossy(key));
+        assert_eq!(got, txn.get(key).unwrap(), "get and multi_get agree");
+    }
+    txn.rollback().unwrap();
+    let refused = txn.multi_get([b"in-table"]);
+    assert_eq!(refused.len(), 1);
+    assert!(
+        refused[0].is_err(),
+        "a rolled-back transaction refuses reads"
+    );
+}

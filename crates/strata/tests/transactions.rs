@@ -113,9 +113,27 @@ fn run(seed: u64) {
             let cf = &cfs[f];
             let m = &mut txns[t];
             match choice {
-                10..=29 => {
+                10..=24 => {
                     let got = m.txn.get_cf(cf, &k).unwrap();
                     assert_eq!(got, m.view(f).get(&k).cloned(), "{ctx}: get {k:?}");
+                }
+                25..=29 => {
+                    // Several keys at once, some repeated, some the transaction wrote.
+                    let mut keys = vec![k];
+                    for _ in 0..rng.below(12) {
+                        keys.push(key(&mut rng));
+                    }
+                    keys.push(keys[0].clone());
+                    let got: Vec<Option<Vec<u8>>> = m
+                        .txn
+                        .multi_get_cf(cf, &keys)
+                        .into_iter()
+                        .collect::<Result<_, _>>()
+                        .unwrap();
+                    let view = m.view(f);
+                    let want: Vec<Option<Vec<u8>>> =
+                        keys.iter().map(|k| view.get(k).cloned()).collect();
+                    assert_eq!(got, want, "{ctx}: multi_get {keys:?}");
                 }
                 30..=39 => {
                     let got = m.txn.get_for_update_cf(cf, &k).unwrap();

@@ -120,6 +120,26 @@ pub trait TransactionBase: Sized {
         self.get_cf(&self.default_cf(), key)
     }
 
+    /// The values of `keys` in family `cf`, in their order, each as
+    /// [`TransactionBase::get_cf`] answers it (RocksDB's `Transaction::MultiGet`). The
+    /// transaction kinds read the keys their writes leave to the database in one
+    /// [`Db::multi_get_cf_opt`](crate::Db::multi_get_cf_opt).
+    fn multi_get_cf<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamily,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        keys.into_iter().map(|key| self.get_cf(cf, key)).collect()
+    }
+
+    /// [`TransactionBase::multi_get_cf`] in the default family.
+    fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_cf(&self.default_cf(), keys)
+    }
+
     /// [`TransactionBase::get_for_update_cf`] in the default family.
     fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_for_update_cf(&self.default_cf(), key)

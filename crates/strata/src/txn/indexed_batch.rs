@@ -354,6 +354,58 @@ impl IndexedBatch {
             }
         }
     }
+
+    /// [`IndexedBatch::get_from_batch_and_db`] for many keys of family `cf`, in their order:
+    /// the keys the batch settles alone are answered from it, and the database reads the
+    /// rest in one [`Db::multi_get_cf_opt`] (which groups them by table block).
+    pub fn multi_get_from_batch_and_db<K: AsRef<[u8]>>(
+        &self,
+        db: &Db,
+        cf: &ColumnFamily,
+        keys: &[K],
+        options: &ReadOptions,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let pending: Vec<Option<Cow<'_, Pending>>> = keys
+            .iter()
+            .map(|key| self.pending(cf.id(), key.as_ref()))
+            .collect();
+        let from_database: Vec<&[u8]> = keys
+            .iter()
+            .zip(&pending)
+            .filter(|(_, p)| p.as_ref().is_none_or(|p| p.needs_database()))
+            .map(|(key, _)| key.as_ref())
+            .collect();
+        let mut database = db.multi_get_cf_opt(cf, from_database, options).into_iter();
+        let mut merge_operator = None;
+        keys.iter()
+            .zip(pending)
+            .map(|(key, pending)| {
+                let key = key.as_ref();
+                let read = |database: &mut std::vec::IntoIter<Result<Option<Vec<u8>>>>| {
+                    database.next().unwrap_or_else(|| {
+                        Err(Error::Unavailable(
+                            "multi_get answered fewer keys than it was asked".into(),
+                        ))
+                    })
+                };
+                match pending {
+                    None => read(&mut database),
+                    Some(p) => {
+                        let stored = if p.needs_database() {
+                            read(&mut database)?
+                        } else {
+                            None
+                        };
+                        if merge_operator.is_none() {
+                            merge_operator = Some(db.merge_operator_of(cf)?);
+                        }
+                        let op = merge_operator.as_ref().and_then(|op| op.as_deref());
+                        p.resolve(key, stored.as_deref(), op, cf.name())
+                    }
+                }
+            })
+            .collect()
+    }
 }
 
 fn no_save_point() -> Error {

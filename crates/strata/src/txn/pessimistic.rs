@@ -518,6 +518,19 @@ impl TransactionBase for Transaction<'_> {
     }
 
     /// The value of `key` in family `cf`, as [`Transaction::get`].
+    fn multi_get_cf<K: AsRef<[u8]>>(
+        &self,
+        cf: &ColumnFamily,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        if let Err(e) = self.check_active().and_then(|()| check_family(cf)) {
+            return keys.iter().map(|_| Err(e.duplicate())).collect();
+        }
+        self.batch
+            .multi_get_from_batch_and_db(self.db(), cf, &keys, &self.read_options())
+    }
+
     fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
         self.check_active()?;
