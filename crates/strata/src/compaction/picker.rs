@@ -329,6 +329,7 @@ pub fn compact_for_blob_garbage(version: &Version, o: &PickerOptions) -> Option<
         .levels
         .iter()
         .enumerate()
+        .take(o.num_levels)
         .skip(1)
         .rev()
         .map(|(level, tables)| {

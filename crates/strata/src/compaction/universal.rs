@@ -41,6 +41,14 @@ pub struct SortedRun {
     pub size: u64,
 }
 
+/// The sorted runs compaction may take, newest first: those of the first `levels` levels
+/// (the last level is left out when it is reserved for files ingested behind the data).
+pub fn compactable_runs(version: &Version, levels: usize) -> Vec<SortedRun> {
+    let mut runs = sorted_runs(version);
+    runs.retain(|run| run.level < levels);
+    runs
+}
+
 /// The sorted runs of `version`, newest first.
 pub fn sorted_runs(version: &Version) -> Vec<SortedRun> {
     let l0 = version.levels[0].iter().map(|f| SortedRun {
@@ -67,7 +75,7 @@ pub fn pick(version: &Version, o: &PickerOptions, busy: &Busy) -> Option<Compact
     if !busy.is_empty() {
         return None;
     }
-    let runs = sorted_runs(version);
+    let runs = compactable_runs(version, o.num_levels);
     let trigger = o.level0_file_num_compaction_trigger.max(1);
     if runs.len() < trigger || runs.len() < 2 {
         return None;
@@ -162,7 +170,7 @@ fn task(
 /// Pending compaction bytes under universal compaction: once the runs reach the trigger,
 /// everything above the oldest run is due for a rewrite.
 pub fn pending_bytes(version: &Version, o: &PickerOptions) -> u64 {
-    let runs = sorted_runs(version);
+    let runs = compactable_runs(version, o.num_levels);
     if runs.len() < o.level0_file_num_compaction_trigger.max(2) {
         return 0;
     }

@@ -368,7 +368,9 @@ impl DbInner {
     ) -> Result<(Vec<FileMeta>, Vec<BlobFileMeta>)> {
         let version = cf.sv.read().version.clone();
         let snapshots = self.snapshots.all();
-        let bottommost = is_bottommost(&version, task);
+        // With the last level reserved, what an output shadows may be ingested under it
+        // later: no output is the bottom of its keys.
+        let bottommost = !cf.options.allow_ingest_behind && is_bottommost(&version, task);
         // Every input's range deletions: the points are judged against these, and the outputs
         // receive them reduced for the snapshots (see `range_del`). The outputs hold what the
         // inputs held, so their log number is the largest of the inputs'.

@@ -177,7 +177,7 @@ impl DbInner {
                 "compact_files: no file given".into(),
             ));
         }
-        let last = cf.options.num_levels - 1;
+        let last = cf.options.compaction_levels() - 1;
         if output_level == 0 || output_level > last {
             return Err(Error::InvalidArgument(format!(
                 "compact_files: output level {output_level} is not a level 1..={last} of \

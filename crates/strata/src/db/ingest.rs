@@ -49,8 +49,13 @@
 //! reached the file; as with a flush, the next open deletes the tables no edit names), and
 //! so does a crash. The sources are touched only after the edit.
 //!
+//! With [`IngestOptions::ingest_behind`] the files go under all the family's data instead,
+//! into a reserved last level (see `behind.rs`).
+//!
 //! Not covered: a `TransactionDb`'s key locks (an ingest takes none, as in RocksDB), and
 //! families with a ttl (their values carry a timestamp a file of the writer has not).
+
+mod behind;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -180,6 +185,9 @@ impl DbInner {
                     printable(user_key(&pair[1].meta.largest)),
                 )));
             }
+        }
+        if options.ingest_behind {
+            return self.ingest_behind(cf, files, options);
         }
         // Step 2. A file that overlaps the family now, or any file while a snapshot is
         // live, will need a sequence number: it is rewritten now, before writes stop, at the
@@ -574,7 +582,7 @@ fn target_level(
     file: &FileMeta,
     seq: u64,
 ) -> usize {
-    let last = options.num_levels - 1;
+    let last = options.compaction_levels() - 1;
     let overlaps = |level: usize| {
         version.levels[level]
             .iter()

@@ -455,6 +455,14 @@ pub struct Options {
     /// field. Default: the compressor's default level. A level the compressor does not have
     /// is refused at open.
     pub compression_opts: CompressionOptions,
+
+    /// Reserve the last level (`num_levels - 1`) for files ingested behind all data
+    /// ([`IngestOptions::ingest_behind`], for bulk backfills): compaction never writes there,
+    /// keeps deletions and sequence numbers in the levels above (what they shadow may be
+    /// ingested later), and a full compaction ends one level up. Refused with FIFO
+    /// compaction and with fewer than 3 levels. A database-wide field, fixed at open.
+    /// Default: false.
+    pub allow_ingest_behind: bool,
 }
 
 impl Default for Options {
@@ -539,6 +547,7 @@ impl Default for Options {
             db_write_buffer_size: 0,
             rate_limiter: None,
             compression_opts: CompressionOptions::default(),
+            allow_ingest_behind: false,
         }
     }
 }
@@ -692,6 +701,7 @@ impl fmt::Debug for Options {
             .field("db_write_buffer_size", &self.db_write_buffer_size)
             .field("rate_limiter", &self.rate_limiter)
             .field("compression_opts", &self.compression_opts)
+            .field("allow_ingest_behind", &self.allow_ingest_behind)
             .finish_non_exhaustive()
     }
 }
@@ -900,6 +910,22 @@ impl Options {
                 .check(kind)
                 .map_err(|why| Error::InvalidArgument(format!("compression_opts: {why}")))?;
         }
+        if self.allow_ingest_behind {
+            if self.compaction_style == CompactionStyle::Fifo {
+                return Err(Error::InvalidArgument(
+                    "allow_ingest_behind is not supported with FIFO compaction (it has no \
+                     levels to keep the ingested files under)"
+                        .into(),
+                ));
+            }
+            if self.num_levels < 3 {
+                return Err(Error::InvalidArgument(format!(
+                    "allow_ingest_behind reserves the last level, so num_levels must be at \
+                     least 3 (it is {})",
+                    self.num_levels
+                )));
+            }
+        }
         let by_age = self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0;
         match self.compaction_style {
             CompactionStyle::Fifo if self.fifo.max_table_files_size == 0 => {
@@ -977,10 +1003,19 @@ impl Options {
 }
 
 impl Options {
+    /// The levels compaction may write: all of them, or all but the last when
+    /// [`Options::allow_ingest_behind`] reserves it.
+    pub(crate) fn compaction_levels(&self) -> usize {
+        match self.allow_ingest_behind {
+            true => self.num_levels - 1,
+            false => self.num_levels,
+        }
+    }
+
     /// The options the compaction picker reads.
     pub(crate) fn picker_options(&self) -> PickerOptions {
         PickerOptions {
-            num_levels: self.num_levels,
+            num_levels: self.compaction_levels(),
             level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
             max_bytes_for_level_base: self.max_bytes_for_level_base,
             max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
@@ -1261,6 +1296,15 @@ pub struct IngestOptions {
     /// of each file is read (to check its order, kind and sequence number), which checks the
     /// crc32c of every block. Default: false.
     pub verify_checksums_before_ingest: bool,
+    /// Place the files under all the family's data (RocksDB's `ingest_behind`, for bulk
+    /// backfills): in the last level, which [`Options::allow_ingest_behind`] must have
+    /// reserved, at sequence number 0, so that every key already in the family, and every
+    /// deletion, shadows them. No flush, no rewrite, and writes do not wait. Refused when a
+    /// file overlaps a file already in the last level, or a file with sequence number 0 in
+    /// the levels above (data written before the last level was reserved, whose deletions
+    /// may have been dropped). Snapshots see the ingested keys, as data older than them.
+    /// Default: false.
+    pub ingest_behind: bool,
 }
 
 impl Default for IngestOptions {
@@ -1269,6 +1313,7 @@ impl Default for IngestOptions {
             move_files: false,
             allow_blocking_flush: true,
             verify_checksums_before_ingest: false,
+            ingest_behind: false,
         }
     }
 }

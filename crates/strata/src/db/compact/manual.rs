@@ -26,10 +26,14 @@ impl DbInner {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Result<()> {
-        if level + 1 >= cf.options.num_levels {
+        if level + 1 >= cf.options.compaction_levels() {
             return Err(Error::InvalidArgument(format!(
-                "cannot compact level {level}: the tree has {} levels",
-                cf.options.num_levels
+                "cannot compact level {level}: the tree has {} levels{}",
+                cf.options.num_levels,
+                match cf.options.allow_ingest_behind {
+                    true => ", the last reserved for ingest_behind",
+                    false => "",
+                }
             )));
         }
         if cf.options.compaction_style == CompactionStyle::Universal {
@@ -122,8 +126,8 @@ impl DbInner {
         if cf.options.compaction_style == CompactionStyle::Universal {
             let _exclusive = self.begin_manual_compaction()?;
             let version = cf.sv.read().version.clone();
-            let runs = universal::sorted_runs(&version);
-            let last = cf.options.num_levels - 1;
+            let last = cf.options.compaction_levels() - 1;
+            let runs = universal::compactable_runs(&version, last + 1);
             if runs.is_empty() || (runs.len() == 1 && runs[0].level == last) {
                 return Ok(());
             }
@@ -146,7 +150,7 @@ impl DbInner {
             drop(version);
             return self.run_manual(cf, &task);
         }
-        let last = cf.options.num_levels - 1;
+        let last = cf.options.compaction_levels() - 1;
         let before: HashSet<u64> = cf.sv.read().version.levels[last]
             .iter()
             .map(|f| f.number)
