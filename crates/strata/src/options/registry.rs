@@ -332,6 +332,15 @@ pub fn all() -> &'static [OptionInfo] {
             option!(
                 Db,
                 FIXED,
+                "allow_ingest_behind",
+                allow_ingest_behind,
+                "true"
+            ),
+            option!(Db, FIXED, "wal_ttl_seconds", wal_ttl_seconds, "3600"),
+            option!(Db, FIXED, "wal_size_limit_mb", wal_size_limit_mb, "64"),
+            option!(
+                Db,
+                FIXED,
                 "db_write_buffer_size",
                 db_write_buffer_size,
                 "1048576"
@@ -538,6 +547,34 @@ pub fn all() -> &'static [OptionInfo] {
                 "0"
             ),
             option!(Family, MUTABLE, "ttl", ttl, "3600"),
+            option!(
+                Family,
+                MUTABLE,
+                "periodic_compaction_seconds",
+                periodic_compaction_seconds,
+                "86400"
+            ),
+            option!(
+                Family,
+                MUTABLE,
+                "table_ttl_seconds",
+                table_ttl_seconds,
+                "86400"
+            ),
+            option!(
+                Family,
+                MUTABLE,
+                "fifo.max_table_files_size",
+                fifo.max_table_files_size,
+                "1073741824"
+            ),
+            option!(
+                Family,
+                MUTABLE,
+                "fifo.allow_compaction",
+                fifo.allow_compaction,
+                "true"
+            ),
             // Column family: table format.
             option!(Table, FIXED, "block_size", block_size, "8192"),
             option!(
