@@ -67,19 +67,27 @@ fn sigkill_loses_no_acknowledged_sync_write() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (first_ack, flowing) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let mut acked = Vec::new();
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if let Some(key) = line.strip_prefix("ack ") {
+                    if acked.is_empty() {
+                        let _ = first_ack.send(());
+                    }
                     acked.push(key.to_string());
                 }
             }
             acked
         });
-        // Kill at a random moment once writes are flowing.
+        // Kill at a random moment once writes are flowing: after the first acknowledgement
+        // (however long a loaded machine takes to start the child), not after a fixed time.
         let start = Instant::now();
-        std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
+        let started = flowing.recv_timeout(Duration::from_secs(120));
+        if started.is_ok() {
+            std::thread::sleep(Duration::from_millis(rng.below(400)));
+        }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let acked = reader.join().unwrap();
