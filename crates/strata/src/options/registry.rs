@@ -566,7 +566,7 @@ pub fn all() -> &'static [OptionInfo] {
                 MUTABLE,
                 "fifo.max_table_files_size",
                 fifo.max_table_files_size,
-                "1073741824"
+                "268435456"
             ),
             option!(
                 Family,
