@@ -7,7 +7,8 @@
 #
 # KEYS (default 1000000) keys are written to a new database in DIR (deleted first), which
 # the block cache then holds whole: the figures are CPU, not IO. Each operation runs OPS
-# times (default 1000000) after as many untimed ones. Prints CSV: side,operation,ns_per_op.
+# times (default 1000000) after as many untimed ones. Prints CSV: side,operation,wall and
+# thread-CPU ns per operation (the CPU time leaves out the waits for a CPU on a shared machine).
 # Builds first (the binding, this harness, the release example) unless --no-build, after an
 # earlier run.sh (which builds the harness) and this script built them.
 set -euo pipefail
@@ -32,7 +33,7 @@ java_run() { java ${JAVA_OPTS:-} -cp "$here/target/strata-bench-0.1.0-SNAPSHOT.j
 
 rm -rf "$dir"
 java_run create "$dir" "$keys"
-echo "side,operation,ns_per_op"
+echo "side,operation,wall_ns_per_op,cpu_ns_per_op"
 echo "# load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for _ in 1 2; do
   "$rust" "$dir" "$keys" "$ops"

@@ -19,7 +19,8 @@ import java.util.Locale;
  * </pre>
  *
  * Each operation runs OPS times untimed (to fill the block cache and compile the code), then
- * OPS times timed; one line per operation: {@code java,OPERATION,NS_PER_OP}.
+ * OPS times timed; one line per operation: {@code java,OPERATION,WALL_NS,CPU_NS} per
+ * operation (CPU: the thread's own time on a CPU, without its waits for one).
  */
 public final class JniCost {
     private JniCost() {}
@@ -46,17 +47,36 @@ public final class JniCost {
         void run(long key) throws Exception;
     }
 
-    static double measure(long keys, long ops, Op op) throws Exception {
+    /**
+     * The calling thread's time on a CPU so far, in ns, as the Rust half reads it (the first
+     * field of /proc/thread-self/schedstat); -1 off Linux.
+     */
+    static long threadCpuNanos() {
+        try {
+            String text = java.nio.file.Files.readString(
+                    java.nio.file.Path.of("/proc/thread-self/schedstat"));
+            return Long.parseLong(text.trim().split("\\s+")[0]);
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /** Wall-clock and thread-CPU ns per operation (CPU 0 where unknown). */
+    static double[] measure(long keys, long ops, Op op) throws Exception {
         SplitMix warm = new SplitMix(7);
         for (long i = 0; i < ops; i++) {
             op.run(warm.nextKey(keys));
         }
         SplitMix random = new SplitMix(1);
+        long cpuBegan = threadCpuNanos();
         long began = System.nanoTime();
         for (long i = 0; i < ops; i++) {
             op.run(random.nextKey(keys));
         }
-        return (System.nanoTime() - began) / (double) ops;
+        double wall = (System.nanoTime() - began) / (double) ops;
+        long cpuEnded = threadCpuNanos();
+        double cpu = cpuBegan < 0 || cpuEnded < 0 ? 0 : (cpuEnded - cpuBegan) / (double) ops;
+        return new double[] {wall, cpu};
     }
 
     static Strata open(String dir) {
@@ -129,7 +149,7 @@ public final class JniCost {
         }
     }
 
-    private static void report(String op, double ns) {
-        System.out.printf(Locale.ROOT, "java,%s,%.0f%n", op, ns);
+    private static void report(String op, double[] ns) {
+        System.out.printf(Locale.ROOT, "java,%s,%.0f,%.0f%n", op, ns[0], ns[1]);
     }
 }
