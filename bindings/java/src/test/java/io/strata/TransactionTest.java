@@ -170,6 +170,39 @@ class TransactionTest {
     }
 
     @Test
+    void closeAfterCommitOrRollbackKeepsHowItEnded() {
+        try (Strata db = pessimistic()) {
+            Transaction committed = db.beginTransaction();
+            committed.setName("committed");
+            committed.put(b("c"), b("1"));
+            committed.prepare();
+            committed.commit();
+            committed.close(); // committed: not parked as prepared
+            committed.close();
+            Transaction rolledBack = db.beginTransaction();
+            rolledBack.put(b("r"), b("1"));
+            rolledBack.rollback();
+            rolledBack.close();
+            assertThrows(InvalidArgumentException.class, () -> rolledBack.put(b("r"), b("2")));
+            // One that never ended: close still rolls it back natively.
+            Transaction holder = db.beginTransaction();
+            holder.put(b("h"), b("1"));
+            holder.close();
+            assertNull(db.get(b("h")));
+            assertArrayEquals(b("1"), db.get(b("c")));
+            assertNull(db.get(b("r")));
+            // The locks of all three are released: a plain write of each key goes through.
+            db.put(b("c"), b("2"));
+            db.put(b("r"), b("2"));
+            db.put(b("h"), b("2"));
+        }
+        try (Strata db = pessimistic()) {
+            assertTrue(db.recoveredTransactions().isEmpty());
+            assertArrayEquals(b("2"), db.get(b("c")));
+        }
+    }
+
+    @Test
     void updatableCursorWritesThroughTheTransaction() {
         try (Strata db = Strata.open(dir, new Options())) {
             db.put(b("apple"), b("3"));

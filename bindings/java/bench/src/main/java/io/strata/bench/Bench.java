@@ -73,7 +73,7 @@ public final class Bench {
         List<String> summary = new ArrayList<>();
         summary.add("| engine | test | keys | threads | ops/s |");
         summary.add("| --- | --- | ---: | ---: | ---: |");
-        System.out.println("engine,test,keys,threads,second,ops_per_sec");
+        System.out.println("engine,test,keys,threads,second,ops_per_sec,load1");
         byte[] value = new byte[VALUE_BYTES];
         new SplittableRandom(1).nextBytes(value);
         for (String name : engines) {
@@ -83,8 +83,14 @@ public final class Bench {
             try (Engine engine = open(name, engineDir.toString(), memory)) {
                 long loaded = 0;
                 for (long range = start; ; range = Math.min(max, (long) (range * growth))) {
+                    long loadBegan = System.nanoTime();
                     engine.load(loaded, range, value);
+                    long scanBegan = System.nanoTime();
                     engine.prescan(loaded, range);
+                    System.err.printf(Locale.ROOT, "# %s: loaded to %d keys in %.1f s,"
+                            + " pre-scanned in %.1f s, load average %s%n", engine.name(), range,
+                            (scanBegan - loadBegan) / 1e9, (System.nanoTime() - scanBegan) / 1e9,
+                            loadAverage());
                     loaded = range;
                     for (String test : tests) {
                         for (int t : threads) {
@@ -146,25 +152,32 @@ public final class Bench {
         long began = System.nanoTime();
         workers.forEach(Thread::start);
         long last = 0;
+        long lastAt = began;
         long deadline = began + (long) (seconds * 1e9);
         int step = 0;
         while (System.nanoTime() < deadline && failures.isEmpty()) {
             long wake = began + (long) (++step * interval * 1e9);
             Thread.sleep(Math.max(0, (Math.min(wake, deadline) - System.nanoTime()) / 1_000_000));
             long now = ops.sum();
-            double elapsed = Math.min(step * interval, seconds);
-            System.out.printf(Locale.ROOT, "%s,%s,%d,%d,%.1f,%.0f%n", engine.name(), test, range,
-                    threads, elapsed, (now - last) / interval);
+            long at = System.nanoTime();
+            // Divided by the interval's measured length: the sleep may overrun, and the last
+            // interval is short when the run is not a whole number of them.
+            System.out.printf(Locale.ROOT, "%s,%s,%d,%d,%.1f,%.0f,%s%n", engine.name(), test,
+                    range, threads, (at - began) / 1e9, (now - last) / ((at - lastAt) / 1e9),
+                    loadAverage());
             last = now;
+            lastAt = at;
         }
         stop.set(true);
+        long total = ops.sum();
+        long ended = System.nanoTime();
         for (Thread w : workers) {
             w.join();
         }
         if (!failures.isEmpty()) {
             throw new RuntimeException(engine.name() + " " + test + " failed", failures.get(0));
         }
-        return ops.sum() / ((System.nanoTime() - began) / 1e9);
+        return total / ((ended - began) / 1e9);
     }
 
     private static Engine open(String name, String dir, long memory) throws Exception {
@@ -177,6 +190,15 @@ public final class Bench {
             default -> throw new IllegalArgumentException("unknown engine " + name
                     + " (strata, rocksdb or tupl)");
         };
+    }
+
+    /** The machine's one-minute load average (the benchmark shares it), or "?" off Linux. */
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (Exception e) {
+            return "?";
+        }
     }
 
     private static Map<String, String> parse(String[] args) {
