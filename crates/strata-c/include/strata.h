@@ -505,6 +505,24 @@ strata_t *strata_open(const strata_options_t *options, const char *name, char **
 // As `strata_open`.
 strata_t *strata_open_for_read_only(const strata_options_t *options, const char *name, char **errptr);
 
+// Opens a secondary instance of the database in `name`, which another process (the primary)
+// may be writing, as RocksDB's `rocksdb_open_as_secondary`: it writes nothing into `name`
+// and takes no lock there; its own files (its LOG) go to `secondary_path`, created if
+// missing. It sees the primary as of the open; `strata_try_catch_up_with_primary` brings it
+// up to date. Writes through it fail.
+//
+// # Safety
+// As `strata_open`; `secondary_path` a NUL-terminated path.
+strata_t *strata_open_as_secondary(const strata_options_t *options, const char *name, const char *secondary_path, char **errptr);
+
+// Reads what the primary wrote since the last catch-up into a secondary instance (RocksDB's
+// `rocksdb_try_catch_up_with_primary`); `*errptr` set on failure, and for a database not
+// opened with `strata_open_as_secondary`.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_try_catch_up_with_primary(strata_t *db, char **errptr);
+
 // Closes the database (making the WAL durable) and releases the handle. Release its
 // iterators, snapshots and column family handles first.
 //
@@ -742,6 +760,15 @@ const char *strata_iter_key(const strata_iterator_t *it, size_t *klen);
 // # Safety
 // `it` null or a live iterator; `vlen` a valid pointer.
 const char *strata_iter_value(const strata_iterator_t *it, size_t *vlen);
+
+// Re-pins a database iterator to the current state of its database (RocksDB's
+// `rocksdb_iter_refresh`): it then sees the writes made (or, on a secondary, caught up)
+// since it was created, keeps its bounds and read options, and is unpositioned. `*errptr`
+// set, the iterator unchanged, for a transaction's iterator or a dropped column family.
+//
+// # Safety
+// `it` null or a live iterator; `errptr` as usual.
+void strata_iter_refresh(strata_iterator_t *it, char **errptr);
 
 // Sets `*errptr` if the iterator stopped on an error (a corrupt or unreadable table).
 //

@@ -65,6 +65,53 @@ pub unsafe extern "C" fn strata_open_for_read_only(
     }
 }
 
+/// Opens a secondary instance of the database in `name`, which another process (the primary)
+/// may be writing, as RocksDB's `rocksdb_open_as_secondary`: it writes nothing into `name`
+/// and takes no lock there; its own files (its LOG) go to `secondary_path`, created if
+/// missing. It sees the primary as of the open; `strata_try_catch_up_with_primary` brings it
+/// up to date. Writes through it fail.
+///
+/// # Safety
+/// As `strata_open`; `secondary_path` a NUL-terminated path.
+#[no_mangle]
+pub unsafe extern "C" fn strata_open_as_secondary(
+    options: *const strata_options_t,
+    name: *const c_char,
+    secondary_path: *const c_char,
+    errptr: *mut *mut c_char,
+) -> *mut strata_t {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, std::ptr::null_mut(), || {
+            let options = handle(options, "options")?.options.clone();
+            let path = text(name, "database path")?;
+            let own = text(secondary_path, "secondary path")?;
+            let db = Db::open_as_secondary(path, own, options).map_err(|e| e.to_string())?;
+            Ok(into_handle(strata_t { db }))
+        })
+    }
+}
+
+/// Reads what the primary wrote since the last catch-up into a secondary instance (RocksDB's
+/// `rocksdb_try_catch_up_with_primary`); `*errptr` set on failure, and for a database not
+/// opened with `strata_open_as_secondary`.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_try_catch_up_with_primary(
+    db: *mut strata_t,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let db = &handle(db, "database")?.db;
+            db.try_catch_up_with_primary().map_err(|e| e.to_string())
+        })
+    }
+}
+
 /// Closes the database (making the WAL durable) and releases the handle. Release its
 /// iterators, snapshots and column family handles first.
 ///

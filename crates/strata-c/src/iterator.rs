@@ -318,6 +318,31 @@ pub(crate) unsafe fn borrowed_out(bytes: Option<&[u8]>, len: *mut usize) -> *con
     ptr
 }
 
+/// Re-pins a database iterator to the current state of its database (RocksDB's
+/// `rocksdb_iter_refresh`): it then sees the writes made (or, on a secondary, caught up)
+/// since it was created, keeps its bounds and read options, and is unpositioned. `*errptr`
+/// set, the iterator unchanged, for a transaction's iterator or a dropped column family.
+///
+/// # Safety
+/// `it` null or a live iterator; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_iter_refresh(it: *mut strata_iterator_t, errptr: *mut *mut c_char) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            let it = it.as_mut().ok_or("iterator is a null pointer")?;
+            match &mut it.iter {
+                Iter::Db(i) => i.refresh().map_err(|e| e.to_string())?,
+                Iter::Txn(_) => {
+                    return Err("a transaction's iterator cannot be refreshed".to_string())
+                }
+            }
+            it.refused = None;
+            Ok(())
+        })
+    }
+}
+
 /// Sets `*errptr` if the iterator stopped on an error (a corrupt or unreadable table).
 ///
 /// # Safety

@@ -180,3 +180,41 @@ fn reads_answer_beside_a_writer_and_change_none_of_its_files() {
     assert!(!ok && err.contains("lock"), "{err}");
     drop(db);
 }
+
+/// `get` and `scan` with `--secondary DIR` read a database a writer has open as a secondary
+/// instance: they see its WAL's writes, write their LOG into DIR and nothing into the
+/// database; a missing database is refused naming it.
+#[test]
+fn reads_as_a_secondary_keep_their_files_in_their_own_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, own) = (dir.path().join("db"), dir.path().join("follower"));
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let db = Db::open(&path, options).unwrap();
+    for i in 0..50u32 {
+        db.put(format!("k{i:03}").as_bytes(), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.put(b"in-the-wal", b"x").unwrap();
+    let names = || {
+        let mut names: Vec<String> = std::fs::read_dir(&path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = names();
+    let (db_arg, own_arg) = (path.to_str().unwrap(), own.to_str().unwrap());
+    let (ok, out, err) = strata(&["get", db_arg, "in-the-wal", "--secondary", own_arg]);
+    assert!(ok && out == "x\n", "{err}");
+    let (ok, out, err) = strata(&["scan", db_arg, "--secondary", own_arg, "--from", "k04"]);
+    assert!(ok && out.lines().count() == 10, "{out}{err}");
+    assert!(own.join("LOG").exists(), "the secondary's LOG");
+    assert_eq!(names(), before, "files appeared in or left the database");
+
+    let missing = dir.path().join("nothing-here");
+    let (ok, _, err) = strata(&["scan", missing.to_str().unwrap(), "--secondary", own_arg]);
+    assert!(!ok && err.contains("nothing-here"), "{err}");
+    drop(db);
+}

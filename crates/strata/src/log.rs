@@ -23,7 +23,7 @@ use std::path::Path;
 
 use crate::codec::{crc32c, crc32c_extend, decode_fixed32, mask_crc, unmask_crc};
 use crate::error::{Error, Result};
-use crate::fs::{SequentialFile, WritableFile};
+use crate::fs::{RandomAccessFile, SequentialFile, WritableFile};
 
 /// Bytes in a log block.
 pub const BLOCK_SIZE: usize = 32 * 1024;
@@ -175,6 +175,21 @@ impl LogReader {
         }
     }
 
+    /// A reader resuming at `offset` of a log, the end of a whole record an earlier reader
+    /// returned (a reader following a log another process appends to). `file` yields the
+    /// log's bytes from the start of the block holding `offset` on. A file shorter than that
+    /// is a bad record at `offset` on the first read.
+    pub fn resume(file: Box<dyn SequentialFile>, offset: u64) -> Result<LogReader> {
+        let in_block = (offset % BLOCK_SIZE as u64) as usize;
+        let mut reader = LogReader::new(file);
+        reader.block_start = offset - in_block as u64;
+        reader.end_of_last_record = offset;
+        reader.fill_block()?;
+        // Past the bytes there are: the next read reports the short file at `offset`.
+        reader.pos = in_block.min(reader.block_len);
+        Ok(reader)
+    }
+
     /// File offset just past the last whole record returned: the length of the good prefix.
     pub fn end_of_last_record(&self) -> u64 {
         self.end_of_last_record
@@ -316,6 +331,34 @@ impl LogReader {
     }
 }
 
+/// A file read sequentially from the start of the log block holding offset `from`, up to
+/// the length it had when opened: what [`LogReader::resume`] reads, without reading the
+/// bytes before.
+pub struct FileFrom {
+    file: Box<dyn RandomAccessFile>,
+    at: u64,
+    end: u64,
+}
+
+impl FileFrom {
+    /// File `path` from the start of the log block holding `from`.
+    pub fn open(fs: &dyn crate::fs::FileSystem, path: &Path, from: u64) -> Result<FileFrom> {
+        let file = fs.open_random(path)?;
+        let end = file.size();
+        let at = from - from % BLOCK_SIZE as u64;
+        Ok(FileFrom { file, at, end })
+    }
+}
+
+impl SequentialFile for FileFrom {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let n = (self.end.saturating_sub(self.at)).min(buf.len() as u64) as usize;
+        self.file.read_exact_at(self.at, &mut buf[..n])?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
 fn bad(offset: u64, reason: &str) -> ReadError {
     ReadError::Bad(BadRecord {
         offset,
@@ -390,6 +433,42 @@ mod tests {
             recs.push((0..len).map(|_| rng.next_u64() as u8).collect());
         }
         recs
+    }
+
+    /// A reader resumed at the end of each record (from the start of that record's block,
+    /// as a follower of a growing log opens it) reads exactly the records after it; one
+    /// resumed on a log cut inside the next record reports it torn at the resume point.
+    #[test]
+    fn resumed_reader_reads_the_records_after_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.log");
+        let recs = sample_records();
+        write_log(&p, &recs);
+        let bytes = std::fs::read(&p).unwrap();
+        let mut r = LogReader::new(Box::new(MemLog(bytes.clone(), 0)));
+        let mut ends = vec![0];
+        while let Ok(Some(_)) = r.read_record() {
+            ends.push(r.end_of_last_record());
+        }
+        for (i, &end) in ends.iter().enumerate() {
+            let block = (end - end % BLOCK_SIZE as u64) as usize;
+            let from_block = Box::new(MemLog(bytes[block..].to_vec(), 0));
+            let mut resumed = LogReader::resume(from_block, end).unwrap();
+            let mut got = Vec::new();
+            while let Some(rec) = resumed.read_record().unwrap() {
+                got.push(rec.to_vec());
+            }
+            assert_eq!(got, recs[i..], "resumed at {end}");
+            if let Some(&next_end) = ends.get(i + 1) {
+                let cut = Box::new(MemLog(bytes[block..next_end as usize - 1].to_vec(), 0));
+                let mut torn = LogReader::resume(cut, end).unwrap();
+                match torn.read_record() {
+                    Err(ReadError::Bad(b)) => assert!(b.offset >= end, "{b:?} at {end}"),
+                    other => panic!("resumed at {end}: {:?}", other.map(|r| r.map(<[u8]>::len))),
+                }
+                assert_eq!(torn.end_of_last_record(), end);
+            }
+        }
     }
 
     #[test]

@@ -1194,6 +1194,50 @@ static void online_options(void) {
     strata_options_destroy(opts);
 }
 
+/* A secondary instance follows a primary open in the same process: it sees the primary's
+ * writes after a catch-up, refuses writes, and a refreshed iterator sees them too. */
+static void secondary_instances(void) {
+    strata_options_t *opts = strata_options_create();
+    strata_t *primary = open_db(opts, "followed");
+    put(primary, "a", "1");
+    char *err = NULL;
+    char *path = path_of("followed");
+    char *own = path_of("follower");
+    strata_t *secondary = strata_open_as_secondary(opts, path, own, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(secondary, "a", "1"));
+    strata_readoptions_t *ro = strata_readoptions_create();
+    strata_iterator_t *it = strata_create_iterator(secondary, ro);
+    put(primary, "b", "2");
+    CHECK(HOLDS(secondary, "b", NULL));
+    strata_try_catch_up_with_primary(secondary, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(secondary, "b", "2"));
+    strata_iter_seek(it, "b", 1);
+    CHECK(!strata_iter_valid(it));
+    strata_iter_refresh(it, &err);
+    CHECK_OK(err);
+    strata_iter_seek(it, "b", 1);
+    CHECK(strata_iter_valid(it));
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    strata_put(secondary, wo, "c", 1, "3", 1, &err);
+    CHECK_ERROR(err, "secondary");
+    strata_try_catch_up_with_primary(primary, &err);
+    CHECK_ERROR(err, "not open as a secondary");
+    char *missing = path_of("no-such-db");
+    CHECK(strata_open_as_secondary(opts, missing, own, &err) == NULL);
+    CHECK_ERROR(err, "no database");
+    strata_writeoptions_destroy(wo);
+    strata_iter_destroy(it);
+    strata_readoptions_destroy(ro);
+    strata_close(secondary);
+    strata_close(primary);
+    strata_options_destroy(opts);
+    free(missing);
+    free(own);
+    free(path);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -1214,6 +1258,7 @@ int main(int argc, char **argv) {
     statistics_and_the_rest();
     every_other_setter_and_call();
     online_options();
+    secondary_instances();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

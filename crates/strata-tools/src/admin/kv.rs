@@ -2,7 +2,9 @@
 //! `dump` and `load`.
 //!
 //! Reads (`get`, `scan`, `dump`) open the database read-only, so they work beside a process
-//! that has it open; writes (`put`, `delete`, `load`) open it with every column family and
+//! that has it open (`get` and `scan` with `--secondary DIR` open it as a secondary
+//! instance instead, whose `LOG` goes to DIR: the way to read a database another process
+//! keeps writing, RocksDB's `ldb --secondary_path`); writes (`put`, `delete`, `load`) open it with every column family and
 //! need its lock. Keys and values given on the command line are text, or hex with `--hex`.
 //! Output is one record a line; a closed pipe ends it quietly. `get` of an absent key exits
 //! with status 1 (and says so on stderr), so scripts can test for it.
@@ -62,9 +64,14 @@ fn opening(dir: &Path) -> impl Fn(strata::Error) -> String + '_ {
     move |e| format!("opening {}: {e}", dir.display())
 }
 
-/// The database at `dir` opened read-only.
-fn open_for_reading(dir: &Path) -> Result<Db, BoxError> {
-    Ok(Db::open_read_only(dir, Options::default()).map_err(opening(dir))?)
+/// The database at `dir` opened read-only, or as a secondary instance with its own files in
+/// `secondary`.
+fn open_for_reading(dir: &Path, secondary: Option<&Path>) -> Result<Db, BoxError> {
+    let opened = match secondary {
+        None => Db::open_read_only(dir, Options::default()),
+        Some(own) => Db::open_as_secondary(dir, own, Options::default()),
+    };
+    Ok(opened.map_err(opening(dir))?)
 }
 
 /// The database at `dir` opened for writing with every column family (created, with
@@ -94,9 +101,16 @@ pub(crate) fn family(db: &Db, cf: Option<&str>) -> Result<ColumnFamily, BoxError
     }
 }
 
-/// `strata get DIR KEY`: prints the value; `Ok(false)` when the key is absent.
-pub fn get(dir: &Path, cf: Option<&str>, key: &str, hex: bool) -> Result<bool, BoxError> {
-    let db = open_for_reading(dir)?;
+/// `strata get DIR KEY`: prints the value; `Ok(false)` when the key is absent. Opens the
+/// database as a secondary instance with its files in `secondary`, if given.
+pub fn get(
+    dir: &Path,
+    cf: Option<&str>,
+    key: &str,
+    hex: bool,
+    secondary: Option<&Path>,
+) -> Result<bool, BoxError> {
+    let db = open_for_reading(dir, secondary)?;
     let cf = family(&db, cf)?;
     let key = arg_bytes(key, hex)?;
     let Some(value) = db.get_cf(&cf, &key)? else {
@@ -161,11 +175,13 @@ pub struct ScanArgs<'a> {
     pub reverse: bool,
     pub hex: bool,
     pub format: Format,
+    /// Open the database as a secondary instance with its files here.
+    pub secondary: Option<&'a Path>,
 }
 
 /// `strata scan DIR`: the pairs in [from, to), in key order (or reversed), one a line.
 pub fn scan(dir: &Path, a: &ScanArgs) -> Result<(), BoxError> {
-    let db = open_for_reading(dir)?;
+    let db = open_for_reading(dir, a.secondary)?;
     let cf = family(&db, a.cf)?;
     let mut options = ReadOptions::default();
     options.lower_bound = a.from.map(|k| arg_bytes(k, a.hex)).transpose()?;
@@ -223,7 +239,7 @@ fn write_record(
 
 /// `strata dump DIR`: every pair of every family (or of `cf`), in the dump format.
 pub fn dump(dir: &Path, cf: Option<&str>) -> Result<(), BoxError> {
-    let db = open_for_reading(dir)?;
+    let db = open_for_reading(dir, None)?;
     let names = match cf {
         Some(name) => vec![family(&db, Some(name))?.name().to_string()],
         None => db.cf_names(),

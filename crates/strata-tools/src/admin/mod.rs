@@ -124,6 +124,10 @@ pub enum Command {
         /// KEY is hex, and the value is printed in hex.
         #[arg(long)]
         hex: bool,
+        /// Open the database as a secondary instance keeping its own files (its LOG) in
+        /// this directory: for a database another process is writing.
+        #[arg(long, value_name = "DIR")]
+        secondary: Option<PathBuf>,
     },
     /// Set KEY to VALUE (a synced write).
     Put {
@@ -169,6 +173,10 @@ pub enum Command {
         /// Print the dump format (a JSON object a line).
         #[arg(long)]
         json: bool,
+        /// Open the database as a secondary instance keeping its own files (its LOG) in
+        /// this directory: for a database another process is writing.
+        #[arg(long, value_name = "DIR")]
+        secondary: Option<PathBuf>,
     },
     /// Print every pair (of every family, or of --cf) as JSON lines that `strata load` reads.
     Dump {
@@ -338,7 +346,13 @@ pub fn run(command: Command) -> Result<ExitCode, BoxError> {
         },
         Command::Flush { dir } => inspect::flush(&dir),
         Command::Checkpoint { dir, out } => inspect::checkpoint(&dir, &out),
-        Command::Get { dir, key, cf, hex } => match kv::get(&dir, cf.as_deref(), &key, hex) {
+        Command::Get {
+            dir,
+            key,
+            cf,
+            hex,
+            secondary,
+        } => match kv::get(&dir, cf.as_deref(), &key, hex, secondary.as_deref()) {
             Ok(true) => Ok(()),
             Ok(false) => return Ok(ExitCode::from(1)),
             Err(e) => Err(e),
@@ -360,6 +374,7 @@ pub fn run(command: Command) -> Result<ExitCode, BoxError> {
             reverse,
             hex,
             json,
+            secondary,
         } => kv::scan(
             &dir,
             &kv::ScanArgs {
@@ -374,6 +389,7 @@ pub fn run(command: Command) -> Result<ExitCode, BoxError> {
                     (true, _) => kv::Format::Hex,
                     _ => kv::Format::Text,
                 },
+                secondary: secondary.as_deref(),
             },
         ),
         Command::Dump { dir, cf } => kv::dump(&dir, cf.as_deref()),

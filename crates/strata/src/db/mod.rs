@@ -6,7 +6,8 @@
 //!
 //! - `open` (open and its order of steps), `recovery` (WAL replay), `repair` (a new manifest
 //!   from the files left; `repair/families.rs`, `repair/wal.rs`), `checkpoint` (openable
-//!   copies of a running database).
+//!   copies of a running database), `secondary` (a read-only instance following a primary's
+//!   manifest and WALs).
 //! - `online_options`: options changed on the open database, and the OPTIONS file.
 //! - `families`: the column families and what each holds; the stall survey over them.
 //! - `write/`: `Db`'s writing methods, group commit (`group`), the memtable switch
@@ -90,6 +91,7 @@ mod properties;
 mod read;
 mod recovery;
 mod repair;
+mod secondary;
 mod stats;
 mod table_cache;
 mod table_writer;
@@ -288,6 +290,9 @@ pub(crate) struct DbInner {
     prepared: Ranked<Mutex<Vec<write::two_phase::PreparedRecord>>>,
     /// The WALs kept for `updates_since` (`updates.rs`).
     wal_archive: updates::WalArchive,
+    /// Set for a secondary instance (`Db::open_as_secondary`): where it follows the
+    /// primary's manifest and WALs (`secondary.rs`).
+    secondary: OnceLock<secondary::Secondary>,
 }
 
 /// An open database. `Send + Sync`: share it between threads with `Arc<Db>` or by reference.
@@ -601,6 +606,13 @@ impl DbInner {
     /// Fails for a closed database or one opened read-only.
     fn check_writable(&self) -> Result<()> {
         self.check_open()?;
+        if self.secondary.get().is_some() {
+            return Err(Error::Unavailable(format!(
+                "database {} is open as a secondary instance (read-only): writes, flushes \
+                 and compactions are refused; write through the primary",
+                self.path.display()
+            )));
+        }
         if self.read_only {
             return Err(Error::Unavailable(format!(
                 "database {} is open read-only: writes, flushes and compactions are refused",

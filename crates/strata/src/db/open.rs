@@ -265,8 +265,22 @@ impl Db {
     ///
     /// [`ErrorKind::Unavailable`]: crate::ErrorKind::Unavailable
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let inner = open_read_only_inner(path.as_ref(), options, true, InfoLog::disabled())?;
+        Ok(Db { inner })
+    }
+}
+
+/// The database in `path` opened read-only (see [`Db::open_read_only`]), its WALs replayed
+/// into memtables if `replay` (a secondary instance replays them itself), with `info_log`.
+pub(super) fn open_read_only_inner(
+    path: &Path,
+    options: Options,
+    replay: bool,
+    info_log: InfoLog,
+) -> Result<Arc<DbInner>> {
+    {
         options.validate()?;
-        let path = path.as_ref().to_path_buf();
+        let path = path.to_path_buf();
         let fs = options.fs.clone();
         let io = Arc::new(IoStats::default());
         if !identify(fs.as_ref(), &path)? {
@@ -283,13 +297,8 @@ impl Db {
                 filename::CURRENT
             )));
         }
-        // Every family takes the family fields of `options`, so its comparator too; a family
-        // created with one of the built-in orders is read in that order.
-        let order_of = |f: &FamilyState| match KeyOrder::builtin(&f.comparator) {
-            Some(order) if f.name != DEFAULT_FAMILY_NAME => Ok(order),
-            _ => check_comparator(f, &options.comparator),
-        };
         check_direct_io(fs.as_ref(), &path, &options)?;
+        let order_of = read_only_order(&options);
         let versions = VersionSet::open_read_only(fs.clone(), &path, io.clone(), order_of)?;
         // Every family is opened with the fields of `options`: only the default family's
         // extractor is named, so only its is checked, and only if one is given (without one
@@ -323,7 +332,7 @@ impl Db {
             .list_dir(&path)?
             .iter()
             .filter_map(|n| match parse_file_name(n)? {
-                FileKind::Wal(n) if n >= min_log => Some(n),
+                FileKind::Wal(n) if n >= min_log && replay => Some(n),
                 _ => None,
             })
             .collect();
@@ -353,11 +362,21 @@ impl Db {
             wal,
             log_number,
             lock: None,
-            info_log: InfoLog::disabled(),
+            info_log,
             read_only: true,
         });
         *inner.prepared.lock() = inner.recover_prepared(&committed_prepared, true)?;
-        Ok(Db { inner })
+        Ok(inner)
+    }
+}
+
+/// The key order of each family of a read-only open with `options`: every family takes
+/// the family fields of `options`, so its comparator too; a family created with one of the
+/// built-in orders is read in that order.
+pub(super) fn read_only_order(options: &Options) -> impl Fn(&FamilyState) -> Result<KeyOrder> + '_ {
+    |f: &FamilyState| match KeyOrder::builtin(&f.comparator) {
+        Some(order) if f.name != DEFAULT_FAMILY_NAME => Ok(order),
+        _ => check_comparator(f, &options.comparator),
     }
 }
 
@@ -660,6 +679,7 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         options,
         prepared: Ranked::mutex(Rank::Prepared, Vec::new()),
         wal_archive: Default::default(),
+        secondary: std::sync::OnceLock::new(),
     })
 }
 

@@ -13,7 +13,7 @@ use crate::comparator::KeyOrder;
 use crate::error::{Error, Result};
 use crate::filename::{manifest_name, manifest_path, parse_file_name, FileKind, CURRENT};
 use crate::fs::{CountedFile, FileSystem, IoClass, IoStats, ReadOnlyFile};
-use crate::log::{LogReader, LogWriter, ReadError};
+use crate::log::{FileFrom, LogReader, LogWriter, ReadError};
 
 /// What the version set holds of one column family.
 #[derive(Debug, Clone)]
@@ -44,6 +44,9 @@ pub struct VersionSet {
     /// edit goes to a new manifest.
     manifest_failed: bool,
     manifest_number: u64,
+    /// A read-only set: the offset in the manifest just past the last edit read, where
+    /// [`VersionSet::follow_manifest`] reads on.
+    read_to: u64,
     state: State,
     /// Versions handed out and maybe still held by readers.
     handed_out: Vec<std::sync::Weak<Version>>,
@@ -114,11 +117,52 @@ impl VersionSet {
         io: Arc<IoStats>,
         order_of: impl Fn(&FamilyState) -> Result<KeyOrder>,
     ) -> Result<VersionSet> {
-        let (number, mut state) = read_current_state(fs.as_ref(), dir)?;
+        let (number, mut state, read_to) = read_current_state_to(fs.as_ref(), dir)?;
         state.set_orders(order_of)?;
         let refuse = ReadOnlyFile::new(manifest_path(dir, number));
         let manifest = LogWriter::new(Box::new(refuse));
-        Ok(VersionSet::with_state(fs, io, dir, manifest, number, state))
+        let mut set = VersionSet::with_state(fs, io, dir, manifest, number, state);
+        set.read_to = read_to;
+        Ok(set)
+    }
+
+    /// For a read-only set following a manifest another process writes (a secondary
+    /// instance): reads the edits appended since the last read and applies them, or, when
+    /// `CURRENT` names another manifest now, reads that one whole. A torn or partly written
+    /// edit at the end is where the manifest's writer is: it is read again next time, as is
+    /// an atomic group not finished yet. Families created by the edits get the key order
+    /// `order_of` returns. Returns whether anything changed; on an error the set is as it was.
+    pub fn follow_manifest(
+        &mut self,
+        order_of: impl Fn(&FamilyState) -> Result<KeyOrder>,
+    ) -> Result<bool> {
+        let (number, path) = current_manifest(self.fs.as_ref(), &self.dir)?;
+        if number != self.manifest_number {
+            let (mut state, read_to) = read_manifest_state(self.fs.as_ref(), &path, number, true)?;
+            state.set_orders(order_of)?;
+            self.state = state;
+            self.manifest_number = number;
+            self.read_to = read_to;
+            self.manifest = LogWriter::new(Box::new(ReadOnlyFile::new(path)));
+            return Ok(true);
+        }
+        let (edits, read_to) = read_edits_from(self.fs.as_ref(), &path, self.read_to, true)?;
+        if edits.is_empty() {
+            return Ok(false);
+        }
+        let mut next = self.state.clone();
+        for (at, edit) in &edits {
+            next.apply_read(&path, *at, edit)?;
+        }
+        for (id, family) in next.families.iter_mut() {
+            if !self.state.families.contains_key(id) {
+                let order = order_of(family)?;
+                family.current = Arc::new(family.current.with_order(order));
+            }
+        }
+        self.state = next;
+        self.read_to = read_to;
+        Ok(true)
     }
 
     /// The column families of the database in `dir` as its manifest describes them, by id.
@@ -178,6 +222,7 @@ impl VersionSet {
             manifest,
             manifest_failed: false,
             manifest_number: number,
+            read_to: 0,
             state,
             handed_out: Vec::new(),
             dropped_blob_files: Vec::new(),
@@ -448,27 +493,31 @@ impl VersionSet {
 
 /// The number of the manifest `CURRENT` names and the state it describes.
 fn read_current_state(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State)> {
+    read_current_state_to(fs, dir).map(|(number, state, _)| (number, state))
+}
+
+/// [`read_current_state`], with the offset just past the last edit read.
+fn read_current_state_to(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, State, u64)> {
     let (number, path) = current_manifest(fs, dir)?;
+    let (state, read_to) = read_manifest_state(fs, &path, number, false)?;
+    Ok((number, state, read_to))
+}
+
+/// The state manifest `number` at `path` describes, and the offset just past its last
+/// edit read (`following` as for [`read_edits_from`]).
+fn read_manifest_state(
+    fs: &dyn FileSystem,
+    path: &Path,
+    number: u64,
+    following: bool,
+) -> Result<(State, u64)> {
     let mut state = State::empty();
-    for (at, edit) in read_edits(fs, &path)? {
-        state
-            .apply(&edit, None)
-            .map_err(|why| Error::corruption(&path, at, why))?;
-        if let Some(n) = edit.next_file_number {
-            state.next_file_number = n;
-        }
-        // Families flush in any order, so an edit may carry a smaller last sequence than an
-        // earlier one: the state keeps the largest.
-        if let Some(s) = edit.last_sequence {
-            state.last_sequence = state.last_sequence.max(s);
-        }
-        let numbers = edit.new_files.iter().map(|(_, f)| f.number);
-        for n in numbers.chain(edit.new_blob_files.iter().map(|b| b.number)) {
-            state.next_file_number = state.next_file_number.max(n + 1);
-        }
+    let (edits, read_to) = read_edits_from(fs, path, 0, following)?;
+    for (at, edit) in &edits {
+        state.apply_read(path, *at, edit)?;
     }
     state.next_file_number = state.next_file_number.max(number + 1);
-    Ok((number, state))
+    Ok((state, read_to))
 }
 
 /// Writes manifest `number` holding `state`, one edit per column family, each with the
@@ -533,6 +582,25 @@ impl State {
             next_file_number: 1,
             last_sequence: 0,
         }
+    }
+
+    /// Applies `edit`, read at offset `at` of manifest `path`, with the counters it carries.
+    fn apply_read(&mut self, path: &Path, at: u64, edit: &VersionEdit) -> Result<()> {
+        self.apply(edit, None)
+            .map_err(|why| Error::corruption(path, at, why))?;
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = n;
+        }
+        // Families flush in any order, so an edit may carry a smaller last sequence than an
+        // earlier one: the state keeps the largest.
+        if let Some(s) = edit.last_sequence {
+            self.last_sequence = self.last_sequence.max(s);
+        }
+        let numbers = edit.new_files.iter().map(|(_, f)| f.number);
+        for n in numbers.chain(edit.new_blob_files.iter().map(|b| b.number)) {
+            self.next_file_number = self.next_file_number.max(n + 1);
+        }
+        Ok(())
     }
 
     fn min_log_number(&self) -> u64 {
@@ -650,7 +718,25 @@ pub fn current_manifest(fs: &dyn FileSystem, dir: &Path) -> Result<(u64, PathBuf
 /// an atomic group the manifest ends inside (tag 17: none of its edits is returned); any
 /// other bad record is a corruption error.
 pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionEdit)>> {
-    let mut reader = LogReader::new(fs.open_sequential(path)?);
+    read_edits_from(fs, path, 0, false).map(|(edits, _)| edits)
+}
+
+/// The edits of a manifest from offset `from` (0, or the end of an edit read before), as
+/// [`read_edits`] reads them, with the offset just past the last one returned (before an
+/// atomic group the manifest ends inside). With `following` (the manifest's writer may be
+/// appending to it now), any bad record ends the list instead of failing: it is an edit
+/// being written, read whole next time.
+fn read_edits_from(
+    fs: &dyn FileSystem,
+    path: &Path,
+    from: u64,
+    following: bool,
+) -> Result<(Vec<(u64, VersionEdit)>, u64)> {
+    let mut reader = match from {
+        0 => LogReader::new(fs.open_sequential(path)?),
+        from => LogReader::resume(Box::new(FileFrom::open(fs, path, from)?), from)?,
+    };
+    let mut read_to = from;
     let mut edits = Vec::new();
     // The edits of an atomic group read so far, applied only once its last one is read.
     let mut group: Vec<(u64, VersionEdit)> = Vec::new();
@@ -660,7 +746,7 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
         let record = match reader.read_record() {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(ReadError::Bad(b)) if b.reason.contains("ends inside") => break,
+            Err(ReadError::Bad(b)) if following || b.reason.contains("ends inside") => break,
             Err(ReadError::Bad(b)) => return Err(b.into_error(path)),
             Err(ReadError::Io(e)) => return Err(e),
         };
@@ -674,7 +760,10 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
                     "an edit outside its atomic group before the group's last edit",
                 ))
             }
-            None => edits.push((at, edit)),
+            None => {
+                edits.push((at, edit));
+                read_to = reader.end_of_last_record();
+            }
             Some(remaining) => {
                 let expected = group.last().and_then(|(_, e): &(u64, VersionEdit)| {
                     e.atomic_group.and_then(|r| r.checked_sub(1))
@@ -689,20 +778,21 @@ pub fn read_edits(fs: &dyn FileSystem, path: &Path) -> Result<Vec<(u64, VersionE
                 group.push((at, edit));
                 if remaining == 0 {
                     edits.append(&mut group);
+                    read_to = reader.end_of_last_record();
                 }
             }
         }
     }
     // A group the manifest ends inside was never acknowledged (its one sync is after its
     // last edit): none of it happened.
-    if !saw_comparator {
+    if !saw_comparator && from == 0 {
         return Err(Error::corruption(
             path,
             0,
             "manifest has no comparator record",
         ));
     }
-    Ok(edits)
+    Ok((edits, read_to))
 }
 
 /// Points CURRENT at manifest `number`: temp file, sync, atomic rename, sync of the directory.

@@ -176,6 +176,18 @@ pub struct DbIterator {
     l0_charge: Option<(Arc<DbInner>, usize)>,
     /// See [`IterContext::seek_histograms`].
     seek_histograms: Option<Arc<Histograms>>,
+    /// See [`IterContext::refresh`].
+    refresh: Option<RefreshSource>,
+}
+
+/// What [`DbIterator::refresh`] makes a new view from: the database, the column family and
+/// the read options besides the snapshot and bounds (which the iterator keeps itself).
+pub(crate) struct RefreshSource {
+    pub inner: Arc<DbInner>,
+    pub family: crate::column_family::ColumnFamily,
+    pub prefix_same_as_start: bool,
+    pub total_order_seek: bool,
+    pub readahead_size: usize,
 }
 
 /// What the expiry suffix of a TTL family's value says.
@@ -209,6 +221,9 @@ pub(crate) struct IterContext {
     /// The database's histograms, when seeks are to be timed in them
     /// ([`StatsLevel::ExceptDetailedTimers`](crate::StatsLevel)).
     pub seek_histograms: Option<Arc<Histograms>>,
+    /// The database and family the iterator reads, for [`DbIterator::refresh`] (`None`: an
+    /// iterator over sources of a test's own, which cannot be refreshed).
+    pub refresh: Option<RefreshSource>,
 }
 
 impl DbIterator {
@@ -233,6 +248,7 @@ impl DbIterator {
             prefix,
             l0_charge,
             seek_histograms,
+            refresh,
         } = context;
         DbIterator {
             iter,
@@ -258,7 +274,53 @@ impl DbIterator {
             prefix_bound: None,
             l0_charge,
             seek_histograms,
+            refresh,
         }
+    }
+
+    /// Re-pins the iterator to the current state of its database (the last sequence number,
+    /// the current tables and memtables of its column family), as RocksDB's
+    /// `Iterator::Refresh`: afterwards it sees the writes made since it was created, or, on
+    /// a secondary instance, what the last [`Db::try_catch_up_with_primary`] brought in. It
+    /// keeps its bounds and read options, but not a snapshot it was made with (it reads the
+    /// latest state, as RocksDB's `Refresh()` does), and lets go of the view it held. It is
+    /// left unpositioned: seek again. Fails, leaving the iterator as it was, for a dropped
+    /// column family or a closed database.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let mut options = strata::Options::default();
+    /// # options.create_if_missing = true;
+    /// let db = strata::Db::open(dir.path(), options)?;
+    /// db.put(b"a", b"1")?;
+    /// let mut iter = db.iter(&strata::ReadOptions::default());
+    /// db.put(b"b", b"2")?;
+    /// iter.seek(b"b");
+    /// assert!(!iter.valid()); // made before the write
+    /// iter.refresh()?;
+    /// iter.seek(b"b");
+    /// assert_eq!(iter.value(), b"2");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// [`Db::try_catch_up_with_primary`]: crate::Db::try_catch_up_with_primary
+    pub fn refresh(&mut self) -> Result<()> {
+        let Some(source) = &self.refresh else {
+            return Err(Error::InvalidArgument(
+                "this iterator does not read a database, so it cannot be refreshed".into(),
+            ));
+        };
+        let cf = source.inner.family(&source.family)?;
+        let options = ReadOptions {
+            snapshot: None,
+            lower_bound: self.lower.clone(),
+            upper_bound: self.upper.clone(),
+            prefix_same_as_start: source.prefix_same_as_start,
+            total_order_seek: source.total_order_seek,
+            readahead_size: source.readahead_size,
+        };
+        *self = source.inner.iter(&cf, options);
+        Ok(())
     }
 
     /// Before a seek to user key `target`: sets the prefix bound (with

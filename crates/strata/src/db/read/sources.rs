@@ -122,6 +122,13 @@ impl DbInner {
             l0_charge: (cf.options.read_triggered_compaction && !sv.version.levels[0].is_empty())
                 .then(|| (self.clone(), sv.version.levels[0].len())),
             seek_histograms: self.times_operations().then(|| self.histograms.clone()),
+            refresh: Some(iter::RefreshSource {
+                inner: self.clone(),
+                family: cf.handle.clone(),
+                prefix_same_as_start: options.prefix_same_as_start,
+                total_order_seek: options.total_order_seek,
+                readahead_size: options.readahead_size,
+            }),
         };
         DbIterator::new(
             MergingIterator::with_order(children, order.clone()),
