@@ -37,7 +37,11 @@
 //! and [`ledger`]); the crash loop is the same.
 
 mod bank;
+mod checkpoint;
+mod churn;
 mod crash;
+mod ingest;
+mod iterate;
 mod ledger;
 mod oracle;
 mod power_cut;
@@ -119,7 +123,8 @@ pub struct StressArgs {
 
     /// Operation mix as weights: put, merge, delete, single_delete, delete_range, batch,
     /// get, iter, snapshot, multi_get, flush (every family), compact (a range of one
-    /// family), sync_wal.
+    /// family), sync_wal, checkpoint (made, opened and checked), column_family (the thread's
+    /// own family created, written, read back or dropped), ingest (a table of owned keys).
     #[arg(
         long,
         conflicts_with = "txn",
@@ -187,6 +192,12 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 0, conflicts_with_all = ["txn", "sync_fault_injection"])]
     pub metadata_write_fault_one_in: u64,
 
+    /// Keys map to prefixes of this many bytes (a fixed prefix extractor; 0: none): walks
+    /// then use `prefix_same_as_start` or `total_order_seek`. A database keeps the extractor
+    /// it was created with.
+    #[arg(long, default_value_t = 0, conflicts_with = "txn")]
+    pub prefix_size: usize,
+
     /// Set on a child of `--sync_fault_injection`: when to cut the power.
     #[arg(long, hide = true, default_value_t = 0)]
     pub power_cut_after_ms: u64,
@@ -216,6 +227,9 @@ struct Mix {
     flush: u64,
     compact: u64,
     sync_wal: u64,
+    checkpoint: u64,
+    column_family: u64,
+    ingest: u64,
 }
 
 impl Mix {
@@ -242,6 +256,9 @@ impl Mix {
                 "flush" => m.flush = w,
                 "compact" => m.compact = w,
                 "sync_wal" => m.sync_wal = w,
+                "checkpoint" => m.checkpoint = w,
+                "column_family" => m.column_family = w,
+                "ingest" => m.ingest = w,
                 other => return Err(format!("--ops: unknown operation {other:?}")),
             }
         }
@@ -265,6 +282,9 @@ impl Mix {
             + self.flush
             + self.compact
             + self.sync_wal
+            + self.checkpoint
+            + self.column_family
+            + self.ingest
     }
 }
 
@@ -527,6 +547,9 @@ fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
     if merge {
         options.merge_operator = Some(Arc::new(UInt64Add));
     }
+    if a.prefix_size > 0 {
+        options.prefix_extractor = Some(Arc::new(strata::FixedPrefix::new(a.prefix_size)?));
+    }
     Ok(options)
 }
 
@@ -535,6 +558,7 @@ fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
 fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
     let observed = observe(db, oracle, a, true)?;
     check_in_flight(oracle, &observed, a)?;
+    churn::verify_families(db, oracle, a)?;
     for (k, &id) in observed.iter().enumerate() {
         let state = oracle.state(k as u64);
         if state.pending.is_some() || state.committed != id {
