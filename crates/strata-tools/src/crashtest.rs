@@ -165,7 +165,13 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
     pick(&mut f, rng, "memtable_whole_key_filtering", &["0", "1"]);
     pick(&mut f, rng, "sync", &["0", "0", "0", "1"]);
     pick(&mut f, rng, "kill_interval_ms", &["500", "2000", "5000"]);
-    pick(&mut f, rng, "read_fault_one_in", &["0", "0", "100", "1000"]);
+    // Read faults need FaultFs, which has no direct IO.
+    match direct {
+        true => f.push("--read_fault_one_in=0".into()),
+        false => {
+            pick(&mut f, rng, "read_fault_one_in", &["0", "0", "100", "1000"]);
+        }
+    }
     // Weights out of about 1300: the rare operations (flushes, compactions, checkpoints,
     // families created and dropped, ingests) from 0 to a few in a thousand.
     let mut rare = |choices: &[u64]| choices[rng.below(choices.len() as u64) as usize];
@@ -372,6 +378,15 @@ mod tests {
                 panic!("{flags:?}: {e}");
             }
             assert!(!(a.disable_wal && a.column_families != 1));
+            // A child on FaultFs (read faults, power cuts, write faults) cannot open files
+            // for direct IO.
+            let direct =
+                a.options.use_direct_reads || a.options.use_direct_io_for_flush_and_compaction;
+            let fault_fs = a.read_fault_one_in > 0 || mode != Mode::Kill;
+            assert!(!(direct && fault_fs), "{flags:?}");
+            for op in ["checkpoint=", "column_family=", "ingest=", "iter="] {
+                assert!(a.ops.contains(op), "{}", a.ops);
+            }
             assert_eq!(a.sync_fault_injection, mode == Mode::PowerCut);
         }
     }

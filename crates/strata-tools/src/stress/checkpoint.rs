@@ -102,7 +102,7 @@ impl Worker<'_> {
         for k in self.own.clone() {
             let cf = family(k % n)?;
             let got = db
-                .get_cf_opt(&cf, &key(k), &ReadOptions::default())
+                .get_cf_opt(&cf, key(k), &ReadOptions::default())
                 .map_err(|e| format!("{what}: get {k}: {e}"))?;
             let id = id_of(k, got)?;
             let want = expected[(k - self.own.start) as usize];

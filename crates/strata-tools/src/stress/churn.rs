@@ -35,7 +35,7 @@ fn check_family_keys(
     let mut found = 0u64;
     for k in 0..CHURN_KEYS {
         let got = db
-            .get_cf_opt(cf, &key(k), &ReadOptions::default())
+            .get_cf_opt(cf, key(k), &ReadOptions::default())
             .map_err(|e| format!("{what}: get {k}: {e}"))?;
         match got {
             None => {}
@@ -135,7 +135,7 @@ impl Worker<'_> {
                     return failed(e, "drop");
                 }
                 set(FamilyStage::Absent, state.generation)?;
-                match db.get_cf_opt(&cf, &key(0), &ReadOptions::default()) {
+                match db.get_cf_opt(&cf, key(0), &ReadOptions::default()) {
                     Ok(Some(_)) => Err(format!("{what}: a read of the dropped family found a key")),
                     _ => Ok(()),
                 }

@@ -34,7 +34,8 @@
 //!
 //! `--txn` runs a bank instead: transfers between accounts in pessimistic, optimistic and
 //! two-phase transactions, checked against a ledger of acknowledged transfers (see [`bank`]
-//! and [`ledger`]); the crash loop is the same.
+//! and [`ledger`]); the crash loop is the same, and so are power cuts (with `--sync=1`, so
+//! that every acknowledged transfer must survive them as it survives a kill).
 
 mod bank;
 mod checkpoint;
@@ -168,8 +169,9 @@ pub struct StressArgs {
     /// a random moment (up to `--kill_interval_ms`): everything not yet synced is lost (file
     /// tails cut or left as garbage, names not made durable by a directory sync undone). The
     /// recovered state must be one point of the write order, no earlier than the last write
-    /// acknowledged as durable.
-    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, conflicts_with = "txn")]
+    /// acknowledged as durable. With `--txn` (and `--sync=1`): every acknowledged transfer
+    /// must survive, as after a kill.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub sync_fault_injection: bool,
 
     /// Writes skip the WAL (only with `--sync_fault_injection` and one column family: then
@@ -503,6 +505,23 @@ fn seed_of(a: &StressArgs) -> u64 {
 fn run_bank(args: &StressArgs) -> Result<ExitCode, BoxError> {
     bank::check_args(args)?;
     let path = expected_state_path(args);
+    if args.child && args.power_cut_after_ms > 0 {
+        // On the fault file system before the bank opens its database on it; the power is
+        // cut from here on, so a failure once it is off is the cut's, not the bank's.
+        let fs = power_cut::install_fault_fs(strata::fs::fault::FaultFs::new());
+        power_cut::start_cut_timer(
+            fs,
+            None,
+            args.db.clone(),
+            power_cut::CutFiles::of(&args.db),
+            Some(Instant::now() + Duration::from_millis(args.power_cut_after_ms)),
+            seed_of(args),
+        );
+        return match bank::run(args, &path, seed_of(args)) {
+            Err(_) if power_cut::power_is_off() => power_cut::wait_for_the_end(),
+            done => done,
+        };
+    }
     if args.crash {
         let mut checks = bank::CrashChecks {
             a: args,
