@@ -104,8 +104,17 @@ pub(super) fn verify_families(db: &Store, oracle: &Oracle, a: &StressArgs) -> Re
 }
 
 impl Worker<'_> {
-    /// One step of this thread's own family (see the module's doc).
+    /// One step of this thread's own family (see the module's doc), with no read fault
+    /// injected in its reads (they check the family, they are not the checked reads).
     pub(super) fn column_family(&mut self) -> Result<(), String> {
+        let reads = self.a.read_fault_one_in > 0;
+        strata::fs::fault::FaultFs::read_faults_here(false);
+        let done = self.column_family_step();
+        strata::fs::fault::FaultFs::read_faults_here(reads);
+        done
+    }
+
+    fn column_family_step(&mut self) -> Result<(), String> {
         if self.thread >= FAMILY_SLOTS || self.write_options.disable_wal {
             return Ok(());
         }

@@ -8,7 +8,8 @@
 //! synced to the WAL: an ingest does not sync the WAL, so one kept by a power cut beside
 //! unsynced writes acknowledged before it would be no point of the write order (the power-cut
 //! check's rule), though the engine promises nothing for those writes. Under injected faults
-//! a failed ingest is retried as a batch of the same final values, as a failed write is.
+//! a failed ingest is retried as a batch of the same final values, as a failed write is; no
+//! read fault is injected in the ingest's own reads of the table (only in the reads back).
 
 use super::worker::Worker;
 use super::*;
@@ -49,7 +50,7 @@ impl Worker<'_> {
             })
             .collect();
         let file = ingest_file(self.a, self.thread);
-        let built = self.build_table(&file, &finals);
+        let built = self.without_read_faults(|| self.build_table(&file, &finals));
         let faults = self.a.write_fault_one_in + self.a.metadata_write_fault_one_in > 0;
         match built {
             Ok(()) => {}
@@ -64,7 +65,8 @@ impl Worker<'_> {
             .map(|t| (t, t.begin(self.thread, finals.clone(), true)));
         let mut options = IngestOptions::default();
         options.move_files = self.rng.one_in(2);
-        let mut result = self.db.ingest(family, &file, &options);
+        // The ingest reads the table whole: its reads are the write's, not checked reads.
+        let mut result = self.without_read_faults(|| self.db.ingest(family, &file, &options));
         if result.is_err() && faults {
             let again = self.idempotent(&finals);
             result = self.retry(again);

@@ -510,6 +510,16 @@ impl<'a> Worker<'a> {
             .map_err(|e| format!("compact_range: {e}"))
     }
 
+    /// Runs `job` with no read fault injected in this thread's reads (reads that are a
+    /// write's or a check's own, not the checked reads that tolerate injected faults).
+    pub(super) fn without_read_faults<T>(&self, job: impl FnOnce() -> T) -> T {
+        let reads = self.a.read_fault_one_in > 0;
+        strata::fs::fault::FaultFs::read_faults_here(false);
+        let done = job();
+        strata::fs::fault::FaultFs::read_faults_here(reads);
+        done
+    }
+
     /// A flush or compaction run on this thread: its reads are the job's, not checked reads,
     /// so no read fault is injected in them; with write faults, one that fails is resumed
     /// and counts as done (the database retries the job).
