@@ -185,9 +185,11 @@ impl Worker<'_> {
             let id = value_id(k, it.value(), self.a)
                 .ok_or_else(|| format!("{what}: key {k} holds a value that is no value of it"))?;
             if self.owns(k) && id != expected(self, k) {
+                // The status too: an iterator that met a read error must say so and stop.
                 return Err(format!(
-                    "{what}: key {k} has value id {id}, expected {}",
-                    expected(self, k)
+                    "{what}: key {k} has value id {id}, expected {} (iterator status: {:?})",
+                    expected(self, k),
+                    it.status()
                 ));
             }
             next = if plan.forward { k + 1 } else { k };
