@@ -8,7 +8,13 @@
 //! last lines sum up what the children did.
 //!
 //! What stays the same across children, because the expected state depends on it: the key
-//! count, the threads and the column families (one or three, drawn once from the seed).
+//! count, the threads and the column families (one or three, drawn once from the seed), and
+//! the prefix extractor (none, or 7 or 8 bytes: the database records it).
+//!
+//! The operation mix is drawn too (`--ops`, printed in each child's command line): the
+//! weights of iterators (with bounds, prefix modes, readahead and snapshots drawn per walk),
+//! flushes, compactions, WAL syncs, checkpoints, column families created and dropped, and
+//! ingested tables.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -159,11 +165,25 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
     pick(&mut f, rng, "memtable_whole_key_filtering", &["0", "1"]);
     pick(&mut f, rng, "sync", &["0", "0", "0", "1"]);
     pick(&mut f, rng, "kill_interval_ms", &["500", "2000", "5000"]);
-    pick(&mut f, rng, "read_fault_one_in", &["0", "0", "100", "1000"]);
-    let (flush, compact, sync_wal) = (rng.below(3), rng.below(3), rng.below(3));
+    // Read faults need FaultFs, which has no direct IO.
+    match direct {
+        true => f.push("--read_fault_one_in=0".into()),
+        false => {
+            pick(&mut f, rng, "read_fault_one_in", &["0", "0", "100", "1000"]);
+        }
+    }
+    // Weights out of about 1300: the rare operations (flushes, compactions, checkpoints,
+    // families created and dropped, ingests) from 0 to a few in a thousand.
+    let mut rare = |choices: &[u64]| choices[rng.below(choices.len() as u64) as usize];
+    let (flush, compact, sync_wal) = (rare(&[0, 5, 10]), rare(&[0, 5, 10]), rare(&[0, 5, 10]));
+    let (checkpoint, column_family, ingest) =
+        (rare(&[0, 1, 2]), rare(&[0, 2, 10]), rare(&[0, 5, 20]));
+    let iter = rare(&[40, 80, 200]);
     f.push(format!(
-        "--ops=put=40,merge=8,delete=8,single_delete=4,delete_range=3,batch=10,get=25,iter=8,\
-         snapshot=5,multi_get=5,flush={flush},compact={compact},sync_wal={sync_wal}"
+        "--ops=put=400,merge=80,delete=80,single_delete=40,delete_range=30,batch=100,get=250,\
+         iter={iter},snapshot=50,multi_get=50,flush={flush},compact={compact},\
+         sync_wal={sync_wal},checkpoint={checkpoint},column_family={column_family},\
+         ingest={ingest}"
     ));
     match mode {
         Mode::Kill => {}
@@ -225,10 +245,13 @@ pub fn run(a: &CrashtestArgs) -> Result<ExitCode, BoxError> {
     };
     let mut rng = Rng::new(seed);
     let families = if rng.one_in(2) { 1 } else { 3 };
+    // A database keeps the prefix extractor it was created with: drawn once too.
+    let prefix_size = [0, 0, 7, 8][rng.below(4) as usize];
     let mut out = std::io::stdout();
     writeln!(
         out,
-        "crashtest: seed {seed}, {families} column families, {} keys, {} threads; database {}",
+        "crashtest: seed {seed}, {families} column families, prefix size {prefix_size}, {} \
+         keys, {} threads; database {}",
         a.keys,
         a.threads,
         a.db.display()
@@ -260,6 +283,7 @@ pub fn run(a: &CrashtestArgs) -> Result<ExitCode, BoxError> {
             format!("--keys={}", a.keys),
             format!("--threads={}", a.threads),
             format!("--column_families={families}"),
+            format!("--prefix_size={prefix_size}"),
         ];
         flags.extend(draw(&mut rng, mode, families, direct));
         totals.children += 1;
@@ -354,6 +378,15 @@ mod tests {
                 panic!("{flags:?}: {e}");
             }
             assert!(!(a.disable_wal && a.column_families != 1));
+            // A child on FaultFs (read faults, power cuts, write faults) cannot open files
+            // for direct IO.
+            let direct =
+                a.options.use_direct_reads || a.options.use_direct_io_for_flush_and_compaction;
+            let fault_fs = a.read_fault_one_in > 0 || mode != Mode::Kill;
+            assert!(!(direct && fault_fs), "{flags:?}");
+            for op in ["checkpoint=", "column_family=", "ingest=", "iter="] {
+                assert!(a.ops.contains(op), "{}", a.ops);
+            }
             assert_eq!(a.sync_fault_injection, mode == Mode::PowerCut);
         }
     }

@@ -352,6 +352,21 @@ fn txn_flags_it_cannot_honour_and_foreign_state_are_refused() {
         ),
         (&["--txn", "--txn_kind=both"], &["--txn_kind=both"]),
         (&["--txn", "--two_phase_one_in=0"], &["--two_phase_one_in"]),
+        (
+            &["--txn", "--crash", "--sync_fault_injection"],
+            &["--sync_fault_injection", "--sync=1"],
+        ),
+        (
+            &[
+                "--txn",
+                "--crash",
+                "--sync_fault_injection",
+                "--sync=1",
+                "--disable_wal",
+            ],
+            &["--txn", "--disable_wal"],
+        ),
+        (&["--txn", "--prefix_size=4"], &["--txn", "--prefix_size"]),
     ] {
         let mut args = vec![db.as_str(), "--duration=1"];
         args.extend_from_slice(flags);

@@ -85,6 +85,12 @@ impl CrashChecks for PlainChecks<'_> {
         let db = open_store(a).map_err(|e| AfterKill::Reopen(e.to_string()))?;
         let observed = observe(&db, &base, a, false).map_err(AfterKill::Violation)?;
         power_cut::check(&base, &observed, &trace, Blocks::of(a)).map_err(AfterKill::Violation)?;
+        // The threads' own families: created, dropped and synced as the child's oracle says.
+        super::churn::verify_families(&db, &child, a).map_err(AfterKill::Violation)?;
+        for t in 0..a.threads.min(super::oracle::FAMILY_SLOTS) {
+            base.set_family(t, child.family(t))
+                .map_err(AfterKill::Violation)?;
+        }
         for (k, &id) in observed.iter().enumerate() {
             base.commit(k as u64, id).map_err(AfterKill::Violation)?;
         }

@@ -34,10 +34,15 @@
 //!
 //! `--txn` runs a bank instead: transfers between accounts in pessimistic, optimistic and
 //! two-phase transactions, checked against a ledger of acknowledged transfers (see [`bank`]
-//! and [`ledger`]); the crash loop is the same.
+//! and [`ledger`]); the crash loop is the same, and so are power cuts (with `--sync=1`, so
+//! that every acknowledged transfer must survive them as it survives a kill).
 
 mod bank;
+mod checkpoint;
+mod churn;
 mod crash;
+mod ingest;
+mod iterate;
 mod ledger;
 mod oracle;
 mod power_cut;
@@ -119,7 +124,8 @@ pub struct StressArgs {
 
     /// Operation mix as weights: put, merge, delete, single_delete, delete_range, batch,
     /// get, iter, snapshot, multi_get, flush (every family), compact (a range of one
-    /// family), sync_wal.
+    /// family), sync_wal, checkpoint (made, opened and checked), column_family (the thread's
+    /// own family created, written, read back or dropped), ingest (a table of owned keys).
     #[arg(
         long,
         conflicts_with = "txn",
@@ -163,8 +169,9 @@ pub struct StressArgs {
     /// a random moment (up to `--kill_interval_ms`): everything not yet synced is lost (file
     /// tails cut or left as garbage, names not made durable by a directory sync undone). The
     /// recovered state must be one point of the write order, no earlier than the last write
-    /// acknowledged as durable.
-    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool, conflicts_with = "txn")]
+    /// acknowledged as durable. With `--txn` (and `--sync=1`): every acknowledged transfer
+    /// must survive, as after a kill.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub sync_fault_injection: bool,
 
     /// Writes skip the WAL (only with `--sync_fault_injection` and one column family: then
@@ -186,6 +193,12 @@ pub struct StressArgs {
     /// (0: never).
     #[arg(long, default_value_t = 0, conflicts_with_all = ["txn", "sync_fault_injection"])]
     pub metadata_write_fault_one_in: u64,
+
+    /// Keys map to prefixes of this many bytes (a fixed prefix extractor; 0: none): walks
+    /// then use `prefix_same_as_start` or `total_order_seek`. A database keeps the extractor
+    /// it was created with.
+    #[arg(long, default_value_t = 0, conflicts_with = "txn")]
+    pub prefix_size: usize,
 
     /// Set on a child of `--sync_fault_injection`: when to cut the power.
     #[arg(long, hide = true, default_value_t = 0)]
@@ -216,6 +229,9 @@ struct Mix {
     flush: u64,
     compact: u64,
     sync_wal: u64,
+    checkpoint: u64,
+    column_family: u64,
+    ingest: u64,
 }
 
 impl Mix {
@@ -242,6 +258,9 @@ impl Mix {
                 "flush" => m.flush = w,
                 "compact" => m.compact = w,
                 "sync_wal" => m.sync_wal = w,
+                "checkpoint" => m.checkpoint = w,
+                "column_family" => m.column_family = w,
+                "ingest" => m.ingest = w,
                 other => return Err(format!("--ops: unknown operation {other:?}")),
             }
         }
@@ -265,6 +284,9 @@ impl Mix {
             + self.flush
             + self.compact
             + self.sync_wal
+            + self.checkpoint
+            + self.column_family
+            + self.ingest
     }
 }
 
@@ -483,6 +505,23 @@ fn seed_of(a: &StressArgs) -> u64 {
 fn run_bank(args: &StressArgs) -> Result<ExitCode, BoxError> {
     bank::check_args(args)?;
     let path = expected_state_path(args);
+    if args.child && args.power_cut_after_ms > 0 {
+        // On the fault file system before the bank opens its database on it; the power is
+        // cut from here on, so a failure once it is off is the cut's, not the bank's.
+        let fs = power_cut::install_fault_fs(strata::fs::fault::FaultFs::new());
+        power_cut::start_cut_timer(
+            fs,
+            None,
+            args.db.clone(),
+            power_cut::CutFiles::of(&args.db),
+            Some(Instant::now() + Duration::from_millis(args.power_cut_after_ms)),
+            seed_of(args),
+        );
+        return match bank::run(args, &path, seed_of(args)) {
+            Err(_) if power_cut::power_is_off() => power_cut::wait_for_the_end(),
+            done => done,
+        };
+    }
     if args.crash {
         let mut checks = bank::CrashChecks {
             a: args,
@@ -527,6 +566,9 @@ fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
     if merge {
         options.merge_operator = Some(Arc::new(UInt64Add));
     }
+    if a.prefix_size > 0 {
+        options.prefix_extractor = Some(Arc::new(strata::FixedPrefix::new(a.prefix_size)?));
+    }
     Ok(options)
 }
 
@@ -535,6 +577,7 @@ fn options_for(a: &StressArgs, merge: bool) -> Result<Options, BoxError> {
 fn verify(db: &Store, oracle: &Oracle, a: &StressArgs) -> Result<u64, String> {
     let observed = observe(db, oracle, a, true)?;
     check_in_flight(oracle, &observed, a)?;
+    churn::verify_families(db, oracle, a)?;
     for (k, &id) in observed.iter().enumerate() {
         let state = oracle.state(k as u64);
         if state.pending.is_some() || state.committed != id {

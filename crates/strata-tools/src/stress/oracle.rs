@@ -8,6 +8,10 @@
 //! the database acknowledged the write, each with one `pwrite`: after a kill, a key may
 //! hold its committed value or its pending one, nothing else.
 //!
+//! After the keys, [`FAMILY_SLOTS`] slots of 8 bytes: the state of the family thread `t`
+//! creates and drops ([`FamilyState`]: u32 LE generation, u32 LE stage). A file written
+//! before the slots existed ends at the keys; its slots read as zeros (no family).
+//!
 //! Values are derived from (key, id), so a read can tell which id it saw.
 
 use std::fs::{File, OpenOptions};
@@ -47,11 +51,63 @@ impl KeyState {
     }
 }
 
+/// Threads with a family of their own to create and drop (the others have none).
+pub const FAMILY_SLOTS: u64 = 64;
+
+/// Where a thread's own family stands: each step is recorded before the call that makes it
+/// (`Creating`, `Dropping`) and after it returned (`Live`, `Absent`), so that after a kill
+/// the family exists exactly when the stage says it must, or either way while a call was in
+/// flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FamilyStage {
+    /// Dropped (or never created): the family must not exist.
+    Absent,
+    /// A create (and its synced write) is in flight.
+    Creating,
+    /// Created and written with `sync`: the family exists with its keys at `generation`.
+    Live,
+    /// A drop is in flight.
+    Dropping,
+}
+
+/// A thread's family: its stage, and the generation its keys' value ids are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FamilyState {
+    pub stage: FamilyStage,
+    pub generation: u32,
+}
+
+impl FamilyState {
+    fn encode(self) -> u64 {
+        let stage = match self.stage {
+            FamilyStage::Absent => 0u64,
+            FamilyStage::Creating => 1,
+            FamilyStage::Live => 2,
+            FamilyStage::Dropping => 3,
+        };
+        u64::from(self.generation) | (stage << 32)
+    }
+
+    fn decode(v: u64) -> FamilyState {
+        let stage = match v >> 32 {
+            1 => FamilyStage::Creating,
+            2 => FamilyStage::Live,
+            3 => FamilyStage::Dropping,
+            _ => FamilyStage::Absent,
+        };
+        FamilyState {
+            stage,
+            generation: v as u32,
+        }
+    }
+}
+
 /// The expected state, shared by the threads (each writes only its own keys).
 pub struct Oracle {
     file: File,
     path: PathBuf,
     states: Vec<AtomicU64>,
+    families: Vec<AtomicU64>,
     ops: AtomicU64,
 }
 
@@ -76,6 +132,7 @@ impl Oracle {
             file,
             path: path.to_path_buf(),
             states: (0..keys).map(|_| AtomicU64::new(0)).collect(),
+            families: (0..FAMILY_SLOTS).map(|_| AtomicU64::new(0)).collect(),
             ops: AtomicU64::new(0),
         };
         if !exists || oracle.file.metadata().map_err(what)?.len() == 0 {
@@ -86,7 +143,7 @@ impl Oracle {
             oracle.file.write_all_at(&header, 0).map_err(what)?;
             oracle
                 .file
-                .write_all_at(&vec![0u8; keys as usize * 8], HEADER)
+                .write_all_at(&vec![0u8; (keys + FAMILY_SLOTS) as usize * 8], HEADER)
                 .map_err(what)?;
             return Ok(oracle);
         }
@@ -108,6 +165,17 @@ impl Oracle {
         for (i, s) in oracle.states.iter_mut().enumerate() {
             let at = HEADER as usize + i * 8;
             *s.get_mut() = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap());
+        }
+        let mut slots = vec![0u8; FAMILY_SLOTS as usize * 8];
+        let len = oracle.file.metadata().map_err(what)?.len();
+        let at = HEADER + keys * 8;
+        let have = len.saturating_sub(at).min(slots.len() as u64) as usize;
+        oracle
+            .file
+            .read_exact_at(&mut slots[..have], at)
+            .map_err(what)?;
+        for (i, s) in oracle.families.iter_mut().enumerate() {
+            *s.get_mut() = u64::from_le_bytes(slots[i * 8..i * 8 + 8].try_into().unwrap());
         }
         Ok(oracle)
     }
@@ -151,6 +219,21 @@ impl Oracle {
                 pending: None,
             },
         )
+    }
+
+    /// The state of thread `t`'s own family (`t < FAMILY_SLOTS`).
+    pub fn family(&self, t: u64) -> FamilyState {
+        FamilyState::decode(self.families[t as usize].load(Ordering::Acquire))
+    }
+
+    /// Records the state of thread `t`'s own family.
+    pub fn set_family(&self, t: u64, state: FamilyState) -> Result<(), String> {
+        let v = state.encode();
+        self.families[t as usize].store(v, Ordering::Release);
+        let at = HEADER + self.keys() * 8 + t * 8;
+        self.file
+            .write_all_at(&v.to_le_bytes(), at)
+            .map_err(|e| format!("writing {}: {e}", self.path.display()))
     }
 
     /// Counts `n` operations done (saved in the header now and then).
@@ -197,5 +280,26 @@ mod tests {
         );
         let e = Oracle::open(&path, 11).err().unwrap();
         assert!(e.contains("--keys"), "{e}");
+    }
+
+    #[test]
+    fn family_states_survive_reopening_and_old_files_read_as_no_family() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("oracle");
+        let o = Oracle::open(&path, 10).unwrap();
+        let live = FamilyState {
+            stage: FamilyStage::Live,
+            generation: 9,
+        };
+        o.set_family(3, live).unwrap();
+        drop(o);
+        let o = Oracle::open(&path, 10).unwrap();
+        assert_eq!(o.family(3), live);
+        assert_eq!(o.family(2).stage, FamilyStage::Absent);
+        // A file of the layout before the slots: the header and the keys only.
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(HEADER + 10 * 8).unwrap();
+        let o = Oracle::open(&path, 10).unwrap();
+        assert_eq!(o.family(3).stage, FamilyStage::Absent);
     }
 }

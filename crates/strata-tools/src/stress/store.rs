@@ -3,11 +3,16 @@
 //! key goes to its family; a batch may write several families and must stay atomic across
 //! them; an iteration walks one family. The bank of `--txn` (`bank.rs`) spreads its accounts
 //! the same way over the same families.
+//!
+//! Besides them, the families a worker creates and drops (`column_family` in the mix: see
+//! [`super::churn`]) are named `churn_T` for thread `T`; the ones the database holds are
+//! opened with it (the engine must be given every family), and are no part of the key space.
 
 use std::path::Path;
 
 use strata::{
-    ColumnFamily, Db, DbIterator, Options, ReadOptions, Result, Snapshot, WriteBatch, WriteOptions,
+    ColumnFamily, Db, DbIterator, IngestOptions, Options, ReadOptions, Result, Snapshot,
+    WriteBatch, WriteOptions,
 };
 
 /// An open database with the stress test's families.
@@ -34,7 +39,11 @@ pub fn open_families(
 ) -> Result<(Db, Vec<ColumnFamily>)> {
     let cf_options = options.cf_options();
     options.create_missing_column_families = true;
-    let names: Vec<String> = (0..count.max(1)).map(family_name).collect();
+    let mut names: Vec<String> = (0..count.max(1)).map(family_name).collect();
+    // The families a worker created and did not drop (the engine must be given them all).
+    if let Ok(found) = Db::list_cfs(path, &options) {
+        names.extend(found.into_iter().filter(|n| is_churn_family(n)));
+    }
     let db = Db::open_cf(
         path,
         options,
@@ -42,9 +51,20 @@ pub fn open_families(
     )?;
     let families = names
         .iter()
+        .take(count.max(1))
         .map(|n| db.cf(n).expect("named at open"))
         .collect();
     Ok((db, families))
+}
+
+/// The name of the family thread `t` creates and drops.
+pub fn churn_family_name(t: u64) -> String {
+    format!("churn_{t}")
+}
+
+fn is_churn_family(name: &str) -> bool {
+    name.strip_prefix("churn_")
+        .is_some_and(|t| t.parse::<u64>().is_ok())
 }
 
 impl Store {
@@ -137,10 +157,26 @@ impl Store {
         self.db.snapshot()
     }
 
-    /// A cursor over family `family`.
+    /// A cursor over family `family`, in total order (prefix filters ignored).
     pub fn iter(&self, family: usize) -> Result<DbIterator> {
-        self.db
-            .iter_cf(&self.families[family], &ReadOptions::default())
+        let mut options = ReadOptions::default();
+        options.total_order_seek = true;
+        self.iter_opt(family, &options)
+    }
+
+    /// A cursor over family `family` with read options `options` (bounds, snapshot, ...).
+    pub fn iter_opt(&self, family: usize, options: &ReadOptions) -> Result<DbIterator> {
+        self.db.iter_cf(&self.families[family], options)
+    }
+
+    /// Ingests the table `file` into family `family`.
+    pub fn ingest(&self, family: usize, file: &Path, options: &IngestOptions) -> Result<()> {
+        self.db.ingest_cf(&self.families[family], &[file], options)
+    }
+
+    /// The database itself (checkpoints, families created and dropped).
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     pub fn close(self) -> Result<()> {

@@ -1,4 +1,5 @@
 use super::crash::child_args;
+use super::iterate::{IterPlan, PrefixMode};
 use super::worker::{Worker, Writes};
 use super::*;
 use crate::engine_flags::parse_flags;
@@ -209,6 +210,8 @@ fn operation_mixes_parse_and_bad_ones_are_named() {
     assert!(Mix::parse("put=0").is_err());
     assert_eq!(Mix::parse("merge=2").unwrap().merge, 2);
     assert_eq!(Mix::parse("delete_range=3").unwrap().delete_range, 3);
+    let m = Mix::parse("checkpoint=1,column_family=2,ingest=3").unwrap();
+    assert_eq!((m.checkpoint, m.column_family, m.ingest), (1, 2, 3));
     let default = Mix::parse(&args(&[]).ops).unwrap();
     assert!(default.delete_range > 0 && default.merge > 0, "{default:?}");
 }
@@ -228,4 +231,224 @@ fn counters_are_every_fourth_key_and_their_values_are_their_ids() {
     assert!((0..16).all(|k| !is_counter(k, &a)));
     let e = options(&args(&["--merge_operator=stringappend"])).unwrap_err();
     assert!(e.to_string().contains("uint64add"), "{e}");
+}
+
+/// Thread 1's worker of a 2-thread, 100-key run (keys 50..100) over a fresh database in
+/// `dir`, with `flags`.
+fn run_args(dir: &Path, flags: &[&str]) -> StressArgs {
+    let db = format!("--db={}", dir.join("db").display());
+    let mut argv = vec![db.as_str(), "--threads=2", "--keys=100"];
+    argv.extend_from_slice(flags);
+    parse_flags(&argv).unwrap()
+}
+
+/// Writes every key of thread 1 (50..100), then deletes every seventh.
+fn fill(w: &mut Worker<'_>) {
+    for k in 50..100 {
+        w.put(k).unwrap();
+    }
+    for k in (50..100).step_by(7) {
+        w.delete(k, false).unwrap();
+    }
+}
+
+fn plan(start: u64, forward: bool, lower: Option<u64>, upper: Option<u64>) -> IterPlan {
+    IterPlan {
+        start,
+        forward,
+        lower,
+        upper,
+        prefix: PrefixMode::None,
+        snapshot: false,
+        readahead_size: 0,
+        steps: 100,
+    }
+}
+
+/// Walks with bounds, prefixes and snapshots pass on a right oracle; a wrong value, a key
+/// skipped, a key outside the walk's domain and a snapshot read of a newer value fail.
+#[test]
+fn iterator_walks_check_bounds_prefixes_and_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_args(dir.path(), &["--prefix_size=8", "--ops=put=1,iter=1"]);
+    let oracle = Oracle::open(&dir.path().join("expected"), 100).unwrap();
+    let db = Store::open(&a.db, options(&a).unwrap(), 3).unwrap();
+    let mut w = Worker::new(&a, &db, &oracle, 1, 7, Mix::parse(&a.ops).unwrap());
+    fill(&mut w);
+    for _ in 0..300 {
+        w.iterate().unwrap();
+    }
+    // Bounds both ways, and prefix_same_as_start (prefixes of 10 keys) from within them.
+    let family = db.family_of(60);
+    for p in [
+        plan(60, true, Some(55), Some(90)),
+        plan(60, false, Some(55), Some(90)),
+        plan(40, true, Some(55), None),
+        plan(99, false, None, Some(70)),
+        IterPlan {
+            prefix: PrefixMode::SameAsStart,
+            ..plan(63, true, None, None)
+        },
+        IterPlan {
+            prefix: PrefixMode::TotalOrder,
+            snapshot: true,
+            ..plan(63, false, Some(52), None)
+        },
+    ] {
+        w.iterate_with(p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    }
+    // A wrong value in the oracle.
+    let k = (56..90).find(|&k| db.family_of(k) == family && oracle.state(k).committed != 0);
+    let k = k.unwrap();
+    let right = oracle.state(k).committed;
+    oracle.commit(k, right + 1).unwrap();
+    let e = w
+        .iterate_with(plan(k, true, Some(55), Some(90)))
+        .unwrap_err();
+    assert!(e.contains(&format!("key {k} has value id {right}")), "{e}");
+    // Through a snapshot taken while the oracle was wrong: the walk sees the database's.
+    let e = w
+        .iterate_with(IterPlan {
+            snapshot: true,
+            ..plan(k, false, Some(k), Some(k + 1))
+        })
+        .unwrap_err();
+    assert!(e.contains("expected"), "{e}");
+    // (The walk's put left the oracle right again.)
+    w.iterate_with(plan(k, true, Some(55), Some(90))).unwrap();
+    // A live key missing from the database: the walk skips it.
+    let mut batch = WriteBatch::new();
+    db.batch_delete(&mut batch, k, &key(k), false);
+    db.write(batch, &WriteOptions::default()).unwrap();
+    let e = w
+        .iterate_with(plan(k - 3, true, None, Some(90)))
+        .unwrap_err();
+    assert!(e.contains(&format!("skipped live key {k}")), "{e}");
+    // A walk whose domain the engine does not keep to (its database has no extractor, so
+    // prefix_same_as_start does nothing): the key past the prefix is refused.
+    drop(w);
+    let lying = run_args(dir.path(), &["--prefix_size=8", "--ops=put=1,iter=1"]);
+    let plain = run_args(dir.path(), &["--ops=put=1,iter=1"]);
+    let dir2 = tempfile::tempdir().unwrap();
+    let db2 = Store::open(&dir2.path().join("db"), options(&plain).unwrap(), 3).unwrap();
+    let oracle2 = Oracle::open(&dir2.path().join("expected"), 100).unwrap();
+    let mut w = Worker::new(
+        &lying,
+        &db2,
+        &oracle2,
+        1,
+        7,
+        Mix::parse(&plain.ops).unwrap(),
+    );
+    fill(&mut w);
+    let e = w
+        .iterate_with(IterPlan {
+            prefix: PrefixMode::SameAsStart,
+            ..plan(60, true, None, None)
+        })
+        .unwrap_err();
+    assert!(e.contains("outside the keys left to walk"), "{e}");
+}
+
+/// A checkpoint holds the thread's keys as the oracle has them; a value the oracle does not
+/// have is found in it.
+#[test]
+fn checkpoints_are_checked_against_the_oracle() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_args(dir.path(), &["--ops=put=1,checkpoint=1"]);
+    let oracle = Oracle::open(&dir.path().join("expected"), 100).unwrap();
+    let db = Store::open(&a.db, options(&a).unwrap(), 3).unwrap();
+    let mut w = Worker::new(&a, &db, &oracle, 1, 3, Mix::parse(&a.ops).unwrap());
+    fill(&mut w);
+    for _ in 0..3 {
+        w.checkpoint().unwrap();
+    }
+    assert!(!checkpoint::checkpoint_dir(&a, 1).exists());
+    let mut batch = WriteBatch::new();
+    db.batch_put(&mut batch, 77, &key(77), &value(77, 999, &a));
+    db.write(batch, &WriteOptions::default()).unwrap();
+    let e = w.checkpoint().unwrap_err();
+    assert!(e.contains("key 77 has value id 999"), "{e}");
+}
+
+/// A thread's own family is created, written, read back and dropped; it is reopened with
+/// the database; a wrong key in it, a live one gone and a dropped one back are found.
+#[test]
+fn families_created_and_dropped_are_checked_and_reopened() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_args(dir.path(), &["--ops=put=1,column_family=1"]);
+    let oracle = Oracle::open(&dir.path().join("expected"), 100).unwrap();
+    let db = Store::open(&a.db, options(&a).unwrap(), 3).unwrap();
+    let mut w = Worker::new(&a, &db, &oracle, 1, 3, Mix::parse(&a.ops).unwrap());
+    let mut stages = std::collections::BTreeSet::new();
+    for _ in 0..20 {
+        w.column_family().unwrap();
+        stages.insert(format!("{:?}", oracle.family(1).stage));
+        verify(&db, &oracle, &a).unwrap();
+    }
+    assert_eq!(stages.len(), 2, "{stages:?}");
+    while oracle.family(1).stage != oracle::FamilyStage::Live {
+        w.column_family().unwrap();
+    }
+    // Reopened (as after a kill): the live family is there with its keys.
+    drop(w);
+    db.close().unwrap();
+    let db = Store::open(&a.db, options(&a).unwrap(), 3).unwrap();
+    verify(&db, &oracle, &a).unwrap();
+    let cf = db.db().cf("churn_1").unwrap();
+    db.db().put_cf(&cf, key(3), value(3, 12345, &a)).unwrap();
+    let mut w = Worker::new(&a, &db, &oracle, 1, 3, Mix::parse(&a.ops).unwrap());
+    let e = w.column_family().unwrap_err();
+    assert!(e.contains("not its value of generation"), "{e}");
+    let e = verify(&db, &oracle, &a).unwrap_err();
+    assert!(e.contains("churn_1"), "{e}");
+    // Dropped behind the oracle's back: a live family gone.
+    db.db().drop_cf(&cf).unwrap();
+    let e = verify(&db, &oracle, &a).unwrap_err();
+    assert!(e.contains("gone"), "{e}");
+    // Created behind its back: a family back after its drop.
+    let live = oracle.family(1);
+    oracle
+        .set_family(
+            1,
+            oracle::FamilyState {
+                stage: oracle::FamilyStage::Absent,
+                ..live
+            },
+        )
+        .unwrap();
+    db.db()
+        .create_cf("churn_1", options(&a).unwrap().cf_options())
+        .unwrap();
+    let e = verify(&db, &oracle, &a).unwrap_err();
+    assert!(e.contains("exists, but its drop returned"), "{e}");
+}
+
+/// Ingested tables of owned keys land as the oracle records them; an oracle that missed
+/// one is found out.
+#[test]
+fn ingested_tables_are_recorded_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = run_args(dir.path(), &["--ops=put=1,ingest=1"]);
+    let oracle = Oracle::open(&dir.path().join("expected"), 100).unwrap();
+    let db = Store::open(&a.db, options(&a).unwrap(), 3).unwrap();
+    let mut w = Worker::new(&a, &db, &oracle, 1, 11, Mix::parse(&a.ops).unwrap());
+    fill(&mut w);
+    let before: Vec<u32> = (50..100).map(|k| oracle.state(k).committed).collect();
+    for _ in 0..20 {
+        w.ingest().unwrap();
+        w.put(60).unwrap();
+    }
+    let after: Vec<u32> = (50..100).map(|k| oracle.state(k).committed).collect();
+    let changed = before.iter().zip(&after).filter(|(b, a)| b != a).count();
+    assert!(changed > 10, "{changed} keys changed");
+    assert_eq!(verify(&db, &oracle, &a), Ok(100));
+    // The oracle without the last ingest: its keys hold values it does not allow.
+    w.ingest().unwrap();
+    let k = (50..100)
+        .find(|&k| oracle.state(k).committed != after[(k - 50) as usize] && k != 60)
+        .unwrap();
+    oracle.commit(k, after[(k - 50) as usize]).unwrap();
+    let e = verify(&db, &oracle, &a).unwrap_err();
+    assert!(e.contains(&format!("key {k} holds value id")), "{e}");
 }

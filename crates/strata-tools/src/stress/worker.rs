@@ -76,17 +76,17 @@ pub(super) const NEEDS_REOPEN: &str = "the database needs a reopen";
 pub(super) struct Worker<'a> {
     /// The trace of a child that will cut its power.
     pub(super) trace: Option<&'a Trace>,
-    thread: u64,
-    a: &'a StressArgs,
-    db: &'a Store,
-    oracle: &'a Oracle,
+    pub(super) thread: u64,
+    pub(super) a: &'a StressArgs,
+    pub(super) db: &'a Store,
+    pub(super) oracle: &'a Oracle,
     /// The keys this thread owns.
     pub(super) own: std::ops::Range<u64>,
-    rng: Rng,
+    pub(super) rng: Rng,
     mix: Mix,
     /// Puts since the last delete of each owned key (single-delete needs at most one).
-    puts_since_delete: std::collections::HashMap<u64, u32>,
-    write_options: WriteOptions,
+    pub(super) puts_since_delete: std::collections::HashMap<u64, u32>,
+    pub(super) write_options: WriteOptions,
 }
 
 impl<'a> Worker<'a> {
@@ -114,7 +114,7 @@ impl<'a> Worker<'a> {
 
     /// Hands `batch` to the database, `finals` being what it leaves in each key; traced,
     /// and retried after `resume` if an injected fault failed it.
-    fn write(
+    pub(super) fn write(
         &mut self,
         batch: WriteBatch,
         finals: Vec<(u64, u32)>,
@@ -143,7 +143,7 @@ impl<'a> Worker<'a> {
 
     /// A batch that leaves `finals` in place whatever of the failed one was applied: puts and
     /// deletes (a failed write may still be in the WAL, so a merge must not be repeated).
-    fn idempotent(&self, finals: &[(u64, u32)]) -> WriteBatch {
+    pub(super) fn idempotent(&self, finals: &[(u64, u32)]) -> WriteBatch {
         let mut batch = WriteBatch::new();
         for &(k, id) in finals {
             match id {
@@ -158,7 +158,7 @@ impl<'a> Worker<'a> {
 
     /// After a write failed for an injected fault: `resume`, and the write again, until it
     /// goes through (a few seconds at most; then the database needs a reopen).
-    fn retry(&mut self, batch: WriteBatch) -> strata::Result<()> {
+    pub(super) fn retry(&mut self, batch: WriteBatch) -> strata::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut last = None;
         while Instant::now() < deadline {
@@ -180,7 +180,7 @@ impl<'a> Worker<'a> {
 
     /// An error of a read: tolerated when read faults are injected and it is one (the read
     /// must fail or be right, never be wrong); otherwise the run fails.
-    fn read_error(&self, e: strata::Error, what: &str) -> Result<(), String> {
+    pub(super) fn read_error(&self, e: strata::Error, what: &str) -> Result<(), String> {
         if self.a.read_fault_one_in > 0 && e.to_string().contains("injected read error") {
             return Ok(());
         }
@@ -188,7 +188,7 @@ impl<'a> Worker<'a> {
     }
 
     /// A random key this thread owns.
-    fn own_key(&mut self) -> u64 {
+    pub(super) fn own_key(&mut self) -> u64 {
         self.own.start + self.rng.below(self.own.end - self.own.start)
     }
 
@@ -227,12 +227,12 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    fn owns(&self, k: u64) -> bool {
+    pub(super) fn owns(&self, k: u64) -> bool {
         self.own.contains(&k)
     }
 
     /// The next id to write to `k` (never its current one, never 0).
-    fn next_id(&self, k: u64) -> u32 {
+    pub(super) fn next_id(&self, k: u64) -> u32 {
         self.oracle.state(k).committed.wrapping_add(1).max(1)
     }
 
@@ -253,6 +253,9 @@ impl<'a> Worker<'a> {
             (m.flush, 10),
             (m.compact, 11),
             (m.sync_wal, 12),
+            (m.checkpoint, 13),
+            (m.column_family, 14),
+            (m.ingest, 15),
         ] {
             if pick < weight {
                 return match op {
@@ -282,6 +285,9 @@ impl<'a> Worker<'a> {
                     10 => self.flush(),
                     11 => self.compact(),
                     12 => self.sync_wal(),
+                    13 => self.checkpoint(),
+                    14 => self.column_family(),
+                    15 => self.ingest(),
                     _ => self.snapshot_read(),
                 };
             }
@@ -302,7 +308,7 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    fn delete(&mut self, k: u64, single: bool) -> Result<(), String> {
+    pub(super) fn delete(&mut self, k: u64, single: bool) -> Result<(), String> {
         self.oracle.begin(k, 0)?;
         let mut batch = WriteBatch::new();
         self.db.batch_delete(&mut batch, k, &key(k), single);
@@ -417,7 +423,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Checks what the database returned for `k` (`got` as a value id).
-    fn check(&self, k: u64, got: Option<&[u8]>, what: &str) -> Result<(), String> {
+    pub(super) fn check(&self, k: u64, got: Option<&[u8]>, what: &str) -> Result<(), String> {
         let id = match got {
             None => 0,
             Some(v) => value_id(k, v, self.a)
@@ -504,10 +510,23 @@ impl<'a> Worker<'a> {
             .map_err(|e| format!("compact_range: {e}"))
     }
 
+    /// Runs `job` with no read fault injected in this thread's reads (reads that are a
+    /// write's or a check's own, not the checked reads that tolerate injected faults).
+    pub(super) fn without_read_faults<T>(&self, job: impl FnOnce() -> T) -> T {
+        let reads = self.a.read_fault_one_in > 0;
+        strata::fs::fault::FaultFs::read_faults_here(false);
+        let done = job();
+        strata::fs::fault::FaultFs::read_faults_here(reads);
+        done
+    }
+
     /// A flush or compaction run on this thread: its reads are the job's, not checked reads,
     /// so no read fault is injected in them; with write faults, one that fails is resumed
     /// and counts as done (the database retries the job).
-    fn background_job(&self, job: impl FnOnce(&Store) -> strata::Result<()>) -> strata::Result<()> {
+    pub(super) fn background_job(
+        &self,
+        job: impl FnOnce(&Store) -> strata::Result<()>,
+    ) -> strata::Result<()> {
         let reads = self.a.read_fault_one_in > 0;
         strata::fs::fault::FaultFs::read_faults_here(false);
         let done = job(self.db);
@@ -518,63 +537,6 @@ impl<'a> Worker<'a> {
                 Ok(())
             }
             done => done,
-        }
-    }
-
-    /// A walk of up to 50 entries of one family forward or backward from a random key: every
-    /// entry is well formed and of that family, owned keys hold their expected values, and no
-    /// live owned key of the family is skipped.
-    fn iterate(&mut self) -> Result<(), String> {
-        let start = self.rng.below(self.a.keys);
-        let forward = self.rng.one_in(2);
-        let family = self.db.family_of(start);
-        let mut it = match self.db.iter(family) {
-            Ok(it) => it,
-            Err(e) => return self.read_error(e, "iterator"),
-        };
-        if forward {
-            it.seek(key(start));
-        } else {
-            it.seek_for_prev(key(start));
-        }
-        // The keys not yet passed: [next, end of the key space) going forward, [0, next]
-        // going backward (as u64 + 1, so that "nothing left" is 0).
-        let mut next = if forward { start } else { start + 1 };
-        let mut steps = 0;
-        while it.valid() && steps < 50 {
-            let k = key_index(it.key())
-                .filter(|&k| self.db.family_of(k) == family)
-                .ok_or("iterator: a key outside the family's key space")?;
-            let passed = if forward { next..k } else { k + 1..next };
-            self.check_none_live(passed, family)?;
-            self.check(k, Some(it.value()), "iterator")?;
-            next = if forward { k + 1 } else { k };
-            steps += 1;
-            if forward {
-                it.next();
-            } else {
-                it.prev();
-            }
-        }
-        if let Err(e) = it.status() {
-            return self.read_error(e, "iterator");
-        }
-        if !it.valid() {
-            // The walk reached the end: nothing live may lie beyond it.
-            let rest = if forward { next..self.a.keys } else { 0..next };
-            self.check_none_live(rest, family)?;
-        }
-        Ok(())
-    }
-
-    /// Fails if an owned key of `family` in `keys` is live (an iterator passed over it).
-    fn check_none_live(&self, keys: std::ops::Range<u64>, family: usize) -> Result<(), String> {
-        match keys
-            .filter(|&k| self.owns(k) && self.db.family_of(k) == family)
-            .find(|&k| self.oracle.state(k).committed != 0)
-        {
-            Some(k) => Err(format!("iterator skipped live key {k}")),
-            None => Ok(()),
         }
     }
 

@@ -20,7 +20,12 @@
 //! (or, for one pessimistic transaction in eight, which does not detect them, ended by a short
 //! lock timeout), and conflicts at optimistic commits. Each is retried and counted.
 //!
-//! The expected state is the [`ledger`](super::ledger). Checks:
+//! Power cuts (`--sync_fault_injection`, with `--sync=1`): the child runs on the fault file
+//! system and cuts its power at a random moment; every acknowledged transfer being synced,
+//! the image is checked as after a kill.
+//!
+//! The transfer threads are in [`teller`]. The expected state is the
+//! [`ledger`](super::ledger). Checks:
 //! - while running: a transaction reads its thread's sequence key as the last acknowledged
 //!   one; every balance read is 8 bytes and not negative; an audit reads every account at one
 //!   snapshot, through point reads and a scan of each family: the sum is the starting total.
@@ -48,6 +53,9 @@ use strata::{
 use super::ledger::{self, Counts, Kind, Ledger, Shape, Slot, Transfer, Verdict};
 use super::store::open_families;
 use super::{first_failure, key, key_index, options_for, BoxError, StressArgs};
+use teller::run_workers;
+
+mod teller;
 
 /// The balance every account starts with.
 pub const INITIAL: u64 = 1_000_000;
@@ -155,6 +163,18 @@ pub fn check_args(a: &StressArgs) -> Result<(), String> {
     }
     if a.column_families == 0 {
         return Err("--column_families must be at least 1".into());
+    }
+    if a.sync_fault_injection && !a.options.sync {
+        return Err(
+            "--txn with --sync_fault_injection needs --sync=1 (the check after a power \
+                    cut is the one after a kill: every acknowledged transfer is there)"
+                .into(),
+        );
+    }
+    if a.disable_wal {
+        return Err(
+            "--txn does not take --disable_wal (transactions commit through the WAL)".into(),
+        );
     }
     Ok(())
 }
@@ -504,6 +524,19 @@ impl super::CrashChecks for CrashChecks<'_> {
         Ok(c.accounts)
     }
 
+    /// With `--sync=1` every acknowledged transfer is durable, so the image a power cut left
+    /// is checked as a database after a kill.
+    fn after_power_cut(
+        &mut self,
+        files: &super::power_cut::CutFiles,
+    ) -> Result<u64, super::AfterKill> {
+        let io =
+            |what: &str, e: std::io::Error| super::AfterKill::Violation(format!("{what}: {e}"));
+        std::fs::remove_dir_all(&self.a.db).map_err(|e| io("removing the database", e))?;
+        std::fs::rename(&files.image, &self.a.db).map_err(|e| io("swapping in the image", e))?;
+        super::CrashChecks::after_kill(self)
+    }
+
     fn summary(&mut self) -> Result<String, BoxError> {
         let ledger = Ledger::open(self.ledger_path, shape(self.a))?;
         let done = ledger.counts()?.minus(&self.before);
@@ -528,430 +561,5 @@ impl CrashChecks<'_> {
     }
 }
 
-/// Runs the transfer threads for `--duration` seconds (or until a check fails).
-fn run_workers(a: &StressArgs, bank: &Bank, ledger: &Ledger, seed: u64) -> Result<(), BoxError> {
-    let stop = AtomicBool::new(false);
-    let deadline = Instant::now() + Duration::from_secs(a.duration);
-    let kind = TxnKind::parse(&a.txn_kind)?;
-    let failure = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..a.threads)
-            .map(|t| {
-                let stop = &stop;
-                s.spawn(move || {
-                    let run = || -> Result<(), String> {
-                        let mut w = Teller::new(a, bank, ledger, t, seed.wrapping_add(t), kind)?;
-                        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                            w.step(stop, deadline)?;
-                        }
-                        // The counters since the last acknowledged transfer; nothing is in
-                        // flight between transfers.
-                        w.slot.in_flight = None;
-                        w.ledger.write_slot(t, &w.slot)
-                    };
-                    run().err().map(|e| {
-                        stop.store(true, Ordering::Relaxed);
-                        format!("thread {t}: {e}")
-                    })
-                })
-            })
-            .collect();
-        first_failure(handles)
-    });
-    if let Some(f) = failure {
-        return Err(format!("verification failed: {f}").into());
-    }
-    Ok(())
-}
-
-/// How a transfer attempt ended.
-enum Attempt {
-    Committed,
-    /// Rolled back: the account had less than the amount.
-    Refused,
-    /// Busy: retry (the counter was bumped).
-    Retry,
-}
-
-/// One transfer thread.
-struct Teller<'a> {
-    a: &'a StressArgs,
-    bank: &'a Bank,
-    ledger: &'a Ledger,
-    t: u64,
-    rng: Rng,
-    slot: Slot,
-    ranges: (std::ops::Range<u64>, std::ops::Range<u64>),
-    write_options: WriteOptions,
-}
-
-impl<'a> Teller<'a> {
-    fn new(
-        a: &'a StressArgs,
-        bank: &'a Bank,
-        ledger: &'a Ledger,
-        t: u64,
-        seed: u64,
-        kind: TxnKind,
-    ) -> Result<Self, String> {
-        let slot = ledger.slot(t)?;
-        if slot.in_flight.is_some() {
-            return Err("the expected state has a transfer in flight: verify first".into());
-        }
-        Ok(Teller {
-            a,
-            bank,
-            ledger,
-            t,
-            rng: Rng::new(seed),
-            slot,
-            ranges: kind.ranges(a.accounts),
-            write_options: a.options.write_options(false),
-        })
-    }
-
-    /// Two distinct accounts of `range`, one time in four among its first [`HOT`].
-    fn pick(&mut self, range: &std::ops::Range<u64>) -> (u64, u64) {
-        let span = if self.rng.one_in(4) {
-            HOT.min(range.end - range.start)
-        } else {
-            range.end - range.start
-        };
-        let from = range.start + self.rng.below(span);
-        let to = range.start + (from - range.start + 1 + self.rng.below(span - 1)) % span;
-        (from, to)
-    }
-
-    /// One transfer (retried until it commits or is refused), or one in 64 times an audit.
-    fn step(&mut self, stop: &AtomicBool, deadline: Instant) -> Result<(), String> {
-        if self.rng.one_in(64) {
-            return self.audit();
-        }
-        let (pess, opt) = self.ranges.clone();
-        let optimistic = pess.is_empty() || (!opt.is_empty() && self.rng.one_in(2));
-        let (from, to) = self.pick(if optimistic { &opt } else { &pess });
-        let two_phase = !optimistic && self.rng.one_in(self.a.two_phase_one_in);
-        loop {
-            if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
-                return Ok(());
-            }
-            let attempt = if optimistic {
-                self.optimistic(from, to)?
-            } else {
-                self.pessimistic(from, to, two_phase)?
-            };
-            match attempt {
-                Attempt::Committed => return Ok(()),
-                Attempt::Refused => {
-                    self.slot.counts.refused += 1;
-                    return Ok(());
-                }
-                Attempt::Retry => std::thread::yield_now(),
-            }
-        }
-    }
-
-    /// Counts a `Busy` as a reason to retry; any other error ends the run.
-    fn busy(&mut self, e: strata::Error, what: &str) -> Result<Attempt, String> {
-        if e.kind() != ErrorKind::Busy {
-            return Err(format!("{what}: {e}"));
-        }
-        let text = e.to_string();
-        if text.contains("deadlock") {
-            self.slot.counts.deadlocks += 1;
-        } else if text.contains("timed out") {
-            self.slot.counts.timeouts += 1;
-        } else if text.contains("transaction conflict") {
-            self.slot.counts.conflicts += 1;
-        } else {
-            return Err(format!("{what}: {e}"));
-        }
-        Ok(Attempt::Retry)
-    }
-
-    /// Checks the sequence a transaction read for this thread, and the two balances; picks
-    /// the amount (up to a quarter more than the balance, so that some are refused).
-    fn amount(
-        &mut self,
-        seq: Option<Vec<u8>>,
-        from_b: Option<Vec<u8>>,
-        to: u64,
-        to_b: Option<Vec<u8>>,
-        from: u64,
-    ) -> Result<(u64, i64, i64), String> {
-        let seq = sequence("this thread's sequence key", seq.as_deref())?;
-        if seq != self.slot.acked {
-            return Err(format!(
-                "a transaction read this thread's sequence as {seq}; its last acknowledged \
-                 transfer is {}",
-                self.slot.acked
-            ));
-        }
-        let fb = balance(&format!("account {from}"), from_b.as_deref())?;
-        let tb = balance(&format!("account {to}"), to_b.as_deref())?;
-        let amount = 1 + self.rng.below(fb as u64 + fb as u64 / 4 + 1);
-        Ok((amount, fb, tb))
-    }
-
-    fn transfer(&self, from: u64, to: u64, amount: u64, kind: Kind) -> Transfer {
-        Transfer {
-            seq: self.slot.acked + 1,
-            from,
-            to,
-            amount,
-            kind,
-        }
-    }
-
-    /// Records an acknowledged transfer and counts it.
-    fn acknowledged(&mut self, kind: Kind) -> Result<Attempt, String> {
-        self.slot.counts.committed[kind as usize - 1] += 1;
-        self.ledger.settle(self.t, &mut self.slot)?;
-        Ok(Attempt::Committed)
-    }
-
-    fn pessimistic(&mut self, from: u64, to: u64, two_phase: bool) -> Result<Attempt, String> {
-        let tdb = &self.bank.tdb;
-        // One in eight does not detect deadlocks: a short lock timeout ends them.
-        let mut options = TransactionOptions::default();
-        if self.rng.one_in(8) {
-            options.lock_timeout = Duration::from_millis(10);
-            options.deadlock_detect = false;
-        } else {
-            options.lock_timeout = Duration::from_millis(500);
-        }
-        let mut txn = tdb.transaction(&self.write_options, &options);
-        let default = &self.bank.families[0];
-        let seq = match txn.get_for_update_cf(default, seq_key(self.t)) {
-            Ok(v) => v,
-            Err(e) => return self.busy(e, "get_for_update of the sequence"),
-        };
-        // Locked in the order (from, to): opposite transfers lock in opposite orders.
-        let from_b = match txn.get_for_update_cf(self.bank.cf(from), key(from)) {
-            Ok(v) => v,
-            Err(e) => return self.busy(e, "get_for_update"),
-        };
-        let to_b = match txn.get_for_update_cf(self.bank.cf(to), key(to)) {
-            Ok(v) => v,
-            Err(e) => return self.busy(e, "get_for_update"),
-        };
-        let (amount, fb, tb) = self.amount(seq, from_b, to, to_b, from)?;
-        if amount > fb as u64 {
-            txn.rollback().map_err(|e| format!("rollback: {e}"))?;
-            return Ok(Attempt::Refused);
-        }
-        let kind = if two_phase {
-            Kind::TwoPhase
-        } else {
-            Kind::Pessimistic
-        };
-        let tr = self.transfer(from, to, amount, kind);
-        let put = |txn: &mut strata::Transaction<'_>| -> strata::Result<()> {
-            txn.put_cf(
-                self.bank.cf(from),
-                key(from),
-                (fb - amount as i64).to_le_bytes(),
-            )?;
-            txn.put_cf(
-                self.bank.cf(to),
-                key(to),
-                (tb + amount as i64).to_le_bytes(),
-            )?;
-            txn.put_cf(default, seq_key(self.t), tr.seq.to_le_bytes())
-        };
-        put(&mut txn).map_err(|e| format!("put: {e}"))?;
-        self.ledger.begin(self.t, &mut self.slot, tr)?;
-        if two_phase {
-            txn.set_name(&txn_name(self.t, tr.seq))
-                .map_err(|e| format!("set_name: {e}"))?;
-            txn.prepare().map_err(|e| format!("prepare: {e}"))?;
-        }
-        txn.commit().map_err(|e| format!("commit: {e}"))?;
-        self.acknowledged(kind)
-    }
-
-    fn optimistic(&mut self, from: u64, to: u64) -> Result<Attempt, String> {
-        let db = self.bank.tdb.db();
-        let mut txn = db.optimistic_transaction(&self.write_options);
-        let default = &self.bank.families[0];
-        let read = |txn: &mut strata::OptimisticTransaction<'_>, cf: &ColumnFamily, k: &[u8]| {
-            txn.get_for_update_cf(cf, k)
-                .map_err(|e| format!("get_for_update: {e}"))
-        };
-        let seq = read(&mut txn, default, &seq_key(self.t))?;
-        let from_b = read(&mut txn, self.bank.cf(from), &key(from))?;
-        let to_b = read(&mut txn, self.bank.cf(to), &key(to))?;
-        let (amount, fb, tb) = self.amount(seq, from_b, to, to_b, from)?;
-        if amount > fb as u64 {
-            txn.rollback().map_err(|e| format!("rollback: {e}"))?;
-            return Ok(Attempt::Refused);
-        }
-        let tr = self.transfer(from, to, amount, Kind::Optimistic);
-        txn.put_cf(
-            self.bank.cf(from),
-            key(from),
-            (fb - amount as i64).to_le_bytes(),
-        )
-        .and_then(|()| {
-            txn.put_cf(
-                self.bank.cf(to),
-                key(to),
-                (tb + amount as i64).to_le_bytes(),
-            )
-        })
-        .and_then(|()| txn.put_cf(default, seq_key(self.t), tr.seq.to_le_bytes()))
-        .map_err(|e| format!("put: {e}"))?;
-        self.ledger.begin(self.t, &mut self.slot, tr)?;
-        match txn.commit() {
-            Ok(()) => self.acknowledged(Kind::Optimistic),
-            Err(e) => {
-                // Nothing was written: the transfer is no longer in flight.
-                let r = self.busy(e, "commit")?;
-                self.slot.in_flight = None;
-                Ok(r)
-            }
-        }
-    }
-
-    /// Reads every account at one snapshot, by point reads and by a scan of each family:
-    /// the same balances, none negative, summing to the starting total.
-    fn audit(&mut self) -> Result<(), String> {
-        let db = self.bank.tdb.db();
-        let snapshot: Snapshot = db.snapshot();
-        let mut options = ReadOptions::default();
-        options.snapshot = Some(snapshot);
-        let mut sum: i128 = 0;
-        let mut balances = Vec::with_capacity(self.a.accounts as usize);
-        for a in 0..self.a.accounts {
-            let v = db
-                .get_cf_opt(self.bank.cf(a), key(a), &options)
-                .map_err(|e| format!("audit: get {a}: {e}"))?;
-            let b = balance(&format!("audit: account {a}"), v.as_deref())?;
-            sum += i128::from(b);
-            balances.push(b);
-        }
-        let mut scanned: i128 = 0;
-        for cf in &self.bank.families {
-            let mut it = db
-                .iter_cf(cf, &options)
-                .map_err(|e| format!("audit: scan: {e}"))?;
-            it.seek_to_first();
-            while it.valid() {
-                if let Some(a) = key_index(it.key()) {
-                    let b = balance(&format!("audit: scanned account {a}"), Some(it.value()))?;
-                    if balances.get(a as usize) != Some(&b) {
-                        return Err(format!(
-                            "audit: the scan disagrees with a get for account {a}"
-                        ));
-                    }
-                    scanned += i128::from(b);
-                }
-                it.next();
-            }
-            it.status().map_err(|e| format!("audit: scan: {e}"))?;
-        }
-        let want = i128::from(INITIAL) * i128::from(self.a.accounts);
-        if sum != want || scanned != want {
-            return Err(format!(
-                "audit: at one snapshot the balances sum to {sum} (point reads) and {scanned} \
-                 (scans), not {want}"
-            ));
-        }
-        self.slot.counts.audits += 1;
-        Ok(())
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine_flags::parse_flags;
-
-    fn args(dir: &Path, flags: &[&str]) -> StressArgs {
-        let db = format!("--db={}", dir.join("db").display());
-        let mut argv = vec![db.as_str(), "--txn"];
-        argv.extend_from_slice(flags);
-        parse_flags(&argv).unwrap()
-    }
-
-    #[test]
-    fn names_and_keys_round_trip() {
-        assert_eq!(parse_txn_name(txn_name(3, 77).as_bytes()), Some((3, 77)));
-        assert_eq!(parse_txn_name(b"xid-1"), None);
-        assert_eq!(seq_index(&seq_key(12)), Some(12));
-        assert_eq!(key_index(&seq_key(12)), None);
-        assert_eq!(TxnKind::Mixed.ranges(10), (0..5, 5..10));
-        assert!(TxnKind::parse("both")
-            .unwrap_err()
-            .contains("--txn_kind=both"));
-    }
-
-    /// A prepared transfer found at recovery is accepted, resolved, and the ledger follows;
-    /// money moved behind the ledger's back is found, in the sum and in one account.
-    #[test]
-    fn prepared_transfers_are_resolved_and_tampering_is_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = args(dir.path(), &["--accounts=6", "--threads=2"]);
-        let path = dir.path().join("ledger");
-        let mut rng = Rng::new(7);
-        {
-            let (bank, ledger) = open_bank(&a, &path).unwrap();
-            let mut w = Teller::new(&a, &bank, &ledger, 1, 3, TxnKind::Mixed).unwrap();
-            for _ in 0..20 {
-                w.pessimistic(0, 2, false).unwrap();
-                w.optimistic(4, 5).unwrap();
-            }
-            // Thread 1 prepares a transfer and dies before its commit.
-            let tr = w.transfer(1, 0, 10, Kind::TwoPhase);
-            w.ledger.begin(1, &mut w.slot, tr).unwrap();
-            let mut txn = bank
-                .tdb
-                .transaction(&WriteOptions::default(), &TransactionOptions::default());
-            txn.put_cf(bank.cf(1), key(1), ((INITIAL - 10) as i64).to_le_bytes())
-                .unwrap();
-            let to = balance(
-                "",
-                bank.tdb.db().get_cf(bank.cf(0), key(0)).unwrap().as_deref(),
-            )
-            .unwrap();
-            txn.put_cf(bank.cf(0), key(0), (to + 10).to_le_bytes())
-                .unwrap();
-            txn.put_cf(&bank.families[0], seq_key(1), tr.seq.to_le_bytes())
-                .unwrap();
-            txn.set_name(&txn_name(1, tr.seq)).unwrap();
-            txn.prepare().unwrap();
-            drop(txn); // parked, then lost with the handle: as a kill leaves it
-        }
-        let (bank, ledger) = open_bank(&a, &path).unwrap();
-        let c = verify(&bank, &ledger, &mut rng).unwrap();
-        assert_eq!(
-            (c.prepared_committed + c.prepared_rolled_back, c.accounts),
-            (1, 12)
-        );
-        assert!(ledger.slot(1).unwrap().in_flight.is_none());
-        assert_eq!(verify(&bank, &ledger, &mut rng).unwrap().accounts, 6);
-        // Move 5 from account 3 to 4 without the ledger: the sum holds, the balances do not.
-        let get = |k: u64| {
-            balance(
-                "",
-                bank.tdb.db().get_cf(bank.cf(k), key(k)).unwrap().as_deref(),
-            )
-            .unwrap()
-        };
-        let (b3, b4) = (get(3), get(4));
-        let mut batch = WriteBatch::new();
-        batch.put_cf(bank.cf(3), key(3), (b3 - 5).to_le_bytes());
-        batch.put_cf(bank.cf(4), key(4), (b4 + 5).to_le_bytes());
-        bank.tdb
-            .db()
-            .write(batch, &WriteOptions::default())
-            .unwrap();
-        let e = verify(&bank, &ledger, &mut rng).unwrap_err();
-        assert!(e.contains("account 3 holds"), "{e}");
-        bank.tdb
-            .db()
-            .put_cf(bank.cf(4), key(4), (b4 + 6).to_le_bytes())
-            .unwrap();
-        let e = verify(&bank, &ledger, &mut rng).unwrap_err();
-        assert!(e.contains("money was made or lost"), "{e}");
-    }
-}
+mod tests;
