@@ -227,7 +227,10 @@ impl BlockCompressor {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod dictionary_tests {
     use super::*;
 
     fn opts(max_dict_bytes: u32, zstd_max_train_bytes: u32) -> CompressionOptions {

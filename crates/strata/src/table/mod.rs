@@ -46,8 +46,6 @@ pub mod block;
 pub mod builder;
 pub mod collector;
 pub mod compression_dict;
-#[cfg(test)]
-mod compression_tests;
 pub mod data_block_hash;
 pub mod filter;
 pub mod format;

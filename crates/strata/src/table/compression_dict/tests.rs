@@ -5,14 +5,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::format::{
+use crate::iterator::InternalIterator;
+use crate::table::format::{
     self, ChecksumType, Compression, CompressionOptions, Footer, FOOTER_LEN,
     TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
 };
-use super::reader::TableReadOptions;
-use super::tests::MemFile;
-use super::{IndexType, Table, TableOptions};
-use crate::iterator::InternalIterator;
+use crate::table::reader::TableReadOptions;
+use crate::table::tests::MemFile;
+use crate::table::{IndexType, Table, TableOptions};
 use crate::testing::harness::Entry;
 use crate::testing::lsm::{open_table, write_table, Caching};
 use crate::ErrorKind;
@@ -225,14 +225,14 @@ fn every_flipped_byte_of_a_dictionary_table_is_reported() {
 
 /// The handle of the dictionary block, from the meta-index of the table at `path`.
 fn dictionary_handle(path: &Path) -> format::BlockHandle {
-    use super::block::{Block, BlockIter, BlockOrder};
+    use crate::table::block::{Block, BlockIter, BlockOrder};
     let bytes = std::fs::read(path).unwrap();
     let footer = footer_of(path);
     let h = footer.metaindex;
     let meta = bytes[h.offset as usize..(h.offset + h.size) as usize].to_vec();
     let mut it = BlockIter::new(Arc::new(Block::new(meta).unwrap()), BlockOrder::BYTEWISE);
-    it.seek(super::compression_dict::META_NAME);
-    assert_eq!(it.key(), super::compression_dict::META_NAME);
+    it.seek(crate::table::compression_dict::META_NAME);
+    assert_eq!(it.key(), crate::table::compression_dict::META_NAME);
     format::BlockHandle::decode_from(&mut it.value()).unwrap()
 }
 
@@ -298,7 +298,7 @@ fn a_damaged_data_block_or_dictionary_is_an_error_naming_the_table() {
 /// compressed with it, in the target's layout.
 #[test]
 fn write_compression_dict_fuzz_seeds() {
-    use super::compression_dict::{make_dictionary, BlockCompressor, CompressionDictionary};
+    use crate::table::compression_dict::{make_dictionary, BlockCompressor, CompressionDictionary};
     if std::env::var_os("STRATA_WRITE_SEEDS").is_none() {
         return;
     }
