@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use clap::Args;
+use strata::{ChecksumType, Compression, DataBlockIndexType, IndexType, PrepopulateBlockCache};
 use strata::{CompactionStyle, Options, WriteOptions};
-use strata::{Compression, DataBlockIndexType, IndexType, PrepopulateBlockCache};
 use strata::{MergeOperator, StringAppend, UInt64Add};
 
 /// Parses a gflags-style boolean: `1`, `0`, `true`, `false` (a bare `--flag` means true).
@@ -55,6 +55,15 @@ fn parse_data_block_index_type(s: &str) -> Result<DataBlockIndexType, String> {
             "expected 0 (binary search) or 1 (binary search and hash), got {other:?}"
         )),
     }
+}
+
+/// Parses a `--checksum_type` value, db_bench's numbers (RocksDB's `ChecksumType`): 1
+/// crc32c, 4 xxh3.
+fn parse_checksum_type(s: &str) -> Result<ChecksumType, String> {
+    s.parse::<u8>()
+        .ok()
+        .and_then(ChecksumType::from_byte)
+        .ok_or_else(|| format!("checksum type {s:?} is not supported (1 = crc32c, 4 = xxh3)"))
 }
 
 /// Checks a `--compression_type` value: a name [`Compression::from_name`] knows.
@@ -346,6 +355,20 @@ pub struct EngineFlags {
     /// compressor's own default.
     #[arg(long, default_value_t = 32767, allow_negative_numbers = true)]
     pub compression_level: i32,
+
+    /// Bytes of the zstd dictionary of each table (RocksDB's `max_dict_bytes`); 0 none.
+    #[arg(long, default_value_t = 0)]
+    pub compression_max_dict_bytes: u32,
+
+    /// Bytes of samples a zstd dictionary is trained on (RocksDB's `zstd_max_train_bytes`);
+    /// 0 takes the samples as the dictionary, untrained.
+    #[arg(long, default_value_t = 0)]
+    pub compression_zstd_max_train_bytes: u32,
+
+    /// Block checksums, RocksDB's numbers: 1 crc32c (the library's default, kept here so
+    /// that runs compare with earlier ones), 4 xxh3.
+    #[arg(long, default_value = "1", value_parser = parse_checksum_type)]
+    pub checksum_type: ChecksumType,
 }
 
 impl EngineFlags {
@@ -454,6 +477,9 @@ impl EngineFlags {
         options.table_ttl_seconds = self.fifo_compaction_ttl;
         options.periodic_compaction_seconds = self.periodic_compaction_seconds;
         options.compression_opts.level = self.compression_level;
+        options.compression_opts.max_dict_bytes = self.compression_max_dict_bytes;
+        options.compression_opts.zstd_max_train_bytes = self.compression_zstd_max_train_bytes;
+        options.checksum = self.checksum_type;
         Ok(options)
     }
 
@@ -910,6 +936,31 @@ mod tests {
             .options()
             .unwrap_err();
         assert!(e.contains("--compaction_style=3"), "{e}");
+    }
+
+    /// db_bench's dictionary and checksum flags map to RocksDB's option names; a checksum
+    /// number Strata does not write is refused by number.
+    #[test]
+    fn dictionary_and_checksum_flags_map_to_their_options() {
+        let o = parse(&[
+            "--compression_type=zstd",
+            "--compression_max_dict_bytes=16384",
+            "--compression_zstd_max_train_bytes=1638400",
+            "--checksum_type=4",
+        ])
+        .unwrap()
+        .options()
+        .unwrap();
+        assert_eq!(o.compression_opts.max_dict_bytes, 16384);
+        assert_eq!(o.compression_opts.zstd_max_train_bytes, 1_638_400);
+        assert_eq!(o.checksum, strata::ChecksumType::Xxh3);
+        let d = parse(&[]).unwrap().options().unwrap();
+        assert_eq!(d.checksum, strata::ChecksumType::Crc32c);
+        assert_eq!(d.compression_opts.max_dict_bytes, 0);
+        for bad in ["--checksum_type=2", "--checksum_type=xxh3"] {
+            let e = parse(&[bad]).unwrap_err().to_string();
+            assert!(e.contains("checksum type"), "{bad}: {e}");
+        }
     }
 
     #[test]

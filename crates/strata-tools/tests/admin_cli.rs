@@ -428,3 +428,46 @@ fn sst_dump_shows_how_many_data_blocks_carry_a_hash_index() {
         assert!(ok && out.contains("OK"), "{out}{err}");
     }
 }
+
+/// `sst dump` says how a table's blocks are checksummed and how large its compression
+/// dictionary is, whatever the options of the dump (they are the table's own).
+#[test]
+fn sst_dump_shows_the_checksum_type_and_the_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    for dictionary in [true, false] {
+        let db_dir = dir.path().join(format!("db-{dictionary}"));
+        let mut options = strata::Options::default();
+        options.create_if_missing = true;
+        options.compression = strata::Compression::Zstd;
+        if dictionary {
+            options.compression_opts.max_dict_bytes = 2048;
+            options.checksum = strata::ChecksumType::Xxh3;
+        }
+        let db = strata::Db::open(&db_dir, options).unwrap();
+        for i in 0..3000u32 {
+            db.put(
+                format!("key{i:06}"),
+                format!("{{\"value\":{i},\"of\":\"key{i}\"}}"),
+            )
+            .unwrap();
+        }
+        db.flush().unwrap();
+        db.close().unwrap();
+        let (ok, out, err) = on(&["sst", "dump", "--limit", "1"], &db_dir);
+        assert!(ok, "{err}");
+        match dictionary {
+            true => assert!(
+                out.contains("\nchecksum: xxh3\n")
+                    && out.contains("\ncompression-dictionary: 2048 B\n"),
+                "{out}"
+            ),
+            false => assert!(
+                out.contains("\nchecksum: crc32c\n")
+                    && out.contains("\ncompression-dictionary: none\n"),
+                "{out}"
+            ),
+        }
+        let (ok, out, err) = on(&["sst", "verify"], &db_dir);
+        assert!(ok && out.contains("OK"), "{out}{err}");
+    }
+}

@@ -114,7 +114,8 @@ pub use table::collector::{
 };
 pub use table::properties::TableProperties;
 pub use table::{
-    Compression, CompressionOptions, DataBlockIndexType, IndexType, PinnedValue, TableFamily,
+    ChecksumType, Compression, CompressionOptions, DataBlockIndexType, IndexType, PinnedValue,
+    TableFamily,
 };
 pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,

@@ -16,7 +16,7 @@ use strata::internals::Rng;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 8] = [
+const TARGETS: [(&str, Target); 9] = [
     ("blob_reader", strata::internals::fuzzing::blob_reader),
     ("wal_reader", strata::internals::fuzzing::wal_reader),
     ("block_reader", strata::internals::fuzzing::block_reader),
@@ -30,6 +30,10 @@ const TARGETS: [(&str, Target); 8] = [
     (
         "range_del_block",
         strata::internals::range_del::range_del_block,
+    ),
+    (
+        "compression_dict",
+        strata::internals::fuzzing::compression_dict,
     ),
 ];
 

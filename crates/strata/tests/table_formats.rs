@@ -4,11 +4,12 @@
 //! the entries it was written with, old versions included.
 //!
 //! The fixtures were written by `write_fixtures` below (`STRATA_WRITE_FIXTURES=1 cargo test
-//! -p strata --test table_formats write_fixtures`); they are not rewritten in ordinary runs.
+//! -p strata --test table_formats write_fixtures`, or `STRATA_WRITE_FIXTURES=table-v6` for
+//! that one alone); they are not rewritten in ordinary runs.
 
 use std::path::{Path, PathBuf};
 
-use strata::{DataBlockIndexType, Db, IndexType, Options, ReadOptions};
+use strata::{ChecksumType, Compression, DataBlockIndexType, Db, IndexType, Options, ReadOptions};
 
 /// Versions of the key every fixture keeps (one snapshot each, so that the flush keeps them
 /// all and, in 256-byte blocks, they span several data blocks).
@@ -17,7 +18,7 @@ const VERSIONS: u32 = 24;
 const KEYS: u32 = 60;
 
 /// The fixtures: directory, the format version of its table, and how it was written.
-const FIXTURES: [(&str, u32, Kind); 5] = [
+const FIXTURES: [(&str, u32, Kind); 6] = [
     // A user key's versions span data blocks, so the index keeps internal keys.
     ("table-v1", 1, Kind::Plain),
     ("table-v2", 2, Kind::RangeDeletion),
@@ -25,6 +26,8 @@ const FIXTURES: [(&str, u32, Kind); 5] = [
     ("table-v4", 4, Kind::PartitionedHashed),
     // One version of each key: the index holds user keys.
     ("table-v5", 5, Kind::UserKeyIndex),
+    // Zstd with a dictionary of the first data blocks, xxh3 checksums.
+    ("table-v6", 6, Kind::DictionaryXxh3),
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,7 @@ enum Kind {
     Partitioned,
     PartitionedHashed,
     UserKeyIndex,
+    DictionaryXxh3,
 }
 
 fn fixture_dir(name: &str) -> PathBuf {
@@ -52,6 +56,11 @@ fn options(kind: Kind) -> Options {
     }
     if kind == Kind::PartitionedHashed {
         o.data_block_index_type = DataBlockIndexType::BinaryAndHash;
+    }
+    if kind == Kind::DictionaryXxh3 {
+        o.compression = Compression::Zstd;
+        o.compression_opts.max_dict_bytes = 1024;
+        o.checksum = ChecksumType::Xxh3;
     }
     o
 }
@@ -124,7 +133,10 @@ fn a_table_of_each_format_version_opens_and_reads_back() {
             std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
         }
         assert_eq!(footer_version(&the_table(dir.path())), version, "{name}");
-        let db = Db::open(dir.path(), options(kind)).unwrap();
+        // Read with today's default checksum: each table's footer names its own.
+        let mut read_options = options(kind);
+        read_options.checksum = ChecksumType::Crc32c;
+        let db = Db::open(dir.path(), read_options).unwrap();
         for i in 0..KEYS {
             let want = live(kind, i).then(|| value(i).into_bytes());
             assert_eq!(db.get(key(i)).unwrap(), want, "{name}: {}", key(i));
@@ -154,10 +166,13 @@ fn a_table_of_each_format_version_opens_and_reads_back() {
 /// database whose one table must be of its version.
 #[test]
 fn write_fixtures() {
-    if std::env::var_os("STRATA_WRITE_FIXTURES").is_none() {
+    let Some(which) = std::env::var_os("STRATA_WRITE_FIXTURES") else {
         return;
-    }
+    };
     for (name, version, kind) in FIXTURES {
+        if which != "1" && which != name {
+            continue;
+        }
         let dir = fixture_dir(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();

@@ -220,6 +220,11 @@ fn dump_table(
         utc_datetime(p.creation_time)
     )?;
     writeln!(out, "comparator: {}", comparator_name(&p.comparator))?;
+    writeln!(out, "checksum: {}", table.checksum_type().name())?;
+    match table.compression_dictionary_bytes() {
+        0 => writeln!(out, "compression-dictionary: none")?,
+        n => writeln!(out, "compression-dictionary: {n} B")?,
+    }
     if p.index_partitions > 0 {
         writeln!(
             out,

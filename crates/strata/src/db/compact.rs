@@ -389,11 +389,11 @@ impl DbInner {
             db: self,
             table_options: TableOptions {
                 log_number,
-                ..cf.table_options(false)
+                ..cf.table_options_at(task.output_level, false)
             },
             bottommost_table_options: TableOptions {
                 log_number,
-                ..cf.table_options(true)
+                ..cf.table_options_at(task.output_level, true)
             },
             options: &options,
             family: cf.name(),

@@ -131,13 +131,18 @@ impl ColumnFamilyData {
     /// The options of the tables this family writes: its own, with the family recorded in
     /// each table's properties (what repair reads when the manifest is lost).
     pub fn table_options(&self, bottommost: bool) -> TableOptions {
+        self.table_options_at(0, bottommost)
+    }
+
+    /// [`Self::table_options`] of a table written into `level` (its compression by level).
+    pub fn table_options_at(&self, level: usize, bottommost: bool) -> TableOptions {
         TableOptions {
             column_family: Some(TableFamily {
                 id: self.id(),
                 name: self.name().to_string(),
                 ttl: self.options.ttl.map(|t| t.as_secs()),
             }),
-            ..self.current_options().table_options(bottommost)
+            ..self.current_options().table_options_at(level, bottommost)
         }
     }
 

@@ -685,6 +685,41 @@ fn model_add(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: Vec<u8>, operand: u64)
     model.insert(key, old.wrapping_add(operand).to_le_bytes().to_vec());
 }
 
+/// A compression dictionary block and a data block compressed with it: two bytes (little
+/// endian) give the dictionary's length, the dictionary follows, then the block's stored
+/// contents (raw length, zstd frame). The dictionary is refused or prepared; the block
+/// decompresses to data or an error; and the block's bytes, compressed with the dictionary
+/// as a table builder would, must decompress back to themselves.
+pub fn compression_dict(data: &[u8]) {
+    use crate::table::compression_dict::{
+        BlockCompressor, CompressionDictionary, DecompressionDictionary,
+    };
+    use crate::table::format::{decompress_block_with, Compression, CompressionOptions};
+    let [a, b, rest @ ..] = data else {
+        return;
+    };
+    let len = usize::from(u16::from_le_bytes([*a, *b])).min(rest.len());
+    let (dict, block) = rest.split_at(len);
+    let Ok(decoder) = DecompressionDictionary::decode(dict) else {
+        return;
+    };
+    let _ = decompress_block_with(Compression::Zstd, block, Some(&decoder));
+    let Some(encoder) = CompressionDictionary::new(dict.to_vec(), 3) else {
+        return;
+    };
+    let mut compressor = BlockCompressor::new(Compression::Zstd, CompressionOptions::default());
+    compressor.set_dictionary(encoder);
+    let mut out = Vec::new();
+    if compressor.compress(Compression::Zstd, block, &mut out, true) == Compression::Zstd {
+        let back = decompress_block_with(Compression::Zstd, &out, Some(&decoder));
+        assert_eq!(
+            back.as_deref(),
+            Ok(block),
+            "a block compressed with the dictionary"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,9 @@ use crate::snapshot::Snapshot;
 #[cfg(doc)]
 use crate::table::collector::TablePropertiesCollector;
 use crate::table::collector::TablePropertiesCollectorFactory;
-use crate::table::{Compression, CompressionOptions, DataBlockIndexType, IndexType, TableOptions};
+use crate::table::{
+    ChecksumType, Compression, CompressionOptions, DataBlockIndexType, IndexType, TableOptions,
+};
 
 /// What recovery does with a torn or corrupt record in the write-ahead logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -463,6 +465,23 @@ pub struct Options {
     /// compaction and with fewer than 3 levels. A database-wide field, fixed at open.
     /// Default: false.
     pub allow_ingest_behind: bool,
+    // Compression choices by level, and the block checksum.
+    /// The compression of each level's tables (RocksDB's `compression_per_level`): when not
+    /// empty, a table written into level L takes `compression_per_level[min(L, len - 1)]`,
+    /// flushes (level 0) the first, and `compression` is not used;
+    /// `bottommost_compression`, when set, still decides the bottommost level's. A column
+    /// family field. Default: empty (`compression` everywhere).
+    pub compression_per_level: Vec<Compression>,
+    /// Options of `bottommost_compression` (RocksDB's `bottommost_compression_opts` with
+    /// `enabled`): `None` compresses the bottommost level under `compression_opts`. Only
+    /// used when `bottommost_compression` is set. A column family field. Default: `None`.
+    pub bottommost_compression_opts: Option<CompressionOptions>,
+    /// How the blocks of tables written from now on are checksummed (RocksDB's
+    /// `BlockBasedTableOptions::checksum`): [`ChecksumType::Crc32c`] or
+    /// [`ChecksumType::Xxh3`]. Each table records its own in its footer, so every table
+    /// reads whatever this is now; a table checksummed by xxh3 has format version 6, which
+    /// older builds refuse. A column family field. Default: crc32c.
+    pub checksum: ChecksumType,
 }
 
 impl Default for Options {
@@ -548,6 +567,9 @@ impl Default for Options {
             rate_limiter: None,
             compression_opts: CompressionOptions::default(),
             allow_ingest_behind: false,
+            compression_per_level: Vec::new(),
+            bottommost_compression_opts: None,
+            checksum: ChecksumType::Crc32c,
         }
     }
 }
@@ -702,6 +724,12 @@ impl fmt::Debug for Options {
             .field("rate_limiter", &self.rate_limiter)
             .field("compression_opts", &self.compression_opts)
             .field("allow_ingest_behind", &self.allow_ingest_behind)
+            .field("compression_per_level", &self.compression_per_level)
+            .field(
+                "bottommost_compression_opts",
+                &self.bottommost_compression_opts,
+            )
+            .field("checksum", &self.checksum)
             .finish_non_exhaustive()
     }
 }
@@ -905,7 +933,8 @@ impl Options {
 impl Options {
     /// Checks the options of FIFO compaction and of the compactions by table age.
     fn validate_age_and_fifo(&self) -> Result<()> {
-        for kind in std::iter::once(self.compression).chain(self.bottommost_compression) {
+        let kinds = std::iter::once(self.compression).chain(self.compression_per_level.clone());
+        for kind in kinds.chain(self.bottommost_compression) {
             self.compression_opts
                 .check(kind)
                 .map_err(|why| Error::InvalidArgument(format!("compression_opts: {why}")))?;
@@ -925,6 +954,14 @@ impl Options {
                     self.num_levels
                 )));
             }
+        }
+        if let (Some(kind), Some(opts)) = (
+            self.bottommost_compression,
+            self.bottommost_compression_opts,
+        ) {
+            opts.check(kind).map_err(|why| {
+                Error::InvalidArgument(format!("bottommost_compression_opts: {why}"))
+            })?;
         }
         let by_age = self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0;
         match self.compaction_style {
@@ -951,17 +988,47 @@ impl Options {
         }
     }
 
-    /// The options of the tables this database writes at `level`.
+    /// The options of the tables this database writes into level 0 (flushes, ingestion),
+    /// or into the bottommost level when `bottommost`.
     pub(crate) fn table_options(&self, bottommost: bool) -> TableOptions {
+        self.table_options_at(0, bottommost)
+    }
+
+    /// The compression, and its options, of a table written into `level`, the bottommost
+    /// level when `bottommost` (RocksDB's choice: `bottommost_compression` there when set,
+    /// else `compression_per_level` when not empty, else `compression`).
+    pub(crate) fn compression_at(
+        &self,
+        level: usize,
+        bottommost: bool,
+    ) -> (Compression, CompressionOptions) {
+        match (bottommost, self.bottommost_compression) {
+            (true, Some(c)) => (
+                c,
+                self.bottommost_compression_opts
+                    .unwrap_or(self.compression_opts),
+            ),
+            _ => {
+                let per_level = &self.compression_per_level;
+                let kind = match per_level.len() {
+                    0 => self.compression,
+                    n => per_level[level.min(n - 1)],
+                };
+                (kind, self.compression_opts)
+            }
+        }
+    }
+
+    /// The options of the tables this database writes into `level`, the bottommost level
+    /// when `bottommost` (the compression by [`Options::compression_at`]).
+    pub(crate) fn table_options_at(&self, level: usize, bottommost: bool) -> TableOptions {
+        let (compression, compression_opts) = self.compression_at(level, bottommost);
         TableOptions {
             block_size: self.block_size,
             block_size_deviation: self.block_size_deviation,
             restart_interval: self.block_restart_interval,
             bloom_bits_per_key: self.bloom_bits_per_key,
-            compression: match (bottommost, self.bottommost_compression) {
-                (true, Some(c)) => c,
-                _ => self.compression,
-            },
+            compression,
             prefix_extractor: self.prefix_extractor.clone(),
             comparator: crate::table::block::BlockOrder::Internal(self.key_order()),
             index_type: self.index_type,
@@ -971,7 +1038,8 @@ impl Options {
             data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
             properties_collectors: self.table_properties_collector_factories.clone(),
             creation_time: Some(self.clock.now_secs()),
-            compression_opts: self.compression_opts,
+            compression_opts,
+            checksum: self.checksum,
             ..TableOptions::for_internal_keys()
         }
     }
@@ -1212,6 +1280,12 @@ family_options! {
     table_ttl_seconds: u64,
     /// See [`Options::compression_opts`].
     compression_opts: CompressionOptions,
+    /// See [`Options::compression_per_level`].
+    compression_per_level: Vec<Compression>,
+    /// See [`Options::bottommost_compression_opts`].
+    bottommost_compression_opts: Option<CompressionOptions>,
+    /// See [`Options::checksum`].
+    checksum: ChecksumType,
 }
 
 impl Default for CfOptions {

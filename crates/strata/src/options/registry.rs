@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use super::{Options, PrepopulateBlockCache, WalRecoveryMode};
 use crate::compaction::CompactionStyle;
-use crate::table::{Compression, DataBlockIndexType, IndexType};
+use crate::table::{ChecksumType, Compression, DataBlockIndexType, IndexType};
 
 /// The section of the OPTIONS file an option is written in, and which setter takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,6 +180,10 @@ enum_values!(Option<Compression>, BOTTOMMOST_COMPRESSIONS, [
     Some(Compression::Lz4) => "lz4",
     Some(Compression::Zstd) => "zstd",
 ]);
+enum_values!(ChecksumType, CHECKSUM_TYPES, [
+    ChecksumType::Crc32c => "crc32c",
+    ChecksumType::Xxh3 => "xxh3",
+]);
 enum_values!(CompactionStyle, COMPACTION_STYLES, [
     CompactionStyle::Leveled => "level",
     CompactionStyle::Universal => "universal",
@@ -329,13 +333,7 @@ pub fn all() -> &'static [OptionInfo] {
                 "1048576"
             ),
             option!(Db, FIXED, "atomic_flush", atomic_flush, "true"),
-            option!(
-                Db,
-                FIXED,
-                "allow_ingest_behind",
-                allow_ingest_behind,
-                "true"
-            ),
+            option!(Db, FIXED, "allow_ingest_behind", allow_ingest_behind, "true"),
             option!(Db, FIXED, "wal_ttl_seconds", wal_ttl_seconds, "3600"),
             option!(Db, FIXED, "wal_size_limit_mb", wal_size_limit_mb, "64"),
             option!(
@@ -575,6 +573,20 @@ pub fn all() -> &'static [OptionInfo] {
                 fifo.allow_compaction,
                 "true"
             ),
+            option!(
+                Family,
+                MUTABLE,
+                "compression_opts.max_dict_bytes",
+                compression_opts.max_dict_bytes,
+                "16384"
+            ),
+            option!(
+                Family,
+                MUTABLE,
+                "compression_opts.zstd_max_train_bytes",
+                compression_opts.zstd_max_train_bytes,
+                "1638400"
+            ),
             // Column family: table format.
             option!(Table, FIXED, "block_size", block_size, "8192"),
             option!(
@@ -621,6 +633,7 @@ pub fn all() -> &'static [OptionInfo] {
                 data_block_hash_table_util_ratio,
                 "0.5"
             ),
+            option!(Table, FIXED, "checksum", checksum, "xxh3"),
         ]
     })
 }

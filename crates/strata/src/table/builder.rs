@@ -38,12 +38,14 @@ use crate::fs::WritableFile;
 use crate::key::{SequenceNumber, MAX_SEQUENCE};
 use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
-use crate::table::block::{self, BlockBuilder, BlockOrder};
+use crate::table::block::{self, Block, BlockBuilder, BlockIter, BlockOrder};
 use crate::table::collector::Collectors;
+use crate::table::compression_dict::{self, BlockCompressor, CompressionDictionary};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
-    block_trailer, compress_block_with, BlockHandle, Compression, Footer, BLOCK_TRAILER_LEN,
-    TABLE_FORMAT_VERSION, TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
+    block_trailer_with, BlockHandle, ChecksumType, Compression, Footer, BLOCK_TRAILER_LEN,
+    TABLE_FORMAT_VERSION, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
+    TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
     TABLE_FORMAT_VERSION_RANGE_DEL, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, PartitionBuilder};
@@ -88,6 +90,21 @@ pub struct TableBuilder {
     data_block_sink: Option<DataBlockSink>,
     /// The user's property collectors (`collector.rs`); `None` without any.
     collectors: Option<Collectors>,
+    /// Compresses the blocks (one zstd context per table; the dictionary once made).
+    compressor: BlockCompressor,
+    /// The data blocks held until the dictionary is made (`compression_dict.rs`); `None`
+    /// once it is, and for tables without one.
+    held: Option<HeldBlocks>,
+}
+
+/// Data blocks held in memory, uncompressed, until they are enough samples to make the
+/// table's dictionary from.
+#[derive(Default)]
+struct HeldBlocks {
+    /// Each block's contents and last key, in order.
+    blocks: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Bytes of their contents.
+    bytes: usize,
 }
 
 /// Takes each data block a builder writes: its offset in the file and its contents,
@@ -114,6 +131,8 @@ impl TableBuilder {
             options.column_family.as_ref(),
             matches!(options.comparator, BlockOrder::Internal(_)),
         );
+        let (options_compression, options_compression_opts) =
+            (options.compression, options.compression_opts);
         TableBuilder {
             file,
             data_block: match hashed {
@@ -155,6 +174,10 @@ impl TableBuilder {
             pending_index: None,
             data_block_sink: None,
             collectors,
+            compressor: BlockCompressor::new(options_compression, options_compression_opts),
+            held: options_compression_opts
+                .uses_dictionary(options_compression)
+                .then(HeldBlocks::default),
         }
     }
 
@@ -179,6 +202,22 @@ impl TableBuilder {
         if self.block_almost_full(key.len(), value.len()) {
             self.flush_data_block()?;
         }
+        // While data blocks are held for the dictionary, their entries are noted when the
+        // blocks are written (`write_held_blocks`), where the index entries can be made.
+        if self.held.is_none() {
+            self.note_entry(key, value);
+        }
+        self.data_block.add(key, value);
+        if self.data_block.estimated_size() + BLOCK_TRAILER_LEN >= self.options.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Notes an entry of the data block being built, in key order: the index entry of the
+    /// block before it if it is the block's first, the filter, the properties and the
+    /// collectors.
+    fn note_entry(&mut self, key: &[u8], value: &[u8]) {
         if let Some((mut separator, handle)) = self.pending_index.take() {
             let order = self.options.comparator.order();
             if self.user_key_index.is_some()
@@ -218,11 +257,6 @@ impl TableBuilder {
         if let Some(c) = &mut self.collectors {
             c.add(key, value, self.offset + self.out.len() as u64);
         }
-        self.data_block.add(key, value);
-        if self.data_block.estimated_size() + BLOCK_TRAILER_LEN >= self.options.block_size {
-            self.flush_data_block()?;
-        }
-        Ok(())
     }
 
     /// Whether the data block should be cut before an entry of `key_len` and `value_len`
@@ -301,6 +335,7 @@ impl TableBuilder {
         self.offset
             + self.out.len() as u64
             + self.data_block.estimated_size() as u64
+            + self.held.as_ref().map_or(0, |h| h.bytes as u64)
             + self.range_tombstone_bytes
     }
 
@@ -310,11 +345,57 @@ impl TableBuilder {
         }
         let last_key = self.data_block.last_key().to_vec();
         let contents = self.data_block.finish().to_vec();
-        let handle = self.write_block(&contents, self.options.compression)?;
+        self.data_block.reset();
+        match &mut self.held {
+            Some(held) => {
+                held.bytes += contents.len();
+                held.blocks.push((contents, last_key));
+                if held.bytes >= self.options.compression_opts.dictionary_sample_bytes() {
+                    self.write_held_blocks()?;
+                }
+                Ok(())
+            }
+            None => self.write_data_block(contents, last_key),
+        }
+    }
+
+    /// Makes the dictionary from the held data blocks, then notes their entries and writes
+    /// them, compressed with it (without one if none could be made), in order: from here on
+    /// the table is written as one without holding would be.
+    fn write_held_blocks(&mut self) -> Result<()> {
+        let Some(held) = self.held.take() else {
+            return Ok(());
+        };
+        let samples: Vec<Vec<u8>> = held.blocks.iter().map(|(b, _)| b.clone()).collect();
+        let opts = &self.options.compression_opts;
+        let dictionary = compression_dict::make_dictionary(&samples, opts)
+            .and_then(|bytes| CompressionDictionary::new(bytes, opts.zstd_level()));
+        if let Some(d) = dictionary {
+            self.compressor.set_dictionary(d);
+        }
+        for (contents, last_key) in held.blocks {
+            let block = Arc::new(Block::new(contents.clone()).map_err(Error::InvalidArgument)?);
+            let mut it = BlockIter::new(block, self.options.comparator.clone());
+            it.seek_to_first();
+            while it.valid() {
+                self.note_entry(it.key(), it.value());
+                it.next();
+            }
+            if let Some(why) = it.corrupt() {
+                return Err(Error::InvalidArgument(format!("held data block: {why}")));
+            }
+            self.write_data_block(contents, last_key)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a data block whose last key is `last_key`; its index entry waits for the next
+    /// block's first key.
+    fn write_data_block(&mut self, contents: Vec<u8>, last_key: Vec<u8>) -> Result<()> {
+        let handle = self.write_block_of(&contents, self.options.compression, true)?;
         self.props.data_blocks += 1;
         self.props.data_block_hash_indexes += u64::from(block::has_hash_index(&contents));
         self.props.data_bytes += handle.size;
-        self.data_block.reset();
         self.pending_index = Some((last_key, handle));
         if let Some(sink) = &mut self.data_block_sink {
             sink(handle.offset, contents);
@@ -341,14 +422,22 @@ impl TableBuilder {
         }
     }
 
-    /// Writes a block with its trailer and returns its handle.
+    /// Writes a block that is not a data block with its trailer and returns its handle.
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
-        let kind = compress_block_with(
-            compression,
-            &self.options.compression_opts,
-            raw,
-            &mut self.compressed,
-        );
+        self.write_block_of(raw, compression, false)
+    }
+
+    /// Writes a block with its trailer and returns its handle; a `data_block` is compressed
+    /// with the table's dictionary, if it has one.
+    fn write_block_of(
+        &mut self,
+        raw: &[u8],
+        compression: Compression,
+        data_block: bool,
+    ) -> Result<BlockHandle> {
+        let kind = self
+            .compressor
+            .compress(compression, raw, &mut self.compressed, data_block);
         let contents: &[u8] = if kind == Compression::None {
             raw
         } else {
@@ -358,7 +447,7 @@ impl TableBuilder {
             offset: self.offset + self.out.len() as u64,
             size: contents.len() as u64,
         };
-        let trailer = block_trailer(contents, kind);
+        let trailer = block_trailer_with(contents, kind, self.options.checksum);
         self.out.extend_from_slice(contents);
         self.out.extend_from_slice(&trailer);
         if self.out.len() >= WRITE_BUFFER {
@@ -380,6 +469,7 @@ impl TableBuilder {
     /// footer, and syncs the file. Returns the file's size and the table's properties.
     pub fn finish(mut self) -> Result<(u64, TableProperties)> {
         self.flush_data_block()?;
+        self.write_held_blocks()?;
         if let Some((mut last, handle)) = self.pending_index.take() {
             match &self.options.comparator {
                 BlockOrder::Plain(o) => o.find_short_successor(&mut last),
@@ -398,6 +488,14 @@ impl TableBuilder {
         });
         let mut meta = BlockBuilder::new(1);
         let mut handle_bytes = Vec::new();
+        // Meta-index entries must be added in name order: compression_dict first.
+        let dictionary = self.compressor.dictionary().map(|d| d.bytes().to_vec());
+        if let Some(bytes) = &dictionary {
+            let h = self.write_block(bytes, Compression::None)?;
+            h.encode_to(&mut handle_bytes);
+            meta.add(compression_dict::META_NAME, &handle_bytes);
+            handle_bytes.clear();
+        }
         let mut partitions = self.partitions.take();
         if let Some(p) = &mut partitions {
             let filter = self.filter.as_mut().filter(|_| self.partition_filters);
@@ -485,6 +583,9 @@ impl TableBuilder {
         };
         let index = self.write_block(&index_contents, index_compression)?;
         let version = match (self.hashed, range_del, props.index_partitions) {
+            _ if dictionary.is_some() || self.options.checksum != ChecksumType::Crc32c => {
+                TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT
+            }
             _ if props.index_key_is_user_key != 0 => TABLE_FORMAT_VERSION_USER_KEY_INDEX,
             (true, _, _) => TABLE_FORMAT_VERSION_DATA_BLOCK_HASH,
             (false, _, 1..) => TABLE_FORMAT_VERSION_PARTITIONED,
@@ -495,6 +596,7 @@ impl TableBuilder {
             metaindex,
             index,
             version,
+            checksum: self.options.checksum,
         };
         self.out.extend_from_slice(&footer.encode());
         self.flush_output()?;

@@ -4,10 +4,13 @@
 //!
 //! ```text
 //! data block*         entries in key order, ~block_size bytes each, compressed per block
+//! dictionary block    the zstd dictionary of the data blocks (absent without one; see
+//!                     `compression_dict`)
 //! filter block        bloom filter over filter keys (absent when bits_per_key is 0)
 //! range-del block     range tombstones (absent without any; see `range_del`)
 //! properties block    counts and sizes, name -> value
-//! meta-index block    "strata.filter" / "strata.properties" / "strata.range_del" -> handle
+//! meta-index block    "strata.compression_dict" / "strata.filter" / "strata.properties" /
+//!                     "strata.range_del" -> handle
 //! index block         per data block a separator -> its handle: a key at or after the
 //!                     block's last key and before the next block's first, shortened by
 //!                     the comparator (the last block's by its successor rule)
@@ -42,6 +45,7 @@ mod approximate;
 pub mod block;
 pub mod builder;
 pub mod collector;
+pub mod compression_dict;
 pub mod data_block_hash;
 pub mod filter;
 pub mod format;
@@ -56,7 +60,7 @@ use std::sync::Arc;
 
 use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
-pub use format::{Compression, CompressionOptions};
+pub use format::{ChecksumType, Compression, CompressionOptions};
 pub use pinned::PinnedValue;
 
 pub use reader::Table;
@@ -117,8 +121,11 @@ pub struct TableOptions {
     /// the system clock's when the table is finished. A database gives its clock's, which
     /// the picks by age read.
     pub creation_time: Option<u64>,
-    /// Options of data-block compression (the level).
+    /// Options of data-block compression (the level, the dictionary).
     pub compression_opts: format::CompressionOptions,
+    /// How blocks are checksummed (recorded in the footer: any table reads whatever this
+    /// is now).
+    pub checksum: format::ChecksumType,
 }
 
 /// How a point lookup finds its entry in a data block (RocksDB's
@@ -227,6 +234,7 @@ impl Default for TableOptions {
             properties_collectors: Vec::new(),
             creation_time: None,
             compression_opts: format::CompressionOptions::default(),
+            checksum: format::ChecksumType::Crc32c,
         }
     }
 }
@@ -884,7 +892,7 @@ mod tests {
     }
 
     /// A table file held in memory, so that thousands of damaged copies are cheap to read.
-    struct MemFile(Vec<u8>);
+    pub(super) struct MemFile(pub(super) Vec<u8>);
 
     impl crate::fs::RandomAccessFile for MemFile {
         fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> crate::Result<()> {

@@ -32,9 +32,11 @@ use crate::iterator::InternalIterator;
 use crate::perf_context::{perf_count, PerfTimer};
 use crate::range_del::FragmentedList;
 use crate::table::block::{Block, BlockIter, BlockOrder, INLINE_KEY};
+use crate::table::compression_dict::{self, DecompressionDictionary};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
-    check_block, checked_block_len, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
+    check_block, checked_block_len, read_block_with, BlockDecoding, BlockHandle, ChecksumType,
+    Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
     TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, IndexIter, IndexSource};
@@ -194,9 +196,34 @@ pub struct Table {
     range_tombstones: Arc<FragmentedList>,
     cache: Option<Arc<BlockCache>>,
     stats: Arc<TableReadStats>,
+    /// How every block is checksummed (from the footer).
+    checksum: ChecksumType,
+    /// The dictionary the data blocks are compressed with, prepared once at open.
+    dictionary: Option<Arc<DecompressionDictionary>>,
 }
 
 impl Table {
+    /// How the table's blocks are checksummed.
+    pub fn checksum_type(&self) -> ChecksumType {
+        self.checksum
+    }
+
+    /// Bytes of the dictionary the table's data blocks are compressed with; 0 without one.
+    pub fn compression_dictionary_bytes(&self) -> usize {
+        self.dictionary.as_ref().map_or(0, |d| d.size())
+    }
+
+    /// How to check and decompress a block of `kind`: only data blocks take the dictionary.
+    fn decoding(&self, kind: BlockKind) -> BlockDecoding<'_> {
+        BlockDecoding {
+            checksum: self.checksum,
+            dictionary: match kind {
+                BlockKind::Data => self.dictionary.as_deref(),
+                BlockKind::Index | BlockKind::Filter => None,
+            },
+        }
+    }
+
     /// The table's range deletions, fragmented (empty for a table without any, and for every
     /// table written before range deletions existed).
     pub fn range_tombstones(&self) -> Arc<FragmentedList> {
@@ -266,7 +293,7 @@ impl Table {
         self.stats.bytes_read.add(handle.size + 5);
         count_block_read(kind, handle.size + 5);
         let timer = PerfTimer::start();
-        let data = read_block(self.file.as_ref(), &self.path, handle)?;
+        let data = read_block_with(self.file.as_ref(), &self.path, handle, self.decoding(kind))?;
         let value = Arc::new(
             decode(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
         );
@@ -568,7 +595,8 @@ impl Table {
         for h in handles {
             let at = (h.offset - lo) as usize;
             let stored = &chunk[at..at + span(h) as usize];
-            let block = check_block(&self.path, h, stored).and_then(|raw| {
+            let decoding = self.decoding(BlockKind::Data);
+            let block = check_block(&self.path, h, stored, decoding).and_then(|raw| {
                 match raw {
                     None => Block::in_chunk(chunk.clone(), at..at + h.size as usize),
                     Some(raw) => Block::new(raw),

@@ -38,11 +38,11 @@ use rocksdb::perf::{PerfContext, PerfStatsLevel};
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::FifoCompactOptions;
 use rocksdb::{
-    BlockBasedIndexType, BlockBasedOptions, BottommostLevelCompaction, Cache, ColumnFamily,
-    ColumnFamilyDescriptor, CompactOptions, DBCompactionStyle, DBCompressionType, ErrorKind,
-    OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions, SliceTransform,
-    Transaction, TransactionDB, TransactionDBOptions, TransactionOptions, UniversalCompactOptions,
-    WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
+    BlockBasedIndexType, BlockBasedOptions, BottommostLevelCompaction, Cache, ChecksumType,
+    ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DBCompactionStyle, DBCompressionType,
+    ErrorKind, OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
+    SliceTransform, Transaction, TransactionDB, TransactionDBOptions, TransactionOptions,
+    UniversalCompactOptions, WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
 
 use super::{
@@ -167,9 +167,21 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
         other => return Err(format!("--compression_type={other} is not supported").into()),
     };
     o.set_compression_type(compression);
-    // db_bench's --compression_level (window bits and strategy at RocksDB's defaults; no
-    // dictionary).
-    o.set_compression_options(-14, args.options.compression_level, 0, 0);
+    // db_bench's --compression_level and --compression_max_dict_bytes (window bits and
+    // strategy at RocksDB's defaults), and --compression_zstd_max_train_bytes.
+    o.set_compression_options(
+        -14,
+        args.options.compression_level,
+        0,
+        int(
+            args.options.compression_max_dict_bytes as usize,
+            "--compression_max_dict_bytes",
+        )?,
+    );
+    o.set_zstd_max_train_bytes(int(
+        args.options.compression_zstd_max_train_bytes as usize,
+        "--compression_zstd_max_train_bytes",
+    )?);
     // Strata compresses blob files as its tables: so does RocksDB here (db_bench's own
     // --blob_compression_type defaults to none).
     o.set_blob_compression_type(compression);
@@ -277,6 +289,11 @@ fn options(args: &BenchArgs) -> EngineResult<Options> {
 
     let mut table = BlockBasedOptions::default();
     table.set_block_size(args.options.block_size);
+    // db_bench's --checksum_type (1 kCRC32c, 4 kXXH3; the flag parser takes no other).
+    table.set_checksum_type(match args.options.checksum_type {
+        strata::ChecksumType::Xxh3 => ChecksumType::XXH3,
+        _ => ChecksumType::CRC32c,
+    });
     table.set_block_restart_interval(args.options.block_restart_interval as i32);
     if args.options.cache_size > 0 {
         table.set_block_cache(&Cache::new_lru_cache(args.options.cache_size as usize));

@@ -22,15 +22,20 @@ impl Table {
             stats,
         } = read.clone();
         let footer = read_footer(file.as_ref(), path)?;
+        let plain = BlockDecoding {
+            checksum: footer.checksum,
+            dictionary: None,
+        };
         let block = |h: BlockHandle| -> Result<Arc<Block>> {
-            let data = read_block(file.as_ref(), path, h)?;
+            let data = read_block_with(file.as_ref(), path, h, plain)?;
             Block::new(data)
                 .map(Arc::new)
                 .map_err(|why| Error::corruption(path, h.offset, why))
         };
         let meta = read_meta_index(file.as_ref(), path, &footer)?;
         let props_handle = meta.properties;
-        let properties = read_properties_block(file.as_ref(), path, props_handle)?;
+        let properties = read_properties_block(file.as_ref(), path, props_handle, plain)?;
+        let dictionary = read_dictionary(file.as_ref(), path, &footer, meta.compression_dict)?;
         let partitioned_index = properties.index_partitions > 0;
         if partitioned_index && footer.version < TABLE_FORMAT_VERSION_PARTITIONED {
             return Err(Error::corruption(
@@ -71,7 +76,7 @@ impl Table {
             (Some(h), _) => Some(LoadedFilter::Whole(
                 h,
                 Arc::new(
-                    Filter::new(read_block(file.as_ref(), path, h)?)
+                    Filter::new(read_block_with(file.as_ref(), path, h, plain)?)
                         .map_err(|why| Error::corruption(path, h.offset, why))?,
                 ),
             )),
@@ -101,6 +106,7 @@ impl Table {
             &properties,
             footer.metaindex.offset,
             options.comparator.order(),
+            plain,
         )?);
         // Where each block read at open lives: pinned with the table, or in the cache. The
         // top-level blocks of partitioned tables stay pinned with
@@ -154,6 +160,8 @@ impl Table {
             range_tombstones,
             cache: read.block_cache.clone(),
             stats,
+            checksum: footer.checksum,
+            dictionary,
         })
     }
 
@@ -163,7 +171,11 @@ impl Table {
     pub fn read_properties(file: &dyn RandomAccessFile, path: &Path) -> Result<TableProperties> {
         let footer = read_footer(file, path)?;
         let meta = read_meta_index(file, path, &footer)?;
-        read_properties_block(file, path, meta.properties)
+        let plain = BlockDecoding {
+            checksum: footer.checksum,
+            dictionary: None,
+        };
+        read_properties_block(file, path, meta.properties, plain)
     }
 }
 
@@ -174,6 +186,8 @@ struct MetaIndex {
     partitioned_filter: Option<BlockHandle>,
     properties: BlockHandle,
     range_del: Option<BlockHandle>,
+    /// The compression dictionary of the data blocks (`compression_dict.rs`).
+    compression_dict: Option<BlockHandle>,
 }
 
 /// Reads and decodes the footer of the table in `file`.
@@ -195,10 +209,14 @@ fn read_footer(file: &dyn RandomAccessFile, path: &Path) -> Result<Footer> {
 /// Reads the meta-index the footer points to; a table without a properties block is corrupt.
 fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) -> Result<MetaIndex> {
     let at = footer.metaindex.offset;
-    let data = read_block(file, path, footer.metaindex)?;
+    let plain = BlockDecoding {
+        checksum: footer.checksum,
+        dictionary: None,
+    };
+    let data = read_block_with(file, path, footer.metaindex, plain)?;
     let meta = Block::new(data).map_err(|why| Error::corruption(path, at, why))?;
     let (mut filter, mut properties, mut range_del) = (None, None, None);
-    let mut partitioned_filter = None;
+    let (mut partitioned_filter, mut compression_dict) = (None, None);
     let mut it = BlockIter::new(Arc::new(meta), BlockOrder::BYTEWISE);
     it.seek_to_first();
     while it.valid() {
@@ -210,6 +228,7 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
             partitioned::FILTER_META_NAME => partitioned_filter = Some(h),
             b"strata.properties" => properties = Some(h),
             range_del::META_NAME => range_del = Some(h),
+            compression_dict::META_NAME => compression_dict = Some(h),
             _ => {}
         }
         it.next();
@@ -231,7 +250,52 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
         partitioned_filter,
         properties,
         range_del,
+        compression_dict,
     })
+}
+
+/// Reads and prepares the compression dictionary at `handle`, if the table has one; its
+/// errors name the block. Only a table of format version 6 may have one.
+fn read_dictionary(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    footer: &Footer,
+    handle: Option<BlockHandle>,
+) -> Result<Option<Arc<DecompressionDictionary>>> {
+    let Some(h) = handle else {
+        return Ok(None);
+    };
+    let in_block = |reason: String| format!("compression dictionary block: {reason}");
+    if footer.version < TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT {
+        return Err(Error::corruption(
+            path,
+            footer.metaindex.offset,
+            format!(
+                "the meta-index names a compression dictionary, which a table of format \
+                 version {} cannot have",
+                footer.version
+            ),
+        ));
+    }
+    let plain = BlockDecoding {
+        checksum: footer.checksum,
+        dictionary: None,
+    };
+    let data = read_block_with(file, path, h, plain).map_err(|e| match e {
+        Error::Corruption {
+            file,
+            offset,
+            reason,
+        } => Error::Corruption {
+            file,
+            offset,
+            reason: in_block(reason),
+        },
+        other => other,
+    })?;
+    DecompressionDictionary::decode(&data)
+        .map(|d| Some(Arc::new(d)))
+        .map_err(|why| Error::corruption(path, h.offset, in_block(why)))
 }
 
 /// Reads and decodes the properties block at `h`.
@@ -239,8 +303,9 @@ fn read_properties_block(
     file: &dyn RandomAccessFile,
     path: &Path,
     h: BlockHandle,
+    plain: BlockDecoding<'_>,
 ) -> Result<TableProperties> {
-    TableProperties::decode(read_block(file, path, h)?)
+    TableProperties::decode(read_block_with(file, path, h, plain)?)
         .map_err(|why| Error::corruption(path, h.offset, why))
 }
 
@@ -253,6 +318,7 @@ fn read_range_tombstones(
     properties: &TableProperties,
     metaindex_at: u64,
     order: &crate::comparator::KeyOrder,
+    plain: BlockDecoding<'_>,
 ) -> Result<FragmentedList> {
     let in_block = |reason: String| format!("range-deletion block: {reason}");
     let Some(h) = handle else {
@@ -269,7 +335,7 @@ fn read_range_tombstones(
         }
         return Ok(FragmentedList::default());
     };
-    let data = read_block(file, path, h).map_err(|e| match e {
+    let data = read_block_with(file, path, h, plain).map_err(|e| match e {
         Error::Corruption {
             file,
             offset,
