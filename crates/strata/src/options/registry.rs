@@ -333,7 +333,13 @@ pub fn all() -> &'static [OptionInfo] {
                 "1048576"
             ),
             option!(Db, FIXED, "atomic_flush", atomic_flush, "true"),
-            option!(Db, FIXED, "allow_ingest_behind", allow_ingest_behind, "true"),
+            option!(
+                Db,
+                FIXED,
+                "allow_ingest_behind",
+                allow_ingest_behind,
+                "true"
+            ),
             option!(Db, FIXED, "wal_ttl_seconds", wal_ttl_seconds, "3600"),
             option!(Db, FIXED, "wal_size_limit_mb", wal_size_limit_mb, "64"),
             option!(
