@@ -20,7 +20,13 @@ mod tests {
         let stats = DbStats::default();
         let dict = statistics(&stats);
         assert_eq!(dict.len(), stats.iter().count());
-        for name in ["keys_written", "gets", "flushes", "estimated_keys", "last_sequence"] {
+        for name in [
+            "keys_written",
+            "gets",
+            "flushes",
+            "estimated_keys",
+            "last_sequence",
+        ] {
             assert!(dict.contains_key(name), "{name}");
         }
     }
