@@ -219,16 +219,7 @@ impl DbInner {
                 f.in_dir = Some(early_seq);
                 continue;
             }
-            let to = table_path(&self.path, number);
-            match options.move_files {
-                true => {
-                    self.fs.link_or_copy(&f.source, &to)?;
-                    self.fs.sync_file(&to)?;
-                }
-                false => crate::fs::copy_file(self.fs.as_ref(), &f.source, &to)?,
-            }
-            f.meta.number = number;
-            f.in_dir = Some(0);
+            self.bring_in_as_is(f, number, options.move_files)?;
         }
         self.fs.sync_dir(&self.path)?;
 
@@ -343,6 +334,22 @@ impl DbInner {
             }
         }
         self.wake_background();
+        Ok(())
+    }
+
+    /// Puts `f` into the directory as it is, as table `number`: hard-linked (or copied where
+    /// the file system cannot link) with `move_files`, else a synced copy.
+    fn bring_in_as_is(&self, f: &mut Ingested, number: u64, move_files: bool) -> Result<()> {
+        let to = table_path(&self.path, number);
+        match move_files {
+            true => {
+                self.fs.link_or_copy(&f.source, &to)?;
+                self.fs.sync_file(&to)?;
+            }
+            false => crate::fs::copy_file(self.fs.as_ref(), &f.source, &to)?,
+        }
+        f.meta.number = number;
+        f.in_dir = Some(0);
         Ok(())
     }
 

@@ -28,7 +28,6 @@ use super::{ranges_overlap, Ingested, Made};
 use crate::db::families::ColumnFamilyData;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
-use crate::filename::table_path;
 use crate::key::user_key;
 use crate::options::IngestOptions;
 use crate::util::printable;
@@ -59,16 +58,7 @@ impl DbInner {
         for f in &mut files {
             let number = self.versions.lock().new_file_number();
             made.numbers.push(number);
-            let to = table_path(&self.path, number);
-            match options.move_files {
-                true => {
-                    self.fs.link_or_copy(&f.source, &to)?;
-                    self.fs.sync_file(&to)?;
-                }
-                false => crate::fs::copy_file(self.fs.as_ref(), &f.source, &to)?,
-            }
-            f.meta.number = number;
-            f.in_dir = Some(0);
+            self.bring_in_as_is(f, number, options.move_files)?;
         }
         self.fs.sync_dir(&self.path)?;
 
