@@ -671,7 +671,7 @@ mod tests {
     use super::*;
     use crate::key::{append_internal_key, ValueKind};
     use crate::testing::harness::{self, Constructor, Entries, Keys};
-    use crate::testing::lsm::{self, Caching, RunFile, VecIter};
+    use crate::testing::lsm::{self, Caching, FailingAfter, RunFile, VecIter};
     use crate::util::Rng;
     use std::path::PathBuf;
     use std::sync::Arc;
@@ -751,69 +751,6 @@ mod tests {
         }
     }
 
-    /// A child that stops with an error after `steps` moves.
-    struct FailingAfter {
-        inner: VecIter,
-        steps: usize,
-    }
-
-    impl FailingAfter {
-        fn step(&mut self) -> bool {
-            self.steps = self.steps.saturating_sub(1);
-            self.steps > 0
-        }
-    }
-
-    impl InternalIterator for FailingAfter {
-        fn valid(&self) -> bool {
-            self.steps > 0 && self.inner.valid()
-        }
-        fn seek_to_first(&mut self) {
-            if self.step() {
-                self.inner.seek_to_first();
-            }
-        }
-        fn seek_to_last(&mut self) {
-            if self.step() {
-                self.inner.seek_to_last();
-            }
-        }
-        fn seek(&mut self, target: &[u8]) {
-            if self.step() {
-                self.inner.seek(target);
-            }
-        }
-        fn seek_for_prev(&mut self, target: &[u8]) {
-            if self.step() {
-                self.inner.seek_for_prev(target);
-            }
-        }
-        fn next(&mut self) {
-            if self.step() {
-                self.inner.next();
-            }
-        }
-        fn prev(&mut self) {
-            if self.step() {
-                self.inner.prev();
-            }
-        }
-        fn key(&self) -> &[u8] {
-            self.inner.key()
-        }
-        fn value(&self) -> &[u8] {
-            self.inner.value()
-        }
-        fn status(&self) -> Result<()> {
-            match self.steps {
-                0 => Err(crate::error::Error::Unavailable(
-                    "injected read error".into(),
-                )),
-                _ => Ok(()),
-            }
-        }
-    }
-
     /// A child failing a read (the one with the newer versions of `b` and `d`) stops the
     /// merge with an error: going on would skip its keys, and a reader would find `d`'s
     /// older version from the other child as the latest.
@@ -831,10 +768,8 @@ mod tests {
             entry("d", 1, "old"),
         ];
         for forward in [true, false] {
-            let failing = FailingAfter {
-                inner: VecIter::new(newer.clone()),
-                steps: 2, // the first positioning, then one move
-            };
+            // Fails at its second step: the first positioning, then one move.
+            let failing = FailingAfter::new(VecIter::new(newer.clone()), 2);
             let mut m = MergingIterator::new(vec![
                 Box::new(failing),
                 Box::new(VecIter::new(older.clone())),

@@ -91,6 +91,75 @@ pub(crate) fn shuffled<T: Clone>(rng: &mut Rng, items: &[T]) -> Vec<T> {
     v
 }
 
+/// A cursor that fails a read: after `steps` positionings and moves it stops, invalid,
+/// with an injected error (a table whose next block cannot be read).
+pub(crate) struct FailingAfter {
+    inner: VecIter,
+    steps: usize,
+}
+
+impl FailingAfter {
+    /// `inner`, failing at its `steps`-th positioning or move (1: the first).
+    pub(crate) fn new(inner: VecIter, steps: usize) -> FailingAfter {
+        FailingAfter { inner, steps }
+    }
+
+    fn step(&mut self) -> bool {
+        self.steps = self.steps.saturating_sub(1);
+        self.steps > 0
+    }
+}
+
+impl InternalIterator for FailingAfter {
+    fn valid(&self) -> bool {
+        self.steps > 0 && self.inner.valid()
+    }
+    fn seek_to_first(&mut self) {
+        if self.step() {
+            self.inner.seek_to_first();
+        }
+    }
+    fn seek_to_last(&mut self) {
+        if self.step() {
+            self.inner.seek_to_last();
+        }
+    }
+    fn seek(&mut self, target: &[u8]) {
+        if self.step() {
+            self.inner.seek(target);
+        }
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.step() {
+            self.inner.seek_for_prev(target);
+        }
+    }
+    fn next(&mut self) {
+        if self.step() {
+            self.inner.next();
+        }
+    }
+    fn prev(&mut self) {
+        if self.step() {
+            self.inner.prev();
+        }
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
+    }
+    fn status(&self) -> crate::error::Result<()> {
+        match self.steps {
+            0 => Err(crate::error::Error::Unavailable(
+                "injected read error".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A sorted vector of internal entries as an internal iterator.
 pub(crate) struct VecIter {
     entries: Vec<Entry>,

@@ -102,6 +102,15 @@ impl DbIterator {
             }
             self.iter.prev();
         }
+        if !self.iter.valid() {
+            // Versions of a key come oldest first in this direction: a scan cut short by a
+            // read error may hold an older version than the newest visible one, and must
+            // end on the error, not on that version.
+            if let Err(e) = self.iter.status() {
+                self.error.get_or_insert(e);
+                found_kind = ValueKind::Delete;
+            }
+        }
         self.finish_prev_entry(found_kind, pending_blob, has_base, operands);
     }
 

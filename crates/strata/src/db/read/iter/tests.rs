@@ -550,3 +550,45 @@ fn iteration_over_declared_trees() {
     );
     assert!(cases >= 10, "only {cases} cases ran");
 }
+
+/// A backward step that fails between two versions of a key (the older one read, the newer
+/// one not yet) ends the walk on the error: the older version is not the key's value.
+#[test]
+fn a_read_error_in_a_backward_scan_is_an_error_not_an_older_version() {
+    let entry = |k: &str, seq: u64, v: &str| {
+        let mut key = Vec::new();
+        crate::key::append_internal_key(&mut key, k.as_bytes(), seq, ValueKind::Put as u8);
+        (key, v.as_bytes().to_vec())
+    };
+    let newer = vec![entry("b", 9, "new"), entry("d", 9, "new")];
+    let older = vec![entry("a", 1, "old"), entry("d", 1, "old")];
+    // The older run fails at its first positioning (1), at the step after `d#1` (2), or at
+    // the one after `a#1` (3), where `a#1` might as well be shadowed by an unread version.
+    for steps in 1..=3 {
+        let children: Vec<Box<dyn InternalIterator>> = vec![
+            Box::new(lsm::VecIter::new(newer.clone())),
+            Box::new(lsm::FailingAfter::new(
+                lsm::VecIter::new(older.clone()),
+                steps,
+            )),
+        ];
+        let mut it = DbIterator::new(
+            MergingIterator::new(children),
+            (MAX_SEQUENCE, None),
+            (None, None),
+            IterContext::default(),
+        );
+        it.seek_to_last();
+        let mut seen = Vec::new();
+        while it.valid() && seen.len() < 10 {
+            seen.push(format!("{}={}", printable(it.key()), printable(it.value())));
+            it.prev();
+        }
+        assert!(it.status().is_err(), "steps={steps}: {seen:?}");
+        let want: &[&str] = match steps {
+            1 | 2 => &[],
+            _ => &["d=new", "b=new"],
+        };
+        assert_eq!(seen, want, "steps={steps}");
+    }
+}
