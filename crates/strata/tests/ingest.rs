@@ -831,6 +831,72 @@ fn merges_prefixes_and_universal_compaction() {
     assert_eq!(db.get(b"aa1").unwrap().as_deref(), Some(&b"base,more"[..]));
 }
 
+/// A file ingested into L0 at a new sequence number goes above every write before it, the
+/// memtables' included: they are flushed first, so that L0 stays ordered by age (each table's
+/// sequence numbers above the ones under it). A table spanning the file's number would let a
+/// compaction of adjacent L0 tables, joined meanwhile by a flush, put older versions above
+/// newer ones (a crash test found keys brought back from deletion that way). A file going to
+/// a deeper level leaves the memtables alone.
+#[test]
+fn an_ingest_into_l0_keeps_l0_ordered_by_age() {
+    for (style, to_l0) in [
+        (CompactionStyle::Universal, true),
+        (CompactionStyle::Leveled, true),
+        (CompactionStyle::Leveled, false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = options();
+        o.compaction_style = style;
+        o.disable_auto_compactions = true;
+        let db = Db::open(dir.path().join("db"), o.clone()).unwrap();
+        db.put(b"a", b"1").unwrap();
+        db.put(b"z", b"1").unwrap();
+        db.flush().unwrap();
+        if !to_l0 {
+            db.compact_all().unwrap(); // L0 empty: the file fits above the last level
+        }
+        db.put(b"b", b"mem").unwrap(); // not the file's key
+        let sst = write_sst(&dir.path().join("1.sst"), &o, &[Op::Put("m", "file")]);
+        let mut no_flush = IngestOptions::default();
+        no_flush.allow_blocking_flush = false;
+        match to_l0 {
+            true => {
+                let e = db.ingest(&[&sst], &no_flush).unwrap_err();
+                assert!(e.to_string().contains("goes to L0"), "{style:?}: {e}");
+                db.ingest(&[&sst], &IngestOptions::default()).unwrap();
+                assert_eq!(db.tree_shape().active_memtable_entries, 0, "{style:?}");
+            }
+            false => {
+                db.ingest(&[&sst], &no_flush).unwrap();
+                assert_eq!(db.tree_shape().active_memtable_entries, 1, "{style:?}");
+            }
+        }
+        db.put(b"c", b"later").unwrap();
+        db.flush().unwrap();
+        let mut l0: Vec<(u64, u64)> = db
+            .live_files_metadata()
+            .iter()
+            .filter(|f| f.level == 0)
+            .map(|f| (f.smallest_seqno, f.largest_seqno))
+            .collect();
+        l0.sort_by_key(|t| std::cmp::Reverse(t.1));
+        for pair in l0.windows(2) {
+            assert!(
+                pair[0].0 > pair[1].1,
+                "{style:?}: L0 tables' sequence numbers interleave: {l0:?}"
+            );
+        }
+        let want = model(&[
+            ("a", "1"),
+            ("b", "mem"),
+            ("c", "later"),
+            ("m", "file"),
+            ("z", "1"),
+        ]);
+        assert_eq!(contents(&db, None), want, "{style:?}");
+    }
+}
+
 /// Listeners hear of an ingest's flush and of its rewritten tables, with their reasons.
 #[test]
 fn listeners_hear_the_ingest_flush_and_tables() {

@@ -14,8 +14,8 @@
 //! 3. take the tree from compactions (as a manual compaction does: wait for the running
 //!    ones, start none) and stop writes (the writer lock, no insert in flight), so that the
 //!    memtables, the version and the last sequence number hold still;
-//! 4. if a file overlaps the family's memtables, flush them (or, without
-//!    `allow_blocking_flush`, refuse);
+//! 4. if a file overlaps the family's memtables, or would go to L0 (step 6) while they hold
+//!    writes, flush them (or, without `allow_blocking_flush`, refuse);
 //! 5. choose the sequence number: 0 when every file is in as it is, nothing in the family
 //!    overlaps any file and no snapshot is live (the snapshot list is then held, so that
 //!    none appears, until the install); otherwise `G`: `E` if the files were rewritten at `E`
@@ -34,7 +34,11 @@
 //! (which get `G + 1` on); a snapshot taken before reads at most `G - 1` and skips them. A
 //! file at level `L` has no overlapping file in levels `0..=L`, and the memtables hold none
 //! of its keys, so every newer version of its keys is above it, as the levels' order
-//! requires; older versions below it are shadowed as they should be. At sequence 0 nothing
+//! requires; older versions below it are shadowed as they should be. A file in L0 has
+//! every write before it flushed below it (step 4), so L0 stays ordered by age, each
+//! table's sequence numbers above those of the tables under it: a compaction merging a
+//! window of adjacent L0 tables (universal compaction's, which a flush may join while it
+//! runs) never makes a table that spans the numbers of one left out. At sequence 0 nothing
 //! in the family shares a key with the file, so its level and number cannot hide or be hid
 //! by anything wrongly.
 //!
@@ -235,15 +239,29 @@ impl DbInner {
         self.wait_for_inserts(&w);
 
         // Step 4.
-        let memtables = memtables(&cf.super_version());
-        if let Some(f) = files
+        let sv = cf.super_version();
+        let memtables = memtables(&sv);
+        let overlapping = files
             .iter()
-            .find(|f| overlaps_memtables(&memtables, &order, &f.meta))
-        {
+            .find(|f| overlaps_memtables(&memtables, &order, &f.meta));
+        // A file at a new sequence number in L0 goes above the memtables' data once it is
+        // flushed, though that data is partly older: flushed, it would span the file's number,
+        // and L0's order by sequence numbers (and the picker's windows of adjacent runs)
+        // would no longer follow the age of every key. Flushed first, it cannot.
+        let into_l0 = memtables.iter().any(|m| !m.is_empty())
+            && files
+                .iter()
+                .any(|f| target_level(&sv.version, &cf.options, &f.meta, MAX_SEQUENCE) == 0);
+        drop(sv);
+        if let Some(f) = overlapping.or(into_l0.then(|| &files[0])) {
             if !options.allow_blocking_flush {
+                let why = match overlapping.is_some() {
+                    true => "overlaps keys in the memtables",
+                    false => "goes to L0 above the unflushed writes in the memtables",
+                };
                 return Err(Error::InvalidArgument(format!(
-                    "ingest: file {} overlaps keys in the memtables of column family '{}', \
-                     and allow_blocking_flush is off",
+                    "ingest: file {} {why} of column family '{}', and allow_blocking_flush is \
+                     off",
                     f.source.display(),
                     cf.name()
                 )));
