@@ -67,7 +67,7 @@ enum Mode {
 /// The flags of one child, drawn from `rng`.
 fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<String> {
     let mut f = Vec::new();
-    let universal = pick(&mut f, rng, "compaction_style", &["0", "1"]) == "1";
+    pick(&mut f, rng, "compaction_style", &["0", "1"]);
     pick(
         &mut f,
         rng,
@@ -178,10 +178,6 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
     let (flush, compact, sync_wal) = (rare(&[0, 5, 10]), rare(&[0, 5, 10]), rare(&[0, 5, 10]));
     let (checkpoint, column_family, ingest) =
         (rare(&[0, 1, 2]), rare(&[0, 2, 10]), rare(&[0, 5, 20]));
-    // Ingests under universal compaction are left out of the draw until the engine bug
-    // they found is fixed (a range deletion's covered key back after a kill: the known
-    // failures of docs/reliability.md); `strata stress --ops=...,ingest=N` still runs them.
-    let ingest = if universal { 0 } else { ingest };
     let iter = rare(&[40, 80, 200]);
     f.push(format!(
         "--ops=put=400,merge=80,delete=80,single_delete=40,delete_range=30,batch=100,get=250,\

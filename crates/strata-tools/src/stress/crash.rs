@@ -16,6 +16,46 @@ use strata::fs::fault::FaultCounts;
 /// The exit code of a child whose database needs a reopen after an injected fault.
 pub const EXIT_REOPEN: i32 = 76;
 
+/// The line a child prints once its database is open and its workers start: the kill's
+/// random moment is counted from it, not from the spawn, so that a slow open (a debug
+/// build, a loaded machine, a long recovery) does not eat the interval and leave children
+/// killed before their first operation.
+pub(super) const READY_LINE: &str = "workers starting";
+
+/// Tells the parent the workers start (see [`READY_LINE`]).
+pub(super) fn say_ready(a: &StressArgs) {
+    if a.child {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{READY_LINE}");
+        let _ = out.flush();
+    }
+}
+
+/// How long a parent waits for a child's [`READY_LINE`] before it starts the kill's
+/// interval anyway.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A channel that receives `()` when `child` prints [`READY_LINE`]; its standard output
+/// is drained to the end so that the child never blocks on a full pipe.
+fn watch_ready(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(out) = child.stdout.take() {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines() {
+                match line {
+                    Ok(l) if l == READY_LINE => {
+                        let _ = tx.send(());
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        });
+    }
+    rx
+}
+
 /// What the crash loop checks, for the plain test or the bank.
 pub(super) trait CrashChecks {
     /// Checks the database before the first run.
@@ -196,12 +236,22 @@ pub(super) fn crash_loop(
         let mut child = Command::new(&exe)
             .arg("stress")
             .args(args)
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .spawn()?;
-        // A power-cut child ends itself: give it time to write its image.
+        let ready = watch_ready(&mut child);
+        // A power-cut child ends itself (its timer starts once its database is open): give
+        // it time to write its image. A killed child gets its interval once it is ready.
         let end_at = match a.sync_fault_injection {
             true => Instant::now() + wait + Duration::from_secs(120),
-            false => (Instant::now() + wait).min(deadline),
+            false => {
+                let ready_by = Instant::now() + READY_TIMEOUT;
+                while Instant::now() < ready_by && child.try_wait()?.is_none() {
+                    if ready.recv_timeout(Duration::from_millis(5)).is_ok() {
+                        break;
+                    }
+                }
+                (Instant::now() + wait).min(deadline)
+            }
         };
         let mut exited = None;
         while Instant::now() < end_at {

@@ -94,9 +94,7 @@ impl Worker<'_> {
             lower,
             upper,
             prefix,
-            // Snapshot walks under read faults are left out until the engine bug they found
-            // is fixed (a backward walk gave an older value: docs/reliability.md).
-            snapshot: self.rng.one_in(4) && self.a.read_fault_one_in == 0,
+            snapshot: self.rng.one_in(4),
             readahead_size: [0, 0, 16 << 10, 256 << 10][self.rng.below(4) as usize],
             steps: 50,
         }

@@ -438,6 +438,7 @@ pub fn run(args: &StressArgs) -> Result<ExitCode, BoxError> {
         let checked = verify(&db, &oracle, args)?;
         writeln!(std::io::stdout(), "verified {checked} keys before the run")?;
     }
+    crash::say_ready(args);
     let ops = match run_workers(args, &db, &oracle, seed, trace) {
         Ok(ops) => ops,
         Err(e) if args.child && e.to_string().contains(worker::NEEDS_REOPEN) => {

@@ -455,6 +455,7 @@ pub fn run(a: &StressArgs, ledger_path: &Path, seed: u64) -> Result<ExitCode, Bo
         )?;
     }
     let before = ledger.counts()?;
+    super::crash::say_ready(a);
     run_workers(a, &bank, &ledger, seed)?;
     let done = ledger.counts()?.minus(&before);
     drop(bank);
