@@ -1148,6 +1148,80 @@ void strata_options_set_read_triggered_compaction(strata_options_t *opt, unsigne
 // `opt` must be null or a live handle.
 void strata_options_set_compaction_style(strata_options_t *opt, int v);
 
+// Compression of the tables written into the last level, numbered as
+// `strata_options_set_compression`; -1 (RocksDB's `kDisableCompressionOption`) takes
+// `compression` (or `compression_per_level`) there too. Another number leaves the setting
+// unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_bottommost_compression(strata_options_t *opt, int v);
+
+// The compression of each level's tables (RocksDB's `compression_per_level`):
+// `level_values[L]` for level L (the last for the levels beyond), numbered as
+// `strata_options_set_compression`; 0 levels goes back to `compression` everywhere. A
+// number outside the known ones, or a null `level_values` with a non-zero `num_levels`,
+// leaves the setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle; `level_values` null or `num_levels` readable ints.
+void strata_options_set_compression_per_level(strata_options_t *opt, const int *level_values, size_t num_levels);
+
+// Options of `compression` (RocksDB's `rocksdb_options_set_compression_options`): the
+// compressor's `level` (32767, RocksDB's `kDefaultCompressionLevel`, for its default) and
+// `max_dict_bytes`, the size of the zstd dictionary each table is compressed with (0: none).
+// `w_bits` and `strategy` are zlib's, which Strata does not have: they are ignored. A level
+// the compressor does not have is refused by the open.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_compression_options(strata_options_t *opt, int w_bits, int level, int strategy, int max_dict_bytes);
+
+// Bytes of samples the zstd dictionary of `compression` is trained on (RocksDB's
+// `rocksdb_options_set_compression_options_zstd_max_train_bytes`); 0 takes the first
+// `max_dict_bytes` of a table's data as the dictionary, untrained.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_compression_options_zstd_max_train_bytes(strata_options_t *opt, int zstd_max_train_bytes);
+
+// The options of the bottommost level's compression, as
+// `strata_options_set_compression_options` (RocksDB's
+// `rocksdb_options_set_bottommost_compression_options`); `enabled` 0 compresses the
+// bottommost level under `compression`'s options instead. Used only with
+// `strata_options_set_bottommost_compression`.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_bottommost_compression_options(strata_options_t *opt, int w_bits, int level, int strategy, int max_dict_bytes, unsigned char enabled);
+
+// Bytes of samples the bottommost level's zstd dictionary is trained on (RocksDB's
+// `rocksdb_options_set_bottommost_compression_options_zstd_max_train_bytes`); `enabled` as
+// for `strata_options_set_bottommost_compression_options`.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_bottommost_compression_options_zstd_max_train_bytes(strata_options_t *opt, int zstd_max_train_bytes, unsigned char enabled);
+
+// How the blocks of tables written from now on are checksummed (RocksDB's
+// `rocksdb_block_based_options_set_checksum`): 1 crc32c (the default), 4 xxh3. Another
+// number leaves the setting unchanged. A table records its checksum, so a database reads
+// its tables whatever this is; tables checksummed by xxh3 are not readable by builds before
+// it.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_checksum(strata_options_t *opt, char v);
+
+// Reserve the last level for files ingested behind all data
+// (`strata_ingestexternalfileoptions_set_ingest_behind`, RocksDB's
+// `rocksdb_options_set_allow_ingest_behind`; 0 or 1): compactions never write there. Needs
+// at least 3 levels and a style other than FIFO; fixed at open.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_allow_ingest_behind(strata_options_t *opt, unsigned char v);
+
 // Merge operands are combined by `op` (null: no merge operator; merges then fail).
 //
 // # Safety
@@ -1374,6 +1448,16 @@ void strata_ingestexternalfileoptions_set_move_files(strata_ingestexternalfileop
 // # Safety
 // `opt` null or a live handle.
 void strata_ingestexternalfileoptions_set_allow_blocking_flush(strata_ingestexternalfileoptions_t *opt, unsigned char v);
+
+// Place the files under all the family's data (RocksDB's
+// `rocksdb_ingestexternalfileoptions_set_ingest_behind`; 0 or 1): in the last level, at
+// sequence number 0, so every key already there shadows them. The database must have been
+// opened with `strata_options_set_allow_ingest_behind`; the ingest is refused otherwise,
+// and when a file overlaps one already in the last level.
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_ingestexternalfileoptions_set_ingest_behind(strata_ingestexternalfileoptions_t *opt, unsigned char v);
 
 // Adds the `num_files` table files at `file_list` to the default family (or, with the
 // `_cf` variant, to `cf`) atomically: all or none.

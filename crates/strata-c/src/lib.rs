@@ -44,6 +44,7 @@ mod listener;
 mod merge_operator;
 mod online_options;
 mod options;
+mod options_compression;
 mod options_ext;
 mod pinned;
 mod rw_options;
@@ -65,6 +66,7 @@ pub use iterator::*;
 pub use listener::*;
 pub use merge_operator::*;
 pub use options::*;
+pub use options_compression::*;
 pub use options_ext::*;
 pub use pinned::*;
 pub use rw_options::*;
@@ -94,6 +96,47 @@ pub(crate) unsafe fn bytes<'a>(
     }
     // SAFETY: the caller promises `len` readable bytes at a non-null `ptr`.
     Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+}
+
+/// An optional key such as a range bound: `None` for a null `ptr`, whatever `len` (how C
+/// leaves a bound open), else the bytes as [`bytes`] reads them.
+///
+/// # Safety
+/// As for [`bytes`].
+pub(crate) unsafe fn optional_bytes<'a>(
+    ptr: *const c_char,
+    len: usize,
+    what: &str,
+) -> Result<Option<&'a [u8]>, String> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { bytes(ptr, len, what) }.map(Some)
+}
+
+/// The `count` elements at `ptr` (an array C passes with its length); empty for a zero
+/// count (the pointer may then be null). A null pointer with a non-zero count is refused
+/// with an error naming `what` and the count of `items` (`file_list is a null pointer with
+/// 2 files`).
+///
+/// # Safety
+/// `ptr` must be null or point to `count` initialised elements that stay valid and
+/// unchanged for `'a`.
+pub(crate) unsafe fn array<'a, T>(
+    ptr: *const T,
+    count: usize,
+    what: &str,
+    items: &str,
+) -> Result<&'a [T], String> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(format!("{what} is a null pointer with {count} {items}"));
+    }
+    // SAFETY: the caller promises `count` elements at a non-null `ptr`.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
 }
 
 /// The NUL-terminated string at `ptr` as UTF-8, or an error naming `what`.
