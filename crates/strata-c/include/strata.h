@@ -86,6 +86,9 @@ typedef struct strata_ingestexternalfileoptions_t strata_ingestexternalfileoptio
 // A cursor over a database, one of its column families, or a transaction.
 typedef struct strata_iterator_t strata_iterator_t;
 
+// The metadata of the tables of a database, as they stood when it was taken.
+typedef struct strata_livefiles_t strata_livefiles_t;
+
 // A merge operator; see `strata_options_set_merge_operator`.
 typedef struct strata_mergeoperator_t strata_mergeoperator_t;
 
@@ -790,6 +793,86 @@ strata_eventlistener_t *strata_eventlistener_create(void *state, strata_destruct
 // # Safety
 // `listener` null or from `strata_eventlistener_create`, released once.
 void strata_eventlistener_destroy(strata_eventlistener_t *listener);
+
+// Every table of every column family (RocksDB's `rocksdb_livefiles`): its family, level,
+// name, size, key range, sequence numbers, entries and deletions, ordered by family, then
+// level. Null for a null `db`. Release it with `strata_livefiles_destroy`.
+//
+// # Safety
+// `db` null or a live handle.
+strata_livefiles_t *strata_livefiles(strata_t *db);
+
+// Releases what `strata_livefiles` returned; null is ignored.
+//
+// # Safety
+// `files` null or from `strata_livefiles`, released once.
+void strata_livefiles_destroy(strata_livefiles_t *files);
+
+// How many tables `files` holds (0 for null).
+//
+// # Safety
+// `files` null or a live handle.
+int strata_livefiles_count(const strata_livefiles_t *files);
+
+// The file name of table `index` (`NNNNNN.sst`, in the database's directory).
+//
+// # Safety
+// `files` null or a live handle.
+const char *strata_livefiles_name(const strata_livefiles_t *files, int index);
+
+// The column family name of table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+const char *strata_livefiles_column_family_name(const strata_livefiles_t *files, int index);
+
+// The level of table `index` (-1 for an index out of range).
+//
+// # Safety
+// `files` null or a live handle.
+int strata_livefiles_level(const strata_livefiles_t *files, int index);
+
+// The bytes of table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+size_t strata_livefiles_size(const strata_livefiles_t *files, int index);
+
+// The smallest user key of table `index`, `*size` bytes long (null and 0 out of range).
+//
+// # Safety
+// `files` null or a live handle; `size` a valid pointer.
+const char *strata_livefiles_smallestkey(const strata_livefiles_t *files, int index, size_t *size);
+
+// The largest user key of table `index`, `*size` bytes long (null and 0 out of range).
+//
+// # Safety
+// `files` null or a live handle; `size` a valid pointer.
+const char *strata_livefiles_largestkey(const strata_livefiles_t *files, int index, size_t *size);
+
+// The entries of table `index` (all kinds, range deletions aside).
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_entries(const strata_livefiles_t *files, int index);
+
+// The deletions among the entries of table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_deletions(const strata_livefiles_t *files, int index);
+
+// The smallest sequence number in table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_smallest_seqno(const strata_livefiles_t *files, int index);
+
+// The largest sequence number in table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_largest_seqno(const strata_livefiles_t *files, int index);
 
 // A merge operator of C functions: `full_merge` (required) and `partial_merge` (may be
 // null), called with `state`; `destructor` (may be null) releases `state` once the

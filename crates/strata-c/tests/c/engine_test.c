@@ -459,6 +459,63 @@ static void ingest_behind(void) {
     free(again);
 }
 
+/* ---- live file metadata ---- */
+
+static void live_files(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_t *db = open_db(opts, "livefiles");
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "other", &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    put(db, "b", "1");
+    put(db, "d", "2");
+    strata_delete(db, wo, "c", 1, &err);
+    strata_put_cf(db, wo, cf, "x", 1, "y", 1, &err);
+    CHECK_OK(err);
+    strata_flush(db, &err);
+    strata_flush_cf(db, cf, &err);
+    CHECK_OK(err);
+
+    strata_livefiles_t *files = strata_livefiles(db);
+    CHECK(strata_livefiles_count(files) == 2);
+    CHECK(strcmp(strata_livefiles_column_family_name(files, 0), "default") == 0);
+    CHECK(strcmp(strata_livefiles_column_family_name(files, 1), "other") == 0);
+    const char *name = strata_livefiles_name(files, 0);
+    CHECK(name && strlen(name) == 10 && strcmp(name + 6, ".sst") == 0);
+    CHECK(strata_livefiles_level(files, 0) == 0);
+    CHECK(strata_livefiles_size(files, 0) > 0);
+    size_t len = 0;
+    const char *k = strata_livefiles_smallestkey(files, 0, &len);
+    CHECK(len == 1 && k[0] == 'b');
+    k = strata_livefiles_largestkey(files, 0, &len);
+    CHECK(len == 1 && k[0] == 'd');
+    CHECK(strata_livefiles_entries(files, 0) == 3);
+    CHECK(strata_livefiles_deletions(files, 0) == 1);
+    CHECK(strata_livefiles_smallest_seqno(files, 0) == 1);
+    CHECK(strata_livefiles_largest_seqno(files, 0) == 3);
+    /* An index out of range reads as nothing. */
+    CHECK(strata_livefiles_name(files, 2) == NULL && strata_livefiles_name(files, -1) == NULL);
+    CHECK(strata_livefiles_level(files, 7) == -1 && strata_livefiles_size(files, 7) == 0);
+    CHECK(strata_livefiles_smallestkey(files, 7, &len) == NULL && len == 0);
+    CHECK(strata_livefiles_entries(files, 7) == 0);
+    strata_livefiles_destroy(files);
+    CHECK(strata_livefiles(NULL) == NULL && strata_livefiles_count(NULL) == 0);
+    strata_livefiles_destroy(NULL);
+
+    strata_compact_all(db, &err);
+    CHECK_OK(err);
+    files = strata_livefiles(db);
+    CHECK(strata_livefiles_count(files) == 2);
+    CHECK(strata_livefiles_level(files, 0) == 6); /* moved to the last level */
+    strata_livefiles_destroy(files);
+
+    strata_column_family_handle_destroy(cf);
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
 /* ---- merge operators ---- */
 
 struct merge_state {
@@ -1555,6 +1612,7 @@ int main(int argc, char **argv) {
     secondary_instances();
     compression_choices_and_checksums();
     ingest_behind();
+    live_files();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
