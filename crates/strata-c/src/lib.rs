@@ -78,6 +78,21 @@ pub use txn::*;
 
 use std::ffi::{c_char, CStr};
 
+/// The `count` elements at `ptr`: empty for a zero count (the pointer may then be null),
+/// `None` for a null pointer with a non-zero count, which the callers refuse with their own
+/// message.
+///
+/// # Safety
+/// `ptr` must be null or point to `count` initialised elements that stay valid and
+/// unchanged for `'a`.
+unsafe fn slice<'a, T>(ptr: *const T, count: usize) -> Option<&'a [T]> {
+    if count == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: the caller promises `count` elements at a non-null `ptr`.
+    (!ptr.is_null()).then(|| unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
 /// The bytes at `ptr`, `len` long; empty for a zero length (the pointer may then be null).
 /// A null pointer with a non-zero length is refused with an error naming `what`: treating
 /// it as empty would write or look up a key the caller did not mean.
@@ -90,14 +105,9 @@ pub(crate) unsafe fn bytes<'a>(
     len: usize,
     what: &str,
 ) -> Result<&'a [u8], String> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if ptr.is_null() {
-        return Err(format!("{what} is a null pointer with length {len}"));
-    }
-    // SAFETY: the caller promises `len` readable bytes at a non-null `ptr`.
-    Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+    // SAFETY: forwarded from the caller.
+    unsafe { slice(ptr.cast::<u8>(), len) }
+        .ok_or_else(|| format!("{what} is a null pointer with length {len}"))
 }
 
 /// An optional key such as a range bound: `None` for a null `ptr`, whatever `len` (how C
@@ -131,14 +141,9 @@ pub(crate) unsafe fn array<'a, T>(
     what: &str,
     items: &str,
 ) -> Result<&'a [T], String> {
-    if count == 0 {
-        return Ok(&[]);
-    }
-    if ptr.is_null() {
-        return Err(format!("{what} is a null pointer with {count} {items}"));
-    }
-    // SAFETY: the caller promises `count` elements at a non-null `ptr`.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+    // SAFETY: forwarded from the caller.
+    unsafe { slice(ptr, count) }
+        .ok_or_else(|| format!("{what} is a null pointer with {count} {items}"))
 }
 
 /// The NUL-terminated string at `ptr` as UTF-8, or an error naming `what`.

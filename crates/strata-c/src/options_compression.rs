@@ -86,8 +86,7 @@ pub unsafe extern "C" fn strata_options_set_compression_options(
     // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe {
         update(opt, |o| {
-            o.compression_opts.level = level;
-            o.compression_opts.max_dict_bytes = byte_count(max_dict_bytes);
+            set_level_and_dict(&mut o.compression_opts, level, max_dict_bytes)
         })
     }
 }
@@ -133,8 +132,7 @@ pub unsafe extern "C" fn strata_options_set_bottommost_compression_options(
     unsafe {
         update(opt, |o| {
             let bottommost = bottommost_options(&mut o.bottommost_compression_opts);
-            bottommost.level = level;
-            bottommost.max_dict_bytes = byte_count(max_dict_bytes);
+            set_level_and_dict(bottommost, level, max_dict_bytes);
             if enabled == 0 {
                 o.bottommost_compression_opts = None;
             }
@@ -164,6 +162,12 @@ pub unsafe extern "C" fn strata_options_set_bottommost_compression_options_zstd_
             }
         })
     }
+}
+
+/// The two fields `rocksdb_options_set_compression_options` and its bottommost twin set.
+fn set_level_and_dict(o: &mut CompressionOptions, level: c_int, max_dict_bytes: c_int) {
+    o.level = level;
+    o.max_dict_bytes = byte_count(max_dict_bytes);
 }
 
 /// The bottommost options, made from the defaults if there are none yet.
