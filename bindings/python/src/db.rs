@@ -290,7 +290,14 @@ impl Db {
             Some(cf) => db.iter_cf(cf, &options),
             None => Ok(db.iter(&options)),
         })?;
-        Ok(RangeIter::new(slf.clone().unbind(), iter, kind, reverse))
+        let of_snapshot = view.snapshot.is_some();
+        Ok(RangeIter::new(
+            slf.clone().unbind(),
+            iter,
+            of_snapshot,
+            kind,
+            reverse,
+        ))
     }
 
     pub fn put_raw(
@@ -791,7 +798,11 @@ impl Db {
     /// atomically: their keys read as newer than everything written before. `move_files`
     /// hard-links them in and removes the sources; `allow_blocking_flush=False` refuses files
     /// that overlap the memtables instead of flushing them first.
-    #[pyo3(signature = (paths, *, move_files=false, allow_blocking_flush=true, column_family=None))]
+    ///
+    /// `ingest_behind=True` places the files under all the family's data instead (in the
+    /// last level, at sequence number 0: every key already there shadows them), for bulk
+    /// backfills; the database must be opened with `allow_ingest_behind=True`.
+    #[pyo3(signature = (paths, *, move_files=false, allow_blocking_flush=true, column_family=None, ingest_behind=false))]
     fn ingest(
         &self,
         py: Python<'_>,
@@ -799,6 +810,7 @@ impl Db {
         move_files: bool,
         allow_blocking_flush: bool,
         column_family: Option<&Bound<'_, PyAny>>,
+        ingest_behind: bool,
     ) -> PyResult<()> {
         let cf = match column_family {
             Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
@@ -807,10 +819,48 @@ impl Db {
         let mut options = IngestOptions::default();
         options.move_files = move_files;
         options.allow_blocking_flush = allow_blocking_flush;
+        options.ingest_behind = ingest_behind;
         self.run(py, |db| match &cf {
             None => db.ingest(&paths, &options),
             Some(cf) => db.ingest_cf(cf, &paths, &options),
         })
+    }
+
+    /// Every table of the database (or of `column_family`), as RocksDB's
+    /// `GetLiveFilesMetaData`: a list of dicts with `column_family_name`, `level`, `name`,
+    /// `file_number`, `directory`, `size`, `smallest_key`, `largest_key`, `smallest_seqno`,
+    /// `largest_seqno`, `num_entries`, `num_deletions`, `blob_file_references` and
+    /// `user_properties` (a dict of bytes), ordered by family, then level.
+    #[pyo3(signature = (*, column_family=None))]
+    fn live_files_metadata<'py>(
+        &self,
+        py: Python<'py>,
+        column_family: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let cf = match column_family {
+            Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
+            _ => None,
+        };
+        let files = self.run(py, |db| match &cf {
+            None => Ok(db.live_files_metadata()),
+            Some(cf) => db.live_files_metadata_cf(cf),
+        })?;
+        files.iter().map(|f| file_metadata(py, f)).collect()
+    }
+
+    /// Brings a database opened with `strata.open_as_secondary` up to date with its
+    /// primary (RocksDB's `TryCatchUpWithPrimary`): reads and new iterators see the
+    /// primary's writes so far; an iterator already made sees them after its `refresh()`.
+    /// `InvalidArgument` on a database not opened as a secondary.
+    fn try_catch_up_with_primary(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.try_catch_up_with_primary())
+    }
+
+    /// The secondary's own directory (where its `LOG` goes) for a database opened with
+    /// `strata.open_as_secondary`; None for any other.
+    #[getter]
+    fn secondary_path(&self) -> PyResult<Option<PathBuf>> {
+        self.run_attached(|db| db.secondary_path().map(std::path::Path::to_path_buf))
     }
 
     /// The transactions prepared by two-phase commit and not yet committed or rolled back:
@@ -872,7 +922,7 @@ impl Db {
         self.path.clone()
     }
 
-    /// True when opened with `read_only=True`.
+    /// True when opened with `read_only=True`, or with `strata.open_as_secondary`.
     #[getter]
     fn read_only(&self) -> bool {
         self.read_only
@@ -894,6 +944,33 @@ impl Db {
         let state = if self.closed() { " closed" } else { "" };
         format!("<strata.Db {:?}{state}>", self.path.display().to_string())
     }
+}
+
+/// One table's metadata as a dict (see `Db.live_files_metadata`).
+fn file_metadata<'py>(
+    py: Python<'py>,
+    f: &strata::LiveFileMetadata,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("column_family_name", &f.column_family_name)?;
+    d.set_item("level", f.level)?;
+    d.set_item("name", &f.name)?;
+    d.set_item("file_number", f.file_number)?;
+    d.set_item("directory", &f.directory)?;
+    d.set_item("size", f.size)?;
+    d.set_item("smallest_key", PyBytes::new(py, &f.smallest_key))?;
+    d.set_item("largest_key", PyBytes::new(py, &f.largest_key))?;
+    d.set_item("smallest_seqno", f.smallest_seqno)?;
+    d.set_item("largest_seqno", f.largest_seqno)?;
+    d.set_item("num_entries", f.num_entries)?;
+    d.set_item("num_deletions", f.num_deletions)?;
+    d.set_item("blob_file_references", f.blob_file_references.clone())?;
+    let properties = PyDict::new(py);
+    for (k, v) in &f.user_properties {
+        properties.set_item(k, PyBytes::new(py, v))?;
+    }
+    d.set_item("user_properties", properties)?;
+    Ok(d)
 }
 
 /// A column family: a named keyspace of the database, with its own options and the same
