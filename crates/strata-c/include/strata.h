@@ -689,6 +689,51 @@ void strata_compact_all(strata_t *db, char **errptr);
 // released.
 void strata_free(void *ptr);
 
+// Removes `key`, written once since its last removal (RocksDB's `rocksdb_singledelete`):
+// the deletion and the put it meets both vanish at compaction. Undefined which version
+// reads if the key was put more than once.
+//
+// # Safety
+// As `strata_delete`.
+void strata_singledelete(strata_t *db, const strata_writeoptions_t *options, const char *key, size_t keylen, char **errptr);
+
+// As `strata_singledelete`, in column family `cf`.
+//
+// # Safety
+// As `strata_delete_cf`.
+void strata_singledelete_cf(strata_t *db, const strata_writeoptions_t *options, const strata_column_family_t *cf, const char *key, size_t keylen, char **errptr);
+
+// The approximate bytes of the tables' data in each of `num_ranges` key ranges
+// [`range_start_key[i]`, `range_limit_key[i]`) of the default family, into `sizes[i]`
+// (RocksDB's `rocksdb_approximate_sizes`): within about a data block per table, memtables
+// not counted. On an error every size is 0.
+//
+// # Safety
+// Live `db`; each array `num_ranges` long (keys readable for their lengths); `sizes`
+// writable for `num_ranges` values; `errptr` as usual.
+void strata_approximate_sizes(strata_t *db, int num_ranges, const char *const *range_start_key, const size_t *range_start_key_len, const char *const *range_limit_key, const size_t *range_limit_key_len, uint64_t *sizes, char **errptr);
+
+// As `strata_approximate_sizes`, in column family `cf`.
+//
+// # Safety
+// As `strata_approximate_sizes`; `cf` a live handle.
+void strata_approximate_sizes_cf(strata_t *db, const strata_column_family_t *cf, int num_ranges, const char *const *range_start_key, const size_t *range_start_key_len, const char *const *range_limit_key, const size_t *range_limit_key_len, uint64_t *sizes, char **errptr);
+
+// Drops the tables of levels 1 and up whose keys all lie in [`start_key`, `limit_key`] of
+// the default family, without reading them (RocksDB's `rocksdb_delete_file_in_range`); a
+// null key is an open bound. Keys in memtables, level 0 and tables reaching past the range
+// remain: follow with `strata_delete_range`.
+//
+// # Safety
+// Live `db`; the keys null or readable for their lengths; `errptr` as usual.
+void strata_delete_file_in_range(strata_t *db, const char *start_key, size_t start_key_len, const char *limit_key, size_t limit_key_len, char **errptr);
+
+// As `strata_delete_file_in_range`, in column family `cf`.
+//
+// # Safety
+// As `strata_delete_file_in_range`; `cf` a live handle.
+void strata_delete_file_in_range_cf(strata_t *db, const strata_column_family_t *cf, const char *start_key, size_t start_key_len, const char *limit_key, size_t limit_key_len, char **errptr);
+
 // A cursor over the default family, unpositioned: seek it first. Null for a null handle.
 //
 // # Safety

@@ -39,6 +39,7 @@ mod compaction_filter;
 mod comparator;
 mod db;
 mod error;
+mod file_ops;
 mod iterator;
 mod listener;
 mod livefiles;
@@ -63,6 +64,7 @@ pub use compaction_filter::*;
 pub use comparator::*;
 pub use db::*;
 pub use error::strata_free;
+pub use file_ops::*;
 pub use iterator::*;
 pub use listener::*;
 pub use livefiles::*;
@@ -167,6 +169,20 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, what: &str) -> Result<&'a str,
 pub(crate) unsafe fn handle<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, String> {
     // SAFETY: the caller promises a live handle or null.
     unsafe { ptr.as_ref() }.ok_or_else(|| format!("{what} is a null pointer"))
+}
+
+/// Whether a `_cf` function was given a family: a null `cf` is refused in `*errptr`
+/// (`column family is a null pointer`), since the shared body of the `_cf` function and its
+/// default-family twin reads null as the default family.
+///
+/// # Safety
+/// `errptr` as for [`error::set_error`].
+pub(crate) unsafe fn family_given<T>(cf: *const T, errptr: *mut *mut c_char) -> bool {
+    if cf.is_null() {
+        // SAFETY: forwarded from the caller.
+        unsafe { error::set_error(errptr, "column family is a null pointer") };
+    }
+    !cf.is_null()
 }
 
 /// Moves `value` to the heap and hands C its pointer.

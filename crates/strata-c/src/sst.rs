@@ -12,8 +12,8 @@ use strata::{IngestOptions, SstWriter};
 
 use crate::error::guard;
 use crate::{
-    array, bytes, handle, into_handle, release, strata_column_family_t, strata_options_t, strata_t,
-    text,
+    array, bytes, family_given, handle, into_handle, release, strata_column_family_t,
+    strata_options_t, strata_t, text,
 };
 
 /// A table file being written.
@@ -307,9 +307,8 @@ pub unsafe extern "C" fn strata_ingest_external_file_cf(
     options: *const strata_ingestexternalfileoptions_t,
     errptr: *mut *mut c_char,
 ) {
-    if cf.is_null() {
-        // SAFETY: the pointers are as the function's `# Safety` section requires.
-        unsafe { crate::error::set_error(errptr, "column family is a null pointer") };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if !unsafe { family_given(cf, errptr) } {
         return;
     }
     // SAFETY: the pointers are as the function's `# Safety` section requires.

@@ -516,6 +516,93 @@ static void live_files(void) {
     strata_options_destroy(opts);
 }
 
+/* ---- approximate sizes, files dropped by range, single deletes ---- */
+
+static void file_ranges_and_single_deletes(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_t *db = open_db(opts, "ranges");
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "other", &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    char key[16], value[512];
+    memset(value, 'v', sizeof value);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof key, "k%04d", i);
+        strata_put(db, wo, key, strlen(key), value, sizeof value, &err);
+        strata_put_cf(db, wo, cf, key, strlen(key), value, sizeof value, &err);
+    }
+    CHECK_OK(err);
+    strata_compact_all(db, &err); /* flushes, then moves the tables out of level 0 */
+    CHECK_OK(err);
+    strata_flush_cf(db, cf, &err);
+    strata_compact_range_cf(db, cf, NULL, 0, NULL, 0, &err);
+    CHECK_OK(err);
+
+    const char *starts[3] = {"k0000", "k0500", "z"};
+    const char *limits[3] = {"k0500", "k1000", "zz"};
+    size_t lens[3] = {5, 5, 1};
+    size_t limit_lens[3] = {5, 5, 2};
+    uint64_t sizes[3] = {7, 7, 7};
+    strata_approximate_sizes(db, 3, starts, lens, limits, limit_lens, sizes, &err);
+    CHECK_OK(err);
+    CHECK(sizes[0] > 100000 && sizes[1] > 100000 && sizes[2] == 0);
+    uint64_t cf_sizes[3] = {7, 7, 7};
+    strata_approximate_sizes_cf(db, cf, 3, starts, lens, limits, limit_lens, cf_sizes, &err);
+    CHECK_OK(err);
+    CHECK(cf_sizes[0] > 100000 && cf_sizes[2] == 0);
+    /* Bad arguments: every size 0 and an error naming the argument. */
+    strata_approximate_sizes(db, 3, starts, NULL, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "range_start_key_len is a null pointer with 3 ranges");
+    CHECK(sizes[0] == 0 && sizes[1] == 0);
+    const char *bad[1] = {NULL};
+    strata_approximate_sizes(db, 1, bad, lens, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "range start key is a null pointer with length 5");
+    strata_approximate_sizes(db, -1, starts, lens, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "num_ranges -1 is negative");
+    strata_approximate_sizes(db, 2, starts, lens, limits, limit_lens, NULL, &err);
+    CHECK_ERROR(err, "sizes is a null pointer with 2 ranges");
+    strata_approximate_sizes_cf(db, NULL, 1, starts, lens, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "column family is a null pointer");
+
+    /* Dropping the files in a range: an open start, and through the family. */
+    strata_delete_file_in_range(db, NULL, 0, "k9", 2, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "k0001", NULL));
+    strata_delete_file_in_range_cf(db, cf, NULL, 0, NULL, 0, &err);
+    CHECK_OK(err);
+    size_t len;
+    strata_readoptions_t *ro = strata_readoptions_create();
+    char *v = strata_get_cf(db, ro, cf, "k0001", 5, &len, &err);
+    CHECK_OK(err);
+    CHECK(v == NULL);
+    strata_delete_file_in_range(db, "k", 1, NULL, 3, &err);
+    CHECK_OK(err); /* a null key is an open bound, whatever its length */
+    strata_delete_file_in_range_cf(db, NULL, NULL, 0, NULL, 0, &err);
+    CHECK_ERROR(err, "column family is a null pointer");
+
+    /* Single deletes. */
+    put(db, "once", "1");
+    strata_singledelete(db, wo, "once", 4, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "once", NULL));
+    strata_put_cf(db, wo, cf, "once", 4, "1", 1, &err);
+    strata_singledelete_cf(db, wo, cf, "once", 4, &err);
+    CHECK_OK(err);
+    v = strata_get_cf(db, ro, cf, "once", 4, &len, &err);
+    CHECK(v == NULL);
+    strata_singledelete(db, wo, NULL, 2, &err);
+    CHECK_ERROR(err, "key is a null pointer with length 2");
+    strata_singledelete_cf(db, wo, NULL, "once", 4, &err);
+    CHECK_ERROR(err, "column family is a null pointer");
+
+    strata_readoptions_destroy(ro);
+    strata_writeoptions_destroy(wo);
+    strata_column_family_handle_destroy(cf);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
 /* ---- merge operators ---- */
 
 struct merge_state {
@@ -1613,6 +1700,7 @@ int main(int argc, char **argv) {
     compression_choices_and_checksums();
     ingest_behind();
     live_files();
+    file_ranges_and_single_deletes();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
