@@ -334,6 +334,23 @@ impl Db {
         self.write_raw(py, batch, sync)
     }
 
+    /// A single deletion of `key` (RocksDB's SingleDelete), in `cf` or the default family.
+    pub fn single_delete_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        key: &Bound<'_, PyAny>,
+        sync: bool,
+    ) -> PyResult<()> {
+        let key = bytes_arg(key, "key")?;
+        let mut batch = strata::WriteBatch::new();
+        match cf {
+            Some(cf) => batch.single_delete_cf(cf, &key),
+            None => batch.single_delete(&key),
+        };
+        self.write_raw(py, batch, sync)
+    }
+
     /// One range deletion of `[begin, end)`: `begin > end` is InvalidArgument naming both
     /// keys (nothing written), `begin == end` writes nothing.
     pub fn delete_range_raw(
@@ -471,6 +488,74 @@ impl Db {
     #[pyo3(signature = (key, *, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
         self.delete_raw(py, None, key, sync)
+    }
+
+    /// Removes `key`, written at most once since it was last removed (RocksDB's
+    /// SingleDelete): the deletion and the put it meets vanish together at compaction.
+    /// Which version reads is undefined if the key was put more than once: use `delete`
+    /// then.
+    #[pyo3(signature = (key, *, sync=false))]
+    fn single_delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        self.single_delete_raw(py, None, key, sync)
+    }
+
+    /// The approximate bytes of the tables' data in each key range `(start, limit)`
+    /// (`start <= key < limit`) of a column family (None: the default one), as RocksDB's
+    /// GetApproximateSizes: within about a data block per table; memtables are not counted.
+    #[pyo3(signature = (ranges, *, column_family=None))]
+    fn approximate_sizes(
+        &self,
+        py: Python<'_>,
+        ranges: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<u64>> {
+        let cf = family_or_default(self, column_family)?;
+        let mut pairs = Vec::new();
+        let items = ranges.try_iter().map_err(|_| {
+            PyTypeError::new_err("ranges must be an iterable of (start, limit) pairs of bytes")
+        })?;
+        for (i, item) in items.enumerate() {
+            let item = item?;
+            let (start, limit): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                item.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "ranges[{i}] must be a (start, limit) pair of bytes"
+                    ))
+                })?;
+            pairs.push((
+                bytes_arg(&start, &format!("ranges[{i}] start"))?.into_owned(),
+                bytes_arg(&limit, &format!("ranges[{i}] limit"))?.into_owned(),
+            ));
+        }
+        self.run(py, |db| {
+            let cf = cf.unwrap_or_else(|| db.default_cf());
+            let ranges: Vec<strata::KeyRange<'_>> = pairs
+                .iter()
+                .map(|(start, limit)| strata::KeyRange::new(start, limit))
+                .collect();
+            db.approximate_sizes(&cf, &ranges)
+        })
+    }
+
+    /// Drops the tables of levels 1 and up whose keys all lie in `[begin, end]` (None: open)
+    /// of a column family, without reading them (RocksDB's DeleteFilesInRange), and returns
+    /// their names. Keys in memtables, level 0 and tables reaching past the range remain:
+    /// follow with `delete_range`.
+    #[pyo3(signature = (begin=None, end=None, *, column_family=None))]
+    fn delete_files_in_range(
+        &self,
+        py: Python<'_>,
+        begin: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let cf = family_or_default(self, column_family)?;
+        let begin = bound_arg(begin, "begin")?;
+        let end = bound_arg(end, "end")?;
+        self.run(py, |db| {
+            let cf = cf.unwrap_or_else(|| db.default_cf());
+            db.delete_files_in_range(&cf, begin.as_deref(), end.as_deref())
+        })
     }
 
     /// Removes every key with begin <= key < end, with one record whatever the number of
@@ -812,10 +897,7 @@ impl Db {
         column_family: Option<&Bound<'_, PyAny>>,
         ingest_behind: bool,
     ) -> PyResult<()> {
-        let cf = match column_family {
-            Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
-            _ => None,
-        };
+        let cf = family_or_default(self, column_family)?;
         let mut options = IngestOptions::default();
         options.move_files = move_files;
         options.allow_blocking_flush = allow_blocking_flush;
@@ -837,10 +919,7 @@ impl Db {
         py: Python<'py>,
         column_family: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let cf = match column_family {
-            Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
-            _ => None,
-        };
+        let cf = family_or_default(self, column_family)?;
         let files = self.run(py, |db| match &cf {
             None => Ok(db.live_files_metadata()),
             Some(cf) => db.live_files_metadata_cf(cf),
@@ -1059,6 +1138,14 @@ impl ColumnFamily {
         self.db.get().delete_raw(py, Some(&self.cf), key, sync)
     }
 
+    /// A single deletion of `key` in the family; see `Db.single_delete()`.
+    #[pyo3(signature = (key, *, sync=false))]
+    fn single_delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        self.db
+            .get()
+            .single_delete_raw(py, Some(&self.cf), key, sync)
+    }
+
     /// Removes every key of the family with begin <= key < end; see `Db.delete_range()`.
     #[pyo3(signature = (begin, end, *, sync=false))]
     fn delete_range(
@@ -1231,6 +1318,17 @@ impl ColumnFamily {
 }
 
 /// The engine's handle named by `obj`: a `ColumnFamily` or a family name.
+/// The family a `column_family=` keyword names, None for the default one (absent or None).
+pub fn family_or_default(
+    db: &Db,
+    column_family: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<strata::ColumnFamily>> {
+    match column_family {
+        Some(obj) if !obj.is_none() => Some(family_arg(db, obj)).transpose(),
+        _ => Ok(None),
+    }
+}
+
 pub fn family_arg(db: &Db, obj: &Bound<'_, PyAny>) -> PyResult<strata::ColumnFamily> {
     if let Ok(cf) = obj.cast::<ColumnFamily>() {
         return Ok(cf.get().cf.clone());
