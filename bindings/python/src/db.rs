@@ -325,13 +325,7 @@ impl Db {
         key: &Bound<'_, PyAny>,
         sync: bool,
     ) -> PyResult<()> {
-        let key = bytes_arg(key, "key")?;
-        let mut batch = strata::WriteBatch::new();
-        match cf {
-            Some(cf) => batch.delete_cf(cf, &key),
-            None => batch.delete(&key),
-        };
-        self.write_raw(py, batch, sync)
+        self.deletion_raw(py, cf, key, sync, false)
     }
 
     /// A single deletion of `key` (RocksDB's SingleDelete), in `cf` or the default family.
@@ -342,11 +336,25 @@ impl Db {
         key: &Bound<'_, PyAny>,
         sync: bool,
     ) -> PyResult<()> {
+        self.deletion_raw(py, cf, key, sync, true)
+    }
+
+    /// A deletion of `key`, single (`SingleDelete`) or not.
+    fn deletion_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        key: &Bound<'_, PyAny>,
+        sync: bool,
+        single: bool,
+    ) -> PyResult<()> {
         let key = bytes_arg(key, "key")?;
         let mut batch = strata::WriteBatch::new();
-        match cf {
-            Some(cf) => batch.single_delete_cf(cf, &key),
-            None => batch.single_delete(&key),
+        match (cf, single) {
+            (Some(cf), false) => batch.delete_cf(cf, &key),
+            (None, false) => batch.delete(&key),
+            (Some(cf), true) => batch.single_delete_cf(cf, &key),
+            (None, true) => batch.single_delete(&key),
         };
         self.write_raw(py, batch, sync)
     }

@@ -112,15 +112,20 @@ pub unsafe extern "C" fn strata_approximate_sizes(
     sizes: *mut u64,
     errptr: *mut *mut c_char,
 ) {
-    let ranges = RangeArrays {
-        count: num_ranges,
-        start: range_start_key,
-        start_len: range_start_key_len,
-        limit: range_limit_key,
-        limit_len: range_limit_key_len,
-    };
     // SAFETY: the pointers are as the function's `# Safety` section requires.
-    unsafe { approximate_sizes(db, std::ptr::null(), ranges, sizes, errptr) }
+    unsafe {
+        approximate_sizes(
+            db,
+            std::ptr::null(),
+            num_ranges,
+            range_start_key,
+            range_start_key_len,
+            range_limit_key,
+            range_limit_key_len,
+            sizes,
+            errptr,
+        )
+    }
 }
 
 /// As `strata_approximate_sizes`, in column family `cf`.
@@ -140,56 +145,57 @@ pub unsafe extern "C" fn strata_approximate_sizes_cf(
     sizes: *mut u64,
     errptr: *mut *mut c_char,
 ) {
-    let ranges = RangeArrays {
-        count: num_ranges,
-        start: range_start_key,
-        start_len: range_start_key_len,
-        limit: range_limit_key,
-        limit_len: range_limit_key_len,
-    };
     // SAFETY: the pointers are as the function's `# Safety` section requires.
     if !unsafe { family_given(cf, errptr) } {
         return;
     }
-    // SAFETY: the pointers are as the function's `# Safety` section requires.
-    unsafe { approximate_sizes(db, cf, ranges, sizes, errptr) }
-}
-
-/// The key ranges of `strata_approximate_sizes`, as C passes them.
-struct RangeArrays {
-    count: c_int,
-    start: *const *const c_char,
-    start_len: *const usize,
-    limit: *const *const c_char,
-    limit_len: *const usize,
+    // SAFETY: as above.
+    unsafe {
+        approximate_sizes(
+            db,
+            cf,
+            num_ranges,
+            range_start_key,
+            range_start_key_len,
+            range_limit_key,
+            range_limit_key_len,
+            sizes,
+            errptr,
+        )
+    }
 }
 
 /// The body of the approximate sizes (the default family for a null `cf`).
 ///
 /// # Safety
 /// As `strata_approximate_sizes_cf`, `cf` null allowed.
+#[allow(clippy::too_many_arguments)]
 unsafe fn approximate_sizes(
     db: *mut strata_t,
     cf: *const strata_column_family_t,
-    r: RangeArrays,
+    num_ranges: c_int,
+    range_start_key: *const *const c_char,
+    range_start_key_len: *const usize,
+    range_limit_key: *const *const c_char,
+    range_limit_key_len: *const usize,
     sizes: *mut u64,
     errptr: *mut *mut c_char,
 ) {
     // SAFETY: the pointers are as the caller's `# Safety` section requires.
     unsafe {
         guard(errptr, (), || {
-            let count = usize::try_from(r.count)
-                .map_err(|_| format!("num_ranges {} is negative", r.count))?;
+            let count = usize::try_from(num_ranges)
+                .map_err(|_| format!("num_ranges {num_ranges} is negative"))?;
             // The output array, checked as the inputs are, then written (the caller
             // promises it writable); an empty one is a dangling, aligned pointer, not null.
             let out = array(sizes.cast_const(), count, "sizes", "ranges")?;
             let out = std::slice::from_raw_parts_mut(out.as_ptr().cast_mut(), out.len());
             out.fill(0);
             let (db, cf) = db_and_family(db, cf)?;
-            let start = array(r.start, count, "range_start_key", "ranges")?;
-            let start_len = array(r.start_len, count, "range_start_key_len", "ranges")?;
-            let limit = array(r.limit, count, "range_limit_key", "ranges")?;
-            let limit_len = array(r.limit_len, count, "range_limit_key_len", "ranges")?;
+            let start = array(range_start_key, count, "range_start_key", "ranges")?;
+            let start_len = array(range_start_key_len, count, "range_start_key_len", "ranges")?;
+            let limit = array(range_limit_key, count, "range_limit_key", "ranges")?;
+            let limit_len = array(range_limit_key_len, count, "range_limit_key_len", "ranges")?;
             let ranges = (0..count)
                 .map(|i| {
                     Ok(KeyRange::new(
