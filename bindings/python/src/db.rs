@@ -943,6 +943,12 @@ impl Db {
         self.run(py, |db| db.try_catch_up_with_primary())
     }
 
+    /// The sequence number of the last write published (RocksDB's
+    /// `GetLatestSequenceNumber`); on a secondary, the last one it has caught up to.
+    fn latest_sequence_number(&self) -> PyResult<u64> {
+        self.run_attached(|db| db.property_int("strata.last-sequence").unwrap_or_default())
+    }
+
     /// The secondary's own directory (where its `LOG` goes) for a database opened with
     /// `strata.open_as_secondary`; None for any other.
     #[getter]

@@ -25,7 +25,9 @@ def test_a_secondary_sees_the_primary_after_each_catch_up(pair, tmp_path):
     primary[b"b"] = b"2"
     del primary[b"a"]
     assert secondary.get(b"b") is None  # not caught up yet
+    assert (primary.latest_sequence_number(), secondary.latest_sequence_number()) == (3, 1)
     secondary.try_catch_up_with_primary()
+    assert secondary.latest_sequence_number() == 3
     assert secondary.get(b"a") is None and secondary[b"b"] == b"2"
     # Flushed and compacted data is followed too, and new column families appear.
     cf = primary.create_column_family("later")
@@ -105,3 +107,5 @@ def test_bad_secondary_opens_and_calls_are_refused(pair, tmp_path):
         secondary.try_catch_up_with_primary()
     with pytest.raises(strata.Unavailable, match="closed"):
         secondary.secondary_path
+    with pytest.raises(strata.Unavailable, match="closed"):
+        secondary.latest_sequence_number()

@@ -1601,6 +1601,14 @@ void strata_ingest_external_file(strata_t *db, const char *const *file_list, siz
 // As `strata_ingest_external_file`; `cf` a live family handle.
 void strata_ingest_external_file_cf(strata_t *db, const strata_column_family_t *cf, const char *const *file_list, size_t num_files, const strata_ingestexternalfileoptions_t *options, char **errptr);
 
+// The sequence number of the last write the database has published (RocksDB's
+// `rocksdb_get_latest_sequence_number`): on a secondary instance, the last one it has
+// caught up to. 0 for a null `db`.
+//
+// # Safety
+// `db` null or a live handle.
+uint64_t strata_get_latest_sequence_number(strata_t *db);
+
 // Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,
 // `stall_micros`, ... : the numbers Rust's `DbStats::iter` names) and returns 1; an unknown
 // name sets `*errptr` listing the known ones, and returns 0.

@@ -1647,8 +1647,12 @@ static void secondary_instances(void) {
     strata_iterator_t *it = strata_create_iterator(secondary, ro);
     put(primary, "b", "2");
     CHECK(HOLDS(secondary, "b", NULL));
+    CHECK(strata_get_latest_sequence_number(primary) == 2);
+    CHECK(strata_get_latest_sequence_number(secondary) == 1);
     strata_try_catch_up_with_primary(secondary, &err);
     CHECK_OK(err);
+    CHECK(strata_get_latest_sequence_number(secondary) == 2);
+    CHECK(strata_get_latest_sequence_number(NULL) == 0);
     CHECK(HOLDS(secondary, "b", "2"));
     strata_iter_seek(it, "b", 1);
     CHECK(!strata_iter_valid(it));
