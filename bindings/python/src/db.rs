@@ -328,19 +328,9 @@ impl Db {
         self.deletion_raw(py, cf, key, sync, false)
     }
 
-    /// A single deletion of `key` (RocksDB's SingleDelete), in `cf` or the default family.
-    pub fn single_delete_raw(
-        &self,
-        py: Python<'_>,
-        cf: Option<&strata::ColumnFamily>,
-        key: &Bound<'_, PyAny>,
-        sync: bool,
-    ) -> PyResult<()> {
-        self.deletion_raw(py, cf, key, sync, true)
-    }
-
-    /// A deletion of `key`, single (`SingleDelete`) or not.
-    fn deletion_raw(
+    /// A deletion of `key` in `cf` (None: the default family), single (RocksDB's
+    /// SingleDelete) or not.
+    pub fn deletion_raw(
         &self,
         py: Python<'_>,
         cf: Option<&strata::ColumnFamily>,
@@ -504,7 +494,7 @@ impl Db {
     /// then.
     #[pyo3(signature = (key, *, sync=false))]
     fn single_delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
-        self.single_delete_raw(py, None, key, sync)
+        self.deletion_raw(py, None, key, sync, true)
     }
 
     /// The approximate bytes of the tables' data in each key range `(start, limit)`
@@ -1157,7 +1147,7 @@ impl ColumnFamily {
     fn single_delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
         self.db
             .get()
-            .single_delete_raw(py, Some(&self.cf), key, sync)
+            .deletion_raw(py, Some(&self.cf), key, sync, true)
     }
 
     /// Removes every key of the family with begin <= key < end; see `Db.delete_range()`.
