@@ -9,10 +9,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 
 use strata::{
-    BytewiseComparator, CfOptions, CompactionFilter, CompactionStyle, Comparator, Compression,
-    DataBlockIndexType, ErrorKind, EventListener, IndexType, MergeOperator, Options,
-    PrefixExtractor, PrepopulateBlockCache, ReverseBytewiseComparator, StringAppend,
-    TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
+    BytewiseComparator, CfOptions, ChecksumType, CompactionFilter, CompactionStyle, Comparator,
+    Compression, CompressionOptions, DataBlockIndexType, ErrorKind, EventListener, IndexType,
+    MergeOperator, Options, PrefixExtractor, PrepopulateBlockCache, ReverseBytewiseComparator,
+    StringAppend, TransactionOptions, TxnFailure, UInt64Add, WalRecoveryMode,
 };
 
 use crate::callbacks::{PyCompactionFilter, PyComparator, PyListener, PyMergeOperator};
@@ -141,6 +141,74 @@ fn compression(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Compression> {
             "option {name}: unknown compression '{other}' (none, snappy, lz4 or zstd)"
         ))),
     }
+}
+
+/// `compression_per_level=`: a list of compression names, level 0 first (empty or None:
+/// `compression` everywhere).
+fn compression_per_level(v: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<Compression>> {
+    if v.is_none() {
+        return Ok(Vec::new());
+    }
+    if v.cast::<PyString>().is_ok() {
+        return Err(PyTypeError::new_err(format!(
+            "option {name} must be a list of compression names, one per level, not one str"
+        )));
+    }
+    let items = v.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "option {name} must be a list of compression names, one per level"
+        ))
+    })?;
+    items
+        .enumerate()
+        .map(|(i, item)| compression(&item?, &format!("{name}[{i}]")))
+        .collect()
+}
+
+/// `compression_opts=` and `bottommost_compression_opts=`: a dict of `level`,
+/// `max_dict_bytes` and `zstd_max_train_bytes` (RocksDB's `CompressionOptions` fields), each
+/// over `base`; a key not among them is a `TypeError` naming it.
+fn compression_options(
+    v: &Bound<'_, PyAny>,
+    name: &str,
+    base: CompressionOptions,
+) -> PyResult<CompressionOptions> {
+    let dict = v.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "option {name} must be a dict of level, max_dict_bytes and zstd_max_train_bytes, \
+             not {}",
+            v.get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string())
+        ))
+    })?;
+    let mut o = base;
+    for (k, v) in dict.iter() {
+        let field: String = k.extract()?;
+        let full = format!("{name}.{field}");
+        match field.as_str() {
+            "level" => o.level = opt(&v, &full)?,
+            "max_dict_bytes" => o.max_dict_bytes = opt(&v, &full)?,
+            "zstd_max_train_bytes" => o.zstd_max_train_bytes = opt(&v, &full)?,
+            _ => {
+                return Err(PyTypeError::new_err(format!(
+                    "option {name}: unknown field '{field}' (level, max_dict_bytes or \
+                     zstd_max_train_bytes)"
+                )))
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// `checksum=`: `"crc32c"` or `"xxh3"`.
+fn checksum(v: &Bound<'_, PyAny>, name: &str) -> PyResult<ChecksumType> {
+    let text = string_opt(v, name)?;
+    ChecksumType::from_name(&text).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "option {name}: unknown checksum '{text}' (crc32c or xxh3)"
+        ))
+    })
 }
 
 fn compaction_style(v: &Bound<'_, PyAny>, name: &str) -> PyResult<CompactionStyle> {
@@ -290,6 +358,19 @@ macro_rules! set_family_option {
                     Some(compression(v, n)?)
                 }
             }
+            "compression_per_level" => t.compression_per_level = compression_per_level(v, n)?,
+            "compression_opts" => {
+                t.compression_opts = compression_options(v, n, t.compression_opts)?
+            }
+            "bottommost_compression_opts" => {
+                t.bottommost_compression_opts = if v.is_none() {
+                    None
+                } else {
+                    let base = t.bottommost_compression_opts.unwrap_or_default();
+                    Some(compression_options(v, n, base)?)
+                }
+            }
+            "checksum" => t.checksum = checksum(v, n)?,
             "level0_file_num_compaction_trigger" => {
                 t.level0_file_num_compaction_trigger = opt(v, n)?
             }
@@ -425,6 +506,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
                 "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
                 "max_background_jobs" => o.max_background_jobs = opt(&v, n)?,
+                "allow_ingest_behind" => o.allow_ingest_behind = opt(&v, n)?,
                 "listeners" => o.listeners = listeners(&v, n)?,
                 "wal_recovery_mode" => {
                     o.wal_recovery_mode = match string_opt(&v, n)?.as_str() {

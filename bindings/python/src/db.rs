@@ -290,7 +290,14 @@ impl Db {
             Some(cf) => db.iter_cf(cf, &options),
             None => Ok(db.iter(&options)),
         })?;
-        Ok(RangeIter::new(slf.clone().unbind(), iter, kind, reverse))
+        let of_snapshot = view.snapshot.is_some();
+        Ok(RangeIter::new(
+            slf.clone().unbind(),
+            iter,
+            of_snapshot,
+            kind,
+            reverse,
+        ))
     }
 
     pub fn put_raw(
@@ -318,11 +325,26 @@ impl Db {
         key: &Bound<'_, PyAny>,
         sync: bool,
     ) -> PyResult<()> {
+        self.deletion_raw(py, cf, key, sync, false)
+    }
+
+    /// A deletion of `key` in `cf` (None: the default family), single (RocksDB's
+    /// SingleDelete) or not.
+    pub fn deletion_raw(
+        &self,
+        py: Python<'_>,
+        cf: Option<&strata::ColumnFamily>,
+        key: &Bound<'_, PyAny>,
+        sync: bool,
+        single: bool,
+    ) -> PyResult<()> {
         let key = bytes_arg(key, "key")?;
         let mut batch = strata::WriteBatch::new();
-        match cf {
-            Some(cf) => batch.delete_cf(cf, &key),
-            None => batch.delete(&key),
+        match (cf, single) {
+            (Some(cf), false) => batch.delete_cf(cf, &key),
+            (None, false) => batch.delete(&key),
+            (Some(cf), true) => batch.single_delete_cf(cf, &key),
+            (None, true) => batch.single_delete(&key),
         };
         self.write_raw(py, batch, sync)
     }
@@ -464,6 +486,74 @@ impl Db {
     #[pyo3(signature = (key, *, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
         self.delete_raw(py, None, key, sync)
+    }
+
+    /// Removes `key`, written at most once since it was last removed (RocksDB's
+    /// SingleDelete): the deletion and the put it meets vanish together at compaction.
+    /// Which version reads is undefined if the key was put more than once: use `delete`
+    /// then.
+    #[pyo3(signature = (key, *, sync=false))]
+    fn single_delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        self.deletion_raw(py, None, key, sync, true)
+    }
+
+    /// The approximate bytes of the tables' data in each key range `(start, limit)`
+    /// (`start <= key < limit`) of a column family (None: the default one), as RocksDB's
+    /// GetApproximateSizes: within about a data block per table; memtables are not counted.
+    #[pyo3(signature = (ranges, *, column_family=None))]
+    fn approximate_sizes(
+        &self,
+        py: Python<'_>,
+        ranges: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<u64>> {
+        let cf = family_or_default(self, column_family)?;
+        let mut pairs = Vec::new();
+        let items = ranges.try_iter().map_err(|_| {
+            PyTypeError::new_err("ranges must be an iterable of (start, limit) pairs of bytes")
+        })?;
+        for (i, item) in items.enumerate() {
+            let item = item?;
+            let (start, limit): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                item.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "ranges[{i}] must be a (start, limit) pair of bytes"
+                    ))
+                })?;
+            pairs.push((
+                bytes_arg(&start, &format!("ranges[{i}] start"))?.into_owned(),
+                bytes_arg(&limit, &format!("ranges[{i}] limit"))?.into_owned(),
+            ));
+        }
+        self.run(py, |db| {
+            let cf = cf.unwrap_or_else(|| db.default_cf());
+            let ranges: Vec<strata::KeyRange<'_>> = pairs
+                .iter()
+                .map(|(start, limit)| strata::KeyRange::new(start, limit))
+                .collect();
+            db.approximate_sizes(&cf, &ranges)
+        })
+    }
+
+    /// Drops the tables of levels 1 and up whose keys all lie in `[begin, end]` (None: open)
+    /// of a column family, without reading them (RocksDB's DeleteFilesInRange), and returns
+    /// their names. Keys in memtables, level 0 and tables reaching past the range remain:
+    /// follow with `delete_range`.
+    #[pyo3(signature = (begin=None, end=None, *, column_family=None))]
+    fn delete_files_in_range(
+        &self,
+        py: Python<'_>,
+        begin: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let cf = family_or_default(self, column_family)?;
+        let begin = bound_arg(begin, "begin")?;
+        let end = bound_arg(end, "end")?;
+        self.run(py, |db| {
+            let cf = cf.unwrap_or_else(|| db.default_cf());
+            db.delete_files_in_range(&cf, begin.as_deref(), end.as_deref())
+        })
     }
 
     /// Removes every key with begin <= key < end, with one record whatever the number of
@@ -791,7 +881,11 @@ impl Db {
     /// atomically: their keys read as newer than everything written before. `move_files`
     /// hard-links them in and removes the sources; `allow_blocking_flush=False` refuses files
     /// that overlap the memtables instead of flushing them first.
-    #[pyo3(signature = (paths, *, move_files=false, allow_blocking_flush=true, column_family=None))]
+    ///
+    /// `ingest_behind=True` places the files under all the family's data instead (in the
+    /// last level, at sequence number 0: every key already there shadows them), for bulk
+    /// backfills; the database must be opened with `allow_ingest_behind=True`.
+    #[pyo3(signature = (paths, *, move_files=false, allow_blocking_flush=true, column_family=None, ingest_behind=false))]
     fn ingest(
         &self,
         py: Python<'_>,
@@ -799,18 +893,57 @@ impl Db {
         move_files: bool,
         allow_blocking_flush: bool,
         column_family: Option<&Bound<'_, PyAny>>,
+        ingest_behind: bool,
     ) -> PyResult<()> {
-        let cf = match column_family {
-            Some(obj) if !obj.is_none() => Some(family_arg(self, obj)?),
-            _ => None,
-        };
+        let cf = family_or_default(self, column_family)?;
         let mut options = IngestOptions::default();
         options.move_files = move_files;
         options.allow_blocking_flush = allow_blocking_flush;
+        options.ingest_behind = ingest_behind;
         self.run(py, |db| match &cf {
             None => db.ingest(&paths, &options),
             Some(cf) => db.ingest_cf(cf, &paths, &options),
         })
+    }
+
+    /// Every table of the database (or of `column_family`), as RocksDB's
+    /// `GetLiveFilesMetaData`: a list of dicts with `column_family_name`, `level`, `name`,
+    /// `file_number`, `directory`, `size`, `smallest_key`, `largest_key`, `smallest_seqno`,
+    /// `largest_seqno`, `num_entries`, `num_deletions`, `blob_file_references` and
+    /// `user_properties` (a dict of bytes), ordered by family, then level.
+    #[pyo3(signature = (*, column_family=None))]
+    fn live_files_metadata<'py>(
+        &self,
+        py: Python<'py>,
+        column_family: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let cf = family_or_default(self, column_family)?;
+        let files = self.run(py, |db| match &cf {
+            None => Ok(db.live_files_metadata()),
+            Some(cf) => db.live_files_metadata_cf(cf),
+        })?;
+        files.iter().map(|f| file_metadata(py, f)).collect()
+    }
+
+    /// Brings a database opened with `strata.open_as_secondary` up to date with its
+    /// primary (RocksDB's `TryCatchUpWithPrimary`): reads and new iterators see the
+    /// primary's writes so far; an iterator already made sees them after its `refresh()`.
+    /// `InvalidArgument` on a database not opened as a secondary.
+    fn try_catch_up_with_primary(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |db| db.try_catch_up_with_primary())
+    }
+
+    /// The sequence number of the last write published (RocksDB's
+    /// `GetLatestSequenceNumber`); on a secondary, the last one it has caught up to.
+    fn latest_sequence_number(&self) -> PyResult<u64> {
+        self.run_attached(|db| db.property_int("strata.last-sequence").unwrap_or_default())
+    }
+
+    /// The secondary's own directory (where its `LOG` goes) for a database opened with
+    /// `strata.open_as_secondary`; None for any other.
+    #[getter]
+    fn secondary_path(&self) -> PyResult<Option<PathBuf>> {
+        self.run_attached(|db| db.secondary_path().map(std::path::Path::to_path_buf))
     }
 
     /// The transactions prepared by two-phase commit and not yet committed or rolled back:
@@ -872,7 +1005,7 @@ impl Db {
         self.path.clone()
     }
 
-    /// True when opened with `read_only=True`.
+    /// True when opened with `read_only=True`, or with `strata.open_as_secondary`.
     #[getter]
     fn read_only(&self) -> bool {
         self.read_only
@@ -894,6 +1027,33 @@ impl Db {
         let state = if self.closed() { " closed" } else { "" };
         format!("<strata.Db {:?}{state}>", self.path.display().to_string())
     }
+}
+
+/// One table's metadata as a dict (see `Db.live_files_metadata`).
+fn file_metadata<'py>(
+    py: Python<'py>,
+    f: &strata::LiveFileMetadata,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("column_family_name", &f.column_family_name)?;
+    d.set_item("level", f.level)?;
+    d.set_item("name", &f.name)?;
+    d.set_item("file_number", f.file_number)?;
+    d.set_item("directory", &f.directory)?;
+    d.set_item("size", f.size)?;
+    d.set_item("smallest_key", PyBytes::new(py, &f.smallest_key))?;
+    d.set_item("largest_key", PyBytes::new(py, &f.largest_key))?;
+    d.set_item("smallest_seqno", f.smallest_seqno)?;
+    d.set_item("largest_seqno", f.largest_seqno)?;
+    d.set_item("num_entries", f.num_entries)?;
+    d.set_item("num_deletions", f.num_deletions)?;
+    d.set_item("blob_file_references", f.blob_file_references.clone())?;
+    let properties = PyDict::new(py);
+    for (k, v) in &f.user_properties {
+        properties.set_item(k, PyBytes::new(py, v))?;
+    }
+    d.set_item("user_properties", properties)?;
+    Ok(d)
 }
 
 /// A column family: a named keyspace of the database, with its own options and the same
@@ -980,6 +1140,14 @@ impl ColumnFamily {
     #[pyo3(signature = (key, *, sync=false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
         self.db.get().delete_raw(py, Some(&self.cf), key, sync)
+    }
+
+    /// A single deletion of `key` in the family; see `Db.single_delete()`.
+    #[pyo3(signature = (key, *, sync=false))]
+    fn single_delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool) -> PyResult<()> {
+        self.db
+            .get()
+            .deletion_raw(py, Some(&self.cf), key, sync, true)
     }
 
     /// Removes every key of the family with begin <= key < end; see `Db.delete_range()`.
@@ -1154,6 +1322,17 @@ impl ColumnFamily {
 }
 
 /// The engine's handle named by `obj`: a `ColumnFamily` or a family name.
+/// The family a `column_family=` keyword names, None for the default one (absent or None).
+pub fn family_or_default(
+    db: &Db,
+    column_family: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<strata::ColumnFamily>> {
+    match column_family {
+        Some(obj) if !obj.is_none() => Some(family_arg(db, obj)).transpose(),
+        _ => Ok(None),
+    }
+}
+
 pub fn family_arg(db: &Db, obj: &Bound<'_, PyAny>) -> PyResult<strata::ColumnFamily> {
     if let Ok(cf) = obj.cast::<ColumnFamily>() {
         return Ok(cf.get().cf.clone());

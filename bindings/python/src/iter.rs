@@ -36,7 +36,8 @@ const MAX_BATCH_BYTES: usize = 4 << 20;
     reason = "one per Python iterator, never in a collection: its size does not matter"
 )]
 enum Cursor {
-    Db(DbIterator),
+    /// A database's iterator, and whether it reads a snapshot (which `refresh` would drop).
+    Db(DbIterator, bool),
     Txn(TxnIterator),
 }
 
@@ -44,7 +45,7 @@ enum Cursor {
 macro_rules! cursor {
     ($cursor:expr, $c:ident => $call:expr) => {
         match $cursor {
-            Cursor::Db($c) => $call,
+            Cursor::Db($c, _) => $call,
             Cursor::Txn($c) => $call,
         }
     };
@@ -75,8 +76,15 @@ pub struct RangeIter {
 }
 
 impl RangeIter {
-    pub fn new(db: Py<Db>, iter: DbIterator, kind: Kind, reverse: bool) -> RangeIter {
-        RangeIter::with(Source::Db(db), Cursor::Db(iter), kind, reverse)
+    /// An iterator over `db`, `of_snapshot` when it reads a snapshot.
+    pub fn new(
+        db: Py<Db>,
+        iter: DbIterator,
+        of_snapshot: bool,
+        kind: Kind,
+        reverse: bool,
+    ) -> RangeIter {
+        RangeIter::with(Source::Db(db), Cursor::Db(iter, of_snapshot), kind, reverse)
     }
 
     pub fn over_transaction(
@@ -155,6 +163,43 @@ impl RangeIter {
 
 #[pymethods]
 impl RangeIter {
+    /// Moves the iterator to the database as it is now (RocksDB's `Iterator::Refresh`;
+    /// on a secondary, as of its last catch-up with the primary) and starts it again from
+    /// the beginning of its range (the end, for a reverse one): the next entry is the
+    /// first of the range as the database holds it now. `InvalidArgument` for an iterator
+    /// of a snapshot or of a transaction, which read one fixed view.
+    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
+        let refresh = || -> strata::Result<()> {
+            let mut st = self.state.lock();
+            match &mut st.iter {
+                Cursor::Db(iter, false) => iter.refresh()?,
+                Cursor::Db(_, true) => {
+                    return Err(strata::Error::InvalidArgument(
+                        "an iterator of a snapshot reads the snapshot's view: it cannot be \
+                         refreshed (iterate the database, or a newer snapshot)"
+                            .into(),
+                    ))
+                }
+                Cursor::Txn(_) => {
+                    return Err(strata::Error::InvalidArgument(
+                        "an iterator of a transaction reads the transaction's view: it \
+                         cannot be refreshed"
+                            .into(),
+                    ))
+                }
+            }
+            st.started = false;
+            st.done = false;
+            st.batch = FIRST_BATCH;
+            st.buffer.clear();
+            Ok(())
+        };
+        match &self.source {
+            Source::Db(db) => db.get().run(py, |_db| refresh()),
+            Source::Txn(txn) => txn.get().run(py, None, |_txn, _cf| refresh()),
+        }
+    }
+
     /// Returns itself: an iterator is iterable once.
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf

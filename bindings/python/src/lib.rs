@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -91,6 +92,35 @@ fn open(
     Ok(db::Db::new(engine, read_only, base, parsed.transactions))
 }
 
+/// Opens a secondary instance of the database in `path`, which another process (the
+/// primary) may be writing (RocksDB's `OpenAsSecondary`): a read-only `Db` that writes
+/// nothing in `path`, keeps its own `LOG` in `secondary_path` (created if missing), and
+/// sees the primary as of the open until `try_catch_up_with_primary()`. Every column family
+/// is opened, with the family options given. Writes raise `Unavailable`. Takes `open`'s
+/// options, except `read_only`, `transaction_db` and `column_families`.
+#[pyfunction]
+#[pyo3(signature = (path, secondary_path, **options))]
+fn open_as_secondary(
+    py: Python<'_>,
+    path: PathBuf,
+    secondary_path: PathBuf,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<db::Db> {
+    let parsed = open_options(options)?;
+    if parsed.read_only || parsed.transactions.is_some() {
+        return Err(PyValueError::new_err(
+            "open_as_secondary takes neither read_only nor transaction_db: a secondary is \
+             read-only and has no transactions",
+        ));
+    }
+    let base = parsed.options.cf_options();
+    let options = parsed.options;
+    let engine = py
+        .detach(move || strata::Db::open_as_secondary(&path, &secondary_path, options))
+        .map_err(to_py)?;
+    Ok(db::Db::new(db::Engine::Plain(engine), true, base, None))
+}
+
 /// The names of the column families of the database in `path`, "default" first (what
 /// `open(..., column_families=...)` may name). NotFound when there is no database there.
 #[pyfunction]
@@ -119,6 +149,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(list_column_families, m)?)?;
     m.add_function(wrap_pyfunction!(repair, m)?)?;
+    m.add_function(wrap_pyfunction!(open_as_secondary, m)?)?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::ColumnFamily>()?;
     m.add_class::<snapshot::Snapshot>()?;

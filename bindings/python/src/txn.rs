@@ -30,7 +30,7 @@ use strata::{ReadOptions, TransactionOptions, TxnIterator, WriteOptions};
 
 use crate::convert::{bound_arg, bytes_arg, to_py};
 use crate::cursor::Cursor;
-use crate::db::{family_arg, Db, Engine};
+use crate::db::{family_or_default, Db, Engine};
 use crate::iter::{Kind, RangeIter};
 
 /// The engine's transaction: optimistic on a plain database, pessimistic on a
@@ -218,10 +218,7 @@ impl Transaction {
         &self,
         column_family: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<strata::ColumnFamily>> {
-        match column_family {
-            Some(obj) if !obj.is_none() => Ok(Some(family_arg(self.db.get(), obj)?)),
-            _ => Ok(None),
-        }
+        family_or_default(self.db.get(), column_family)
     }
 
     fn get_raw(

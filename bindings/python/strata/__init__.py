@@ -41,6 +41,7 @@ from ._strata import (
     WriteBatch,
     list_column_families,
     open,
+    open_as_secondary,
     repair,
 )
 
@@ -69,5 +70,6 @@ __all__ = [
     "WriteBatch",
     "list_column_families",
     "open",
+    "open_as_secondary",
     "repair",
 ]

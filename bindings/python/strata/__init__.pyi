@@ -23,5 +23,6 @@ from ._strata import (
     WriteBatch as WriteBatch,
     list_column_families as list_column_families,
     open as open,
+    open_as_secondary as open_as_secondary,
     repair as repair,
 )

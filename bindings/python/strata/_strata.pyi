@@ -4,12 +4,14 @@ import os
 import pathlib
 from types import TracebackType
 from typing import (
+    Any,
     Callable,
     Dict,
     Iterable,
     Iterator as _Iterator,
     List,
     Optional,
+    Sequence,
     Tuple,
     TypeVar,
     TypedDict,
@@ -98,6 +100,11 @@ def open(
     bloom_bits_per_key: int = ...,
     compression: Optional[str] = "none",
     bottommost_compression: Optional[str] = None,
+    compression_per_level: Optional[Sequence[Optional[str]]] = None,
+    compression_opts: Optional[Dict[str, int]] = None,
+    bottommost_compression_opts: Optional[Dict[str, int]] = None,
+    checksum: str = "crc32c",
+    allow_ingest_behind: bool = False,
     block_cache_size: int = ...,
     cache_index_and_filter_blocks: bool = False,
     index_type: str = "binary_search",
@@ -156,6 +163,13 @@ def open(
 ) -> Db:
     """Opens (by default creating) the database in directory `path`."""
 
+def open_as_secondary(
+    path: Union[str, os.PathLike[str]],
+    secondary_path: Union[str, os.PathLike[str]],
+    **options: _OptionValue,
+) -> Db:
+    """Opens a read-only secondary instance following the database in `path`."""
+
 def list_column_families(path: Union[str, os.PathLike[str]]) -> List[str]:
     """The column family names of the database in `path`, "default" first."""
 
@@ -167,6 +181,8 @@ class Iterator:
 
     def __iter__(self) -> Iterator: ...
     def __next__(self) -> Union[bytes, Tuple[bytes, bytes]]: ...
+    def refresh(self) -> None:
+        """Moves to the database as it is now and starts again from the range's start."""
 
 class _Reads:
     def __getitem__(self, key: _Bytes) -> bytes: ...
@@ -222,6 +238,7 @@ class _Writes(_Reads):
     def __delitem__(self, key: _Bytes) -> None: ...
     def put(self, key: _Bytes, value: _Bytes, *, sync: bool = False) -> None: ...
     def delete(self, key: _Bytes, *, sync: bool = False) -> None: ...
+    def single_delete(self, key: _Bytes, *, sync: bool = False) -> None: ...
     def delete_range(self, begin: _Bytes, end: _Bytes, *, sync: bool = False) -> None: ...
     def merge(self, key: _Bytes, operand: _Bytes, *, sync: bool = False) -> None: ...
     def write_batch(self) -> WriteBatch: ...
@@ -242,6 +259,26 @@ class Db(_Writes):
     def closed(self) -> bool: ...
     @property
     def read_only(self) -> bool: ...
+    @property
+    def secondary_path(self) -> Optional[pathlib.Path]: ...
+    def try_catch_up_with_primary(self) -> None: ...
+    def latest_sequence_number(self) -> int: ...
+    def live_files_metadata(
+        self, *, column_family: Optional[_Family] = None
+    ) -> List[Dict[str, Any]]: ...
+    def approximate_sizes(
+        self,
+        ranges: Iterable[Tuple[_Bytes, _Bytes]],
+        *,
+        column_family: Optional[_Family] = None,
+    ) -> List[int]: ...
+    def delete_files_in_range(
+        self,
+        begin: Optional[_Bytes] = None,
+        end: Optional[_Bytes] = None,
+        *,
+        column_family: Optional[_Family] = None,
+    ) -> List[str]: ...
     @property
     def transaction_db(self) -> bool: ...
     def transaction(
@@ -276,6 +313,7 @@ class Db(_Writes):
         move_files: bool = False,
         allow_blocking_flush: bool = True,
         column_family: Optional[_Family] = None,
+        ingest_behind: bool = False,
     ) -> None: ...
     def prepared_transactions(self) -> List[Transaction]: ...
     def close(self) -> None: ...

@@ -86,6 +86,9 @@ typedef struct strata_ingestexternalfileoptions_t strata_ingestexternalfileoptio
 // A cursor over a database, one of its column families, or a transaction.
 typedef struct strata_iterator_t strata_iterator_t;
 
+// The metadata of the tables of a database, as they stood when it was taken.
+typedef struct strata_livefiles_t strata_livefiles_t;
+
 // A merge operator; see `strata_options_set_merge_operator`.
 typedef struct strata_mergeoperator_t strata_mergeoperator_t;
 
@@ -686,6 +689,51 @@ void strata_compact_all(strata_t *db, char **errptr);
 // released.
 void strata_free(void *ptr);
 
+// Removes `key`, written once since its last removal (RocksDB's `rocksdb_singledelete`):
+// the deletion and the put it meets both vanish at compaction. Undefined which version
+// reads if the key was put more than once.
+//
+// # Safety
+// As `strata_delete`.
+void strata_singledelete(strata_t *db, const strata_writeoptions_t *options, const char *key, size_t keylen, char **errptr);
+
+// As `strata_singledelete`, in column family `cf`.
+//
+// # Safety
+// As `strata_delete_cf`.
+void strata_singledelete_cf(strata_t *db, const strata_writeoptions_t *options, const strata_column_family_t *cf, const char *key, size_t keylen, char **errptr);
+
+// The approximate bytes of the tables' data in each of `num_ranges` key ranges
+// [`range_start_key[i]`, `range_limit_key[i]`) of the default family, into `sizes[i]`
+// (RocksDB's `rocksdb_approximate_sizes`): within about a data block per table, memtables
+// not counted. On an error every size is 0.
+//
+// # Safety
+// Live `db`; each array `num_ranges` long (keys readable for their lengths); `sizes`
+// writable for `num_ranges` values; `errptr` as usual.
+void strata_approximate_sizes(strata_t *db, int num_ranges, const char *const *range_start_key, const size_t *range_start_key_len, const char *const *range_limit_key, const size_t *range_limit_key_len, uint64_t *sizes, char **errptr);
+
+// As `strata_approximate_sizes`, in column family `cf`.
+//
+// # Safety
+// As `strata_approximate_sizes`; `cf` a live handle.
+void strata_approximate_sizes_cf(strata_t *db, const strata_column_family_t *cf, int num_ranges, const char *const *range_start_key, const size_t *range_start_key_len, const char *const *range_limit_key, const size_t *range_limit_key_len, uint64_t *sizes, char **errptr);
+
+// Drops the tables of levels 1 and up whose keys all lie in [`start_key`, `limit_key`] of
+// the default family, without reading them (RocksDB's `rocksdb_delete_file_in_range`); a
+// null key is an open bound. Keys in memtables, level 0 and tables reaching past the range
+// remain: follow with `strata_delete_range`.
+//
+// # Safety
+// Live `db`; the keys null or readable for their lengths; `errptr` as usual.
+void strata_delete_file_in_range(strata_t *db, const char *start_key, size_t start_key_len, const char *limit_key, size_t limit_key_len, char **errptr);
+
+// As `strata_delete_file_in_range`, in column family `cf`.
+//
+// # Safety
+// As `strata_delete_file_in_range`; `cf` a live handle.
+void strata_delete_file_in_range_cf(strata_t *db, const strata_column_family_t *cf, const char *start_key, size_t start_key_len, const char *limit_key, size_t limit_key_len, char **errptr);
+
 // A cursor over the default family, unpositioned: seek it first. Null for a null handle.
 //
 // # Safety
@@ -790,6 +838,86 @@ strata_eventlistener_t *strata_eventlistener_create(void *state, strata_destruct
 // # Safety
 // `listener` null or from `strata_eventlistener_create`, released once.
 void strata_eventlistener_destroy(strata_eventlistener_t *listener);
+
+// Every table of every column family (RocksDB's `rocksdb_livefiles`): its family, level,
+// name, size, key range, sequence numbers, entries and deletions, ordered by family, then
+// level. Null for a null `db`. Release it with `strata_livefiles_destroy`.
+//
+// # Safety
+// `db` null or a live handle.
+strata_livefiles_t *strata_livefiles(strata_t *db);
+
+// Releases what `strata_livefiles` returned; null is ignored.
+//
+// # Safety
+// `files` null or from `strata_livefiles`, released once.
+void strata_livefiles_destroy(strata_livefiles_t *files);
+
+// How many tables `files` holds (0 for null).
+//
+// # Safety
+// `files` null or a live handle.
+int strata_livefiles_count(const strata_livefiles_t *files);
+
+// The file name of table `index` (`NNNNNN.sst`, in the database's directory).
+//
+// # Safety
+// `files` null or a live handle.
+const char *strata_livefiles_name(const strata_livefiles_t *files, int index);
+
+// The column family name of table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+const char *strata_livefiles_column_family_name(const strata_livefiles_t *files, int index);
+
+// The level of table `index` (-1 for an index out of range).
+//
+// # Safety
+// `files` null or a live handle.
+int strata_livefiles_level(const strata_livefiles_t *files, int index);
+
+// The bytes of table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+size_t strata_livefiles_size(const strata_livefiles_t *files, int index);
+
+// The smallest user key of table `index`, `*size` bytes long (null and 0 out of range).
+//
+// # Safety
+// `files` null or a live handle; `size` a valid pointer.
+const char *strata_livefiles_smallestkey(const strata_livefiles_t *files, int index, size_t *size);
+
+// The largest user key of table `index`, `*size` bytes long (null and 0 out of range).
+//
+// # Safety
+// `files` null or a live handle; `size` a valid pointer.
+const char *strata_livefiles_largestkey(const strata_livefiles_t *files, int index, size_t *size);
+
+// The entries of table `index` (all kinds, range deletions aside).
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_entries(const strata_livefiles_t *files, int index);
+
+// The deletions among the entries of table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_deletions(const strata_livefiles_t *files, int index);
+
+// The smallest sequence number in table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_smallest_seqno(const strata_livefiles_t *files, int index);
+
+// The largest sequence number in table `index`.
+//
+// # Safety
+// `files` null or a live handle.
+uint64_t strata_livefiles_largest_seqno(const strata_livefiles_t *files, int index);
 
 // A merge operator of C functions: `full_merge` (required) and `partial_merge` (may be
 // null), called with `state`; `destructor` (may be null) releases `state` once the
@@ -1148,6 +1276,80 @@ void strata_options_set_read_triggered_compaction(strata_options_t *opt, unsigne
 // `opt` must be null or a live handle.
 void strata_options_set_compaction_style(strata_options_t *opt, int v);
 
+// Compression of the tables written into the last level, numbered as
+// `strata_options_set_compression`; -1 (RocksDB's `kDisableCompressionOption`) takes
+// `compression` (or `compression_per_level`) there too. Another number leaves the setting
+// unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_bottommost_compression(strata_options_t *opt, int v);
+
+// The compression of each level's tables (RocksDB's `compression_per_level`):
+// `level_values[L]` for level L (the last for the levels beyond), numbered as
+// `strata_options_set_compression`; 0 levels goes back to `compression` everywhere. A
+// number outside the known ones, or a null `level_values` with a non-zero `num_levels`,
+// leaves the setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle; `level_values` null or `num_levels` readable ints.
+void strata_options_set_compression_per_level(strata_options_t *opt, const int *level_values, size_t num_levels);
+
+// Options of `compression` (RocksDB's `rocksdb_options_set_compression_options`): the
+// compressor's `level` (32767, RocksDB's `kDefaultCompressionLevel`, for its default) and
+// `max_dict_bytes`, the size of the zstd dictionary each table is compressed with (0: none).
+// `w_bits` and `strategy` are zlib's, which Strata does not have: they are ignored. A level
+// the compressor does not have is refused by the open.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_compression_options(strata_options_t *opt, int w_bits, int level, int strategy, int max_dict_bytes);
+
+// Bytes of samples the zstd dictionary of `compression` is trained on (RocksDB's
+// `rocksdb_options_set_compression_options_zstd_max_train_bytes`); 0 takes the first
+// `max_dict_bytes` of a table's data as the dictionary, untrained.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_compression_options_zstd_max_train_bytes(strata_options_t *opt, int zstd_max_train_bytes);
+
+// The options of the bottommost level's compression, as
+// `strata_options_set_compression_options` (RocksDB's
+// `rocksdb_options_set_bottommost_compression_options`); `enabled` 0 compresses the
+// bottommost level under `compression`'s options instead. Used only with
+// `strata_options_set_bottommost_compression`.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_bottommost_compression_options(strata_options_t *opt, int w_bits, int level, int strategy, int max_dict_bytes, unsigned char enabled);
+
+// Bytes of samples the bottommost level's zstd dictionary is trained on (RocksDB's
+// `rocksdb_options_set_bottommost_compression_options_zstd_max_train_bytes`); `enabled` as
+// for `strata_options_set_bottommost_compression_options`.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_bottommost_compression_options_zstd_max_train_bytes(strata_options_t *opt, int zstd_max_train_bytes, unsigned char enabled);
+
+// How the blocks of tables written from now on are checksummed (RocksDB's
+// `rocksdb_block_based_options_set_checksum`): 1 crc32c (the default), 4 xxh3. Another
+// number leaves the setting unchanged. A table records its checksum, so a database reads
+// its tables whatever this is; tables checksummed by xxh3 are not readable by builds before
+// it.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_checksum(strata_options_t *opt, char v);
+
+// Reserve the last level for files ingested behind all data
+// (`strata_ingestexternalfileoptions_set_ingest_behind`, RocksDB's
+// `rocksdb_options_set_allow_ingest_behind`; 0 or 1): compactions never write there. Needs
+// at least 3 levels and a style other than FIFO; fixed at open.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_allow_ingest_behind(strata_options_t *opt, unsigned char v);
+
 // Merge operands are combined by `op` (null: no merge operator; merges then fail).
 //
 // # Safety
@@ -1375,6 +1577,16 @@ void strata_ingestexternalfileoptions_set_move_files(strata_ingestexternalfileop
 // `opt` null or a live handle.
 void strata_ingestexternalfileoptions_set_allow_blocking_flush(strata_ingestexternalfileoptions_t *opt, unsigned char v);
 
+// Place the files under all the family's data (RocksDB's
+// `rocksdb_ingestexternalfileoptions_set_ingest_behind`; 0 or 1): in the last level, at
+// sequence number 0, so every key already there shadows them. The database must have been
+// opened with `strata_options_set_allow_ingest_behind`; the ingest is refused otherwise,
+// and when a file overlaps one already in the last level.
+//
+// # Safety
+// `opt` null or a live handle.
+void strata_ingestexternalfileoptions_set_ingest_behind(strata_ingestexternalfileoptions_t *opt, unsigned char v);
+
 // Adds the `num_files` table files at `file_list` to the default family (or, with the
 // `_cf` variant, to `cf`) atomically: all or none.
 //
@@ -1388,6 +1600,14 @@ void strata_ingest_external_file(strata_t *db, const char *const *file_list, siz
 // # Safety
 // As `strata_ingest_external_file`; `cf` a live family handle.
 void strata_ingest_external_file_cf(strata_t *db, const strata_column_family_t *cf, const char *const *file_list, size_t num_files, const strata_ingestexternalfileoptions_t *options, char **errptr);
+
+// The sequence number of the last write the database has published (RocksDB's
+// `rocksdb_get_latest_sequence_number`): on a secondary instance, the last one it has
+// caught up to. 0 for a null `db`.
+//
+// # Safety
+// `db` null or a live handle.
+uint64_t strata_get_latest_sequence_number(strata_t *db);
 
 // Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,
 // `stall_micros`, ... : the numbers Rust's `DbStats::iter` names) and returns 1; an unknown

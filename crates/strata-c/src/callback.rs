@@ -73,9 +73,6 @@ pub(crate) unsafe fn name_of(name: *const c_char, what: &str) -> Result<String, 
 /// # Safety
 /// `ptr` null or pointing to `len` readable bytes.
 pub(crate) unsafe fn returned<'a>(ptr: *const c_char, len: usize) -> Option<&'a [u8]> {
-    if len == 0 {
-        return Some(&[]);
-    }
-    // SAFETY: forwarded from the caller; null is excluded.
-    (!ptr.is_null()).then(|| unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+    // SAFETY: forwarded from the caller.
+    unsafe { crate::bytes(ptr, len, "") }.ok()
 }

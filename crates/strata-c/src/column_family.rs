@@ -10,8 +10,8 @@ use strata::{CfOptions, ColumnFamily, Db};
 use crate::db::value_out;
 use crate::error::{guard, malloc_copy};
 use crate::{
-    bytes, handle, into_handle, release, strata_options_t, strata_readoptions_t, strata_t,
-    strata_writeoptions_t, text,
+    bytes, handle, into_handle, optional_bytes, release, strata_options_t, strata_readoptions_t,
+    strata_t, strata_writeoptions_t, text,
 };
 
 /// A handle of a column family of an open database.
@@ -335,12 +335,8 @@ pub unsafe extern "C" fn strata_compact_range_cf(
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let cf = &handle(cf, "column family")?.handle;
-            let start = (!start.is_null())
-                .then(|| bytes(start, start_len, "start key"))
-                .transpose()?;
-            let limit = (!limit.is_null())
-                .then(|| bytes(limit, limit_len, "limit key"))
-                .transpose()?;
+            let start = optional_bytes(start, start_len, "start key")?;
+            let limit = optional_bytes(limit, limit_len, "limit key")?;
             db.compact_range_cf(cf, start, limit)
                 .map_err(|e| e.to_string())
         })

@@ -7,8 +7,8 @@ use strata::{Db, Snapshot};
 
 use crate::error::{guard, malloc_copy};
 use crate::{
-    bytes, handle, into_handle, release, strata_options_t, strata_readoptions_t,
-    strata_writebatch_t, strata_writeoptions_t, text,
+    array, bytes, handle, into_handle, optional_bytes, release, strata_options_t,
+    strata_readoptions_t, strata_writebatch_t, strata_writeoptions_t, text,
 };
 
 /// An open database.
@@ -358,12 +358,8 @@ pub unsafe extern "C" fn strata_compact_range(
     unsafe {
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
-            let start = (!start.is_null())
-                .then(|| bytes(start, start_len, "start key"))
-                .transpose()?;
-            let limit = (!limit.is_null())
-                .then(|| bytes(limit, limit_len, "limit key"))
-                .transpose()?;
+            let start = optional_bytes(start, start_len, "start key")?;
+            let limit = optional_bytes(limit, limit_len, "limit key")?;
             db.compact_range(start, limit).map_err(|e| e.to_string())
         })
     }
@@ -585,13 +581,12 @@ unsafe fn multi_get(
             Ok((|| {
                 let db = &handle(db, "database")?.db;
                 let options = &handle(options, "read options")?.options;
-                if num_keys > 0 && (keys_list.is_null() || keys_list_sizes.is_null()) {
-                    return Err("keys_list or keys_list_sizes is a null pointer".into());
-                }
+                let keys_list = array(keys_list, num_keys, "keys_list", "keys")?;
+                let keys_list_sizes = array(keys_list_sizes, num_keys, "keys_list_sizes", "keys")?;
                 let mut keys = Vec::with_capacity(num_keys);
                 let mut refused = Vec::new();
-                for i in 0..num_keys {
-                    match bytes(*keys_list.add(i), *keys_list_sizes.add(i), "key") {
+                for (i, (&key, &size)) in keys_list.iter().zip(keys_list_sizes).enumerate() {
+                    match bytes(key, size, "key") {
                         Ok(k) => keys.push(k),
                         Err(e) => {
                             keys.push(&[][..]);

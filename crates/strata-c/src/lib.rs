@@ -39,11 +39,14 @@ mod compaction_filter;
 mod comparator;
 mod db;
 mod error;
+mod file_ops;
 mod iterator;
 mod listener;
+mod livefiles;
 mod merge_operator;
 mod online_options;
 mod options;
+mod options_compression;
 mod options_ext;
 mod pinned;
 mod rw_options;
@@ -61,10 +64,13 @@ pub use compaction_filter::*;
 pub use comparator::*;
 pub use db::*;
 pub use error::strata_free;
+pub use file_ops::*;
 pub use iterator::*;
 pub use listener::*;
+pub use livefiles::*;
 pub use merge_operator::*;
 pub use options::*;
+pub use options_compression::*;
 pub use options_ext::*;
 pub use pinned::*;
 pub use rw_options::*;
@@ -73,6 +79,21 @@ pub use stats::*;
 pub use txn::*;
 
 use std::ffi::{c_char, CStr};
+
+/// The `count` elements at `ptr`: empty for a zero count (the pointer may then be null),
+/// `None` for a null pointer with a non-zero count, which the callers refuse with their own
+/// message.
+///
+/// # Safety
+/// `ptr` must be null or point to `count` initialised elements that stay valid and
+/// unchanged for `'a`.
+unsafe fn slice<'a, T>(ptr: *const T, count: usize) -> Option<&'a [T]> {
+    if count == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: the caller promises `count` elements at a non-null `ptr`.
+    (!ptr.is_null()).then(|| unsafe { std::slice::from_raw_parts(ptr, count) })
+}
 
 /// The bytes at `ptr`, `len` long; empty for a zero length (the pointer may then be null).
 /// A null pointer with a non-zero length is refused with an error naming `what`: treating
@@ -86,14 +107,45 @@ pub(crate) unsafe fn bytes<'a>(
     len: usize,
     what: &str,
 ) -> Result<&'a [u8], String> {
-    if len == 0 {
-        return Ok(&[]);
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { slice(ptr.cast::<u8>(), len) }
+        .ok_or_else(|| format!("{what} is a null pointer with length {len}"))
+}
+
+/// An optional key such as a range bound: `None` for a null `ptr`, whatever `len` (how C
+/// leaves a bound open), else the bytes as [`bytes`] reads them.
+///
+/// # Safety
+/// As for [`bytes`].
+pub(crate) unsafe fn optional_bytes<'a>(
+    ptr: *const c_char,
+    len: usize,
+    what: &str,
+) -> Result<Option<&'a [u8]>, String> {
     if ptr.is_null() {
-        return Err(format!("{what} is a null pointer with length {len}"));
+        return Ok(None);
     }
-    // SAFETY: the caller promises `len` readable bytes at a non-null `ptr`.
-    Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+    // SAFETY: forwarded from the caller.
+    unsafe { bytes(ptr, len, what) }.map(Some)
+}
+
+/// The `count` elements at `ptr` (an array C passes with its length); empty for a zero
+/// count (the pointer may then be null). A null pointer with a non-zero count is refused
+/// with an error naming `what` and the count of `items` (`file_list is a null pointer with
+/// 2 files`).
+///
+/// # Safety
+/// `ptr` must be null or point to `count` initialised elements that stay valid and
+/// unchanged for `'a`.
+pub(crate) unsafe fn array<'a, T>(
+    ptr: *const T,
+    count: usize,
+    what: &str,
+    items: &str,
+) -> Result<&'a [T], String> {
+    // SAFETY: forwarded from the caller.
+    unsafe { slice(ptr, count) }
+        .ok_or_else(|| format!("{what} is a null pointer with {count} {items}"))
 }
 
 /// The NUL-terminated string at `ptr` as UTF-8, or an error naming `what`.
@@ -117,6 +169,20 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, what: &str) -> Result<&'a str,
 pub(crate) unsafe fn handle<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, String> {
     // SAFETY: the caller promises a live handle or null.
     unsafe { ptr.as_ref() }.ok_or_else(|| format!("{what} is a null pointer"))
+}
+
+/// Whether a `_cf` function was given a family: a null `cf` is refused in `*errptr`
+/// (`column family is a null pointer`), since the shared body of the `_cf` function and its
+/// default-family twin reads null as the default family.
+///
+/// # Safety
+/// `errptr` as for [`error::set_error`].
+pub(crate) unsafe fn family_given<T>(cf: *const T, errptr: *mut *mut c_char) -> bool {
+    if cf.is_null() {
+        // SAFETY: forwarded from the caller.
+        unsafe { error::set_error(errptr, "column family is a null pointer") };
+    }
+    !cf.is_null()
 }
 
 /// Moves `value` to the heap and hands C its pointer.

@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_int};
 
 use crate::error::guard;
-use crate::{handle, strata_column_family_t, strata_t, text};
+use crate::{array, handle, strata_column_family_t, strata_t, text};
 
 /// The `count` pairs of `keys` and `values`, as text.
 ///
@@ -17,20 +17,15 @@ unsafe fn pairs<'a>(
     values: *const *const c_char,
 ) -> Result<Vec<(&'a str, &'a str)>, String> {
     let count = usize::try_from(count).map_err(|_| format!("count {count} is negative"))?;
-    if count > 0 && (keys.is_null() || values.is_null()) {
-        return Err("keys or values is a null pointer".into());
+    // SAFETY: the caller promises `count` readable strings in each array.
+    unsafe {
+        let keys = array(keys, count, "keys", "options")?;
+        let values = array(values, count, "values", "options")?;
+        keys.iter()
+            .zip(values)
+            .map(|(&k, &v)| Ok((text(k, "option name")?, text(v, "option value")?)))
+            .collect()
     }
-    (0..count)
-        .map(|i| {
-            // SAFETY: the caller promises `count` readable strings in each array.
-            unsafe {
-                Ok((
-                    text(*keys.add(i), "option name")?,
-                    text(*values.add(i), "option value")?,
-                ))
-            }
-        })
-        .collect()
 }
 
 /// Changes options of the default column family (`rocksdb_set_options`): `count` option

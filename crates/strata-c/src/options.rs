@@ -25,7 +25,7 @@ pub struct strata_options_t {
 ///
 /// # Safety
 /// `opt` must be null or a live handle not used by another thread during the call.
-unsafe fn update(opt: *mut strata_options_t, set: impl FnOnce(&mut Options)) {
+pub(crate) unsafe fn update(opt: *mut strata_options_t, set: impl FnOnce(&mut Options)) {
     // SAFETY: the caller promises a live, unshared handle or null.
     if let Some(o) = unsafe { opt.as_mut() } {
         guard_quiet((), || set(&mut o.options));
@@ -37,7 +37,7 @@ unsafe fn update(opt: *mut strata_options_t, set: impl FnOnce(&mut Options)) {
 ///
 /// # Safety
 /// As for [`update`].
-unsafe fn update_if_known<T>(
+pub(crate) unsafe fn update_if_known<T>(
     opt: *mut strata_options_t,
     known: Option<T>,
     set: impl FnOnce(&mut Options, T),
@@ -196,6 +196,17 @@ pub unsafe extern "C" fn strata_options_set_bloom_bits_per_key(
     unsafe { update(opt, |o| o.bloom_bits_per_key = v.max(0) as u32) }
 }
 
+/// The compression RocksDB's C API numbers `v` (0 none, 1 snappy, 4 lz4, 7 zstd), if any.
+pub(crate) fn compression_of(v: c_int) -> Option<Compression> {
+    match v {
+        0 => Some(Compression::None),
+        1 => Some(Compression::Snappy),
+        4 => Some(Compression::Lz4),
+        7 => Some(Compression::Zstd),
+        _ => None,
+    }
+}
+
 /// Compression of table blocks, numbered as RocksDB's C API: 0 none, 1 snappy, 4 lz4,
 /// 7 zstd. Another number leaves the setting unchanged.
 ///
@@ -203,13 +214,7 @@ pub unsafe extern "C" fn strata_options_set_bloom_bits_per_key(
 /// `opt` must be null or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_compression(opt: *mut strata_options_t, v: c_int) {
-    let compression = match v {
-        0 => Some(Compression::None),
-        1 => Some(Compression::Snappy),
-        4 => Some(Compression::Lz4),
-        7 => Some(Compression::Zstd),
-        _ => None,
-    };
+    let compression = compression_of(v);
     // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, compression, |o, value| o.compression = value) }
 }

@@ -12,7 +12,8 @@ use strata::{IngestOptions, SstWriter};
 
 use crate::error::guard;
 use crate::{
-    bytes, handle, into_handle, release, strata_column_family_t, strata_options_t, strata_t, text,
+    array, bytes, family_given, handle, into_handle, release, strata_column_family_t,
+    strata_options_t, strata_t, text,
 };
 
 /// A table file being written.
@@ -256,6 +257,25 @@ pub unsafe extern "C" fn strata_ingestexternalfileoptions_set_allow_blocking_flu
     }
 }
 
+/// Place the files under all the family's data (RocksDB's
+/// `rocksdb_ingestexternalfileoptions_set_ingest_behind`; 0 or 1): in the last level, at
+/// sequence number 0, so every key already there shadows them. The database must have been
+/// opened with `strata_options_set_allow_ingest_behind`; the ingest is refused otherwise,
+/// and when a file overlaps one already in the last level.
+///
+/// # Safety
+/// `opt` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_ingestexternalfileoptions_set_ingest_behind(
+    opt: *mut strata_ingestexternalfileoptions_t,
+    v: c_uchar,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.ingest_behind = v != 0;
+    }
+}
+
 /// Adds the `num_files` table files at `file_list` to the default family (or, with the
 /// `_cf` variant, to `cf`) atomically: all or none.
 ///
@@ -287,9 +307,8 @@ pub unsafe extern "C" fn strata_ingest_external_file_cf(
     options: *const strata_ingestexternalfileoptions_t,
     errptr: *mut *mut c_char,
 ) {
-    if cf.is_null() {
-        // SAFETY: the pointers are as the function's `# Safety` section requires.
-        unsafe { crate::error::set_error(errptr, "column family is a null pointer") };
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if !unsafe { family_given(cf, errptr) } {
         return;
     }
     // SAFETY: the pointers are as the function's `# Safety` section requires.
@@ -313,13 +332,9 @@ unsafe fn ingest(
         guard(errptr, (), || {
             let db = &handle(db, "database")?.db;
             let options = &handle(options, "ingest options")?.options;
-            if num_files > 0 && file_list.is_null() {
-                return Err(format!(
-                    "file_list is a null pointer with {num_files} files"
-                ));
-            }
-            let files = (0..num_files)
-                .map(|i| text(*file_list.add(i), "file path"))
+            let files = array(file_list, num_files, "file_list", "files")?
+                .iter()
+                .map(|&path| text(path, "file path"))
                 .collect::<Result<Vec<_>, _>>()?;
             match cf.as_ref() {
                 None => db.ingest(&files, options),

@@ -15,6 +15,25 @@ pub(crate) fn statistic_names() -> Vec<&'static str> {
     DbStats::default().iter().map(|(name, _)| name).collect()
 }
 
+/// The sequence number of the last write the database has published (RocksDB's
+/// `rocksdb_get_latest_sequence_number`): on a secondary instance, the last one it has
+/// caught up to. 0 for a null `db`.
+///
+/// # Safety
+/// `db` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_get_latest_sequence_number(db: *mut strata_t) -> u64 {
+    // SAFETY: the caller promises a live handle or null.
+    let Some(db) = (unsafe { db.as_ref() }) else {
+        return 0;
+    };
+    crate::error::guard_quiet(0, || {
+        db.db
+            .property_int("strata.last-sequence")
+            .unwrap_or_default()
+    })
+}
+
 /// Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,
 /// `stall_micros`, ... : the numbers Rust's `DbStats::iter` names) and returns 1; an unknown
 /// name sets `*errptr` listing the known ones, and returns 0.

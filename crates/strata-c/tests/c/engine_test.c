@@ -8,6 +8,7 @@
  *
  * Usage: engine_test DIR   (DIR must not exist; the test creates databases under it) */
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,442 @@ static void null_pointers_with_lengths_are_refused(void) {
 
     strata_readoptions_destroy(ro);
     strata_writeoptions_destroy(wo);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
+/* Every other function taking a pointer and a length refuses a null pointer with a length:
+ * each call below passes one and must fail naming the argument. */
+#define REFUSED(call, needle) \
+    do {                      \
+        call;                 \
+        CHECK_ERROR(err, needle); \
+    } while (0)
+
+/* A batch holding one refused update is refused whole by `strata_write`. */
+static void batch_refused(strata_t *db, strata_writebatch_t *b, const char *needle) {
+    char *err = NULL;
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    strata_write(db, wo, b, &err);
+    CHECK_ERROR(err, needle);
+    strata_writebatch_destroy(b);
+    strata_writeoptions_destroy(wo);
+}
+
+static void null_pointers_with_lengths_are_refused_everywhere(void) {
+    char *err = NULL;
+    /* No merge operator and no TTL: the arguments are refused before either is needed. */
+    strata_options_t *opts = strata_options_create();
+    strata_t *db = open_db(opts, "nulls-everywhere");
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    strata_readoptions_t *ro = strata_readoptions_create();
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "cf", &err);
+    CHECK_OK(err);
+    size_t len = 9;
+
+    REFUSED(strata_put_cf(db, wo, cf, NULL, 3, "v", 1, &err), "key is a null pointer with length 3");
+    REFUSED(strata_put_cf(db, wo, cf, "k", 1, NULL, 4, &err), "value is a null pointer with length 4");
+    REFUSED(strata_delete_cf(db, wo, cf, NULL, 2, &err), "key is a null pointer with length 2");
+    REFUSED(strata_merge_cf(db, wo, cf, NULL, 2, "o", 1, &err), "key is a null pointer with length 2");
+    REFUSED(strata_merge_cf(db, wo, cf, "k", 1, NULL, 6, &err), "operand is a null pointer with length 6");
+    REFUSED(strata_merge(db, wo, NULL, 5, "o", 1, &err), "key is a null pointer with length 5");
+    REFUSED(strata_delete_range(db, wo, NULL, 1, "z", 1, &err), "begin key is a null pointer with length 1");
+    REFUSED(strata_put_with_ttl(db, NULL, 3, "v", 1, 60, &err), "key is a null pointer with length 3");
+    REFUSED(strata_put_with_ttl(db, "k", 1, NULL, 3, 60, &err), "value is a null pointer with length 3");
+    REFUSED(CHECK(strata_get_cf(db, ro, cf, NULL, 2, &len, &err) == NULL), "key is a null pointer with length 2");
+    CHECK(len == 0);
+    REFUSED(CHECK(strata_get_pinned(db, ro, NULL, 2, &err) == NULL), "key is a null pointer with length 2");
+    /* A null bound is an open bound, whatever its length. */
+    strata_compact_range_cf(db, cf, NULL, 4, NULL, 4, &err);
+    CHECK_OK(err);
+
+    /* Nothing of the above was written. */
+    CHECK(HOLDS(db, "k", NULL));
+    char *v = strata_get_cf(db, ro, cf, "k", 1, &len, &err);
+    CHECK_OK(err);
+    CHECK(v == NULL);
+
+    strata_writebatch_t *b = strata_writebatch_create();
+    strata_writebatch_put_cf(b, cf, "k", 1, NULL, 2);
+    batch_refused(db, b, "write batch refused: value is a null pointer with length 2");
+    b = strata_writebatch_create();
+    strata_writebatch_delete(b, NULL, 3);
+    batch_refused(db, b, "write batch refused: key is a null pointer with length 3");
+    b = strata_writebatch_create();
+    strata_writebatch_delete_cf(b, cf, NULL, 3);
+    batch_refused(db, b, "write batch refused: key is a null pointer with length 3");
+    b = strata_writebatch_create();
+    strata_writebatch_delete_range(b, "a", 1, NULL, 3);
+    batch_refused(db, b, "write batch refused: end key is a null pointer with length 3");
+    b = strata_writebatch_create();
+    strata_writebatch_delete_range_cf(b, cf, NULL, 2, "b", 1);
+    batch_refused(db, b, "write batch refused: begin key is a null pointer with length 2");
+    b = strata_writebatch_create();
+    strata_writebatch_single_delete(b, NULL, 1);
+    batch_refused(db, b, "write batch refused: key is a null pointer with length 1");
+    b = strata_writebatch_create();
+    strata_writebatch_merge_cf(b, cf, "k", 1, NULL, 7);
+    batch_refused(db, b, "write batch refused: operand is a null pointer with length 7");
+
+    /* Table files. */
+    char *file = path_of("nulls.sst");
+    strata_sstfilewriter_t *w = strata_sstfilewriter_create(opts, file, &err);
+    CHECK_OK(err);
+    REFUSED(strata_sstfilewriter_put(w, NULL, 1, "v", 1, &err), "key is a null pointer with length 1");
+    REFUSED(strata_sstfilewriter_put(w, "a", 1, NULL, 2, &err), "value is a null pointer with length 2");
+    REFUSED(strata_sstfilewriter_merge(w, "b", 1, NULL, 2, &err), "operand is a null pointer with length 2");
+    REFUSED(strata_sstfilewriter_delete(w, NULL, 2, &err), "key is a null pointer with length 2");
+    REFUSED(strata_sstfilewriter_delete_range(w, "c", 1, NULL, 1, &err), "end key is a null pointer with length 1");
+    strata_sstfilewriter_destroy(w);
+
+    /* Transactions, optimistic and their cursors. */
+    strata_transaction_t *txn = strata_optimistictransaction_begin(db, wo);
+    REFUSED(strata_transaction_delete(txn, NULL, 2, &err), "key is a null pointer with length 2");
+    REFUSED(strata_transaction_merge(txn, "k", 1, NULL, 2, &err), "operand is a null pointer with length 2");
+    REFUSED(CHECK(strata_transaction_get(txn, NULL, 2, &len, &err) == NULL), "key is a null pointer with length 2");
+    REFUSED(CHECK(strata_transaction_get_for_update(txn, NULL, 2, &len, &err) == NULL), "key is a null pointer with length 2");
+    REFUSED(strata_transaction_put_cf(txn, cf, "k", 1, NULL, 3, &err), "value is a null pointer with length 3");
+    REFUSED(strata_transaction_delete_cf(txn, cf, NULL, 3, &err), "key is a null pointer with length 3");
+    REFUSED(strata_transaction_merge_cf(txn, cf, NULL, 3, "o", 1, &err), "key is a null pointer with length 3");
+    REFUSED(CHECK(strata_transaction_get_cf(txn, cf, NULL, 3, 1, &len, &err) == NULL), "key is a null pointer with length 3");
+    strata_transaction_put(txn, "t", 1, "1", 1, &err);
+    CHECK_OK(err);
+    strata_txn_cursor_t *c = strata_transaction_create_cursor(txn, ro, NULL, &err);
+    CHECK_OK(err);
+    REFUSED(strata_txn_cursor_seek(c, NULL, 2, &err), "seek key is a null pointer with length 2");
+    REFUSED(strata_txn_cursor_seek_for_prev(c, NULL, 2, &err), "seek key is a null pointer with length 2");
+    strata_txn_cursor_seek_to_first(c);
+    CHECK(strata_txn_cursor_valid(c));
+    REFUSED(strata_txn_cursor_update(c, NULL, 5, &err), "value is a null pointer with length 5");
+    strata_txn_cursor_destroy(c);
+    strata_transaction_commit(txn, &err);
+    CHECK_OK(err);
+    strata_transaction_destroy(txn);
+    CHECK(HOLDS(db, "t", "1"));
+
+    strata_column_family_handle_destroy(cf);
+    strata_readoptions_destroy(ro);
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+
+    /* A transaction database. */
+    char *tpath = path_of("nulls-tdb");
+    strata_options_set_create_if_missing(opts, 1);
+    strata_transactiondb_t *tdb = strata_transactiondb_open(opts, tpath, &err);
+    CHECK_OK(err);
+    ro = strata_readoptions_create();
+    REFUSED(strata_transactiondb_put(tdb, NULL, 2, "v", 1, &err), "key is a null pointer with length 2");
+    REFUSED(strata_transactiondb_put(tdb, "k", 1, NULL, 2, &err), "value is a null pointer with length 2");
+    REFUSED(strata_transactiondb_delete(tdb, NULL, 2, &err), "key is a null pointer with length 2");
+    REFUSED(CHECK(strata_transactiondb_get(tdb, ro, NULL, 2, &len, &err) == NULL), "key is a null pointer with length 2");
+    strata_readoptions_destroy(ro);
+    strata_transactiondb_close(tdb);
+    strata_options_destroy(opts);
+    free(tpath);
+    free(file);
+}
+
+/* ---- compression choices, checksums and ingest behind ---- */
+
+/* The total size of the tables of `db`, from its property. */
+static unsigned long long sst_bytes(strata_t *db) {
+    char *text = strata_property_value(db, "rocksdb.total-sst-files-size");
+    CHECK(text != NULL);
+    unsigned long long n = text ? strtoull(text, NULL, 10) : 0;
+    strata_free(text);
+    return n;
+}
+
+/* Whether an OPTIONS file of database `name` holds `needle`. */
+static int options_file_holds(const char *name, const char *needle) {
+    char *dir = path_of(name);
+    DIR *d = opendir(dir);
+    int found = 0;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "OPTIONS-", 8) != 0) continue;
+        char file[8192];
+        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(file, "r");
+        char line[1024];
+        while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, needle) != NULL;
+        if (f) fclose(f);
+    }
+    if (d) closedir(d);
+    free(dir);
+    return found;
+}
+
+static void compression_choices_and_checksums(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    /* Level 0 uncompressed, every level below zstd with a trained dictionary; the
+     * bottommost level zstd at its own level; blocks checksummed by xxh3. */
+    strata_options_set_compression(opts, 7); /* compression_per_level overrides it */
+    int per_level[2] = {0, 7};
+    strata_options_set_compression_per_level(opts, per_level, 2);
+    strata_options_set_compression_options(opts, -14, 32767, 0, 4096);
+    strata_options_set_compression_options_zstd_max_train_bytes(opts, 40960);
+    strata_options_set_bottommost_compression(opts, 7);
+    strata_options_set_bottommost_compression_options(opts, -14, 1, 0, 0, 1);
+    strata_options_set_bottommost_compression_options_zstd_max_train_bytes(opts, 0, 1);
+    strata_options_set_checksum(opts, 4);
+    /* Numbers outside RocksDB's leave the settings as they are. */
+    strata_options_set_checksum(opts, 9);
+    int unknown[1] = {5};
+    strata_options_set_compression_per_level(opts, unknown, 1);
+    strata_options_set_compression_per_level(opts, NULL, 3);
+    strata_options_set_bottommost_compression(opts, 42);
+    strata_t *db = open_db(opts, "compressed");
+    CHECK(options_file_holds("compressed", "checksum=xxh3"));
+    CHECK(options_file_holds("compressed", "compression_opts.max_dict_bytes=4096"));
+    CHECK(options_file_holds("compressed", "compression_opts.zstd_max_train_bytes=40960"));
+
+    char key[32], value[256];
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    /* Two overlapping flushes, so that the compaction merges them (rather than moving one
+     * file down as it is). */
+    for (int round = 0; round < 2; round++) {
+        for (int i = round; i < 2000; i += 2 - round) {
+            snprintf(key, sizeof key, "key%06d", i);
+            memset(value, 'a' + i % 3, sizeof value);
+            strata_put(db, wo, key, strlen(key), value, sizeof value, &err);
+            CHECK_OK(err);
+        }
+        strata_flush(db, &err);
+        CHECK_OK(err);
+    }
+    unsigned long long flushed = sst_bytes(db);
+    strata_compact_all(db, &err);
+    CHECK_OK(err);
+    unsigned long long compacted = sst_bytes(db);
+    /* The flush (level 0) wrote the values as they are, the compaction compressed them. */
+    CHECK(flushed > 2000 * 256);
+    if (!(compacted * 4 < flushed))
+        fprintf(stderr, "flushed %llu bytes, compacted %llu\n", flushed, compacted);
+    CHECK(compacted * 4 < flushed);
+    memset(value, 'a' + 1234 % 3, sizeof value);
+    strata_readoptions_t *ro = strata_readoptions_create();
+    size_t len;
+    char *v = strata_get(db, ro, "key001234", 9, &len, &err);
+    CHECK_OK(err);
+    CHECK(v && len == sizeof value && memcmp(v, value, len) == 0);
+    strata_free(v);
+    strata_readoptions_destroy(ro);
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+
+    /* Reopened with crc32c, the tables written by xxh3 still read. */
+    strata_options_set_checksum(opts, 1);
+    db = open_db(opts, "compressed");
+    CHECK(options_file_holds("compressed", "checksum=crc32c"));
+    CHECK(HOLDS(db, "key000001", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                                 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                                 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                                 "bbbbbbbbbbbbbbbb"));
+    strata_close(db);
+
+    /* A compression level zstd does not have is refused at open, naming it. */
+    strata_options_set_compression_options(opts, 0, 99, 0, 0);
+    strata_options_set_compression_per_level(opts, NULL, 0);
+    strata_options_set_compression(opts, 7);
+    char *path = path_of("bad-level");
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "level");
+    free(path);
+    strata_options_destroy(opts);
+}
+
+/* Writes a table file of `n` keys `key`-`value` pairs to `name` under the test root. */
+static char *table_file(strata_options_t *opts, const char *name, const char *key, const char *value) {
+    char *err = NULL;
+    char *file = path_of(name);
+    strata_sstfilewriter_t *w = strata_sstfilewriter_create(opts, file, &err);
+    CHECK_OK(err);
+    strata_sstfilewriter_put(w, key, strlen(key), value, strlen(value), &err);
+    CHECK_OK(err);
+    strata_sstfilewriter_finish(w, &err);
+    CHECK_OK(err);
+    strata_sstfilewriter_destroy(w);
+    return file;
+}
+
+static void ingest_behind(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_allow_ingest_behind(opts, 1);
+    strata_t *db = open_db(opts, "behind");
+    put(db, "k", "new");
+    strata_ingestexternalfileoptions_t *io = strata_ingestexternalfileoptions_create();
+    strata_ingestexternalfileoptions_set_ingest_behind(io, 1);
+    char *older = table_file(opts, "older.sst", "k", "old");
+    const char *files[1] = {older};
+    strata_ingest_external_file(db, files, 1, io, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "k", "new")); /* the data already there shadows the ingested file */
+    char *backfill = table_file(opts, "backfill.sst", "m", "filled");
+    files[0] = backfill;
+    strata_ingest_external_file(db, files, 1, io, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "m", "filled"));
+    strata_close(db);
+
+    /* Without the last level reserved, an ingest behind is refused, writing nothing. */
+    strata_options_set_allow_ingest_behind(opts, 0);
+    db = open_db(opts, "not-behind");
+    char *again = table_file(opts, "again.sst", "a", "1");
+    files[0] = again;
+    strata_ingest_external_file(db, files, 1, io, &err);
+    CHECK_ERROR(err, "allow_ingest_behind");
+    CHECK(HOLDS(db, "a", NULL));
+    strata_close(db);
+    strata_ingestexternalfileoptions_destroy(io);
+    strata_options_destroy(opts);
+    free(older);
+    free(backfill);
+    free(again);
+}
+
+/* ---- live file metadata ---- */
+
+static void live_files(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_t *db = open_db(opts, "livefiles");
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "other", &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    put(db, "b", "1");
+    put(db, "d", "2");
+    strata_delete(db, wo, "c", 1, &err);
+    strata_put_cf(db, wo, cf, "x", 1, "y", 1, &err);
+    CHECK_OK(err);
+    strata_flush(db, &err);
+    strata_flush_cf(db, cf, &err);
+    CHECK_OK(err);
+
+    strata_livefiles_t *files = strata_livefiles(db);
+    CHECK(strata_livefiles_count(files) == 2);
+    CHECK(strcmp(strata_livefiles_column_family_name(files, 0), "default") == 0);
+    CHECK(strcmp(strata_livefiles_column_family_name(files, 1), "other") == 0);
+    const char *name = strata_livefiles_name(files, 0);
+    CHECK(name && strlen(name) == 10 && strcmp(name + 6, ".sst") == 0);
+    CHECK(strata_livefiles_level(files, 0) == 0);
+    CHECK(strata_livefiles_size(files, 0) > 0);
+    size_t len = 0;
+    const char *k = strata_livefiles_smallestkey(files, 0, &len);
+    CHECK(len == 1 && k[0] == 'b');
+    k = strata_livefiles_largestkey(files, 0, &len);
+    CHECK(len == 1 && k[0] == 'd');
+    CHECK(strata_livefiles_entries(files, 0) == 3);
+    CHECK(strata_livefiles_deletions(files, 0) == 1);
+    CHECK(strata_livefiles_smallest_seqno(files, 0) == 1);
+    CHECK(strata_livefiles_largest_seqno(files, 0) == 3);
+    /* An index out of range reads as nothing. */
+    CHECK(strata_livefiles_name(files, 2) == NULL && strata_livefiles_name(files, -1) == NULL);
+    CHECK(strata_livefiles_level(files, 7) == -1 && strata_livefiles_size(files, 7) == 0);
+    CHECK(strata_livefiles_smallestkey(files, 7, &len) == NULL && len == 0);
+    CHECK(strata_livefiles_entries(files, 7) == 0);
+    strata_livefiles_destroy(files);
+    CHECK(strata_livefiles(NULL) == NULL && strata_livefiles_count(NULL) == 0);
+    strata_livefiles_destroy(NULL);
+
+    strata_compact_all(db, &err);
+    CHECK_OK(err);
+    files = strata_livefiles(db);
+    CHECK(strata_livefiles_count(files) == 2);
+    CHECK(strata_livefiles_level(files, 0) == 6); /* moved to the last level */
+    strata_livefiles_destroy(files);
+
+    strata_column_family_handle_destroy(cf);
+    strata_writeoptions_destroy(wo);
+    strata_close(db);
+    strata_options_destroy(opts);
+}
+
+/* ---- approximate sizes, files dropped by range, single deletes ---- */
+
+static void file_ranges_and_single_deletes(void) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_t *db = open_db(opts, "ranges");
+    strata_column_family_t *cf = strata_create_column_family(db, opts, "other", &err);
+    CHECK_OK(err);
+    strata_writeoptions_t *wo = strata_writeoptions_create();
+    char key[16], value[512];
+    memset(value, 'v', sizeof value);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof key, "k%04d", i);
+        strata_put(db, wo, key, strlen(key), value, sizeof value, &err);
+        strata_put_cf(db, wo, cf, key, strlen(key), value, sizeof value, &err);
+    }
+    CHECK_OK(err);
+    strata_compact_all(db, &err); /* flushes, then moves the tables out of level 0 */
+    CHECK_OK(err);
+    strata_flush_cf(db, cf, &err);
+    strata_compact_range_cf(db, cf, NULL, 0, NULL, 0, &err);
+    CHECK_OK(err);
+
+    const char *starts[3] = {"k0000", "k0500", "z"};
+    const char *limits[3] = {"k0500", "k1000", "zz"};
+    size_t lens[3] = {5, 5, 1};
+    size_t limit_lens[3] = {5, 5, 2};
+    uint64_t sizes[3] = {7, 7, 7};
+    strata_approximate_sizes(db, 3, starts, lens, limits, limit_lens, sizes, &err);
+    CHECK_OK(err);
+    CHECK(sizes[0] > 100000 && sizes[1] > 100000 && sizes[2] == 0);
+    uint64_t cf_sizes[3] = {7, 7, 7};
+    strata_approximate_sizes_cf(db, cf, 3, starts, lens, limits, limit_lens, cf_sizes, &err);
+    CHECK_OK(err);
+    CHECK(cf_sizes[0] > 100000 && cf_sizes[2] == 0);
+    /* Bad arguments: every size 0 and an error naming the argument. */
+    strata_approximate_sizes(db, 3, starts, NULL, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "range_start_key_len is a null pointer with 3 ranges");
+    CHECK(sizes[0] == 0 && sizes[1] == 0);
+    const char *bad[1] = {NULL};
+    strata_approximate_sizes(db, 1, bad, lens, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "range start key is a null pointer with length 5");
+    strata_approximate_sizes(db, -1, starts, lens, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "num_ranges -1 is negative");
+    strata_approximate_sizes(db, 2, starts, lens, limits, limit_lens, NULL, &err);
+    CHECK_ERROR(err, "sizes is a null pointer with 2 ranges");
+    strata_approximate_sizes_cf(db, NULL, 1, starts, lens, limits, limit_lens, sizes, &err);
+    CHECK_ERROR(err, "column family is a null pointer");
+
+    /* Dropping the files in a range: an open start, and through the family. */
+    strata_delete_file_in_range(db, NULL, 0, "k9", 2, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "k0001", NULL));
+    strata_delete_file_in_range_cf(db, cf, NULL, 0, NULL, 0, &err);
+    CHECK_OK(err);
+    size_t len;
+    strata_readoptions_t *ro = strata_readoptions_create();
+    char *v = strata_get_cf(db, ro, cf, "k0001", 5, &len, &err);
+    CHECK_OK(err);
+    CHECK(v == NULL);
+    strata_delete_file_in_range(db, "k", 1, NULL, 3, &err);
+    CHECK_OK(err); /* a null key is an open bound, whatever its length */
+    strata_delete_file_in_range_cf(db, NULL, NULL, 0, NULL, 0, &err);
+    CHECK_ERROR(err, "column family is a null pointer");
+
+    /* Single deletes. */
+    put(db, "once", "1");
+    strata_singledelete(db, wo, "once", 4, &err);
+    CHECK_OK(err);
+    CHECK(HOLDS(db, "once", NULL));
+    strata_put_cf(db, wo, cf, "once", 4, "1", 1, &err);
+    strata_singledelete_cf(db, wo, cf, "once", 4, &err);
+    CHECK_OK(err);
+    v = strata_get_cf(db, ro, cf, "once", 4, &len, &err);
+    CHECK(v == NULL);
+    strata_singledelete(db, wo, NULL, 2, &err);
+    CHECK_ERROR(err, "key is a null pointer with length 2");
+    strata_singledelete_cf(db, wo, NULL, "once", 4, &err);
+    CHECK_ERROR(err, "column family is a null pointer");
+
+    strata_readoptions_destroy(ro);
+    strata_writeoptions_destroy(wo);
+    strata_column_family_handle_destroy(cf);
     strata_close(db);
     strata_options_destroy(opts);
 }
@@ -1210,8 +1647,12 @@ static void secondary_instances(void) {
     strata_iterator_t *it = strata_create_iterator(secondary, ro);
     put(primary, "b", "2");
     CHECK(HOLDS(secondary, "b", NULL));
+    CHECK(strata_get_latest_sequence_number(primary) == 2);
+    CHECK(strata_get_latest_sequence_number(secondary) == 1);
     strata_try_catch_up_with_primary(secondary, &err);
     CHECK_OK(err);
+    CHECK(strata_get_latest_sequence_number(secondary) == 2);
+    CHECK(strata_get_latest_sequence_number(NULL) == 0);
     CHECK(HOLDS(secondary, "b", "2"));
     strata_iter_seek(it, "b", 1);
     CHECK(!strata_iter_valid(it));
@@ -1246,6 +1687,7 @@ int main(int argc, char **argv) {
     snprintf(root, sizeof root, "%s", argv[1]);
     mkdir(root, 0755);
     null_pointers_with_lengths_are_refused();
+    null_pointers_with_lengths_are_refused_everywhere();
     merge_operators();
     user_comparator();
     compaction_filter();
@@ -1259,6 +1701,10 @@ int main(int argc, char **argv) {
     every_other_setter_and_call();
     online_options();
     secondary_instances();
+    compression_choices_and_checksums();
+    ingest_behind();
+    live_files();
+    file_ranges_and_single_deletes();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
