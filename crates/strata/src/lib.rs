@@ -121,5 +121,10 @@ pub use txn::{
     IndexedBatch, OptimisticTransaction, Transaction, TransactionBase, TransactionDb,
     TransactionOptions, TxnCursor, TxnIterator, UpdatableCursor,
 };
-pub use write_batch::{WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+// `ValueKind` names what each `BatchEntry` of a batch does (a batch of the change feed,
+// `Db::updates_since`, read back with `WriteBatch::iter`).
+pub use key::ValueKind;
+pub use write_batch::{
+    BatchEntry, BatchIter, WriteBatch, MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN,
+};
 pub use write_buffer_manager::WriteBufferManager;

@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use strata::internals::ValueKind;
-use strata::{Db, ErrorKind, Options, WriteBatch, WriteOptions, WAL_ARCHIVE_DIR};
+use strata::{Db, ErrorKind, Options, ValueKind, WriteBatch, WriteOptions, WAL_ARCHIVE_DIR};
 
 /// A small deterministic generator (xorshift64*), so that a failure replays.
 struct Rng(u64);
@@ -85,9 +84,15 @@ fn updates_since_any_sequence_replays_to_the_model() {
         if batch.is_empty() {
             continue;
         }
-        let first = db.snapshot().sequence() + 1;
+        let first = db.latest_sequence_number() + 1;
+        assert_eq!(first, db.snapshot().sequence() + 1);
         before.insert(first, model.clone());
         db.write(batch.clone(), &WriteOptions::default()).unwrap();
+        assert_eq!(
+            db.latest_sequence_number(),
+            first + batch.len() as u64 - 1,
+            "a batch takes one number per update"
+        );
         apply(&mut model, &batch);
         if rng.below(50) == 0 {
             db.flush().unwrap();

@@ -48,6 +48,14 @@ pub(super) struct WalArchive {
 }
 
 impl Db {
+    /// The sequence number of the last write published (RocksDB's
+    /// `GetLatestSequenceNumber`): a reader tailing the change feed asks
+    /// [`Db::updates_since`] for the one after it next time. An ingest at a new sequence
+    /// number takes one too (it is in no WAL, so the feed skips it).
+    pub fn latest_sequence_number(&self) -> SequenceNumber {
+        self.inner.last_sequence.load(Ordering::Acquire)
+    }
+
     /// The batches written from sequence number `seq` on, read from the WALs, in sequence
     /// order (RocksDB's `GetUpdatesSince`): the first is the batch holding `seq` (or the
     /// first after it, if no WAL record holds `seq`), each with its first sequence number.
