@@ -16,7 +16,7 @@ use strata::internals::Rng;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 9] = [
+const TARGETS: [(&str, Target); 11] = [
     ("blob_reader", strata::internals::fuzzing::blob_reader),
     ("wal_reader", strata::internals::fuzzing::wal_reader),
     ("block_reader", strata::internals::fuzzing::block_reader),
@@ -35,6 +35,8 @@ const TARGETS: [(&str, Target); 9] = [
         "compression_dict",
         strata::internals::fuzzing::compression_dict,
     ),
+    ("prepared_file", strata::internals::fuzzing::prepared_file),
+    ("backup_meta", strata::internals::fuzzing::backup_meta),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -48,6 +50,7 @@ fn every_corpus_input_passes_its_target() {
     if std::env::var_os("STRATA_WRITE_SEEDS").is_some() {
         write_seeds();
         write_blob_seeds();
+        write_prepared_and_backup_seeds();
     }
     for (name, target) in TARGETS {
         let dir = corpus_dir(name);
@@ -62,6 +65,43 @@ fn every_corpus_input_passes_its_target() {
             let outcome = std::panic::catch_unwind(|| target(&data));
             assert!(outcome.is_ok(), "{name} failed on {}", input.display());
         }
+    }
+}
+
+/// A prepared transaction's file and a backup's metadata file, whole and cut short.
+fn write_prepared_and_backup_seeds() {
+    use strata::{
+        BackupEngine, Options, TransactionBase, TransactionDb, TransactionOptions, WriteOptions,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let tdb = TransactionDb::open(tmp.path().join("db"), options).unwrap();
+    tdb.db().put(b"plain", b"1").unwrap();
+    let mut t = tdb.transaction(&WriteOptions::default(), &TransactionOptions::default());
+    t.put(b"in-flight", b"2").unwrap();
+    t.delete(b"plain").unwrap();
+    t.set_name("xid-7").unwrap();
+    t.prepare().unwrap();
+    let mut engine = BackupEngine::open(tmp.path().join("backups")).unwrap();
+    let info = engine.create_backup(tdb.db()).unwrap();
+    let only = |dir: &Path, starts: &str| -> Vec<u8> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(starts))
+            .collect();
+        found.sort();
+        std::fs::read(&found[0]).unwrap()
+    };
+    let prepared = only(&tmp.path().join("db"), "PREPARED-");
+    let meta = only(&tmp.path().join("backups/meta"), &format!("{:06}", info.id));
+    t.commit().unwrap();
+    for (target, bytes) in [("prepared_file", prepared), ("backup_meta", meta)] {
+        let dir = corpus_dir(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("seed"), &bytes).unwrap();
+        std::fs::write(dir.join("seed-cut"), &bytes[..bytes.len() / 2]).unwrap();
     }
 }
 

@@ -46,7 +46,8 @@ use crate::db::Db;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filename::{parse_file_name, FileKind, IDENTITY, LOCK};
 use crate::fs::{write_file_atomically, FileLock, FileSystem, PosixFs};
-use meta::{check_name, private_dir, shared_name, FileEntry, Meta, Place};
+pub(crate) use meta::Meta;
+use meta::{check_name, private_dir, shared_name, FileEntry, Place};
 
 /// Name of the file that marks a backup directory.
 const MARKER: &str = "BACKUP";

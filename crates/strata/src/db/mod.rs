@@ -99,6 +99,8 @@ mod ttl;
 mod updates;
 mod warm_cache;
 mod write;
+#[cfg(feature = "fuzzing")]
+pub(crate) use write::two_phase::{decode as decode_prepared_file, encode as encode_prepared_file};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

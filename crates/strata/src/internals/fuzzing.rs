@@ -720,6 +720,35 @@ pub fn compression_dict(data: &[u8]) {
     }
 }
 
+/// A prepared transaction's file (`db/write/two_phase.rs`): decoded to a name and a batch or
+/// refused; a decoded one encodes back to a file that decodes to the same name and updates.
+pub fn prepared_file(data: &[u8]) {
+    let Ok(record) = crate::db::decode_prepared_file(data) else {
+        return;
+    };
+    let again = crate::db::decode_prepared_file(&crate::db::encode_prepared_file(
+        &record.name,
+        &record.batch,
+    ))
+    .expect("an encoded prepared file decodes");
+    assert_eq!(again.name, record.name);
+    assert!(
+        again.batch.iter().eq(record.batch.iter()),
+        "the updates round-trip"
+    );
+}
+
+/// A backup's metadata file (`backup/meta.rs`): parsed or refused as corrupt; a parsed one
+/// encodes back to a file that parses to the same metadata.
+pub fn backup_meta(data: &[u8]) {
+    let path = std::path::Path::new("meta/1");
+    let Ok(meta) = crate::backup::Meta::decode(path, data) else {
+        return;
+    };
+    let again = crate::backup::Meta::decode(path, &meta.encode()).expect("encoded metadata parses");
+    assert_eq!(again, meta, "metadata round-trips");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,7 @@ use crate::codec::{
 use crate::db::DbInner;
 use crate::error::{Error, Result};
 use crate::options::WriteOptions;
-use crate::write_batch::WriteBatch;
+use crate::write_batch::{WriteBatch, MAX_BATCH_LEN};
 
 const MAGIC: &[u8] = b"STRATA-PREPARED-1";
 
@@ -63,7 +63,8 @@ pub(crate) fn parse_prepared_file_name(file: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn encode(name: &[u8], batch: &WriteBatch) -> Vec<u8> {
+/// The content of the file of prepared transaction `name` holding `batch`.
+pub(crate) fn encode(name: &[u8], batch: &WriteBatch) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     put_length_prefixed(&mut out, name);
     put_varint32(&mut out, batch.len() as u32);
@@ -161,7 +162,10 @@ impl DbInner {
                 }
                 continue;
             }
-            let content = crate::fs::read_small_file(self.fs.as_ref(), &path, usize::MAX)?;
+            // No bigger than the largest batch and a name (a damaged size must not make
+            // the read allocate more).
+            let limit = MAX_BATCH_LEN + MAGIC.len() + 64 * 1024;
+            let content = crate::fs::read_small_file(self.fs.as_ref(), &path, limit)?;
             let record = decode(&content).map_err(|reason| Error::Corruption {
                 file: path.clone(),
                 offset: 0,
