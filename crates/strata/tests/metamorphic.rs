@@ -143,7 +143,7 @@ fn generate(seed: u64, count: usize) -> Vec<Op> {
 fn config(rng: &mut Rng) -> Options {
     let mut o = base_options();
     let pick = |rng: &mut Rng, n: u64| rng.below(n);
-    o.write_buffer_size = [2 << 10, 8 << 10, 64 << 10, 4 << 20][pick(rng, 4) as usize];
+    o.write_buffer_size = [4 << 10, 8 << 10, 64 << 10, 4 << 20][pick(rng, 4) as usize];
     o.max_write_buffer_number = 2 + pick(rng, 3) as usize;
     o.compaction_style = match pick(rng, 3) {
         0 => CompactionStyle::Universal,
