@@ -1,10 +1,18 @@
-//! `strata.WriteBatch`: writes applied together, atomically.
+//! `strata.WriteBatch`: writes applied together, atomically; also how a batch of the change
+//! feed (`updates.rs`) is read back, through `entries()` and `log_data()`.
 
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 
+use pyo3::types::PyBytes;
+
 use crate::convert::bytes_arg;
 use crate::db::{family_arg, Db};
+use crate::errors;
+use strata::ValueKind;
+
+/// One update of a batch as `entries()` gives it: `(kind, cf_id, key, value)`.
+type Entry<'py> = (&'static str, u32, Bound<'py, PyBytes>, Bound<'py, PyBytes>);
 
 /// Writes collected in memory and applied atomically by `write()`: after a crash, all of
 /// them are there or none. As a context manager it writes on leaving the block normally and
@@ -32,6 +40,16 @@ impl WriteBatch {
             db,
             cf,
             batch: Mutex::new(strata::WriteBatch::new()),
+        }
+    }
+
+    /// A batch holding `batch`'s updates, writing to the default family unless told
+    /// otherwise: a batch read back from the change feed.
+    pub fn with_updates(db: Py<Db>, batch: strata::WriteBatch) -> WriteBatch {
+        WriteBatch {
+            db,
+            cf: None,
+            batch: Mutex::new(batch),
         }
     }
 
@@ -141,6 +159,46 @@ impl WriteBatch {
     fn write(&self, py: Python<'_>, sync: bool) -> PyResult<()> {
         let batch = std::mem::take(&mut *self.batch.lock());
         self.db.get().write_raw(py, batch, sync)
+    }
+
+    /// The updates of the batch, in order, as `(kind, cf_id, key, value)` tuples: `kind` is
+    /// the name of the method that adds it (`"put"`, `"merge"`, `"delete"`,
+    /// `"single_delete"`, `"delete_range"`), `cf_id` the family's `ColumnFamily.id` (0: the
+    /// default family), `value` empty for deletions and the end key for `"delete_range"`.
+    /// A malformed batch raises `Corruption`.
+    fn entries<'py>(&self, py: Python<'py>) -> PyResult<Vec<Entry<'py>>> {
+        let batch = self.batch.lock();
+        let mut out = Vec::with_capacity(batch.len());
+        for entry in batch.iter() {
+            let entry =
+                entry.map_err(|e| errors::Corruption::new_err(format!("write batch: {e}")))?;
+            let kind = match entry.kind {
+                ValueKind::Put => "put",
+                ValueKind::Merge => "merge",
+                ValueKind::Delete => "delete",
+                ValueKind::SingleDelete => "single_delete",
+                ValueKind::RangeDeletion => "delete_range",
+                other => {
+                    return Err(errors::Corruption::new_err(format!(
+                        "write batch: an update of kind {other:?} cannot be read back"
+                    )))
+                }
+            };
+            out.push((
+                kind,
+                entry.cf,
+                PyBytes::new(py, entry.key),
+                PyBytes::new(py, entry.value),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The log-data blobs of the batch (RocksDB's `PutLogData`: written to the WAL only),
+    /// in order.
+    fn log_data<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        let batch = self.batch.lock();
+        batch.log_data().map(|b| PyBytes::new(py, b)).collect()
     }
 
     /// Discards the writes collected so far.

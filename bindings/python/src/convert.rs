@@ -505,6 +505,8 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "allow_mmap_reads" => o.allow_mmap_reads = opt(&v, n)?,
                 "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
                 "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
+                "wal_ttl_seconds" => o.wal_ttl_seconds = opt(&v, n)?,
+                "wal_size_limit_mb" => o.wal_size_limit_mb = opt(&v, n)?,
                 "max_background_jobs" => o.max_background_jobs = opt(&v, n)?,
                 "allow_ingest_behind" => o.allow_ingest_behind = opt(&v, n)?,
                 "listeners" => o.listeners = listeners(&v, n)?,

@@ -26,6 +26,7 @@ use crate::errors;
 use crate::iter::{Kind, RangeIter};
 use crate::snapshot::Snapshot;
 use crate::txn::{self, Transaction, TxnSlot};
+use crate::updates::{Feed, UpdatesIterator};
 
 /// The engine behind a `Db`: a plain database (optimistic transactions), or one whose writes
 /// take key locks (`strata.open(..., transaction_db=True)`: pessimistic transactions).
@@ -934,9 +935,25 @@ impl Db {
     }
 
     /// The sequence number of the last write published (RocksDB's
-    /// `GetLatestSequenceNumber`); on a secondary, the last one it has caught up to.
+    /// `GetLatestSequenceNumber`); on a secondary, the last one it has caught up to. A
+    /// reader of the change feed asks `updates_since` for the one after it next time.
     fn latest_sequence_number(&self) -> PyResult<u64> {
-        self.run_attached(|db| db.property_int("strata.last-sequence").unwrap_or_default())
+        self.run_attached(strata::Db::latest_sequence_number)
+    }
+
+    /// The change feed (RocksDB's `GetUpdatesSince`): an iterator of `(seq, batch)` for the
+    /// write batches from sequence number `seq` on, oldest first, read from the WALs; the
+    /// first holds `seq` (or is the first after it), `seq` is each batch's first sequence
+    /// number, and `batch.entries()` lists its updates. The feed ends at the last write
+    /// published at the call. Keep WALs for it with `wal_ttl_seconds` or
+    /// `wal_size_limit_mb` at open: without them a WAL is deleted once its memtables are
+    /// flushed. A `seq` older than every WAL kept raises `NotFound` naming the oldest
+    /// sequence number still available.
+    fn updates_since(slf: &Bound<'_, Self>, seq: u64) -> PyResult<UpdatesIterator> {
+        let feed = slf.get().run(slf.py(), |db| {
+            db.updates_since(seq).map(|feed| Box::new(feed) as Feed)
+        })?;
+        Ok(UpdatesIterator::new(slf.clone().unbind(), feed))
     }
 
     /// The secondary's own directory (where its `LOG` goes) for a database opened with
@@ -1308,6 +1325,12 @@ impl ColumnFamily {
     #[getter]
     fn name(&self) -> String {
         self.cf.name().to_string()
+    }
+
+    /// The family's id (0 for the default family): how a batch's `entries()` name it.
+    #[getter]
+    fn id(&self) -> u32 {
+        self.cf.id()
     }
 
     /// True once the family has been dropped.

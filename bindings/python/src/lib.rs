@@ -20,6 +20,7 @@ mod iter;
 mod snapshot;
 mod stats;
 mod txn;
+mod updates;
 
 use convert::{cf_options, open_options, to_py};
 
@@ -154,6 +155,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::ColumnFamily>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;
+    m.add_class::<updates::UpdatesIterator>()?;
     m.add_class::<iter::RangeIter>()?;
     m.add_class::<txn::Transaction>()?;
     m.add_class::<cursor::Cursor>()?;

@@ -20,6 +20,7 @@ from ._strata import (
     TransactionExpired as TransactionExpired,
     TxnCursor as TxnCursor,
     Unavailable as Unavailable,
+    UpdatesIterator as UpdatesIterator,
     WriteBatch as WriteBatch,
     list_column_families as list_column_families,
     open as open,

@@ -35,6 +35,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// `strata_writebatch_iterate_entries`' kind: set the key to the value.
+#define STRATA_BATCH_PUT 0
+
+// Remove the key.
+#define STRATA_BATCH_DELETE 1
+
+// Remove the key's one older put (the writer promised there is at most one).
+#define STRATA_BATCH_SINGLE_DELETE 2
+
+// Merge the value, an operand, into the key.
+#define STRATA_BATCH_MERGE 3
+
+// Remove every key from the key (included) to the value (excluded).
+#define STRATA_BATCH_RANGE_DELETION 4
+
 // `strata_event_t.kind`: a flush began.
 #define STRATA_EVENT_FLUSH_BEGIN 0
 
@@ -122,11 +137,34 @@ typedef struct strata_transactiondb_t strata_transactiondb_t;
 // A cursor whose current entry can be updated or deleted through its transaction.
 typedef struct strata_txn_cursor_t strata_txn_cursor_t;
 
+// A position in the change feed.
+typedef struct strata_wal_iterator_t strata_wal_iterator_t;
+
+// Options of `strata_get_updates_since` (RocksDB's `rocksdb_wal_readoptions_t`). Strata has
+// none yet and gives no way to make one: pass null.
+typedef struct strata_wal_readoptions_t strata_wal_readoptions_t;
+
 // Updates applied together by `strata_write`.
 typedef struct strata_writebatch_t strata_writebatch_t;
 
 // Options for writes: sync, and skipping the WAL.
 typedef struct strata_writeoptions_t strata_writeoptions_t;
+
+// A put: `(state, key, klen, value, vlen)`.
+typedef void (*strata_batch_put_fn)(void*, const char*, size_t, const char*, size_t);
+
+// A deletion: `(state, key, klen)`.
+typedef void (*strata_batch_delete_fn)(void*, const char*, size_t);
+
+// A put or merge in a family: `(state, cf_id, key, klen, value, vlen)`.
+typedef void (*strata_batch_put_cf_fn)(void*, uint32_t, const char*, size_t, const char*, size_t);
+
+// A deletion in a family: `(state, cf_id, key, klen)`.
+typedef void (*strata_batch_delete_cf_fn)(void*, uint32_t, const char*, size_t);
+
+// Any update: `(state, kind, cf_id, key, klen, value, vlen)`, `kind` a `STRATA_BATCH_*`;
+// the value is empty for deletions and the end key for a range deletion.
+typedef void (*strata_batch_entry_fn)(void*, int, uint32_t, const char*, size_t, const char*, size_t);
 
 // The destructor of a callback object's state; may be null.
 typedef void (*strata_destructor_fn)(void *state);
@@ -366,6 +404,31 @@ void strata_writebatch_merge(strata_writebatch_t *b, const char *key, size_t kle
 // As `strata_writebatch_merge`; `cf` null or a live handle.
 void strata_writebatch_merge_cf(strata_writebatch_t *b, const strata_column_family_t *cf, const char *key, size_t klen, const char *operand, size_t oplen);
 
+// Calls `put` for each put and `deleted` for each deletion (single deletions too) of the
+// batch, in any family, in order (RocksDB's `rocksdb_writebatch_iterate`). Merges and range
+// deletions are not reported: read those with `strata_writebatch_iterate_cf` or
+// `strata_writebatch_iterate_entries`. A malformed batch stops the walk.
+//
+// # Safety
+// `b` null or a live batch; the callbacks null or callable with `state`.
+void strata_writebatch_iterate(const strata_writebatch_t *b, void *state, strata_batch_put_fn put, strata_batch_delete_fn deleted);
+
+// As `strata_writebatch_iterate`, with each update's family id, and merges given to
+// `merge_cf` (RocksDB's `rocksdb_writebatch_iterate_cf`). Range deletions are not
+// reported: read those with `strata_writebatch_iterate_entries`.
+//
+// # Safety
+// `b` null or a live batch; the callbacks null or callable with `state`.
+void strata_writebatch_iterate_cf(const strata_writebatch_t *b, void *state, strata_batch_put_cf_fn put_cf, strata_batch_delete_cf_fn deleted_cf, strata_batch_put_cf_fn merge_cf);
+
+// Calls `entry` for every update of the batch, in order, with its `STRATA_BATCH_*` kind
+// and family id (a range deletion's value is its end key). A malformed batch stops the
+// walk and sets `*errptr`; so does a null batch.
+//
+// # Safety
+// `b` null or a live batch; `entry` null or callable with `state`; `errptr` as usual.
+void strata_writebatch_iterate_entries(const strata_writebatch_t *b, void *state, strata_batch_entry_fn entry, char **errptr);
+
 // Opens the database in `name` with its column families: `num_column_families` names and
 // options (the family fields of each `strata_options_t` are used), every family the
 // database has among them. On success `column_family_handles[i]` is the handle of family
@@ -416,6 +479,14 @@ strata_column_family_t *strata_get_column_family(strata_t *db, const char *name)
 // # Safety
 // `cf` null or a live handle.
 char *strata_column_family_name(const strata_column_family_t *cf);
+
+// The family's id (RocksDB's `rocksdb_column_family_handle_get_id`): 0 for the default
+// family; the id a batch read back (`strata_writebatch_iterate_cf`) names it by. 0 for a
+// null handle.
+//
+// # Safety
+// `cf` null or a live handle.
+uint32_t strata_column_family_handle_get_id(const strata_column_family_t *cf);
 
 // Releases a column family handle (the family itself stays).
 //
@@ -1276,6 +1347,22 @@ void strata_options_set_read_triggered_compaction(strata_options_t *opt, unsigne
 // `opt` must be null or a live handle.
 void strata_options_set_compaction_style(strata_options_t *opt, int v);
 
+// Keep WALs no longer needed for recovery this many seconds, in the database's `archive/`
+// directory, for the change feed (`strata_get_updates_since`; RocksDB's
+// `WAL_ttl_seconds`). 0, with `strata_options_set_WAL_size_limit_MB` 0 (the default),
+// keeps none.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_WAL_ttl_seconds(strata_options_t *opt, uint64_t v);
+
+// Keep archived WALs (see `strata_options_set_WAL_ttl_seconds`) up to this many MiB in
+// all, the oldest going first (RocksDB's `WAL_size_limit_MB`); 0: no size limit.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_WAL_size_limit_MB(strata_options_t *opt, uint64_t v);
+
 // Compression of the tables written into the last level, numbered as
 // `strata_options_set_compression`; -1 (RocksDB's `kDisableCompressionOption`) takes
 // `compression` (or `compression_per_level`) there too. Another number leaves the setting
@@ -1603,7 +1690,8 @@ void strata_ingest_external_file_cf(strata_t *db, const strata_column_family_t *
 
 // The sequence number of the last write the database has published (RocksDB's
 // `rocksdb_get_latest_sequence_number`): on a secondary instance, the last one it has
-// caught up to. 0 for a null `db`.
+// caught up to. 0 for a null `db`. A reader of the change feed asks
+// `strata_get_updates_since` for the one after it next time.
 //
 // # Safety
 // `db` null or a live handle.
@@ -1952,6 +2040,50 @@ void strata_txn_cursor_delete(strata_txn_cursor_t *c, char **errptr);
 // # Safety
 // `c` null or a live cursor; `errptr` as usual.
 void strata_txn_cursor_get_error(const strata_txn_cursor_t *c, char **errptr);
+
+// The batches written from sequence number `seq_number` on, oldest first, the first being
+// the batch holding `seq_number` (or the first after it); the feed ends at the last write
+// published at the call. `options` must be null. A `seq_number` older than every WAL kept
+// fails (`NotFound`) naming the oldest sequence number still available; a closed or null
+// database fails too. Destroy the iterator with `strata_wal_iter_destroy`.
+//
+// # Safety
+// `db` null or a live handle; `options` null; `errptr` as usual.
+strata_wal_iterator_t *strata_get_updates_since(strata_t *db, uint64_t seq_number, const strata_wal_readoptions_t *options, char **errptr);
+
+// Whether the iterator is on a batch: 0 at the end of the feed, after a read error (see
+// `strata_wal_iter_status`) and for a null iterator.
+//
+// # Safety
+// `iter` null or a live WAL iterator.
+unsigned char strata_wal_iter_valid(const strata_wal_iterator_t *iter);
+
+// Moves to the next batch; nothing for a null or invalid iterator.
+//
+// # Safety
+// `iter` null or a live WAL iterator used by no other thread during the call.
+void strata_wal_iter_next(strata_wal_iterator_t *iter);
+
+// Sets `*errptr` to the read error that ended the feed, if any (or to an error for a null
+// iterator); leaves it alone otherwise.
+//
+// # Safety
+// `iter` null or a live WAL iterator; `errptr` as usual.
+void strata_wal_iter_status(const strata_wal_iterator_t *iter, char **errptr);
+
+// A copy of the batch the iterator is on, the caller's to destroy with
+// `strata_writebatch_destroy`; `*seq` (if `seq` is not null) gets its first sequence
+// number. Null, with `*seq` 0, for a null or invalid iterator.
+//
+// # Safety
+// `iter` null or a live WAL iterator; `seq` null or writable.
+strata_writebatch_t *strata_wal_iter_get_batch(const strata_wal_iterator_t *iter, uint64_t *seq);
+
+// Releases a WAL iterator (and the WAL files it holds open).
+//
+// # Safety
+// `iter` null or a handle from `strata_get_updates_since`, released once.
+void strata_wal_iter_destroy(strata_wal_iterator_t *iter);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -198,6 +198,20 @@ pub unsafe extern "C" fn strata_column_family_name(
     })
 }
 
+/// The family's id (RocksDB's `rocksdb_column_family_handle_get_id`): 0 for the default
+/// family; the id a batch read back (`strata_writebatch_iterate_cf`) names it by. 0 for a
+/// null handle.
+///
+/// # Safety
+/// `cf` null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_column_family_handle_get_id(
+    cf: *const strata_column_family_t,
+) -> u32 {
+    // SAFETY: the caller promises a live handle or null.
+    unsafe { cf.as_ref() }.map_or(0, |cf| cf.handle.id())
+}
+
 /// Releases a column family handle (the family itself stays).
 ///
 /// # Safety

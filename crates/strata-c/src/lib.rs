@@ -33,6 +33,7 @@
 
 mod backup;
 mod batch;
+mod batch_read;
 mod callback;
 mod column_family;
 mod compaction_filter;
@@ -55,9 +56,11 @@ mod stats;
 mod transactiondb;
 mod txn;
 mod txn_cursor;
+mod updates;
 
 pub use backup::*;
 pub use batch::*;
+pub use batch_read::*;
 pub use callback::strata_destructor_fn;
 pub use column_family::*;
 pub use compaction_filter::*;
@@ -77,6 +80,7 @@ pub use rw_options::*;
 pub use sst::*;
 pub use stats::*;
 pub use txn::*;
+pub use updates::*;
 
 use std::ffi::{c_char, CStr};
 

@@ -686,3 +686,29 @@ pub unsafe extern "C" fn strata_options_set_compaction_style(opt: *mut strata_op
     // SAFETY: the pointers are as the function's `# Safety` section requires.
     unsafe { update_if_known(opt, style, |o, value| o.compaction_style = value) }
 }
+
+/// Keep WALs no longer needed for recovery this many seconds, in the database's `archive/`
+/// directory, for the change feed (`strata_get_updates_since`; RocksDB's
+/// `WAL_ttl_seconds`). 0, with `strata_options_set_WAL_size_limit_MB` 0 (the default),
+/// keeps none.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+#[allow(non_snake_case)]
+pub unsafe extern "C" fn strata_options_set_WAL_ttl_seconds(opt: *mut strata_options_t, v: u64) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { update(opt, |o| o.wal_ttl_seconds = v) }
+}
+
+/// Keep archived WALs (see `strata_options_set_WAL_ttl_seconds`) up to this many MiB in
+/// all, the oldest going first (RocksDB's `WAL_size_limit_MB`); 0: no size limit.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+#[allow(non_snake_case)]
+pub unsafe extern "C" fn strata_options_set_WAL_size_limit_MB(opt: *mut strata_options_t, v: u64) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { update(opt, |o| o.wal_size_limit_mb = v) }
+}

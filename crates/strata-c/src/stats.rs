@@ -17,7 +17,8 @@ pub(crate) fn statistic_names() -> Vec<&'static str> {
 
 /// The sequence number of the last write the database has published (RocksDB's
 /// `rocksdb_get_latest_sequence_number`): on a secondary instance, the last one it has
-/// caught up to. 0 for a null `db`.
+/// caught up to. 0 for a null `db`. A reader of the change feed asks
+/// `strata_get_updates_since` for the one after it next time.
 ///
 /// # Safety
 /// `db` null or a live handle.
@@ -27,11 +28,7 @@ pub unsafe extern "C" fn strata_get_latest_sequence_number(db: *mut strata_t) ->
     let Some(db) = (unsafe { db.as_ref() }) else {
         return 0;
     };
-    crate::error::guard_quiet(0, || {
-        db.db
-            .property_int("strata.last-sequence")
-            .unwrap_or_default()
-    })
+    crate::error::guard_quiet(0, || db.db.latest_sequence_number())
 }
 
 /// Sets `*value` to the statistic `name` (`keys_written`, `gets`, `flushes`,

@@ -1,11 +1,11 @@
 //! Builds the C test programs (`tests/c/api_test.c`: the basic API; `tests/c/engine_test.c`:
 //! merge operators, callbacks, transactions, backups, bulk loading, statistics and the
-//! refusal of null pointers) with the system C compiler against `include/strata.h` and the
-//! static library, and runs each: once plainly, once with AddressSanitizer and
-//! UndefinedBehaviorSanitizer, whose leak checker fails the run if the program leaks what the
-//! API hands it (so the ownership rules of the header are exercised, not only stated). The
-//! quick start of the crate's README is built and run the same way, so that it stays a
-//! program that works.
+//! refusal of null pointers; `tests/c/feed_test.c`: the change feed) with the system C
+//! compiler against `include/strata.h` and the static library, and runs each: once plainly,
+//! once with AddressSanitizer and UndefinedBehaviorSanitizer, whose leak checker fails the
+//! run if the program leaks what the API hands it (so the ownership rules of the header are
+//! exercised, not only stated). The quick start of the crate's README is built and run the
+//! same way, so that it stays a program that works.
 //!
 //! Where no C compiler is installed these tests say so and pass, unless
 //! `STRATA_C_REQUIRE_COMPILER=1` is set (as CI does, after installing one): then a missing
@@ -156,6 +156,16 @@ fn the_c_engine_test_program_passes() {
 #[test]
 fn the_c_engine_test_program_passes_under_sanitizers() {
     sanitized("engine_test");
+}
+
+#[test]
+fn the_c_change_feed_test_program_passes() {
+    plain("feed_test");
+}
+
+#[test]
+fn the_c_change_feed_test_program_passes_under_sanitizers() {
+    sanitized("feed_test");
 }
 
 /// The first ```c block of the crate's README.

@@ -50,9 +50,13 @@ fn declared_functions(header: &str) -> Vec<String> {
 fn every_function_is_called_by_a_c_test_program() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let header = std::fs::read_to_string(dir.join("include/strata.h")).unwrap();
-    let programs = ["tests/c/api_test.c", "tests/c/engine_test.c"]
-        .map(|p| std::fs::read_to_string(dir.join(p)).unwrap())
-        .join("\n");
+    let programs = [
+        "tests/c/api_test.c",
+        "tests/c/engine_test.c",
+        "tests/c/feed_test.c",
+    ]
+    .map(|p| std::fs::read_to_string(dir.join(p)).unwrap())
+    .join("\n");
     let functions = declared_functions(&header);
     assert!(
         functions.len() > 100,
