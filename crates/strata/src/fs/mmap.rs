@@ -13,6 +13,10 @@
 //! - the bytes are only read, from any thread (the mapping is immutable), so the file is
 //!   `Send` and `Sync`.
 //!
+//! A handle to a mapping ([`SharedMmap`]) hands out the mapping itself
+//! ([`RandomAccessFile::mapped`]) so that a table can keep blocks that borrow it: the mapping
+//! is unmapped when the last of them and the handle are gone.
+//!
 //! An empty file is not mapped (`mmap` refuses a length of 0): it reads as empty.
 //!
 //! Unix only; elsewhere the file is read with positional reads instead (the default of
@@ -22,8 +26,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
-use crate::fs::RandomAccessFile;
+use crate::fs::{MappedBytes, RandomAccessFile};
 
 /// A file mapped read-only.
 pub(crate) struct MmapFile {
@@ -84,7 +90,7 @@ impl MmapFile {
     }
 
     /// The mapped bytes.
-    fn bytes(&self) -> &[u8] {
+    fn mapped_bytes(&self) -> &[u8] {
         if self.len == 0 {
             return &[];
         }
@@ -96,7 +102,7 @@ impl MmapFile {
     fn range(&self, offset: u64, len: usize) -> Result<&[u8]> {
         usize::try_from(offset)
             .ok()
-            .and_then(|start| self.bytes().get(start..start.checked_add(len)?))
+            .and_then(|start| self.mapped_bytes().get(start..start.checked_add(len)?))
             .ok_or_else(|| {
                 Error::io(
                     "read (mmap)",
@@ -133,6 +139,44 @@ impl RandomAccessFile for MmapFile {
                 )
             };
         }
+    }
+}
+
+impl MappedBytes for MmapFile {
+    fn bytes(&self) -> &[u8] {
+        self.mapped_bytes()
+    }
+}
+
+/// A mapped file whose mapping can outlive the handle, held by the blocks read from it.
+pub(crate) struct SharedMmap(Arc<MmapFile>);
+
+impl SharedMmap {
+    /// Maps `path` whole, read-only.
+    pub fn open(path: &Path) -> Result<SharedMmap> {
+        Ok(SharedMmap(Arc::new(MmapFile::open(path)?)))
+    }
+}
+
+impl RandomAccessFile for SharedMmap {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.0.read_exact_at(offset, buf)
+    }
+
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.0.read_vec_at(offset, len)
+    }
+
+    fn size(&self) -> u64 {
+        self.0.size()
+    }
+
+    fn advise_random(&self) {
+        self.0.advise_random()
+    }
+
+    fn mapped(&self) -> Option<Arc<dyn MappedBytes>> {
+        Some(self.0.clone())
     }
 }
 

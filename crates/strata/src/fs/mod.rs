@@ -107,6 +107,19 @@ pub trait RandomAccessFile: Send + Sync {
     /// not a readahead window. Compactions open their own handles and keep readahead. The
     /// default does nothing.
     fn advise_random(&self) {}
+    /// The whole file as bytes in memory, shared, when this handle is a memory mapping
+    /// (`Options::allow_mmap_reads`): tables then read uncompressed blocks in place instead
+    /// of copying them. The default (and any handle that is not a mapping) says `None`.
+    fn mapped(&self) -> Option<Arc<dyn MappedBytes>> {
+        None
+    }
+}
+
+/// A file's contents held in memory, immutable while they are held (a read-only memory
+/// mapping: see [`RandomAccessFile::mapped`]).
+pub trait MappedBytes: Send + Sync {
+    /// The whole file.
+    fn bytes(&self) -> &[u8];
 }
 
 /// A held lock on a database directory; dropping it releases the lock.
@@ -445,7 +458,7 @@ impl FileSystem for PosixFs {
 
     fn open_random_mmap(&self, path: &Path) -> Result<Box<dyn RandomAccessFile>> {
         #[cfg(unix)]
-        return Ok(Box::new(mmap::MmapFile::open(path)?));
+        return Ok(Box::new(mmap::SharedMmap::open(path)?));
         #[cfg(not(unix))]
         self.open_random(path)
     }

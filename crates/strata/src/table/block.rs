@@ -111,8 +111,9 @@ struct RestartWords {
 /// data blocks (a few).
 const WORDS_FROM_RESTARTS: usize = 64;
 
-/// Where a block's bytes live: a buffer of its own, or a range of a buffer that one read
-/// filled with several adjacent blocks (a sequential scan's readahead), shared with them.
+/// Where a block's bytes live: a buffer of its own, a range of a buffer that one read
+/// filled with several adjacent blocks (a sequential scan's readahead), shared with them, or
+/// a range of memory that an owner holds (a table's memory mapping), read in place.
 enum BlockBytes {
     Owned(Vec<u8>),
     InChunk {
@@ -120,6 +121,36 @@ enum BlockBytes {
         start: usize,
         len: usize,
     },
+    Borrowed(BorrowedBytes),
+}
+
+/// Bytes borrowed from an owner that the block holds.
+///
+/// Invariant (what makes the `Send`/`Sync` impls and the slice in [`BorrowedBytes::as_slice`]
+/// sound): `ptr..ptr + len` is a slice that `bytes_of(&*owner)` returned (see
+/// [`Block::borrowing`]). A shared borrow of the owner lends bytes that stay valid and
+/// unchanged for as long as the owner lives and is not borrowed mutably; the owner sits
+/// behind an `Arc` that this struct holds and never hands out, so neither can end while the
+/// struct lives.
+struct BorrowedBytes {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    _owner: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+// SAFETY: the bytes are immutable and live as long as `_owner` (struct invariant), which is
+// itself `Send + Sync`.
+unsafe impl Send for BorrowedBytes {}
+// SAFETY: as above: shared reads of immutable bytes.
+unsafe impl Sync for BorrowedBytes {}
+
+impl BorrowedBytes {
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: a slice the owner lent, still alive and unchanged (struct invariant); the
+        // result borrows `self`, which holds the owner.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
 }
 
 impl BlockBytes {
@@ -128,6 +159,7 @@ impl BlockBytes {
         match self {
             BlockBytes::Owned(v) => v,
             BlockBytes::InChunk { chunk, start, len } => &chunk[*start..*start + *len],
+            BlockBytes::Borrowed(b) => b.as_slice(),
         }
     }
 }
@@ -156,6 +188,24 @@ impl Block {
             start: range.start,
             len: range.end - range.start,
         })
+    }
+
+    /// A block whose bytes are `bytes_of(&owner)[range]`, read in place: it holds `owner`
+    /// (a table's memory mapping) and copies nothing.
+    pub fn borrowing<O: Send + Sync + 'static>(
+        owner: Arc<O>,
+        bytes_of: for<'a> fn(&'a O) -> &'a [u8],
+        range: std::ops::Range<usize>,
+    ) -> Result<Block, String> {
+        let slice = bytes_of(&owner)
+            .get(range)
+            .ok_or("block range outside the mapped file")?;
+        let (ptr, len) = (std::ptr::NonNull::from(slice).cast::<u8>(), slice.len());
+        Block::checked(BlockBytes::Borrowed(BorrowedBytes {
+            ptr,
+            len,
+            _owner: owner,
+        }))
     }
 
     fn checked(bytes: BlockBytes) -> Result<Block, String> {

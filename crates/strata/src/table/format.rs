@@ -88,7 +88,7 @@ pub const NEWEST_TABLE_FORMAT_VERSION: u32 = TABLE_FORMAT_VERSION_CHECKSUM_AND_D
 /// Where the footer keeps the checksum type (version 6 on).
 const FOOTER_CHECKSUM_AT: usize = 39;
 /// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
-const MAX_RAW_BLOCK: usize = 1 << 30;
+pub(crate) const MAX_RAW_BLOCK: usize = 1 << 30;
 
 /// Per-block compression. The numbers are on disk (RocksDB's numbering).
 ///

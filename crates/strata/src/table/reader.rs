@@ -36,13 +36,14 @@ use crate::table::compression_dict::{self, DecompressionDictionary};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block_with, BlockDecoding, BlockHandle, ChecksumType,
-    Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
+    Compression, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
     TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, IndexIter, IndexSource};
 use crate::table::properties::TableProperties;
 use crate::table::{range_del, TableOptions};
 
+mod mapped;
 mod open;
 mod verify;
 
@@ -200,6 +201,9 @@ pub struct Table {
     checksum: ChecksumType,
     /// The dictionary the data blocks are compressed with, prepared once at open.
     dictionary: Option<Arc<DecompressionDictionary>>,
+    /// The table's memory mapping, when its file is one: uncompressed data blocks are read
+    /// from it in place (`mapped.rs`).
+    mapped: Option<mapped::MappedTable>,
 }
 
 impl Table {
@@ -252,7 +256,8 @@ impl Table {
     }
 
     /// Bytes of memory pinned by the open table (index and filter, or the top-level blocks
-    /// of a partitioned table, unless they are cached, and the range deletions).
+    /// of a partitioned table, unless they are cached, the range deletions, and the bitmap
+    /// of checked blocks of a mapped table).
     pub fn pinned_bytes(&self) -> usize {
         let range_dels = match self.range_tombstones.is_empty() {
             true => 0,
@@ -267,7 +272,8 @@ impl Table {
             Some(TableFilter::Partitioned(Part::Pinned(b), _)) => b.size(),
             _ => 0,
         };
-        index + filter + range_dels
+        let bitmap = self.mapped.as_ref().map_or(0, |m| m.bitmap_bytes());
+        index + filter + range_dels + bitmap
     }
 
     /// The block at `handle` of `kind`, from the cache or the file (then cached), and whether
@@ -518,6 +524,9 @@ impl Table {
 
     /// The data block at `handle`, from the cache or the file, and whether the file was read.
     fn data_block_read(&self, handle: BlockHandle) -> Result<(Arc<Block>, bool)> {
+        if let Some(block) = self.mapped_data_block(handle)? {
+            return Ok((block, false));
+        }
         self.cached_block(
             handle,
             BlockKind::Data,
@@ -542,10 +551,11 @@ impl Table {
         forward: bool,
     ) -> Result<(Arc<Block>, bool)> {
         let span = |h: BlockHandle| h.size + BLOCK_TRAILER_LEN as u64;
+        // A mapped table's blocks are read in place: nothing to read ahead into.
         let Some(cache) = self
             .cache
             .as_ref()
-            .filter(|_| readahead as u64 > span(handle))
+            .filter(|_| readahead as u64 > span(handle) && self.mapped.is_none())
         else {
             return self.data_block_read(handle);
         };

@@ -146,7 +146,9 @@ impl Table {
                 TableFilter::Partitioned(part, h.offset)
             }
         });
+        let mapped = mapped::MappedTable::of(file.as_ref());
         Ok(Table {
+            mapped,
             file,
             path: path.to_path_buf(),
             cache_id,
