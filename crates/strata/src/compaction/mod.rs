@@ -3,7 +3,7 @@
 //! [`picker`] (leveled), [`universal`] and [`fifo`] (with the leveled picks by age) choose what to compact (pure functions of a
 //! version and [`PickerOptions`], returning a [`task`]); [`visibility`] decides entry by entry
 //! which versions the merge keeps, after [`operands`] has combined merge operands and
-//! [`filter`] has applied the family's compaction filter (and a TTL family's expiry); [`cut`]
+//! [`filter_stage`] has applied the family's compaction filter (and a TTL family's expiry); [`cut`]
 //! where its outputs are cut into files; [`style`] holds the user-facing choice of compaction
 //! style. The database runs the job and installs the result (`db::compact`).
 //! `sim` (with the `sim` feature) runs the pickers on a simulated tree to measure a policy's
@@ -12,7 +12,7 @@
 pub mod covered;
 pub mod cut;
 pub mod fifo;
-pub mod filter;
+pub mod filter_stage;
 pub mod operands;
 pub mod picker;
 #[cfg(any(test, feature = "sim"))]

@@ -24,7 +24,7 @@ use crate::iterator::InternalIterator;
 use crate::key::{append_internal_key, ParsedKey, ValueKind};
 use crate::merge::{full_merge, MergeOperator};
 
-use super::filter::{FilterStage, Filtered};
+use super::filter_stage::{FilterStage, Filtered};
 use super::{BlobResolver, Decision, VisibilityFilter};
 
 /// Entries (internal key, value) to write in place of a run, in internal-key order.
@@ -127,7 +127,7 @@ pub fn write_visible(
 }
 
 /// [`write_visible`] with a compaction filter stage between the merge-operand collapse and
-/// the visibility filter (see [`super::filter`]), and `blobs` to read the separated values
+/// the visibility filter (see [`super::filter_stage`]), and `blobs` to read the separated values
 /// that a merge or the filter needs (a compaction meets blob references; a flush does not).
 pub fn write_visible_filtered(
     it: &mut dyn InternalIterator,

@@ -12,7 +12,7 @@
 //!   is left out (the older versions below it then stand, as in RocksDB).
 //! - `ChangeValue(v)`: the entry is written with value `v`.
 //!
-//! Invariants the engine keeps (`compaction::filter` applies them):
+//! Invariants the engine keeps (`compaction::filter_stage` applies them):
 //!
 //! - The filter sees only the newest version of each key in the compaction, and only when no
 //!   live snapshot is at or above its sequence number: a version some snapshot reads is never

@@ -7,7 +7,7 @@
 //! cache the output blocks of input blocks readers used, `warm_cache.rs`): one cursor per L0
 //! file and one per deeper level (a [`ConcatIterator`] that opens the level's files in
 //! turn), merged by a heap. Entries pass through the family's compaction filter and TTL
-//! expiry (`compaction::filter`, never in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
+//! expiry (`compaction::filter_stage`, never in flushes) and a [`VisibilityFilter`]; outputs are cut on user-key boundaries (no user key
 //! spans two files of a level) once they reach `target_file_size_base` or overlap more than
 //! `max_compaction_bytes` of the level below the output (so that compacting them later
 //! stays small). Universal compactions writing to L0 produce one file: each L0 file is a

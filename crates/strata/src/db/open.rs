@@ -2,6 +2,9 @@
 //! the manifest, removing obsolete files, replaying the WALs into memtables, starting a new
 //! WAL and the background threads. A read-only open does the reading half of that and writes
 //! nothing.
+//!
+//! The `IDENTITY` file (whether a directory holds a database, and in which format) is
+//! `open/identity.rs`'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +26,7 @@ use super::{Background, BlobsAtWrite, CommitPath, Db, DbInner, ObsoleteFiles, Wa
 use crate::column_family::ColumnFamily;
 use crate::comparator::{Comparator, KeyOrder};
 use crate::error::{Error, Result};
-use crate::filename::{self, parse_file_name, FileKind, FORMAT_VERSION};
+use crate::filename::{self, parse_file_name, FileKind};
 use crate::fs::{CountedFile, FileLock, FileSystem, IoClass, IoStats, ReadOnlyFile};
 use crate::log::LogWriter;
 use crate::memtable::MemTable;
@@ -31,6 +34,10 @@ use crate::options::{CfOptions, Options};
 use crate::prefix::{self, PrefixExtractor};
 use crate::snapshot::SnapshotList;
 use crate::version::{FamilyState, VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME, NUM_LEVELS};
+
+mod identity;
+
+pub(super) use identity::{create_identity, identify};
 
 impl Db {
     /// Opens (or, with `create_if_missing`, creates) the database in directory `path`, and
@@ -741,50 +748,6 @@ fn check_direct_io(fs: &dyn FileSystem, path: &Path, options: &Options) -> Resul
             path.display()
         ))),
     }
-}
-
-/// Whether `path` holds a database: `Ok(false)` if missing or empty, an error if it holds
-/// something else or a newer format.
-pub(super) fn identify(fs: &dyn FileSystem, path: &Path) -> Result<bool> {
-    if !fs.exists(path) {
-        return Ok(false);
-    }
-    let id_path = path.join(filename::IDENTITY);
-    if !fs.exists(&id_path) {
-        let names = fs.list_dir(path)?;
-        if names.iter().all(|n| n == filename::LOCK) {
-            return Ok(false);
-        }
-        return Err(Error::InvalidArgument(format!(
-            "{} is not empty and is not a Strata database (no {} file)",
-            path.display(),
-            filename::IDENTITY
-        )));
-    }
-    let content = crate::fs::read_small_file(fs, &id_path, 4096)?;
-    let text = String::from_utf8_lossy(&content);
-    match filename::parse_identity(&text) {
-        Some(v) if v <= FORMAT_VERSION => Ok(true),
-        Some(v) => Err(Error::InvalidArgument(format!(
-            "{} was written in format version {v}; this build reads up to {FORMAT_VERSION}",
-            path.display()
-        ))),
-        None => Err(Error::corruption(&id_path, 0, "not a Strata identity file")),
-    }
-}
-
-pub(super) fn create_identity(fs: &dyn FileSystem, path: &Path) -> Result<()> {
-    let id = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or_default()
-        ^ u64::from(std::process::id()).rotate_left(32);
-    crate::fs::write_file_atomically(
-        fs,
-        path,
-        filename::IDENTITY,
-        filename::identity_line(id).as_bytes(),
-    )
 }
 
 /// The memtable budget of a database opened with `options`: the shared one, or one of

@@ -1,83 +1,61 @@
-//! Options for opening a database, writing and reading; `registry` names them (one table
-//! of name, kind, mutability, getter and setter) and `file` writes and reads them as an
-//! OPTIONS file.
+//! Options for opening a database, writing and reading.
+//!
+//! This file holds [`Options`], its fields in one list with their defaults and its `Debug`,
+//! and [`Options::validate`], which checks one group of options after another. Each group's
+//! checks, and what the engine derives from its fields, are in the group's module, as
+//! RocksDB's users know the groups:
+//!
+//! - `memtable`: the write buffers and each memtable's bloom filter.
+//! - `wal`: [`WalRecoveryMode`] and the write group.
+//! - `table`: block-based tables (blocks, the block cache and [`PrepopulateBlockCache`],
+//!   bloom and prefix filters, the index and its partitions, the data block hash index, the
+//!   table cache) and the `TableOptions` a table is written with.
+//! - `compression`: the compression of each level and the compressors' options.
+//! - `blob`: blob files (key-value separation) and their garbage collection.
+//! - `io`: direct IO and memory-mapped reads.
+//! - `compaction`: styles and their sub-options, triggers, level and file sizes, threads,
+//!   stall limits; the `PickerOptions` the compaction picker reads.
+//! - `family`: [`CfOptions`], the fields each column family sets for itself.
+//! - `operation`: the options given with each call ([`ReadOptions`], [`WriteOptions`],
+//!   [`IngestOptions`]).
+//! - `registry` names every option (one table of name, kind, mutability, getter and setter)
+//!   and `file` writes and reads them as an OPTIONS file.
 
+mod blob;
+mod compaction;
+mod compression;
+mod family;
 pub(crate) mod file;
+mod io;
+mod memtable;
+mod operation;
 pub mod registry;
+mod table;
+mod wal;
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::compaction::{CompactionStyle, FifoOptions, PickerOptions, UniversalOptions};
+pub use family::CfOptions;
+pub use operation::{IngestOptions, ReadOptions, WriteOptions};
+pub use table::PrepopulateBlockCache;
+pub use wal::WalRecoveryMode;
+
+use crate::compaction::{CompactionStyle, FifoOptions, UniversalOptions};
 use crate::compaction_filter::ttl::{Clock, SystemClock};
 use crate::compaction_filter::CompactionFilter;
 use crate::comparator::{BytewiseComparator, Comparator, KeyOrder};
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, PosixFs, ReadMode};
+use crate::fs::{FileSystem, PosixFs};
 use crate::histogram::StatsLevel;
 use crate::listener::EventListener;
 use crate::merge::MergeOperator;
 use crate::prefix::PrefixExtractor;
-use crate::snapshot::Snapshot;
 #[cfg(doc)]
 use crate::table::collector::TablePropertiesCollector;
 use crate::table::collector::TablePropertiesCollectorFactory;
-use crate::table::{
-    ChecksumType, Compression, CompressionOptions, DataBlockIndexType, IndexType, TableOptions,
-};
-
-/// What recovery does with a torn or corrupt record in the write-ahead logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum WalRecoveryMode {
-    /// Drop a torn or corrupt tail of the newest WAL (what a crash mid-write leaves) and
-    /// refuse to open with a corruption error anywhere else. For that, every WAL but the
-    /// newest is synced when a memtable switch closes it, so damage in an older one is never
-    /// a crash's doing.
-    TolerateCorruptedTail,
-    /// Keep everything before the first bad record of any WAL and drop everything after it,
-    /// newer WALs included (they are set aside as `NNNNNN.log.dropped`, not deleted). The
-    /// database opens as of a point in time; writes after that point are lost, and none of
-    /// them was synced. The default, as in RocksDB: with one column family a memtable switch
-    /// leaves the WAL it closes unsynced (a synced write or `sync_wal` syncs it first), so
-    /// that a WAL whose memtable is flushed before the kernel writes it back is deleted
-    /// without its pages ever reaching the disk.
-    #[default]
-    PointInTime,
-}
-
-/// Which tables' data blocks are put in the block cache as they are written (RocksDB's
-/// `BlockBasedTableOptions::PrepopulateBlockCache`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum PrepopulateBlockCache {
-    /// None: a block enters the cache when a read first needs it. The default.
-    #[default]
-    Disable,
-    /// Those of the tables flushes write (level 0, the newest data).
-    FlushOnly,
-}
-
-impl PrepopulateBlockCache {
-    /// The name used by options and tools (`disable`, `flush_only`).
-    pub fn name(self) -> &'static str {
-        match self {
-            PrepopulateBlockCache::Disable => "disable",
-            PrepopulateBlockCache::FlushOnly => "flush_only",
-        }
-    }
-
-    /// The setting with this name.
-    pub fn from_name(name: &str) -> Option<PrepopulateBlockCache> {
-        [
-            PrepopulateBlockCache::Disable,
-            PrepopulateBlockCache::FlushOnly,
-        ]
-        .into_iter()
-        .find(|p| p.name() == name)
-    }
-}
+use crate::table::{ChecksumType, Compression, CompressionOptions, DataBlockIndexType, IndexType};
 
 /// Options for [`crate::Db::open`].
 ///
@@ -740,162 +718,11 @@ impl Options {
 
     /// Checks the options against each other and their limits; the error names the option.
     pub fn validate(&self) -> Result<()> {
-        if self.write_buffer_size < 4096 {
-            return Err(Error::InvalidArgument(format!(
-                "write_buffer_size is {}, it must be at least 4096",
-                self.write_buffer_size
-            )));
-        }
-        if !(0.0..=0.25).contains(&self.memtable_prefix_bloom_size_ratio) {
-            return Err(Error::InvalidArgument(format!(
-                "memtable_prefix_bloom_size_ratio is {}, it must be between 0 and 0.25",
-                self.memtable_prefix_bloom_size_ratio
-            )));
-        }
-        if self.allow_mmap_reads && self.use_direct_reads {
-            return Err(Error::InvalidArgument(
-                "allow_mmap_reads and use_direct_reads cannot both be set: a mapping reads \
-                 through the page cache that direct reads bypass"
-                    .into(),
-            ));
-        }
-        if self.max_write_buffer_number < 1 {
-            return Err(Error::InvalidArgument(
-                "max_write_buffer_number must be at least 1".into(),
-            ));
-        }
-        if self.block_size < 64 || self.block_size > (256 << 20) {
-            return Err(Error::InvalidArgument(format!(
-                "block_size is {}, it must be between 64 bytes and 256 MiB",
-                self.block_size
-            )));
-        }
-        if self.block_size_deviation > 100 {
-            return Err(Error::InvalidArgument(format!(
-                "block_size_deviation is {}, it must be a percentage between 0 and 100",
-                self.block_size_deviation
-            )));
-        }
-        if self.partition_filters && self.index_type != IndexType::TwoLevelIndexSearch {
-            return Err(Error::InvalidArgument(format!(
-                "partition_filters needs index_type {:?} (two_level_index_search), not {:?}",
-                IndexType::TwoLevelIndexSearch,
-                self.index_type
-            )));
-        }
-        if self.data_block_index_type == DataBlockIndexType::BinaryAndHash {
-            // RocksDB refuses a ratio at or below 0 with the hash index, and takes any other;
-            // NaN and infinity too would make no table.
-            let ratio = self.data_block_hash_table_util_ratio;
-            if !(ratio > 0.0 && ratio.is_finite()) {
-                return Err(Error::InvalidArgument(format!(
-                    "data_block_hash_table_util_ratio is {ratio}, it must be above 0 (and \
-                     finite) with data_block_index_type binary_and_hash"
-                )));
-            }
-            if let KeyOrder::Custom(c) = self.key_order() {
-                return Err(Error::InvalidArgument(format!(
-                    "data_block_index_type binary_and_hash needs a built-in comparator (it \
-                     finds keys by their bytes), not {:?}",
-                    c.name()
-                )));
-            }
-        }
-        if self.metadata_block_size < 1 || self.metadata_block_size > (256 << 20) {
-            return Err(Error::InvalidArgument(format!(
-                "metadata_block_size is {}, it must be between 1 byte and 256 MiB",
-                self.metadata_block_size
-            )));
-        }
-        if self.block_restart_interval < 1 {
-            return Err(Error::InvalidArgument(
-                "block_restart_interval must be at least 1".into(),
-            ));
-        }
-        if self.max_open_files < 1 {
-            return Err(Error::InvalidArgument(
-                "max_open_files must be at least 1".into(),
-            ));
-        }
-        if !(2..=crate::version::NUM_LEVELS).contains(&self.num_levels) {
-            return Err(Error::InvalidArgument(format!(
-                "num_levels is {}, it must be between 2 and {}",
-                self.num_levels,
-                crate::version::NUM_LEVELS
-            )));
-        }
-        if self.level0_file_num_compaction_trigger < 1
-            || self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
-            || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
-        {
-            return Err(Error::InvalidArgument(format!(
-                "level0 triggers must satisfy 1 <= level0_file_num_compaction_trigger ({}) <= \
-                 level0_slowdown_writes_trigger ({}) <= level0_stop_writes_trigger ({})",
-                self.level0_file_num_compaction_trigger,
-                self.level0_slowdown_writes_trigger,
-                self.level0_stop_writes_trigger
-            )));
-        }
-        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier < 1.0
-        {
-            return Err(Error::InvalidArgument(
-                "max_bytes_for_level_multiplier must be at least 1".into(),
-            ));
-        }
-        if self.max_bytes_for_level_base < 1 || self.target_file_size_base < 1 {
-            return Err(Error::InvalidArgument(
-                "max_bytes_for_level_base and target_file_size_base must be at least 1".into(),
-            ));
-        }
-        if self.target_file_size_multiplier < 1 {
-            return Err(Error::InvalidArgument(
-                "target_file_size_multiplier must be at least 1".into(),
-            ));
-        }
-        if self.max_background_jobs < 1 || self.max_subcompactions < 1 {
-            return Err(Error::InvalidArgument(format!(
-                "max_background_jobs ({}) and max_subcompactions ({}) must be at least 1",
-                self.max_background_jobs, self.max_subcompactions
-            )));
-        }
-        let u = &self.universal;
-        if u.min_merge_width < 2 || u.max_merge_width < u.min_merge_width {
-            return Err(Error::InvalidArgument(format!(
-                "universal merge widths must satisfy 2 <= min_merge_width ({}) <= \
-                 max_merge_width ({})",
-                u.min_merge_width, u.max_merge_width
-            )));
-        }
-        if self.blob_file_size < 1 {
-            return Err(Error::InvalidArgument(
-                "blob_file_size must be at least 1".into(),
-            ));
-        }
-        for (name, fraction) in [
-            (
-                "blob_garbage_collection_age_cutoff",
-                self.blob_garbage_collection_age_cutoff,
-            ),
-            (
-                "blob_garbage_collection_force_threshold",
-                self.blob_garbage_collection_force_threshold,
-            ),
-        ] {
-            if !(0.0..=1.0).contains(&fraction) {
-                return Err(Error::InvalidArgument(format!(
-                    "{name} is {fraction}, it must be between 0 and 1"
-                )));
-            }
-        }
-        if self.hard_pending_compaction_bytes_limit != 0
-            && self.hard_pending_compaction_bytes_limit < self.soft_pending_compaction_bytes_limit
-        {
-            return Err(Error::InvalidArgument(format!(
-                "hard_pending_compaction_bytes_limit ({}) is below \
-                 soft_pending_compaction_bytes_limit ({})",
-                self.hard_pending_compaction_bytes_limit, self.soft_pending_compaction_bytes_limit
-            )));
-        }
+        self.validate_memtable()?;
+        self.validate_io()?;
+        self.validate_table()?;
+        self.validate_compaction()?;
+        self.validate_blob()?;
         if let Some(ttl) = self.ttl {
             if ttl < Duration::from_secs(1) {
                 return Err(Error::InvalidArgument(format!(
@@ -910,549 +737,12 @@ impl Options {
                 ));
             }
         }
-        if self.max_write_group_bytes < 1 {
-            return Err(Error::InvalidArgument(
-                "max_write_group_bytes must be at least 1".into(),
-            ));
-        }
-        self.validate_age_and_fifo()?;
-        if let Some(e) = &self.prefix_extractor {
-            // The empty name stands for "no extractor" in tables and the manifest.
-            if e.name().is_empty() || e.name().chars().any(char::is_control) {
-                return Err(Error::InvalidArgument(format!(
-                    "prefix_extractor name {:?} is not valid: it must be non-empty, without \
-                     control characters",
-                    e.name()
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Options {
-    /// Checks the options of FIFO compaction and of the compactions by table age.
-    fn validate_age_and_fifo(&self) -> Result<()> {
-        let kinds = std::iter::once(self.compression).chain(self.compression_per_level.clone());
-        for kind in kinds.chain(self.bottommost_compression) {
-            self.compression_opts
-                .check(kind)
-                .map_err(|why| Error::InvalidArgument(format!("compression_opts: {why}")))?;
-        }
-        if self.allow_ingest_behind {
-            if self.compaction_style == CompactionStyle::Fifo {
-                return Err(Error::InvalidArgument(
-                    "allow_ingest_behind is not supported with FIFO compaction (it has no \
-                     levels to keep the ingested files under)"
-                        .into(),
-                ));
-            }
-            if self.num_levels < 3 {
-                return Err(Error::InvalidArgument(format!(
-                    "allow_ingest_behind reserves the last level, so num_levels must be at \
-                     least 3 (it is {})",
-                    self.num_levels
-                )));
-            }
-        }
-        if let (Some(kind), Some(opts)) = (
-            self.bottommost_compression,
-            self.bottommost_compression_opts,
-        ) {
-            opts.check(kind).map_err(|why| {
-                Error::InvalidArgument(format!("bottommost_compression_opts: {why}"))
-            })?;
-        }
-        let by_age = self.periodic_compaction_seconds > 0 || self.table_ttl_seconds > 0;
-        match self.compaction_style {
-            CompactionStyle::Fifo if self.fifo.max_table_files_size == 0 => {
-                Err(Error::InvalidArgument(
-                    "fifo.max_table_files_size is 0: FIFO compaction would delete every table \
-                     as it is written"
-                        .into(),
-                ))
-            }
-            CompactionStyle::Fifo if self.periodic_compaction_seconds > 0 => {
-                Err(Error::InvalidArgument(format!(
-                    "periodic_compaction_seconds ({}) is not supported with FIFO compaction, \
-                     which never rewrites tables: use table_ttl_seconds to delete old ones",
-                    self.periodic_compaction_seconds
-                )))
-            }
-            CompactionStyle::Universal if by_age => Err(Error::InvalidArgument(format!(
-                "periodic_compaction_seconds ({}) and table_ttl_seconds ({}) are not supported \
-                 with universal compaction (leveled and FIFO only)",
-                self.periodic_compaction_seconds, self.table_ttl_seconds
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    /// The options of the tables this database writes into level 0 (flushes, ingestion),
-    /// or into the bottommost level when `bottommost`.
-    pub(crate) fn table_options(&self, bottommost: bool) -> TableOptions {
-        self.table_options_at(0, bottommost)
-    }
-
-    /// The compression, and its options, of a table written into `level`, the bottommost
-    /// level when `bottommost` (RocksDB's choice: `bottommost_compression` there when set,
-    /// else `compression_per_level` when not empty, else `compression`).
-    pub(crate) fn compression_at(
-        &self,
-        level: usize,
-        bottommost: bool,
-    ) -> (Compression, CompressionOptions) {
-        match (bottommost, self.bottommost_compression) {
-            (true, Some(c)) => (
-                c,
-                self.bottommost_compression_opts
-                    .unwrap_or(self.compression_opts),
-            ),
-            _ => {
-                let per_level = &self.compression_per_level;
-                let kind = match per_level.len() {
-                    0 => self.compression,
-                    n => per_level[level.min(n - 1)],
-                };
-                (kind, self.compression_opts)
-            }
-        }
-    }
-
-    /// The options of the tables this database writes into `level`, the bottommost level
-    /// when `bottommost` (the compression by [`Options::compression_at`]).
-    pub(crate) fn table_options_at(&self, level: usize, bottommost: bool) -> TableOptions {
-        let (compression, compression_opts) = self.compression_at(level, bottommost);
-        TableOptions {
-            block_size: self.block_size,
-            block_size_deviation: self.block_size_deviation,
-            restart_interval: self.block_restart_interval,
-            bloom_bits_per_key: self.bloom_bits_per_key,
-            compression,
-            prefix_extractor: self.prefix_extractor.clone(),
-            comparator: crate::table::block::BlockOrder::Internal(self.key_order()),
-            index_type: self.index_type,
-            partition_filters: self.partition_filters,
-            metadata_block_size: self.metadata_block_size,
-            data_block_index_type: self.data_block_index_type,
-            data_block_hash_table_util_ratio: self.data_block_hash_table_util_ratio,
-            properties_collectors: self.table_properties_collector_factories.clone(),
-            creation_time: Some(self.clock.now_secs()),
-            compression_opts,
-            checksum: self.checksum,
-            ..TableOptions::for_internal_keys()
-        }
-    }
-
-    /// How user reads open table and blob files (validated options ask for one mode at
-    /// most).
-    pub(crate) fn read_mode(&self) -> ReadMode {
-        match (self.use_direct_reads, self.allow_mmap_reads) {
-            (true, _) => ReadMode::Direct,
-            (false, true) => ReadMode::Mmap,
-            (false, false) => ReadMode::Buffered,
-        }
-    }
-
-    /// Bytes of each memtable's bloom filter (0: none).
-    pub(crate) fn memtable_bloom_bytes(&self) -> usize {
-        match self.memtable_whole_key_filtering {
-            true => {
-                (self.write_buffer_size as f64 * self.memtable_prefix_bloom_size_ratio) as usize
-            }
-            false => 0,
-        }
+        self.validate_wal()?;
+        self.validate_compression()
     }
 
     /// The order of user keys, as the engine holds it.
     pub(crate) fn key_order(&self) -> KeyOrder {
         KeyOrder::new(&self.comparator)
     }
-}
-
-impl Options {
-    /// The levels compaction may write: all of them, or all but the last when
-    /// [`Options::allow_ingest_behind`] reserves it.
-    pub(crate) fn compaction_levels(&self) -> usize {
-        match self.allow_ingest_behind {
-            true => self.num_levels - 1,
-            false => self.num_levels,
-        }
-    }
-
-    /// The options the compaction picker reads.
-    pub(crate) fn picker_options(&self) -> PickerOptions {
-        PickerOptions {
-            num_levels: self.compaction_levels(),
-            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
-            max_bytes_for_level_base: self.max_bytes_for_level_base,
-            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
-            style: self.compaction_style,
-            universal: self.universal,
-            read_triggered: self.read_triggered_compaction,
-            blob_gc_force: (self.enable_blob_garbage_collection
-                && self.blob_garbage_collection_force_threshold < 1.0)
-                .then_some((
-                    self.blob_garbage_collection_age_cutoff,
-                    self.blob_garbage_collection_force_threshold,
-                )),
-            fifo: self.fifo,
-            periodic_compaction_seconds: self.periodic_compaction_seconds,
-            table_ttl_seconds: self.table_ttl_seconds,
-        }
-    }
-
-    /// The grandparent overlap at which a compaction output is cut.
-    pub(crate) fn max_compaction_bytes(&self) -> u64 {
-        match self.max_compaction_bytes {
-            0 => self.target_file_size_base.saturating_mul(25),
-            n => n,
-        }
-    }
-
-    /// The size at which compaction outputs into `level` are cut.
-    pub(crate) fn target_file_size(&self, level: usize) -> u64 {
-        let steps = level.saturating_sub(1).min(u32::MAX as usize) as u32;
-        u64::from(self.target_file_size_multiplier)
-            .checked_pow(steps)
-            .map_or(u64::MAX, |m| self.target_file_size_base.saturating_mul(m))
-    }
-
-    /// Threads that run compactions (all background jobs but the flush thread).
-    pub(crate) fn compaction_threads(&self) -> usize {
-        self.max_background_jobs.saturating_sub(1).max(1)
-    }
-}
-
-/// Declares [`CfOptions`] with the fields of [`Options`] that each column family sets for
-/// itself, and the two conversions between them, from one list.
-macro_rules! family_options {
-    ($($(#[$doc:meta])* $field:ident: $ty:ty,)*) => {
-        /// The options of one column family: the fields of [`Options`] that each family sets
-        /// for itself (memtables, tables, compaction). Everything else (the WAL, the block
-        /// cache, the background threads, the file system) is shared and set by `Options`.
-        /// The default family takes these fields from the `Options` the database is opened
-        /// with; `CfOptions::default()` is the defaults of `Options`.
-        ///
-        /// Built like [`Options`]: from `CfOptions::default()` (or [`Options::cf_options`]),
-        /// then field by field.
-        ///
-        /// # Examples
-        ///
-        /// ```
-        /// use std::sync::Arc;
-        /// use strata::{CfOptions, Db, Options, UInt64Add};
-        ///
-        /// let dir = tempfile::tempdir()?;
-        /// let mut options = Options::default();
-        /// options.create_if_missing = true;
-        /// let db = Db::open(dir.path(), options)?;
-        /// let mut adding = CfOptions::default();
-        /// adding.merge_operator = Some(Arc::new(UInt64Add));
-        /// let counters = db.create_cf("counters", adding)?;
-        /// db.merge_cf(&counters, b"hits", 2u64.to_le_bytes())?;
-        /// db.merge_cf(&counters, b"hits", 3u64.to_le_bytes())?;
-        /// assert_eq!(db.get_cf(&counters, b"hits")?, Some(5u64.to_le_bytes().to_vec()));
-        /// db.close()?;
-        /// # Ok::<(), Box<dyn std::error::Error>>(())
-        /// ```
-        #[derive(Debug, Clone)]
-        #[non_exhaustive]
-        pub struct CfOptions {
-            $($(#[$doc])* pub $field: $ty,)*
-        }
-
-        impl Options {
-            /// The column family options these options give the default family.
-            pub fn cf_options(&self) -> CfOptions {
-                CfOptions { $($field: self.$field.clone(),)* }
-            }
-
-            /// These options with the family fields of `cf`: what a family's jobs read.
-            pub(crate) fn for_family(&self, cf: &CfOptions) -> Options {
-                Options { $($field: cf.$field.clone(),)* ..self.clone() }
-            }
-
-            /// These options with the column family fields of `cf` in place of their own
-            /// (the database-wide fields kept): the whole of a family's options, as the
-            /// option registry's getters read them.
-            pub fn with_cf_options(&self, cf: &CfOptions) -> Options {
-                self.for_family(cf)
-            }
-        }
-    };
-}
-
-family_options! {
-    /// See [`Options::write_buffer_size`].
-    write_buffer_size: usize,
-    /// See [`Options::max_write_buffer_number`].
-    max_write_buffer_number: usize,
-    /// See [`Options::memtable_prefix_bloom_size_ratio`].
-    memtable_prefix_bloom_size_ratio: f64,
-    /// See [`Options::memtable_whole_key_filtering`].
-    memtable_whole_key_filtering: bool,
-    /// See [`Options::block_size`].
-    block_size: usize,
-    /// See [`Options::block_size_deviation`].
-    block_size_deviation: u32,
-    /// See [`Options::block_restart_interval`].
-    block_restart_interval: usize,
-    /// See [`Options::bloom_bits_per_key`].
-    bloom_bits_per_key: u32,
-    /// See [`Options::index_type`].
-    index_type: IndexType,
-    /// See [`Options::partition_filters`].
-    partition_filters: bool,
-    /// See [`Options::metadata_block_size`].
-    metadata_block_size: usize,
-    /// See [`Options::data_block_index_type`].
-    data_block_index_type: DataBlockIndexType,
-    /// See [`Options::data_block_hash_table_util_ratio`].
-    data_block_hash_table_util_ratio: f64,
-    /// See [`Options::compression`].
-    compression: Compression,
-    /// See [`Options::bottommost_compression`].
-    bottommost_compression: Option<Compression>,
-    /// See [`Options::level0_file_num_compaction_trigger`].
-    level0_file_num_compaction_trigger: usize,
-    /// See [`Options::level0_slowdown_writes_trigger`].
-    level0_slowdown_writes_trigger: usize,
-    /// See [`Options::level0_stop_writes_trigger`].
-    level0_stop_writes_trigger: usize,
-    /// See [`Options::max_bytes_for_level_base`].
-    max_bytes_for_level_base: u64,
-    /// See [`Options::max_bytes_for_level_multiplier`].
-    max_bytes_for_level_multiplier: f64,
-    /// See [`Options::num_levels`].
-    num_levels: usize,
-    /// See [`Options::target_file_size_base`].
-    target_file_size_base: u64,
-    /// See [`Options::target_file_size_multiplier`].
-    target_file_size_multiplier: u32,
-    /// See [`Options::disable_auto_compactions`].
-    disable_auto_compactions: bool,
-    /// See [`Options::read_triggered_compaction`].
-    read_triggered_compaction: bool,
-    /// See [`Options::compaction_style`].
-    compaction_style: CompactionStyle,
-    /// See [`Options::universal`].
-    universal: UniversalOptions,
-    /// See [`Options::enable_blob_files`].
-    enable_blob_files: bool,
-    /// See [`Options::min_blob_size`].
-    min_blob_size: u64,
-    /// See [`Options::blob_file_size`].
-    blob_file_size: u64,
-    /// See [`Options::blob_separation_at_write`].
-    blob_separation_at_write: bool,
-    /// See [`Options::enable_blob_garbage_collection`].
-    enable_blob_garbage_collection: bool,
-    /// See [`Options::blob_garbage_collection_age_cutoff`].
-    blob_garbage_collection_age_cutoff: f64,
-    /// See [`Options::blob_garbage_collection_force_threshold`].
-    blob_garbage_collection_force_threshold: f64,
-    /// See [`Options::max_subcompactions`].
-    max_subcompactions: usize,
-    /// See the field of the same name of [`Options`].
-    max_compaction_bytes: u64,
-    /// See [`Options::soft_pending_compaction_bytes_limit`].
-    soft_pending_compaction_bytes_limit: u64,
-    /// See [`Options::hard_pending_compaction_bytes_limit`].
-    hard_pending_compaction_bytes_limit: u64,
-    /// See [`Options::merge_operator`].
-    merge_operator: Option<Arc<dyn MergeOperator>>,
-    /// See [`Options::compaction_filter`].
-    compaction_filter: Option<Arc<dyn CompactionFilter>>,
-    /// See [`Options::ttl`].
-    ttl: Option<Duration>,
-    /// See [`Options::prefix_extractor`].
-    prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
-    /// See [`Options::comparator`].
-    comparator: Arc<dyn Comparator>,
-    /// See [`Options::table_properties_collector_factories`].
-    table_properties_collector_factories: Vec<Arc<dyn TablePropertiesCollectorFactory>>,
-    /// See [`Options::fifo`].
-    fifo: FifoOptions,
-    /// See [`Options::periodic_compaction_seconds`].
-    periodic_compaction_seconds: u64,
-    /// See [`Options::table_ttl_seconds`].
-    table_ttl_seconds: u64,
-    /// See [`Options::compression_opts`].
-    compression_opts: CompressionOptions,
-    /// See [`Options::compression_per_level`].
-    compression_per_level: Vec<Compression>,
-    /// See [`Options::bottommost_compression_opts`].
-    bottommost_compression_opts: Option<CompressionOptions>,
-    /// See [`Options::checksum`].
-    checksum: ChecksumType,
-}
-
-impl Default for CfOptions {
-    fn default() -> Self {
-        Options::default().cf_options()
-    }
-}
-
-/// Options for one write.
-///
-/// Built like [`Options`]: from `WriteOptions::default()`, then field by field.
-///
-/// # Examples
-///
-/// ```
-/// use strata::{Db, Options, WriteOptions};
-///
-/// let dir = tempfile::tempdir()?;
-/// let mut options = Options::default();
-/// options.create_if_missing = true;
-/// let db = Db::open(dir.path(), options)?;
-/// let mut durable = WriteOptions::default();
-/// durable.sync = true;
-/// db.put_opt(b"order/17", b"paid", &durable)?; // on disk when it returns
-/// assert_eq!(db.stats().wal_syncs, 1);
-/// db.close()?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct WriteOptions {
-    /// Return only once the write is durable (fdatasync of the WAL). Without it a write
-    /// survives a process crash but may be lost in a power cut; recovery then yields a prefix
-    /// of the acknowledged writes.
-    pub sync: bool,
-    /// Skip the WAL: the write lives only in memory until flushed, and a crash loses it.
-    pub disable_wal: bool,
-}
-
-/// Options of [`Db::ingest`](crate::Db::ingest) (RocksDB's `IngestExternalFileOptions`).
-///
-/// RocksDB's `ingest_behind` (placing the files below all data, as the oldest versions) is
-/// not offered: ingested keys are always newer than every write before the ingest.
-///
-/// Built like [`Options`]: from `IngestOptions::default()`, then field by field.
-///
-/// # Examples
-///
-/// ```
-/// use strata::{Db, IngestOptions, Options, SstWriter};
-///
-/// let dir = tempfile::tempdir()?;
-/// let mut options = Options::default();
-/// options.create_if_missing = true;
-/// let db = Db::open(dir.path().join("db"), options)?;
-/// let file = dir.path().join("bulk.sst");
-/// let mut writer = SstWriter::create(&file, &Options::default())?;
-/// writer.put(b"a", b"1")?;
-/// writer.put(b"b", b"2")?;
-/// let info = writer.finish()?;
-/// assert_eq!(info.largest_key.as_deref(), Some(&b"b"[..]));
-/// let mut moving = IngestOptions::default();
-/// moving.move_files = true;
-/// db.ingest(&[&file], &moving)?;
-/// assert!(!file.exists()); // moved into the database
-/// assert_eq!(db.get(b"b")?.as_deref(), Some(&b"2"[..]));
-/// db.close()?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct IngestOptions {
-    /// Move the files into the database instead of copying them: each is hard-linked (copied
-    /// where the file system cannot link, as across file systems) and the source is removed
-    /// once the ingest has succeeded. Without it the source files stay as they are. Default:
-    /// false.
-    pub move_files: bool,
-    /// When a file overlaps keys still in the family's memtables, flush them first (writes
-    /// wait meanwhile); without it such an ingest is refused. Default: true.
-    pub allow_blocking_flush: bool,
-    /// Accepted for RocksDB's sake, and always done: before anything changes, every entry
-    /// of each file is read (to check its order, kind and sequence number), which checks the
-    /// crc32c of every block. Default: false.
-    pub verify_checksums_before_ingest: bool,
-    /// Place the files under all the family's data (RocksDB's `ingest_behind`, for bulk
-    /// backfills): in the last level, which [`Options::allow_ingest_behind`] must have
-    /// reserved, at sequence number 0, so that every key already in the family, and every
-    /// deletion, shadows them. No flush, no rewrite, and writes do not wait. Refused when a
-    /// file overlaps a file already in the last level, or a file with sequence number 0 in
-    /// the levels above (data written before the last level was reserved, whose deletions
-    /// may have been dropped). Snapshots see the ingested keys, as data older than them.
-    /// Default: false.
-    pub ingest_behind: bool,
-}
-
-impl Default for IngestOptions {
-    fn default() -> Self {
-        IngestOptions {
-            move_files: false,
-            allow_blocking_flush: true,
-            verify_checksums_before_ingest: false,
-            ingest_behind: false,
-        }
-    }
-}
-
-/// Options for reads and iterators.
-///
-/// Built like [`Options`]: from `ReadOptions::default()`, then field by field.
-///
-/// # Examples
-///
-/// ```
-/// use strata::{Db, Options, ReadOptions};
-///
-/// let dir = tempfile::tempdir()?;
-/// let mut options = Options::default();
-/// options.create_if_missing = true;
-/// let db = Db::open(dir.path(), options)?;
-/// for key in ["a", "b", "c", "d"] {
-///     db.put(key, "v")?;
-/// }
-/// let before = db.snapshot();
-/// db.put("bb", "v")?; // after the snapshot: not seen below
-/// let mut read = ReadOptions::default();
-/// read.snapshot = Some(before);
-/// read.lower_bound = Some(b"b".to_vec()); // inclusive
-/// read.upper_bound = Some(b"d".to_vec()); // exclusive
-/// let mut iter = db.iter(&read);
-/// iter.seek_to_first();
-/// let mut keys = Vec::new();
-/// while iter.valid() {
-///     keys.push(String::from_utf8(iter.key().to_vec())?);
-///     iter.next();
-/// }
-/// iter.status()?;
-/// assert_eq!(keys, ["b", "c"]);
-/// # drop(iter);
-/// # db.close()?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct ReadOptions {
-    /// Read as of this snapshot; by default, as of the start of the read.
-    pub snapshot: Option<Snapshot>,
-    /// Iterators see no key below this one (inclusive bound).
-    pub lower_bound: Option<Vec<u8>>,
-    /// Iterators see no key at or above this one (exclusive bound).
-    pub upper_bound: Option<Vec<u8>>,
-    /// With a prefix extractor: a seek (or `seek_for_prev`, or the first key found by
-    /// `seek_to_first` / `seek_to_last`) sets the iterator's prefix, and it becomes invalid at
-    /// the first key of another prefix, as RocksDB's option of that name. A seek to a key
-    /// outside the extractor's domain sets no prefix. Ignored with `total_order_seek` and
-    /// without an extractor. Default: false.
-    pub prefix_same_as_start: bool,
-    /// Ignore prefix filters: seeks read every table whatever the target's prefix. Without it
-    /// (and with a prefix extractor), a seek skips the tables whose filter holds no key with
-    /// the target's prefix, so keys of later prefixes are found only in the tables it read:
-    /// as in RocksDB, iterating past the target's prefix without `prefix_same_as_start`
-    /// may miss keys; set this to scan across prefixes. Default: false.
-    pub total_order_seek: bool,
-    /// Bytes an iterator reads from a table file at a time, from its first block read on, a
-    /// seek's included (RocksDB's option of that name): for scans that read far and seek
-    /// rarely. The blocks read ahead go to the block cache, so without one, reads go block
-    /// by block. 0 lets each table's window grow on its own: a seek's block and the next are
-    /// read alone, then windows of 16 KiB doubling to 256 KiB as the scan goes on.
-    /// Point lookups ignore it. Default: 0.
-    pub readahead_size: usize,
 }

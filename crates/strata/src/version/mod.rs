@@ -23,6 +23,7 @@
 //! file numbers come from the counter table numbers use, so the two never share a number.
 
 pub mod edit;
+mod manifest;
 pub mod read_charge;
 mod set;
 
@@ -34,7 +35,8 @@ use crate::comparator::KeyOrder;
 use crate::key::user_key;
 use read_charge::ReadCharge;
 
-pub use set::{current_manifest, read_edits, FamilyState, VersionSet};
+pub use manifest::{current_manifest, read_edits};
+pub use set::{FamilyState, VersionSet};
 
 pub use edit::{
     user_comparator_name, BlobCount, BlobFileMeta, BlobRefCounter, FileMeta, VersionEdit,

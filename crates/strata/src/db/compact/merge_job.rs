@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::compaction::covered::SkipCovered;
 use crate::compaction::cut::OutputCutter;
-use crate::compaction::filter::FilterStage;
+use crate::compaction::filter_stage::FilterStage;
 use crate::compaction::operands::write_visible_filtered;
 use crate::compaction::picker::{CompactionTask, Reason};
 use crate::compaction::VisibilityFilter;

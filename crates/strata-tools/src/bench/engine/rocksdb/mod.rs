@@ -28,28 +28,33 @@
 //! The workloads' operations name a family by its index among those opened; their scans are
 //! raw iterators bounded by the range (`iterate_lower_bound`, `iterate_upper_bound`), and
 //! their transactions are the handle's own, as above.
+//!
+//! Here: the handle and the `Engine` calls; `flags.rs` turns the flags into RocksDB's
+//! options; `txn.rs` runs transactions and tells retries from failures.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use rocksdb::merge_operator::MergeOperands;
 use rocksdb::perf::{PerfContext, PerfStatsLevel};
-use rocksdb::statistics::{StatsLevel, Ticker};
-use rocksdb::FifoCompactOptions;
+use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedIndexType, BlockBasedOptions, BottommostLevelCompaction, Cache, ChecksumType,
-    ColumnFamily, ColumnFamilyDescriptor, CompactOptions, DBCompactionStyle, DBCompressionType,
-    ErrorKind, OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
-    SliceTransform, Transaction, TransactionDB, TransactionDBOptions, TransactionOptions,
-    UniversalCompactOptions, WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
+    BottommostLevelCompaction, ColumnFamily, ColumnFamilyDescriptor, CompactOptions,
+    OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions, TransactionDB,
+    TransactionDBOptions, TransactionOptions, WaitForCompactOptions, WriteBatchWithTransaction,
+    WriteOptions, DB,
 };
 
 use super::{
-    blob_shape, counter_of, family_of, no_family, Attempt, Counters, Engine, EngineResult,
-    Families, Retry, TxnBody, TxnError, TxnMode, TxnOp, TxnOps, TxnRead, Visitor, WriteOp,
+    blob_shape, family_of, no_family, Attempt, Counters, Engine, EngineResult, Families, Retry,
+    TxnBody, TxnMode, TxnOp, Visitor, WriteOp,
 };
 use crate::bench::BenchArgs;
+
+mod flags;
+mod txn;
+
+use flags::{options, version_of};
 
 /// The database, of the kind the run's transactions need.
 enum Handle {
@@ -121,230 +126,6 @@ fn with_write_options<T>(sync: bool, disable_wal: bool, f: impl FnOnce(&WriteOpt
         let (_, _, options) = cached.as_ref().expect("just set");
         f(options)
     })
-}
-
-fn int(v: usize, flag: &str) -> EngineResult<i32> {
-    i32::try_from(v).map_err(|_| format!("{flag}={v} is too large for RocksDB").into())
-}
-
-/// RocksDB's options for the bench flags.
-fn options(args: &BenchArgs) -> EngineResult<Options> {
-    let mut o = Options::default();
-    o.create_if_missing(!args.use_existing_db);
-    if args.prefix_size > 0 {
-        o.set_prefix_extractor(SliceTransform::create_fixed_prefix(args.prefix_size));
-    }
-    // `--merge_operator`: Strata's operator, called through the C API's callbacks (db_bench
-    // uses RocksDB's own C++ operators of the same names and meaning).
-    if let Some(op) = crate::engine_flags::merge_operator(&args.options.merge_operator)? {
-        let name = op.name().to_string();
-        let full = op.clone();
-        let partial = op;
-        o.set_merge_operator(
-            name.as_str(),
-            move |key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands| {
-                let operands: Vec<&[u8]> = operands.iter().collect();
-                full.full_merge(key, existing, &operands).ok()
-            },
-            move |key: &[u8], _: Option<&[u8]>, operands: &MergeOperands| {
-                let operands: Vec<&[u8]> = operands.iter().collect();
-                partial.partial_merge(key, &operands)
-            },
-        );
-    }
-    o.set_write_buffer_size(args.options.write_buffer_size);
-    o.set_max_write_buffer_number(int(
-        args.options.max_write_buffer_number,
-        "--max_write_buffer_number",
-    )?);
-    o.set_memtable_prefix_bloom_ratio(args.options.memtable_bloom_size_ratio);
-    o.set_memtable_whole_key_filtering(args.options.memtable_whole_key_filtering);
-    let compression = match args.options.compression_type.as_str() {
-        "none" => DBCompressionType::None,
-        "snappy" => DBCompressionType::Snappy,
-        "lz4" => DBCompressionType::Lz4,
-        "zstd" => DBCompressionType::Zstd,
-        other => return Err(format!("--compression_type={other} is not supported").into()),
-    };
-    o.set_compression_type(compression);
-    // db_bench's --compression_level and --compression_max_dict_bytes (window bits and
-    // strategy at RocksDB's defaults), and --compression_zstd_max_train_bytes.
-    o.set_compression_options(
-        -14,
-        args.options.compression_level,
-        0,
-        int(
-            args.options.compression_max_dict_bytes as usize,
-            "--compression_max_dict_bytes",
-        )?,
-    );
-    o.set_zstd_max_train_bytes(int(
-        args.options.compression_zstd_max_train_bytes as usize,
-        "--compression_zstd_max_train_bytes",
-    )?);
-    // Strata compresses blob files as its tables: so does RocksDB here (db_bench's own
-    // --blob_compression_type defaults to none).
-    o.set_blob_compression_type(compression);
-    o.set_target_file_size_base(args.options.target_file_size_base);
-    o.set_max_bytes_for_level_base(args.options.max_bytes_for_level_base);
-    o.set_max_bytes_for_level_multiplier(args.options.max_bytes_for_level_multiplier);
-    o.set_level_compaction_dynamic_level_bytes(true);
-    o.set_num_levels(int(args.options.num_levels, "--num_levels")?);
-    o.set_level_zero_file_num_compaction_trigger(int(
-        args.options.level0_file_num_compaction_trigger,
-        "--level0_file_num_compaction_trigger",
-    )?);
-    o.set_level_zero_slowdown_writes_trigger(int(
-        args.options.level0_slowdown_writes_trigger,
-        "--level0_slowdown_writes_trigger",
-    )?);
-    o.set_level_zero_stop_writes_trigger(int(
-        args.options.level0_stop_writes_trigger,
-        "--level0_stop_writes_trigger",
-    )?);
-    o.set_disable_auto_compactions(args.options.disable_auto_compactions);
-    o.set_max_open_files(i32::try_from(args.options.open_files.max(-1)).unwrap_or(i32::MAX));
-    o.set_use_direct_reads(args.options.use_direct_reads);
-    o.set_use_direct_io_for_flush_and_compaction(
-        args.options.use_direct_io_for_flush_and_compaction,
-    );
-    o.set_compaction_readahead_size(args.options.compaction_readahead_size);
-    o.set_allow_mmap_reads(args.options.mmap_read);
-    o.create_missing_column_families(true);
-    o.set_compaction_style(match args.options.compaction_style {
-        0 => DBCompactionStyle::Level,
-        1 => DBCompactionStyle::Universal,
-        2 => DBCompactionStyle::Fifo,
-        other => {
-            return Err(format!(
-                "--compaction_style={other} is not supported (0 = leveled, 1 = universal, \
-                 2 = FIFO)"
-            )
-            .into())
-        }
-    });
-    // FIFO as db_bench sets it (the crate has no setter for allow_compaction: RocksDB's
-    // default, false, stays), and the ages: db_bench's --fifo_compaction_ttl is `ttl`.
-    let mut fifo = FifoCompactOptions::default();
-    fifo.set_max_table_files_size(
-        args.options
-            .fifo_compaction_max_table_files_size_mb
-            .saturating_mul(1 << 20),
-    );
-    o.set_fifo_compaction_options(&fifo);
-    if args.options.fifo_compaction_ttl > 0 {
-        o.set_ttl(args.options.fifo_compaction_ttl);
-    }
-    if args.options.periodic_compaction_seconds > 0 {
-        o.set_periodic_compaction_seconds(args.options.periodic_compaction_seconds);
-    }
-    let mut universal = UniversalCompactOptions::default();
-    universal.set_size_ratio(args.options.universal_size_ratio as i32);
-    universal.set_min_merge_width(int(
-        args.options.universal_min_merge_width,
-        "--universal_min_merge_width",
-    )?);
-    if args.options.universal_max_merge_width > 0 {
-        universal.set_max_merge_width(int(
-            args.options.universal_max_merge_width,
-            "--universal_max_merge_width",
-        )?);
-    }
-    universal.set_max_size_amplification_percent(
-        args.options.universal_max_size_amplification_percent as i32,
-    );
-    o.set_universal_compaction_options(&universal);
-    o.set_max_background_jobs(int(
-        args.options.max_background_jobs,
-        "--max_background_jobs",
-    )?);
-    o.set_max_subcompactions(args.options.max_subcompactions as u32);
-    if args.options.rate_limiter_bytes_per_sec > 0 {
-        // RocksDB's defaults for the refill period (100 ms) and fairness (10).
-        let rate = args.options.rate_limiter_bytes_per_sec;
-        if rate > i64::MAX as u64 {
-            return Err(
-                format!("--rate_limiter_bytes_per_sec={rate} is too large for RocksDB").into(),
-            );
-        }
-        o.set_ratelimiter(rate as i64, 100_000, 10);
-    }
-    o.set_db_write_buffer_size(args.options.db_write_buffer_size);
-    o.set_max_total_wal_size(args.options.max_total_wal_size);
-    if args.options.max_compaction_bytes > 0 {
-        o.set_max_compaction_bytes(args.options.max_compaction_bytes);
-    }
-    o.set_soft_pending_compaction_bytes_limit(
-        args.options.soft_pending_compaction_bytes_limit as usize,
-    );
-    o.set_hard_pending_compaction_bytes_limit(
-        args.options.hard_pending_compaction_bytes_limit as usize,
-    );
-    o.set_enable_blob_files(args.options.enable_blob_files);
-    o.set_min_blob_size(args.options.min_blob_size);
-    o.set_blob_file_size(args.options.blob_file_size);
-    o.set_enable_blob_gc(args.options.enable_blob_garbage_collection);
-    o.set_blob_gc_age_cutoff(args.options.blob_garbage_collection_age_cutoff);
-    o.set_blob_gc_force_threshold(args.options.blob_garbage_collection_force_threshold);
-
-    let mut table = BlockBasedOptions::default();
-    table.set_block_size(args.options.block_size);
-    // db_bench's --checksum_type (1 kCRC32c, 4 kXXH3; the flag parser takes no other).
-    table.set_checksum_type(match args.options.checksum_type {
-        strata::ChecksumType::Xxh3 => ChecksumType::XXH3,
-        _ => ChecksumType::CRC32c,
-    });
-    table.set_block_restart_interval(args.options.block_restart_interval as i32);
-    if args.options.cache_size > 0 {
-        table.set_block_cache(&Cache::new_lru_cache(args.options.cache_size as usize));
-    } else {
-        table.disable_cache();
-    }
-    table.set_cache_index_and_filter_blocks(args.options.cache_index_and_filter_blocks);
-    // db_bench's partition flags: --partition_index_and_filters sets the two-level index
-    // and partitioned filters, --partition_index the two-level index alone.
-    if args.options.partition_index || args.options.partition_index_and_filters {
-        table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
-    }
-    table.set_partition_filters(args.options.partition_index_and_filters);
-    table.set_metadata_block_size(args.options.metadata_block_size);
-    table.set_pin_top_level_index_and_filter(args.options.pin_top_level_index_and_filter);
-    // db_bench's --data_block_index_type (1: kDataBlockBinaryAndHash) and its ratio.
-    if args.options.data_block_index_type == strata::DataBlockIndexType::BinaryAndHash {
-        table.set_data_block_index_type(rocksdb::DataBlockIndexType::BinaryAndHash);
-        table.set_data_block_hash_ratio(args.options.data_block_hash_table_util_ratio);
-    }
-    table.set_pin_l0_filter_and_index_blocks_in_cache(
-        args.options.pin_l0_filter_and_index_blocks_in_cache,
-    );
-    if args.options.bloom_bits > 0 {
-        table.set_bloom_filter(args.options.bloom_bits as f64, false);
-    }
-    o.set_block_based_table_factory(&table);
-
-    o.enable_statistics();
-    // --statistics prints the histograms, which need the operations timed.
-    o.set_statistics_level(match args.statistics {
-        true => StatsLevel::ExceptDetailedTimers,
-        false => StatsLevel::ExceptHistogramOrTimers,
-    });
-    Ok(o)
-}
-
-/// RocksDB's version, from the OPTIONS file it writes at open (`rocksdb_version=11.8.1`).
-fn version_of(path: &Path) -> Option<String> {
-    std::fs::read_dir(path)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS-"))
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-        .find_map(|text| {
-            text.lines().find_map(|l| {
-                l.trim()
-                    .strip_prefix("rocksdb_version=")
-                    .map(str::to_string)
-            })
-        })
 }
 
 impl RocksDbEngine {
@@ -446,128 +227,8 @@ impl RocksDbEngine {
             .ok_or_else(|| format!("no column family {name}").into())
     }
 
-    /// A workload's transaction: `body` in `txn`, then the commit; `Ok(Err(why))` for a
-    /// retry (the transaction rolled back).
-    fn run_body<D>(
-        &self,
-        txn: Transaction<'_, D>,
-        body: TxnBody<'_>,
-    ) -> EngineResult<Result<(), Retry>> {
-        let stopped = body(&mut BodyTxn {
-            engine: self,
-            txn: &txn,
-        })
-        .err();
-        match stopped {
-            None => match txn.commit() {
-                Ok(()) => Ok(Ok(())),
-                Err(e) => match retry_of(&e) {
-                    Some(why) => Ok(Err(why)),
-                    None => Err(e.into()),
-                },
-            },
-            Some(stopped) => {
-                txn.rollback()?;
-                match stopped {
-                    TxnError::Retry(why) => Ok(Err(why)),
-                    TxnError::Failed(e) => Err(e),
-                }
-            }
-        }
-    }
-
     fn property(&self, name: &str) -> u64 {
         on_base_db!(&self.db, d => d.property_int_value(name).ok().flatten().unwrap_or(0), 0)
-    }
-
-    /// Runs `op` in `txn` and commits it (rolls it back for a read-only one).
-    fn run_txn<D>(&self, txn: Transaction<'_, D>, op: TxnOp<'_>) -> EngineResult<Attempt> {
-        let mut read = TxnRead::default();
-        let result: EngineResult<()> = (|| {
-            match op {
-                TxnOp::Put(entries) => {
-                    for (key, value) in entries {
-                        txn.put_cf(self.txn_family(key)?, key, value)?;
-                    }
-                }
-                TxnOp::Delete(key) => txn.delete_cf(self.txn_family(key)?, key)?,
-                TxnOp::Get(key) => {
-                    let cf = self.txn_family(key)?;
-                    let v = READ_OPTIONS.with(|o| txn.get_pinned_cf_opt(cf, key, o))?;
-                    if let Some(v) = v {
-                        read.found = true;
-                        read.bytes = (key.len() + v.len()) as u64;
-                    }
-                }
-                TxnOp::Seek(key, nexts) => {
-                    let mut it =
-                        txn.raw_iterator_cf_opt(self.txn_family(key)?, self.seek_options());
-                    it.seek(key);
-                    read.found = it.key() == Some(key);
-                    for _ in 0..nexts {
-                        let (Some(k), Some(v)) = (it.key(), it.value()) else {
-                            break;
-                        };
-                        read.bytes += (k.len() + v.len()) as u64;
-                        it.next();
-                    }
-                    it.status()?;
-                }
-                TxnOp::Update(key, value) => {
-                    let cf = self.txn_family(key)?;
-                    if let Some(v) =
-                        READ_OPTIONS.with(|o| txn.get_pinned_for_update_cf_opt(cf, key, true, o))?
-                    {
-                        read.found = true;
-                        read.bytes = (key.len() + v.len()) as u64;
-                    }
-                    txn.put_cf(cf, key, value)?;
-                }
-                TxnOp::AddToEach(keys, increment) => {
-                    for key in keys {
-                        let cf = self.txn_family(key)?;
-                        let old = READ_OPTIONS
-                            .with(|o| txn.get_pinned_for_update_cf_opt(cf, key, true, o))?;
-                        read.found |= old.is_some();
-                        let counter = counter_of(key, old.as_deref())?;
-                        txn.put_cf(cf, key, counter.wrapping_add(increment).to_be_bytes())?;
-                    }
-                }
-                TxnOp::CursorUpdate(key, value) => {
-                    // No updatable cursor: the iterator finds the entry, then the key is
-                    // read for update (locked, or tracked for the commit's check) and put.
-                    let cf = self.txn_family(key)?;
-                    let mut it = txn.raw_iterator_cf_opt(cf, self.scan_options());
-                    it.seek(key);
-                    let landed = it.key().map(<[u8]>::to_vec);
-                    it.status()?;
-                    drop(it);
-                    if let Some(k) = landed {
-                        let v = READ_OPTIONS
-                            .with(|o| txn.get_pinned_for_update_cf_opt(cf, &k, true, o))?;
-                        read.found = true;
-                        read.bytes = (k.len() + v.map_or(0, |v| v.len())) as u64;
-                        txn.put_cf(cf, &k, value)?;
-                    }
-                }
-            }
-            Ok(())
-        })();
-        let result = result.and_then(|()| {
-            if op.read_only() {
-                txn.rollback()?;
-            } else {
-                txn.commit()?;
-            }
-            Ok(())
-        });
-        match result {
-            Ok(()) => Ok(Ok(read)),
-            Err(e) => match e.downcast_ref::<rocksdb::Error>().and_then(retry_of) {
-                Some(why) => Ok(Err(why)),
-                None => Err(e),
-            },
-        }
     }
 
     /// The read options of every iterator but seekrandom's.
@@ -622,77 +283,6 @@ fn visit_range<D: rocksdb::DBAccess>(
         }
     }
     it.status()
-}
-
-/// A failed call inside a transaction: a retry when RocksDB's error is one.
-fn txn_error(e: rocksdb::Error) -> TxnError {
-    match retry_of(&e) {
-        Some(why) => TxnError::Retry(why),
-        None => TxnError::Failed(e.into()),
-    }
-}
-
-/// A workload's transaction on RocksDB: the [`TxnOps`] of a transaction of either kind.
-struct BodyTxn<'e, 't, 'db, D> {
-    engine: &'e RocksDbEngine,
-    txn: &'t Transaction<'db, D>,
-}
-
-impl<D> TxnOps for BodyTxn<'_, '_, '_, D> {
-    fn get(
-        &mut self,
-        cf: usize,
-        key: &[u8],
-        for_update: bool,
-    ) -> Result<Option<Vec<u8>>, TxnError> {
-        let family = self.engine.family_at(cf)?;
-        let value = READ_OPTIONS.with(|o| {
-            if for_update {
-                self.txn.get_pinned_for_update_cf_opt(family, key, true, o)
-            } else {
-                self.txn.get_pinned_cf_opt(family, key, o)
-            }
-            .map(|v| v.map(|v| v.to_vec()))
-        });
-        value.map_err(txn_error)
-    }
-
-    fn write(&mut self, op: WriteOp<'_>) -> Result<(), TxnError> {
-        let family = self.engine.family_at(op.cf())?;
-        match op {
-            WriteOp::Put { key, value, .. } => self.txn.put_cf(family, key, value),
-            WriteOp::Delete { key, .. } => self.txn.delete_cf(family, key),
-            WriteOp::Merge { key, operand, .. } => self.txn.merge_cf(family, key, operand),
-        }
-        .map_err(txn_error)
-    }
-
-    fn scan(
-        &mut self,
-        cf: usize,
-        lower: &[u8],
-        upper: Option<&[u8]>,
-        reverse: bool,
-        visit: Visitor<'_>,
-    ) -> Result<(), TxnError> {
-        let family = self.engine.family_at(cf)?;
-        let it = self
-            .txn
-            .raw_iterator_cf_opt(family, self.engine.bounds(lower, upper));
-        visit_range(it, reverse, visit).map_err(txn_error)
-    }
-}
-
-/// Which retry a failed transaction call is: a lock wait that timed out, a deadlock
-/// (RocksDB's `Busy` naming it), an optimistic conflict (`Busy`, or `TryAgain` when the
-/// memtables no longer hold the history the check needs); `None` for a real failure.
-fn retry_of(e: &rocksdb::Error) -> Option<Retry> {
-    match e.kind() {
-        ErrorKind::TimedOut => Some(Retry::Timeout),
-        ErrorKind::Busy if e.as_ref().contains("Deadlock") => Some(Retry::Deadlock),
-        ErrorKind::Busy | ErrorKind::TryAgain => Some(Retry::Conflict),
-        _ => None,
-    }
 }
 
 impl Engine for RocksDbEngine {

@@ -1,0 +1,420 @@
+//! Tests of the skiplist: the iterator conformance harness (against a sorted model), the
+//! node layout, every level sorted after inserts in any order, readers beside a writer,
+//! and lookups while inserts are staged.
+
+use super::*;
+use crate::iterator::InternalIterator;
+use crate::key::{append_internal_key, compare_internal};
+use crate::testing::harness::{self, Constructor, Entries, Keys};
+use crate::testing::lsm::shuffled;
+use std::sync::Arc;
+
+fn ik(k: u64, seq: u64) -> Vec<u8> {
+    let mut v = Vec::new();
+    append_internal_key(&mut v, &k.to_be_bytes(), seq, 1);
+    v
+}
+
+fn insert(list: &SkipList, ikey: &[u8], value: &[u8]) {
+    let t = Target::from_internal(ikey).unwrap();
+    list.insert(t.user_key, t.trailer, value);
+}
+
+fn collect(list: &SkipList) -> Vec<Vec<u8>> {
+    list.link_staged();
+    let mut out = Vec::new();
+    // SAFETY: the list is alive for the whole walk.
+    unsafe {
+        let mut n = node_next(list.head());
+        while !n.is_null() {
+            out.push(node_key(n).to_vec());
+            n = node_next(n);
+        }
+    }
+    out
+}
+
+/// A cursor over a bare list, moved by the list's own searches alone.
+struct ListCursor {
+    list: SkipList,
+    /// The current node; null when not valid.
+    node: Node,
+}
+
+impl ListCursor {
+    fn set(&mut self, node: Node) {
+        self.node = if node == self.list.head() {
+            ptr::null()
+        } else {
+            node
+        };
+    }
+
+    /// The last node at or before `ikey`: the last one before its successor.
+    fn find_at_or_before(&self, ikey: &[u8]) -> Node {
+        let t = Target::from_internal(ikey).unwrap();
+        let mut longer = t.user_key.to_vec();
+        let successor = match t.trailer.checked_sub(1) {
+            Some(trailer) => Target { trailer, ..t },
+            None => {
+                longer.push(0);
+                Target {
+                    user_key: &longer,
+                    trailer: u64::MAX,
+                }
+            }
+        };
+        self.list.find_less_than(&successor)
+    }
+}
+
+// SAFETY: the node pointer points into `list`, which the cursor owns and which is safe to
+// read from any thread (see the module doc).
+unsafe impl Send for ListCursor {}
+
+impl InternalIterator for ListCursor {
+    fn valid(&self) -> bool {
+        !self.node.is_null()
+    }
+    fn seek_to_first(&mut self) {
+        // SAFETY: the list is alive.
+        self.set(unsafe { node_next(self.list.head()) });
+    }
+    fn seek_to_last(&mut self) {
+        self.set(self.list.find_last());
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let t = Target::from_internal(target).unwrap();
+        self.set(self.list.find_greater_or_equal(&t, None));
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.set(self.find_at_or_before(target));
+    }
+    fn next(&mut self) {
+        if self.valid() {
+            // SAFETY: a valid cursor is on a linked node of its live list.
+            self.set(unsafe { node_next(self.node) });
+        }
+    }
+    fn prev(&mut self) {
+        if self.valid() {
+            let t = Target::from_internal(self.key()).unwrap();
+            self.set(self.list.find_less_than(&t));
+        }
+    }
+    fn key(&self) -> &[u8] {
+        if !self.valid() {
+            return &[];
+        }
+        // SAFETY: as in `next`.
+        unsafe { node_key(self.node) }
+    }
+    fn value(&self) -> &[u8] {
+        if !self.valid() {
+            return &[];
+        }
+        // SAFETY: as in `next`.
+        unsafe { node_value(self.node) }
+    }
+}
+
+struct ListConstructor {
+    block_size: usize,
+}
+
+impl Constructor for ListConstructor {
+    fn name(&self) -> String {
+        format!("skiplist (arena blocks of {} bytes)", self.block_size)
+    }
+    fn keys(&self) -> Keys {
+        Keys::Internal
+    }
+    fn build(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator + '_> {
+        let list = SkipList::new(rng.next_u64(), self.block_size);
+        for (k, v) in shuffled(rng, entries) {
+            insert(&list, &k, &v);
+        }
+        list.link_staged();
+        Box::new(ListCursor {
+            list,
+            node: ptr::null(),
+        })
+    }
+}
+
+#[test]
+fn skiplists_pass_the_iterator_harness() {
+    for block_size in [1024, MAX_BLOCK_SIZE] {
+        harness::check(&mut ListConstructor { block_size }, 16);
+    }
+}
+
+#[test]
+fn large_nodes_get_their_own_blocks() {
+    let list = SkipList::new(2, MAX_BLOCK_SIZE);
+    let big = vec![7u8; MAX_BLOCK_SIZE];
+    insert(&list, &ik(1, 1), &big);
+    insert(&list, &ik(2, 2), b"small");
+    list.link_staged();
+    assert!(list.memory_usage() > MAX_BLOCK_SIZE);
+    // SAFETY: the list is alive.
+    unsafe {
+        let first = node_next(list.head());
+        assert_eq!(node_value(first), &big[..]);
+        assert_eq!(node_value(node_next(first)), b"small");
+    }
+}
+
+#[test]
+fn the_largest_key_and_every_height_survive_the_node_layout() {
+    let list = SkipList::new(4, MAX_BLOCK_SIZE);
+    let mut key = vec![b'k'; crate::write_batch::MAX_KEY_LEN];
+    key.extend_from_slice(&9u64.to_le_bytes());
+    let value = vec![3u8; 3 << 20];
+    insert(&list, &key, &value);
+    // Enough entries for towers of many heights.
+    for i in 0..50_000u64 {
+        insert(&list, &ik(i, i + 10), b"v");
+    }
+    list.link_staged();
+    // SAFETY: the list is alive.
+    unsafe {
+        let mut n = node_next(list.head());
+        let mut count = 0;
+        while !n.is_null() {
+            let height = node_height(n);
+            assert!((1..=MAX_HEIGHT).contains(&height));
+            if node_key(n).len() == key.len() {
+                assert_eq!(node_key(n), &key[..]);
+                assert_eq!(node_value(n), &value[..]);
+            }
+            count += 1;
+            n = node_next(n);
+        }
+        assert_eq!(count, 50_001);
+    }
+    assert!(list.height() > 4, "towers grew");
+}
+
+/// Every level of `list`, walked from the head: each must be sorted in `order`, and each
+/// level's nodes must be among the level below's.
+fn check_levels(list: &SkipList, order: &KeyOrder) -> Vec<Vec<u8>> {
+    list.link_staged();
+    let mut below: Option<std::collections::HashSet<Node>> = None;
+    for level in 0..MAX_HEIGHT {
+        let mut nodes = std::collections::HashSet::new();
+        let mut last: Option<&[u8]> = None;
+        // SAFETY: the list is alive; every node reached at `level` has a tower that high.
+        let mut n = unsafe { tower(list.head(), level).load(AtomicOrdering::Acquire) };
+        while !n.is_null() {
+            // SAFETY: as above.
+            let key = unsafe { node_key(n) };
+            if let Some(last) = last {
+                assert_eq!(
+                    order.compare_internal(last, key),
+                    Ordering::Less,
+                    "level {level}"
+                );
+            }
+            if let Some(below) = &below {
+                assert!(below.contains(&(n as Node)), "level {level} skips below");
+            }
+            assert!(level < unsafe { node_height(n) });
+            nodes.insert(n as Node);
+            last = Some(key);
+            // SAFETY: as above.
+            n = unsafe { tower(n, level).load(AtomicOrdering::Acquire) };
+        }
+        below = Some(nodes);
+    }
+    collect(list)
+}
+
+/// Inserts in the orders a memtable sees (sorted runs that the splice follows, and
+/// jumps that make it search), in each built-in order: the list holds them all, sorted
+/// at every level.
+#[test]
+fn inserts_in_any_order_keep_every_level_sorted() {
+    let n = 3_000u64;
+    // (name, the (key, seq) of insert i)
+    type Pattern = (&'static str, fn(u64, u64) -> (u64, u64));
+    let patterns: [Pattern; 7] = [
+        ("ascending keys", |i, _| (i, 1)),
+        ("descending keys", |i, n| (n - i, 1)),
+        ("one key, rising seq", |i, _| (7, i + 1)),
+        ("two interleaved runs", |i, n| ((i % 2) * n + i / 2, 1)),
+        ("runs of 100 from spread starts", |i, _| {
+            ((i / 100) * 7919 % 3001 * 1000 + i % 100, 1)
+        }),
+        ("ascending keys, two versions each", |i, _| {
+            (i / 2, 10 + i % 2)
+        }),
+        ("random", |i, _| {
+            (i.wrapping_mul(2654435761) % 100_000, i + 1)
+        }),
+    ];
+    for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
+        for (name, key_of) in patterns {
+            let list = SkipList::with_order(9, 4096, order.clone());
+            let mut expected = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..n {
+                let (k, seq) = key_of(i, n);
+                let key = ik(k, seq);
+                if !seen.insert(key.clone()) {
+                    continue;
+                }
+                insert(&list, &key, &k.to_le_bytes());
+                expected.push(key);
+            }
+            expected.sort_by(|a, b| order.compare_internal(a, b));
+            assert_eq!(check_levels(&list, &order), expected, "{name} in {order:?}");
+            for key in &expected {
+                let t = Target::from_internal(key).unwrap();
+                let found = list.find_greater_or_equal(&t, None);
+                // SAFETY: the list is alive.
+                assert_eq!(unsafe { node_key(found) }, &key[..], "{name} in {order:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn readers_see_a_consistent_sorted_list_while_a_writer_inserts() {
+    let list = Arc::new(SkipList::new(3, 4096));
+    let writer = {
+        let list = list.clone();
+        std::thread::spawn(move || {
+            for seq in 0..20_000u64 {
+                insert(&list, &ik(seq.wrapping_mul(2654435761) % 10_000, seq), b"v");
+            }
+        })
+    };
+    let mut last_len = 0;
+    while !writer.is_finished() {
+        let keys = collect(&list);
+        assert!(keys.len() >= last_len);
+        assert!(keys
+            .windows(2)
+            .all(|w| compare_internal(&w[0], &w[1]) == Ordering::Less));
+        last_len = keys.len();
+    }
+    writer.join().unwrap();
+    assert_eq!(collect(&list).len(), 20_000);
+}
+
+/// A writer inserts while readers look up keys whose inserts have returned (the writer
+/// publishes how many after each): the staging area then the list must hold every one,
+/// whether it is staged, being linked, or linked. Readers also link the area themselves
+/// now and then, as a memtable switch does.
+#[test]
+fn gets_find_every_returned_insert_while_nodes_are_staged_and_linked() {
+    use std::sync::atomic::AtomicU64;
+    const N: u64 = 30_000;
+    let list = Arc::new(SkipList::new(5, 4096));
+    let published = Arc::new(AtomicU64::new(0));
+    let key_of = |i: u64| i.wrapping_mul(2654435761) % 1_000_003;
+    let writer = {
+        let (list, published) = (list.clone(), published.clone());
+        std::thread::spawn(move || {
+            for i in 0..N {
+                insert(&list, &ik(key_of(i), i + 1), &i.to_le_bytes());
+                published.store(i + 1, AtomicOrdering::Release);
+            }
+        })
+    };
+    let readers: Vec<_> = (0..2u64)
+        .map(|r| {
+            let (list, published) = (list.clone(), published.clone());
+            std::thread::spawn(move || {
+                let mut rng = Rng::new(r);
+                let mut lookups = 0u64;
+                loop {
+                    let done = published.load(AtomicOrdering::Acquire);
+                    if done == 0 {
+                        continue;
+                    }
+                    // Mostly the newest inserts, which are the staged ones.
+                    let window = if rng.one_in(2) { 40 } else { N };
+                    let i = done - 1 - rng.below(done.min(window));
+                    let key = ik(key_of(i), i + 1);
+                    let t = Target::from_internal(&key).unwrap();
+                    let staged = list.find_staged(t.user_key, t.trailer);
+                    let linked = list.find_greater_or_equal(&t, None);
+                    // SAFETY: the list is alive; found nodes are its nodes.
+                    let found = [staged, linked]
+                        .into_iter()
+                        .any(|n| !n.is_null() && unsafe { node_key(n) } == &key[..]);
+                    assert!(found, "insert {i} of {done} returned but is not found");
+                    lookups += 1;
+                    if rng.one_in(500) {
+                        list.link_staged();
+                    }
+                    if done == N {
+                        return lookups;
+                    }
+                }
+            })
+        })
+        .collect();
+    writer.join().unwrap();
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    assert_eq!(collect(&list).len(), N as usize);
+}
+
+/// Staged nodes are found by [`SkipList::find_staged`] only for their own user key and
+/// at or below the trailer asked, newest first; a custom order stages none.
+#[test]
+fn find_staged_takes_the_newest_version_at_or_below_the_trailer() {
+    let list = SkipList::new(6, 4096);
+    // Ascending keys go right after the splice: linked at once, and the list grows tall
+    // enough that a search takes far more steps than the inserts below make. Those fall
+    // before the splice, so they are staged, and still are at the end.
+    for k in 100..20_000u64 {
+        insert(&list, &ik(k, 1), b"linked");
+    }
+    assert_eq!(list.staged_nodes().len(), 0);
+    for (k, seq) in [(1u64, 3u64), (1, 5), (2, 4), (1, 9)] {
+        insert(&list, &ik(k, seq), &seq.to_le_bytes());
+    }
+    let found = |k: u64, seq: u64| {
+        let key = ik(k, seq);
+        let t = Target::from_internal(&key).unwrap();
+        let n = list.find_staged(t.user_key, t.trailer | 0xff);
+        // SAFETY: the list is alive.
+        (!n.is_null()).then(|| unsafe { node_value(n) }.to_vec())
+    };
+    let cases = [
+        (1, 10, Some(9)),
+        (1, 8, Some(5)),
+        (1, 5, Some(5)),
+        (1, 2, None),
+        (2, 9, Some(4)),
+        (3, 9, None),
+    ];
+    for (k, seq, expect) in cases {
+        assert_eq!(
+            found(k, seq),
+            expect.map(|s: u64| s.to_le_bytes().to_vec()),
+            "key {k} at {seq}"
+        );
+    }
+    assert_eq!(list.staged_nodes().len(), 4);
+    list.link_staged();
+    assert_eq!(found(1, 10), None, "linked nodes leave the staging area");
+    assert_eq!(list.staged_nodes().len(), 0);
+    assert_eq!(collect(&list).len(), 19_904);
+
+    let custom = SkipList::with_order(
+        7,
+        4096,
+        KeyOrder::Custom(Arc::new(crate::comparator::BytewiseComparator)),
+    );
+    insert(&custom, &ik(1, 1), b"v");
+    let key = ik(1, 1);
+    let t = Target::from_internal(&key).unwrap();
+    assert!(custom.find_staged(t.user_key, t.trailer).is_null());
+    assert!(!custom.find_greater_or_equal(&t, None).is_null());
+}
