@@ -74,8 +74,9 @@ pub struct IngestOptions {
     /// once the ingest has succeeded. Without it the source files stay as they are. Default:
     /// false.
     pub move_files: bool,
-    /// When a file overlaps keys still in the family's memtables, flush them first (writes
-    /// wait meanwhile); without it such an ingest is refused. Default: true.
+    /// When a file overlaps keys still in the family's memtables, or goes to L0 at a new
+    /// sequence number while they hold writes (so that L0 stays ordered by age), flush them
+    /// first (writes wait meanwhile); without it such an ingest is refused. Default: true.
     pub allow_blocking_flush: bool,
     /// Accepted for RocksDB's sake, and always done: before anything changes, every entry
     /// of each file is read (to check its order, kind and sequence number), which checks the
