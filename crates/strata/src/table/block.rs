@@ -30,10 +30,11 @@ use crate::comparator::{bytewise_compare, first_word, KeyOrder};
 use crate::key::TRAILER_LEN;
 mod builder;
 mod iter;
+mod key_buf;
 
 pub use builder::BlockBuilder;
 pub use iter::BlockIter;
-pub(crate) use iter::INLINE_KEY;
+pub(crate) use key_buf::INLINE_KEY;
 
 use crate::table::data_block_hash::{
     self, HashIndexBuilder, COLLISION, EMPTY, HASH_INDEX_FLAG, MAX_HASHED_RESTARTS,
@@ -376,7 +377,8 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::iter::{compare_in_byte_order, KeyBuf};
+    use super::iter::compare_in_byte_order;
+    use super::key_buf::KeyBuf;
     use super::*;
     use crate::iterator::InternalIterator;
     use crate::testing::harness::{

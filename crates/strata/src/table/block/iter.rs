@@ -1,6 +1,7 @@
 //! A cursor over a block: binary search over the restart points, then a scan of one
 //! restart interval; the built-in orders compare in place (see [`BlockIter::seek`]).
 
+use super::key_buf::KeyBuf;
 use super::*;
 
 /// Orders two keys in a built-in order: bytewise (or its reverse) user keys, whole
@@ -40,86 +41,6 @@ const PREFETCHED_INTERVAL_BYTES: usize = 2048;
 /// A binary search over at most this many restart points past the first asks for all of
 /// their entries before its first probe.
 const PREFETCHED_RESTARTS: usize = 8;
-
-/// Bytes of a key a cursor builds without allocating: keys up to this length (db_bench's
-/// 16-byte keys with their 8-byte trailer, most applications' keys) are built in the cursor
-/// itself, so that a cursor made for one seek allocates no key buffer.
-pub(crate) const INLINE_KEY: usize = 48;
-
-/// A key being built: in `inline` while it fits, whole in `heap` when longer.
-#[derive(Clone)]
-pub(super) struct KeyBuf {
-    len: usize,
-    inline: [u8; INLINE_KEY],
-    /// The key when it is longer than [`INLINE_KEY`] bytes; its capacity is kept for reuse.
-    heap: Vec<u8>,
-}
-
-impl KeyBuf {
-    /// An empty key, with `heap`'s capacity for long ones.
-    pub(super) fn new(mut heap: Vec<u8>) -> KeyBuf {
-        heap.clear();
-        KeyBuf {
-            len: 0,
-            inline: [0; INLINE_KEY],
-            heap,
-        }
-    }
-
-    #[inline]
-    pub(super) fn as_slice(&self) -> &[u8] {
-        match self.inline.get(..self.len) {
-            Some(key) => key,
-            None => &self.heap,
-        }
-    }
-
-    #[inline]
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline]
-    pub(super) fn clear(&mut self) {
-        self.len = 0;
-        self.heap.clear();
-    }
-
-    /// Keeps the first `len` bytes.
-    #[inline]
-    pub(super) fn truncate(&mut self, len: usize) {
-        if len >= self.len {
-            return;
-        }
-        if self.len > INLINE_KEY {
-            match self.inline.get_mut(..len) {
-                Some(inline) => {
-                    inline.copy_from_slice(&self.heap[..len]);
-                    self.heap.clear();
-                }
-                None => self.heap.truncate(len),
-            }
-        }
-        self.len = len;
-    }
-
-    /// Appends `bytes`.
-    #[inline]
-    pub(super) fn extend(&mut self, bytes: &[u8]) {
-        let len = self.len + bytes.len();
-        match self.inline.get_mut(self.len..len) {
-            Some(room) => room.copy_from_slice(bytes),
-            None => {
-                if self.len <= INLINE_KEY {
-                    self.heap.clear();
-                    self.heap.extend_from_slice(&self.inline[..self.len]);
-                }
-                self.heap.extend_from_slice(bytes);
-            }
-        }
-        self.len = len;
-    }
-}
 
 /// How a seek's scan of entries ended.
 enum Scan {
@@ -221,7 +142,7 @@ impl BlockIter {
 
     /// The key buffer, for reuse.
     pub fn into_buffer(self) -> Vec<u8> {
-        self.key.heap
+        self.key.into_heap()
     }
 
     /// True when on an entry.
