@@ -376,12 +376,14 @@ pub unsafe fn node_key<'a>(node: Node) -> &'a [u8] {
 /// # Safety
 /// As for [`node_key`].
 pub unsafe fn node_value<'a>(node: Node) -> &'a [u8] {
-    // SAFETY: the value's length follows the key, the value its length (module doc).
+    // SAFETY: the value's length follows the key, the value its length (module doc). The
+    // place is reckoned from the node's pointer: one taken from the key's slice may reach
+    // only the key's bytes (Miri's Stacked Borrows check found a read past them).
     unsafe {
-        let key = node_key(node);
-        let at = key.as_ptr().add(key.len());
-        let (vlen, n) = read_varint(at);
-        std::slice::from_raw_parts(at.add(n), vlen)
+        let (klen, n) = read_varint(node.add(PTR + 1));
+        let at = node.add(PTR + 1 + n + klen);
+        let (vlen, m) = read_varint(at);
+        std::slice::from_raw_parts(at.add(m), vlen)
     }
 }
 
