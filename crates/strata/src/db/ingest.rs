@@ -248,12 +248,14 @@ impl DbInner {
         // flushed, though that data is partly older: flushed, it would span the file's number,
         // and L0's order by sequence numbers (and the picker's windows of adjacent runs)
         // would no longer follow the age of every key. Flushed first, it cannot.
-        let into_l0 = memtables.iter().any(|m| !m.is_empty())
-            && files
+        let into_l0 = match memtables.iter().any(|m| !m.is_empty()) {
+            true => files
                 .iter()
-                .any(|f| target_level(&sv.version, &cf.options, &f.meta, MAX_SEQUENCE) == 0);
+                .find(|f| target_level(&sv.version, &cf.options, &f.meta, MAX_SEQUENCE) == 0),
+            false => None,
+        };
         drop(sv);
-        if let Some(f) = overlapping.or(into_l0.then(|| &files[0])) {
+        if let Some(f) = overlapping.or(into_l0) {
             if !options.allow_blocking_flush {
                 let why = match overlapping.is_some() {
                     true => "overlaps keys in the memtables",
