@@ -64,7 +64,7 @@ enum Direction {
 pub struct MergingIterator {
     /// The order of user keys (the column family's).
     order: KeyOrder,
-    children: Vec<Box<dyn InternalIterator>>,
+    children: Vec<Child>,
     /// Indexes of the valid children, a heap whose top is the current entry.
     heap: Vec<usize>,
     direction: Direction,
@@ -82,7 +82,7 @@ impl MergingIterator {
         MergingIterator {
             order,
             heap: Vec::with_capacity(children.len()),
-            children,
+            children: children.into_iter().map(Child::new).collect(),
             direction: Direction::Forward,
         }
     }
@@ -131,12 +131,12 @@ impl MergingIterator {
         if self
             .children
             .iter()
-            .any(|c| !c.valid() && c.status().is_err())
+            .any(|c| !c.valid && c.iter.status().is_err())
         {
             return;
         }
         self.heap
-            .extend((0..self.children.len()).filter(|&i| self.children[i].valid()));
+            .extend((0..self.children.len()).filter(|&i| self.children[i].valid));
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(i);
         }
@@ -147,8 +147,8 @@ impl MergingIterator {
         let Some(&top) = self.heap.first() else {
             return;
         };
-        if !self.children[top].valid() {
-            if self.children[top].status().is_err() {
+        if !self.children[top].valid {
+            if self.children[top].iter.status().is_err() {
                 // Stopped on an error: the merge stops with it (see `rebuild`).
                 self.heap.clear();
                 return;
@@ -212,7 +212,7 @@ impl InternalIterator for MergingIterator {
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
                     c.seek(&key);
-                    if c.valid() && c.key() == key.as_slice() {
+                    if c.valid && c.key() == key.as_slice() {
                         c.next();
                     }
                 }
@@ -232,7 +232,7 @@ impl InternalIterator for MergingIterator {
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
                     c.seek_for_prev(&key);
-                    if c.valid() && c.key() == key.as_slice() {
+                    if c.valid && c.key() == key.as_slice() {
                         c.prev();
                     }
                 }
@@ -254,13 +254,109 @@ impl InternalIterator for MergingIterator {
 
     fn value(&self) -> &[u8] {
         match self.current() {
-            Some(i) => self.children[i].value(),
+            Some(i) => self.children[i].iter.value(),
             None => &[],
         }
     }
 
     fn status(&self) -> Result<()> {
-        self.children.iter().try_for_each(|c| c.status())
+        self.children.iter().try_for_each(|c| c.iter.status())
+    }
+}
+
+/// A child of a [`MergingIterator`], with its validity and current key as of its last move
+/// (RocksDB's `IteratorWrapper`): the heap compares children's keys at every step, and the
+/// database iterator reads the current key several times per step, where each `key()` of a
+/// child is a chain of dynamic calls down its layers (a level's cursor, a table's, a
+/// block's). Kept here, a comparison reads two slices. Every move of the child goes through
+/// the methods below, which take the key again after it.
+struct Child {
+    iter: Box<dyn InternalIterator>,
+    /// `iter.valid()` after the last move.
+    valid: bool,
+    /// Start and length of `iter.key()` after the last move (empty when not valid).
+    ///
+    /// Invariant: the bytes lie in memory that `iter` owns or holds (a cursor's key buffer
+    /// behind the box, a block it holds, the arena of a memtable it holds), as every
+    /// `InternalIterator::key` returns, and they stay valid and unchanged until the next
+    /// call on `iter` that takes `&mut` (a move): the slice's borrow of `iter` would end
+    /// there. Every such call is made by a method of `Child` that sets `key` again after it,
+    /// and `iter` is behind a box, so moving the `Child` moves none of those bytes.
+    key: (*const u8, usize),
+}
+
+// SAFETY: `key` only points into memory reachable through `iter`, which is `Send`; it is read
+// only through `&self` (see the field's invariant), as `iter.key()` would be.
+unsafe impl Send for Child {}
+
+impl Child {
+    /// `iter`, unpositioned: a merge positions every child before it reads any.
+    fn new(iter: Box<dyn InternalIterator>) -> Child {
+        Child {
+            iter,
+            valid: false,
+            key: (<&[u8]>::default().as_ptr(), 0),
+        }
+    }
+
+    /// Takes the validity and the key again, after a move.
+    #[inline]
+    fn moved(&mut self) {
+        self.valid = self.iter.valid();
+        let key = match self.valid {
+            true => self.iter.key(),
+            false => &[],
+        };
+        self.key = (key.as_ptr(), key.len());
+    }
+
+    /// The child's current key (empty when not valid).
+    #[inline]
+    fn key(&self) -> &[u8] {
+        // SAFETY: `key` is the slice `iter.key()` returned after the last move, still valid
+        // and unchanged (the field's invariant), and this borrows `self`, so no move can
+        // happen while the slice returned lives.
+        unsafe { std::slice::from_raw_parts(self.key.0, self.key.1) }
+    }
+
+    fn seek_to_first(&mut self) {
+        self.iter.seek_to_first();
+        self.moved();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.iter.seek_to_last();
+        self.moved();
+    }
+
+    /// Begins a seek (see [`InternalIterator::prepare_seek`]); the seek that must follow
+    /// takes the key. Until then the child reads as not valid.
+    fn prepare_seek(&mut self, target: &[u8]) {
+        self.iter.prepare_seek(target);
+        self.valid = false;
+        self.key = (<&[u8]>::default().as_ptr(), 0);
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.iter.seek(target);
+        self.moved();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.iter.seek_for_prev(target);
+        self.moved();
+    }
+
+    #[inline]
+    fn next(&mut self) {
+        self.iter.next();
+        self.moved();
+    }
+
+    #[inline]
+    fn prev(&mut self) {
+        self.iter.prev();
+        self.moved();
     }
 }
 
