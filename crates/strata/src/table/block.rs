@@ -105,7 +105,16 @@ pub struct Block {
 struct RestartWords {
     trailer_len: usize,
     words: Box<[u64]>,
+    /// Every [`WORDS_PER_GROUP`]th word (`words[g * WORDS_PER_GROUP]`): a seek searches these
+    /// first, a few lines that stay in cache, and then only the group's words, instead of
+    /// probing the whole array (an index block of a large table has tens of thousands of
+    /// restart points, and each probe of a plain binary search past its first few is a
+    /// cache miss of its own).
+    groups: Box<[u64]>,
 }
+
+/// Restart words per group of [`RestartWords::groups`]: two cache lines of words.
+const WORDS_PER_GROUP: usize = 16;
 
 /// Blocks with at least this many restart points get a word per restart point at their
 /// first seek: index blocks (a restart point per entry, thousands in a large table), not
@@ -272,7 +281,7 @@ impl Block {
     /// `cache_index_and_filter_blocks`) holds its words uncharged.
     pub fn size(&self) -> usize {
         let words = match self.restart_words.get() {
-            Some(Some(w)) => 8 * w.words.len(),
+            Some(Some(w)) => 8 * (w.words.len() + w.groups.len()),
             _ => 0,
         };
         self.bytes().len() + words
@@ -285,7 +294,7 @@ impl Block {
     /// than the first call's (a block is read in one order). A binary search then compares
     /// words, and reads a restart key only when its word equals the target's: an index
     /// search touches 8 bytes per probe instead of an entry's header and key.
-    fn restart_words(&self, trailer_len: usize) -> Option<&[u64]> {
+    fn restart_words(&self, trailer_len: usize) -> Option<&RestartWords> {
         if self.num_restarts < WORDS_FROM_RESTARTS {
             return None;
         }
@@ -299,11 +308,14 @@ impl Block {
                     (shared == 0).then(|| first_word(&data[kat..kat + user]))
                 })
                 .collect::<Option<Box<[u64]>>>()?;
-            Some(RestartWords { trailer_len, words })
+            let groups = words.iter().step_by(WORDS_PER_GROUP).copied().collect();
+            Some(RestartWords {
+                trailer_len,
+                words,
+                groups,
+            })
         });
-        made.as_ref()
-            .filter(|w| w.trailer_len == trailer_len)
-            .map(|w| &*w.words)
+        made.as_ref().filter(|w| w.trailer_len == trailer_len)
     }
 
     fn restart(&self, i: usize) -> usize {

@@ -443,22 +443,44 @@ impl BlockIter {
     /// [`BlockIter::restart_before`] in a built-in order by the block's restart words
     /// (`words`, one per restart point): a probe reads the restart key only when its word
     /// equals the target's.
+    ///
+    /// The sampled words ([`RestartWords::groups`]) narrow the search first: a restart point
+    /// whose word orders before the target's has a key before the target (the answer is at or
+    /// after it), one whose word orders after it has a key after the target (the answer is
+    /// before it); equal words decide nothing, and leave the range wider.
     pub(super) fn restart_before_by_words<const INTERNAL: bool, const REVERSE: bool>(
         &self,
         target: &[u8],
-        words: &[u64],
+        restart_words: &RestartWords,
     ) -> Result<usize, &'static str> {
         let trailer_len = if INTERNAL { TRAILER_LEN } else { 0 };
         let target_word = first_word(&target[..target.len().saturating_sub(trailer_len)]);
+        // The word's key against the target's, where the words alone say it.
+        let word_order = |w: u64| match (w.cmp(&target_word), REVERSE) {
+            (Ordering::Equal, _) => Ordering::Equal,
+            (o, false) => o,
+            (o, true) => o.reverse(),
+        };
+        let (words, groups) = (&*restart_words.words, &*restart_words.groups);
         let block = &*self.block;
         let data = block.bytes();
-        let (mut left, mut right) = (0, words.len().saturating_sub(1));
+        // Groups whose first key is surely before the target, then those not surely after.
+        let before = groups.partition_point(|&w| word_order(w) == Ordering::Less);
+        let not_after = before
+            + groups[before..]
+                .iter()
+                .take_while(|&&w| word_order(w) == Ordering::Equal)
+                .count();
+        let mut left = before.saturating_sub(1) * WORDS_PER_GROUP;
+        let mut right = match not_after < groups.len() {
+            true => (not_after * WORDS_PER_GROUP).saturating_sub(1),
+            false => words.len().saturating_sub(1),
+        };
         while left < right {
             let mid = (left + right).div_ceil(2);
-            let order = match words.get(mid).map(|w| w.cmp(&target_word)) {
-                Some(Ordering::Less) if !REVERSE => Ordering::Less,
-                Some(Ordering::Greater) if REVERSE => Ordering::Less,
-                Some(Ordering::Less | Ordering::Greater) => Ordering::Greater,
+            let order = match words.get(mid).map(|&w| word_order(w)) {
+                Some(Ordering::Less) => Ordering::Less,
+                Some(Ordering::Greater) => Ordering::Greater,
                 Some(Ordering::Equal) | None => {
                     let (shared, unshared, _, kat) =
                         decode_entry(data, block.restart(mid), block.restarts_at)
