@@ -324,9 +324,11 @@ impl Engine for StrataEngine {
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
+        // Pinned, as db_bench reads (a `PinnableSlice`) and as the RocksDB engine here does:
+        // a value in a table block is not copied out of it.
         let value = match self.family(key) {
-            None => self.db().get(key)?,
-            Some(cf) => self.db().get_cf(cf, key)?,
+            None => self.db().get_pinned(key)?,
+            Some(cf) => self.db().get_pinned_cf(cf, key)?,
         };
         Ok(value.map(|v| v.len()))
     }
