@@ -757,8 +757,10 @@ mod tests {
             ("lz4:gzip", Err("`gzip` is none")),
         ];
         for (text, expected) in cases {
-            let mut options = Options::default();
-            options.compression_per_level = vec![Compression::Snappy];
+            let mut options = Options {
+                compression_per_level: vec![Compression::Snappy],
+                ..Options::default()
+            };
             match (expected, (info.set)(&mut options, text)) {
                 (Ok(levels), Ok(())) => {
                     assert_eq!(options.compression_per_level, levels, "{text}");
