@@ -166,6 +166,9 @@ typedef void (*strata_batch_delete_cf_fn)(void*, uint32_t, const char*, size_t);
 // the value is empty for deletions and the end key for a range deletion.
 typedef void (*strata_batch_entry_fn)(void*, int, uint32_t, const char*, size_t, const char*, size_t);
 
+// A log-data blob: `(state, blob, len)`.
+typedef void (*strata_batch_log_data_fn)(void*, const char*, size_t);
+
 // The destructor of a callback object's state; may be null.
 typedef void (*strata_destructor_fn)(void *state);
 
@@ -379,6 +382,14 @@ void strata_writebatch_delete_cf(strata_writebatch_t *b, const strata_column_fam
 // `b` null or a live batch; `begin` and `end` readable for their lengths.
 void strata_writebatch_delete_range(strata_writebatch_t *b, const char *begin, size_t begin_len, const char *end, size_t end_len);
 
+// Adds a blob to the batch's WAL record only (RocksDB's `rocksdb_writebatch_put_log_data`):
+// no sequence number, not counted, never applied; the change feed gives it back
+// (`strata_writebatch_iterate_log_data`).
+//
+// # Safety
+// `b` null or a live batch; `blob` readable for `len` bytes.
+void strata_writebatch_put_log_data(strata_writebatch_t *b, const char *blob, size_t len);
+
 // Adds: remove every key in [`begin`, `end`) of column family `cf` (a null `cf` is ignored).
 //
 // # Safety
@@ -428,6 +439,14 @@ void strata_writebatch_iterate_cf(const strata_writebatch_t *b, void *state, str
 // # Safety
 // `b` null or a live batch; `entry` null or callable with `state`; `errptr` as usual.
 void strata_writebatch_iterate_entries(const strata_writebatch_t *b, void *state, strata_batch_entry_fn entry, char **errptr);
+
+// Calls `log_data` for each log-data blob of the batch (`strata_writebatch_put_log_data`),
+// in order; the updates are not reported (read them with `strata_writebatch_iterate_entries`).
+// A null batch sets `*errptr`.
+//
+// # Safety
+// `b` null or a live batch; `log_data` null or callable with `state`; `errptr` as usual.
+void strata_writebatch_iterate_log_data(const strata_writebatch_t *b, void *state, strata_batch_log_data_fn log_data, char **errptr);
 
 // Opens the database in `name` with its column families: `num_column_families` names and
 // options (the family fields of each `strata_options_t` are used), every family the

@@ -213,6 +213,27 @@ pub unsafe extern "C" fn strata_writebatch_delete_range(
     }
 }
 
+/// Adds a blob to the batch's WAL record only (RocksDB's `rocksdb_writebatch_put_log_data`):
+/// no sequence number, not counted, never applied; the change feed gives it back
+/// (`strata_writebatch_iterate_log_data`).
+///
+/// # Safety
+/// `b` null or a live batch; `blob` readable for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_put_log_data(
+    b: *mut strata_writebatch_t,
+    blob: *const c_char,
+    len: usize,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        update(b, |batch| {
+            batch.put_log_data(bytes(blob, len, "log data")?);
+            Ok(())
+        })
+    }
+}
+
 /// Adds: remove every key in [`begin`, `end`) of column family `cf` (a null `cf` is ignored).
 ///
 /// # Safety

@@ -2,8 +2,9 @@
 //! `rocksdb_writebatch_iterate` (puts and deletes of every family),
 //! `rocksdb_writebatch_iterate_cf` (with the family id and merges), and
 //! `strata_writebatch_iterate_entries`, which reports every kind of update (range deletions
-//! and single deletes too) with a `STRATA_BATCH_*` code. A batch of the change feed
-//! (`strata_wal_iter_get_batch`) is read this way.
+//! and single deletes too) with a `STRATA_BATCH_*` code, and
+//! `strata_writebatch_iterate_log_data` for the blobs of `strata_writebatch_put_log_data`. A
+//! batch of the change feed (`strata_wal_iter_get_batch`) is read this way.
 //!
 //! Callbacks are called on the calling thread, in the batch's order, with bytes valid for the
 //! call only; they must not unwind. A null callback skips the updates it would get. Family
@@ -43,6 +44,9 @@ pub type strata_batch_delete_cf_fn =
 pub type strata_batch_entry_fn = Option<
     unsafe extern "C" fn(*mut c_void, c_int, u32, *const c_char, usize, *const c_char, usize),
 >;
+
+/// A log-data blob: `(state, blob, len)`.
+pub type strata_batch_log_data_fn = Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize)>;
 
 /// The `STRATA_BATCH_*` code of an update's kind; None for a kind a batch read back never
 /// holds (a blob reference: the change feed refuses those batches).
@@ -170,6 +174,33 @@ pub unsafe extern "C" fn strata_writebatch_iterate_entries(
                     )
                 }
             })
+        })
+    }
+}
+
+/// Calls `log_data` for each log-data blob of the batch (`strata_writebatch_put_log_data`),
+/// in order; the updates are not reported (read them with `strata_writebatch_iterate_entries`).
+/// A null batch sets `*errptr`.
+///
+/// # Safety
+/// `b` null or a live batch; `log_data` null or callable with `state`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_iterate_log_data(
+    b: *const strata_writebatch_t,
+    state: *mut c_void,
+    log_data: strata_batch_log_data_fn,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: as in `strata_writebatch_iterate`.
+    unsafe {
+        guard(errptr, (), || {
+            let b = handle(b, "write batch")?;
+            if let Some(f) = log_data {
+                for blob in b.batch.log_data() {
+                    f(state, ptr(blob), blob.len());
+                }
+            }
+            Ok(())
         })
     }
 }

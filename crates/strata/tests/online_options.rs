@@ -103,6 +103,32 @@ fn a_smaller_write_buffer_set_online_makes_the_next_memtables_flush_sooner() {
 }
 
 #[test]
+fn compression_per_level_set_online_is_what_the_next_flush_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    db.set_options(&[("disable_auto_compactions", "true")])
+        .expect("set");
+    let value = b"a compressible value, a compressible value, ".repeat(20);
+    let mut flushed_with = Vec::new();
+    for (round, levels) in ["zstd:none", "", "snappy"].into_iter().enumerate() {
+        db.set_options(&[("compression_per_level", levels), ("compression", "lz4")])
+            .expect("set");
+        for i in 0..50u32 {
+            db.put(format!("{round}-{i:04}"), &value).expect("put");
+        }
+        db.flush().expect("flush");
+        let tables = db
+            .properties_of_all_tables(&db.default_cf())
+            .expect("tables");
+        let newest = tables.keys().max().expect("a table").clone();
+        flushed_with.push(tables[&newest].compression.clone());
+    }
+    // A flush writes L0: the list's first entry, `compression` when the list is empty.
+    assert_eq!(flushed_with, ["zstd", "lz4", "snappy"]);
+    db.close().expect("close");
+}
+
+#[test]
 fn compactions_stop_and_resume_with_disable_auto_compactions_online() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = open(dir.path());

@@ -1,5 +1,6 @@
 /* The change feed from C: strata_get_updates_since and the strata_wal_iter_* functions, and
- * reading batches back with strata_writebatch_iterate, _iterate_cf and _iterate_entries.
+ * reading batches back with strata_writebatch_iterate, _iterate_cf, _iterate_entries and
+ * _iterate_log_data.
  * Batches of every kind of update, in two families, are written across flushes with WALs
  * kept; the feed is replayed from several sequence numbers and compared with a model of
  * what was written (each batch's first sequence number and its updates as text). Built and
@@ -36,6 +37,13 @@ static void describe(char *out, int kind, uint32_t cf, const char *k, size_t kle
 static void describe_entry(void *state, int kind, uint32_t cf, const char *k, size_t klen,
                            const char *v, size_t vlen) {
     describe((char *)state, kind, cf, k, klen, v, vlen);
+}
+
+/* Appends a log-data blob, as text, to `state`: log BLOB; */
+static void describe_log_data(void *state, const char *blob, size_t len) {
+    char *out = (char *)state;
+    size_t used = strlen(out);
+    snprintf(out + used, TEXT - used, "log %.*s;", (int)len, blob);
 }
 
 /* Counts for strata_writebatch_iterate and _iterate_cf. */
@@ -160,6 +168,9 @@ static void feed_across_flushes(const char *path) {
         case 2:
             strata_writebatch_single_delete(b, prev, 3);
             describe(text, STRATA_BATCH_SINGLE_DELETE, 0, prev, 3, "", 0);
+            /* Log data: in the WAL record only, not counted, not an update. */
+            strata_writebatch_put_log_data(b, value, 3);
+            strata_writebatch_put_log_data(b, key, 3);
             break;
         case 3:
             strata_writebatch_delete_range(b, "a", 1, prev, 3);
@@ -207,6 +218,26 @@ static void feed_across_flushes(const char *path) {
     CHECK(c.puts == 2 && cf.merges == 1);
     strata_writebatch_destroy(b0);
     strata_writebatch_destroy(b1);
+    strata_wal_iter_destroy(it);
+
+    /* Log data comes back with its batch from the feed, in order; other batches have none. */
+    it = strata_get_updates_since(db, model_seq[2], NULL, &err);
+    CHECK_OK(err);
+    strata_writebatch_t *b2 = strata_wal_iter_get_batch(it, NULL);
+    strata_wal_iter_next(it);
+    strata_writebatch_t *b3 = strata_wal_iter_get_batch(it, NULL);
+    char logged[TEXT] = "";
+    strata_writebatch_iterate_log_data(b2, logged, describe_log_data, &err);
+    CHECK_OK(err);
+    CHECK(strcmp(logged, "log v02;log k02;") == 0);
+    logged[0] = '\0';
+    strata_writebatch_iterate_log_data(b3, logged, describe_log_data, &err);
+    CHECK_OK(err);
+    CHECK(logged[0] == '\0');
+    strata_writebatch_iterate_log_data(b2, logged, NULL, &err);
+    CHECK_OK(err);
+    strata_writebatch_destroy(b2);
+    strata_writebatch_destroy(b3);
     strata_wal_iter_destroy(it);
 
     /* Options must be null. */
@@ -271,6 +302,9 @@ static void nulls(void) {
     strata_wal_iter_destroy(NULL);
     strata_writebatch_iterate_entries(NULL, NULL, describe_entry, &err);
     CHECK_ERROR(err, "write batch is a null pointer");
+    strata_writebatch_iterate_log_data(NULL, NULL, describe_log_data, &err);
+    CHECK_ERROR(err, "write batch is a null pointer");
+    strata_writebatch_put_log_data(NULL, "x", 1);
     strata_writebatch_iterate(NULL, NULL, count_put, count_delete);
     strata_writebatch_iterate_cf(NULL, NULL, count_put_cf, count_delete_cf, count_merge_cf);
     CHECK(strata_get_latest_sequence_number(NULL) == 0);

@@ -15,7 +15,7 @@ use super::{
 use crate::codec::{crc32c, decode_fixed32, decode_fixed64, get_varint32, unmask_crc};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
-use crate::table::format::{decompress_block, Compression};
+use crate::table::compression::{decompress_block, Compression};
 
 /// An open, finished blob file.
 pub struct BlobFileReader {

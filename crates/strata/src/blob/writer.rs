@@ -15,7 +15,7 @@ use super::{
 use crate::codec::{crc32c, mask_crc, put_varint32};
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, WritableFile};
-use crate::table::format::{compress_block, Compression};
+use crate::table::compression::{compress_block, Compression};
 use crate::write_batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
 
 /// Bytes of records gathered before they are written to the file.

@@ -691,10 +691,11 @@ fn model_add(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: Vec<u8>, operand: u64)
 /// decompresses to data or an error; and the block's bytes, compressed with the dictionary
 /// as a table builder would, must decompress back to themselves.
 pub fn compression_dict(data: &[u8]) {
+    use crate::table::compression::{Compression, CompressionOptions};
     use crate::table::compression_dict::{
         BlockCompressor, CompressionDictionary, DecompressionDictionary,
     };
-    use crate::table::format::{decompress_block_with, Compression, CompressionOptions};
+    use crate::table::format::decompress_block_with;
     let [a, b, rest @ ..] = data else {
         return;
     };

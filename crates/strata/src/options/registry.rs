@@ -8,7 +8,8 @@
 //! `level0_slowdown_writes_trigger`, `compaction_options_universal.size_ratio`, ...). Values:
 //! integers in decimal, `true`/`false`, floating-point numbers as Rust prints them (which
 //! read back exactly), and the lower-case names enums use elsewhere (`lz4`,
-//! `two_level_index_search`). `bottommost_compression=disable` means "as `compression`"
+//! `two_level_index_search`), lists of them separated by `:` (`compression_per_level=
+//! none:lz4:zstd`, empty for none). `bottommost_compression=disable` means "as `compression`"
 //! (RocksDB's `kDisableCompressionOption`); `ttl=0` means no ttl.
 //!
 //! Options that are objects (the comparator, merge operator, prefix extractor, compaction
@@ -50,6 +51,9 @@ pub enum Kind {
     Enum(&'static [&'static str]),
     /// Seconds, 0 for none.
     Seconds,
+    /// A list of names from the list given, separated by `:` (RocksDB's separator for
+    /// `compression_per_level`); empty for none.
+    EnumList(&'static [&'static str]),
 }
 
 /// One option of the table.
@@ -173,6 +177,28 @@ enum_values!(Compression, COMPRESSIONS, [
     Compression::Lz4 => "lz4",
     Compression::Zstd => "zstd",
 ]);
+impl OptionValue for Vec<Compression> {
+    const KIND: Kind = Kind::EnumList(COMPRESSIONS);
+    fn format(&self) -> String {
+        let names: Vec<String> = self.iter().map(OptionValue::format).collect();
+        names.join(":")
+    }
+    fn parse(text: &str) -> Result<Self, String> {
+        if text.is_empty() {
+            return Ok(Vec::new());
+        }
+        text.split(':')
+            .map(|name| {
+                <Compression as OptionValue>::parse(name).map_err(|_| {
+                    format!(
+                        "names separated by ':', each one of {} (`{name}` is none of them)",
+                        COMPRESSIONS.join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
+}
 enum_values!(Option<Compression>, BOTTOMMOST_COMPRESSIONS, [
     None => "disable",
     Some(Compression::None) => "none",
@@ -379,6 +405,13 @@ pub fn all() -> &'static [OptionInfo] {
                 "false"
             ),
             option!(Family, MUTABLE, "compression", compression, "lz4"),
+            option!(
+                Family,
+                MUTABLE,
+                "compression_per_level",
+                compression_per_level,
+                "none:none:lz4:zstd"
+            ),
             option!(
                 Family,
                 MUTABLE,
@@ -698,11 +731,46 @@ mod tests {
                 Kind::Integer | Kind::Seconds => "-1",
                 Kind::Float => "NaN",
                 Kind::Enum(_) => "no-such-value",
+                Kind::EnumList(_) => "lz4:no-such-value",
             };
             let why = (o.set)(&mut options, bad).expect_err(o.name);
             assert!(!why.is_empty(), "{}", o.name);
-            if let Kind::Enum(names) = o.kind {
+            if let Kind::Enum(names) | Kind::EnumList(names) = o.kind {
                 assert!(why.contains(names[0]), "{}: {why}", o.name);
+            }
+        }
+    }
+
+    /// A list reads back as written, empty included, and one bad name refuses the whole
+    /// value, naming that name.
+    #[test]
+    fn compression_lists_read_back_and_a_bad_name_is_named() {
+        let info = find("compression_per_level").expect("listed");
+        let cases: [(&str, Result<Vec<Compression>, &str>); 5] = [
+            ("", Ok(vec![])),
+            ("zstd", Ok(vec![Compression::Zstd])),
+            (
+                "none:lz4:zstd",
+                Ok(vec![Compression::None, Compression::Lz4, Compression::Zstd]),
+            ),
+            ("lz4::zstd", Err("`` is none")),
+            ("lz4:gzip", Err("`gzip` is none")),
+        ];
+        for (text, expected) in cases {
+            let mut options = Options {
+                compression_per_level: vec![Compression::Snappy],
+                ..Options::default()
+            };
+            match (expected, (info.set)(&mut options, text)) {
+                (Ok(levels), Ok(())) => {
+                    assert_eq!(options.compression_per_level, levels, "{text}");
+                    assert_eq!((info.get)(&options), text);
+                }
+                (Err(part), Err(why)) => {
+                    assert!(why.contains(part), "{text}: {why}");
+                    assert_eq!(options.compression_per_level, vec![Compression::Snappy]);
+                }
+                (expected, got) => panic!("{text}: expected {expected:?}, got {got:?}"),
             }
         }
     }

@@ -40,13 +40,14 @@ use crate::prefix::PrefixExtractor;
 use crate::range_del::{FragmentedList, Tombstone};
 use crate::table::block::{self, Block, BlockBuilder, BlockIter, BlockOrder};
 use crate::table::collector::Collectors;
+use crate::table::compression::Compression;
 use crate::table::compression_dict::{self, BlockCompressor, CompressionDictionary};
 use crate::table::filter::FilterBuilder;
 use crate::table::format::{
-    block_trailer_with, BlockHandle, ChecksumType, Compression, Footer, BLOCK_TRAILER_LEN,
-    TABLE_FORMAT_VERSION, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
-    TABLE_FORMAT_VERSION_DATA_BLOCK_HASH, TABLE_FORMAT_VERSION_PARTITIONED,
-    TABLE_FORMAT_VERSION_RANGE_DEL, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
+    block_trailer_with, BlockHandle, ChecksumType, Footer, BLOCK_TRAILER_LEN, TABLE_FORMAT_VERSION,
+    TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT, TABLE_FORMAT_VERSION_DATA_BLOCK_HASH,
+    TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_RANGE_DEL,
+    TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, PartitionBuilder};
 use crate::table::properties::TableProperties;

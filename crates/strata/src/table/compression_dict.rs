@@ -32,9 +32,11 @@
 //! buffered state, with the index and filter entries of the held blocks added as they are
 //! written, so that they are those of a table written without holding.
 
-use zstd::zstd_safe::{CCtx, CDict, DCtx, DDict};
+use zstd::zstd_safe::{CCtx, CDict, DDict};
 
-use crate::table::format::{Compression, CompressionOptions};
+use crate::table::compression::{
+    self, check_decompressed_len, split_raw_len, with_zstd_context, Compression, CompressionOptions,
+};
 
 /// The meta-index name of the dictionary block. On disk.
 pub const META_NAME: &[u8] = b"strata.compression_dict";
@@ -129,26 +131,19 @@ impl DecompressionDictionary {
         self.len
     }
 
-    /// Decompresses the zstd frame `src` made with this dictionary into `raw` (its exact
-    /// size); returns the bytes written. The error says what is wrong.
-    pub fn decompress(&self, src: &[u8], raw: &mut [u8]) -> std::result::Result<usize, String> {
-        DECOMPRESSOR.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            if slot.is_none() {
-                *slot = Some(DCtx::try_create().ok_or("zstd: out of memory for a context")?);
-            }
-            let dctx = slot.as_mut().ok_or("zstd: no context")?;
-            dctx.decompress_using_ddict(raw, src, &self.prepared)
+    /// Undoes the compression of a data block's `contents` (the raw length, then a zstd
+    /// frame made with this dictionary), with the thread's zstd context; the error says what
+    /// is wrong.
+    pub fn decompress_block(&self, contents: &[u8]) -> std::result::Result<Vec<u8>, String> {
+        let (raw_len, src) = split_raw_len(Compression::Zstd, contents)?;
+        let mut raw = vec![0u8; raw_len];
+        let n = with_zstd_context(|dctx| {
+            dctx.decompress_using_ddict(&mut raw[..], src, &self.prepared)
                 .map_err(|code| format!("zstd: {}", zstd::zstd_safe::get_error_name(code)))
-        })
+        })?;
+        check_decompressed_len(Compression::Zstd, n, raw_len)?;
+        Ok(raw)
     }
-}
-
-thread_local! {
-    /// Each thread's zstd decompression context for blocks compressed with a dictionary
-    /// (a context costs an allocation of about 100 KiB: not one per block).
-    static DECOMPRESSOR: std::cell::RefCell<Option<DCtx<'static>>> =
-        const { std::cell::RefCell::new(None) };
 }
 
 /// Compresses a table's blocks: one zstd context for the whole table (not one per block, as
@@ -186,7 +181,7 @@ impl BlockCompressor {
 
     /// Compresses `raw` into `out` (cleared first) with `kind` (the table's compression, or
     /// none), with the dictionary when `data_block`; returns the compression used, `None`
-    /// when the result would not save at least 1/8 (as [`super::format::compress_block`]).
+    /// when the result would not save at least 1/8 (as [`compression::compress_block`]).
     pub fn compress(
         &mut self,
         kind: Compression,
@@ -195,7 +190,7 @@ impl BlockCompressor {
         data_block: bool,
     ) -> Compression {
         if kind != Compression::Zstd || raw.is_empty() {
-            return super::format::compress_block_with(kind, &self.opts, raw, out);
+            return compression::compress_block_with(kind, &self.opts, raw, out);
         }
         debug_assert_eq!(kind, self.kind);
         let level = self.opts.zstd_level();
@@ -203,7 +198,7 @@ impl BlockCompressor {
             self.zstd = CCtx::try_create();
         }
         let Some(cctx) = self.zstd.as_mut() else {
-            return super::format::compress_block_with(kind, &self.opts, raw, out);
+            return compression::compress_block_with(kind, &self.opts, raw, out);
         };
         // zstd writes from the start of the buffer it is given: the frame goes to `scratch`,
         // then after the raw length in `out`.
@@ -290,16 +285,15 @@ mod dictionary_tests {
                 c.compress(Compression::Zstd, block, &mut out, true),
                 Compression::Zstd
             );
-            let back =
-                super::super::format::decompress_block_with(Compression::Zstd, &out, Some(&d));
+            let back = d.decompress_block(&out);
             assert_eq!(back.as_ref(), Ok(block));
             // Without it (what an older build would do): an error, not other bytes.
-            let plain = super::super::format::decompress_block(Compression::Zstd, &out);
+            let plain = compression::decompress_block(Compression::Zstd, &out);
             assert!(plain.is_err() || plain.as_ref() == Ok(block), "{plain:?}");
             // Non-data blocks are compressed without it.
             c.compress(Compression::Zstd, block, &mut out, false);
             assert_eq!(
-                super::super::format::decompress_block(Compression::Zstd, &out).as_ref(),
+                compression::decompress_block(Compression::Zstd, &out).as_ref(),
                 Ok(block)
             );
         }

@@ -36,18 +36,19 @@
 //! as corrupt, or decompress its data blocks without the dictionary). A table without either
 //! is written with the version it had before, so that older builds still read it.
 //!
-//! Compression type numbers are RocksDB's. A block is stored compressed only if that saves at
-//! least 1/8 of its size.
+//! Compression type numbers are RocksDB's; compressing a block's contents, and what a reader
+//! checks of a compressed block before it allocates for it, is `compression.rs`'s.
 
 use std::path::Path;
 
 use crate::codec::{
-    crc32c, crc32c_extend, decode_fixed32, decode_fixed64, get_varint32, get_varint64, mask_crc,
-    put_varint32, put_varint64, unmask_crc,
+    crc32c, crc32c_extend, decode_fixed32, decode_fixed64, get_varint64, mask_crc, put_varint64,
+    unmask_crc,
 };
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::perf_context::PerfTimer;
+use crate::table::compression::{decompress_block, Compression, MAX_RAW_BLOCK};
 use crate::table::compression_dict::DecompressionDictionary;
 
 /// Bytes after each block's contents: compression type and checksum.
@@ -87,61 +88,6 @@ pub const TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT: u32 = 6;
 pub const NEWEST_TABLE_FORMAT_VERSION: u32 = TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT;
 /// Where the footer keeps the checksum type (version 6 on).
 const FOOTER_CHECKSUM_AT: usize = 39;
-/// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
-pub(crate) const MAX_RAW_BLOCK: usize = 1 << 30;
-
-/// Per-block compression. The numbers are on disk (RocksDB's numbering).
-///
-/// The example of [`Options`](crate::Options) sets it per level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[repr(u8)]
-#[non_exhaustive]
-pub enum Compression {
-    /// Stored as is.
-    #[default]
-    None = 0,
-    /// Snappy (raw format).
-    Snappy = 1,
-    /// LZ4 (block format).
-    Lz4 = 4,
-    /// Zstandard (level 3).
-    Zstd = 7,
-}
-
-impl Compression {
-    /// The compression stored as `byte`, if any.
-    pub fn from_byte(byte: u8) -> Option<Compression> {
-        match byte {
-            0 => Some(Compression::None),
-            1 => Some(Compression::Snappy),
-            4 => Some(Compression::Lz4),
-            7 => Some(Compression::Zstd),
-            _ => None,
-        }
-    }
-
-    /// The name used by options, properties and db_bench (`none`, `snappy`, `lz4`, `zstd`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "none",
-            Compression::Snappy => "snappy",
-            Compression::Lz4 => "lz4",
-            Compression::Zstd => "zstd",
-        }
-    }
-
-    /// The compression with this name.
-    pub fn from_name(name: &str) -> Option<Compression> {
-        [
-            Compression::None,
-            Compression::Snappy,
-            Compression::Lz4,
-            Compression::Zstd,
-        ]
-        .into_iter()
-        .find(|c| c.name() == name)
-    }
-}
 
 /// How each block's contents are checksummed (RocksDB's `ChecksumType`; the numbers are on
 /// disk, in the footer, and are RocksDB's).
@@ -313,173 +259,6 @@ impl Footer {
     }
 }
 
-/// Options of block compression, as RocksDB's `CompressionOptions` (the part Strata has).
-///
-/// # Examples
-///
-/// ```
-/// use strata::{Compression, Db, Options};
-///
-/// let dir = tempfile::tempdir()?;
-/// let mut options = Options::default();
-/// options.create_if_missing = true;
-/// options.compression = Compression::Zstd;
-/// options.compression_opts.level = 19; // smaller, slower to write
-/// let db = Db::open(dir.path(), options)?;
-/// db.put(b"k", b"v")?;
-/// db.flush()?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CompressionOptions {
-    /// The compressor's level; [`CompressionOptions::DEFAULT_LEVEL`] (RocksDB's
-    /// `kDefaultCompressionLevel`, 32767) for its default (zstd 3). Zstd takes its levels
-    /// (negative ones are faster; up to 22); snappy and lz4 have no levels and ignore it.
-    /// Readers need nothing of it: the format is the same at every level.
-    pub level: i32,
-    /// Bytes of the zstd dictionary each table's data blocks are compressed with (RocksDB's
-    /// `max_dict_bytes`); 0, the default, compresses without one. Only zstd uses it. The
-    /// table builder holds its first data blocks in memory until it has sampled
-    /// `zstd_max_train_bytes` of them (`max_dict_bytes` when that is 0), makes the
-    /// dictionary from the samples, then compresses and writes them and every later data
-    /// block with it; the dictionary is stored once in the table (`compression_dict.rs`).
-    pub max_dict_bytes: u32,
-    /// Bytes of samples a zstd dictionary is trained on (RocksDB's `zstd_max_train_bytes`;
-    /// RocksDB suggests 100 times `max_dict_bytes`); 0, the default, takes the first
-    /// `max_dict_bytes` of the table's data blocks as the dictionary as they are, untrained.
-    pub zstd_max_train_bytes: u32,
-}
-
-impl CompressionOptions {
-    /// The options at the compressor's default level, without a dictionary (what `default`
-    /// gives; a `const` for statics).
-    pub const DEFAULT: CompressionOptions = CompressionOptions {
-        level: Self::DEFAULT_LEVEL,
-        max_dict_bytes: 0,
-        zstd_max_train_bytes: 0,
-    };
-
-    /// Whether tables compressed with `kind` under these options get a dictionary.
-    pub fn uses_dictionary(&self, kind: Compression) -> bool {
-        kind == Compression::Zstd && self.max_dict_bytes > 0
-    }
-
-    /// Bytes of data blocks a table builder samples before it makes its dictionary.
-    pub fn dictionary_sample_bytes(&self) -> usize {
-        match self.zstd_max_train_bytes {
-            0 => self.max_dict_bytes as usize,
-            train => train as usize,
-        }
-    }
-
-    /// The level that stands for "the compressor's default" (RocksDB's value).
-    pub const DEFAULT_LEVEL: i32 = 32767;
-
-    /// Checks the level against what `kind` accepts; the error names it.
-    pub fn check(&self, kind: Compression) -> std::result::Result<(), String> {
-        if self.level == Self::DEFAULT_LEVEL || kind != Compression::Zstd {
-            return Ok(());
-        }
-        let range = zstd::compression_level_range();
-        if range.contains(&self.level) {
-            return Ok(());
-        }
-        Err(format!(
-            "compression level {} is not a zstd level ({} to {}, or {} for the default)",
-            self.level,
-            range.start(),
-            range.end(),
-            Self::DEFAULT_LEVEL
-        ))
-    }
-
-    /// The zstd level to compress at.
-    pub(crate) fn zstd_level(&self) -> i32 {
-        match self.level {
-            Self::DEFAULT_LEVEL => ZSTD_DEFAULT_LEVEL,
-            level => level,
-        }
-    }
-}
-
-impl Default for CompressionOptions {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
-
-/// Zstd's level when none is given (its own default).
-const ZSTD_DEFAULT_LEVEL: i32 = 3;
-
-/// Compresses `raw` with `kind` into `out` (cleared first) and returns the compression used:
-/// `None` when the result would not save at least 1/8.
-pub fn compress_block(kind: Compression, raw: &[u8], out: &mut Vec<u8>) -> Compression {
-    compress_block_with(kind, &CompressionOptions::default(), raw, out)
-}
-
-/// [`compress_block`] with `opts` (the level).
-pub fn compress_block_with(
-    kind: Compression,
-    opts: &CompressionOptions,
-    raw: &[u8],
-    out: &mut Vec<u8>,
-) -> Compression {
-    out.clear();
-    if kind == Compression::None || raw.is_empty() {
-        return Compression::None;
-    }
-    put_varint32(out, raw.len() as u32);
-    let header = out.len();
-    let ok = match kind {
-        Compression::None => false,
-        Compression::Snappy => {
-            out.resize(header + snap::raw::max_compress_len(raw.len()), 0);
-            match snap::raw::Encoder::new().compress(raw, &mut out[header..]) {
-                Ok(n) => {
-                    out.truncate(header + n);
-                    true
-                }
-                Err(_) => false,
-            }
-        }
-        Compression::Lz4 => {
-            out.resize(
-                header + lz4_flex::block::get_maximum_output_size(raw.len()),
-                0,
-            );
-            match lz4_flex::block::compress_into(raw, &mut out[header..]) {
-                Ok(n) => {
-                    out.truncate(header + n);
-                    true
-                }
-                Err(_) => false,
-            }
-        }
-        Compression::Zstd => match zstd::bulk::compress(raw, opts.zstd_level()) {
-            Ok(c) => {
-                out.extend_from_slice(&c);
-                true
-            }
-            Err(_) => false,
-        },
-    };
-    if ok && out.len() <= raw.len() - raw.len() / 8 {
-        kind
-    } else {
-        out.clear();
-        Compression::None
-    }
-}
-
-/// Undoes [`compress_block`]; the error says what is wrong.
-pub fn decompress_block(
-    kind: Compression,
-    contents: &[u8],
-) -> std::result::Result<Vec<u8>, String> {
-    decompress_block_with(kind, contents, None)
-}
-
 /// Undoes [`compress_block`], or a compression with `dictionary` (a data block of a table
 /// that has one); the error says what is wrong.
 pub fn decompress_block_with(
@@ -487,37 +266,10 @@ pub fn decompress_block_with(
     contents: &[u8],
     dictionary: Option<&DecompressionDictionary>,
 ) -> std::result::Result<Vec<u8>, String> {
-    if kind == Compression::None {
-        return Ok(contents.to_vec());
+    match dictionary {
+        Some(d) if kind == Compression::Zstd => d.decompress_block(contents),
+        _ => decompress_block(kind, contents),
     }
-    let mut src = contents;
-    let raw_len = get_varint32(&mut src).ok_or("bad raw length of a compressed block")? as usize;
-    if raw_len > MAX_RAW_BLOCK {
-        return Err(format!("compressed block claims {raw_len} raw bytes"));
-    }
-    let mut raw = vec![0u8; raw_len];
-    let n = match kind {
-        Compression::None => unreachable!("handled above"),
-        Compression::Snappy => snap::raw::Decoder::new()
-            .decompress(src, &mut raw)
-            .map_err(|e| format!("snappy: {e}"))?,
-        Compression::Lz4 => {
-            lz4_flex::block::decompress_into(src, &mut raw).map_err(|e| format!("lz4: {e}"))?
-        }
-        Compression::Zstd => match dictionary {
-            Some(d) => d.decompress(src, &mut raw)?,
-            None => {
-                zstd::bulk::decompress_to_buffer(src, &mut raw).map_err(|e| format!("zstd: {e}"))?
-            }
-        },
-    };
-    if n != raw_len {
-        return Err(format!(
-            "{} block decompressed to {n} bytes, expected {raw_len}",
-            kind.name()
-        ));
-    }
-    Ok(raw)
 }
 
 /// A block's trailer for `contents` stored with `kind`, checksummed by crc32c.
@@ -737,49 +489,5 @@ mod tests {
             err,
             "table format version 7 is newer than this build reads (6)"
         );
-    }
-
-    #[test]
-    fn zstd_levels_round_trip_and_bad_levels_are_refused() {
-        let text = b"a value that compresses well, ".repeat(200);
-        for level in [-5, 1, 3, 19, CompressionOptions::DEFAULT_LEVEL] {
-            let opts = CompressionOptions {
-                level,
-                ..CompressionOptions::default()
-            };
-            opts.check(Compression::Zstd).unwrap();
-            let mut out = Vec::new();
-            let kind = compress_block_with(Compression::Zstd, &opts, &text, &mut out);
-            assert_eq!(kind, Compression::Zstd, "{level}");
-            assert_eq!(decompress_block(kind, &out).unwrap(), text, "{level}");
-        }
-        for level in [23, 1000, -1_000_000] {
-            let at = CompressionOptions {
-                level,
-                ..CompressionOptions::default()
-            };
-            let e = at.check(Compression::Zstd).unwrap_err();
-            assert!(e.contains(&level.to_string()) && e.contains("zstd"), "{e}");
-            // Levels mean nothing to the others.
-            at.check(Compression::Lz4).unwrap();
-        }
-    }
-
-    #[test]
-    fn every_compression_round_trips_and_incompressible_data_stays_raw() {
-        let text: Vec<u8> = b"strata compresses repetitive text well. ".repeat(100);
-        let noise: Vec<u8> = {
-            let mut r = crate::util::Rng::new(3);
-            (0..4000).map(|_| r.next_u64() as u8).collect()
-        };
-        for kind in [Compression::Snappy, Compression::Lz4, Compression::Zstd] {
-            let mut out = Vec::new();
-            assert_eq!(compress_block(kind, &text, &mut out), kind);
-            assert!(out.len() < text.len() / 4);
-            assert_eq!(decompress_block(kind, &out).unwrap(), text);
-            assert_eq!(compress_block(kind, &noise, &mut out), Compression::None);
-            assert!(decompress_block(kind, b"\x05garbage").is_err());
-            assert_eq!(Compression::from_name(kind.name()), Some(kind));
-        }
     }
 }

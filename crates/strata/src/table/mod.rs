@@ -45,6 +45,7 @@ mod approximate;
 pub mod block;
 pub mod builder;
 pub mod collector;
+pub mod compression;
 pub mod compression_dict;
 pub mod data_block_hash;
 pub mod filter;
@@ -60,7 +61,8 @@ use std::sync::Arc;
 
 use crate::prefix::PrefixExtractor;
 pub use builder::TableBuilder;
-pub use format::{ChecksumType, Compression, CompressionOptions};
+pub use compression::{Compression, CompressionOptions};
+pub use format::ChecksumType;
 pub use pinned::PinnedValue;
 
 pub use reader::Table;
@@ -122,7 +124,7 @@ pub struct TableOptions {
     /// the picks by age read.
     pub creation_time: Option<u64>,
     /// Options of data-block compression (the level, the dictionary).
-    pub compression_opts: format::CompressionOptions,
+    pub compression_opts: compression::CompressionOptions,
     /// How blocks are checksummed (recorded in the footer: any table reads whatever this
     /// is now).
     pub checksum: format::ChecksumType,
@@ -233,7 +235,7 @@ impl Default for TableOptions {
             data_block_hash_table_util_ratio: data_block_hash::DEFAULT_UTIL_RATIO,
             properties_collectors: Vec::new(),
             creation_time: None,
-            compression_opts: format::CompressionOptions::default(),
+            compression_opts: compression::CompressionOptions::default(),
             checksum: format::ChecksumType::Crc32c,
         }
     }

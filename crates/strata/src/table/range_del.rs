@@ -121,9 +121,9 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::fs::{FileSystem, PosixFs};
     use crate::key::{ValueKind, MAX_SEQUENCE};
+    use crate::table::compression::Compression;
     use crate::table::format::{
-        block_trailer, BlockHandle, Compression, Footer, FOOTER_LEN,
-        TABLE_FORMAT_VERSION_USER_KEY_INDEX,
+        block_trailer, BlockHandle, Footer, FOOTER_LEN, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
     };
     use crate::table::properties::TableProperties;
     use crate::table::reader::TableReadOptions;

@@ -32,11 +32,12 @@ use crate::iterator::InternalIterator;
 use crate::perf_context::{perf_count, PerfTimer};
 use crate::range_del::FragmentedList;
 use crate::table::block::{Block, BlockIter, BlockOrder, INLINE_KEY};
+use crate::table::compression::Compression;
 use crate::table::compression_dict::{self, DecompressionDictionary};
 use crate::table::filter::{filter_hash, Filter};
 use crate::table::format::{
     check_block, checked_block_len, read_block_with, BlockDecoding, BlockHandle, ChecksumType,
-    Compression, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
+    Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
     TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
 use crate::table::partitioned::{self, IndexIter, IndexSource};

@@ -20,7 +20,7 @@ use crate::filename::blob_path;
 use crate::fs::{CountedFile, IoClass};
 use crate::key::{append_internal_key, ParsedKey, SequenceNumber, ValueKind};
 use crate::options::Options;
-use crate::table::format::Compression;
+use crate::table::compression::Compression;
 use crate::version::BlobFileMeta;
 
 /// The blob files one job writes.

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::iterator::InternalIterator;
+use crate::table::compression::{Compression, CompressionOptions};
 use crate::table::format::{
-    self, ChecksumType, Compression, CompressionOptions, Footer, FOOTER_LEN,
-    TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
+    self, ChecksumType, Footer, FOOTER_LEN, TABLE_FORMAT_VERSION_CHECKSUM_AND_DICT,
 };
 use crate::table::reader::TableReadOptions;
 use crate::table::tests::MemFile;

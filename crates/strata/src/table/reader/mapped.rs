@@ -145,7 +145,7 @@ impl Table {
 }
 
 /// The largest block read in place: the largest a table may hold (`format.rs`).
-const MAX_BLOCK_IN_PLACE: usize = crate::table::format::MAX_RAW_BLOCK;
+const MAX_BLOCK_IN_PLACE: usize = crate::table::compression::MAX_RAW_BLOCK;
 
 #[cfg(test)]
 mod tests {
