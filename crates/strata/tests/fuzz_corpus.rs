@@ -16,7 +16,7 @@ use strata::internals::Rng;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 11] = [
+const TARGETS: [(&str, Target); 12] = [
     ("blob_reader", strata::internals::fuzzing::blob_reader),
     ("wal_reader", strata::internals::fuzzing::wal_reader),
     ("block_reader", strata::internals::fuzzing::block_reader),
@@ -37,6 +37,10 @@ const TARGETS: [(&str, Target); 11] = [
     ),
     ("prepared_file", strata::internals::fuzzing::prepared_file),
     ("backup_meta", strata::internals::fuzzing::backup_meta),
+    (
+        "compressed_block",
+        strata::internals::fuzzing::compressed_block,
+    ),
 ];
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -51,6 +55,7 @@ fn every_corpus_input_passes_its_target() {
         write_seeds();
         write_blob_seeds();
         write_prepared_and_backup_seeds();
+        write_compressed_block_seeds();
     }
     for (name, target) in TARGETS {
         let dir = corpus_dir(name);
@@ -65,6 +70,38 @@ fn every_corpus_input_passes_its_target() {
             let outcome = std::panic::catch_unwind(|| target(&data));
             assert!(outcome.is_ok(), "{name} failed on {}", input.display());
         }
+    }
+}
+
+/// A block compressed by each algorithm, whole, cut short, and with a raw length it cannot
+/// hold (the first byte picks the algorithm: 0 snappy, 1 lz4, 2 zstd).
+fn write_compressed_block_seeds() {
+    use strata::Compression;
+    let dir = corpus_dir("compressed_block");
+    std::fs::create_dir_all(&dir).unwrap();
+    let raw = b"key0001 value of a block, key0002 value of a block, ".repeat(40);
+    for (pick, kind) in [Compression::Snappy, Compression::Lz4, Compression::Zstd]
+        .into_iter()
+        .enumerate()
+    {
+        let mut out = Vec::new();
+        assert_eq!(
+            strata::internals::compress_block(kind, &raw, &mut out),
+            kind
+        );
+        let mut seed = vec![pick as u8];
+        seed.extend_from_slice(&out);
+        let name = kind.name();
+        std::fs::write(dir.join(format!("seed-{name}")), &seed).unwrap();
+        std::fs::write(
+            dir.join(format!("seed-{name}-cut")),
+            &seed[..seed.len() / 2],
+        )
+        .unwrap();
+        // The raw length (a 2-byte varint here) claiming 64 times the bytes.
+        let mut forged = vec![pick as u8, 0xff, 0xff, 0x7f];
+        forged.extend_from_slice(&out[2..]);
+        std::fs::write(dir.join(format!("seed-{name}-forged")), &forged).unwrap();
     }
 }
 

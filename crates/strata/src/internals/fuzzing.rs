@@ -685,6 +685,31 @@ fn model_add(model: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: Vec<u8>, operand: u64)
     model.insert(key, old.wrapping_add(operand).to_le_bytes().to_vec());
 }
 
+/// A compressed block's stored contents (raw length, compressed bytes): the first byte picks
+/// the algorithm (snappy, lz4, zstd), the rest is the contents. They decompress to exactly
+/// the raw length they claim or give an error, never a panic or an allocation the bytes
+/// cannot fill (`compression.rs`); and the rest, compressed as a table builder would,
+/// decompresses back to itself.
+pub fn compressed_block(data: &[u8]) {
+    use crate::table::compression::{compress_block, decompress_block, Compression};
+    let [pick, contents @ ..] = data else {
+        return;
+    };
+    let kind = [Compression::Snappy, Compression::Lz4, Compression::Zstd][usize::from(*pick) % 3];
+    let _ = decompress_block(kind, contents);
+    let mut out = Vec::new();
+    let stored = compress_block(kind, contents, &mut out);
+    let back = match stored {
+        Compression::None => Ok(contents.to_vec()),
+        _ => decompress_block(stored, &out),
+    };
+    assert_eq!(
+        back.as_deref(),
+        Ok(contents),
+        "a block compressed by {kind:?}"
+    );
+}
+
 /// A compression dictionary block and a data block compressed with it: two bytes (little
 /// endian) give the dictionary's length, the dictionary follows, then the block's stored
 /// contents (raw length, zstd frame). The dictionary is refused or prepared; the block

@@ -19,6 +19,7 @@ pub use crate::iterator::InternalIterator;
 pub use crate::key::{append_internal_key, ParsedKey, ValueKind};
 pub use crate::log::{LogReader, ReadError};
 pub use crate::table::block::BlockBuilder;
+pub use crate::table::compression::compress_block;
 pub use crate::table::filter::FilterBuilder;
 pub use crate::table::reader::{TableReadOptions, TableReadStats};
 pub use crate::table::{Table, TableOptions};
