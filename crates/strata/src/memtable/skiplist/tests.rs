@@ -230,6 +230,97 @@ fn check_levels(list: &SkipList, order: &KeyOrder) -> Vec<Vec<u8>> {
     collect(list)
 }
 
+/// The splice's invariant (module doc): at every level its previous node is the head or
+/// before its next node, whose predecessor it is, and the brackets nest.
+fn check_splice(list: &SkipList, order: &KeyOrder) {
+    let writer = list.writer.lock();
+    let splice = &writer.splice;
+    for level in 0..MAX_HEIGHT {
+        let (prev, next) = (splice.prev[level], splice.next[level]);
+        // SAFETY: the splice holds the head and linked nodes of the live list.
+        unsafe {
+            assert_eq!(
+                tower(prev, level).load(AtomicOrdering::Acquire) as Node,
+                next
+            );
+            if prev != list.head() && !next.is_null() {
+                assert_eq!(
+                    order.compare_internal(node_key(prev), node_key(next)),
+                    Ordering::Less
+                );
+            }
+            if level > 0 {
+                let (low_prev, low_next) = (splice.prev[level - 1], splice.next[level - 1]);
+                if prev != list.head() {
+                    assert!(low_prev != list.head(), "level {level} nests");
+                    assert_ne!(
+                        order.compare_internal(node_key(prev), node_key(low_prev)),
+                        Ordering::Greater,
+                        "level {level} nests"
+                    );
+                }
+                if !next.is_null() {
+                    assert!(!low_next.is_null(), "level {level} nests");
+                    assert_ne!(
+                        order.compare_internal(node_key(next), node_key(low_next)),
+                        Ordering::Less,
+                        "level {level} nests"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A batch of keys in order that lands below the splice (a second writer's batch, of lower
+/// keys, inserted after the first's) is searched for once its keys have ascended a few
+/// times, and its other keys follow the splice: only its first few are staged, where every
+/// key of it was before (each insert then stepped up to [`STAGED`] searches).
+#[test]
+fn a_run_of_keys_in_order_below_the_splice_stages_only_its_first_keys() {
+    let list = SkipList::new(5, 1 << 16);
+    let batch = 1000u64;
+    let mut staged = Vec::new();
+    for pair in 0..10u64 {
+        // The later batch of the pair first, then the earlier one.
+        for run in [pair * 2 + 1, pair * 2] {
+            let mut count = 0;
+            for k in run * batch..(run + 1) * batch {
+                let key = ik(k, 1);
+                insert(&list, &key, b"v");
+                let t = Target::from_internal(&key).unwrap();
+                count += usize::from(!list.find_staged(t.user_key, t.trailer).is_null());
+            }
+            staged.push(count);
+        }
+    }
+    assert!(
+        staged.iter().all(|&n| n <= ASCENDING_RUN as usize),
+        "keys staged per batch: {staged:?}"
+    );
+    assert_eq!(check_levels(&list, &KeyOrder::Bytewise).len(), 20_000);
+}
+
+/// Keys in order but for a few out of place (here each pair of neighbours swapped) are
+/// placed from the splice's low brackets at once ([`NEARBY_LEVELS`]), not staged: a staged
+/// key's search from the top costs about as many steps as the list has levels times four.
+#[test]
+fn keys_a_little_out_of_order_are_placed_from_the_splice_not_staged() {
+    let list = SkipList::new(6, 1 << 16);
+    let mut staged = 0;
+    for i in 0..5000u64 {
+        let key = ik(i ^ 1, 1);
+        insert(&list, &key, b"v");
+        let t = Target::from_internal(&key).unwrap();
+        staged += usize::from(!list.find_staged(t.user_key, t.trailer).is_null());
+    }
+    // A key finds no bracket while the list is one level high, or when its neighbour,
+    // inserted just before, stands on four levels or more (one node in 64): it is staged
+    // then. Every second key was staged before.
+    assert!(staged < 100, "{staged} of 2500 keys out of place staged");
+    assert_eq!(check_levels(&list, &KeyOrder::Bytewise).len(), 5000);
+}
+
 /// Inserts in the orders a memtable sees (sorted runs that the splice follows, and
 /// jumps that make it search), in each built-in order: the list holds them all, sorted
 /// at every level.
@@ -238,7 +329,7 @@ fn inserts_in_any_order_keep_every_level_sorted() {
     let n = 3_000u64;
     // (name, the (key, seq) of insert i)
     type Pattern = (&'static str, fn(u64, u64) -> (u64, u64));
-    let patterns: [Pattern; 7] = [
+    let patterns: [Pattern; 11] = [
         ("ascending keys", |i, _| (i, 1)),
         ("descending keys", |i, n| (n - i, 1)),
         ("one key, rising seq", |i, _| (7, i + 1)),
@@ -251,6 +342,17 @@ fn inserts_in_any_order_keep_every_level_sorted() {
         }),
         ("random", |i, _| {
             (i.wrapping_mul(2654435761) % 100_000, i + 1)
+        }),
+        // Two writers' batches of keys in order, the later batch inserted first.
+        ("runs of 100, each pair swapped", |i, _| {
+            (((i / 100) ^ 1) * 100 + i % 100, 1)
+        }),
+        ("runs of 50, each below the one before", |i, n| {
+            (n - (i / 50 + 1) * 50 + i % 50, 1)
+        }),
+        ("ascending keys, neighbours swapped", |i, _| (i ^ 1, 1)),
+        ("ascending runs of 16, shuffled within", |i, _| {
+            ((i & !15) | ((i.wrapping_mul(7) + 3) & 15), 1)
         }),
     ];
     for order in [KeyOrder::Bytewise, KeyOrder::Reverse] {
@@ -265,6 +367,7 @@ fn inserts_in_any_order_keep_every_level_sorted() {
                     continue;
                 }
                 insert(&list, &key, &k.to_le_bytes());
+                check_splice(&list, &order);
                 expected.push(key);
             }
             expected.sort_by(|a, b| order.compare_internal(a, b));
