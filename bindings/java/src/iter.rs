@@ -235,3 +235,62 @@ pub extern "system" fn Java_io_strata_StrataIterator_nativeEntry<'l>(
         })
     })
 }
+
+/// Bytes of the length that precedes each key and value in a batch of entries.
+const LENGTH_BYTES: usize = 4;
+
+/// Copies entries from the current one on into `buffer` (each: the key's length as 4
+/// big-endian bytes, the key, the value's length, the value), at most `max` of them and as
+/// many as fit, moving past each one copied. Returns how many; 0 off an entry. When the
+/// current entry alone does not fit, copies nothing and returns minus the bytes it needs,
+/// so that the caller can grow its buffer and call again. A read error met while moving is
+/// thrown (the entries copied before it are then dropped with the call).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_StrataIterator_nativeReadEntries<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    buffer: JByteArray<'l>,
+    max: jint,
+) -> jint {
+    run(env, |env| {
+        let capacity = buffer.len(env)?;
+        let max = usize::try_from(max)
+            .map_err(|_| BindError::Arg(format!("maxEntries is {max}: it must not be negative")))?;
+        // SAFETY: `h` is `this`'s handle.
+        let (count, bytes) = unsafe { shell(h) }?.with(|c| {
+            let mut out: Vec<i8> = Vec::new();
+            let mut count = 0usize;
+            while count < max && cursor!(c, i => i.valid()) {
+                let (key, value) = cursor!(c, i => (i.key(), i.value()));
+                let need = 2 * LENGTH_BYTES + key.len() + value.len();
+                if out.len() + need > capacity {
+                    if count == 0 {
+                        let need = jint::try_from(need).map_err(|_| {
+                            BindError::Arg(format!("an entry of {need} bytes is too large"))
+                        })?;
+                        return Ok((-need, out));
+                    }
+                    break;
+                }
+                for part in [key, value] {
+                    let len = u32::try_from(part.len())
+                        .map_err(|_| BindError::Arg("an entry is too large".into()))?;
+                    out.extend(len.to_be_bytes().iter().map(|&b| b as i8));
+                    out.extend(part.iter().map(|&b| b as i8));
+                }
+                count += 1;
+                cursor!(c, i => i.next());
+            }
+            if !cursor!(c, i => i.valid()) {
+                cursor!(c, i => i.status())?;
+            }
+            // `count` is at most `max`, a jint.
+            Ok((count as jint, out))
+        })?;
+        if !bytes.is_empty() {
+            buffer.set_region(env, 0, &bytes)?;
+        }
+        Ok(count)
+    })
+}
