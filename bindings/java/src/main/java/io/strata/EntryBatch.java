@@ -28,7 +28,10 @@ public final class EntryBatch {
     /** The buffer's size when none is given: 64 KiB. */
     public static final int DEFAULT_BYTES = 64 << 10;
 
-    /** Entries as the native side writes them: per entry, a 4-byte big-endian length and the key, then the same for the value. */
+    /**
+     * Entries as the native side writes them: per entry, a 4-byte big-endian length and the
+     * key, then the same for the value.
+     */
     byte[] buffer;
     /** Per entry: key offset, key length, value offset, value length. */
     private int[] offsets = new int[0];
@@ -42,7 +45,8 @@ public final class EntryBatch {
     /** A batch with a buffer of {@code bytes} to begin with (it grows when an entry needs more). */
     public EntryBatch(int bytes) {
         if (bytes < 0) {
-            throw new InvalidArgumentException("an EntryBatch of " + bytes + " bytes: the size must not be negative");
+            throw new InvalidArgumentException(
+                    "invalid argument: an EntryBatch of " + bytes + " bytes: the size must not be negative");
         }
         buffer = new byte[bytes];
     }

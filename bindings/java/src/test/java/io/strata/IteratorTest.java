@@ -181,6 +181,10 @@ class IteratorTest {
             assertEquals("invalid argument: maxEntries is -1: it must not be negative", e.getMessage());
             it.close();
             assertThrows(UnavailableException.class, () -> it.readEntries(batch, 1));
+            InvalidArgumentException negative =
+                    assertThrows(InvalidArgumentException.class, () -> new EntryBatch(-1));
+            assertEquals("invalid argument: an EntryBatch of -1 bytes: the size must not be negative",
+                    negative.getMessage());
         }
     }
 }
