@@ -38,7 +38,9 @@ macro_rules! cursor {
 /// Where a cursor came from, checked at each call.
 enum Source {
     Db(Arc<DbShell>),
-    Txn(Arc<TxnShell>),
+    /// The transaction's handle and the generation of the transaction the cursor was made
+    /// from: the handle may be begun again after that transaction ends.
+    Txn(Arc<TxnShell>, u64),
 }
 
 pub struct IterShell {
@@ -51,7 +53,9 @@ impl IterShell {
     fn with<R>(&self, f: impl FnOnce(&mut Cursor) -> Result<R>) -> Result<R> {
         match &self.source {
             Source::Db(db) => db.with(|_| self.cursor.with_mut(f)),
-            Source::Txn(t) => t.check_running().and_then(|()| self.cursor.with_mut(f)),
+            Source::Txn(t, generation) => t
+                .check_generation(*generation)
+                .and_then(|()| self.cursor.with_mut(f)),
         }
     }
 }
@@ -75,9 +79,9 @@ pub unsafe fn bounded(
 }
 
 /// A handle of a new iterator shell over a transaction's cursor.
-pub fn over_transaction(txn: Arc<TxnShell>, iter: TxnIterator) -> jlong {
+pub fn over_transaction(txn: Arc<TxnShell>, generation: u64, iter: TxnIterator) -> jlong {
     handle::into_handle(Arc::new(IterShell {
-        source: Source::Txn(txn),
+        source: Source::Txn(txn, generation),
         cursor: Closable::plain(Cursor::Txn(Box::new(iter)), "the iterator"),
     }))
 }

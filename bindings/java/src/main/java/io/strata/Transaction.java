@@ -36,8 +36,17 @@ public final class Transaction extends NativeObject {
      */
     private boolean ended;
 
-    Transaction(long handle) {
+    /** The database: only its own ended transactions may be begun again in it. */
+    final Strata db;
+
+    Transaction(Strata db, long handle) {
         super(handle, Transaction::nativeFree);
+        this.db = db;
+    }
+
+    /** The handle was begun again in place ({@link Strata#beginTransaction(WriteOptions, Transaction)}). */
+    void begun() {
+        ended = false;
     }
 
     /** The value of {@code key} as the transaction sees it, or null. */
