@@ -19,7 +19,9 @@ import java.lang.ref.Reference;
  * Options#transactionDb(boolean)} (keys locked as they are written or read for update, with
  * {@link #setName(String)}, {@link #prepare()} for two-phase commit). After the transaction
  * ends its methods throw {@link InvalidArgumentException}; after its database closes, {@link
- * UnavailableException}. Not safe for concurrent use from several threads without outside
+ * UnavailableException}. An ended transaction may be begun again in place with {@link
+ * Strata#beginTransaction(WriteOptions, Transaction)} (its iterators and cursors from before
+ * stay refused). Not safe for concurrent use from several threads without outside
  * locking (calls are serialized, but their order then is the threads').
  */
 public final class Transaction extends NativeObject {
