@@ -69,9 +69,10 @@ pub struct DbShell {
 }
 
 /// The transactions of a database that may still be running. Java frees a transaction's
-/// shell only when the garbage collector finds it unreachable, so ended ones pile up
-/// between collections: they are pruned (ended or freed) each time the list doubles, which
-/// keeps `begin` amortized O(1).
+/// shell only when the garbage collector finds it unreachable, so freed ones pile up between
+/// collections: they are pruned each time the list doubles, which keeps `begin` amortized
+/// O(1). An ended transaction whose shell is alive stays: its handle may be begun again in
+/// place, without registering anew (`txn.rs`).
 #[derive(Default)]
 struct Registry {
     slots: Vec<Weak<TxnSlot>>,
@@ -81,13 +82,7 @@ struct Registry {
 impl Registry {
     fn push(&mut self, slot: &Arc<TxnSlot>) {
         if self.slots.len() >= self.prune_at {
-            self.slots.retain(|weak| {
-                weak.upgrade().is_some_and(|slot| {
-                    // A slot locked now is in use, so perhaps running: keep it.
-                    slot.try_lock()
-                        .is_none_or(|s| matches!(*s, txn::Slot::Running(_)))
-                })
-            });
+            self.slots.retain(|weak| weak.strong_count() > 0);
             self.prune_at = (self.slots.len() * 2).max(64);
         }
         self.slots.push(Arc::downgrade(slot));

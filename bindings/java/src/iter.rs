@@ -38,7 +38,9 @@ macro_rules! cursor {
 /// Where a cursor came from, checked at each call.
 enum Source {
     Db(Arc<DbShell>),
-    Txn(Arc<TxnShell>),
+    /// The transaction's handle and the generation of the transaction the cursor was made
+    /// from: the handle may be begun again after that transaction ends.
+    Txn(Arc<TxnShell>, u64),
 }
 
 pub struct IterShell {
@@ -51,7 +53,9 @@ impl IterShell {
     fn with<R>(&self, f: impl FnOnce(&mut Cursor) -> Result<R>) -> Result<R> {
         match &self.source {
             Source::Db(db) => db.with(|_| self.cursor.with_mut(f)),
-            Source::Txn(t) => t.check_running().and_then(|()| self.cursor.with_mut(f)),
+            Source::Txn(t, generation) => t
+                .check_generation(*generation)
+                .and_then(|()| self.cursor.with_mut(f)),
         }
     }
 }
@@ -75,9 +79,9 @@ pub unsafe fn bounded(
 }
 
 /// A handle of a new iterator shell over a transaction's cursor.
-pub fn over_transaction(txn: Arc<TxnShell>, iter: TxnIterator) -> jlong {
+pub fn over_transaction(txn: Arc<TxnShell>, generation: u64, iter: TxnIterator) -> jlong {
     handle::into_handle(Arc::new(IterShell {
-        source: Source::Txn(txn),
+        source: Source::Txn(txn, generation),
         cursor: Closable::plain(Cursor::Txn(Box::new(iter)), "the iterator"),
     }))
 }
@@ -233,5 +237,64 @@ pub extern "system" fn Java_io_strata_StrataIterator_nativeEntry<'l>(
             };
             Ok(env.byte_array_from_slice(bytes)?)
         })
+    })
+}
+
+/// Bytes of the length that precedes each key and value in a batch of entries.
+const LENGTH_BYTES: usize = 4;
+
+/// Copies entries from the current one on into `buffer` (each: the key's length as 4
+/// big-endian bytes, the key, the value's length, the value), at most `max` of them and as
+/// many as fit, moving past each one copied. Returns how many; 0 off an entry. When the
+/// current entry alone does not fit, copies nothing and returns minus the bytes it needs,
+/// so that the caller can grow its buffer and call again. A read error met while moving is
+/// thrown (the entries copied before it are then dropped with the call).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_StrataIterator_nativeReadEntries<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    buffer: JByteArray<'l>,
+    max: jint,
+) -> jint {
+    run(env, |env| {
+        let capacity = buffer.len(env)?;
+        let max = usize::try_from(max)
+            .map_err(|_| BindError::Arg(format!("maxEntries is {max}: it must not be negative")))?;
+        // SAFETY: `h` is `this`'s handle.
+        let (count, bytes) = unsafe { shell(h) }?.with(|c| {
+            let mut out: Vec<i8> = Vec::new();
+            let mut count = 0usize;
+            while count < max && cursor!(c, i => i.valid()) {
+                let (key, value) = cursor!(c, i => (i.key(), i.value()));
+                let need = 2 * LENGTH_BYTES + key.len() + value.len();
+                if out.len() + need > capacity {
+                    if count == 0 {
+                        let need = jint::try_from(need).map_err(|_| {
+                            BindError::Arg(format!("an entry of {need} bytes is too large"))
+                        })?;
+                        return Ok((-need, out));
+                    }
+                    break;
+                }
+                for part in [key, value] {
+                    let len = u32::try_from(part.len())
+                        .map_err(|_| BindError::Arg("an entry is too large".into()))?;
+                    out.extend(len.to_be_bytes().iter().map(|&b| b as i8));
+                    out.extend(part.iter().map(|&b| b as i8));
+                }
+                count += 1;
+                cursor!(c, i => i.next());
+            }
+            if !cursor!(c, i => i.valid()) {
+                cursor!(c, i => i.status())?;
+            }
+            // `count` is at most `max`, a jint.
+            Ok((count as jint, out))
+        })?;
+        if !bytes.is_empty() {
+            buffer.set_region(env, 0, &bytes)?;
+        }
+        Ok(count)
     })
 }

@@ -14,10 +14,18 @@
 //!   lock). `Strata.close()` takes the engine out, then ends each registered slot still
 //!   running (`end_at_close`: a rollback), so that afterwards it holds the only share and
 //!   closes the engine whole.
+//! - A transaction handle whose transaction has ended may be begun again in place
+//!   (`Strata.beginTransaction(..., oldTransaction)`): its slot gets a new `Running` with a
+//!   new generation number, drawn from a process-wide counter so it is never reused. An
+//!   iterator keeps the generation of the transaction it was made from and throws when the
+//!   slot's differs (or the slot has ended); a cursor's loan number does the same for
+//!   cursors. The slot stays registered with its database (the registry drops only freed
+//!   slots), so `Strata.close()` still finds the re-begun transaction.
 //! - While an updatable cursor (`cursor.rs`) is open, the slot lends the transaction to it
 //!   and every other call on the transaction throws; ending the transaction closes the
 //!   cursor first.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JObject, JString};
@@ -124,6 +132,22 @@ pub struct Running {
     /// Set by a successful `prepare`: closing the handle then parks the transaction in its
     /// database instead of rolling it back.
     pub prepared: bool,
+    /// Which begin of the slot this is (see the module doc): iterators compare it.
+    pub generation: u64,
+}
+
+/// Generation numbers of running transactions, never reused.
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
+
+impl Running {
+    fn new(cell: TxnCell, prepared: bool) -> Running {
+        Running {
+            cursor: None,
+            cell,
+            prepared,
+            generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 pub enum Slot {
@@ -145,6 +169,28 @@ impl TxnShell {
     pub fn check_running(&self) -> Result<()> {
         match &*self.slot.lock() {
             Slot::Running(_) => Ok(()),
+            Slot::Ended(how) => Err(how.error()),
+        }
+    }
+
+    /// The generation of the running transaction; throws when it has ended.
+    pub fn generation(&self) -> Result<u64> {
+        match &*self.slot.lock() {
+            Slot::Running(r) => Ok(r.generation),
+            Slot::Ended(how) => Err(how.error()),
+        }
+    }
+
+    /// Ok while the transaction of generation `generation` runs: throws once it has ended,
+    /// even when the handle was begun again since.
+    pub fn check_generation(&self, generation: u64) -> Result<()> {
+        match &*self.slot.lock() {
+            Slot::Running(r) if r.generation == generation => Ok(()),
+            Slot::Running(_) => Err(BindError::Arg(
+                "the transaction this was made from has ended (its Transaction was begun again \
+                 since): make a new one from the running transaction"
+                    .into(),
+            )),
             Slot::Ended(how) => Err(how.error()),
         }
     }
@@ -200,16 +246,33 @@ impl TxnShell {
 
 /// Begins a transaction of `engine`: optimistic, or pessimistic with `options` on a
 /// `TransactionDb`.
-fn begin(engine: Arc<Engine>, write: &WriteOptions, options: &TransactionOptions) -> TxnSlot {
+fn begin(engine: Arc<Engine>, write: &WriteOptions, options: &TransactionOptions) -> Running {
     let cell = TxnCell::new(engine, |engine| match &**engine {
         Engine::Plain(db) => Txn::Optimistic(db.optimistic_transaction(write)),
         Engine::Locking(tdb) => Txn::Pessimistic(tdb.transaction(write, options)),
     });
-    Mutex::new(Slot::Running(Running {
-        cursor: None,
-        cell,
-        prepared: false,
-    }))
+    Running::new(cell, false)
+}
+
+/// Begins a transaction in the slot of `old`, an ended transaction of this database: no new
+/// handle, and the slot is registered already (see the module doc). Throws, changing
+/// nothing, when `old` still runs.
+fn begin_again(
+    old: &TxnShell,
+    engine: Arc<Engine>,
+    write: &WriteOptions,
+    options: &TransactionOptions,
+) -> Result<()> {
+    let mut slot = old.slot.lock();
+    if let Slot::Running(_) = &*slot {
+        return Err(BindError::Arg(
+            "oldTransaction is still running: commit or roll it back (or close it) before \
+             beginning it again"
+                .into(),
+        ));
+    }
+    *slot = Slot::Running(begin(engine, write, options));
+    Ok(())
 }
 
 /// Ends a transaction still running when its database closes: rolls it back, unless it is
@@ -243,8 +306,8 @@ fn close(shell: &TxnShell) -> Result<()> {
     shell.end(true, |txn| txn.rollback(), Ended::RolledBack, None)
 }
 
-fn new_handle(db: &DbShell, slot: TxnSlot) -> jlong {
-    let slot = Arc::new(slot);
+fn new_handle(db: &DbShell, running: Running) -> jlong {
+    let slot = Arc::new(Mutex::new(Slot::Running(running)));
     db.register(&slot);
     handle::into_handle(Arc::new(TxnShell { slot }))
 }
@@ -254,6 +317,7 @@ pub extern "system" fn Java_io_strata_Strata_nativeBeginTransaction<'l>(
     env: EnvUnowned<'l>,
     _this: JObject<'l>,
     h: jlong,
+    old: jlong,
     sync: jboolean,
     disable_wal: jboolean,
     has_options: jboolean,
@@ -284,7 +348,16 @@ pub extern "system" fn Java_io_strata_Strata_nativeBeginTransaction<'l>(
             (None, false) => TransactionOptions::default(),
         };
         let write = write_options(sync, disable_wal);
-        db.with(|engine| Ok(new_handle(db, begin(Arc::clone(engine), &write, &options))))
+        db.with(|engine| {
+            if old == 0 {
+                return Ok(new_handle(db, begin(Arc::clone(engine), &write, &options)));
+            }
+            // SAFETY: `old` is the handle of the oldTransaction the Java caller keeps
+            // reachable; the Java side checked it belongs to this database.
+            let old_shell = unsafe { shell(old) }?;
+            begin_again(old_shell, Arc::clone(engine), &write, &options)?;
+            Ok(old)
+        })
     })
 }
 
@@ -312,12 +385,7 @@ pub extern "system" fn Java_io_strata_Strata_nativeRecoveredTransactions<'l>(
                     Engine::Plain(_) => Err(()),
                 });
                 let Ok(cell) = cell else { break };
-                let slot = Mutex::new(Slot::Running(Running {
-                    cursor: None,
-                    cell,
-                    prepared: true,
-                }));
-                handles.push(new_handle(db, slot));
+                handles.push(new_handle(db, Running::new(cell, true)));
             }
             Ok(handles)
         })?;
@@ -558,10 +626,13 @@ pub extern "system" fn Java_io_strata_Transaction_nativeNewIterator<'l>(
         let (cf, options) = unsafe { (family(cf)?, bounded(env, 0, &lower, &upper)?) };
         // SAFETY: `h` is `this`'s handle.
         let txn = unsafe { handle::share::<TxnShell>(h, "the transaction")? };
+        // Read before the iterator is made: were the handle ended and begun again by another
+        // thread in between, the iterator would refuse to run, never run on the wrong one.
+        let generation = txn.generation()?;
         let iter = txn.run(|t, engine| {
             let cf = family_or_default(cf, engine);
             Ok(either!(t, t => t.iter_cf(&cf, &options))?)
         })?;
-        Ok(over_transaction(txn, iter))
+        Ok(over_transaction(txn, generation, iter))
     })
 }

@@ -13,10 +13,19 @@
 //! cursor lives are not possible (the cursor borrows the transaction mutably). After
 //! `delete`, the cursor stays on the deleted key with an empty value; `next` and `prev`
 //! move on from it as from any key, and a later seek does not find it.
+//!
+//! A cursor reads at one snapshot (the one its options give, else the transaction's, else
+//! one taken when it is made). Its seek first reads the target as a point read at that
+//! snapshot through the transaction's writes: when the target is there, the cursor stands
+//! on it without positioning the merging iterator over the memtables and tables, which a
+//! read-modify-write of one key (seek, value, update) never needs; the first move after it
+//! positions the iterator (see `overlay.rs`). When the target is absent, the seek is an
+//! ordinary one, after the point read.
 
 use crate::column_family::ColumnFamily;
 use crate::error::Result;
 use crate::options::ReadOptions;
+use crate::snapshot::Snapshot;
 
 use super::indexed_batch::Pending;
 use super::overlay::TxnIterator;
@@ -57,6 +66,20 @@ pub trait TransactionBase: Sized {
     /// The value of `key` in family `cf`: the transaction's own write of it if it made one,
     /// else the database's at the transaction's snapshot (or the latest without one).
     fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>>;
+
+    /// [`TransactionBase::get_cf`] reading the database at `options.snapshot` when it has
+    /// one (RocksDB's `Transaction::Get` with read options); without one, as `get_cf` reads.
+    fn get_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        options: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>>;
+
+    /// The snapshot the transaction's reads see now: its own (taken when it began), else a
+    /// new snapshot of the database's latest data. A cursor holds one, so that its reads
+    /// stay at one point.
+    fn read_snapshot(&self) -> Snapshot;
 
     /// [`TransactionBase::get_cf`], and the key is the transaction's to write: an optimistic
     /// transaction checks at commit that no one else wrote it since its snapshot; a
@@ -166,14 +189,24 @@ pub trait TransactionBase: Sized {
     }
 
     /// A cursor over family `cf` whose current entry can be updated or deleted through this
-    /// transaction (see [`TxnCursor`]). Bounds come from `options`.
+    /// transaction (see [`TxnCursor`]). Bounds come from `options`, and the snapshot when
+    /// they hold one.
     fn cursor_cf(
         &mut self,
         cf: &ColumnFamily,
         options: &ReadOptions,
     ) -> Result<TxnCursor<'_, Self>> {
-        let iter = self.iter_cf(cf, options)?;
-        Ok(TxnCursor::new(self, cf.clone(), iter))
+        let mut at = options.clone();
+        if at.snapshot.is_none() {
+            at.snapshot = Some(self.read_snapshot());
+        }
+        let iter = self.iter_cf(cf, &at)?;
+        // The point reads of exact seeks need only the snapshot.
+        let point = ReadOptions {
+            snapshot: at.snapshot,
+            ..ReadOptions::default()
+        };
+        Ok(TxnCursor::new(self, cf.clone(), iter, point))
     }
 }
 
@@ -215,11 +248,23 @@ pub struct TxnCursor<'t, T: TransactionBase> {
     txn: &'t mut T,
     cf: ColumnFamily,
     iter: TxnIterator,
+    /// The snapshot `iter` reads at, for the point reads of seeks.
+    point: ReadOptions,
 }
 
 impl<'t, T: TransactionBase> TxnCursor<'t, T> {
-    pub(crate) fn new(txn: &'t mut T, cf: ColumnFamily, iter: TxnIterator) -> Self {
-        TxnCursor { txn, cf, iter }
+    pub(crate) fn new(
+        txn: &'t mut T,
+        cf: ColumnFamily,
+        iter: TxnIterator,
+        point: ReadOptions,
+    ) -> Self {
+        TxnCursor {
+            txn,
+            cf,
+            iter,
+            point,
+        }
     }
 
     /// True when positioned on an entry.
@@ -242,9 +287,17 @@ impl<'t, T: TransactionBase> TxnCursor<'t, T> {
         self.iter.status()
     }
 
-    /// Positions at the first key at or after `target`.
+    /// Positions at the first key at or after `target`. A target that exists is found by a
+    /// point read (see the module's doc), at the cursor's snapshot.
     pub fn seek(&mut self, target: impl AsRef<[u8]>) {
         let target = target.as_ref();
+        if self.iter.within_bounds(target) {
+            // An error of the point read leaves it to the ordinary seek to meet and report.
+            if let Ok(Some(value)) = self.txn.get_cf_opt(&self.cf, target, &self.point) {
+                self.iter.place(target, value);
+                return;
+            }
+        }
         self.iter.seek(target)
     }
 
@@ -360,5 +413,198 @@ impl<T: TransactionBase> UpdatableCursor for TxnCursor<'_, T> {
     }
     fn delete(&mut self) -> Result<()> {
         TxnCursor::delete(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::ops::Bound;
+
+    use super::*;
+    use crate::{Db, Options, TransactionDb, TransactionOptions, WriteOptions};
+
+    /// A small deterministic generator (xorshift), for reproducible walks.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn key(rng: &mut Rng) -> Vec<u8> {
+        format!("k{:02}", rng.below(40)).into_bytes()
+    }
+
+    /// Fills `db` with keys in a table, in the memtable and deleted across both.
+    fn fill(db: &Db, rng: &mut Rng) {
+        for round in 0..2 {
+            for _ in 0..25 {
+                let k = key(rng);
+                if rng.below(5) == 0 {
+                    db.delete(&k).unwrap();
+                } else {
+                    db.put(&k, format!("db{round}-{}", rng.below(100))).unwrap();
+                }
+            }
+            if round == 0 {
+                db.flush().unwrap();
+            }
+        }
+    }
+
+    /// What a cursor shows, kept on a map of its view: the current key (`None` off an
+    /// entry) and its value (empty after a delete).
+    struct Model {
+        view: BTreeMap<Vec<u8>, Vec<u8>>,
+        at: Option<(Vec<u8>, Vec<u8>)>,
+    }
+
+    impl Model {
+        fn stand(&mut self, key: Option<Vec<u8>>) {
+            self.at = key.map(|k| {
+                let v = self.view[&k].clone();
+                (k, v)
+            });
+        }
+    }
+
+    /// Random seeks (mostly to keys that exist: the point-read path), moves, updates and
+    /// deletes on a cursor and on its model, compared after each step; then the
+    /// transaction reads back what the cursor wrote. Writes made by others after the cursor
+    /// was made must stay out of its view.
+    fn walk<T: TransactionBase>(txn: &mut T, db: &Db, rng: &mut Rng, seed: u64) {
+        for _ in 0..8 {
+            let k = key(rng);
+            if rng.below(4) == 0 {
+                txn.delete(&k).unwrap();
+            } else {
+                txn.put(&k, format!("txn-{}", rng.below(100))).unwrap();
+            }
+        }
+        let mut options = ReadOptions::default();
+        if rng.below(2) == 0 {
+            options.lower_bound = Some(key(rng));
+        }
+        if rng.below(2) == 0 {
+            options.upper_bound = Some(key(rng));
+        }
+        let mut view = BTreeMap::new();
+        for n in 0..40 {
+            let k = format!("k{n:02}").into_bytes();
+            let within = options.lower_bound.as_ref().is_none_or(|l| k >= *l)
+                && options.upper_bound.as_ref().is_none_or(|u| k < *u);
+            if let (true, Some(v)) = (within, txn.get(&k).unwrap()) {
+                view.insert(k, v);
+            }
+        }
+        let mut model = Model { view, at: None };
+        let mut written = BTreeMap::new();
+        {
+            let mut cursor = txn.cursor_cf(&db.default_cf(), &options).unwrap();
+            for step in 0..300 {
+                let ctx = format!("seed {seed} step {step}");
+                match rng.below(10) {
+                    0..=3 => {
+                        let target = key(rng);
+                        cursor.seek(&target);
+                        let found = model.view.range(target..).next().map(|(k, _)| k.clone());
+                        model.stand(found);
+                    }
+                    4 => {
+                        let target = key(rng);
+                        cursor.seek_for_prev(&target);
+                        let found = model
+                            .view
+                            .range(..=target)
+                            .next_back()
+                            .map(|(k, _)| k.clone());
+                        model.stand(found);
+                    }
+                    5 if model.at.is_some() => {
+                        let current = model.at.as_ref().unwrap().0.clone();
+                        cursor.next();
+                        let after = (Bound::Excluded(current), Bound::Unbounded);
+                        let found = model.view.range(after).next().map(|(k, _)| k.clone());
+                        model.stand(found);
+                    }
+                    6 if model.at.is_some() => {
+                        let current = model.at.as_ref().unwrap().0.clone();
+                        cursor.prev();
+                        let found = model
+                            .view
+                            .range(..current)
+                            .next_back()
+                            .map(|(k, _)| k.clone());
+                        model.stand(found);
+                    }
+                    7 | 8 if model.at.is_some() => {
+                        let v = format!("cursor{step}").into_bytes();
+                        cursor.update(&v).unwrap();
+                        let (k, value) = model.at.as_mut().unwrap();
+                        *value = v.clone();
+                        model.view.insert(k.clone(), v.clone());
+                        written.insert(k.clone(), Some(v));
+                    }
+                    9 if model.at.is_some() => {
+                        cursor.delete().unwrap();
+                        let (k, value) = model.at.as_mut().unwrap();
+                        value.clear();
+                        model.view.remove(k);
+                        written.insert(k.clone(), None);
+                    }
+                    _ => {
+                        // Someone else writes: the cursor reads at its snapshot.
+                        db.put(key(rng), format!("other{step}")).unwrap();
+                    }
+                }
+                match &model.at {
+                    Some((k, v)) => {
+                        assert!(cursor.valid(), "{ctx}: on {k:?}");
+                        assert_eq!(cursor.key(), k.as_slice(), "{ctx}: key");
+                        assert_eq!(cursor.value(), v.as_slice(), "{ctx}: value");
+                    }
+                    None => assert!(!cursor.valid(), "{ctx}: off an entry"),
+                }
+                cursor.status().unwrap();
+            }
+        }
+        for (k, v) in written {
+            assert_eq!(
+                txn.get(&k).unwrap(),
+                v,
+                "seed {seed}: written through the cursor"
+            );
+        }
+    }
+
+    /// The cursor's exact-key seek (a point read) and the moves after it agree with a
+    /// model of the cursor's view, on either kind of transaction.
+    #[test]
+    fn cursor_seeks_and_moves_match_a_model() {
+        for seed in 1..=12u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let dir = tempfile::tempdir().unwrap();
+            let options = Options {
+                create_if_missing: true,
+                ..Options::default()
+            };
+            if seed % 2 == 0 {
+                let db = Db::open(dir.path(), options).unwrap();
+                fill(&db, &mut rng);
+                let mut txn = db.optimistic_transaction(&WriteOptions::default());
+                walk(&mut txn, &db, &mut rng, seed);
+            } else {
+                let tdb = TransactionDb::open(dir.path(), options).unwrap();
+                fill(tdb.db(), &mut rng);
+                let mut txn =
+                    tdb.transaction(&WriteOptions::default(), &TransactionOptions::default());
+                walk(&mut txn, tdb.db(), &mut rng, seed);
+            }
+        }
     }
 }

@@ -10,6 +10,12 @@
 //!   same key, and a delta delete hides the key altogether.
 //! - Moving forward, both sources sit at or after `current`; moving backward, at or before.
 //!   A change of direction seeks both sources around `current` again.
+//! - Placed (`placed`, by [`TxnIterator::place`], the updatable cursor's exact-key seek that
+//!   a point read answered): the cursor stands on `key` with `value` (source `Delta`) and
+//!   neither source has moved; `pos` and `forward` mean nothing. The next movement seeks
+//!   the sources to `key` first, which gives the positions a seek to `key` would have, so
+//!   the cursor then moves on exactly as if it had been positioned by a seek. A patch while
+//!   placed goes into `delta` at the key's place in the order.
 
 use std::sync::Arc;
 
@@ -78,6 +84,11 @@ pub struct TxnIterator {
     /// The family's user key order: both sources are in it.
     order: KeyOrder,
     error: Option<Error>,
+    /// See the invariants: on `key` without the sources positioned.
+    placed: bool,
+    /// The bounds the cursor was made with (the base applies them itself), for `place`.
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
 }
 
 impl TxnIterator {
@@ -100,6 +111,9 @@ impl TxnIterator {
             family,
             order,
             error: None,
+            placed: false,
+            lower: None,
+            upper: None,
         }
     }
 
@@ -120,13 +134,55 @@ impl TxnIterator {
         );
         let merge_operator = db.merge_operator_of(cf)?;
         let base = db.iter_cf(cf, &options)?;
-        Ok(TxnIterator::new(
-            base,
-            delta,
-            merge_operator,
-            cf.name_arc(),
-            order,
-        ))
+        let mut iter = TxnIterator::new(base, delta, merge_operator, cf.name_arc(), order);
+        iter.lower = options.lower_bound;
+        iter.upper = options.upper_bound;
+        Ok(iter)
+    }
+
+    /// True when `key` is within the cursor's bounds, where [`TxnIterator::place`] may put
+    /// it.
+    pub(crate) fn within_bounds(&self, key: &[u8]) -> bool {
+        self.lower.as_deref().is_none_or(|l| self.order.le(l, key))
+            && self.upper.as_deref().is_none_or(|u| self.order.lt(key, u))
+    }
+
+    /// Stands on `key` with `value` without moving the sources, as a seek to `key` would
+    /// stand when `key` has that value in this cursor's view (the caller read it there: the
+    /// batch's entry, or the database at this cursor's snapshot) and is within the bounds.
+    /// The next movement positions the sources first (see the invariants).
+    pub(crate) fn place(&mut self, key: &[u8], value: Vec<u8>) {
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        self.value = value;
+        self.current = Some(Source::Delta);
+        self.placed = true;
+    }
+
+    /// Ends a placement: positions both sources as a forward seek to the current key
+    /// leaves them, the cursor on that key.
+    fn unplace(&mut self) {
+        if !std::mem::take(&mut self.placed) {
+            return;
+        }
+        let key = std::mem::take(&mut self.key);
+        self.base.seek(&key);
+        self.pos = self.delta.partition_point(|(k, _)| self.order.lt(k, &key));
+        self.forward = true;
+        let in_delta = self.delta.get(self.pos).is_some_and(|(k, _)| *k == key);
+        let on_base = self.base.valid() && self.base.key() == key.as_slice();
+        self.key = key;
+        if in_delta {
+            // The delta stands on the key, the base on it or after: as `settle_forward`
+            // leaves a delta entry (its value is the one placed, or patched since).
+            self.current = Some(Source::Delta);
+        } else if on_base {
+            self.current = Some(Source::Base);
+        } else {
+            // The view changed under the point read (it cannot, at one snapshot): go on
+            // from what the seek found.
+            self.settle_forward();
+        }
     }
 
     /// True when positioned on an entry.
@@ -160,12 +216,15 @@ impl TxnIterator {
     pub fn status(&self) -> Result<()> {
         match &self.error {
             Some(e) => Err(e.duplicate()),
+            // Placed: the last positioning read no source, so it met no error.
+            None if self.placed => Ok(()),
             None => self.base.status(),
         }
     }
 
     /// Positions at the first key at or after `target`.
     pub fn seek(&mut self, target: &[u8]) {
+        self.placed = false;
         self.base.seek(target);
         self.pos = self
             .delta
@@ -175,6 +234,7 @@ impl TxnIterator {
 
     /// Positions at the last key at or before `target`.
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.placed = false;
         self.base.seek_for_prev(target);
         self.pos = self
             .delta
@@ -184,6 +244,7 @@ impl TxnIterator {
 
     /// Positions at the first key.
     pub fn seek_to_first(&mut self) {
+        self.placed = false;
         self.base.seek_to_first();
         self.pos = 0;
         self.settle_forward();
@@ -191,6 +252,7 @@ impl TxnIterator {
 
     /// Positions at the last key.
     pub fn seek_to_last(&mut self) {
+        self.placed = false;
         self.base.seek_to_last();
         self.pos = self.delta.len();
         self.settle_backward();
@@ -198,6 +260,7 @@ impl TxnIterator {
 
     /// Moves to the next key. Panics unless `valid()`.
     pub fn next(&mut self) {
+        self.unplace();
         let source = self
             .current
             .expect("TxnIterator::next called while not valid");
@@ -229,6 +292,7 @@ impl TxnIterator {
 
     /// Moves to the previous key. Panics unless `valid()`.
     pub fn prev(&mut self) {
+        self.unplace();
         let source = self
             .current
             .expect("TxnIterator::prev called while not valid");
@@ -261,7 +325,14 @@ impl TxnIterator {
     /// positions' invariants: the entry goes where the delta cursor stands on the key.
     pub(crate) fn patch_current(&mut self, pending: Pending) {
         let key = self.key().to_vec();
-        if self.forward {
+        if self.placed {
+            let at = self.delta.partition_point(|(k, _)| self.order.lt(k, &key));
+            if self.delta.get(at).is_some_and(|(k, _)| *k == key) {
+                self.delta[at].1 = pending.clone();
+            } else {
+                self.delta.insert(at, (key.clone(), pending.clone()));
+            }
+        } else if self.forward {
             if self.delta.get(self.pos).is_some_and(|(k, _)| *k == key) {
                 self.delta[self.pos].1 = pending.clone();
             } else {

@@ -531,6 +531,28 @@ impl TransactionBase for Transaction<'_> {
             .multi_get_from_batch_and_db(self.db(), cf, &keys, &self.read_options())
     }
 
+    fn get_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        key: impl AsRef<[u8]>,
+        options: &ReadOptions,
+    ) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
+        self.check_active()?;
+        check_family(cf)?;
+        let mut read = self.read_options();
+        if options.snapshot.is_some() {
+            read.snapshot = options.snapshot.clone();
+        }
+        self.batch.get_from_batch_and_db(self.db(), cf, key, &read)
+    }
+
+    fn read_snapshot(&self) -> Snapshot {
+        self.snapshot
+            .clone()
+            .unwrap_or_else(|| self.db().snapshot())
+    }
+
     fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
         self.check_active()?;

@@ -352,16 +352,58 @@ public final class Strata extends NativeObject {
 
     /** Begins a transaction whose commit is made durable as {@code options} say. */
     public Transaction beginTransaction(WriteOptions options) {
-        return new Transaction(nativeBeginTransaction(handle, options.sync, options.disableWal,
-                false, -1, true, -1, false));
+        return beginTransaction(options, (Transaction) null);
     }
 
     /** Begins a pessimistic transaction with {@code txnOptions}. */
     public Transaction beginTransaction(WriteOptions options, TransactionOptions txnOptions) {
+        return beginTransaction(options, txnOptions, null);
+    }
+
+    /**
+     * Begins a transaction in {@code oldTransaction}, an ended transaction of this database
+     * (committed, rolled back or closed), and returns it, or in a new one when it is null: a
+     * loop of short transactions then makes no new object. Iterators and cursors made from
+     * it before stay refused. {@link InvalidArgumentException} when {@code oldTransaction}
+     * is still running or belongs to another database.
+     */
+    public Transaction beginTransaction(WriteOptions options, Transaction oldTransaction) {
+        return begin(options, false, -1, true, -1, false, oldTransaction);
+    }
+
+    /**
+     * Begins a pessimistic transaction with {@code txnOptions} in {@code oldTransaction}, as
+     * {@link #beginTransaction(WriteOptions, Transaction)}.
+     */
+    public Transaction beginTransaction(WriteOptions options, TransactionOptions txnOptions,
+            Transaction oldTransaction) {
         requireNonNull(txnOptions, "txnOptions");
-        return new Transaction(nativeBeginTransaction(handle, options.sync, options.disableWal,
-                true, txnOptions.lockTimeoutMillis, txnOptions.deadlockDetect,
-                txnOptions.expirationMillis, txnOptions.setSnapshot));
+        return begin(options, true, txnOptions.lockTimeoutMillis, txnOptions.deadlockDetect,
+                txnOptions.expirationMillis, txnOptions.setSnapshot, oldTransaction);
+    }
+
+    private Transaction begin(WriteOptions options, boolean hasOptions, long lockTimeoutMillis,
+            boolean deadlockDetect, long expirationMillis, boolean setSnapshot,
+            Transaction old) {
+        if (old == null) {
+            return new Transaction(this, nativeBeginTransaction(handle, 0, options.sync,
+                    options.disableWal, hasOptions, lockTimeoutMillis, deadlockDetect,
+                    expirationMillis, setSnapshot));
+        }
+        if (old.db != this) {
+            throw new InvalidArgumentException(
+                    "invalid argument: oldTransaction belongs to another database: begin a new"
+                            + " one of this database");
+        }
+        try {
+            nativeBeginTransaction(handle, old.handle, options.sync, options.disableWal,
+                    hasOptions, lockTimeoutMillis, deadlockDetect, expirationMillis,
+                    setSnapshot);
+        } finally {
+            Reference.reachabilityFence(old);
+        }
+        old.begun();
+        return old;
     }
 
     /**
@@ -372,7 +414,7 @@ public final class Strata extends NativeObject {
     public List<Transaction> recoveredTransactions() {
         List<Transaction> out = new ArrayList<>();
         for (long h : nativeRecoveredTransactions(handle)) {
-            out.add(new Transaction(h));
+            out.add(new Transaction(this, h));
         }
         return out;
     }
@@ -566,7 +608,7 @@ public final class Strata extends NativeObject {
 
     private native long nativeNewIterator(long h, long cf, long snap, byte[] lower, byte[] upper);
 
-    private native long nativeBeginTransaction(long h, boolean sync, boolean disableWal,
+    private native long nativeBeginTransaction(long h, long old, boolean sync, boolean disableWal,
             boolean hasOptions, long lockTimeoutMs, boolean deadlockDetect, long expirationMs,
             boolean setSnapshot);
 

@@ -75,6 +75,25 @@ public final class StrataIterator extends NativeObject {
         return nativeEntry(handle, true);
     }
 
+    /**
+     * Reads entries from the current one on into {@code batch} (replacing what it held), at
+     * most {@code maxEntries}, and moves past them: afterwards the iterator stands on the
+     * first entry not read, or on none at the end. One native call for them all, where
+     * {@link #next()}, {@link #key()} and {@link #value()} cost one each. Returns how many
+     * entries it read: 0 off an entry (or with {@code maxEntries} 0). The batch's buffer grows
+     * when an entry does not fit. A read error met on the way is thrown, and the batch is
+     * then empty.
+     */
+    public int readEntries(EntryBatch batch, int maxEntries) {
+        batch.clear();
+        int count;
+        while ((count = nativeReadEntries(handle, batch.buffer, maxEntries)) < 0) {
+            batch.grow(-count);
+        }
+        batch.parse(count);
+        return count;
+    }
+
     /** Releases the iterator; later calls throw {@link UnavailableException}. */
     @Override
     public void close() {
@@ -90,4 +109,6 @@ public final class StrataIterator extends NativeObject {
     private native boolean nativeIsValid(long h);
 
     private native byte[] nativeEntry(long h, boolean value);
+
+    private native int nativeReadEntries(long h, byte[] buffer, int maxEntries);
 }

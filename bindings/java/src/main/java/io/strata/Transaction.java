@@ -19,7 +19,9 @@ import java.lang.ref.Reference;
  * Options#transactionDb(boolean)} (keys locked as they are written or read for update, with
  * {@link #setName(String)}, {@link #prepare()} for two-phase commit). After the transaction
  * ends its methods throw {@link InvalidArgumentException}; after its database closes, {@link
- * UnavailableException}. Not safe for concurrent use from several threads without outside
+ * UnavailableException}. An ended transaction may be begun again in place with {@link
+ * Strata#beginTransaction(WriteOptions, Transaction)} (its iterators and cursors from before
+ * stay refused). Not safe for concurrent use from several threads without outside
  * locking (calls are serialized, but their order then is the threads').
  */
 public final class Transaction extends NativeObject {
@@ -36,8 +38,17 @@ public final class Transaction extends NativeObject {
      */
     private boolean ended;
 
-    Transaction(long handle) {
+    /** The database: only its own ended transactions may be begun again in it. */
+    final Strata db;
+
+    Transaction(Strata db, long handle) {
         super(handle, Transaction::nativeFree);
+        this.db = db;
+    }
+
+    /** The handle was begun again in place ({@link Strata#beginTransaction(WriteOptions, Transaction)}). */
+    void begun() {
+        ended = false;
     }
 
     /** The value of {@code key} as the transaction sees it, or null. */

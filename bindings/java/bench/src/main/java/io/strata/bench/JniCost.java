@@ -143,6 +143,26 @@ public final class JniCost {
                     txn.commit();
                 }
             }));
+            // The same, each transaction begun again in the last one's object (as RocksJava's
+            // beginTransaction(writeOptions, oldTransaction)): no new object per operation.
+            WriteOptions write = new WriteOptions();
+            Transaction[] reused = {null};
+            report("txn_get_reuse", measure(keys, ops, k -> {
+                Transaction txn = db.beginTransaction(write, reused[0]);
+                reused[0] = txn;
+                byte[] found = txn.get(Bench.key(k));
+                sink[0] += found == null ? 0 : found.length;
+                txn.commit();
+            }));
+            report("txn_put_reuse", measure(keys, ops, k -> {
+                Transaction txn = db.beginTransaction(write, reused[0]);
+                reused[0] = txn;
+                txn.put(Bench.key(k), value);
+                txn.commit();
+            }));
+            if (reused[0] != null) {
+                reused[0].close();
+            }
             if (sink[0] == 42) {
                 System.err.println("(keeps the reads from being optimised away)");
             }

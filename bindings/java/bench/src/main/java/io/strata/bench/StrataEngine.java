@@ -1,5 +1,6 @@
 package io.strata.bench;
 
+import io.strata.EntryBatch;
 import io.strata.Options;
 import io.strata.ReadOptions;
 import io.strata.Strata;
@@ -15,6 +16,7 @@ import io.strata.WriteOptions;
  */
 final class StrataEngine implements Engine {
     private final Strata db;
+    private static final WriteOptions WRITE = new WriteOptions();
 
     StrataEngine(String dir, long cacheBytes) {
         db = Strata.open(dir, new Options()
@@ -66,50 +68,95 @@ final class StrataEngine implements Engine {
     public Worker worker() {
         ReadOptions all = new ReadOptions();
         return new Worker() {
-            @Override
-            public boolean read(byte[] key) {
-                try (Transaction txn = db.beginTransaction()) {
-                    boolean found = txn.get(key) != null;
-                    txn.commit();
-                    return found;
+            /**
+             * The worker's transaction object, begun again for each operation once the last
+             * one ended (as a RocksJava user passes oldTransaction): no new object, Cleaner
+             * registration or registry entry per operation.
+             */
+            private Transaction txn;
+
+            private Transaction begin() {
+                txn = db.beginTransaction(WRITE, txn);
+                return txn;
+            }
+
+            /** Rolls back a transaction that an exception left running; nothing once ended. */
+            private void end(Transaction t, boolean committed) {
+                if (!committed) {
+                    t.rollback();
                 }
             }
 
             @Override
+            public boolean read(byte[] key) {
+                Transaction t = begin();
+                boolean committed = false;
+                try {
+                    boolean found = t.get(key) != null;
+                    t.commit();
+                    committed = true;
+                    return found;
+                } finally {
+                    end(t, committed);
+                }
+            }
+
+            /** Reused by each scan: its buffer grows once to what a scan needs. */
+            private final EntryBatch batch = new EntryBatch();
+
+            @Override
             public int scan(byte[] key, int n) {
-                try (Transaction txn = db.beginTransaction();
-                        StrataIterator it = txn.newIterator(null, all)) {
+                Transaction t = begin();
+                boolean committed = false;
+                try (StrataIterator it = t.newIterator(null, all)) {
                     int seen = 0;
-                    // seek and next say whether they landed on an entry: no isValid() call.
-                    for (boolean on = it.seek(key); on && seen < n; on = it.next()) {
-                        it.key();
-                        it.value();
-                        seen++;
+                    // One native call for the entries after the seek, not three per entry
+                    // (next, key, value); each key and value still copied out, as the
+                    // other engines' cursors hand out arrays.
+                    if (it.seek(key)) {
+                        seen = it.readEntries(batch, n);
+                        for (int i = 0; i < seen; i++) {
+                            batch.key(i);
+                            batch.value(i);
+                        }
                     }
-                    txn.commit();
+                    t.commit();
+                    committed = true;
                     return seen;
+                } finally {
+                    end(t, committed);
                 }
             }
 
             @Override
             public void update(byte[] key, byte[] value) {
-                try (Transaction txn = db.beginTransaction()) {
-                    txn.put(key, value);
-                    txn.commit();
+                Transaction t = begin();
+                boolean committed = false;
+                try {
+                    t.put(key, value);
+                    t.commit();
+                    committed = true;
+                } finally {
+                    end(t, committed);
                 }
             }
 
             @Override
             public void readModifyWrite(byte[] key) {
-                try (Transaction txn = db.beginTransaction()) {
-                    try (TransactionCursor cursor = txn.newCursor(null, all)) {
+                Transaction t = begin();
+                boolean committed = false;
+                try {
+                    try (TransactionCursor cursor = t.newCursor(null, all)) {
                         if (cursor.seek(key)) {
                             byte[] value = cursor.value();
                             Bench.modify(value);
                             cursor.update(value);
                         }
                     }
-                    txn.commit();
+                    t.commit();
+                    committed = true;
+                } finally {
+                    end(t, committed);
                 }
             }
         };
