@@ -65,7 +65,9 @@ pub trait TransactionBase: Sized {
 
     /// The value of `key` in family `cf`: the transaction's own write of it if it made one,
     /// else the database's at the transaction's snapshot (or the latest without one).
-    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>>;
+    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(cf, key, &ReadOptions::default())
+    }
 
     /// [`TransactionBase::get_cf`] reading the database at `options.snapshot` when it has
     /// one (RocksDB's `Transaction::Get` with read options); without one, as `get_cf` reads.

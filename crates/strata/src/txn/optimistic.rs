@@ -239,14 +239,6 @@ impl TransactionBase for OptimisticTransaction<'_> {
         self.snapshot.clone()
     }
 
-    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.check_active()?;
-        check_family(cf)?;
-        self.batch
-            .get_from_batch_and_db(self.db, cf, key, &self.read_options())
-    }
-
     /// As [`OptimisticTransaction::get_cf`], and the commit fails if someone else writes
     /// `key` of `cf` after the snapshot.
     fn get_for_update_cf(

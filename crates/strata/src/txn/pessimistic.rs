@@ -553,14 +553,6 @@ impl TransactionBase for Transaction<'_> {
             .unwrap_or_else(|| self.db().snapshot())
     }
 
-    fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        let key = key.as_ref();
-        self.check_active()?;
-        check_family(cf)?;
-        self.batch
-            .get_from_batch_and_db(self.db(), cf, key, &self.read_options())
-    }
-
     /// Locks `key` of family `cf`, then reads it.
     fn get_for_update_cf(
         &mut self,
