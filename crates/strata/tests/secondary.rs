@@ -538,3 +538,61 @@ fn a_refreshed_iterator_sees_new_writes() {
     assert!(err.to_string().contains("dropped"), "{err}");
     assert_eq!(keys(&mut in_family), ["k"]);
 }
+
+/// A secondary opens the blob files of the view it installs, as it opens the tables: the
+/// primary's garbage collection may delete a blob file after the catch-up, and the
+/// secondary's reads of that view must still find the values (without the files opened at
+/// the catch-up, the first read opened the file and found it missing).
+#[test]
+fn values_in_blob_files_stay_readable_after_the_primary_deletes_them() {
+    let d = dirs();
+    let mut options = primary_options();
+    options.enable_blob_files = true;
+    options.min_blob_size = 64;
+    options.blob_file_size = 16 << 10;
+    options.disable_auto_compactions = true;
+    options.enable_blob_garbage_collection = true;
+    options.blob_garbage_collection_age_cutoff = 1.0;
+    let primary = Db::open(&d.primary, options).unwrap();
+    let value = |k: u64, version: u8| vec![b'a' + version; 200 + k as usize % 50];
+    let mut want = BTreeMap::new();
+    for k in 0..200 {
+        primary.put(key(k), value(k, 0)).unwrap();
+        want.insert(key(k), value(k, 0));
+    }
+    primary.flush().unwrap();
+    let blob_files = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".blob"))
+            .collect();
+        names.sort();
+        names
+    };
+    let first = blob_files(&d.primary);
+    assert!(first.len() > 1, "values spread over blob files: {first:?}");
+
+    let secondary = Db::open_as_secondary(&d.primary, &d.secondary, secondary_options()).unwrap();
+    // Every value rewritten, then compacted: the collection leaves the first blob files
+    // without a live value, and the primary deletes them.
+    for k in 0..200 {
+        primary.put(key(k), value(k, 1)).unwrap();
+    }
+    primary.flush().unwrap();
+    primary.compact_range(None, None).unwrap();
+    let now = blob_files(&d.primary);
+    assert!(
+        first.iter().all(|n| !now.contains(n)),
+        "the first blob files are deleted: {first:?} -> {now:?}"
+    );
+    assert_same(&scan(&secondary), &want, "the view of the first catch-up");
+    for k in 0..200 {
+        assert_eq!(secondary.get(key(k)).unwrap(), Some(value(k, 0)));
+    }
+    // The next catch-up moves to the new files and closes the old ones.
+    secondary.try_catch_up_with_primary().unwrap();
+    for k in 0..200 {
+        assert_eq!(secondary.get(key(k)).unwrap(), Some(value(k, 1)));
+    }
+}

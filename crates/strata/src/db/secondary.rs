@@ -20,13 +20,16 @@
 //!
 //! Invariants:
 //!
-//! - Every table of every version installed was opened before the version was installed,
-//!   and stays open while a version names it (a secondary keeps every table open:
-//!   `max_open_files` is taken as unlimited, and the reader is kept with the file's
-//!   metadata). On Linux an open file stays readable after the primary unlinks it, so a
-//!   read never opens a table the primary may have deleted. A table that is gone before the
-//!   secondary opens it means a later manifest edit removed it: step 1 is run again (a few
-//!   times), then the catch-up fails naming the file, and the caller catches up again.
+//! - Every table and blob file of every version installed was opened before the version was
+//!   installed, and stays open while the newest version names it (a secondary keeps every
+//!   file open: `max_open_files` is taken as unlimited, and the reader is kept with the
+//!   file's metadata). On Linux an open file stays readable after the primary unlinks it, so
+//!   a read through the newest view never opens a file the primary may have deleted. A file
+//!   that is gone before the secondary opens it means a later manifest edit removed it: step
+//!   1 is run again (a few times), then the catch-up fails naming the file, and the caller
+//!   catches up again. A table that leaves the newest version stays open for the iterators
+//!   that hold its reader; a blob file is closed then, so an iterator made before the
+//!   catch-up that reads a value from it fails if the primary has deleted it (`refresh()`).
 //! - Each memtable holds the records of one WAL (its log number), so the manifest's log
 //!   number of a family tells which memtables the primary has flushed.
 //! - Only one catch-up runs at a time (the `tail` lock); readers never wait for it. Entries
@@ -77,6 +80,8 @@ struct Tail {
     mems: BTreeMap<u32, Vec<Arc<MemTable>>>,
     /// The tables of the versions installed, evicted from the table cache when they leave.
     live_tables: HashSet<u64>,
+    /// The blob files of the versions installed, closed when they leave.
+    live_blobs: HashSet<u64>,
 }
 
 /// What replay needs of one family.
@@ -164,6 +169,7 @@ impl Db {
                 last_sequence: 0,
                 mems,
                 live_tables: HashSet::new(),
+                live_blobs: HashSet::new(),
             }),
         };
         if inner.secondary.set(secondary).is_err() {
@@ -230,7 +236,7 @@ impl DbInner {
                 Err(e) if round < CATCH_UP_ROUNDS && is_not_found(&e) => continue,
                 Err(e) if is_not_found(&e) => {
                     return Err(Error::Unavailable(format!(
-                        "{e}: the primary deleted a table of its tree before this secondary \
+                        "{e}: the primary deleted a file of its tree (a table or a blob file) before this secondary \
                          could open it (a compaction ended meanwhile); call \
                          try_catch_up_with_primary again"
                     )))
@@ -455,11 +461,16 @@ impl DbInner {
             .iter()
             .map(|(&id, f)| (id, f.clone()))
             .collect();
+        let mut live_blobs = HashSet::new();
         for (_, f) in &recorded {
             for (level, files) in f.current.levels.iter().enumerate() {
                 for file in files {
                     self.tables.get_for(file, &f.current.order, level)?;
                 }
+            }
+            for number in f.current.live_blob_files() {
+                self.blobs.open_file(number)?;
+                live_blobs.insert(number);
             }
         }
         let families = self.families();
@@ -489,6 +500,10 @@ impl DbInner {
             self.tables.evict(*gone);
         }
         tail.live_tables = live;
+        for gone in tail.live_blobs.difference(&live_blobs) {
+            self.blobs.evict(*gone);
+        }
+        tail.live_blobs = live_blobs;
         Ok(())
     }
 }

@@ -120,32 +120,35 @@ impl BlobSource {
 
     /// The open blob file `index` names, opened if needed.
     fn reader(&self, key: &[u8], index: &BlobIndex) -> Result<Arc<BlobFileReader>> {
-        let number = index.file_number;
+        self.open_file(index.file_number).map_err(|e| match e {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::corruption(
+                    blob_path(&self.dir, index.file_number),
+                    index.offset,
+                    format!(
+                        "the blob file of key {} ({index}) is missing",
+                        printable(key)
+                    ),
+                )
+            }
+            other => other,
+        })
+    }
+
+    /// Blob file `number`, opened now if it is not open yet. A secondary instance opens
+    /// every blob file of a version before installing it (as it does the tables), so that
+    /// a file the primary deletes later stays readable through the open descriptor; a file
+    /// already gone is an IO error of kind `NotFound`.
+    pub fn open_file(&self, number: u64) -> Result<Arc<BlobFileReader>> {
         if let Some(r) = self.open.get(&number) {
             return Ok(r);
         }
         let path = blob_path(&self.dir, number);
-        let opened = self
-            .mode
-            .open(self.fs.as_ref(), &path)
-            .and_then(|file| {
-                // Values are read one record at a time, anywhere in the file.
-                file.advise_random();
-                BlobFileReader::open(file, &path, number)
-            })
-            .map_err(|e| match e {
-                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    Error::corruption(
-                        &path,
-                        index.offset,
-                        format!(
-                            "the blob file of key {} ({index}) is missing",
-                            printable(key)
-                        ),
-                    )
-                }
-                other => other,
-            })?;
+        let opened = self.mode.open(self.fs.as_ref(), &path).and_then(|file| {
+            // Values are read one record at a time, anywhere in the file.
+            file.advise_random();
+            BlobFileReader::open(file, &path, number)
+        })?;
         let reader = Arc::new(opened);
         self.open.insert(number, reader.clone(), 1);
         Ok(reader)
