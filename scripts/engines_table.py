@@ -8,6 +8,12 @@ the machine's slow minutes fall on all of them alike.
 
     scripts/engines_table.py --strata target/engines/release/strata --num 2000000
     scripts/engines_table.py --strata ... --engines strata,lmdb --extra=--compaction_style=1
+    scripts/engines_table.py --strata ... --engines strata,rocksdb --suite leveldb --num 10000000
+
+`--suite leveldb` is the LevelDB-against-RocksDB pattern instead: 800-byte values that
+compress to half (snappy), fillseq to load the keys, overwrite from one thread, readwhilewriting
+with 1 and with 16 readers while one writer is held to 1,000 puts a second, readrandom with 1
+and 16 threads (each read step reads `--reads`, default a tenth of the keys, per thread).
 
 For each step and engine it prints ops/s and CPU microseconds per operation (from the step's
 report), write-amp and space-amp. A step that writes runs as `STEP,flush,waitforcompaction`, and
@@ -54,6 +60,36 @@ def suite(num, value_size):
     ]
 
 
+def leveldb_suite(num, value_size, reads):
+    """The LevelDB-against-RocksDB pattern, in suite()'s form; every step on one database."""
+    w = 1000 * (16 + value_size)
+    r = [f"--reads={reads}"]
+    return [
+        ("fillseq", "l", True, "fillseq", [], "fillseq"),
+        ("overwrite", "l", False, "overwrite", [], "overwrite"),
+        ("readwhilewriting_t1", "l", False, "readwhilewriting",
+         [f"--benchmark_write_rate_limit={w}", "--threads=1", *r], "readwhilewriting"),
+        ("readwhilewriting_t16", "l", False, "readwhilewriting",
+         [f"--benchmark_write_rate_limit={w}", "--threads=16", *r], "readwhilewriting"),
+        ("readrandom_t1", "l", False, "readrandom", ["--threads=1", *r], "readrandom"),
+        ("readrandom_t16", "l", False, "readrandom", ["--threads=16", *r], "readrandom"),
+    ]
+
+
+# The LevelDB pattern's data: values that compress to half, compressed as LevelDB does.
+LEVELDB_FLAGS = ["--compression_type=snappy", "--compression_ratio=0.5"]
+
+
+def run_measured(cmd):
+    """Runs cmd; returns (exit status, output, peak RSS in KiB of that process alone)."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return p.returncode, out.read(), usage.ru_maxrss
+
+
 def du(path):
     total = 0
     for root, _, files in os.walk(path):
@@ -93,15 +129,24 @@ def main():
     ap.add_argument("--extra", action="append", default=[], help="more flags for every step")
     ap.add_argument("--dir", help="where the databases go (default: a temporary directory)")
     ap.add_argument("--log", default="engines_table.log")
+    ap.add_argument("--suite", choices=["standard", "leveldb"], default="standard")
+    ap.add_argument("--reads", type=int, help="reads per thread of the leveldb suite's read steps")
     a = ap.parse_args()
     engines = a.engines.split(",")
     root = a.dir or tempfile.mkdtemp(prefix="engines-")
-    flags = COMMON + [f"--num={a.num}", f"--value_size={a.value_size}"] + a.extra
+    if a.suite == "leveldb":
+        if a.value_size == 100:
+            a.value_size = 800
+        steps = leveldb_suite(a.num, a.value_size, a.reads or max(a.num // 10, 1))
+        flags = COMMON + LEVELDB_FLAGS + [f"--num={a.num}", f"--value_size={a.value_size}"] + a.extra
+    else:
+        steps = suite(a.num, a.value_size)
+        flags = COMMON + [f"--num={a.num}", f"--value_size={a.value_size}"] + a.extra
     entry = 16 + a.value_size
     open(a.log, "w").close()
     rows = []
     failed = False
-    for label, db, fresh, benches, extra, step in suite(a.num, a.value_size):
+    for label, db, fresh, benches, extra, step in steps:
         if step.startswith(("fill", "overwrite")) or step == "readwhilewriting":
             benches += ",flush,waitforcompaction"
         row = {}
@@ -109,25 +154,25 @@ def main():
             path = os.path.join(root, f"{engine}-{db}")
             cmd = [a.strata, "bench", f"--engine={engine}", *flags, *extra, f"--db={path}",
                    f"--benchmarks={benches}", f"--use_existing_db={0 if fresh else 1}"]
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, text=True)
+            status, output, peak_kib = run_measured(cmd)
             with open(a.log, "a") as log:
-                log.write("\n$ " + " ".join(cmd) + "\n" + p.stdout)
-            figures = step_figures(p.stdout, step) if p.returncode == 0 else None
+                log.write("\n$ " + " ".join(cmd) + "\n" + output + f"peak RSS: {peak_kib} KiB\n")
+            figures = step_figures(output, step) if status == 0 else None
             if figures is None:
-                print(f"{label} on {engine} failed (exit {p.returncode}); see {a.log}", file=sys.stderr)
+                print(f"{label} on {engine} failed (exit {status}); see {a.log}", file=sys.stderr)
                 failed = True
                 row[engine] = None
                 continue
             ops, wamp, samp, cpu = figures
-            if samp is None and db == "s":
+            if samp is None and db in ("s", "l"):
                 samp = du(path) / (a.num * entry)
-            row[engine] = (ops, wamp, samp, cpu)
-            print(f"{label:<17} {engine:<8} {ops:>9} ops/s", file=sys.stderr)
+            row[engine] = (ops, wamp, samp, cpu, peak_kib / 1024)
+            print(f"{label:<20} {engine:<8} {ops:>9} ops/s", file=sys.stderr)
         rows.append((label, row))
 
     fmt = lambda v, spec: "-" if v is None else format(v, spec)
-    print(f"\nstrata bench --num={a.num} {' '.join(a.extra)}: ops/s | write-amp | space-amp | CPU us/op\n")
+    print(f"\nstrata bench --num={a.num} {' '.join(flags[len(COMMON):])}: "
+          "ops/s | write-amp | space-amp | CPU us/op | peak RSS MiB\n")
     print("| step | " + " | ".join(engines) + " |")
     print("| --- |" + " --- |" * len(engines))
     for label, row in rows:
@@ -137,8 +182,9 @@ def main():
             if r is None:
                 cells.append("failed")
             else:
-                ops, wamp, samp, cpu = r
-                cells.append(f"{ops:,} / {fmt(wamp, '.2f')} / {fmt(samp, '.2f')} / {fmt(cpu, '.2f')}")
+                ops, wamp, samp, cpu, rss = r
+                cells.append(f"{ops:,} / {fmt(wamp, '.2f')} / {fmt(samp, '.2f')} / {fmt(cpu, '.2f')}"
+                             f" / {rss:,.0f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     if not a.dir:
         subprocess.run(["rm", "-rf", root])
