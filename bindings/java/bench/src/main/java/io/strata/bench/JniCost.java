@@ -120,6 +120,10 @@ public final class JniCost {
                 byte[] found = db.get(Bench.key(k));
                 sink[0] += found == null ? 0 : found.length;
             }));
+            byte[] valueOut = new byte[Bench.VALUE_BYTES];
+            report("get_into", measure(keys, ops, k -> {
+                sink[0] += db.get(Bench.key(k), valueOut);
+            }));
             report("get_direct", measure(keys, ops, k -> {
                 keyBuffer.putLong(0, k);
                 valueBuffer.clear();
@@ -153,6 +157,13 @@ public final class JniCost {
                 byte[] found = txn.get(Bench.key(k));
                 sink[0] += found == null ? 0 : found.length;
                 txn.commit();
+            }));
+            // The same, the read and the commit in one call (Transaction.getAndCommit).
+            report("txn_get_and_commit", measure(keys, ops, k -> {
+                Transaction txn = db.beginTransaction(write, reused[0]);
+                reused[0] = txn;
+                byte[] found = txn.getAndCommit(Bench.key(k));
+                sink[0] += found == null ? 0 : found.length;
             }));
             report("txn_put_reuse", measure(keys, ops, k -> {
                 Transaction txn = db.beginTransaction(write, reused[0]);
