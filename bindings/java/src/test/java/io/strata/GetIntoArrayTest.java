@@ -25,7 +25,7 @@ class GetIntoArrayTest {
     @TempDir
     Path dir;
 
-    /** Bytes of {@code length} that depend on {@code seed}, so that no two keys share them. */
+    /** {@code length} random bytes. */
     private static byte[] bytes(Random random, int length) {
         byte[] out = new byte[length];
         random.nextBytes(out);
