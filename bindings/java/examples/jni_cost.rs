@@ -83,6 +83,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let write = strata::WriteOptions::default();
     let txn_options = TransactionOptions::default();
 
+    // The reads first, then the writes (as the Java half): every read sees the database as
+    // this process opened it, not as the writes before it left it.
     report(
         "get",
         measure(keys, ops, |key| {
@@ -91,16 +93,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }),
     );
     report(
-        "put",
-        measure(keys, ops, |key| tdb.put(key, value).expect("put")),
-    );
-    report(
         "txn_get",
         measure(keys, ops, |key| {
             let mut txn = tdb.transaction(&write, &txn_options);
             black_box(txn.get(key).expect("transaction get"));
             txn.commit().expect("commit");
         }),
+    );
+    report(
+        "put",
+        measure(keys, ops, |key| tdb.put(key, value).expect("put")),
     );
     report(
         "txn_put",

@@ -1,4 +1,5 @@
-//! Conversions between Java values and the engine's: byte arrays, direct buffers, options.
+//! Conversions between Java values and the engine's: byte arrays, strings, options (the
+//! native methods on the hot path read their arrays and direct buffers through `raw.rs`).
 //!
 //! Options cross as one string of `name=value` lines (built by the Java `Options`,
 //! `WriteOptions` and `TransactionOptions` classes), parsed here with the engine's field
@@ -9,8 +10,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jni::objects::{JByteArray, JByteBuffer, JString};
-use jni::sys::jint;
+use jni::objects::{JByteArray, JString};
 use jni::Env;
 use strata::{
     CfOptions, CompactionStyle, Compression, DataBlockIndexType, IndexType, MergeOperator, Options,
@@ -35,80 +35,6 @@ pub fn optional_bytes(env: &Env<'_>, array: &JByteArray<'_>) -> Result<Option<Ve
         return Ok(None);
     }
     Ok(Some(env.convert_byte_array(array)?))
-}
-
-/// The address of the `length` bytes at `offset` of a direct buffer, checked to be inside
-/// it. Null, a heap buffer, or a range past the capacity is refused, naming `what`.
-fn direct_range(
-    env: &Env<'_>,
-    buffer: &JByteBuffer<'_>,
-    offset: jint,
-    length: jint,
-    what: &str,
-) -> Result<(*mut u8, usize)> {
-    if buffer.is_null() {
-        return Err(BindError::Arg(format!("{what} is null")));
-    }
-    let address = match env.get_direct_buffer_address(buffer) {
-        Ok(a) if !a.is_null() => a,
-        _ => {
-            return Err(BindError::Arg(format!(
-                "{what} must be a direct ByteBuffer (ByteBuffer.allocateDirect), or pass a byte[]"
-            )))
-        }
-    };
-    let capacity = env.get_direct_buffer_capacity(buffer)?;
-    let (Ok(offset), Ok(length)) = (usize::try_from(offset), usize::try_from(length)) else {
-        return Err(BindError::Arg(format!(
-            "{what}: negative position or length"
-        )));
-    };
-    if offset.checked_add(length).is_none_or(|end| end > capacity) {
-        return Err(BindError::Arg(format!(
-            "{what}: bytes {offset}..{} are past its capacity {capacity}",
-            offset.saturating_add(length)
-        )));
-    }
-    // SAFETY: `offset` is within the buffer's memory (checked above).
-    Ok((unsafe { address.add(offset) }, length))
-}
-
-/// The `length` bytes at `offset` of a direct buffer, read in place.
-///
-/// # Safety
-/// The slice is valid while `buffer` is: the Java caller passes the buffer as an argument
-/// of the current native call, so it (and its memory, which a direct buffer never moves)
-/// stays alive until the call returns; the slice must not outlive the call, nor live while
-/// a slice from [`direct_mut`] of the same buffer does. Another Java thread may write the
-/// buffer meanwhile; the engine then reads torn bytes, which is the caller's race, as with
-/// RocksJava.
-pub unsafe fn direct<'a>(
-    env: &Env<'_>,
-    buffer: &JByteBuffer<'_>,
-    offset: jint,
-    length: jint,
-    what: &str,
-) -> Result<&'a [u8]> {
-    let (address, length) = direct_range(env, buffer, offset, length, what)?;
-    // SAFETY: inside the buffer (checked), alive for the call (the caller's contract).
-    Ok(unsafe { std::slice::from_raw_parts(address, length) })
-}
-
-/// The `length` bytes at `offset` of a direct buffer, to write in place.
-///
-/// # Safety
-/// As [`direct`]; and no other slice of the same buffer may live while this one does (the
-/// caller passes the same buffer as key and value at its will).
-pub unsafe fn direct_mut<'a>(
-    env: &Env<'_>,
-    buffer: &JByteBuffer<'_>,
-    offset: jint,
-    length: jint,
-    what: &str,
-) -> Result<&'a mut [u8]> {
-    let (address, length) = direct_range(env, buffer, offset, length, what)?;
-    // SAFETY: inside the buffer (checked), alive for the call, not aliased (the contract).
-    Ok(unsafe { std::slice::from_raw_parts_mut(address, length) })
 }
 
 /// A Java string, or an error naming `what` when it is null.

@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
-use jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jint, jlong};
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
+use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jobject};
 use jni::{Env, EnvUnowned};
 use parking_lot::{Mutex, RwLock};
 use strata::{CfOptions, ColumnFamily, ReadOptions, Snapshot, TransactionOptions, WriteOptions};
@@ -20,6 +20,7 @@ use strata::{CfOptions, ColumnFamily, ReadOptions, Snapshot, TransactionOptions,
 use crate::convert::{self, bytes, optional_bytes, string, write_options};
 use crate::error::{run, BindError, Result};
 use crate::handle::{self, Closable};
+use crate::raw::{run_raw, KeyBuf};
 use crate::txn::{self, TxnSlot};
 
 /// The engine behind a `Strata`: a plain database (optimistic transactions), or one whose
@@ -305,67 +306,122 @@ pub extern "system" fn Java_io_strata_Strata_nativeIsClosed<'l>(
     run(env, |_| Ok(unsafe { shell(h) }?.engine.read().is_none()))
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Strata_nativeGet<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+/// Reads `key` in family handle `cf` at snapshot handle `snap` of database handle `h`,
+/// handing the value to `f` without copying it.
+///
+/// # Safety
+/// `h`, `cf` and `snap` as in [`shell`], [`family`] and [`snapshot`].
+unsafe fn get_with<R>(
     h: jlong,
     cf: jlong,
     snap: jlong,
-    key: JByteArray<'l>,
-) -> JByteArray<'l> {
-    run(env, |env| {
-        let key = bytes(env, &key, "key")?;
-        // SAFETY: `cf` and `snap` are handles of objects the Java caller passes with them.
-        let (cf, options) = unsafe { (family(cf)?, read_options(snap)?) };
-        unsafe { shell(h) }?.with_db(|db| {
-            read(db, cf.as_ref(), &key, &options, |value| match value {
-                Some(v) => Ok(env.byte_array_from_slice(v)?),
-                None => Ok(JByteArray::default()),
+    key: &[u8],
+    f: impl FnOnce(Option<&[u8]>) -> Result<R>,
+) -> Result<R> {
+    // SAFETY: the caller's contract.
+    let (cf, options) = unsafe { (family(cf)?, read_options(snap)?) };
+    // SAFETY: the caller's contract.
+    unsafe { shell(h) }?.with_db(|db| read(db, cf.as_ref(), key, &options, f))
+}
+
+/// The value of a key, in a new array (null when not found). `key_len` is `key.length`, or
+/// -1 for null (see `raw.rs`).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
+    h: jlong,
+    cf: jlong,
+    snap: jlong,
+    key: jbyteArray,
+    key_len: jint,
+) -> jbyteArray {
+    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes; `h` is `this`'s
+    // handle, `cf` and `snap` handles of objects the Java caller passes with them.
+    let found = unsafe {
+        run_raw(env, |env| {
+            let mut buf = KeyBuf::new();
+            let key = env.bytes(key, key_len, "key", &mut buf)?;
+            get_with(h, cf, snap, key, |value| match value {
+                Some(v) => Ok(Some(env.new_array(v)?)),
+                None => Ok(None),
             })
         })
-    })
+    };
+    found.unwrap_or(std::ptr::null_mut())
+}
+
+/// The value of a key, copied into the caller's array `value` (of `value_len` bytes) as far
+/// as it fits; returns its full size, or -1 (`Strata.NOT_FOUND`).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetInto(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
+    h: jlong,
+    cf: jlong,
+    snap: jlong,
+    key: jbyteArray,
+    key_len: jint,
+    value: jbyteArray,
+    value_len: jint,
+) -> jint {
+    // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
+    unsafe {
+        run_raw(env, |env| {
+            let mut buf = KeyBuf::new();
+            let key = env.bytes(key, key_len, "key", &mut buf)?;
+            // Refused before the read, found or not.
+            if value_len < 0 || value.is_null() {
+                return Err(BindError::Arg("value is null".into()));
+            }
+            get_with(h, cf, snap, key, |found| match found {
+                Some(v) => env.copy_into(v, value, value_len, "value"),
+                None => Ok(-1),
+            })
+        })
+    }
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Strata_nativeGetDirect<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetDirect(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
     h: jlong,
     cf: jlong,
     snap: jlong,
-    key: JByteBuffer<'l>,
+    key: jobject,
     key_at: jint,
     key_len: jint,
-    value: JByteBuffer<'l>,
+    value: jobject,
     value_at: jint,
     value_len: jint,
 ) -> jint {
-    run(env, |env| {
-        // SAFETY: `cf` and `snap` are handles of objects the Java caller passes with them.
-        let (cf, options) = unsafe { (family(cf)?, read_options(snap)?) };
-        // SAFETY: the key buffer is an argument of this call, and its slice ends before the
-        // value's slice is made (the two may be one buffer).
-        let found = {
-            let key = unsafe { convert::direct(env, &key, key_at, key_len, "key")? };
-            // SAFETY: `h` is `this`'s handle.
-            unsafe { shell(h) }?.with_db(|db| {
-                let cf = cf.unwrap_or_else(|| db.default_cf());
-                Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
-            })?
-        };
-        let Some(found) = found else { return Ok(-1) };
-        // SAFETY: the value buffer is an argument of this call; no other slice of it lives.
-        let out = unsafe { convert::direct_mut(env, &value, value_at, value_len, "value")? };
-        let n = found.len().min(out.len());
-        out[..n].copy_from_slice(&found[..n]);
-        jint::try_from(found.len()).map_err(|_| {
-            BindError::Arg(format!(
-                "the value has {} bytes, more than an int",
-                found.len()
-            ))
+    // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
+    // slice ends before the value's is made (the two may be one buffer);
+    // `h` is `this`'s handle, `cf` and `snap` handles the Java caller passes with their
+    // objects.
+    unsafe {
+        run_raw(env, |env| {
+            let (cf, options) = (family(cf)?, read_options(snap)?);
+            let found = {
+                let key = env.direct(key, key_at, key_len, "key")?;
+                shell(h)?.with_db(|db| {
+                    let cf = cf.unwrap_or_else(|| db.default_cf());
+                    Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
+                })?
+            };
+            let Some(found) = found else { return Ok(-1) };
+            let out = env.direct_mut(value, value_at, value_len, "value")?;
+            let n = found.len().min(out.len());
+            out[..n].copy_from_slice(&found[..n]);
+            jint::try_from(found.len()).map_err(|_| {
+                BindError::Arg(format!(
+                    "the value has {} bytes, more than an int",
+                    found.len()
+                ))
+            })
         })
-    })
+    }
 }
 
 /// Writes one record built by `add` (given the family, the default one for `None`).
@@ -388,60 +444,67 @@ unsafe fn write_one(
     unsafe { shell(h) }?.with(|engine| Ok(engine.write(batch, &options)?))
 }
 
+/// `key_len` and `value_len` are the arrays' lengths, or -1 for null (see `raw.rs`).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Strata_nativePut<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+pub unsafe extern "system" fn Java_io_strata_Strata_nativePut(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
     h: jlong,
     cf: jlong,
-    key: JByteArray<'l>,
-    value: JByteArray<'l>,
-    sync: jboolean,
-    disable_wal: jboolean,
-) {
-    run(env, |env| {
-        let (key, value) = (bytes(env, &key, "key")?, bytes(env, &value, "value")?);
-        // SAFETY: `h` is `this`'s handle, `cf` one the caller passes with its object.
-        unsafe {
-            write_one(h, cf, sync, disable_wal, |b, cf| {
-                match cf {
-                    Some(cf) => b.put_cf(cf, &key, &value),
-                    None => b.put(&key, &value),
-                };
-            })
-        }
-    })
-}
-
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Strata_nativePutDirect<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
-    h: jlong,
-    cf: jlong,
-    key: JByteBuffer<'l>,
-    key_at: jint,
+    key: jbyteArray,
     key_len: jint,
-    value: JByteBuffer<'l>,
-    value_at: jint,
+    value: jbyteArray,
     value_len: jint,
     sync: jboolean,
     disable_wal: jboolean,
 ) {
-    run(env, |env| {
-        // SAFETY: both buffers are arguments of this call; the slices end with it.
-        let key = unsafe { convert::direct(env, &key, key_at, key_len, "key")? };
-        let value = unsafe { convert::direct(env, &value, value_at, value_len, "value")? };
-        // SAFETY: `h` is `this`'s handle, `cf` one the caller passes with its object.
-        unsafe {
+    // SAFETY: `env` is this call's; `key` and `value` arguments of the lengths given; `h` is
+    // `this`'s handle, `cf` one the caller passes with its object.
+    unsafe {
+        run_raw(env, |env| {
+            let (mut key_buf, mut value_buf) = (KeyBuf::new(), KeyBuf::new());
+            let key = env.bytes(key, key_len, "key", &mut key_buf)?;
+            let value = env.bytes(value, value_len, "value", &mut value_buf)?;
             write_one(h, cf, sync, disable_wal, |b, cf| {
                 match cf {
                     Some(cf) => b.put_cf(cf, key, value),
                     None => b.put(key, value),
                 };
             })
-        }
-    })
+        })
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_io_strata_Strata_nativePutDirect(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
+    h: jlong,
+    cf: jlong,
+    key: jobject,
+    key_at: jint,
+    key_len: jint,
+    value: jobject,
+    value_at: jint,
+    value_len: jint,
+    sync: jboolean,
+    disable_wal: jboolean,
+) {
+    // SAFETY: `env` is this call's; both buffers are arguments of this call, the slices end
+    // with it and are only read; `h` is `this`'s handle, `cf` one the caller passes with its
+    // object.
+    unsafe {
+        run_raw(env, |env| {
+            let key = env.direct(key, key_at, key_len, "key")?;
+            let value = env.direct(value, value_at, value_len, "value")?;
+            write_one(h, cf, sync, disable_wal, |b, cf| {
+                match cf {
+                    Some(cf) => b.put_cf(cf, key, value),
+                    None => b.put(key, value),
+                };
+            })
+        })
+    }
 }
 
 #[unsafe(no_mangle)]

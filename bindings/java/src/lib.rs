@@ -7,7 +7,9 @@
 //! engine errors, bad arguments and panics become Java exceptions. One module per Java
 //! class (`db.rs` for `Strata`, `family.rs` for `ColumnFamily`, `iter.rs` for
 //! `StrataIterator`, `cursor.rs` for `TransactionCursor`, the others by their names), with
-//! `stats.rs` for `Strata`'s statistics and `convert.rs` for arguments and options.
+//! `stats.rs` for `Strata`'s statistics and `convert.rs` for arguments and options. The native
+//! methods on the hot path (gets, puts, a short transaction's begin, get, write and commit)
+//! take the `JNIEnv` as the JVM passes it, through `raw.rs`, instead of the jni crate's guard.
 
 mod backup;
 mod batch;
@@ -18,6 +20,7 @@ mod error;
 mod family;
 mod handle;
 mod iter;
+mod raw;
 mod snapshot;
 mod stats;
 mod txn;

@@ -29,18 +29,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JObject, JString};
-use jni::sys::{jboolean, jint, jlong, jlongArray};
+use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jlongArray, jobject};
 use jni::EnvUnowned;
 use parking_lot::Mutex;
 use self_cell::self_cell;
 use strata::{ColumnFamily, TransactionBase, TransactionOptions, WriteOptions};
 
-use crate::convert::{bytes, string, transaction_options, write_options};
+use crate::convert::{string, transaction_options, write_options};
 use crate::cursor::Lent;
 use crate::db::{family, shell as db_shell, DbShell, Engine};
 use crate::error::{run, BindError, Result};
 use crate::handle;
 use crate::iter::{bounded, over_transaction};
+use crate::raw::{run_raw, KeyBuf};
 
 /// The engine's transaction: optimistic on a plain database, pessimistic on a
 /// `TransactionDb`.
@@ -215,6 +216,16 @@ impl TxnShell {
         }
     }
 
+    /// Commits; the transaction has ended afterwards whether or not the commit succeeded.
+    fn commit(&self) -> Result<()> {
+        self.end(
+            false,
+            |txn| either!(txn, t => t.commit()),
+            Ended::Committed,
+            Some(Ended::Failed),
+        )
+    }
+
     /// Ends the transaction by `f` (commit or rollback), closing its cursor first. Does
     /// nothing, returning Ok, when it has ended already and `quiet`.
     fn end(
@@ -313,9 +324,9 @@ fn new_handle(db: &DbShell, running: Running) -> jlong {
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Strata_nativeBeginTransaction<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+pub unsafe extern "system" fn Java_io_strata_Strata_nativeBeginTransaction(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
     h: jlong,
     old: jlong,
     sync: jboolean,
@@ -326,39 +337,42 @@ pub extern "system" fn Java_io_strata_Strata_nativeBeginTransaction<'l>(
     expiration_ms: jlong,
     set_snapshot: jboolean,
 ) -> jlong {
-    run(env, |_| {
-        // SAFETY: `h` is `this`'s handle.
-        let db = unsafe { db_shell(h) }?;
-        let options = match (&db.transaction_defaults, has_options) {
-            (Some(base), true) => transaction_options(
-                base,
-                lock_timeout_ms,
-                deadlock_detect,
-                expiration_ms,
-                set_snapshot,
-            ),
-            (Some(base), false) => base.clone(),
-            (None, true) => {
-                return Err(BindError::Arg(
-                    "TransactionOptions apply to pessimistic transactions only: open the \
+    // SAFETY: `env` is this call's; `h` is `this`'s handle.
+    let begun = unsafe {
+        run_raw(env, |_| {
+            let db = db_shell(h)?;
+            let options = match (&db.transaction_defaults, has_options) {
+                (Some(base), true) => transaction_options(
+                    base,
+                    lock_timeout_ms,
+                    deadlock_detect,
+                    expiration_ms,
+                    set_snapshot,
+                ),
+                (Some(base), false) => base.clone(),
+                (None, true) => {
+                    return Err(BindError::Arg(
+                        "TransactionOptions apply to pessimistic transactions only: open the \
                      database with Options.transactionDb(true)"
-                        .into(),
-                ))
-            }
-            (None, false) => TransactionOptions::default(),
-        };
-        let write = write_options(sync, disable_wal);
-        db.with(|engine| {
-            if old == 0 {
-                return Ok(new_handle(db, begin(Arc::clone(engine), &write, &options)));
-            }
-            // SAFETY: `old` is the handle of the oldTransaction the Java caller keeps
-            // reachable; the Java side checked it belongs to this database.
-            let old_shell = unsafe { shell(old) }?;
-            begin_again(old_shell, Arc::clone(engine), &write, &options)?;
-            Ok(old)
+                            .into(),
+                    ))
+                }
+                (None, false) => TransactionOptions::default(),
+            };
+            let write = write_options(sync, disable_wal);
+            db.with(|engine| {
+                if old == 0 {
+                    return Ok(new_handle(db, begin(Arc::clone(engine), &write, &options)));
+                }
+                // SAFETY: `old` is the handle of the oldTransaction the Java caller keeps
+                // reachable; the Java side checked it belongs to this database.
+                let old_shell = shell(old)?;
+                begin_again(old_shell, Arc::clone(engine), &write, &options)?;
+                Ok(old)
+            })
         })
-    })
+    };
+    begun
 }
 
 #[unsafe(no_mangle)]
@@ -419,34 +433,83 @@ pub extern "system" fn Java_io_strata_Transaction_nativeFree<'l>(
     unsafe { handle::release::<TxnShell>(h) }
 }
 
+/// Reads `key` in family handle `cf` (0: the default one) as the transaction sees it, for
+/// update when `for_update`.
+fn txn_get(
+    txn: &mut Txn<'_>,
+    engine: &Engine,
+    cf: Option<ColumnFamily>,
+    key: &[u8],
+    for_update: bool,
+) -> Result<Option<Vec<u8>>> {
+    let cf = family_or_default(cf, engine);
+    Ok(match (txn, for_update) {
+        (Txn::Optimistic(t), false) => t.get_cf(&cf, key)?,
+        (Txn::Optimistic(t), true) => t.get_for_update_cf(&cf, key)?,
+        (Txn::Pessimistic(t), false) => t.get_cf(&cf, key)?,
+        (Txn::Pessimistic(t), true) => t.get_for_update_cf(&cf, key)?,
+    })
+}
+
+/// `key_len` is `key.length`, or -1 for null (see `raw.rs`).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Transaction_nativeGet<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
     h: jlong,
     cf: jlong,
-    key: JByteArray<'l>,
+    key: jbyteArray,
+    key_len: jint,
     for_update: jboolean,
-) -> JByteArray<'l> {
-    run(env, |env| {
-        let key = bytes(env, &key, "key")?;
-        // SAFETY: `cf` is 0 or the handle the Java caller passes with its object.
-        let cf = unsafe { family(cf)? };
-        // SAFETY: `h` is `this`'s handle.
-        let value = unsafe { shell(h) }?.run(|txn, engine| {
-            let cf = family_or_default(cf, engine);
-            Ok(match (txn, for_update) {
-                (Txn::Optimistic(t), false) => t.get_cf(&cf, &key)?,
-                (Txn::Optimistic(t), true) => t.get_for_update_cf(&cf, &key)?,
-                (Txn::Pessimistic(t), false) => t.get_cf(&cf, &key)?,
-                (Txn::Pessimistic(t), true) => t.get_for_update_cf(&cf, &key)?,
-            })
-        })?;
-        match value {
-            Some(v) => Ok(env.byte_array_from_slice(&v)?),
-            None => Ok(JByteArray::default()),
-        }
-    })
+) -> jbyteArray {
+    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes; `h` is `this`'s
+    // handle, `cf` 0 or one the Java caller passes with its object.
+    let found = unsafe {
+        run_raw(env, |env| {
+            let mut buf = KeyBuf::new();
+            let key = env.bytes(key, key_len, "key", &mut buf)?;
+            let cf = family(cf)?;
+            let value = shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
+            match value {
+                Some(v) => Ok(Some(env.new_array(&v)?)),
+                None => Ok(None),
+            }
+        })
+    };
+    found.unwrap_or(std::ptr::null_mut())
+}
+
+/// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value,
+/// or null. A failed read leaves the transaction running (as a failed `get` does); a failed
+/// commit ends it (as `commit` does).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
+    h: jlong,
+    cf: jlong,
+    key: jbyteArray,
+    key_len: jint,
+) -> jbyteArray {
+    // SAFETY: as `nativeGet`.
+    let found = unsafe {
+        run_raw(env, |env| {
+            let mut buf = KeyBuf::new();
+            let key = env.bytes(key, key_len, "key", &mut buf)?;
+            let cf = family(cf)?;
+            let txn = shell(h)?;
+            let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
+            // The array is made before the commit: were it refused (no memory), the
+            // transaction would still run, as after a failed read.
+            let array = match value {
+                Some(v) => Some(env.new_array(&v)?),
+                None => None,
+            };
+            txn.commit()?;
+            Ok(array)
+        })
+    };
+    found.unwrap_or(std::ptr::null_mut())
 }
 
 /// Which write `nativeWrite` makes (the Java side's constants).
@@ -454,36 +517,42 @@ const PUT: jint = 0;
 const DELETE: jint = 1;
 const MERGE: jint = 3;
 
+/// `key_len` and `value_len` are the arrays' lengths, or -1 for null (see `raw.rs`).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Transaction_nativeWrite<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+pub unsafe extern "system" fn Java_io_strata_Transaction_nativeWrite(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
     h: jlong,
     op: jint,
     cf: jlong,
-    key: JByteArray<'l>,
-    value: JByteArray<'l>,
+    key: jbyteArray,
+    key_len: jint,
+    value: jbyteArray,
+    value_len: jint,
 ) {
-    run(env, |env| {
-        let key = bytes(env, &key, "key")?;
-        let value = match op {
-            PUT => bytes(env, &value, "value")?,
-            MERGE => bytes(env, &value, "operand")?,
-            _ => Vec::new(),
-        };
-        // SAFETY: `cf` is 0 or the handle the Java caller passes with its object.
-        let cf = unsafe { family(cf)? };
-        // SAFETY: `h` is `this`'s handle.
-        unsafe { shell(h) }?.run(|txn, engine| {
-            let cf = family_or_default(cf, engine);
-            match op {
-                PUT => either!(txn, t => t.put_cf(&cf, &key, &value))?,
-                DELETE => either!(txn, t => t.delete_cf(&cf, &key))?,
-                _ => either!(txn, t => t.merge_cf(&cf, &key, &value))?,
-            }
-            Ok(())
+    // SAFETY: `env` is this call's; `key` and `value` arguments of the lengths given; `h` is
+    // `this`'s handle, `cf` 0 or one the Java caller passes with its object.
+    unsafe {
+        run_raw(env, |env| {
+            let (mut key_buf, mut value_buf) = (KeyBuf::new(), KeyBuf::new());
+            let key = env.bytes(key, key_len, "key", &mut key_buf)?;
+            let value: &[u8] = match op {
+                PUT => env.bytes(value, value_len, "value", &mut value_buf)?,
+                MERGE => env.bytes(value, value_len, "operand", &mut value_buf)?,
+                _ => &[],
+            };
+            let cf = family(cf)?;
+            shell(h)?.run(|txn, engine| {
+                let cf = family_or_default(cf, engine);
+                match op {
+                    PUT => either!(txn, t => t.put_cf(&cf, key, value))?,
+                    DELETE => either!(txn, t => t.delete_cf(&cf, key))?,
+                    _ => either!(txn, t => t.merge_cf(&cf, key, value))?,
+                }
+                Ok(())
+            })
         })
-    })
+    }
 }
 
 /// Save point operations of `nativeSavePoint` (the Java side's constants).
@@ -563,20 +632,13 @@ pub extern "system" fn Java_io_strata_Transaction_nativePrepare<'l>(
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_io_strata_Transaction_nativeCommit<'l>(
-    env: EnvUnowned<'l>,
-    _this: JObject<'l>,
+pub unsafe extern "system" fn Java_io_strata_Transaction_nativeCommit(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
     h: jlong,
 ) {
-    run(env, |_| {
-        // SAFETY: `h` is `this`'s handle.
-        unsafe { shell(h) }?.end(
-            false,
-            |txn| either!(txn, t => t.commit()),
-            Ended::Committed,
-            Some(Ended::Failed),
-        )
-    })
+    // SAFETY: `env` is this call's; `h` is `this`'s handle.
+    unsafe { run_raw(env, |_| shell(h)?.commit()) }
 }
 
 /// Rolls back; does nothing when the transaction has ended.

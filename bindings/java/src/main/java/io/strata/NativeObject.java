@@ -39,6 +39,15 @@ public abstract class NativeObject implements AutoCloseable {
     }
 
     /**
+     * The length of {@code array}, or -1 for null: passed beside each array to the native
+     * methods on the hot path, which then need not ask the JVM for it (the native side
+     * refuses -1, naming the argument).
+     */
+    static int lengthOf(byte[] array) {
+        return array == null ? -1 : array.length;
+    }
+
+    /**
      * Releases the native resources now. Later calls on this object throw {@link
      * UnavailableException}; closing twice does nothing.
      */

@@ -88,7 +88,38 @@ public final class Strata extends NativeObject {
     public byte[] get(ColumnFamily cf, ReadOptions options, byte[] key) {
         Snapshot snap = options.snapshot;
         try {
-            return nativeGet(handle, handleOf(cf), handleOf(snap), key);
+            return nativeGet(handle, handleOf(cf), handleOf(snap), key, lengthOf(key));
+        } finally {
+            Reference.reachabilityFence(cf);
+            Reference.reachabilityFence(snap);
+        }
+    }
+
+    /**
+     * Reads the value of {@code key} into {@code value} from its start, as much of it as fits,
+     * without a new array (RocksJava's {@code get(key, value)}). Returns the value's full
+     * size, or {@link #NOT_FOUND}: when the size is above {@code value.length}, the value was
+     * cut, and a larger array gets it whole. Bytes of {@code value} past the size are left
+     * as they were.
+     */
+    public int get(byte[] key, byte[] value) {
+        return get(null, DEFAULT_READ, key, value);
+    }
+
+    /** As {@link #get(byte[], byte[])}, in {@code cf} (null: the default family). */
+    public int get(ColumnFamily cf, byte[] key, byte[] value) {
+        return get(cf, DEFAULT_READ, key, value);
+    }
+
+    /**
+     * As {@link #get(byte[], byte[])}, in {@code cf} (null: the default family) as {@code
+     * options} say (a snapshot).
+     */
+    public int get(ColumnFamily cf, ReadOptions options, byte[] key, byte[] value) {
+        Snapshot snap = options.snapshot;
+        try {
+            return nativeGetInto(handle, handleOf(cf), handleOf(snap), key, lengthOf(key), value,
+                    lengthOf(value));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -120,7 +151,9 @@ public final class Strata extends NativeObject {
                 size = nativeGetDirect(handle, handleOf(cf), handleOf(snap), key, key.position(),
                         key.remaining(), value, value.position(), value.remaining());
             } else {
-                byte[] found = nativeGet(handle, handleOf(cf), handleOf(snap), bytesOf(key));
+                byte[] keyBytes = bytesOf(key);
+                byte[] found = nativeGet(handle, handleOf(cf), handleOf(snap), keyBytes,
+                        keyBytes.length);
                 if (found == null) {
                     return NOT_FOUND;
                 }
@@ -200,7 +233,8 @@ public final class Strata extends NativeObject {
     /** Sets {@code key} to {@code value} in {@code cf}, made durable as {@code options} say. */
     public void put(ColumnFamily cf, WriteOptions options, byte[] key, byte[] value) {
         try {
-            nativePut(handle, handleOf(cf), key, value, options.sync, options.disableWal);
+            nativePut(handle, handleOf(cf), key, lengthOf(key), value, lengthOf(value),
+                    options.sync, options.disableWal);
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -224,8 +258,10 @@ public final class Strata extends NativeObject {
                         value, value.position(), value.remaining(), options.sync,
                         options.disableWal);
             } else {
-                nativePut(handle, handleOf(cf), bytesOf(key), bytesOf(value), options.sync,
-                        options.disableWal);
+                byte[] keyBytes = bytesOf(key);
+                byte[] valueBytes = bytesOf(value);
+                nativePut(handle, handleOf(cf), keyBytes, keyBytes.length, valueBytes,
+                        valueBytes.length, options.sync, options.disableWal);
             }
         } finally {
             Reference.reachabilityFence(cf);
@@ -560,13 +596,16 @@ public final class Strata extends NativeObject {
 
     private native boolean nativeIsClosed(long h);
 
-    private native byte[] nativeGet(long h, long cf, long snap, byte[] key);
+    private native byte[] nativeGet(long h, long cf, long snap, byte[] key, int keyLength);
+
+    private native int nativeGetInto(long h, long cf, long snap, byte[] key, int keyLength,
+            byte[] value, int valueLength);
 
     private native int nativeGetDirect(long h, long cf, long snap, ByteBuffer key, int keyAt,
             int keyLen, ByteBuffer value, int valueAt, int valueLen);
 
-    private native void nativePut(long h, long cf, byte[] key, byte[] value, boolean sync,
-            boolean disableWal);
+    private native void nativePut(long h, long cf, byte[] key, int keyLength, byte[] value,
+            int valueLength, boolean sync, boolean disableWal);
 
     private native void nativePutDirect(long h, long cf, ByteBuffer key, int keyAt, int keyLen,
             ByteBuffer value, int valueAt, int valueLen, boolean sync, boolean disableWal);

@@ -53,13 +53,13 @@ public final class Transaction extends NativeObject {
 
     /** The value of {@code key} as the transaction sees it, or null. */
     public byte[] get(byte[] key) {
-        return get(null, key);
+        return get((ColumnFamily) null, key);
     }
 
     /** The value of {@code key} in {@code cf} as the transaction sees it, or null. */
     public byte[] get(ColumnFamily cf, byte[] key) {
         try {
-            return nativeGet(handle, handleOf(cf), key, false);
+            return nativeGet(handle, handleOf(cf), key, lengthOf(key), false);
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -72,7 +72,7 @@ public final class Transaction extends NativeObject {
      */
     public byte[] getForUpdate(ColumnFamily cf, byte[] key) {
         try {
-            return nativeGet(handle, handleOf(cf), key, true);
+            return nativeGet(handle, handleOf(cf), key, lengthOf(key), true);
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -183,6 +183,34 @@ public final class Transaction extends NativeObject {
         ended = true;
     }
 
+    /**
+     * Reads {@code key} as {@link #get(byte[])} does, then commits as {@link #commit()} does,
+     * in one call into the native library instead of two: for the last read of a transaction
+     * that writes nothing after it (a read-only transaction: begin, get, ..., getAndCommit).
+     * The read sees the transaction's snapshot and its own writes, and the commit checks and
+     * applies them as {@code commit()} would. Returns the value, or null. When the read fails
+     * (a bad argument, say), nothing is committed and the transaction still runs; when the
+     * commit fails, it throws as {@code commit()} does and the transaction has ended.
+     */
+    public byte[] getAndCommit(byte[] key) {
+        return getAndCommit(null, key);
+    }
+
+    /**
+     * As {@link #getAndCommit(byte[])}, reading {@code key} in {@code cf} (null: the default
+     * family).
+     */
+    public byte[] getAndCommit(ColumnFamily cf, byte[] key) {
+        byte[] value;
+        try {
+            value = nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key));
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+        ended = true;
+        return value;
+    }
+
     /** Drops the writes (and releases the locks) and ends the transaction; nothing when ended. */
     public void rollback() {
         nativeRollback(handle);
@@ -208,7 +236,7 @@ public final class Transaction extends NativeObject {
 
     private void write(int op, ColumnFamily cf, byte[] key, byte[] value) {
         try {
-            nativeWrite(handle, op, handleOf(cf), key, value);
+            nativeWrite(handle, op, handleOf(cf), key, lengthOf(key), value, lengthOf(value));
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -216,9 +244,13 @@ public final class Transaction extends NativeObject {
 
     private static native void nativeFree(long h);
 
-    private native byte[] nativeGet(long h, long cf, byte[] key, boolean forUpdate);
+    private native byte[] nativeGet(long h, long cf, byte[] key, int keyLength,
+            boolean forUpdate);
 
-    private native void nativeWrite(long h, int op, long cf, byte[] key, byte[] value);
+    private native byte[] nativeGetAndCommit(long h, long cf, byte[] key, int keyLength);
+
+    private native void nativeWrite(long h, int op, long cf, byte[] key, int keyLength,
+            byte[] value, int valueLength);
 
     private native void nativeSavePoint(long h, int op);
 

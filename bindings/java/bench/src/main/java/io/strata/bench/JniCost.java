@@ -116,30 +116,25 @@ public final class JniCost {
             ByteBuffer valueIn = ByteBuffer.allocateDirect(Bench.VALUE_BYTES);
             valueIn.put(value).flip();
             long[] sink = new long[1];
+            // The reads first, then the writes (as the Rust half): every read sees the
+            // database as this process opened it, not as the writes before it left it.
             report("get", measure(keys, ops, k -> {
                 byte[] found = db.get(Bench.key(k));
                 sink[0] += found == null ? 0 : found.length;
+            }));
+            byte[] valueOut = new byte[Bench.VALUE_BYTES];
+            report("get_into", measure(keys, ops, k -> {
+                sink[0] += db.get(Bench.key(k), valueOut);
             }));
             report("get_direct", measure(keys, ops, k -> {
                 keyBuffer.putLong(0, k);
                 valueBuffer.clear();
                 sink[0] += db.get(keyBuffer, valueBuffer);
             }));
-            report("put", measure(keys, ops, k -> db.put(Bench.key(k), value)));
-            report("put_direct", measure(keys, ops, k -> {
-                keyBuffer.putLong(0, k);
-                db.put(keyBuffer, valueIn);
-            }));
             report("txn_get", measure(keys, ops, k -> {
                 try (Transaction txn = db.beginTransaction()) {
                     byte[] found = txn.get(Bench.key(k));
                     sink[0] += found == null ? 0 : found.length;
-                    txn.commit();
-                }
-            }));
-            report("txn_put", measure(keys, ops, k -> {
-                try (Transaction txn = db.beginTransaction()) {
-                    txn.put(Bench.key(k), value);
                     txn.commit();
                 }
             }));
@@ -153,6 +148,24 @@ public final class JniCost {
                 byte[] found = txn.get(Bench.key(k));
                 sink[0] += found == null ? 0 : found.length;
                 txn.commit();
+            }));
+            // The same, the read and the commit in one call (Transaction.getAndCommit).
+            report("txn_get_and_commit", measure(keys, ops, k -> {
+                Transaction txn = db.beginTransaction(write, reused[0]);
+                reused[0] = txn;
+                byte[] found = txn.getAndCommit(Bench.key(k));
+                sink[0] += found == null ? 0 : found.length;
+            }));
+            report("put", measure(keys, ops, k -> db.put(Bench.key(k), value)));
+            report("put_direct", measure(keys, ops, k -> {
+                keyBuffer.putLong(0, k);
+                db.put(keyBuffer, valueIn);
+            }));
+            report("txn_put", measure(keys, ops, k -> {
+                try (Transaction txn = db.beginTransaction()) {
+                    txn.put(Bench.key(k), value);
+                    txn.commit();
+                }
             }));
             report("txn_put_reuse", measure(keys, ops, k -> {
                 Transaction txn = db.beginTransaction(write, reused[0]);

@@ -1,0 +1,261 @@
+//! The JNI environment as the JVM passes it, for the native methods on the hot path (a get,
+//! a put, a short transaction).
+//!
+//! The other native methods go through the jni crate's [`EnvUnowned::with_env`]
+//! (`error::run`): it pushes a guard level in a thread-local, looks up the `JavaVM` and
+//! checks for a pending exception before and after each JNI function it calls. Each of those
+//! costs little, but a get makes four or five such calls and the whole crossing is a
+//! few hundred ns, so the hot methods take the raw `JNIEnv` pointer instead ([`RawEnv`]) and
+//! call the few JNI functions they need straight from its function table:
+//! - `GetByteArrayRegion` to copy a key into a buffer on the stack ([`KeyBuf`]; a heap one
+//!   above [`KeyBuf::INLINE`] bytes). The copy is one JNI call, where reading the array in
+//!   place (`GetPrimitiveArrayCritical` and its release) is two, each a transition into the
+//!   VM, for keys that are usually a few dozen bytes. The key's length comes from Java (the
+//!   binding's own code passes `key.length`, or -1 for null), which saves `GetArrayLength`.
+//! - `NewByteArray` and `SetByteArrayRegion` for a value returned in a new array, and
+//!   `SetByteArrayRegion` alone for one written into the caller's array.
+//! - `GetDirectBufferAddress` and `GetDirectBufferCapacity` for direct buffers.
+//!
+//! None of these can throw with the arguments given here (ranges are inside the arrays,
+//! arrays not null), except `NewByteArray`, which returns null with an `OutOfMemoryError`
+//! pending: only then is there an exception to check for.
+//!
+//! Failures and panics take the slow path: [`run_raw`] hands them to `error::run`, which
+//! throws the same exceptions as every other native method.
+
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use jni::sys::{self, jbyteArray, jint, jobject, jsize};
+use jni::EnvUnowned;
+
+use crate::error::{run, BindError, Result};
+
+/// The `JNIEnv` of the current native call.
+#[derive(Clone, Copy)]
+pub struct RawEnv {
+    env: *mut sys::JNIEnv,
+}
+
+/// Runs the body of a hot native method given its raw `JNIEnv`: its errors and panics become
+/// pending Java exceptions (through `error::run`) and the method returns `T::default()`.
+///
+/// # Safety
+/// `env` is the `JNIEnv` pointer the JVM passed to the running native method.
+pub unsafe fn run_raw<T: Default>(
+    env: *mut sys::JNIEnv,
+    body: impl FnOnce(RawEnv) -> Result<T>,
+) -> T {
+    let failure = match catch_unwind(AssertUnwindSafe(|| body(RawEnv { env }))) {
+        Ok(Ok(value)) => return value,
+        Ok(Err(e)) => Ok(e),
+        Err(payload) => Err(payload),
+    };
+    // SAFETY: `env` is the attachment of this thread for this native call (the contract).
+    let unowned = unsafe { EnvUnowned::from_raw(env) };
+    run(unowned, |_| match failure {
+        Ok(e) => Err(e),
+        // Raised again inside `run`, whose handler turns it into a StrataException.
+        Err(payload) => resume_unwind(payload),
+    })
+}
+
+/// The key bytes of a Java array, copied to the stack when short.
+pub struct KeyBuf {
+    inline: [u8; KeyBuf::INLINE],
+    heap: Vec<u8>,
+}
+
+impl KeyBuf {
+    /// Keys up to this many bytes are copied to the stack, longer ones to the heap.
+    pub const INLINE: usize = 128;
+
+    pub fn new() -> KeyBuf {
+        KeyBuf {
+            inline: [0; KeyBuf::INLINE],
+            heap: Vec::new(),
+        }
+    }
+}
+
+impl RawEnv {
+    fn table(&self) -> &sys::JNINativeInterface_ {
+        // SAFETY: the JVM's `JNIEnv` points at its function table for the whole call.
+        unsafe { &**self.env }
+    }
+
+    /// The bytes of `array`, whose length the binding's Java code passed as `length` (-1
+    /// for null, which is refused, naming `what`).
+    ///
+    /// # Safety
+    /// `array` is null or a `byte[]` argument of the current call whose length is `length`.
+    pub unsafe fn bytes<'b>(
+        &self,
+        array: jbyteArray,
+        length: jint,
+        what: &str,
+        buf: &'b mut KeyBuf,
+    ) -> Result<&'b [u8]> {
+        let Ok(len) = usize::try_from(length) else {
+            return Err(BindError::Arg(format!("{what} is null")));
+        };
+        if array.is_null() {
+            return Err(BindError::Arg(format!("{what} is null")));
+        }
+        let out: &mut [u8] = if len <= KeyBuf::INLINE {
+            &mut buf.inline[..len]
+        } else {
+            buf.heap.resize(len, 0);
+            &mut buf.heap[..]
+        };
+        // SAFETY: `array` is a live byte[] of `len` bytes (the contract); `out` has `len`
+        // bytes. The range is the whole array, so nothing is thrown.
+        unsafe {
+            (self.table().v1_1.GetByteArrayRegion)(
+                self.env,
+                array,
+                0,
+                length,
+                out.as_mut_ptr().cast(),
+            );
+        }
+        Ok(out)
+    }
+
+    /// A new Java `byte[]` holding `bytes`.
+    pub fn new_array(&self, bytes: &[u8]) -> Result<jbyteArray> {
+        let length = jsize::try_from(bytes.len()).map_err(|_| {
+            BindError::Arg(format!(
+                "the value has {} bytes, more than a Java array holds",
+                bytes.len()
+            ))
+        })?;
+        // SAFETY: a valid env; a negative length is impossible (checked above).
+        let array = unsafe { (self.table().v1_1.NewByteArray)(self.env, length) };
+        if array.is_null() {
+            // An OutOfMemoryError is pending: `run_raw` leaves it to Java.
+            return Err(BindError::Jni(jni::errors::Error::JavaException));
+        }
+        // SAFETY: the new array has exactly `length` bytes.
+        unsafe {
+            (self.table().v1_1.SetByteArrayRegion)(
+                self.env,
+                array,
+                0,
+                length,
+                bytes.as_ptr().cast(),
+            );
+        }
+        Ok(array)
+    }
+
+    /// Copies as much of `bytes` as fits into `array` (of `capacity` bytes, as the binding's
+    /// Java code passed it, -1 for null) from its start; returns the full size of `bytes`.
+    ///
+    /// # Safety
+    /// `array` is null or a `byte[]` argument of the current call of `capacity` bytes.
+    pub unsafe fn copy_into(
+        &self,
+        bytes: &[u8],
+        array: jbyteArray,
+        capacity: jint,
+        what: &str,
+    ) -> Result<jint> {
+        let size = jint::try_from(bytes.len()).map_err(|_| {
+            BindError::Arg(format!(
+                "the value has {} bytes, more than an int",
+                bytes.len()
+            ))
+        })?;
+        if capacity < 0 || array.is_null() {
+            return Err(BindError::Arg(format!("{what} is null")));
+        }
+        let n = size.min(capacity);
+        // SAFETY: `array` has `capacity` bytes (the contract) and `n <= capacity`; `bytes`
+        // has at least `n`.
+        unsafe {
+            (self.table().v1_1.SetByteArrayRegion)(self.env, array, 0, n, bytes.as_ptr().cast());
+        }
+        Ok(size)
+    }
+
+    /// The address of the `length` bytes at `offset` of direct buffer `buffer`, checked to
+    /// be inside it. Null, a heap buffer, or a range past the capacity is refused, naming
+    /// `what`.
+    fn direct_range(
+        &self,
+        buffer: jobject,
+        offset: jint,
+        length: jint,
+        what: &str,
+    ) -> Result<(*mut u8, usize)> {
+        if buffer.is_null() {
+            return Err(BindError::Arg(format!("{what} is null")));
+        }
+        // SAFETY: `buffer` is a live object reference; for an object that is not a direct
+        // buffer both functions return null / -1 rather than throw.
+        let (address, capacity) = unsafe {
+            (
+                (self.table().v1_4.GetDirectBufferAddress)(self.env, buffer),
+                (self.table().v1_4.GetDirectBufferCapacity)(self.env, buffer),
+            )
+        };
+        let Ok(capacity) = usize::try_from(capacity) else {
+            return Err(not_direct(what));
+        };
+        if address.is_null() {
+            return Err(not_direct(what));
+        }
+        let (Ok(offset), Ok(length)) = (usize::try_from(offset), usize::try_from(length)) else {
+            return Err(BindError::Arg(format!(
+                "{what}: negative position or length"
+            )));
+        };
+        if offset.checked_add(length).is_none_or(|end| end > capacity) {
+            return Err(BindError::Arg(format!(
+                "{what}: bytes {offset}..{} are past its capacity {capacity}",
+                offset.saturating_add(length)
+            )));
+        }
+        // SAFETY: `offset` is within the buffer's memory (checked above).
+        Ok((unsafe { address.cast::<u8>().add(offset) }, length))
+    }
+
+    /// The `length` bytes at `offset` of a direct buffer, read in place.
+    ///
+    /// # Safety
+    /// As `convert::direct`: `buffer` is an argument of the current call, the slice does not
+    /// outlive it nor live beside a slice from [`RawEnv::direct_mut`] of the same buffer.
+    pub unsafe fn direct<'a>(
+        &self,
+        buffer: jobject,
+        offset: jint,
+        length: jint,
+        what: &str,
+    ) -> Result<&'a [u8]> {
+        let (address, length) = self.direct_range(buffer, offset, length, what)?;
+        // SAFETY: inside the buffer (checked), alive for the call (the caller's contract).
+        Ok(unsafe { std::slice::from_raw_parts(address, length) })
+    }
+
+    /// The `length` bytes at `offset` of a direct buffer, to write in place.
+    ///
+    /// # Safety
+    /// As [`RawEnv::direct`], and no other slice of the same buffer lives meanwhile.
+    pub unsafe fn direct_mut<'a>(
+        &self,
+        buffer: jobject,
+        offset: jint,
+        length: jint,
+        what: &str,
+    ) -> Result<&'a mut [u8]> {
+        let (address, length) = self.direct_range(buffer, offset, length, what)?;
+        // SAFETY: inside the buffer (checked), alive for the call, not aliased (the contract).
+        Ok(unsafe { std::slice::from_raw_parts_mut(address, length) })
+    }
+}
+
+fn not_direct(what: &str) -> BindError {
+    BindError::Arg(format!(
+        "{what} must be a direct ByteBuffer (ByteBuffer.allocateDirect), or pass a byte[]"
+    ))
+}
