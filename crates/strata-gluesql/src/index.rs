@@ -22,6 +22,10 @@ use crate::storage::{Scan, StrataStorage};
 use crate::table::{describe_row, Table};
 
 /// The key range `[lower, upper)` of the entries of one index that satisfy `op value`.
+///
+/// NULL's entries sort after every value's (`keys`), and GlueSQL's index semantics take NULL
+/// as the greatest value: `> v` and `>= v` run on to the end of the index, NULLs included
+/// (its test suite's `index/null.sql` expects them).
 fn entry_range(
     table: &str,
     index: &str,
@@ -73,7 +77,10 @@ impl Index for StrataStorage {
             storage: self,
             entries,
             table: table_name.to_owned(),
-            prefix_len: keys::index_prefix(table_name, index_name).len(),
+            row_prefix: keys::row_prefix(table_name),
+            entry_prefix_len: keys::index_prefix(table_name, index_name).len(),
+            row_keys: Vec::new(),
+            row_key_ends: Vec::new(),
             fetched: VecDeque::new(),
             batch: FIRST_BATCH,
         }))
@@ -90,11 +97,22 @@ const MAX_BATCH: usize = 256;
 /// in batches ([`StrataStorage::multi_get`]): GlueSQL's planner often hands the storage one
 /// bound of a range (`k >= ? AND k < ?` arrives as `k >= ?`) and filters the rest, so a scan
 /// can run over many entries, and one lookup per row would pay a whole read's overhead each.
+///
+/// A batch's row keys are built in one reused buffer straight from the cursor's bytes (the
+/// table's row prefix, then the entry's row key tail), so an entry costs no allocation until
+/// its row is read.
 struct IndexedRows<'a> {
     storage: &'a StrataStorage,
     entries: Scan,
     table: String,
-    prefix_len: usize,
+    /// `keys::row_prefix` of the table, computed once.
+    row_prefix: Vec<u8>,
+    /// The length of `keys::index_prefix` of the index: where an entry's value starts.
+    entry_prefix_len: usize,
+    /// The current batch's row keys, one after another; `row_key_ends[i]` is where the
+    /// `i`th ends.
+    row_keys: Vec<u8>,
+    row_key_ends: Vec<usize>,
     fetched: VecDeque<Result<(Key, Vec<Value>)>>,
     batch: usize,
 }
@@ -102,34 +120,57 @@ struct IndexedRows<'a> {
 impl IndexedRows<'_> {
     /// Reads the next batch of index entries and fetches their rows into `fetched`.
     fn fetch(&mut self) {
-        let mut row_keys = Vec::with_capacity(self.batch);
-        for entry in self.entries.by_ref().take(self.batch) {
-            let row_key = entry.and_then(|(entry, _)| {
-                let tail = entry_row_tail(&entry, self.prefix_len).ok_or_else(|| {
+        self.row_keys.clear();
+        self.row_key_ends.clear();
+        let mut failure = None;
+        while self.row_key_ends.len() < self.batch {
+            let (row_keys, prefix_len) = (&mut self.row_keys, self.entry_prefix_len);
+            let row_prefix = &self.row_prefix;
+            let table = &self.table;
+            let step = self.entries.next_with(|entry, _| {
+                let tail = entry_row_tail(entry, prefix_len).ok_or_else(|| {
                     corrupt(format!(
-                        "index entry {entry:02x?} of table {:?} has no row key",
-                        self.table
+                        "index entry {entry:02x?} of table {table:?} has no row key"
                     ))
                 })?;
-                Ok(keys::row(&self.table, tail))
+                row_keys.extend_from_slice(row_prefix);
+                row_keys.extend_from_slice(tail);
+                Ok(row_keys.len())
             });
-            match row_key {
-                Ok(row_key) => row_keys.push(row_key),
-                Err(e) => {
-                    // The rows before the bad entry come first, then its error.
-                    self.fetch_rows(&row_keys);
-                    self.fetched.push_back(Err(e));
-                    return;
+            match step.map(|s| s.and_then(|end| end)) {
+                None => break,
+                Some(Ok(end)) => self.row_key_ends.push(end),
+                Some(Err(e)) => {
+                    failure = Some(e);
+                    break;
                 }
             }
         }
-        self.fetch_rows(&row_keys);
+        self.fetch_rows();
+        // The rows before a bad entry come first, then its error.
+        if let Some(e) = failure {
+            self.fetched.push_back(Err(e));
+        }
         self.batch = (self.batch * 2).min(MAX_BATCH);
     }
 
-    fn fetch_rows(&mut self, row_keys: &[Vec<u8>]) {
+    /// Reads the rows of the batch's row keys, in order, into `fetched`.
+    fn fetch_rows(&mut self) {
+        if self.row_key_ends.is_empty() {
+            return;
+        }
+        let mut start = 0;
+        let row_keys: Vec<&[u8]> = self
+            .row_key_ends
+            .iter()
+            .map(|&end| {
+                let key = &self.row_keys[start..end];
+                start = end;
+                key
+            })
+            .collect();
         let table = &self.table;
-        let values = self.storage.multi_get(row_keys);
+        let values = self.storage.multi_get(&row_keys);
         for (row_key, value) in row_keys.iter().zip(values) {
             let row = value.and_then(|bytes| {
                 let bytes = bytes.ok_or_else(|| {

@@ -179,7 +179,7 @@ impl StrataStorage {
 
     /// The values of `keys`, in their order, as [`StrataStorage::get`] sees each, read in
     /// one multi-key lookup.
-    pub(crate) fn multi_get(&self, keys: &[Vec<u8>]) -> Vec<Result<Option<Vec<u8>>>> {
+    pub(crate) fn multi_get(&self, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
         let values = self.cell.with_dependent(|db, txn| match txn {
             Some(t) => t.multi_get(keys),
             None => db.multi_get(keys),
@@ -275,10 +275,11 @@ impl Cursor {
         }
     }
 
-    fn entry(&self) -> (Vec<u8>, Vec<u8>) {
+    /// The current entry, borrowed from the cursor until it moves.
+    fn entry(&self) -> (&[u8], &[u8]) {
         match self {
-            Cursor::Db(c) => (c.key().to_vec(), c.value().to_vec()),
-            Cursor::Txn(c) => (c.key().to_vec(), c.value().to_vec()),
+            Cursor::Db(c) => (c.key(), c.value()),
+            Cursor::Txn(c) => (c.key(), c.value()),
         }
     }
 
@@ -301,16 +302,20 @@ impl Cursor {
 
 /// The entries of a range, as an iterator that owns its cursor (it reads the snapshot it
 /// was made at, whatever is written meanwhile).
+///
+/// As an [`Iterator`] it hands out owned copies of each key and value; the scans that run
+/// over many entries (a table scan, an index walk) use [`Scan::next_with`] instead, which
+/// lends them, so that an entry costs no allocation of its own.
 pub(crate) struct Scan {
     cursor: Cursor,
     ascending: bool,
     done: bool,
 }
 
-impl Iterator for Scan {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl Scan {
+    /// Calls `f` on the next entry's key and value, borrowed from the cursor, and moves on;
+    /// `None` at the end of the range (or after an error, which is returned once).
+    pub(crate) fn next_with<T>(&mut self, f: impl FnOnce(&[u8], &[u8]) -> T) -> Option<Result<T>> {
         if self.done {
             return None;
         }
@@ -321,8 +326,17 @@ impl Iterator for Scan {
                 Err(e) => Some(Err(engine(e))),
             };
         }
-        let entry = self.cursor.entry();
+        let (key, value) = self.cursor.entry();
+        let out = f(key, value);
         self.cursor.step(self.ascending);
-        Some(Ok(entry))
+        Some(Ok(out))
+    }
+}
+
+impl Iterator for Scan {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_with(|key, value| (key.to_vec(), value.to_vec()))
     }
 }

@@ -94,15 +94,15 @@ impl Store for StrataStorage {
         }
     }
 
+    /// Each row is decoded straight from the cursor's bytes (an UPDATE or DELETE with a
+    /// `WHERE` runs as a scan of the whole table, so this is their per-row cost).
     fn scan_data<'a>(&'a self, table_name: &str) -> Result<RowIter<'a>> {
         let table = table_name.to_owned();
-        let rows = self
-            .scan_prefix(&keys::row_prefix(table_name))?
-            .map(move |entry| {
-                let (key, value) = entry?;
-                decode_row(&value, &|| describe_row(&table, &key))
-            });
-        Ok(Box::new(rows))
+        let mut rows = self.scan_prefix(&keys::row_prefix(table_name))?;
+        Ok(Box::new(std::iter::from_fn(move || {
+            rows.next_with(|key, value| decode_row(value, &|| describe_row(&table, key)))
+                .map(|row| row.and_then(|row| row))
+        })))
     }
 }
 
