@@ -328,7 +328,7 @@ fn keys_a_little_out_of_order_are_placed_from_the_splice_not_staged() {
 fn inserts_in_any_order_keep_every_level_sorted() {
     // Under Miri (interpreted) fewer keys: still enough for the splice, the nearby brackets
     // and a run in order to take their paths.
-    let n = if cfg!(miri) { 120 } else { 3_000u64 };
+    let n = if cfg!(miri) { 100 } else { 3_000u64 };
     // (name, the (key, seq) of insert i)
     type Pattern = (&'static str, fn(u64, u64) -> (u64, u64));
     let patterns: [Pattern; 11] = [
