@@ -329,3 +329,32 @@ fn link_staged_beside_an_insert_leaves_earlier_inserts_searchable() {
         check_final(&list, &[(2, 1), (3, 1), (4, 1)]);
     });
 }
+
+/// Two writers and a reader: the writers' out-of-order keys are staged and step each
+/// other's searches (the one staged before the threads start is linked by whichever insert
+/// comes first), while the reader's gets and walk find the entries inserted before.
+#[test]
+fn two_writers_and_a_reader_find_every_earlier_insert() {
+    model(|| {
+        let list = Arc::new(SkipList::new(1, 1024));
+        put(&list, 4, 1);
+        put(&list, 2, 1);
+        assert_eq!(list.staged_nodes().len(), 1);
+        let writers: Vec<_> = [3u8, 1]
+            .into_iter()
+            .map(|key| {
+                let list = list.clone();
+                thread::spawn(move || put(&list, key, 1))
+            })
+            .collect();
+        for key in [2u8, 4] {
+            assert_eq!(get(&list, key, 9), Some(1), "key {key}");
+        }
+        let seen = walk(&list);
+        assert!(seen.contains(&(2, 1)) && seen.contains(&(4, 1)), "{seen:?}");
+        for w in writers {
+            w.join().unwrap();
+        }
+        check_final(&list, &[(1, 1), (2, 1), (3, 1), (4, 1)]);
+    });
+}
