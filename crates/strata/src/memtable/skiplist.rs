@@ -68,12 +68,10 @@
 //! with a 100-byte value takes 136 bytes with a tower of one, where a header of two `u32`s
 //! before the tower took 144, and a memtable of a given size holds 6% more such entries.
 
+use self::sync::{AtomicOrdering, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex};
 use std::alloc::{alloc, dealloc, Layout};
 use std::cmp::Ordering;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
-
-use parking_lot::Mutex;
 
 use crate::comparator::{bytewise_compare, KeyOrder};
 use crate::key::TRAILER_LEN;
@@ -469,7 +467,10 @@ impl SkipList {
         // anything can read them.
         let head = unsafe {
             for level in 0..MAX_HEIGHT {
-                (start.add(PTR * level) as *mut *mut u8).write(ptr::null_mut());
+                ptr::write(
+                    start.add(PTR * level) as *mut AtomicPtr<u8>,
+                    AtomicPtr::new(ptr::null_mut()),
+                );
             }
             let head = start.add(PTR * (MAX_HEIGHT - 1));
             *head.add(PTR) = MAX_HEIGHT as u8;
@@ -586,6 +587,7 @@ impl SkipList {
         // from it on.
         let node = unsafe {
             let node = start.add(PTR * (height - 1));
+            sync::init_tower(node, height);
             *node.add(PTR) = height as u8;
             let mut at = node.add(PTR + 1);
             at = at.add(write_varint(at, key_len));
@@ -737,7 +739,10 @@ impl SkipList {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom;
 mod splice;
 mod staging;
+mod sync;
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,6 @@
 
 use std::cmp::Ordering;
 use std::ptr;
-use std::sync::atomic::Ordering as AtomicOrdering;
 
 use super::*;
 

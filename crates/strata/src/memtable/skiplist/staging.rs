@@ -4,7 +4,6 @@
 
 use std::cmp::Ordering;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering as AtomicOrdering};
 
 use super::*;
 

@@ -20,7 +20,7 @@ fn insert(list: &SkipList, ikey: &[u8], value: &[u8]) {
     list.insert(t.user_key, t.trailer, value);
 }
 
-fn collect(list: &SkipList) -> Vec<Vec<u8>> {
+pub(super) fn collect(list: &SkipList) -> Vec<Vec<u8>> {
     list.link_staged();
     let mut out = Vec::new();
     // SAFETY: the list is alive for the whole walk.
@@ -198,7 +198,7 @@ fn the_largest_key_and_every_height_survive_the_node_layout() {
 
 /// Every level of `list`, walked from the head: each must be sorted in `order`, and each
 /// level's nodes must be among the level below's.
-fn check_levels(list: &SkipList, order: &KeyOrder) -> Vec<Vec<u8>> {
+pub(super) fn check_levels(list: &SkipList, order: &KeyOrder) -> Vec<Vec<u8>> {
     list.link_staged();
     let mut below: Option<std::collections::HashSet<Node>> = None;
     for level in 0..MAX_HEIGHT {
@@ -232,7 +232,7 @@ fn check_levels(list: &SkipList, order: &KeyOrder) -> Vec<Vec<u8>> {
 
 /// The splice's invariant (module doc): at every level its previous node is the head or
 /// before its next node, whose predecessor it is, and the brackets nest.
-fn check_splice(list: &SkipList, order: &KeyOrder) {
+pub(super) fn check_splice(list: &SkipList, order: &KeyOrder) {
     let writer = list.writer.lock();
     let splice = &writer.splice;
     for level in 0..MAX_HEIGHT {
@@ -326,7 +326,9 @@ fn keys_a_little_out_of_order_are_placed_from_the_splice_not_staged() {
 /// at every level.
 #[test]
 fn inserts_in_any_order_keep_every_level_sorted() {
-    let n = 3_000u64;
+    // Under Miri (interpreted) fewer keys: still enough for the splice, the nearby brackets
+    // and a run in order to take their paths.
+    let n = if cfg!(miri) { 100 } else { 3_000u64 };
     // (name, the (key, seq) of insert i)
     type Pattern = (&'static str, fn(u64, u64) -> (u64, u64));
     let patterns: [Pattern; 11] = [
@@ -384,11 +386,13 @@ fn inserts_in_any_order_keep_every_level_sorted() {
 
 #[test]
 fn readers_see_a_consistent_sorted_list_while_a_writer_inserts() {
+    // Fewer keys under Miri (interpreted), which checks the accesses for data races.
+    const N: u64 = if cfg!(miri) { 150 } else { 20_000 };
     let list = Arc::new(SkipList::new(3, 4096));
     let writer = {
         let list = list.clone();
         std::thread::spawn(move || {
-            for seq in 0..20_000u64 {
+            for seq in 0..N {
                 insert(&list, &ik(seq.wrapping_mul(2654435761) % 10_000, seq), b"v");
             }
         })
@@ -403,7 +407,7 @@ fn readers_see_a_consistent_sorted_list_while_a_writer_inserts() {
         last_len = keys.len();
     }
     writer.join().unwrap();
-    assert_eq!(collect(&list).len(), 20_000);
+    assert_eq!(collect(&list).len(), N as usize);
 }
 
 /// A writer inserts while readers look up keys whose inserts have returned (the writer
@@ -413,7 +417,8 @@ fn readers_see_a_consistent_sorted_list_while_a_writer_inserts() {
 #[test]
 fn gets_find_every_returned_insert_while_nodes_are_staged_and_linked() {
     use std::sync::atomic::AtomicU64;
-    const N: u64 = 30_000;
+    // Fewer keys under Miri (interpreted), which checks the accesses for data races.
+    const N: u64 = if cfg!(miri) { 200 } else { 30_000 };
     let list = Arc::new(SkipList::new(5, 4096));
     let published = Arc::new(AtomicU64::new(0));
     let key_of = |i: u64| i.wrapping_mul(2654435761) % 1_000_003;
@@ -450,7 +455,7 @@ fn gets_find_every_returned_insert_while_nodes_are_staged_and_linked() {
                         .any(|n| !n.is_null() && unsafe { node_key(n) } == &key[..]);
                     assert!(found, "insert {i} of {done} returned but is not found");
                     lookups += 1;
-                    if rng.one_in(500) {
+                    if rng.one_in(if cfg!(miri) { 20 } else { 500 }) {
                         list.link_staged();
                     }
                     if done == N {
