@@ -342,9 +342,8 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
         run_raw(env, |env| {
             let mut buf = KeyBuf::new();
             let key = env.bytes(key, key_len, "key", &mut buf)?;
-            get_with(h, cf, snap, key, |value| match value {
-                Some(v) => Ok(Some(env.new_array(v)?)),
-                None => Ok(None),
+            get_with(h, cf, snap, key, |value| {
+                value.map(|v| env.new_array(v)).transpose()
             })
         })
     };

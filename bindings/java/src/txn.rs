@@ -470,10 +470,7 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
             let key = env.bytes(key, key_len, "key", &mut buf)?;
             let cf = family(cf)?;
             let value = shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
-            match value {
-                Some(v) => Ok(Some(env.new_array(&v)?)),
-                None => Ok(None),
-            }
+            value.map(|v| env.new_array(&v)).transpose()
         })
     };
     found.unwrap_or(std::ptr::null_mut())
@@ -501,10 +498,7 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
             let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
             // The array is made before the commit: were it refused (no memory), the
             // transaction would still run, as after a failed read.
-            let array = match value {
-                Some(v) => Some(env.new_array(&v)?),
-                None => None,
-            };
+            let array = value.map(|v| env.new_array(&v)).transpose()?;
             txn.commit()?;
             Ok(array)
         })
