@@ -321,6 +321,53 @@ fn keys_a_little_out_of_order_are_placed_from_the_splice_not_staged() {
     assert_eq!(check_levels(&list, &KeyOrder::Bytewise).len(), 5000);
 }
 
+/// Random keys make the list stop looking for an order on every insert ([`SCATTERED_RUN`]);
+/// an order that starts after them is still found, at most a probe's interval late: each
+/// pattern below, after 3,000 random keys, stages no more keys than the interval plus the
+/// pattern's own allowance (what it stages after no random keys at all). Keys a little out
+/// of order are not among them: after random keys the splice is far from them, and they are
+/// staged whether or not the list looks on every insert.
+#[test]
+fn an_order_after_random_keys_is_found_within_a_probe_interval() {
+    // (name, key i of the pattern, keys it may stage without random keys before it)
+    type Pattern = (&'static str, fn(u64) -> u64, usize);
+    let patterns: [Pattern; 3] = [
+        // Below the random keys, then above them: the splice brackets neither at first.
+        ("ascending below the random keys", |i| i, 0),
+        ("ascending above the random keys", |i| (3 << 40) + i, 0),
+        // Two writers' batches of 500, the later batch of each pair first.
+        (
+            "batches in order, each pair's later first",
+            |i| ((i / 500) ^ 1) * 500 + i % 500,
+            10,
+        ),
+    ];
+    let random = |i: u64| (1 << 40) + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 24);
+    for (name, key_of, allowance) in patterns {
+        let list = SkipList::new(7, 1 << 16);
+        for i in 0..3000 {
+            insert(&list, &ik(random(i), 1), b"v");
+        }
+        let mut staged = 0;
+        for i in 0..2500u64 {
+            let key = ik(key_of(i), 1);
+            insert(&list, &key, b"v");
+            let t = Target::from_internal(&key).unwrap();
+            staged += usize::from(!list.find_staged(t.user_key, t.trailer).is_null());
+        }
+        let bound = SCATTERED_PROBE as usize + ASCENDING_RUN as usize + allowance;
+        assert!(
+            staged <= bound,
+            "{name}: {staged} of 2500 keys staged, bound {bound}"
+        );
+        assert_eq!(
+            check_levels(&list, &KeyOrder::Bytewise).len(),
+            5500,
+            "{name}"
+        );
+    }
+}
+
 /// Inserts in the orders a memtable sees (sorted runs that the splice follows, and
 /// jumps that make it search), in each built-in order: the list holds them all, sorted
 /// at every level.
