@@ -20,7 +20,7 @@ use crate::filename::table_path;
 use crate::fs::{FileSystem, ReadMode};
 use crate::options::Options;
 use crate::table::block::BlockOrder;
-use crate::table::reader::{BlockCache, TableReadOptions, TableReadStats};
+use crate::table::reader::{new_block_cache, BlockCache, TableReadOptions, TableReadStats};
 use crate::table::Table;
 use crate::version::FileMeta;
 
@@ -57,7 +57,7 @@ impl TableCache {
             fs,
             read: TableReadOptions {
                 block_cache: (block_cache_size > 0)
-                    .then(|| Arc::new(BlockCache::new(block_cache_size, 16))),
+                    .then(|| Arc::new(new_block_cache(block_cache_size, 16))),
                 cache_index_and_filter: options.cache_index_and_filter_blocks,
                 pin_top_level_index_and_filter: options.pin_top_level_index_and_filter,
                 ..TableReadOptions::uncached(options.table_options(false))

@@ -142,7 +142,7 @@ pub fn block_reader(data: &[u8]) {
 pub fn table_reader(data: &[u8]) {
     for cached in [false, true] {
         let read = TableReadOptions {
-            block_cache: cached.then(|| Arc::new(crate::table::reader::BlockCache::new(4096, 1))),
+            block_cache: cached.then(|| Arc::new(crate::table::reader::new_block_cache(4096, 1))),
             cache_id: 1,
             cache_index_and_filter: cached,
             pin_top_level_index_and_filter: !cached,

@@ -459,7 +459,7 @@ mod tests {
             let path = dir.path().join(format!("{i}.sst"));
             let options = with_layout(TableOptions::default(), c.layout);
             write_table(&path, &model, options.clone());
-            let cache = Arc::new(reader::BlockCache::new(64 << 20, 4));
+            let cache = Arc::new(reader::new_block_cache(64 << 20, 4));
             let read = reader::TableReadOptions {
                 block_cache: Some(cache.clone()),
                 cache_id: 7,
@@ -1185,7 +1185,7 @@ mod tests {
         fn open_cached(self, path: &Path, options: &TableOptions) -> (Arc<Table>, usize) {
             let reads = self.reads.clone();
             let read_options = reader::TableReadOptions {
-                block_cache: Some(Arc::new(reader::BlockCache::new(64 << 20, 16))),
+                block_cache: Some(Arc::new(reader::new_block_cache(64 << 20, 16))),
                 cache_id: 1,
                 ..reader::TableReadOptions::uncached(options.clone())
             };

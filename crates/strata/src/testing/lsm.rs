@@ -10,7 +10,7 @@ use crate::fs::{FileSystem, PosixFs};
 use crate::iterator::{ConcatIterator, FileBounds, InternalIterator, MergingIterator};
 use crate::key::{append_internal_key, compare_internal, ParsedKey, ValueKind};
 use crate::memtable::MemTable;
-use crate::table::reader::{BlockCache, TableReadOptions};
+use crate::table::reader::{new_block_cache, TableReadOptions};
 use crate::table::{Table, TableBuilder, TableOptions};
 use crate::testing::harness::{Entries, Entry};
 use crate::util::{printable, Rng};
@@ -265,7 +265,7 @@ pub(crate) fn open_table(
     let all = matches!(caching, Caching::All | Caching::AllUnpinned);
     let size = if all { 8 << 10 } else { 1 << 20 };
     let read = TableReadOptions {
-        block_cache: (caching != Caching::None).then(|| Arc::new(BlockCache::new(size, 4))),
+        block_cache: (caching != Caching::None).then(|| Arc::new(new_block_cache(size, 4))),
         cache_id: 1,
         cache_index_and_filter: all,
         pin_top_level_index_and_filter: caching != Caching::AllUnpinned,

@@ -160,7 +160,7 @@ mod tests {
     /// Opens `path` mapped (`mapped`) or read by copies, with a block cache.
     fn open(path: &Path, options: &TableOptions, mapped: bool) -> Result<Table> {
         let read = TableReadOptions {
-            block_cache: Some(Arc::new(BlockCache::new(1 << 20, 4))),
+            block_cache: Some(Arc::new(super::new_block_cache(1 << 20, 4))),
             cache_id: 1,
             ..TableReadOptions::uncached(options.clone())
         };
