@@ -4,12 +4,13 @@
 //! the read lock, `close()` takes the engine out under the write lock, so it waits for the
 //! calls in flight and every later call throws `UnavailableException`. The engine is an
 //! `Arc` because transactions (`txn.rs`) own a share of it (the engine's transactions borrow
-//! the database); `close()` first rolls back the transactions still open, which drops their
-//! shares, so that it closes the engine whole. Iterators keep a share of the shell, not of
+//! the database); `close()` first rolls back the transactions still open and drops the
+//! spare cells of ended ones, which drops their shares, so that it closes the engine whole. Iterators keep a share of the shell, not of
 //! the engine, and check at each call that the database is open.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
 use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jobject};
@@ -124,13 +125,25 @@ impl DbShell {
         for slot in open.slots.iter().filter_map(Weak::upgrade) {
             txn::end_at_close(&slot);
         }
-        match Arc::try_unwrap(engine) {
-            Ok(engine) => Ok(engine.close()?),
-            // Every share is a registered transaction's, ended above.
-            Err(_) => Err(BindError::Engine(strata::Error::Unavailable(format!(
-                "database {} is still in use by a transaction and was not closed",
-                self.path.display()
-            )))),
+        // Every other share was a registered slot's, dropped above, or is one whose
+        // transaction the Cleaner is freeing at this moment (its slot no longer upgrades but
+        // its cell is not dropped yet): that drop is waited for, a short while.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let mut engine = engine;
+        loop {
+            match Arc::try_unwrap(engine) {
+                Ok(engine) => return Ok(engine.close()?),
+                Err(shared) if Instant::now() < deadline => {
+                    engine = shared;
+                    std::thread::yield_now();
+                }
+                Err(_) => {
+                    return Err(BindError::Engine(strata::Error::Unavailable(format!(
+                        "database {} is still in use by a transaction and was not closed",
+                        self.path.display()
+                    ))))
+                }
+            }
         }
     }
 }

@@ -78,6 +78,40 @@ public final class Transaction extends NativeObject {
         }
     }
 
+    /**
+     * Reads the value of {@code key} as the transaction sees it into {@code value} from its
+     * start, as much of it as fits, without a new array (as {@link Strata#get(byte[], byte[])}
+     * does outside a transaction). Returns the value's full size, or {@link Strata#NOT_FOUND}:
+     * when the size is above {@code value.length}, the value was cut, and a larger array gets
+     * it whole. Bytes of {@code value} past the size are left as they were.
+     */
+    public int get(byte[] key, byte[] value) {
+        return get(null, key, value);
+    }
+
+    /** As {@link #get(byte[], byte[])}, in {@code cf} (null: the default family). */
+    public int get(ColumnFamily cf, byte[] key, byte[] value) {
+        return getInto(cf, key, value, false);
+    }
+
+    /**
+     * As {@link #getForUpdate(ColumnFamily, byte[])} (the key guarded or locked), reading the
+     * value into {@code value} as {@link #get(byte[], byte[])} does: its full size, or {@link
+     * Strata#NOT_FOUND}.
+     */
+    public int getForUpdate(ColumnFamily cf, byte[] key, byte[] value) {
+        return getInto(cf, key, value, true);
+    }
+
+    private int getInto(ColumnFamily cf, byte[] key, byte[] value, boolean forUpdate) {
+        try {
+            return nativeGetInto(handle, handleOf(cf), key, lengthOf(key), value,
+                    lengthOf(value), forUpdate);
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
     /** Sets {@code key} to {@code value} at commit. */
     public void put(byte[] key, byte[] value) {
         write(PUT, null, key, value);
@@ -246,6 +280,9 @@ public final class Transaction extends NativeObject {
 
     private native byte[] nativeGet(long h, long cf, byte[] key, int keyLength,
             boolean forUpdate);
+
+    private native int nativeGetInto(long h, long cf, byte[] key, int keyLength, byte[] value,
+            int valueLength, boolean forUpdate);
 
     private native byte[] nativeGetAndCommit(long h, long cf, byte[] key, int keyLength);
 
