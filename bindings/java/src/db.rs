@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
-use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jobject};
+use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jobject, jobjectArray};
 use jni::{Env, EnvUnowned};
 use parking_lot::{Mutex, RwLock};
 use strata::{CfOptions, ColumnFamily, ReadOptions, Snapshot, TransactionOptions, WriteOptions};
@@ -337,8 +337,10 @@ unsafe fn get_with<R>(
     unsafe { shell(h) }?.with_db(|db| read(db, cf.as_ref(), key, &options, f))
 }
 
-/// The value of a key, in a new array (null when not found). `key_len` is `key.length`, or
-/// -1 for null (see `raw.rs`).
+/// The value of a key for a read that returns a new array: its size, or -1
+/// (`Strata.NOT_FOUND`), the value in the thread's `scratch` array (of `scratch_len` bytes)
+/// or, longer, in a new array at `large[0]` (see `raw.rs`). `key_len` is `key.length`, or -1
+/// for null.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
     env: *mut sys::JNIEnv,
@@ -348,19 +350,23 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
     snap: jlong,
     key: jbyteArray,
     key_len: jint,
-) -> jbyteArray {
-    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes; `h` is `this`'s
-    // handle, `cf` and `snap` handles of objects the Java caller passes with them.
-    let found = unsafe {
+    scratch: jbyteArray,
+    scratch_len: jint,
+    large: jobjectArray,
+) -> jint {
+    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
+    // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
+    // `this`'s handle, `cf` and `snap` handles of objects the Java caller passes with them.
+    unsafe {
         run_raw(env, |env| {
             let mut buf = KeyBuf::new();
             let key = env.bytes(key, key_len, "key", &mut buf)?;
-            get_with(h, cf, snap, key, |value| {
-                value.map(|v| env.new_array(v)).transpose()
+            get_with(h, cf, snap, key, |value| match value {
+                Some(v) => env.value_out(v, scratch, scratch_len, large),
+                None => Ok(-1),
             })
         })
-    };
-    found.unwrap_or(std::ptr::null_mut())
+    }
 }
 
 /// The value of a key, copied into the caller's array `value` (of `value_len` bytes) as far

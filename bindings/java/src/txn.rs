@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JObject, JString};
-use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jlongArray, jobject};
+use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jlongArray, jobject, jobjectArray};
 use jni::EnvUnowned;
 use parking_lot::Mutex;
 use self_cell::self_cell;
@@ -519,7 +519,9 @@ fn txn_get(
     })
 }
 
-/// `key_len` is `key.length`, or -1 for null (see `raw.rs`).
+/// The value for a read that returns a new array, as `Strata.nativeGet`: its size, or -1,
+/// the value in `scratch` or at `large[0]` (see `raw.rs`). `key_len` is `key.length`, or -1
+/// for null.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
     env: *mut sys::JNIEnv,
@@ -528,20 +530,26 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
     cf: jlong,
     key: jbyteArray,
     key_len: jint,
+    scratch: jbyteArray,
+    scratch_len: jint,
+    large: jobjectArray,
     for_update: jboolean,
-) -> jbyteArray {
-    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes; `h` is `this`'s
-    // handle, `cf` 0 or one the Java caller passes with its object.
-    let found = unsafe {
+) -> jint {
+    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
+    // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
+    // `this`'s handle, `cf` 0 or one the Java caller passes with its object.
+    unsafe {
         run_raw(env, |env| {
             let mut buf = KeyBuf::new();
             let key = env.bytes(key, key_len, "key", &mut buf)?;
             let cf = family(cf)?;
             let value = shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
-            value.map(|v| env.new_array(&v)).transpose()
+            match value {
+                Some(v) => env.value_out(&v, scratch, scratch_len, large),
+                None => Ok(-1),
+            }
         })
-    };
-    found.unwrap_or(std::ptr::null_mut())
+    }
 }
 
 /// The value of `key` as `nativeGet` reads it (for update when `for_update`), copied into the
@@ -578,8 +586,8 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetInto(
     }
 }
 
-/// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value,
-/// or null. A failed read leaves the transaction running (as a failed `get` does); a failed
+/// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value's
+/// size or -1, the value handed over as `nativeGet` does. A failed read leaves the transaction running (as a failed `get` does); a failed
 /// commit ends it (as `commit` does).
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
@@ -589,23 +597,28 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
     cf: jlong,
     key: jbyteArray,
     key_len: jint,
-) -> jbyteArray {
+    scratch: jbyteArray,
+    scratch_len: jint,
+    large: jobjectArray,
+) -> jint {
     // SAFETY: as `nativeGet`.
-    let found = unsafe {
+    unsafe {
         run_raw(env, |env| {
             let mut buf = KeyBuf::new();
             let key = env.bytes(key, key_len, "key", &mut buf)?;
             let cf = family(cf)?;
             let txn = shell(h)?;
             let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
-            // The array is made before the commit: were it refused (no memory), the
-            // transaction would still run, as after a failed read.
-            let array = value.map(|v| env.new_array(&v)).transpose()?;
+            // The value is handed over before the commit: were a new array refused (no
+            // memory), the transaction would still run, as after a failed read.
+            let size = match value {
+                Some(v) => env.value_out(&v, scratch, scratch_len, large)?,
+                None => -1,
+            };
             txn.commit()?;
-            Ok(array)
+            Ok(size)
         })
-    };
-    found.unwrap_or(std::ptr::null_mut())
+    }
 }
 
 /// Which write `nativeWrite` makes (the Java side's constants).

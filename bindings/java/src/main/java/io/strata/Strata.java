@@ -88,7 +88,9 @@ public final class Strata extends NativeObject {
     public byte[] get(ColumnFamily cf, ReadOptions options, byte[] key) {
         Snapshot snap = options.snapshot;
         try {
-            return nativeGet(handle, handleOf(cf), handleOf(snap), key, lengthOf(key));
+            ValueScratch scratch = ValueScratch.ofThread();
+            return scratch.take(nativeGet(handle, handleOf(cf), handleOf(snap), key,
+                    lengthOf(key), scratch.array, scratch.array.length, scratch.large));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -152,8 +154,10 @@ public final class Strata extends NativeObject {
                         key.remaining(), value, value.position(), value.remaining());
             } else {
                 byte[] keyBytes = bytesOf(key);
-                byte[] found = nativeGet(handle, handleOf(cf), handleOf(snap), keyBytes,
-                        keyBytes.length);
+                ValueScratch scratch = ValueScratch.ofThread();
+                byte[] found = scratch.take(nativeGet(handle, handleOf(cf), handleOf(snap),
+                        keyBytes, keyBytes.length, scratch.array, scratch.array.length,
+                        scratch.large));
                 if (found == null) {
                     return NOT_FOUND;
                 }
@@ -596,7 +600,13 @@ public final class Strata extends NativeObject {
 
     private native boolean nativeIsClosed(long h);
 
-    private native byte[] nativeGet(long h, long cf, long snap, byte[] key, int keyLength);
+    /**
+     * The value's size, or {@link #NOT_FOUND}; the value itself goes to {@code scratch} (of
+     * {@code scratchLength} bytes) when it fits, else to {@code large[0]} ({@link
+     * ValueScratch}).
+     */
+    private native int nativeGet(long h, long cf, long snap, byte[] key, int keyLength,
+            byte[] scratch, int scratchLength, byte[][] large);
 
     private native int nativeGetInto(long h, long cf, long snap, byte[] key, int keyLength,
             byte[] value, int valueLength);

@@ -59,7 +59,9 @@ public final class Transaction extends NativeObject {
     /** The value of {@code key} in {@code cf} as the transaction sees it, or null. */
     public byte[] get(ColumnFamily cf, byte[] key) {
         try {
-            return nativeGet(handle, handleOf(cf), key, lengthOf(key), false);
+            ValueScratch scratch = ValueScratch.ofThread();
+            return scratch.take(nativeGet(handle, handleOf(cf), key, lengthOf(key),
+                    scratch.array, scratch.array.length, scratch.large, false));
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -72,7 +74,9 @@ public final class Transaction extends NativeObject {
      */
     public byte[] getForUpdate(ColumnFamily cf, byte[] key) {
         try {
-            return nativeGet(handle, handleOf(cf), key, lengthOf(key), true);
+            ValueScratch scratch = ValueScratch.ofThread();
+            return scratch.take(nativeGet(handle, handleOf(cf), key, lengthOf(key),
+                    scratch.array, scratch.array.length, scratch.large, true));
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -235,14 +239,16 @@ public final class Transaction extends NativeObject {
      * family).
      */
     public byte[] getAndCommit(ColumnFamily cf, byte[] key) {
-        byte[] value;
+        ValueScratch scratch = ValueScratch.ofThread();
+        int size;
         try {
-            value = nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key));
+            size = nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key), scratch.array,
+                    scratch.array.length, scratch.large);
         } finally {
             Reference.reachabilityFence(cf);
         }
         ended = true;
-        return value;
+        return scratch.take(size);
     }
 
     /** Drops the writes (and releases the locks) and ends the transaction; nothing when ended. */
@@ -278,13 +284,15 @@ public final class Transaction extends NativeObject {
 
     private static native void nativeFree(long h);
 
-    private native byte[] nativeGet(long h, long cf, byte[] key, int keyLength,
-            boolean forUpdate);
+    /** As {@code Strata.nativeGet}: the size, the value in {@code scratch} or {@code large[0]}. */
+    private native int nativeGet(long h, long cf, byte[] key, int keyLength, byte[] scratch,
+            int scratchLength, byte[][] large, boolean forUpdate);
 
     private native int nativeGetInto(long h, long cf, byte[] key, int keyLength, byte[] value,
             int valueLength, boolean forUpdate);
 
-    private native byte[] nativeGetAndCommit(long h, long cf, byte[] key, int keyLength);
+    private native int nativeGetAndCommit(long h, long cf, byte[] key, int keyLength,
+            byte[] scratch, int scratchLength, byte[][] large);
 
     private native void nativeWrite(long h, int op, long cf, byte[] key, int keyLength,
             byte[] value, int valueLength);
