@@ -353,20 +353,23 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
     scratch: jbyteArray,
     scratch_len: jint,
     large: jobjectArray,
-) -> jint {
-    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
-    // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
-    // `this`'s handle, `cf` and `snap` handles of objects the Java caller passes with them.
-    unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            get_with(h, cf, snap, key, |value| match value {
-                Some(v) => env.value_out(v, scratch, scratch_len, large),
-                None => Ok(-1),
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
+        // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
+        // `this`'s handle, `cf` and `snap` handles of objects the Java caller passes with them.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                get_with(h, cf, snap, key, |value| match value {
+                    Some(v) => env.value_out(v, scratch, scratch_len, large),
+                    None => Ok(-1),
+                })
             })
-        })
-    }
+        }
+    })
 }
 
 /// The value of a key, copied into the caller's array `value` (of `value_len` bytes) as far
@@ -382,22 +385,25 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetInto(
     key_len: jint,
     value: jbyteArray,
     value_len: jint,
-) -> jint {
-    // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
-    unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            // Refused before the read, found or not.
-            if value_len < 0 || value.is_null() {
-                return Err(BindError::Arg("value is null".into()));
-            }
-            get_with(h, cf, snap, key, |found| match found {
-                Some(v) => env.copy_into(v, value, value_len, "value"),
-                None => Ok(-1),
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                // Refused before the read, found or not.
+                if value_len < 0 || value.is_null() {
+                    return Err(BindError::Arg("value is null".into()));
+                }
+                get_with(h, cf, snap, key, |found| match found {
+                    Some(v) => env.copy_into(v, value, value_len, "value"),
+                    None => Ok(-1),
+                })
             })
-        })
-    }
+        }
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -413,33 +419,36 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetDirect(
     value: jobject,
     value_at: jint,
     value_len: jint,
-) -> jint {
-    // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
-    // slice ends before the value's is made (the two may be one buffer);
-    // `h` is `this`'s handle, `cf` and `snap` handles the Java caller passes with their
-    // objects.
-    unsafe {
-        run_raw(env, |env| {
-            let (cf, options) = (family(cf)?, read_options(snap)?);
-            let found = {
-                let key = env.direct(key, key_at, key_len, "key")?;
-                shell(h)?.with_db(|db| {
-                    let cf = cf.unwrap_or_else(|| db.default_cf());
-                    Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
-                })?
-            };
-            let Some(found) = found else { return Ok(-1) };
-            let out = env.direct_mut(value, value_at, value_len, "value")?;
-            let n = found.len().min(out.len());
-            out[..n].copy_from_slice(&found[..n]);
-            jint::try_from(found.len()).map_err(|_| {
-                BindError::Arg(format!(
-                    "the value has {} bytes, more than an int",
-                    found.len()
-                ))
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
+        // slice ends before the value's is made (the two may be one buffer);
+        // `h` is `this`'s handle, `cf` and `snap` handles the Java caller passes with their
+        // objects.
+        unsafe {
+            run_raw(env, |env| {
+                let (cf, options) = (family(cf)?, read_options(snap)?);
+                let found = {
+                    let key = env.direct(key, key_at, key_len, "key")?;
+                    shell(h)?.with_db(|db| {
+                        let cf = cf.unwrap_or_else(|| db.default_cf());
+                        Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
+                    })?
+                };
+                let Some(found) = found else { return Ok(-1) };
+                let out = env.direct_mut(value, value_at, value_len, "value")?;
+                let n = found.len().min(out.len());
+                out[..n].copy_from_slice(&found[..n]);
+                jint::try_from(found.len()).map_err(|_| {
+                    BindError::Arg(format!(
+                        "the value has {} bytes, more than an int",
+                        found.len()
+                    ))
+                })
             })
-        })
-    }
+        }
+    })
 }
 
 /// Writes one record built by `add` (given the family, the default one for `None`).

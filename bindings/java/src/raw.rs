@@ -24,6 +24,13 @@
 //! arrays not null, the `byte[][]` has an element 0), except `NewByteArray`, which returns null with an `OutOfMemoryError`
 //! pending: only then is there an exception to check for.
 //!
+//! Every native method that returns a size (an `int` in Java) returns it as a `jlong`, which
+//! Java narrows: the x86-64 calling convention leaves the upper half of RAX undefined under a
+//! 32-bit result, HotSpot's native wrapper passes an `int` result on as it is, and compiled
+//! Java code was seen to use such garbage (a size of 100 with a pointer's upper half read
+//! as an array length: the JVM crashed in `Arrays.copyOf`). A `jlong` made by
+//! `jlong::from(jint)` has no undefined bits.
+//!
 //! Failures and panics take the slow path: [`run_raw`] hands them to `error::run`, which
 //! throws the same exceptions as every other native method.
 

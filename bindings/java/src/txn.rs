@@ -534,22 +534,26 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
     scratch_len: jint,
     large: jobjectArray,
     for_update: jboolean,
-) -> jint {
-    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
-    // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
-    // `this`'s handle, `cf` 0 or one the Java caller passes with its object.
-    unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            let cf = family(cf)?;
-            let value = shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
-            match value {
-                Some(v) => env.value_out(&v, scratch, scratch_len, large),
-                None => Ok(-1),
-            }
-        })
-    }
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
+        // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
+        // `this`'s handle, `cf` 0 or one the Java caller passes with its object.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                let cf = family(cf)?;
+                let value =
+                    shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
+                match value {
+                    Some(v) => env.value_out(&v, scratch, scratch_len, large),
+                    None => Ok(-1),
+                }
+            })
+        }
+    })
 }
 
 /// The value of `key` as `nativeGet` reads it (for update when `for_update`), copied into the
@@ -566,24 +570,28 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetInto(
     value: jbyteArray,
     value_len: jint,
     for_update: jboolean,
-) -> jint {
-    // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
-    unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            // Refused before the read (which may lock the key), found or not.
-            if value_len < 0 || value.is_null() {
-                return Err(BindError::Arg("value is null".into()));
-            }
-            let cf = family(cf)?;
-            let found = shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
-            match found {
-                Some(v) => env.copy_into(&v, value, value_len, "value"),
-                None => Ok(-1),
-            }
-        })
-    }
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                // Refused before the read (which may lock the key), found or not.
+                if value_len < 0 || value.is_null() {
+                    return Err(BindError::Arg("value is null".into()));
+                }
+                let cf = family(cf)?;
+                let found =
+                    shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
+                match found {
+                    Some(v) => env.copy_into(&v, value, value_len, "value"),
+                    None => Ok(-1),
+                }
+            })
+        }
+    })
 }
 
 /// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value's
@@ -600,25 +608,28 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
     scratch: jbyteArray,
     scratch_len: jint,
     large: jobjectArray,
-) -> jint {
-    // SAFETY: as `nativeGet`.
-    unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            let cf = family(cf)?;
-            let txn = shell(h)?;
-            let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
-            // The value is handed over before the commit: were a new array refused (no
-            // memory), the transaction would still run, as after a failed read.
-            let size = match value {
-                Some(v) => env.value_out(&v, scratch, scratch_len, large)?,
-                None => -1,
-            };
-            txn.commit()?;
-            Ok(size)
-        })
-    }
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: as `nativeGet`.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                let cf = family(cf)?;
+                let txn = shell(h)?;
+                let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
+                // The value is handed over before the commit: were a new array refused (no
+                // memory), the transaction would still run, as after a failed read.
+                let size = match value {
+                    Some(v) => env.value_out(&v, scratch, scratch_len, large)?,
+                    None => -1,
+                };
+                txn.commit()?;
+                Ok(size)
+            })
+        }
+    })
 }
 
 /// Which write `nativeWrite` makes (the Java side's constants).

@@ -60,7 +60,7 @@ public final class Transaction extends NativeObject {
     public byte[] get(ColumnFamily cf, byte[] key) {
         try {
             ValueScratch scratch = ValueScratch.ofThread();
-            return scratch.take(nativeGet(handle, handleOf(cf), key, lengthOf(key),
+            return scratch.take((int) nativeGet(handle, handleOf(cf), key, lengthOf(key),
                     scratch.array, scratch.array.length, scratch.large, false));
         } finally {
             Reference.reachabilityFence(cf);
@@ -75,7 +75,7 @@ public final class Transaction extends NativeObject {
     public byte[] getForUpdate(ColumnFamily cf, byte[] key) {
         try {
             ValueScratch scratch = ValueScratch.ofThread();
-            return scratch.take(nativeGet(handle, handleOf(cf), key, lengthOf(key),
+            return scratch.take((int) nativeGet(handle, handleOf(cf), key, lengthOf(key),
                     scratch.array, scratch.array.length, scratch.large, true));
         } finally {
             Reference.reachabilityFence(cf);
@@ -109,7 +109,7 @@ public final class Transaction extends NativeObject {
 
     private int getInto(ColumnFamily cf, byte[] key, byte[] value, boolean forUpdate) {
         try {
-            return nativeGetInto(handle, handleOf(cf), key, lengthOf(key), value,
+            return (int) nativeGetInto(handle, handleOf(cf), key, lengthOf(key), value,
                     lengthOf(value), forUpdate);
         } finally {
             Reference.reachabilityFence(cf);
@@ -242,7 +242,7 @@ public final class Transaction extends NativeObject {
         ValueScratch scratch = ValueScratch.ofThread();
         int size;
         try {
-            size = nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key), scratch.array,
+            size = (int) nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key), scratch.array,
                     scratch.array.length, scratch.large);
         } finally {
             Reference.reachabilityFence(cf);
@@ -285,13 +285,13 @@ public final class Transaction extends NativeObject {
     private static native void nativeFree(long h);
 
     /** As {@code Strata.nativeGet}: the size, the value in {@code scratch} or {@code large[0]}. */
-    private native int nativeGet(long h, long cf, byte[] key, int keyLength, byte[] scratch,
+    private native long nativeGet(long h, long cf, byte[] key, int keyLength, byte[] scratch,
             int scratchLength, byte[][] large, boolean forUpdate);
 
-    private native int nativeGetInto(long h, long cf, byte[] key, int keyLength, byte[] value,
+    private native long nativeGetInto(long h, long cf, byte[] key, int keyLength, byte[] value,
             int valueLength, boolean forUpdate);
 
-    private native int nativeGetAndCommit(long h, long cf, byte[] key, int keyLength,
+    private native long nativeGetAndCommit(long h, long cf, byte[] key, int keyLength,
             byte[] scratch, int scratchLength, byte[][] large);
 
     private native void nativeWrite(long h, int op, long cf, byte[] key, int keyLength,

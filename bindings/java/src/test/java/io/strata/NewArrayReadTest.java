@@ -110,4 +110,29 @@ class NewArrayReadTest {
             }
         }
     }
+
+    /**
+     * Enough reads for the JIT to compile the read paths, each size used as an array length
+     * (sizes come back from the native side as a long: an int result once reached compiled
+     * code with garbage in its register's upper half, and crashed the JVM in Arrays.copyOf).
+     */
+    @Test
+    void sizesStayWholeInCompiledCode() {
+        try (Strata db = Strata.open(dir, new Options())) {
+            byte[] value = new byte[100];
+            java.util.Arrays.fill(value, (byte) 7);
+            db.put(b("k"), value);
+            byte[] out = new byte[128];
+            long total = 0;
+            for (int i = 0; i < 30_000; i++) {
+                total += db.get(b("k")).length;
+                total += java.util.Arrays.copyOf(out, db.get(b("k"), out)).length;
+                try (Transaction txn = db.beginTransaction()) {
+                    total += java.util.Arrays.copyOf(out, txn.get(b("k"), out)).length;
+                    total += txn.getAndCommit(b("k")).length;
+                }
+            }
+            assertEquals(4L * 30_000 * 100, total);
+        }
+    }
 }
