@@ -6,7 +6,9 @@
 #   bindings/java/bench/jni-cost.sh [--no-build] DIR [KEYS] [OPS]
 #
 # KEYS (default 1000000) keys are written to a new database in DIR (deleted first), which
-# the block cache then holds whole: the figures are CPU, not IO. Each operation runs OPS
+# the block cache then holds whole: the figures are CPU, not IO. DIR itself stays as written:
+# each half runs its reads on a copy of it, and each write operation on a fresh copy of its
+# own (DIR-work), so that every operation starts from the same database. Each operation runs OPS
 # times (default 1000000) after as many untimed ones. Prints CSV: side,operation,wall and
 # thread-CPU ns per operation (the CPU time leaves out the waits for a CPU on a shared machine).
 # Builds first (the binding, this harness, the release example) unless --no-build, after an
@@ -31,10 +33,10 @@ rust="$CARGO_TARGET_DIR/release/examples/jni_cost"
 lib=$(ls -d "$here"/target/lib-* | head -1)
 java_run() { java ${JAVA_OPTS:-} -cp "$here/target/strata-bench-0.1.0-SNAPSHOT.jar:$lib/*" io.strata.bench.JniCost "$@"; }
 
-rm -rf "$dir"
+rm -rf "$dir" "$dir-work"
 java_run create "$dir" "$keys"
 echo "side,operation,wall_ns_per_op,cpu_ns_per_op"
-echo "# load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# load average $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$root" rev-parse --short HEAD)" >&2
 for _ in 1 2; do
   "$rust" "$dir" "$keys" "$ops"
   java_run measure "$dir" "$keys" "$ops"

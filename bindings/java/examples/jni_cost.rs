@@ -8,12 +8,16 @@
 //! ```
 //!
 //! DIR is a database that `JniCost create` wrote (KEYS keys, 8 bytes big-endian, 0..KEYS,
-//! 100-byte values), opened as `JniCost` opens it (a `TransactionDb`, no compression, a 256
+//! 100-byte values). It is never opened itself: the reads run on a copy of it, and each
+//! write operation on a copy of its own made just before (in DIR-work, as `JniCost` does), so
+//! that every operation of either half starts from the same database, whatever ran before
+//! it. Each copy is opened as `JniCost` opens it (a `TransactionDb`, no compression, a 256
 //! MiB block cache). Each operation runs OPS times after OPS untimed ones (which fill the
 //! block cache); one line per operation: `rust,OPERATION,WALL_NS_PER_OP,CPU_NS_PER_OP` (the
 //! thread's own CPU time, which leaves out waits for a CPU on a shared machine).
 
 use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use strata::{Compression, Options, TransactionBase, TransactionDb, TransactionOptions};
@@ -62,6 +66,35 @@ fn measure(keys: u64, ops: u64, mut op: impl FnMut(&[u8; 8])) -> (f64, f64) {
     (wall, cpu)
 }
 
+/// Copies directory `from` into `to`, which must not exist.
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens a fresh copy of the database `template` (at `template`-work, replacing the last
+/// one), as `JniCost` opens its copies.
+fn open_copy(template: &str) -> Result<TransactionDb, Box<dyn std::error::Error>> {
+    let work = PathBuf::from(format!("{template}-work"));
+    if work.exists() {
+        std::fs::remove_dir_all(&work)?;
+    }
+    copy_dir(Path::new(template), &work)?;
+    let mut options = Options::default();
+    options.compression = Compression::None;
+    options.block_cache_size = 256 << 20;
+    Ok(TransactionDb::open(&work, options)?)
+}
+
 fn report(op: &str, (wall, cpu): (f64, f64)) {
     println!("rust,{op},{wall:.0},{cpu:.0}");
 }
@@ -74,17 +107,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let keys: u64 = keys.parse()?;
     let ops: u64 = ops.parse()?;
 
-    let mut options = Options::default();
-    options.compression = Compression::None;
-    options.block_cache_size = 256 << 20;
-    let tdb = TransactionDb::open(dir, options)?;
-    let db = tdb.db();
     let value = [7u8; 100];
     let write = strata::WriteOptions::default();
     let txn_options = TransactionOptions::default();
 
-    // The reads first, then the writes (as the Java half): every read sees the database as
-    // this process opened it, not as the writes before it left it.
+    // The reads, on one copy: none of them writes.
+    let tdb = open_copy(dir)?;
+    let db = tdb.db();
     report(
         "get",
         measure(keys, ops, |key| {
@@ -100,10 +129,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             txn.commit().expect("commit");
         }),
     );
+    tdb.close()?;
+    // Each write operation on a fresh copy (as the Java half), so that none writes into a
+    // memtable and tables the ones before it filled.
+    let tdb = open_copy(dir)?;
     report(
         "put",
         measure(keys, ops, |key| tdb.put(key, value).expect("put")),
     );
+    tdb.close()?;
+    let tdb = open_copy(dir)?;
     report(
         "txn_put",
         measure(keys, ops, |key| {

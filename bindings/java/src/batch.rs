@@ -107,9 +107,12 @@ pub extern "system" fn Java_io_strata_WriteBatch_nativeCount<'l>(
     env: EnvUnowned<'l>,
     _this: JObject<'l>,
     h: jlong,
-) -> jint {
-    // SAFETY: `h` is `this`'s handle.
-    run(env, |_| unsafe { shell(h) }?.with(|b| Ok(b.len() as jint)))
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `h` is `this`'s handle.
+        run(env, |_| unsafe { shell(h) }?.with(|b| Ok(b.len() as jint)))
+    })
 }
 
 #[unsafe(no_mangle)]

@@ -8,7 +8,9 @@
 //! erased to `'static`. This is the one place with unsafe code beyond handles; it is sound
 //! because of these invariants, kept by `txn.rs`:
 //! - The transaction lives in its `TxnCell`, whose dependent sits in a heap allocation of
-//!   its own: it does not move while the cell exists, even when the cell is moved.
+//!   its own: it does not move while the cell exists, even when the cell is moved. The
+//!   cell's transaction is replaced (dropped when the transaction ends, a new one put in
+//!   the same cell when its slot is begun again) only once the cursor is gone.
 //! - The cursor is dropped before the cell: `Running` declares `cursor` before `cell`
 //!   (fields drop in declaration order), and every path that ends the transaction (commit,
 //!   rollback, database close) sets `cursor` to `None` first.
@@ -61,7 +63,7 @@ impl CursorShell {
                 cursor: Some(lent), ..
             }) if lent.id == self.id => f(lent.cursor.as_mut()),
             Slot::Running(_) => Err(BindError::Closed("the cursor is closed".into())),
-            Slot::Ended(_) => {
+            Slot::Ended(..) => {
                 drop(slot);
                 self.txn.check_running()?;
                 Err(BindError::Closed("the cursor is closed".into()))
@@ -111,7 +113,7 @@ pub extern "system" fn Java_io_strata_Transaction_nativeNewCursor<'l>(
         };
         let ptr = running
             .cell
-            .with_dependent_mut(|_, txn| (txn as *mut Txn<'_>).cast::<Txn<'static>>());
+            .with_txn(|txn, _| Ok((txn as *mut Txn<'_>).cast::<Txn<'static>>()))?;
         // SAFETY: the transaction stays at this address and is reached by nothing else while
         // the cursor exists, and the cursor is dropped before it (see the module doc).
         let txn_ref: &'static mut Txn<'static> = unsafe { &mut *ptr };

@@ -4,15 +4,16 @@
 //! the read lock, `close()` takes the engine out under the write lock, so it waits for the
 //! calls in flight and every later call throws `UnavailableException`. The engine is an
 //! `Arc` because transactions (`txn.rs`) own a share of it (the engine's transactions borrow
-//! the database); `close()` first rolls back the transactions still open, which drops their
-//! shares, so that it closes the engine whole. Iterators keep a share of the shell, not of
+//! the database); `close()` first rolls back the transactions still open and drops the
+//! spare cells of ended ones, which drops their shares, so that it closes the engine whole. Iterators keep a share of the shell, not of
 //! the engine, and check at each call that the database is open.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
-use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jobject};
+use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jobject, jobjectArray};
 use jni::{Env, EnvUnowned};
 use parking_lot::{Mutex, RwLock};
 use strata::{CfOptions, ColumnFamily, ReadOptions, Snapshot, TransactionOptions, WriteOptions};
@@ -124,13 +125,25 @@ impl DbShell {
         for slot in open.slots.iter().filter_map(Weak::upgrade) {
             txn::end_at_close(&slot);
         }
-        match Arc::try_unwrap(engine) {
-            Ok(engine) => Ok(engine.close()?),
-            // Every share is a registered transaction's, ended above.
-            Err(_) => Err(BindError::Engine(strata::Error::Unavailable(format!(
-                "database {} is still in use by a transaction and was not closed",
-                self.path.display()
-            )))),
+        // Every other share was a registered slot's, dropped above, or is one whose
+        // transaction the Cleaner is freeing at this moment (its slot no longer upgrades but
+        // its cell is not dropped yet): that drop is waited for, a short while.
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let mut engine = engine;
+        loop {
+            match Arc::try_unwrap(engine) {
+                Ok(engine) => return Ok(engine.close()?),
+                Err(shared) if Instant::now() < deadline => {
+                    engine = shared;
+                    std::thread::yield_now();
+                }
+                Err(_) => {
+                    return Err(BindError::Engine(strata::Error::Unavailable(format!(
+                        "database {} is still in use by a transaction and was not closed",
+                        self.path.display()
+                    ))))
+                }
+            }
         }
     }
 }
@@ -324,8 +337,10 @@ unsafe fn get_with<R>(
     unsafe { shell(h) }?.with_db(|db| read(db, cf.as_ref(), key, &options, f))
 }
 
-/// The value of a key, in a new array (null when not found). `key_len` is `key.length`, or
-/// -1 for null (see `raw.rs`).
+/// The value of a key for a read that returns a new array: its size, or -1
+/// (`Strata.NOT_FOUND`), the value in the thread's `scratch` array (of `scratch_len` bytes)
+/// or, longer, in a new array at `large[0]` (see `raw.rs`). `key_len` is `key.length`, or -1
+/// for null.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
     env: *mut sys::JNIEnv,
@@ -335,19 +350,26 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
     snap: jlong,
     key: jbyteArray,
     key_len: jint,
-) -> jbyteArray {
-    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes; `h` is `this`'s
-    // handle, `cf` and `snap` handles of objects the Java caller passes with them.
-    let found = unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            get_with(h, cf, snap, key, |value| {
-                value.map(|v| env.new_array(v)).transpose()
+    scratch: jbyteArray,
+    scratch_len: jint,
+    large: jobjectArray,
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
+        // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
+        // `this`'s handle, `cf` and `snap` handles of objects the Java caller passes with them.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                get_with(h, cf, snap, key, |value| match value {
+                    Some(v) => env.value_out(v, scratch, scratch_len, large),
+                    None => Ok(-1),
+                })
             })
-        })
-    };
-    found.unwrap_or(std::ptr::null_mut())
+        }
+    })
 }
 
 /// The value of a key, copied into the caller's array `value` (of `value_len` bytes) as far
@@ -363,22 +385,25 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetInto(
     key_len: jint,
     value: jbyteArray,
     value_len: jint,
-) -> jint {
-    // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
-    unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            // Refused before the read, found or not.
-            if value_len < 0 || value.is_null() {
-                return Err(BindError::Arg("value is null".into()));
-            }
-            get_with(h, cf, snap, key, |found| match found {
-                Some(v) => env.copy_into(v, value, value_len, "value"),
-                None => Ok(-1),
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                // Refused before the read, found or not.
+                if value_len < 0 || value.is_null() {
+                    return Err(BindError::Arg("value is null".into()));
+                }
+                get_with(h, cf, snap, key, |found| match found {
+                    Some(v) => env.copy_into(v, value, value_len, "value"),
+                    None => Ok(-1),
+                })
             })
-        })
-    }
+        }
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -394,33 +419,36 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetDirect(
     value: jobject,
     value_at: jint,
     value_len: jint,
-) -> jint {
-    // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
-    // slice ends before the value's is made (the two may be one buffer);
-    // `h` is `this`'s handle, `cf` and `snap` handles the Java caller passes with their
-    // objects.
-    unsafe {
-        run_raw(env, |env| {
-            let (cf, options) = (family(cf)?, read_options(snap)?);
-            let found = {
-                let key = env.direct(key, key_at, key_len, "key")?;
-                shell(h)?.with_db(|db| {
-                    let cf = cf.unwrap_or_else(|| db.default_cf());
-                    Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
-                })?
-            };
-            let Some(found) = found else { return Ok(-1) };
-            let out = env.direct_mut(value, value_at, value_len, "value")?;
-            let n = found.len().min(out.len());
-            out[..n].copy_from_slice(&found[..n]);
-            jint::try_from(found.len()).map_err(|_| {
-                BindError::Arg(format!(
-                    "the value has {} bytes, more than an int",
-                    found.len()
-                ))
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
+        // slice ends before the value's is made (the two may be one buffer);
+        // `h` is `this`'s handle, `cf` and `snap` handles the Java caller passes with their
+        // objects.
+        unsafe {
+            run_raw(env, |env| {
+                let (cf, options) = (family(cf)?, read_options(snap)?);
+                let found = {
+                    let key = env.direct(key, key_at, key_len, "key")?;
+                    shell(h)?.with_db(|db| {
+                        let cf = cf.unwrap_or_else(|| db.default_cf());
+                        Ok(db.get_pinned_cf_opt(&cf, key, &options)?)
+                    })?
+                };
+                let Some(found) = found else { return Ok(-1) };
+                let out = env.direct_mut(value, value_at, value_len, "value")?;
+                let n = found.len().min(out.len());
+                out[..n].copy_from_slice(&found[..n]);
+                jint::try_from(found.len()).map_err(|_| {
+                    BindError::Arg(format!(
+                        "the value has {} bytes, more than an int",
+                        found.len()
+                    ))
+                })
             })
-        })
-    }
+        }
+    })
 }
 
 /// Writes one record built by `add` (given the family, the default one for `None`).

@@ -256,45 +256,49 @@ pub extern "system" fn Java_io_strata_StrataIterator_nativeReadEntries<'l>(
     h: jlong,
     buffer: JByteArray<'l>,
     max: jint,
-) -> jint {
-    run(env, |env| {
-        let capacity = buffer.len(env)?;
-        let max = usize::try_from(max)
-            .map_err(|_| BindError::Arg(format!("maxEntries is {max}: it must not be negative")))?;
-        // SAFETY: `h` is `this`'s handle.
-        let (count, bytes) = unsafe { shell(h) }?.with(|c| {
-            let mut out: Vec<i8> = Vec::new();
-            let mut count = 0usize;
-            while count < max && cursor!(c, i => i.valid()) {
-                let (key, value) = cursor!(c, i => (i.key(), i.value()));
-                let need = 2 * LENGTH_BYTES + key.len() + value.len();
-                if out.len() + need > capacity {
-                    if count == 0 {
-                        let need = jint::try_from(need).map_err(|_| {
-                            BindError::Arg(format!("an entry of {need} bytes is too large"))
-                        })?;
-                        return Ok((-need, out));
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        run(env, |env| {
+            let capacity = buffer.len(env)?;
+            let max = usize::try_from(max).map_err(|_| {
+                BindError::Arg(format!("maxEntries is {max}: it must not be negative"))
+            })?;
+            // SAFETY: `h` is `this`'s handle.
+            let (count, bytes) = unsafe { shell(h) }?.with(|c| {
+                let mut out: Vec<i8> = Vec::new();
+                let mut count = 0usize;
+                while count < max && cursor!(c, i => i.valid()) {
+                    let (key, value) = cursor!(c, i => (i.key(), i.value()));
+                    let need = 2 * LENGTH_BYTES + key.len() + value.len();
+                    if out.len() + need > capacity {
+                        if count == 0 {
+                            let need = jint::try_from(need).map_err(|_| {
+                                BindError::Arg(format!("an entry of {need} bytes is too large"))
+                            })?;
+                            return Ok((-need, out));
+                        }
+                        break;
                     }
-                    break;
+                    for part in [key, value] {
+                        let len = u32::try_from(part.len())
+                            .map_err(|_| BindError::Arg("an entry is too large".into()))?;
+                        out.extend(len.to_be_bytes().iter().map(|&b| b as i8));
+                        out.extend(part.iter().map(|&b| b as i8));
+                    }
+                    count += 1;
+                    cursor!(c, i => i.next());
                 }
-                for part in [key, value] {
-                    let len = u32::try_from(part.len())
-                        .map_err(|_| BindError::Arg("an entry is too large".into()))?;
-                    out.extend(len.to_be_bytes().iter().map(|&b| b as i8));
-                    out.extend(part.iter().map(|&b| b as i8));
+                if !cursor!(c, i => i.valid()) {
+                    cursor!(c, i => i.status())?;
                 }
-                count += 1;
-                cursor!(c, i => i.next());
+                // `count` is at most `max`, a jint.
+                Ok((count as jint, out))
+            })?;
+            if !bytes.is_empty() {
+                buffer.set_region(env, 0, &bytes)?;
             }
-            if !cursor!(c, i => i.valid()) {
-                cursor!(c, i => i.status())?;
-            }
-            // `count` is at most `max`, a jint.
-            Ok((count as jint, out))
-        })?;
-        if !bytes.is_empty() {
-            buffer.set_region(env, 0, &bytes)?;
-        }
-        Ok(count)
+            Ok(count)
+        })
     })
 }

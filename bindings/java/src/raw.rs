@@ -12,20 +12,31 @@
 //!   place (`GetPrimitiveArrayCritical` and its release) is two, each a transition into the
 //!   VM, for keys that are usually a few dozen bytes. The key's length comes from Java (the
 //!   binding's own code passes `key.length`, or -1 for null), which saves `GetArrayLength`.
-//! - `NewByteArray` and `SetByteArrayRegion` for a value returned in a new array, and
-//!   `SetByteArrayRegion` alone for one written into the caller's array.
+//! - `SetByteArrayRegion` for a value written into an array of Java's: the caller's, or,
+//!   for a read that returns a new array, the calling thread's scratch array
+//!   (`ValueScratch` on the Java side, which copies it into a new array of its size: an
+//!   array made here costs a call into the VM more, and the zeroing of it). A value longer
+//!   than the scratch array goes into a new one (`NewByteArray`, `SetByteArrayRegion`),
+//!   handed over by `SetObjectArrayElement` into a one-element `byte[][]` of Java's.
 //! - `GetDirectBufferAddress` and `GetDirectBufferCapacity` for direct buffers.
 //!
 //! None of these can throw with the arguments given here (ranges are inside the arrays,
-//! arrays not null), except `NewByteArray`, which returns null with an `OutOfMemoryError`
+//! arrays not null, the `byte[][]` has an element 0), except `NewByteArray`, which returns null with an `OutOfMemoryError`
 //! pending: only then is there an exception to check for.
+//!
+//! Every native method that returns a size (an `int` in Java) returns it as a `jlong`, which
+//! Java narrows: the x86-64 calling convention leaves the upper half of RAX undefined under a
+//! 32-bit result, HotSpot's native wrapper passes an `int` result on as it is, and compiled
+//! Java code was seen to use such garbage (a size of 100 with a pointer's upper half read
+//! as an array length: the JVM crashed in `Arrays.copyOf`). A `jlong` made by
+//! `jlong::from(jint)` has no undefined bits.
 //!
 //! Failures and panics take the slow path: [`run_raw`] hands them to `error::run`, which
 //! throws the same exceptions as every other native method.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use jni::sys::{self, jbyteArray, jint, jobject, jsize};
+use jni::sys::{self, jbyteArray, jint, jobject, jobjectArray, jsize};
 use jni::EnvUnowned;
 
 use crate::error::{run, BindError, Result};
@@ -146,6 +157,50 @@ impl RawEnv {
             );
         }
         Ok(array)
+    }
+
+    /// Hands `bytes`, the value of a read that returns a new array, to Java's `ValueScratch`:
+    /// copied into `scratch` (of `scratch_len` bytes) when it fits, else into a new array
+    /// stored at `large[0]`. Returns the size of `bytes`.
+    ///
+    /// # Safety
+    /// `scratch` is a `byte[]` argument of the current call of `scratch_len` bytes, `large`
+    /// a `byte[][]` argument with at least one element (null for either is refused).
+    pub unsafe fn value_out(
+        &self,
+        bytes: &[u8],
+        scratch: jbyteArray,
+        scratch_len: jint,
+        large: jobjectArray,
+    ) -> Result<jint> {
+        if scratch_len < 0 || scratch.is_null() || large.is_null() {
+            return Err(BindError::Arg("the read's scratch array is null".into()));
+        }
+        let size = jint::try_from(bytes.len()).map_err(|_| {
+            BindError::Arg(format!(
+                "the value has {} bytes, more than a Java array holds",
+                bytes.len()
+            ))
+        })?;
+        if size <= scratch_len {
+            // SAFETY: `scratch` has `scratch_len >= size` bytes (the contract), `bytes` has
+            // `size`.
+            unsafe {
+                (self.table().v1_1.SetByteArrayRegion)(
+                    self.env,
+                    scratch,
+                    0,
+                    size,
+                    bytes.as_ptr().cast(),
+                );
+            }
+        } else {
+            let array = self.new_array(bytes)?;
+            // SAFETY: `large` is a `byte[][]` with an element 0 (the contract) and `array` a
+            // `byte[]`: nothing is thrown.
+            unsafe { (self.table().v1_1.SetObjectArrayElement)(self.env, large, 0, array) };
+        }
+        Ok(size)
     }
 
     /// Copies as much of `bytes` as fits into `array` (of `capacity` bytes, as the binding's

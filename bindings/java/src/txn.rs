@@ -6,16 +6,20 @@
 //! transaction borrowing it (self_cell checks the borrow without unsafe code of ours).
 //!
 //! Invariants:
-//! - A transaction's slot holds its cell while it runs. Commit (whether or not it succeeds),
-//!   rollback and `close()` replace the cell by how the transaction ended; that drops the
-//!   engine's transaction (a pessimistic one releases its locks, a prepared one is parked
-//!   in its database for `recoveredTransactions`) and its share of the engine.
+//! - A transaction's slot holds its cell while it runs, and the cell holds the engine's
+//!   transaction (`Some`). Commit (whether or not it succeeds), rollback and `close()` mark
+//!   the slot with how the transaction ended and drop the engine's transaction at once (a
+//!   pessimistic one releases its locks, an optimistic one its snapshot, a prepared one is
+//!   parked in its database for `recoveredTransactions`), keeping the emptied cell (`None`)
+//!   as the slot's spare, with its share of the engine.
 //! - Every slot is registered with its database when it begins (under the database's read
 //!   lock). `Strata.close()` takes the engine out, then ends each registered slot still
-//!   running (`end_at_close`: a rollback), so that afterwards it holds the only share and
-//!   closes the engine whole.
+//!   running (`end_at_close`: a rollback) and drops every spare cell, so that afterwards it
+//!   holds the only share and closes the engine whole.
 //! - A transaction handle whose transaction has ended may be begun again in place
-//!   (`Strata.beginTransaction(..., oldTransaction)`): its slot gets a new `Running` with a
+//!   (`Strata.beginTransaction(..., oldTransaction)`): the engine's new transaction goes into
+//!   the slot's spare cell (no allocation: RocksJava's reason for `oldTxn`), or a new cell
+//!   when there is none, and the slot gets a new `Running` with a
 //!   new generation number, drawn from a process-wide counter so it is never reused. An
 //!   iterator keeps the generation of the transaction it was made from and throws when the
 //!   slot's differs (or the slot has ended); a cursor's loan number does the same for
@@ -29,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JObject, JString};
-use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jlongArray, jobject};
+use jni::sys::{self, jboolean, jbyteArray, jint, jlong, jlongArray, jobject, jobjectArray};
 use jni::EnvUnowned;
 use parking_lot::Mutex;
 use self_cell::self_cell;
@@ -79,14 +83,34 @@ impl<'db> Txn<'db> {
     }
 }
 
+/// The transaction of a cell: `Some` while it runs, `None` in a spare cell (see the module
+/// doc).
+pub type CellTxn<'db> = Option<Txn<'db>>;
+
 self_cell!(
     /// A share of the engine and the transaction that borrows it.
     pub struct TxnCell {
         owner: Arc<Engine>,
         #[covariant]
-        dependent: Txn,
+        dependent: CellTxn,
     }
 );
+
+impl TxnCell {
+    /// Runs `f` on the transaction, given its engine. A running slot's cell always holds
+    /// one (the module doc), so `None` is a broken invariant, reported rather than panicked.
+    pub fn with_txn<R>(
+        &mut self,
+        f: impl for<'db> FnOnce(&mut Txn<'db>, &Arc<Engine>) -> Result<R>,
+    ) -> Result<R> {
+        self.with_dependent_mut(|engine, txn| match txn {
+            Some(t) => f(t, engine),
+            None => Err(BindError::Arg(
+                "internal error: a running transaction's cell holds no transaction".into(),
+            )),
+        })
+    }
+}
 
 /// How a transaction ended.
 #[derive(Clone, Copy)]
@@ -153,7 +177,25 @@ impl Running {
 
 pub enum Slot {
     Running(Running),
-    Ended(Ended),
+    /// How the transaction ended, and its cell kept for the next begin in this slot, its
+    /// transaction dropped (the spare; none once the database closed).
+    Ended(Ended, Option<TxnCell>),
+}
+
+impl Slot {
+    /// Ends the running transaction as `how`: drops the engine's transaction now (its
+    /// snapshot, its locks; a prepared one is parked) and keeps its cell as the spare. The
+    /// cursor must be gone already (`Running::cursor` is `None`).
+    fn finish(&mut self, how: Ended) {
+        if let Slot::Running(running) = std::mem::replace(self, Slot::Ended(how, None)) {
+            let Running {
+                cursor, mut cell, ..
+            } = running;
+            drop(cursor);
+            cell.with_dependent_mut(|_, txn| *txn = None);
+            *self = Slot::Ended(how, Some(cell));
+        }
+    }
 }
 
 /// A transaction's state, shared by its Java object, its database's registry and its
@@ -170,7 +212,7 @@ impl TxnShell {
     pub fn check_running(&self) -> Result<()> {
         match &*self.slot.lock() {
             Slot::Running(_) => Ok(()),
-            Slot::Ended(how) => Err(how.error()),
+            Slot::Ended(how, _) => Err(how.error()),
         }
     }
 
@@ -178,7 +220,7 @@ impl TxnShell {
     pub fn generation(&self) -> Result<u64> {
         match &*self.slot.lock() {
             Slot::Running(r) => Ok(r.generation),
-            Slot::Ended(how) => Err(how.error()),
+            Slot::Ended(how, _) => Err(how.error()),
         }
     }
 
@@ -192,7 +234,7 @@ impl TxnShell {
                  since): make a new one from the running transaction"
                     .into(),
             )),
-            Slot::Ended(how) => Err(how.error()),
+            Slot::Ended(how, _) => Err(how.error()),
         }
     }
 
@@ -211,8 +253,8 @@ impl TxnShell {
                  the transaction until then)"
                     .into(),
             )),
-            Slot::Running(r) => r.cell.with_dependent_mut(|engine, txn| f(txn, engine)),
-            Slot::Ended(how) => Err(how.error()),
+            Slot::Running(r) => r.cell.with_txn(f),
+            Slot::Ended(how, _) => Err(how.error()),
         }
     }
 
@@ -238,15 +280,15 @@ impl TxnShell {
         let mut slot = self.slot.lock();
         let Slot::Running(running) = &mut *slot else {
             return match (&*slot, quiet) {
-                (Slot::Ended(how), false) => Err(how.error()),
+                (Slot::Ended(how, _), false) => Err(how.error()),
                 _ => Ok(()),
             };
         };
         running.cursor = None;
-        let result = running.cell.with_dependent_mut(|_, txn| f(txn));
+        let result = running.cell.with_txn(|txn, _| Ok(f(txn)))?;
         match (&result, failed) {
-            (Ok(()), _) => *slot = Slot::Ended(ok),
-            (Err(_), Some(how)) => *slot = Slot::Ended(how),
+            (Ok(()), _) => slot.finish(ok),
+            (Err(_), Some(how)) => slot.finish(how),
             // A rollback that failed (a prepared transaction whose record could not be
             // removed) leaves it as it was.
             (Err(_), None) => {}
@@ -258,15 +300,25 @@ impl TxnShell {
 /// Begins a transaction of `engine`: optimistic, or pessimistic with `options` on a
 /// `TransactionDb`.
 fn begin(engine: Arc<Engine>, write: &WriteOptions, options: &TransactionOptions) -> Running {
-    let cell = TxnCell::new(engine, |engine| match &**engine {
-        Engine::Plain(db) => Txn::Optimistic(db.optimistic_transaction(write)),
-        Engine::Locking(tdb) => Txn::Pessimistic(tdb.transaction(write, options)),
-    });
+    let cell = TxnCell::new(engine, |engine| Some(new_txn(engine, write, options)));
     Running::new(cell, false)
 }
 
+/// The engine's new transaction of `engine`.
+fn new_txn<'db>(
+    engine: &'db Engine,
+    write: &WriteOptions,
+    options: &TransactionOptions,
+) -> Txn<'db> {
+    match engine {
+        Engine::Plain(db) => Txn::Optimistic(db.optimistic_transaction(write)),
+        Engine::Locking(tdb) => Txn::Pessimistic(tdb.transaction(write, options)),
+    }
+}
+
 /// Begins a transaction in the slot of `old`, an ended transaction of this database: no new
-/// handle, and the slot is registered already (see the module doc). Throws, changing
+/// handle, and the slot is registered already; in the slot's spare cell when it has one of
+/// this engine, so that no cell is allocated (see the module doc). Throws, changing
 /// nothing, when `old` still runs.
 fn begin_again(
     old: &TxnShell,
@@ -275,30 +327,44 @@ fn begin_again(
     options: &TransactionOptions,
 ) -> Result<()> {
     let mut slot = old.slot.lock();
-    if let Slot::Running(_) = &*slot {
-        return Err(BindError::Arg(
-            "oldTransaction is still running: commit or roll it back (or close it) before \
-             beginning it again"
-                .into(),
-        ));
-    }
-    *slot = Slot::Running(begin(engine, write, options));
+    let spare = match &mut *slot {
+        Slot::Running(_) => {
+            return Err(BindError::Arg(
+                "oldTransaction is still running: commit or roll it back (or close it) before \
+                 beginning it again"
+                    .into(),
+            ))
+        }
+        Slot::Ended(_, spare) => spare.take(),
+    };
+    let running = match spare {
+        Some(mut cell) if Arc::ptr_eq(cell.borrow_owner(), &engine) => {
+            cell.with_dependent_mut(|engine, txn| *txn = Some(new_txn(engine, write, options)));
+            Running::new(cell, false)
+        }
+        _ => begin(engine, write, options),
+    };
+    *slot = Slot::Running(running);
     Ok(())
 }
 
 /// Ends a transaction still running when its database closes: rolls it back, unless it is
-/// prepared, which is left to recovery at the next open (its durable record stays).
+/// prepared, which is left to recovery at the next open (its durable record stays). Drops
+/// the spare cell of an ended one. Either way the slot keeps no share of the engine.
 pub fn end_at_close(slot: &TxnSlot) {
     let mut slot = slot.lock();
-    if let Slot::Running(running) = &mut *slot {
-        running.cursor = None;
-        if !running.prepared {
-            // The rollback of a transaction that was never prepared cannot fail; dropping the
-            // cell below would roll it back anyway.
-            let _ = running.cell.with_dependent_mut(|_, txn| txn.rollback());
+    match &mut *slot {
+        Slot::Running(running) => {
+            running.cursor = None;
+            if !running.prepared {
+                // The rollback of a transaction that was never prepared cannot fail; dropping
+                // the cell below would roll it back anyway.
+                let _ = running.cell.with_txn(|txn, _| Ok(txn.rollback()));
+            }
+            // Dropping the cell (here) parks a prepared transaction in the closing database.
+            *slot = Slot::Ended(Ended::DbClosed, None);
         }
-        // Dropping the cell (here) parks a prepared transaction in the closing database.
-        *slot = Slot::Ended(Ended::DbClosed);
+        Slot::Ended(_, spare) => *spare = None,
     }
 }
 
@@ -309,7 +375,9 @@ fn close(shell: &TxnShell) -> Result<()> {
         let mut slot = shell.slot.lock();
         if let Slot::Running(running) = &mut *slot {
             if running.prepared {
-                *slot = Slot::Ended(Ended::Parked);
+                // Dropping the engine's transaction parks it.
+                running.cursor = None;
+                slot.finish(Ended::Parked);
                 return Ok(());
             }
         }
@@ -394,7 +462,7 @@ pub extern "system" fn Java_io_strata_Strata_nativeRecoveredTransactions<'l>(
                         .prepared_transactions()
                         .into_iter()
                         .next()
-                        .map(Txn::Pessimistic)
+                        .map(|t| Some(Txn::Pessimistic(t)))
                         .ok_or(()),
                     Engine::Plain(_) => Err(()),
                 });
@@ -451,7 +519,9 @@ fn txn_get(
     })
 }
 
-/// `key_len` is `key.length`, or -1 for null (see `raw.rs`).
+/// The value for a read that returns a new array, as `Strata.nativeGet`: its size, or -1,
+/// the value in `scratch` or at `large[0]` (see `raw.rs`). `key_len` is `key.length`, or -1
+/// for null.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
     env: *mut sys::JNIEnv,
@@ -460,24 +530,72 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGet(
     cf: jlong,
     key: jbyteArray,
     key_len: jint,
+    scratch: jbyteArray,
+    scratch_len: jint,
+    large: jobjectArray,
     for_update: jboolean,
-) -> jbyteArray {
-    // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes; `h` is `this`'s
-    // handle, `cf` 0 or one the Java caller passes with its object.
-    let found = unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            let cf = family(cf)?;
-            let value = shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
-            value.map(|v| env.new_array(&v)).transpose()
-        })
-    };
-    found.unwrap_or(std::ptr::null_mut())
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; `key` an argument of `key_len` bytes, `scratch` of
+        // `scratch_len`, `large` a `byte[][]` with an element (the binding's Java code); `h` is
+        // `this`'s handle, `cf` 0 or one the Java caller passes with its object.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                let cf = family(cf)?;
+                let value =
+                    shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
+                match value {
+                    Some(v) => env.value_out(&v, scratch, scratch_len, large),
+                    None => Ok(-1),
+                }
+            })
+        }
+    })
 }
 
-/// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value,
-/// or null. A failed read leaves the transaction running (as a failed `get` does); a failed
+/// The value of `key` as `nativeGet` reads it (for update when `for_update`), copied into the
+/// caller's array `value` (of `value_len` bytes) as far as it fits; returns its full size, or
+/// -1 (`Strata.NOT_FOUND`).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetInto(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
+    h: jlong,
+    cf: jlong,
+    key: jbyteArray,
+    key_len: jint,
+    value: jbyteArray,
+    value_len: jint,
+    for_update: jboolean,
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: as `nativeGet`; `value` is an argument of `value_len` bytes.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                // Refused before the read (which may lock the key), found or not.
+                if value_len < 0 || value.is_null() {
+                    return Err(BindError::Arg("value is null".into()));
+                }
+                let cf = family(cf)?;
+                let found =
+                    shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?;
+                match found {
+                    Some(v) => env.copy_into(&v, value, value_len, "value"),
+                    None => Ok(-1),
+                }
+            })
+        }
+    })
+}
+
+/// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value's
+/// size or -1, the value handed over as `nativeGet` does. A failed read leaves the transaction running (as a failed `get` does); a failed
 /// commit ends it (as `commit` does).
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
@@ -487,23 +605,31 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetAndCommit(
     cf: jlong,
     key: jbyteArray,
     key_len: jint,
-) -> jbyteArray {
-    // SAFETY: as `nativeGet`.
-    let found = unsafe {
-        run_raw(env, |env| {
-            let mut buf = KeyBuf::new();
-            let key = env.bytes(key, key_len, "key", &mut buf)?;
-            let cf = family(cf)?;
-            let txn = shell(h)?;
-            let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
-            // The array is made before the commit: were it refused (no memory), the
-            // transaction would still run, as after a failed read.
-            let array = value.map(|v| env.new_array(&v)).transpose()?;
-            txn.commit()?;
-            Ok(array)
-        })
-    };
-    found.unwrap_or(std::ptr::null_mut())
+    scratch: jbyteArray,
+    scratch_len: jint,
+    large: jobjectArray,
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: as `nativeGet`.
+        unsafe {
+            run_raw(env, |env| {
+                let mut buf = KeyBuf::new();
+                let key = env.bytes(key, key_len, "key", &mut buf)?;
+                let cf = family(cf)?;
+                let txn = shell(h)?;
+                let value = txn.run(|t, engine| txn_get(t, engine, cf, key, false))?;
+                // The value is handed over before the commit: were a new array refused (no
+                // memory), the transaction would still run, as after a failed read.
+                let size = match value {
+                    Some(v) => env.value_out(&v, scratch, scratch_len, large)?,
+                    None => -1,
+                };
+                txn.commit()?;
+                Ok(size)
+            })
+        }
+    })
 }
 
 /// Which write `nativeWrite` makes (the Java side's constants).

@@ -88,7 +88,9 @@ public final class Strata extends NativeObject {
     public byte[] get(ColumnFamily cf, ReadOptions options, byte[] key) {
         Snapshot snap = options.snapshot;
         try {
-            return nativeGet(handle, handleOf(cf), handleOf(snap), key, lengthOf(key));
+            ValueScratch scratch = ValueScratch.ofThread();
+            return scratch.take((int) nativeGet(handle, handleOf(cf), handleOf(snap), key,
+                    lengthOf(key), scratch.array, scratch.array.length, scratch.large));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -118,7 +120,7 @@ public final class Strata extends NativeObject {
     public int get(ColumnFamily cf, ReadOptions options, byte[] key, byte[] value) {
         Snapshot snap = options.snapshot;
         try {
-            return nativeGetInto(handle, handleOf(cf), handleOf(snap), key, lengthOf(key), value,
+            return (int) nativeGetInto(handle, handleOf(cf), handleOf(snap), key, lengthOf(key), value,
                     lengthOf(value));
         } finally {
             Reference.reachabilityFence(cf);
@@ -148,12 +150,14 @@ public final class Strata extends NativeObject {
         try {
             int size;
             if (key.isDirect() && value.isDirect()) {
-                size = nativeGetDirect(handle, handleOf(cf), handleOf(snap), key, key.position(),
+                size = (int) nativeGetDirect(handle, handleOf(cf), handleOf(snap), key, key.position(),
                         key.remaining(), value, value.position(), value.remaining());
             } else {
                 byte[] keyBytes = bytesOf(key);
-                byte[] found = nativeGet(handle, handleOf(cf), handleOf(snap), keyBytes,
-                        keyBytes.length);
+                ValueScratch scratch = ValueScratch.ofThread();
+                byte[] found = scratch.take((int) nativeGet(handle, handleOf(cf), handleOf(snap),
+                        keyBytes, keyBytes.length, scratch.array, scratch.array.length,
+                        scratch.large));
                 if (found == null) {
                     return NOT_FOUND;
                 }
@@ -596,12 +600,18 @@ public final class Strata extends NativeObject {
 
     private native boolean nativeIsClosed(long h);
 
-    private native byte[] nativeGet(long h, long cf, long snap, byte[] key, int keyLength);
+    /**
+     * The value's size, or {@link #NOT_FOUND}; the value itself goes to {@code scratch} (of
+     * {@code scratchLength} bytes) when it fits, else to {@code large[0]} ({@link
+     * ValueScratch}).
+     */
+    private native long nativeGet(long h, long cf, long snap, byte[] key, int keyLength,
+            byte[] scratch, int scratchLength, byte[][] large);
 
-    private native int nativeGetInto(long h, long cf, long snap, byte[] key, int keyLength,
+    private native long nativeGetInto(long h, long cf, long snap, byte[] key, int keyLength,
             byte[] value, int valueLength);
 
-    private native int nativeGetDirect(long h, long cf, long snap, ByteBuffer key, int keyAt,
+    private native long nativeGetDirect(long h, long cf, long snap, ByteBuffer key, int keyAt,
             int keyLen, ByteBuffer value, int valueAt, int valueLen);
 
     private native void nativePut(long h, long cf, byte[] key, int keyLength, byte[] value,

@@ -87,7 +87,7 @@ public final class StrataIterator extends NativeObject {
     public int readEntries(EntryBatch batch, int maxEntries) {
         batch.clear();
         int count;
-        while ((count = nativeReadEntries(handle, batch.buffer, maxEntries)) < 0) {
+        while ((count = (int) nativeReadEntries(handle, batch.buffer, maxEntries)) < 0) {
             batch.grow(-count);
         }
         batch.parse(count);
@@ -110,5 +110,5 @@ public final class StrataIterator extends NativeObject {
 
     private native byte[] nativeEntry(long h, boolean value);
 
-    private native int nativeReadEntries(long h, byte[] buffer, int maxEntries);
+    private native long nativeReadEntries(long h, byte[] buffer, int maxEntries);
 }

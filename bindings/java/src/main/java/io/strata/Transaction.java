@@ -59,7 +59,9 @@ public final class Transaction extends NativeObject {
     /** The value of {@code key} in {@code cf} as the transaction sees it, or null. */
     public byte[] get(ColumnFamily cf, byte[] key) {
         try {
-            return nativeGet(handle, handleOf(cf), key, lengthOf(key), false);
+            ValueScratch scratch = ValueScratch.ofThread();
+            return scratch.take((int) nativeGet(handle, handleOf(cf), key, lengthOf(key),
+                    scratch.array, scratch.array.length, scratch.large, false));
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -72,7 +74,43 @@ public final class Transaction extends NativeObject {
      */
     public byte[] getForUpdate(ColumnFamily cf, byte[] key) {
         try {
-            return nativeGet(handle, handleOf(cf), key, lengthOf(key), true);
+            ValueScratch scratch = ValueScratch.ofThread();
+            return scratch.take((int) nativeGet(handle, handleOf(cf), key, lengthOf(key),
+                    scratch.array, scratch.array.length, scratch.large, true));
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    /**
+     * Reads the value of {@code key} as the transaction sees it into {@code value} from its
+     * start, as much of it as fits, without a new array (as {@link Strata#get(byte[], byte[])}
+     * does outside a transaction). Returns the value's full size, or {@link Strata#NOT_FOUND}:
+     * when the size is above {@code value.length}, the value was cut, and a larger array gets
+     * it whole. Bytes of {@code value} past the size are left as they were.
+     */
+    public int get(byte[] key, byte[] value) {
+        return get(null, key, value);
+    }
+
+    /** As {@link #get(byte[], byte[])}, in {@code cf} (null: the default family). */
+    public int get(ColumnFamily cf, byte[] key, byte[] value) {
+        return getInto(cf, key, value, false);
+    }
+
+    /**
+     * As {@link #getForUpdate(ColumnFamily, byte[])} (the key guarded or locked), reading the
+     * value into {@code value} as {@link #get(byte[], byte[])} does: its full size, or {@link
+     * Strata#NOT_FOUND}.
+     */
+    public int getForUpdate(ColumnFamily cf, byte[] key, byte[] value) {
+        return getInto(cf, key, value, true);
+    }
+
+    private int getInto(ColumnFamily cf, byte[] key, byte[] value, boolean forUpdate) {
+        try {
+            return (int) nativeGetInto(handle, handleOf(cf), key, lengthOf(key), value,
+                    lengthOf(value), forUpdate);
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -201,14 +239,16 @@ public final class Transaction extends NativeObject {
      * family).
      */
     public byte[] getAndCommit(ColumnFamily cf, byte[] key) {
-        byte[] value;
+        ValueScratch scratch = ValueScratch.ofThread();
+        int size;
         try {
-            value = nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key));
+            size = (int) nativeGetAndCommit(handle, handleOf(cf), key, lengthOf(key), scratch.array,
+                    scratch.array.length, scratch.large);
         } finally {
             Reference.reachabilityFence(cf);
         }
         ended = true;
-        return value;
+        return scratch.take(size);
     }
 
     /** Drops the writes (and releases the locks) and ends the transaction; nothing when ended. */
@@ -244,10 +284,15 @@ public final class Transaction extends NativeObject {
 
     private static native void nativeFree(long h);
 
-    private native byte[] nativeGet(long h, long cf, byte[] key, int keyLength,
-            boolean forUpdate);
+    /** As {@code Strata.nativeGet}: the size, the value in {@code scratch} or {@code large[0]}. */
+    private native long nativeGet(long h, long cf, byte[] key, int keyLength, byte[] scratch,
+            int scratchLength, byte[][] large, boolean forUpdate);
 
-    private native byte[] nativeGetAndCommit(long h, long cf, byte[] key, int keyLength);
+    private native long nativeGetInto(long h, long cf, byte[] key, int keyLength, byte[] value,
+            int valueLength, boolean forUpdate);
+
+    private native long nativeGetAndCommit(long h, long cf, byte[] key, int keyLength,
+            byte[] scratch, int scratchLength, byte[][] large);
 
     private native void nativeWrite(long h, int op, long cf, byte[] key, int keyLength,
             byte[] value, int valueLength);

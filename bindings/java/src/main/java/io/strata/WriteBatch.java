@@ -63,7 +63,7 @@ public final class WriteBatch extends NativeObject {
 
     /** The number of records in the batch. */
     public int count() {
-        return nativeCount(handle);
+        return (int) nativeCount(handle);
     }
 
     /** Removes every record. */
@@ -94,7 +94,7 @@ public final class WriteBatch extends NativeObject {
 
     private native void nativeAdd(long h, int op, long cf, byte[] first, byte[] second);
 
-    private native int nativeCount(long h);
+    private native long nativeCount(long h);
 
     private native void nativeClear(long h);
 }

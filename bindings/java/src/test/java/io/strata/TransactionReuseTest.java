@@ -178,4 +178,84 @@ class TransactionReuseTest {
             assertNull(again.get(b("k")));
         }
     }
+
+    /**
+     * An ended transaction whose object is kept for a later begin holds nothing of the engine's
+     * transaction: no snapshot (optimistic), no lock (pessimistic), whichever way it ended.
+     */
+    @Test
+    void anEndedTransactionLetsGoOfItsSnapshotAndLocks() {
+        try (Strata db = Strata.open(dir.resolve("optimistic"), new Options())) {
+            Transaction txn = db.beginTransaction();
+            for (int i = 0; i < 6; i++) {
+                assertEquals(1, db.getLongProperty("strata.num-snapshots"), "round " + i);
+                txn.put(b("k"), b("v" + i));
+                switch (i % 3) {
+                    case 0 -> txn.commit();
+                    case 1 -> txn.rollback();
+                    default -> txn.close();
+                }
+                assertEquals(0, db.getLongProperty("strata.num-snapshots"),
+                        "ended in round " + i + ", the object still held");
+                db.beginTransaction(WRITE, txn);
+            }
+            txn.close();
+        }
+        try (Strata db = Strata.open(dir.resolve("pessimistic"),
+                new Options().transactionDb(true).lockTimeoutMillis(50))) {
+            Transaction txn = db.beginTransaction();
+            for (int i = 0; i < 6; i++) {
+                txn.put(b("seat"), b("mine"));
+                assertThrows(LockTimeoutException.class, () -> db.put(b("seat"), b("other")));
+                switch (i % 3) {
+                    case 0 -> txn.commit();
+                    case 1 -> txn.rollback();
+                    default -> txn.close();
+                }
+                db.put(b("seat"), b("other " + i));
+                db.beginTransaction(WRITE, txn);
+            }
+            txn.close();
+        }
+    }
+
+    /**
+     * Closing a database whose ended transactions are still held (each keeping its native
+     * side for a later begin) closes it whole: it opens again at once, and every held
+     * transaction throws rather than reach the closed engine.
+     */
+    @Test
+    void closingTheDatabaseWithEndedTransactionsHeldClosesItWhole() {
+        Strata db = Strata.open(dir, new Options());
+        List<Transaction> held = new java.util.ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            Transaction txn = db.beginTransaction();
+            txn.put(b("k" + i), b("v" + i));
+            switch (i % 4) {
+                case 0 -> txn.commit();
+                case 1 -> txn.rollback();
+                case 2 -> {
+                    txn.commit();
+                    db.beginTransaction(WRITE, txn).commit();
+                }
+                default -> {
+                    // Begun again and left running: rolled back by close.
+                    txn.commit();
+                    db.beginTransaction(WRITE, txn).put(b("k" + i), b("never"));
+                }
+            }
+            held.add(txn);
+        }
+        db.close();
+        try (Strata again = Strata.open(dir, new Options())) {
+            for (int i = 0; i < 50; i++) {
+                assertArrayEquals(i % 4 == 1 ? null : b("v" + i), again.get(b("k" + i)));
+            }
+        }
+        for (Transaction txn : held) {
+            assertThrows(UnavailableException.class, () -> db.beginTransaction(WRITE, txn));
+            assertFalse(txn.isActive());
+            txn.close();
+        }
+    }
 }
