@@ -62,8 +62,15 @@ impl TableOutput {
             db.options.rate_limiter.as_ref(),
             class,
         );
+        let mut builder = TableBuilder::new(file, options);
+        if class == IoClass::Flush {
+            // Writers may be waiting for this flush: its last sync should have little left.
+            // A compaction's syncs stay at its end, where they delay no writer and do not
+            // add journal commits that the WAL's and the flushes' syncs would queue behind.
+            builder.sync_in_background();
+        }
         Ok(TableOutput {
-            builder: TableBuilder::new(file, options),
+            builder,
             number,
             family: family.to_string(),
             reason: match class {

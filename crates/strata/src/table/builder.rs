@@ -1,7 +1,9 @@
 //! Writes a table: entries in key order in, a checksummed file out (layout in [`super`]).
 //!
 //! Output is gathered in a 1 MiB buffer and appended in large writes (flushes and
-//! compactions are sequential IO); `finish` syncs the file.
+//! compactions are sequential IO); `finish` syncs the file. A flush's table is also synced
+//! in the background every few MiB while it is built, where the file system can sync from
+//! another thread (`incremental_sync.rs`), so that the final sync has little to write.
 //!
 //! With a prefix extractor (and a filter), the prefix of each key in the extractor's domain
 //! is added to the filter beside the key, and the properties name the extractor.
@@ -49,6 +51,7 @@ use crate::table::format::{
     TABLE_FORMAT_VERSION_PARTITIONED, TABLE_FORMAT_VERSION_RANGE_DEL,
     TABLE_FORMAT_VERSION_USER_KEY_INDEX,
 };
+use crate::table::incremental_sync::IncrementalSync;
 use crate::table::partitioned::{self, PartitionBuilder};
 use crate::table::properties::TableProperties;
 use crate::table::{range_del, DataBlockIndexType, IndexType, TableOptions};
@@ -96,6 +99,9 @@ pub struct TableBuilder {
     /// The data blocks held until the dictionary is made (`compression_dict.rs`); `None`
     /// once it is, and for tables without one.
     held: Option<HeldBlocks>,
+    /// Syncs what was appended in the background; `None` unless asked for
+    /// ([`TableBuilder::sync_in_background`]) and where the file cannot.
+    background_sync: Option<IncrementalSync>,
 }
 
 /// Data blocks held in memory, uncompressed, until they are enough samples to make the
@@ -136,6 +142,7 @@ impl TableBuilder {
             (options.compression, options.compression_opts);
         TableBuilder {
             file,
+            background_sync: None,
             data_block: match hashed {
                 true => BlockBuilder::with_hash_index(
                     options.restart_interval,
@@ -180,6 +187,12 @@ impl TableBuilder {
                 .uses_dictionary(options_compression)
                 .then(HeldBlocks::default),
         }
+    }
+
+    /// Syncs what is appended in the background as the table grows, where the file system
+    /// can (`incremental_sync.rs`): for a flush, whose end writers may be waiting for.
+    pub fn sync_in_background(&mut self) {
+        self.background_sync = IncrementalSync::new(self.file.background_sync());
     }
 
     /// Hands each data block written from now on to `sink` (a flush warming the block
@@ -462,6 +475,9 @@ impl TableBuilder {
             self.file.append(&self.out)?;
             self.offset += self.out.len() as u64;
             self.out.clear();
+            if let Some(s) = &mut self.background_sync {
+                s.appended(self.offset);
+            }
         }
         Ok(())
     }
@@ -601,6 +617,9 @@ impl TableBuilder {
         };
         self.out.extend_from_slice(&footer.encode());
         self.flush_output()?;
+        if let Some(s) = self.background_sync.take() {
+            s.finish()?;
+        }
         self.file.sync()?;
         Ok((self.offset, props))
     }

@@ -50,6 +50,7 @@ pub mod compression_dict;
 pub mod data_block_hash;
 pub mod filter;
 pub mod format;
+mod incremental_sync;
 pub mod iter;
 pub mod partitioned;
 pub mod pinned;
