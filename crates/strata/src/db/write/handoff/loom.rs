@@ -22,8 +22,18 @@
 //!   every successful write once, numbered 1, 2, ... in order;
 //! - no interleaving deadlocks (loom fails a model whose threads all wait).
 //!
-//! Each model was shown to fail with a bug planted by hand (and the bug reverted): see the
-//! loom row of `docs/reliability.md`.
+//! Shown to fail with bugs planted by hand (each then reverted; the loom row of
+//! `docs/reliability.md` says which model caught which):
+//! - the lead passed on before `inserting` is taken: groups publish out of order (two and
+//!   three writers), a switch or a conditional write finds a numbered write unpublished;
+//! - the writer lock let go before `inserting` is taken, or [`wait_for_inserts`] doing
+//!   nothing: the switch and conditional-write models fail;
+//! - a slot set without the notify, a waiter that sleeps without checking the state under
+//!   the lock, `leader_active` cleared in a second hold of the queue lock: loom reports a
+//!   deadlock in every model with two writers or more.
+//!
+//! With the slot's `ready` flag stored and loaded `Relaxed` every model passes: the flag
+//! only ends a spin early, the state is always read under the slot's lock.
 
 use super::*;
 use ::loom::sync::atomic::{AtomicU64, AtomicUsize};

@@ -6,11 +6,14 @@
 //! parking_lot's types named directly.
 //!
 //! The one difference is the spin before a waiter sleeps ([`spin_until`]): in a normal build
-//! it looks at a flag for [`SPIN_FOR`] of the clock; under loom, which has no clock and
-//! makes every look at an atomic a branch of its search, it looks [`LOOM_SPINS`] times,
-//! with loom's spin hint (which lets the other threads run) in between. That keeps both of
-//! the waiter's paths (the flag seen while spinning, and the sleep on the condition
-//! variable after it) in every model without a state space that grows with each spin.
+//! it looks at a flag for `SPIN_FOR` of the clock; under loom, which has no clock and makes
+//! every look at an atomic a point where its search may switch threads, it looks
+//! [`LOOM_SPINS`] times and no more. That keeps both of the waiter's paths (the flag seen
+//! while spinning, and the sleep on the condition variable after it) in every model without
+//! a state space that grows with each spin. It does not call loom's spin hint between looks:
+//! that is a yield, after which loom runs the other threads first, so the waiter would reach
+//! its sleep only when every other thread was blocked, and a wake-up lost while it sleeps
+//! (the slot set without a notify) went unseen by the two-writer model.
 
 #[cfg(not(loom))]
 use std::time::{Duration, Instant};
@@ -128,6 +131,5 @@ pub(super) fn spin_until(done: impl Fn() -> bool) {
         if done() {
             return;
         }
-        loom::hint::spin_loop();
     }
 }
