@@ -1,14 +1,15 @@
 //! The write path: group commit.
 //!
-//! Each writer appends a request to the queue. If no leader is active it becomes the leader;
-//! otherwise it waits until the leader has written its batch, or hands it the lead. A leader
-//! takes the requests at the front of the queue (up to `max_write_group_bytes`, all with the
-//! same `disable_wal`), writes them as one WAL record under one header with consecutive
-//! sequence numbers and calls fdatasync once if any of them asked for `sync` (the WAL stage,
-//! under the writer lock); then it takes the `inserting` lock, lets go of the writer lock,
-//! passes the lead to the next request in the queue, inserts its group into the memtables,
-//! publishes the new last sequence (the insert stage), and wakes its group with the shared
-//! result.
+//! Each writer appends a request to the queue and either leads a group or waits to be told
+//! its outcome or given the lead (`write/handoff.rs`: the queue, the slots writers wait
+//! on, the lead's hand-off and the order of the locks around the two stages, model-checked
+//! under loom). A leader takes the requests at the front of the queue (up to
+//! `max_write_group_bytes`, all with the same `disable_wal`), writes them as one WAL record
+//! under one header with consecutive sequence numbers and calls fdatasync once if any of
+//! them asked for `sync` (the WAL stage, under the writer lock); then it takes the
+//! `inserting` lock, lets go of the writer lock, passes the lead to the next request in the
+//! queue, inserts its group into the memtables, publishes the new last sequence (the insert
+//! stage), and wakes its group with the shared result.
 //!
 //! Two stages make a pipeline: the next group writes its WAL record while this one inserts
 //! (two writers on two cores ran 15% faster). Invariants that keep it correct:
@@ -23,30 +24,20 @@
 //! every later write fails with the original cause, while reads go on. Nothing of the failed
 //! group becomes visible.
 //!
-//! A waiting writer first spins, for about as long as a small group commit takes, and only
-//! then sleeps on its slot's condition variable: putting a thread to sleep and waking it costs
-//! about a group commit again on each side (with two writers taking turns as leader, sleeping
-//! at once halved the throughput of one writer alone). It never yields its core: on a machine
-//! with more runnable threads than cores, a yield hands the core to another process for the
-//! rest of a time slice, milliseconds, and the writer comes back long after its group was
-//! done (on a busy machine, Linkbench's writers that reached the yields spent 2-3 ms there on
-//! average, which made its p99.9). A sleeper runs again as soon as it is woken and a core is
-//! free. For the same reason `inserting`, which the next group's leader may wait for while
-//! this one inserts, is a lock that spins and then sleeps without yielding (parking_lot's
-//! yields in between).
+//!
+//! Why a waiting writer spins before it sleeps, and never yields: `write/handoff.rs`.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::db::background::background_error;
 use crate::db::blob::at_write::{ActiveBlobFiles, Prewritten};
 use crate::db::families::{survey_families, ColumnFamilyData, Families};
 use crate::db::lock_order::{Guard, Held, Ranked};
 use crate::db::stats::Counter;
+use crate::db::write::handoff::{self, GroupCommit, Queued, Slot};
 use crate::db::write::stall::{self, StopCause};
 use crate::db::write::wal_sync::{ClosedWals, WalSyncQueue, BACKGROUND_SYNC_BYTES};
 use crate::db::DbInner;
@@ -58,68 +49,8 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::write_batch::{encode_header, WriteBatch, HEADER_LEN};
 
-enum SlotState {
-    Waiting,
-    Lead,
-    Done(Result<()>),
-}
-
-/// Where a queued writer waits for its outcome.
-struct Slot {
-    state: Mutex<SlotState>,
-    /// True once `state` is no longer `Waiting`: read without the lock while spinning.
-    ready: AtomicBool,
-    cv: Condvar,
-}
-
-/// How long a waiting writer spins before it sleeps: a small group commit (a WAL append and a
-/// memtable insert of a few entries) takes a few microseconds.
-const SPIN_FOR: Duration = Duration::from_micros(20);
-/// Spins between two looks at the clock.
-const SPINS_PER_CLOCK_READ: u32 = 32;
-
-impl Slot {
-    fn set(&self, state: SlotState) {
-        let mut guard = self.state.lock();
-        *guard = state;
-        self.ready.store(true, Ordering::Release);
-        // Under the lock: a waiter that found `ready` false is either before its own check
-        // under this lock, or already parked.
-        self.cv.notify_one();
-    }
-
-    /// Waits for a state other than `Waiting` and takes it, leaving `Waiting` behind.
-    fn wait(&self) -> SlotState {
-        if !self.ready.load(Ordering::Acquire) {
-            self.spin();
-        }
-        let mut state = self.state.lock();
-        while matches!(*state, SlotState::Waiting) {
-            self.cv.wait(&mut state);
-        }
-        self.ready.store(false, Ordering::Relaxed);
-        std::mem::replace(&mut *state, SlotState::Waiting)
-    }
-
-    /// Returns when `ready` is set, or after spinning for [`SPIN_FOR`].
-    fn spin(&self) {
-        let start = Instant::now();
-        loop {
-            for _ in 0..SPINS_PER_CLOCK_READ {
-                if self.ready.load(Ordering::Acquire) {
-                    return;
-                }
-                std::hint::spin_loop();
-            }
-            if start.elapsed() >= SPIN_FOR {
-                return;
-            }
-        }
-    }
-}
-
 /// A group whose WAL record is written, to be inserted into the memtables.
-struct WrittenGroup {
+pub(in crate::db) struct WrittenGroup {
     /// The family set the group was checked against.
     families: Arc<Families>,
     first_seq: SequenceNumber,
@@ -129,17 +60,21 @@ struct WrittenGroup {
 pub(in crate::db) struct Request {
     batch: WriteBatch,
     options: WriteOptions,
-    slot: Arc<Slot>,
+    slot: Arc<Slot<Result<()>>>,
     /// The batch's values its writer put in blob files before it queued.
     prewritten: Option<Prewritten>,
 }
 
-/// The writers waiting to be committed.
-#[derive(Default)]
-pub(crate) struct WriteQueue {
-    pending: VecDeque<Request>,
-    leader_active: bool,
+impl Queued for Request {
+    type Outcome = Result<()>;
+
+    fn slot(&self) -> &Arc<Slot<Result<()>>> {
+        &self.slot
+    }
 }
+
+/// The writers waiting to be committed.
+pub(in crate::db) type WriteQueue = handoff::WriteQueue<Request>;
 
 /// What only the write leader touches.
 pub(crate) struct WriterState {
@@ -298,20 +233,7 @@ impl DbInner {
         if !options.disable_wal {
             request.prewritten = self.prewrite_blobs(&request.batch)?;
         }
-        let slot = request.slot.clone();
-        let lead = {
-            let mut q = self.commit.queue.lock();
-            q.pending.push_back(request);
-            !std::mem::replace(&mut q.leader_active, true)
-        };
-        if !lead {
-            match slot.wait() {
-                SlotState::Done(result) => return result,
-                SlotState::Lead => {}
-                SlotState::Waiting => unreachable!("loop exits only on a new state"),
-            }
-        }
-        self.lead_group(&slot)
+        handoff::commit(self, request)
     }
 
     /// Refuses a batch that merges into a family without a merge operator, or holds a range
@@ -364,78 +286,9 @@ impl DbInner {
         Request {
             batch,
             options: *options,
-            slot: Arc::new(Slot {
-                state: Mutex::new(SlotState::Waiting),
-                ready: AtomicBool::new(false),
-                cv: Condvar::new(),
-            }),
+            slot: Arc::new(Slot::new()),
             prewritten: None,
         }
-    }
-
-    /// Runs one group commit as leader; `own` is the leader's slot, at the queue's front.
-    fn lead_group(&self, own: &Arc<Slot>) -> Result<()> {
-        let mut group = self.take_group();
-        debug_assert!(Arc::ptr_eq(&group[0].slot, own));
-        let result = {
-            let mut w = self.commit.writer.lock();
-            match self.write_wal_stage(&mut w, &mut group) {
-                Ok(written) => {
-                    // Taken before the writer lock is let go: groups insert, and publish their
-                    // sequence numbers, in the order they reached the WAL.
-                    let inserting = self.lock_inserting();
-                    drop(w);
-                    // The next group writes its WAL record while this one inserts.
-                    self.pass_lead();
-                    self.insert_stage(&group, &written);
-                    drop(inserting);
-                    Ok(())
-                }
-                Err(e) => {
-                    drop(w);
-                    self.pass_lead();
-                    Err(e)
-                }
-            }
-        };
-        for req in &group[1..] {
-            let shared = match &result {
-                Ok(()) => Ok(()),
-                Err(e) => Err(e.duplicate()),
-            };
-            req.slot.set(SlotState::Done(shared));
-        }
-        result
-    }
-
-    /// Hands the lead to the first writer still queued, if any.
-    fn pass_lead(&self) {
-        let mut q = self.commit.queue.lock();
-        match q.pending.front() {
-            Some(next) => next.slot.set(SlotState::Lead),
-            None => q.leader_active = false,
-        }
-    }
-
-    fn take_group(&self) -> Vec<Request> {
-        let mut q = self.commit.queue.lock();
-        let mut group = Vec::new();
-        let mut bytes = 0;
-        let wal_mode = q.pending.front().map(|r| r.options.disable_wal);
-        while let Some(front) = q.pending.front() {
-            let len = front.batch.payload_len();
-            let fits = group.is_empty()
-                || (bytes + len <= self.options.max_write_group_bytes
-                    && Some(front.options.disable_wal) == wal_mode);
-            if !fits {
-                break;
-            }
-            bytes += len;
-            if let Some(req) = q.pending.pop_front() {
-                group.push(req);
-            }
-        }
-        group
     }
 
     /// Writes `group` (WAL, then memtables) with the writer lock `w` held throughout.
@@ -444,27 +297,18 @@ impl DbInner {
         w: &mut Guard<'_, WriterState>,
         group: &mut [Request],
     ) -> Result<()> {
-        let written = self.write_wal_stage(w, group)?;
-        let _inserting = self.lock_inserting();
-        self.insert_stage(group, &written);
-        Ok(())
-    }
-
-    /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
-    /// repair: a poisoned lock is taken as it is.
-    fn lock_inserting(&self) -> Held<std::sync::MutexGuard<'_, ()>> {
-        self.commit.inserting.lock_std()
+        handoff::commit_locked(self, w, group)
     }
 
     /// Waits until no group is inserting into the memtables. With the writer lock held, none
     /// can start until it is let go: the memtables then hold every write given a sequence
     /// number, and the published last sequence is the writer's.
     pub(in crate::db) fn wait_for_inserts(&self, _writer: &WriterState) {
-        drop(self.lock_inserting());
+        handoff::wait_for_inserts(self);
     }
 
     /// The first stage of a group's commit, under the writer lock: checks, stalls, memtable
-    /// switches, sequence numbers and the WAL record. What [`DbInner::insert_stage`] needs
+    /// switches, sequence numbers and the WAL record. What [`DbInner::insert_group`] needs
     /// to finish it is returned.
     fn write_wal_stage(
         &self,
@@ -546,7 +390,7 @@ impl DbInner {
     /// perhaps already let go): inserts the group into the active memtables, which no switch
     /// can replace meanwhile (a switch waits for `inserting`), then publishes the group's
     /// last sequence number, making it visible to reads.
-    fn insert_stage(&self, group: &[Request], written: &WrittenGroup) {
+    fn insert_group(&self, group: &[Request], written: &WrittenGroup) {
         let families = &written.families;
         let mut seq = written.first_seq;
         let mut payload = 0;
@@ -706,6 +550,69 @@ impl DbInner {
             self.counters.add(Counter::WalSyncs, 1);
         }
         Ok(())
+    }
+}
+
+/// The database's side of the handoff (`write/handoff.rs`): its locks, how a group is
+/// taken from the queue, and the two stages.
+impl GroupCommit for DbInner {
+    type Error = Error;
+    type Request = Request;
+    type Queue<'a> = Guard<'a, WriteQueue>;
+    type Writer<'a> = Guard<'a, WriterState>;
+    type Inserting<'a> = Held<std::sync::MutexGuard<'a, ()>>;
+    type Written = WrittenGroup;
+
+    fn lock_queue(&self) -> Guard<'_, WriteQueue> {
+        self.commit.queue.lock()
+    }
+
+    fn lock_writer(&self) -> Guard<'_, WriterState> {
+        self.commit.writer.lock()
+    }
+
+    /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
+    /// repair: a poisoned lock is taken as it is.
+    fn lock_inserting(&self) -> Held<std::sync::MutexGuard<'_, ()>> {
+        self.commit.inserting.lock_std()
+    }
+
+    /// The requests at the queue's front, up to `max_write_group_bytes`, all with the
+    /// first's `disable_wal`.
+    fn take_group(&self, q: &mut WriteQueue) -> Vec<Request> {
+        let mut group = Vec::new();
+        let mut bytes = 0;
+        let wal_mode = q.front().map(|r| r.options.disable_wal);
+        while let Some(front) = q.front() {
+            let len = front.batch.payload_len();
+            let fits = group.is_empty()
+                || (bytes + len <= self.options.max_write_group_bytes
+                    && Some(front.options.disable_wal) == wal_mode);
+            if !fits {
+                break;
+            }
+            bytes += len;
+            if let Some(req) = q.pop_front() {
+                group.push(req);
+            }
+        }
+        group
+    }
+
+    fn write_stage(
+        &self,
+        w: &mut Guard<'_, WriterState>,
+        group: &mut [Request],
+    ) -> Result<WrittenGroup> {
+        self.write_wal_stage(w, group)
+    }
+
+    fn insert_stage(&self, group: &[Request], written: &WrittenGroup) {
+        self.insert_group(group, written)
+    }
+
+    fn duplicate(error: &Error) -> Error {
+        error.duplicate()
     }
 }
 

@@ -6,6 +6,8 @@
 //!
 //! - `group`: group commit, the one way into the WAL and the memtables (the queue, the
 //!   leader's WAL append and memtable inserts, memtable switches).
+//! - `handoff`: the queue, the slots writers wait on, and the order of the locks around a
+//!   group's two stages (model-checked under loom).
 //! - `stall`: the pure write-stall decision the leader acts on.
 //! - `switch`: the memtable switch (a new WAL; full memtables made immutable).
 //! - `wal_sync`: syncing the WAL in the background as it grows, and closing old WALs.
@@ -15,6 +17,7 @@
 
 pub(super) mod conflict;
 pub(super) mod group;
+pub(super) mod handoff;
 pub(super) mod memory_budget;
 pub(super) mod stall;
 pub(super) mod switch;

@@ -110,8 +110,8 @@ fn walk(list: &SkipList) -> Vec<(u8, u64)> {
             node = unsafe { tower(node, level).load(AtomicOrdering::Acquire) };
         }
     }
-    entries.sort_by(|a, b| b.1.cmp(&a.1));
-    entries.sort_by_key(|e| e.0);
+    // By key, the newest version first.
+    entries.sort_by_key(|&(key, seq)| (key, std::cmp::Reverse(seq)));
     entries.dedup();
     entries
 }
@@ -121,8 +121,8 @@ fn walk(list: &SkipList) -> Vec<(u8, u64)> {
 fn check_final(list: &SkipList, expected: &[(u8, u64)]) {
     check_splice(list, &KeyOrder::Bytewise);
     let mut expected = expected.to_vec();
-    expected.sort_by(|a, b| b.1.cmp(&a.1));
-    expected.sort_by_key(|e| e.0);
+    // By key, the newest version first.
+    expected.sort_by_key(|&(key, seq)| (key, std::cmp::Reverse(seq)));
     let keys: Vec<(u8, u64)> = check_levels(list, &KeyOrder::Bytewise)
         .iter()
         .map(|k| (k[0], u64::from_le_bytes(k[1..].try_into().unwrap()) >> 8))
