@@ -196,6 +196,13 @@ pub fn compress_block(kind: Compression, raw: &[u8], out: &mut Vec<u8>) -> Compr
     compress_block_with(kind, &CompressionOptions::default(), raw, out)
 }
 
+/// Whether a block of `raw` bytes that compresses to `stored` bytes is worth storing
+/// compressed: it must save at least an eighth, or the block is stored raw and its reads
+/// skip the decompression.
+pub fn worth_storing(stored: usize, raw: usize) -> bool {
+    stored <= raw - raw / 8
+}
+
 /// [`compress_block`] with `opts` (the level).
 pub fn compress_block_with(
     kind: Compression,
@@ -242,7 +249,7 @@ pub fn compress_block_with(
             Err(_) => false,
         },
     };
-    if ok && out.len() <= raw.len() - raw.len() / 8 {
+    if ok && worth_storing(out.len(), raw.len()) {
         kind
     } else {
         out.clear();

@@ -222,7 +222,7 @@ impl BlockCompressor {
         };
         out.clear();
         match result {
-            Ok(_) if self.scratch.len() <= raw.len() - raw.len() / 8 => {
+            Ok(_) if compression::worth_storing(self.scratch.len(), raw.len()) => {
                 crate::codec::put_varint32(out, raw.len() as u32);
                 out.extend_from_slice(&self.scratch);
                 Compression::Zstd
@@ -246,7 +246,7 @@ impl BlockCompressor {
             return Compression::None;
         };
         crate::codec::put_varint32(out, raw.len() as u32);
-        if out.len() + n > raw.len() - raw.len() / 8 {
+        if !compression::worth_storing(out.len() + n, raw.len()) {
             out.clear();
             return Compression::None;
         }
