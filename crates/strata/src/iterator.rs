@@ -37,6 +37,19 @@ pub trait InternalIterator: Send {
     fn seek_for_prev(&mut self, target: &[u8]);
     /// Moves to the next entry.
     fn next(&mut self);
+    /// Moves to the next entry and returns it, `(key, value)`, or `None` when past the end
+    /// (or stopped on an error): `next`, `valid`, `key` and `value` in one call. A merge
+    /// steps one child per entry and reads its entry right after; through a box each of
+    /// those is a dynamic call down the child's layers, where one is enough. The default
+    /// makes the four calls; a cursor whose step is its hot path answers it directly.
+    #[inline]
+    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+        self.next();
+        match self.valid() {
+            true => Some((self.key(), self.value())),
+            false => None,
+        }
+    }
     /// Moves to the previous entry.
     fn prev(&mut self);
     /// The encoded internal key of the current entry.
@@ -46,6 +59,51 @@ pub trait InternalIterator: Send {
     /// The first error met (for example a corrupt block), or `Ok`.
     fn status(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+/// A boxed cursor is a cursor: a merge's children and a level's files are boxes of any kind.
+impl<T: InternalIterator + ?Sized> InternalIterator for Box<T> {
+    #[inline]
+    fn valid(&self) -> bool {
+        (**self).valid()
+    }
+    fn seek_to_first(&mut self) {
+        (**self).seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        (**self).seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        (**self).seek(target)
+    }
+    fn prepare_seek(&mut self, target: &[u8]) {
+        (**self).prepare_seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        (**self).seek_for_prev(target)
+    }
+    #[inline]
+    fn next(&mut self) {
+        (**self).next()
+    }
+    #[inline]
+    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+        (**self).next_entry()
+    }
+    fn prev(&mut self) {
+        (**self).prev()
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        (**self).value()
+    }
+    fn status(&self) -> Result<()> {
+        (**self).status()
     }
 }
 
@@ -254,7 +312,7 @@ impl InternalIterator for MergingIterator {
 
     fn value(&self) -> &[u8] {
         match self.current() {
-            Some(i) => self.children[i].iter.value(),
+            Some(i) => self.children[i].value(),
             None => &[],
         }
     }
@@ -264,12 +322,13 @@ impl InternalIterator for MergingIterator {
     }
 }
 
-/// A child of a [`MergingIterator`], with its validity and current key as of its last move
+/// A child of a [`MergingIterator`], with its validity and current entry as of its last move
 /// (RocksDB's `IteratorWrapper`): the heap compares children's keys at every step, and the
 /// database iterator reads the current key several times per step, where each `key()` of a
 /// child is a chain of dynamic calls down its layers (a level's cursor, a table's, a
 /// block's). Kept here, a comparison reads two slices. Every move of the child goes through
-/// the methods below, which take the key again after it.
+/// the methods below, which take the entry again after it; a step takes it in the same call
+/// ([`InternalIterator::next_entry`]).
 struct Child {
     iter: Box<dyn InternalIterator>,
     /// `iter.valid()` after the last move.
@@ -283,11 +342,22 @@ struct Child {
     /// there. Every such call is made by a method of `Child` that sets `key` again after it,
     /// and `iter` is behind a box, so moving the `Child` moves none of those bytes.
     key: (*const u8, usize),
+    /// Start and length of `iter.value()` after the last move, under `key`'s invariant.
+    value: (*const u8, usize),
 }
 
-// SAFETY: `key` only points into memory reachable through `iter`, which is `Send`; it is read
-// only through `&self` (see the field's invariant), as `iter.key()` would be.
+// SAFETY: `key` and `value` only point into memory reachable through `iter`, which is
+// `Send`; they are read only through `&self` (see the fields' invariant), as `iter.key()`
+// would be.
 unsafe impl Send for Child {}
+
+/// The start and length of a slice: a [`Child`]'s entry, kept past the borrow it came from.
+fn raw(bytes: &[u8]) -> (*const u8, usize) {
+    (bytes.as_ptr(), bytes.len())
+}
+
+/// What a [`Child`] keeps when it is on no entry.
+const NO_BYTES: (*const u8, usize) = (std::ptr::NonNull::<u8>::dangling().as_ptr(), 0);
 
 impl Child {
     /// `iter`, unpositioned: a merge positions every child before it reads any.
@@ -295,19 +365,19 @@ impl Child {
         Child {
             iter,
             valid: false,
-            key: (<&[u8]>::default().as_ptr(), 0),
+            key: NO_BYTES,
+            value: NO_BYTES,
         }
     }
 
-    /// Takes the validity and the key again, after a move.
+    /// Takes the validity and the entry again, after a move.
     #[inline]
     fn moved(&mut self) {
         self.valid = self.iter.valid();
-        let key = match self.valid {
-            true => self.iter.key(),
-            false => &[],
+        (self.key, self.value) = match self.valid {
+            true => (raw(self.iter.key()), raw(self.iter.value())),
+            false => (NO_BYTES, NO_BYTES),
         };
-        self.key = (key.as_ptr(), key.len());
     }
 
     /// The child's current key (empty when not valid).
@@ -317,6 +387,13 @@ impl Child {
         // and unchanged (the field's invariant), and this borrows `self`, so no move can
         // happen while the slice returned lives.
         unsafe { std::slice::from_raw_parts(self.key.0, self.key.1) }
+    }
+
+    /// The child's current value (empty when not valid).
+    #[inline]
+    fn value(&self) -> &[u8] {
+        // SAFETY: as for `key`.
+        unsafe { std::slice::from_raw_parts(self.value.0, self.value.1) }
     }
 
     fn seek_to_first(&mut self) {
@@ -334,7 +411,7 @@ impl Child {
     fn prepare_seek(&mut self, target: &[u8]) {
         self.iter.prepare_seek(target);
         self.valid = false;
-        self.key = (<&[u8]>::default().as_ptr(), 0);
+        (self.key, self.value) = (NO_BYTES, NO_BYTES);
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -349,8 +426,11 @@ impl Child {
 
     #[inline]
     fn next(&mut self) {
-        self.iter.next();
-        self.moved();
+        let entry = self.iter.next_entry().map(|(k, v)| (raw(k), raw(v)));
+        (self.valid, (self.key, self.value)) = match entry {
+            Some(entry) => (true, entry),
+            None => (false, (NO_BYTES, NO_BYTES)),
+        };
     }
 
     #[inline]
@@ -361,7 +441,7 @@ impl Child {
 }
 
 /// Opens the iterator of one file of a level (see [`ConcatIterator`]).
-pub type OpenFile<F> = Box<dyn Fn(&F) -> Result<Box<dyn InternalIterator>> + Send>;
+pub type OpenFile<F, I = Box<dyn InternalIterator>> = Box<dyn Fn(&F) -> Result<I> + Send>;
 
 /// A file of a sorted run, as [`ConcatIterator`] sees it: its key bounds.
 pub trait FileBounds {
@@ -384,14 +464,16 @@ impl<T: FileBounds> FileBounds for std::sync::Arc<T> {
 /// key), opening one file at a time as the cursor reaches it. The files are any list that
 /// derefs to a slice: a `Vec`, or a version's level held through the version
 /// (`version::LevelFiles`), which a read cursor takes so that making one does not clone the
-/// level's list.
-pub struct ConcatIterator<F, L = Vec<F>> {
+/// level's list. The files' cursors are boxes of any kind, or one concrete kind (`I`): a read
+/// cursor's are table iterators, so that a step through the level is one dynamic call (the
+/// merge's, into the level), not two.
+pub struct ConcatIterator<F, L = Vec<F>, I = Box<dyn InternalIterator>> {
     /// The order of user keys (the column family's).
     order: KeyOrder,
     files: L,
-    open: OpenFile<F>,
+    open: OpenFile<F, I>,
     index: usize,
-    current: Option<Box<dyn InternalIterator>>,
+    current: Option<I>,
     error: Option<crate::error::Error>,
     /// `prepare_seek` opened the target's file and began its seek.
     prepared: bool,
@@ -405,9 +487,14 @@ impl<F: FileBounds + Send> ConcatIterator<F> {
     }
 }
 
-impl<F: FileBounds + Send, L: std::ops::Deref<Target = [F]> + Send> ConcatIterator<F, L> {
+impl<F, L, I> ConcatIterator<F, L, I>
+where
+    F: FileBounds + Send,
+    L: std::ops::Deref<Target = [F]> + Send,
+    I: InternalIterator,
+{
     /// A cursor over `files`, whose user keys are in `order`, opened by `open`.
-    pub fn with_order(files: L, open: OpenFile<F>, order: KeyOrder) -> Self {
+    pub fn with_order(files: L, open: OpenFile<F, I>, order: KeyOrder) -> Self {
         ConcatIterator {
             order,
             files,
@@ -490,8 +577,11 @@ impl<F: FileBounds + Send, L: std::ops::Deref<Target = [F]> + Send> ConcatIterat
     }
 }
 
-impl<F: FileBounds + Send, L: std::ops::Deref<Target = [F]> + Send> InternalIterator
-    for ConcatIterator<F, L>
+impl<F, L, I> InternalIterator for ConcatIterator<F, L, I>
+where
+    F: FileBounds + Send,
+    L: std::ops::Deref<Target = [F]> + Send,
+    I: InternalIterator,
 {
     fn valid(&self) -> bool {
         self.current.as_ref().is_some_and(|c| c.valid())
@@ -560,6 +650,20 @@ impl<F: FileBounds + Send, L: std::ops::Deref<Target = [F]> + Send> InternalIter
             c.next();
         }
         self.skip_forward();
+    }
+
+    #[inline]
+    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+        self.prepared = false;
+        let stepped = match self.current.as_mut() {
+            Some(c) => c.next_entry().is_some(),
+            None => false,
+        };
+        if !stepped {
+            self.skip_forward();
+        }
+        let c = self.current.as_ref().filter(|c| c.valid())?;
+        Some((c.key(), c.value()))
     }
 
     fn prev(&mut self) {
@@ -767,6 +871,8 @@ mod tests {
     use super::*;
     use crate::key::{append_internal_key, ValueKind};
     use crate::testing::harness::{self, Constructor, Entries, Keys};
+    use crate::table::iter::TableIterator;
+    use crate::table::reader::Table;
     use crate::testing::lsm::{self, Caching, FailingAfter, RunFile, VecIter};
     use crate::util::Rng;
     use std::path::PathBuf;
@@ -912,6 +1018,51 @@ mod tests {
         }
     }
 
+    /// A sorted run of tables, concatenated over their table cursors themselves (no boxes),
+    /// as a read's level cursor is.
+    struct TableRunConstructor {
+        parts: Parts,
+    }
+
+    impl Constructor for TableRunConstructor {
+        fn name(&self) -> String {
+            "concatenating iterator over table cursors".into()
+        }
+        fn keys(&self) -> Keys {
+            Keys::Internal
+        }
+        fn build(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator + '_> {
+            let mut tables = Vec::new();
+            let mut rest = &entries[..];
+            while !rest.is_empty() {
+                let (file, tail) = rest.split_at(1 + rng.below(rest.len() as u64) as usize);
+                let path = self.parts.path();
+                let options = lsm::internal_table_options();
+                let table = lsm::table(&path, file, options, Caching::Data);
+                let bounds = (file[0].0.clone(), file[file.len() - 1].0.clone());
+                tables.push(TableFile { table, bounds });
+                rest = tail;
+            }
+            let open: OpenFile<TableFile, TableIterator> = Box::new(|f| Ok(f.table.iter()));
+            Box::new(ConcatIterator::with_order(tables, open, KeyOrder::Bytewise))
+        }
+    }
+
+    /// A table as a file of a sorted run, with its smallest and largest keys.
+    struct TableFile {
+        table: Arc<Table>,
+        bounds: (Vec<u8>, Vec<u8>),
+    }
+
+    impl FileBounds for TableFile {
+        fn smallest(&self) -> &[u8] {
+            &self.bounds.0
+        }
+        fn largest(&self) -> &[u8] {
+            &self.bounds.1
+        }
+    }
+
     #[test]
     fn merging_iterators_pass_the_iterator_harness() {
         for max_children in [1, 3, 8] {
@@ -927,6 +1078,12 @@ mod tests {
     fn concatenating_iterators_pass_the_iterator_harness() {
         harness::check(
             &mut ConcatConstructor {
+                parts: Parts::new(),
+            },
+            16,
+        );
+        harness::check(
+            &mut TableRunConstructor {
                 parts: Parts::new(),
             },
             16,

@@ -592,7 +592,7 @@ fn print_explanation(
     let ops = total.done.max(1) as f64;
     let (write_amp, written) = write_amp(step, (before_proc, after_proc), user_bytes);
     outln!(
-        "             : write-amp {write_amp} ({written} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.2} us/op",
+        "             : write-amp {write_amp} ({written} for {} of user data) | disk write {}, disk read {:.0} B/op (/proc/self/io) | cpu {:.3} us/op",
         mb(user_bytes),
         mb(after_proc.disk_written.saturating_sub(before_proc.disk_written)),
         after_proc.disk_read.saturating_sub(before_proc.disk_read) as f64 / ops,

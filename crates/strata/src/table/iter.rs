@@ -236,6 +236,26 @@ impl InternalIterator for TableIterator {
         self.skip_forward();
     }
 
+    #[inline]
+    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+        self.prepared = false;
+        let stepped = match &mut self.data {
+            Some(d) => {
+                d.next();
+                d.valid()
+            }
+            None => false,
+        };
+        if !stepped {
+            self.skip_forward();
+            if !self.valid() {
+                return None;
+            }
+        }
+        let d = self.data.as_ref()?;
+        Some((d.key(), d.value()))
+    }
+
     fn prev(&mut self) {
         self.prepared = false;
         if let Some(d) = &mut self.data {

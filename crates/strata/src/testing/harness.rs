@@ -230,6 +230,8 @@ enum Op {
     PreparedSeek(Vec<u8>),
     SeekForPrev(Vec<u8>),
     Next,
+    /// `next_entry`, whose answer must be the entry the cursor is then on.
+    NextEntry,
     Prev,
 }
 
@@ -245,11 +247,13 @@ struct Checker<'a, 'c> {
 }
 
 impl Checker<'_, '_> {
-    /// A full scan forward, then one backward.
+    /// A full scan forward (steps of both kinds in turn), then one backward.
     fn scans(&mut self) {
         self.apply(Op::SeekToFirst);
+        let mut by_entry = false;
         while self.pos.is_some() {
-            self.apply(Op::Next);
+            self.apply(if by_entry { Op::NextEntry } else { Op::Next });
+            by_entry = !by_entry;
         }
         self.apply(Op::SeekToLast);
         while self.pos.is_some() {
@@ -268,7 +272,8 @@ impl Checker<'_, '_> {
             2 => self.apply(Op::Seek(self.target(rng))),
             3 => self.apply(Op::PreparedSeek(self.target(rng))),
             4 | 5 => self.apply(Op::SeekForPrev(self.target(rng))),
-            6 | 7 => self.apply(Op::Next),
+            6 => self.apply(Op::Next),
+            7 => self.apply(Op::NextEntry),
             _ => self.apply(Op::Prev),
         }
     }
@@ -346,6 +351,18 @@ impl Checker<'_, '_> {
                 c.next();
                 self.pos.map(|i| i + 1).filter(|&i| i < n)
             }
+            Op::NextEntry => {
+                let got = c.next_entry().map(|(k, v)| (k.to_vec(), v.to_vec()));
+                let pos = self.pos.map(|i| i + 1).filter(|&i| i < n);
+                let at = (c.valid()).then(|| (c.key().to_vec(), c.value().to_vec()));
+                assert_eq!(
+                    got, at,
+                    "{}: next_entry answered other than the entry it is on, after: {}",
+                    self.context,
+                    self.ops.join(", ")
+                );
+                pos
+            }
             Op::Prev => {
                 c.prev();
                 self.pos.and_then(|i| i.checked_sub(1))
@@ -358,6 +375,7 @@ impl Checker<'_, '_> {
             Op::PreparedSeek(t) => format!("prepare_seek and seek {}", self.keys.show(&t)),
             Op::SeekForPrev(t) => format!("seek_for_prev {}", self.keys.show(&t)),
             Op::Next => "next".to_string(),
+            Op::NextEntry => "next_entry".to_string(),
             Op::Prev => "prev".to_string(),
         });
         self.compare();

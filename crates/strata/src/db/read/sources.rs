@@ -83,12 +83,11 @@ impl DbInner {
         let deeper = sv.version.levels.iter().enumerate().skip(1);
         for (level_number, files) in deeper.filter(|(_, f)| !f.is_empty()) {
             let (inner, table_order) = (self.clone(), order.clone());
-            let level = Box::new(ConcatIterator::with_order(
+            let level: Box<dyn InternalIterator> = Box::new(ConcatIterator::with_order(
                 LevelFiles::new(sv.version.clone(), level_number),
                 Box::new(move |f: &Arc<FileMeta>| {
                     let table = inner.tables.get_for(f, &table_order, level_number)?;
-                    let it = table.iter_with_readahead(readahead);
-                    Ok(Box::new(it) as Box<dyn InternalIterator>)
+                    Ok(table.iter_with_readahead(readahead))
                 }),
                 order.clone(),
             ));
