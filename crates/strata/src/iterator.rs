@@ -870,9 +870,9 @@ impl InternalIterator for FilteredSeek {
 mod tests {
     use super::*;
     use crate::key::{append_internal_key, ValueKind};
-    use crate::testing::harness::{self, Constructor, Entries, Keys};
     use crate::table::iter::TableIterator;
     use crate::table::reader::Table;
+    use crate::testing::harness::{self, Constructor, Entries, Keys};
     use crate::testing::lsm::{self, Caching, FailingAfter, RunFile, VecIter};
     use crate::util::Rng;
     use std::path::PathBuf;

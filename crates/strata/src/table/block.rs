@@ -121,16 +121,15 @@ const WORDS_PER_GROUP: usize = 16;
 /// data blocks (a few).
 const WORDS_FROM_RESTARTS: usize = 64;
 
-/// Where a block's bytes live: a buffer of its own, a range of a buffer that one read
-/// filled with several adjacent blocks (a sequential scan's readahead), shared with them, or
-/// a range of memory that an owner holds (a table's memory mapping), read in place.
+/// Where a block's bytes live: a buffer of its own, or a range of memory that an owner holds
+/// (a table's memory mapping), read in place.
+///
+/// A cached block never shares a buffer with other blocks (as a readahead window's blocks
+/// would, read with one read): the cache charges each block for its own bytes and evicts
+/// blocks one by one, and a shared buffer would live on, uncharged, for as long as any one
+/// of its blocks stayed cached.
 enum BlockBytes {
     Owned(Vec<u8>),
-    InChunk {
-        chunk: Arc<Vec<u8>>,
-        start: usize,
-        len: usize,
-    },
     Borrowed(BorrowedBytes),
 }
 
@@ -168,7 +167,6 @@ impl BlockBytes {
     fn as_slice(&self) -> &[u8] {
         match self {
             BlockBytes::Owned(v) => v,
-            BlockBytes::InChunk { chunk, start, len } => &chunk[*start..*start + *len],
             BlockBytes::Borrowed(b) => b.as_slice(),
         }
     }
@@ -184,20 +182,6 @@ impl Block {
     /// Checks the restart array of `data`; the error says what is wrong.
     pub fn new(data: Vec<u8>) -> Result<Block, String> {
         Block::checked(BlockBytes::Owned(data))
-    }
-
-    /// A block whose bytes are `chunk[range]`: it keeps the whole chunk alive. Readahead reads
-    /// adjacent blocks with one read and gives each its range, so that a scan pays one read
-    /// and one allocation per chunk instead of per block.
-    pub fn in_chunk(chunk: Arc<Vec<u8>>, range: std::ops::Range<usize>) -> Result<Block, String> {
-        if range.start > range.end || range.end > chunk.len() {
-            return Err("block range outside its chunk".into());
-        }
-        Block::checked(BlockBytes::InChunk {
-            chunk,
-            start: range.start,
-            len: range.end - range.start,
-        })
     }
 
     /// A block whose bytes are `bytes_of(&owner)[range]`, read in place: it holds `owner`
@@ -284,7 +268,16 @@ impl Block {
             Some(Some(w)) => 8 * (w.words.len() + w.groups.len()),
             _ => 0,
         };
-        self.bytes().len() + words
+        self.held_bytes() + words
+    }
+
+    /// Bytes the block's bytes take: their buffer's whole capacity (a buffer allocated
+    /// larger than the block holds the rest too), or the range of the mapping they lie in.
+    pub fn held_bytes(&self) -> usize {
+        match &self.data {
+            BlockBytes::Owned(v) => v.capacity(),
+            BlockBytes::Borrowed(b) => b.len,
+        }
     }
 
     /// The first 8 bytes of each restart point's user key (the key less `trailer_len`

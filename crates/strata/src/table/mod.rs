@@ -1323,6 +1323,79 @@ mod tests {
         }
     }
 
+    /// Every block a scan brings into the cache holds its own bytes and no more, whatever the
+    /// compression, and whether it was read alone or in a readahead window: the cache charges
+    /// a block for its bytes and evicts blocks one by one, so a block holding a larger buffer
+    /// (the window it was read in, shared with its neighbours, or a decompression buffer
+    /// allocated larger than the block) would keep memory the cache does not count.
+    #[test]
+    fn cached_blocks_hold_only_their_own_bytes() {
+        const N: usize = 3000;
+        let model: Vec<Entry> = (0..N)
+            .map(|i| {
+                (
+                    format!("key{i:05}").into_bytes(),
+                    format!("{i:x}").repeat(20).into(),
+                )
+            })
+            .collect();
+        let compressions = [
+            Compression::None,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ];
+        for compression in compressions {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.sst");
+            let options = TableOptions {
+                block_size: 512,
+                compression,
+                ..TableOptions::default()
+            };
+            write_table(&path, &model, options.clone());
+            let file = CountedFile {
+                bytes: std::fs::read(&path).unwrap(),
+                reads: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                watched: usize::MAX,
+                watched_read: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            };
+            let (table, _) = file.open_cached(&path, &options);
+            // A whole scan: its first blocks are read alone, the rest in windows.
+            let mut it = table.iter();
+            it.seek_to_first();
+            let mut seen = 0;
+            while it.valid() {
+                seen += 1;
+                it.next();
+            }
+            it.status().unwrap();
+            assert_eq!(seen, N, "{compression:?}");
+            let mut index = partitioned::IndexIter::new(
+                table.clone(),
+                table.index_block().unwrap(),
+                table.partitioned_index,
+            );
+            index.seek_to_first();
+            let mut blocks = 0;
+            while index.valid() {
+                let handle = index.handle().unwrap();
+                let block = table
+                    .cached_data_block(handle)
+                    .expect("a scanned block is cached");
+                let (held, own) = (block.held_bytes(), block.bytes().len());
+                assert!(
+                    held <= own + format::BLOCK_TRAILER_LEN,
+                    "{compression:?}: the block at {} holds {held} bytes for its {own}",
+                    handle.offset
+                );
+                blocks += 1;
+                index.next();
+            }
+            assert!(blocks > 100, "{compression:?}: {blocks} blocks");
+        }
+    }
+
     /// A fixed readahead (`ReadOptions::readahead_size`) reads that many bytes at a time from
     /// the first block a seek loads, in the seek's direction; without one the seek's block and
     /// the next are read alone, then windows of 16 KiB, doubling.

@@ -621,7 +621,9 @@ impl Table {
             handles.push(h);
         }
         let timer = PerfTimer::start();
-        let chunk = Arc::new(self.file.read_vec_at(lo, (hi - lo) as usize)?);
+        // One read for the window; each block is then copied into a buffer of its own, so
+        // that the cache's charge for it is all it holds (see `BlockBytes`).
+        let chunk = self.file.read_vec_at(lo, (hi - lo) as usize)?;
         timer.stop(|c| &c.block_read_time);
         let mut first = None;
         for h in handles {
@@ -630,7 +632,7 @@ impl Table {
             let decoding = self.decoding(BlockKind::Data);
             let block = check_block(&self.path, h, stored, decoding).and_then(|raw| {
                 match raw {
-                    None => Block::in_chunk(chunk.clone(), at..at + h.size as usize),
+                    None => Block::new(stored[..h.size as usize].to_vec()),
                     Some(raw) => Block::new(raw),
                 }
                 .map_err(|why| Error::corruption(&self.path, h.offset, why))
@@ -770,6 +772,17 @@ impl IndexSource for Table {
             0 => target,
             _ => crate::key::user_key(target),
         }
+    }
+}
+
+impl Table {
+    /// The data block at `handle` if the cache holds it.
+    #[cfg(test)]
+    pub(super) fn cached_data_block(&self, handle: BlockHandle) -> Option<Arc<Block>> {
+        let cache = self.cache.as_ref()?;
+        cache
+            .get(&(self.cache_id, handle.offset))
+            .and_then(unwrap_block)
     }
 }
 

@@ -356,7 +356,8 @@ impl Checker<'_, '_> {
                 let pos = self.pos.map(|i| i + 1).filter(|&i| i < n);
                 let at = (c.valid()).then(|| (c.key().to_vec(), c.value().to_vec()));
                 assert_eq!(
-                    got, at,
+                    got,
+                    at,
                     "{}: next_entry answered other than the entry it is on, after: {}",
                     self.context,
                     self.ops.join(", ")
