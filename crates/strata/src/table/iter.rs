@@ -2,8 +2,8 @@
 //! [`IndexIter`]) over the data blocks, read through the table's block cache.
 //!
 //! An iterator stepping from block to block reads ahead: a window of adjacent blocks not yet
-//! cached, read with one read into one buffer that the window's blocks share (16 KiB, then
-//! doubling to 256 KiB); each block is checked and cached as if read alone.
+//! cached, read with one read (16 KiB, then doubling to 256 KiB); each block is checked,
+//! copied into a buffer of its own and cached as if read alone.
 
 use std::sync::Arc;
 
