@@ -1033,7 +1033,7 @@ mod tests {
         }
         fn build(&mut self, entries: &Entries, rng: &mut Rng) -> Box<dyn InternalIterator + '_> {
             let mut tables = Vec::new();
-            let mut rest = &entries[..];
+            let mut rest = entries;
             while !rest.is_empty() {
                 let (file, tail) = rest.split_at(1 + rng.below(rest.len() as u64) as usize);
                 let path = self.parts.path();

@@ -1181,6 +1181,16 @@ mod tests {
     }
 
     impl CountedFile {
+        /// `bytes` as a file that counts its reads and watches no byte.
+        fn unwatched(bytes: Vec<u8>) -> CountedFile {
+            CountedFile {
+                bytes,
+                reads: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+                watched: usize::MAX,
+                watched_read: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            }
+        }
+
         /// Opens this file as table `path` through a fresh 64 MiB block cache, and says how
         /// many reads the open made.
         fn open_cached(self, path: &Path, options: &TableOptions) -> (Arc<Table>, usize) {
@@ -1354,12 +1364,7 @@ mod tests {
                 ..TableOptions::default()
             };
             write_table(&path, &model, options.clone());
-            let file = CountedFile {
-                bytes: std::fs::read(&path).unwrap(),
-                reads: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-                watched: usize::MAX,
-                watched_read: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-            };
+            let file = CountedFile::unwatched(std::fs::read(&path).unwrap());
             let (table, _) = file.open_cached(&path, &options);
             // A whole scan: its first blocks are read alone, the rest in windows.
             let mut it = table.iter();
@@ -1430,13 +1435,8 @@ mod tests {
             Case { readahead: 8 << 10, reverse: true, reads: 5..=7 },
         ];
         for (i, case) in cases.iter().enumerate() {
-            let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let file = CountedFile {
-                bytes: bytes.clone(),
-                reads: reads.clone(),
-                watched: usize::MAX,
-                watched_read: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-            };
+            let file = CountedFile::unwatched(bytes.clone());
+            let reads = file.reads.clone();
             let (table, reads_to_open) = file.open_cached(&path, &options);
             let mut it = table.iter_with_readahead(case.readahead);
             let start = 1500;
