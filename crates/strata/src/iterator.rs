@@ -37,16 +37,18 @@ pub trait InternalIterator: Send {
     fn seek_for_prev(&mut self, target: &[u8]);
     /// Moves to the next entry.
     fn next(&mut self);
-    /// Moves to the next entry and returns it, `(key, value)`, or `None` when past the end
-    /// (or stopped on an error): `next`, `valid`, `key` and `value` in one call. A merge
-    /// steps one child per entry and reads its entry right after; through a box each of
-    /// those is a dynamic call down the child's layers, where one is enough. The default
-    /// makes the four calls; a cursor whose step is its hot path answers it directly.
+    /// Moves to the next entry and returns its key, or `None` when past the end (or
+    /// stopped on an error): `next`, `valid` and `key` in one call. A merge steps one child
+    /// per entry and reads its key right after; through a box each of those is a dynamic
+    /// call down the child's layers, where one is enough. The default makes the three
+    /// calls; a cursor whose step is its hot path answers it directly. (The value is left
+    /// to `value`: a compaction's input reports the entries whose values the merge takes,
+    /// `db::warm_cache`, so reading it is not free of effects.)
     #[inline]
-    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+    fn next_key(&mut self) -> Option<&[u8]> {
         self.next();
         match self.valid() {
-            true => Some((self.key(), self.value())),
+            true => Some(self.key()),
             false => None,
         }
     }
@@ -88,8 +90,8 @@ impl<T: InternalIterator + ?Sized> InternalIterator for Box<T> {
         (**self).next()
     }
     #[inline]
-    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
-        (**self).next_entry()
+    fn next_key(&mut self) -> Option<&[u8]> {
+        (**self).next_key()
     }
     fn prev(&mut self) {
         (**self).prev()
@@ -312,7 +314,7 @@ impl InternalIterator for MergingIterator {
 
     fn value(&self) -> &[u8] {
         match self.current() {
-            Some(i) => self.children[i].value(),
+            Some(i) => self.children[i].iter.value(),
             None => &[],
         }
     }
@@ -327,8 +329,8 @@ impl InternalIterator for MergingIterator {
 /// database iterator reads the current key several times per step, where each `key()` of a
 /// child is a chain of dynamic calls down its layers (a level's cursor, a table's, a
 /// block's). Kept here, a comparison reads two slices. Every move of the child goes through
-/// the methods below, which take the entry again after it; a step takes it in the same call
-/// ([`InternalIterator::next_entry`]).
+/// the methods below, which take the key again after it; a step takes it in the same call
+/// ([`InternalIterator::next_key`]). The value is read from the child when asked for.
 struct Child {
     iter: Box<dyn InternalIterator>,
     /// `iter.valid()` after the last move.
@@ -342,16 +344,13 @@ struct Child {
     /// there. Every such call is made by a method of `Child` that sets `key` again after it,
     /// and `iter` is behind a box, so moving the `Child` moves none of those bytes.
     key: (*const u8, usize),
-    /// Start and length of `iter.value()` after the last move, under `key`'s invariant.
-    value: (*const u8, usize),
 }
 
-// SAFETY: `key` and `value` only point into memory reachable through `iter`, which is
-// `Send`; they are read only through `&self` (see the fields' invariant), as `iter.key()`
-// would be.
+// SAFETY: `key` only points into memory reachable through `iter`, which is `Send`; it is
+// read only through `&self` (see the field's invariant), as `iter.key()` would be.
 unsafe impl Send for Child {}
 
-/// The start and length of a slice: a [`Child`]'s entry, kept past the borrow it came from.
+/// The start and length of a slice: a [`Child`]'s key, kept past the borrow it came from.
 fn raw(bytes: &[u8]) -> (*const u8, usize) {
     (bytes.as_ptr(), bytes.len())
 }
@@ -366,17 +365,16 @@ impl Child {
             iter,
             valid: false,
             key: NO_BYTES,
-            value: NO_BYTES,
         }
     }
 
-    /// Takes the validity and the entry again, after a move.
+    /// Takes the validity and the key again, after a move.
     #[inline]
     fn moved(&mut self) {
         self.valid = self.iter.valid();
-        (self.key, self.value) = match self.valid {
-            true => (raw(self.iter.key()), raw(self.iter.value())),
-            false => (NO_BYTES, NO_BYTES),
+        self.key = match self.valid {
+            true => raw(self.iter.key()),
+            false => NO_BYTES,
         };
     }
 
@@ -387,13 +385,6 @@ impl Child {
         // and unchanged (the field's invariant), and this borrows `self`, so no move can
         // happen while the slice returned lives.
         unsafe { std::slice::from_raw_parts(self.key.0, self.key.1) }
-    }
-
-    /// The child's current value (empty when not valid).
-    #[inline]
-    fn value(&self) -> &[u8] {
-        // SAFETY: as for `key`.
-        unsafe { std::slice::from_raw_parts(self.value.0, self.value.1) }
     }
 
     fn seek_to_first(&mut self) {
@@ -411,7 +402,7 @@ impl Child {
     fn prepare_seek(&mut self, target: &[u8]) {
         self.iter.prepare_seek(target);
         self.valid = false;
-        (self.key, self.value) = (NO_BYTES, NO_BYTES);
+        self.key = NO_BYTES;
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -426,10 +417,10 @@ impl Child {
 
     #[inline]
     fn next(&mut self) {
-        let entry = self.iter.next_entry().map(|(k, v)| (raw(k), raw(v)));
-        (self.valid, (self.key, self.value)) = match entry {
-            Some(entry) => (true, entry),
-            None => (false, (NO_BYTES, NO_BYTES)),
+        let key = self.iter.next_key().map(raw);
+        (self.valid, self.key) = match key {
+            Some(key) => (true, key),
+            None => (false, NO_BYTES),
         };
     }
 
@@ -653,17 +644,17 @@ where
     }
 
     #[inline]
-    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+    fn next_key(&mut self) -> Option<&[u8]> {
         self.prepared = false;
         let stepped = match self.current.as_mut() {
-            Some(c) => c.next_entry().is_some(),
+            Some(c) => c.next_key().is_some(),
             None => false,
         };
         if !stepped {
             self.skip_forward();
         }
         let c = self.current.as_ref().filter(|c| c.valid())?;
-        Some((c.key(), c.value()))
+        Some(c.key())
     }
 
     fn prev(&mut self) {

@@ -237,7 +237,7 @@ impl InternalIterator for TableIterator {
     }
 
     #[inline]
-    fn next_entry(&mut self) -> Option<(&[u8], &[u8])> {
+    fn next_key(&mut self) -> Option<&[u8]> {
         self.prepared = false;
         let stepped = match &mut self.data {
             Some(d) => {
@@ -252,8 +252,7 @@ impl InternalIterator for TableIterator {
                 return None;
             }
         }
-        let d = self.data.as_ref()?;
-        Some((d.key(), d.value()))
+        Some(self.data.as_ref()?.key())
     }
 
     fn prev(&mut self) {
