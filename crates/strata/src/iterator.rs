@@ -324,7 +324,7 @@ impl InternalIterator for MergingIterator {
     }
 }
 
-/// A child of a [`MergingIterator`], with its validity and current entry as of its last move
+/// A child of a [`MergingIterator`], with its validity and current key as of its last move
 /// (RocksDB's `IteratorWrapper`): the heap compares children's keys at every step, and the
 /// database iterator reads the current key several times per step, where each `key()` of a
 /// child is a chain of dynamic calls down its layers (a level's cursor, a table's, a
