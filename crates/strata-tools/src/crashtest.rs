@@ -131,6 +131,7 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
         &["16384", "65536", "262144"],
     );
     pick(&mut f, rng, "max_write_buffer_number", &["2", "3", "4"]);
+    pick(&mut f, rng, "avoid_flush_during_recovery", &["0", "1"]);
     let trigger: u64 = pick(
         &mut f,
         rng,

@@ -265,6 +265,11 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 0)]
     pub max_total_wal_size: u64,
 
+    /// Keep what open replays from the WALs in the active memtable instead of flushing it
+    /// (when it fits one memtable): a restart then writes nothing.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub avoid_flush_during_recovery: bool,
+
     /// 0 = leveled, 1 = universal, 2 = FIFO (every table in L0, the oldest deleted past
     /// --fifo_compaction_max_table_files_size_mb).
     #[arg(long, default_value_t = 0)]
@@ -458,6 +463,7 @@ impl EngineFlags {
         }
         options.db_write_buffer_size = self.db_write_buffer_size;
         options.max_total_wal_size = self.max_total_wal_size;
+        options.avoid_flush_during_recovery = self.avoid_flush_during_recovery;
         options.max_compaction_bytes = self.max_compaction_bytes;
         options.soft_pending_compaction_bytes_limit = self.soft_pending_compaction_bytes_limit;
         options.hard_pending_compaction_bytes_limit = self.hard_pending_compaction_bytes_limit;
@@ -682,6 +688,7 @@ mod tests {
             "--rate_limiter_bytes_per_sec=1048576",
             "--db_write_buffer_size=2097152",
             "--max_total_wal_size=16",
+            "--avoid_flush_during_recovery",
             "--compaction_style=1",
             "--universal_size_ratio=5",
             "--universal_min_merge_width=3",
@@ -738,6 +745,7 @@ mod tests {
         );
         assert_eq!(o.db_write_buffer_size, 2 << 20);
         assert_eq!(o.max_total_wal_size, 16);
+        assert!(o.avoid_flush_during_recovery);
         assert_eq!(o.max_subcompactions, 3);
         assert_eq!(o.compaction_style, CompactionStyle::Universal);
         assert_eq!(o.universal.size_ratio, 5);

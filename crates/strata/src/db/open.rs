@@ -254,6 +254,18 @@ impl Db {
                 .load(std::sync::atomic::Ordering::Relaxed),
             inner.options
         ));
+        for cf in inner.families().values() {
+            let active = cf.super_version().active.clone();
+            if active.log_number() < log_number {
+                inner.info_log.info(format_args!(
+                    "family '{}' goes on in the memtable replayed from WAL {} ({} entries, \
+                     avoid_flush_during_recovery)",
+                    cf.name(),
+                    active.log_number(),
+                    active.num_entries()
+                ));
+            }
+        }
         *inner.bg.threads.lock() = background::spawn(&inner)?;
         inner.wake_background();
         Ok(Db { inner })
@@ -545,6 +557,7 @@ fn replay_families(
                     log_number: f.log_number,
                     write_buffer_size: family_options[&id].write_buffer_size,
                     order: f.current.order.clone(),
+                    bloom_bytes: family_options[&id].memtable_bloom_bytes(),
                 };
                 (id, replay)
             })
@@ -576,14 +589,17 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         let cf_options = family_options[&id].clone();
         let mut immutables = recovered.mems.remove(&id).unwrap_or_default();
         immutables.reverse();
-        let active = Arc::new(
-            MemTable::with_order(
-                log_number,
-                cf_options.write_buffer_size,
-                f.current.order.clone(),
-            )
-            .with_bloom(cf_options.memtable_bloom_bytes()),
-        );
+        let active = match keeps_replayed_memtable(&options, read_only, &cf_options, &immutables) {
+            true => immutables.remove(0),
+            false => Arc::new(
+                MemTable::with_order(
+                    log_number,
+                    cf_options.write_buffer_size,
+                    f.current.order.clone(),
+                )
+                .with_bloom(cf_options.memtable_bloom_bytes()),
+            ),
+        };
         let cf = ColumnFamilyData::new(
             ColumnFamily::new(id, &f.name),
             cf_options,
@@ -688,6 +704,28 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
         wal_archive: Default::default(),
         secondary: std::sync::OnceLock::new(),
     })
+}
+
+/// Whether a family goes on writing into the one memtable its WALs were replayed into
+/// (`replayed`, newest first) instead of flushing it (`avoid_flush_during_recovery`).
+///
+/// The memtable keeps its log number, that of the oldest WAL with its writes, while the
+/// writes after open go to the new WAL: a memtable's log number is the oldest WAL it needs,
+/// so every WAL from it on stays until the memtable is flushed, and a crash before then
+/// replays them all. With more than one replayed memtable, or a full one, the family flushes
+/// as without the option (the writes after open need a memtable of their own, and memtables
+/// waiting for a flush that nothing triggers would hold writes back); with atomic flush too,
+/// whose cut between flushed and unflushed writes is the oldest active memtable's WAL.
+fn keeps_replayed_memtable(
+    options: &Options,
+    read_only: bool,
+    family_options: &Options,
+    replayed: &[Arc<MemTable>],
+) -> bool {
+    options.avoid_flush_during_recovery
+        && !options.atomic_flush
+        && !read_only
+        && matches!(replayed, [only] if !only.is_full(family_options.write_buffer_size))
 }
 
 /// The key order of `comparator` for `family`, or the error refusing it: a family is read in

@@ -86,6 +86,10 @@ pub(crate) struct FamilyReplay {
     pub write_buffer_size: usize,
     /// The family's user key order, for those memtables.
     pub order: crate::comparator::KeyOrder,
+    /// Bytes of the memtables' bloom filter, as the write path gives its memtables: a
+    /// replayed memtable may go on as the family's active one
+    /// (`Options::avoid_flush_during_recovery`).
+    pub bloom_bytes: usize,
 }
 
 /// The column families replay applies records to.
@@ -238,11 +242,10 @@ impl WalMemtables<'_> {
     fn memtable(&mut self, cf: u32, family: FamilyReplay) -> &Arc<MemTable> {
         let number = self.number;
         self.by_family.entry(cf).or_insert_with(|| {
-            Arc::new(MemTable::with_order(
-                number,
-                family.write_buffer_size,
-                family.order,
-            ))
+            Arc::new(
+                MemTable::with_order(number, family.write_buffer_size, family.order)
+                    .with_bloom(family.bloom_bytes),
+            )
         })
     }
 
@@ -413,6 +416,7 @@ mod tests {
             log_number,
             write_buffer_size: 4096,
             order: Default::default(),
+            bloom_bytes: 0,
         };
         let families = ReplayFamilies {
             families: [(0, family(5)), (2, family(12)), (3, family(10))]

@@ -335,6 +335,15 @@ pub struct Options {
     /// writes of one family and not of another. Every flush, whatever triggered it, flushes
     /// all families. Default: false.
     pub atomic_flush: bool,
+    /// Keep what open replays from the WALs in memory instead of flushing it to level 0
+    /// (RocksDB's `avoid_flush_during_recovery`): a family whose replayed writes fit one
+    /// memtable below `write_buffer_size` takes that memtable as its active one, and its WALs
+    /// stay until the memtable is flushed as any other is (when it fills, by `flush`, or by
+    /// `max_total_wal_size`). A restart then writes nothing and leaves the tree as it was. A
+    /// family whose replay filled more than one memtable, or more than `write_buffer_size`,
+    /// is flushed at open as without the option; so is every family with `atomic_flush`.
+    /// Default: false.
+    pub avoid_flush_during_recovery: bool,
     /// A compaction output is cut early once it overlaps this many bytes of the level below
     /// its output level, so that a later compaction of it stays small. 0 means 25 times
     /// `target_file_size_base` (RocksDB's default). Default: 0.
@@ -522,6 +531,7 @@ impl Default for Options {
             max_subcompactions: 1,
             max_total_wal_size: 0,
             atomic_flush: false,
+            avoid_flush_during_recovery: false,
             max_compaction_bytes: 0,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
@@ -660,6 +670,10 @@ impl fmt::Debug for Options {
             .field("max_subcompactions", &self.max_subcompactions)
             .field("max_total_wal_size", &self.max_total_wal_size)
             .field("atomic_flush", &self.atomic_flush)
+            .field(
+                "avoid_flush_during_recovery",
+                &self.avoid_flush_during_recovery,
+            )
             .field("max_compaction_bytes", &self.max_compaction_bytes)
             .field(
                 "soft_pending_compaction_bytes_limit",

@@ -362,6 +362,13 @@ pub fn all() -> &'static [OptionInfo] {
             option!(
                 Db,
                 FIXED,
+                "avoid_flush_during_recovery",
+                avoid_flush_during_recovery,
+                "true"
+            ),
+            option!(
+                Db,
+                FIXED,
                 "allow_ingest_behind",
                 allow_ingest_behind,
                 "true"

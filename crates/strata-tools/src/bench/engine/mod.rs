@@ -478,6 +478,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--rate_limiter_bytes_per_sec",
             "--db_write_buffer_size",
             "--max_total_wal_size",
+            "--avoid_flush_during_recovery (LMDB has no memtable)",
             "--compaction_style",
             "--universal_*",
             "--fifo_compaction_*",

@@ -19,7 +19,14 @@ fn int(v: usize, flag: &str) -> EngineResult<i32> {
 
 /// RocksDB's options for the bench flags.
 pub(super) fn options(args: &BenchArgs) -> EngineResult<Options> {
-    let mut o = Options::default();
+    // The rocksdb crate has no setter for `avoid_flush_during_recovery`: it is set through
+    // RocksDB's options string, into options that nothing has been given to keep alive yet.
+    let mut o = match args.options.avoid_flush_during_recovery {
+        true => Options::default()
+            .get_options_from_string("avoid_flush_during_recovery=true")
+            .map_err(|e| format!("--avoid_flush_during_recovery: {e}"))?,
+        false => Options::default(),
+    };
     o.create_if_missing(!args.use_existing_db);
     if args.prefix_size > 0 {
         o.set_prefix_extractor(SliceTransform::create_fixed_prefix(args.prefix_size));
