@@ -12,6 +12,7 @@
 //! default). A failure names the seed and the operation.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -162,7 +163,80 @@ fn run(seed: u64) {
                     let e = m.txn.merge_cf(cf, &k, b"x").unwrap_err();
                     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{ctx}");
                 }
-                70..=72 => {
+                72 => {
+                    // A read-modify-write through a cursor (a seek, then an update or a
+                    // delete), then a few moves from there: a cursor without bounds makes
+                    // its iterator only at the first move, after the write.
+                    let mut view = m.view(f);
+                    let forward = rng.one_in(2);
+                    let mut change = None;
+                    let mut walked = Vec::new();
+                    let mut moves = 0;
+                    let start;
+                    {
+                        let mut c = m.txn.cursor_cf(cf, &ReadOptions::default()).unwrap();
+                        c.seek(&k);
+                        let first = view.range(k.clone()..).next().map(|(k, _)| k.clone());
+                        start = c.valid().then(|| c.key().to_vec());
+                        assert_eq!(start, first, "{ctx}: cursor seek {k:?}");
+                        if let Some(at) = &start {
+                            match rng.below(3) {
+                                0 => {
+                                    let v = format!("rmw{step}").into_bytes();
+                                    c.update(&v).unwrap();
+                                    assert_eq!(c.value(), v.as_slice(), "{ctx}: after update");
+                                    change = Some((at.clone(), Some(v)));
+                                }
+                                1 => {
+                                    c.delete().unwrap();
+                                    assert_eq!(c.value(), b"", "{ctx}: after delete");
+                                    change = Some((at.clone(), None));
+                                }
+                                _ => {}
+                            }
+                        }
+                        for _ in 0..rng.below(4) {
+                            if !c.valid() {
+                                break;
+                            }
+                            moves += 1;
+                            if forward {
+                                c.next();
+                            } else {
+                                c.prev();
+                            }
+                            if c.valid() {
+                                walked.push((c.key().to_vec(), c.value().to_vec()));
+                            }
+                        }
+                        c.status().unwrap();
+                    }
+                    if let Some((key, value)) = change {
+                        match &value {
+                            Some(v) => view.insert(key.clone(), v.clone()),
+                            None => view.remove(&key),
+                        };
+                        m.writes[f].insert(key.clone(), value);
+                        m.tracked.insert((f, key));
+                    }
+                    if let Some(start) = start {
+                        let want: Vec<(Vec<u8>, Vec<u8>)> = match forward {
+                            true => view
+                                .range((Bound::Excluded(start), Bound::Unbounded))
+                                .take(moves)
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                            false => view
+                                .range(..start)
+                                .rev()
+                                .take(moves)
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        };
+                        assert_eq!(walked, want, "{ctx}: moves after a cursor's write");
+                    }
+                }
+                70..=71 => {
                     // An updatable cursor: walks the range, updating and deleting in place.
                     let want: Vec<Vec<u8>> = m.view(f).keys().cloned().collect();
                     let forward = rng.one_in(2);

@@ -20,10 +20,15 @@
 //! on it without positioning the merging iterator over the memtables and tables, which a
 //! read-modify-write of one key (seek, value, update) never needs; the first move after it
 //! positions the iterator (see `overlay.rs`). When the target is absent, the seek is an
-//! ordinary one, after the point read.
+//! ordinary one, after the point read. A cursor without bounds does not even make that
+//! iterator until a call needs it (a move, a seek whose target is absent, a seek to the
+//! first or last key): making one (a super version, a cursor per memtable, L0 table and
+//! level, the transaction's writes copied in order) costs about what the point read does.
+//! It is made at the cursor's snapshot from the transaction's batch, which then holds every
+//! write made through the cursor, so it shows what the cursor showed.
 
 use crate::column_family::ColumnFamily;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::options::ReadOptions;
 use crate::snapshot::Snapshot;
 
@@ -202,13 +207,18 @@ pub trait TransactionBase: Sized {
         if at.snapshot.is_none() {
             at.snapshot = Some(self.read_snapshot());
         }
-        let iter = self.iter_cf(cf, &at)?;
+        // Without bounds the iterator waits for the first call that needs one (see the
+        // module's doc); with bounds it is made now, to say which seeks they allow.
+        let iter = match at.lower_bound.is_some() || at.upper_bound.is_some() {
+            true => Some(self.iter_cf(cf, &at)?),
+            false => None,
+        };
         // The point reads of exact seeks need only the snapshot.
         let point = ReadOptions {
-            snapshot: at.snapshot,
+            snapshot: at.snapshot.clone(),
             ..ReadOptions::default()
         };
-        Ok(TxnCursor::new(self, cf.clone(), iter, point))
+        Ok(TxnCursor::new(self, cf.clone(), iter, at, point))
     }
 }
 
@@ -249,8 +259,17 @@ pub trait TransactionBase: Sized {
 pub struct TxnCursor<'t, T: TransactionBase> {
     txn: &'t mut T,
     cf: ColumnFamily,
-    iter: TxnIterator,
-    /// The snapshot `iter` reads at, for the point reads of seeks.
+    /// The merging iterator over the transaction's writes and the database, made by the
+    /// first call that needs it; `None` before (see the module's doc).
+    iter: Option<TxnIterator>,
+    /// Before `iter` is made: the key a seek found by its point read, and its value in the
+    /// cursor's view (as updated or deleted through the cursor since).
+    placed: Option<(Vec<u8>, Vec<u8>)>,
+    /// Why the iterator could not be made, for `status`; the cursor is then invalid.
+    error: Option<Error>,
+    /// What `iter` is made with: the bounds and the snapshot the cursor reads at.
+    options: ReadOptions,
+    /// The snapshot alone, for the point reads of seeks.
     point: ReadOptions,
 }
 
@@ -258,94 +277,172 @@ impl<'t, T: TransactionBase> TxnCursor<'t, T> {
     pub(crate) fn new(
         txn: &'t mut T,
         cf: ColumnFamily,
-        iter: TxnIterator,
+        iter: Option<TxnIterator>,
+        options: ReadOptions,
         point: ReadOptions,
     ) -> Self {
         TxnCursor {
             txn,
             cf,
             iter,
+            placed: None,
+            error: None,
+            options,
             point,
         }
     }
 
+    /// The iterator, made now if it was not yet, standing where a placed seek left the
+    /// cursor; `None` when it cannot be made (the error is kept for `status`).
+    fn iter(&mut self) -> Option<&mut TxnIterator> {
+        if self.iter.is_none() && self.error.is_none() {
+            match self.txn.iter_cf(&self.cf, &self.options) {
+                Ok(mut iter) => {
+                    // The transaction's writes through this cursor are in the batch the
+                    // iterator was made from, so the placed value is the one it would show.
+                    if let Some((key, value)) = self.placed.take() {
+                        iter.place(&key, value);
+                    }
+                    self.iter = Some(iter);
+                }
+                Err(e) => {
+                    self.placed = None;
+                    self.error = Some(e);
+                }
+            }
+        }
+        self.iter.as_mut()
+    }
+
     /// True when positioned on an entry.
     pub fn valid(&self) -> bool {
-        self.iter.valid()
+        match &self.iter {
+            Some(iter) => iter.valid(),
+            None => self.placed.is_some(),
+        }
     }
 
     /// The current key. Panics unless `valid()`.
     pub fn key(&self) -> &[u8] {
-        self.iter.key()
+        match (&self.iter, &self.placed) {
+            (Some(iter), _) => iter.key(),
+            (None, Some((key, _))) => key,
+            (None, None) => panic!("TxnCursor::key on a cursor that is not on an entry"),
+        }
     }
 
     /// The current value (empty after `delete`). Panics unless `valid()`.
     pub fn value(&self) -> &[u8] {
-        self.iter.value()
+        match (&self.iter, &self.placed) {
+            (Some(iter), _) => iter.value(),
+            (None, Some((_, value))) => value,
+            (None, None) => panic!("TxnCursor::value on a cursor that is not on an entry"),
+        }
     }
 
     /// The error that ended the iteration, if one did.
     pub fn status(&self) -> Result<()> {
-        self.iter.status()
+        match (&self.error, &self.iter) {
+            (Some(e), _) => Err(e.duplicate()),
+            (None, Some(iter)) => iter.status(),
+            (None, None) => Ok(()),
+        }
     }
 
     /// Positions at the first key at or after `target`. A target that exists is found by a
     /// point read (see the module's doc), at the cursor's snapshot.
     pub fn seek(&mut self, target: impl AsRef<[u8]>) {
         let target = target.as_ref();
-        if self.iter.within_bounds(target) {
+        // A cursor without its iterator has no bounds (see `cursor_cf`).
+        if self
+            .iter
+            .as_ref()
+            .is_none_or(|iter| iter.within_bounds(target))
+        {
             // An error of the point read leaves it to the ordinary seek to meet and report.
             if let Ok(Some(value)) = self.txn.get_cf_opt(&self.cf, target, &self.point) {
-                self.iter.place(target, value);
+                match &mut self.iter {
+                    Some(iter) => iter.place(target, value),
+                    None => self.placed = Some((target.to_vec(), value)),
+                }
                 return;
             }
         }
-        self.iter.seek(target)
+        self.placed = None;
+        if let Some(iter) = self.iter() {
+            iter.seek(target)
+        }
     }
 
     /// Positions at the last key at or before `target`.
     pub fn seek_for_prev(&mut self, target: impl AsRef<[u8]>) {
-        let target = target.as_ref();
-        self.iter.seek_for_prev(target)
+        self.placed = None;
+        if let Some(iter) = self.iter() {
+            iter.seek_for_prev(target.as_ref())
+        }
     }
 
     /// Positions at the first key.
     pub fn seek_to_first(&mut self) {
-        self.iter.seek_to_first()
+        self.placed = None;
+        if let Some(iter) = self.iter() {
+            iter.seek_to_first()
+        }
     }
 
     /// Positions at the last key.
     pub fn seek_to_last(&mut self) {
-        self.iter.seek_to_last()
+        self.placed = None;
+        if let Some(iter) = self.iter() {
+            iter.seek_to_last()
+        }
     }
 
     /// Moves to the next key. Panics unless `valid()`.
     pub fn next(&mut self) {
-        self.iter.next()
+        if let Some(iter) = self.iter() {
+            iter.next()
+        }
     }
 
     /// Moves to the previous key. Panics unless `valid()`.
     pub fn prev(&mut self) {
-        self.iter.prev()
+        if let Some(iter) = self.iter() {
+            iter.prev()
+        }
     }
 
     /// Sets the current key to `value` through the transaction; the cursor shows it at once.
     /// Panics unless `valid()`.
     pub fn update(&mut self, value: impl AsRef<[u8]>) -> Result<()> {
         let value = value.as_ref();
-        let key = self.iter.key().to_vec();
+        let key = self.key().to_vec();
         self.txn.put_cf(&self.cf, &key, value)?;
-        self.iter.patch_current(Pending::Value(value.to_vec()));
+        self.show(Pending::Value(value.to_vec()));
         Ok(())
     }
 
     /// Deletes the current key through the transaction. The cursor stays on it with an empty
     /// value. Panics unless `valid()`.
     pub fn delete(&mut self) -> Result<()> {
-        let key = self.iter.key().to_vec();
+        let key = self.key().to_vec();
         self.txn.delete_cf(&self.cf, &key)?;
-        self.iter.patch_current(Pending::Deleted);
+        self.show(Pending::Deleted);
         Ok(())
+    }
+
+    /// Shows `pending`, just written through the transaction, as the current entry's value.
+    fn show(&mut self, pending: Pending) {
+        match (&mut self.iter, &mut self.placed) {
+            (Some(iter), _) => iter.patch_current(pending),
+            (None, Some((_, value))) => {
+                *value = match pending {
+                    Pending::Value(v) => v,
+                    Pending::Deleted | Pending::Merges { .. } => Vec::new(),
+                }
+            }
+            (None, None) => unreachable!("checked valid by key()"),
+        }
     }
 }
 
