@@ -26,6 +26,10 @@ import java.util.concurrent.atomic.LongAdder;
  * Tests: read (one value), scan (100 entries through a cursor), update (a 100-byte value),
  * rmw (first and last bytes changed, through an updatable cursor where the engine has one),
  * mix (90% scans, 10% updates). Every operation is a transaction of its own.
+ *
+ * <p>Caches: {@code --caches=seed} (the default) sizes them as the comparison did, RocksDB
+ * (and Strata, with the same sizes) a third of {@code --memory}, TuplDB three quarters;
+ * {@code --caches=equal} gives every engine TuplDB's share, to measure what the split is worth.
  */
 public final class Bench {
     static final int VALUE_BYTES = 100;
@@ -64,6 +68,10 @@ public final class Bench {
         double seconds = Double.parseDouble(a.getOrDefault("seconds", "10"));
         double interval = Double.parseDouble(a.getOrDefault("interval", "1"));
         long memory = bytes(a.getOrDefault("memory", "1g"));
+        String caches = a.getOrDefault("caches", "seed");
+        if (!caches.equals("seed") && !caches.equals("equal")) {
+            throw new IllegalArgumentException("--caches is seed or equal, not " + caches);
+        }
         List<String> tests = List.of(a.getOrDefault("tests", "read,scan,update,rmw,mix")
                 .split(","));
         if (start <= 0 || max < start || growth <= 1) {
@@ -80,7 +88,7 @@ public final class Bench {
             Path engineDir = dir.resolve(name);
             deleteTree(engineDir);
             Files.createDirectories(engineDir);
-            try (Engine engine = open(name, engineDir.toString(), memory)) {
+            try (Engine engine = open(name, engineDir.toString(), memory, caches)) {
                 long loaded = 0;
                 for (long range = start; ; range = Math.min(max, (long) (range * growth))) {
                     long loadBegan = System.nanoTime();
@@ -180,12 +188,14 @@ public final class Bench {
         return total / ((ended - began) / 1e9);
     }
 
-    private static Engine open(String name, String dir, long memory) throws Exception {
+    private static Engine open(String name, String dir, long memory, String caches)
+            throws Exception {
         // The comparison's cache sizes: RocksDB (and Strata, with the same sizes) a third of
-        // memory, TuplDB most of it.
+        // memory, TuplDB most of it; with "equal", TuplDB's share for all.
+        long lsmCache = caches.equals("equal") ? memory * 3 / 4 : memory / 3;
         return switch (name) {
-            case "strata" -> new StrataEngine(dir, memory / 3);
-            case "rocksdb" -> new RocksEngine(dir, memory / 3);
+            case "strata" -> new StrataEngine(dir, lsmCache);
+            case "rocksdb" -> new RocksEngine(dir, lsmCache);
             case "tupl" -> new TuplEngine(dir, memory * 3 / 4);
             default -> throw new IllegalArgumentException("unknown engine " + name
                     + " (strata, rocksdb or tupl)");
