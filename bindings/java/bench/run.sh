@@ -6,12 +6,12 @@
 # Installs the binding (a release build of the native library) into the local Maven
 # repository, builds this harness with the chosen RocksJava and TuplDB versions, and runs
 # io.strata.bench.Bench with the other arguments (see Bench.java: --engines, --dir, --start,
-# --max, --growth, --threads, --seconds, --interval, --memory, --tests, --caches). By default
-# RocksJava 11.8.1, the newest Maven Central serves (the published comparison's was 8.8.1:
-# --rocksdb=8.8.1), and TuplDB 1.3.11, the newest Maven Central serves (the comparison's 1.8.0
-# is not there). --no-build runs what an earlier build of the same versions left (so that a
-# timed run holds no lock while building). JAVA_OPTS reaches the JVM (e.g. -Xmx256m, so that
-# the heap stays small beside the caches under a memory cap). A tiny run to check that it works:
+# --max, --growth, --threads, --seconds, --interval, --memory, --tests, --caches,
+# --bloom-bits). By default RocksJava 11.8.1, the newest Maven Central serves (the published
+# comparison's was 8.8.1: --rocksdb=8.8.1), and TuplDB 1.3.11, the newest Maven Central serves
+# (the comparison's 1.8.0 is not there). --no-build runs what an earlier build of the same
+# versions left (so that a timed run holds no lock while building). JAVA_OPTS reaches the JVM
+# (e.g. -Xmx256m, so that the heap stays small beside the caches under a memory cap). A tiny run to check that it works:
 #
 #   bindings/java/bench/run.sh --start=2000 --max=4000 --threads=1 --seconds=1 --memory=64m
 #

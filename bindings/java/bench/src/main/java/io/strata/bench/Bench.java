@@ -30,6 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Caches: {@code --caches=seed} (the default) sizes them as the comparison did, RocksDB
  * (and Strata, with the same sizes) a third of {@code --memory}, TuplDB three quarters;
  * {@code --caches=equal} gives every engine TuplDB's share, to measure what the split is worth.
+ * {@code --bloom-bits=N} gives the two LSM trees bloom filters of N bits a key; the default, 0,
+ * is the comparison's (RocksDB had no filter policy).
  */
 public final class Bench {
     static final int VALUE_BYTES = 100;
@@ -69,6 +71,7 @@ public final class Bench {
         double interval = Double.parseDouble(a.getOrDefault("interval", "1"));
         long memory = bytes(a.getOrDefault("memory", "1g"));
         String caches = a.getOrDefault("caches", "seed");
+        int bloomBits = Integer.parseInt(a.getOrDefault("bloom-bits", "0"));
         if (!caches.equals("seed") && !caches.equals("equal")) {
             throw new IllegalArgumentException("--caches is seed or equal, not " + caches);
         }
@@ -88,7 +91,7 @@ public final class Bench {
             Path engineDir = dir.resolve(name);
             deleteTree(engineDir);
             Files.createDirectories(engineDir);
-            try (Engine engine = open(name, engineDir.toString(), memory, caches)) {
+            try (Engine engine = open(name, engineDir.toString(), memory, caches, bloomBits)) {
                 long loaded = 0;
                 for (long range = start; ; range = Math.min(max, (long) (range * growth))) {
                     long loadBegan = System.nanoTime();
@@ -188,14 +191,14 @@ public final class Bench {
         return total / ((ended - began) / 1e9);
     }
 
-    private static Engine open(String name, String dir, long memory, String caches)
-            throws Exception {
+    private static Engine open(String name, String dir, long memory, String caches,
+            int bloomBits) throws Exception {
         // The comparison's cache sizes: RocksDB (and Strata, with the same sizes) a third of
         // memory, TuplDB most of it; with "equal", TuplDB's share for all.
         long lsmCache = caches.equals("equal") ? memory * 3 / 4 : memory / 3;
         return switch (name) {
-            case "strata" -> new StrataEngine(dir, lsmCache);
-            case "rocksdb" -> new RocksEngine(dir, lsmCache);
+            case "strata" -> new StrataEngine(dir, lsmCache, bloomBits);
+            case "rocksdb" -> new RocksEngine(dir, lsmCache, bloomBits);
             case "tupl" -> new TuplEngine(dir, memory * 3 / 4);
             default -> throw new IllegalArgumentException("unknown engine " + name
                     + " (strata, rocksdb or tupl)");

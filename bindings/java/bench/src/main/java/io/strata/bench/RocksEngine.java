@@ -1,6 +1,7 @@
 package io.strata.bench;
 
 import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
 import org.rocksdb.CompressionType;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.LRUCache;
@@ -18,7 +19,8 @@ import org.rocksdb.WriteOptions;
  * RocksDB through RocksJava, a TransactionDB with the published comparison's settings: no
  * compression, three 64 MiB write buffers, L0 compaction at 8 files, 4 levels, a 512 MiB base
  * level and a multiplier of 8, the block cache (a third of memory) holding index and filter
- * blocks. The comparison set no filter policy, so there is none (RocksDB's default).
+ * blocks. The comparison set no filter policy, so there is none (RocksDB's default) unless
+ * the run asks for bloom filters.
  */
 final class RocksEngine implements Engine {
     static {
@@ -31,10 +33,13 @@ final class RocksEngine implements Engine {
     private final TransactionDB db;
     private final WriteOptions writeOptions = new WriteOptions();
 
-    RocksEngine(String dir, long cacheBytes) throws Exception {
+    RocksEngine(String dir, long cacheBytes, int bloomBits) throws Exception {
         BlockBasedTableConfig table = new BlockBasedTableConfig()
                 .setBlockCache(new LRUCache(cacheBytes))
                 .setCacheIndexAndFilterBlocks(true);
+        if (bloomBits > 0) {
+            table.setFilterPolicy(new BloomFilter(bloomBits));
+        }
         options = new Options()
                 .setCreateIfMissing(true)
                 .setCompressionType(CompressionType.NO_COMPRESSION)

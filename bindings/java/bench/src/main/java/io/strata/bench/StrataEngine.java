@@ -12,13 +12,14 @@ import io.strata.WriteOptions;
 
 /**
  * Strata through its Java binding, pessimistic transactions, with the comparison's RocksDB
- * settings; no bloom filter, as RocksDB there had none (Strata's default is 10 bits a key).
+ * settings; no bloom filter by default, as RocksDB there had none (Strata's default is 10
+ * bits a key).
  */
 final class StrataEngine implements Engine {
     private final Strata db;
     private static final WriteOptions WRITE = new WriteOptions();
 
-    StrataEngine(String dir, long cacheBytes) {
+    StrataEngine(String dir, long cacheBytes, int bloomBits) {
         db = Strata.open(dir, new Options()
                 .transactionDb(true)
                 .compression("none")
@@ -30,7 +31,7 @@ final class StrataEngine implements Engine {
                 .maxBytesForLevelMultiplier(8)
                 .blockCacheSize(cacheBytes)
                 .cacheIndexAndFilterBlocks(true)
-                .bloomBitsPerKey(0));
+                .bloomBitsPerKey(bloomBits));
     }
 
     @Override
