@@ -594,6 +594,51 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetInto(
     })
 }
 
+/// The value of the key in direct buffer `key` (`key_len` bytes at `key_at`) as `nativeGet`
+/// reads it (for update when `for_update`), copied into direct buffer `value` (`value_len`
+/// bytes at `value_at`) as far as it fits; returns its full size, or -1
+/// (`Strata.NOT_FOUND`).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetDirect(
+    env: *mut sys::JNIEnv,
+    _this: jobject,
+    h: jlong,
+    cf: jlong,
+    key: jobject,
+    key_at: jint,
+    key_len: jint,
+    value: jobject,
+    value_at: jint,
+    value_len: jint,
+    for_update: jboolean,
+) -> jlong {
+    // A size comes back as a jlong, never a jint: see `raw.rs`.
+    jlong::from({
+        // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
+        // slice ends before the value's is made (the two may be one buffer); `h` is `this`'s
+        // handle, `cf` 0 or one the Java caller passes with its object.
+        unsafe {
+            run_raw(env, |env| {
+                let cf = family(cf)?;
+                let found = {
+                    let key = env.direct(key, key_at, key_len, "key")?;
+                    shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?
+                };
+                let Some(found) = found else { return Ok(-1) };
+                let out = env.direct_mut(value, value_at, value_len, "value")?;
+                let n = found.len().min(out.len());
+                out[..n].copy_from_slice(&found[..n]);
+                jint::try_from(found.len()).map_err(|_| {
+                    BindError::Arg(format!(
+                        "the value has {} bytes, more than an int",
+                        found.len()
+                    ))
+                })
+            })
+        }
+    })
+}
+
 /// Reads `key` as `nativeGet` (not for update), then commits, in one crossing: the value's
 /// size or -1, the value handed over as `nativeGet` does. A failed read leaves the transaction running (as a failed `get` does); a failed
 /// commit ends it (as `commit` does).

@@ -1,6 +1,7 @@
 package io.strata;
 
 import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
 
 /**
  * A transaction of a {@link Strata}, from {@link Strata#beginTransaction()}: reads see its
@@ -111,6 +112,61 @@ public final class Transaction extends NativeObject {
         try {
             return (int) nativeGetInto(handle, handleOf(cf), key, lengthOf(key), value,
                     lengthOf(value), forUpdate);
+        } finally {
+            Reference.reachabilityFence(cf);
+        }
+    }
+
+    /**
+     * Reads the value of the key between {@code key}'s position and limit, as the transaction
+     * sees it, into {@code value} from its position, without copying through a Java array when
+     * both buffers are direct (as {@link Strata#get(ByteBuffer, ByteBuffer)} does outside a
+     * transaction). Returns the value's full size, or {@link Strata#NOT_FOUND}; sets {@code
+     * value}'s limit after the bytes written (as many as fit: when the size is above what was
+     * remaining, the value was cut). Neither buffer's position moves.
+     */
+    public int get(ByteBuffer key, ByteBuffer value) {
+        return get(null, key, value);
+    }
+
+    /** As {@link #get(ByteBuffer, ByteBuffer)}, in {@code cf} (null: the default family). */
+    public int get(ColumnFamily cf, ByteBuffer key, ByteBuffer value) {
+        return getBuffer(cf, key, value, false);
+    }
+
+    /**
+     * As {@link #getForUpdate(ColumnFamily, byte[])} (the key guarded or locked), reading the
+     * value into {@code value} as {@link #get(ByteBuffer, ByteBuffer)} does.
+     */
+    public int getForUpdate(ColumnFamily cf, ByteBuffer key, ByteBuffer value) {
+        return getBuffer(cf, key, value, true);
+    }
+
+    private int getBuffer(ColumnFamily cf, ByteBuffer key, ByteBuffer value, boolean forUpdate) {
+        Strata.requireNonNull(key, "key");
+        Strata.requireNonNull(value, "value");
+        // Refused before the read, which may lock the key.
+        if (value.isReadOnly()) {
+            throw new InvalidArgumentException("invalid argument: value is a read-only buffer");
+        }
+        try {
+            int size;
+            if (key.isDirect() && value.isDirect()) {
+                size = (int) nativeGetDirect(handle, handleOf(cf), key, key.position(),
+                        key.remaining(), value, value.position(), value.remaining(), forUpdate);
+            } else {
+                byte[] keyBytes = Strata.bytesOf(key);
+                byte[] found = forUpdate ? getForUpdate(cf, keyBytes) : get(cf, keyBytes);
+                if (found == null) {
+                    return Strata.NOT_FOUND;
+                }
+                value.duplicate().put(found, 0, Math.min(found.length, value.remaining()));
+                size = found.length;
+            }
+            if (size != Strata.NOT_FOUND) {
+                value.limit(value.position() + Math.min(size, value.remaining()));
+            }
+            return size;
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -290,6 +346,9 @@ public final class Transaction extends NativeObject {
 
     private native long nativeGetInto(long h, long cf, byte[] key, int keyLength, byte[] value,
             int valueLength, boolean forUpdate);
+
+    private native long nativeGetDirect(long h, long cf, ByteBuffer key, int keyAt, int keyLen,
+            ByteBuffer value, int valueAt, int valueLen, boolean forUpdate);
 
     private native long nativeGetAndCommit(long h, long cf, byte[] key, int keyLength,
             byte[] scratch, int scratchLength, byte[][] large);
