@@ -195,6 +195,15 @@ public final class JniCost {
                 sink[0] += txn.get(Bench.key(k), valueOut);
                 txn.commit();
             }));
+            // The same, through direct buffers (Transaction.get(ByteBuffer, ByteBuffer)).
+            report("txn_get_direct_reuse", measure(keys, ops, k -> {
+                Transaction txn = db.beginTransaction(write, reused[0]);
+                reused[0] = txn;
+                keyBuffer.putLong(0, k);
+                valueBuffer.clear();
+                sink[0] += txn.get(keyBuffer, valueBuffer);
+                txn.commit();
+            }));
             // The same, the read and the commit in one call (Transaction.getAndCommit).
             report("txn_get_and_commit", measure(keys, ops, k -> {
                 Transaction txn = db.beginTransaction(write, reused[0]);
