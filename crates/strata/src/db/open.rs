@@ -190,7 +190,11 @@ impl Db {
             &path,
             &wals,
             options.wal_recovery_mode,
-            &replay_families(&versions, &family_options),
+            &replay_families(
+                &versions,
+                &family_options,
+                may_keep_replayed(&options, false),
+            ),
             &io,
             false,
         )?;
@@ -361,7 +365,7 @@ pub(super) fn open_read_only_inner(
             &path,
             &wals,
             options.wal_recovery_mode,
-            &replay_families(&versions, &family_options),
+            &replay_families(&versions, &family_options, false),
             &io,
             true,
         )?;
@@ -543,10 +547,13 @@ fn record_prefix_extractors(
     Ok(())
 }
 
-/// What WAL replay needs of the manifest's families.
+/// What WAL replay needs of the manifest's families. With `with_blooms` (an open that may
+/// keep a replayed memtable as the active one) the memtables get their family's bloom
+/// filter, as the write path's do; otherwise none, since they are flushed at once.
 fn replay_families(
     versions: &VersionSet,
     family_options: &BTreeMap<u32, Options>,
+    with_blooms: bool,
 ) -> recovery::ReplayFamilies {
     recovery::ReplayFamilies {
         families: versions
@@ -557,7 +564,10 @@ fn replay_families(
                     log_number: f.log_number,
                     write_buffer_size: family_options[&id].write_buffer_size,
                     order: f.current.order.clone(),
-                    bloom_bytes: family_options[&id].memtable_bloom_bytes(),
+                    bloom_bytes: match with_blooms {
+                        true => family_options[&id].memtable_bloom_bytes(),
+                        false => 0,
+                    },
                 };
                 (id, replay)
             })
@@ -722,10 +732,14 @@ fn keeps_replayed_memtable(
     family_options: &Options,
     replayed: &[Arc<MemTable>],
 ) -> bool {
-    options.avoid_flush_during_recovery
-        && !options.atomic_flush
-        && !read_only
+    may_keep_replayed(options, read_only)
         && matches!(replayed, [only] if !only.is_full(family_options.write_buffer_size))
+}
+
+/// Whether an open with `options` may keep a replayed memtable at all (see
+/// [`keeps_replayed_memtable`]).
+fn may_keep_replayed(options: &Options, read_only: bool) -> bool {
+    options.avoid_flush_during_recovery && !options.atomic_flush && !read_only
 }
 
 /// The key order of `comparator` for `family`, or the error refusing it: a family is read in

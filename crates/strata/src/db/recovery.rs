@@ -86,9 +86,8 @@ pub(crate) struct FamilyReplay {
     pub write_buffer_size: usize,
     /// The family's user key order, for those memtables.
     pub order: crate::comparator::KeyOrder,
-    /// Bytes of the memtables' bloom filter, as the write path gives its memtables: a
-    /// replayed memtable may go on as the family's active one
-    /// (`Options::avoid_flush_during_recovery`).
+    /// Bytes of the memtables' bloom filter: the write path's size when a replayed memtable
+    /// may go on as the family's active one (`Options::avoid_flush_during_recovery`), else 0.
     pub bloom_bytes: usize,
 }
 
