@@ -620,3 +620,45 @@ fn a_transaction_iterates_in_its_family_order() {
     it.prev();
     assert_eq!(it.key(), b"d");
 }
+
+/// A cursor made without bounds makes its iterator only when a call needs one; it is still
+/// refused when it is made where an iterator would be: on an ended transaction of either
+/// kind, or over a dropped family.
+#[test]
+fn a_cursor_is_refused_when_made_where_an_iterator_would_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let gone = db.create_cf("gone", CfOptions::default()).unwrap();
+    db.drop_cf(&gone).unwrap();
+    let cf = db.default_cf();
+    for bounds in [ReadOptions::default(), {
+        let mut o = ReadOptions::default();
+        o.lower_bound = Some(b"a".to_vec());
+        o
+    }] {
+        let mut txn = db.optimistic_transaction(&WriteOptions::default());
+        let e = txn
+            .cursor_cf(&gone, &bounds)
+            .err()
+            .expect("a dropped family");
+        assert!(e.to_string().contains("dropped"), "{e}");
+        txn.commit().unwrap();
+        let e = txn
+            .cursor_cf(&cf, &bounds)
+            .err()
+            .expect("a committed transaction");
+        assert!(e.to_string().contains("committed"), "{e}");
+    }
+    db.close().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let tdb = strata::TransactionDb::open(other.path(), options).unwrap();
+    let mut txn = tdb.transaction(&WriteOptions::default(), &Default::default());
+    txn.rollback().unwrap();
+    let e = txn
+        .cursor_cf(&tdb.db().default_cf(), &ReadOptions::default())
+        .err()
+        .expect("a rolled-back transaction");
+    assert!(e.to_string().contains("rolled back"), "{e}");
+}

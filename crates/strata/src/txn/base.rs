@@ -122,6 +122,12 @@ pub trait TransactionBase: Sized {
     /// latest data. Bounds come from `options`.
     fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<TxnIterator>;
 
+    /// Refuses what [`TransactionBase::iter_cf`] refuses before it makes an iterator (an
+    /// ended transaction, a dropped family): a cursor that makes its iterator later checks
+    /// this when it is made, so that it fails where an iterator would.
+    #[doc(hidden)]
+    fn check_readable(&self, cf: &ColumnFamily) -> Result<()>;
+
     /// Marks the transaction's state; [`TransactionBase::rollback_to_save_point`] returns to
     /// it.
     fn set_save_point(&mut self) -> Result<()>;
@@ -203,6 +209,7 @@ pub trait TransactionBase: Sized {
         cf: &ColumnFamily,
         options: &ReadOptions,
     ) -> Result<TxnCursor<'_, Self>> {
+        self.check_readable(cf)?;
         let mut at = options.clone();
         if at.snapshot.is_none() {
             at.snapshot = Some(self.read_snapshot());
@@ -318,7 +325,7 @@ impl<'t, T: TransactionBase> TxnCursor<'t, T> {
     pub fn valid(&self) -> bool {
         match &self.iter {
             Some(iter) => iter.valid(),
-            None => self.placed.is_some(),
+            None => self.error.is_none() && self.placed.is_some(),
         }
     }
 
@@ -353,6 +360,10 @@ impl<'t, T: TransactionBase> TxnCursor<'t, T> {
     /// point read (see the module's doc), at the cursor's snapshot.
     pub fn seek(&mut self, target: impl AsRef<[u8]>) {
         let target = target.as_ref();
+        // A cursor whose iterator could not be made stays invalid, its error in `status`.
+        if self.error.is_some() {
+            return;
+        }
         // A cursor without its iterator has no bounds (see `cursor_cf`).
         if self
             .iter

@@ -296,12 +296,16 @@ impl TransactionBase for OptimisticTransaction<'_> {
         Ok(())
     }
 
+    fn check_readable(&self, cf: &ColumnFamily) -> Result<()> {
+        self.check_active()?;
+        check_family(cf)
+    }
+
     /// A cursor over family `cf`, as [`OptimisticTransaction::iter`]. It shows the writes
     /// the transaction made before it was created.
     fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<TxnIterator> {
         let mut options = options.clone();
-        self.check_active()?;
-        check_family(cf)?;
+        self.check_readable(cf)?;
         if options.snapshot.is_none() {
             options.snapshot = Some(self.snapshot.clone());
         }

@@ -605,11 +605,15 @@ impl TransactionBase for Transaction<'_> {
         Ok(())
     }
 
+    fn check_readable(&self, cf: &ColumnFamily) -> Result<()> {
+        self.check_active()?;
+        check_family(cf)
+    }
+
     /// A cursor over family `cf`, as [`Transaction::iter`].
     fn iter_cf(&self, cf: &ColumnFamily, options: &ReadOptions) -> Result<TxnIterator> {
         let mut options = options.clone();
-        self.check_active()?;
-        check_family(cf)?;
+        self.check_readable(cf)?;
         if options.snapshot.is_none() {
             options.snapshot = self.snapshot.clone();
         }
