@@ -614,12 +614,15 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetDirect(
 ) -> jlong {
     // A size comes back as a jlong, never a jint: see `raw.rs`.
     jlong::from({
-        // SAFETY: `env` is this call's; both buffers are arguments of this call, and the key's
-        // slice ends before the value's is made (the two may be one buffer); `h` is `this`'s
-        // handle, `cf` 0 or one the Java caller passes with its object.
+        // SAFETY: `env` is this call's; both buffers are arguments of this call; the value's
+        // first (shared) slice is dropped at once, and the key's ends before the value's
+        // mutable one is made (the two may be one buffer); `h` is `this`'s handle, `cf` 0 or
+        // one the Java caller passes with its object.
         unsafe {
             run_raw(env, |env| {
                 let cf = family(cf)?;
+                // The value's buffer is checked before the read, which may lock the key.
+                env.direct(value, value_at, value_len, "value")?;
                 let found = {
                     let key = env.direct(key, key_at, key_len, "key")?;
                     shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?
