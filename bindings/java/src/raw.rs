@@ -307,6 +307,34 @@ impl RawEnv {
         // SAFETY: inside the buffer (checked), alive for the call, not aliased (the contract).
         Ok(unsafe { std::slice::from_raw_parts_mut(address, length) })
     }
+
+    /// Copies `bytes` into the `length` bytes at `offset` of direct buffer `buffer`, as many
+    /// as fit (the `direct_mut` checks apply); returns their full size, which the caller
+    /// compares with what it had room for. The size is refused first if it is more than an
+    /// int, so that nothing is written then.
+    ///
+    /// # Safety
+    /// As [`RawEnv::direct_mut`].
+    pub unsafe fn copy_into_direct(
+        &self,
+        bytes: &[u8],
+        buffer: jobject,
+        offset: jint,
+        length: jint,
+        what: &str,
+    ) -> Result<jint> {
+        let size = jint::try_from(bytes.len()).map_err(|_| {
+            BindError::Arg(format!(
+                "the value has {} bytes, more than an int",
+                bytes.len()
+            ))
+        })?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { self.direct_mut(buffer, offset, length, what)? };
+        let n = bytes.len().min(out.len());
+        out[..n].copy_from_slice(&bytes[..n]);
+        Ok(size)
+    }
 }
 
 fn not_direct(what: &str) -> BindError {

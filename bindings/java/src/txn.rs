@@ -628,15 +628,7 @@ pub unsafe extern "system" fn Java_io_strata_Transaction_nativeGetDirect(
                     shell(h)?.run(|txn, engine| txn_get(txn, engine, cf, key, for_update))?
                 };
                 let Some(found) = found else { return Ok(-1) };
-                let out = env.direct_mut(value, value_at, value_len, "value")?;
-                let n = found.len().min(out.len());
-                out[..n].copy_from_slice(&found[..n]);
-                jint::try_from(found.len()).map_err(|_| {
-                    BindError::Arg(format!(
-                        "the value has {} bytes, more than an int",
-                        found.len()
-                    ))
-                })
+                env.copy_into_direct(&found, value, value_at, value_len, "value")
             })
         }
     })
