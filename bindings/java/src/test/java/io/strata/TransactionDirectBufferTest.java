@@ -9,10 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Random;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,12 +27,6 @@ class TransactionDirectBufferTest {
 
     @TempDir
     Path dir;
-
-    private static byte[] bytes(Random random, int length) {
-        byte[] out = new byte[length];
-        random.nextBytes(out);
-        return out;
-    }
 
     /** {@code key} at position {@link #KEY_AT} of a buffer with bytes after it too. */
     private static ByteBuffer keyBuffer(byte[] key, boolean direct) {
@@ -67,6 +57,10 @@ class TransactionDirectBufferTest {
 
     private static final BufferRead PLAIN = Transaction::get;
     private static final BufferRead FOR_UPDATE = Transaction::getForUpdate;
+
+    /** The model's read: plain in even rounds, for update in odd ones. */
+    private static final TransactionReadModel.Check MODEL_READ = (txn, key, expected, round) ->
+            checkRead(txn, null, round % 2 == 0 ? PLAIN : FOR_UPDATE, key, expected);
 
     /**
      * Reads {@code key} through {@code how} into buffers of several sizes, direct and not, and
@@ -106,57 +100,16 @@ class TransactionDirectBufferTest {
         }
     }
 
-    /** Transactions of random puts and deletes, every key read into buffers along the way. */
-    private static void modelRun(Strata db, TransactionOptions options, long seed) {
-        Random random = new Random(seed);
-        int[] lengths = {0, 1, 8, 127, 128, 129, 1000, 70_000};
-        Map<String, byte[]> committed = new TreeMap<>();
-        Map<String, byte[]> keys = new TreeMap<>();
-        Transaction txn = null;
-        for (int round = 0; round < 8; round++) {
-            txn = options == null ? db.beginTransaction(WRITE, txn)
-                    : db.beginTransaction(WRITE, options, txn);
-            Map<String, byte[]> seen = new HashMap<>(committed);
-            for (int op = 0; op < 4; op++) {
-                byte[] key = bytes(random, 1 + random.nextInt(40));
-                String name = Arrays.toString(key);
-                keys.put(name, key);
-                if (random.nextInt(4) == 0) {
-                    txn.delete(key);
-                    seen.remove(name);
-                } else {
-                    byte[] value = bytes(random, lengths[random.nextInt(lengths.length)]);
-                    txn.put(key, value);
-                    seen.put(name, value);
-                }
-            }
-            BufferRead how = round % 2 == 0 ? PLAIN : FOR_UPDATE;
-            for (Map.Entry<String, byte[]> e : keys.entrySet()) {
-                checkRead(txn, null, how, e.getValue(), seen.get(e.getKey()));
-            }
-            checkRead(txn, null, how, b("never written"), null);
-            if (random.nextInt(3) == 0) {
-                txn.rollback();
-            } else {
-                txn.commit();
-                committed = seen;
-            }
-        }
-        txn.close();
-        for (Map.Entry<String, byte[]> e : keys.entrySet()) {
-            assertArrayEquals(committed.get(e.getKey()), db.get(e.getValue()));
-        }
-    }
-
     @Test
     void readsIntoBuffersAsAModelSays() {
         try (Strata db = Strata.open(dir.resolve("optimistic"), new Options())) {
-            modelRun(db, null, 52);
+            TransactionReadModel.run(db, null, 52, MODEL_READ);
         }
         try (Strata db = Strata.open(dir.resolve("pessimistic"),
                 new Options().transactionDb(true))) {
-            modelRun(db, new TransactionOptions(), 53);
-            modelRun(db, new TransactionOptions().setSnapshot(true), 54);
+            TransactionReadModel.run(db, new TransactionOptions(), 53, MODEL_READ);
+            TransactionReadModel.run(db, new TransactionOptions().setSnapshot(true), 54,
+                    MODEL_READ);
         }
     }
 

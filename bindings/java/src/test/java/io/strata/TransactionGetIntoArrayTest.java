@@ -8,10 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Random;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,12 +24,6 @@ class TransactionGetIntoArrayTest {
     @TempDir
     Path dir;
 
-    private static byte[] bytes(Random random, int length) {
-        byte[] out = new byte[length];
-        random.nextBytes(out);
-        return out;
-    }
-
     private static byte[] filled(int n) {
         byte[] out = new byte[n];
         Arrays.fill(out, UNTOUCHED);
@@ -47,6 +37,10 @@ class TransactionGetIntoArrayTest {
 
     private static final IntoRead PLAIN = Transaction::get;
     private static final IntoRead FOR_UPDATE = Transaction::getForUpdate;
+
+    /** The model's read: plain in even rounds, for update in odd ones. */
+    private static final TransactionReadModel.Check MODEL_READ = (txn, key, expected, round) ->
+            checkInto(txn, null, round % 2 == 0 ? PLAIN : FOR_UPDATE, key, expected);
 
     /**
      * Reads {@code key} through {@code how} into arrays of several sizes and checks each
@@ -73,61 +67,16 @@ class TransactionGetIntoArrayTest {
         }
     }
 
-    /**
-     * Transactions of random puts and deletes, some committed and some rolled back, every key
-     * read into arrays along the way: what the transaction sees is the database's model with
-     * its own writes over it.
-     */
-    private static void modelRun(Strata db, TransactionOptions options, long seed) {
-        Random random = new Random(seed);
-        int[] lengths = {0, 1, 8, 127, 128, 129, 1000, 70_000};
-        Map<String, byte[]> committed = new TreeMap<>();
-        Map<String, byte[]> keys = new TreeMap<>();
-        Transaction txn = null;
-        for (int round = 0; round < 12; round++) {
-            txn = options == null ? db.beginTransaction(WRITE, txn)
-                    : db.beginTransaction(WRITE, options, txn);
-            Map<String, byte[]> seen = new HashMap<>(committed);
-            for (int op = 0; op < 5; op++) {
-                byte[] key = bytes(random, lengths[random.nextInt(lengths.length)]);
-                String name = Arrays.toString(key);
-                keys.put(name, key);
-                if (random.nextInt(4) == 0) {
-                    txn.delete(key);
-                    seen.remove(name);
-                } else {
-                    byte[] value = bytes(random, lengths[random.nextInt(lengths.length)]);
-                    txn.put(key, value);
-                    seen.put(name, value);
-                }
-            }
-            IntoRead how = round % 2 == 0 ? PLAIN : FOR_UPDATE;
-            for (Map.Entry<String, byte[]> e : keys.entrySet()) {
-                checkInto(txn, null, how, e.getValue(), seen.get(e.getKey()));
-            }
-            checkInto(txn, null, how, b("never written"), null);
-            if (random.nextInt(3) == 0) {
-                txn.rollback();
-            } else {
-                txn.commit();
-                committed = seen;
-            }
-        }
-        txn.close();
-        for (Map.Entry<String, byte[]> e : keys.entrySet()) {
-            assertArrayEquals(committed.get(e.getKey()), db.get(e.getValue()));
-        }
-    }
-
     @Test
     void readsIntoTheCallersArrayAsAModelSays() {
         try (Strata db = Strata.open(dir.resolve("optimistic"), new Options())) {
-            modelRun(db, null, 42);
+            TransactionReadModel.run(db, null, 42, MODEL_READ);
         }
         try (Strata db = Strata.open(dir.resolve("pessimistic"),
                 new Options().transactionDb(true))) {
-            modelRun(db, new TransactionOptions(), 43);
-            modelRun(db, new TransactionOptions().setSnapshot(true), 44);
+            TransactionReadModel.run(db, new TransactionOptions(), 43, MODEL_READ);
+            TransactionReadModel.run(db, new TransactionOptions().setSnapshot(true), 44,
+                    MODEL_READ);
         }
     }
 
