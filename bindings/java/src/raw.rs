@@ -215,12 +215,7 @@ impl RawEnv {
         capacity: jint,
         what: &str,
     ) -> Result<jint> {
-        let size = jint::try_from(bytes.len()).map_err(|_| {
-            BindError::Arg(format!(
-                "the value has {} bytes, more than an int",
-                bytes.len()
-            ))
-        })?;
+        let size = value_size(bytes)?;
         if capacity < 0 || array.is_null() {
             return Err(BindError::Arg(format!("{what} is null")));
         }
@@ -323,18 +318,23 @@ impl RawEnv {
         length: jint,
         what: &str,
     ) -> Result<jint> {
-        let size = jint::try_from(bytes.len()).map_err(|_| {
-            BindError::Arg(format!(
-                "the value has {} bytes, more than an int",
-                bytes.len()
-            ))
-        })?;
+        let size = value_size(bytes)?;
         // SAFETY: the caller's contract.
         let out = unsafe { self.direct_mut(buffer, offset, length, what)? };
         let n = bytes.len().min(out.len());
         out[..n].copy_from_slice(&bytes[..n]);
         Ok(size)
     }
+}
+
+/// `bytes`' length as Java's int, or the error refusing a value longer than an array can be.
+fn value_size(bytes: &[u8]) -> Result<jint> {
+    jint::try_from(bytes.len()).map_err(|_| {
+        BindError::Arg(format!(
+            "the value has {} bytes, more than an int",
+            bytes.len()
+        ))
+    })
 }
 
 fn not_direct(what: &str) -> BindError {
