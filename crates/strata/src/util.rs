@@ -18,6 +18,29 @@ pub fn prefetch(byte: &u8) {
     let _ = byte;
 }
 
+/// Asks for the lines of a block that a lookup in it touches first, all at once: its first
+/// line, the first line of each further page it spans, its middle line and its last. A
+/// block read in place from a mapped table by a new process misses the cache at each, and a
+/// 4 KiB block not aligned to pages usually spans two, each a TLB miss too. The trailer and
+/// restart array at the end, the restart keys and the entry scan would otherwise reach them
+/// one after another, each waiting for the one before. (A block from the block cache gains
+/// nothing measurable from it: docs/benchmarks.md.)
+#[inline]
+pub fn prefetch_block(bytes: &[u8]) {
+    const PAGE: usize = 4096;
+    let Some(last) = bytes.len().checked_sub(1) else {
+        return;
+    };
+    prefetch(&bytes[0]);
+    prefetch(&bytes[last / 2]);
+    prefetch(&bytes[last]);
+    let mut at = PAGE - (bytes.as_ptr() as usize % PAGE);
+    while at < last {
+        prefetch(&bytes[at]);
+        at += PAGE;
+    }
+}
+
 /// [`prefetch`] of a raw address, for an address kept apart from what it points into (a
 /// cache entry's hint). A prefetch never faults, so any address is sound; one that no longer
 /// points into live memory only wastes the request.

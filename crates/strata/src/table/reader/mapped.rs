@@ -120,6 +120,8 @@ impl Table {
         };
         let owner = mapped.owner();
         let stored = &owner_bytes(owner)[handle.offset as usize..end as usize];
+        // The trailer check below is the block's first touch: ask for its other pages too.
+        crate::util::prefetch_block(stored);
         if stored[handle.size as usize] != Compression::None as u8 {
             return Ok(None);
         }
