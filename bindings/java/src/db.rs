@@ -174,14 +174,22 @@ pub unsafe fn snapshot(snap: jlong) -> Result<Option<Snapshot>> {
     Ok(Some(shell.cloned()?))
 }
 
-/// Read options at snapshot handle `snap`.
+/// `ReadOptions.blockFlags()`: the data blocks read do not go into the block cache.
+const NO_FILL_CACHE: jint = 1;
+/// `ReadOptions.blockFlags()`: the data blocks read do not have their checksums checked.
+const NO_VERIFY_CHECKSUMS: jint = 2;
+
+/// Read options at snapshot handle `snap`, reading blocks as `blocks` (`ReadOptions.blockFlags()`)
+/// says.
 ///
 /// # Safety
 /// As [`snapshot`].
-unsafe fn read_options(snap: jlong) -> Result<ReadOptions> {
+pub unsafe fn read_options(snap: jlong, blocks: jint) -> Result<ReadOptions> {
     let mut options = ReadOptions::default();
     // SAFETY: the caller's contract.
     options.snapshot = unsafe { snapshot(snap)? };
+    options.fill_cache = blocks & NO_FILL_CACHE == 0;
+    options.verify_checksums = blocks & NO_VERIFY_CHECKSUMS == 0;
     Ok(options)
 }
 
@@ -327,12 +335,12 @@ pub extern "system" fn Java_io_strata_Strata_nativeIsClosed<'l>(
 unsafe fn get_with<R>(
     h: jlong,
     cf: jlong,
-    snap: jlong,
+    (snap, blocks): (jlong, jint),
     key: &[u8],
     f: impl FnOnce(Option<&[u8]>) -> Result<R>,
 ) -> Result<R> {
     // SAFETY: the caller's contract.
-    let (cf, options) = unsafe { (family(cf)?, read_options(snap)?) };
+    let (cf, options) = unsafe { (family(cf)?, read_options(snap, blocks)?) };
     // SAFETY: the caller's contract.
     unsafe { shell(h) }?.with_db(|db| read(db, cf.as_ref(), key, &options, f))
 }
@@ -348,6 +356,7 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
     h: jlong,
     cf: jlong,
     snap: jlong,
+    blocks: jint,
     key: jbyteArray,
     key_len: jint,
     scratch: jbyteArray,
@@ -363,7 +372,7 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGet(
             run_raw(env, |env| {
                 let mut buf = KeyBuf::new();
                 let key = env.bytes(key, key_len, "key", &mut buf)?;
-                get_with(h, cf, snap, key, |value| match value {
+                get_with(h, cf, (snap, blocks), key, |value| match value {
                     Some(v) => env.value_out(v, scratch, scratch_len, large),
                     None => Ok(-1),
                 })
@@ -381,6 +390,7 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetInto(
     h: jlong,
     cf: jlong,
     snap: jlong,
+    blocks: jint,
     key: jbyteArray,
     key_len: jint,
     value: jbyteArray,
@@ -397,7 +407,7 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetInto(
                 if value_len < 0 || value.is_null() {
                     return Err(BindError::Arg("value is null".into()));
                 }
-                get_with(h, cf, snap, key, |found| match found {
+                get_with(h, cf, (snap, blocks), key, |found| match found {
                     Some(v) => env.copy_into(v, value, value_len, "value"),
                     None => Ok(-1),
                 })
@@ -413,6 +423,7 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetDirect(
     h: jlong,
     cf: jlong,
     snap: jlong,
+    blocks: jint,
     key: jobject,
     key_at: jint,
     key_len: jint,
@@ -428,7 +439,7 @@ pub unsafe extern "system" fn Java_io_strata_Strata_nativeGetDirect(
         // objects.
         unsafe {
             run_raw(env, |env| {
-                let (cf, options) = (family(cf)?, read_options(snap)?);
+                let (cf, options) = (family(cf)?, read_options(snap, blocks)?);
                 let found = {
                     let key = env.direct(key, key_at, key_len, "key")?;
                     shell(h)?.with_db(|db| {
@@ -628,6 +639,7 @@ pub extern "system" fn Java_io_strata_Strata_nativeMultiGet<'l>(
     h: jlong,
     cf: jlong,
     snap: jlong,
+    blocks: jint,
     keys: JObjectArray<'l, JByteArray<'l>>,
 ) -> JObjectArray<'l, JByteArray<'l>> {
     run(env, |env| {
@@ -641,7 +653,7 @@ pub extern "system" fn Java_io_strata_Strata_nativeMultiGet<'l>(
             env.delete_local_ref(key);
         }
         // SAFETY: `cf` and `snap` are handles of objects the Java caller passes with them.
-        let (cf, options) = unsafe { (family(cf)?, read_options(snap)?) };
+        let (cf, options) = unsafe { (family(cf)?, read_options(snap, blocks)?) };
         // SAFETY: `h` is `this`'s handle.
         let values = unsafe { shell(h) }?.with_db(|db| {
             Ok(match &cf {

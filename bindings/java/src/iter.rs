@@ -14,7 +14,7 @@ use jni::{Env, EnvUnowned};
 use strata::{DbIterator, ReadOptions, TxnIterator};
 
 use crate::convert::{bytes, optional_bytes};
-use crate::db::{family, shell as db_shell, snapshot, DbShell};
+use crate::db::{family, read_options, shell as db_shell, DbShell};
 use crate::error::{run, BindError, Result};
 use crate::handle::{self, Closable};
 use crate::txn::TxnShell;
@@ -60,19 +60,19 @@ impl IterShell {
     }
 }
 
-/// Read options with bounds `lower` (inclusive) and `upper` (exclusive), at `snap`.
+/// Read options with bounds `lower` (inclusive) and `upper` (exclusive), at `snap`, reading
+/// blocks as `blocks` (`ReadOptions.blockFlags()`) says.
 ///
 /// # Safety
 /// `snap` is 0 or the handle of the Snapshot the Java caller passes.
 pub unsafe fn bounded(
     env: &Env<'_>,
-    snap: jlong,
+    (snap, blocks): (jlong, jint),
     lower: &JByteArray<'_>,
     upper: &JByteArray<'_>,
 ) -> Result<ReadOptions> {
-    let mut options = ReadOptions::default();
     // SAFETY: the caller's contract.
-    options.snapshot = unsafe { snapshot(snap)? };
+    let mut options = unsafe { read_options(snap, blocks)? };
     options.lower_bound = optional_bytes(env, lower)?;
     options.upper_bound = optional_bytes(env, upper)?;
     Ok(options)
@@ -93,13 +93,14 @@ pub extern "system" fn Java_io_strata_Strata_nativeNewIterator<'l>(
     h: jlong,
     cf: jlong,
     snap: jlong,
+    blocks: jint,
     lower: JByteArray<'l>,
     upper: JByteArray<'l>,
 ) -> jlong {
     run(env, |env| {
         // SAFETY: `cf` and `snap` are 0 or handles the Java caller passes with their objects,
         // `h` is `this`'s handle.
-        let (cf, options) = unsafe { (family(cf)?, bounded(env, snap, &lower, &upper)?) };
+        let (cf, options) = unsafe { (family(cf)?, bounded(env, (snap, blocks), &lower, &upper)?) };
         let db = unsafe { handle::share::<DbShell>(h, "the database")? };
         // SAFETY: as above.
         let iter = unsafe { db_shell(h) }?.with_db(|db| {

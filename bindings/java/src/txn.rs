@@ -840,12 +840,13 @@ pub extern "system" fn Java_io_strata_Transaction_nativeNewIterator<'l>(
     _this: JObject<'l>,
     h: jlong,
     cf: jlong,
+    blocks: jint,
     lower: JByteArray<'l>,
     upper: JByteArray<'l>,
 ) -> jlong {
     run(env, |env| {
         // SAFETY: `cf` is 0 or the handle the Java caller passes with its object.
-        let (cf, options) = unsafe { (family(cf)?, bounded(env, 0, &lower, &upper)?) };
+        let (cf, options) = unsafe { (family(cf)?, bounded(env, (0, blocks), &lower, &upper)?) };
         // SAFETY: `h` is `this`'s handle.
         let txn = unsafe { handle::share::<TxnShell>(h, "the transaction")? };
         // Read before the iterator is made: were the handle ended and begun again by another

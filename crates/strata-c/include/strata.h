@@ -1589,6 +1589,20 @@ void strata_readoptions_set_iterate_upper_bound(strata_readoptions_t *opt, const
 // `opt` must be null or a live handle.
 void strata_readoptions_set_readahead_size(strata_readoptions_t *opt, size_t bytes);
 
+// Whether the data blocks reads bring in from table files go into the block cache
+// (RocksDB's `fill_cache`; nonzero, the default, yes).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_readoptions_set_fill_cache(strata_readoptions_t *opt, unsigned char v);
+
+// Whether reads check the checksum of each data block they bring in from a table file
+// (RocksDB's `verify_checksums`; nonzero, the default, yes).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_readoptions_set_verify_checksums(strata_readoptions_t *opt, unsigned char v);
+
 // New write options: no sync, WAL on.
 strata_writeoptions_t *strata_writeoptions_create(void);
 

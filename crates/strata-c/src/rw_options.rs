@@ -112,6 +112,38 @@ pub unsafe extern "C" fn strata_readoptions_set_readahead_size(
     }
 }
 
+/// Whether the data blocks reads bring in from table files go into the block cache
+/// (RocksDB's `fill_cache`; nonzero, the default, yes).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_set_fill_cache(
+    opt: *mut strata_readoptions_t,
+    v: c_uchar,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.fill_cache = v != 0;
+    }
+}
+
+/// Whether reads check the checksum of each data block they bring in from a table file
+/// (RocksDB's `verify_checksums`; nonzero, the default, yes).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_readoptions_set_verify_checksums(
+    opt: *mut strata_readoptions_t,
+    v: c_uchar,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    if let Some(o) = unsafe { opt.as_mut() } {
+        o.options.verify_checksums = v != 0;
+    }
+}
+
 /// New write options: no sync, WAL on.
 #[no_mangle]
 pub extern "C" fn strata_writeoptions_create() -> *mut strata_writeoptions_t {

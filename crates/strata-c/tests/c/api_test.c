@@ -113,6 +113,8 @@ static void basic_reads_and_writes(const char *path) {
     strata_readoptions_set_iterate_lower_bound(ro, "k010", 4);
     strata_readoptions_set_iterate_upper_bound(ro, "k020", 4);
     strata_readoptions_set_readahead_size(ro, 65536);
+    strata_readoptions_set_fill_cache(ro, 0);
+    strata_readoptions_set_verify_checksums(ro, 0);
     strata_iterator_t *it = strata_create_iterator(db, ro);
     int n = 0;
     for (strata_iter_seek_to_first(it); strata_iter_valid(it); strata_iter_next(it)) {

@@ -192,6 +192,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     pub readahead_size: usize,
 
+    /// Reads and scans check the checksum of each data block they read from a table file
+    /// (RocksDB's ReadOptions::verify_checksums, db_bench's flag); transactions' reads always
+    /// do.
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub verify_checksum: bool,
+
     /// seekrandom seeks to keys of a prefix no key has (byte 8 of the key set to '1', as
     /// db_bench): what prefix filters save. Needs --prefix_size above 8.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]

@@ -4,9 +4,10 @@
 //! A walk is an [`IterPlan`]: a start key and a direction; `lower_bound` / `upper_bound`
 //! (each present or not); with a prefix extractor (`--prefix_size`), either
 //! `prefix_same_as_start` or `total_order_seek` (without one of them a walk across prefixes
-//! may miss keys by design); a `readahead_size`; and, one walk in four, a snapshot taken
-//! before the thread writes a few of its keys in the walk's range, so that the walk must
-//! see the values its keys had when the snapshot was taken, not the new ones.
+//! may miss keys by design); a `readahead_size`; `fill_cache` off one walk in four (its
+//! blocks read and dropped, the cache left to the other threads); and, one walk in four, a
+//! snapshot taken before the thread writes a few of its keys in the walk's range, so that
+//! the walk must see the values its keys had when the snapshot was taken, not the new ones.
 //!
 //! The check: the keys the walk may return are its *domain*, the key space cut to the bounds
 //! (and, with `prefix_same_as_start`, to the start key's prefix). Every key returned lies in
@@ -41,6 +42,7 @@ pub(super) struct IterPlan {
     pub(super) prefix: PrefixMode,
     pub(super) snapshot: bool,
     pub(super) readahead_size: usize,
+    pub(super) fill_cache: bool,
     /// Entries to walk at most.
     pub(super) steps: u32,
 }
@@ -96,6 +98,7 @@ impl Worker<'_> {
             prefix,
             snapshot: self.rng.one_in(4),
             readahead_size: [0, 0, 16 << 10, 256 << 10][self.rng.below(4) as usize],
+            fill_cache: !self.rng.one_in(4),
             steps: 50,
         }
     }
@@ -122,6 +125,7 @@ impl Worker<'_> {
         options.prefix_same_as_start = plan.prefix == PrefixMode::SameAsStart;
         options.total_order_seek = plan.prefix == PrefixMode::TotalOrder;
         options.readahead_size = plan.readahead_size;
+        options.fill_cache = plan.fill_cache;
         // With a snapshot: the thread's keys as they are now, then a few of them written.
         let mut at_snapshot = None;
         if plan.snapshot {

@@ -261,6 +261,7 @@ fn plan(start: u64, forward: bool, lower: Option<u64>, upper: Option<u64>) -> It
         prefix: PrefixMode::None,
         snapshot: false,
         readahead_size: 0,
+        fill_cache: true,
         steps: 100,
     }
 }

@@ -21,6 +21,7 @@ use crate::compaction_filter::ttl;
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind};
 use crate::table::pinned::LookupValue;
+use crate::table::BlockReads;
 use crate::write_batch::WriteBatch;
 
 impl DbInner {
@@ -82,14 +83,16 @@ impl DbInner {
     }
 
     /// The value of `key` in family `cf` at `snapshot` (or now), as the user wrote it: in a
-    /// TTL family without its expiry, and absent once expired.
+    /// TTL family without its expiry, and absent once expired. Table data blocks are read as
+    /// `reads` says.
     pub(super) fn get<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         key: &[u8],
         snapshot: Option<SequenceNumber>,
+        reads: BlockReads,
     ) -> Result<Option<V>> {
-        let stored = self.get_stored(cf, key, snapshot)?;
+        let stored = self.get_stored(cf, key, snapshot, reads)?;
         self.user_value(cf, key, stored)
     }
 

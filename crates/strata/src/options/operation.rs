@@ -139,7 +139,7 @@ impl Default for IngestOptions {
 /// # db.close()?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ReadOptions {
     /// Read as of this snapshot; by default, as of the start of the read.
@@ -167,4 +167,33 @@ pub struct ReadOptions {
     /// read alone, then windows of 16 KiB doubling to 256 KiB as the scan goes on.
     /// Point lookups ignore it. Default: 0.
     pub readahead_size: usize,
+    /// Put the data blocks this read brings in from table files into the block cache
+    /// (RocksDB's option of that name). Off, each is used for this read and dropped: for a
+    /// scan or a batch job over data that should not push out what other reads keep in the
+    /// cache. A block the cache already holds is still read from it, and index and filter
+    /// blocks are cached as always. An iterator that does not fill the cache reads block by
+    /// block, without readahead windows. Default: true.
+    pub fill_cache: bool,
+    /// Check the checksum of each data block this read brings in from a table file
+    /// (RocksDB's `verify_checksums`). Off, a damaged data block is not reported as such:
+    /// the read returns what its bytes decode to, or fails on what does not decode. Blocks
+    /// of a mapped table read unchecked are checked by the next read that asks; a block read
+    /// unchecked into the block cache is served from it unchecked, as in RocksDB. Index and
+    /// filter blocks are checked as always. Default: true.
+    pub verify_checksums: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            snapshot: None,
+            lower_bound: None,
+            upper_bound: None,
+            prefix_same_as_start: false,
+            total_order_seek: false,
+            readahead_size: 0,
+            fill_cache: true,
+            verify_checksums: true,
+        }
+    }
 }

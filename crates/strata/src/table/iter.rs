@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::table::block::{Block, BlockIter};
 use crate::table::partitioned::IndexIter;
-use crate::table::reader::Table;
+use crate::table::reader::{BlockReads, Table};
 
 impl Table {
     /// An iterator over the table; it keeps the table open.
@@ -27,17 +27,24 @@ impl Table {
             data_offset: 0,
             readahead: 0,
             fixed_readahead: 0,
+            reads: BlockReads::DEFAULT,
             error,
             prepared: false,
         }
     }
 
     /// An iterator over the table that reads `readahead_size` bytes at a time from the file,
-    /// from its first block read on (`ReadOptions::readahead_size`); 0 is [`Table::iter`].
-    pub fn iter_with_readahead(self: &Arc<Self>, readahead_size: usize) -> TableIterator {
+    /// from its first block read on (`ReadOptions::readahead_size`; 0 lets the window grow),
+    /// and treats the data blocks it reads as `reads` says.
+    pub fn iter_for_read(
+        self: &Arc<Self>,
+        readahead_size: usize,
+        reads: BlockReads,
+    ) -> TableIterator {
         // Set in place: the iterator holds three block cursors, too much to copy for a field.
         let mut it = self.iter();
         it.fixed_readahead = readahead_size;
+        it.reads = reads;
         it
     }
 }
@@ -63,6 +70,8 @@ pub struct TableIterator {
     /// the file, a seek's included, brings this many bytes of the blocks after it. 0 leaves
     /// the window to grow on its own (above).
     fixed_readahead: usize,
+    /// Whether the data blocks read go into the cache and have their checksums checked.
+    reads: BlockReads,
     error: Option<Error>,
     /// `prepare_seek` positioned the index and loaded the target's data block.
     prepared: bool,
@@ -105,8 +114,10 @@ impl TableIterator {
         let table = &self.table;
         let loaded = self.index.handle().and_then(|h| {
             let (block, read) = match readahead {
-                Some(bytes) => table.data_block_ahead(h, &self.index, bytes, forward)?,
-                None => (table.data_block(h)?, false),
+                Some(bytes) => {
+                    table.data_block_ahead(h, &self.index, bytes, forward, self.reads)?
+                }
+                None => (table.data_block(h, self.reads)?, false),
             };
             Ok((h, block, read))
         });

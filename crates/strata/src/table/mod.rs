@@ -66,7 +66,7 @@ pub use compression::{Compression, CompressionOptions};
 pub use format::ChecksumType;
 pub use pinned::PinnedValue;
 
-pub use reader::Table;
+pub use reader::{BlockReads, Table};
 
 /// How tables are built and read.
 #[derive(Clone)]
@@ -1438,7 +1438,7 @@ mod tests {
             let file = CountedFile::unwatched(bytes.clone());
             let reads = file.reads.clone();
             let (table, reads_to_open) = file.open_cached(&path, &options);
-            let mut it = table.iter_with_readahead(case.readahead);
+            let mut it = table.iter_for_read(case.readahead, BlockReads::DEFAULT);
             let start = 1500;
             if case.reverse {
                 it.seek_for_prev(&model[start].0);

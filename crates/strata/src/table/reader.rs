@@ -199,6 +199,63 @@ pub struct Uncached {
     pub erased: u64,
 }
 
+/// How one read treats the data blocks it reads from table files (RocksDB's
+/// `ReadOptions::fill_cache` and `verify_checksums`). Index and filter blocks are read as
+/// always: cached, and checked when read from the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockReads {
+    /// A data block read from the file goes into the block cache. Off, it is used for this
+    /// read and dropped; a block the cache already holds is still taken from it.
+    pub fill_cache: bool,
+    /// A data block read from the file has its checksum checked (a block read in place from
+    /// a mapped table: the first time it is read). Off, it is not, and a block read that way
+    /// is not remembered as checked; a block it puts in the cache is served from there
+    /// unchecked to later reads, as in RocksDB.
+    pub verify_checksums: bool,
+}
+
+impl BlockReads {
+    /// Cache every block read, check every checksum: a read's defaults.
+    pub const DEFAULT: BlockReads = BlockReads {
+        fill_cache: true,
+        verify_checksums: true,
+    };
+}
+
+impl Default for BlockReads {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// How a kind of block goes into the block cache and comes out of it: what
+/// [`Table::cached_block`] does with the bytes it reads.
+struct CacheCodec<T> {
+    unwrap: fn(CachedBlock) -> Option<Arc<T>>,
+    wrap: fn(Arc<T>) -> CachedBlock,
+    decode: fn(Vec<u8>) -> std::result::Result<T, String>,
+    size: fn(&T) -> usize,
+}
+
+/// Index, data and top-level blocks.
+const BLOCK_CODEC: CacheCodec<Block> = CacheCodec {
+    unwrap: unwrap_block,
+    wrap: CachedBlock::Block,
+    decode: Block::new,
+    size: Block::size,
+};
+
+/// Filter blocks and partitions.
+const FILTER_CODEC: CacheCodec<Filter> = CacheCodec {
+    unwrap: |c| match c {
+        CachedBlock::Filter(f) => Some(f),
+        CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
+    },
+    wrap: CachedBlock::Filter,
+    decode: Filter::new,
+    size: Filter::size,
+};
+
 /// An open table.
 pub struct Table {
     file: Box<dyn RandomAccessFile>,
@@ -247,6 +304,15 @@ impl Table {
                 BlockKind::Data => self.dictionary.as_deref(),
                 BlockKind::Index | BlockKind::Filter => None,
             },
+            skip_checksum: false,
+        }
+    }
+
+    /// How to check and decompress a data block read as `reads` says.
+    fn data_decoding(&self, reads: BlockReads) -> BlockDecoding<'_> {
+        BlockDecoding {
+            skip_checksum: !reads.verify_checksums,
+            ..self.decoding(BlockKind::Data)
         }
     }
 
@@ -298,20 +364,19 @@ impl Table {
         index + filter + range_dels + bitmap
     }
 
-    /// The block at `handle` of `kind`, from the cache or the file (then cached), and whether
-    /// the file was read.
+    /// The block at `handle` of `kind`, from the cache or the file (then cached unless
+    /// `reads` says not to, checked unless it says not to: data blocks only), and whether the
+    /// file was read.
     fn cached_block<T>(
         &self,
         handle: BlockHandle,
         kind: BlockKind,
-        unwrap: fn(CachedBlock) -> Option<Arc<T>>,
-        wrap: fn(Arc<T>) -> CachedBlock,
-        decode: fn(Vec<u8>) -> std::result::Result<T, String>,
-        size: fn(&T) -> usize,
+        reads: BlockReads,
+        codec: &CacheCodec<T>,
     ) -> Result<(Arc<T>, bool)> {
         let key = (self.cache_id, handle.offset);
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
-            if let Some(v) = unwrap(hit) {
+            if let Some(v) = (codec.unwrap)(hit) {
                 self.stats.cache_hits[kind as usize].add(1);
                 perf_count!(block_cache_hit_count, 1);
                 return Ok((v, false));
@@ -321,13 +386,18 @@ impl Table {
         self.stats.bytes_read.add(handle.size + 5);
         count_block_read(kind, handle.size + 5);
         let timer = PerfTimer::start();
-        let data = read_block_with(self.file.as_ref(), &self.path, handle, self.decoding(kind))?;
+        let (decoding, reads) = match kind {
+            BlockKind::Data => (self.data_decoding(reads), reads),
+            BlockKind::Index | BlockKind::Filter => (self.decoding(kind), BlockReads::DEFAULT),
+        };
+        let data = read_block_with(self.file.as_ref(), &self.path, handle, decoding)?;
         let value = Arc::new(
-            decode(data).map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
+            (codec.decode)(data)
+                .map_err(|why| Error::corruption(&self.path, handle.offset, why))?,
         );
         timer.stop(|c| &c.block_read_time);
-        if let Some(cache) = &self.cache {
-            cache.insert(key, wrap(value.clone()), size(&value));
+        if let Some(cache) = self.cache.as_ref().filter(|_| reads.fill_cache) {
+            cache.insert(key, (codec.wrap)(value.clone()), (codec.size)(&value));
         }
         Ok((value, true))
     }
@@ -353,15 +423,8 @@ impl Table {
 
     /// The block at `handle`, from the cache or the file, counted as a block of `kind`.
     fn block_of_kind(&self, handle: BlockHandle, kind: BlockKind) -> Result<Arc<Block>> {
-        self.cached_block(
-            handle,
-            kind,
-            unwrap_block,
-            CachedBlock::Block,
-            Block::new,
-            Block::size,
-        )
-        .map(|(b, _)| b)
+        self.cached_block(handle, kind, BlockReads::DEFAULT, &BLOCK_CODEC)
+            .map(|(b, _)| b)
     }
 
     /// The filter block (or filter partition) at `handle`, from the cache or the file.
@@ -369,13 +432,8 @@ impl Table {
         self.cached_block(
             handle,
             BlockKind::Filter,
-            |c| match c {
-                CachedBlock::Filter(f) => Some(f.clone()),
-                CachedBlock::Block(_) | CachedBlock::Blob(_) => None,
-            },
-            CachedBlock::Filter,
-            Filter::new,
-            Filter::size,
+            BlockReads::DEFAULT,
+            &FILTER_CODEC,
         )
         .map(|(f, _)| f)
     }
@@ -539,47 +597,46 @@ impl Table {
         partitioned::search(self.index_partition(h)?, cmp, target, false, whose)
     }
 
-    /// The data block at `handle`, from the cache or the file.
-    pub(super) fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
-        self.data_block_read(handle).map(|(b, _)| b)
+    /// The data block at `handle`, from the cache or the file, read as `reads` says.
+    pub(super) fn data_block(&self, handle: BlockHandle, reads: BlockReads) -> Result<Arc<Block>> {
+        self.data_block_read(handle, reads).map(|(b, _)| b)
     }
 
-    /// The data block at `handle`, from the cache or the file, and whether the file was read.
-    fn data_block_read(&self, handle: BlockHandle) -> Result<(Arc<Block>, bool)> {
-        if let Some(block) = self.mapped_data_block(handle)? {
+    /// The data block at `handle`, from the cache or the file, read as `reads` says, and
+    /// whether the file was read.
+    fn data_block_read(
+        &self,
+        handle: BlockHandle,
+        reads: BlockReads,
+    ) -> Result<(Arc<Block>, bool)> {
+        if let Some(block) = self.mapped_data_block(handle, reads)? {
             return Ok((block, false));
         }
-        self.cached_block(
-            handle,
-            BlockKind::Data,
-            unwrap_block,
-            CachedBlock::Block,
-            Block::new,
-            Block::size,
-        )
+        self.cached_block(handle, BlockKind::Data, reads, &BLOCK_CODEC)
     }
 
     /// The data block at `handle` (the entry `index` is on), from the cache or the file, and
     /// whether the file was read. On a miss with `readahead` larger than the block, the
     /// blocks after it along the index (before it when not `forward`) come with it in one
     /// read, as long as each is adjacent in the file to the last, not cached, and all fit in
-    /// `readahead` bytes; each is checked and cached as if read alone. A later block that
-    /// fails its check is left out (a read of it alone will report it).
+    /// `readahead` bytes; each is checked (unless `reads` says not to) and cached as if read
+    /// alone. A later block that fails its check is left out (a read of it alone will report
+    /// it). A read that does not fill the cache reads block by block: the cache is where the
+    /// window's other blocks would wait for it.
     pub(super) fn data_block_ahead(
         &self,
         handle: BlockHandle,
         index: &IndexIter<Table>,
         readahead: usize,
         forward: bool,
+        reads: BlockReads,
     ) -> Result<(Arc<Block>, bool)> {
         let span = |h: BlockHandle| h.size + BLOCK_TRAILER_LEN as u64;
         // A mapped table's blocks are read in place: nothing to read ahead into.
-        let Some(cache) = self
-            .cache
-            .as_ref()
-            .filter(|_| readahead as u64 > span(handle) && self.mapped.is_none())
-        else {
-            return self.data_block_read(handle);
+        let Some(cache) = self.cache.as_ref().filter(|_| {
+            readahead as u64 > span(handle) && self.mapped.is_none() && reads.fill_cache
+        }) else {
+            return self.data_block_read(handle, reads);
         };
         if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
             if let Some(b) = unwrap_block(hit) {
@@ -629,7 +686,7 @@ impl Table {
         for h in handles {
             let at = (h.offset - lo) as usize;
             let stored = &chunk[at..at + span(h) as usize];
-            let decoding = self.decoding(BlockKind::Data);
+            let decoding = self.data_decoding(reads);
             let block = check_block(&self.path, h, stored, decoding).and_then(|raw| {
                 match raw {
                     None => Block::new(stored[..h.size as usize].to_vec()),
@@ -672,15 +729,18 @@ impl Table {
         hash: u64,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        self.get_hashed_entry(target, hash, |entry| f(entry.key(), entry.value()))
+        self.get_hashed_entry(target, hash, BlockReads::DEFAULT, |entry| {
+            f(entry.key(), entry.value())
+        })
     }
 
     /// [`Table::get_hashed`] handing `f` the data block's cursor at the entry, for a caller
-    /// that keeps the block (a pinned value).
+    /// that keeps the block (a pinned value), its data block read as `reads` says.
     pub fn get_hashed_entry<R>(
         &self,
         target: &[u8],
         hash: u64,
+        reads: BlockReads,
         f: impl FnOnce(&BlockIter) -> R,
     ) -> Result<Option<R>> {
         if !self.key_may_match(target, hash)? {
@@ -701,7 +761,7 @@ impl Table {
             true => GET_BUFFER.with(|b| b.take()),
             false => Vec::new(),
         };
-        let (found, data_buf) = self.get_in_block(handle, target, hash, data_buf, f)?;
+        let (found, data_buf) = self.get_in_block(handle, target, hash, reads, data_buf, f)?;
         if long {
             GET_BUFFER.with(|b| *b.borrow_mut() = data_buf);
         }
@@ -714,11 +774,12 @@ impl Table {
         handle: BlockHandle,
         target: &[u8],
         filter_hash: u64,
+        reads: BlockReads,
         data_buf: Vec<u8>,
         f: impl FnOnce(&BlockIter) -> R,
     ) -> Result<(Option<R>, Vec<u8>)> {
         let mut data = BlockIter::with_buffer(
-            self.data_block(handle)?,
+            self.data_block(handle, reads)?,
             self.options.comparator.clone(),
             data_buf,
         );

@@ -220,9 +220,11 @@ pub trait TransactionBase: Sized {
             true => Some(self.iter_cf(cf, &at)?),
             false => None,
         };
-        // The point reads of exact seeks need only the snapshot.
+        // The point reads of exact seeks need only the snapshot and how to read blocks.
         let point = ReadOptions {
             snapshot: at.snapshot.clone(),
+            fill_cache: at.fill_cache,
+            verify_checksums: at.verify_checksums,
             ..ReadOptions::default()
         };
         Ok(TxnCursor::new(self, cf.clone(), iter, at, point))

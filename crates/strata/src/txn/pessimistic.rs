@@ -544,6 +544,7 @@ impl TransactionBase for Transaction<'_> {
         if options.snapshot.is_some() {
             read.snapshot = options.snapshot.clone();
         }
+        (read.fill_cache, read.verify_checksums) = (options.fill_cache, options.verify_checksums);
         self.batch.get_from_batch_and_db(self.db(), cf, key, &read)
     }
 

@@ -491,6 +491,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--use_direct_io_for_flush_and_compaction",
             "--compaction_readahead_size",
             "--readahead_size",
+            "--verify_checksum (LMDB keeps no checksums)",
             "--mmap_read (LMDB always reads through its memory map)",
             "--max_compaction_bytes",
             "--transaction_lock_timeout (one writer at a time: no key locks to wait for)",

@@ -1,6 +1,7 @@
 //! Strata under the bench loop: every flag maps to an option of [`strata::Options`].
 //! `--prefix_size` sets a `fixed:N` prefix extractor; seekrandom's iterators take
-//! `--prefix_same_as_start` and `--total_order_seek`, and every iterator `--readahead_size`.
+//! `--prefix_same_as_start` and `--total_order_seek`, every iterator `--readahead_size`, and
+//! every read outside transactions `--verify_checksum`.
 //! With `--num_column_families` > 1 the keys are spread over the families as db_bench does
 //! (see [`super::family_of`]), each family with the same options.
 //!
@@ -53,8 +54,10 @@ pub struct StrataEngine {
     disable_wal: bool,
     /// How seekrandom's iterators seek (prefix flags, and `scan_options`' readahead).
     seek_options: ReadOptions,
-    /// The read options of every other iterator (--readahead_size).
+    /// The read options of every other iterator (--readahead_size, --verify_checksum).
     scan_options: ReadOptions,
+    /// The read options of point reads (--verify_checksum).
+    point_options: ReadOptions,
     /// The options the database was opened with: fillseqingest's table writer takes them.
     options: Options,
 }
@@ -98,7 +101,9 @@ impl StrataEngine {
         let mut txn_options = TransactionOptions::default();
         txn_options.lock_timeout = Duration::from_millis(args.transaction_lock_timeout);
         txn_options.deadlock_detect = true;
-        let mut scan_options = ReadOptions::default();
+        let mut point_options = ReadOptions::default();
+        point_options.verify_checksums = args.verify_checksum;
+        let mut scan_options = point_options.clone();
         scan_options.readahead_size = args.readahead_size;
         let mut seek_options = scan_options.clone();
         seek_options.prefix_same_as_start = args.prefix_same_as_start();
@@ -114,6 +119,7 @@ impl StrataEngine {
             disable_wal: args.disable_wal,
             seek_options,
             scan_options,
+            point_options,
             options,
         })
     }
@@ -327,8 +333,8 @@ impl Engine for StrataEngine {
         // Pinned, as db_bench reads (a `PinnableSlice`) and as the RocksDB engine here does:
         // a value in a table block is not copied out of it.
         let value = match self.family(key) {
-            None => self.db().get_pinned(key)?,
-            Some(cf) => self.db().get_pinned_cf(cf, key)?,
+            None => self.db().get_pinned_opt(key, &self.point_options)?,
+            Some(cf) => self.db().get_pinned_cf_opt(cf, key, &self.point_options)?,
         };
         Ok(value.map(|v| v.len()))
     }
@@ -581,7 +587,8 @@ impl Engine for StrataEngine {
     }
 
     fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
-        Ok(self.db().get_cf(self.family_at(cf)?, key)?)
+        let family = self.family_at(cf)?;
+        Ok(self.db().get_cf_opt(family, key, &self.point_options)?)
     }
 
     fn write_ops(&self, ops: &[WriteOp<'_>], sync: bool) -> EngineResult<()> {

@@ -16,7 +16,7 @@ use crate::memtable::Lookup;
 use crate::perf_context::{perf_count, PerfTimer};
 use crate::range_del::FragmentedList;
 use crate::table::pinned::LookupValue;
-use crate::table::Table;
+use crate::table::{BlockReads, Table};
 use crate::version::read_charge::GET_CHARGE;
 use crate::version::{FileMeta, Version};
 
@@ -37,12 +37,13 @@ impl DbInner {
         cf: &ColumnFamilyData,
         key: &[u8],
         snapshot: Option<SequenceNumber>,
+        reads: BlockReads,
     ) -> Result<Option<V>> {
         self.check_open()?;
         let started = self.times_operations().then(Instant::now);
         let sv = cf.super_version();
         let seq = snapshot.unwrap_or_else(|| self.last_sequence.load(Ordering::Acquire));
-        let found: Result<Option<V>> = self.get_stored_at(cf, &sv, key, seq);
+        let found: Result<Option<V>> = self.get_stored_at(cf, &sv, key, seq, reads);
         if let Ok(Some(v)) = &found {
             perf_count!(get_read_bytes, v.as_ref().len());
         }
@@ -54,13 +55,14 @@ impl DbInner {
     }
 
     /// [`DbInner::get_stored`] in super version `sv` at sequence `seq` (`sv` loaded first, as
-    /// that function's doc says).
+    /// that function's doc says), reading table data blocks as `reads` says.
     pub(in crate::db) fn get_stored_at<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
         sv: &SuperVersion,
         key: &[u8],
         seq: SequenceNumber,
+        reads: BlockReads,
     ) -> Result<Option<V>> {
         self.counters.add(Counter::Gets, 1);
         // The newest range deletion at or below `seq` covering `key` in the sources read so
@@ -77,7 +79,8 @@ impl DbInner {
         memtables().for_each(|mem| mem.prefetch_filter(hash));
         let first = self.open_first_tables(sv, key, hash, seq);
         let memtable_timer = PerfTimer::start();
-        let found_in_memtables = self.get_from_memtables(cf, sv, key, hash, seq, &mut covered);
+        let found_in_memtables =
+            self.get_from_memtables(cf, sv, key, hash, seq, reads, &mut covered);
         memtable_timer.stop(|c| &c.get_from_memtable_time);
         if let Some(found) = found_in_memtables {
             return found;
@@ -86,7 +89,7 @@ impl DbInner {
         target.clear();
         crate::key::append_internal_key(&mut target, key, seq, crate::key::KIND_FOR_SEEK);
         let table_timer = PerfTimer::start();
-        let result = self.get_from_tables(cf, sv, key, hash, &target, seq, covered, first);
+        let result = self.get_from_tables(cf, sv, key, hash, &target, seq, reads, covered, first);
         table_timer.stop(|c| &c.get_from_output_files_time);
         SEEK_KEY.with(|b| *b.borrow_mut() = target);
         result
@@ -94,6 +97,10 @@ impl DbInner {
 
     /// The memtable half of a point lookup: the answer if the memtables give one, with
     /// `covered` raised to the newest range deletion covering `key` in them.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the lookup's state, as get_from_tables takes it; `reads` is for a merge's table reads"
+    )]
     fn get_from_memtables<V: LookupValue>(
         &self,
         cf: &ColumnFamilyData,
@@ -101,6 +108,7 @@ impl DbInner {
         key: &[u8],
         hash: u64,
         seq: SequenceNumber,
+        reads: BlockReads,
         covered: &mut SequenceNumber,
     ) -> Option<Result<Option<V>>> {
         let memtables = || std::iter::once(&sv.active).chain(sv.immutables.iter());
@@ -130,7 +138,7 @@ impl DbInner {
                 }
                 Lookup::Deleted => return Some(Ok(None)),
                 Lookup::Merge => {
-                    let merged = self.get_merged(cf, sv, key, seq);
+                    let merged = self.get_merged(cf, sv, key, seq, reads);
                     return Some(merged.map(|v| v.map(V::from_vec)));
                 }
                 // Every older source holds only versions older than the covering tombstone,
@@ -197,6 +205,7 @@ impl DbInner {
         hash: u64,
         target: &[u8],
         seq: SequenceNumber,
+        reads: BlockReads,
         mut covered: SequenceNumber,
         first: FirstTables<'a>,
     ) -> Result<Option<V>> {
@@ -227,7 +236,7 @@ impl DbInner {
             }
             perf_count!(get_from_table_count, 1);
             let hit = table
-                .get_hashed_entry(target, hash, |entry| {
+                .get_hashed_entry(target, hash, reads, |entry| {
                     let p = ParsedKey::parse(entry.key())?;
                     let value = || V::from_block(entry.block(), entry.value_range());
                     (p.user_key == key).then(|| (p.kind, p.seq, value()))
@@ -240,7 +249,7 @@ impl DbInner {
                     return Ok(Some(v));
                 }
                 Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
-                    return Ok(self.get_merged(cf, sv, key, seq)?.map(V::from_vec));
+                    return Ok(self.get_merged(cf, sv, key, seq, reads)?.map(V::from_vec));
                 }
                 Some((kind, _, reference)) if kind == ValueKind::BlobIndex as u8 => {
                     let value = self.blobs.get(key, reference.as_ref())?;

@@ -188,6 +188,8 @@ pub(crate) struct RefreshSource {
     pub prefix_same_as_start: bool,
     pub total_order_seek: bool,
     pub readahead_size: usize,
+    pub fill_cache: bool,
+    pub verify_checksums: bool,
 }
 
 /// What the expiry suffix of a TTL family's value says.
@@ -318,6 +320,8 @@ impl DbIterator {
             prefix_same_as_start: source.prefix_same_as_start,
             total_order_seek: source.total_order_seek,
             readahead_size: source.readahead_size,
+            fill_cache: source.fill_cache,
+            verify_checksums: source.verify_checksums,
         };
         *self = source.inner.iter(&cf, options);
         Ok(())

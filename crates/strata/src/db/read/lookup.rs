@@ -20,18 +20,21 @@ use crate::db::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::key::{seek_key, ParsedKey, SequenceNumber, ValueKind};
+use crate::table::BlockReads;
 
 /// Versions of one key, newest first, as collected so far.
 type Versions = Vec<(ValueKind, Vec<u8>)>;
 
 impl DbInner {
-    /// The value of `key` at `seq` when its newest visible version is a merge operand.
+    /// The value of `key` at `seq` when its newest visible version is a merge operand, table
+    /// data blocks read as `reads` says.
     pub(in crate::db) fn get_merged(
         &self,
         cf: &ColumnFamilyData,
         sv: &SuperVersion,
         key: &[u8],
         seq: SequenceNumber,
+        reads: BlockReads,
     ) -> Result<Option<Vec<u8>>> {
         let target = seek_key(key, seq);
         let mut versions = Versions::new();
@@ -59,14 +62,15 @@ impl DbInner {
             }
             // The filter and one block first: most tables hold no version of the key.
             let holds = table
-                .get_hashed(&target, hash, |k, _| {
-                    ParsedKey::parse(k).is_some_and(|p| p.user_key == key)
+                .get_hashed_entry(&target, hash, reads, |entry| {
+                    ParsedKey::parse(entry.key()).is_some_and(|p| p.user_key == key)
                 })?
                 .unwrap_or(false);
             if !holds {
                 continue;
             }
-            collect(&mut table.iter(), &target, key, covered, &mut versions)?;
+            let mut versions_in_table = table.iter_for_read(0, reads);
+            collect(&mut versions_in_table, &target, key, covered, &mut versions)?;
             if found_base(&versions) {
                 break;
             }

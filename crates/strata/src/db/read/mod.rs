@@ -29,7 +29,16 @@ use crate::error::Result;
 use crate::options::ReadOptions;
 use crate::snapshot::Snapshot;
 use crate::table::pinned::PinnedValue;
+use crate::table::BlockReads;
 use iter::{DbIterator, Range};
+
+/// How a read with `options` treats the table data blocks it reads.
+fn block_reads(options: &ReadOptions) -> BlockReads {
+    BlockReads {
+        fill_cache: options.fill_cache,
+        verify_checksums: options.verify_checksums,
+    }
+}
 
 impl Db {
     /// The value of `key`, or `None`.
@@ -41,8 +50,9 @@ impl Db {
     /// The value of `key` as of `snapshot`.
     pub fn get_at(&self, snapshot: &Snapshot, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
+        let at = Some(snapshot.sequence());
         self.inner
-            .get(&self.inner.default_cf, key, Some(snapshot.sequence()))
+            .get(&self.inner.default_cf, key, at, BlockReads::DEFAULT)
     }
 
     /// The value of `key` in column family `cf` as of `snapshot`.
@@ -53,14 +63,16 @@ impl Db {
         key: impl AsRef<[u8]>,
     ) -> Result<Option<Vec<u8>>> {
         let cf = self.inner.family(cf)?;
-        self.inner.get(&cf, key.as_ref(), Some(snapshot.sequence()))
+        let at = Some(snapshot.sequence());
+        self.inner.get(&cf, key.as_ref(), at, BlockReads::DEFAULT)
     }
 
     /// The value of `key` with read options (a snapshot, if given).
     pub fn get_opt(&self, key: impl AsRef<[u8]>, options: &ReadOptions) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
-        self.inner.get(&self.inner.default_cf, key, snapshot)
+        let reads = block_reads(options);
+        self.inner.get(&self.inner.default_cf, key, snapshot, reads)
     }
 
     /// The value of `key` in column family `cf`, or `None`.
@@ -79,7 +91,7 @@ impl Db {
         let key = key.as_ref();
         let cf = self.inner.family(cf)?;
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
-        self.inner.get(&cf, key, snapshot)
+        self.inner.get(&cf, key, snapshot, block_reads(options))
     }
 
     /// The value of `key` without a copy where it can: a value found in a table block is
@@ -110,8 +122,9 @@ impl Db {
         options: &ReadOptions,
     ) -> Result<Option<PinnedValue>> {
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        let reads = block_reads(options);
         self.inner
-            .get(&self.inner.default_cf, key.as_ref(), snapshot)
+            .get(&self.inner.default_cf, key.as_ref(), snapshot, reads)
     }
 
     /// [`Db::get_pinned`] in column family `cf`.
@@ -132,7 +145,8 @@ impl Db {
     ) -> Result<Option<PinnedValue>> {
         let cf = self.inner.family(cf)?;
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
-        self.inner.get(&cf, key.as_ref(), snapshot)
+        self.inner
+            .get(&cf, key.as_ref(), snapshot, block_reads(options))
     }
 
     /// The values of `keys` (in their order), read together: in one view of the database, as
@@ -168,8 +182,9 @@ impl Db {
         let keys: Vec<K> = keys.into_iter().collect();
         let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
+        let reads = block_reads(options);
         self.inner
-            .multi_get(&self.inner.default_cf, &keys, snapshot)
+            .multi_get(&self.inner.default_cf, &keys, snapshot, reads)
     }
 
     /// [`Db::multi_get`] in column family `cf`.
@@ -201,7 +216,8 @@ impl Db {
             }
         };
         let snapshot = options.snapshot.as_ref().map(Snapshot::sequence);
-        self.inner.multi_get(&family, &keys, snapshot)
+        self.inner
+            .multi_get(&family, &keys, snapshot, block_reads(options))
     }
 
     /// A snapshot of the database now, every column family: reads through it ignore later

@@ -15,14 +15,17 @@ use crate::error::Result;
 use crate::histogram::Histogram;
 use crate::key::SequenceNumber;
 use crate::perf_context::perf_count;
+use crate::table::BlockReads;
 
 impl DbInner {
-    /// The values of `keys` in family `cf` at `snapshot` (or now), in the order of `keys`.
+    /// The values of `keys` in family `cf` at `snapshot` (or now), in the order of `keys`,
+    /// table data blocks read as `reads` says.
     pub(in crate::db) fn multi_get(
         &self,
         cf: &ColumnFamilyData,
         keys: &[&[u8]],
         snapshot: Option<SequenceNumber>,
+        reads: BlockReads,
     ) -> Vec<Result<Option<Vec<u8>>>> {
         if self.check_open().is_err() {
             return keys
@@ -40,7 +43,7 @@ impl DbInner {
         for i in order {
             let key = keys[i];
             let answer: Result<Option<Vec<u8>>> = self
-                .get_stored_at(cf, &sv, key, seq)
+                .get_stored_at(cf, &sv, key, seq, reads)
                 .and_then(|stored| self.user_value(cf, key, stored));
             if let Ok(Some(v)) = &answer {
                 perf_count!(multiget_read_bytes, v.len());

@@ -24,6 +24,7 @@ impl DbInner {
         // Without a snapshot: the super version first, then the sequence number (see
         // `DbInner::get`).
         let sv = cf.super_version();
+        let (readahead, reads) = (options.readahead_size, super::block_reads(&options));
         let at = match options.snapshot {
             Some(s) => (s.sequence(), Some(s)),
             None => (self.last_sequence.load(Ordering::Acquire), None),
@@ -56,7 +57,6 @@ impl DbInner {
         let filtered = prefix
             .as_ref()
             .and_then(|p| Some((p.hint()?.clone(), p.name())));
-        let readahead = options.readahead_size;
         match self.deeper_range_tombstones(&sv) {
             Ok(lists) => lists.iter().for_each(|l| range_del.add(l.clone())),
             Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
@@ -68,10 +68,10 @@ impl DbInner {
                     range_del.add(t.range_tombstones());
                     children.push(match &filtered {
                         Some((hint, name)) => {
-                            let it = Box::new(t.iter_with_readahead(readahead));
+                            let it = Box::new(t.iter_for_read(readahead, reads));
                             prefix::prefix_filtered_table(it, hint, name.clone(), t)
                         }
-                        None => Box::new(t.iter_with_readahead(readahead)),
+                        None => Box::new(t.iter_for_read(readahead, reads)),
                     });
                 }
                 Err(e) => children.push(Box::new(crate::iterator::FailedIterator::new(e))),
@@ -87,7 +87,7 @@ impl DbInner {
                 LevelFiles::new(sv.version.clone(), level_number),
                 Box::new(move |f: &Arc<FileMeta>| {
                     let table = inner.tables.get_for(f, &table_order, level_number)?;
-                    Ok(table.iter_with_readahead(readahead))
+                    Ok(table.iter_for_read(readahead, reads))
                 }),
                 order.clone(),
             ));
@@ -127,6 +127,8 @@ impl DbInner {
                 prefix_same_as_start: options.prefix_same_as_start,
                 total_order_seek: options.total_order_seek,
                 readahead_size: options.readahead_size,
+                fill_cache: options.fill_cache,
+                verify_checksums: options.verify_checksums,
             }),
         };
         DbIterator::new(

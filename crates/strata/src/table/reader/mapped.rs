@@ -9,7 +9,8 @@
 //!
 //! Checksums: a block's checksum is checked the first time the open table reads it, as a
 //! block read from the file into the cache is, and a bit remembers that it passed, so that
-//! later reads of it do not check it again (as later reads of a cached block do not). The
+//! later reads of it do not check it again (as later reads of a cached block do not). A read
+//! with `ReadOptions::verify_checksums` off skips the check and sets no bit. The
 //! mapping is read-only and the engine never changes a table while it is open (see
 //! `fs/mmap.rs`), so bytes that passed their check once are still the bytes that passed.
 //! A corrupt block is reported at every read of it, with the file and the block's offset,
@@ -106,9 +107,14 @@ impl MappedTable {
 impl Table {
     /// The data block at `handle` read in place from the table's mapping, its checksum
     /// checked at the first read (counted then as a read from the file, later as a cache
-    /// hit); `None` when the table is not mapped or the block is compressed (the caller
-    /// reads it through the block cache).
-    pub(super) fn mapped_data_block(&self, handle: BlockHandle) -> Result<Option<Arc<Block>>> {
+    /// hit), unless `reads` says not to check it (then it is counted as a read from the file
+    /// and left unchecked for the next read); `None` when the table is not mapped or the
+    /// block is compressed (the caller reads it through the block cache).
+    pub(super) fn mapped_data_block(
+        &self,
+        handle: BlockHandle,
+        reads: BlockReads,
+    ) -> Result<Option<Arc<Block>>> {
         let Some(mapped) = &self.mapped else {
             return Ok(None);
         };
@@ -129,8 +135,10 @@ impl Table {
             self.stats.cache_hits[BlockKind::Data as usize].add(1);
             perf_count!(block_cache_hit_count, 1);
         } else {
-            check_block(&self.path, handle, stored, self.decoding(BlockKind::Data))?;
-            mapped.mark_checked(handle.offset, span);
+            check_block(&self.path, handle, stored, self.data_decoding(reads))?;
+            if reads.verify_checksums {
+                mapped.mark_checked(handle.offset, span);
+            }
             self.stats.cache_misses[BlockKind::Data as usize].add(1);
             self.stats.bytes_read.add(span);
             count_block_read(BlockKind::Data, span);

@@ -24,7 +24,7 @@ impl Table {
         let footer = read_footer(file.as_ref(), path)?;
         let plain = BlockDecoding {
             checksum: footer.checksum,
-            dictionary: None,
+            ..BlockDecoding::default()
         };
         let block = |h: BlockHandle| -> Result<Arc<Block>> {
             let data = read_block_with(file.as_ref(), path, h, plain)?;
@@ -175,7 +175,7 @@ impl Table {
         let meta = read_meta_index(file, path, &footer)?;
         let plain = BlockDecoding {
             checksum: footer.checksum,
-            dictionary: None,
+            ..BlockDecoding::default()
         };
         read_properties_block(file, path, meta.properties, plain)
     }
@@ -213,7 +213,7 @@ fn read_meta_index(file: &dyn RandomAccessFile, path: &Path, footer: &Footer) ->
     let at = footer.metaindex.offset;
     let plain = BlockDecoding {
         checksum: footer.checksum,
-        dictionary: None,
+        ..BlockDecoding::default()
     };
     let data = read_block_with(file, path, footer.metaindex, plain)?;
     let meta = Block::new(data).map_err(|why| Error::corruption(path, at, why))?;
@@ -281,7 +281,7 @@ fn read_dictionary(
     }
     let plain = BlockDecoding {
         checksum: footer.checksum,
-        dictionary: None,
+        ..BlockDecoding::default()
     };
     let data = read_block_with(file, path, h, plain).map_err(|e| match e {
         Error::Corruption {

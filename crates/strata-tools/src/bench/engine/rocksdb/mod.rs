@@ -103,6 +103,8 @@ pub struct RocksDbEngine {
     seek_flags: (bool, bool),
     /// Every iterator's `readahead_size` (--readahead_size).
     readahead_size: usize,
+    /// Whether reads and scans verify block checksums (--verify_checksum).
+    verify_checksums: bool,
     path: PathBuf,
     version: String,
 }
@@ -111,7 +113,22 @@ thread_local! {
     /// Each thread's write options (sync, disable_wal, options), as db_bench keeps one per
     /// thread: creating them per write would cost an allocation in the C API.
     static WRITE_OPTIONS: RefCell<Option<(bool, bool, WriteOptions)>> = const { RefCell::new(None) };
-    static READ_OPTIONS: ReadOptions = ReadOptions::default();
+    /// Each thread's point read options, as db_bench keeps them: whether they verify
+    /// checksums (--verify_checksum), and the options.
+    static READ_OPTIONS: RefCell<Option<(bool, ReadOptions)>> = const { RefCell::new(None) };
+}
+
+fn with_read_options<T>(verify_checksums: bool, f: impl FnOnce(&ReadOptions) -> T) -> T {
+    READ_OPTIONS.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        if !matches!(&*cached, Some((v, _)) if *v == verify_checksums) {
+            let mut o = ReadOptions::default();
+            o.set_verify_checksums(verify_checksums);
+            *cached = Some((verify_checksums, o));
+        }
+        let (_, options) = cached.as_ref().expect("just set");
+        f(options)
+    })
 }
 
 fn with_write_options<T>(sync: bool, disable_wal: bool, f: impl FnOnce(&WriteOptions) -> T) -> T {
@@ -190,6 +207,7 @@ impl RocksDbEngine {
             disable_wal: args.disable_wal,
             seek_flags: (args.prefix_same_as_start(), args.total_order_seek),
             readahead_size: args.readahead_size,
+            verify_checksums: args.verify_checksum,
             path: path.to_path_buf(),
             version,
         })
@@ -237,6 +255,7 @@ impl RocksDbEngine {
         if self.readahead_size > 0 {
             o.set_readahead_size(self.readahead_size);
         }
+        o.set_verify_checksums(self.verify_checksums);
         o
     }
 
@@ -354,7 +373,7 @@ impl Engine for RocksDbEngine {
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
-        let len = READ_OPTIONS.with(|o| {
+        let len = with_read_options(self.verify_checksums, |o| {
             on_db!(&self.db, d => match self.family(key) {
                 None => d.get_pinned_opt(key, o),
                 Some(cf) => d.get_pinned_cf_opt(cf, key, o),
@@ -656,9 +675,10 @@ impl Engine for RocksDbEngine {
 
     fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
         let family = self.family_at(cf)?;
-        let value = READ_OPTIONS.with(|o| {
-            on_db!(&self.db, d => d.get_pinned_cf_opt(family, key, o).map(|v| v.map(|v| v.to_vec())))
-        })?;
+        let value = with_read_options(
+            self.verify_checksums,
+            |o| on_db!(&self.db, d => d.get_pinned_cf_opt(family, key, o).map(|v| v.map(|v| v.to_vec()))),
+        )?;
         Ok(value)
     }
 

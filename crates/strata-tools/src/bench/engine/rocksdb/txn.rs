@@ -4,7 +4,7 @@
 
 use rocksdb::{ErrorKind, Transaction};
 
-use super::{visit_range, RocksDbEngine, READ_OPTIONS};
+use super::{visit_range, with_read_options, RocksDbEngine};
 use crate::bench::engine::{
     counter_of, Attempt, EngineResult, Retry, TxnBody, TxnError, TxnOp, TxnOps, TxnRead, Visitor,
     WriteOp,
@@ -58,7 +58,7 @@ impl RocksDbEngine {
                 TxnOp::Delete(key) => txn.delete_cf(self.txn_family(key)?, key)?,
                 TxnOp::Get(key) => {
                     let cf = self.txn_family(key)?;
-                    let v = READ_OPTIONS.with(|o| txn.get_pinned_cf_opt(cf, key, o))?;
+                    let v = with_read_options(true, |o| txn.get_pinned_cf_opt(cf, key, o))?;
                     if let Some(v) = v {
                         read.found = true;
                         read.bytes = (key.len() + v.len()) as u64;
@@ -80,9 +80,9 @@ impl RocksDbEngine {
                 }
                 TxnOp::Update(key, value) => {
                     let cf = self.txn_family(key)?;
-                    if let Some(v) =
-                        READ_OPTIONS.with(|o| txn.get_pinned_for_update_cf_opt(cf, key, true, o))?
-                    {
+                    if let Some(v) = with_read_options(true, |o| {
+                        txn.get_pinned_for_update_cf_opt(cf, key, true, o)
+                    })? {
                         read.found = true;
                         read.bytes = (key.len() + v.len()) as u64;
                     }
@@ -91,8 +91,9 @@ impl RocksDbEngine {
                 TxnOp::AddToEach(keys, increment) => {
                     for key in keys {
                         let cf = self.txn_family(key)?;
-                        let old = READ_OPTIONS
-                            .with(|o| txn.get_pinned_for_update_cf_opt(cf, key, true, o))?;
+                        let old = with_read_options(true, |o| {
+                            txn.get_pinned_for_update_cf_opt(cf, key, true, o)
+                        })?;
                         read.found |= old.is_some();
                         let counter = counter_of(key, old.as_deref())?;
                         txn.put_cf(cf, key, counter.wrapping_add(increment).to_be_bytes())?;
@@ -108,8 +109,9 @@ impl RocksDbEngine {
                     it.status()?;
                     drop(it);
                     if let Some(k) = landed {
-                        let v = READ_OPTIONS
-                            .with(|o| txn.get_pinned_for_update_cf_opt(cf, &k, true, o))?;
+                        let v = with_read_options(true, |o| {
+                            txn.get_pinned_for_update_cf_opt(cf, &k, true, o)
+                        })?;
                         read.found = true;
                         read.bytes = (k.len() + v.map_or(0, |v| v.len())) as u64;
                         txn.put_cf(cf, &k, value)?;
@@ -158,7 +160,7 @@ impl<D> TxnOps for BodyTxn<'_, '_, '_, D> {
         for_update: bool,
     ) -> Result<Option<Vec<u8>>, TxnError> {
         let family = self.engine.family_at(cf)?;
-        let value = READ_OPTIONS.with(|o| {
+        let value = with_read_options(true, |o| {
             if for_update {
                 self.txn.get_pinned_for_update_cf_opt(family, key, true, o)
             } else {

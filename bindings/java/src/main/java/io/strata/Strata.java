@@ -89,8 +89,9 @@ public final class Strata extends NativeObject {
         Snapshot snap = options.snapshot;
         try {
             ValueScratch scratch = ValueScratch.ofThread();
-            return scratch.take((int) nativeGet(handle, handleOf(cf), handleOf(snap), key,
-                    lengthOf(key), scratch.array, scratch.array.length, scratch.large));
+            return scratch.take((int) nativeGet(handle, handleOf(cf), handleOf(snap),
+                    options.blockFlags(), key, lengthOf(key), scratch.array, scratch.array.length,
+                    scratch.large));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -120,8 +121,8 @@ public final class Strata extends NativeObject {
     public int get(ColumnFamily cf, ReadOptions options, byte[] key, byte[] value) {
         Snapshot snap = options.snapshot;
         try {
-            return (int) nativeGetInto(handle, handleOf(cf), handleOf(snap), key, lengthOf(key), value,
-                    lengthOf(value));
+            return (int) nativeGetInto(handle, handleOf(cf), handleOf(snap), options.blockFlags(),
+                    key, lengthOf(key), value, lengthOf(value));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -150,14 +151,15 @@ public final class Strata extends NativeObject {
         try {
             int size;
             if (key.isDirect() && value.isDirect()) {
-                size = (int) nativeGetDirect(handle, handleOf(cf), handleOf(snap), key, key.position(),
-                        key.remaining(), value, value.position(), value.remaining());
+                size = (int) nativeGetDirect(handle, handleOf(cf), handleOf(snap),
+                        options.blockFlags(), key, key.position(), key.remaining(), value,
+                        value.position(), value.remaining());
             } else {
                 byte[] keyBytes = bytesOf(key);
                 ValueScratch scratch = ValueScratch.ofThread();
                 byte[] found = scratch.take((int) nativeGet(handle, handleOf(cf), handleOf(snap),
-                        keyBytes, keyBytes.length, scratch.array, scratch.array.length,
-                        scratch.large));
+                        options.blockFlags(), keyBytes, keyBytes.length, scratch.array,
+                        scratch.array.length, scratch.large));
                 if (found == null) {
                     return NOT_FOUND;
                 }
@@ -188,7 +190,7 @@ public final class Strata extends NativeObject {
         Snapshot snap = options.snapshot;
         try {
             return Arrays.asList(nativeMultiGet(handle, handleOf(cf), handleOf(snap),
-                    keys.toArray(new byte[0][])));
+                    options.blockFlags(), keys.toArray(new byte[0][])));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -210,7 +212,7 @@ public final class Strata extends NativeObject {
         Snapshot snap = options.snapshot;
         try {
             return new StrataIterator(nativeNewIterator(handle, handleOf(cf), handleOf(snap),
-                    options.lowerBound, options.upperBound));
+                    options.blockFlags(), options.lowerBound, options.upperBound));
         } finally {
             Reference.reachabilityFence(cf);
             Reference.reachabilityFence(snap);
@@ -605,14 +607,14 @@ public final class Strata extends NativeObject {
      * {@code scratchLength} bytes) when it fits, else to {@code large[0]} ({@link
      * ValueScratch}).
      */
-    private native long nativeGet(long h, long cf, long snap, byte[] key, int keyLength,
+    private native long nativeGet(long h, long cf, long snap, int blocks, byte[] key, int keyLength,
             byte[] scratch, int scratchLength, byte[][] large);
 
-    private native long nativeGetInto(long h, long cf, long snap, byte[] key, int keyLength,
-            byte[] value, int valueLength);
+    private native long nativeGetInto(long h, long cf, long snap, int blocks, byte[] key,
+            int keyLength, byte[] value, int valueLength);
 
-    private native long nativeGetDirect(long h, long cf, long snap, ByteBuffer key, int keyAt,
-            int keyLen, ByteBuffer value, int valueAt, int valueLen);
+    private native long nativeGetDirect(long h, long cf, long snap, int blocks, ByteBuffer key,
+            int keyAt, int keyLen, ByteBuffer value, int valueAt, int valueLen);
 
     private native void nativePut(long h, long cf, byte[] key, int keyLength, byte[] value,
             int valueLength, boolean sync, boolean disableWal);
@@ -631,7 +633,7 @@ public final class Strata extends NativeObject {
 
     private native void nativeWrite(long h, long batch, boolean sync, boolean disableWal);
 
-    private native byte[][] nativeMultiGet(long h, long cf, long snap, byte[][] keys);
+    private native byte[][] nativeMultiGet(long h, long cf, long snap, int blocks, byte[][] keys);
 
     private native long nativeSnapshot(long h);
 
@@ -655,7 +657,8 @@ public final class Strata extends NativeObject {
 
     private native void nativeCheckpoint(long h, String dir);
 
-    private native long nativeNewIterator(long h, long cf, long snap, byte[] lower, byte[] upper);
+    private native long nativeNewIterator(long h, long cf, long snap, int blocks, byte[] lower,
+            byte[] upper);
 
     private native long nativeBeginTransaction(long h, long old, boolean sync, boolean disableWal,
             boolean hasOptions, long lockTimeoutMs, boolean deadlockDetect, long expirationMs,

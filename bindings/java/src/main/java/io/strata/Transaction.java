@@ -209,8 +209,8 @@ public final class Transaction extends NativeObject {
      */
     public StrataIterator newIterator(ColumnFamily cf, ReadOptions options) {
         try {
-            return new StrataIterator(nativeNewIterator(handle, handleOf(cf), options.lowerBound,
-                    options.upperBound));
+            return new StrataIterator(nativeNewIterator(handle, handleOf(cf),
+                    options.blockFlags(), options.lowerBound, options.upperBound));
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -223,8 +223,8 @@ public final class Transaction extends NativeObject {
      */
     public TransactionCursor newCursor(ColumnFamily cf, ReadOptions options) {
         try {
-            return new TransactionCursor(nativeNewCursor(handle, handleOf(cf), options.lowerBound,
-                    options.upperBound));
+            return new TransactionCursor(nativeNewCursor(handle, handleOf(cf),
+                    options.blockFlags(), options.lowerBound, options.upperBound));
         } finally {
             Reference.reachabilityFence(cf);
         }
@@ -372,7 +372,9 @@ public final class Transaction extends NativeObject {
 
     private native boolean nativeIsActive(long h);
 
-    private native long nativeNewIterator(long h, long cf, byte[] lower, byte[] upper);
+    private native long nativeNewIterator(long h, long cf, int blocks, byte[] lower,
+            byte[] upper);
 
-    private native long nativeNewCursor(long h, long cf, byte[] lower, byte[] upper);
+    private native long nativeNewCursor(long h, long cf, int blocks, byte[] lower,
+            byte[] upper);
 }
