@@ -62,7 +62,7 @@ impl Engine {
 }
 
 /// What a read sees: a column family (None: the default one) as of a snapshot (None: now).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct View {
     pub cf: Option<strata::ColumnFamily>,
     pub snapshot: Option<strata::Snapshot>,
@@ -70,6 +70,24 @@ pub struct View {
     pub prefix_same_as_start: bool,
     /// Iterators ignore prefix filters (`ReadOptions::total_order_seek`).
     pub total_order_seek: bool,
+    /// Data blocks read from files go into the block cache (`ReadOptions::fill_cache`).
+    pub fill_cache: bool,
+    /// Data blocks read from files have their checksums checked
+    /// (`ReadOptions::verify_checksums`).
+    pub verify_checksums: bool,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View {
+            cf: None,
+            snapshot: None,
+            prefix_same_as_start: false,
+            total_order_seek: false,
+            fill_cache: true,
+            verify_checksums: true,
+        }
+    }
 }
 
 impl View {
@@ -80,6 +98,24 @@ impl View {
             total_order_seek,
             ..self.clone()
         }
+    }
+
+    /// This view with the block options of an iteration.
+    fn with_blocks(&self, fill_cache: bool, verify_checksums: bool) -> View {
+        View {
+            fill_cache,
+            verify_checksums,
+            ..self.clone()
+        }
+    }
+
+    /// Read options at this view's snapshot, reading blocks as it says.
+    fn read_options(&self) -> ReadOptions {
+        let mut options = ReadOptions::default();
+        options.snapshot = self.snapshot.clone();
+        options.fill_cache = self.fill_cache;
+        options.verify_checksums = self.verify_checksums;
+        options
     }
 }
 
@@ -207,8 +243,7 @@ impl Db {
     ) -> PyResult<Vec<Py<PyAny>>> {
         let keys = keys_arg(keys)?;
         let results = self.run(py, |db| {
-            let mut options = ReadOptions::default();
-            options.snapshot = view.snapshot.clone();
+            let options = view.read_options();
             Ok(match &view.cf {
                 Some(cf) => db.multi_get_cf_opt(cf, &keys, &options),
                 None => db.multi_get_opt(&keys, &options),
@@ -234,8 +269,7 @@ impl Db {
     ) -> PyResult<Option<Vec<u8>>> {
         let key = bytes_arg(key, "key")?;
         self.run(py, |db| {
-            let mut options = ReadOptions::default();
-            options.snapshot = view.snapshot.clone();
+            let options = view.read_options();
             match &view.cf {
                 Some(cf) => db.get_cf_opt(cf, &key, &options),
                 None => db.get_opt(&key, &options),
@@ -280,8 +314,7 @@ impl Db {
         end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<RangeIter> {
-        let mut options = ReadOptions::default();
-        options.snapshot = view.snapshot.clone();
+        let mut options = view.read_options();
         options.prefix_same_as_start = view.prefix_same_as_start;
         options.total_order_seek = view.total_order_seek;
         options.lower_bound = bound_arg(start, "start")?;
@@ -586,8 +619,15 @@ impl Db {
 
     /// The (key, value) pairs with start <= key < end, in key order (descending with
     /// `reverse=True`); None leaves that side open. Lazy: entries are read in batches as the
-    /// loop asks for them, as of the moment `items()` was called.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
+    /// loop asks for them, as of the moment `items()` was called. With `fill_cache=False`
+    /// the data blocks the walk reads from files are used and dropped, not cached (a one-off
+    /// scan then leaves the block cache to the other reads); `verify_checksums=False` skips
+    /// their checksum checks (RocksDB's read options of those names).
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false, fill_cache=true, verify_checksums=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's keyword arguments, as Python passes them"
+    )]
     fn items(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
@@ -595,13 +635,21 @@ impl Db {
         reverse: bool,
         prefix_same_as_start: bool,
         total_order_seek: bool,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<RangeIter> {
-        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        let view = View::default()
+            .with_prefix(prefix_same_as_start, total_order_seek)
+            .with_blocks(fill_cache, verify_checksums);
         Db::iter(slf, &view, Kind::Items, start, end, reverse)
     }
 
     /// The keys with start <= key < end; see `items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false, fill_cache=true, verify_checksums=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's keyword arguments, as Python passes them"
+    )]
     fn keys(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
@@ -609,13 +657,21 @@ impl Db {
         reverse: bool,
         prefix_same_as_start: bool,
         total_order_seek: bool,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<RangeIter> {
-        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        let view = View::default()
+            .with_prefix(prefix_same_as_start, total_order_seek)
+            .with_blocks(fill_cache, verify_checksums);
         Db::iter(slf, &view, Kind::Keys, start, end, reverse)
     }
 
     /// The values of the keys with start <= key < end; see `items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false, fill_cache=true, verify_checksums=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's keyword arguments, as Python passes them"
+    )]
     fn values(
         slf: &Bound<'_, Self>,
         start: Option<&Bound<'_, PyAny>>,
@@ -623,8 +679,12 @@ impl Db {
         reverse: bool,
         prefix_same_as_start: bool,
         total_order_seek: bool,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<RangeIter> {
-        let view = View::default().with_prefix(prefix_same_as_start, total_order_seek);
+        let view = View::default()
+            .with_prefix(prefix_same_as_start, total_order_seek)
+            .with_blocks(fill_cache, verify_checksums);
         Db::iter(slf, &view, Kind::Values, start, end, reverse)
     }
 
@@ -1196,7 +1256,11 @@ impl ColumnFamily {
     }
 
     /// The (key, value) pairs with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false, fill_cache=true, verify_checksums=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's keyword arguments, as Python passes them"
+    )]
     fn items(
         &self,
         py: Python<'_>,
@@ -1205,12 +1269,15 @@ impl ColumnFamily {
         reverse: bool,
         prefix_same_as_start: bool,
         total_order_seek: bool,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
             &self
                 .view()
-                .with_prefix(prefix_same_as_start, total_order_seek),
+                .with_prefix(prefix_same_as_start, total_order_seek)
+                .with_blocks(fill_cache, verify_checksums),
             Kind::Items,
             start,
             end,
@@ -1219,7 +1286,11 @@ impl ColumnFamily {
     }
 
     /// The keys with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false, fill_cache=true, verify_checksums=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's keyword arguments, as Python passes them"
+    )]
     fn keys(
         &self,
         py: Python<'_>,
@@ -1228,12 +1299,15 @@ impl ColumnFamily {
         reverse: bool,
         prefix_same_as_start: bool,
         total_order_seek: bool,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
             &self
                 .view()
-                .with_prefix(prefix_same_as_start, total_order_seek),
+                .with_prefix(prefix_same_as_start, total_order_seek)
+                .with_blocks(fill_cache, verify_checksums),
             Kind::Keys,
             start,
             end,
@@ -1242,7 +1316,11 @@ impl ColumnFamily {
     }
 
     /// The values of the keys with start <= key < end; see `Db.items()`.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false))]
+    #[pyo3(signature = (start=None, end=None, reverse=false, *, prefix_same_as_start=false, total_order_seek=false, fill_cache=true, verify_checksums=true))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the walk's keyword arguments, as Python passes them"
+    )]
     fn values(
         &self,
         py: Python<'_>,
@@ -1251,12 +1329,15 @@ impl ColumnFamily {
         reverse: bool,
         prefix_same_as_start: bool,
         total_order_seek: bool,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<RangeIter> {
         Db::iter(
             self.db.bind(py),
             &self
                 .view()
-                .with_prefix(prefix_same_as_start, total_order_seek),
+                .with_prefix(prefix_same_as_start, total_order_seek)
+                .with_blocks(fill_cache, verify_checksums),
             Kind::Values,
             start,
             end,

@@ -215,6 +215,8 @@ class _Writes(_Reads):
         *,
         prefix_same_as_start: bool = False,
         total_order_seek: bool = False,
+        fill_cache: bool = True,
+        verify_checksums: bool = True,
     ) -> _Iterator[Tuple[bytes, bytes]]: ...
     def keys(
         self,
@@ -224,6 +226,8 @@ class _Writes(_Reads):
         *,
         prefix_same_as_start: bool = False,
         total_order_seek: bool = False,
+        fill_cache: bool = True,
+        verify_checksums: bool = True,
     ) -> _Iterator[bytes]: ...
     def values(
         self,
@@ -233,6 +237,8 @@ class _Writes(_Reads):
         *,
         prefix_same_as_start: bool = False,
         total_order_seek: bool = False,
+        fill_cache: bool = True,
+        verify_checksums: bool = True,
     ) -> _Iterator[bytes]: ...
     def __setitem__(self, key: _Bytes, value: _Bytes) -> None: ...
     def __delitem__(self, key: _Bytes) -> None: ...
