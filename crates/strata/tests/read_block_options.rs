@@ -206,6 +206,16 @@ fn a_damaged_value_is_reported_only_by_reads_that_verify() {
         let (found, status) = scan(&unchecked);
         status.unwrap();
         assert_eq!(found, Some(damaged.clone()), "{case}");
+        // Read ahead into the iterator's own window (not the cache): checked there too.
+        for verify in [true, false] {
+            let mut windowed = read_options(false, verify);
+            windowed.readahead_size = 64 << 10;
+            let (found, status) = scan(&windowed);
+            match verify {
+                true => assert_eq!(status.unwrap_err().kind(), ErrorKind::Corruption, "{case}"),
+                false => assert_eq!(found, Some(damaged.clone()), "{case}"),
+            }
+        }
 
         // A transaction's reads take the options the caller gives them.
         let txn = db.optimistic_transaction(&WriteOptions::default());

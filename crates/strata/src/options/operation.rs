@@ -171,8 +171,9 @@ pub struct ReadOptions {
     /// (RocksDB's option of that name). Off, each is used for this read and dropped: for a
     /// scan or a batch job over data that should not push out what other reads keep in the
     /// cache. A block the cache already holds is still read from it, and index and filter
-    /// blocks are cached as always. An iterator that does not fill the cache reads block by
-    /// block, without readahead windows. Default: true.
+    /// blocks are cached as always. An iterator that does not fill the cache reads ahead
+    /// into a window of its own instead (as RocksDB's iterators read into their prefetch
+    /// buffer). Default: true.
     pub fill_cache: bool,
     /// Check the checksum of each data block this read brings in from a table file
     /// (RocksDB's `verify_checksums`). Off, a damaged data block is not reported as such:

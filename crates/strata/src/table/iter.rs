@@ -3,7 +3,8 @@
 //!
 //! An iterator stepping from block to block reads ahead: a window of adjacent blocks not yet
 //! cached, read with one read (16 KiB, then doubling to 256 KiB); each block is checked,
-//! copied into a buffer of its own and cached as if read alone.
+//! copied into a buffer of its own and cached as if read alone, or, for a read that does not
+//! fill the cache, kept in the iterator's own window (`reader/readahead.rs`).
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::table::block::{Block, BlockIter};
 use crate::table::partitioned::IndexIter;
-use crate::table::reader::{BlockReads, Table};
+use crate::table::reader::{BlockReads, ReadWindow, Table};
 
 impl Table {
     /// An iterator over the table; it keeps the table open.
@@ -28,6 +29,7 @@ impl Table {
             readahead: 0,
             fixed_readahead: 0,
             reads: BlockReads::DEFAULT,
+            window: None,
             error,
             prepared: false,
         }
@@ -72,6 +74,9 @@ pub struct TableIterator {
     fixed_readahead: usize,
     /// Whether the data blocks read go into the cache and have their checksums checked.
     reads: BlockReads,
+    /// Without filling the cache: the bytes last read ahead, which the next blocks come
+    /// from (`reader/readahead.rs`).
+    window: Option<ReadWindow>,
     error: Option<Error>,
     /// `prepare_seek` positioned the index and loaded the target's data block.
     prepared: bool,
@@ -114,9 +119,13 @@ impl TableIterator {
         let table = &self.table;
         let loaded = self.index.handle().and_then(|h| {
             let (block, read) = match readahead {
-                Some(bytes) => {
-                    table.data_block_ahead(h, &self.index, bytes, forward, self.reads)?
-                }
+                Some(bytes) => table.data_block_ahead(
+                    h,
+                    &self.index,
+                    (bytes, forward),
+                    self.reads,
+                    &mut self.window,
+                )?,
                 None => (table.data_block(h, self.reads)?, false),
             };
             Ok((h, block, read))

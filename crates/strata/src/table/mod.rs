@@ -1403,7 +1403,8 @@ mod tests {
 
     /// A fixed readahead (`ReadOptions::readahead_size`) reads that many bytes at a time from
     /// the first block a seek loads, in the seek's direction; without one the seek's block and
-    /// the next are read alone, then windows of 16 KiB, doubling.
+    /// the next are read alone, then windows of 16 KiB, doubling. An iterator that does not
+    /// fill the cache reads the same windows into its own buffer and caches nothing.
     #[test]
     fn a_fixed_readahead_reads_its_size_from_the_seek_on() {
         const N: usize = 3000;
@@ -1422,23 +1423,35 @@ mod tests {
         struct Case {
             readahead: usize,
             reverse: bool,
+            fill_cache: bool,
             reads: std::ops::RangeInclusive<usize>,
         }
         #[rustfmt::skip]
         let cases = [
             // Two blocks alone, then 16 KiB and 32 KiB windows.
-            Case { readahead: 0, reverse: false, reads: 4..=4 },
-            Case { readahead: 0, reverse: true, reads: 4..=4 },
-            Case { readahead: 64 << 10, reverse: false, reads: 1..=1 },
-            Case { readahead: 64 << 10, reverse: true, reads: 1..=1 },
-            Case { readahead: 8 << 10, reverse: false, reads: 5..=7 },
-            Case { readahead: 8 << 10, reverse: true, reads: 5..=7 },
+            Case { readahead: 0, reverse: false, fill_cache: true, reads: 4..=4 },
+            Case { readahead: 0, reverse: true, fill_cache: true, reads: 4..=4 },
+            Case { readahead: 64 << 10, reverse: false, fill_cache: true, reads: 1..=1 },
+            Case { readahead: 64 << 10, reverse: true, fill_cache: true, reads: 1..=1 },
+            Case { readahead: 8 << 10, reverse: false, fill_cache: true, reads: 5..=7 },
+            Case { readahead: 8 << 10, reverse: true, fill_cache: true, reads: 5..=7 },
+            // The same windows, in the iterator's own buffer.
+            Case { readahead: 0, reverse: false, fill_cache: false, reads: 4..=4 },
+            Case { readahead: 0, reverse: true, fill_cache: false, reads: 4..=4 },
+            Case { readahead: 64 << 10, reverse: false, fill_cache: false, reads: 1..=1 },
+            Case { readahead: 64 << 10, reverse: true, fill_cache: false, reads: 1..=1 },
+            Case { readahead: 8 << 10, reverse: false, fill_cache: false, reads: 5..=7 },
+            Case { readahead: 8 << 10, reverse: true, fill_cache: false, reads: 5..=7 },
         ];
         for (i, case) in cases.iter().enumerate() {
             let file = CountedFile::unwatched(bytes.clone());
             let reads = file.reads.clone();
             let (table, reads_to_open) = file.open_cached(&path, &options);
-            let mut it = table.iter_for_read(case.readahead, BlockReads::DEFAULT);
+            let block_reads = BlockReads {
+                fill_cache: case.fill_cache,
+                ..BlockReads::DEFAULT
+            };
+            let mut it = table.iter_for_read(case.readahead, block_reads);
             let start = 1500;
             if case.reverse {
                 it.seek_for_prev(&model[start].0);
@@ -1469,6 +1482,16 @@ mod tests {
             assert!(seen == expected, "case {i}: entries differ from the model");
             let reads = reads.load(std::sync::atomic::Ordering::Relaxed) - reads_to_open;
             assert!(case.reads.contains(&reads), "case {i}: {reads} reads");
+            let last = it.current_block_offset().expect("on a block");
+            let handle = format::BlockHandle {
+                offset: last,
+                size: 0,
+            };
+            let cached = table.cached_data_block(handle).is_some();
+            assert_eq!(
+                cached, case.fill_cache,
+                "case {i}: the last block's caching"
+            );
         }
     }
 }

@@ -17,7 +17,7 @@
 //! table's range consults it, and it is small next to the data it deletes.
 //!
 //! Iterators over a table (`TableIterator`) are in `iter.rs`; they read their blocks through
-//! the cache here, and read ahead when they step from block to block.
+//! the cache here, and read ahead when they step from block to block (`readahead.rs`).
 //!
 //! Every error names the file and the offset of the block it concerns.
 
@@ -46,6 +46,8 @@ use crate::table::{range_del, TableOptions};
 
 mod mapped;
 mod open;
+mod readahead;
+pub use readahead::ReadWindow;
 mod verify;
 
 /// What the block cache holds: one reference count each, so that a hit costs one atomic
@@ -613,106 +615,6 @@ impl Table {
             return Ok((block, false));
         }
         self.cached_block(handle, BlockKind::Data, reads, &BLOCK_CODEC)
-    }
-
-    /// The data block at `handle` (the entry `index` is on), from the cache or the file, and
-    /// whether the file was read. On a miss with `readahead` larger than the block, the
-    /// blocks after it along the index (before it when not `forward`) come with it in one
-    /// read, as long as each is adjacent in the file to the last, not cached, and all fit in
-    /// `readahead` bytes; each is checked (unless `reads` says not to) and cached as if read
-    /// alone. A later block that fails its check is left out (a read of it alone will report
-    /// it). A read that does not fill the cache reads block by block: the cache is where the
-    /// window's other blocks would wait for it.
-    pub(super) fn data_block_ahead(
-        &self,
-        handle: BlockHandle,
-        index: &IndexIter<Table>,
-        readahead: usize,
-        forward: bool,
-        reads: BlockReads,
-    ) -> Result<(Arc<Block>, bool)> {
-        let span = |h: BlockHandle| h.size + BLOCK_TRAILER_LEN as u64;
-        // A mapped table's blocks are read in place: nothing to read ahead into.
-        let Some(cache) = self.cache.as_ref().filter(|_| {
-            readahead as u64 > span(handle) && self.mapped.is_none() && reads.fill_cache
-        }) else {
-            return self.data_block_read(handle, reads);
-        };
-        if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
-            if let Some(b) = unwrap_block(hit) {
-                self.stats.cache_hits[BlockKind::Data as usize].add(1);
-                perf_count!(block_cache_hit_count, 1);
-                return Ok((b, false));
-            }
-        }
-        checked_block_len(self.file.as_ref(), &self.path, handle)?;
-        let mut handles = vec![handle];
-        let (mut lo, mut hi) = (handle.offset, handle.offset + span(handle));
-        let mut walk = index.clone();
-        loop {
-            if forward {
-                walk.next();
-            } else {
-                walk.prev();
-            }
-            let Some(h) = walk.valid().then(|| walk.handle().ok()).flatten() else {
-                break;
-            };
-            let adjacent = if forward {
-                h.offset == hi
-            } else {
-                h.offset.checked_add(span(h)) == Some(lo)
-            };
-            if !adjacent
-                || (hi - lo).saturating_add(span(h)) > readahead as u64
-                || checked_block_len(self.file.as_ref(), &self.path, h).is_err()
-                || cache.contains(&(self.cache_id, h.offset))
-            {
-                break;
-            }
-            if forward {
-                hi += span(h);
-            } else {
-                lo = h.offset;
-            }
-            handles.push(h);
-        }
-        let timer = PerfTimer::start();
-        // One read for the window; each block is then copied into a buffer of its own, so
-        // that the cache's charge for it is all it holds (see `BlockBytes`).
-        let chunk = self.file.read_vec_at(lo, (hi - lo) as usize)?;
-        timer.stop(|c| &c.block_read_time);
-        let mut first = None;
-        for h in handles {
-            let at = (h.offset - lo) as usize;
-            let stored = &chunk[at..at + span(h) as usize];
-            let decoding = self.data_decoding(reads);
-            let block = check_block(&self.path, h, stored, decoding).and_then(|raw| {
-                match raw {
-                    None => Block::new(stored[..h.size as usize].to_vec()),
-                    Some(raw) => Block::new(raw),
-                }
-                .map_err(|why| Error::corruption(&self.path, h.offset, why))
-            });
-            let block = match block {
-                Ok(b) => Arc::new(b),
-                Err(e) if first.is_none() => return Err(e),
-                Err(_) => break,
-            };
-            self.stats.cache_misses[BlockKind::Data as usize].add(1);
-            self.stats.bytes_read.add(span(h));
-            count_block_read(BlockKind::Data, span(h));
-            let size = block.size();
-            cache.insert(
-                (self.cache_id, h.offset),
-                CachedBlock::Block(block.clone()),
-                size,
-            );
-            first.get_or_insert(block);
-        }
-        first
-            .map(|b| (b, true))
-            .ok_or_else(|| Error::corruption(&self.path, handle.offset, "readahead read no block"))
     }
 
     /// Calls `f` with the first entry at or after `target`, if the filter and index allow

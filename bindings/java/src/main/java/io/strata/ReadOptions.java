@@ -43,8 +43,8 @@ public final class ReadOptions {
      * Whether the data blocks this read brings in from table files go into the block cache
      * (RocksJava's {@code setFillCache}; true by default). False suits a scan over data that
      * should not push out what other reads keep cached: each block is used and dropped, a
-     * block already cached is still read from the cache, and an iterator reads block by
-     * block. Returns this.
+     * block already cached is still read from the cache, and an iterator reads ahead into a
+     * window of its own instead of the cache. Returns this.
      */
     public ReadOptions fillCache(boolean fill) {
         this.fillCache = fill;
