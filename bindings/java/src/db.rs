@@ -179,8 +179,8 @@ const NO_FILL_CACHE: jint = 1;
 /// `ReadOptions.blockFlags()`: the data blocks read do not have their checksums checked.
 const NO_VERIFY_CHECKSUMS: jint = 2;
 
-/// Read options at snapshot handle `snap`, reading blocks as `blocks` (`ReadOptions.blockFlags()`)
-/// says.
+/// Read options at snapshot handle `snap`, reading blocks as `blocks`
+/// (`ReadOptions.blockFlags()`) says.
 ///
 /// # Safety
 /// As [`snapshot`].

@@ -198,6 +198,13 @@ pub struct BenchArgs {
     #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub verify_checksum: bool,
 
+    /// Reads and scans put the data blocks they read from table files into the block cache
+    /// (RocksDB's ReadOptions::fill_cache); transactions' reads always do. Off, a scan
+    /// leaves the cache as it was (Strata's iterators then read ahead into a window of
+    /// their own).
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub fill_cache: bool,
+
     /// seekrandom seeks to keys of a prefix no key has (byte 8 of the key set to '1', as
     /// db_bench): what prefix filters save. Needs --prefix_size above 8.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]

@@ -492,6 +492,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--compaction_readahead_size",
             "--readahead_size",
             "--verify_checksum (LMDB keeps no checksums)",
+            "--fill_cache (LMDB has no block cache)",
             "--mmap_read (LMDB always reads through its memory map)",
             "--max_compaction_bytes",
             "--transaction_lock_timeout (one writer at a time: no key locks to wait for)",

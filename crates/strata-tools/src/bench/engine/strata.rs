@@ -1,7 +1,7 @@
 //! Strata under the bench loop: every flag maps to an option of [`strata::Options`].
 //! `--prefix_size` sets a `fixed:N` prefix extractor; seekrandom's iterators take
 //! `--prefix_same_as_start` and `--total_order_seek`, every iterator `--readahead_size`, and
-//! every read outside transactions `--verify_checksum`.
+//! every read outside transactions `--verify_checksum` and `--fill_cache`.
 //! With `--num_column_families` > 1 the keys are spread over the families as db_bench does
 //! (see [`super::family_of`]), each family with the same options.
 //!
@@ -54,9 +54,10 @@ pub struct StrataEngine {
     disable_wal: bool,
     /// How seekrandom's iterators seek (prefix flags, and `scan_options`' readahead).
     seek_options: ReadOptions,
-    /// The read options of every other iterator (--readahead_size, --verify_checksum).
+    /// The read options of every other iterator (--readahead_size, and those of
+    /// `point_options`).
     scan_options: ReadOptions,
-    /// The read options of point reads (--verify_checksum).
+    /// The read options of point reads (--verify_checksum, --fill_cache).
     point_options: ReadOptions,
     /// The options the database was opened with: fillseqingest's table writer takes them.
     options: Options,
@@ -103,6 +104,7 @@ impl StrataEngine {
         txn_options.deadlock_detect = true;
         let mut point_options = ReadOptions::default();
         point_options.verify_checksums = args.verify_checksum;
+        point_options.fill_cache = args.fill_cache;
         let mut scan_options = point_options.clone();
         scan_options.readahead_size = args.readahead_size;
         let mut seek_options = scan_options.clone();

@@ -103,8 +103,8 @@ pub struct RocksDbEngine {
     seek_flags: (bool, bool),
     /// Every iterator's `readahead_size` (--readahead_size).
     readahead_size: usize,
-    /// Whether reads and scans verify block checksums (--verify_checksum).
-    verify_checksums: bool,
+    /// How reads and scans treat data blocks (--verify_checksum, --fill_cache).
+    blocks: BlockFlags,
     path: PathBuf,
     version: String,
 }
@@ -113,18 +113,35 @@ thread_local! {
     /// Each thread's write options (sync, disable_wal, options), as db_bench keeps one per
     /// thread: creating them per write would cost an allocation in the C API.
     static WRITE_OPTIONS: RefCell<Option<(bool, bool, WriteOptions)>> = const { RefCell::new(None) };
-    /// Each thread's point read options, as db_bench keeps them: whether they verify
-    /// checksums (--verify_checksum), and the options.
-    static READ_OPTIONS: RefCell<Option<(bool, ReadOptions)>> = const { RefCell::new(None) };
+    /// Each thread's point read options, as db_bench keeps them: how they read blocks
+    /// (--verify_checksum, --fill_cache), and the options.
+    static READ_OPTIONS: RefCell<Option<(BlockFlags, ReadOptions)>> = const { RefCell::new(None) };
 }
 
-fn with_read_options<T>(verify_checksums: bool, f: impl FnOnce(&ReadOptions) -> T) -> T {
+/// How reads treat the data blocks they read: whether they verify checksums
+/// (--verify_checksum) and fill the block cache (--fill_cache).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct BlockFlags {
+    pub verify_checksums: bool,
+    pub fill_cache: bool,
+}
+
+impl BlockFlags {
+    /// What transactions' reads use: the defaults.
+    pub const DEFAULT: BlockFlags = BlockFlags {
+        verify_checksums: true,
+        fill_cache: true,
+    };
+}
+
+fn with_read_options<T>(blocks: BlockFlags, f: impl FnOnce(&ReadOptions) -> T) -> T {
     READ_OPTIONS.with(|cell| {
         let mut cached = cell.borrow_mut();
-        if !matches!(&*cached, Some((v, _)) if *v == verify_checksums) {
+        if !matches!(&*cached, Some((b, _)) if *b == blocks) {
             let mut o = ReadOptions::default();
-            o.set_verify_checksums(verify_checksums);
-            *cached = Some((verify_checksums, o));
+            o.set_verify_checksums(blocks.verify_checksums);
+            o.fill_cache(blocks.fill_cache);
+            *cached = Some((blocks, o));
         }
         let (_, options) = cached.as_ref().expect("just set");
         f(options)
@@ -207,7 +224,10 @@ impl RocksDbEngine {
             disable_wal: args.disable_wal,
             seek_flags: (args.prefix_same_as_start(), args.total_order_seek),
             readahead_size: args.readahead_size,
-            verify_checksums: args.verify_checksum,
+            blocks: BlockFlags {
+                verify_checksums: args.verify_checksum,
+                fill_cache: args.fill_cache,
+            },
             path: path.to_path_buf(),
             version,
         })
@@ -255,7 +275,8 @@ impl RocksDbEngine {
         if self.readahead_size > 0 {
             o.set_readahead_size(self.readahead_size);
         }
-        o.set_verify_checksums(self.verify_checksums);
+        o.set_verify_checksums(self.blocks.verify_checksums);
+        o.fill_cache(self.blocks.fill_cache);
         o
     }
 
@@ -373,7 +394,7 @@ impl Engine for RocksDbEngine {
     }
 
     fn get(&self, key: &[u8]) -> EngineResult<Option<usize>> {
-        let len = with_read_options(self.verify_checksums, |o| {
+        let len = with_read_options(self.blocks, |o| {
             on_db!(&self.db, d => match self.family(key) {
                 None => d.get_pinned_opt(key, o),
                 Some(cf) => d.get_pinned_cf_opt(cf, key, o),
@@ -676,7 +697,7 @@ impl Engine for RocksDbEngine {
     fn get_value(&self, cf: usize, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
         let family = self.family_at(cf)?;
         let value = with_read_options(
-            self.verify_checksums,
+            self.blocks,
             |o| on_db!(&self.db, d => d.get_pinned_cf_opt(family, key, o).map(|v| v.map(|v| v.to_vec()))),
         )?;
         Ok(value)

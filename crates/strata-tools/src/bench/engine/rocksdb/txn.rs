@@ -4,7 +4,7 @@
 
 use rocksdb::{ErrorKind, Transaction};
 
-use super::{visit_range, with_read_options, RocksDbEngine};
+use super::{visit_range, with_read_options, BlockFlags, RocksDbEngine};
 use crate::bench::engine::{
     counter_of, Attempt, EngineResult, Retry, TxnBody, TxnError, TxnOp, TxnOps, TxnRead, Visitor,
     WriteOp,
@@ -58,7 +58,9 @@ impl RocksDbEngine {
                 TxnOp::Delete(key) => txn.delete_cf(self.txn_family(key)?, key)?,
                 TxnOp::Get(key) => {
                     let cf = self.txn_family(key)?;
-                    let v = with_read_options(true, |o| txn.get_pinned_cf_opt(cf, key, o))?;
+                    let v = with_read_options(BlockFlags::DEFAULT, |o| {
+                        txn.get_pinned_cf_opt(cf, key, o)
+                    })?;
                     if let Some(v) = v {
                         read.found = true;
                         read.bytes = (key.len() + v.len()) as u64;
@@ -80,7 +82,7 @@ impl RocksDbEngine {
                 }
                 TxnOp::Update(key, value) => {
                     let cf = self.txn_family(key)?;
-                    if let Some(v) = with_read_options(true, |o| {
+                    if let Some(v) = with_read_options(BlockFlags::DEFAULT, |o| {
                         txn.get_pinned_for_update_cf_opt(cf, key, true, o)
                     })? {
                         read.found = true;
@@ -91,7 +93,7 @@ impl RocksDbEngine {
                 TxnOp::AddToEach(keys, increment) => {
                     for key in keys {
                         let cf = self.txn_family(key)?;
-                        let old = with_read_options(true, |o| {
+                        let old = with_read_options(BlockFlags::DEFAULT, |o| {
                             txn.get_pinned_for_update_cf_opt(cf, key, true, o)
                         })?;
                         read.found |= old.is_some();
@@ -109,7 +111,7 @@ impl RocksDbEngine {
                     it.status()?;
                     drop(it);
                     if let Some(k) = landed {
-                        let v = with_read_options(true, |o| {
+                        let v = with_read_options(BlockFlags::DEFAULT, |o| {
                             txn.get_pinned_for_update_cf_opt(cf, &k, true, o)
                         })?;
                         read.found = true;
@@ -160,7 +162,7 @@ impl<D> TxnOps for BodyTxn<'_, '_, '_, D> {
         for_update: bool,
     ) -> Result<Option<Vec<u8>>, TxnError> {
         let family = self.engine.family_at(cf)?;
-        let value = with_read_options(true, |o| {
+        let value = with_read_options(BlockFlags::DEFAULT, |o| {
             if for_update {
                 self.txn.get_pinned_for_update_cf_opt(family, key, true, o)
             } else {
