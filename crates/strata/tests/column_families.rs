@@ -416,7 +416,10 @@ fn crash_at_every_operation_with_a_hot_and_a_cold_family() {
     assert_eq!(acked.len(), CRASH_KEYS);
     let total = fs.ops();
     assert!(total > 100, "{total} operations");
-    // The hot family flushed several times while the cold one kept its first WAL.
+    // The hot family flushed several times while the cold one kept its first WAL. Its last
+    // flush may still be queued when the database closes (close runs no queued flush: the
+    // memtable stays in the WAL), which a loaded machine sees now and then: two tables, not
+    // three.
     let tables = std::fs::read_dir(clean.path().join("db"))
         .unwrap()
         .filter(|e| {
@@ -427,7 +430,7 @@ fn crash_at_every_operation_with_a_hot_and_a_cold_family() {
                 .is_some_and(|x| x == "sst")
         })
         .count();
-    assert!(tables >= 3, "{tables} tables");
+    assert!(tables >= 2, "{tables} tables");
 
     for n in 1..=total {
         for power_cut in [true, false] {
