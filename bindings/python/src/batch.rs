@@ -6,8 +6,9 @@ use pyo3::prelude::*;
 
 use pyo3::types::PyBytes;
 
+use crate::column_family::family_arg;
 use crate::convert::bytes_arg;
-use crate::db::{family_arg, Db};
+use crate::db::Db;
 use crate::errors;
 use strata::ValueKind;
 

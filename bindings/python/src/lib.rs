@@ -12,6 +12,7 @@ use strata::{CfOptions, Options};
 mod batch;
 mod bulk;
 mod callbacks;
+mod column_family;
 mod convert;
 mod cursor;
 mod db;
@@ -152,7 +153,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repair, m)?)?;
     m.add_function(wrap_pyfunction!(open_as_secondary, m)?)?;
     m.add_class::<db::Db>()?;
-    m.add_class::<db::ColumnFamily>()?;
+    m.add_class::<column_family::ColumnFamily>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<updates::UpdatesIterator>()?;

@@ -28,9 +28,10 @@ use self_cell::self_cell;
 use strata::TransactionBase;
 use strata::{ReadOptions, TransactionOptions, TxnIterator, WriteOptions};
 
+use crate::column_family::family_or_default;
 use crate::convert::{bound_arg, bytes_arg, to_py};
 use crate::cursor::Cursor;
-use crate::db::{family_or_default, Db, Engine};
+use crate::db::{Db, Engine};
 use crate::iter::{Kind, RangeIter};
 
 /// The engine's transaction: optimistic on a plain database, pessimistic on a
