@@ -379,14 +379,11 @@ impl Table {
         let key = (self.cache_id, handle.offset);
         if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             if let Some(v) = (codec.unwrap)(hit) {
-                self.stats.cache_hits[kind as usize].add(1);
-                perf_count!(block_cache_hit_count, 1);
+                self.count_cache_hit(kind);
                 return Ok((v, false));
             }
         }
-        self.stats.cache_misses[kind as usize].add(1);
-        self.stats.bytes_read.add(handle.size + 5);
-        count_block_read(kind, handle.size + 5);
+        self.count_file_read(kind, handle.size + BLOCK_TRAILER_LEN as u64);
         let timer = PerfTimer::start();
         let (decoding, reads) = match kind {
             BlockKind::Data => (self.data_decoding(reads), reads),
@@ -702,16 +699,37 @@ impl Table {
     }
 }
 
-/// Counts a block of `kind` and `bytes` (trailer included) read from a file in the thread's
-/// [`PerfContext`](crate::PerfContext).
-#[inline]
-fn count_block_read(kind: BlockKind, bytes: u64) {
-    perf_count!(block_read_count, 1);
-    perf_count!(block_read_byte, bytes);
-    match kind {
-        BlockKind::Index => perf_count!(index_block_read_count, 1),
-        BlockKind::Filter => perf_count!(filter_block_read_count, 1),
-        BlockKind::Data => {}
+impl Table {
+    /// Counts a block of `kind` found without reading the file (in the block cache, or a
+    /// mapped block checked before), in the table's stats and the thread's
+    /// [`PerfContext`](crate::PerfContext).
+    #[inline]
+    fn count_cache_hit(&self, kind: BlockKind) {
+        self.stats.cache_hits[kind as usize].add(1);
+        perf_count!(block_cache_hit_count, 1);
+    }
+
+    /// Counts a block of `kind` and `bytes` (trailer included) read from the file, in the
+    /// table's stats and the thread's [`PerfContext`](crate::PerfContext).
+    #[inline]
+    fn count_file_read(&self, kind: BlockKind, bytes: u64) {
+        self.stats.cache_misses[kind as usize].add(1);
+        self.stats.bytes_read.add(bytes);
+        perf_count!(block_read_count, 1);
+        perf_count!(block_read_byte, bytes);
+        match kind {
+            BlockKind::Index => perf_count!(index_block_read_count, 1),
+            BlockKind::Filter => perf_count!(filter_block_read_count, 1),
+            BlockKind::Data => {}
+        }
+    }
+
+    /// The data block at `handle` if the block cache holds it, counted as a hit.
+    fn data_block_from_cache(&self, handle: BlockHandle) -> Option<Arc<Block>> {
+        let hit = self.cache.as_ref()?.get(&(self.cache_id, handle.offset))?;
+        let block = unwrap_block(hit)?;
+        self.count_cache_hit(BlockKind::Data);
+        Some(block)
     }
 }
 

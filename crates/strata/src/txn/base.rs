@@ -221,13 +221,20 @@ pub trait TransactionBase: Sized {
             false => None,
         };
         // The point reads of exact seeks need only the snapshot and how to read blocks.
-        let point = ReadOptions {
-            snapshot: at.snapshot.clone(),
-            fill_cache: at.fill_cache,
-            verify_checksums: at.verify_checksums,
-            ..ReadOptions::default()
-        };
+        let point = point_read(&at, None);
         Ok(TxnCursor::new(self, cf.clone(), iter, at, point))
+    }
+}
+
+/// The read options of a transaction's point read asked for with `given`: its snapshot, or
+/// else `own` (the transaction's), and its way of reading table blocks; bounds and prefix
+/// options do not apply to a point read.
+pub(crate) fn point_read(given: &ReadOptions, own: Option<Snapshot>) -> ReadOptions {
+    ReadOptions {
+        snapshot: given.snapshot.clone().or(own),
+        fill_cache: given.fill_cache,
+        verify_checksums: given.verify_checksums,
+        ..ReadOptions::default()
     }
 }
 

@@ -20,7 +20,7 @@ use crate::error::{Error, Result, TxnFailure};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 
-use super::base::TransactionBase;
+use super::base::{point_read, TransactionBase};
 use super::checks::{check_active, check_family, check_merge, State};
 use super::indexed_batch::IndexedBatch;
 use super::overlay::TxnIterator;
@@ -228,11 +228,7 @@ impl TransactionBase for OptimisticTransaction<'_> {
         let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
-        let mut read = self.read_options();
-        if options.snapshot.is_some() {
-            read.snapshot = options.snapshot.clone();
-        }
-        (read.fill_cache, read.verify_checksums) = (options.fill_cache, options.verify_checksums);
+        let read = point_read(options, Some(self.snapshot.clone()));
         self.batch.get_from_batch_and_db(self.db, cf, key, &read)
     }
 

@@ -34,7 +34,7 @@ use crate::options::{CfOptions, Options, ReadOptions, WriteOptions};
 use crate::snapshot::Snapshot;
 use crate::write_batch::WriteBatch;
 
-use super::base::TransactionBase;
+use super::base::{point_read, TransactionBase};
 use super::checks::{check_active, check_family, check_merge, State};
 use super::indexed_batch::IndexedBatch;
 use super::lock_table::{LockKey, LockTable, Locker, TxnId};
@@ -540,11 +540,7 @@ impl TransactionBase for Transaction<'_> {
         let key = key.as_ref();
         self.check_active()?;
         check_family(cf)?;
-        let mut read = self.read_options();
-        if options.snapshot.is_some() {
-            read.snapshot = options.snapshot.clone();
-        }
-        (read.fill_cache, read.verify_checksums) = (options.fill_cache, options.verify_checksums);
+        let read = point_read(options, self.snapshot.clone());
         self.batch.get_from_batch_and_db(self.db(), cf, key, &read)
     }
 

@@ -132,16 +132,13 @@ impl Table {
             return Ok(None);
         }
         if mapped.was_checked(handle.offset, span) {
-            self.stats.cache_hits[BlockKind::Data as usize].add(1);
-            perf_count!(block_cache_hit_count, 1);
+            self.count_cache_hit(BlockKind::Data);
         } else {
             check_block(&self.path, handle, stored, self.data_decoding(reads))?;
             if reads.verify_checksums {
                 mapped.mark_checked(handle.offset, span);
             }
-            self.stats.cache_misses[BlockKind::Data as usize].add(1);
-            self.stats.bytes_read.add(span);
-            count_block_read(BlockKind::Data, span);
+            self.count_file_read(BlockKind::Data, span);
         }
         let start = handle.offset as usize;
         Block::borrowing(

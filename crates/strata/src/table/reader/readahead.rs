@@ -61,12 +61,8 @@ impl Table {
         let Some(cache) = self.cache.as_ref().filter(|_| reads.fill_cache) else {
             return self.data_block_in_window(handle, readahead, forward, reads, window);
         };
-        if let Some(hit) = cache.get(&(self.cache_id, handle.offset)) {
-            if let Some(b) = unwrap_block(hit) {
-                self.stats.cache_hits[BlockKind::Data as usize].add(1);
-                perf_count!(block_cache_hit_count, 1);
-                return Ok((b, false));
-            }
+        if let Some(block) = self.data_block_from_cache(handle) {
+            return Ok((block, false));
         }
         checked_block_len(self.file.as_ref(), &self.path, handle)?;
         let mut handles = vec![handle];
@@ -122,9 +118,7 @@ impl Table {
                 Err(e) if first.is_none() => return Err(e),
                 Err(_) => break,
             };
-            self.stats.cache_misses[BlockKind::Data as usize].add(1);
-            self.stats.bytes_read.add(span(h));
-            count_block_read(BlockKind::Data, span(h));
+            self.count_file_read(BlockKind::Data, span(h));
             let size = block.size();
             cache.insert(
                 (self.cache_id, h.offset),
@@ -151,16 +145,8 @@ impl Table {
         reads: BlockReads,
         window: &mut Option<ReadWindow>,
     ) -> Result<(Arc<Block>, bool)> {
-        if let Some(hit) = self
-            .cache
-            .as_ref()
-            .and_then(|c| c.get(&(self.cache_id, handle.offset)))
-        {
-            if let Some(b) = unwrap_block(hit) {
-                self.stats.cache_hits[BlockKind::Data as usize].add(1);
-                perf_count!(block_cache_hit_count, 1);
-                return Ok((b, false));
-            }
+        if let Some(block) = self.data_block_from_cache(handle) {
+            return Ok((block, false));
         }
         checked_block_len(self.file.as_ref(), &self.path, handle)?;
         let held = window.as_ref().is_some_and(|w| w.block(handle).is_some());
@@ -190,9 +176,7 @@ impl Table {
                 "readahead window short of the block",
             )
         })?;
-        self.stats.cache_misses[BlockKind::Data as usize].add(1);
-        self.stats.bytes_read.add(span(handle));
-        count_block_read(BlockKind::Data, span(handle));
+        self.count_file_read(BlockKind::Data, span(handle));
         let start = (handle.offset - w.offset) as usize;
         let block = match check_block(&self.path, handle, stored, self.data_decoding(reads))? {
             None => Block::borrowing(
