@@ -16,6 +16,8 @@
 //!   the manifest's name and a newline).
 //! - `OPTIONS-NNNNNN`: the options in force, as text (`options/file.rs`); the two newest
 //!   are kept.
+//! - `READ_CHARGES`: what reads paid for each family's L0 files in the last process, for
+//!   the next one (`db/read_charges.rs`); a hint, ignored when damaged.
 //! - `*.tmp`: files being written for an atomic rename; left over only by a crash.
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,8 @@ pub const IDENTITY: &str = "IDENTITY";
 pub const LOCK: &str = "LOCK";
 /// Name of the file that names the live manifest.
 pub const CURRENT: &str = "CURRENT";
+/// Name of the file of read charges left by the last close (`db/read_charges.rs`).
+pub const READ_CHARGES: &str = "READ_CHARGES";
 /// Name of the info log.
 pub const LOG: &str = "LOG";
 /// Name an earlier build kept the previous info log under; now the oldest of the old logs.

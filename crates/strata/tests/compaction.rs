@@ -601,6 +601,23 @@ fn gets_read_past_the_first_tables_opened_for_them() {
     }
 }
 
+/// A database of keys `0..n` in its last level, with one key in 20 overwritten in one L0
+/// file: merging that file rewrites 20 times its bytes below, more than an idle family's L0
+/// is merged for (`an_idle_family_merges_the_flushes_left_in_l0`), so only reads merge it.
+fn one_l0_file_over_the_last_level(dir: &std::path::Path, options: Options, n: u64) -> Db {
+    let db = Db::open(dir, options).unwrap();
+    for i in 0..n {
+        db.put(key(i), value(i, 0)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in (0..n).step_by(20) {
+        db.put(key(i), value(i, 1)).unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    db
+}
+
 /// Read-triggered compaction: one L0 file over the last level, below the file-count trigger,
 /// stays there while reads are few; once seeks (or gets that pass it) have charged it about
 /// what merging it reads, it merges into the level below. With the option off it stays
@@ -624,19 +641,8 @@ fn reads_merge_l0_once_they_have_paid_for_the_merge() {
         options.read_triggered_compaction = enabled;
         // The last level is the base level: L0 merges into it, not into an empty one above.
         options.max_bytes_for_level_base = 1 << 20;
-        let db = Db::open(dir.path(), options).unwrap();
         let n = 2000;
-        for i in 0..n {
-            db.put(key(i), value(i, 0)).unwrap();
-        }
-        db.compact_range(None, None).unwrap();
-        // One key in 20: merging the L0 file rewrites 20 times its bytes below, more than an
-        // idle family's L0 is merged for (see the test below), so only reads merge it.
-        for i in (0..n).step_by(20) {
-            db.put(key(i), value(i, 1)).unwrap();
-        }
-        db.flush().unwrap();
-        db.wait_for_compactions().unwrap();
+        let db = one_l0_file_over_the_last_level(dir.path(), options, n);
         let newest = |i: u64| value(i, u64::from(i.is_multiple_of(20)));
         let l0 = |db: &Db| db.stats().level_files[0];
         assert_eq!(l0(&db), 1, "{reads:?}: one L0 file to start with");
@@ -664,6 +670,81 @@ fn reads_merge_l0_once_they_have_paid_for_the_merge() {
         assert_eq!(l0(&db), l0_after, "enabled {enabled}, {reads:?}");
         for i in 0..n {
             assert_eq!(db.get(key(i)).unwrap(), Some(newest(i)), "after: {i}");
+        }
+        db.close().unwrap();
+    }
+}
+
+/// Read charges outlive the process: a closed database leaves what reads paid for its L0 file
+/// in `READ_CHARGES`, and the next open of the same L0 starts from it, so reads spread over
+/// several processes, none of which reads enough alone, merge L0 as one process would. A
+/// file removed, damaged or about other L0 files starts each process from nothing, and L0
+/// stays. Every key reads its newest value after.
+#[test]
+fn reads_in_several_processes_pay_for_the_merge_together() {
+    /// What happens to `READ_CHARGES` between two processes.
+    #[derive(Debug, Clone, Copy)]
+    enum Between {
+        Kept,
+        Removed,
+        Damaged,
+        OtherFiles,
+    }
+    let cases = [
+        (Between::Kept, 0),
+        (Between::Removed, 1),
+        (Between::Damaged, 1),
+        (Between::OtherFiles, 1),
+    ];
+    // The masked crc32c of the file's checksum line (LevelDB's mask).
+    let masked = |bytes: &[u8]| {
+        let crc = crc32c::crc32c(bytes);
+        crc.rotate_right(15).wrapping_add(0xa282_ead8)
+    };
+    for (between, l0_after) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let charges = dir.path().join("READ_CHARGES");
+        let mut options = small(CompactionStyle::Leveled);
+        options.max_bytes_for_level_base = 1 << 20;
+        let n = 2000;
+        let db = one_l0_file_over_the_last_level(dir.path(), options.clone(), n);
+        assert_eq!(db.stats().level_files[0], 1, "{between:?}: one L0 file");
+        db.close().unwrap();
+        let newest = |i: u64| value(i, u64::from(i.is_multiple_of(20)));
+        // Five processes of 200 seeks: each charges about 90 KB of the merge's 250 KB.
+        for process in 0..5 {
+            let db = Db::open(dir.path(), options.clone()).unwrap();
+            for round in 0..200u64 {
+                let i = (process * 200 + round) * 7 % n;
+                let mut it = db.iter(&strata::ReadOptions::default());
+                it.seek(key(i));
+                assert_eq!(it.key(), &key(i)[..], "{between:?} seek {i}");
+                assert_eq!(it.value(), &newest(i)[..], "{between:?} seek {i}");
+            }
+            db.close().unwrap();
+            if !charges.exists() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&charges).unwrap();
+            match between {
+                Between::Kept => {}
+                Between::Removed => std::fs::remove_file(&charges).unwrap(),
+                Between::Damaged => std::fs::write(&charges, text.replacen(" 1", " 9", 1)).unwrap(),
+                Between::OtherFiles => {
+                    // The same charge under its right checksum, for a file L0 does not hold.
+                    let mut lines: Vec<&str> = text.lines().collect();
+                    lines.pop();
+                    let body = lines.join("\n") + "1\n";
+                    let body = format!("{body}crc32c {:08x}\n", masked(body.as_bytes()));
+                    std::fs::write(&charges, body).unwrap();
+                }
+            }
+        }
+        let db = Db::open(dir.path(), options).unwrap();
+        db.wait_for_compactions().unwrap();
+        assert_eq!(db.stats().level_files[0], l0_after, "{between:?}");
+        for i in 0..n {
+            assert_eq!(db.get(key(i)).unwrap(), Some(newest(i)), "{between:?}: {i}");
         }
         db.close().unwrap();
     }

@@ -16,7 +16,7 @@ use strata::internals::Rng;
 
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 12] = [
+const TARGETS: [(&str, Target); 13] = [
     ("blob_reader", strata::internals::fuzzing::blob_reader),
     ("wal_reader", strata::internals::fuzzing::wal_reader),
     ("block_reader", strata::internals::fuzzing::block_reader),
@@ -36,6 +36,10 @@ const TARGETS: [(&str, Target); 12] = [
         strata::internals::fuzzing::compression_dict,
     ),
     ("prepared_file", strata::internals::fuzzing::prepared_file),
+    (
+        "read_charges_file",
+        strata::internals::fuzzing::read_charges_file,
+    ),
     ("backup_meta", strata::internals::fuzzing::backup_meta),
     (
         "compressed_block",
@@ -56,6 +60,7 @@ fn every_corpus_input_passes_its_target() {
         write_blob_seeds();
         write_prepared_and_backup_seeds();
         write_compressed_block_seeds();
+        write_read_charges_seeds();
     }
     for (name, target) in TARGETS {
         let dir = corpus_dir(name);
@@ -140,6 +145,36 @@ fn write_prepared_and_backup_seeds() {
         std::fs::write(dir.join("seed"), &bytes).unwrap();
         std::fs::write(dir.join("seed-cut"), &bytes[..bytes.len() / 2]).unwrap();
     }
+}
+
+/// The read charges a close leaves over one L0 file, whole and cut short.
+fn write_read_charges_seeds() {
+    use strata::{Db, Options};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    let db = Db::open(tmp.path(), options).unwrap();
+    // A few keys in L0 over many below: too few for an idle merge to rewrite them all.
+    for i in 0..1000 {
+        db.put(format!("key{i:04}"), "0").unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in 0..5 {
+        db.put(format!("key{:04}", i * 200), "1").unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    // Enough seeks for a charge, too few to pay for the merge.
+    for i in 0..20 {
+        let mut it = db.iter(&strata::ReadOptions::default());
+        it.seek(format!("key{:04}", i * 50));
+    }
+    db.close().unwrap();
+    let bytes = std::fs::read(tmp.path().join("READ_CHARGES")).unwrap();
+    let dir = corpus_dir("read_charges_file");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("seed"), &bytes).unwrap();
+    std::fs::write(dir.join("seed-cut"), &bytes[..bytes.len() / 2]).unwrap();
 }
 
 /// Seed inputs from real files written by the engine.

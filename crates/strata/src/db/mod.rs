@@ -89,6 +89,7 @@ mod online_options;
 mod open;
 mod properties;
 mod read;
+mod read_charges;
 mod recovery;
 mod repair;
 mod secondary;
@@ -99,6 +100,8 @@ mod ttl;
 mod updates;
 mod warm_cache;
 mod write;
+#[cfg(feature = "fuzzing")]
+pub(crate) use read_charges::{decode as decode_read_charges, encode as encode_read_charges};
 #[cfg(feature = "fuzzing")]
 pub(crate) use write::two_phase::{decode as decode_prepared_file, encode as encode_prepared_file};
 
@@ -651,6 +654,9 @@ impl DbInner {
             if handle.thread().id() != std::thread::current().id() {
                 let _ = handle.join();
             }
+        }
+        if !self.read_only && self.secondary.get().is_none() {
+            self.save_read_charges();
         }
         if !self.read_only {
             self.purge_obsolete_files();

@@ -277,6 +277,7 @@ impl Db {
                 ));
             }
         }
+        inner.restore_read_charges();
         *inner.bg.threads.lock() = background::spawn(&inner)?;
         inner.wake_background();
         Ok(Db { inner })

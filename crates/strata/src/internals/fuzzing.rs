@@ -764,6 +764,16 @@ pub fn prepared_file(data: &[u8]) {
     );
 }
 
+/// The read charges a close leaves (`db/read_charges.rs`): decoded or refused; a decoded
+/// file encodes back to bytes that decode to the same charges.
+pub fn read_charges_file(data: &[u8]) {
+    let Ok(charges) = crate::db::decode_read_charges(data) else {
+        return;
+    };
+    let again = crate::db::decode_read_charges(&crate::db::encode_read_charges(&charges));
+    assert_eq!(again, Ok(charges), "the charges round-trip");
+}
+
 /// A backup's metadata file (`backup/meta.rs`): parsed or refused as corrupt; a parsed one
 /// encodes back to a file that parses to the same metadata.
 pub fn backup_meta(data: &[u8]) {

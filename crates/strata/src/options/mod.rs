@@ -279,7 +279,8 @@ pub struct Options {
     /// seek positions a cursor in and every get checks; after a burst of writes the last
     /// flushes would otherwise stay there for as long as only reads come. Reads count their
     /// cost in bytes of compaction input that take as long (`version/read_charge.rs`), so a
-    /// workload that reads little never pays for the merge. Default: true.
+    /// workload that reads little never pays for the merge. What reads paid is kept across
+    /// a close for the next process (`db/read_charges.rs`). Default: true.
     pub read_triggered_compaction: bool,
     /// Leveled or universal compaction. Default: leveled.
     pub compaction_style: CompactionStyle,

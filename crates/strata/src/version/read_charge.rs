@@ -17,7 +17,8 @@
 //! Reads on many threads share a version: each thread adds only every
 //! [`SAMPLE_EVERY`]th charge, times that many, so that they meet on the shared counter once
 //! in that many reads. A new version (any flush or compaction) starts at zero: its L0 is
-//! another set of files, or the same set that nothing has been charged for yet.
+//! another set of files, or the same set that nothing has been charged for yet. A database
+//! closed with a charge leaves it for the next process to open it (`db/read_charges.rs`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -70,6 +71,12 @@ impl ReadCharge {
     /// Bytes charged so far.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Starts the charge at `bytes` that reads of the same L0 files paid in an earlier
+    /// process (`db/read_charges.rs`), before any read of this version.
+    pub fn restore(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Sets the charge, for tests of the rule that reads it.
