@@ -73,15 +73,18 @@ impl ColumnFamily {
         )
     }
 
-    /// The value of `key`, or `default`.
-    #[pyo3(signature = (key, default=None))]
+    /// The value of `key`, or `default`; see `Db.get()`.
+    #[pyo3(signature = (key, default=None, *, fill_cache=true, verify_checksums=true))]
     fn get(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Py<PyAny>> {
-        self.db.get().get_default(py, &self.view(), key, default)
+        let view = self.view().with_blocks(fill_cache, verify_checksums);
+        self.db.get().get_default(py, &view, key, default)
     }
 
     /// Sets `key` to `value`.
@@ -229,14 +232,17 @@ impl ColumnFamily {
     }
 
     /// The values of `keys` in this family, in their order; see `Db.multi_get()`.
-    #[pyo3(signature = (keys, default=None))]
+    #[pyo3(signature = (keys, default=None, *, fill_cache=true, verify_checksums=true))]
     fn multi_get(
         &self,
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Vec<Py<PyAny>>> {
-        self.db.get().multi_get_raw(py, &self.view(), keys, default)
+        let view = self.view().with_blocks(fill_cache, verify_checksums);
+        self.db.get().multi_get_raw(py, &view, keys, default)
     }
 
     /// A batch whose writes go to this family unless told otherwise; see `Db.write_batch()`.

@@ -495,15 +495,20 @@ impl Db {
         Db::iter(slf, &View::default(), Kind::Keys, None, None, false)
     }
 
-    /// The value of `key`, or `default` when the database does not have it.
-    #[pyo3(signature = (key, default=None))]
+    /// The value of `key`, or `default` when the database does not have it. With
+    /// `fill_cache=False` the data block read from a file is not kept in the block cache;
+    /// with `verify_checksums=False` its checksum is not checked (RocksDB's `ReadOptions`).
+    #[pyo3(signature = (key, default=None, *, fill_cache=true, verify_checksums=true))]
     fn get(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Py<PyAny>> {
-        self.get_default(py, &View::default(), key, default)
+        let view = View::default().with_blocks(fill_cache, verify_checksums);
+        self.get_default(py, &view, key, default)
     }
 
     /// Sets `key` to `value`; with `sync=True`, returns once the write is on disk.
@@ -691,15 +696,19 @@ impl Db {
     }
 
     /// The values of `keys` (an iterable of keys), in their order, `default` for a key the
-    /// database does not have: all read at one moment.
-    #[pyo3(signature = (keys, default=None))]
+    /// database does not have: all read at one moment. `fill_cache` and `verify_checksums`
+    /// as for `get()`.
+    #[pyo3(signature = (keys, default=None, *, fill_cache=true, verify_checksums=true))]
     fn multi_get(
         &self,
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Vec<Py<PyAny>>> {
-        self.multi_get_raw(py, &View::default(), keys, default)
+        let view = View::default().with_blocks(fill_cache, verify_checksums);
+        self.multi_get_raw(py, &view, keys, default)
     }
 
     /// Begins a transaction, committed with `sync` (durable when `commit()` returns).

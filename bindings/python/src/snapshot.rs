@@ -63,28 +63,32 @@ impl Snapshot {
         )
     }
 
-    /// The value of `key` as of the snapshot, or `default`.
-    #[pyo3(signature = (key, default=None))]
+    /// The value of `key` as of the snapshot, or `default`; see `Db.get()`.
+    #[pyo3(signature = (key, default=None, *, fill_cache=true, verify_checksums=true))]
     fn get(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Py<PyAny>> {
-        self.db.get().get_default(py, &self.view()?, key, default)
+        let view = self.view()?.with_blocks(fill_cache, verify_checksums);
+        self.db.get().get_default(py, &view, key, default)
     }
 
     /// The values of `keys` as of the snapshot, in their order; see `Db.multi_get()`.
-    #[pyo3(signature = (keys, default=None))]
+    #[pyo3(signature = (keys, default=None, *, fill_cache=true, verify_checksums=true))]
     fn multi_get(
         &self,
         py: Python<'_>,
         keys: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
+        fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Vec<Py<PyAny>>> {
-        self.db
-            .get()
-            .multi_get_raw(py, &self.view()?, keys, default)
+        let view = self.view()?.with_blocks(fill_cache, verify_checksums);
+        self.db.get().multi_get_raw(py, &view, keys, default)
     }
 
     /// The (key, value) pairs with start <= key < end as of the snapshot; see `Db.items()`.
