@@ -5,8 +5,10 @@
 //! a `long` handle made by [`handle::into_handle`]: a pointer to a reference-counted shell
 //! whose content `close()` takes out. `handle.rs` states who frees what; `error.rs` how
 //! engine errors, bad arguments and panics become Java exceptions. One module per Java
-//! class (`db.rs` for `Strata`, `family.rs` for `ColumnFamily`, `iter.rs` for
-//! `StrataIterator`, `cursor.rs` for `TransactionCursor`, the others by their names), with
+//! class (`db.rs` for `Strata`, with its point reads in `db/reads.rs` and its writes in
+//! `db/writes.rs`; `txn.rs` for `Transaction`, its reads in `txn/reads.rs`; `family.rs` for
+//! `ColumnFamily`, `iter.rs` for `StrataIterator`, `cursor.rs` for `TransactionCursor`, the
+//! others by their names), with
 //! `stats.rs` for `Strata`'s statistics and `convert.rs` for arguments and options. The native
 //! methods on the hot path (gets, puts, a short transaction's begin, get, write and commit)
 //! take the `JNIEnv` as the JVM passes it, through `raw.rs`, instead of the jni crate's guard.
