@@ -197,11 +197,13 @@ public final class Bench {
         // memory, TuplDB most of it; with "equal", TuplDB's share for all.
         long lsmCache = caches.equals("equal") ? memory * 3 / 4 : memory / 3;
         return switch (name) {
-            case "strata" -> new StrataEngine(dir, lsmCache, bloomBits);
-            case "rocksdb" -> new RocksEngine(dir, lsmCache, bloomBits);
+            case "strata" -> new StrataEngine(dir, lsmCache, bloomBits, false);
+            case "strata-mmap" -> new StrataEngine(dir, lsmCache, bloomBits, true);
+            case "rocksdb" -> new RocksEngine(dir, lsmCache, bloomBits, false);
+            case "rocksdb-mmap" -> new RocksEngine(dir, lsmCache, bloomBits, true);
             case "tupl" -> new TuplEngine(dir, memory * 3 / 4);
             default -> throw new IllegalArgumentException("unknown engine " + name
-                    + " (strata, rocksdb or tupl)");
+                    + " (strata, strata-mmap, rocksdb, rocksdb-mmap or tupl)");
         };
     }
 

@@ -20,7 +20,8 @@ import org.rocksdb.WriteOptions;
  * compression, three 64 MiB write buffers, L0 compaction at 8 files, 4 levels, a 512 MiB base
  * level and a multiplier of 8, the block cache (a third of memory) holding index and filter
  * blocks. The comparison set no filter policy, so there is none (RocksDB's default) unless
- * the run asks for bloom filters.
+ * the run asks for bloom filters. As {@code rocksdb-mmap}, the same with
+ * {@code allow_mmap_reads}: the tables are mapped and read through the mapping.
  */
 final class RocksEngine implements Engine {
     static {
@@ -32,8 +33,10 @@ final class RocksEngine implements Engine {
     private final TransactionDBOptions txnOptions = new TransactionDBOptions();
     private final TransactionDB db;
     private final WriteOptions writeOptions = new WriteOptions();
+    private final boolean mapped;
 
-    RocksEngine(String dir, long cacheBytes, int bloomBits) throws Exception {
+    RocksEngine(String dir, long cacheBytes, int bloomBits, boolean mapped) throws Exception {
+        this.mapped = mapped;
         BlockBasedTableConfig table = new BlockBasedTableConfig()
                 .setBlockCache(new LRUCache(cacheBytes))
                 .setCacheIndexAndFilterBlocks(true);
@@ -49,13 +52,14 @@ final class RocksEngine implements Engine {
                 .setNumLevels(4)
                 .setMaxBytesForLevelBase(512L << 20)
                 .setMaxBytesForLevelMultiplier(8)
+                .setAllowMmapReads(mapped)
                 .setTableFormatConfig(table);
         db = TransactionDB.open(options, txnOptions, dir);
     }
 
     @Override
     public String name() {
-        return "rocksdb";
+        return mapped ? "rocksdb-mmap" : "rocksdb";
     }
 
     @Override

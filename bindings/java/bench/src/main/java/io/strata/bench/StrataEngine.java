@@ -13,14 +13,19 @@ import io.strata.WriteOptions;
 /**
  * Strata through its Java binding, pessimistic transactions, with the comparison's RocksDB
  * settings; no bloom filter by default, as RocksDB there had none (Strata's default is 10
- * bits a key).
+ * bits a key). As {@code strata-mmap}, the same with its tables mapped
+ * ({@code allow_mmap_reads}, which RocksDB has too): the uncompressed data blocks are read
+ * in place from the page cache, and the block cache holds the index blocks only.
  */
 final class StrataEngine implements Engine {
     private final Strata db;
+    private final boolean mapped;
     private static final WriteOptions WRITE = new WriteOptions();
 
-    StrataEngine(String dir, long cacheBytes, int bloomBits) {
+    StrataEngine(String dir, long cacheBytes, int bloomBits, boolean mapped) {
+        this.mapped = mapped;
         db = Strata.open(dir, new Options()
+                .set("allow_mmap_reads", mapped)
                 .transactionDb(true)
                 .compression("none")
                 .writeBufferSize(64L << 20)
@@ -36,7 +41,7 @@ final class StrataEngine implements Engine {
 
     @Override
     public String name() {
-        return "strata";
+        return mapped ? "strata-mmap" : "strata";
     }
 
     @Override
