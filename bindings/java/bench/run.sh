@@ -7,7 +7,7 @@
 # repository, builds this harness with the chosen RocksJava and TuplDB versions, and runs
 # io.strata.bench.Bench with the other arguments (see Bench.java: --engines, --dir, --start,
 # --max, --growth, --threads, --seconds, --interval, --memory, --tests, --caches,
-# --bloom-bits). By default RocksJava 11.8.1, the newest Maven Central serves (the published
+# --bloom-bits, --wal). By default RocksJava 11.8.1, the newest Maven Central serves (the published
 # comparison's was 8.8.1: --rocksdb=8.8.1), and TuplDB 1.3.11, the newest Maven Central serves
 # (the comparison's 1.8.0 is not there). --no-build runs what an earlier build of the same
 # versions left (so that a timed run holds no lock while building). JAVA_OPTS reaches the JVM

@@ -214,6 +214,7 @@ pub fn open_options(text: &str) -> Result<OpenOptions> {
                 o.use_direct_io_for_flush_and_compaction = parse(n, v)?
             }
             "allow_mmap_reads" => o.allow_mmap_reads = parse(n, v)?,
+            "manual_wal_flush" => o.manual_wal_flush = parse(n, v)?,
             "max_background_jobs" => o.max_background_jobs = parse(n, v)?,
             "wal_recovery_mode" => {
                 o.wal_recovery_mode = match v {

@@ -439,6 +439,19 @@ pub extern "system" fn Java_io_strata_Strata_nativeResetStats<'l>(
 }
 
 #[unsafe(no_mangle)]
+pub extern "system" fn Java_io_strata_Strata_nativeFlushWal<'l>(
+    env: EnvUnowned<'l>,
+    _this: JObject<'l>,
+    h: jlong,
+    sync: jboolean,
+) {
+    run(env, |_| {
+        // SAFETY: `h` is `this`'s handle.
+        unsafe { shell(h) }?.with_db(|db| Ok(db.flush_wal(sync)?))
+    })
+}
+
+#[unsafe(no_mangle)]
 pub extern "system" fn Java_io_strata_Strata_nativeFlush<'l>(
     env: EnvUnowned<'l>,
     _this: JObject<'l>,

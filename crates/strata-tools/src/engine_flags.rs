@@ -270,6 +270,12 @@ pub struct EngineFlags {
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub avoid_flush_during_recovery: bool,
 
+    /// Hold each write's WAL record in memory until a megabyte of them, a synced write, a
+    /// memtable switch or close (RocksDB's manual_wal_flush): a write makes no system call,
+    /// and a killed process loses the writes held.
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
+    pub manual_wal_flush: bool,
+
     /// 0 = leveled, 1 = universal, 2 = FIFO (every table in L0, the oldest deleted past
     /// --fifo_compaction_max_table_files_size_mb).
     #[arg(long, default_value_t = 0)]
@@ -464,6 +470,7 @@ impl EngineFlags {
         options.db_write_buffer_size = self.db_write_buffer_size;
         options.max_total_wal_size = self.max_total_wal_size;
         options.avoid_flush_during_recovery = self.avoid_flush_during_recovery;
+        options.manual_wal_flush = self.manual_wal_flush;
         options.max_compaction_bytes = self.max_compaction_bytes;
         options.soft_pending_compaction_bytes_limit = self.soft_pending_compaction_bytes_limit;
         options.hard_pending_compaction_bytes_limit = self.hard_pending_compaction_bytes_limit;

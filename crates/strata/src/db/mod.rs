@@ -570,6 +570,17 @@ impl Db {
         self.inner.sync_wal()
     }
 
+    /// With [`Options::manual_wal_flush`], appends the WAL records held in memory to the WAL
+    /// file, and with `sync` makes them durable too (RocksDB's `FlushWAL`). Without the
+    /// option every write's record is in the file already, and only `sync` does anything.
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.inner.check_writable()?;
+        match sync {
+            true => self.inner.sync_wal(),
+            false => self.inner.flush_wal(),
+        }
+    }
+
     /// Closes the database: makes the WAL durable and releases the lock. Reports the first
     /// error met. Dropping a `Db` closes it too, ignoring errors.
     pub fn close(self) -> Result<()> {

@@ -229,7 +229,8 @@ impl Db {
             wal_file,
             io.clone(),
             IoClass::Wal,
-        )));
+        )))
+        .holding(options.manual_wal_flush);
         let info_log = InfoLog::open(
             fs.clone(),
             &path,

@@ -168,6 +168,11 @@ impl DbInner {
     fn updates_since(&self, from: SequenceNumber) -> Result<Updates> {
         // Sequence numbers start at 1: 0 asks for everything, as 1 does.
         let from = from.max(1);
+        // Records held under `manual_wal_flush` go to the file first: the feed reads the
+        // files and ends at the last write published.
+        if self.options.manual_wal_flush && !self.read_only && self.secondary.get().is_none() {
+            self.flush_wal()?;
+        }
         let last = self.last_sequence.load(Ordering::Acquire);
         let archive = self.path.join(WAL_ARCHIVE_DIR);
         let mut numbers: BTreeMap<u64, PathBuf> = BTreeMap::new();

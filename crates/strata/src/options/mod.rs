@@ -345,6 +345,14 @@ pub struct Options {
     /// is flushed at open as without the option; so is every family with `atomic_flush`.
     /// Default: false.
     pub avoid_flush_during_recovery: bool,
+    /// Hold each write's WAL record in memory instead of appending it to the WAL file at
+    /// once (RocksDB's `manual_wal_flush`): the records go to the file a megabyte at a time,
+    /// at [`Db::flush_wal`](crate::Db::flush_wal), at a synced write or WAL sync, at a
+    /// memtable switch, a checkpoint, a backup, `updates_since` and close. A write then costs
+    /// no system call, and writes acknowledged since the last of those are lost if the
+    /// process ends (a crash, a kill), not only if the machine does: the durability of
+    /// TuplDB's `NO_FLUSH`. Default: false.
+    pub manual_wal_flush: bool,
     /// A compaction output is cut early once it overlaps this many bytes of the level below
     /// its output level, so that a later compaction of it stays small. 0 means 25 times
     /// `target_file_size_base` (RocksDB's default). Default: 0.
@@ -533,6 +541,7 @@ impl Default for Options {
             max_total_wal_size: 0,
             atomic_flush: false,
             avoid_flush_during_recovery: false,
+            manual_wal_flush: false,
             max_compaction_bytes: 0,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
@@ -675,6 +684,7 @@ impl fmt::Debug for Options {
                 "avoid_flush_during_recovery",
                 &self.avoid_flush_during_recovery,
             )
+            .field("manual_wal_flush", &self.manual_wal_flush)
             .field("max_compaction_bytes", &self.max_compaction_bytes)
             .field(
                 "soft_pending_compaction_bytes_limit",

@@ -366,6 +366,7 @@ pub fn all() -> &'static [OptionInfo] {
                 avoid_flush_during_recovery,
                 "true"
             ),
+            option!(Db, FIXED, "manual_wal_flush", manual_wal_flush, "true"),
             option!(
                 Db,
                 FIXED,

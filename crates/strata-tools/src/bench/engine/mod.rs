@@ -479,6 +479,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--db_write_buffer_size",
             "--max_total_wal_size",
             "--avoid_flush_during_recovery (LMDB has no memtable)",
+            "--manual_wal_flush (LMDB has no WAL)",
             "--compaction_style",
             "--universal_*",
             "--fifo_compaction_*",

@@ -156,6 +156,17 @@ impl WriterState {
         self.blobs_at_write.lock().stop_writes();
     }
 
+    /// Appends the WAL's held records to its file (`Options::manual_wal_flush`); a failure
+    /// stops the write path, as a failed append does.
+    pub fn flush_held(&mut self) -> Result<()> {
+        self.check_stopped()?;
+        if let Err(e) = self.wal.flush() {
+            self.stop(&e);
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// True when a WAL has appends not yet synced: the current one, or one closed unsynced.
     pub fn wal_dirty(&self) -> bool {
         self.wal_dirty || !self.closed_unsynced.is_empty()
@@ -551,6 +562,14 @@ impl DbInner {
         }
         Ok(())
     }
+
+    /// Appends the WAL records held under `Options::manual_wal_flush` to the WAL file
+    /// (nothing to do without the option): every write acknowledged so far then survives
+    /// the process, not yet the machine.
+    pub(in crate::db) fn flush_wal(&self) -> Result<()> {
+        self.check_open()?;
+        self.commit.writer.lock().flush_held()
+    }
 }
 
 /// The database's side of the handoff (`write/handoff.rs`): its locks, how a group is
@@ -574,7 +593,9 @@ impl GroupCommit for DbInner {
     /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
     /// repair: a poisoned lock is taken as it is.
     fn lock_inserting(&self) -> Held<std::sync::MutexGuard<'_, ()>> {
-        self.commit.inserting.lock_std()
+        self.commit
+            .inserting
+            .lock_std_spinning(std::time::Duration::from_micros(20))
     }
 
     /// The requests at the queue's front, up to `max_write_group_bytes`, all with the

@@ -66,7 +66,9 @@ impl DbInner {
         if w.sync_at_switch {
             w.sync_wal()?;
         } else {
-            w.check_stopped()?;
+            // Records held under `manual_wal_flush` go to the old WAL before the new one
+            // exists: recovery reads the WALs in order.
+            w.flush_held()?;
         }
         let number = self.versions.lock().new_file_number();
         let path = wal_path(&self.path, number);
@@ -78,7 +80,8 @@ impl DbInner {
                 file,
                 self.io.clone(),
                 IoClass::Wal,
-            ))),
+            )))
+            .holding(self.options.manual_wal_flush),
         );
         let mut wals = self.wal.wals.lock();
         if let Some(&old_number) = wals.last() {

@@ -168,6 +168,7 @@ pub(super) fn options(args: &BenchArgs) -> EngineResult<Options> {
     }
     o.set_db_write_buffer_size(args.options.db_write_buffer_size);
     o.set_max_total_wal_size(args.options.max_total_wal_size);
+    o.set_manual_wal_flush(args.options.manual_wal_flush);
     if args.options.max_compaction_bytes > 0 {
         o.set_max_compaction_bytes(args.options.max_compaction_bytes);
     }

@@ -531,6 +531,16 @@ public final class Strata extends NativeObject {
         nativeResetStats(handle);
     }
 
+    /**
+     * Appends the WAL records held in memory under the {@code manual_wal_flush} option to the
+     * WAL file, and with {@code sync} makes them durable too (RocksDB's {@code flushWal}).
+     * Without the option every write's record is in the file already, and only {@code sync}
+     * does anything.
+     */
+    public void flushWal(boolean sync) {
+        nativeFlushWal(handle, sync);
+    }
+
     /** Flushes the default family's memtable to a table file. */
     public void flush() {
         flush(null);
@@ -652,6 +662,8 @@ public final class Strata extends NativeObject {
     private native String nativeStatistics(long h, long cf);
 
     private native void nativeFlush(long h, long cf);
+
+    private native void nativeFlushWal(long h, boolean sync);
 
     private native void nativeCompactRange(long h, long cf, byte[] begin, byte[] end);
 

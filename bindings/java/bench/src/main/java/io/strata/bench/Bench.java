@@ -72,6 +72,13 @@ public final class Bench {
         long memory = bytes(a.getOrDefault("memory", "1g"));
         String caches = a.getOrDefault("caches", "seed");
         int bloomBits = Integer.parseInt(a.getOrDefault("bloom-bits", "0"));
+        // "manual": both LSM trees hold WAL records in memory until a megabyte of them
+        // (manual_wal_flush), TuplDB's NO_FLUSH durability; "flush": a write() per commit.
+        String wal = a.getOrDefault("wal", "flush");
+        if (!wal.equals("flush") && !wal.equals("manual")) {
+            throw new IllegalArgumentException("--wal is flush or manual, not " + wal);
+        }
+        boolean heldWal = wal.equals("manual");
         if (!caches.equals("seed") && !caches.equals("equal")) {
             throw new IllegalArgumentException("--caches is seed or equal, not " + caches);
         }
@@ -91,7 +98,8 @@ public final class Bench {
             Path engineDir = dir.resolve(name);
             deleteTree(engineDir);
             Files.createDirectories(engineDir);
-            try (Engine engine = open(name, engineDir.toString(), memory, caches, bloomBits)) {
+            try (Engine engine = open(name, engineDir.toString(), memory, caches, bloomBits,
+                    heldWal)) {
                 long loaded = 0;
                 for (long range = start; ; range = Math.min(max, (long) (range * growth))) {
                     long loadBegan = System.nanoTime();
@@ -192,15 +200,15 @@ public final class Bench {
     }
 
     private static Engine open(String name, String dir, long memory, String caches,
-            int bloomBits) throws Exception {
+            int bloomBits, boolean heldWal) throws Exception {
         // The comparison's cache sizes: RocksDB (and Strata, with the same sizes) a third of
         // memory, TuplDB most of it; with "equal", TuplDB's share for all.
         long lsmCache = caches.equals("equal") ? memory * 3 / 4 : memory / 3;
         return switch (name) {
-            case "strata" -> new StrataEngine(dir, lsmCache, bloomBits, false);
-            case "strata-mmap" -> new StrataEngine(dir, lsmCache, bloomBits, true);
-            case "rocksdb" -> new RocksEngine(dir, lsmCache, bloomBits, false);
-            case "rocksdb-mmap" -> new RocksEngine(dir, lsmCache, bloomBits, true);
+            case "strata" -> new StrataEngine(dir, lsmCache, bloomBits, false, heldWal);
+            case "strata-mmap" -> new StrataEngine(dir, lsmCache, bloomBits, true, heldWal);
+            case "rocksdb" -> new RocksEngine(dir, lsmCache, bloomBits, false, heldWal);
+            case "rocksdb-mmap" -> new RocksEngine(dir, lsmCache, bloomBits, true, heldWal);
             case "tupl" -> new TuplEngine(dir, memory * 3 / 4);
             default -> throw new IllegalArgumentException("unknown engine " + name
                     + " (strata, strata-mmap, rocksdb, rocksdb-mmap or tupl)");

@@ -35,7 +35,8 @@ final class RocksEngine implements Engine {
     private final WriteOptions writeOptions = new WriteOptions();
     private final boolean mapped;
 
-    RocksEngine(String dir, long cacheBytes, int bloomBits, boolean mapped) throws Exception {
+    RocksEngine(String dir, long cacheBytes, int bloomBits, boolean mapped, boolean heldWal)
+            throws Exception {
         this.mapped = mapped;
         BlockBasedTableConfig table = new BlockBasedTableConfig()
                 .setBlockCache(new LRUCache(cacheBytes))
@@ -53,6 +54,7 @@ final class RocksEngine implements Engine {
                 .setMaxBytesForLevelBase(512L << 20)
                 .setMaxBytesForLevelMultiplier(8)
                 .setAllowMmapReads(mapped)
+                .setManualWalFlush(heldWal)
                 .setTableFormatConfig(table);
         db = TransactionDB.open(options, txnOptions, dir);
     }

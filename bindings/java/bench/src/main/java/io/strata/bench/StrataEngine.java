@@ -22,10 +22,11 @@ final class StrataEngine implements Engine {
     private final boolean mapped;
     private static final WriteOptions WRITE = new WriteOptions();
 
-    StrataEngine(String dir, long cacheBytes, int bloomBits, boolean mapped) {
+    StrataEngine(String dir, long cacheBytes, int bloomBits, boolean mapped, boolean heldWal) {
         this.mapped = mapped;
         db = Strata.open(dir, new Options()
                 .set("allow_mmap_reads", mapped)
+                .set("manual_wal_flush", heldWal)
                 .transactionDb(true)
                 .compression("none")
                 .writeBufferSize(64L << 20)
