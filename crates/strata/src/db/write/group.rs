@@ -593,9 +593,7 @@ impl GroupCommit for DbInner {
     /// Takes `inserting`. It guards no data, so a panic while it was held leaves nothing to
     /// repair: a poisoned lock is taken as it is.
     fn lock_inserting(&self) -> Held<std::sync::MutexGuard<'_, ()>> {
-        self.commit
-            .inserting
-            .lock_std_spinning(std::time::Duration::from_micros(20))
+        self.commit.inserting.lock_std_spinning(handoff::SPIN_FOR)
     }
 
     /// The requests at the queue's front, up to `max_write_group_bytes`, all with the

@@ -282,3 +282,4 @@ pub(in crate::db) fn wait_for_inserts<C: GroupCommit>(c: &C) {
 #[cfg(all(test, loom))]
 mod loom;
 mod sync;
+pub(in crate::db) use sync::SPIN_FOR;

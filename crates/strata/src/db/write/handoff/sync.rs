@@ -16,7 +16,7 @@
 //! (the slot set without a notify) went unseen by the two-writer model.
 
 #[cfg(not(loom))]
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[cfg(loom)]
 pub(super) use loom::sync::atomic::AtomicBool;
@@ -98,9 +98,10 @@ impl Condvar {
 }
 
 /// How long a waiting writer spins before it sleeps: a small group commit (a WAL append and a
-/// memtable insert of a few entries) takes a few microseconds.
-#[cfg(not(loom))]
-const SPIN_FOR: Duration = Duration::from_micros(20);
+/// memtable insert of a few entries) takes a few microseconds. `inserting` is tried as long
+/// (`write/group.rs`).
+#[cfg_attr(loom, allow(dead_code))]
+pub(in crate::db) const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
 /// Spins between two looks at the clock.
 #[cfg(not(loom))]
 const SPINS_PER_CLOCK_READ: u32 = 32;
