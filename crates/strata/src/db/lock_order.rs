@@ -132,7 +132,9 @@ impl<T> Ranked<std::sync::Mutex<T>> {
     ) -> Held<std::sync::MutexGuard<'_, T>> {
         use std::sync::{PoisonError, TryLockError};
         self.hold(|m| {
-            let start = std::time::Instant::now();
+            // The clock is read only once the lock was found taken: most takes (one writer)
+            // find it free at the first try.
+            let mut start = None;
             loop {
                 for _ in 0..32 {
                     match m.try_lock() {
@@ -141,7 +143,7 @@ impl<T> Ranked<std::sync::Mutex<T>> {
                         Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
                     }
                 }
-                if start.elapsed() >= spin {
+                if start.get_or_insert_with(std::time::Instant::now).elapsed() >= spin {
                     return m.lock().unwrap_or_else(PoisonError::into_inner);
                 }
             }
