@@ -894,6 +894,14 @@ impl Db {
         self.run(py, |db| db.sync_wal())
     }
 
+    /// With `manual_wal_flush=True`, appends the WAL records held in memory to the WAL file;
+    /// `sync=True` makes every write so far durable too (RocksDB's `FlushWAL`). Without the
+    /// option every write's record is in the file already, and only `sync` does anything.
+    #[pyo3(signature = (sync=false))]
+    fn flush_wal(&self, py: Python<'_>, sync: bool) -> PyResult<()> {
+        self.run(py, |db| db.flush_wal(sync))
+    }
+
     /// The database's statistics as a dict of numbers: counters (`keys_written`, `gets`,
     /// `gets_found`, `flushes`, `write_stalls`, `stall_micros`, ...) and gauges
     /// (`active_memtable_bytes`, `live_snapshots`, `last_sequence`, ...), named as the

@@ -684,6 +684,16 @@ void strata_flush(strata_t *db, char **errptr);
 // Live `db`; `errptr` as usual.
 void strata_sync_wal(strata_t *db, char **errptr);
 
+// Appends the WAL records held in memory under `strata_options_set_manual_wal_flush` to the
+// WAL file, and with `sync` (0 or 1) makes every write so far durable too (RocksDB's
+// `rocksdb_flush_wal`). Without the option every write's record is in the file already,
+// and only `sync` does anything. `*errptr` set on failure, and for a read-only or secondary
+// database.
+//
+// # Safety
+// Live `db`; `errptr` as usual.
+void strata_flush_wal(strata_t *db, unsigned char sync, char **errptr);
+
 // Compacts the keys in [start, limit] of the default family down to the last level; a null
 // `start` or `limit` is an open bound.
 //
@@ -1256,6 +1266,16 @@ void strata_options_set_prepopulate_block_cache(strata_options_t *opt, int v);
 // # Safety
 // `opt` must be null or a live handle.
 void strata_options_set_wal_recovery_mode(strata_options_t *opt, int v);
+
+// Hold each write's WAL record in memory (RocksDB's `manual_wal_flush`; 0 or 1, 0 by
+// default) until `strata_flush_wal`, a synced write or `strata_sync_wal`, a memtable
+// switch, a checkpoint or backup, a megabyte of them, or close: a write then makes no
+// system call, and a killed process loses the writes still held (what it leaves is a
+// prefix of the writes).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_manual_wal_flush(strata_options_t *opt, unsigned char v);
 
 // Keep tables' index and filter blocks in the block cache, charged and evicted like data
 // blocks, instead of pinned with each open table (0 or 1; 0 by default).

@@ -340,6 +340,31 @@ pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_
     }
 }
 
+/// Appends the WAL records held in memory under `strata_options_set_manual_wal_flush` to the
+/// WAL file, and with `sync` (0 or 1) makes every write so far durable too (RocksDB's
+/// `rocksdb_flush_wal`). Without the option every write's record is in the file already,
+/// and only `sync` does anything. `*errptr` set on failure, and for a read-only or secondary
+/// database.
+///
+/// # Safety
+/// Live `db`; `errptr` as usual.
+#[no_mangle]
+pub unsafe extern "C" fn strata_flush_wal(
+    db: *mut strata_t,
+    sync: c_uchar,
+    errptr: *mut *mut c_char,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe {
+        guard(errptr, (), || {
+            handle(db, "database")?
+                .db
+                .flush_wal(sync != 0)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
 /// Compacts the keys in [start, limit] of the default family down to the last level; a null
 /// `start` or `limit` is an open bound.
 ///

@@ -461,6 +461,23 @@ pub unsafe extern "C" fn strata_options_set_wal_recovery_mode(
     unsafe { update_if_known(opt, mode, |o, value| o.wal_recovery_mode = value) }
 }
 
+/// Hold each write's WAL record in memory (RocksDB's `manual_wal_flush`; 0 or 1, 0 by
+/// default) until `strata_flush_wal`, a synced write or `strata_sync_wal`, a memtable
+/// switch, a checkpoint or backup, a megabyte of them, or close: a write then makes no
+/// system call, and a killed process loses the writes still held (what it leaves is a
+/// prefix of the writes).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_manual_wal_flush(
+    opt: *mut strata_options_t,
+    v: c_uchar,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { update(opt, |o| o.manual_wal_flush = v != 0) }
+}
+
 /// Keep tables' index and filter blocks in the block cache, charged and evicted like data
 /// blocks, instead of pinned with each open table (0 or 1; 0 by default).
 ///

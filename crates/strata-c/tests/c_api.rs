@@ -1,6 +1,7 @@
 //! Builds the C test programs (`tests/c/api_test.c`: the basic API; `tests/c/engine_test.c`:
 //! merge operators, callbacks, transactions, backups, bulk loading, statistics and the
-//! refusal of null pointers; `tests/c/feed_test.c`: the change feed) with the system C
+//! refusal of null pointers; `tests/c/feed_test.c`: the change feed; `tests/c/wal_test.c`:
+//! WAL records held by `manual_wal_flush` until `strata_flush_wal`) with the system C
 //! compiler against `include/strata.h` and the static library, and runs each: once plainly,
 //! once with AddressSanitizer and UndefinedBehaviorSanitizer, whose leak checker fails the
 //! run if the program leaks what the API hands it (so the ownership rules of the header are
@@ -166,6 +167,16 @@ fn the_c_change_feed_test_program_passes() {
 #[test]
 fn the_c_change_feed_test_program_passes_under_sanitizers() {
     sanitized("feed_test");
+}
+
+#[test]
+fn the_c_wal_test_program_passes() {
+    plain("wal_test");
+}
+
+#[test]
+fn the_c_wal_test_program_passes_under_sanitizers() {
+    sanitized("wal_test");
 }
 
 /// The first ```c block of the crate's README.

@@ -1,4 +1,4 @@
-/* The checks both C test programs use: counters, CHECK, CHECK_OK and CHECK_ERROR. Each
+/* The checks the C test programs use: counters, CHECK, CHECK_OK and CHECK_ERROR. Each
  * program is one translation unit, so the static counters are its own. */
 
 #ifndef STRATA_TEST_CHECK_H
