@@ -144,8 +144,36 @@ impl Constructor for ListConstructor {
 
 #[test]
 fn skiplists_pass_the_iterator_harness() {
-    for block_size in [1024, MAX_BLOCK_SIZE] {
+    for block_size in [1024, MAX_BLOCK_SIZE, HUGE_BLOCK_SIZE] {
         harness::check(&mut ListConstructor { block_size }, 16);
+    }
+}
+
+/// The block size a list asks for, and the size and alignment of the arena blocks it gets:
+/// huge-page blocks from [`HUGE_BLOCK_SIZE`] up, aligned to it so that the kernel can back
+/// each with one huge page; small-page blocks below it, at most [`MAX_BLOCK_SIZE`].
+#[test]
+fn lists_of_large_memtables_get_blocks_of_one_huge_page() {
+    let cases = [
+        (1024, 1024, 8),
+        (MAX_BLOCK_SIZE / 2, MAX_BLOCK_SIZE / 2, 8),
+        (HUGE_BLOCK_SIZE - 1, MAX_BLOCK_SIZE, 8),
+        (HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE),
+        (64 << 20, HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE),
+    ];
+    for (asked, block, align) in cases {
+        let list = SkipList::new(5, asked);
+        // A second block: past the first, which the head's node opens.
+        for i in 0..(block / 50) as u64 {
+            insert(&list, &ik(i, i + 1), &[1; 64]);
+        }
+        assert_eq!(list.block_size(), block, "asked for {asked}");
+        let writer = list.writer.lock();
+        assert!(writer.arena.blocks.len() >= 2, "asked for {asked}");
+        for &(p, layout) in &writer.arena.blocks {
+            assert_eq!(layout.size(), block, "asked for {asked}");
+            assert_eq!(p as usize % align, 0, "asked for {asked}");
+        }
     }
 }
 
