@@ -675,6 +675,95 @@ fn reads_merge_l0_once_they_have_paid_for_the_merge() {
     }
 }
 
+/// What gets charge an L0 file they pass: a table without a filter is searched (an index
+/// and a data block), a table with one is mostly ruled out by its filter, so the same gets
+/// pay more for the first. And what they paid stays with the L0 files when a flush adds
+/// another: gets before a flush and gets after it together merge L0, where those after it
+/// alone do not. Each case: bloom bits, gets of keys L0 lacks before a flush of one more
+/// small L0 file (none: no flush), gets after it, and the L0 files left.
+#[test]
+fn gets_charge_what_they_cost_and_keep_it_across_a_flush() {
+    struct Case {
+        name: &'static str,
+        bloom_bits: u32,
+        gets_before: u64,
+        flush: bool,
+        gets_after: u64,
+        l0_after: u64,
+    }
+    let cases = [
+        Case {
+            name: "filters rule the L0 file out cheaply",
+            bloom_bits: 10,
+            gets_before: 2000,
+            flush: false,
+            gets_after: 0,
+            l0_after: 1,
+        },
+        Case {
+            name: "the same gets search it without filters",
+            bloom_bits: 0,
+            gets_before: 2000,
+            flush: false,
+            gets_after: 0,
+            l0_after: 0,
+        },
+        Case {
+            name: "gets before a flush count after it",
+            bloom_bits: 0,
+            gets_before: 500,
+            flush: true,
+            gets_after: 200,
+            l0_after: 0,
+        },
+        Case {
+            name: "gets after the flush alone",
+            bloom_bits: 0,
+            gets_before: 0,
+            flush: true,
+            gets_after: 200,
+            l0_after: 2,
+        },
+    ];
+    for case in cases {
+        let name = case.name;
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = small(CompactionStyle::Leveled);
+        options.read_triggered_compaction = true;
+        options.bloom_bits_per_key = case.bloom_bits;
+        options.max_bytes_for_level_base = 1 << 20;
+        let n = 2000;
+        let db = one_l0_file_over_the_last_level(dir.path(), options, n);
+        let l0 = |db: &Db| db.stats().level_files[0];
+        // Keys the L0 file lacks (it holds every 20th), found in the last level.
+        let get = |db: &Db, round: u64| {
+            let i = (round * 7 % (n / 20)) * 20 + 1;
+            assert_eq!(db.get(key(i)).unwrap(), Some(value(i, 0)), "{name}: get {i}");
+        };
+        for round in 0..case.gets_before {
+            get(&db, round);
+        }
+        db.wait_for_compactions().unwrap();
+        if case.flush {
+            assert_eq!(l0(&db), 1, "{name}: before the flush");
+            db.put(key(n + 1), value(n + 1, 0)).unwrap();
+            db.flush().unwrap();
+            db.wait_for_compactions().unwrap();
+            assert_eq!(l0(&db), 2, "{name}: after the flush");
+        }
+        for round in 0..case.gets_after {
+            get(&db, round);
+        }
+        db.wait_for_compactions().unwrap();
+        assert_eq!(l0(&db), case.l0_after, "{name}");
+        for i in 0..n {
+            let newest = value(i, u64::from(i.is_multiple_of(20)));
+            assert_eq!(db.get(key(i)).unwrap(), Some(newest), "{name}: after, {i}");
+        }
+        db.close().unwrap();
+    }
+}
+
 /// Read charges outlive the process: a closed database leaves what reads paid for its L0 file
 /// in `READ_CHARGES`, and the next open of the same L0 starts from it, so reads spread over
 /// several processes, none of which reads enough alone, merge L0 as one process would. A

@@ -57,7 +57,8 @@ pub struct Version {
     /// versions until an edit changes them (most edits do not).
     pub blob_files: Arc<BTreeMap<u64, BlobFileMeta>>,
     /// What reads have paid for the L0 files so far (`read_charge`): a new version starts
-    /// at none.
+    /// at none, or at its parent's when it keeps every L0 file of it
+    /// ([`ReadCharge::carry_over`]).
     pub read_charge: ReadCharge,
     /// [`Version::l0_merge_input_bytes`], worked out at its first call.
     pub(crate) l0_merge_input: OnceLock<u64>,
@@ -163,7 +164,11 @@ impl Version {
             files.sort_by(|a, b| order.compare_internal(&a.smallest, &b.smallest));
         }
         let blob_files = self.apply_blob_files(edit, &removed, &present)?;
-        Ok(Version::from_parts(levels, order, blob_files))
+        let version = Version::from_parts(levels, order, blob_files);
+        if !edit.deleted_files.iter().any(|&(level, _)| level == 0) {
+            version.read_charge.carry_over(&self.read_charge);
+        }
+        Ok(version)
     }
 
     /// The blob files once `edit` is applied, given the tables it removed and the new

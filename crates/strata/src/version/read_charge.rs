@@ -7,7 +7,8 @@
 //! file, and a get that does not find its key in one has at least checked its filter. After
 //! a burst of writes the last few flushes can sit there for as long as reads go on. Reads
 //! add what those runs cost them to the version's [`ReadCharge`], counted in bytes of
-//! compaction input that take as long to merge ([`SEEK_CHARGE`] and [`GET_CHARGE`], measured:
+//! compaction input that take as long to merge ([`SEEK_CHARGE`], [`GET_CHARGE`] and
+//! [`SEARCH_CHARGE`], measured:
 //! docs/benchmarks.md, "The read charges behind read-triggered compaction"). Once the charge
 //! reaches what merging L0 into the level below would read
 //! ([`Version::l0_merge_input_bytes`]), the reads have paid for that merge, and the leveled
@@ -16,8 +17,10 @@
 //!
 //! Reads on many threads share a version: each thread adds only every
 //! [`SAMPLE_EVERY`]th charge, times that many, so that they meet on the shared counter once
-//! in that many reads. A new version (any flush or compaction) starts at zero: its L0 is
-//! another set of files, or the same set that nothing has been charged for yet. A database
+//! in that many reads. A new version that keeps every L0 file of the one before (a flush
+//! added one, or a compaction ran below L0) starts from that one's charge: the files still
+//! cost what reads paid for them, and the merge is still to be done. Any other new version
+//! starts at zero: its L0 is another set of files. A database
 //! closed with a charge leaves it for the next process to open it (`db/read_charges.rs`).
 
 use std::cell::Cell;
@@ -29,8 +32,12 @@ use super::Version;
 /// (the measurement behind it: docs/benchmarks.md, "The read charges behind read-triggered
 /// compaction").
 pub const SEEK_CHARGE: u64 = 460;
-/// A get's charge for each L0 table it consults without finding its key there.
+/// A get's charge for each L0 table whose filter it checks without finding its key there.
 pub const GET_CHARGE: u64 = 64;
+/// A get's charge for each L0 table without a filter that it searches without finding its
+/// key there: an index and a data block looked up, about half a seek's work (measured:
+/// docs/benchmarks.md, "The read charges behind read-triggered compaction").
+pub const SEARCH_CHARGE: u64 = 230;
 /// One charge in this many (per thread) reaches the shared counter, multiplied by it.
 pub const SAMPLE_EVERY: u32 = 16;
 
@@ -86,6 +93,18 @@ impl ReadCharge {
     }
 }
 
+impl ReadCharge {
+    /// The charge of a version made from one charged `before`: what reads paid carries over
+    /// when the new version keeps every L0 file of the old (a flush added one, or a
+    /// compaction below L0 ran), since those files still cost the reads what they paid and
+    /// the merge they paid towards is still to be done (larger now, so the rule waits for
+    /// more); a version without some of them starts at zero. Without this, a flush every few
+    /// seconds would let no charge grow past what reads pay between two flushes.
+    pub fn carry_over(&self, before: &ReadCharge) {
+        self.restore(before.bytes());
+    }
+}
+
 /// A clone is the charge of a new version: none.
 impl Clone for ReadCharge {
     fn clone(&self) -> Self {
@@ -131,14 +150,13 @@ impl Version {
         })
     }
 
-    /// Charges this version's L0 files for `per_table` bytes of read cost each (see the
-    /// module doc); true when this brought the charge to what merging them would cost.
-    pub fn charge_l0_reads(&self, tables: usize, per_table: u64) -> bool {
-        if tables == 0 {
+    /// Charges this version's L0 files for `bytes` of read cost (see the module doc); true
+    /// when this brought the charge to what merging them would cost.
+    pub fn charge_l0_reads(&self, bytes: u64) -> bool {
+        if bytes == 0 {
             return false;
         }
-        self.read_charge
-            .add(tables as u64 * per_table, || self.l0_merge_input_bytes())
+        self.read_charge.add(bytes, || self.l0_merge_input_bytes())
     }
 
     /// True when reads have paid for merging L0 into the level below.

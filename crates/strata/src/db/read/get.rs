@@ -17,7 +17,7 @@ use crate::perf_context::{perf_count, PerfTimer};
 use crate::range_del::FragmentedList;
 use crate::table::pinned::LookupValue;
 use crate::table::{BlockReads, Table};
-use crate::version::read_charge::GET_CHARGE;
+use crate::version::read_charge::{GET_CHARGE, SEARCH_CHARGE};
 use crate::version::{FileMeta, Version};
 
 impl DbInner {
@@ -218,62 +218,72 @@ impl DbInner {
         let rest = Self::table_candidates(sv, key, seq).skip(taken);
         let rest = rest.map(|(level, f)| (level, f, None));
         // L0 tables consulted without finding the key: what the read charges them for
-        // (`version::read_charge`) once it goes past L0 without an answer there.
-        let charging = usize::from(cf.options.read_triggered_compaction);
+        // (`version::read_charge`), whatever the lookup then finds below or in a later one.
+        let charging = cf.options.read_triggered_compaction;
         let mut l0_passed = 0;
-        for (level, f, opened) in first.into_iter().flatten().chain(rest) {
-            if level > 0 && l0_passed > 0 {
-                self.charge_l0_reads(&sv.version, std::mem::take(&mut l0_passed), GET_CHARGE);
+        let found = 'lookup: {
+            for (level, f, opened) in first.into_iter().flatten().chain(rest) {
+                let table = match opened {
+                    Some(t) => t,
+                    None => self.tables.get_for(f, &sv.version.order, level)?,
+                };
+                // Before the filter: a table's tombstones cover keys its filter knows nothing of.
+                let tombstones = table.range_tombstones_ref();
+                if !tombstones.is_empty() {
+                    covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
+                }
+                perf_count!(get_from_table_count, 1);
+                let hit = table
+                    .get_hashed_entry(target, hash, reads, |entry| {
+                        let p = ParsedKey::parse(entry.key())?;
+                        let value = || V::from_block(entry.block(), entry.value_range());
+                        (p.user_key == key).then(|| (p.kind, p.seq, value()))
+                    })?
+                    .flatten();
+                match hit {
+                    Some((_, found, _)) if found < covered => break 'lookup None,
+                    Some((kind, _, v)) if kind == ValueKind::Put as u8 => {
+                        self.counters.add(Counter::GetsFound, 1);
+                        break 'lookup Some(v);
+                    }
+                    Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
+                        self.charge_l0_reads(&sv.version, l0_passed);
+                        return Ok(self.get_merged(cf, sv, key, seq, reads)?.map(V::from_vec));
+                    }
+                    Some((kind, _, reference)) if kind == ValueKind::BlobIndex as u8 => {
+                        self.charge_l0_reads(&sv.version, l0_passed);
+                        let value = self.blobs.get(key, reference.as_ref())?;
+                        self.counters.add(Counter::GetsFound, 1);
+                        return Ok(Some(V::from_vec(value)));
+                    }
+                    Some(_) => break 'lookup None,
+                    None if covered > 0 => {
+                        // Every older version of the key, in the levels below, is older than
+                        // the covering tombstone: deleted.
+                        break 'lookup None;
+                    }
+                    None if charging && level == 0 => {
+                        // A table without a filter was searched; one with a filter most
+                        // likely stopped the lookup at it.
+                        l0_passed += match table.properties().filter_bytes {
+                            0 => SEARCH_CHARGE,
+                            _ => GET_CHARGE,
+                        };
+                    }
+                    None => {}
+                }
             }
-            let table = match opened {
-                Some(t) => t,
-                None => self.tables.get_for(f, &sv.version.order, level)?,
-            };
-            // Before the filter: a table's tombstones cover keys its filter knows nothing of.
-            let tombstones = table.range_tombstones_ref();
-            if !tombstones.is_empty() {
-                covered = covered.max(tombstones.max_covering_seq(key, seq).unwrap_or(0));
-            }
-            perf_count!(get_from_table_count, 1);
-            let hit = table
-                .get_hashed_entry(target, hash, reads, |entry| {
-                    let p = ParsedKey::parse(entry.key())?;
-                    let value = || V::from_block(entry.block(), entry.value_range());
-                    (p.user_key == key).then(|| (p.kind, p.seq, value()))
-                })?
-                .flatten();
-            match hit {
-                Some((_, found, _)) if found < covered => return Ok(None),
-                Some((kind, _, v)) if kind == ValueKind::Put as u8 => {
-                    self.counters.add(Counter::GetsFound, 1);
-                    return Ok(Some(v));
-                }
-                Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
-                    return Ok(self.get_merged(cf, sv, key, seq, reads)?.map(V::from_vec));
-                }
-                Some((kind, _, reference)) if kind == ValueKind::BlobIndex as u8 => {
-                    let value = self.blobs.get(key, reference.as_ref())?;
-                    self.counters.add(Counter::GetsFound, 1);
-                    return Ok(Some(V::from_vec(value)));
-                }
-                Some(_) => return Ok(None),
-                None if covered > 0 => {
-                    // Every older version of the key, in the levels below, is older than the
-                    // covering tombstone: deleted.
-                    return Ok(None);
-                }
-                None => l0_passed += charging * usize::from(level == 0),
-            }
-        }
-        self.charge_l0_reads(&sv.version, l0_passed, GET_CHARGE);
-        Ok(None)
+            None
+        };
+        self.charge_l0_reads(&sv.version, l0_passed);
+        Ok(found)
     }
 
-    /// Charges `version`'s L0 files for a read that passed `tables` of them (see
+    /// Charges `version`'s L0 files `bytes` for a read that passed some of them (see
     /// `version::read_charge`), and wakes the background threads when that makes their
     /// merge due.
-    pub(in crate::db) fn charge_l0_reads(&self, version: &Version, tables: usize, per_table: u64) {
-        if version.charge_l0_reads(tables, per_table) {
+    pub(in crate::db) fn charge_l0_reads(&self, version: &Version, bytes: u64) {
+        if version.charge_l0_reads(bytes) {
             self.wake_background();
         }
     }

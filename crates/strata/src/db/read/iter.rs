@@ -518,7 +518,7 @@ impl DbIterator {
         self.saved_value.clear();
         self.saved_key.clear();
         if let (Some((db, tables)), Some(version)) = (&self.l0_charge, &self._version) {
-            db.charge_l0_reads(version, *tables, SEEK_CHARGE);
+            db.charge_l0_reads(version, *tables as u64 * SEEK_CHARGE);
         }
         if prefix_mode {
             self.start_prefix_seek(target, true);
