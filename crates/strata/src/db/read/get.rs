@@ -217,10 +217,11 @@ impl DbInner {
         let taken = first.iter().flatten().count();
         let rest = Self::table_candidates(sv, key, seq).skip(taken);
         let rest = rest.map(|(level, f)| (level, f, None));
-        // L0 tables consulted without finding the key: what the read charges them for
-        // (`version::read_charge`), whatever the lookup then finds below or in a later one.
+        // What the L0 tables consulted without finding the key cost this read, in bytes of
+        // merge input (`version::read_charge`): charged to them whatever the lookup then
+        // finds, below or in a later one.
         let charging = cf.options.read_triggered_compaction;
-        let mut l0_passed = 0;
+        let mut l0_charge = 0;
         let found = 'lookup: {
             for (level, f, opened) in first.into_iter().flatten().chain(rest) {
                 let table = match opened {
@@ -247,11 +248,11 @@ impl DbInner {
                         break 'lookup Some(v);
                     }
                     Some((kind, _, _)) if kind == ValueKind::Merge as u8 => {
-                        self.charge_l0_reads(&sv.version, l0_passed);
+                        self.charge_l0_reads(&sv.version, l0_charge);
                         return Ok(self.get_merged(cf, sv, key, seq, reads)?.map(V::from_vec));
                     }
                     Some((kind, _, reference)) if kind == ValueKind::BlobIndex as u8 => {
-                        self.charge_l0_reads(&sv.version, l0_passed);
+                        self.charge_l0_reads(&sv.version, l0_charge);
                         let value = self.blobs.get(key, reference.as_ref())?;
                         self.counters.add(Counter::GetsFound, 1);
                         return Ok(Some(V::from_vec(value)));
@@ -265,7 +266,7 @@ impl DbInner {
                     None if charging && level == 0 => {
                         // A table without a filter was searched; one with a filter most
                         // likely stopped the lookup at it.
-                        l0_passed += match table.properties().filter_bytes {
+                        l0_charge += match table.properties().filter_bytes {
                             0 => SEARCH_CHARGE,
                             _ => GET_CHARGE,
                         };
@@ -275,7 +276,7 @@ impl DbInner {
             }
             None
         };
-        self.charge_l0_reads(&sv.version, l0_passed);
+        self.charge_l0_reads(&sv.version, l0_charge);
         Ok(found)
     }
 
