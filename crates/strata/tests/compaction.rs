@@ -738,7 +738,11 @@ fn gets_charge_what_they_cost_and_keep_it_across_a_flush() {
         // Keys the L0 file lacks (it holds every 20th), found in the last level.
         let get = |db: &Db, round: u64| {
             let i = (round * 7 % (n / 20)) * 20 + 1;
-            assert_eq!(db.get(key(i)).unwrap(), Some(value(i, 0)), "{name}: get {i}");
+            assert_eq!(
+                db.get(key(i)).unwrap(),
+                Some(value(i, 0)),
+                "{name}: get {i}"
+            );
         };
         for round in 0..case.gets_before {
             get(&db, round);
