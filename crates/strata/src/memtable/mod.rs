@@ -67,7 +67,9 @@ pub struct MemTable {
 
 impl MemTable {
     /// An empty memtable whose writes are logged in WAL `log_number`, sized for a switch at
-    /// `write_buffer_size` bytes (its arena grows in blocks of an eighth of that, as RocksDB's).
+    /// `write_buffer_size` bytes (its arena grows in blocks of an eighth of that, as RocksDB's,
+    /// at most 1 MiB; from a 16 MiB buffer up, 2 MiB huge pages after the first two: see
+    /// `skiplist`).
     #[cfg(test)]
     pub fn new(log_number: u64, write_buffer_size: usize) -> MemTable {
         MemTable::with_order(log_number, write_buffer_size, KeyOrder::Bytewise)
@@ -192,8 +194,9 @@ impl MemTable {
     }
 
     /// True when the memtable should be switched for a new one, sized for
-    /// `write_buffer_size` (RocksDB's rule, so that both engines flush memtables holding as
-    /// many entries): not while the arena could take one more block and stay within
+    /// `write_buffer_size` (RocksDB's rule, so that both engines flush memtables holding about
+    /// as many entries; from a 16 MiB buffer up Strata's blocks are 2 MiB where RocksDB's
+    /// stay at 1 MiB, which moves the switch by at most a block): not while the arena could take one more block and stay within
     /// `write_buffer_size` plus 60% of a block; always once it is past that; in between (the
     /// arena is on its last block), when that block is three-quarters used. Memory counts
     /// whole blocks as they are allocated, so a rule of `memory_usage() >= write_buffer_size`
@@ -543,11 +546,12 @@ mod tests {
     #[test]
     fn a_memtable_is_full_near_its_write_buffer_size() {
         // (write buffer size, value size): blocks of an eighth of the buffer, of the 1 KiB
-        // floor, and of the 1 MiB ceiling; values small and a quarter of a block (a block
-        // of their own).
+        // floor, of the 1 MiB ceiling, and huge blocks; values small and a quarter of a
+        // block (a block of their own).
         let cases = [
             (8 << 20, 100),
             (4 << 10, 100),
+            (12 << 20, 100),
             (16 << 20, 100),
             (1 << 20, 40 << 10),
         ];

@@ -58,7 +58,7 @@ pub struct Version {
     pub blob_files: Arc<BTreeMap<u64, BlobFileMeta>>,
     /// What reads have paid for the L0 files so far (`read_charge`): a new version starts
     /// at none, or at its parent's when it keeps every L0 file of it
-    /// ([`ReadCharge::carry_over`]).
+    /// (`ReadCharge::carry_over`).
     pub read_charge: ReadCharge,
     /// [`Version::l0_merge_input_bytes`], worked out at its first call.
     pub(crate) l0_merge_input: OnceLock<u64>,

@@ -149,31 +149,61 @@ fn skiplists_pass_the_iterator_harness() {
     }
 }
 
-/// The block size a list asks for, and the size and alignment of the arena blocks it gets:
-/// huge-page blocks from [`HUGE_BLOCK_SIZE`] up, aligned to it so that the kernel can back
-/// each with one huge page; small-page blocks below it, at most [`MAX_BLOCK_SIZE`].
+/// The block size a list asks for, and the arena blocks it gets: from [`HUGE_BLOCK_SIZE`]
+/// up, [`SMALL_BLOCKS_FIRST`] blocks of [`MAX_BLOCK_SIZE`] from the allocator and then
+/// mappings of one huge page each, aligned to it so that the kernel can back each with one
+/// huge page (on Linux; from the allocator elsewhere); below it, blocks of the size asked
+/// for, at most [`MAX_BLOCK_SIZE`], from the allocator.
 #[test]
 fn lists_of_large_memtables_get_blocks_of_one_huge_page() {
+    let on_linux = cfg!(target_os = "linux");
+    // (asked for, block size, allocator blocks of that size, huge mappings)
     let cases = [
-        (1024, 1024, 8),
-        (MAX_BLOCK_SIZE / 2, MAX_BLOCK_SIZE / 2, 8),
-        (HUGE_BLOCK_SIZE - 1, MAX_BLOCK_SIZE, 8),
-        (HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE),
-        (64 << 20, HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE),
+        (1024, 1024, true, false),
+        (MAX_BLOCK_SIZE / 2, MAX_BLOCK_SIZE / 2, true, false),
+        (HUGE_BLOCK_SIZE - 1, MAX_BLOCK_SIZE, true, false),
+        (HUGE_BLOCK_SIZE, HUGE_BLOCK_SIZE, !on_linux, on_linux),
+        (64 << 20, HUGE_BLOCK_SIZE, !on_linux, on_linux),
     ];
-    for (asked, block, align) in cases {
+    for (asked, block, allocated, mapped) in cases {
         let list = SkipList::new(5, asked);
-        // A second block: past the first, which the head's node opens.
-        for i in 0..(block / 50) as u64 {
+        // Past the first two blocks and into a third at least.
+        let entries = (2 * MAX_BLOCK_SIZE.min(block) + block) / 50;
+        for i in 0..entries as u64 {
             insert(&list, &ik(i, i + 1), &[1; 64]);
         }
         assert_eq!(list.block_size(), block, "asked for {asked}");
         let writer = list.writer.lock();
-        assert!(writer.arena.blocks.len() >= 2, "asked for {asked}");
-        for &(p, layout) in &writer.arena.blocks {
-            assert_eq!(layout.size(), block, "asked for {asked}");
-            assert_eq!(p as usize % align, 0, "asked for {asked}");
+        let arena = &writer.arena;
+        let small = usize::from(block == HUGE_BLOCK_SIZE) * SMALL_BLOCKS_FIRST;
+        for (i, &(_, layout)) in arena.blocks.iter().enumerate() {
+            let want = if i < small { MAX_BLOCK_SIZE } else { block };
+            assert_eq!(layout.size(), want, "asked for {asked}: block {i}");
         }
+        assert!(
+            arena.blocks.len() >= small,
+            "asked for {asked}: the small blocks first"
+        );
+        assert_eq!(arena.blocks.len() > small, allocated, "asked for {asked}");
+        assert_eq!(!arena.mapped.is_empty(), mapped, "asked for {asked}");
+        for &p in &arena.mapped {
+            assert_eq!(p as usize % HUGE_BLOCK_SIZE, 0, "asked for {asked}");
+        }
+        // Every entry readable, from the small blocks and the mapped ones.
+        drop(writer);
+        list.link_staged();
+        // SAFETY: the list is alive.
+        let mut n = unsafe { node_next(list.head()) };
+        let mut count = 0;
+        while !n.is_null() {
+            // SAFETY: as above.
+            unsafe {
+                assert_eq!(node_value(n), &[1; 64][..]);
+                n = node_next(n);
+            }
+            count += 1;
+        }
+        assert_eq!(count, entries, "asked for {asked}");
     }
 }
 
