@@ -37,12 +37,6 @@ impl<T> Mutex<T> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-
-    pub(super) fn get_mut(&mut self) -> &mut T {
-        self.0
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
 }
 
 // A tower slot is one pointer wide under loom too (an index into the model's objects): the
