@@ -19,8 +19,7 @@
 
 #include "check.h"
 #include "kv.h"
-
-static char root[4096];
+#include "root.h"
 
 /* A path under the test's directory; each call returns a fresh buffer (the caller frees). */
 static char *path_of(const char *name) {
@@ -1647,12 +1646,8 @@ static void secondary_instances(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
-    snprintf(root, sizeof root, "%s", argv[1]);
-    mkdir(root, 0755);
+    int usage = take_root(argc, argv);
+    if (usage != 0) return usage;
     null_pointers_with_lengths_are_refused();
     null_pointers_with_lengths_are_refused_everywhere();
     merge_operators();

@@ -18,8 +18,7 @@
 
 #include "check.h"
 #include "kv.h"
-
-static char root[4096];
+#include "root.h"
 
 /* Whether `name` is a WAL's: digits, then ".log". */
 static int is_wal(const char *name) {
@@ -181,12 +180,8 @@ static void refusals(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
-        return 2;
-    }
-    snprintf(root, sizeof root, "%s", argv[1]);
-    mkdir(root, 0755);
+    int usage = take_root(argc, argv);
+    if (usage != 0) return usage;
     held_writes_reach_the_file_at_flush_wal();
     refusals();
     printf("%d passed, %d failed\n", passed, failed);
