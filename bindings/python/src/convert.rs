@@ -340,6 +340,7 @@ macro_rules! set_family_option {
             "write_buffer_size" => t.write_buffer_size = opt(v, n)?,
             "max_write_buffer_number" => t.max_write_buffer_number = opt(v, n)?,
             "memtable_prefix_bloom_size_ratio" => t.memtable_prefix_bloom_size_ratio = opt(v, n)?,
+            "memtable_point_index_ratio" => t.memtable_point_index_ratio = opt(v, n)?,
             "memtable_whole_key_filtering" => t.memtable_whole_key_filtering = opt(v, n)?,
             "block_size" => t.block_size = opt(v, n)?,
             "block_size_deviation" => t.block_size_deviation = opt(v, n)?,

@@ -93,6 +93,7 @@ def open(
     write_buffer_size: int = ...,
     max_write_buffer_number: int = ...,
     memtable_prefix_bloom_size_ratio: float = ...,
+    memtable_point_index_ratio: float = 0.125,
     memtable_whole_key_filtering: bool = True,
     block_size: int = ...,
     block_size_deviation: int = 10,

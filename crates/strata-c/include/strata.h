@@ -1116,6 +1116,13 @@ void strata_options_set_max_write_buffer_number(strata_options_t *opt, int v);
 // `opt` must be null or a live handle.
 void strata_options_set_memtable_prefix_bloom_size_ratio(strata_options_t *opt, double v);
 
+// Each memtable's point index (a hash index of its keys that gets use instead of a search),
+// as a fraction of the write buffer size (0 to 0.5; 0 keeps none; default 0.125).
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_memtable_point_index_ratio(strata_options_t *opt, double v);
+
 // Put whole keys in the memtables' bloom filters, so that gets skip memtables without the key.
 //
 // # Safety

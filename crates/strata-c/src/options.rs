@@ -146,6 +146,20 @@ pub unsafe extern "C" fn strata_options_set_memtable_prefix_bloom_size_ratio(
     unsafe { update(opt, |o| o.memtable_prefix_bloom_size_ratio = v) }
 }
 
+/// Each memtable's point index (a hash index of its keys that gets use instead of a search),
+/// as a fraction of the write buffer size (0 to 0.5; 0 keeps none; default 0.125).
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_memtable_point_index_ratio(
+    opt: *mut strata_options_t,
+    v: f64,
+) {
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { update(opt, |o| o.memtable_point_index_ratio = v) }
+}
+
 /// Put whole keys in the memtables' bloom filters, so that gets skip memtables without the key.
 ///
 /// # Safety

@@ -164,6 +164,14 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
         &["0", "0.02", "0.1"],
     );
     pick(&mut f, rng, "memtable_whole_key_filtering", &["0", "1"]);
+    // 0.01 of the small memtables here is an index of 64 slots, full after a few dozen
+    // keys: the path where the index no longer answers for absent keys.
+    pick(
+        &mut f,
+        rng,
+        "memtable_point_index_ratio",
+        &["0", "0.01", "0.125"],
+    );
     pick(&mut f, rng, "sync", &["0", "0", "0", "1"]);
     pick(&mut f, rng, "kill_interval_ms", &["500", "2000", "5000"]);
     // Read faults need FaultFs, which has no direct IO.

@@ -98,6 +98,12 @@ pub struct EngineFlags {
     #[arg(long, default_value_t = 0.0)]
     pub memtable_bloom_size_ratio: f64,
 
+    /// Bytes of each memtable's point index (a hash index of its user keys, which gets use
+    /// instead of a skiplist search) as a fraction of --write_buffer_size (0: none). Strata
+    /// only; the library's default.
+    #[arg(long, default_value_t = 0.125)]
+    pub memtable_point_index_ratio: f64,
+
     /// Put whole keys in the memtable bloom filter, so gets skip memtables without the key.
     #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", value_parser = parse_bool)]
     pub memtable_whole_key_filtering: bool,
@@ -407,6 +413,7 @@ impl EngineFlags {
         options.max_write_buffer_number = self.max_write_buffer_number;
         options.memtable_prefix_bloom_size_ratio = self.memtable_bloom_size_ratio;
         options.memtable_whole_key_filtering = self.memtable_whole_key_filtering;
+        options.memtable_point_index_ratio = self.memtable_point_index_ratio;
         options.compression = compression;
         options.bloom_bits_per_key = self.bloom_bits.clamp(0, 100) as u32;
         options.block_cache_size = self.cache_size.max(0) as usize;
@@ -663,6 +670,7 @@ mod tests {
             "--max_write_buffer_number=3",
             "--memtable_bloom_size_ratio=0.1",
             "--memtable_whole_key_filtering",
+            "--memtable_point_index_ratio=0.25",
             "--compression_type=zstd",
             "--bloom_bits=7",
             "--cache_size=-1",
@@ -718,6 +726,7 @@ mod tests {
         assert_eq!(o.max_write_buffer_number, 3);
         assert_eq!(o.memtable_prefix_bloom_size_ratio, 0.1);
         assert!(o.memtable_whole_key_filtering);
+        assert_eq!(o.memtable_point_index_ratio, 0.25);
         assert_eq!(o.compression, Compression::Zstd);
         assert_eq!(o.bloom_bits_per_key, 7);
         assert_eq!(o.block_cache_size, 0);

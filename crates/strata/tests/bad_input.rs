@@ -89,7 +89,7 @@ fn invalid_options_name_the_option() {
     let dir = tempfile::tempdir().unwrap();
     /// Sets one option to a value `validate` refuses.
     type Spoil = fn(&mut Options);
-    let cases: [(Spoil, &str); 16] = [
+    let cases: [(Spoil, &str); 18] = [
         (
             |o| {
                 o.allow_mmap_reads = true;
@@ -105,6 +105,14 @@ fn invalid_options_name_the_option() {
         (
             |o| o.memtable_prefix_bloom_size_ratio = f64::NAN,
             "memtable_prefix_bloom_size_ratio",
+        ),
+        (
+            |o| o.memtable_point_index_ratio = 0.75,
+            "memtable_point_index_ratio",
+        ),
+        (
+            |o| o.memtable_point_index_ratio = -1.0,
+            "memtable_point_index_ratio",
         ),
         (|o| o.max_write_buffer_number = 0, "max_write_buffer_number"),
         (|o| o.max_write_group_bytes = 0, "max_write_group_bytes"),

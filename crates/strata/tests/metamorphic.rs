@@ -179,6 +179,7 @@ fn config(rng: &mut Rng) -> Options {
     }
     o.allow_mmap_reads = rng.one_in(4);
     o.memtable_prefix_bloom_size_ratio = [0.0, 0.1][pick(rng, 2) as usize];
+    o.memtable_point_index_ratio = [0.0, 0.02, 0.125][pick(rng, 3) as usize];
     if rng.one_in(3) {
         o.enable_blob_files = true;
         o.min_blob_size = [0, 16, 200][pick(rng, 3) as usize];

@@ -150,6 +150,7 @@ knobs! {
     write_buffer_size: usize,
     max_write_buffer_number: usize,
     memtable_bloom_size_ratio: f64,
+    memtable_point_index_ratio: f64,
     block_size: usize,
     block_restart_interval: usize,
     bloom_bits_per_key: u32,
@@ -210,6 +211,9 @@ impl Knobs {
             max_write_buffer_number: 2 + rng.below(3) as usize,
             // 0.001 of a small buffer is one line: every key shares it.
             memtable_bloom_size_ratio: [0.0, 0.001, 0.1][rng.below(3) as usize],
+            // 0.02 of these buffers is no index or one of 64-128 slots, full before the
+            // memtable is: gets then search the list for keys it left out.
+            memtable_point_index_ratio: [0.0, 0.02, 0.125][rng.below(3) as usize],
             block_size: 128 << rng.below(6),
             block_restart_interval: 1 + rng.below(16) as usize,
             bloom_bits_per_key: [0, 1, 10][rng.below(3) as usize],
@@ -331,6 +335,7 @@ impl Knobs {
         options.max_write_buffer_number = self.max_write_buffer_number;
         options.memtable_whole_key_filtering = self.memtable_bloom_size_ratio > 0.0;
         options.memtable_prefix_bloom_size_ratio = self.memtable_bloom_size_ratio;
+        options.memtable_point_index_ratio = self.memtable_point_index_ratio;
         options.block_size = self.block_size;
         options.block_restart_interval = self.block_restart_interval;
         options.bloom_bits_per_key = self.bloom_bits_per_key;

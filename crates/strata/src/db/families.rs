@@ -298,7 +298,8 @@ impl super::DbInner {
         let handle = ColumnFamily::new(id, name);
         let active = Arc::new(
             MemTable::with_order(wal, options.write_buffer_size, version.order.clone())
-                .with_bloom(options.memtable_bloom_bytes()),
+                .with_bloom(options.memtable_bloom_bytes())
+                .with_point_index(options.memtable_point_index_bytes()),
         );
         let cf = ColumnFamilyData::new(handle.clone(), options, active, Vec::new(), version);
         let mut next = Families::clone(&families);

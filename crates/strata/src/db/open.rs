@@ -472,7 +472,8 @@ fn family_options(
 
 /// What WAL replay needs of the manifest's families. With `with_blooms` (an open that may
 /// keep a replayed memtable as the active one) the memtables get their family's bloom
-/// filter, as the write path's do; otherwise none, since they are flushed at once.
+/// filter and point index, as the write path's do; otherwise none, since they are flushed
+/// at once.
 fn replay_families(
     versions: &VersionSet,
     family_options: &BTreeMap<u32, Options>,
@@ -489,6 +490,10 @@ fn replay_families(
                     order: f.current.order.clone(),
                     bloom_bytes: match with_blooms {
                         true => family_options[&id].memtable_bloom_bytes(),
+                        false => 0,
+                    },
+                    point_index_bytes: match with_blooms {
+                        true => family_options[&id].memtable_point_index_bytes(),
                         false => 0,
                     },
                 };
@@ -530,7 +535,8 @@ fn assemble(parts: Parts) -> Arc<DbInner> {
                     cf_options.write_buffer_size,
                     f.current.order.clone(),
                 )
-                .with_bloom(cf_options.memtable_bloom_bytes()),
+                .with_bloom(cf_options.memtable_bloom_bytes())
+                .with_point_index(cf_options.memtable_point_index_bytes()),
             ),
         };
         let cf = ColumnFamilyData::new(

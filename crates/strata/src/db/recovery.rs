@@ -89,6 +89,8 @@ pub(crate) struct FamilyReplay {
     /// Bytes of the memtables' bloom filter: the write path's size when a replayed memtable
     /// may go on as the family's active one (`Options::avoid_flush_during_recovery`), else 0.
     pub bloom_bytes: usize,
+    /// Bytes of the memtables' point index, 0 or the write path's as for `bloom_bytes`.
+    pub point_index_bytes: usize,
 }
 
 /// The column families replay applies records to.
@@ -243,7 +245,8 @@ impl WalMemtables<'_> {
         self.by_family.entry(cf).or_insert_with(|| {
             Arc::new(
                 MemTable::with_order(number, family.write_buffer_size, family.order)
-                    .with_bloom(family.bloom_bytes),
+                    .with_bloom(family.bloom_bytes)
+                    .with_point_index(family.point_index_bytes),
             )
         })
     }
@@ -416,6 +419,7 @@ mod tests {
             write_buffer_size: 4096,
             order: Default::default(),
             bloom_bytes: 0,
+            point_index_bytes: 0,
         };
         let families = ReplayFamilies {
             families: [(0, family(5)), (2, family(12)), (3, family(10))]

@@ -281,7 +281,8 @@ impl DbInner {
                             options.write_buffer_size,
                             f.current.order.clone(),
                         )
-                        .with_bloom(options.memtable_bloom_bytes()),
+                        .with_bloom(options.memtable_bloom_bytes())
+                        .with_point_index(options.memtable_point_index_bytes()),
                     );
                     tail.mems.insert(id, vec![active.clone()]);
                     let cf = ColumnFamilyData::new(
@@ -489,7 +490,8 @@ impl DbInner {
                     options.write_buffer_size,
                     f.current.order.clone(),
                 )
-                .with_bloom(options.memtable_bloom_bytes());
+                .with_bloom(options.memtable_bloom_bytes())
+                .with_point_index(options.memtable_point_index_bytes());
                 mems.push(Arc::new(active));
             }
             let sv = SuperVersion::new(mems[0].clone(), mems[1..].to_vec(), f.current.clone());
@@ -517,7 +519,8 @@ fn memtable_for<'a>(tail: &'a mut Tail, t: &Target, number: u64) -> &'a Arc<MemT
         let options = &t.cf.options;
         let order = t.cf.super_version().version.order.clone();
         let mem = MemTable::with_order(number, options.write_buffer_size, order)
-            .with_bloom(options.memtable_bloom_bytes());
+            .with_bloom(options.memtable_bloom_bytes())
+            .with_point_index(options.memtable_point_index_bytes());
         match mems.first() {
             Some(newest) if newest.is_empty() => mems[0] = Arc::new(mem),
             Some(newest) => {

@@ -16,11 +16,18 @@
 //!
 //! With a bloom filter ([`bloom`], `memtable_whole_key_filtering`), a get first asks the
 //! filter whether the memtable may hold the key, and skips the skiplist when it cannot.
+//! With a point index ([`point_index`], `memtable_point_index_ratio`), a get then finds the
+//! newest version of its key by a hash probe, and searches the list only when the index
+//! cannot tell (a version newer than the read, a key the full index left out). The index is
+//! made once the memtable holds [`INDEX_AFTER`] entries (those are put in it then), so that
+//! a memtable that takes few writes (a family written now and then, one just switched in)
+//! holds no index memory.
 //!
 //! A memtable records the number of the WAL that holds its writes (`log_number`): the WAL
 //! can be deleted once the memtable is flushed.
 
 pub mod bloom;
+pub mod point_index;
 pub mod skiplist;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,6 +40,11 @@ use crate::key::{
 };
 use crate::range_del::{FragmentedList, MemTombstones};
 use bloom::MemBloom;
+use point_index::{Indexed, PointIndex};
+
+/// Entries a memtable holds before it makes its point index: walking them into it then
+/// takes a few microseconds.
+pub const INDEX_AFTER: u64 = 256;
 use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
 
 /// What a memtable knows about a key at a sequence number.
@@ -57,6 +69,11 @@ pub struct MemTable {
     list: SkipList,
     /// Hashes of the user keys of the entries, when the family asks for a filter.
     bloom: Option<MemBloom>,
+    /// The newest node of each user key, once made (module doc): set by the writer, with
+    /// every entry added so far in it, before the add that made it returns.
+    point_index: std::sync::OnceLock<PointIndex>,
+    /// The most bytes the point index may take (0: none).
+    point_index_bytes: usize,
     log_number: u64,
     entries: AtomicU64,
     tombstones: MemTombstones,
@@ -82,6 +99,8 @@ impl MemTable {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             list: SkipList::with_order(log_number ^ 0x5eed, write_buffer_size / 8, order.clone()),
             bloom: None,
+            point_index: std::sync::OnceLock::new(),
+            point_index_bytes: 0,
             log_number,
             entries: AtomicU64::new(0),
             tombstones: MemTombstones::with_order(order),
@@ -93,6 +112,43 @@ impl MemTable {
     pub fn with_bloom(mut self, bytes: usize) -> MemTable {
         self.bloom = (bytes > 0).then(|| MemBloom::with_bytes(bytes));
         self
+    }
+
+    /// This memtable with a point index of at most `bytes` bytes over its user keys, made
+    /// once it holds [`INDEX_AFTER`] entries (none for 0, for too few bytes, or for a custom
+    /// comparator: see [`point_index`]).
+    pub fn with_point_index(mut self, bytes: usize) -> MemTable {
+        self.point_index_bytes = match self.list.order() {
+            KeyOrder::Custom(_) => 0,
+            KeyOrder::Bytewise | KeyOrder::Reverse => bytes,
+        };
+        self
+    }
+
+    /// Makes the point index (if it can be made) and puts every entry added so far in it:
+    /// the linked nodes, then those still staged (a node in both is put in twice, which
+    /// changes nothing). Called by the writer, so no entry is added meanwhile.
+    fn make_point_index(&self) {
+        let Some(index) = PointIndex::with_bytes(self.point_index_bytes) else {
+            return;
+        };
+        let put = |node: Node| {
+            // SAFETY: a node of `self.list`, which lives as long as `self`.
+            let ikey = unsafe { node_key(node) };
+            let (key, trailer) = ikey.split_at(ikey.len() - TRAILER_LEN);
+            let trailer = u64::from_le_bytes(trailer.try_into().expect("8 bytes"));
+            index.insert(key, filter_hash(key), trailer, node);
+        };
+        // SAFETY: the head and linked nodes of `self.list`.
+        let mut node = unsafe { node_next(self.list.head()) };
+        while !node.is_null() {
+            put(node);
+            // SAFETY: as above.
+            node = unsafe { node_next(node) };
+        }
+        self.list.staged_nodes().into_iter().for_each(put);
+        // Published with `Release`: a reader that sees the index sees its slots.
+        let _ = self.point_index.set(index);
     }
 
     /// False only if the memtable holds no entry (of any sequence number) for the user key
@@ -109,6 +165,9 @@ impl MemTable {
     pub fn prefetch_filter(&self, hash: u64) {
         if let Some(b) = &self.bloom {
             b.prefetch(hash);
+        }
+        if let Some(index) = self.point_index.get() {
+            index.prefetch(hash);
         }
     }
 
@@ -129,12 +188,27 @@ impl MemTable {
             self.tombstones.add(key, value, seq);
             return;
         }
+        let index = self.point_index.get();
+        let hash = match self.bloom.is_some() || index.is_some() {
+            true => filter_hash(key),
+            false => 0,
+        };
+        if let Some(index) = index {
+            // Its line loads while the list inserts: a random key's slot is a cache miss.
+            index.prefetch(hash);
+        }
         if let Some(bloom) = &self.bloom {
             // Before the entry is linked: see `bloom` on why readers then see the bits.
-            bloom.add(filter_hash(key));
+            bloom.add(hash);
         }
-        self.list.insert(key, pack_trailer(seq, kind as u8), value);
-        self.entries.fetch_add(1, Ordering::Relaxed);
+        let trailer = pack_trailer(seq, kind as u8);
+        let node = self.list.insert(key, trailer, value);
+        let entries = self.entries.fetch_add(1, Ordering::Relaxed) + 1;
+        match index {
+            Some(index) => index.insert(key, hash, trailer, node),
+            None if self.point_index_bytes > 0 && entries == INDEX_AFTER => self.make_point_index(),
+            None => {}
+        }
     }
 
     /// The newest entry for `key` with a sequence number at most `seq`.
@@ -147,6 +221,26 @@ impl MemTable {
     /// number (0 for `Missing`): a reader compares it with the range deletions covering the
     /// key.
     pub fn get_with_seq(&self, key: &[u8], seq: SequenceNumber) -> (Lookup<'_>, SequenceNumber) {
+        self.get_hashed(key, filter_hash(key), seq)
+    }
+
+    /// [`MemTable::get_with_seq`] for a key whose [`filter_hash`] is `hash`.
+    pub fn get_hashed(
+        &self,
+        key: &[u8],
+        hash: u64,
+        seq: SequenceNumber,
+    ) -> (Lookup<'_>, SequenceNumber) {
+        if let Some(index) = self.point_index.get() {
+            match index.find(key, hash) {
+                Indexed::Absent => return (Lookup::Missing, 0),
+                // The newest version is the answer unless it is newer than the read.
+                Indexed::Newest(node, trailer) if trailer >> 8 <= seq => {
+                    return self.lookup_of(node, trailer)
+                }
+                Indexed::Newest(..) | Indexed::Unknown => {}
+            }
+        }
         let target = Target {
             user_key: key,
             trailer: pack_trailer(seq, KIND_FOR_SEEK),
@@ -163,6 +257,11 @@ impl MemTable {
         else {
             return (Lookup::Missing, 0);
         };
+        self.lookup_of(node, trailer)
+    }
+
+    /// What version `node` (with `trailer`) of a key tells a get.
+    fn lookup_of(&self, node: Node, trailer: u64) -> (Lookup<'_>, SequenceNumber) {
         let lookup = match ValueKind::from_byte(trailer as u8) {
             // SAFETY: a node of `self.list`, which lives as long as `self`.
             Some(ValueKind::Put) => Lookup::Found(unsafe { node_value(node) }),
@@ -191,6 +290,7 @@ impl MemTable {
         self.list.memory_usage()
             + self.tombstones.memory_usage()
             + self.bloom.as_ref().map_or(0, MemBloom::memory_usage)
+            + self.point_index.get().map_or(0, PointIndex::memory_usage)
     }
 
     /// True when the memtable should be switched for a new one, sized for
@@ -660,9 +760,13 @@ mod tests {
             Lookup::Deleted => Some(None),
             Lookup::Missing | Lookup::Merge => None,
         };
-        for seed in 0..20 {
+        // (bloom bytes, point index bytes): none; an ample index; an index of 64 slots, full
+        // before the 100 keys are in (keys it left out are searched for); both.
+        let builds = [(0, 0), (0, 64 << 10), (0, 512), (4 << 10, 64 << 10)];
+        for (seed, (bloom, index)) in (0..20).zip(builds.into_iter().cycle()) {
             let mut rng = Rng::new(seed);
-            let mem = Arc::new(MemTable::new(seed, 1 << 20));
+            let mem = MemTable::new(seed, 1 << 20).with_bloom(bloom);
+            let mem = Arc::new(mem.with_point_index(index));
             let mut model: VersionModel = BTreeMap::new();
             let n = 200 + rng.below(800);
             for seq in 1..=n {
@@ -678,7 +782,8 @@ mod tests {
                 if rng.one_in(8) {
                     let key = format!("{:03}", rng.below(101)).into_bytes();
                     let at = seq - rng.below(seq.min(40));
-                    let case = format!("seed {seed} after {seq}: {key:?} at {at}");
+                    let case =
+                        format!("seed {seed} ({bloom}, {index}) after {seq}: {key:?} at {at}");
                     assert_eq!(got(&mem, &key, at), expect(&model, &key, at), "{case}");
                 }
                 if rng.one_in(10) {
@@ -700,9 +805,68 @@ mod tests {
             for k in 0..101 {
                 let key = format!("{k:03}").into_bytes();
                 let at = rng.below(n + 2);
-                let case = format!("seed {seed} key {k} at {at}");
+                let case = format!("seed {seed} ({bloom}, {index}) key {k} at {at}");
                 assert_eq!(got(&mem, &key, at), expect(&model, &key, at), "{case}");
             }
+        }
+    }
+
+    /// Gets made while a writer adds and overwrites, the point index's slots moving to newer
+    /// nodes under the reader: at the sequence published, each key reads the value of its
+    /// newest version at or below it, and a key never written reads as missing. Without an
+    /// index, with a full one of 64 slots, and with an ample one.
+    #[test]
+    fn gets_at_the_published_sequence_while_a_writer_overwrites() {
+        use std::sync::atomic::AtomicU64;
+        const N: u64 = 30_000;
+        const KEYS: u64 = 2_000;
+        let key_of = |k: u64| format!("{:08}", k.wrapping_mul(2654435761) % 1_000_003);
+        for index in [0, 512, 64 << 10] {
+            let mem = Arc::new(MemTable::new(1, 64 << 20).with_point_index(index));
+            let published = Arc::new(AtomicU64::new(0));
+            let writer = {
+                let (mem, published) = (mem.clone(), published.clone());
+                std::thread::spawn(move || {
+                    for i in 0..N {
+                        let key = key_of(i % KEYS);
+                        mem.add(
+                            i + 1,
+                            ValueKind::Put,
+                            key.as_bytes(),
+                            &(i + 1).to_le_bytes(),
+                        );
+                        published.store(i + 1, Ordering::Release);
+                    }
+                })
+            };
+            let mut rng = Rng::new(index as u64);
+            let mut checked = 0u64;
+            loop {
+                let at = published.load(Ordering::Acquire);
+                for _ in 0..64 {
+                    let k = rng.below(KEYS + KEYS / 8);
+                    let key = match k < KEYS {
+                        true => key_of(k),
+                        false => format!("absent{k}"),
+                    };
+                    // The newest write of key k at or below `at` is that of index i, with
+                    // i % KEYS == k and i < at.
+                    let newest = (k < KEYS && k < at).then(|| k + KEYS * ((at - 1 - k) / KEYS));
+                    let want = newest.map(|i| (i + 1).to_le_bytes());
+                    let got = match mem.get(key.as_bytes(), at) {
+                        Lookup::Found(v) => Some(<[u8; 8]>::try_from(v).expect("8 bytes")),
+                        Lookup::Missing => None,
+                        other => panic!("index {index}: {key} at {at}: {other:?}"),
+                    };
+                    assert_eq!(got, want, "index {index}: {key} at {at}");
+                    checked += 1;
+                }
+                if at == N {
+                    break;
+                }
+            }
+            writer.join().unwrap();
+            assert!(checked >= 64, "index {index}: {checked} gets");
         }
     }
 

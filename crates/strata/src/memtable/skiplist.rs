@@ -509,7 +509,9 @@ impl SkipList {
     /// Inserts the internal key `(user_key, trailer)`, which must not be present, with `value`.
     /// The node is linked at once if the splice brackets it, else staged (module doc): gets
     /// find it at once, searches and walks once it is linked.
-    pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
+    /// Inserts a node of `(user_key, trailer)` holding `value`, and returns it: linked, or
+    /// staged (module doc), fully written either way.
+    pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> Node {
         // One copy of the insert per built-in order, as for the searches.
         match &self.order {
             KeyOrder::Bytewise => self.insert_in(bytewise_compare, user_key, trailer, value),
@@ -532,7 +534,7 @@ impl SkipList {
         user_key: &[u8],
         trailer: u64,
         value: &[u8],
-    ) {
+    ) -> Node {
         let key_len = user_key.len() + TRAILER_LEN;
         let mut writer = self.writer.lock();
         let arena = &mut writer.arena;
@@ -630,6 +632,7 @@ impl SkipList {
             // The new search's first node was just asked for: it steps from the next insert.
             self.step_searches(compare, &mut writer, !(1 << slot));
         }
+        node
     }
 
     fn height(&self) -> usize {

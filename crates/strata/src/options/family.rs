@@ -79,6 +79,8 @@ family_options! {
     max_write_buffer_number: usize,
     /// See [`Options::memtable_prefix_bloom_size_ratio`].
     memtable_prefix_bloom_size_ratio: f64,
+    /// See [`Options::memtable_point_index_ratio`].
+    memtable_point_index_ratio: f64,
     /// See [`Options::memtable_whole_key_filtering`].
     memtable_whole_key_filtering: bool,
     /// See [`Options::block_size`].

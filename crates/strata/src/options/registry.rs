@@ -408,6 +408,13 @@ pub fn all() -> &'static [OptionInfo] {
             option!(
                 Family,
                 MUTABLE,
+                "memtable_point_index_ratio",
+                memtable_point_index_ratio,
+                "0.25"
+            ),
+            option!(
+                Family,
+                MUTABLE,
                 "memtable_whole_key_filtering",
                 memtable_whole_key_filtering,
                 "false"

@@ -437,6 +437,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--block_size_deviation (the rocksdb crate has no setter; RocksDB's default is 10)",
             "--fifo_compaction_allow_compaction (the rocksdb crate has no setter; RocksDB's \
              default, false, stays)",
+            "--memtable_point_index_ratio (RocksDB has no such index)",
         ],
         EngineKind::Lmdb => &[
             "--disable_wal (LMDB has no log: a commit writes the B-tree's pages)",
@@ -444,6 +445,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--max_write_buffer_number",
             "--memtable_bloom_size_ratio",
             "--memtable_whole_key_filtering",
+            "--memtable_point_index_ratio",
             "--compression_type (LMDB does not compress)",
             "--compression_max_dict_bytes",
             "--compression_zstd_max_train_bytes",

@@ -121,7 +121,7 @@ impl DbInner {
             let (lookup, found) = match mem.may_contain(hash) {
                 true => {
                     perf_count!(bloom_memtable_hit_count, 1);
-                    mem.get_with_seq(key, seq)
+                    mem.get_hashed(key, hash, seq)
                 }
                 false => {
                     perf_count!(bloom_memtable_miss_count, 1);

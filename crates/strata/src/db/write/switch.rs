@@ -111,7 +111,8 @@ impl DbInner {
                     options.write_buffer_size,
                     current.version.order.clone(),
                 )
-                .with_bloom(options.memtable_bloom_bytes()),
+                .with_bloom(options.memtable_bloom_bytes())
+                .with_point_index(options.memtable_point_index_bytes()),
             );
             let mut immutables = Vec::with_capacity(current.immutables.len() + 1);
             if switch && !current.active.is_empty() {
