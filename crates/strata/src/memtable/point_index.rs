@@ -25,9 +25,11 @@
 //!   number is published. A reader at sequence `S`, which it read after that publication,
 //!   sees for every version of the key at or below `S` that version or a newer one.
 //! - A key that finds neither its slot nor an empty one within [`MAX_PROBE`] slots of its
-//!   home (a nearly full table), or whose node's address needs more than 48 bits, is not
-//!   indexed, and `complete` is cleared, also before the add returns: from then on a key
-//!   the index does not hold may still be in the list.
+//!   home (a nearly full table) is not indexed, and `complete` is cleared, also before the
+//!   add returns: from then on a key the index does not hold may still be in the list.
+//! - A node whose address needs more than 48 bits (a tagged pointer) cannot be stored, not
+//!   even in its key's slot, which would then keep an older version: `usable` is cleared
+//!   before the add returns, and from then on the index answers nothing.
 //!
 //! So a reader at `S` that finds the key's node at or below `S` has the memtable's answer
 //! (the list would find the same node first); a node above `S` (a write newer than the read)
@@ -71,6 +73,8 @@ pub struct PointIndex {
     mapped: bool,
     /// False once a key could not be indexed.
     complete: AtomicBool,
+    /// False once a node could not be stored: the index then answers nothing.
+    usable: AtomicBool,
 }
 
 // SAFETY: the slots are atomics, read and written only through atomic operations; the
@@ -81,7 +85,8 @@ unsafe impl Sync for PointIndex {}
 
 impl PointIndex {
     /// An index of at most `bytes` bytes: the largest power of two of slots that fits, or
-    /// `None` if fewer than [`MIN_SLOTS`] fit.
+    /// `None` if fewer than [`MIN_SLOTS`] fit or the memory cannot be had (the memtable
+    /// goes without).
     pub fn with_bytes(bytes: usize) -> Option<PointIndex> {
         let slots = bytes / std::mem::size_of::<AtomicU64>();
         if slots < MIN_SLOTS {
@@ -93,11 +98,11 @@ impl PointIndex {
             // Anonymous mappings are zeroed: every slot starts empty.
             Some(p) => (p as *const AtomicU64, true),
             None => {
-                let layout = Self::layout(len);
+                let layout = Self::layout(len)?;
                 // SAFETY: a layout of non-zero size.
                 let p = unsafe { std::alloc::alloc_zeroed(layout) };
                 if p.is_null() {
-                    std::alloc::handle_alloc_error(layout);
+                    return None;
                 }
                 (p as *const AtomicU64, false)
             }
@@ -107,14 +112,12 @@ impl PointIndex {
             len,
             mapped,
             complete: AtomicBool::new(true),
+            usable: AtomicBool::new(true),
         })
     }
 
-    fn layout(len: usize) -> std::alloc::Layout {
-        match std::alloc::Layout::array::<AtomicU64>(len) {
-            Ok(layout) => layout,
-            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<u64>()),
-        }
+    fn layout(len: usize) -> Option<std::alloc::Layout> {
+        std::alloc::Layout::array::<AtomicU64>(len).ok()
     }
 
     /// Bytes of memory the index takes.
@@ -134,17 +137,22 @@ impl PointIndex {
     }
 
     /// Records `node`, just inserted into the list as a version of `user_key` (filter hash
-    /// `hash`) with `trailer`. Callers serialise inserts (the memtable's adds).
-    pub fn insert(&self, user_key: &[u8], hash: u64, trailer: u64, node: Node) {
+    /// `hash`) with `trailer`.
+    ///
+    /// # Safety
+    /// `node` is a fully written node of the list this index belongs to, which outlives the
+    /// index, and a version of `user_key` with `trailer`; inserts are serialised (one writer:
+    /// the memtable's adds), as a slot is read and then written.
+    pub unsafe fn insert(&self, user_key: &[u8], hash: u64, trailer: u64, node: Node) {
         let address = node as u64;
         if address & !ADDRESS_MASK != 0 {
-            self.complete.store(false, Ordering::Release);
+            self.usable.store(false, Ordering::Release);
             return;
         }
         let entry = tag_of(hash) | address;
         let home = hash as usize;
-        for i in home..home + MAX_PROBE {
-            let slot = self.slot(i);
+        for step in 0..MAX_PROBE {
+            let slot = self.slot(home.wrapping_add(step));
             let current = slot.load(Ordering::Relaxed);
             if current == 0 {
                 slot.store(entry, Ordering::Release);
@@ -163,11 +171,14 @@ impl PointIndex {
     /// The newest indexed version of `user_key` (filter hash `hash`), or what the index
     /// knows of it.
     pub fn find(&self, user_key: &[u8], hash: u64) -> Indexed {
-        // Read first: a key not indexed clears it before its add returns (module doc).
+        // Read first: a key not indexed clears them before its add returns (module doc).
+        if !self.usable.load(Ordering::Acquire) {
+            return Indexed::Unknown;
+        }
         let complete = self.complete.load(Ordering::Acquire);
         let home = hash as usize;
-        for i in home..home + MAX_PROBE {
-            let current = self.slot(i).load(Ordering::Acquire);
+        for step in 0..MAX_PROBE {
+            let current = self.slot(home.wrapping_add(step)).load(Ordering::Acquire);
             if current == 0 {
                 return match complete {
                     true => Indexed::Absent,
@@ -245,8 +256,12 @@ impl Drop for PointIndex {
         match self.mapped {
             // SAFETY: mapped by `map_zeroed(size)`, unmapped once, here.
             true => unsafe { unmap(self.slots as *mut u8, size) },
-            // SAFETY: allocated with this layout, freed once, here.
-            false => unsafe { std::alloc::dealloc(self.slots as *mut u8, Self::layout(self.len)) },
+            false => {
+                if let Some(layout) = Self::layout(self.len) {
+                    // SAFETY: allocated with this layout, freed once, here.
+                    unsafe { std::alloc::dealloc(self.slots as *mut u8, layout) };
+                }
+            }
         }
     }
 }
@@ -330,7 +345,8 @@ mod tests {
             for (key, hash, seq) in &inserts {
                 let trailer = pack_trailer(*seq, 1);
                 let node = list.insert(key.as_bytes(), trailer, b"v");
-                index.insert(key.as_bytes(), *hash, trailer, node);
+                // SAFETY: that node, of a list that outlives the index; one thread.
+                unsafe { index.insert(key.as_bytes(), *hash, trailer, node) };
             }
             for (key, hash, want) in lookups {
                 let got = match index.find(key.as_bytes(), hash) {
@@ -341,6 +357,24 @@ mod tests {
                 assert_eq!(got, want, "{name}: {key}");
             }
         }
+    }
+
+    /// A newer version whose address does not fit 48 bits (a tagged pointer) cannot go in
+    /// its key's slot, which would then answer with the older one: the index turns off.
+    #[test]
+    fn a_node_it_cannot_store_turns_the_index_off() {
+        let list = SkipList::new(1, 4096);
+        let index = PointIndex::with_bytes(512).expect("64 slots");
+        let trailer = pack_trailer(1, 1);
+        let node = list.insert(b"a", trailer, b"v");
+        // SAFETY: that node, of a list that outlives the index; one thread.
+        unsafe { index.insert(b"a", hash(3, 1), trailer, node) };
+        assert!(matches!(index.find(b"a", hash(3, 1)), Indexed::Newest(..)));
+        let tagged = (node as u64 | 1 << 56) as Node;
+        // SAFETY: an address over 48 bits is refused before anything reads it.
+        unsafe { index.insert(b"a", hash(3, 1), pack_trailer(2, 1), tagged) };
+        assert_eq!(index.find(b"a", hash(3, 1)), Indexed::Unknown);
+        assert_eq!(index.find(b"b", hash(9, 1)), Indexed::Unknown);
     }
 
     #[test]

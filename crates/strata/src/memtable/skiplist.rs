@@ -506,11 +506,10 @@ impl SkipList {
         self.head
     }
 
-    /// Inserts the internal key `(user_key, trailer)`, which must not be present, with `value`.
-    /// The node is linked at once if the splice brackets it, else staged (module doc): gets
-    /// find it at once, searches and walks once it is linked.
-    /// Inserts a node of `(user_key, trailer)` holding `value`, and returns it: linked, or
-    /// staged (module doc), fully written either way.
+    /// Inserts the internal key `(user_key, trailer)`, which must not be present, with `value`,
+    /// and returns its node, fully written. The node is linked at once if the splice brackets
+    /// it, else staged (module doc): gets find it at once, searches and walks once it is
+    /// linked.
     pub fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> Node {
         // One copy of the insert per built-in order, as for the searches.
         match &self.order {
