@@ -251,6 +251,19 @@ def test_memtable_bloom_options(path):
         strata.open(path, memtable_prefix_bloom_size_ratio=0.5)
 
 
+@pytest.mark.parametrize("ratio", [0.25, 0.0])
+def test_memtable_point_index_option(path, ratio):
+    # 1,000 keys: past the 256 entries after which a memtable makes its index.
+    keys = [b"k%05d" % ((i * 7919) % 1000) for i in range(1000)]
+    with strata.open(path, memtable_point_index_ratio=ratio) as db:
+        for i, key in enumerate(keys):
+            db[key] = b"v%d" % i
+        assert [db[key] for key in keys] == [b"v%d" % i for i in range(1000)]
+        assert db.get(b"absent") is None
+    with pytest.raises(strata.InvalidArgument, match="memtable_point_index_ratio"):
+        strata.open(path, memtable_point_index_ratio=0.75)
+
+
 def test_partitioned_index_and_filter_options(path):
     with strata.open(
         path,

@@ -360,6 +360,40 @@ static void read_and_write_paths(const char *path) {
     strata_options_destroy(opts);
 }
 
+/* Gets of keys a memtable holds, with its point index made (past 256 entries) and with
+ * none; a share over 0.5 is refused by name. */
+static void memtable_point_index(const char *path) {
+    char *err = NULL;
+    strata_options_t *opts = strata_options_create();
+    strata_options_set_create_if_missing(opts, 1);
+    strata_options_set_memtable_point_index_ratio(opts, 0.75);
+    CHECK(strata_open(opts, path, &err) == NULL);
+    CHECK_ERROR(err, "memtable_point_index_ratio");
+    const double ratios[] = {0.25, 0.0};
+    for (int r = 0; r < 2; r++) {
+        strata_options_set_memtable_point_index_ratio(opts, ratios[r]);
+        strata_t *db = strata_open(opts, path, &err);
+        CHECK_OK(err);
+        strata_writeoptions_t *wo = strata_writeoptions_create();
+        char key[32], value[32];
+        for (int i = 0; i < 1000; i++) {
+            snprintf(key, sizeof key, "k%05d", (i * 7919) % 1000);
+            snprintf(value, sizeof value, "v%d.%d", r, i);
+            strata_put(db, wo, key, strlen(key), value, strlen(value), &err);
+            CHECK_OK(err);
+        }
+        for (int i = 0; i < 1000; i++) {
+            snprintf(key, sizeof key, "k%05d", (i * 7919) % 1000);
+            snprintf(value, sizeof value, "v%d.%d", r, i);
+            CHECK(holds(db, NULL, key, value));
+        }
+        CHECK(holds(db, NULL, "absent", NULL));
+        strata_writeoptions_destroy(wo);
+        strata_close(db);
+    }
+    strata_options_destroy(opts);
+}
+
 static void partitioned_index_and_filters(const char *path) {
     char *err = NULL;
     strata_options_t *opts = strata_options_create();
@@ -464,6 +498,8 @@ int main(int argc, char **argv) {
     blob_files(path);
     snprintf(path, sizeof path, "%s/direct", argv[1]);
     read_and_write_paths(path);
+    snprintf(path, sizeof path, "%s/point_index", argv[1]);
+    memtable_point_index(path);
     snprintf(path, sizeof path, "%s/partitioned", argv[1]);
     partitioned_index_and_filters(path);
     snprintf(path, sizeof path, "%s/hashed", argv[1]);
