@@ -202,6 +202,11 @@ impl MemTable {
             // Before the entry is linked: see `bloom` on why readers then see the bits.
             bloom.add(hash);
         }
+        if let Some(index) = index {
+            // The slot's line has come meanwhile; an overwrite's older node then loads while
+            // the list inserts.
+            index.prefetch_for_insert(hash);
+        }
         let trailer = pack_trailer(seq, kind as u8);
         let node = self.list.insert(key, trailer, value);
         let entries = self.entries.fetch_add(1, Ordering::Relaxed) + 1;

@@ -136,6 +136,25 @@ impl PointIndex {
         crate::util::prefetch_address(self.slot(hash as usize) as *const AtomicU64 as *const u8);
     }
 
+    /// For the writer, before it inserts a node of the key whose filter hash is `hash`: starts
+    /// loading the first line of each node whose slot on the key's probe carries its tag,
+    /// which [`PointIndex::insert`] compares with the key. An overwrite finds the key's own
+    /// slot there, and its node, written long before, is otherwise a cache miss after the
+    /// slot's. (The home slot's line should have been asked for a little earlier.)
+    #[inline]
+    pub fn prefetch_for_insert(&self, hash: u64) {
+        let home = hash as usize;
+        for step in 0..MAX_PROBE {
+            let current = self.slot(home.wrapping_add(step)).load(Ordering::Relaxed);
+            if current == 0 {
+                return;
+            }
+            if current & !ADDRESS_MASK == tag_of(hash) {
+                crate::util::prefetch_address((current & ADDRESS_MASK) as *const u8);
+            }
+        }
+    }
+
     /// Records `node`, just inserted into the list as a version of `user_key` (filter hash
     /// `hash`) with `trailer`.
     ///
