@@ -41,7 +41,7 @@ use crate::key::{
 use crate::range_del::{FragmentedList, MemTombstones};
 use bloom::MemBloom;
 use point_index::{Indexed, PointIndex};
-use skiplist::{node_key, node_next, node_value, Node, SkipList, Target};
+use skiplist::{node_key, node_next, node_target, node_value, Node, SkipList, Target};
 
 /// Entries a memtable holds before it makes its point index: walking them into it then
 /// takes a few microseconds.
@@ -134,11 +134,9 @@ impl MemTable {
         };
         let put = |node: Node| {
             // SAFETY: a node of `self.list`, which lives as long as `self`.
-            let ikey = unsafe { node_key(node) };
-            let (key, trailer) = ikey.split_at(ikey.len() - TRAILER_LEN);
-            let trailer = u64::from_le_bytes(trailer.try_into().expect("8 bytes"));
-            // SAFETY: a fully written node of `self.list`, a version of `key`.
-            unsafe { index.insert(key, filter_hash(key), trailer, node) };
+            let Target { user_key, trailer } = unsafe { node_target(node) };
+            // SAFETY: a fully written node of `self.list`, a version of `user_key`.
+            unsafe { index.insert(user_key, filter_hash(user_key), trailer, node) };
         };
         // SAFETY: the head and linked nodes of `self.list`.
         let mut node = unsafe { node_next(self.list.head()) };
@@ -229,10 +227,17 @@ impl MemTable {
     /// number (0 for `Missing`): a reader compares it with the range deletions covering the
     /// key.
     pub fn get_with_seq(&self, key: &[u8], seq: SequenceNumber) -> (Lookup<'_>, SequenceNumber) {
-        self.get_hashed(key, filter_hash(key), seq)
+        // Only the point index reads the hash. Asked of the setting, not of the index, which
+        // may be made between here and the lookup.
+        let hash = match self.point_index_bytes > 0 {
+            true => filter_hash(key),
+            false => 0,
+        };
+        self.get_hashed(key, hash, seq)
     }
 
-    /// [`MemTable::get_with_seq`] for a key whose [`filter_hash`] is `hash`.
+    /// [`MemTable::get_with_seq`] for a key whose [`filter_hash`] is `hash` (which only the
+    /// point index reads).
     pub fn get_hashed(
         &self,
         key: &[u8],

@@ -41,8 +41,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::skiplist::{node_key, Node};
-use crate::key::TRAILER_LEN;
+use super::skiplist::{node_target, Node};
 
 /// Slots a probe looks at before it gives up on a key: two cache lines, where a table
 /// filled to its intended load (under 0.7) almost never has a run that long.
@@ -226,13 +225,8 @@ fn version_in(entry: u64, hash: u64, user_key: &[u8]) -> Option<(Node, u64)> {
     let node = (entry & ADDRESS_MASK) as Node;
     // SAFETY: a slot holds only nodes of the memtable's list, fully written before they were
     // stored (module doc), and the list lives as long as the memtable that owns this index.
-    let ikey = unsafe { node_key(node) };
-    let (key, trailer) = ikey.split_at(ikey.len() - TRAILER_LEN);
-    if key != user_key {
-        return None;
-    }
-    let trailer = u64::from_le_bytes(trailer.try_into().ok()?);
-    Some((node, trailer))
+    let stored = unsafe { node_target(node) };
+    (stored.user_key == user_key).then_some((node, stored.trailer))
 }
 
 /// A private anonymous mapping of `len` bytes, zero until written; `None` if it fails or

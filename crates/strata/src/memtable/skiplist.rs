@@ -218,11 +218,11 @@ impl Search {
     }
 }
 
-/// The stored key of `node` as a search target.
+/// The stored key of `node` as a search target: its user key and trailer.
 ///
 /// # Safety
 /// As for [`node_key`].
-unsafe fn node_target<'a>(node: Node) -> Target<'a> {
+pub unsafe fn node_target<'a>(node: Node) -> Target<'a> {
     // SAFETY: the caller's.
     let key = unsafe { node_key(node) };
     let (user_key, trailer) = key.split_at(key.len() - TRAILER_LEN);
