@@ -215,6 +215,7 @@ pub fn open_options(text: &str) -> Result<OpenOptions> {
             }
             "allow_mmap_reads" => o.allow_mmap_reads = parse(n, v)?,
             "manual_wal_flush" => o.manual_wal_flush = parse(n, v)?,
+            "wal_compression" => o.wal_compression = compression(n, v)?,
             "max_background_jobs" => o.max_background_jobs = parse(n, v)?,
             "wal_recovery_mode" => {
                 o.wal_recovery_mode = match v {

@@ -505,6 +505,7 @@ pub fn open_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<OpenOptions>
                 "compaction_readahead_size" => o.compaction_readahead_size = opt(&v, n)?,
                 "allow_mmap_reads" => o.allow_mmap_reads = opt(&v, n)?,
                 "manual_wal_flush" => o.manual_wal_flush = opt(&v, n)?,
+                "wal_compression" => o.wal_compression = compression(&v, n)?,
                 "max_log_file_size" => o.max_log_file_size = opt(&v, n)?,
                 "keep_log_file_num" => o.keep_log_file_num = opt(&v, n)?,
                 "wal_ttl_seconds" => o.wal_ttl_seconds = opt(&v, n)?,

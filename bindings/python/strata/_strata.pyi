@@ -124,6 +124,7 @@ def open(
     compaction_readahead_size: int = ...,
     allow_mmap_reads: bool = False,
     manual_wal_flush: bool = False,
+    wal_compression: str = "none",
     max_log_file_size: int = ...,
     keep_log_file_num: int = ...,
     level0_file_num_compaction_trigger: int = ...,

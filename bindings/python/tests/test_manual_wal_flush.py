@@ -113,3 +113,24 @@ def test_a_bad_option_value_is_refused(path):
         strata.open(path, manual_wal_flush="yes")
     with strata.open(path) as db, pytest.raises(TypeError):
         db.flush_wal(sync="yes")
+
+
+@pytest.mark.parametrize("compression", ["none", "snappy", "lz4", "zstd"])
+def test_a_compressed_wal_replays_after_a_kill(path, tmp_path, compression):
+    """wal_compression=: the records of compressible values take fewer bytes in the WAL, and
+    a restart (opened without the option) replays them all."""
+    value = b"a value that repeats, " * 40
+    with strata.open(path, wal_compression=compression) as db:
+        db.wait_for_compactions()
+        before = wal_bytes(path)
+        for i in range(100):
+            db.put(b"key-%03d" % i, value + b"%d" % i)
+        grown = wal_bytes(path) - before
+        assert (grown < 100 * len(value) / 2) == (compression != "none"), grown
+        assert kept(db, tmp_path, b"key-000") == value + b"0"
+        assert kept(db, tmp_path, b"key-099") == value + b"99"
+
+
+def test_an_unknown_wal_compression_is_refused_by_name(path):
+    with pytest.raises(ValueError, match="wal_compression: unknown compression 'zlib'"):
+        strata.open(path, wal_compression="zlib")

@@ -1284,6 +1284,15 @@ void strata_options_set_wal_recovery_mode(strata_options_t *opt, int v);
 // `opt` must be null or a live handle.
 void strata_options_set_manual_wal_flush(strata_options_t *opt, unsigned char v);
 
+// Compression of WAL records (RocksDB's `rocksdb_options_set_wal_compression`), numbered
+// as table compression: 0 none (the default), 1 snappy, 4 lz4, 7 zstd. A record is stored
+// compressed when that saves an eighth of it; every reader of the WAL undoes it. Another
+// number leaves the setting unchanged.
+//
+// # Safety
+// `opt` must be null or a live handle.
+void strata_options_set_wal_compression(strata_options_t *opt, int v);
+
 // Keep tables' index and filter blocks in the block cache, charged and evicted like data
 // blocks, instead of pinned with each open table (0 or 1; 0 by default).
 //

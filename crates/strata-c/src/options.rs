@@ -492,6 +492,20 @@ pub unsafe extern "C" fn strata_options_set_manual_wal_flush(
     unsafe { update(opt, |o| o.manual_wal_flush = v != 0) }
 }
 
+/// Compression of WAL records (RocksDB's `rocksdb_options_set_wal_compression`), numbered
+/// as table compression: 0 none (the default), 1 snappy, 4 lz4, 7 zstd. A record is stored
+/// compressed when that saves an eighth of it; every reader of the WAL undoes it. Another
+/// number leaves the setting unchanged.
+///
+/// # Safety
+/// `opt` must be null or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_wal_compression(opt: *mut strata_options_t, v: c_int) {
+    let compression = compression_of(v);
+    // SAFETY: the pointers are as the function's `# Safety` section requires.
+    unsafe { update_if_known(opt, compression, |o, value| o.wal_compression = value) }
+}
+
 /// Keep tables' index and filter blocks in the block cache, charged and evicted like data
 /// blocks, instead of pinned with each open table (0 or 1; 0 by default).
 ///

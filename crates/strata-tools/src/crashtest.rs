@@ -172,6 +172,14 @@ fn draw(rng: &mut Rng, mode: Mode, families: usize, direct_io: bool) -> Vec<Stri
         "memtable_point_index_ratio",
         &["0", "0.01", "0.125"],
     );
+    // Compressed WAL records replayed after kills and power cuts, beside plain ones (a
+    // record that compresses by less than an eighth is stored plain).
+    pick(
+        &mut f,
+        rng,
+        "wal_compression",
+        &["none", "none", "lz4", "zstd"],
+    );
     pick(&mut f, rng, "sync", &["0", "0", "0", "1"]);
     pick(&mut f, rng, "kill_interval_ms", &["500", "2000", "5000"]);
     // Read faults need FaultFs, which has no direct IO.

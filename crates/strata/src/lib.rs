@@ -45,6 +45,7 @@ pub(crate) mod column_family;
 pub(crate) mod compaction;
 pub(crate) mod compaction_filter;
 pub(crate) mod comparator;
+pub(crate) mod compression;
 pub(crate) mod counter;
 pub(crate) mod db;
 pub(crate) mod error;

@@ -12,6 +12,15 @@
 //! - the crc covers the type byte and the payload, and is masked (`codec::mask_crc`);
 //! - type is FULL (1, the whole record), or FIRST (2), MIDDLE (3), LAST (4) for a record split
 //!   over blocks; 0 is never written (zero-filled space reads as corruption);
+//! - a compressed record starts with COMPRESSED_FULL (5) or COMPRESSED_FIRST (6) instead of
+//!   FULL or FIRST, and goes on with MIDDLE and LAST as any record; its payload, once the
+//!   fragments are joined, is the algorithm's byte ([`Compression`]'s number) followed by
+//!   the record compressed as a table block is (`compression.rs`: varint raw length, then
+//!   the compressed bytes). A writer made [`LogWriter::compressing`] stores a record so when
+//!   that saves an eighth of it, and as a plain record otherwise. Readers undo it: a record
+//!   comes out of [`LogReader::read_record`] as it went in, either way. A log with compressed
+//!   records cannot be read by a build older than them (it reports an unknown record type);
+//!   the manifest is never compressed;
 //! - when fewer than 7 bytes are left in a block, they are zero-filled and the next fragment
 //!   starts the next block.
 //!
@@ -22,6 +31,7 @@
 use std::path::Path;
 
 use crate::codec::{crc32c, crc32c_extend, decode_fixed32, mask_crc, unmask_crc};
+use crate::compression::{decompress_block, Compression, CompressionOptions, Compressor};
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, SequentialFile, WritableFile};
 
@@ -34,6 +44,8 @@ const FULL: u8 = 1;
 const FIRST: u8 = 2;
 const MIDDLE: u8 = 3;
 const LAST: u8 = 4;
+const COMPRESSED_FULL: u8 = 5;
+const COMPRESSED_FIRST: u8 = 6;
 
 /// Bytes a writer that holds its records ([`LogWriter::holding`]) gathers before it
 /// appends them to the file by itself (RocksDB's WAL buffer, `writable_file_max_buffer_size`).
@@ -50,6 +62,14 @@ pub struct LogWriter {
     hold: bool,
     /// Whole records not yet appended to the file, in order.
     held: Vec<u8>,
+    /// The algorithm records are compressed with (`None`: stored as given), and the
+    /// contexts that compress them.
+    compression: Compression,
+    compressor: Option<Compressor>,
+    /// A compressed record being framed: its algorithm's byte, then the compressed block.
+    compressed: Vec<u8>,
+    /// Bytes the last record took in the log, headers and padding included.
+    last_record_len: usize,
 }
 
 impl LogWriter {
@@ -62,7 +82,25 @@ impl LogWriter {
             buf: Vec::new(),
             hold: false,
             held: Vec::new(),
+            compression: Compression::None,
+            compressor: None,
+            compressed: Vec::new(),
+            last_record_len: 0,
         }
+    }
+
+    /// This writer, compressing each record with `compression` when that saves at least an
+    /// eighth of it (module doc); zstd runs at level 1, as a log is written while writers
+    /// wait. Only the WAL is compressed (`Options::wal_compression`).
+    pub fn compressing(mut self, compression: Compression) -> LogWriter {
+        self.compression = compression;
+        self.compressor = (compression != Compression::None).then(|| {
+            Compressor::new(CompressionOptions {
+                level: 1,
+                ..CompressionOptions::default()
+            })
+        });
+        self
     }
 
     /// This writer, holding its records in memory until [`LogWriter::flush`], a sync or
@@ -99,6 +137,39 @@ impl LogWriter {
     /// the record, so its owner must not append to it again (the WAL stops the write path,
     /// the manifest moves to a new file).
     pub fn add_record(&mut self, data: &[u8]) -> Result<()> {
+        let mut compressed = std::mem::take(&mut self.compressed);
+        let (data, first_kinds) = match self.compress(data, &mut compressed) {
+            true => (&compressed[..], (COMPRESSED_FULL, COMPRESSED_FIRST)),
+            false => (data, (FULL, FIRST)),
+        };
+        let framed = self.frame(data, first_kinds);
+        if compressed.capacity() <= 4 * BLOCK_SIZE {
+            self.compressed = compressed; // a huge record's buffer is not kept
+        }
+        framed
+    }
+
+    /// Whether `data` is worth storing compressed, and if so its payload in `out`: the
+    /// algorithm's byte, then the compressed block.
+    fn compress(&mut self, data: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(compressor) = self.compressor.as_mut() else {
+            return false;
+        };
+        if data.len() > crate::compression::MAX_RAW_BLOCK {
+            return false;
+        }
+        let used = compressor.compress(self.compression, data, out);
+        if used == Compression::None {
+            return false;
+        }
+        // The algorithm's byte goes first: one move of bytes already compressed.
+        out.insert(0, used as u8);
+        true
+    }
+
+    /// Frames `data` as one record whose first fragment is of type `first_kinds.0` (whole) or
+    /// `first_kinds.1` (split), and appends it (see [`LogWriter::add_record`]).
+    fn frame(&mut self, data: &[u8], first_kinds: (u8, u8)) -> Result<()> {
         self.buf.clear();
         let mut left = data;
         let mut begin = true;
@@ -113,8 +184,8 @@ impl LogWriter {
             let frag_len = left.len().min(avail);
             let end = frag_len == left.len();
             let kind = match (begin, end) {
-                (true, true) => FULL,
-                (true, false) => FIRST,
+                (true, true) => first_kinds.0,
+                (true, false) => first_kinds.1,
                 (false, true) => LAST,
                 (false, false) => MIDDLE,
             };
@@ -131,6 +202,7 @@ impl LogWriter {
                 break;
             }
         }
+        self.last_record_len = self.buf.len();
         if self.hold {
             self.held.extend_from_slice(&self.buf);
             self.block_offset = block_offset;
@@ -145,6 +217,12 @@ impl LogWriter {
             self.buf = Vec::new(); // do not keep a huge record's buffer alive
         }
         Ok(())
+    }
+
+    /// Bytes the last record added took in the log (its fragments' headers, the padding of
+    /// a block's end before it, and its payload, compressed or not): what the log grew by.
+    pub fn last_record_len(&self) -> usize {
+        self.last_record_len
     }
 
     /// Makes every record added so far durable (the held ones appended first).
@@ -203,6 +281,8 @@ pub struct LogReader {
     block_start: u64,
     eof: bool,
     record: Vec<u8>,
+    /// The last record returned, when it was stored compressed: `record` undone.
+    plain: Vec<u8>,
     /// File offset just past the last whole record returned.
     end_of_last_record: u64,
     bytes_read: u64,
@@ -219,6 +299,7 @@ impl LogReader {
             block_start: 0,
             eof: false,
             record: Vec::new(),
+            plain: Vec::new(),
             end_of_last_record: 0,
             bytes_read: 0,
         }
@@ -253,6 +334,7 @@ impl LogReader {
     pub fn read_record(&mut self) -> std::result::Result<Option<&[u8]>, ReadError> {
         self.record.clear();
         let mut record_start: Option<u64> = None;
+        let mut compressed = false;
         loop {
             let frag_offset = self.offset();
             let Some((kind, start, len)) = self.read_fragment()? else {
@@ -263,7 +345,7 @@ impl LogReader {
             };
             let payload = &self.block[start..start + len];
             match (kind, record_start) {
-                (FULL | FIRST, Some(offset)) => {
+                (FULL | FIRST | COMPRESSED_FULL | COMPRESSED_FIRST, Some(offset)) => {
                     return Err(bad(
                         offset,
                         "fragmented record not finished before the next one",
@@ -272,16 +354,24 @@ impl LogReader {
                 (MIDDLE | LAST, None) => {
                     return Err(bad(frag_offset, "record fragment without a first fragment"))
                 }
-                (FIRST, None) => {
+                (FIRST | COMPRESSED_FIRST, None) => {
                     record_start = Some(frag_offset);
+                    compressed = kind == COMPRESSED_FIRST;
                     self.record.extend_from_slice(payload);
                 }
                 (MIDDLE, Some(_)) => self.record.extend_from_slice(payload),
                 _ => {
-                    // FULL, or LAST of a fragmented record.
+                    // FULL or COMPRESSED_FULL, or LAST of a fragmented record.
                     self.record.extend_from_slice(payload);
+                    let start = record_start.unwrap_or(frag_offset);
+                    if !(compressed || kind == COMPRESSED_FULL) {
+                        self.end_of_last_record = self.offset();
+                        return Ok(Some(&self.record));
+                    }
+                    self.plain = decompress_record(&self.record)
+                        .map_err(|reason| bad(start, &format!("compressed record: {reason}")))?;
                     self.end_of_last_record = self.offset();
-                    return Ok(Some(&self.record));
+                    return Ok(Some(&self.plain));
                 }
             }
         }
@@ -371,7 +461,7 @@ impl LogReader {
             if unmask_crc(stored_crc) != actual {
                 return Err(bad(self.offset(), "record checksum mismatch"));
             }
-            if !(FULL..=LAST).contains(&kind) {
+            if !(FULL..=COMPRESSED_FIRST).contains(&kind) {
                 return Err(bad(self.offset(), &format!("unknown record type {kind}")));
             }
             self.pos = start + len;
@@ -408,6 +498,15 @@ impl SequentialFile for FileFrom {
     }
 }
 
+/// A compressed record's payload undone (module doc); the error says what is wrong.
+fn decompress_record(payload: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let (&byte, contents) = payload.split_first().ok_or("no algorithm byte")?;
+    match Compression::from_byte(byte) {
+        Some(Compression::None) | None => Err(format!("unknown algorithm {byte}")),
+        Some(kind) => decompress_block(kind, contents),
+    }
+}
+
 fn bad(offset: u64, reason: &str) -> ReadError {
     ReadError::Bad(BadRecord {
         offset,
@@ -418,11 +517,16 @@ fn bad(offset: u64, reason: &str) -> ReadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compression::compress_block_with;
     use crate::fs::{FileSystem, PosixFs};
     use crate::util::Rng;
 
     fn write_log(path: &Path, records: &[Vec<u8>]) {
-        let mut w = LogWriter::new(PosixFs.create_writable(path).unwrap());
+        write_log_with(path, records, Compression::None);
+    }
+
+    fn write_log_with(path: &Path, records: &[Vec<u8>], compression: Compression) {
+        let mut w = LogWriter::new(PosixFs.create_writable(path).unwrap()).compressing(compression);
         for r in records {
             w.add_record(r).unwrap();
         }
@@ -576,48 +680,196 @@ mod tests {
         }
     }
 
+    /// Every algorithm a WAL may be compressed with, and none.
+    const COMPRESSIONS: [Compression; 4] = [
+        Compression::None,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+
+    /// The sample records and records that compress: half random, half runs of one byte,
+    /// from a few bytes to a compressed size of more than a block.
+    fn mixed_records() -> Vec<Vec<u8>> {
+        let mut rng = Rng::new(11);
+        let mut recs = sample_records();
+        for len in [40, 1000, BLOCK_SIZE + 3, 5 * BLOCK_SIZE] {
+            let record = (0..len)
+                .map(|i| match (i / 16) % 2 {
+                    0 => rng.next_u64() as u8,
+                    _ => b'v',
+                })
+                .collect();
+            recs.insert(recs.len() / 2, record);
+        }
+        recs
+    }
+
     #[test]
     fn records_round_trip_across_block_boundaries() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("000001.log");
-        let recs = sample_records();
-        write_log(&p, &recs);
-        let (got, bad, end) = read_all(&p);
-        assert!(bad.is_none(), "{bad:?}");
-        assert_eq!(got, recs);
-        assert_eq!(end, PosixFs.file_size(&p).unwrap());
+        let recs = mixed_records();
+        let mut plain_size = 0;
+        for compression in COMPRESSIONS {
+            let p = dir.path().join(format!("{}.log", compression.name()));
+            write_log_with(&p, &recs, compression);
+            let (got, bad, end) = read_all(&p);
+            assert!(bad.is_none(), "{compression:?}: {bad:?}");
+            assert_eq!(got, recs, "{compression:?}");
+            let size = PosixFs.file_size(&p).unwrap();
+            assert_eq!(end, size, "{compression:?}");
+            match compression {
+                Compression::None => plain_size = size,
+                // The compressible half is stored in fewer bytes; the random records as
+                // they are.
+                _ => assert!(
+                    size < plain_size * 9 / 10,
+                    "{compression:?}: {size} of {plain_size}"
+                ),
+            }
+        }
+    }
+
+    /// A compressed record is framed with the compressed first-fragment types, and one that
+    /// would not save an eighth is framed as a plain record.
+    #[test]
+    fn a_record_is_stored_compressed_only_when_that_saves_an_eighth() {
+        let cases: [(&str, Vec<u8>, Compression, u8); 5] = [
+            (
+                "runs of a byte, lz4",
+                vec![b'a'; 500],
+                Compression::Lz4,
+                COMPRESSED_FULL,
+            ),
+            (
+                "runs of a byte, zstd",
+                vec![b'a'; 500],
+                Compression::Zstd,
+                COMPRESSED_FULL,
+            ),
+            (
+                "runs of a byte, no compression",
+                vec![b'a'; 500],
+                Compression::None,
+                FULL,
+            ),
+            ("a short record", b"abc".to_vec(), Compression::Zstd, FULL),
+            (
+                "random bytes",
+                {
+                    let mut rng = Rng::new(5);
+                    (0..500).map(|_| rng.next_u64() as u8).collect()
+                },
+                Compression::Snappy,
+                FULL,
+            ),
+        ];
+        for (name, record, compression, kind) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("000001.log");
+            write_log_with(&p, std::slice::from_ref(&record), compression);
+            let bytes = std::fs::read(&p).unwrap();
+            assert_eq!(bytes[6], kind, "{name}");
+            assert_eq!(read_bytes(&bytes).0, vec![record], "{name}");
+        }
+    }
+
+    /// A compressed record whose payload is damaged under a valid checksum (what only a
+    /// fuzzer or a forger makes) is a bad record at its start, naming what is wrong; the
+    /// records before it are read.
+    #[test]
+    fn a_damaged_compressed_payload_is_a_bad_record_naming_the_damage() {
+        let mut lz4_too_long = vec![Compression::Lz4 as u8];
+        crate::codec::put_varint32(&mut lz4_too_long, 1 << 20);
+        lz4_too_long.extend_from_slice(&[0x10, b'a']);
+        let mut zstd_cut = vec![Compression::Zstd as u8];
+        let mut block = Vec::new();
+        compress_block_with(
+            Compression::Zstd,
+            &CompressionOptions::default(),
+            &[b'z'; 4000],
+            &mut block,
+        );
+        zstd_cut.extend_from_slice(&block[..block.len() - 3]);
+        let cases: [(&str, Vec<u8>, &str); 5] = [
+            ("no payload", Vec::new(), "no algorithm byte"),
+            (
+                "algorithm none",
+                vec![0, 3, b'a', b'b', b'c'],
+                "unknown algorithm 0",
+            ),
+            (
+                "an unknown algorithm",
+                vec![9, 3, b'a', b'b', b'c'],
+                "unknown algorithm 9",
+            ),
+            (
+                "lz4 claiming too many bytes",
+                lz4_too_long,
+                "claims 1048576 raw bytes",
+            ),
+            ("a zstd frame cut short", zstd_cut, "zstd"),
+        ];
+        for (name, payload, reason) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("000001.log");
+            let mut w = LogWriter::new(PosixFs.create_writable(&p).unwrap());
+            w.add_record(b"before").unwrap();
+            let start = w.last_record_len() as u64;
+            w.frame(&payload, (COMPRESSED_FULL, COMPRESSED_FIRST))
+                .unwrap();
+            w.add_record(b"after").unwrap();
+            w.sync().unwrap();
+            let (got, bad, end) = read_all(&p);
+            assert_eq!(got, vec![b"before".to_vec()], "{name}");
+            let bad = bad.unwrap_or_else(|| panic!("{name}: no bad record"));
+            assert_eq!((bad.offset, end), (start, start), "{name}");
+            assert!(
+                bad.reason.starts_with("compressed record: ") && bad.reason.contains(reason),
+                "{name}: {}",
+                bad.reason
+            );
+        }
     }
 
     #[test]
     fn every_truncation_yields_a_prefix_of_whole_records() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("000001.log");
         let recs: Vec<Vec<u8>> = (0..40u32)
             .map(|i| vec![i as u8; (i as usize * 97) % 3000])
             .collect();
-        write_log(&p, &recs);
-        let full = std::fs::read(&p).unwrap();
-        for cut in 0..full.len() {
-            let (got, _bad, end) = read_bytes(&full[..cut]);
-            assert!(end <= cut as u64);
-            assert_eq!(got[..], recs[..got.len()], "cut at {cut}");
+        for compression in [Compression::None, Compression::Zstd] {
+            let p = dir.path().join(format!("{}.log", compression.name()));
+            write_log_with(&p, &recs, compression);
+            let full = std::fs::read(&p).unwrap();
+            for cut in 0..full.len() {
+                let (got, _bad, end) = read_bytes(&full[..cut]);
+                assert!(end <= cut as u64);
+                assert_eq!(got[..], recs[..got.len()], "{compression:?}: cut at {cut}");
+            }
         }
     }
 
     #[test]
     fn flipped_bytes_are_reported_never_returned_as_data() {
+        for compression in COMPRESSIONS {
+            flipped_bytes_are_reported(compression);
+        }
+    }
+
+    fn flipped_bytes_are_reported(compression: Compression) {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("000001.log");
-        let recs = sample_records();
-        write_log(&p, &recs);
+        let recs = mixed_records();
+        write_log_with(&p, &recs, compression);
         let full = std::fs::read(&p).unwrap();
         let mut rng = Rng::new(99);
-        for _ in 0..2000 {
+        for _ in 0..1000 {
             let mut bytes = full.clone();
             let at = rng.below(bytes.len() as u64) as usize;
             bytes[at] ^= 1 << rng.below(8);
             let (got, bad, _) = read_bytes(&bytes);
-            assert_eq!(got[..], recs[..got.len()], "flip at {at}");
+            assert_eq!(got[..], recs[..got.len()], "{compression:?}: flip at {at}");
             if got.len() < recs.len() {
                 let b = bad.expect("a short read must report why");
                 assert!(

@@ -241,6 +241,32 @@ fn write_seeds() {
     let wal = std::fs::read(files(".log").last().unwrap()).unwrap();
     write("wal_reader", "seed-wal", &wal);
     write("wal_reader", "seed-wal-torn", &wal[..wal.len() / 2]);
+    // A WAL of compressed records (`wal_compression`), whole and cut in a record.
+    let compressed = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.create_if_missing = true;
+    options.wal_compression = strata::Compression::Zstd;
+    let db_compressed = Db::open(compressed.path(), options).unwrap();
+    for i in 0..50u32 {
+        let value = format!("value {i}, ").repeat(10 + i as usize);
+        db_compressed
+            .put(format!("key{i:04}").as_bytes(), value.as_bytes())
+            .unwrap();
+    }
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(compressed.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".log"))
+        .collect();
+    logs.sort();
+    let wal = std::fs::read(logs.last().unwrap()).unwrap();
+    write("wal_reader", "seed-wal-compressed", &wal);
+    write(
+        "wal_reader",
+        "seed-wal-compressed-torn",
+        &wal[..wal.len() / 2],
+    );
+    db_compressed.close().unwrap();
     db.flush().unwrap();
     let table = std::fs::read(&files(".sst")[0]).unwrap();
     write("table_reader", "seed-table", &table);

@@ -23,8 +23,9 @@ const LAYERS: &[&[&str]] = &[
     ],
     // The file-system trait, POSIX, fault injection, IO accounting.
     &["fs"],
-    // Internal keys and sequence numbers; the names of the files; prefix extractors.
-    &["key", "filename", "prefix"],
+    // Internal keys and sequence numbers; the names of the files; prefix extractors; the
+    // compression of a block or a log record.
+    &["key", "filename", "prefix", "compression"],
     // Record framing of the WAL and the manifest; the sharded clock cache; merge operators
     // and the resolution of operands; compaction filters, the TTL value layout and clock;
     // range tombstones (fragmenting, queries, the memtable's list); the `EventListener`

@@ -147,6 +147,7 @@ macro_rules! knobs {
 
 knobs! {
     compression: String,
+    wal_compression: String,
     write_buffer_size: usize,
     max_write_buffer_number: usize,
     memtable_bloom_size_ratio: f64,
@@ -207,6 +208,8 @@ impl Knobs {
     fn random(rng: &mut Rng, num_levels: usize) -> Knobs {
         Knobs {
             compression: COMPRESSIONS[rng.below(4) as usize].0.to_string(),
+            // A reopen replays the WAL whatever the new options say of compression.
+            wal_compression: COMPRESSIONS[rng.below(4) as usize].0.to_string(),
             write_buffer_size: 4096 << rng.below(5),
             max_write_buffer_number: 2 + rng.below(3) as usize,
             // 0.001 of a small buffer is one line: every key shares it.
@@ -329,8 +332,14 @@ impl Knobs {
             .find(|(name, _)| *name == self.compression)
             .unwrap_or_else(|| panic!("unknown compression {:?}", self.compression))
             .1;
+        let wal_compression = COMPRESSIONS
+            .iter()
+            .find(|(name, _)| *name == self.wal_compression)
+            .unwrap_or_else(|| panic!("unknown compression {:?}", self.wal_compression))
+            .1;
         let mut options = Options::default();
         options.create_if_missing = true;
+        options.wal_compression = wal_compression;
         options.write_buffer_size = self.write_buffer_size;
         options.max_write_buffer_number = self.max_write_buffer_number;
         options.memtable_whole_key_filtering = self.memtable_bloom_size_ratio > 0.0;

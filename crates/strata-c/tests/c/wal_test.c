@@ -1,4 +1,4 @@
-/* manual_wal_flush and strata_flush_wal from C. A kill is simulated by copying the open
+/* manual_wal_flush, strata_flush_wal and wal_compression from C. A kill is simulated by copying the open
  * database's directory (its LOCK left out) once its flushes and compactions are done
  * (strata_wait_for_compactions), and opening the copy: that is what a restart after a kill
  * finds. With the option on, a write's WAL record is held in memory: the WAL file does not
@@ -156,6 +156,51 @@ static void held_writes_reach_the_file_at_flush_wal(void) {
     strata_options_destroy(opts);
 }
 
+/* wal_compression: the same writes under each algorithm, a kill after them; the restart
+ * (opened without the option) finds them all, and the compressed WALs are smaller. */
+static void compressed_wal_replays_after_a_kill(void) {
+    static const int kinds[] = {0, 1, 4, 7};
+    long long uncompressed = 0;
+    char value[1024];
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char *err = NULL;
+        char dir[8192];
+        snprintf(dir, sizeof dir, "%s/compressed-%d", root, kinds[k]);
+        strata_options_t *opts = strata_options_create();
+        strata_options_set_create_if_missing(opts, 1);
+        strata_options_set_wal_compression(opts, kinds[k]);
+        strata_options_set_wal_compression(opts, 3); /* no such algorithm: unchanged */
+        strata_options_set_wal_compression(NULL, 7); /* a null handle is ignored */
+        strata_t *db = strata_open(opts, dir, &err);
+        CHECK_OK(err);
+        long long empty = wal_bytes(dir);
+        for (int i = 0; i < 200; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "key-%03d", i);
+            int n = 0;
+            while (n < 600) n += snprintf(value + n, sizeof value - n, "value %d, ", i);
+            put(db, key, value);
+        }
+        strata_t *copy = after_a_kill(db, dir);
+        for (int i = 0; i < 200; i += 199) {
+            char key[32];
+            snprintf(key, sizeof key, "key-%03d", i);
+            int n = 0;
+            while (n < 600) n += snprintf(value + n, sizeof value - n, "value %d, ", i);
+            CHECK(HOLDS(copy, key, value));
+        }
+        strata_close(copy);
+        long long written = wal_bytes(dir) - empty;
+        if (kinds[k] == 0) {
+            uncompressed = written;
+        } else {
+            CHECK(written * 2 < uncompressed);
+        }
+        strata_close(db);
+        strata_options_destroy(opts);
+    }
+}
+
 /* A null database and a read-only one are refused, by name. */
 static void refusals(void) {
     char *err = NULL;
@@ -183,6 +228,7 @@ int main(int argc, char **argv) {
     int usage = take_root(argc, argv);
     if (usage != 0) return usage;
     held_writes_reach_the_file_at_flush_wal();
+    compressed_wal_replays_after_a_kill();
     refusals();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

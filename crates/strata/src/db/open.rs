@@ -230,7 +230,8 @@ impl Db {
             io.clone(),
             IoClass::Wal,
         )))
-        .holding(options.manual_wal_flush);
+        .holding(options.manual_wal_flush)
+        .compressing(options.wal_compression);
         let info_log = InfoLog::open(
             fs.clone(),
             &path,

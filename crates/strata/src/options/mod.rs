@@ -363,6 +363,15 @@ pub struct Options {
     /// process ends (a crash, a kill), not only if the machine does: the durability of
     /// TuplDB's `NO_FLUSH`. Default: false.
     pub manual_wal_flush: bool,
+    /// The algorithm each WAL record is compressed with (RocksDB's `wal_compression`, which
+    /// takes zstd only): a record is stored compressed when that saves at least an eighth of
+    /// it, and as written otherwise, so a WAL may hold both (zstd runs at level 1). Fewer
+    /// bytes written and synced for values that compress, for the CPU of compressing each
+    /// write group on the write path (`docs/guide.md` has measurements). Every reader of
+    /// the WAL (recovery, secondaries, `updates_since`, the tools) undoes it; a WAL with
+    /// compressed records cannot be replayed by a build older than the option. Only the WAL
+    /// is compressed, not the manifest. Default: [`Compression::None`](crate::Compression).
+    pub wal_compression: crate::table::Compression,
     /// A compaction output is cut early once it overlaps this many bytes of the level below
     /// its output level, so that a later compaction of it stays small. 0 means 25 times
     /// `target_file_size_base` (RocksDB's default). Default: 0.
@@ -553,6 +562,7 @@ impl Default for Options {
             atomic_flush: false,
             avoid_flush_during_recovery: false,
             manual_wal_flush: false,
+            wal_compression: crate::table::Compression::None,
             max_compaction_bytes: 0,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
@@ -700,6 +710,7 @@ impl fmt::Debug for Options {
                 &self.avoid_flush_during_recovery,
             )
             .field("manual_wal_flush", &self.manual_wal_flush)
+            .field("wal_compression", &self.wal_compression)
             .field("max_compaction_bytes", &self.max_compaction_bytes)
             .field(
                 "soft_pending_compaction_bytes_limit",

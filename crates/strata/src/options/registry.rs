@@ -367,6 +367,7 @@ pub fn all() -> &'static [OptionInfo] {
                 "true"
             ),
             option!(Db, FIXED, "manual_wal_flush", manual_wal_flush, "true"),
+            option!(Db, FIXED, "wal_compression", wal_compression, "zstd"),
             option!(
                 Db,
                 FIXED,

@@ -32,10 +32,11 @@
 //! buffered state, with the index and filter entries of the held blocks added as they are
 //! written, so that they are those of a table written without holding.
 
-use zstd::zstd_safe::{CCtx, CDict, DDict};
+use zstd::zstd_safe::{CDict, DDict};
 
 use crate::table::compression::{
-    self, check_decompressed_len, split_raw_len, with_zstd_context, Compression, CompressionOptions,
+    check_decompressed_len, split_raw_len, with_zstd_context, Compression, CompressionOptions,
+    Compressor,
 };
 
 /// The meta-index name of the dictionary block. On disk.
@@ -146,21 +147,13 @@ impl DecompressionDictionary {
     }
 }
 
-/// Compresses a table's blocks: one zstd context for the whole table (not one per block, as
-/// zstd's one-shot call makes, whose set-up costs more than a 4 KiB block at high levels),
-/// and the table's dictionary once it has one. Snappy likewise keeps one encoder for the
-/// table: a new one allocates and zeroes a 32 KiB hash table for every block (a tenth of a
-/// flush's time), and its output buffer keeps its length, so it is not zeroed for each block.
+/// Compresses a table's blocks with one [`Compressor`] for the whole table, and the
+/// table's dictionary once it has one.
 pub struct BlockCompressor {
     kind: Compression,
-    opts: CompressionOptions,
-    zstd: Option<CCtx<'static>>,
+    /// The contexts every block but a dictionary's data block is compressed with.
+    compressor: Compressor,
     dictionary: Option<CompressionDictionary>,
-    scratch: Vec<u8>,
-    snappy: snap::raw::Encoder,
-    /// Snappy's output, at the largest length a block needed so far (bytes past the last
-    /// block's output are stale).
-    snappy_out: Vec<u8>,
 }
 
 impl BlockCompressor {
@@ -168,12 +161,8 @@ impl BlockCompressor {
     pub fn new(kind: Compression, opts: CompressionOptions) -> BlockCompressor {
         BlockCompressor {
             kind,
-            opts,
-            zstd: None,
+            compressor: Compressor::new(opts),
             dictionary: None,
-            scratch: Vec::new(),
-            snappy: snap::raw::Encoder::new(),
-            snappy_out: Vec::new(),
         }
     }
 
@@ -189,7 +178,7 @@ impl BlockCompressor {
 
     /// Compresses `raw` into `out` (cleared first) with `kind` (the table's compression, or
     /// none), with the dictionary when `data_block`; returns the compression used, `None`
-    /// when the result would not save at least 1/8 (as [`compression::compress_block`]).
+    /// when the result would not save at least 1/8 (as [`crate::compression::compress_block`]).
     pub fn compress(
         &mut self,
         kind: Compression,
@@ -197,61 +186,20 @@ impl BlockCompressor {
         out: &mut Vec<u8>,
         data_block: bool,
     ) -> Compression {
-        if kind == Compression::Snappy && !raw.is_empty() {
-            return self.compress_snappy(raw, out);
-        }
-        if kind != Compression::Zstd || raw.is_empty() {
-            return compression::compress_block_with(kind, &self.opts, raw, out);
-        }
-        debug_assert_eq!(kind, self.kind);
-        let level = self.opts.zstd_level();
-        if self.zstd.is_none() {
-            self.zstd = CCtx::try_create();
-        }
-        let Some(cctx) = self.zstd.as_mut() else {
-            return compression::compress_block_with(kind, &self.opts, raw, out);
-        };
-        // zstd writes from the start of the buffer it is given: the frame goes to `scratch`,
-        // then after the raw length in `out`.
-        self.scratch.clear();
-        self.scratch
-            .reserve(zstd::zstd_safe::compress_bound(raw.len()));
-        let result = match self.dictionary.as_ref().filter(|_| data_block) {
-            Some(d) => cctx.compress_using_cdict(&mut self.scratch, raw, &d.prepared),
-            None => cctx.compress(&mut self.scratch, raw, level),
-        };
-        out.clear();
-        match result {
-            Ok(_) if compression::worth_storing(self.scratch.len(), raw.len()) => {
-                crate::codec::put_varint32(out, raw.len() as u32);
-                out.extend_from_slice(&self.scratch);
-                Compression::Zstd
+        let dictionary = self
+            .dictionary
+            .as_ref()
+            .filter(|_| data_block && kind == Compression::Zstd && !raw.is_empty());
+        match dictionary {
+            Some(d) => {
+                debug_assert_eq!(kind, self.kind);
+                self.compressor
+                    .compress_zstd_with(raw, out, |cctx, dst, raw| {
+                        cctx.compress_using_cdict(dst, raw, &d.prepared)
+                    })
             }
-            _ => Compression::None,
+            None => self.compressor.compress(kind, raw, out),
         }
-    }
-
-    /// [`BlockCompressor::compress`] with snappy: the same bytes as
-    /// [`compression::compress_block`] makes, with the table's encoder.
-    fn compress_snappy(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Compression {
-        out.clear();
-        let max = snap::raw::max_compress_len(raw.len());
-        if max == 0 {
-            return Compression::None; // beyond what snappy takes
-        }
-        if self.snappy_out.len() < max {
-            self.snappy_out.resize(max, 0);
-        }
-        let Ok(n) = self.snappy.compress(raw, &mut self.snappy_out[..max]) else {
-            return Compression::None;
-        };
-        crate::codec::put_varint32(out, raw.len() as u32);
-        if !compression::worth_storing(out.len() + n, raw.len()) {
-            out.clear();
-            return Compression::None;
-        }
-        out.extend_from_slice(&self.snappy_out[..n]);
-        Compression::Snappy
     }
 }
 
@@ -261,6 +209,7 @@ mod tests;
 #[cfg(test)]
 mod dictionary_tests {
     use super::*;
+    use crate::compression;
 
     fn opts(max_dict_bytes: u32, zstd_max_train_bytes: u32) -> CompressionOptions {
         CompressionOptions {

@@ -45,7 +45,7 @@ mod approximate;
 pub mod block;
 pub mod builder;
 pub mod collector;
-pub mod compression;
+pub(crate) use crate::compression;
 pub mod compression_dict;
 pub mod data_block_hash;
 pub mod filter;

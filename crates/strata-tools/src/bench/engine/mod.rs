@@ -482,6 +482,7 @@ pub fn unused_flags(kind: EngineKind) -> &'static [&'static str] {
             "--max_total_wal_size",
             "--avoid_flush_during_recovery (LMDB has no memtable)",
             "--manual_wal_flush (LMDB has no WAL)",
+            "--wal_compression (LMDB has no WAL)",
             "--compaction_style",
             "--universal_*",
             "--fifo_compaction_*",

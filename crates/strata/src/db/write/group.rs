@@ -442,16 +442,14 @@ impl DbInner {
         sync: bool,
         separated: Option<Vec<u8>>,
     ) -> Result<()> {
-        let appended = if let Some(record) = separated {
+        if let Some(record) = separated {
             // Large values went to blob files: the record names them instead.
             w.wal.add_record(&record)?;
-            record.len()
         } else if let [only] = group {
             // One batch: its buffer already has room for the header; no copy.
             let rep = only.batch.rep_mut();
             rep[..HEADER_LEN].copy_from_slice(&header_bytes(first_seq, count));
             w.wal.add_record(rep)?;
-            rep.len()
         } else {
             let mut record = std::mem::take(&mut w.record);
             record.clear();
@@ -460,11 +458,12 @@ impl DbInner {
                 record.extend_from_slice(req.batch.records());
             }
             let appended = w.wal.add_record(&record);
-            let len = record.len();
             w.record = record;
             appended?;
-            len
-        };
+        }
+        // What the WAL grew by (compressed under `wal_compression`): the WAL size limits and
+        // `wal_bytes_per_sync` count the file's bytes.
+        let appended = w.wal.last_record_len();
         w.wal_dirty = true;
         w.wal_bytes += appended as u64;
         if sync {

@@ -81,7 +81,8 @@ impl DbInner {
                 self.io.clone(),
                 IoClass::Wal,
             )))
-            .holding(self.options.manual_wal_flush),
+            .holding(self.options.manual_wal_flush)
+            .compressing(self.options.wal_compression),
         );
         let mut wals = self.wal.wals.lock();
         if let Some(&old_number) = wals.last() {

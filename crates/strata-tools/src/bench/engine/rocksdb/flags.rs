@@ -169,6 +169,16 @@ pub(super) fn options(args: &BenchArgs) -> EngineResult<Options> {
     o.set_db_write_buffer_size(args.options.db_write_buffer_size);
     o.set_max_total_wal_size(args.options.max_total_wal_size);
     o.set_manual_wal_flush(args.options.manual_wal_flush);
+    match args.options.wal_compression.as_str() {
+        "none" => {}
+        "zstd" => o.set_wal_compression_type(DBCompressionType::Zstd),
+        other => {
+            return Err(format!(
+                "--wal_compression={other}: RocksDB compresses its WAL with zstd only"
+            )
+            .into())
+        }
+    }
     if args.options.max_compaction_bytes > 0 {
         o.set_max_compaction_bytes(args.options.max_compaction_bytes);
     }

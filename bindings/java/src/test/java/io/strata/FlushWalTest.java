@@ -2,6 +2,7 @@ package io.strata;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -66,6 +67,29 @@ class FlushWalTest {
             assertArrayEquals(b("3"), afterAKill(path, "c"), "without the option: in the file");
             db.flushWal(false);
         }
+    }
+
+    /**
+     * {@code wal_compression}: a restart (opened without the option) replays the compressed
+     * records; an unknown algorithm is refused by name.
+     */
+    @Test
+    void aCompressedWalReplaysAfterAKill() throws IOException {
+        String value = "a value that repeats, ".repeat(40);
+        for (String compression : new String[] {"snappy", "lz4", "zstd"}) {
+            Path path = dir.resolve("compressed-" + compression);
+            try (Strata db = Strata.open(path, new Options().set("wal_compression", compression))) {
+                for (int i = 0; i < 100; i++) {
+                    db.put(b("key-" + i), b(value + i));
+                }
+                assertArrayEquals(b(value + 0), afterAKill(path, "key-0"), compression);
+                assertArrayEquals(b(value + 99), afterAKill(path, "key-99"), compression);
+            }
+        }
+        InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+                () -> Strata.open(dir.resolve("zlib"), new Options().set("wal_compression", "zlib")));
+        assertEquals("invalid argument: option wal_compression: unknown value 'zlib' "
+                + "(none, snappy, lz4 or zstd)", e.getMessage());
     }
 
     @Test

@@ -24,7 +24,7 @@
 
 use std::cell::RefCell;
 
-use zstd::zstd_safe::DCtx;
+use zstd::zstd_safe::{CCtx, DCtx, SafeResult};
 
 use crate::codec::{get_varint32, put_varint32};
 
@@ -254,6 +254,105 @@ pub fn compress_block_with(
     } else {
         out.clear();
         Compression::None
+    }
+}
+
+/// Compresses one block or record after another, as [`compress_block_with`] does, with
+/// contexts it keeps: one zstd context (zstd's one-shot call makes one per call, whose
+/// set-up costs more than compressing a 4 KiB block, or a WAL record, at any level) and one
+/// snappy encoder (a new one allocates and zeroes a 32 KiB hash table each time), whose
+/// output buffer keeps its length so that it is not zeroed for each block. A table builder
+/// keeps one for its table, a WAL writer one for its records.
+pub struct Compressor {
+    opts: CompressionOptions,
+    zstd: Option<CCtx<'static>>,
+    /// zstd's output: zstd writes from the start of the buffer it is given.
+    scratch: Vec<u8>,
+    snappy: snap::raw::Encoder,
+    /// Snappy's output, at the largest length a block needed so far (bytes past the last
+    /// block's output are stale).
+    snappy_out: Vec<u8>,
+}
+
+impl Compressor {
+    /// A compressor under `opts` (zstd's level).
+    pub fn new(opts: CompressionOptions) -> Compressor {
+        Compressor {
+            opts,
+            zstd: None,
+            scratch: Vec::new(),
+            snappy: snap::raw::Encoder::new(),
+            snappy_out: Vec::new(),
+        }
+    }
+
+    /// Compresses `raw` into `out` (cleared first) with `kind`; returns the compression used,
+    /// `None` when the result would not save at least 1/8. The same bytes as
+    /// [`compress_block_with`] makes.
+    pub fn compress(&mut self, kind: Compression, raw: &[u8], out: &mut Vec<u8>) -> Compression {
+        if raw.is_empty() {
+            return compress_block_with(kind, &self.opts, raw, out);
+        }
+        match kind {
+            Compression::Snappy => self.compress_snappy(raw, out),
+            Compression::Zstd => {
+                let level = self.opts.zstd_level();
+                self.compress_zstd_with(raw, out, |cctx, dst, raw| cctx.compress(dst, raw, level))
+            }
+            _ => compress_block_with(kind, &self.opts, raw, out),
+        }
+    }
+
+    /// [`Compressor::compress`] with zstd, the frame made by `frame` (given the kept context,
+    /// the buffer to write into from its start, and `raw`): a dictionary's caller passes its
+    /// own.
+    pub(crate) fn compress_zstd_with(
+        &mut self,
+        raw: &[u8],
+        out: &mut Vec<u8>,
+        frame: impl FnOnce(&mut CCtx<'static>, &mut Vec<u8>, &[u8]) -> SafeResult,
+    ) -> Compression {
+        if self.zstd.is_none() {
+            self.zstd = CCtx::try_create();
+        }
+        let Some(cctx) = self.zstd.as_mut() else {
+            return compress_block_with(Compression::Zstd, &self.opts, raw, out);
+        };
+        self.scratch.clear();
+        self.scratch
+            .reserve(zstd::zstd_safe::compress_bound(raw.len()));
+        let result = frame(cctx, &mut self.scratch, raw);
+        out.clear();
+        match result {
+            Ok(_) if worth_storing(self.scratch.len(), raw.len()) => {
+                put_varint32(out, raw.len() as u32);
+                out.extend_from_slice(&self.scratch);
+                Compression::Zstd
+            }
+            _ => Compression::None,
+        }
+    }
+
+    /// [`Compressor::compress`] with snappy.
+    fn compress_snappy(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Compression {
+        out.clear();
+        let max = snap::raw::max_compress_len(raw.len());
+        if max == 0 {
+            return Compression::None; // beyond what snappy takes
+        }
+        if self.snappy_out.len() < max {
+            self.snappy_out.resize(max, 0);
+        }
+        let Ok(n) = self.snappy.compress(raw, &mut self.snappy_out[..max]) else {
+            return Compression::None;
+        };
+        put_varint32(out, raw.len() as u32);
+        if !worth_storing(out.len() + n, raw.len()) {
+            out.clear();
+            return Compression::None;
+        }
+        out.extend_from_slice(&self.snappy_out[..n]);
+        Compression::Snappy
     }
 }
 
