@@ -1,7 +1,8 @@
-//! Block compression: the algorithms a table's blocks may be stored with, their options, and
-//! compressing and decompressing the contents of one block. The block's framing around them
-//! (trailer, checksum, handles) is `format.rs`'s; a table's zstd dictionary is
-//! `compression_dict.rs`'s, which builds on this module.
+//! Block compression: the algorithms a table's blocks and WAL records may be stored with,
+//! their options, and compressing and decompressing the contents of one block (or record).
+//! The framing around them is the table's (`table/format.rs`: trailer, checksum, handles) or
+//! the log's (`log.rs`: the compressed record types); a table's zstd dictionary is
+//! `table/compression_dict.rs`'s, which builds on this module.
 //!
 //! Byte layout of a compressed block's contents (on disk; do not change):
 //!
@@ -14,9 +15,9 @@
 //! reader checks the raw length a block claims before it allocates for it: never above
 //! [`MAX_RAW_BLOCK`], never more than the algorithm can make of the compressed bytes given
 //! (snappy at most 22 bytes per byte, lz4 at most 255), and for zstd equal to the size the
-//! frame's header declares when it declares one (every frame Strata writes does). A damaged
-//! or crafted length is then an error naming the mismatch, not an allocation of up to a
-//! gigabyte.
+//! frame's header declares (every frame Strata writes declares one; a frame without is
+//! refused, as nothing would bound what it makes). A damaged or crafted length is then an
+//! error naming the mismatch, not an allocation of up to a gigabyte.
 //!
 //! Each thread keeps one zstd decompression context (`with_zstd_context`) for every zstd
 //! block it reads, with a dictionary or without: a context costs an allocation of about
@@ -26,7 +27,7 @@ use std::cell::RefCell;
 
 use zstd::zstd_safe::{CCtx, DCtx, SafeResult};
 
-use crate::codec::{get_varint32, put_varint32};
+use crate::codec::{get_varint32, put_varint32, varint_len};
 
 /// The largest raw block a reader accepts (a corrupt length must not allocate gigabytes).
 pub(crate) const MAX_RAW_BLOCK: usize = 1 << 30;
@@ -52,7 +53,8 @@ pub enum Compression {
     Snappy = 1,
     /// LZ4 (block format).
     Lz4 = 4,
-    /// Zstandard (level 3).
+    /// Zstandard (level 3 for tables unless `CompressionOptions::level` says otherwise; level
+    /// 1 for WAL records).
     Zstd = 7,
 }
 
@@ -257,12 +259,14 @@ pub fn compress_block_with(
     }
 }
 
-/// Compresses one block or record after another, as [`compress_block_with`] does, with
-/// contexts it keeps: one zstd context (zstd's one-shot call makes one per call, whose
+/// Compresses one block or record after another in the format [`compress_block_with`]
+/// makes (a zstd frame is kept when the frame alone saves an eighth), with contexts it
+/// keeps: one zstd context (zstd's one-shot call makes one per call, whose
 /// set-up costs more than compressing a 4 KiB block, or a WAL record, at any level) and one
 /// snappy encoder (a new one allocates and zeroes a 32 KiB hash table each time), whose
 /// output buffer keeps its length so that it is not zeroed for each block. A table builder
-/// keeps one for its table, a WAL writer one for its records.
+/// keeps one for its table, a WAL writer one for its records. An output buffer grown past
+/// [`KEPT_BUFFER`] by a large record is not kept.
 pub struct Compressor {
     opts: CompressionOptions,
     zstd: Option<CCtx<'static>>,
@@ -273,6 +277,9 @@ pub struct Compressor {
     /// block's output are stale).
     snappy_out: Vec<u8>,
 }
+
+/// The largest output buffer a [`Compressor`] keeps for the next call.
+const KEPT_BUFFER: usize = 1 << 20;
 
 impl Compressor {
     /// A compressor under `opts` (zstd's level).
@@ -323,14 +330,18 @@ impl Compressor {
             .reserve(zstd::zstd_safe::compress_bound(raw.len()));
         let result = frame(cctx, &mut self.scratch, raw);
         out.clear();
-        match result {
+        let used = match result {
             Ok(_) if worth_storing(self.scratch.len(), raw.len()) => {
                 put_varint32(out, raw.len() as u32);
                 out.extend_from_slice(&self.scratch);
                 Compression::Zstd
             }
             _ => Compression::None,
+        };
+        if self.scratch.capacity() > KEPT_BUFFER {
+            self.scratch = Vec::new();
         }
+        used
     }
 
     /// [`Compressor::compress`] with snappy.
@@ -343,16 +354,19 @@ impl Compressor {
         if self.snappy_out.len() < max {
             self.snappy_out.resize(max, 0);
         }
-        let Ok(n) = self.snappy.compress(raw, &mut self.snappy_out[..max]) else {
-            return Compression::None;
+        let compressed = self.snappy.compress(raw, &mut self.snappy_out[..max]);
+        let used = match compressed {
+            Ok(n) if worth_storing(varint_len(raw.len() as u64) + n, raw.len()) => {
+                put_varint32(out, raw.len() as u32);
+                out.extend_from_slice(&self.snappy_out[..n]);
+                Compression::Snappy
+            }
+            _ => Compression::None,
         };
-        put_varint32(out, raw.len() as u32);
-        if !worth_storing(out.len() + n, raw.len()) {
-            out.clear();
-            return Compression::None;
+        if self.snappy_out.len() > KEPT_BUFFER {
+            self.snappy_out = Vec::new();
         }
-        out.extend_from_slice(&self.snappy_out[..n]);
-        Compression::Snappy
+        used
     }
 }
 
@@ -412,7 +426,10 @@ pub(crate) fn split_raw_len(
                     "compressed block claims {raw_len} raw bytes, its zstd frame {declared}"
                 ));
             }
-            Ok(_) => {}
+            Ok(Some(_)) => {}
+            // Without a declared size nothing bounds what the frame makes (zstd's runs repeat
+            // a byte without limit): refused, as no writer of Strata's makes such a frame.
+            Ok(None) => return Err("zstd: the frame declares no raw size".into()),
             Err(_) => return Err("zstd: the block holds no zstd frame".into()),
         },
     }
@@ -544,6 +561,18 @@ mod tests {
         }
         let e = decompress_block(Compression::Zstd, b"\x05not a frame").unwrap_err();
         assert!(e.contains("no zstd frame"), "{e}");
+        // A frame that declares no size (zstd's streaming encoder, told nothing of the
+        // input, makes one): refused whatever length it claims, even the right one.
+        let frame = zstd::stream::encode_all(&text[..], 1).unwrap();
+        assert!(matches!(
+            zstd::zstd_safe::get_frame_content_size(&frame),
+            Ok(None)
+        ));
+        let mut forged = Vec::new();
+        put_varint32(&mut forged, text.len() as u32);
+        forged.extend_from_slice(&frame);
+        let e = decompress_block(Compression::Zstd, &forged).unwrap_err();
+        assert!(e.contains("declares no raw size"), "{e}");
     }
 
     /// One thread decompresses zstd blocks with and without a level of its own in turn

@@ -18,9 +18,9 @@
 //!   the record compressed as a table block is (`compression.rs`: varint raw length, then
 //!   the compressed bytes). A writer made [`LogWriter::compressing`] stores a record so when
 //!   that saves an eighth of it, and as a plain record otherwise. Readers undo it: a record
-//!   comes out of [`LogReader::read_record`] as it went in, either way. A log with compressed
-//!   records cannot be read by a build older than them (it reports an unknown record type);
-//!   the manifest is never compressed;
+//!   comes out of [`LogReader::read_record`] as it went in, either way. A build older than
+//!   them reads a compressed record as a bad one (an unknown record type), which its
+//!   recovery takes for the end of the log; the manifest is never compressed;
 //! - when fewer than 7 bytes are left in a block, they are zero-filled and the next fragment
 //!   starts the next block.
 //!
@@ -283,6 +283,8 @@ pub struct LogReader {
     record: Vec<u8>,
     /// The last record returned, when it was stored compressed: `record` undone.
     plain: Vec<u8>,
+    /// Whether the last record returned was stored compressed.
+    last_compressed: bool,
     /// File offset just past the last whole record returned.
     end_of_last_record: u64,
     bytes_read: u64,
@@ -300,6 +302,7 @@ impl LogReader {
             eof: false,
             record: Vec::new(),
             plain: Vec::new(),
+            last_compressed: false,
             end_of_last_record: 0,
             bytes_read: 0,
         }
@@ -323,6 +326,11 @@ impl LogReader {
     /// File offset just past the last whole record returned: the length of the good prefix.
     pub fn end_of_last_record(&self) -> u64 {
         self.end_of_last_record
+    }
+
+    /// Whether the last record returned was stored compressed (`wal_compression`).
+    pub fn last_record_compressed(&self) -> bool {
+        self.last_compressed
     }
 
     /// Bytes read from the file so far.
@@ -364,7 +372,8 @@ impl LogReader {
                     // FULL or COMPRESSED_FULL, or LAST of a fragmented record.
                     self.record.extend_from_slice(payload);
                     let start = record_start.unwrap_or(frag_offset);
-                    if !(compressed || kind == COMPRESSED_FULL) {
+                    self.last_compressed = compressed || kind == COMPRESSED_FULL;
+                    if !self.last_compressed {
                         self.end_of_last_record = self.offset();
                         return Ok(Some(&self.record));
                     }

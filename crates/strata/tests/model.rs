@@ -208,8 +208,8 @@ impl Knobs {
     fn random(rng: &mut Rng, num_levels: usize) -> Knobs {
         Knobs {
             compression: COMPRESSIONS[rng.below(4) as usize].0.to_string(),
-            // A reopen replays the WAL whatever the new options say of compression.
-            wal_compression: COMPRESSIONS[rng.below(4) as usize].0.to_string(),
+            // Drawn last (`with_wal_compression`).
+            wal_compression: "none".to_string(),
             write_buffer_size: 4096 << rng.below(5),
             max_write_buffer_number: 2 + rng.below(3) as usize,
             // 0.001 of a small buffer is one line: every key shares it.
@@ -278,6 +278,14 @@ impl Knobs {
         .with_blob_separation_at_write(rng)
         .with_read_triggered_compaction(rng)
         .with_block_cut_and_uncaching(rng)
+        .with_wal_compression(rng)
+    }
+
+    /// Draws the WAL's compression; a reopen replays the WAL whatever the new options say of
+    /// it.
+    fn with_wal_compression(mut self, rng: &mut Rng) -> Knobs {
+        self.wal_compression = COMPRESSIONS[rng.below(4) as usize].0.to_string();
+        self
     }
 
     /// Draws the data blocks' cut (0: at the size; 100: before any entry that would not

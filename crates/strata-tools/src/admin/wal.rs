@@ -1,6 +1,7 @@
 //! `strata wal dump DIR|FILE`: the records of WAL files (RocksDB's `ldb dump_wal`). Each
 //! record is a batch: a line with its first sequence number, its count of updates, its size
-//! and its offset in the file, then a line per update (`PUT`, `DELETE`, `SINGLE_DELETE`,
+//! and its offset in the file (and, for a record stored compressed, the bytes it takes in the
+//! file), then a line per update (`PUT`, `DELETE`, `SINGLE_DELETE`,
 //! `MERGE`, `RANGE_DELETE`, `BLOB` for a value written to a blob file at put) with its
 //! column family id, its key and its value printed safely (printable ASCII as is, other
 //! bytes as `\xNN`; hex with `--hex`). Log-data blobs (two-phase commit markers) are shown
@@ -68,19 +69,27 @@ fn dump_wal(out: &mut impl Write, path: &Path, hex: bool) -> Result<(), BoxError
     loop {
         let offset = reader.end_of_last_record();
         let record = match reader.read_record() {
-            Ok(Some(r)) => r,
+            // Owned, so that the reader can say how the record was stored.
+            Ok(Some(r)) => r.to_vec(),
             Ok(None) => break,
             Err(ReadError::Bad(bad)) => return Err(bad.into_error(path).into()),
             Err(ReadError::Io(e)) => return Err(e.into()),
         };
         let size = record.len();
-        let batch = DecodedBatch::parse(record)
+        let compressed = match reader.last_record_compressed() {
+            true => format!(
+                ", compressed to {} in the file",
+                reader.end_of_last_record() - offset
+            ),
+            false => String::new(),
+        };
+        let batch = DecodedBatch::parse(&record)
             .map_err(|why| format!("{}: record at {offset}: {why}", path.display()))?;
         records += 1;
         updates += u64::from(batch.count);
         writeln!(
             out,
-            "#{} count {} ({size} bytes at {offset})",
+            "#{} count {} ({size} bytes at {offset}{compressed})",
             batch.seq, batch.count
         )?;
         for blob in batch.log_data() {

@@ -368,9 +368,11 @@ pub struct Options {
     /// it, and as written otherwise, so a WAL may hold both (zstd runs at level 1). Fewer
     /// bytes written and synced for values that compress, for the CPU of compressing each
     /// write group on the write path (`docs/guide.md` has measurements). Every reader of
-    /// the WAL (recovery, secondaries, `updates_since`, the tools) undoes it; a WAL with
-    /// compressed records cannot be replayed by a build older than the option. Only the WAL
-    /// is compressed, not the manifest. Default: [`Compression::None`](crate::Compression).
+    /// the WAL (recovery, secondaries, `updates_since`, the tools) undoes it. A build older
+    /// than the option takes a compressed record for the torn end of its log and, under
+    /// point-in-time recovery, opens without the writes from there on: flush with the option
+    /// off before going back to one (`docs/guide.md`). Only the WAL is compressed, not the
+    /// manifest. Default: [`Compression::None`](crate::Compression).
     pub wal_compression: crate::table::Compression,
     /// A compaction output is cut early once it overlaps this many bytes of the level below
     /// its output level, so that a later compaction of it stays small. 0 means 25 times

@@ -462,7 +462,7 @@ impl DbInner {
             appended?;
         }
         // What the WAL grew by (compressed under `wal_compression`): the WAL size limits and
-        // `wal_bytes_per_sync` count the file's bytes.
+        // the background sync's byte count go by the file's bytes.
         let appended = w.wal.last_record_len();
         w.wal_dirty = true;
         w.wal_bytes += appended as u64;
