@@ -54,7 +54,7 @@ pub enum Compression {
     /// LZ4 (block format).
     Lz4 = 4,
     /// Zstandard (level 3 for tables unless `CompressionOptions::level` says otherwise; level
-    /// 1 for WAL records).
+    /// -1 for WAL records).
     Zstd = 7,
 }
 

@@ -90,13 +90,14 @@ impl LogWriter {
     }
 
     /// This writer, compressing each record with `compression` when that saves at least an
-    /// eighth of it (module doc); zstd runs at level 1, as a log is written while writers
-    /// wait. Only the WAL is compressed (`Options::wal_compression`).
+    /// eighth of it (module doc); zstd runs at level -1, its fast mode, which leaves the
+    /// literals unencoded: a record's frame otherwise builds entropy tables for a few
+    /// hundred bytes while writers wait (docs/benchmarks.md, "WAL compression"). Only the WAL is compressed (`Options::wal_compression`).
     pub fn compressing(mut self, compression: Compression) -> LogWriter {
         self.compression = compression;
         self.compressor = (compression != Compression::None).then(|| {
             Compressor::new(CompressionOptions {
-                level: 1,
+                level: -1,
                 ..CompressionOptions::default()
             })
         });

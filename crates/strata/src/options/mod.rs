@@ -365,7 +365,7 @@ pub struct Options {
     pub manual_wal_flush: bool,
     /// The algorithm each WAL record is compressed with (RocksDB's `wal_compression`, which
     /// takes zstd only): a record is stored compressed when that saves at least an eighth of
-    /// it, and as written otherwise, so a WAL may hold both (zstd runs at level 1). Fewer
+    /// it, and as written otherwise, so a WAL may hold both (zstd runs in its fast mode, level -1). Fewer
     /// bytes written and synced for values that compress, for the CPU of compressing each
     /// write group on the write path (`docs/guide.md` has measurements). Every reader of
     /// the WAL (recovery, secondaries, `updates_since`, the tools) undoes it. A build older
